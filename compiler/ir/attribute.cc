@@ -1,0 +1,86 @@
+#include "compiler/ir/attribute.h"
+
+#include <cassert>
+
+#include "kernels/common/float16.h"
+
+namespace a8 {
+
+double TensorData::GetDouble(int64_t i) const {
+  switch (type.dtype) {
+    case DType::kF32: return data<float>()[i];
+    case DType::kF16: return HalfBitsToFloat(data<uint16_t>()[i]);
+    case DType::kBF16: return BFloat16BitsToFloat(data<uint16_t>()[i]);
+    case DType::kF64: return data<double>()[i];
+    case DType::kI64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::kI32: return data<int32_t>()[i];
+    case DType::kI8: return data<int8_t>()[i];
+    case DType::kU8: return data<uint8_t>()[i];
+    case DType::kBool: return data<uint8_t>()[i] != 0;
+  }
+  return 0;
+}
+
+int64_t TensorData::GetInt64(int64_t i) const {
+  switch (type.dtype) {
+    case DType::kI64: return data<int64_t>()[i];
+    case DType::kI32: return data<int32_t>()[i];
+    case DType::kI8: return data<int8_t>()[i];
+    case DType::kU8: return data<uint8_t>()[i];
+    case DType::kBool: return data<uint8_t>()[i] != 0;
+    default: return static_cast<int64_t>(GetDouble(i));
+  }
+}
+
+std::vector<int64_t> TensorData::ToInt64Vector() const {
+  std::vector<int64_t> v(num_elements());
+  for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) v[i] = GetInt64(i);
+  return v;
+}
+
+std::shared_ptr<TensorData> TensorData::Make(TensorType type) {
+  auto t = std::make_shared<TensorData>();
+  t->bytes.assign(type.CheckedNumElements() * DTypeSize(type.dtype), 0);
+  t->type = std::move(type);
+  return t;
+}
+
+std::shared_ptr<TensorData> TensorData::FromInt64s(const std::vector<int64_t>& v,
+                                                   std::vector<int64_t> dims) {
+  auto t = Make(TensorType{DType::kI64, std::move(dims)});
+  assert(t->num_elements() == static_cast<int64_t>(v.size()));
+  std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(int64_t));
+  return t;
+}
+
+std::shared_ptr<TensorData> TensorData::FromFloats(const std::vector<float>& v,
+                                                   std::vector<int64_t> dims) {
+  auto t = Make(TensorType{DType::kF32, std::move(dims)});
+  assert(t->num_elements() == static_cast<int64_t>(v.size()));
+  std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(float));
+  return t;
+}
+
+std::string_view AttrKindName(AttrKind k) {
+  switch (k) {
+    case AttrKind::kInt: return "int";
+    case AttrKind::kFloat: return "float";
+    case AttrKind::kString: return "string";
+    case AttrKind::kInts: return "ints";
+    case AttrKind::kFloats: return "floats";
+    case AttrKind::kStrings: return "strings";
+    case AttrKind::kTensor: return "tensor";
+  }
+  return "?";
+}
+
+bool Attribute::operator==(const Attribute& o) const {
+  if (kind() != o.kind()) return false;
+  if (kind() != AttrKind::kTensor) return v_ == o.v_;
+  const auto& a = tensor();
+  const auto& b = o.tensor();
+  if (!a || !b) return a == b;
+  return a->type == b->type && a->bytes == b->bytes;
+}
+
+}  // namespace a8

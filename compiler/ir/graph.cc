@@ -1,0 +1,219 @@
+#include "compiler/ir/graph.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace a8 {
+
+std::string_view ValueRoleName(ValueRole r) {
+  switch (r) {
+    case ValueRole::kIntermediate: return "";
+    case ValueRole::kInput: return "input";
+    case ValueRole::kParameter: return "param";
+    case ValueRole::kState: return "state";
+    case ValueRole::kConstant: return "const";
+  }
+  return "?";
+}
+
+// ---- Node
+
+std::string Node::qualified_op() const { return domain_.empty() ? op_ : domain_ + "." + op_; }
+
+std::string Node::Where() const { return fmt::format("node '{}' ({})", name_, qualified_op()); }
+
+void Node::SetInput(int i, Value* v) {
+  if (i >= num_inputs()) inputs_.resize(i + 1, nullptr);
+  if (inputs_[i]) graph_->RemoveUse(inputs_[i], this, i);
+  inputs_[i] = v;
+  if (v) v->uses_.push_back(Use{this, i});
+}
+
+void Node::RemoveTrailingInputs(int new_count) {
+  while (num_inputs() > new_count) {
+    SetInput(num_inputs() - 1, nullptr);
+    inputs_.pop_back();
+  }
+}
+
+const Attribute* Node::attr(const std::string& n) const {
+  auto it = attrs_.find(n);
+  return it == attrs_.end() ? nullptr : &it->second;
+}
+
+int64_t Node::GetInt(const std::string& n, int64_t dflt) const {
+  const Attribute* a = attr(n);
+  return a && a->kind() == AttrKind::kInt ? a->i() : dflt;
+}
+float Node::GetFloat(const std::string& n, float dflt) const {
+  const Attribute* a = attr(n);
+  return a && a->kind() == AttrKind::kFloat ? a->f() : dflt;
+}
+std::string Node::GetString(const std::string& n, const std::string& dflt) const {
+  const Attribute* a = attr(n);
+  return a && a->kind() == AttrKind::kString ? a->s() : dflt;
+}
+std::vector<int64_t> Node::GetInts(const std::string& n, std::vector<int64_t> dflt) const {
+  const Attribute* a = attr(n);
+  return a && a->kind() == AttrKind::kInts ? a->ints() : dflt;
+}
+
+// ---- Graph: values
+
+Value* Graph::NewValue(const std::string& name, TensorType type, ValueRole role) {
+  auto v = std::make_unique<Value>();
+  v->name_ = UniqueName(name.empty() ? std::string("v") : name);
+  v->type_ = std::move(type);
+  v->role_ = role;
+  Value* raw = v.get();
+  by_name_[raw->name_] = raw;
+  values_.push_back(std::move(v));
+  return raw;
+}
+
+std::string Graph::UniqueName(const std::string& base) const {
+  if (!by_name_.count(base)) return base;
+  for (int i = 1;; ++i) {
+    std::string n = fmt::format("{}.{}", base, i);
+    if (!by_name_.count(n)) return n;
+  }
+}
+
+Value* Graph::AddGraphValue(const std::string& name, ValueRole role, TensorType type,
+                            TensorDataPtr data) {
+  Value* v = NewValue(name, std::move(type), role);
+  v->data_ = std::move(data);
+  graph_values_.push_back(v);
+  if (role == ValueRole::kInput) inputs_.push_back(v);
+  return v;
+}
+
+Value* Graph::AddInput(const std::string& name, TensorType type) {
+  return AddGraphValue(name, ValueRole::kInput, std::move(type), nullptr);
+}
+Value* Graph::AddParameter(const std::string& name, TensorDataPtr data) {
+  TensorType t = data->type;
+  return AddGraphValue(name, ValueRole::kParameter, std::move(t), std::move(data));
+}
+Value* Graph::AddState(const std::string& name, TensorDataPtr data) {
+  TensorType t = data->type;
+  return AddGraphValue(name, ValueRole::kState, std::move(t), std::move(data));
+}
+Value* Graph::AddConstant(const std::string& name, TensorDataPtr data) {
+  TensorType t = data->type;
+  return AddGraphValue(name, ValueRole::kConstant, std::move(t), std::move(data));
+}
+
+Value* Graph::FindValue(const std::string& name) const {
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? nullptr : it->second;
+}
+
+std::vector<Value*> Graph::graph_values() const { return graph_values_; }
+
+std::vector<Value*> Graph::parameters() const {
+  std::vector<Value*> out;
+  for (Value* v : graph_values_)
+    if (v->role() == ValueRole::kParameter) out.push_back(v);
+  return out;
+}
+
+void Graph::SetOutputs(std::vector<Value*> outs) {
+  for (Value* v : outputs_) --v->graph_output_count_;
+  outputs_ = std::move(outs);
+  for (Value* v : outputs_) ++v->graph_output_count_;
+}
+
+void Graph::AddOutput(Value* v) {
+  outputs_.push_back(v);
+  ++v->graph_output_count_;
+}
+
+void Graph::ReplaceOutput(int i, Value* v) {
+  --outputs_[i]->graph_output_count_;
+  outputs_[i] = v;
+  ++v->graph_output_count_;
+}
+
+void Graph::EraseGraphValue(Value* v) {
+  assert(v->uses_.empty() && !v->is_graph_output() && v->producer_ == nullptr);
+  graph_values_.erase(std::find(graph_values_.begin(), graph_values_.end(), v));
+  auto in = std::find(inputs_.begin(), inputs_.end(), v);
+  if (in != inputs_.end()) inputs_.erase(in);
+  by_name_.erase(v->name_);
+  values_.remove_if([v](const std::unique_ptr<Value>& p) { return p.get() == v; });
+}
+
+void Graph::RemoveUse(Value* v, Node* n, int operand) {
+  auto& u = v->uses_;
+  for (auto it = u.begin(); it != u.end(); ++it) {
+    if (it->node == n && it->operand == operand) {
+      u.erase(it);
+      return;
+    }
+  }
+  assert(false && "use not found");
+}
+
+// ---- Graph: nodes
+
+Node* Graph::AddNode(const std::string& op, const std::string& domain, std::vector<Value*> inputs,
+                     const std::vector<std::pair<std::string, TensorType>>& outputs,
+                     std::map<std::string, Attribute> attrs, const std::string& node_name,
+                     Node* before) {
+  auto n = std::make_unique<Node>();
+  Node* raw = n.get();
+  raw->graph_ = this;
+  raw->op_ = op;
+  raw->domain_ = domain;
+  raw->name_ = node_name;
+  raw->attrs_ = std::move(attrs);
+  for (size_t i = 0; i < inputs.size(); ++i) raw->SetInput(static_cast<int>(i), inputs[i]);
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Value* v = NewValue(outputs[i].first, outputs[i].second, ValueRole::kIntermediate);
+    v->producer_ = raw;
+    v->producer_output_ = static_cast<int>(i);
+    raw->outputs_.push_back(v);
+  }
+  auto pos = before ? before->self_ : nodes_.end();
+  raw->self_ = nodes_.insert(pos, std::move(n));
+  return raw;
+}
+
+void Graph::EraseNode(Node* n) {
+  for (Value* v : n->outputs_) {
+    assert(v->uses_.empty() && !v->is_graph_output());
+    by_name_.erase(v->name_);
+    values_.remove_if([v](const std::unique_ptr<Value>& p) { return p.get() == v; });
+  }
+  for (int i = 0; i < n->num_inputs(); ++i)
+    if (n->inputs_[i]) RemoveUse(n->inputs_[i], n, i);
+  nodes_.erase(n->self_);
+}
+
+void Graph::MoveNode(Node* n, Node* before) {
+  auto pos = before ? before->self_ : nodes_.end();
+  nodes_.splice(pos, nodes_, n->self_);
+}
+
+void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
+  if (from == to) return;
+  std::vector<Use> uses = from->uses_;
+  for (const Use& u : uses) u.node->SetInput(u.operand, to);
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    if (outputs_[i] == from) ReplaceOutput(static_cast<int>(i), to);
+}
+
+std::vector<Node*> Graph::NodeList() const {
+  std::vector<Node*> out;
+  out.reserve(nodes_.size());
+  for (const auto& n : nodes_) out.push_back(n.get());
+  return out;
+}
+
+void Graph::Reorder(const std::vector<Node*>& order) {
+  assert(order.size() == nodes_.size());
+  for (Node* n : order) nodes_.splice(nodes_.end(), nodes_, n->self_);
+}
+
+}  // namespace a8

@@ -1,0 +1,207 @@
+// The a800c IR: one Graph of Nodes connected by Values.
+//
+// - A Value has exactly one definition: a node output, or a graph-level input, parameter, state
+//   or constant. Every use is recorded (node, operand index), so passes can rewrite in O(uses).
+// - Nodes keep program order in a list; the verifier checks it is a topological order.
+// - Names are unique per graph and stable (ONNX names where they exist; derived values get
+//   suffixes such as `.f16`), so dumps are deterministic and testable with FileCheck.
+#pragma once
+
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/ir/attribute.h"
+#include "compiler/ir/types.h"
+
+namespace a8 {
+
+class Graph;
+class Node;
+
+enum class ValueRole : uint8_t {
+  kIntermediate,  // produced by a node
+  kInput,         // a graph input (data fed each step)
+  kParameter,     // a trainable or frozen weight with initial data
+  kState,         // persistent non-parameter state (BatchNorm running stats, optimizer moments)
+  kConstant,      // compile-time constant data (folded shapes, small tensors)
+};
+std::string_view ValueRoleName(ValueRole r);  // "input", "param", "state", "const", ""
+
+struct Use {
+  Node* node;
+  int operand;
+};
+
+class Value {
+ public:
+  const std::string& name() const { return name_; }
+  const TensorType& type() const { return type_; }
+  void set_type(TensorType t) { type_ = std::move(t); }
+  DType dtype() const { return type_.dtype; }
+  const std::vector<int64_t>& dims() const { return type_.dims; }
+  ValueRole role() const { return role_; }
+  void set_role(ValueRole r) { role_ = r; }
+
+  Node* producer() const { return producer_; }
+  int producer_output() const { return producer_output_; }
+  const std::vector<Use>& uses() const { return uses_; }
+  bool is_graph_output() const { return graph_output_count_ > 0; }
+
+  // Initial data for parameters, state and constants; null for intermediates and inputs, and for
+  // parameters read from IR text whose data was elided.
+  const TensorDataPtr& data() const { return data_; }
+  void set_data(TensorDataPtr d) { data_ = std::move(d); }
+  bool is_constant() const { return role_ == ValueRole::kConstant && data_ != nullptr; }
+
+ private:
+  friend class Graph;
+  friend class Node;
+  std::string name_;
+  TensorType type_;
+  ValueRole role_ = ValueRole::kIntermediate;
+  Node* producer_ = nullptr;
+  int producer_output_ = -1;
+  std::vector<Use> uses_;
+  int graph_output_count_ = 0;
+  TensorDataPtr data_;
+};
+
+class Node {
+ public:
+  const std::string& op() const { return op_; }
+  // "" for the default ONNX domain (ai.onnx), "ai.onnx.preview.training", "a8" for internal ops.
+  const std::string& domain() const { return domain_; }
+  // "Relu", "ai.onnx.preview.training.Adam", "a8.UnscaleCheckFinite": how dumps spell the op.
+  std::string qualified_op() const;
+  // The ONNX schema version (since_version) whose semantics this node has.
+  int version() const { return version_; }
+  void set_version(int v) { version_ = v; }
+  // The ONNX node name (the importer names unnamed nodes), for errors and for mapping back.
+  const std::string& name() const { return name_; }
+  void set_name(std::string n) { name_ = std::move(n); }
+  // "node 'Relu_3' (Relu)": the WHERE of an error message.
+  std::string Where() const;
+
+  int num_inputs() const { return static_cast<int>(inputs_.size()); }
+  int num_outputs() const { return static_cast<int>(outputs_.size()); }
+  // Absent optional inputs are null.
+  Value* input(int i) const { return i < num_inputs() ? inputs_[i] : nullptr; }
+  bool has_input(int i) const { return input(i) != nullptr; }
+  Value* output(int i) const { return outputs_[i]; }
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  void SetInput(int i, Value* v);  // grows the operand list with nulls when needed
+  void AddInput(Value* v) { SetInput(num_inputs(), v); }
+  void RemoveTrailingInputs(int new_count);
+
+  const std::map<std::string, Attribute>& attrs() const { return attrs_; }
+  bool has_attr(const std::string& n) const { return attrs_.count(n) > 0; }
+  const Attribute* attr(const std::string& n) const;
+  void SetAttr(const std::string& n, Attribute a) { attrs_[n] = std::move(a); }
+  void RemoveAttr(const std::string& n) { attrs_.erase(n); }
+  int64_t GetInt(const std::string& n, int64_t dflt) const;
+  float GetFloat(const std::string& n, float dflt) const;
+  std::string GetString(const std::string& n, const std::string& dflt) const;
+  std::vector<int64_t> GetInts(const std::string& n, std::vector<int64_t> dflt = {}) const;
+
+  Graph* graph() const { return graph_; }
+
+ private:
+  friend class Graph;
+  Graph* graph_ = nullptr;
+  std::string op_, domain_, name_;
+  int version_ = 0;
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+  std::map<std::string, Attribute> attrs_;
+  std::list<std::unique_ptr<Node>>::iterator self_;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  std::string name;
+  // Opset imports: domain ("" = ai.onnx) -> version. Sorted, so printing is deterministic.
+  std::map<std::string, int64_t> opsets;
+  // Where the graph came from ("model.onnx"), for error messages.
+  std::string source;
+
+  // ---- values
+  Value* AddInput(const std::string& name, TensorType type);
+  Value* AddParameter(const std::string& name, TensorDataPtr data);
+  Value* AddState(const std::string& name, TensorDataPtr data);
+  Value* AddConstant(const std::string& name, TensorDataPtr data);
+  // A graph-level value of any role; `data` may be null (elided).
+  Value* AddGraphValue(const std::string& name, ValueRole role, TensorType type,
+                       TensorDataPtr data);
+  Value* FindValue(const std::string& name) const;
+  // `base` if unused, else `base.1`, `base.2`, ...
+  std::string UniqueName(const std::string& base) const;
+  // Graph-level values in creation order (inputs, parameters, state, constants).
+  std::vector<Value*> graph_values() const;
+  const std::vector<Value*>& inputs() const { return inputs_; }
+  std::vector<Value*> parameters() const;  // role kParameter, in creation order
+  const std::vector<Value*>& outputs() const { return outputs_; }
+  void SetOutputs(std::vector<Value*> outs);
+  void AddOutput(Value* v);
+  void ReplaceOutput(int i, Value* v);
+  // Erases a graph-level value with no uses that is not an output.
+  void EraseGraphValue(Value* v);
+
+  // ---- nodes
+  // Appends (or inserts before `before`) a node with outputs of the given names and types
+  // (names are made unique).
+  Node* AddNode(const std::string& op, const std::string& domain, std::vector<Value*> inputs,
+                const std::vector<std::pair<std::string, TensorType>>& outputs,
+                std::map<std::string, Attribute> attrs = {}, const std::string& node_name = "",
+                Node* before = nullptr);
+  // Erases a node whose outputs have no uses and are not graph outputs.
+  void EraseNode(Node* n);
+  // Moves `n` right before `before` (or to the end when null).
+  void MoveNode(Node* n, Node* before);
+  void ReplaceAllUsesWith(Value* from, Value* to);  // also in graph outputs
+
+  class NodeRange {
+   public:
+    using It = std::list<std::unique_ptr<Node>>::const_iterator;
+    struct Iter {
+      It it;
+      Node* operator*() const { return it->get(); }
+      Iter& operator++() { ++it; return *this; }
+      bool operator!=(const Iter& o) const { return it != o.it; }
+    };
+    NodeRange(It b, It e) : b_(b), e_(e) {}
+    Iter begin() const { return {b_}; }
+    Iter end() const { return {e_}; }
+   private:
+    It b_, e_;
+  };
+  NodeRange nodes() const { return NodeRange(nodes_.begin(), nodes_.end()); }
+  // A snapshot, safe to iterate while erasing or inserting.
+  std::vector<Node*> NodeList() const;
+  size_t num_nodes() const { return nodes_.size(); }
+  // Replaces the node order (a permutation of the current nodes).
+  void Reorder(const std::vector<Node*>& order);
+
+ private:
+  Value* NewValue(const std::string& name, TensorType type, ValueRole role);
+  void RemoveUse(Value* v, Node* n, int operand);
+  friend class Node;
+
+  std::list<std::unique_ptr<Node>> nodes_;
+  std::list<std::unique_ptr<Value>> values_;
+  std::unordered_map<std::string, Value*> by_name_;
+  std::vector<Value*> graph_values_;  // inputs, params, state, constants in creation order
+  std::vector<Value*> inputs_;
+  std::vector<Value*> outputs_;
+};
+
+}  // namespace a8

@@ -1,0 +1,62 @@
+// ONNX -> IR.
+//
+// Reads `.onnx` (binary protobuf, external data resolved next to the model) or `.onnxtxt`
+// (ONNX text syntax, parsed with onnx's own OnnxParser). onnx's checker is not used: Debian's
+// libonnx knows opsets up to 17 only; a800c checks each node against its own op table instead
+// (ResolveOpVersion, CheckNodeAgainstOpDef), so a model at a newer opset imports whenever its ops
+// did not change since a version a800c implements.
+//
+// What import guarantees:
+// - every node's op is known and implemented at the model's opset, else an error naming the node;
+// - older op forms are upgraded to the canonical form of the op table (attribute -> input for
+//   Unsqueeze/Squeeze/Reduce*/Split/Slice/Clip/Pad/Dropout), node.version() = OpDef::canonical;
+// - initializers become parameters (float) or constants (integer/bool, and float initializers
+//   that feed only shape-like operands); Constant nodes become constants;
+// - dynamic dims of graph inputs are bound from `shapes` and `batch`, else to 1 with a warning;
+// - unnamed nodes get names `<Op>_<index>`; every value keeps its ONNX name;
+// - external data: relative paths only, no `..`, no symlink out of the model's folder, offset and
+//   length inside the file.
+// The result has the declared input/output types; run shape-inference for the rest.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/status.h"
+
+namespace onnx {
+class ModelProto;
+}
+
+namespace a8 {
+
+struct ImportOptions {
+  // `--shape=NAME:D0xD1x...`: full shapes for named inputs.
+  std::map<std::string, std::vector<int64_t>> shapes;
+  // `--batch=N`: binds the first dim of every input whose first dim is dynamic.
+  std::optional<int64_t> batch;
+  // Warnings (e.g. a dynamic dim bound to 1) are appended here; the driver prints them.
+  std::vector<std::string>* warnings = nullptr;
+};
+
+// Imports a model file; the format follows the extension (`.onnxtxt` is text, anything else
+// binary). Errors start with the file name.
+StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path,
+                                                const ImportOptions& opts = {});
+// Imports an in-memory binary model. `model_dir` resolves external data ("" = none allowed).
+StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
+                                                 const std::string& source_name,
+                                                 const std::string& model_dir,
+                                                 const ImportOptions& opts = {});
+// Imports a parsed ModelProto.
+StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model,
+                                                 const std::string& source_name,
+                                                 const std::string& model_dir,
+                                                 const ImportOptions& opts = {});
+
+}  // namespace a8

@@ -1,0 +1,30 @@
+// The pass interface. A pass transforms a Graph in place, returns whether it changed anything,
+// and counts what it did in `stats()` (shown by --pass-timing). It never prints to stdout;
+// errors come back as a Status naming the node.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/status.h"
+
+namespace a8 {
+
+// Options shared by passes that need them (filled from the driver's flags).
+struct PassOptions {
+  bool verify_each = false;  // run the verifier after every pass (tests)
+};
+
+class Pass {
+ public:
+  virtual ~Pass() = default;
+  virtual StatusOr<bool> Run(Graph& graph) = 0;
+  // Counters such as "nodes-folded" -> 3, reset by the manager before each run.
+  std::map<std::string, int64_t>& stats() { return stats_; }
+
+ protected:
+  std::map<std::string, int64_t> stats_;
+};
+
+}  // namespace a8

@@ -1,0 +1,62 @@
+// Runs a pipeline of passes by name, with the dump and timing options of CLI.md.
+//
+// Passes are registered once, in passes/passes.def (name, class, description, when it applies);
+// this manager looks them up by name, runs them in order, and:
+// - verifies the IR after each pass when `verify_each` is set (tests do);
+// - prints `// -----// IR Dump Before|After PASS //----- //` banners and the IR to `dump_stream`
+//   for --print-ir-after-all / --print-ir-before / --print-ir-after;
+// - writes one numbered file per pass into `dump_dir` (`03-canonicalize.a8ir`);
+// - stops after `stop_after`;
+// - reports per-pass wall time and the pass's counters for --pass-timing.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/status.h"
+#include "compiler/pass/pass.h"
+
+namespace a8 {
+
+struct PassInfo {
+  std::string name;         // "shape-inference"
+  std::string description;  // one line for --list-passes
+  std::function<std::unique_ptr<Pass>()> create;
+};
+
+// Every registered pass, in passes.def order.
+const std::vector<PassInfo>& RegisteredPasses();
+const PassInfo* FindPass(const std::string& name);
+
+struct PassManagerOptions {
+  bool verify_each = false;
+  bool print_after_all = false;
+  std::set<std::string> print_before;
+  std::set<std::string> print_after;
+  std::string dump_dir;      // empty: no files
+  bool pass_timing = false;  // report to timing_stream at the end of Run
+  std::string stop_after;    // empty: run all
+  std::ostream* dump_stream = nullptr;    // where banners and dumps go (stderr in the driver)
+  std::ostream* timing_stream = nullptr;  // where --pass-timing goes (stderr in the driver)
+};
+
+class PassManager {
+ public:
+  explicit PassManager(PassManagerOptions opts) : opts_(std::move(opts)) {}
+  // Unknown names are an error listing the known passes.
+  Status AddPasses(const std::vector<std::string>& names);
+  Status Run(Graph& g);
+  const std::vector<std::string>& pass_names() const { return names_; }
+
+ private:
+  PassManagerOptions opts_;
+  std::vector<std::string> names_;
+};
+
+}  // namespace a8
