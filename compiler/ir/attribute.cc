@@ -49,7 +49,7 @@ std::shared_ptr<TensorData> TensorData::FromInt64s(const std::vector<int64_t>& v
                                                    std::vector<int64_t> dims) {
   auto t = Make(TensorType{DType::kI64, std::move(dims)});
   assert(t->num_elements() == static_cast<int64_t>(v.size()));
-  std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(int64_t));
+  if (!v.empty()) std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(int64_t));
   return t;
 }
 
@@ -57,7 +57,7 @@ std::shared_ptr<TensorData> TensorData::FromFloats(const std::vector<float>& v,
                                                    std::vector<int64_t> dims) {
   auto t = Make(TensorType{DType::kF32, std::move(dims)});
   assert(t->num_elements() == static_cast<int64_t>(v.size()));
-  std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(float));
   return t;
 }
 

@@ -133,6 +133,10 @@ class Graph {
   std::map<std::string, int64_t> opsets;
   // Where the graph came from ("model.onnx"), for error messages.
   std::string source;
+  // Graph outputs' types as the ONNX model declared them (filled by the importer; empty for
+  // graphs built otherwise). Only outputs whose type has a shape get an entry; a dynamic dim is
+  // -1. shape-inference checks the inferred output types against these.
+  std::map<std::string, TensorType> declared_output_types;
 
   // ---- values
   Value* AddInput(const std::string& name, TensorType type);

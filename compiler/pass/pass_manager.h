@@ -16,6 +16,7 @@
 #include <ostream>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -24,10 +25,19 @@
 
 namespace a8 {
 
+// passes.def columns: whether the manager re-runs a pass until it reports no change, and which
+// kind of graph it applies to.
+enum class PassRepeat { kOnce, kFixedPoint };
+enum class PassMode { kBoth, kTraining, kInference };
+std::string_view PassRepeatName(PassRepeat r);  // "once", "fixed-point"
+std::string_view PassModeName(PassMode m);      // "both", "training", "inference"
+
 struct PassInfo {
   std::string name;         // "shape-inference"
   std::string description;  // one line for --list-passes
   std::function<std::unique_ptr<Pass>()> create;
+  PassRepeat repeat = PassRepeat::kOnce;
+  PassMode mode = PassMode::kBoth;
 };
 
 // Every registered pass, in passes.def order.
@@ -44,6 +54,9 @@ struct PassManagerOptions {
   std::string stop_after;    // empty: run all
   std::ostream* dump_stream = nullptr;    // where banners and dumps go (stderr in the driver)
   std::ostream* timing_stream = nullptr;  // where --pass-timing goes (stderr in the driver)
+  // False for a graph whose intermediate types are not known yet (a freshly imported ONNX
+  // model): verify_each then checks types only once `shape-inference` has run.
+  bool input_typed = true;
 };
 
 class PassManager {
@@ -51,12 +64,20 @@ class PassManager {
   explicit PassManager(PassManagerOptions opts) : opts_(std::move(opts)) {}
   // Unknown names are an error listing the known passes.
   Status AddPasses(const std::vector<std::string>& names);
+  // Adds a pass object the caller configured (a pass that needs options, or a test pass).
+  void AddPass(std::string name, std::unique_ptr<Pass> pass,
+               PassRepeat repeat = PassRepeat::kOnce);
   Status Run(Graph& g);
   const std::vector<std::string>& pass_names() const { return names_; }
 
  private:
+  struct Entry {
+    std::unique_ptr<Pass> pass;
+    PassRepeat repeat;
+  };
   PassManagerOptions opts_;
   std::vector<std::string> names_;
+  std::vector<Entry> passes_;  // parallel to names_
 };
 
 }  // namespace a8

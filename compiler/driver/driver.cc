@@ -1,0 +1,389 @@
+// The compiler's library entry (see driver.h).
+#include "compiler/driver/driver.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/ir/parser.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
+#include "compiler/onnx/exporter.h"
+#include "passes/pipelines.h"
+
+#ifndef A800C_VERSION
+#error "A800C_VERSION must be defined by the build (CMakeLists.txt)"
+#endif
+
+namespace a8 {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// Prefixes an error with `where` unless its message already starts with it or with a flag
+// (`--stop-after=x: ...`: the flag is the WHERE of that error, not the model file).
+Status WithSource(const Status& s, const std::string& where) {
+  if (s.ok() || where.empty() || s.message().rfind(where, 0) == 0) return s;
+  if (s.message().rfind("--", 0) == 0) return s;
+  return s.WithContext(where);
+}
+
+StatusOr<std::string> ReadTextFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return InvalidInput("{}: cannot open the file: {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) return InvalidInput("{}: cannot read the file", path);
+  return text.str();
+}
+
+std::string Join(const std::vector<std::string>& items, std::string_view sep) {
+  std::string out;
+  for (const std::string& s : items) {
+    if (!out.empty()) out += sep;
+    out += s;
+  }
+  return out;
+}
+
+// Writes all of `bytes` to `fd`; false (with errno set) on failure.
+bool WriteAll(int fd, std::string_view bytes) {
+  size_t written = 0;
+  while (written < bytes.size()) {
+    ssize_t n = write(fd, bytes.data() + written, bytes.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    written += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Writes into an existing non-regular file (a device, a pipe), which cannot be replaced.
+Status WriteInPlace(const std::string& path, std::string_view bytes) {
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Internal("{}: cannot open for writing: {}", path, std::strerror(errno));
+  if (!WriteAll(fd, bytes)) {
+    Status s = Internal("{}: cannot write: {}", path, std::strerror(errno));
+    close(fd);
+    return s;
+  }
+  if (close(fd) != 0) return Internal("{}: cannot close: {}", path, std::strerror(errno));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::string_view EmitKindName(EmitKind e) {
+  switch (e) {
+    case EmitKind::kPlan:
+      return "plan";
+    case EmitKind::kOnnx:
+      return "onnx";
+    case EmitKind::kIr:
+      return "ir";
+  }
+  return "?";
+}
+
+StatusOr<EmitKind> ParseEmitKind(std::string_view text) {
+  for (EmitKind e : {EmitKind::kPlan, EmitKind::kOnnx, EmitKind::kIr}) {
+    if (text == EmitKindName(e)) return e;
+  }
+  return InvalidInput("--emit={}: expected plan, onnx or ir", text);
+}
+
+Status ParseShapeFlag(const std::string& text,
+                      std::map<std::string, std::vector<int64_t>>* shapes) {
+  auto bad = [&](std::string_view why) {
+    return InvalidInput("--shape={}: {}; expected NAME:D0xD1x..., e.g. x:64x784", text, why);
+  };
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos) return bad("no ':' between the input name and the dims");
+  std::string name = text.substr(0, colon);
+  std::string_view dims_text = std::string_view(text).substr(colon + 1);
+  if (name.empty()) return bad("the input name is empty");
+  if (dims_text.empty()) return bad("no dims");
+  std::vector<int64_t> dims;
+  while (true) {
+    size_t x = dims_text.find('x');
+    std::string_view item = dims_text.substr(0, x);
+    int64_t d = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
+    if (item.empty() || ec != std::errc() || end != item.data() + item.size()) {
+      return bad(fmt::format("'{}' is not a dim", item));
+    }
+    if (d < 1) return bad(fmt::format("dim {} must be >= 1", d));
+    dims.push_back(d);
+    if (x == std::string_view::npos) break;
+    dims_text.remove_prefix(x + 1);
+  }
+  if (shapes->count(name) > 0) return bad(fmt::format("input '{}' is given twice", name));
+  (*shapes)[name] = std::move(dims);
+  return Status::Ok();
+}
+
+StatusOr<int64_t> ParseBatchFlag(const std::string& text) {
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 1) {
+    return InvalidInput("--batch={}: expected an integer N >= 1", text);
+  }
+  return n;
+}
+
+StatusOr<std::vector<std::string>> ParseNameList(const std::string& flag, const std::string& text) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (item.empty()) return InvalidInput("{}={}: empty pass name in the list", flag, text);
+    names.push_back(std::move(item));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return names;
+}
+
+Status ApplyPipelineFlags(const PipelineFlags& flags,
+                          const std::vector<std::string>& default_passes, std::ostream* dump_stream,
+                          PassManagerOptions* pm, std::vector<std::string>* passes) {
+  pm->verify_each = flags.verify_each;
+  pm->print_after_all = flags.print_ir_after_all;
+  for (const std::string& item : flags.print_ir_before) {
+    A8_ASSIGN_OR_RETURN(auto names, ParseNameList("--print-ir-before", item));
+    pm->print_before.insert(names.begin(), names.end());
+  }
+  for (const std::string& item : flags.print_ir_after) {
+    A8_ASSIGN_OR_RETURN(auto names, ParseNameList("--print-ir-after", item));
+    pm->print_after.insert(names.begin(), names.end());
+  }
+  pm->dump_dir = flags.dump_dir;
+  pm->pass_timing = flags.pass_timing;
+  pm->stop_after = flags.stop_after;
+  pm->dump_stream = dump_stream;
+  pm->timing_stream = dump_stream;
+  if (flags.passes) {
+    if (flags.passes->empty()) {
+      passes->clear();
+    } else {
+      A8_ASSIGN_OR_RETURN(*passes, ParseNameList("--passes", *flags.passes));
+    }
+  } else {
+    *passes = default_passes;
+  }
+  return Status::Ok();
+}
+
+StatusOr<LoadedGraph> LoadGraph(const std::string& path, const ImportOptions& import_opts) {
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) return InvalidInput("{}: no such file", path);
+  if (fs::is_directory(st)) return InvalidInput("{}: is a folder, not a model file", path);
+
+  LoadedGraph loaded;
+  if (EndsWith(path, ".a8ir")) {
+    if (import_opts.warnings != nullptr && (!import_opts.shapes.empty() || import_opts.batch)) {
+      import_opts.warnings->push_back(fmt::format(
+          "{}: --shape and --batch are ignored for textual IR (its types are static)", path));
+    }
+    A8_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+    A8_ASSIGN_OR_RETURN(loaded.graph, ParseIr(text, path));
+    loaded.typed = true;
+    if (loaded.graph->source.empty()) loaded.graph->source = path;
+    // IR text is user input: a graph that breaks an invariant is bad input, not a bug.
+    Status verified = Verify(*loaded.graph);
+    if (!verified.ok()) {
+      return WithSource(Status(StatusCode::kInvalidInput, verified.message()), path);
+    }
+    return loaded;
+  }
+  A8_ASSIGN_OR_RETURN(loaded.graph, ImportOnnxFile(path, import_opts));
+  if (loaded.graph->source.empty()) loaded.graph->source = path;
+  loaded.typed = false;
+  // The importer guarantees a well-formed graph; types are checked once shape-inference ran.
+  VerifyOptions vopts;
+  vopts.check_types = false;
+  Status verified = Verify(*loaded.graph, vopts);
+  if (!verified.ok()) {
+    return Internal("{}: the imported graph does not verify: {}", path, verified.message());
+  }
+  return loaded;
+}
+
+Status RunPasses(Graph& graph, const std::vector<std::string>& passes, PassManagerOptions pm) {
+  PassManager manager(std::move(pm));
+  A8_RETURN_IF_ERROR(WithSource(manager.AddPasses(passes), "--passes"));
+  return WithSource(manager.Run(graph), graph.source);
+}
+
+Status CheckOutputPath(const std::string& path) {
+  if (path == "-") return Status::Ok();
+  if (path.empty()) return InvalidInput("-o: the output path is empty");
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return InvalidInput("-o {}: is a folder", path);
+  fs::path dir = fs::path(path).parent_path();
+  if (!dir.empty() && !fs::is_directory(dir, ec)) {
+    return InvalidInput("-o {}: no such folder '{}'", path, dir.string());
+  }
+  return Status::Ok();
+}
+
+Status WriteOutput(const std::string& path, std::string_view bytes, std::ostream& stdout_stream) {
+  if (path == "-") {
+    stdout_stream.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    stdout_stream.flush();
+    if (!stdout_stream) return Internal("-o -: cannot write to stdout");
+    return Status::Ok();
+  }
+  A8_RETURN_IF_ERROR(CheckOutputPath(path));
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);  // follows symlinks
+  if (fs::exists(st) && !fs::is_regular_file(st)) {
+    // A device or a pipe (`-o /dev/null`): write into it; renaming over it would replace it.
+    return WriteInPlace(path, bytes);
+  }
+  // A symlink stays a symlink: the file it points to is replaced.
+  fs::path target(path);
+  if (fs::is_symlink(fs::symlink_status(path, ec))) {
+    std::error_code link_ec;
+    target = fs::canonical(path, link_ec);
+    if (link_ec) return InvalidInput("-o {}: cannot follow the link: {}", path, link_ec.message());
+  }
+  // The new file gets the old one's mode, else the mode a plain create would give it.
+  mode_t mask = umask(0);
+  umask(mask);
+  mode_t mode = fs::exists(st) ? static_cast<mode_t>(st.permissions() & fs::perms::mask)
+                               : static_cast<mode_t>(0666 & ~mask);
+  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  int fd = mkstemp(tmp.data());
+  if (fd < 0) {
+    return Internal("{}: cannot create a temporary file in '{}': {}", path, dir.string(),
+                    std::strerror(errno));
+  }
+  auto fail = [&](std::string_view what) {
+    Status s = Internal("{}: {}: {}", path, what, std::strerror(errno));
+    close(fd);
+    unlink(tmp.c_str());
+    return s;
+  };
+  if (fchmod(fd, mode) != 0) return fail("cannot set the file mode");  // mkstemp gives 0600
+  if (!WriteAll(fd, bytes)) return fail("cannot write");
+  if (fsync(fd) != 0) return fail("cannot flush to disk");
+  if (close(fd) != 0) {
+    Status s = Internal("{}: cannot close: {}", path, std::strerror(errno));
+    unlink(tmp.c_str());
+    return s;
+  }
+  if (rename(tmp.c_str(), target.c_str()) != 0) {
+    Status s =
+        Internal("{}: cannot rename the temporary file into place: {}", path, std::strerror(errno));
+    unlink(tmp.c_str());
+    return s;
+  }
+  return Status::Ok();
+}
+
+Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
+               const std::function<void(const std::string&)>& warn) {
+  // Flags first, so that a typo costs no import.
+  std::string output = opts.output;
+  if (output.empty()) {
+    if (opts.emit == EmitKind::kOnnx) {
+      return InvalidInput("-o: --emit=onnx needs an output file (-o FILE, or -o - for stdout)");
+    }
+    output = "-";
+  }
+  A8_RETURN_IF_ERROR(CheckOutputPath(output));
+
+  std::vector<std::string> warnings;
+  ImportOptions import_opts = opts.import;
+  import_opts.warnings = &warnings;
+  auto loaded = LoadGraph(opts.model, import_opts);
+  for (const std::string& w : warnings) warn(w);
+  if (!loaded.ok()) return WithSource(loaded.status(), opts.model);
+  Graph& graph = *loaded->graph;
+
+  PassManagerOptions pm = opts.pm;
+  pm.input_typed = loaded->typed;
+  A8_RETURN_IF_ERROR(RunPasses(graph, opts.passes ? *opts.passes : DefaultCompilePipeline(), pm));
+
+  switch (opts.emit) {
+    case EmitKind::kIr:
+      return WriteOutput(output, PrintIrToString(graph), stdout_stream);
+    case EmitKind::kOnnx: {
+      auto bytes = ExportOnnxBytes(graph);
+      if (!bytes.ok()) return WithSource(bytes.status(), graph.source);
+      return WriteOutput(output, *bytes, stdout_stream);
+    }
+    case EmitKind::kPlan:
+      break;
+  }
+  return Status(StatusCode::kInternal,
+                "--emit=plan: the plan writer is not implemented yet; use --emit=ir or "
+                "--emit=onnx");
+}
+
+void PrintPassList(std::ostream& os) {
+  size_t width = 4;
+  for (const PassInfo& p : RegisteredPasses()) width = std::max(width, p.name.size());
+  os << fmt::format("{:<{}}  {:<11}  {:<9}  {}\n", "pass", width, "repeat", "applies",
+                    "description");
+  for (const PassInfo& p : RegisteredPasses()) {
+    os << fmt::format("{:<{}}  {:<11}  {:<9}  {}\n", p.name, width, PassRepeatName(p.repeat),
+                      PassModeName(p.mode), p.description);
+  }
+  os << "\npipelines:\n";
+  for (const PipelineInfo& p : Pipelines()) {
+    os << fmt::format("  {:<10}  {}  ({})\n", p.name, Join(p.passes, ","), p.description);
+  }
+}
+
+void PrintOpList(std::ostream& os) {
+  struct Row {
+    std::string op, versions, canonical;
+    const std::string* doc;
+  };
+  std::vector<Row> rows;
+  size_t op_width = 2, versions_width = 8;
+  for (const OpDef& def : AllOps()) {
+    Row row;
+    row.op = def.domain.empty() ? def.name : def.domain + "." + def.name;
+    for (int v : def.implemented) {
+      row.versions += (row.versions.empty() ? "" : ",") + std::to_string(v);
+    }
+    row.canonical = std::to_string(def.canonical);
+    row.doc = &def.doc;
+    op_width = std::max(op_width, row.op.size());
+    versions_width = std::max(versions_width, row.versions.size());
+    rows.push_back(std::move(row));
+  }
+  os << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<8}  {:<4}  {}\n", "op", op_width, "versions",
+                    versions_width, "canonical", "gradient", "cuda", "doc");
+  for (const Row& r : rows) {
+    os << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<8}  {:<4}  {}\n", r.op, op_width, r.versions,
+                      versions_width, r.canonical, "no", "no", *r.doc);
+  }
+}
+
+std::string VersionString(std::string_view program) {
+  return fmt::format("{} {} (plan format {})", program, A800C_VERSION, A800C_PLAN_FORMAT_VERSION);
+}
+
+}  // namespace a8

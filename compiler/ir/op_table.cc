@@ -1,0 +1,468 @@
+// The op table: one entry per op (see op_table.h), plus version resolution and the generic
+// arity/attribute check every node goes through before its shape rule runs.
+#include "compiler/ir/op_table.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "compiler/ir/shape_rules.h"
+
+namespace a8 {
+namespace {
+
+struct VersionHistory {
+  std::string_view domain, name;
+  std::vector<int> versions;
+};
+
+#define A8_ONNX_OP(domain, name, ...) VersionHistory{domain, name, __VA_ARGS__},
+#define A8_ONNX_NEWEST(domain, opset)
+const std::vector<VersionHistory>& Histories() {
+  static const std::vector<VersionHistory> kHistories = {
+#include "compiler/ir/onnx_versions.inc"
+  };
+  return kHistories;
+}
+#undef A8_ONNX_OP
+#undef A8_ONNX_NEWEST
+
+struct NewestOpset {
+  std::string_view domain;
+  int opset;
+};
+#define A8_ONNX_OP(domain, name, ...)
+#define A8_ONNX_NEWEST(domain, opset) NewestOpset{domain, opset},
+const std::vector<NewestOpset>& NewestOpsets() {
+  static const std::vector<NewestOpset> kNewest = {
+#include "compiler/ir/onnx_versions.inc"
+  };
+  return kNewest;
+}
+#undef A8_ONNX_OP
+#undef A8_ONNX_NEWEST
+
+std::string_view DomainName(std::string_view domain) {
+  return domain.empty() ? std::string_view("ai.onnx") : domain;
+}
+
+// ---- entry builders: keep each op to a few lines.
+AttrSpec Opt(std::string name, Attribute dflt) {
+  AttrKind kind = dflt.kind();
+  return AttrSpec{std::move(name), kind, false, std::move(dflt)};
+}
+AttrSpec OptNoDefault(std::string name, AttrKind kind) {
+  return AttrSpec{std::move(name), kind, false, std::nullopt};
+}
+AttrSpec Req(std::string name, AttrKind kind) {
+  return AttrSpec{std::move(name), kind, true, std::nullopt};
+}
+
+struct Arity {
+  int min_inputs, max_inputs, min_outputs, max_outputs;
+};
+
+OpDef Op(std::string name, Arity arity, std::vector<AttrSpec> attrs, std::vector<int> implemented,
+         int canonical, ShapeRule infer, std::string doc, std::string domain = "") {
+  OpDef op;
+  op.domain = std::move(domain);
+  op.name = std::move(name);
+  op.min_inputs = arity.min_inputs;
+  op.max_inputs = arity.max_inputs;
+  op.min_outputs = arity.min_outputs;
+  op.max_outputs = arity.max_outputs;
+  op.attrs = std::move(attrs);
+  op.implemented = std::move(implemented);
+  op.canonical = canonical;
+  op.infer = infer;
+  op.doc = std::move(doc);
+  return op;
+}
+
+constexpr Arity kUnary{1, 1, 1, 1};
+constexpr Arity kBinary{2, 2, 1, 1};
+constexpr Arity kVariadic{1, -1, 1, 1};
+constexpr int kMany = -1;
+
+void AddElementwiseOps(std::vector<OpDef>* ops) {
+  // The common "unary math" history is {1, 6, 13}; 1 had `consumed_inputs`.
+  const std::vector<int> kUnary6{6, 13};
+  // 6 and older have the legacy `broadcast` attribute.
+  const std::vector<int> kArithmetic{7, 13, 14};
+  auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
+  add(Op("Abs", kUnary, {}, kUnary6, 6, InferNumericUnary, "|x|"));
+  add(Op("Neg", kUnary, {}, kUnary6, 6, InferNumericUnary, "-x"));
+  add(Op("Relu", kUnary, {}, {6, 13, 14}, 6, InferNumericUnary, "max(x, 0)"));
+  add(Op("Sigmoid", kUnary, {}, kUnary6, 6, InferFloatUnary, "1 / (1 + exp(-x))"));
+  add(Op("Tanh", kUnary, {}, kUnary6, 6, InferFloatUnary, "tanh(x)"));
+  add(Op("Exp", kUnary, {}, kUnary6, 6, InferFloatUnary, "e^x"));
+  add(Op("Log", kUnary, {}, kUnary6, 6, InferFloatUnary, "natural logarithm"));
+  add(Op("Sqrt", kUnary, {}, kUnary6, 6, InferFloatUnary, "square root"));
+  add(Op("Reciprocal", kUnary, {}, kUnary6, 6, InferFloatUnary, "1 / x"));
+  add(Op("Floor", kUnary, {}, kUnary6, 6, InferFloatUnary, "round down"));
+  add(Op("Ceil", kUnary, {}, kUnary6, 6, InferFloatUnary, "round up"));
+  add(Op("Erf", kUnary, {}, {9, 13}, 9, InferFloatUnary, "error function"));
+  add(Op("Sin", kUnary, {}, {7, 22}, 7, InferFloatUnary, "sine"));
+  add(Op("Cos", kUnary, {}, {7, 22}, 7, InferFloatUnary, "cosine"));
+  add(Op("Not", kUnary, {}, {1}, 1, InferLogicalNot, "logical not of a bool tensor"));
+  add(Op("Identity", kUnary, {}, {1, 13, 14, 16, 19, 21, 23, 24, 25}, 1, InferSameAsInput0,
+         "y = x"));
+  add(Op("LeakyRelu", kUnary, {Opt("alpha", 0.01f)}, {6, 16}, 6, InferFloatUnary,
+         "x >= 0 ? x : alpha * x"));
+  add(Op("Elu", kUnary, {Opt("alpha", 1.0f)}, {6, 22}, 6, InferFloatUnary,
+         "x >= 0 ? x : alpha * (e^x - 1)"));
+  add(Op("Gelu", kUnary, {Opt("approximate", "none")}, {20}, 20, InferGelu,
+         "Gaussian error linear unit (approximate: none | tanh)"));
+  add(Op("Softplus", kUnary, {}, {1, 22}, 1, InferFloatUnary, "log(1 + e^x)"));
+  add(Op("HardSigmoid", kUnary, {Opt("alpha", 0.2f), Opt("beta", 0.5f)}, {6, 22}, 6,
+         InferFloatUnary, "max(0, min(1, alpha * x + beta))"));
+  add(Op("Sign", kUnary, {}, {9, 13}, 9, InferNumericUnary, "-1, 0 or 1"));
+  add(Op("IsNaN", kUnary, {}, {9, 13, 20}, 9, InferBoolUnary, "x != x, as bool"));
+  add(Op("IsInf", kUnary, {Opt("detect_negative", 1), Opt("detect_positive", 1)}, {10, 20}, 10,
+         InferBoolUnary, "x is +-inf, as bool"));
+
+  add(Op("Add", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a + b (broadcasting)"));
+  add(Op("Sub", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a - b (broadcasting)"));
+  add(Op("Mul", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a * b (broadcasting)"));
+  add(Op("Div", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a / b (broadcasting)"));
+  add(Op("Pow", kBinary, {}, {7, 12, 13, 15}, 7, InferPow, "x ^ y (broadcasting)"));
+  add(Op("Mod", kBinary, {Opt("fmod", 0)}, {10, 13, 28}, 10, InferMod,
+         "remainder (fmod=0: sign of divisor, fmod=1: C fmod)"));
+  add(Op("Equal", kBinary, {}, {7, 11, 13, 19}, 7, InferCompareBinary, "a == b, as bool"));
+  add(Op("Less", kBinary, {}, {7, 9, 13}, 7, InferCompareBinary, "a < b, as bool"));
+  add(Op("LessOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a <= b, as bool"));
+  add(Op("Greater", kBinary, {}, {7, 9, 13}, 7, InferCompareBinary, "a > b, as bool"));
+  add(Op("GreaterOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a >= b, as bool"));
+  add(Op("And", kBinary, {}, {7}, 7, InferLogicalBinary, "logical and (broadcasting)"));
+  add(Op("Or", kBinary, {}, {7}, 7, InferLogicalBinary, "logical or (broadcasting)"));
+  add(Op("Xor", kBinary, {}, {7}, 7, InferLogicalBinary, "logical xor (broadcasting)"));
+
+  // Version 8 introduced multidirectional broadcasting for the variadic ops.
+  add(Op("Max", kVariadic, {}, {8, 12, 13}, 8, InferVariadic, "elementwise max of N inputs"));
+  add(Op("Min", kVariadic, {}, {8, 12, 13}, 8, InferVariadic, "elementwise min of N inputs"));
+  add(Op("Sum", kVariadic, {}, {8, 13}, 8, InferVariadic, "elementwise sum of N inputs"));
+  add(Op("Mean", kVariadic, {}, {8, 13}, 8, InferVariadic, "elementwise mean of N inputs"));
+  add(Op("Where", {3, 3, 1, 1}, {}, {9, 16}, 9, InferWhere, "condition ? x : y (broadcasting)"));
+  // Clip-6 has min/max attributes; the importer moves them to inputs (canonical 11).
+  add(Op("Clip", {1, 3, 1, 1},
+         {OptNoDefault("min", AttrKind::kFloat), OptNoDefault("max", AttrKind::kFloat)},
+         {6, 11, 12, 13}, 11, InferClip, "clamp to [min, max] (optional scalar inputs)"));
+  add(Op("Cast", kUnary, {Req("to", AttrKind::kInt), Opt("saturate", 1), Opt("round_mode", "up")},
+         {6, 9, 13, 19, 21, 23, 24, 25, 28}, 6, InferCast, "convert to element type `to`"));
+  add(Op("CastLike", kBinary, {Opt("saturate", 1), Opt("round_mode", "up")},
+         {15, 19, 21, 23, 24, 25}, 15, InferCastLike, "convert to the element type of input 1"));
+}
+
+std::vector<AttrSpec> ConvAttrs(bool transpose) {
+  std::vector<AttrSpec> attrs = {Opt("auto_pad", "NOTSET"),
+                                 OptNoDefault("dilations", AttrKind::kInts),
+                                 Opt("group", 1),
+                                 OptNoDefault("kernel_shape", AttrKind::kInts),
+                                 OptNoDefault("pads", AttrKind::kInts),
+                                 OptNoDefault("strides", AttrKind::kInts)};
+  if (transpose) {
+    attrs.push_back(OptNoDefault("output_padding", AttrKind::kInts));
+    attrs.push_back(OptNoDefault("output_shape", AttrKind::kInts));
+  }
+  return attrs;
+}
+
+std::vector<AttrSpec> PoolAttrs(bool max_pool) {
+  std::vector<AttrSpec> attrs = {Opt("auto_pad", "NOTSET"),
+                                 Opt("ceil_mode", 0),
+                                 OptNoDefault("dilations", AttrKind::kInts),
+                                 Req("kernel_shape", AttrKind::kInts),
+                                 OptNoDefault("pads", AttrKind::kInts),
+                                 OptNoDefault("strides", AttrKind::kInts)};
+  if (max_pool) {
+    attrs.push_back(Opt("storage_order", 0));
+  } else {
+    attrs.push_back(Opt("count_include_pad", 0));
+  }
+  return attrs;
+}
+
+std::vector<AttrSpec> LossAttrs() {
+  return {OptNoDefault("ignore_index", AttrKind::kInt), Opt("reduction", "mean")};
+}
+
+void AddNnOps(std::vector<OpDef>* ops) {
+  auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
+  add(Op("MatMul", kBinary, {}, {1, 9, 13}, 1, InferMatMul,
+         "numpy matmul: 1-D operands, batch broadcasting"));
+  // Gemm-6 and older have the legacy `broadcast` attribute.
+  add(Op("Gemm", {2, 3, 1, 1},
+         {Opt("alpha", 1.0f), Opt("beta", 1.0f), Opt("transA", 0), Opt("transB", 0)},
+         {7, 9, 11, 13}, 7, InferGemm, "alpha * A' * B' + beta * C (C broadcast to [M,N])"));
+  add(Op("Conv", {2, 3, 1, 1}, ConvAttrs(false), {1, 11, 22}, 1, InferConv,
+         "1-D/2-D/3-D convolution (pads, strides, dilations, group, auto_pad)"));
+  add(Op("ConvTranspose", {2, 3, 1, 1}, ConvAttrs(true), {1, 11, 22}, 1, InferConvTranspose,
+         "transposed convolution (output_padding, output_shape)"));
+  // 9: one output in inference, or five (training, unsupported); 14: training_mode -> 3.
+  add(Op("BatchNormalization", {5, 5, 1, 5},
+         {Opt("epsilon", 1e-5f), Opt("momentum", 0.9f), Opt("training_mode", 0)}, {9, 14, 15}, 14,
+         InferBatchNormalization,
+         "batch normalization over N and spatial dims (training_mode: batch statistics)"));
+  add(Op("LayerNormalization", {2, 3, 1, 3},
+         {Opt("axis", -1), Opt("epsilon", 1e-5f), Opt("stash_type", 1)}, {17}, 17,
+         InferLayerNormalization, "normalize over dims [axis, rank); outputs Y, Mean, InvStdDev"));
+  add(Op("InstanceNormalization", {3, 3, 1, 1}, {Opt("epsilon", 1e-5f)}, {6, 22}, 6,
+         InferInstanceNormalization, "normalize each (n, c) over the spatial dims"));
+  add(Op("MaxPool", {1, 1, 1, 2}, PoolAttrs(true), {8, 10, 11, 12, 22}, 8, InferPool,
+         "max pooling (ceil_mode, dilations; optional Indices output)"));
+  add(Op("AveragePool", {1, 1, 1, 1}, PoolAttrs(false), {7, 10, 11, 19, 22}, 7, InferPool,
+         "average pooling (count_include_pad, ceil_mode)"));
+  add(Op("GlobalAveragePool", kUnary, {}, {1, 22}, 1, InferGlobalPool,
+         "mean over all spatial dims"));
+  add(Op("GlobalMaxPool", kUnary, {}, {1, 22}, 1, InferGlobalPool, "max over all spatial dims"));
+  // Softmax < 13 normalizes over the flattened dims [axis, rank); the importer upgrades it only
+  // when axis is the last axis, where both definitions agree.
+  add(Op("Softmax", kUnary, {Opt("axis", -1)}, {1, 11, 13}, 13, InferSoftmax,
+         "softmax along axis"));
+  add(Op("LogSoftmax", kUnary, {Opt("axis", -1)}, {1, 11, 13}, 13, InferSoftmax,
+         "log of softmax along axis"));
+  // Dropout-7/10 have a `ratio` attribute (moved to an input by the importer); 7's mask has the
+  // data's type, 10 and later a bool mask.
+  add(Op("Dropout", {1, 3, 1, 2},
+         {OptNoDefault("seed", AttrKind::kInt), OptNoDefault("ratio", AttrKind::kFloat)},
+         {7, 10, 12, 13, 22}, 12, InferDropout,
+         "random zeroing in training mode, identity otherwise; optional bool mask"));
+  add(Op("SoftmaxCrossEntropyLoss", {2, 3, 1, 2}, LossAttrs(), {12, 13}, 12,
+         InferSoftmaxCrossEntropyLoss,
+         "softmax + negative log likelihood (reduction, ignore_index, weights; log_prob)"));
+  add(Op("NegativeLogLikelihoodLoss", {2, 3, 1, 1}, LossAttrs(), {12, 13, 22}, 12,
+         InferNegativeLogLikelihoodLoss,
+         "negative log likelihood of log-probabilities (reduction, ignore_index, weight)"));
+}
+
+void AddReductionOps(std::vector<OpDef>* ops) {
+  // Reductions take `axes` as an input since ReduceSum-13 and the others' 18; the legacy
+  // attribute stays declared so that not-yet-upgraded nodes pass the arity/attribute check.
+  const std::vector<AttrSpec> attrs = {Opt("keepdims", 1), Opt("noop_with_empty_axes", 0),
+                                       OptNoDefault("axes", AttrKind::kInts)};
+  const Arity arity{1, 2, 1, 1};
+  auto add = [&](const char* name, std::vector<int> versions, int canonical, const char* doc) {
+    ops->push_back(Op(name, arity, attrs, std::move(versions), canonical, InferReduce, doc));
+  };
+  add("ReduceSum", {1, 11, 13}, 13, "sum over axes");
+  add("ReduceMean", {1, 11, 13, 18}, 18, "mean over axes");
+  add("ReduceMax", {1, 11, 12, 13, 18, 20}, 18, "max over axes");
+  add("ReduceMin", {1, 11, 12, 13, 18, 20}, 18, "min over axes");
+  add("ReduceProd", {1, 11, 13, 18}, 18, "product over axes");
+  add("ReduceSumSquare", {1, 11, 13, 18}, 18, "sum of squares over axes");
+  add("ReduceL1", {1, 11, 13, 18}, 18, "sum of absolute values over axes");
+  add("ReduceL2", {1, 11, 13, 18}, 18, "Euclidean norm over axes");
+  add("ReduceLogSumExp", {1, 11, 13, 18, 28}, 18, "log(sum(exp(x))) over axes");
+  const std::vector<AttrSpec> arg_attrs = {Opt("axis", 0), Opt("keepdims", 1),
+                                           Opt("select_last_index", 0)};
+  ops->push_back(Op("ArgMax", kUnary, arg_attrs, {1, 11, 12, 13}, 1, InferArgReduce,
+                    "index of the max along axis (i64)"));
+  ops->push_back(Op("ArgMin", kUnary, arg_attrs, {1, 11, 12, 13}, 1, InferArgReduce,
+                    "index of the min along axis (i64)"));
+  ops->push_back(Op("CumSum", kBinary, {Opt("exclusive", 0), Opt("reverse", 0)}, {11, 14}, 11,
+                    InferCumSum, "cumulative sum along an axis (exclusive, reverse)"));
+}
+
+void AddShapeOps(std::vector<OpDef>* ops) {
+  auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
+  add(Op("Reshape", kBinary, {Opt("allowzero", 0)}, {5, 13, 14, 19, 21, 23, 24, 25}, 5,
+         InferReshape, "reshape to a constant shape (0 copies a dim, -1 infers one)"));
+  add(Op("Flatten", kUnary, {Opt("axis", 1)}, {1, 9, 11, 13, 21, 23, 24, 25}, 1, InferFlatten,
+         "reshape to 2-D at axis"));
+  add(Op("Transpose", kUnary, {OptNoDefault("perm", AttrKind::kInts)}, {1, 13, 21, 23, 24, 25}, 1,
+         InferTranspose, "permute dims (default: reverse)"));
+  add(Op("Concat", {1, kMany, 1, 1}, {Req("axis", AttrKind::kInt)}, {4, 11, 13}, 4, InferConcat,
+         "concatenate along axis"));
+  // Split-2/11 take `split` as an attribute, 13 as an input, 18 adds num_outputs.
+  add(Op("Split", {1, 2, 1, kMany},
+         {Opt("axis", 0), OptNoDefault("num_outputs", AttrKind::kInt),
+          OptNoDefault("split", AttrKind::kInts)},
+         {2, 11, 13, 18}, 18, InferSplit, "split along axis (sizes, num_outputs or equal parts)"));
+  // Slice-1 takes starts/ends/axes as attributes; the importer moves them to inputs.
+  add(Op("Slice", {1, 5, 1, 1},
+         {OptNoDefault("starts", AttrKind::kInts), OptNoDefault("ends", AttrKind::kInts),
+          OptNoDefault("axes", AttrKind::kInts)},
+         {1, 10, 11, 13}, 10, InferSlice, "strided slice with constant starts/ends/axes/steps"));
+  add(Op("Gather", kBinary, {Opt("axis", 0)}, {1, 11, 13}, 1, InferGather,
+         "take slices along axis at indices"));
+  add(Op("GatherElements", kBinary, {Opt("axis", 0)}, {11, 13}, 11, InferGatherElements,
+         "take elements along axis at same-rank indices"));
+  const std::vector<int> squeeze_versions{1, 11, 13, 21, 23, 24, 25};
+  add(Op("Squeeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions, 13,
+         InferSqueeze, "remove size-1 dims (constant axes, default all)"));
+  add(Op("Unsqueeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions, 13,
+         InferUnsqueeze, "insert size-1 dims at constant axes"));
+  add(Op("Expand", kBinary, {}, {8, 13}, 8, InferExpand,
+         "broadcast to a constant shape (bidirectional)"));
+  // Pad-2 takes pads/value as attributes; 18 adds the axes input; 19 adds mode=wrap, which the
+  // shape rule rejects.
+  add(Op("Pad", {1, 4, 1, 1},
+         {Opt("mode", "constant"), OptNoDefault("pads", AttrKind::kInts),
+          OptNoDefault("value", AttrKind::kFloat)},
+         {2, 11, 13, 18, 19, 21, 23, 24, 25}, 18, InferPad,
+         "pad with constant pads (modes constant, reflect, edge)"));
+  add(Op("Tile", kBinary, {}, {6, 13}, 6, InferTile, "repeat along each dim (constant repeats)"));
+  add(Op("Shape", kUnary, {Opt("start", 0), OptNoDefault("end", AttrKind::kInt)},
+         {1, 13, 15, 19, 21, 23, 24, 25}, 1, InferShape, "the input's dims [start, end) as i64"));
+  add(Op("Size", kUnary, {}, {1, 13, 19, 21, 23, 24, 25}, 1, InferSize,
+         "the input's element count as an i64 scalar"));
+  add(Op("ConstantOfShape", kUnary, {OptNoDefault("value", AttrKind::kTensor)},
+         {9, 20, 21, 23, 24, 25}, 9, InferConstantOfShape,
+         "a tensor of constant shape filled with `value`"));
+  add(Op(
+      "Constant", {0, 0, 1, 1},
+      {OptNoDefault("value", AttrKind::kTensor), OptNoDefault("value_float", AttrKind::kFloat),
+       OptNoDefault("value_floats", AttrKind::kFloats), OptNoDefault("value_int", AttrKind::kInt),
+       OptNoDefault("value_ints", AttrKind::kInts), OptNoDefault("value_string", AttrKind::kString),
+       OptNoDefault("value_strings", AttrKind::kStrings)},
+      {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}, 1, InferConstant,
+      "a constant tensor (the importer turns it into a constant value)"));
+  add(Op("Range", {3, 3, 1, 1}, {Opt("stash_type", 1)}, {11, 27}, 11, InferRange,
+         "start, start + delta, ... below limit (constant operands)"));
+  add(Op("Trilu", {1, 2, 1, 1}, {Opt("upper", 1)}, {14}, 14, InferTrilu,
+         "upper or lower triangle of the last two dims"));
+  add(Op("OneHot", {3, 3, 1, 1}, {Opt("axis", -1)}, {9, 11, 28}, 9, InferOneHot,
+         "one-hot encoding with a constant depth"));
+}
+
+void AddTrainingOps(std::vector<OpDef>* ops) {
+  const std::string domain = "ai.onnx.preview.training";
+  ops->push_back(Op("Gradient", {1, kMany, 1, kMany},
+                    {Req("xs", AttrKind::kStrings), Req("y", AttrKind::kString),
+                     OptNoDefault("zs", AttrKind::kStrings)},
+                    {1}, 1, InferGradient, "gradients of y with respect to the xs", domain));
+  ops->push_back(Op("Adam", {3, kMany, 1, kMany},
+                    {Opt("alpha", 0.9f), Opt("beta", 0.999f), Opt("epsilon", 1e-6f),
+                     Opt("norm_coefficient", 0.0f), Opt("norm_coefficient_post", 0.0f)},
+                    {1}, 1, InferAdam, "Adam update of N tensors: (R, T, X.., G.., V.., H..)",
+                    domain));
+  ops->push_back(Op("Momentum", {3, kMany, 1, kMany},
+                    {Req("alpha", AttrKind::kFloat), Req("beta", AttrKind::kFloat),
+                     Req("mode", AttrKind::kString), Req("norm_coefficient", AttrKind::kFloat)},
+                    {1}, 1, InferMomentum,
+                    "momentum (standard | nesterov) update of N tensors: (R, T, X.., G.., V..)",
+                    domain));
+  ops->push_back(
+      Op("Adagrad", {3, kMany, 1, kMany},
+         {Opt("decay_factor", 0.0f), Opt("epsilon", 1e-6f), Opt("norm_coefficient", 0.0f)}, {1}, 1,
+         InferAdagrad, "Adagrad update of N tensors: (R, T, X.., G.., H..)", domain));
+}
+
+std::vector<OpDef> BuildTable() {
+  std::vector<OpDef> ops;
+  AddElementwiseOps(&ops);
+  AddNnOps(&ops);
+  AddReductionOps(&ops);
+  AddShapeOps(&ops);
+  AddTrainingOps(&ops);
+  for (OpDef& op : ops) {
+    for (const VersionHistory& h : Histories()) {
+      if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;
+    }
+  }
+  std::sort(ops.begin(), ops.end(), [](const OpDef& a, const OpDef& b) {
+    return std::tie(a.domain, a.name) < std::tie(b.domain, b.name);
+  });
+  return ops;
+}
+
+}  // namespace
+
+const std::vector<OpDef>& AllOps() {
+  static const std::vector<OpDef> kOps = BuildTable();
+  return kOps;
+}
+
+const OpDef* FindOp(std::string_view domain, std::string_view name) {
+  const std::vector<OpDef>& ops = AllOps();
+  auto it = std::lower_bound(
+      ops.begin(), ops.end(), std::make_pair(domain, name),
+      [](const OpDef& op, const std::pair<std::string_view, std::string_view>& key) {
+        return std::make_pair(std::string_view(op.domain), std::string_view(op.name)) < key;
+      });
+  if (it == ops.end() || it->domain != domain || it->name != name) return nullptr;
+  return &*it;
+}
+
+int NewestKnownOpset(std::string_view domain) {
+  for (const NewestOpset& n : NewestOpsets()) {
+    if (n.domain == domain) return n.opset;
+  }
+  return 0;
+}
+
+StatusOr<int> ResolveOpVersion(const OpDef& op, int64_t opset) {
+  const std::string_view domain = DomainName(op.domain);
+  const int newest = NewestKnownOpset(op.domain);
+  if (opset > newest) {
+    return Unsupported("opset {} of {} is newer than the newest a800c knows ({})", opset, domain,
+                       newest);
+  }
+  if (opset < 1) return InvalidInput("opset {} of {} is not a valid opset", opset, domain);
+  int resolved = 0;
+  for (int v : op.onnx_versions) {
+    if (v <= opset) resolved = v;
+  }
+  if (resolved == 0) {
+    if (op.onnx_versions.empty()) {
+      return Internal("{} has no version history in onnx_versions.inc", op.name);
+    }
+    return InvalidInput("{} is not defined at opset {} of {} (it was added in opset {})", op.name,
+                        opset, domain, op.onnx_versions.front());
+  }
+  if (std::find(op.implemented.begin(), op.implemented.end(), resolved) == op.implemented.end()) {
+    return Unsupported("{}-{} (opset {}) is not supported; a800c implements versions {}", op.name,
+                       resolved, opset, fmt::join(op.implemented, ", "));
+  }
+  return resolved;
+}
+
+Status CheckNodeAgainstOpDef(const Node& node, const OpDef& def) {
+  // Absent optional inputs are null; trailing ones do not count towards the arity.
+  int present = node.num_inputs();
+  while (present > 0 && !node.has_input(present - 1)) --present;
+  if (present < def.min_inputs) {
+    return InvalidInput("{}: has {} inputs, expected at least {}", node.Where(), present,
+                        def.min_inputs);
+  }
+  if (def.max_inputs >= 0 && present > def.max_inputs) {
+    return InvalidInput("{}: has {} inputs, expected at most {}", node.Where(), present,
+                        def.max_inputs);
+  }
+  for (int i = 0; i < def.min_inputs; ++i) {
+    if (!node.has_input(i)) {
+      return InvalidInput("{}: required input {} is missing", node.Where(), i);
+    }
+  }
+  if (node.num_outputs() < def.min_outputs) {
+    return InvalidInput("{}: has {} outputs, expected at least {}", node.Where(),
+                        node.num_outputs(), def.min_outputs);
+  }
+  if (def.max_outputs >= 0 && node.num_outputs() > def.max_outputs) {
+    return InvalidInput("{}: has {} outputs, expected at most {}", node.Where(), node.num_outputs(),
+                        def.max_outputs);
+  }
+  for (const auto& [name, value] : node.attrs()) {
+    // a800c's own annotations (`a8.why=deny`) ride along on any op.
+    if (name.rfind("a8.", 0) == 0) continue;
+    auto spec = std::find_if(def.attrs.begin(), def.attrs.end(),
+                             [&](const AttrSpec& s) { return s.name == name; });
+    if (spec == def.attrs.end()) {
+      return InvalidInput("{}: unknown attribute '{}'", node.Where(), name);
+    }
+    if (spec->kind != value.kind()) {
+      return InvalidInput("{}: attribute '{}' must be {}, got {}", node.Where(), name,
+                          AttrKindName(spec->kind), AttrKindName(value.kind()));
+    }
+  }
+  for (const AttrSpec& spec : def.attrs) {
+    if (spec.required && !node.has_attr(spec.name)) {
+      return InvalidInput("{}: required attribute '{}' is missing", node.Where(), spec.name);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace a8

@@ -1,0 +1,174 @@
+// Shape rules of elementwise ops: unary, broadcasting binary, variadic, Where, Clip, casts.
+#include <fmt/format.h>
+
+#include "compiler/ir/shape_rules.h"
+
+namespace a8 {
+
+Status InferSameAsInput0(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  return SetOutputs(node, out, {node.input(0)->type()});
+}
+
+namespace {
+
+// Broadcasts every present input; `same_dtype` requires equal element types.
+StatusOr<std::vector<int64_t>> BroadcastAll(const Node& node, bool same_dtype) {
+  std::vector<int64_t> dims;
+  bool first = true;
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (!node.has_input(i)) continue;
+    if (first) {
+      dims = node.input(i)->dims();
+      first = false;
+      continue;
+    }
+    if (same_dtype && node.input(i)->dtype() != node.input(0)->dtype()) {
+      return InvalidInput("{}: input {} ({}) must have the element type of input 0 ({})",
+                          node.Where(), i, DTypeName(node.input(i)->dtype()),
+                          DTypeName(node.input(0)->dtype()));
+    }
+    A8_ASSIGN_OR_RETURN(dims, BroadcastShapes(dims, node.input(i)->dims(),
+                                              fmt::format("{}: input {}", node.Where(), i)));
+  }
+  return dims;
+}
+
+}  // namespace
+
+Status InferBroadcastBinary(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
+  return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});
+}
+
+Status InferCompareBinary(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
+  return SetOutputs(node, out, {{DType::kBool, dims}});
+}
+
+Status InferLogicalBinary(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  for (int i = 0; i < 2; ++i) {
+    if (node.input(i)->dtype() != DType::kBool) {
+      return InvalidInput("{}: input {} must be bool, got {}", node.Where(), i,
+                          node.input(i)->type().ToString());
+    }
+  }
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
+  return SetOutputs(node, out, {{DType::kBool, dims}});
+}
+
+Status InferLogicalNot(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  if (node.input(0)->dtype() != DType::kBool) {
+    return InvalidInput("{}: input 'X' must be bool, got {}", node.Where(),
+                        node.input(0)->type().ToString());
+  }
+  return SetOutputs(node, out, {node.input(0)->type()});
+}
+
+Status InferBoolUnary(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
+  return SetOutputs(node, out, {{DType::kBool, node.input(0)->dims()}});
+}
+
+Status InferFloatUnary(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
+  return SetOutputs(node, out, {node.input(0)->type()});
+}
+
+Status InferGelu(const Node& node, std::vector<TensorType>* out) {
+  const std::string approximate = node.GetString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    return InvalidInput("{}: attribute 'approximate' is '{}' (expected none or tanh)", node.Where(),
+                        approximate);
+  }
+  return InferFloatUnary(node, out);
+}
+
+Status InferNumericUnary(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  if (node.input(0)->dtype() == DType::kBool) {
+    return InvalidInput("{}: input 'X' must be numeric, got {}", node.Where(),
+                        node.input(0)->type().ToString());
+  }
+  return SetOutputs(node, out, {node.input(0)->type()});
+}
+
+Status InferVariadic(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
+  return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});
+}
+
+Status InferPow(const Node& node, std::vector<TensorType>* out) {
+  // Since Pow-12 the exponent may have another numeric type; the result has the base's type.
+  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  for (int i = 0; i < 2; ++i) {
+    if (node.input(i)->dtype() == DType::kBool) {
+      return InvalidInput("{}: input {} must be numeric, got bool", node.Where(),
+                          i == 0 ? "X" : "Y");
+    }
+  }
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/false));
+  return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});
+}
+
+Status InferMod(const Node& node, std::vector<TensorType>* out) {
+  // fmod=0 on floats is floor-mod since Mod-28 and unspecified before; both are accepted here.
+  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  if (node.input(0)->dtype() == DType::kBool) {
+    return InvalidInput("{}: input 'A' must be numeric, got bool", node.Where());
+  }
+  return InferBroadcastBinary(node, out);
+}
+
+Status InferWhere(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 3));
+  if (node.input(0)->dtype() != DType::kBool) {
+    return InvalidInput("{}: input 'condition' must be bool, got {}", node.Where(),
+                        node.input(0)->type().ToString());
+  }
+  A8_RETURN_IF_ERROR(RequireSameDType(node, 1, "X", 2, "Y"));
+  const std::string where = node.Where() + ": inputs 'condition', 'X', 'Y'";
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
+                      BroadcastShapes(node.input(0)->dims(), node.input(1)->dims(), where));
+  A8_ASSIGN_OR_RETURN(dims, BroadcastShapes(dims, node.input(2)->dims(), where));
+  return SetOutputs(node, out, {{node.input(1)->dtype(), dims}});
+}
+
+Status InferClip(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  static constexpr const char* kNames[] = {"input", "min", "max"};
+  for (int i = 1; i < 3; ++i) {
+    if (!node.has_input(i)) continue;
+    A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "input", i, kNames[i]));
+    if (node.input(i)->type().rank() != 0) {
+      return InvalidInput("{}: input '{}' must be a scalar, got {}", node.Where(), kNames[i],
+                          node.input(i)->type().ToString());
+    }
+  }
+  return SetOutputs(node, out, {node.input(0)->type()});
+}
+
+Status InferCast(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  const Attribute* to = node.attr("to");
+  if (to == nullptr || to->kind() != AttrKind::kInt) {
+    return InvalidInput("{}: attribute 'to' (int) is required", node.Where());
+  }
+  StatusOr<DType> dtype = DTypeFromOnnx(static_cast<int>(to->i()));
+  if (!dtype.ok()) return dtype.status().WithContext(node.Where() + ": attribute 'to'");
+  return SetOutputs(node, out, {{*dtype, node.input(0)->dims()}});
+}
+
+Status InferCastLike(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  return SetOutputs(node, out, {{node.input(1)->dtype(), node.input(0)->dims()}});
+}
+
+}  // namespace a8

@@ -1,0 +1,133 @@
+// IR -> ONNX (see exporter.h).
+#include "compiler/onnx/exporter.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/onnx/onnx_util.h"
+
+namespace a8 {
+namespace {
+
+// Opset of the default domain when the graph has neither opsets nor nodes that imply one.
+constexpr int64_t kDefaultOpset = 17;
+
+// The lowest IR version that can carry `opset` of ai.onnx (onnx.helper.VERSION_TABLE), but
+// at least 8: a800c writes the fields of IR 8 and onnxruntime reads every version from 3 up.
+int64_t IrVersionForOpset(int64_t opset) {
+  int64_t ir = 8;
+  if (opset >= 19) ir = 9;
+  if (opset >= 21) ir = 10;
+  if (opset >= 23) ir = 11;
+  if (opset >= 24) ir = 12;
+  if (opset >= 25) ir = 13;
+  if (opset >= 28) ir = 14;
+  return ir;
+}
+
+void SetValueInfo(const Value* v, onnx::ValueInfoProto* vi) {
+  vi->set_name(v->name());
+  TensorTypeToOnnx(v->type(), vi->mutable_type());
+}
+
+}  // namespace
+
+Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
+  model->Clear();
+  // Opsets: the model's, raised to the canonical version of every op used.
+  std::map<std::string, int64_t> opsets;
+  for (const auto& [domain, version] : g.opsets) {
+    opsets[domain == "ai.onnx" ? std::string() : domain] = version;
+  }
+  std::vector<const OpDef*> defs;
+  for (const Node* n : g.nodes()) {
+    if (n->domain() == "a8") {
+      return Unsupported("{}: internal op {} has no ONNX form yet and cannot be exported",
+                         n->Where(), n->qualified_op());
+    }
+    const OpDef* def = FindOp(n->domain(), n->op());
+    if (!def) {
+      return Unsupported("{}: op {} is not in a800c's op table and cannot be exported", n->Where(),
+                         n->qualified_op());
+    }
+    defs.push_back(def);
+    int64_t& opset = opsets[n->domain()];
+    opset = std::max<int64_t>(opset, def->canonical);
+  }
+  if (!opsets.count("") || opsets[""] < 1) {
+    opsets[""] = std::max<int64_t>(opsets.count("") ? opsets[""] : 0, kDefaultOpset);
+  }
+  size_t i = 0;
+  for (const Node* n : g.nodes()) {
+    const OpDef* def = defs[i++];
+    auto v = ResolveOpVersion(*def, opsets[n->domain()]);
+    if (!v.ok()) return v.status().WithContext(n->Where());
+    if (*v < def->canonical) {
+      return Internal("{}: resolves to version {} at opset {}, older than its canonical form {}",
+                      n->Where(), *v, opsets[n->domain()], def->canonical);
+    }
+  }
+
+  model->set_ir_version(IrVersionForOpset(opsets[""]));
+  model->set_producer_name("a800c");
+  model->set_producer_version(A800C_VERSION);
+  for (const auto& [domain, version] : opsets) {
+    onnx::OperatorSetIdProto* o = model->add_opset_import();
+    o->set_domain(domain);
+    o->set_version(version);
+  }
+
+  onnx::GraphProto* graph = model->mutable_graph();
+  graph->set_name(g.name.empty() ? "a800c" : g.name);
+  for (const Value* v : g.graph_values()) {
+    if (v->role() == ValueRole::kInput) {
+      SetValueInfo(v, graph->add_input());
+      continue;
+    }
+    if (!v->data()) {
+      return InvalidInput("{} '{}' has no data (elided in IR text) and cannot be exported",
+                          ValueRoleName(v->role()), v->name());
+    }
+    if (v->data()->type != v->type()) {
+      return Internal("{} '{}': data {} does not match its type {}", ValueRoleName(v->role()),
+                      v->name(), v->data()->type.ToString(), v->type().ToString());
+    }
+    TensorToOnnx(*v->data(), v->name(), graph->add_initializer());
+  }
+  for (const Node* n : g.nodes()) {
+    onnx::NodeProto* p = graph->add_node();
+    p->set_name(n->name());
+    p->set_op_type(n->op());
+    p->set_domain(n->domain());
+    for (const Value* in : n->inputs()) p->add_input(in ? in->name() : std::string());
+    for (const Value* out : n->outputs()) p->add_output(out->name());
+    for (const auto& [name, attr] : n->attrs()) {
+      // a800c's own annotations (`a8.why`) are not ONNX attributes.
+      if (name.rfind("a8.", 0) == 0) continue;
+      A8_RETURN_IF_ERROR(AttributeToOnnx(*n, name, attr, p->add_attribute()));
+    }
+    for (const Value* out : n->outputs()) {
+      if (!out->is_graph_output()) SetValueInfo(out, graph->add_value_info());
+    }
+  }
+  for (const Value* v : g.outputs()) SetValueInfo(v, graph->add_output());
+  return Status::Ok();
+}
+
+StatusOr<std::string> ExportOnnxBytes(const Graph& g) {
+  onnx::ModelProto model;
+  A8_RETURN_IF_ERROR(ExportOnnxModel(g, &model));
+  if (model.ByteSizeLong() > static_cast<size_t>(INT_MAX)) {
+    return Unsupported("the exported model is {} bytes; ONNX protobuf files hold at most 2 GiB",
+                       model.ByteSizeLong());
+  }
+  std::string bytes;
+  if (!model.SerializeToString(&bytes)) return Internal("serializing the ONNX model failed");
+  return bytes;
+}
+
+}  // namespace a8

@@ -1,0 +1,371 @@
+#include "compiler/onnx/onnx_util.h"
+
+#include <fmt/ranges.h>
+#include <onnx/onnx_pb.h>
+
+#include <charconv>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <system_error>
+
+namespace a8 {
+namespace {
+
+namespace fs = std::filesystem;
+
+StatusOr<int64_t> ParseNonNegative(const std::string& what, const std::string& key,
+                                   const std::string& text) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, v);
+  if (text.empty() || ec != std::errc() || ptr != end || v < 0) {
+    return InvalidInput("{}: external data key '{}' must be a non-negative integer, got '{}'", what,
+                        key, text);
+  }
+  return v;
+}
+
+// True when `p` is `base` or lies below it (both canonical).
+bool IsInside(const fs::path& base, const fs::path& p) {
+  auto b = base.begin(), e = base.end();
+  auto q = p.begin();
+  for (; b != e; ++b, ++q) {
+    if (b->empty()) continue;  // a trailing separator
+    if (q == p.end() || *q != *b) return false;
+  }
+  return true;
+}
+
+Status ReadExternalData(const onnx::TensorProto& t, const std::string& what,
+                        const std::string& model_dir, int64_t expected_bytes,
+                        std::vector<uint8_t>* out) {
+  std::string location;
+  std::optional<int64_t> offset, length;
+  for (const onnx::StringStringEntryProto& kv : t.external_data()) {
+    if (kv.key() == "location") {
+      location = kv.value();
+    } else if (kv.key() == "offset") {
+      A8_ASSIGN_OR_RETURN(offset, ParseNonNegative(what, "offset", kv.value()));
+    } else if (kv.key() == "length") {
+      A8_ASSIGN_OR_RETURN(length, ParseNonNegative(what, "length", kv.value()));
+    } else if (kv.key() != "checksum") {
+      return InvalidInput(
+          "{}: unknown external data key '{}' (expected location, offset, "
+          "length, checksum)",
+          what, kv.key());
+    }
+  }
+  if (location.empty()) return InvalidInput("{}: external data key 'location' is missing", what);
+  if (model_dir.empty()) {
+    return InvalidInput(
+        "{}: external data '{}' cannot be resolved: the model was not read from "
+        "a file",
+        what, location);
+  }
+  const fs::path rel(location);
+  if (rel.is_absolute() || rel.has_root_name() || rel.has_root_directory()) {
+    return InvalidInput(
+        "{}: external data key 'location' must be a path relative to the model's "
+        "folder, got '{}'",
+        what, location);
+  }
+  for (const fs::path& part : rel) {
+    if (part == "..") {
+      return InvalidInput("{}: external data key 'location' must not contain '..', got '{}'", what,
+                          location);
+    }
+  }
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(fs::path(model_dir), ec);
+  if (ec)
+    return InvalidInput("{}: cannot resolve the model's folder '{}': {}", what, model_dir,
+                        ec.message());
+  // weakly_canonical follows symlinks, so a link that points out of the folder is caught here.
+  const fs::path file = fs::weakly_canonical(base / rel, ec);
+  if (ec)
+    return InvalidInput("{}: cannot resolve external data '{}': {}", what, location, ec.message());
+  if (!IsInside(base, file) || file == base) {
+    return InvalidInput(
+        "{}: external data key 'location' '{}' resolves to '{}', outside the "
+        "model's folder '{}'",
+        what, location, file.string(), base.string());
+  }
+  if (!fs::is_regular_file(file, ec)) {
+    return InvalidInput(
+        "{}: external data key 'location': '{}' does not exist or is not a "
+        "regular file",
+        what, location);
+  }
+  const uintmax_t file_size = fs::file_size(file, ec);
+  if (ec || file_size > static_cast<uintmax_t>(std::numeric_limits<int64_t>::max())) {
+    return InvalidInput("{}: cannot read the size of external data file '{}'", what, location);
+  }
+  const int64_t size = static_cast<int64_t>(file_size);
+  const int64_t off = offset.value_or(0);
+  if (off > size) {
+    return InvalidInput("{}: external data key 'offset' is {}, past the end of '{}' ({} bytes)",
+                        what, off, location, size);
+  }
+  if (length && *length > size - off) {
+    return InvalidInput(
+        "{}: external data key 'length' is {}: offset {} + length runs past the "
+        "end of '{}' ({} bytes)",
+        what, *length, off, location, size);
+  }
+  const int64_t len = length.value_or(size - off);
+  if (len != expected_bytes) {
+    return InvalidInput(
+        "{}: external data key 'length' gives {} bytes{}, but the tensor needs {} "
+        "bytes",
+        what, len, length ? "" : " (offset to end of file)", expected_bytes);
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return InvalidInput("{}: cannot open external data file '{}'", what, location);
+  out->resize(static_cast<size_t>(len));
+  in.seekg(off);
+  in.read(reinterpret_cast<char*>(out->data()), len);
+  if (!in || in.gcount() != len) {
+    return InvalidInput("{}: could not read {} bytes at offset {} of '{}'", what, len, off,
+                        location);
+  }
+  return Status::Ok();
+}
+
+template <typename Field>
+Status CheckCount(const std::string& what, const char* field, const Field& f, int64_t n,
+                  const TensorType& type) {
+  if (static_cast<int64_t>(f.size()) != n) {
+    return InvalidInput("{}: holds {} values in {}, but its type {} has {} elements", what,
+                        f.size(), field, type.ToString(), n);
+  }
+  return Status::Ok();
+}
+
+// Copies int32_data into narrower elements, checking each value fits.
+template <typename T>
+Status NarrowInt32(const std::string& what, const onnx::TensorProto& t, int64_t lo, int64_t hi,
+                   TensorData* d) {
+  T* dst = d->mutable_data<T>();
+  for (int i = 0; i < t.int32_data_size(); ++i) {
+    const int64_t v = t.int32_data(i);
+    if (v < lo || v > hi) {
+      return InvalidInput("{}: int32_data[{}] = {} is out of range for {}", what, i, v,
+                          DTypeName(d->type.dtype));
+    }
+    dst[i] = static_cast<T>(v);
+  }
+  return Status::Ok();
+}
+
+Status ReadTypedFields(const onnx::TensorProto& t, const std::string& what, int64_t n,
+                       TensorData* d) {
+  const TensorType& type = d->type;
+  switch (type.dtype) {
+    case DType::kF32:
+      A8_RETURN_IF_ERROR(CheckCount(what, "float_data", t.float_data(), n, type));
+      if (n) std::memcpy(d->bytes.data(), t.float_data().data(), n * sizeof(float));
+      return Status::Ok();
+    case DType::kF64:
+      A8_RETURN_IF_ERROR(CheckCount(what, "double_data", t.double_data(), n, type));
+      if (n) std::memcpy(d->bytes.data(), t.double_data().data(), n * sizeof(double));
+      return Status::Ok();
+    case DType::kI64:
+      A8_RETURN_IF_ERROR(CheckCount(what, "int64_data", t.int64_data(), n, type));
+      if (n) std::memcpy(d->bytes.data(), t.int64_data().data(), n * sizeof(int64_t));
+      return Status::Ok();
+    case DType::kI32:
+      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
+      if (n) std::memcpy(d->bytes.data(), t.int32_data().data(), n * sizeof(int32_t));
+      return Status::Ok();
+    case DType::kI8:
+      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
+      return NarrowInt32<int8_t>(what, t, -128, 127, d);
+    case DType::kU8:
+      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
+      return NarrowInt32<uint8_t>(what, t, 0, 255, d);
+    case DType::kBool:
+      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
+      return NarrowInt32<uint8_t>(what, t, 0, 1, d);
+    case DType::kF16:
+    case DType::kBF16:
+      // The 16-bit patterns are stored in the low half of int32_data.
+      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
+      return NarrowInt32<uint16_t>(what, t, 0, 0xffff, d);
+  }
+  return Internal("{}: unhandled dtype", what);
+}
+
+// Models older than IR 2 leave `type` unset; it follows from the field that holds the value.
+onnx::AttributeProto::AttributeType AttributeTypeOf(const onnx::AttributeProto& a) {
+  using AP = onnx::AttributeProto;
+  if (a.type() != AP::UNDEFINED) return a.type();
+  if (a.has_f()) return AP::FLOAT;
+  if (a.has_i()) return AP::INT;
+  if (a.has_s()) return AP::STRING;
+  if (a.has_t()) return AP::TENSOR;
+  if (a.has_g()) return AP::GRAPH;
+  if (a.floats_size()) return AP::FLOATS;
+  if (a.ints_size()) return AP::INTS;
+  if (a.strings_size()) return AP::STRINGS;
+  if (a.graphs_size()) return AP::GRAPHS;
+  return AP::UNDEFINED;
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
+                                                     const std::string& what,
+                                                     const std::string& model_dir) {
+  auto dtype = DTypeFromOnnx(t.data_type());
+  if (!dtype.ok()) return dtype.status().WithContext(what);
+  if (t.has_segment()) return Unsupported("{}: segmented tensors are not supported", what);
+  TensorType type{*dtype, std::vector<int64_t>(t.dims().begin(), t.dims().end())};
+  auto n = CheckedProduct(type.dims);
+  if (!n.ok()) return n.status().WithContext(what);
+  const int64_t elem_size = static_cast<int64_t>(DTypeSize(type.dtype));
+  if (*n > std::numeric_limits<int64_t>::max() / elem_size) {
+    return InvalidInput("{}: {} elements of {} overflow the byte count", what, *n,
+                        DTypeName(type.dtype));
+  }
+  const int64_t nbytes = *n * elem_size;
+
+  auto d = std::make_shared<TensorData>();
+  d->type = type;
+  if (t.data_location() == onnx::TensorProto::EXTERNAL) {
+    A8_RETURN_IF_ERROR(ReadExternalData(t, what, model_dir, nbytes, &d->bytes));
+  } else if (t.has_raw_data()) {
+    if (static_cast<int64_t>(t.raw_data().size()) != nbytes) {
+      return InvalidInput("{}: raw_data has {} bytes, but its type {} needs {} bytes", what,
+                          t.raw_data().size(), type.ToString(), nbytes);
+    }
+    d->bytes.assign(t.raw_data().begin(), t.raw_data().end());
+  } else {
+    // Typed fields: the count check in ReadTypedFields runs before this buffer is filled, and
+    // the buffer is no larger than the field that must hold as many values.
+    const int64_t available =
+        t.float_data_size() + t.int32_data_size() + t.int64_data_size() + t.double_data_size();
+    if (*n > available) {
+      return InvalidInput("{}: holds {} values, but its type {} has {} elements", what, available,
+                          type.ToString(), *n);
+    }
+    d->bytes.assign(static_cast<size_t>(nbytes), 0);
+    A8_RETURN_IF_ERROR(ReadTypedFields(t, what, *n, d.get()));
+  }
+  if (type.dtype == DType::kBool) {
+    for (uint8_t& b : d->bytes) b = b != 0;
+  }
+  return d;
+}
+
+void TensorToOnnx(const TensorData& data, const std::string& name, onnx::TensorProto* t) {
+  t->Clear();
+  t->set_name(name);
+  t->set_data_type(DTypeToOnnx(data.type.dtype));
+  for (int64_t dim : data.type.dims) t->add_dims(dim);
+  t->set_raw_data(data.bytes.data(), data.bytes.size());
+}
+
+void TensorTypeToOnnx(const TensorType& t, onnx::TypeProto* type) {
+  type->Clear();
+  onnx::TypeProto::Tensor* tt = type->mutable_tensor_type();
+  tt->set_elem_type(DTypeToOnnx(t.dtype));
+  onnx::TensorShapeProto* shape = tt->mutable_shape();
+  for (int64_t d : t.dims) shape->add_dim()->set_dim_value(d);
+}
+
+StatusOr<Attribute> AttributeFromOnnx(const onnx::AttributeProto& a, const std::string& where,
+                                      const std::string& model_dir) {
+  using AP = onnx::AttributeProto;
+  if (!a.ref_attr_name().empty()) {
+    return Unsupported("{}: attribute '{}' refers to a function attribute ('{}')", where, a.name(),
+                       a.ref_attr_name());
+  }
+  const AP::AttributeType type = AttributeTypeOf(a);
+  switch (type) {
+    case AP::FLOAT:
+      return Attribute(a.f());
+    case AP::INT:
+      return Attribute(static_cast<int64_t>(a.i()));
+    case AP::STRING:
+      return Attribute(a.s());
+    case AP::FLOATS:
+      return Attribute(std::vector<float>(a.floats().begin(), a.floats().end()));
+    case AP::INTS:
+      return Attribute(std::vector<int64_t>(a.ints().begin(), a.ints().end()));
+    case AP::STRINGS:
+      return Attribute(std::vector<std::string>(a.strings().begin(), a.strings().end()));
+    case AP::TENSOR: {
+      const std::string what = fmt::format("{}: attribute '{}'", where, a.name());
+      A8_ASSIGN_OR_RETURN(auto data, TensorFromOnnx(a.t(), what, model_dir));
+      return Attribute(TensorDataPtr(std::move(data)));
+    }
+    case AP::GRAPH:
+    case AP::GRAPHS:
+      return Unsupported("{}: attribute '{}' is a subgraph; control flow is not supported", where,
+                         a.name());
+    case AP::UNDEFINED:
+      return InvalidInput("{}: attribute '{}' has no type and no value", where, a.name());
+    default:
+      return Unsupported("{}: attribute '{}' has type {}, which a800c does not support", where,
+                         a.name(), AP::AttributeType_Name(type));
+  }
+}
+
+Status AttributeToOnnx(const Node& n, const std::string& name, const Attribute& a,
+                       onnx::AttributeProto* p) {
+  using AP = onnx::AttributeProto;
+  p->set_name(name);
+  switch (a.kind()) {
+    case AttrKind::kInt:
+      p->set_type(AP::INT);
+      p->set_i(a.i());
+      break;
+    case AttrKind::kFloat:
+      p->set_type(AP::FLOAT);
+      p->set_f(a.f());
+      break;
+    case AttrKind::kString:
+      p->set_type(AP::STRING);
+      p->set_s(a.s());
+      break;
+    case AttrKind::kInts:
+      p->set_type(AP::INTS);
+      for (int64_t v : a.ints()) p->add_ints(v);
+      break;
+    case AttrKind::kFloats:
+      p->set_type(AP::FLOATS);
+      for (float v : a.floats()) p->add_floats(v);
+      break;
+    case AttrKind::kStrings:
+      p->set_type(AP::STRINGS);
+      for (const std::string& v : a.strings()) p->add_strings(v);
+      break;
+    case AttrKind::kTensor:
+      if (!a.tensor()) return Internal("{}: attribute '{}' has no tensor", n.Where(), name);
+      p->set_type(AP::TENSOR);
+      TensorToOnnx(*a.tensor(), "", p->mutable_t());
+      break;
+  }
+  return Status::Ok();
+}
+
+std::string OnnxTypeCaseName(const onnx::TypeProto& type) {
+  switch (type.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      return "tensor";
+    case onnx::TypeProto::kSequenceType:
+      return "sequence";
+    case onnx::TypeProto::kMapType:
+      return "map";
+    case onnx::TypeProto::kOptionalType:
+      return "optional";
+    case onnx::TypeProto::kSparseTensorType:
+      return "sparse_tensor";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace a8

@@ -1,0 +1,218 @@
+// The pass manager: runs a pipeline of passes by name, with verification, dumps and timing.
+// See pass_manager.h for the options; all output is deterministic except the timings.
+#include "compiler/pass/pass_manager.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
+
+namespace a8 {
+namespace {
+
+// A fixed-point pass that still reports a change after this many runs has a bug (it undoes its
+// own rewrite, or reports a change it did not make).
+constexpr int kMaxFixedPointIterations = 32;
+
+// The pass after which every value's type is known (see PassManagerOptions::input_typed).
+constexpr std::string_view kShapeInferencePass = "shape-inference";
+
+std::string KnownPassNames() {
+  std::string known;
+  for (const PassInfo& info : RegisteredPasses()) {
+    if (!known.empty()) known += ", ";
+    known += info.name;
+  }
+  return known;
+}
+
+std::string JoinNames(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) {
+    if (!out.empty()) out += ",";
+    out += n;
+  }
+  return out;
+}
+
+// One write per dump: the driver's dump stream is unbuffered stderr.
+void PrintBanner(std::ostream& os, std::string_view when, const std::string& pass,
+                 const Graph& g) {
+  os << fmt::format("// -----// IR Dump {} {} //----- //\n", when, pass) + PrintIrToString(g);
+  os.flush();
+}
+
+Status WriteDump(const std::string& dir, int index, const std::string& label, const Graph& g) {
+  std::filesystem::path path =
+      std::filesystem::path(dir) / fmt::format("{:02d}-{}.a8ir", index, label);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (out) PrintIr(g, out);
+  out.close();
+  if (!out) return Internal("--dump-dir: {}: cannot write the file", path.string());
+  return Status::Ok();
+}
+
+struct TimingRow {
+  std::string pass;
+  double ms = 0;
+  std::map<std::string, int64_t> stats;
+};
+
+void PrintTiming(std::ostream& os, const std::vector<TimingRow>& rows) {
+  double total = 0;
+  size_t width = 5;  // "total"
+  for (const TimingRow& r : rows) {
+    total += r.ms;
+    width = std::max(width, r.pass.size());
+  }
+  auto percent = [&](double ms) { return total > 0 ? 100.0 * ms / total : 0.0; };
+  os << "// -----// Pass execution timing report //----- //\n";
+  os << fmt::format("{:>10}  {:>6}  {:<{}}  {}\n", "wall ms", "%", "pass", width, "stats");
+  for (const TimingRow& r : rows) {
+    std::string stats;
+    for (const auto& [key, value] : r.stats) {
+      if (!stats.empty()) stats += " ";
+      stats += fmt::format("{}={}", key, value);
+    }
+    std::string line =
+        fmt::format("{:>10.3f}  {:>5.1f}%  {:<{}}  {}", r.ms, percent(r.ms), r.pass, width, stats);
+    line.erase(line.find_last_not_of(' ') + 1);
+    os << line << "\n";
+  }
+  os << fmt::format("{:>10.3f}  {:>5.1f}%  {}\n", total, total > 0 ? 100.0 : 0.0, "total");
+  os.flush();
+}
+
+}  // namespace
+
+std::string_view PassRepeatName(PassRepeat r) {
+  return r == PassRepeat::kOnce ? "once" : "fixed-point";
+}
+
+std::string_view PassModeName(PassMode m) {
+  switch (m) {
+    case PassMode::kBoth:
+      return "both";
+    case PassMode::kTraining:
+      return "training";
+    case PassMode::kInference:
+      return "inference";
+  }
+  return "?";
+}
+
+Status PassManager::AddPasses(const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    if (FindPass(name) == nullptr) {
+      return InvalidInput("unknown pass '{}' (known: {})", name, KnownPassNames());
+    }
+  }
+  for (const std::string& name : names) {
+    const PassInfo* info = FindPass(name);
+    AddPass(name, info->create(), info->repeat);
+  }
+  return Status::Ok();
+}
+
+void PassManager::AddPass(std::string name, std::unique_ptr<Pass> pass, PassRepeat repeat) {
+  names_.push_back(std::move(name));
+  passes_.push_back(Entry{std::move(pass), repeat});
+}
+
+Status PassManager::Run(Graph& g) {
+  // Every pass name an option mentions must exist, so that a typo is an error, not a silent
+  // no-op. --stop-after must also name a pass of this pipeline.
+  auto known = [&](const std::string& name) {
+    return FindPass(name) != nullptr ||
+           std::find(names_.begin(), names_.end(), name) != names_.end();
+  };
+  for (const auto* list : {&opts_.print_before, &opts_.print_after}) {
+    for (const std::string& name : *list) {
+      if (!known(name)) {
+        return InvalidInput("{}={}: unknown pass '{}' (known: {})",
+                            list == &opts_.print_before ? "--print-ir-before" : "--print-ir-after",
+                            name, name, KnownPassNames());
+      }
+    }
+  }
+  if (!opts_.stop_after.empty()) {
+    if (!known(opts_.stop_after)) {
+      return InvalidInput("--stop-after={}: unknown pass '{}' (known: {})", opts_.stop_after,
+                          opts_.stop_after, KnownPassNames());
+    }
+    if (std::find(names_.begin(), names_.end(), opts_.stop_after) == names_.end()) {
+      return InvalidInput("--stop-after={}: pass '{}' is not in the pipeline ({})",
+                          opts_.stop_after, opts_.stop_after, JoinNames(names_));
+    }
+  }
+  std::ostream* dump = opts_.dump_stream;
+  if (!opts_.dump_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(opts_.dump_dir, ec);
+    if (ec || !std::filesystem::is_directory(opts_.dump_dir)) {
+      return InvalidInput("--dump-dir={}: cannot create the folder{}", opts_.dump_dir,
+                          ec ? ": " + ec.message() : "");
+    }
+    A8_RETURN_IF_ERROR(WriteDump(opts_.dump_dir, 0, "input", g));
+  }
+
+  bool typed = opts_.input_typed;
+  std::vector<TimingRow> timing;
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const std::string& name = names_[i];
+    Pass& pass = *passes_[i].pass;
+    if (dump != nullptr && opts_.print_before.count(name) > 0) {
+      PrintBanner(*dump, "Before", name, g);
+    }
+
+    pass.stats().clear();
+    auto start = std::chrono::steady_clock::now();
+    if (passes_[i].repeat == PassRepeat::kOnce) {
+      A8_ASSIGN_OR_RETURN(bool changed, pass.Run(g));
+      (void)changed;
+    } else {
+      int iterations = 0;
+      bool changed = true;
+      while (changed) {
+        if (iterations == kMaxFixedPointIterations) {
+          return Internal("pass '{}' did not reach a fixed point after {} iterations", name,
+                          kMaxFixedPointIterations);
+        }
+        A8_ASSIGN_OR_RETURN(changed, pass.Run(g));
+        ++iterations;
+      }
+      pass.stats()["iterations"] = iterations;
+    }
+    auto end = std::chrono::steady_clock::now();
+
+    if (name == kShapeInferencePass) typed = true;
+    if (opts_.verify_each) {
+      VerifyOptions vopts;
+      vopts.check_types = typed;
+      Status verified = Verify(g, vopts);
+      if (!verified.ok()) {
+        return Internal("after pass '{}': {}", name, verified.message());
+      }
+    }
+    if (dump != nullptr && (opts_.print_after_all || opts_.print_after.count(name) > 0)) {
+      PrintBanner(*dump, "After", name, g);
+    }
+    if (!opts_.dump_dir.empty()) {
+      A8_RETURN_IF_ERROR(WriteDump(opts_.dump_dir, static_cast<int>(i) + 1, name, g));
+    }
+    timing.push_back(TimingRow{name, std::chrono::duration<double, std::milli>(end - start).count(),
+                               pass.stats()});
+    if (name == opts_.stop_after) break;
+  }
+  if (opts_.pass_timing && opts_.timing_stream != nullptr) {
+    PrintTiming(*opts_.timing_stream, timing);
+  }
+  return Status::Ok();
+}
+
+}  // namespace a8

@@ -1,0 +1,218 @@
+// Broadcasting binary ops and Where (declared in elementwise.h).
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/cast_elem.h"
+#include "kernels/cpu/elementwise.h"
+
+namespace a8::cpu {
+namespace {
+
+const char* BinaryName(BinaryOp op) {
+  static const char* const kNames[] = {
+      "Add", "Sub", "Mul",   "Div",  "Pow",         "Mod",     "Mod(fmod)",
+      "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+      "And", "Or",  "Xor"};
+  return kNames[static_cast<int>(op)];
+}
+
+template <typename C>
+C FloatMod(C a, C b, bool c_fmod) {
+  C r = std::fmod(a, b);
+  if (!c_fmod && r != C(0) && ((r < C(0)) != (b < C(0)))) r += b;
+  return r;
+}
+
+template <typename C>
+C IntPow(C base, C exp) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exp < 0) {
+      if (base == 1) return 1;
+      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+      return 0;
+    }
+  }
+  using U = std::make_unsigned_t<C>;
+  U result = 1, b = static_cast<U>(base);
+  for (U e = static_cast<U>(exp); e != 0; e >>= 1) {
+    if (e & 1) result *= b;
+    b *= b;
+  }
+  return static_cast<C>(result);
+}
+
+// Arithmetic in the compute type C of the operands.
+template <typename C>
+C Arith(BinaryOp op, C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    switch (op) {
+      case BinaryOp::kAdd:
+        return a + b;
+      case BinaryOp::kSub:
+        return a - b;
+      case BinaryOp::kMul:
+        return a * b;
+      case BinaryOp::kDiv:
+        return a / b;
+      case BinaryOp::kPow:
+        return std::pow(a, b);
+      case BinaryOp::kMod:
+        return FloatMod(a, b, false);
+      case BinaryOp::kFMod:
+        return FloatMod(a, b, true);
+      case BinaryOp::kMax:
+        return (a != a || b != b) ? a + b : (a < b ? b : a);
+      default:
+        return (a != a || b != b) ? a + b : (b < a ? b : a);  // kMin
+    }
+  } else {
+    using U = std::make_unsigned_t<C>;
+    switch (op) {
+      case BinaryOp::kAdd:
+        return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
+      case BinaryOp::kSub:
+        return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
+      case BinaryOp::kMul:
+        return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
+      case BinaryOp::kDiv:
+        if (b == 0) return 0;
+        if constexpr (std::is_signed_v<C>) {
+          if (b == C(-1)) return static_cast<C>(U(0) - static_cast<U>(a));
+        }
+        return static_cast<C>(a / b);
+      case BinaryOp::kPow:
+        return IntPow(a, b);
+      case BinaryOp::kMod:
+      case BinaryOp::kFMod: {
+        if (b == 0) return 0;
+        if constexpr (std::is_signed_v<C>) {
+          if (b == C(-1)) return 0;
+          C r = static_cast<C>(a % b);
+          if (op == BinaryOp::kMod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<C>(r + b);
+          return r;
+        } else {
+          return static_cast<C>(a % b);
+        }
+      }
+      case BinaryOp::kMax:
+        return a < b ? b : a;
+      default:
+        return b < a ? b : a;  // kMin
+    }
+  }
+}
+
+template <typename C>
+bool Compare(BinaryOp op, C a, C b) {
+  switch (op) {
+    case BinaryOp::kEqual:
+      return a == b;
+    case BinaryOp::kLess:
+      return a < b;
+    case BinaryOp::kLessOrEqual:
+      return a <= b;
+    case BinaryOp::kGreater:
+      return a > b;
+    case BinaryOp::kGreaterOrEqual:
+      return a >= b;
+    case BinaryOp::kAnd:
+      return a && b;
+    case BinaryOp::kOr:
+      return a || b;
+    default:
+      return a != b;  // kXor on bool
+  }
+}
+
+template <typename T, typename F>
+void RunBinary(const BroadcastPlan& plan, const T* a, const T* b, F&& f) {
+  ForEachBroadcastRow<2>(plan, 2,
+                         [&](int64_t out, const int64_t* off, int64_t len, const int64_t* st) {
+                           const T* pa = a + off[0];
+                           const T* pb = b + off[1];
+                           for (int64_t i = 0; i < len; ++i)
+                             f(out + i, pa[i * st[0]], pb[i * st[1]]);
+                         });
+}
+
+// Pow whose exponent has another dtype: math in double, stored like a Cast.
+template <typename T>
+Status MixedPow(const BroadcastPlan& plan, const T* a, DType b_dtype, const void* b, T* y) {
+  return Dispatch<TypeSet::kNumeric>(b_dtype, "Pow", [&](auto tag) {
+    using E = A8_TAG_TYPE(tag);
+    ForEachBroadcastRow<2>(plan, 16,
+                           [&](int64_t out, const int64_t* off, int64_t len, const int64_t* st) {
+                             const T* pa = a + off[0];
+                             const E* pb = static_cast<const E*>(b) + off[1];
+                             for (int64_t i = 0; i < len; ++i) {
+                               double base = CastElem<double, T>(pa[i * st[0]]);
+                               double expo = CastElem<double, E>(pb[i * st[1]]);
+                               y[out + i] = CastElem<T, double>(std::pow(base, expo));
+                             }
+                           });
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+bool BinaryOutputIsBool(BinaryOp op) { return op >= BinaryOp::kEqual; }
+
+Status Binary(BinaryOp op, DType a_dtype, const Dims& a_dims, const void* a, DType b_dtype,
+              const Dims& b_dims, const void* b, void* y) {
+  const char* name = BinaryName(op);
+  A8_ASSIGN_OR_RETURN(Dims out_dims, BroadcastDims({a_dims, b_dims}, name));
+  A8_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan({a_dims, b_dims}, out_dims, name));
+  if (a_dtype != b_dtype && op != BinaryOp::kPow) {
+    return InvalidInput("{}: operand dtypes {} and {} differ", name, ElemName(a_dtype),
+                        ElemName(b_dtype));
+  }
+  const bool logic = op == BinaryOp::kAnd || op == BinaryOp::kOr || op == BinaryOp::kXor;
+  if (logic) {
+    if (a_dtype != DType::kBool)
+      return Unsupported("{}: dtype {} is not bool", name, ElemName(a_dtype));
+    bool* out = static_cast<bool*>(y);
+    RunBinary(plan, static_cast<const bool*>(a), static_cast<const bool*>(b),
+              [&](int64_t i, bool u, bool v) { out[i] = Compare(op, u, v); });
+    return Status::Ok();
+  }
+  return Dispatch<TypeSet::kNumeric>(a_dtype, name, [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    const T* pa = static_cast<const T*>(a);
+    const T* pb = static_cast<const T*>(b);
+    if (BinaryOutputIsBool(op)) {
+      bool* out = static_cast<bool*>(y);
+      RunBinary(plan, pa, pb, [&](int64_t i, T u, T v) { out[i] = Compare(op, Load(u), Load(v)); });
+      return Status::Ok();
+    }
+    T* out = static_cast<T*>(y);
+    if (a_dtype != b_dtype) return MixedPow(plan, pa, b_dtype, b, out);
+    RunBinary(plan, pa, pb,
+              [&](int64_t i, T u, T v) { out[i] = Store<T>(Arith(op, Load(u), Load(v))); });
+    return Status::Ok();
+  });
+}
+
+Status Where(const Dims& cond_dims, const bool* cond, DType dtype, const Dims& x_dims,
+             const void* x, const Dims& y_dims, const void* y, void* out) {
+  A8_ASSIGN_OR_RETURN(Dims out_dims, BroadcastDims({cond_dims, x_dims, y_dims}, "Where"));
+  A8_ASSIGN_OR_RETURN(BroadcastPlan plan,
+                      MakeBroadcastPlan({cond_dims, x_dims, y_dims}, out_dims, "Where"));
+  return DispatchBySize(dtype, [&](auto tag) {
+    using U = A8_TAG_TYPE(tag);
+    const U* px = static_cast<const U*>(x);
+    const U* py = static_cast<const U*>(y);
+    U* po = static_cast<U*>(out);
+    ForEachBroadcastRow<3>(
+        plan, 1, [&](int64_t o, const int64_t* off, int64_t len, const int64_t* st) {
+          for (int64_t i = 0; i < len; ++i) {
+            po[o + i] = cond[off[0] + i * st[0]] ? px[off[1] + i * st[1]] : py[off[2] + i * st[2]];
+          }
+        });
+    return Status::Ok();
+  });
+}
+
+}  // namespace a8::cpu

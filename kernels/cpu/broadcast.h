@@ -1,0 +1,58 @@
+// Numpy-style broadcasting for the elementwise and data-movement kernels.
+//
+// A BroadcastPlan coalesces the output dims (drops 1s, merges dims that every input walks
+// contiguously) so the innermost loop is as long as possible, and gives each input a stride per
+// coalesced dim (0 where it is broadcast). ForEachBroadcastRow walks the output row by row,
+// splitting rows over threads; each output element is visited exactly once.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/status.h"
+#include "kernels/cpu/dtype.h"
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu {
+
+struct BroadcastPlan {
+  Dims out_dims;              // the broadcast output dims
+  Dims dims;                  // coalesced, never empty (a scalar is {1})
+  std::vector<Dims> strides;  // per input, per coalesced dim; 0 where broadcast
+};
+
+// Output dims of broadcasting `inputs` together, or InvalidInput naming `op` and the dims.
+StatusOr<Dims> BroadcastDims(const std::vector<Dims>& inputs, const char* op);
+
+// The plan for broadcasting `inputs` to `out_dims` (which must be their broadcast, or a shape
+// they broadcast to, as for Expand).
+StatusOr<BroadcastPlan> MakeBroadcastPlan(const std::vector<Dims>& inputs, const Dims& out_dims,
+                                          const char* op);
+
+// Calls f(out_offset, const int64_t* in_offsets, length, const int64_t* in_inner_strides) for
+// every innermost row of the output. `cost` is the work per element, for the thread split.
+template <size_t K, typename F>
+void ForEachBroadcastRow(const BroadcastPlan& p, int64_t cost, F&& f) {
+  const int64_t rank = static_cast<int64_t>(p.dims.size());
+  const int64_t inner = p.dims.back();
+  int64_t rows = 1;
+  for (int64_t i = 0; i + 1 < rank; ++i) rows *= p.dims[i];
+  if (rows == 0 || inner == 0) return;
+  std::array<int64_t, K> inner_strides;
+  for (size_t k = 0; k < K; ++k) inner_strides[k] = p.strides[k].back();
+  ParallelFor(rows, inner * cost, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      std::array<int64_t, K> off{};
+      int64_t rest = r;
+      for (int64_t i = rank - 2; i >= 0; --i) {
+        int64_t idx = rest % p.dims[i];
+        rest /= p.dims[i];
+        for (size_t k = 0; k < K; ++k) off[k] += idx * p.strides[k][i];
+      }
+      f(r * inner, off.data(), inner, inner_strides.data());
+    }
+  });
+}
+
+}  // namespace a8::cpu

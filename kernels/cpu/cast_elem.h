@@ -1,0 +1,79 @@
+// One-element ONNX Cast (see Cast in elementwise.h for the semantics), shared by the kernels
+// that store a computed value into another dtype (Cast, Pow with a foreign exponent, Pad values).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/cpu/dtype.h"
+
+namespace a8::cpu {
+
+// double -> float rounded toward zero, with the last bit set when inexact ("round to odd"): a
+// following rounding to f16/bf16 then equals a single correct rounding of the double.
+inline float RoundToOddFloat(double d) {
+  if (std::isnan(d)) return static_cast<float>(d);
+  float f = static_cast<float>(d);
+  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
+  if (static_cast<double>(f) != d) f = BitsToFloat(FloatToBits(f) | 1u);
+  return f;
+}
+
+// int64 -> float with round to odd, exactly (the value keeps a sticky bit below 24 bits).
+inline float RoundToOddFloat(int64_t v) {
+  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int shift = 0;
+  while ((u >> shift) >= (uint64_t{1} << 24)) ++shift;
+  uint64_t m = u >> shift;
+  if (shift > 0 && (u & ((uint64_t{1} << shift) - 1)) != 0) m |= 1;
+  float f = std::ldexp(static_cast<float>(m), shift);
+  return v < 0 ? -f : f;
+}
+
+// x86 cvttsd2si: truncation, with NaN and out-of-range giving the minimum.
+inline int32_t TruncToI32(double x) {
+  if (!(x > -2147483649.0 && x < 2147483648.0)) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(x);
+}
+inline int64_t TruncToI64(double x) {
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) {
+    return std::numeric_limits<int64_t>::min();
+  }
+  return static_cast<int64_t>(x);
+}
+
+template <typename To, typename From>
+To CastElem(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (std::is_same_v<From, Half> || std::is_same_v<From, BFloat16>) {
+    return CastElem<To, float>(Load(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_same_v<From, bool>) {
+    return CastElem<To, int32_t>(v ? 1 : 0);
+  } else if constexpr (std::is_floating_point_v<From>) {
+    if constexpr (std::is_same_v<To, float> || std::is_same_v<To, double>) {
+      return static_cast<To>(v);
+    } else if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
+      if constexpr (std::is_same_v<From, float>)
+        return Store<To>(v);
+      else
+        return Store<To>(RoundToOddFloat(static_cast<double>(v)));
+    } else if constexpr (std::is_same_v<To, int64_t>) {
+      return TruncToI64(static_cast<double>(v));
+    } else {
+      return static_cast<To>(TruncToI32(static_cast<double>(v)));
+    }
+  } else {  // From is an integer
+    if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
+      return Store<To>(RoundToOddFloat(static_cast<int64_t>(v)));
+    } else {
+      return static_cast<To>(v);
+    }
+  }
+}
+
+}  // namespace a8::cpu

@@ -1,0 +1,219 @@
+#include "kernels/cpu/conv.h"
+
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu {
+namespace {
+
+using internal::BlasGemm;
+using internal::ComputeOutput;
+using internal::ComputeView;
+
+// Spatial geometry padded to 3 dims (leading 1s). The "image" is X for Conv and Y for
+// ConvTranspose; the "grid" is the other side. image position = grid * s - pad + k * d.
+struct Geometry {
+  int64_t img[3], grid[3], k[3], s[3], d[3], pb[3];
+  int64_t img_size = 1, grid_size = 1, k_size = 1;
+};
+
+StatusOr<Geometry> MakeGeometry(const ConvParams& p, bool transpose, Dims* out_spatial) {
+  const char* op = transpose ? "ConvTranspose" : "Conv";
+  const size_t r = p.in_spatial.size();
+  if (r < 1 || r > 3) return Unsupported("{}: {} spatial dims (1 to 3 are supported)", op, r);
+  auto check_len = [&](const Dims& v, size_t want, const char* what) -> Status {
+    if (!v.empty() && v.size() != want) {
+      return InvalidInput("{}: {} has {} values, expected {}", op, what, v.size(), want);
+    }
+    return Status::Ok();
+  };
+  if (p.kernel.size() != r) {
+    return InvalidInput("{}: kernel rank {} differs from spatial rank {}", op, p.kernel.size(), r);
+  }
+  A8_RETURN_IF_ERROR(check_len(p.strides, r, "strides"));
+  A8_RETURN_IF_ERROR(check_len(p.dilations, r, "dilations"));
+  A8_RETURN_IF_ERROR(check_len(p.pads, 2 * r, "pads"));
+  A8_RETURN_IF_ERROR(check_len(p.output_padding, r, "output_padding"));
+  if (p.group < 1 || p.in_channels % p.group != 0 || p.out_channels % p.group != 0) {
+    return InvalidInput("{}: group {} does not divide channels {} -> {}", op, p.group,
+                        p.in_channels, p.out_channels);
+  }
+  Geometry g;
+  Dims out(r);
+  for (size_t i = 0; i < 3; ++i) {
+    g.img[i] = g.grid[i] = g.k[i] = g.s[i] = g.d[i] = 1;
+    g.pb[i] = 0;
+  }
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    int64_t s = p.strides.empty() ? 1 : p.strides[i];
+    int64_t d = p.dilations.empty() ? 1 : p.dilations[i];
+    int64_t pb = p.pads.empty() ? 0 : p.pads[i];
+    int64_t pe = p.pads.empty() ? 0 : p.pads[r + i];
+    int64_t op_pad = p.output_padding.empty() ? 0 : p.output_padding[i];
+    int64_t k = p.kernel[i], in = p.in_spatial[i];
+    if (s < 1 || d < 1 || k < 1 || in < 0) {
+      return InvalidInput("{}: spatial dim {}: stride {}, dilation {}, kernel {}, input {}", op, i,
+                          s, d, k, in);
+    }
+    int64_t span = (k - 1) * d + 1;
+    out[i] = transpose ? s * (in - 1) + op_pad + span - pb - pe : (in + pb + pe - span) / s + 1;
+    if (out[i] < 1 || (!transpose && in + pb + pe < span)) {
+      return InvalidInput("{}: spatial dim {} has no output (input {}, kernel span {}, pads {}+{})",
+                          op, i, in, span, pb, pe);
+    }
+    g.img[j] = transpose ? out[i] : in;
+    g.grid[j] = transpose ? in : out[i];
+    g.k[j] = k;
+    g.s[j] = s;
+    g.d[j] = d;
+    g.pb[j] = pb;
+  }
+  for (int i = 0; i < 3; ++i) {
+    g.img_size *= g.img[i];
+    g.grid_size *= g.grid[i];
+    g.k_size *= g.k[i];
+  }
+  if (out_spatial != nullptr) *out_spatial = out;
+  return g;
+}
+
+// Calls f(grid_index, image_index) for every grid position whose tap `kk` lands in the image.
+template <typename F>
+void ForEachTap(const Geometry& g, int64_t kk, F&& f) {
+  const int64_t k2 = kk % g.k[2], k1 = (kk / g.k[2]) % g.k[1], k0 = kk / (g.k[2] * g.k[1]);
+  int64_t o = 0;
+  for (int64_t o0 = 0; o0 < g.grid[0]; ++o0) {
+    const int64_t i0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
+    const bool in0 = i0 >= 0 && i0 < g.img[0];
+    for (int64_t o1 = 0; o1 < g.grid[1]; ++o1) {
+      const int64_t i1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+      const bool in01 = in0 && i1 >= 0 && i1 < g.img[1];
+      const int64_t base = (i0 * g.img[1] + i1) * g.img[2];
+      for (int64_t o2 = 0; o2 < g.grid[2]; ++o2, ++o) {
+        const int64_t i2 = o2 * g.s[2] - g.pb[2] + k2 * g.d[2];
+        if (in01 && i2 >= 0 && i2 < g.img[2]) f(o, base + i2);
+      }
+    }
+  }
+}
+
+// col [channels * k_size, grid_size] from image [channels, img_size]; zeros outside.
+template <typename C>
+void Im2Col(const Geometry& g, int64_t channels, const C* img, C* col) {
+  ParallelFor(channels * g.k_size, g.grid_size, [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      C* dst = col + row * g.grid_size;
+      const C* src = img + (row / g.k_size) * g.img_size;
+      std::fill(dst, dst + g.grid_size, C(0));
+      ForEachTap(g, row % g.k_size, [&](int64_t o, int64_t i) { dst[o] = src[i]; });
+    }
+  });
+}
+
+// image [channels, img_size] += col [channels * k_size, grid_size] scattered back.
+template <typename C>
+void Col2Im(const Geometry& g, int64_t channels, const C* col, C* img) {
+  ParallelFor(channels, g.k_size * g.grid_size, [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      C* dst = img + c * g.img_size;
+      for (int64_t kk = 0; kk < g.k_size; ++kk) {
+        const C* src = col + (c * g.k_size + kk) * g.grid_size;
+        ForEachTap(g, kk, [&](int64_t o, int64_t i) { dst[i] += src[o]; });
+      }
+    }
+  });
+}
+
+bool IsPointwise(const Geometry& g) {
+  for (int i = 0; i < 3; ++i) {
+    if (g.k[i] != 1 || g.s[i] != 1 || g.pb[i] != 0 || g.img[i] != g.grid[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose) {
+  Dims out;
+  A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, transpose, &out));
+  (void)g;
+  return out;
+}
+
+Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
+  A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, false, nullptr));
+  return Dispatch<TypeSet::kFloat>(p.dtype, "Conv", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
+    const int64_t x_sample = p.in_channels * g.img_size, y_sample = p.out_channels * g.grid_size;
+    ComputeView<T> xv(x, p.batch * x_sample);
+    ComputeView<T> wv(w, p.out_channels * cg * g.k_size);
+    ComputeOutput<T> out(y, p.batch * y_sample);
+    const bool pointwise = IsPointwise(g);
+    std::vector<C> col(pointwise ? 0 : static_cast<size_t>(cg * g.k_size * g.grid_size));
+    for (int64_t n = 0; n < p.batch; ++n) {
+      for (int64_t gi = 0; gi < p.group; ++gi) {
+        const C* img = xv.data() + n * x_sample + gi * cg * g.img_size;
+        const C* cols = img;
+        if (!pointwise) {
+          Im2Col(g, cg, img, col.data());
+          cols = col.data();
+        }
+        BlasGemm(false, false, mg, g.grid_size, cg * g.k_size, C(1),
+                 wv.data() + gi * mg * cg * g.k_size, cg * g.k_size, cols, g.grid_size, C(0),
+                 out.data() + n * y_sample + gi * mg * g.grid_size, g.grid_size);
+      }
+      if (bias != nullptr) {
+        ComputeView<T> bv(bias, p.out_channels);
+        for (int64_t m = 0; m < p.out_channels; ++m) {
+          C* row = out.data() + n * y_sample + m * g.grid_size;
+          for (int64_t i = 0; i < g.grid_size; ++i) row[i] += bv.data()[m];
+        }
+      }
+    }
+    out.Flush();
+    return Status::Ok();
+  });
+}
+
+Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
+  A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, true, nullptr));
+  return Dispatch<TypeSet::kFloat>(p.dtype, "ConvTranspose", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
+    const int64_t x_sample = p.in_channels * g.grid_size, y_sample = p.out_channels * g.img_size;
+    ComputeView<T> xv(x, p.batch * x_sample);
+    ComputeView<T> wv(w, p.in_channels * mg * g.k_size);
+    ComputeOutput<T> out(y, p.batch * y_sample);
+    std::vector<C> col(static_cast<size_t>(mg * g.k_size * g.grid_size));
+    std::vector<C> bias_c(static_cast<size_t>(p.out_channels), C(0));
+    if (bias != nullptr) {
+      ComputeView<T> bv(bias, p.out_channels);
+      std::copy(bv.data(), bv.data() + p.out_channels, bias_c.begin());
+    }
+    for (int64_t n = 0; n < p.batch; ++n) {
+      C* y_n = out.data() + n * y_sample;
+      for (int64_t m = 0; m < p.out_channels; ++m) {
+        std::fill(y_n + m * g.img_size, y_n + (m + 1) * g.img_size, bias_c[m]);
+      }
+      for (int64_t gi = 0; gi < p.group; ++gi) {
+        BlasGemm(true, false, mg * g.k_size, g.grid_size, cg, C(1),
+                 wv.data() + gi * cg * mg * g.k_size, mg * g.k_size,
+                 xv.data() + n * x_sample + gi * cg * g.grid_size, g.grid_size, C(0), col.data(),
+                 g.grid_size);
+        Col2Im(g, mg, col.data(), y_n + gi * mg * g.img_size);
+      }
+    }
+    out.Flush();
+    return Status::Ok();
+  });
+}
+
+}  // namespace a8::cpu

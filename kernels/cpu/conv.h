@@ -1,0 +1,39 @@
+// Convolution and transposed convolution, N-D (1, 2 or 3 spatial dims), with pads, strides,
+// dilations and groups, through im2col / col2im and the GEMMs of gemm.h (so f16/bf16 are
+// computed in float and rounded once, f64 in double).
+//
+// Params are already resolved: explicit pads (auto_pad and ConvTranspose's output_shape are the
+// compiler's business), kernel dims from W. Empty strides / dilations / pads mean 1 / 1 / 0.
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/ir/status.h"
+#include "kernels/cpu/dtype.h"
+
+namespace a8::cpu {
+
+struct ConvParams {
+  DType dtype = DType::kF32;
+  int64_t batch = 1;
+  int64_t in_channels = 0;   // C of X
+  int64_t out_channels = 0;  // M of Y
+  int64_t group = 1;
+  Dims in_spatial;  // X's spatial dims
+  Dims kernel;      // W's spatial dims
+  Dims strides, dilations;
+  Dims pads;            // ONNX order: begin of every spatial dim, then end of every one
+  Dims output_padding;  // ConvTranspose only
+};
+
+// Y's spatial dims: Conv: floor((in + pads - ((k - 1) * d + 1)) / s) + 1; ConvTranspose:
+// s * (in - 1) + output_padding + (k - 1) * d + 1 - pads. InvalidInput when inconsistent.
+StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose);
+
+// X [N, C, in...], W [M, C / group, k...], B [M] or null -> Y [N, M, out...].
+Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias, void* y);
+
+// X [N, C, in...], W [C, M / group, k...], B [M] or null -> Y [N, M, out...].
+Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y);
+
+}  // namespace a8::cpu

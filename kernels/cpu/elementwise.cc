@@ -1,0 +1,225 @@
+// Unary math, Clip, Cast and Dropout. Binary ops and Where are in binary.cc.
+#include "kernels/cpu/elementwise.h"
+
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/common/philox.h"
+#include "kernels/cpu/cast_elem.h"
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu {
+namespace {
+
+constexpr int64_t kTranscendentalCost = 16;
+
+const char* UnaryName(UnaryOp op) {
+  static const char* const kNames[] = {"Abs",         "Neg",  "Relu",  "Sigmoid",    "Tanh",
+                                       "Exp",         "Log",  "Sqrt",  "Reciprocal", "Erf",
+                                       "Floor",       "Ceil", "Sin",   "Cos",        "Not",
+                                       "LeakyRelu",   "Elu",  "Gelu",  "GeluTanh",   "Softplus",
+                                       "HardSigmoid", "Sign", "IsNaN", "IsInf",      "Identity"};
+  return kNames[static_cast<int>(op)];
+}
+
+// The float math of one unary op in A (float or double).
+template <typename A>
+A FloatUnary(UnaryOp op, A x, const UnaryAttrs& at) {
+  const A one = 1, zero = 0, half = 0.5;
+  switch (op) {
+    case UnaryOp::kAbs:
+      return std::fabs(x);
+    case UnaryOp::kNeg:
+      return -x;
+    case UnaryOp::kRelu:
+      return x > zero ? x : (x == x ? zero : x);
+    case UnaryOp::kSigmoid: {
+      if (x >= zero) return one / (one + std::exp(-x));
+      A e = std::exp(x);
+      return e / (one + e);
+    }
+    case UnaryOp::kTanh:
+      return std::tanh(x);
+    case UnaryOp::kExp:
+      return std::exp(x);
+    case UnaryOp::kLog:
+      return std::log(x);
+    case UnaryOp::kSqrt:
+      return std::sqrt(x);
+    case UnaryOp::kReciprocal:
+      return one / x;
+    case UnaryOp::kErf:
+      return std::erf(x);
+    case UnaryOp::kFloor:
+      return std::floor(x);
+    case UnaryOp::kCeil:
+      return std::ceil(x);
+    case UnaryOp::kSin:
+      return std::sin(x);
+    case UnaryOp::kCos:
+      return std::cos(x);
+    case UnaryOp::kLeakyRelu:
+      return x >= zero ? x : static_cast<A>(at.alpha) * x;
+    case UnaryOp::kElu:
+      return x >= zero ? x : static_cast<A>(at.alpha) * std::expm1(x);
+    // 0.5 x (1 + erf(x / sqrt 2)) and 0.5 x (1 + tanh(u)) written without the cancellation
+    // of 1 + erf / 1 + tanh for negative x: erfc, and 1 + tanh(u) = 2 / (1 + exp(-2u)).
+    case UnaryOp::kGelu:
+      return half * x * std::erfc(-x * static_cast<A>(0.70710678118654752440));
+    case UnaryOp::kGeluTanh: {
+      const A k = static_cast<A>(0.79788456080286535588);  // sqrt(2 / pi)
+      A u = k * (x + static_cast<A>(0.044715) * x * x * x);
+      return x / (one + std::exp(-2 * u));
+    }
+    case UnaryOp::kSoftplus:
+      return std::fmax(x, zero) + std::log1p(std::exp(-std::fabs(x)));
+    case UnaryOp::kHardSigmoid:
+      return std::fmax(zero,
+                       std::fmin(one, static_cast<A>(at.alpha) * x + static_cast<A>(at.beta)));
+    case UnaryOp::kSign:
+      return x > zero ? one : (x < zero ? -one : x);
+    default:
+      return x;  // kIdentity
+  }
+}
+
+template <typename T>
+Status FloatUnaryKernel(UnaryOp op, int64_t n, const T* x, T* y, const UnaryAttrs& at) {
+  ParallelFor(n, kTranscendentalCost, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) y[i] = Store<T>(FloatUnary(op, Load(x[i]), at));
+  });
+  return Status::Ok();
+}
+
+template <typename T>
+Status FloatPredicateKernel(UnaryOp op, int64_t n, const T* x, bool* y, const UnaryAttrs& at) {
+  for (int64_t i = 0; i < n; ++i) {
+    auto v = Load(x[i]);
+    if (op == UnaryOp::kIsNaN) {
+      y[i] = std::isnan(v);
+    } else {
+      y[i] = std::isinf(v) && ((v > 0 && at.detect_positive) || (v < 0 && at.detect_negative));
+    }
+  }
+  return Status::Ok();
+}
+
+template <typename T>
+Status IntUnaryKernel(UnaryOp op, int64_t n, const T* x, T* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    T v = x[i];
+    bool negative = false;
+    if constexpr (std::is_signed_v<T>) negative = v < 0;
+    switch (op) {
+      case UnaryOp::kAbs:
+        y[i] = negative ? static_cast<T>(0 - v) : v;
+        break;
+      case UnaryOp::kNeg:
+        y[i] = static_cast<T>(0 - v);
+        break;
+      case UnaryOp::kRelu:
+        y[i] = negative ? T(0) : v;
+        break;
+      case UnaryOp::kSign:
+        y[i] = static_cast<T>(v == 0 ? 0 : (negative ? -1 : 1));
+        break;
+      default:
+        y[i] = v;
+        break;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Unary(UnaryOp op, DType dtype, int64_t n, const void* x, void* y, const UnaryAttrs& at) {
+  const char* name = UnaryName(op);
+  if (op == UnaryOp::kNot) {
+    if (dtype != DType::kBool)
+      return Unsupported("{}: dtype {} is not bool", name, ElemName(dtype));
+    const bool* in = static_cast<const bool*>(x);
+    bool* out = static_cast<bool*>(y);
+    for (int64_t i = 0; i < n; ++i) out[i] = !in[i];
+    return Status::Ok();
+  }
+  const bool int_ok = op == UnaryOp::kAbs || op == UnaryOp::kNeg || op == UnaryOp::kRelu ||
+                      op == UnaryOp::kSign || op == UnaryOp::kIdentity;
+  auto kernel = [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    const T* in = static_cast<const T*>(x);
+    if constexpr (kIsFloatElem<T>) {
+      if (op == UnaryOp::kIsNaN || op == UnaryOp::kIsInf) {
+        return FloatPredicateKernel(op, n, in, static_cast<bool*>(y), at);
+      }
+      return FloatUnaryKernel(op, n, in, static_cast<T*>(y), at);
+    } else {
+      return IntUnaryKernel(op, n, in, static_cast<T*>(y));
+    }
+  };
+  if (int_ok) return Dispatch<TypeSet::kNumeric>(dtype, name, kernel);
+  return Dispatch<TypeSet::kFloat>(dtype, name, kernel);
+}
+
+Status Clip(DType dtype, int64_t n, const void* x, const void* lo, const void* hi, void* y) {
+  return Dispatch<TypeSet::kNumeric>(dtype, "Clip", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    const bool has_lo = lo != nullptr, has_hi = hi != nullptr;
+    const C lo_v = has_lo ? Load(*static_cast<const T*>(lo)) : C(0);
+    const C hi_v = has_hi ? Load(*static_cast<const T*>(hi)) : C(0);
+    for (int64_t i = 0; i < n; ++i) {
+      C v = Load(in[i]);
+      if (has_lo && v < lo_v) v = lo_v;
+      if (has_hi && v > hi_v) v = hi_v;
+      out[i] = Store<T>(v);
+    }
+    return Status::Ok();
+  });
+}
+
+Status Cast(DType from, DType to, int64_t n, const void* x, void* y) {
+  return Dispatch<TypeSet::kAll>(from, "Cast", [&](auto from_tag) {
+    using F = A8_TAG_TYPE(from_tag);
+    return Dispatch<TypeSet::kAll>(to, "Cast", [&](auto to_tag) {
+      using T = A8_TAG_TYPE(to_tag);
+      const F* in = static_cast<const F*>(x);
+      T* out = static_cast<T*>(y);
+      ParallelFor(n, 2, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) out[i] = CastElem<T, F>(in[i]);
+      });
+      return Status::Ok();
+    });
+  });
+}
+
+Status Dropout(DType dtype, int64_t n, const void* x, float ratio, bool training, uint64_t seed,
+               uint64_t offset, void* y, bool* mask) {
+  if (!(ratio >= 0.0f && ratio < 1.0f)) {
+    return InvalidInput("Dropout: ratio {} is not in [0, 1)", ratio);
+  }
+  return Dispatch<TypeSet::kFloat>(dtype, "Dropout", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    if (!training || ratio == 0.0f) {
+      if (out != in) std::memcpy(out, in, static_cast<size_t>(n) * sizeof(T));
+      if (mask != nullptr) std::fill(mask, mask + n, true);
+      return Status::Ok();
+    }
+    const C scale = static_cast<C>(1.0f / (1.0f - ratio));
+    ParallelFor(n, kTranscendentalCost, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        bool keep = DropoutKeep(seed, offset, static_cast<uint64_t>(i), ratio);
+        if (mask != nullptr) mask[i] = keep;
+        out[i] = Store<T>(keep ? Load(in[i]) * scale : C(0));
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+}  // namespace a8::cpu

@@ -1,0 +1,109 @@
+// Elementwise kernels: unary math, broadcasting binary ops, Where, Clip, Cast and Dropout.
+//
+// Float math is done in float for f16/bf16/f32 (double for f64) and rounded once on output, so
+// +, -, *, /, sqrt on f16/bf16 are correctly rounded (float has more than 2p+2 bits). Integer
+// arithmetic wraps; integer division and modulo by zero give 0 (ONNX leaves them undefined).
+// Max/Min propagate NaN. Comparisons produce bool. Gelu is evaluated as 0.5 x erfc(-x / sqrt 2)
+// and the tanh form as x / (1 + exp(-2u)), the same functions as 0.5 x (1 + erf | tanh) without
+// their cancellation for negative x (a backend using the textbook form differs in the last bits).
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/ir/status.h"
+#include "kernels/cpu/dtype.h"
+
+namespace a8::cpu {
+
+enum class UnaryOp {
+  kAbs,
+  kNeg,
+  kRelu,
+  kSigmoid,
+  kTanh,
+  kExp,
+  kLog,
+  kSqrt,
+  kReciprocal,
+  kErf,
+  kFloor,
+  kCeil,
+  kSin,
+  kCos,
+  kNot,
+  kLeakyRelu,
+  kElu,
+  kGelu,
+  kGeluTanh,
+  kSoftplus,
+  kHardSigmoid,
+  kSign,
+  kIsNaN,
+  kIsInf,
+  kIdentity,
+};
+
+// ONNX attributes of the unary ops; callers pass the op's ONNX defaults explicitly
+// (LeakyRelu alpha 0.01, Elu alpha 1, HardSigmoid alpha 0.2 beta 0.5).
+struct UnaryAttrs {
+  float alpha = 0.0f;
+  float beta = 0.0f;
+  bool detect_positive = true;  // IsInf
+  bool detect_negative = true;  // IsInf
+};
+
+// y[i] = op(x[i]) for n elements. IsNaN/IsInf write bool, Not reads and writes bool; Abs, Neg,
+// Relu, Sign and Identity also take integers; the rest take float types.
+Status Unary(UnaryOp op, DType dtype, int64_t n, const void* x, void* y,
+             const UnaryAttrs& attrs = {});
+
+enum class BinaryOp {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMod,   // ONNX Mod fmod=0: the result has the sign of the divisor (Python %)
+  kFMod,  // ONNX Mod fmod=1: C fmod, the sign of the dividend
+  kMax,
+  kMin,
+  kEqual,
+  kLess,
+  kLessOrEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor,
+};
+
+// Whether `op` writes bool (comparisons, logic) rather than the input dtype.
+bool BinaryOutputIsBool(BinaryOp op);
+
+// y = a op b with numpy broadcasting; y has BroadcastDims({a_dims, b_dims}) and dtype a_dtype
+// (bool for comparisons and logic). Both dtypes must match except for Pow, whose exponent may
+// have any numeric dtype (then the math is done in double and stored like a Cast).
+Status Binary(BinaryOp op, DType a_dtype, const Dims& a_dims, const void* a, DType b_dtype,
+              const Dims& b_dims, const void* b, void* y);
+
+// out = cond ? x : y with broadcasting of all three; x, y and out share `dtype`.
+Status Where(const Dims& cond_dims, const bool* cond, DType dtype, const Dims& x_dims,
+             const void* x, const Dims& y_dims, const void* y, void* out);
+
+// y = min(max(x, lo), hi); lo / hi point to one element of `dtype`, or are null (no bound).
+Status Clip(DType dtype, int64_t n, const void* x, const void* lo, const void* hi, void* y);
+
+// ONNX Cast between any two dtypes, as onnxruntime does it on x86: float -> integer truncates
+// toward zero through int32 (int64 for i64) and wraps to narrower types, with NaN and
+// out-of-range values giving the minimum of the int32/int64 (so 0 after wrapping to i8/u8);
+// anything -> bool is x != 0 (NaN -> true). Float -> f16/bf16 rounds to nearest even once,
+// also from f64 and from integers (rounding to odd on the way through float).
+Status Cast(DType from, DType to, int64_t n, const void* x, void* y);
+
+// ONNX Dropout forward. When `training` and ratio > 0: mask[i] = DropoutKeep(seed, offset, i,
+// ratio) (kernels/common/philox.h) and y = x * mask / (1 - ratio), the scale applied in float.
+// Otherwise y = x and the mask is all true. `mask` may be null.
+Status Dropout(DType dtype, int64_t n, const void* x, float ratio, bool training, uint64_t seed,
+               uint64_t offset, void* y, bool* mask);
+
+}  // namespace a8::cpu

@@ -1,0 +1,210 @@
+#include "kernels/cpu/norm.h"
+
+#include <cmath>
+#include <vector>
+
+#include "kernels/cpu/cast_elem.h"
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu {
+namespace {
+
+// `n` values of dtype `dt` loaded into the compute type C (null stays empty).
+template <typename C>
+StatusOr<std::vector<C>> LoadAs(DType dt, const void* data, int64_t n, const char* op) {
+  std::vector<C> out;
+  if (data == nullptr) return out;
+  out.resize(static_cast<size_t>(n));
+  Status st = Dispatch<TypeSet::kFloat>(dt, op, [&](auto tag) {
+    using P = A8_TAG_TYPE(tag);
+    const P* in = static_cast<const P*>(data);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(CastElem<double, P>(in[i]));
+    return Status::Ok();
+  });
+  if (!st.ok()) return st;
+  return out;
+}
+
+template <typename C>
+Status StoreAs(DType dt, const std::vector<C>& v, void* data, const char* op) {
+  if (data == nullptr) return Status::Ok();
+  return Dispatch<TypeSet::kFloat>(dt, op, [&](auto tag) {
+    using P = A8_TAG_TYPE(tag);
+    P* out = static_cast<P*>(data);
+    for (size_t i = 0; i < v.size(); ++i) out[i] = CastElem<P, C>(v[i]);
+    return Status::Ok();
+  });
+}
+
+// Mean and population variance of x[0..n), two passes.
+template <typename T, typename C = Compute<T>>
+void Moments(const T* x, int64_t n, C* mean, C* var) {
+  C sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += Load(x[i]);
+  const C m = n > 0 ? sum / static_cast<C>(n) : C(0);
+  C sq = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    C d = Load(x[i]) - m;
+    sq += d * d;
+  }
+  *mean = m;
+  *var = n > 0 ? sq / static_cast<C>(n) : C(0);
+}
+
+// Batch moments of channel c over [batch, spatial]: sums run per (n, c) plane in order.
+template <typename T, typename C = Compute<T>>
+void ChannelMoments(const T* x, const BatchNormParams& p, int64_t c, C* mean, C* var) {
+  C sum = 0;
+  const int64_t count = p.batch * p.spatial;
+  for (int64_t n = 0; n < p.batch; ++n) {
+    const T* plane = x + (n * p.channels + c) * p.spatial;
+    for (int64_t i = 0; i < p.spatial; ++i) sum += Load(plane[i]);
+  }
+  const C m = count > 0 ? sum / static_cast<C>(count) : C(0);
+  C sq = 0;
+  for (int64_t n = 0; n < p.batch; ++n) {
+    const T* plane = x + (n * p.channels + c) * p.spatial;
+    for (int64_t i = 0; i < p.spatial; ++i) {
+      C d = Load(plane[i]) - m;
+      sq += d * d;
+    }
+  }
+  *mean = m;
+  *var = count > 0 ? sq / static_cast<C>(count) : C(0);
+}
+
+// y[n, c, :] = (x - mean[c]) * inv_std[c] * scale[c] + bias[c].
+template <typename T, typename C = Compute<T>>
+void NormalizeChannels(const BatchNormParams& p, const T* x, const std::vector<C>& mean,
+                       const std::vector<C>& inv_std, const std::vector<C>& scale,
+                       const std::vector<C>& bias, T* y) {
+  ParallelFor(p.batch * p.channels, p.spatial * 4, [&](int64_t b, int64_t e) {
+    for (int64_t plane = b; plane < e; ++plane) {
+      const int64_t c = plane % p.channels;
+      const C m = mean[c], k = inv_std[c] * scale[c], sh = bias[c];
+      for (int64_t i = 0; i < p.spatial; ++i) {
+        const int64_t j = plane * p.spatial + i;
+        y[j] = Store<T>((Load(x[j]) - m) * k + sh);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Status BatchNormInference(const BatchNormParams& p, const void* x, const void* scale,
+                          const void* bias, const void* mean, const void* var, void* y) {
+  return Dispatch<TypeSet::kFloat>(p.dtype, "BatchNormalization", [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const char* op = "BatchNormalization";
+    A8_ASSIGN_OR_RETURN(std::vector<C> s, LoadAs<C>(p.param_dtype, scale, p.channels, op));
+    A8_ASSIGN_OR_RETURN(std::vector<C> b, LoadAs<C>(p.param_dtype, bias, p.channels, op));
+    A8_ASSIGN_OR_RETURN(std::vector<C> m, LoadAs<C>(p.stat_dtype, mean, p.channels, op));
+    A8_ASSIGN_OR_RETURN(std::vector<C> v, LoadAs<C>(p.stat_dtype, var, p.channels, op));
+    std::vector<C> inv_std(static_cast<size_t>(p.channels));
+    for (int64_t c = 0; c < p.channels; ++c) {
+      inv_std[c] = C(1) / std::sqrt(v[c] + static_cast<C>(p.epsilon));
+    }
+    NormalizeChannels(p, static_cast<const T*>(x), m, inv_std, s, b, static_cast<T*>(y));
+    return Status::Ok();
+  });
+}
+
+Status BatchNormTraining(const BatchNormParams& p, const void* x, const void* scale,
+                         const void* bias, const void* running_mean_in, const void* running_var_in,
+                         void* y, void* running_mean_out, void* running_var_out, void* saved_mean,
+                         void* saved_inv_std) {
+  return Dispatch<TypeSet::kFloat>(p.dtype, "BatchNormalization", [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const char* op = "BatchNormalization";
+    const T* in = static_cast<const T*>(x);
+    A8_ASSIGN_OR_RETURN(std::vector<C> s, LoadAs<C>(p.param_dtype, scale, p.channels, op));
+    A8_ASSIGN_OR_RETURN(std::vector<C> b, LoadAs<C>(p.param_dtype, bias, p.channels, op));
+    A8_ASSIGN_OR_RETURN(std::vector<C> rm,
+                        LoadAs<C>(p.stat_dtype, running_mean_in, p.channels, op));
+    A8_ASSIGN_OR_RETURN(std::vector<C> rv, LoadAs<C>(p.stat_dtype, running_var_in, p.channels, op));
+    std::vector<C> mean(p.channels), var(p.channels), inv_std(p.channels);
+    ParallelFor(p.channels, p.batch * p.spatial * 2, [&](int64_t cb, int64_t ce) {
+      for (int64_t c = cb; c < ce; ++c) {
+        ChannelMoments(in, p, c, &mean[c], &var[c]);
+        inv_std[c] = C(1) / std::sqrt(var[c] + static_cast<C>(p.epsilon));
+      }
+    });
+    NormalizeChannels(p, in, mean, inv_std, s, b, static_cast<T*>(y));
+    const C mom = static_cast<C>(p.momentum);
+    if (!rm.empty()) {
+      for (int64_t c = 0; c < p.channels; ++c) rm[c] = mom * rm[c] + (C(1) - mom) * mean[c];
+    }
+    if (!rv.empty()) {
+      for (int64_t c = 0; c < p.channels; ++c) rv[c] = mom * rv[c] + (C(1) - mom) * var[c];
+    }
+    A8_RETURN_IF_ERROR(StoreAs(p.stat_dtype, rm, running_mean_out, op));
+    A8_RETURN_IF_ERROR(StoreAs(p.stat_dtype, rv, running_var_out, op));
+    A8_RETURN_IF_ERROR(StoreAs(p.stat_dtype, mean, saved_mean, op));
+    return StoreAs(p.stat_dtype, inv_std, saved_inv_std, op);
+  });
+}
+
+Status LayerNorm(const LayerNormParams& p, const void* x, const void* scale, const void* bias,
+                 void* y, void* mean, void* inv_std_dev) {
+  return Dispatch<TypeSet::kFloat>(p.dtype, "LayerNormalization", [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const char* op = "LayerNormalization";
+    A8_ASSIGN_OR_RETURN(std::vector<C> s, LoadAs<C>(p.param_dtype, scale, p.inner, op));
+    A8_ASSIGN_OR_RETURN(std::vector<C> b, LoadAs<C>(p.param_dtype, bias, p.inner, op));
+    if (s.empty()) return InvalidInput("{}: Scale is missing", op);
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    std::vector<C> means(p.outer), inv_stds(p.outer);
+    ParallelFor(p.outer, p.inner * 4, [&](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r) {
+        const T* row = in + r * p.inner;
+        C m, v;
+        Moments(row, p.inner, &m, &v);
+        const C inv = C(1) / std::sqrt(v + static_cast<C>(p.epsilon));
+        means[r] = m;
+        inv_stds[r] = inv;
+        for (int64_t i = 0; i < p.inner; ++i) {
+          C t = (Load(row[i]) - m) * inv * s[i];
+          if (!b.empty()) t += b[i];
+          out[r * p.inner + i] = Store<T>(t);
+        }
+      }
+    });
+    A8_RETURN_IF_ERROR(StoreAs(p.stat_dtype, means, mean, op));
+    return StoreAs(p.stat_dtype, inv_stds, inv_std_dev, op);
+  });
+}
+
+Status InstanceNorm(DType dtype, DType param_dtype, int64_t batch, int64_t channels,
+                    int64_t spatial, float epsilon, const void* x, const void* scale,
+                    const void* bias, void* y) {
+  return Dispatch<TypeSet::kFloat>(dtype, "InstanceNormalization", [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const char* op = "InstanceNormalization";
+    A8_ASSIGN_OR_RETURN(std::vector<C> s, LoadAs<C>(param_dtype, scale, channels, op));
+    A8_ASSIGN_OR_RETURN(std::vector<C> b, LoadAs<C>(param_dtype, bias, channels, op));
+    if (s.empty() || b.empty()) return InvalidInput("{}: scale or B is missing", op);
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    ParallelFor(batch * channels, spatial * 4, [&](int64_t pb, int64_t pe) {
+      for (int64_t plane = pb; plane < pe; ++plane) {
+        const int64_t c = plane % channels;
+        C m, v;
+        Moments(in + plane * spatial, spatial, &m, &v);
+        const C k = s[c] / std::sqrt(v + static_cast<C>(epsilon));
+        for (int64_t i = 0; i < spatial; ++i) {
+          const int64_t j = plane * spatial + i;
+          out[j] = Store<T>((Load(in[j]) - m) * k + b[c]);
+        }
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+}  // namespace a8::cpu

@@ -1,0 +1,254 @@
+#include "kernels/cpu/reduce.h"
+
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu {
+namespace {
+
+const char* ReduceName(ReduceOp op) {
+  static const char* const kNames[] = {"ReduceSum", "ReduceMean", "ReduceMax",
+                                       "ReduceMin", "ReduceProd", "ReduceSumSquare",
+                                       "ReduceL1",  "ReduceL2",   "ReduceLogSumExp"};
+  return kNames[static_cast<int>(op)];
+}
+
+// Offsets (row-major over the selected axes) of every index combination of those axes.
+std::vector<int64_t> SubsetOffsets(const Dims& dims, const std::vector<bool>& selected) {
+  const Dims strides = Strides(dims);
+  std::vector<int64_t> offsets = {0};
+  for (size_t a = 0; a < dims.size(); ++a) {
+    if (!selected[a]) continue;
+    std::vector<int64_t> next;
+    next.reserve(offsets.size() * dims[a]);
+    for (int64_t base : offsets) {
+      for (int64_t i = 0; i < dims[a]; ++i) next.push_back(base + i * strides[a]);
+    }
+    offsets.swap(next);
+  }
+  return offsets;
+}
+
+StatusOr<std::vector<bool>> AxisMask(const Dims& dims, const std::vector<int64_t>& axes,
+                                     const char* op) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<bool> mask(dims.size(), axes.empty());
+  for (int64_t axis : axes) {
+    A8_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axis, rank, op));
+    if (mask[a]) return InvalidInput("{}: axis {} is repeated", op, axis);
+    mask[a] = true;
+  }
+  return mask;
+}
+
+// Accumulates one output of a reduction. A is the accumulator type.
+template <typename T, typename A>
+A ReduceOne(ReduceOp op, const T* x, const std::vector<int64_t>& offs) {
+  const int64_t n = static_cast<int64_t>(offs.size());
+  auto val = [&](int64_t r) { return static_cast<A>(Load(x[offs[r]])); };
+  switch (op) {
+    case ReduceOp::kMax:
+    case ReduceOp::kMin: {
+      const bool is_max = op == ReduceOp::kMax;
+      A best;
+      if constexpr (std::is_floating_point_v<A>) {
+        best = is_max ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::infinity();
+      } else {
+        using C = Compute<T>;
+        best = is_max ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
+      }
+      for (int64_t r = 0; r < n; ++r) {
+        A v = val(r);
+        if (v != v) return v;  // NaN propagates
+        if (is_max ? v > best : v < best) best = v;
+      }
+      return best;
+    }
+    case ReduceOp::kProd: {
+      A p = 1;
+      for (int64_t r = 0; r < n; ++r) p = static_cast<A>(p * val(r));
+      return p;
+    }
+    case ReduceOp::kLogSumExp: {
+      if constexpr (std::is_floating_point_v<A>) {
+        A m = -std::numeric_limits<A>::infinity();
+        for (int64_t r = 0; r < n; ++r) m = std::fmax(m, val(r));
+        if (std::isinf(m)) return m;
+        A s = 0;
+        for (int64_t r = 0; r < n; ++r) s += std::exp(val(r) - m);
+        return m + std::log(s);
+      }
+      return A(0);
+    }
+    default: {
+      A s = 0;
+      for (int64_t r = 0; r < n; ++r) {
+        A v = val(r);
+        if (op == ReduceOp::kSumSquare || op == ReduceOp::kL2) v = static_cast<A>(v * v);
+        if (op == ReduceOp::kL1 && v < A(0)) v = static_cast<A>(-v);
+        s = static_cast<A>(s + v);
+      }
+      if (op == ReduceOp::kMean) {
+        if constexpr (std::is_floating_point_v<A>)
+          return s / static_cast<A>(n);
+        else
+          return n > 0 ? static_cast<A>(s / n) : A(0);
+      }
+      if (op == ReduceOp::kL2) {
+        if constexpr (std::is_floating_point_v<A>) return std::sqrt(s);
+      }
+      return s;
+    }
+  }
+}
+
+// outer x len x inner view of `dims` around `axis`.
+void SplitAround(const Dims& dims, int64_t axis, int64_t* outer, int64_t* len, int64_t* inner) {
+  *outer = *inner = 1;
+  for (int64_t i = 0; i < axis; ++i) *outer *= dims[i];
+  *len = dims[axis];
+  for (size_t i = axis + 1; i < dims.size(); ++i) *inner *= dims[i];
+}
+
+}  // namespace
+
+StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* op) {
+  if (axis < -rank || axis >= rank) {
+    return InvalidInput("{}: axis {} is out of range for rank {}", op, axis, rank);
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+StatusOr<Dims> ReduceOutputDims(const Dims& in_dims, const std::vector<int64_t>& axes,
+                                bool keepdims) {
+  A8_ASSIGN_OR_RETURN(std::vector<bool> mask, AxisMask(in_dims, axes, "Reduce"));
+  Dims out;
+  for (size_t i = 0; i < in_dims.size(); ++i) {
+    if (!mask[i])
+      out.push_back(in_dims[i]);
+    else if (keepdims)
+      out.push_back(1);
+  }
+  return out;
+}
+
+Status Reduce(ReduceOp op, DType dtype, const Dims& in_dims, const std::vector<int64_t>& axes,
+              const void* x, void* y) {
+  const char* name = ReduceName(op);
+  A8_ASSIGN_OR_RETURN(std::vector<bool> mask, AxisMask(in_dims, axes, name));
+  std::vector<bool> kept(mask.size());
+  for (size_t i = 0; i < mask.size(); ++i) kept[i] = !mask[i];
+  const std::vector<int64_t> reduced_offs = SubsetOffsets(in_dims, mask);
+  const std::vector<int64_t> out_offs = SubsetOffsets(in_dims, kept);
+  const int64_t out_n = static_cast<int64_t>(out_offs.size());
+  auto kernel = [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    using A = std::conditional_t<kIsFloatElem<T>, Compute<T>, int64_t>;
+    if constexpr (!kIsFloatElem<T>) {
+      if (op == ReduceOp::kL2 || op == ReduceOp::kLogSumExp) {
+        return Unsupported("{}: dtype {} is not supported", name, ElemName(dtype));
+      }
+    }
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    ParallelFor(out_n, static_cast<int64_t>(reduced_offs.size()) * 2, [&](int64_t b, int64_t e) {
+      std::vector<int64_t> offs(reduced_offs.size());
+      for (int64_t o = b; o < e; ++o) {
+        for (size_t r = 0; r < offs.size(); ++r) offs[r] = out_offs[o] + reduced_offs[r];
+        A v = ReduceOne<T, A>(op, in, offs);
+        out[o] = Store<T>(static_cast<Compute<T>>(v));
+      }
+    });
+    return Status::Ok();
+  };
+  return Dispatch<TypeSet::kNumeric>(dtype, name, kernel);
+}
+
+Status ArgReduce(bool is_max, DType dtype, const Dims& in_dims, int64_t axis,
+                 bool select_last_index, const void* x, int64_t* y) {
+  const char* name = is_max ? "ArgMax" : "ArgMin";
+  A8_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axis, static_cast<int64_t>(in_dims.size()), name));
+  int64_t outer, len, inner;
+  SplitAround(in_dims, a, &outer, &len, &inner);
+  return Dispatch<TypeSet::kNumeric>(dtype, name, [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    const T* in = static_cast<const T*>(x);
+    for (int64_t o = 0; o < outer; ++o) {
+      for (int64_t i = 0; i < inner; ++i) {
+        const T* p = in + o * len * inner + i;
+        auto best = Load(p[0]);
+        int64_t best_k = 0;
+        for (int64_t k = 1; k < len; ++k) {
+          auto v = Load(p[k * inner]);
+          bool better = is_max ? v > best : v < best;
+          if (better || (select_last_index && v == best)) best = v, best_k = k;
+        }
+        y[o * inner + i] = best_k;
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+Status Softmax(DType dtype, const Dims& dims, int64_t axis, bool log, const void* x, void* y) {
+  const char* name = log ? "LogSoftmax" : "Softmax";
+  A8_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axis, static_cast<int64_t>(dims.size()), name));
+  int64_t outer, len, inner;
+  SplitAround(dims, a, &outer, &len, &inner);
+  return Dispatch<TypeSet::kFloat>(dtype, name, [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    ParallelFor(outer * inner, len * 8, [&](int64_t b, int64_t e) {
+      std::vector<C> ex(static_cast<size_t>(len));
+      for (int64_t r = b; r < e; ++r) {
+        const int64_t base = (r / inner) * len * inner + r % inner;
+        C m = -std::numeric_limits<C>::infinity();
+        for (int64_t k = 0; k < len; ++k) m = std::max(m, Load(in[base + k * inner]));
+        C sum = 0;
+        for (int64_t k = 0; k < len; ++k) {
+          ex[k] = std::exp(Load(in[base + k * inner]) - m);
+          sum += ex[k];
+        }
+        const C log_sum = std::log(sum), inv_sum = C(1) / sum;
+        for (int64_t k = 0; k < len; ++k) {
+          C v = log ? (Load(in[base + k * inner]) - m) - log_sum : ex[k] * inv_sum;
+          out[base + k * inner] = Store<T>(v);
+        }
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+Status CumSum(DType dtype, const Dims& dims, int64_t axis, bool exclusive, bool reverse,
+              const void* x, void* y) {
+  A8_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axis, static_cast<int64_t>(dims.size()), "CumSum"));
+  int64_t outer, len, inner;
+  SplitAround(dims, a, &outer, &len, &inner);
+  return Dispatch<TypeSet::kNumeric>(dtype, "CumSum", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using A = std::conditional_t<kIsFloatElem<T>, Compute<T>, uint64_t>;
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    for (int64_t r = 0; r < outer * inner; ++r) {
+      const int64_t base = (r / inner) * len * inner + r % inner;
+      A acc = 0;
+      for (int64_t j = 0; j < len; ++j) {
+        const int64_t k = reverse ? len - 1 - j : j;
+        const int64_t at = base + k * inner;
+        A v = static_cast<A>(Load(in[at]));
+        if (!exclusive) acc = static_cast<A>(acc + v);
+        out[at] = Store<T>(static_cast<Compute<T>>(acc));
+        if (exclusive) acc = static_cast<A>(acc + v);
+      }
+    }
+    return Status::Ok();
+  });
+}
+
+}  // namespace a8::cpu

@@ -1,0 +1,585 @@
+// The constant evaluator, math half: Cast, elementwise arithmetic with numpy broadcasting,
+// comparisons and logic, Where, ReduceSum/ReduceProd, Range. Semantics follow onnxruntime's CPU
+// kernels (see constant_folding.h): every result is computed in the tensor's own dtype, with
+// f16/bf16 computed in float and rounded to nearest even after each op.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <set>
+#include <string>
+#include <type_traits>
+
+#include "kernels/common/float16.h"
+#include "passes/cleanup/constant_folding.h"
+#include "passes/cleanup/constant_folding_internal.h"
+
+namespace a8::folding {
+namespace {
+
+// How a dtype is stored and in which C++ type its arithmetic runs.
+template <typename S, typename C = S>
+struct Plain {
+  using Storage = S;
+  using Compute = C;
+  static C Load(S s) { return static_cast<C>(s); }
+  static S Store(C c) { return static_cast<S>(c); }
+};
+struct Half {
+  using Storage = uint16_t;
+  using Compute = float;
+  static float Load(uint16_t s) { return HalfBitsToFloat(s); }
+  static uint16_t Store(float c) { return FloatToHalfBits(c); }
+};
+struct BFloat {
+  using Storage = uint16_t;
+  using Compute = float;
+  static float Load(uint16_t s) { return BFloat16BitsToFloat(s); }
+  static uint16_t Store(float c) { return FloatToBFloat16Bits(c); }
+};
+struct Bool {
+  using Storage = uint8_t;
+  using Compute = bool;
+  static bool Load(uint8_t s) { return s != 0; }
+  static uint8_t Store(bool c) { return c ? 1 : 0; }
+};
+
+// Calls fn(Traits{}) for `t`'s traits.
+template <typename Fn>
+auto Dispatch(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::kF32:
+      return fn(Plain<float>{});
+    case DType::kF16:
+      return fn(Half{});
+    case DType::kBF16:
+      return fn(BFloat{});
+    case DType::kF64:
+      return fn(Plain<double>{});
+    case DType::kI64:
+      return fn(Plain<int64_t>{});
+    case DType::kI32:
+      return fn(Plain<int32_t>{});
+    case DType::kI8:
+      return fn(Plain<int8_t>{});
+    case DType::kU8:
+      return fn(Plain<uint8_t>{});
+    case DType::kBool:
+      break;
+  }
+  return fn(Bool{});
+}
+
+template <typename T>
+T Wrap(std::make_unsigned_t<T> v) {
+  return static_cast<T>(v);  // modular since C++20
+}
+template <typename T>
+T WrapAdd(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return Wrap<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
+  } else {
+    return a + b;
+  }
+}
+template <typename T>
+T WrapSub(T a, T b) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    using U = std::make_unsigned_t<T>;
+    return Wrap<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
+  } else {
+    return a - b;
+  }
+}
+template <typename T>
+T WrapMul(T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a && b;
+  } else if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
+    return Wrap<T>(
+        static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
+  } else {
+    return a * b;
+  }
+}
+
+// The elementwise binary ops on one dtype. Returns false on an integer division by zero.
+template <typename C>
+bool Binary(const std::string& op, C a, C b, int64_t fmod, C* r) {
+  if (op == "Add" || op == "Sum") {
+    *r = WrapAdd(a, b);
+  } else if (op == "Sub") {
+    *r = WrapSub(a, b);
+  } else if (op == "Mul") {
+    *r = WrapMul(a, b);
+  } else if (op == "Max") {
+    *r = a < b ? b : a;
+  } else if (op == "Min") {
+    *r = b < a ? b : a;
+  } else if (op == "Div") {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) return false;
+      if constexpr (std::is_signed_v<C>) {
+        if (b == -1) {  // avoids the one overflowing case, INT_MIN / -1, which wraps
+          *r = WrapSub(C{0}, a);
+          return true;
+        }
+      }
+    }
+    *r = a / b;
+  } else if (op == "Mod") {
+    if constexpr (std::is_integral_v<C>) {
+      if (b == 0) return false;
+      if constexpr (std::is_signed_v<C>) {
+        if (b == -1) {
+          *r = 0;
+          return true;
+        }
+      }
+      C m = a % b;
+      if (!fmod && m != 0 && ((m < 0) != (b < 0))) m = static_cast<C>(m + b);
+      *r = m;
+    } else {
+      *r = std::fmod(a, b);
+    }
+  } else {
+    return false;
+  }
+  return true;
+}
+
+// Pairwise broadcast of two tensors of the same dtype through fn(Compute, Compute) -> Out.
+template <typename Tr, typename OutTr, typename Fn>
+StatusOr<TensorDataPtr> BroadcastBinary(const Node& node, const TensorData& a, const TensorData& b,
+                                        DType out_dtype, Fn fn) {
+  A8_ASSIGN_OR_RETURN(auto dims, Broadcast(node, a.type.dims, b.type.dims));
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, out_dtype, dims));
+  const auto ia = BroadcastIndex(a.type.dims, dims);
+  const auto ib = BroadcastIndex(b.type.dims, dims);
+  const auto* pa = a.data<typename Tr::Storage>();
+  const auto* pb = b.data<typename Tr::Storage>();
+  auto* po = out->template mutable_data<typename OutTr::Storage>();
+  for (size_t i = 0; i < ia.size(); ++i) {
+    typename OutTr::Compute r{};
+    A8_RETURN_IF_ERROR(fn(Tr::Load(pa[ia[i]]), Tr::Load(pb[ib[i]]), &r));
+    po[i] = OutTr::Store(r);
+  }
+  return TensorDataPtr(out);
+}
+
+Status SameDType(const Node& node, const Inputs& in) {
+  for (const auto& t : in) {
+    if (t && t->type.dtype != in[0]->type.dtype) {
+      return InvalidInput("{}: inputs have different dtypes ({} and {})", node.Where(),
+                          DTypeName(in[0]->type.dtype), DTypeName(t->type.dtype));
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<Outputs> EvalArith(const Node& node, const Inputs& in);
+
+// onnxruntime sums three or more f16/bf16 inputs in float and rounds once at the end.
+StatusOr<Outputs> SumHalfInFloat(const Node& node, const Inputs& in) {
+  const DType dt = in[0]->type.dtype;
+  Inputs wide;
+  for (const auto& t : in) {
+    std::vector<float> v(t->num_elements());
+    for (int64_t i = 0; i < t->num_elements(); ++i) v[i] = static_cast<float>(t->GetDouble(i));
+    wide.push_back(TensorData::FromFloats(v, t->type.dims));
+  }
+  A8_ASSIGN_OR_RETURN(Outputs sum, EvalArith(node, wide));
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, sum[0]->type.dims));
+  for (int64_t i = 0; i < out->num_elements(); ++i) {
+    const float f = sum[0]->data<float>()[i];
+    out->mutable_data<uint16_t>()[i] =
+        dt == DType::kF16 ? FloatToHalfBits(f) : FloatToBFloat16Bits(f);
+  }
+  return Outputs{out};
+}
+
+StatusOr<Outputs> EvalArith(const Node& node, const Inputs& in) {
+  A8_RETURN_IF_ERROR(SameDType(node, in));
+  const std::string& op = node.op();
+  const int64_t fmod = node.GetInt("fmod", 0);
+  const DType dt = in[0]->type.dtype;
+  if (dt == DType::kBool) return Unsupported("{}: bool arithmetic is not folded", node.Where());
+  if (op == "Sum" && in.size() > 2 && (dt == DType::kF16 || dt == DType::kBF16)) {
+    return SumHalfInFloat(node, in);
+  }
+  TensorDataPtr acc = in[0];
+  for (size_t k = 1; k < in.size(); ++k) {
+    auto r = Dispatch(dt, [&](auto tr) -> StatusOr<TensorDataPtr> {
+      using Tr = decltype(tr);
+      using C = typename Tr::Compute;
+      if constexpr (std::is_same_v<C, bool>) {
+        return Unsupported("{}: bool arithmetic is not folded", node.Where());
+      } else {
+        return BroadcastBinary<Tr, Tr>(node, *acc, *in[k], dt, [&](C a, C b, C* out) -> Status {
+          if (!Binary<C>(op, a, b, fmod, out)) {
+            return InvalidInput("{}: integer division by zero in constant data", node.Where());
+          }
+          return Status::Ok();
+        });
+      }
+    });
+    if (!r.ok()) return r.status();
+    acc = *r;
+  }
+  return Outputs{acc};
+}
+
+StatusOr<Outputs> EvalPow(const Node& node, const Inputs& in) {
+  const DType base = in[0]->type.dtype, expo = in[1]->type.dtype;
+  if (base == DType::kBool || expo == DType::kBool) {
+    return Unsupported("{}: bool Pow is not folded", node.Where());
+  }
+  // onnxruntime special-cases a scalar exponent of 2 or 3 as repeated multiplication.
+  const bool scalar = in[1]->num_elements() == 1;
+  const double e0 = in[1]->GetDouble(0);
+  auto r = Dispatch(base, [&](auto tb) -> StatusOr<TensorDataPtr> {
+    using TB = decltype(tb);
+    using CB = typename TB::Compute;
+    return Dispatch(expo, [&](auto te) -> StatusOr<TensorDataPtr> {
+      using TE = decltype(te);
+      using CE = typename TE::Compute;
+      A8_ASSIGN_OR_RETURN(auto dims, Broadcast(node, in[0]->type.dims, in[1]->type.dims));
+      A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, base, dims));
+      const auto ia = BroadcastIndex(in[0]->type.dims, dims);
+      const auto ib = BroadcastIndex(in[1]->type.dims, dims);
+      const auto* pa = in[0]->data<typename TB::Storage>();
+      const auto* pb = in[1]->data<typename TE::Storage>();
+      auto* po = out->template mutable_data<typename TB::Storage>();
+      for (size_t i = 0; i < ia.size(); ++i) {
+        CB x = TB::Load(pa[ia[i]]);
+        CE y = TE::Load(pb[ib[i]]);
+        CB v;
+        if (scalar && e0 == 2.0) {
+          v = WrapMul(x, x);
+        } else if (scalar && e0 == 3.0) {
+          v = WrapMul(WrapMul(x, x), x);
+        } else if constexpr (std::is_integral_v<CB>) {
+          double p = std::pow(static_cast<double>(x), static_cast<double>(y));
+          v = std::isfinite(p) && std::fabs(p) < 9.2e18 ? static_cast<CB>(static_cast<int64_t>(p))
+                                                        : CB{0};
+        } else {
+          v = static_cast<CB>(std::pow(x, y));
+        }
+        po[i] = TB::Store(v);
+      }
+      return TensorDataPtr(out);
+    });
+  });
+  if (!r.ok()) return r.status();
+  return Outputs{*r};
+}
+
+StatusOr<Outputs> EvalUnary(const Node& node, const Inputs& in) {
+  const std::string& op = node.op();
+  const DType dt = in[0]->type.dtype;
+  const bool float_only = op == "Sqrt" || op == "Exp" || op == "Log" || op == "Reciprocal" ||
+                          op == "Floor" || op == "Ceil";
+  if (dt == DType::kBool || (float_only && !IsFloat(dt))) {
+    return Unsupported("{}: {} of {} is not folded", node.Where(), op, DTypeName(dt));
+  }
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, in[0]->type.dims));
+  Dispatch(dt, [&](auto tr) {
+    using Tr = decltype(tr);
+    using C = typename Tr::Compute;
+    if constexpr (!std::is_same_v<C, bool>) {
+      const auto* p = in[0]->data<typename Tr::Storage>();
+      auto* po = out->template mutable_data<typename Tr::Storage>();
+      for (int64_t i = 0; i < in[0]->num_elements(); ++i) {
+        C x = Tr::Load(p[i]), v = x;
+        if (op == "Neg") {
+          v = WrapSub(C{0}, x);
+        } else if (op == "Abs") {
+          if constexpr (std::is_floating_point_v<C>) {
+            v = std::fabs(x);
+          } else {
+            v = x < 0 ? WrapSub(C{0}, x) : x;
+          }
+        } else if (op == "Relu") {
+          v = x < C{0} ? C{0} : x;
+        } else if constexpr (std::is_floating_point_v<C>) {
+          if (op == "Sqrt") v = std::sqrt(x);
+          if (op == "Exp") v = std::exp(x);
+          if (op == "Log") v = std::log(x);
+          if (op == "Reciprocal") v = C{1} / x;
+          if (op == "Floor") v = std::floor(x);
+          if (op == "Ceil") v = std::ceil(x);
+        }
+        po[i] = Tr::Store(v);
+      }
+    }
+    return 0;
+  });
+  return Outputs{out};
+}
+
+StatusOr<Outputs> EvalCompare(const Node& node, const Inputs& in) {
+  A8_RETURN_IF_ERROR(SameDType(node, in));
+  const std::string& op = node.op();
+  const DType dt = in[0]->type.dtype;
+  if ((op == "And" || op == "Or" || op == "Xor") && dt != DType::kBool) {
+    return InvalidInput("{}: inputs must be bool, got {}", node.Where(), DTypeName(dt));
+  }
+  auto r = Dispatch(dt, [&](auto tr) -> StatusOr<TensorDataPtr> {
+    using Tr = decltype(tr);
+    using C = typename Tr::Compute;
+    return BroadcastBinary<Tr, Bool>(node, *in[0], *in[1], DType::kBool,
+                                     [&](C a, C b, bool* out) -> Status {
+                                       if (op == "Equal") *out = a == b;
+                                       if (op == "Less") *out = a < b;
+                                       if (op == "Greater") *out = a > b;
+                                       if (op == "LessOrEqual") *out = a <= b;
+                                       if (op == "GreaterOrEqual") *out = a >= b;
+                                       if (op == "And") *out = a && b;
+                                       if (op == "Or") *out = a || b;
+                                       if (op == "Xor") *out = a != b;
+                                       return Status::Ok();
+                                     });
+  });
+  if (!r.ok()) return r.status();
+  return Outputs{*r};
+}
+
+StatusOr<Outputs> EvalNot(const Node& node, const Inputs& in) {
+  if (in[0]->type.dtype != DType::kBool)
+    return InvalidInput("{}: input must be bool", node.Where());
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, DType::kBool, in[0]->type.dims));
+  for (size_t i = 0; i < out->bytes.size(); ++i) out->bytes[i] = in[0]->bytes[i] ? 0 : 1;
+  return Outputs{out};
+}
+
+StatusOr<Outputs> EvalWhere(const Node& node, const Inputs& in) {
+  if (in[0]->type.dtype != DType::kBool || in[1]->type.dtype != in[2]->type.dtype) {
+    return InvalidInput("{}: expects (bool, T, T), got ({}, {}, {})", node.Where(),
+                        in[0]->type.ToString(), in[1]->type.ToString(), in[2]->type.ToString());
+  }
+  A8_ASSIGN_OR_RETURN(auto xy, Broadcast(node, in[1]->type.dims, in[2]->type.dims));
+  A8_ASSIGN_OR_RETURN(auto dims, Broadcast(node, in[0]->type.dims, xy));
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[1]->type.dtype, dims));
+  const auto ic = BroadcastIndex(in[0]->type.dims, dims);
+  const auto ix = BroadcastIndex(in[1]->type.dims, dims);
+  const auto iy = BroadcastIndex(in[2]->type.dims, dims);
+  const size_t es = DTypeSize(out->type.dtype);
+  for (size_t i = 0; i < ic.size(); ++i) {
+    const bool c = in[0]->bytes[ic[i]] != 0;
+    const uint8_t* src = c ? in[1]->bytes.data() + ix[i] * es : in[2]->bytes.data() + iy[i] * es;
+    std::memcpy(out->bytes.data() + i * es, src, es);
+  }
+  return Outputs{out};
+}
+
+// float -> integer as x86 (and so onnxruntime on x86) converts: truncation toward zero, and the
+// "integer indefinite" value for NaN and out-of-range inputs; narrow types wrap from int32.
+template <typename T>
+T FloatToInt(double v) {
+  if constexpr (sizeof(T) == 8) {
+    if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
+      return std::numeric_limits<int64_t>::min();
+    }
+    return static_cast<T>(v);
+  } else {
+    int32_t i32 = (v >= -2147483648.0 && v < 2147483648.0) ? static_cast<int32_t>(v)
+                                                           : std::numeric_limits<int32_t>::min();
+    return static_cast<T>(i32);
+  }
+}
+
+StatusOr<Outputs> EvalCast(const Node& node, const Inputs& in) {
+  const Attribute* to = node.attr("to");
+  if (!to || to->kind() != AttrKind::kInt) {
+    return InvalidInput("{}: attribute 'to' is missing", node.Where());
+  }
+  StatusOr<DType> dst = DTypeFromOnnx(static_cast<int>(to->i()));
+  if (!dst.ok()) return dst.status().WithContext(node.Where());
+  const TensorData& src = *in[0];
+  const bool from_float = IsFloat(src.type.dtype);
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, *dst, src.type.dims));
+  const int64_t n = src.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    const double d = from_float ? src.GetDouble(i) : 0.0;
+    const int64_t k = from_float ? 0 : src.GetInt64(i);
+    // Integer sources convert directly (int64 -> float rounds once); float sources go through
+    // float for f16/bf16 as onnxruntime does (f64 -> f16 rounds twice there too).
+    switch (*dst) {
+      case DType::kF32:
+        out->mutable_data<float>()[i] = from_float ? static_cast<float>(d) : static_cast<float>(k);
+        break;
+      case DType::kF64:
+        out->mutable_data<double>()[i] = from_float ? d : static_cast<double>(k);
+        break;
+      case DType::kF16:
+        out->mutable_data<uint16_t>()[i] =
+            FloatToHalfBits(from_float ? static_cast<float>(d) : static_cast<float>(k));
+        break;
+      case DType::kBF16:
+        out->mutable_data<uint16_t>()[i] =
+            FloatToBFloat16Bits(from_float ? static_cast<float>(d) : static_cast<float>(k));
+        break;
+      case DType::kI64:
+        out->mutable_data<int64_t>()[i] = from_float ? FloatToInt<int64_t>(d) : k;
+        break;
+      case DType::kI32:
+        out->mutable_data<int32_t>()[i] =
+            from_float ? FloatToInt<int32_t>(d) : static_cast<int32_t>(k);
+        break;
+      case DType::kI8:
+        out->mutable_data<int8_t>()[i] =
+            from_float ? FloatToInt<int8_t>(d) : static_cast<int8_t>(k);
+        break;
+      case DType::kU8:
+        out->mutable_data<uint8_t>()[i] =
+            from_float ? FloatToInt<uint8_t>(d) : static_cast<uint8_t>(k);
+        break;
+      case DType::kBool:
+        out->mutable_data<uint8_t>()[i] = from_float ? (d != 0.0) : (k != 0);
+        break;
+    }
+  }
+  return Outputs{out};
+}
+
+StatusOr<Outputs> EvalReduce(const Node& node, const Inputs& in) {
+  const auto& src = in[0]->type.dims;
+  const int64_t rank = static_cast<int64_t>(src.size());
+  const DType dt = in[0]->type.dtype;
+  if (dt == DType::kBool) return Unsupported("{}: bool reduction is not folded", node.Where());
+  std::vector<int64_t> axes;
+  if (node.has_input(1)) {
+    A8_ASSIGN_OR_RETURN(axes, IntsOf(node, in, 1, "axes"));
+  } else {
+    axes = node.GetInts("axes");
+  }
+  if (axes.empty() && node.GetInt("noop_with_empty_axes", 0) != 0) {
+    A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, src));
+    out->bytes = in[0]->bytes;
+    return Outputs{out};
+  }
+  std::vector<bool> reduced(rank, axes.empty());
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) return InvalidInput("{}: axis {} out of range", node.Where(), a);
+    reduced[a < 0 ? a + rank : a] = true;
+  }
+  const bool keep = node.GetInt("keepdims", 1) != 0;
+  std::vector<int64_t> dims, kept_dims;  // output dims; dims with reduced ones set to 1
+  for (int64_t d = 0; d < rank; ++d) {
+    kept_dims.push_back(reduced[d] ? 1 : src[d]);
+    if (!reduced[d] || keep) dims.push_back(kept_dims.back());
+  }
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, dims));
+  const bool prod = node.op() == "ReduceProd";
+  // Index of each input element in the (keepdims) output.
+  const auto out_strides = Strides(kept_dims);
+  std::vector<int64_t> target(in[0]->num_elements());
+  {
+    std::vector<int64_t> c(rank, 0);
+    for (size_t i = 0; i < target.size(); ++i) {
+      int64_t t = 0;
+      for (int64_t d = 0; d < rank; ++d) t += reduced[d] ? 0 : c[d] * out_strides[d];
+      target[i] = t;
+      for (int64_t d = rank - 1; d >= 0; --d) {
+        if (++c[d] < src[d]) break;
+        c[d] = 0;
+      }
+    }
+  }
+  Dispatch(dt, [&](auto tr) {
+    using Tr = decltype(tr);
+    using C = typename Tr::Compute;
+    if constexpr (!std::is_same_v<C, bool>) {
+      std::vector<C> acc(out->num_elements(), prod ? C{1} : C{0});
+      const auto* p = in[0]->data<typename Tr::Storage>();
+      for (size_t i = 0; i < target.size(); ++i) {
+        C& a = acc[target[i]];
+        a = prod ? WrapMul(a, Tr::Load(p[i])) : WrapAdd(a, Tr::Load(p[i]));
+      }
+      auto* po = out->template mutable_data<typename Tr::Storage>();
+      for (size_t i = 0; i < acc.size(); ++i) po[i] = Tr::Store(acc[i]);
+    }
+    return 0;
+  });
+  return Outputs{out};
+}
+
+StatusOr<Outputs> EvalRange(const Node& node, const Inputs& in) {
+  A8_RETURN_IF_ERROR(SameDType(node, in));
+  const DType dt = in[0]->type.dtype;
+  for (const auto& t : in) {
+    if (t->num_elements() != 1) return InvalidInput("{}: inputs must be scalars", node.Where());
+  }
+  if (dt == DType::kBool || dt == DType::kF16 || dt == DType::kBF16) {
+    return Unsupported("{}: Range of {} is not folded", node.Where(), DTypeName(dt));
+  }
+  // As onnxruntime: n = ceil((1.0 * (limit - start)) / delta), the difference taken in T.
+  const double count = Dispatch(dt, [&](auto tr) -> double {
+    using Tr = decltype(tr);
+    using C = typename Tr::Compute;
+    const C start = Tr::Load(in[0]->data<typename Tr::Storage>()[0]);
+    const C limit = Tr::Load(in[1]->data<typename Tr::Storage>()[0]);
+    const C delta = Tr::Load(in[2]->data<typename Tr::Storage>()[0]);
+    if (delta == C{0}) return std::nan("");
+    return std::ceil((1.0 * WrapSub(limit, start)) / static_cast<double>(delta));
+  });
+  if (std::isnan(count)) return InvalidInput("{}: delta is 0", node.Where());
+  if (!(count <= static_cast<double>(kMaxFoldElements))) {
+    return Unsupported("{}: result too large to fold", node.Where());
+  }
+  const int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, {n}));
+  Dispatch(dt, [&](auto tr) {
+    using Tr = decltype(tr);
+    using C = typename Tr::Compute;
+    C value = Tr::Load(in[0]->data<typename Tr::Storage>()[0]);
+    const C step = Tr::Load(in[2]->data<typename Tr::Storage>()[0]);
+    auto* po = out->template mutable_data<typename Tr::Storage>();
+    for (int64_t i = 0; i < n; ++i) {
+      po[i] = Tr::Store(value);
+      value = WrapAdd(value, step);
+    }
+    return 0;
+  });
+  return Outputs{out};
+}
+
+}  // namespace
+
+bool IsMathOp(const std::string& op) {
+  static const std::set<std::string> kOps = {
+      "Cast",  "Add",  "Sub",  "Mul",   "Div",   "Mod",        "Pow",         "Max",
+      "Min",   "Sum",  "Neg",  "Abs",   "Sqrt",  "Reciprocal", "Exp",         "Log",
+      "Floor", "Ceil", "Relu", "Equal", "Less",  "Greater",    "LessOrEqual", "GreaterOrEqual",
+      "Not",   "And",  "Or",   "Xor",   "Where", "ReduceProd", "ReduceSum",   "Range"};
+  return kOps.count(op) > 0;
+}
+
+StatusOr<Outputs> EvaluateMath(const Node& node, const Inputs& in) {
+  const std::string& op = node.op();
+  if (op == "Cast") return EvalCast(node, in);
+  if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Max" ||
+      op == "Min" || op == "Sum") {
+    return EvalArith(node, in);
+  }
+  if (op == "Pow") return EvalPow(node, in);
+  if (op == "Neg" || op == "Abs" || op == "Sqrt" || op == "Reciprocal" || op == "Exp" ||
+      op == "Log" || op == "Floor" || op == "Ceil" || op == "Relu") {
+    return EvalUnary(node, in);
+  }
+  if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+      op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor") {
+    return EvalCompare(node, in);
+  }
+  if (op == "Not") return EvalNot(node, in);
+  if (op == "Where") return EvalWhere(node, in);
+  if (op == "ReduceProd" || op == "ReduceSum") return EvalReduce(node, in);
+  if (op == "Range") return EvalRange(node, in);
+  return Unsupported("{}: not folded", node.Where());
+}
+
+}  // namespace a8::folding

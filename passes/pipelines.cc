@@ -1,0 +1,28 @@
+#include "passes/pipelines.h"
+
+#include <fmt/format.h>
+
+namespace a8 {
+
+const std::vector<PipelineInfo>& Pipelines() {
+  static const std::vector<PipelineInfo> kPipelines = {
+      {"default", "what `a800c MODEL` runs", {"shape-inference", "canonicalize"}},
+      {"cleanup",
+       "the cleanup passes one by one",
+       {"shape-inference", "canonicalize", "cse", "dce"}},
+  };
+  return kPipelines;
+}
+
+StatusOr<std::vector<std::string>> PipelinePasses(const std::string& name) {
+  std::string known;
+  for (const PipelineInfo& p : Pipelines()) {
+    if (p.name == name) return p.passes;
+    known += known.empty() ? p.name : ", " + p.name;
+  }
+  return InvalidInput("unknown pipeline '{}' (known: {})", name, known);
+}
+
+const std::vector<std::string>& DefaultCompilePipeline() { return Pipelines().front().passes; }
+
+}  // namespace a8

@@ -1,0 +1,33 @@
+// Builds RegisteredPasses() from passes/passes.def: the one list of pass names, descriptions
+// and columns that the manager, the pipelines and `a800c --list-passes` read.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/pass/pass_manager.h"
+// One include per pass in passes.def (a macro cannot generate an #include).
+#include "passes/analysis/shape_inference.h"
+#include "passes/cleanup/canonicalize.h"
+#include "passes/cleanup/cse.h"
+#include "passes/cleanup/dce.h"
+
+namespace a8 {
+
+const std::vector<PassInfo>& RegisteredPasses() {
+  static const std::vector<PassInfo> kPasses = {
+#define A8_PASS(Class, name, description, repeat, mode)                                            \
+  PassInfo{name, description, []() -> std::unique_ptr<Pass> { return std::make_unique<Class>(); }, \
+           PassRepeat::repeat, PassMode::mode},
+#include "passes/passes.def"
+  };
+  return kPasses;
+}
+
+const PassInfo* FindPass(const std::string& name) {
+  for (const PassInfo& info : RegisteredPasses()) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
+}  // namespace a8

@@ -1,0 +1,318 @@
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "kernels/cpu/norm.h"
+#include "kernels/cpu/pool.h"
+#include "tests/unit/cpu_kernels_test_util.h"
+
+namespace a8::cpu {
+namespace {
+
+using testing::Buffer;
+using testing::ExpectClose;
+using testing::ExpectRoundedExactly;
+using testing::FromValues;
+using testing::MakeBuffer;
+using testing::RandomBuffer;
+using testing::Values;
+
+struct PoolCase {
+  Dims in, kernel, strides, dilations, pads;
+  bool ceil_mode, count_include_pad;
+};
+
+// Direct float64 pooling, padded to 3 spatial dims; fills max indices.
+void RefPool(const PoolCase& pc, const Dims& out_sp, int64_t planes, const std::vector<double>& x,
+             std::vector<double>* max_out, std::vector<double>* max_idx,
+             std::vector<double>* avg_out) {
+  const size_t r = pc.in.size();
+  int64_t in[3] = {1, 1, 1}, k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, d[3] = {1, 1, 1},
+          pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0}, out[3] = {1, 1, 1};
+  for (size_t i = 0; i < r; ++i) {
+    size_t j = 3 - r + i;
+    in[j] = pc.in[i], k[j] = pc.kernel[i], out[j] = out_sp[i];
+    if (!pc.strides.empty()) s[j] = pc.strides[i];
+    if (!pc.dilations.empty()) d[j] = pc.dilations[i];
+    if (!pc.pads.empty()) pb[j] = pc.pads[i], pe[j] = pc.pads[r + i];
+  }
+  const int64_t in_size = in[0] * in[1] * in[2], out_size = out[0] * out[1] * out[2];
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    for (int64_t o = 0; o < out_size; ++o) {
+      int64_t oi[3] = {o / (out[1] * out[2]), (o / out[2]) % out[1], o % out[2]};
+      double best = -INFINITY, sum = 0;
+      int64_t best_i = -1, inside = 1, padded = 1;
+      for (int a = 0; a < 3; ++a) {
+        int64_t ni = 0, np = 0;
+        for (int64_t t = 0; t < k[a]; ++t) {
+          int64_t pos = oi[a] * s[a] - pb[a] + t * d[a];
+          ni += pos >= 0 && pos < in[a];
+          np += pos >= -pb[a] && pos < in[a] + pe[a];
+        }
+        inside *= ni;
+        padded *= np;
+      }
+      for (int64_t t = 0; t < k[0] * k[1] * k[2]; ++t) {
+        int64_t ti[3] = {t / (k[1] * k[2]), (t / k[2]) % k[1], t % k[2]};
+        int64_t idx = 0;
+        bool ok = true;
+        for (int a = 0; a < 3; ++a) {
+          int64_t pos = oi[a] * s[a] - pb[a] + ti[a] * d[a];
+          ok = ok && pos >= 0 && pos < in[a];
+          idx = idx * in[a] + pos;
+        }
+        if (!ok) continue;
+        double v = x[pl * in_size + idx];
+        sum += v;
+        if (v > best) best = v, best_i = pl * in_size + idx;
+      }
+      max_out->push_back(best);
+      max_idx->push_back(static_cast<double>(best_i));
+      avg_out->push_back(sum / static_cast<double>(pc.count_include_pad ? padded : inside));
+    }
+  }
+}
+
+TEST(CpuKernelPoolTest, MaxAndAverageMatchFloat64) {
+  std::vector<PoolCase> cases = {
+      {{9, 7}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}, false, false},
+      {{9, 7}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}, true, true},
+      {{17}, {3}, {2}, {2}, {1, 2}, true, false},
+      {{5, 4, 6}, {2, 3, 2}, {1, 2, 2}, {}, {0, 1, 1, 1, 0, 0}, false, true},
+      {{65}, {1}, {3}, {}, {}, true, false},
+      {{7, 7}, {2, 2}, {1, 1}, {2, 1}, {}, false, false},
+  };
+  std::mt19937_64 rng(20);
+  int ci = 0;
+  for (const PoolCase& pc : cases) {
+    for (DType dt : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI8}) {
+      SCOPED_TRACE(std::string(ElemName(dt)) + " case " + std::to_string(ci));
+      PoolParams p;
+      p.dtype = dt;
+      p.batch = 2, p.channels = 3;
+      p.in_spatial = pc.in, p.kernel = pc.kernel, p.strides = pc.strides;
+      p.dilations = pc.dilations, p.pads = pc.pads, p.ceil_mode = pc.ceil_mode;
+      p.count_include_pad = pc.count_include_pad;
+      auto out_sp = PoolOutputSpatial(p);
+      ASSERT_TRUE(out_sp.ok()) << out_sp.status().message();
+      Dims xd = {2, 3}, yd = {2, 3};
+      xd.insert(xd.end(), pc.in.begin(), pc.in.end());
+      yd.insert(yd.end(), out_sp->begin(), out_sp->end());
+      Buffer x = RandomBuffer(dt, xd, rng, -100, 100);
+      Buffer ymax = MakeBuffer(dt, yd);
+      std::vector<int64_t> idx(NumElements(yd));
+      ASSERT_TRUE(MaxPool(p, x.data(), ymax.data(), idx.data()).ok());
+      std::vector<double> want_max, want_idx, want_avg;
+      RefPool(pc, *out_sp, 6, Values(x), &want_max, &want_idx, &want_avg);
+      ExpectRoundedExactly(ymax, want_max);
+      // Ties (possible in i8 and f16) may pick another index with the same value.
+      std::vector<double> xv = Values(x);
+      for (size_t i = 0; i < idx.size(); ++i) ASSERT_EQ(xv[idx[i]], want_max[i]) << i;
+      if (dt == DType::kI8) continue;
+      Buffer yavg = MakeBuffer(dt, yd);
+      ASSERT_TRUE(AveragePool(p, x.data(), yavg.data()).ok());
+      ExpectClose(yavg, want_avg, testing::ToleranceFor(dt), nullptr, 1.0);
+    }
+    ++ci;
+  }
+}
+
+TEST(CpuKernelPoolTest, CeilModeAndPaddingMatchOnnxRuntime) {
+  auto run = [](bool max, Dims in, Dims k, Dims s, Dims pads, bool include) {
+    PoolParams p;
+    p.in_spatial = in, p.kernel = k, p.strides = s, p.pads = pads, p.ceil_mode = true;
+    p.count_include_pad = include;
+    std::vector<double> xv;
+    for (int64_t i = 1; i <= in[0]; ++i) xv.push_back(static_cast<double>(i));
+    Buffer x = FromValues(DType::kF32, {1, 1, in[0]}, xv);
+    Buffer y = MakeBuffer(DType::kF32, {1, 1, (*PoolOutputSpatial(p))[0]});
+    Status st = max ? MaxPool(p, x.data(), y.data(), nullptr) : AveragePool(p, x.data(), y.data());
+    EXPECT_TRUE(st.ok());
+    return Values(y);
+  };
+  // Expected values from onnxruntime (opset 19, CPU).
+  EXPECT_EQ(run(true, {5}, {2}, {2}, {0, 1}, false), (std::vector<double>{2, 4, 5}));
+  EXPECT_EQ(run(true, {6}, {2}, {2}, {1, 1}, false), (std::vector<double>{1, 3, 5, 6}));
+  std::vector<double> a = run(false, {7}, {3}, {2}, {1, 1}, true);
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_FLOAT_EQ(a[3], 13.0f / 3);
+  EXPECT_EQ(run(false, {7}, {3}, {3}, {1, 0}, true), (std::vector<double>{1, 4, 6.5}));
+  EXPECT_EQ(run(false, {7}, {3}, {3}, {1, 0}, false), (std::vector<double>{1.5, 4, 6.5}));
+}
+
+TEST(CpuKernelPoolTest, ColumnMajorIndices) {
+  // 2x3 plane, 2x2 window at stride 1: onnxruntime numbers storage_order=1 indices h + w * H.
+  Buffer x = FromValues(DType::kF32, {1, 2, 2, 3}, {1, 9, 2, 3, 4, 8, 5, 6, 7, 1, 2, 9});
+  PoolParams p;
+  p.channels = 2;
+  p.in_spatial = {2, 3}, p.kernel = {2, 2};
+  p.column_major_indices = true;
+  Buffer y = MakeBuffer(DType::kF32, {1, 2, 1, 2});
+  std::vector<int64_t> idx(4);
+  ASSERT_TRUE(MaxPool(p, x.data(), y.data(), idx.data()).ok());
+  // The same values and indices as onnxruntime (opset 12, CPU): plane 0: 9 at (h 0, w 1) ->
+  // 0 + 1 * 2 = 2, twice; plane 1: 6 at (0, 1) -> 6 + 2, then 9 at (1, 2) -> 6 + 1 + 2 * 2.
+  EXPECT_EQ(Values(y), (std::vector<double>{9, 9, 6, 9}));
+  EXPECT_EQ(idx, (std::vector<int64_t>{2, 2, 8, 11}));
+}
+
+TEST(CpuKernelPoolTest, GlobalPools) {
+  std::mt19937_64 rng(21);
+  for (DType dt : testing::kFloatDTypes) {
+    Buffer x = RandomBuffer(dt, {2, 3, 65}, rng);
+    Buffer ya = MakeBuffer(dt, {2, 3}), ym = MakeBuffer(dt, {2, 3});
+    ASSERT_TRUE(GlobalAveragePool(dt, 2, 3, 65, x.data(), ya.data()).ok());
+    ASSERT_TRUE(GlobalMaxPool(dt, 2, 3, 65, x.data(), ym.data()).ok());
+    std::vector<double> xv = Values(x), wa, wm;
+    for (int p = 0; p < 6; ++p) {
+      double s = 0, m = -INFINITY;
+      for (int i = 0; i < 65; ++i) s += xv[p * 65 + i], m = std::max(m, xv[p * 65 + i]);
+      wa.push_back(s / 65);
+      wm.push_back(m);
+    }
+    ExpectClose(ya, wa, testing::ToleranceFor(dt), nullptr, 1.0);
+    ExpectRoundedExactly(ym, wm);
+  }
+}
+
+// Normalizes x[i] for i in `idx` with mean/var computed in float64.
+void RefNormalize(const std::vector<double>& x, const std::vector<int64_t>& idx, double eps,
+                  double scale, double bias, std::vector<double>* y, std::vector<double>* mag,
+                  double* mean_out, double* var_out) {
+  double m = 0, v = 0;
+  for (int64_t i : idx) m += x[i];
+  m /= static_cast<double>(idx.size());
+  for (int64_t i : idx) v += (x[i] - m) * (x[i] - m);
+  v /= static_cast<double>(idx.size());
+  for (int64_t i : idx) {
+    double t = (x[i] - m) / std::sqrt(v + eps) * scale;
+    (*y)[i] = t + bias;
+    (*mag)[i] = std::fabs(t) + std::fabs(bias);
+  }
+  *mean_out = m;
+  *var_out = v;
+}
+
+TEST(CpuKernelNormTest, BatchNormInferenceAndTraining) {
+  std::mt19937_64 rng(22);
+  for (DType dt : testing::kFloatDTypes) {
+    for (int64_t spatial : {1, 17}) {
+      SCOPED_TRACE(std::string(ElemName(dt)) + " spatial " + std::to_string(spatial));
+      const int64_t n = 3, c = 5;
+      BatchNormParams p;
+      p.dtype = dt;
+      p.param_dtype = DType::kF32;
+      p.stat_dtype = dt == DType::kF64 ? DType::kF64 : DType::kF32;
+      p.batch = n, p.channels = c, p.spatial = spatial;
+      p.epsilon = 1e-3f;
+      p.momentum = 0.8f;
+      Buffer x = RandomBuffer(dt, {n, c, spatial}, rng, 1, 5);
+      Buffer s = RandomBuffer(DType::kF32, {c}, rng, 0.5, 2),
+             b = RandomBuffer(DType::kF32, {c}, rng);
+      Buffer rm = RandomBuffer(p.stat_dtype, {c}, rng),
+             rv = RandomBuffer(p.stat_dtype, {c}, rng, 0.5, 2);
+      Buffer y = MakeBuffer(dt, {n, c, spatial});
+      std::vector<double> xv = Values(x), sv = Values(s), bv = Values(b), rmv = Values(rm),
+                          rvv = Values(rv);
+      ASSERT_TRUE(
+          BatchNormInference(p, x.data(), s.data(), b.data(), rm.data(), rv.data(), y.data()).ok());
+      std::vector<double> want(xv.size()), mag(xv.size());
+      for (int64_t i = 0; i < static_cast<int64_t>(xv.size()); ++i) {
+        int64_t ch = (i / spatial) % c;
+        double t = (xv[i] - rmv[ch]) / std::sqrt(rvv[ch] + double(1e-3f)) * sv[ch];
+        want[i] = t + bv[ch];
+        mag[i] = std::fabs(t) + std::fabs(bv[ch]);
+      }
+      ExpectClose(y, want, 2 * testing::ToleranceFor(dt), &mag);
+
+      Buffer rm_out = MakeBuffer(p.stat_dtype, {c}), rv_out = MakeBuffer(p.stat_dtype, {c});
+      Buffer saved_mean = MakeBuffer(p.stat_dtype, {c}), saved_inv = MakeBuffer(p.stat_dtype, {c});
+      ASSERT_TRUE(BatchNormTraining(p, x.data(), s.data(), b.data(), rm.data(), rv.data(), y.data(),
+                                    rm_out.data(), rv_out.data(), saved_mean.data(),
+                                    saved_inv.data())
+                      .ok());
+      std::vector<double> want_rm, want_rv, want_mean, want_inv;
+      for (int64_t ch = 0; ch < c; ++ch) {
+        std::vector<int64_t> idx;
+        for (int64_t i = 0; i < n; ++i) {
+          for (int64_t j = 0; j < spatial; ++j) idx.push_back((i * c + ch) * spatial + j);
+        }
+        double m, v;
+        RefNormalize(xv, idx, double(1e-3f), sv[ch], bv[ch], &want, &mag, &m, &v);
+        double mom = double(0.8f);
+        want_rm.push_back(mom * rmv[ch] + (1 - mom) * m);
+        want_rv.push_back(mom * rvv[ch] + (1 - mom) * v);
+        want_mean.push_back(m);
+        want_inv.push_back(1 / std::sqrt(v + double(1e-3f)));
+      }
+      const double stat_tol = dt == DType::kF64 ? 1e-12 : 1e-5;
+      ExpectClose(y, want, 4 * testing::ToleranceFor(dt), &mag);
+      ExpectClose(rm_out, want_rm, stat_tol);
+      ExpectClose(rv_out, want_rv, stat_tol * 4);
+      ExpectClose(saved_mean, want_mean, stat_tol);
+      ExpectClose(saved_inv, want_inv, stat_tol * 4);
+    }
+  }
+}
+
+TEST(CpuKernelNormTest, LayerNormWithMeanAndInvStdDev) {
+  std::mt19937_64 rng(23);
+  for (DType dt : testing::kFloatDTypes) {
+    for (int64_t inner : {1, 3, 65, 768}) {
+      SCOPED_TRACE(std::string(ElemName(dt)) + " inner " + std::to_string(inner));
+      const int64_t outer = 17;
+      LayerNormParams p;
+      p.dtype = dt, p.param_dtype = dt;
+      p.stat_dtype = dt == DType::kF64 ? DType::kF64 : DType::kF32;
+      p.outer = outer, p.inner = inner, p.epsilon = 1e-5f;
+      Buffer x = RandomBuffer(dt, {outer, inner}, rng, -3, 5);
+      Buffer s = RandomBuffer(dt, {inner}, rng, 0.5, 2), b = RandomBuffer(dt, {inner}, rng);
+      Buffer y = MakeBuffer(dt, {outer, inner});
+      Buffer mean = MakeBuffer(p.stat_dtype, {outer}), inv = MakeBuffer(p.stat_dtype, {outer});
+      ASSERT_TRUE(
+          LayerNorm(p, x.data(), s.data(), b.data(), y.data(), mean.data(), inv.data()).ok());
+      std::vector<double> xv = Values(x), sv = Values(s), bv = Values(b);
+      std::vector<double> want(xv.size()), mag(xv.size()), want_mean, want_inv;
+      for (int64_t r = 0; r < outer; ++r) {
+        std::vector<int64_t> idx;
+        for (int64_t i = 0; i < inner; ++i) idx.push_back(r * inner + i);
+        double m, v;
+        RefNormalize(xv, idx, double(1e-5f), 1.0, 0.0, &want, &mag, &m, &v);
+        for (int64_t i : idx) {
+          want[i] = want[i] * sv[i % inner] + bv[i % inner];
+          mag[i] = mag[i] * sv[i % inner] + std::fabs(bv[i % inner]);
+        }
+        want_mean.push_back(m);
+        want_inv.push_back(1 / std::sqrt(v + double(1e-5f)));
+      }
+      ExpectClose(y, want, 4 * testing::ToleranceFor(dt), &mag);
+      const double stat_tol = dt == DType::kF64 ? 1e-12 : 1e-5;
+      ExpectClose(mean, want_mean, stat_tol, nullptr, 1.0);
+      if (inner > 1) ExpectClose(inv, want_inv, 8 * stat_tol);
+    }
+  }
+}
+
+TEST(CpuKernelNormTest, InstanceNorm) {
+  std::mt19937_64 rng(24);
+  for (DType dt : testing::kFloatDTypes) {
+    const int64_t n = 2, c = 3, spatial = 33;
+    Buffer x = RandomBuffer(dt, {n, c, spatial}, rng, -1, 3);
+    Buffer s = RandomBuffer(dt, {c}, rng, 0.5, 2), b = RandomBuffer(dt, {c}, rng);
+    Buffer y = MakeBuffer(dt, {n, c, spatial});
+    ASSERT_TRUE(
+        InstanceNorm(dt, dt, n, c, spatial, 1e-5f, x.data(), s.data(), b.data(), y.data()).ok());
+    std::vector<double> xv = Values(x), sv = Values(s), bv = Values(b);
+    std::vector<double> want(xv.size()), mag(xv.size());
+    for (int64_t pl = 0; pl < n * c; ++pl) {
+      std::vector<int64_t> idx;
+      for (int64_t i = 0; i < spatial; ++i) idx.push_back(pl * spatial + i);
+      double m, v;
+      RefNormalize(xv, idx, double(1e-5f), sv[pl % c], bv[pl % c], &want, &mag, &m, &v);
+    }
+    ExpectClose(y, want, 4 * testing::ToleranceFor(dt), &mag);
+  }
+}
+
+}  // namespace
+}  // namespace a8::cpu

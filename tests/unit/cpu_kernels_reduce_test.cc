@@ -1,0 +1,213 @@
+#include <cmath>
+#include <string>
+
+#include "kernels/cpu/reduce.h"
+#include "tests/unit/cpu_kernels_test_util.h"
+
+namespace a8::cpu {
+namespace {
+
+using testing::Buffer;
+using testing::ExpectClose;
+using testing::ExpectRoundedExactly;
+using testing::FromValues;
+using testing::MakeBuffer;
+using testing::RandomBuffer;
+using testing::Values;
+
+// Groups the input elements by output element (reduced axes dropped), in row-major order.
+std::vector<std::vector<double>> GroupByOutput(const Dims& dims, std::vector<int64_t> axes,
+                                               const std::vector<double>& x) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  std::vector<bool> red(rank, axes.empty());
+  for (int64_t a : axes) red[a < 0 ? a + rank : a] = true;
+  int64_t out_n = 1;
+  for (int64_t i = 0; i < rank; ++i) out_n *= red[i] ? 1 : dims[i];
+  std::vector<std::vector<double>> groups(out_n);
+  for (int64_t e = 0; e < static_cast<int64_t>(x.size()); ++e) {
+    int64_t rest = e, o = 0, stride = 1;
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      int64_t c = rest % dims[i];
+      rest /= dims[i];
+      if (!red[i]) o += c * stride, stride *= dims[i];
+    }
+    groups[o].push_back(x[e]);
+  }
+  return groups;
+}
+
+TEST(CpuKernelReduceTest, AllOpsOverAxisSetsAgainstFloat64) {
+  const Dims dims = {3, 17, 5};
+  const std::vector<std::vector<int64_t>> axis_sets = {{}, {0}, {1}, {-1}, {0, 2}, {1, 2}};
+  std::mt19937_64 rng(30);
+  for (int op_i = 0; op_i <= static_cast<int>(ReduceOp::kLogSumExp); ++op_i) {
+    const ReduceOp op = static_cast<ReduceOp>(op_i);
+    for (DType dt : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI32}) {
+      const bool int_ok = op != ReduceOp::kL2 && op != ReduceOp::kLogSumExp;
+      if (dt == DType::kI32 && !int_ok) continue;
+      for (const auto& axes : axis_sets) {
+        SCOPED_TRACE("op " + std::to_string(op_i) + " " + ElemName(dt) + " axes " +
+                     std::to_string(axes.size()) + (axes.empty() ? "" : std::to_string(axes[0])));
+        const bool prod = op == ReduceOp::kProd;
+        Buffer x = dt == DType::kI32 ? RandomBuffer(dt, dims, rng, prod ? -1 : -9, prod ? 3 : 9)
+                                     : RandomBuffer(dt, dims, rng, prod ? 0.7 : -3, prod ? 1.3 : 3);
+        auto od = ReduceOutputDims(dims, axes, true);
+        ASSERT_TRUE(od.ok());
+        Buffer y = MakeBuffer(dt, *od);
+        ASSERT_TRUE(Reduce(op, dt, dims, axes, x.data(), y.data()).ok());
+        std::vector<double> want, mag;
+        for (const auto& g : GroupByOutput(dims, axes, Values(x))) {
+          double s = 0, sa = 0, p = 1, mx = -INFINITY, mn = INFINITY, sq = 0, l1 = 0;
+          for (double v : g) {
+            s += v, sa += std::fabs(v), p *= v, sq += v * v, l1 += std::fabs(v);
+            mx = std::max(mx, v), mn = std::min(mn, v);
+          }
+          double n = static_cast<double>(g.size()), r = 0, m = sa;
+          switch (op) {
+            case ReduceOp::kSum:
+              r = s;
+              break;
+            case ReduceOp::kMean:
+              r = dt == DType::kI32 ? std::trunc(s / n) : s / n;
+              m = sa / n;
+              break;
+            case ReduceOp::kMax:
+              r = mx;
+              break;
+            case ReduceOp::kMin:
+              r = mn;
+              break;
+            case ReduceOp::kProd:
+              r = p, m = std::fabs(p) * n;
+              break;
+            case ReduceOp::kSumSquare:
+              r = sq, m = sq;
+              break;
+            case ReduceOp::kL1:
+              r = l1;
+              break;
+            case ReduceOp::kL2:
+              r = std::sqrt(sq), m = r;
+              break;
+            case ReduceOp::kLogSumExp: {
+              double e = 0;
+              for (double v : g) e += std::exp(v - mx);
+              r = mx + std::log(e);
+              m = std::fabs(r) + 1;
+              break;
+            }
+          }
+          want.push_back(r);
+          mag.push_back(m);
+        }
+        if (dt == DType::kI32 || op == ReduceOp::kMax || op == ReduceOp::kMin) {
+          ExpectRoundedExactly(y, want);
+        } else {
+          ExpectClose(y, want, 2 * testing::ToleranceFor(dt), &mag);
+        }
+      }
+    }
+  }
+  EXPECT_FALSE(Reduce(ReduceOp::kSum, DType::kF32, dims, {3}, nullptr, nullptr).ok());
+  EXPECT_FALSE(Reduce(ReduceOp::kSum, DType::kF32, dims, {1, -2}, nullptr, nullptr).ok());
+  EXPECT_EQ(*ReduceOutputDims(dims, {0, 2}, false), (Dims{17}));
+}
+
+TEST(CpuKernelArgReduceTest, FirstAndLastIndex) {
+  Buffer x = FromValues(DType::kF16, {2, 4}, {1, 5, 5, 2, 7, 0, 7, 0});
+  std::vector<int64_t> y(2);
+  ASSERT_TRUE(ArgReduce(true, DType::kF16, {2, 4}, 1, false, x.data(), y.data()).ok());
+  EXPECT_EQ(y, (std::vector<int64_t>{1, 0}));
+  ASSERT_TRUE(ArgReduce(true, DType::kF16, {2, 4}, -1, true, x.data(), y.data()).ok());
+  EXPECT_EQ(y, (std::vector<int64_t>{2, 2}));
+  ASSERT_TRUE(ArgReduce(false, DType::kF16, {2, 4}, 1, true, x.data(), y.data()).ok());
+  EXPECT_EQ(y, (std::vector<int64_t>{0, 3}));
+  std::vector<int64_t> y0(4);
+  ASSERT_TRUE(ArgReduce(false, DType::kF16, {2, 4}, 0, false, x.data(), y0.data()).ok());
+  EXPECT_EQ(y0, (std::vector<int64_t>{0, 1, 0, 1}));
+
+  std::mt19937_64 rng(31);
+  Buffer r = RandomBuffer(DType::kI32, {5, 17, 3}, rng, -1000, 1000);
+  std::vector<int64_t> ym(15);
+  ASSERT_TRUE(ArgReduce(true, DType::kI32, {5, 17, 3}, 1, false, r.data(), ym.data()).ok());
+  std::vector<double> rv = Values(r);
+  for (int64_t o = 0; o < 5; ++o) {
+    for (int64_t i = 0; i < 3; ++i) {
+      int64_t best = 0;
+      for (int64_t k = 1; k < 17; ++k) {
+        if (rv[(o * 17 + k) * 3 + i] > rv[(o * 17 + best) * 3 + i]) best = k;
+      }
+      EXPECT_EQ(ym[o * 3 + i], best);
+    }
+  }
+}
+
+TEST(CpuKernelSoftmaxTest, AnyAxisAndLog) {
+  std::mt19937_64 rng(32);
+  const Dims dims = {3, 17, 65};
+  for (DType dt : testing::kFloatDTypes) {
+    for (int64_t axis : {0, 1, -1}) {
+      for (bool log : {false, true}) {
+        SCOPED_TRACE(std::string(ElemName(dt)) + " axis " + std::to_string(axis) +
+                     (log ? " log" : ""));
+        Buffer x = RandomBuffer(dt, dims, rng, -8, 8);
+        Buffer y = MakeBuffer(dt, dims);
+        ASSERT_TRUE(Softmax(dt, dims, axis, log, x.data(), y.data()).ok());
+        const int64_t a = axis < 0 ? axis + 3 : axis;
+        int64_t outer = 1, inner = 1;
+        for (int64_t i = 0; i < a; ++i) outer *= dims[i];
+        for (int64_t i = a + 1; i < 3; ++i) inner *= dims[i];
+        std::vector<double> xv = Values(x), want(xv.size()), mag(xv.size());
+        for (int64_t o = 0; o < outer; ++o) {
+          for (int64_t i = 0; i < inner; ++i) {
+            double m = -INFINITY, s = 0;
+            for (int64_t k = 0; k < dims[a]; ++k)
+              m = std::max(m, xv[(o * dims[a] + k) * inner + i]);
+            for (int64_t k = 0; k < dims[a]; ++k)
+              s += std::exp(xv[(o * dims[a] + k) * inner + i] - m);
+            for (int64_t k = 0; k < dims[a]; ++k) {
+              const int64_t at = (o * dims[a] + k) * inner + i;
+              want[at] = log ? xv[at] - m - std::log(s) : std::exp(xv[at] - m) / s;
+              // log(sum) carries the rounding of a sum >= 1: an absolute error of ~eps.
+              mag[at] = log ? std::fabs(xv[at] - m) + std::log(s) + 1 : want[at];
+            }
+          }
+        }
+        ExpectClose(y, want, 2 * testing::ToleranceFor(dt), &mag, 1e-6);
+      }
+    }
+  }
+}
+
+TEST(CpuKernelCumSumTest, ExclusiveAndReverse) {
+  std::mt19937_64 rng(33);
+  const Dims dims = {3, 17, 4};
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64}) {
+    for (int flags = 0; flags < 4; ++flags) {
+      const bool exclusive = flags & 1, reverse = flags & 2;
+      SCOPED_TRACE(std::string(ElemName(dt)) + " flags " + std::to_string(flags));
+      Buffer x = RandomBuffer(dt, dims, rng, -5, 5);
+      Buffer y = MakeBuffer(dt, dims);
+      ASSERT_TRUE(CumSum(dt, dims, 1, exclusive, reverse, x.data(), y.data()).ok());
+      std::vector<double> xv = Values(x), want(xv.size()), mag(xv.size());
+      for (int64_t o = 0; o < 3; ++o) {
+        for (int64_t i = 0; i < 4; ++i) {
+          double s = 0, sa = 0;
+          for (int64_t j = 0; j < 17; ++j) {
+            const int64_t k = reverse ? 16 - j : j, at = (o * 17 + k) * 4 + i;
+            if (!exclusive) s += xv[at], sa += std::fabs(xv[at]);
+            want[at] = s, mag[at] = sa;
+            if (exclusive) s += xv[at], sa += std::fabs(xv[at]);
+          }
+        }
+      }
+      if (dt == DType::kI64)
+        EXPECT_EQ(Values(y), want);
+      else
+        ExpectClose(y, want, 2 * testing::ToleranceFor(dt), &mag);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace a8::cpu

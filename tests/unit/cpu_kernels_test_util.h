@@ -1,0 +1,240 @@
+// Helpers for the CPU kernel tests: random inputs exactly representable in their dtype, a
+// float64 view of any buffer, correctly rounded float64 -> dtype references, and comparisons
+// with per-dtype tolerances.
+//
+// Tolerances (relative, on top of an absolute floor scaled the same way): f32 1e-5, f16 1e-3,
+// bf16 8e-3, f64 1e-12; tests of long accumulations scale them (GEMM and Conv compare against
+// the sum of |terms| rather than the result). f16/bf16 references are rounded from float64 by
+// the compiler's _Float16 (f16) or by an independent round-to-nearest-even (bf16).
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "kernels/cpu/dtype.h"
+
+namespace a8::cpu::testing {
+
+inline double ToleranceFor(DType t) {
+  switch (t) {
+    case DType::kF32:
+      return 1e-5;
+    case DType::kF16:
+      return 1e-3;
+    case DType::kBF16:
+      return 8e-3;
+    case DType::kF64:
+      return 1e-12;
+    default:
+      return 0.0;
+  }
+}
+
+inline bool IsFloatDType(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kF64;
+}
+
+// float64 -> bf16, round to nearest even, independent of float16.h (normal range only).
+inline uint16_t DoubleToBFloat16Bits(double d) {
+  if (std::isnan(d)) return 0x7fc0;
+  if (std::isinf(d) || d == 0.0) {
+    float f = static_cast<float>(d);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return static_cast<uint16_t>(u >> 16);
+  }
+  int e;
+  double m = std::frexp(d, &e);  // |m| in [0.5, 1)
+  double r = std::ldexp(std::nearbyint(std::ldexp(m, 8)), e - 8);
+  float f = static_cast<float>(r);  // exact, or Inf on overflow
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+inline uint16_t DoubleToHalfBits(double d) {
+  _Float16 h = static_cast<_Float16>(d);
+  uint16_t u;
+  std::memcpy(&u, &h, 2);
+  return u;
+}
+
+// A buffer of `dtype` with its values as doubles.
+struct Buffer {
+  DType dtype = DType::kF32;
+  std::vector<unsigned char> bytes;
+  Dims dims;
+  void* data() { return bytes.data(); }
+  const void* data() const { return bytes.data(); }
+  int64_t size() const { return static_cast<int64_t>(bytes.size() / ElemSize(dtype)); }
+};
+
+// Writes `v` into element i of b, rounded to nearest even (integers: truncated).
+inline void SetValue(Buffer& b, int64_t i, double v) {
+  unsigned char* p = b.bytes.data() + i * ElemSize(b.dtype);
+  auto put = [p](auto x) { std::memcpy(p, &x, sizeof(x)); };
+  switch (b.dtype) {
+    case DType::kF32:
+      put(static_cast<float>(v));
+      break;
+    case DType::kF16:
+      put(DoubleToHalfBits(v));
+      break;
+    case DType::kBF16:
+      put(DoubleToBFloat16Bits(v));
+      break;
+    case DType::kF64:
+      put(v);
+      break;
+    case DType::kI64:
+      put(static_cast<int64_t>(v));
+      break;
+    case DType::kI32:
+      put(static_cast<int32_t>(v));
+      break;
+    case DType::kI8:
+      put(static_cast<int8_t>(v));
+      break;
+    case DType::kU8:
+      put(static_cast<uint8_t>(v));
+      break;
+    case DType::kBool:
+      put(static_cast<uint8_t>(v != 0.0));
+      break;
+  }
+}
+
+inline double GetValue(const Buffer& b, int64_t i) {
+  const unsigned char* p = b.bytes.data() + i * ElemSize(b.dtype);
+  auto get = [p](auto x) {
+    std::memcpy(&x, p, sizeof(x));
+    return x;
+  };
+  switch (b.dtype) {
+    case DType::kF32:
+      return get(0.0f);
+    case DType::kF16:
+      return HalfBitsToFloat(get(uint16_t{0}));
+    case DType::kBF16:
+      return BFloat16BitsToFloat(get(uint16_t{0}));
+    case DType::kF64:
+      return get(0.0);
+    case DType::kI64:
+      return static_cast<double>(get(int64_t{0}));
+    case DType::kI32:
+      return get(int32_t{0});
+    case DType::kI8:
+      return get(int8_t{0});
+    case DType::kU8:
+      return get(uint8_t{0});
+    case DType::kBool:
+      return get(uint8_t{0}) != 0;
+  }
+  return 0.0;
+}
+
+inline Buffer MakeBuffer(DType dtype, const Dims& dims) {
+  Buffer b;
+  b.dtype = dtype;
+  b.dims = dims;
+  b.bytes.assign(static_cast<size_t>(NumElements(dims)) * ElemSize(dtype), 0);
+  return b;
+}
+
+inline Buffer FromValues(DType dtype, const Dims& dims, const std::vector<double>& values) {
+  Buffer b = MakeBuffer(dtype, dims);
+  for (int64_t i = 0; i < b.size(); ++i) SetValue(b, i, values[i]);
+  return b;
+}
+
+// Random values uniform in [lo, hi) (integers: whole numbers), stored in `dtype`.
+inline Buffer RandomBuffer(DType dtype, const Dims& dims, std::mt19937_64& rng, double lo = -2.0,
+                           double hi = 2.0) {
+  Buffer b = MakeBuffer(dtype, dims);
+  std::uniform_real_distribution<double> dist(lo, hi);
+  for (int64_t i = 0; i < b.size(); ++i) {
+    double v = dist(rng);
+    if (dtype == DType::kBool)
+      v = v > (lo + hi) / 2;
+    else if (!IsFloatDType(dtype))
+      v = std::floor(v);
+    SetValue(b, i, v);
+  }
+  return b;
+}
+
+inline std::vector<double> Values(const Buffer& b) {
+  std::vector<double> v(b.size());
+  for (int64_t i = 0; i < b.size(); ++i) v[i] = GetValue(b, i);
+  return v;
+}
+
+// The float64 `v` rounded to `dtype` once, as a double.
+inline double RoundTo(DType dtype, double v) {
+  Buffer b = MakeBuffer(dtype, {1});
+  SetValue(b, 0, v);
+  return GetValue(b, 0);
+}
+
+// |got - want| <= tol * (|want| + floor) elementwise; `mag` (when given) replaces |want| as the
+// scale, for results of long sums whose terms cancel.
+inline void ExpectClose(const Buffer& got, const std::vector<double>& want, double tol,
+                        const std::vector<double>* mag = nullptr, double floor = 1e-3) {
+  ASSERT_EQ(got.size(), static_cast<int64_t>(want.size()));
+  int failures = 0;
+  for (int64_t i = 0; i < got.size() && failures < 5; ++i) {
+    double g = GetValue(got, i), w = want[i];
+    double scale = (mag != nullptr ? (*mag)[i] : std::fabs(w)) + floor;
+    if (std::isnan(w) && std::isnan(g)) continue;
+    if (std::isinf(w) && g == w) continue;
+    // f16 subnormals are 2^-24 apart: allow one of them.
+    double slack = got.dtype == DType::kF16 ? 5.9604644775390625e-08 : 0.0;
+    if (!(std::fabs(g - w) <= tol * scale + slack)) {
+      ADD_FAILURE() << "element " << i << ": got " << g << " want " << w << " (tol " << tol << " * "
+                    << scale << ", dtype " << ElemName(got.dtype) << ")";
+      ++failures;
+    }
+  }
+}
+
+// Bit-for-bit: every element equals the float64 reference rounded once to the dtype.
+inline void ExpectRoundedExactly(const Buffer& got, const std::vector<double>& want) {
+  ASSERT_EQ(got.size(), static_cast<int64_t>(want.size()));
+  Buffer ref = FromValues(got.dtype, got.dims, want);
+  int failures = 0;
+  for (int64_t i = 0; i < got.size() && failures < 5; ++i) {
+    size_t es = ElemSize(got.dtype);
+    if (std::memcmp(got.bytes.data() + i * es, ref.bytes.data() + i * es, es) != 0) {
+      if (std::isnan(want[i]) && std::isnan(GetValue(got, i))) continue;
+      ADD_FAILURE() << "element " << i << ": got " << GetValue(got, i) << " want "
+                    << GetValue(ref, i) << " (from " << want[i] << ", dtype " << ElemName(got.dtype)
+                    << ")";
+      ++failures;
+    }
+  }
+}
+
+inline constexpr DType kFloatDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
+
+// The linear index into an input of `in_dims` that numpy broadcasting reads for output element
+// `out_index` of `out_dims`.
+inline int64_t BroadcastSource(const Dims& out_dims, const Dims& in_dims, int64_t out_index) {
+  int64_t src = 0, stride = 1;
+  size_t pad = out_dims.size() - in_dims.size();
+  for (size_t i = out_dims.size(); i-- > 0;) {
+    int64_t idx = out_index % out_dims[i];
+    out_index /= out_dims[i];
+    if (i < pad) continue;
+    int64_t d = in_dims[i - pad];
+    if (d != 1) src += idx * stride;
+    stride *= d;
+  }
+  return src;
+}
+
+}  // namespace a8::cpu::testing

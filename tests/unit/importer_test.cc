@@ -1,0 +1,516 @@
+// ImporterTest: ONNX -> IR on models written in ONNX text syntax, and the errors a bad model gets.
+#include "compiler/onnx/importer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/onnx/onnx_util.h"
+#include "tests/unit/onnx_test_util.h"
+
+namespace a8 {
+namespace {
+
+using ::a8::testing::ImportText;
+using ::a8::testing::ParseModelText;
+using ::a8::testing::RandomFloats;
+using ::a8::testing::TempDir;
+using ::testing::HasSubstr;
+
+constexpr char kMlp[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+mlp (float[N, 4] x, int64[2] shape) => (float[N, 3] y)
+<float[4, 3] w = {0.5, -1.25, 2, 3.5, -4, 0.125, 6, 7, -8, 9, 10, -11}, int64[1] axes = {1},
+ float[N, 3] h>
+{
+  h = MatMul (x, w)
+  r = Relu (h)
+  y = Identity (r)
+}
+)";
+
+Status ImportError(const std::string& text, const ImportOptions& opts = {}) {
+  auto g = ImportText(text, opts);
+  EXPECT_FALSE(g.ok());
+  return g.ok() ? Status::Ok() : g.status();
+}
+
+TEST(ImporterTest, ImportsMlpWithDefaultBindingWarning) {
+  std::vector<std::string> warnings;
+  ImportOptions opts;
+  opts.warnings = &warnings;
+  auto g = ImportText(kMlp, opts);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Graph& graph = **g;
+  EXPECT_EQ(graph.name, "mlp");
+  EXPECT_EQ(graph.source, "test.onnxtxt");
+  EXPECT_EQ(graph.opsets.at(""), 13);
+  ASSERT_EQ(graph.inputs().size(), 2u);
+  EXPECT_EQ(graph.inputs()[0]->name(), "x");
+  EXPECT_EQ(graph.inputs()[0]->type(), (TensorType{DType::kF32, {1, 4}}));
+  EXPECT_EQ(graph.inputs()[1]->type(), (TensorType{DType::kI64, {2}}));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0], "input 'x' dim 0 ('N') is dynamic; bound to 1 (use --batch or --shape)");
+
+  // The float initializer is a parameter with its data, the integer one a constant.
+  Value* w = graph.FindValue("w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->role(), ValueRole::kParameter);
+  ASSERT_NE(w->data(), nullptr);
+  EXPECT_EQ(w->type(), (TensorType{DType::kF32, {4, 3}}));
+  EXPECT_FLOAT_EQ(w->data()->data<float>()[1], -1.25f);
+  EXPECT_FLOAT_EQ(w->data()->data<float>()[11], -11.0f);
+  EXPECT_EQ(graph.FindValue("axes")->role(), ValueRole::kConstant);
+
+  std::vector<Node*> nodes = graph.NodeList();
+  ASSERT_EQ(nodes.size(), 3u);
+  EXPECT_EQ(nodes[0]->op(), "MatMul");
+  EXPECT_EQ(nodes[0]->name(), "MatMul_0");
+  EXPECT_EQ(nodes[1]->name(), "Relu_1");
+  EXPECT_EQ(nodes[0]->input(1), w);
+  EXPECT_EQ(nodes[0]->version(), FindOp("", "MatMul")->canonical);
+  // value_info with a dynamic dim leaves the type to shape inference.
+  EXPECT_EQ(nodes[0]->output(0)->name(), "h");
+  ASSERT_EQ(graph.outputs().size(), 1u);
+  EXPECT_EQ(graph.outputs()[0]->name(), "y");
+  EXPECT_EQ(graph.declared_output_types.at("y"), (TensorType{DType::kF32, {-1, 3}}));
+}
+
+TEST(ImporterTest, BindsDynamicDimsFromShapesAndBatch) {
+  ImportOptions opts;
+  opts.shapes["x"] = {8, 4};
+  auto g = ImportText(kMlp, opts);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->inputs()[0]->dims(), (std::vector<int64_t>{8, 4}));
+
+  std::vector<std::string> warnings;
+  ImportOptions batch;
+  batch.batch = 16;
+  batch.warnings = &warnings;
+  g = ImportText(kMlp, batch);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->inputs()[0]->dims(), (std::vector<int64_t>{16, 4}));
+  EXPECT_TRUE(warnings.empty());
+
+  ImportOptions bad_rank;
+  bad_rank.shapes["x"] = {8, 4, 1};
+  EXPECT_THAT(ImportError(kMlp, bad_rank).message(), HasSubstr("--shape x: gives rank 3"));
+  ImportOptions bad_dim;
+  bad_dim.shapes["x"] = {8, 5};
+  EXPECT_THAT(ImportError(kMlp, bad_dim).message(),
+              HasSubstr("dim 1 is 5, but the model declares 4"));
+  ImportOptions unknown;
+  unknown.shapes["z"] = {1};
+  EXPECT_THAT(ImportError(kMlp, unknown).message(),
+              HasSubstr("--shape z: the model has no input 'z' (inputs: x, shape)"));
+  ImportOptions zero_batch;
+  zero_batch.batch = 0;
+  EXPECT_THAT(ImportError(kMlp, zero_batch).message(), HasSubstr("--batch must be at least 1"));
+}
+
+TEST(ImporterTest, UpgradesUnsqueeze11AxesAttributeToInput) {
+  auto model = ParseModelText(R"(<ir_version: 7, opset_import: ["" : 11]>
+g (float[2, 3] x) => (float[1, 2, 1, 3] y) { y = Unsqueeze <axes = [0, 2]> (x) })");
+  model.mutable_graph()->mutable_node(0)->set_name("unsq");
+  auto g = ImportOnnxModel(model, "m.onnx", "");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Node* n = (*g)->NodeList().at(0);
+  EXPECT_EQ(n->name(), "unsq");
+  EXPECT_FALSE(n->has_attr("axes"));
+  EXPECT_EQ(n->version(), 13);
+  ASSERT_EQ(n->num_inputs(), 2);
+  Value* axes = n->input(1);
+  EXPECT_EQ(axes->name(), "unsq.axes");
+  EXPECT_TRUE(axes->is_constant());
+  EXPECT_EQ(axes->data()->ToInt64Vector(), (std::vector<int64_t>{0, 2}));
+}
+
+TEST(ImporterTest, UpgradesOtherLegacyAttributeForms) {
+  auto g = ImportText(R"(<ir_version: 7, opset_import: ["" : 9]>
+g (float[2, 6] x) => (float[2, 1] y, float[2, 3] a, float[2, 3] b, float[2, 6] c, float[2, 8] d,
+                      float[2, 6] e, float[2, 6] s)
+{
+  y = ReduceMean <axes = [1], keepdims = 1> (x)
+  a, b = Split <axis = 1, split = [3, 3]> (x)
+  t = Slice <starts = [0], ends = [3], axes = [1]> (x)
+  c = Clip <min = -0.5, max = 0.75> (x)
+  d = Pad <pads = [0, 1, 0, 1], value = 2.5> (x)
+  e = Dropout <ratio = 0.25> (x)
+  s = Softmax <axis = 1> (x)
+})");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::map<std::string, Node*> by_op;
+  for (Node* n : (*g)->nodes()) by_op[n->op()] = n;
+  auto input = [&](const char* op, int i) { return by_op.at(op)->input(i); };
+  EXPECT_EQ(input("ReduceMean", 1)->data()->ToInt64Vector(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(by_op.at("ReduceMean")->version(), 18);
+  EXPECT_EQ(input("Split", 1)->data()->ToInt64Vector(), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(input("Slice", 1)->data()->ToInt64Vector(), (std::vector<int64_t>{0}));
+  EXPECT_EQ(input("Slice", 2)->data()->ToInt64Vector(), (std::vector<int64_t>{3}));
+  EXPECT_EQ(input("Slice", 3)->data()->ToInt64Vector(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(input("Clip", 1)->type(), (TensorType{DType::kF32, {}}));
+  EXPECT_FLOAT_EQ(static_cast<float>(input("Clip", 1)->data()->GetDouble(0)), -0.5f);
+  EXPECT_FLOAT_EQ(static_cast<float>(input("Clip", 2)->data()->GetDouble(0)), 0.75f);
+  EXPECT_EQ(input("Pad", 1)->data()->ToInt64Vector(), (std::vector<int64_t>{0, 1, 0, 1}));
+  EXPECT_FLOAT_EQ(static_cast<float>(input("Pad", 2)->data()->GetDouble(0)), 2.5f);
+  EXPECT_FLOAT_EQ(static_cast<float>(input("Dropout", 1)->data()->GetDouble(0)), 0.25f);
+  for (const auto& [op, n] : by_op) {
+    EXPECT_EQ(n->version(), FindOp("", op)->canonical) << op;
+    for (const char* legacy :
+         {"axes", "split", "starts", "ends", "min", "max", "pads", "value", "ratio"}) {
+      EXPECT_FALSE(n->has_attr(legacy)) << op << " still has " << legacy;
+    }
+  }
+  EXPECT_EQ(by_op.at("Softmax")->GetInt("axis", -7), 1);
+}
+
+TEST(ImporterTest, RejectsSoftmax11OverSeveralAxes) {
+  Status s = ImportError(R"(<ir_version: 7, opset_import: ["" : 11]>
+g (float[2, 3, 4] x) => (float[2, 3, 4] y) { y = Softmax <axis = 1> (x) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("node 'Softmax_0' (Softmax): Softmax-11 with axis=1 on a "
+                                     "rank-3 input"));
+  // An intermediate without value_info: onnx's shape inference gives the rank...
+  auto g = ImportText(R"(<ir_version: 7, opset_import: ["" : 11]>
+g (float[2, 3] x) => (float[2, 3] y) { t = Relu (x) y = LogSoftmax (t) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->NodeList().at(1)->version(), 13);
+  // ... unless it cannot either (a Reshape to a shape of unknown length).
+  s = ImportError(R"(<ir_version: 7, opset_import: ["" : 11]>
+g (float[2, 3] x, int64[K] shape) => (float[2, 3] y) { t = Reshape (x, shape) y = Softmax (t) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("node 'Softmax_1' (Softmax): Softmax-11 flattens its input "
+                                     "to 2D at axis 1; a800c accepts that only when axis is the "
+                                     "last axis, and the input's rank is unknown"));
+}
+
+TEST(ImporterTest, RejectsLegacyFormsWithDifferentMeaning) {
+  Status s = ImportError(R"(<ir_version: 7, opset_import: ["" : 9]>
+g (float[2, 3] x) => (float[2, 3] y, float[2, 3] m) { y, m = Dropout (x) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("node 'Dropout_0' (Dropout): Dropout-7's mask output"));
+  s = ImportError(R"(<ir_version: 7, opset_import: ["" : 9]>
+g (float[2, 3] x, float[3] s, float[3] b, float[3] mean, float[3] var)
+  => (float[2, 3] y, float[3] m2, float[3] v2, float[3] sm, float[3] sv)
+{ y, m2, v2, sm, sv = BatchNormalization (x, s, b, mean, var) })");
+  EXPECT_THAT(s.message(), HasSubstr("BatchNormalization-9 with 5 outputs is training mode"));
+}
+
+TEST(ImporterTest, ConstantNodesBecomeConstants) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] x) => (float[2, 3] y, float[3] z)
+{
+  c = Constant <value = float[3] {1.5, -2, 3}> ()
+  k = Constant <value_int = 7> ()
+  z = Constant <value_floats = [0.25, 0.5, 0.75]> ()
+  y = Add (x, c)
+})");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Value* c = (*g)->FindValue("c");
+  ASSERT_TRUE(c && c->is_constant());
+  EXPECT_EQ(c->type(), (TensorType{DType::kF32, {3}}));
+  EXPECT_FLOAT_EQ(c->data()->data<float>()[1], -2.0f);
+  EXPECT_EQ((*g)->FindValue("k")->data()->GetInt64(0), 7);
+  EXPECT_EQ((*g)->FindValue("k")->type(), (TensorType{DType::kI64, {}}));
+  EXPECT_EQ((*g)->outputs()[1]->name(), "z");
+  EXPECT_EQ((*g)->num_nodes(), 1u);
+
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { c = Constant <value_string = "hi"> () y = Identity (x) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("node 'Constant_0' (Constant): attribute 'value_string'"));
+}
+
+TEST(ImporterTest, InitializerListedAsInputIsAParameter) {
+  auto g = ImportText(R"(<ir_version: 3, opset_import: ["" : 9]>
+g (float[2, 4] x, float[4] b = {1, 2, 3, 4}) => (float[2, 4] y) { y = Add (x, b) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ((*g)->inputs().size(), 1u);
+  EXPECT_EQ((*g)->FindValue("b")->role(), ValueRole::kParameter);
+}
+
+TEST(ImporterTest, NamesUnnamedNodesUniquely) {
+  auto model = ParseModelText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { a = Relu (x) b = Relu (a) y = Relu (b) })");
+  model.mutable_graph()->mutable_node(0)->set_name("Relu_1");  // collides with a default name
+  auto g = ImportOnnxModel(model, "m", "");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<Node*> nodes = (*g)->NodeList();
+  EXPECT_EQ(nodes[0]->name(), "Relu_1");
+  EXPECT_EQ(nodes[1]->name(), "Relu_1.1");
+  EXPECT_EQ(nodes[2]->name(), "Relu_2");
+}
+
+TEST(ImporterTest, ReadsTypedFieldsAndNormalizesBools) {
+  onnx::TensorProto t;
+  t.set_name("h");
+  t.set_data_type(onnx::TensorProto::FLOAT16);
+  t.add_dims(2);
+  t.add_int32_data(0x3c00);  // 1.0
+  t.add_int32_data(0xc000);  // -2.0
+  auto d = TensorFromOnnx(t, "initializer 'h'", "");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ((*d)->GetDouble(0), 1.0);
+  EXPECT_EQ((*d)->GetDouble(1), -2.0);
+
+  t.add_int32_data(0);
+  EXPECT_THAT(TensorFromOnnx(t, "initializer 'h'", "").status().message(),
+              HasSubstr("initializer 'h': holds 3 values in int32_data, but its type f16[2] has "
+                        "2 elements"));
+
+  onnx::TensorProto b;
+  b.set_data_type(onnx::TensorProto::BOOL);
+  b.add_dims(3);
+  b.set_raw_data(std::string("\x00\x07\x01", 3));
+  d = TensorFromOnnx(b, "b", "");
+  ASSERT_TRUE(d.ok()) << d.status().message();
+  EXPECT_EQ((*d)->bytes, (std::vector<uint8_t>{0, 1, 1}));
+
+  onnx::TensorProto big;
+  big.set_data_type(onnx::TensorProto::FLOAT);
+  big.add_dims(int64_t{1} << 40);
+  big.set_raw_data("abcd");
+  EXPECT_THAT(TensorFromOnnx(big, "initializer 'big'", "").status().message(),
+              HasSubstr("initializer 'big': raw_data has 4 bytes"));
+}
+
+// ---- errors
+
+TEST(ImporterTest, RejectsEmptyRandomAndTruncatedFiles) {
+  Status s = ImportOnnxBytes("", "empty.onnx", "").status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_THAT(s.message(), HasSubstr("empty.onnx: the file is empty"));
+
+  std::mt19937 rng(1234);
+  for (int trial = 0; trial < 20; ++trial) {
+    std::string noise(64 + trial * 97, '\0');
+    for (char& c : noise) c = static_cast<char>(rng());
+    s = ImportOnnxBytes(noise, "noise.onnx", "").status();
+    EXPECT_FALSE(s.ok()) << "trial " << trial;
+    EXPECT_THAT(s.message(), HasSubstr("noise.onnx: ")) << "trial " << trial;
+  }
+
+  std::string bytes;
+  ASSERT_TRUE(ParseModelText(kMlp).SerializeToString(&bytes));
+  ASSERT_TRUE(ImportOnnxBytes(bytes, "whole.onnx", "").ok());
+  for (size_t cut : {bytes.size() / 2, bytes.size() - 3}) {
+    s = ImportOnnxBytes(bytes.substr(0, cut), "cut.onnx", "").status();
+    EXPECT_THAT(s.message(), HasSubstr("cut.onnx: not a valid ONNX model")) << cut;
+  }
+}
+
+TEST(ImporterTest, CorruptedModelsImportOrFailCleanly) {
+  // Byte flips in a valid model: each import either succeeds or returns an error that names the
+  // source; none may crash (the sanitizer build checks memory safety here).
+  std::string good;
+  ASSERT_TRUE(ParseModelText(kMlp).SerializeToString(&good));
+  std::mt19937 rng(99);
+  int failures = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::string bytes = good;
+    for (int k = 0; k < 1 + trial % 4; ++k) bytes[rng() % bytes.size()] ^= 1 << (rng() % 8);
+    auto g = ImportOnnxBytes(bytes, "flip.onnx", "");
+    if (!g.ok()) {
+      ++failures;
+      EXPECT_THAT(g.status().message(), HasSubstr("flip.onnx: "));
+    }
+  }
+  EXPECT_GT(failures, 0);
+}
+
+TEST(ImporterTest, FileErrorsNameTheFile) {
+  TempDir dir;
+  EXPECT_THAT(ImportOnnxFile(dir.path() + "/missing.onnx").status().message(),
+              HasSubstr("missing.onnx: cannot open the file"));
+  std::string txt = dir.Write("bad.onnxtxt", "<ir_version: 8> agraph (float[2] x => (");
+  Status s = ImportOnnxFile(txt).status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_THAT(s.message(), HasSubstr("bad.onnxtxt: ONNX text does not parse"));
+  std::string good = dir.Write("good.onnxtxt", kMlp);
+  auto g = ImportOnnxFile(good);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->source, good);
+  EXPECT_EQ((*g)->num_nodes(), 3u);
+}
+
+TEST(ImporterTest, RejectsBadValueNamesAndOrder) {
+  auto model = ParseModelText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { a = Relu (b) b = Add (a, x) y = Relu (b) })");
+  model.mutable_graph()->mutable_node(0)->set_name("a_node");
+  Status s = ImportOnnxModel(model, "cyc.onnx", "").status();
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.message(),
+            "cyc.onnx: node 'a_node' (Relu): input 'b' is used before it is "
+            "produced (cycle or wrong order)");
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { y = Add (x, ghost) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'Add_0' (Add): input 1 'ghost' is not produced"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { y = Relu (x) y = Neg (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'Neg_1' (Neg): output 'y' is already produced by "
+                                     "node 'Relu_0' (Relu)"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { x = Relu (x) y = Neg (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("output 'x' is already a graph input"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] nowhere) { y = Relu (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("graph output 'nowhere': is not produced"));
+}
+
+TEST(ImporterTest, RejectsUnknownAndUnsupportedOps) {
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { y = Bar (x) })");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_THAT(s.message(), HasSubstr("node 'Bar_0' (Bar): unknown op 'Bar' in domain ai.onnx"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { y = Hardmax (x) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(),
+              HasSubstr("node 'Hardmax_0' (Hardmax): op 'Hardmax' of ai.onnx is not supported"));
+
+  // Clip-1 (opset 1..5) is older than any version a800c implements.
+  s = ImportError(R"(<ir_version: 3, opset_import: ["" : 5]>
+g (float[2] x) => (float[2] y) { y = Clip <min = 0.0> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'Clip_0' (Clip): Clip-1 (opset 5) is not supported"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (bool c, float[2] x) => (float[2] y)
+{
+  y = If (c) <then_branch = t () => (float[2] z) { z = Relu (x) },
+              else_branch = e () => (float[2] z) { z = Neg (x) }>
+})");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("node 'If_0' (If): attribute 'then_branch' is a subgraph; "
+                                     "control flow is not supported"));
+}
+
+TEST(ImporterTest, RejectsBadModelHeaders) {
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 99]>
+g (float[2] x) => (float[2] y) { y = Relu (x) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("opset 99 of ai.onnx is newer than the newest a800c knows"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13, "ai.onnx" : 13]>
+g (float[2] x) => (float[2] y) { y = Relu (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("opset_import: domain ai.onnx is listed twice"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13, "com.example" : 1]>
+g (float[2] x) => (float[2] y) { y = Relu (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("opset_import: domain 'com.example' is not supported"));
+
+  s = ImportError(R"(<ir_version: 99, opset_import: ["" : 13]>
+g (float[2] x) => (float[2] y) { y = Relu (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("ir_version 99 is newer"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (string[2] x) => (float[2] y) { y = Relu (x) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("graph input 'x': element type STRING is not supported"));
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[4294967296, 4294967296, 2] x) => (float[2] y) { y = Relu (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("graph input 'x': the product of dims"));
+  EXPECT_THAT(s.message(), HasSubstr("overflows int64"));
+}
+
+// ---- external data
+
+class ImporterExternalDataTest : public ::testing::Test {
+ protected:
+  // Writes model.onnx with initializer `w` (f32[3,4]) stored externally with the given keys.
+  std::string WriteModel(const std::vector<std::pair<std::string, std::string>>& keys) {
+    onnx::ModelProto m = ParseModelText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] x) => (float[2, 4] y) { y = MatMul (x, w) })");
+    onnx::TensorProto* w = m.mutable_graph()->add_initializer();
+    w->set_name("w");
+    w->set_data_type(onnx::TensorProto::FLOAT);
+    w->add_dims(3);
+    w->add_dims(4);
+    w->set_data_location(onnx::TensorProto::EXTERNAL);
+    for (const auto& [k, v] : keys) {
+      auto* e = w->add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+    std::string bytes;
+    EXPECT_TRUE(m.SerializeToString(&bytes));
+    return dir_.Write("model.onnx", bytes);
+  }
+  std::string WeightBytes(size_t extra_before) {
+    std::string bytes(extra_before, 'z');
+    bytes.append(reinterpret_cast<const char*>(weights_.data()), weights_.size() * 4);
+    return bytes;
+  }
+  std::string ErrorFor(const std::vector<std::pair<std::string, std::string>>& keys) {
+    auto g = ImportOnnxFile(WriteModel(keys));
+    EXPECT_FALSE(g.ok());
+    return g.ok() ? std::string() : g.status().message();
+  }
+
+  TempDir dir_;
+  TempDir outside_;
+  std::vector<float> weights_ = RandomFloats(12, 7);
+};
+
+TEST_F(ImporterExternalDataTest, ReadsDataAtOffset) {
+  dir_.Write("w.bin", WeightBytes(16) + "trailing");
+  auto g = ImportOnnxFile(WriteModel({{"location", "w.bin"}, {"offset", "16"}, {"length", "48"}}));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Value* w = (*g)->FindValue("w");
+  ASSERT_NE(w->data(), nullptr);
+  ASSERT_EQ(w->data()->bytes.size(), 48u);
+  EXPECT_EQ(std::memcmp(w->data()->bytes.data(), weights_.data(), 48), 0);
+
+  std::filesystem::create_directory(dir_.path() + "/sub");
+  dir_.Write("sub/w.bin", WeightBytes(0));
+  g = ImportOnnxFile(WriteModel({{"location", "sub/w.bin"}}));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_FLOAT_EQ((*g)->FindValue("w")->data()->data<float>()[5], weights_[5]);
+}
+
+TEST_F(ImporterExternalDataTest, RejectsPathsOutsideTheModelFolder) {
+  std::string outside_file = outside_.Write("secret.bin", WeightBytes(0));
+  EXPECT_THAT(ErrorFor({{"location", "../x"}}),
+              HasSubstr("initializer 'w': external data key 'location' must not contain '..'"));
+  EXPECT_THAT(ErrorFor({{"location", "/etc/passwd"}}),
+              HasSubstr("external data key 'location' must be a path relative to the model's "
+                        "folder, got '/etc/passwd'"));
+  std::filesystem::create_symlink(outside_file, dir_.path() + "/link.bin");
+  EXPECT_THAT(ErrorFor({{"location", "link.bin"}}), HasSubstr("outside the model's folder"));
+  EXPECT_THAT(ErrorFor({{"location", "nothere.bin"}}), HasSubstr("does not exist"));
+}
+
+TEST_F(ImporterExternalDataTest, RejectsBadOffsetsAndLengths) {
+  dir_.Write("short.bin", WeightBytes(0).substr(0, 40));
+  EXPECT_THAT(ErrorFor({{"location", "short.bin"}, {"length", "48"}}),
+              HasSubstr("external data key 'length' is 48: offset 0 + length runs past the end"));
+  EXPECT_THAT(ErrorFor({{"location", "short.bin"}}),
+              HasSubstr("gives 40 bytes (offset to end of file), but the tensor needs 48 bytes"));
+  dir_.Write("w.bin", WeightBytes(0));
+  EXPECT_THAT(ErrorFor({{"location", "w.bin"}, {"offset", "100"}}),
+              HasSubstr("external data key 'offset' is 100, past the end"));
+  EXPECT_THAT(ErrorFor({{"location", "w.bin"}, {"offset", "-4"}}),
+              HasSubstr("external data key 'offset' must be a non-negative integer"));
+  EXPECT_THAT(ErrorFor({{"location", "w.bin"}, {"length", "44"}}),
+              HasSubstr("gives 44 bytes, but the tensor needs 48 bytes"));
+  EXPECT_THAT(ErrorFor({{"location", "w.bin"}, {"mode", "x"}}),
+              HasSubstr("unknown external data key 'mode'"));
+  // In-memory models have no folder to resolve against.
+  std::string bytes;
+  {
+    std::ifstream in(WriteModel({{"location", "w.bin"}}), std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  EXPECT_THAT(ImportOnnxBytes(bytes, "mem", "").status().message(),
+              HasSubstr("the model was not read from a file"));
+}
+
+}  // namespace
+}  // namespace a8

@@ -1,0 +1,133 @@
+// a800c: the compiler's command line (CLI.md). Parses flags with CLI11 and hands the job to the
+// driver library; this file only maps flags to CompileOptions and statuses to exit codes.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "compiler/driver/driver.h"
+#include "passes/pipelines.h"
+
+namespace {
+
+constexpr const char* kProgram = "a800c";
+
+int Fail(const a8::Status& s) {
+  std::cerr << kProgram << ": error: " << s.message() << "\n";
+  return s.ExitCode();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "a800c: ahead-of-time mixed-precision training compiler for ONNX.\n"
+      "Reads MODEL (.onnx, .onnxtxt, or textual IR .a8ir), runs the pass pipeline and writes\n"
+      "the result. The plan writer (--emit=plan, the default) is not implemented yet: use\n"
+      "--emit=ir or --emit=onnx.",
+      kProgram);
+  app.set_help_flag("-h,--help", "Print this help and exit");
+
+  std::string model, output, emit = "plan", batch;
+  std::vector<std::string> shapes;
+  a8::PipelineFlags pipeline;
+  std::string passes;
+  bool list_passes = false, list_ops = false, version = false;
+
+  app.add_option("MODEL", model, "The model: .onnx (binary), .onnxtxt (ONNX text) or .a8ir")
+      ->type_name("FILE");
+  app.add_option("-o,--output", output,
+                 "Output file, written atomically; '-' is stdout (default with --emit=ir)")
+      ->type_name("OUT");
+  app.add_option("--emit", emit,
+                 "What to write: plan (default; the plan writer is not implemented yet), onnx "
+                 "(the rewritten graph) or ir (textual IR)")
+      ->type_name("plan|onnx|ir");
+  app.add_option("--shape", shapes, "Binds a graph input's dims (repeatable)")
+      ->type_name("NAME:D0xD1x...")
+      ->allow_extra_args(false);
+  app.add_option("--batch", batch,
+                 "Binds the first dim of every input whose first dim is dynamic (N >= 1)")
+      ->type_name("N");
+  app.add_flag("--print-ir-after-all", pipeline.print_ir_after_all,
+               "Print the IR after every pass to stderr, after a banner line");
+  app.add_option("--print-ir-before", pipeline.print_ir_before, "Print the IR before these passes")
+      ->type_name("P,...")
+      ->allow_extra_args(false);
+  app.add_option("--print-ir-after", pipeline.print_ir_after, "Print the IR after these passes")
+      ->type_name("P,...")
+      ->allow_extra_args(false);
+  app.add_option("--dump-dir", pipeline.dump_dir,
+                 "Write 00-input.a8ir and one numbered .a8ir file per pass")
+      ->type_name("DIR");
+  app.add_flag("--pass-timing", pipeline.pass_timing,
+               "Print each pass's wall time and counters to stderr");
+  app.add_option("--stop-after", pipeline.stop_after, "Run the pipeline up to and including P")
+      ->type_name("P");
+  std::string default_pipeline;
+  for (const std::string& p : a8::DefaultCompilePipeline()) {
+    default_pipeline += (default_pipeline.empty() ? "" : ",") + p;
+  }
+  app.add_option("--passes", passes,
+                 "Run exactly these passes (default: " + default_pipeline + "; empty: none)")
+      ->type_name("P,...")
+      ->expected(0, 1)
+      ->allow_extra_args(false);
+  app.add_flag("--verify-each", pipeline.verify_each, "Run the IR verifier after every pass");
+  app.add_flag("--list-passes", list_passes, "List the passes and pipelines, then exit");
+  app.add_flag("--list-ops", list_ops, "List the supported ops, then exit");
+  app.add_flag("--version", version, "Print the version and the plan format version, then exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << kProgram << ": error: " << e.what() << "\n";
+    return 2;
+  }
+
+  if (version) {
+    std::cout << a8::VersionString(kProgram) << "\n";
+    return 0;
+  }
+  if (list_passes) {
+    a8::PrintPassList(std::cout);
+    return 0;
+  }
+  if (list_ops) {
+    a8::PrintOpList(std::cout);
+    return 0;
+  }
+  if (model.empty()) return Fail(a8::InvalidInput("MODEL: no model given (see --help)"));
+
+  a8::CompileOptions opts;
+  opts.model = model;
+  opts.output = output;
+  auto emit_kind = a8::ParseEmitKind(emit);
+  if (!emit_kind.ok()) return Fail(emit_kind.status());
+  opts.emit = *emit_kind;
+  for (const std::string& shape : shapes) {
+    a8::Status s = a8::ParseShapeFlag(shape, &opts.import.shapes);
+    if (!s.ok()) return Fail(s);
+  }
+  if (app.count("--batch") > 0) {
+    auto n = a8::ParseBatchFlag(batch);
+    if (!n.ok()) return Fail(n.status());
+    opts.import.batch = *n;
+  }
+  if (app.count("--passes") > 0) pipeline.passes = passes;
+  std::vector<std::string> pass_list;
+  a8::Status s = a8::ApplyPipelineFlags(pipeline, a8::DefaultCompilePipeline(), &std::cerr,
+                                        &opts.pm, &pass_list);
+  if (!s.ok()) return Fail(s);
+  opts.passes = pass_list;
+
+  s = a8::Compile(opts, std::cout, [](const std::string& warning) {
+    std::cerr << kProgram << ": warning: " << warning << "\n";
+  });
+  if (!s.ok()) return Fail(s);
+  return 0;
+}

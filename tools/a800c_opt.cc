@@ -1,0 +1,110 @@
+// a800c-opt: runs passes over textual IR (or an ONNX model) and prints the IR (CLI.md). The
+// test harness of the passes: every lit test of a pass runs through here. The verifier runs on
+// the input and after every pass.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "compiler/driver/driver.h"
+#include "compiler/ir/printer.h"
+
+namespace {
+
+constexpr const char* kProgram = "a800c-opt";
+
+int Fail(const a8::Status& s) {
+  std::cerr << kProgram << ": error: " << s.message() << "\n";
+  return s.ExitCode();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "a800c-opt: runs passes over textual IR (.a8ir) or an ONNX model (.onnxtxt, .onnx) and\n"
+      "prints the resulting IR. The IR is verified on input and after every pass.",
+      kProgram);
+  app.set_help_flag("-h,--help", "Print this help and exit");
+
+  std::string file, output = "-", passes, batch;
+  std::vector<std::string> shapes;
+  a8::PipelineFlags pipeline;
+  bool version = false;
+
+  app.add_option("FILE", file, "The input: .a8ir, .onnxtxt or .onnx")->type_name("FILE");
+  app.add_option("-o,--output", output, "Output file, written atomically ('-': stdout, default)")
+      ->type_name("OUT");
+  app.add_option("--passes", passes, "The passes to run, in order (default: none)")
+      ->type_name("P,...")
+      ->expected(0, 1)
+      ->allow_extra_args(false);
+  app.add_option("--shape", shapes, "Binds an ONNX input's dims (repeatable)")
+      ->type_name("NAME:D0xD1x...")
+      ->allow_extra_args(false);
+  app.add_option("--batch", batch, "Binds the first dynamic dim of every ONNX input")
+      ->type_name("N");
+  app.add_flag("--print-ir-after-all", pipeline.print_ir_after_all,
+               "Print the IR after every pass to stderr, after a banner line");
+  app.add_option("--print-ir-before", pipeline.print_ir_before, "Print the IR before these passes")
+      ->type_name("P,...")
+      ->allow_extra_args(false);
+  app.add_option("--print-ir-after", pipeline.print_ir_after, "Print the IR after these passes")
+      ->type_name("P,...")
+      ->allow_extra_args(false);
+  app.add_option("--dump-dir", pipeline.dump_dir,
+                 "Write 00-input.a8ir and one numbered .a8ir file per pass")
+      ->type_name("DIR");
+  app.add_flag("--pass-timing", pipeline.pass_timing,
+               "Print each pass's wall time and counters to stderr");
+  app.add_option("--stop-after", pipeline.stop_after, "Run the passes up to and including P")
+      ->type_name("P");
+  app.add_flag("--version", version, "Print the version and the plan format version, then exit");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << kProgram << ": error: " << e.what() << "\n";
+    return 2;
+  }
+  if (version) {
+    std::cout << a8::VersionString(kProgram) << "\n";
+    return 0;
+  }
+  if (file.empty()) return Fail(a8::InvalidInput("FILE: no input given (see --help)"));
+
+  a8::ImportOptions import_opts;
+  for (const std::string& shape : shapes) {
+    a8::Status s = a8::ParseShapeFlag(shape, &import_opts.shapes);
+    if (!s.ok()) return Fail(s);
+  }
+  if (app.count("--batch") > 0) {
+    auto n = a8::ParseBatchFlag(batch);
+    if (!n.ok()) return Fail(n.status());
+    import_opts.batch = *n;
+  }
+  pipeline.verify_each = true;
+  if (app.count("--passes") > 0) pipeline.passes = passes;
+  a8::PassManagerOptions pm;
+  std::vector<std::string> pass_list;
+  a8::Status s = a8::ApplyPipelineFlags(pipeline, {}, &std::cerr, &pm, &pass_list);
+  if (!s.ok()) return Fail(s);
+  s = a8::CheckOutputPath(output);
+  if (!s.ok()) return Fail(s);
+
+  std::vector<std::string> warnings;
+  import_opts.warnings = &warnings;
+  auto loaded = a8::LoadGraph(file, import_opts);
+  for (const std::string& w : warnings) std::cerr << kProgram << ": warning: " << w << "\n";
+  if (!loaded.ok()) return Fail(loaded.status());
+  pm.input_typed = loaded->typed;
+  s = a8::RunPasses(*loaded->graph, pass_list, pm);
+  if (!s.ok()) return Fail(s);
+  s = a8::WriteOutput(output, a8::PrintIrToString(*loaded->graph), std::cout);
+  if (!s.ok()) return Fail(s);
+  return 0;
+}
