@@ -216,12 +216,9 @@ Status Importer::CheckModel() {
   if (!model_.has_graph()) return InvalidInput("the model has no graph");
   for (const onnx::OperatorSetIdProto& o : model_.opset_import()) {
     const std::string domain = NormalizeDomain(o.domain());
-    if (domain != "" && domain != kTrainingDomain) {
-      return Unsupported(
-          "opset_import: domain '{}' is not supported (a800c supports ai.onnx and "
-          "{})",
-          o.domain(), kTrainingDomain);
-    }
+    // Exporters often list domains no node uses (ai.onnx.ml); only a node of another domain is
+    // an error (ImportNode).
+    if (domain != "" && domain != kTrainingDomain) continue;
     if (g_->opsets.count(domain)) {
       return InvalidInput("opset_import: domain {} is listed twice", DomainName(domain));
     }
@@ -461,6 +458,10 @@ Status Importer::ImportNode(int index) {
   const std::string domain = NormalizeDomain(n.domain());
   const std::string& name = node_names_[index];
   const std::string where = NodeWhere(name, domain, n.op_type());
+  if (domain != "" && domain != kTrainingDomain) {
+    return Unsupported("{}: ops of domain '{}' are not supported (a800c supports ai.onnx and {})",
+                       where, n.domain(), kTrainingDomain);
+  }
   if (!g_->opsets.count(domain)) {
     return InvalidInput("{}: domain '{}' is not in the model's opset_import", where, n.domain());
   }

@@ -402,8 +402,8 @@ g (float[2] x) => (float[2] y) { y = Relu (x) })");
   EXPECT_THAT(s.message(), HasSubstr("opset_import: domain ai.onnx is listed twice"));
 
   s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13, "com.example" : 1]>
-g (float[2] x) => (float[2] y) { y = Relu (x) })");
-  EXPECT_THAT(s.message(), HasSubstr("opset_import: domain 'com.example' is not supported"));
+g (float[2] x) => (float[2] y) { y = com.example.Relu (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("ops of domain 'com.example' are not supported"));
 
   s = ImportError(R"(<ir_version: 99, opset_import: ["" : 13]>
 g (float[2] x) => (float[2] y) { y = Relu (x) })");
@@ -510,6 +510,28 @@ TEST_F(ImporterExternalDataTest, RejectsBadOffsetsAndLengths) {
   }
   EXPECT_THAT(ImportOnnxBytes(bytes, "mem", "").status().message(),
               HasSubstr("the model was not read from a file"));
+}
+
+}  // namespace
+}  // namespace a8
+
+namespace a8 {
+namespace {
+
+TEST(ImporterDomainTest, UnusedDomainsAreIgnoredAndNodesOfThemRejected) {
+  // Exporters list ai.onnx.ml even when no node uses it: that model imports.
+  auto g = ::a8::testing::ImportText(R"(<ir_version: 8, opset_import: ["" : 13, "ai.onnx.ml" : 3]>
+g (float[2] x) => (float[2] y) { y = Relu (x) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->opsets.count("ai.onnx.ml"), 0u);
+
+  auto bad = ::a8::testing::ImportText(R"(<ir_version: 8, opset_import: ["" : 13, "com.microsoft" : 1]>
+g (float[2] x) => (float[2] y) { y = com.microsoft.FastGelu (x) })");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), StatusCode::kUnsupported);
+  EXPECT_THAT(bad.status().message(),
+              ::testing::HasSubstr("(com.microsoft.FastGelu): ops of domain 'com.microsoft' are "
+                                   "not supported"));
 }
 
 }  // namespace
