@@ -24,7 +24,7 @@ cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DA800C_SANITIZE=ON -
   >/dev/null
 ninja -C build-asan -j "$jobs" a8_unit_tests a800c a800c-opt models
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-build-asan/tests/a8_unit_tests --gtest_brief=1
+build-asan/bin/a8_unit_tests --gtest_brief=1
 lit -sv build-asan/tests/lit --filter 'errors/'
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang++-14 >/dev/null; then

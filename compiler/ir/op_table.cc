@@ -444,7 +444,10 @@ Status CheckNodeAgainstOpDef(const Node& node, const OpDef& def) {
     return InvalidInput("{}: has {} outputs, expected at most {}", node.Where(), node.num_outputs(),
                         def.max_outputs);
   }
-  for (const auto& [name, value] : node.attrs()) {
+  for (const auto& attr : node.attrs()) {
+    // Not a structured binding: clang 14 (the fuzz build) cannot capture those in a lambda.
+    const std::string& name = attr.first;
+    const Attribute& value = attr.second;
     // a800c's own annotations (`a8.why=deny`) ride along on any op.
     if (name.rfind("a8.", 0) == 0) continue;
     auto spec = std::find_if(def.attrs.begin(), def.attrs.end(),

@@ -288,7 +288,7 @@ StatusOr<Outputs> EvalGather(const Node& node, const Inputs& in) {
                             n);
       }
       if (k < 0) k += n;
-      std::memcpy(dst, in[0]->bytes.data() + (o * n + k) * block, block);
+      if (block > 0) std::memcpy(dst, in[0]->bytes.data() + (o * n + k) * block, block);
       dst += block;
     }
   }
@@ -322,7 +322,7 @@ StatusOr<Outputs> EvalConcat(const Node& node, const Inputs& in) {
   for (int64_t o = 0; o < outer; ++o) {
     for (const auto& t : in) {
       const size_t block = t->bytes.size() / std::max<int64_t>(outer, 1);
-      std::memcpy(dst, t->bytes.data() + o * block, block);
+      if (block > 0) std::memcpy(dst, t->bytes.data() + o * block, block);
       dst += block;
     }
   }
@@ -361,7 +361,7 @@ StatusOr<Outputs> EvalSplit(const Node& node, const Inputs& in) {
     std::vector<int64_t> dims = src;
     dims[axis] = s;
     A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-    for (int64_t o = 0; o < outer; ++o) {
+    for (int64_t o = 0; o < outer && s * inner > 0; ++o) {
       std::memcpy(out->bytes.data() + o * s * inner * es,
                   in[0]->bytes.data() + (o * src[axis] + offset) * inner * es, s * inner * es);
     }

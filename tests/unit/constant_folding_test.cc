@@ -21,7 +21,7 @@ template <typename T>
 Data Make(DType dt, const std::vector<T>& v, std::vector<int64_t> dims) {
   Data t = TensorData::Make(TensorType{dt, std::move(dims)});
   EXPECT_EQ(t->bytes.size(), v.size() * sizeof(T));
-  std::memcpy(t->bytes.data(), v.data(), t->bytes.size());
+  if (!v.empty()) std::memcpy(t->bytes.data(), v.data(), t->bytes.size());
   return t;
 }
 Data F32(const std::vector<float>& v, std::vector<int64_t> dims) {
