@@ -10,6 +10,9 @@ const std::vector<PipelineInfo>& Pipelines() {
       {"cleanup",
        "the cleanup passes one by one",
        {"shape-inference", "canonicalize", "cse", "dce"}},
+      {"plan",
+       "what `a800c MODEL --emit=plan` runs before lowering",
+       {"shape-inference", "canonicalize", "schedule", "plan-memory"}},
   };
   return kPipelines;
 }

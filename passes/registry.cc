@@ -10,6 +10,8 @@
 #include "passes/cleanup/canonicalize.h"
 #include "passes/cleanup/cse.h"
 #include "passes/cleanup/dce.h"
+#include "passes/memory/plan_memory.h"
+#include "passes/memory/schedule.h"
 
 namespace a8 {
 

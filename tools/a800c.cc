@@ -24,8 +24,8 @@ int main(int argc, char** argv) {
   CLI::App app(
       "a800c: ahead-of-time mixed-precision training compiler for ONNX.\n"
       "Reads MODEL (.onnx, .onnxtxt, or textual IR .a8ir), runs the pass pipeline and writes\n"
-      "the result. The plan writer (--emit=plan, the default) is not implemented yet: use\n"
-      "--emit=ir or --emit=onnx.",
+      "the result: by default the plan (schedule, memory plan, kernels, initial parameter\n"
+      "values) that a800c-run executes.",
       kProgram);
   app.set_help_flag("-h,--help", "Print this help and exit");
 
@@ -41,7 +41,7 @@ int main(int argc, char** argv) {
                  "Output file, written atomically; '-' is stdout (default with --emit=ir)")
       ->type_name("OUT");
   app.add_option("--emit", emit,
-                 "What to write: plan (default; the plan writer is not implemented yet), onnx "
+                 "What to write: plan (default; inference plan for a800c-run), onnx "
                  "(the rewritten graph) or ir (textual IR)")
       ->type_name("plan|onnx|ir");
   app.add_option("--shape", shapes, "Binds a graph input's dims (repeatable)")
@@ -70,7 +70,8 @@ int main(int argc, char** argv) {
     default_pipeline += (default_pipeline.empty() ? "" : ",") + p;
   }
   app.add_option("--passes", passes,
-                 "Run exactly these passes (default: " + default_pipeline + "; empty: none)")
+                 "Run exactly these passes (default: the `plan` pipeline for --emit=plan, else " +
+                     default_pipeline + "; empty: none)")
       ->type_name("P,...")
       ->expected(0, 1)
       ->allow_extra_args(false);
@@ -120,8 +121,15 @@ int main(int argc, char** argv) {
   }
   if (app.count("--passes") > 0) pipeline.passes = passes;
   std::vector<std::string> pass_list;
-  a8::Status s = a8::ApplyPipelineFlags(pipeline, a8::DefaultCompilePipeline(), &std::cerr,
-                                        &opts.pm, &pass_list);
+  // --emit=plan runs the `plan` pipeline (it ends with schedule and plan-memory).
+  std::vector<std::string> default_passes = a8::DefaultCompilePipeline();
+  if (opts.emit == a8::EmitKind::kPlan) {
+    auto plan_passes = a8::PipelinePasses("plan");
+    if (!plan_passes.ok()) return Fail(plan_passes.status());
+    default_passes = *plan_passes;
+  }
+  a8::Status s =
+      a8::ApplyPipelineFlags(pipeline, default_passes, &std::cerr, &opts.pm, &pass_list);
   if (!s.ok()) return Fail(s);
   opts.passes = pass_list;
 

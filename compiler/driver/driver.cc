@@ -20,6 +20,8 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/onnx/exporter.h"
+#include "compiler/plan/plan_file.h"
+#include "passes/lowering/lower.h"
 #include "passes/pipelines.h"
 
 #ifndef A800C_VERSION
@@ -322,7 +324,15 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
 
   PassManagerOptions pm = opts.pm;
   pm.input_typed = loaded->typed;
-  A8_RETURN_IF_ERROR(RunPasses(graph, opts.passes ? *opts.passes : DefaultCompilePipeline(), pm));
+  std::vector<std::string> passes;
+  if (opts.passes) {
+    passes = *opts.passes;
+  } else if (opts.emit == EmitKind::kPlan) {
+    A8_ASSIGN_OR_RETURN(passes, PipelinePasses("plan"));
+  } else {
+    passes = DefaultCompilePipeline();
+  }
+  A8_RETURN_IF_ERROR(RunPasses(graph, passes, pm));
 
   switch (opts.emit) {
     case EmitKind::kIr:
@@ -335,9 +345,21 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
     case EmitKind::kPlan:
       break;
   }
-  return Status(StatusCode::kInternal,
-                "--emit=plan: the plan writer is not implemented yet; use --emit=ir or "
-                "--emit=onnx");
+  if (!graph.memory_plan) {
+    return InvalidInput(
+        "--emit=plan: the graph has no memory plan; the passes must end with "
+        "schedule,plan-memory (or stop after them)");
+  }
+  LowerOptions lower;
+  lower.model_name = fs::path(opts.model).filename().string();
+  A8_ASSIGN_OR_RETURN(std::string model_bytes, ReadTextFile(opts.model));
+  lower.model_hash = "fnv1a64:" + Fnv1a64Hex(model_bytes);
+  auto plan = LowerToPlan(graph, lower);
+  if (!plan.ok()) return WithSource(plan.status(), graph.source);
+  A8_ASSIGN_OR_RETURN(std::string bytes, SerializePlan(*plan));
+  // WriteOutput writes atomically (temporary file, fsync, rename), as WritePlanFile does, and
+  // also handles `-o -`, devices and links.
+  return WriteOutput(output, bytes, stdout_stream);
 }
 
 void PrintPassList(std::ostream& os) {

@@ -11,11 +11,13 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "compiler/ir/attribute.h"
+#include "compiler/ir/memory_plan.h"
 #include "compiler/ir/types.h"
 
 namespace a8 {
@@ -137,6 +139,9 @@ class Graph {
   // graphs built otherwise). Only outputs whose type has a shape get an entry; a dynamic dim is
   // -1. shape-inference checks the inferred output types against these.
   std::map<std::string, TensorType> declared_output_types;
+  // Set by plan-memory (passes/memory/plan_memory.h); printed and parsed as the graph's trailing
+  // `memory { ... }` block. Any pass that changes nodes after it must clear it.
+  std::optional<MemoryPlan> memory_plan;
 
   // ---- values
   Value* AddInput(const std::string& name, TensorType type);

@@ -3,6 +3,9 @@
 //   file    := 'graph' GRAPHNAME ['opsets' '{' [STRING '=' INT {',' ...}] '}'] '{' stmt* '}'
 //   stmt    := ('input'|'param'|'state'|'const') VALUE ':' type ['=' data]
 //            | 'output' VALUE
+//            | 'memory' '{' IDENT '=' INT {',' IDENT '=' INT} '}' '{' entry* '}'
+//   entry   := VALUE 'offset' '=' INT 'bytes' '=' INT 'live' '=' '[' INT ',' INT ']'
+//              ['alias' '=' VALUE]
 //            | [VALUE {',' VALUE} '='] OP '(' [operand {',' operand}] ')' ['{' attrs '}']
 //              [':' type {',' type}] ['loc' '(' STRING ')']
 //   operand := VALUE | '_'
@@ -76,6 +79,10 @@ class Parser {
   Status ParseStatement();
   Status ParseGraphValue(ValueRole role);
   Status ParseNode();
+  Status ParseMemoryPlan();
+  Status ParseMemoryEntry();
+  StatusOr<int64_t> ParseKeyInt(const std::string& key);
+  Status CheckMemoryPlan();
   Status CheckNewName(const Token& name);
   StatusOr<TensorType> ParseType();
   StatusOr<int64_t> ParseInt(const Token& t);
@@ -91,7 +98,8 @@ class Parser {
   const std::string& source_;
   std::unique_ptr<Graph> graph_;
   std::vector<Fixup> fixups_;
-  std::vector<Token> outputs_;  // `output %y`, resolved at the end like fixups
+  std::vector<Token> outputs_;     // `output %y`, resolved at the end like fixups
+  std::vector<Token> plan_names_;  // names in the memory block, checked at the end
 };
 
 StatusOr<std::unique_ptr<Graph>> Parser::Run() {
@@ -123,6 +131,7 @@ StatusOr<std::unique_ptr<Graph>> Parser::Run() {
     if (!v) return ErrorAt(t, fmt::format("unknown value {}", DescribeToken(t)));
     graph_->AddOutput(v);
   }
+  A8_RETURN_IF_ERROR(CheckMemoryPlan());
   return std::move(graph_);
 }
 
@@ -143,6 +152,7 @@ Status Parser::ParseOpsets() {
 
 Status Parser::ParseStatement() {
   const Token& t = Peek();
+  if (t.Is(TokKind::kIdent, "memory") && Peek(1).IsPunct('{')) return ParseMemoryPlan();
   if (t.kind == TokKind::kIdent && Peek(1).kind == TokKind::kValueName) {
     static const std::pair<std::string_view, ValueRole> kRoles[] = {
         {"input", ValueRole::kInput},
@@ -168,6 +178,94 @@ Status Parser::ParseStatement() {
     return ParseNode();
   }
   return Expected("a declaration, a node or '}'");
+}
+
+Status Parser::ParseMemoryPlan() {
+  if (graph_->memory_plan) return ErrorAt(Peek(), "a second memory block");
+  Take();
+  graph_->memory_plan.emplace();
+  MemoryPlan& plan = *graph_->memory_plan;
+  A8_RETURN_IF_ERROR(ExpectPunct('{'));
+  std::map<std::string, int64_t*> fields = {{"alignment", &plan.alignment},
+                                            {"arena", &plan.arena_bytes},
+                                            {"lower_bound", &plan.lower_bound}};
+  std::map<std::string, bool> seen;
+  do {
+    A8_ASSIGN_OR_RETURN(Token key, ExpectKind(TokKind::kIdent, "alignment, arena or lower_bound"));
+    auto it = fields.find(key.text);
+    if (it == fields.end() || seen[key.text]) {
+      return ErrorAt(key, fmt::format("unexpected memory field '{}' (expected alignment, arena "
+                                      "and lower_bound, once each)",
+                                      key.text));
+    }
+    seen[key.text] = true;
+    A8_RETURN_IF_ERROR(ExpectPunct('='));
+    A8_ASSIGN_OR_RETURN(Token value, ExpectKind(TokKind::kInt, "an integer"));
+    A8_ASSIGN_OR_RETURN(*it->second, ParseInt(value));
+  } while (TakePunct(','));
+  if (seen.size() != fields.size()) return Expected("alignment, arena and lower_bound");
+  A8_RETURN_IF_ERROR(ExpectPunct('}'));
+  A8_RETURN_IF_ERROR(ExpectPunct('{'));
+  while (!TakePunct('}')) A8_RETURN_IF_ERROR(ParseMemoryEntry());
+  return Status::Ok();
+}
+
+StatusOr<int64_t> Parser::ParseKeyInt(const std::string& key) {
+  if (!Peek().Is(TokKind::kIdent, key)) return Expected(fmt::format("'{}'", key));
+  Take();
+  A8_RETURN_IF_ERROR(ExpectPunct('='));
+  A8_ASSIGN_OR_RETURN(Token value, ExpectKind(TokKind::kInt, "an integer"));
+  return ParseInt(value);
+}
+
+Status Parser::ParseMemoryEntry() {
+  A8_ASSIGN_OR_RETURN(Token name, ExpectKind(TokKind::kValueName, "a value '%name' or '}'"));
+  MemoryPlan& plan = *graph_->memory_plan;
+  if (plan.values.count(name.text)) {
+    return ErrorAt(name, fmt::format("{} appears twice in the memory block", DescribeToken(name)));
+  }
+  BufferAssignment a;
+  A8_ASSIGN_OR_RETURN(a.offset, ParseKeyInt("offset"));
+  A8_ASSIGN_OR_RETURN(a.bytes, ParseKeyInt("bytes"));
+  if (!Peek().Is(TokKind::kIdent, "live")) return Expected("'live'");
+  Take();
+  A8_RETURN_IF_ERROR(ExpectPunct('='));
+  A8_RETURN_IF_ERROR(ExpectPunct('['));
+  A8_ASSIGN_OR_RETURN(Token first, ExpectKind(TokKind::kInt, "the first position"));
+  A8_RETURN_IF_ERROR(ExpectPunct(','));
+  A8_ASSIGN_OR_RETURN(Token last, ExpectKind(TokKind::kInt, "the last position"));
+  A8_RETURN_IF_ERROR(ExpectPunct(']'));
+  A8_ASSIGN_OR_RETURN(int64_t f, ParseInt(first));
+  A8_ASSIGN_OR_RETURN(int64_t l, ParseInt(last));
+  if (a.offset < 0 || a.bytes < 0 || f < -1 || l < f || l > std::numeric_limits<int>::max()) {
+    return ErrorAt(name, fmt::format("bad memory entry for {}: negative offset or size, or "
+                                     "live range not -1 <= first <= last",
+                                     DescribeToken(name)));
+  }
+  a.first = static_cast<int>(f);
+  a.last = static_cast<int>(l);
+  if (Peek().Is(TokKind::kIdent, "alias")) {
+    Take();
+    A8_RETURN_IF_ERROR(ExpectPunct('='));
+    A8_ASSIGN_OR_RETURN(Token alias, ExpectKind(TokKind::kValueName, "the aliased value"));
+    a.alias_of = alias.text;
+    plan_names_.push_back(alias);
+  }
+  plan_names_.push_back(name);
+  plan.values[name.text] = std::move(a);
+  return Status::Ok();
+}
+
+Status Parser::CheckMemoryPlan() {
+  for (const Token& t : plan_names_) {
+    if (!graph_->FindValue(t.text)) {
+      return ErrorAt(t, fmt::format("unknown value {} in the memory block", DescribeToken(t)));
+    }
+    if (!graph_->memory_plan->values.count(t.text)) {
+      return ErrorAt(t, fmt::format("alias of {}, which has no memory entry", DescribeToken(t)));
+    }
+  }
+  return Status::Ok();
 }
 
 Status Parser::CheckNewName(const Token& name) {

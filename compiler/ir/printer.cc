@@ -5,8 +5,11 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "kernels/common/float16.h"
 
@@ -148,6 +151,25 @@ std::string AttrName(const std::string& name) {
   return bare ? name : Quote(name);
 }
 
+// The trailing `memory {...} {...}` block; entries by (first, name) so it reads in program order.
+void PrintMemoryPlan(const MemoryPlan& plan, std::ostream& os) {
+  os << "  memory {alignment=" << plan.alignment << ", arena=" << plan.arena_bytes
+     << ", lower_bound=" << plan.lower_bound << "} {\n";
+  std::vector<std::pair<int, const std::string*>> order;
+  for (const auto& [name, a] : plan.values) order.emplace_back(a.first, &name);
+  std::sort(order.begin(), order.end(), [](const auto& x, const auto& y) {
+    return std::tie(x.first, *x.second) < std::tie(y.first, *y.second);
+  });
+  for (const auto& [first, name] : order) {
+    const BufferAssignment& a = plan.values.at(*name);
+    os << "    " << Sigiled('%', *name) << " offset=" << a.offset << " bytes=" << a.bytes
+       << " live=[" << a.first << ", " << a.last << "]";
+    if (!a.alias_of.empty()) os << " alias=" << Sigiled('%', a.alias_of);
+    os << "\n";
+  }
+  os << "  }\n";
+}
+
 }  // namespace
 
 std::string PrintNode(const Node& n) {
@@ -200,6 +222,7 @@ void PrintIr(const Graph& g, std::ostream& os, const PrintOptions& opts) {
   }
   for (const Node* n : g.nodes()) os << "  " << PrintNode(*n) << "\n";
   for (const Value* v : g.outputs()) os << "  output " << ValueRef(v) << "\n";
+  if (g.memory_plan) PrintMemoryPlan(*g.memory_plan, os);
   os << "}\n";
 }
 

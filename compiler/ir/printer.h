@@ -32,6 +32,17 @@
 //   f16/bf16 as the shortest float of their value (read back with float16.h rounding, exact for
 //   these); bool as `true`/`false`; NaN/Inf as `nan`, `inf`, `-inf` (NaN sign and payload are not
 //   kept).
+// - The memory plan (Graph::memory_plan, set by plan-memory), when there is one, closes the
+//   graph after the outputs: a header with the alignment, the arena size and the lower bound,
+//   then one line per arena value, ordered by (first, name):
+//     memory {alignment=64, arena=1536, lower_bound=1536} {
+//       %x offset=0 bytes=512 live=[-1, 0]
+//       %h offset=512 bytes=1024 live=[0, 1]
+//       %y offset=512 bytes=1024 live=[1, 2] alias=%h
+//     }
+//   `offset` and `bytes` are in bytes, `live=[first, last]` are node positions (-1: graph
+//   input; the node count: graph output), `alias=%v` marks an in-place result sharing %v's
+//   bytes. The parser checks that every named value exists.
 // - Comments start with `//` (dump banners are comments, so one graph cut from a dump parses,
 //   banner and all) or `#` to end of line (used for reasons like `# pinned: fp32-op`). The
 //   printer writes none. One text holds one graph.

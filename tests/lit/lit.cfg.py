@@ -10,6 +10,8 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py.in"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(os.path.dirname(config.a8_bin_dir), "tests", "lit")
 config.substitutions.append(("%a800c-opt", os.path.join(config.a8_bin_dir, "a800c-opt")))
+config.substitutions.append(("%a800c-run", os.path.join(config.a8_bin_dir, "a800c-run")))
+config.substitutions.append(("%a800c-inspect", os.path.join(config.a8_bin_dir, "a800c-inspect")))
 config.substitutions.append(("%a800c", os.path.join(config.a8_bin_dir, "a800c")))
 config.substitutions.append(("%models", config.a8_models))
 config.substitutions.append(("FileCheck", config.filecheck))

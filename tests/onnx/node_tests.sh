@@ -8,4 +8,8 @@ if [ ! -f "$stamp" ]; then
   python3 "$here/gen_node_tests.py" "$data"
   touch "$stamp"
 fi
-exec python3 "$here/run_node_tests.py" --a800c "$a800c" --data "$data" -j 2
+# The CPU backend run (--run-cpu) needs a800c-run beside a800c.
+run=$(dirname "$a800c")/a800c-run
+cpu=()
+if [ -x "$run" ]; then cpu=(--run-cpu "$run"); else echo "no $run: the CPU backend run is skipped"; fi
+exec python3 "$here/run_node_tests.py" --a800c "$a800c" --data "$data" -j 2 "${cpu[@]}"

@@ -11,7 +11,18 @@ must:
 Every other case is counted as skipped. `--all` tries every case instead and prints why each
 unsupported one fails; `--write-supported` rewrites the list from such a run.
 
+`--run-cpu A800C_RUN` also runs every supported case on a800c's CPU backend: compile the model to
+a plan (a800c model.onnx -o x.plan), write each input as .npy (one batch: the plan's batch is the
+array's first dim, so one step uses the whole array), run
+`a800c-run x.plan --backend=cpu --steps=1 --input NAME=FILE.npy ... --output-dir D`, and compare
+each NAME.npy with the expected output (the case's rtol/atol; integers and bools exactly). A
+supported case that cannot run on the CPU backend yet must be listed, with the reason, in
+cpu_unsupported_node_tests.txt; every other CPU failure fails the run. The CPU counts (run,
+passed, failed, listed) are printed apart from the import/export counts;
+`--write-cpu-unsupported` rewrites that list from a run (review the diff).
+
     python3 tests/onnx/run_node_tests.py --a800c build/bin/a800c --data DIR [--all] [-j N]
+        [--run-cpu build/bin/a800c-run]
 """
 import argparse
 import concurrent.futures
@@ -30,6 +41,7 @@ from onnx import numpy_helper
 ort.set_default_logger_severity(3)
 HERE = os.path.dirname(os.path.abspath(__file__))
 SUPPORTED = os.path.join(HERE, "supported_node_tests.txt")
+CPU_UNSUPPORTED = os.path.join(HERE, "cpu_unsupported_node_tests.txt")
 
 
 def load_tensor(path):
@@ -102,6 +114,116 @@ def run_case(a800c, case_dir, workdir):
     return True, "ok"
 
 
+def read_cpu_unsupported():
+    """{case: reason} from cpu_unsupported_node_tests.txt ("case  # reason" lines)."""
+    out = {}
+    if not os.path.exists(CPU_UNSUPPORTED):
+        return out
+    for line in open(CPU_UNSUPPORTED):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, _, reason = line.partition("#")
+        out[name.strip()] = reason.strip()
+    return out
+
+
+def _first_line(text, fallback):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    return lines[-1][:300] if lines else fallback
+
+
+def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
+    """Compiles the case to a plan and runs it on the CPU backend. Returns (ok, message)."""
+    name = os.path.basename(case_dir)
+    if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
+        return False, "inputs or outputs are not tensors"
+    model_path = os.path.join(case_dir, "model.onnx")
+    plan = os.path.join(workdir, name + ".plan")
+    r = subprocess.run([a800c, model_path, "-o", plan] + compile_flags, capture_output=True,
+                       text=True, timeout=120)
+    if r.returncode != 0:
+        return False, "compile: " + _first_line(r.stderr, f"exit {r.returncode}")
+    original = onnx.load(model_path)
+    tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
+    inits = {i.name for i in original.graph.initializer}
+    in_names = [i.name for i in original.graph.input if i.name not in inits]
+    all_in = [i.name for i in original.graph.input]
+    out_names = [o.name for o in original.graph.output]
+    for k, ds in enumerate(sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))):
+        cmd = [a800c_run, plan, "--backend=cpu", "--steps=1"]
+        for j, n in enumerate(all_in):
+            p = os.path.join(ds, f"input_{j}.pb")
+            if os.path.exists(p) and n in in_names:
+                npy = os.path.join(workdir, f"{name}.{k}.input_{j}.npy")
+                np.save(npy, load_tensor(p))
+                cmd += ["--input", f"{n}={npy}"]
+        outdir = os.path.join(workdir, f"{name}.{k}.out")
+        os.makedirs(outdir, exist_ok=True)
+        cmd.append(f"--output-dir={outdir}")
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        if r.returncode != 0:
+            return False, f"run (exit {r.returncode}): " + _first_line(r.stderr, "no message")
+        for j, n in enumerate(out_names):
+            want = load_tensor(os.path.join(ds, f"output_{j}.pb"))
+            path = os.path.join(outdir, n + ".npy")
+            if not os.path.exists(path):
+                return False, f"output '{n}': a800c-run wrote no {n}.npy"
+            got = np.load(path)
+            if got.shape != want.shape or got.dtype != want.dtype:
+                return False, (f"output '{n}': {got.dtype}{list(got.shape)}, expected "
+                               f"{want.dtype}{list(want.shape)}")
+            if want.dtype.kind in "fc":
+                ok = np.allclose(got.astype(np.float64), want.astype(np.float64),
+                                 rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
+            else:
+                ok = np.array_equal(got, want)
+            if not ok:
+                d = np.abs(got.astype(np.float64) - want.astype(np.float64))
+                return False, (f"output '{n}' differs from the expected values (max abs diff "
+                               f"{np.nanmax(d) if d.size else 0:.3g})")
+    return True, "ok"
+
+
+def run_cpu_all(args, cases_ok):
+    """Runs run_cpu_case over cases_ok; prints and returns the number of unexpected failures."""
+    listed = read_cpu_unsupported()
+    h = subprocess.run([args.a800c, "--help"], capture_output=True, text=True).stdout
+    flags = ["--precision=fp32"] if "--precision" in h else []
+    results = {}
+    with tempfile.TemporaryDirectory() as work, \
+            concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
+        futs = {pool.submit(run_cpu_case, args.a800c, args.run_cpu, flags,
+                            os.path.join(args.data, "node", c), work): c for c in cases_ok}
+        for f in concurrent.futures.as_completed(futs):
+            c = futs[f]
+            try:
+                results[c] = f.result()
+            except Exception as e:  # a timeout or a harness bug: a failure
+                results[c] = (False, f"harness: {type(e).__name__}: {str(e)[:200]}")
+    failed = sorted(c for c, (ok, _) in results.items() if not ok and c not in listed)
+    expected_fail = sorted(c for c, (ok, _) in results.items() if not ok and c in listed)
+    now_pass = sorted(c for c, (ok, _) in results.items() if ok and c in listed)
+    for c in sorted(results):
+        ok, msg = results[c]
+        if args.v or c in failed:
+            print(f"CPU {'PASS' if ok else 'FAIL'}: {c}: {msg}")
+    for c in now_pass:
+        print(f"CPU note: {c} passes now; remove it from cpu_unsupported_node_tests.txt")
+    if args.write_cpu_unsupported:
+        with open(CPU_UNSUPPORTED, "w") as f:
+            f.write("# Supported ONNX node tests (supported_node_tests.txt) that import and export\n"
+                    "# but do not run on a800c's CPU backend yet, each with the reason\n"
+                    "# (tests/onnx/run_node_tests.py --run-cpu; rewrite with\n"
+                    "# --write-cpu-unsupported, then review the diff).\n")
+            for c in sorted(c for c, (ok, _) in results.items() if not ok):
+                f.write(f"{c}  # {results[c][1]}\n")
+    passed = sum(1 for ok, _ in results.values() if ok)
+    print(f"CPU backend: {len(results)} run, {passed} passed, {len(failed)} failed, "
+          f"{len(expected_fail)} listed as not runnable yet (cpu_unsupported_node_tests.txt)")
+    return 0 if args.write_cpu_unsupported else len(failed)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--a800c", required=True)
@@ -110,6 +232,10 @@ def main():
     ap.add_argument("--write-supported", action="store_true")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("-v", action="store_true", help="print every case")
+    ap.add_argument("--run-cpu", metavar="A800C_RUN",
+                    help="also run the supported cases on the CPU backend with this a800c-run")
+    ap.add_argument("--write-cpu-unsupported", action="store_true",
+                    help="with --run-cpu: rewrite cpu_unsupported_node_tests.txt from this run")
     args = ap.parse_args()
 
     cases = sorted(os.listdir(os.path.join(args.data, "node")))
@@ -150,7 +276,10 @@ def main():
     print(f"ONNX node tests: {len(cases)} cases, {ran} supported and run, {passed} passed, "
           f"{len(failed)} failed, {len(cases) - ran} skipped (unsupported)")
     print(f"node-tests: {passed} passed, {len(failed)} failed, {len(cases) - ran} skipped")
-    return 1 if failed else 0
+    cpu_failed = 0
+    if args.run_cpu:
+        cpu_failed = run_cpu_all(args, [c for c in supported if results[c][0]])
+    return 1 if failed or cpu_failed else 0
 
 
 if __name__ == "__main__":

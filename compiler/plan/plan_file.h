@@ -1,0 +1,52 @@
+// Reading and writing plan files.
+//
+// Layout (little-endian):
+//   [0, 64)       header: magic "A800CPLN", u32 format_version, u32 header_bytes (64),
+//                 u64 message_bytes, u64 blob_offset, u64 blob_bytes, u32 crc32c, padding;
+//                 crc32c covers every byte after the header (message, padding, blob);
+//   [64, 64+m)    the a8.plan.Plan message (plan.proto);
+//   [blob_offset, blob_offset+blob_bytes)   the blob, blob_offset a multiple of 64.
+//
+// ReadPlan validates everything before anything runs: magic, format version (a newer one is
+// an error that says so), sizes against the file size, the checksum, the message, and then
+// every field: buffer ids, dtypes, element counts (no overflow), offsets + bytes inside their
+// region and the blob, live ranges inside the kernel list, kernel names known to the kernel
+// catalog and consistent with their buffers' dtypes, bindings. Every failure is an
+// InvalidInput error naming the file and the field ("m.plan: buffer 12 ('h1'): offset 4096 +
+// 512 bytes is outside the arena (4096 bytes)").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/status.h"
+#include "compiler/plan/plan.pb.h"
+
+namespace a8 {
+
+inline constexpr char kPlanMagic[8] = {'A', '8', '0', '0', 'C', 'P', 'L', 'N'};
+inline constexpr uint32_t kPlanFormatVersion = A800C_PLAN_FORMAT_VERSION;
+inline constexpr uint32_t kPlanHeaderBytes = 64;
+inline constexpr uint32_t kPlanAlignment = 64;
+
+struct PlanFile {
+  plan::Plan plan;
+  std::vector<uint8_t> blob;  // initial values of PERSISTENT buffers
+};
+
+// Serialises a plan (validating it first, so the compiler never writes a plan the runtime would
+// reject). The file is written atomically: a temporary file in the same folder, fsync, rename.
+Status WritePlanFile(const PlanFile& plan, const std::string& path);
+StatusOr<std::string> SerializePlan(const PlanFile& plan);
+
+StatusOr<PlanFile> ReadPlanFile(const std::string& path);
+StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& source_name);
+
+// The field checks ReadPlan runs on a parsed message (exposed for tests and for the writer).
+Status ValidatePlan(const PlanFile& plan, const std::string& source_name);
+
+uint32_t Crc32c(const void* data, size_t n, uint32_t crc = 0);
+std::string Fnv1a64Hex(const std::string& bytes);
+
+}  // namespace a8

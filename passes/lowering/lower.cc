@@ -1,0 +1,330 @@
+// lower: graph + memory plan -> plan (see lower.h).
+#include "passes/lowering/lower.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <set>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/plan/kernel_catalog.h"
+
+#ifndef A800C_VERSION
+#error "A800C_VERSION must be defined by the build (CMakeLists.txt)"
+#endif
+
+namespace a8 {
+namespace {
+
+constexpr uint64_t kAlign = kPlanAlignment;
+uint64_t AlignUp(uint64_t x) { return (x + kAlign - 1) / kAlign * kAlign; }
+
+void SetType(const TensorType& t, plan::TensorType* out) {
+  out->set_dtype(static_cast<plan::DType>(static_cast<int>(t.dtype)));
+  for (int64_t d : t.dims) out->add_dims(d);
+}
+
+// Resolves the window attributes of a convolution or pooling node into explicit ones.
+Status ExplicitWindow(const Node& node, std::map<std::string, Attribute>* attrs) {
+  const std::string& op = node.op();
+  const bool conv = op == "Conv" || op == "ConvTranspose";
+  const bool transpose = op == "ConvTranspose";
+  if (!conv && op != "MaxPool" && op != "AveragePool") return Status::Ok();
+  if (!node.domain().empty()) return Status::Ok();
+  const std::vector<int64_t>& xdims = node.input(0)->dims();
+  if (xdims.size() < 3) {
+    return Unsupported("{}: input X has rank {}, expected at least 3", node.Where(), xdims.size());
+  }
+  const size_t n = xdims.size() - 2;
+  std::vector<int64_t> spatial(xdims.begin() + 2, xdims.end());
+  std::vector<int64_t> kernel = node.GetInts("kernel_shape");
+  if (conv && kernel.empty()) {
+    const std::vector<int64_t>& w = node.input(1)->dims();
+    kernel.assign(w.begin() + std::min<size_t>(2, w.size()), w.end());
+  }
+  auto spatial_attr = [&](const char* name, int64_t dflt, size_t count) {
+    std::vector<int64_t> v = node.GetInts(name);
+    if (v.empty()) v.assign(count, dflt);
+    return v;
+  };
+  std::vector<int64_t> strides = spatial_attr("strides", 1, n);
+  std::vector<int64_t> dilations = spatial_attr("dilations", 1, n);
+  if (kernel.size() != n || strides.size() != n || dilations.size() != n) {
+    return Unsupported("{}: kernel_shape, strides and dilations must have {} values", node.Where(),
+                       n);
+  }
+  const std::string auto_pad = node.GetString("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  std::vector<int64_t> pads = node.GetInts("pads");
+  auto split = [&](size_t i, int64_t total) {
+    const int64_t small = total / 2, big = total - small;
+    pads[i] = auto_pad == "SAME_UPPER" ? small : big;
+    pads[i + n] = auto_pad == "SAME_UPPER" ? big : small;
+  };
+  if (transpose) {
+    std::vector<int64_t> output_padding = spatial_attr("output_padding", 0, n);
+    if (output_padding.size() != n) {
+      return Unsupported("{}: output_padding must have {} values", node.Where(), n);
+    }
+    if (node.has_attr("output_shape") || (same && !node.has_attr("pads"))) {
+      const std::vector<int64_t>& ydims = node.output(0)->dims();
+      if (ydims.size() != xdims.size()) {
+        return Internal("{}: output Y has rank {}, X has {}", node.Where(), ydims.size(),
+                        xdims.size());
+      }
+      pads.assign(2 * n, 0);
+      for (size_t i = 0; i < n; ++i) {
+        const int64_t total = strides[i] * (spatial[i] - 1) + output_padding[i] +
+                              (kernel[i] - 1) * dilations[i] + 1 - ydims[i + 2];
+        // onnx splits the total with floor division; a negative end pad (the output reaches
+        // past the last input window) is zeros at the end, i.e. more output_padding.
+        const int64_t floor_half = total >= 0 ? total / 2 : -((-total + 1) / 2);
+        int64_t begin = auto_pad == "SAME_UPPER" ? floor_half : total - floor_half;
+        int64_t end = total - begin;
+        if (begin < 0) {
+          return Unsupported(
+              "{}: output_shape needs negative padding ({}) at the start of "
+              "spatial dim {}",
+              node.Where(), begin, i);
+        }
+        if (end < 0) {
+          output_padding[i] -= end;
+          end = 0;
+        }
+        pads[i] = begin;
+        pads[i + n] = end;
+      }
+    }
+    attrs->erase("output_shape");
+    (*attrs)["output_padding"] = Attribute(output_padding);
+  } else if (pads.empty() && same) {
+    pads.assign(2 * n, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const int64_t effective = (kernel[i] - 1) * dilations[i] + 1;
+      const int64_t residual = spatial[i] % strides[i];
+      split(i, std::max<int64_t>(0, effective - (residual == 0 ? strides[i] : residual)));
+    }
+  }
+  if (pads.empty()) pads.assign(2 * n, 0);
+  if (pads.size() != 2 * n) {
+    return Unsupported("{}: pads must have {} values", node.Where(), 2 * n);
+  }
+  (*attrs)["auto_pad"] = Attribute("NOTSET");
+  (*attrs)["pads"] = Attribute(pads);
+  (*attrs)["strides"] = Attribute(strides);
+  (*attrs)["dilations"] = Attribute(dilations);
+  (*attrs)["kernel_shape"] = Attribute(kernel);
+  return Status::Ok();
+}
+
+class Lowering {
+ public:
+  Lowering(const Graph& g, const LowerOptions& o) : graph_(g), options_(o) {}
+
+  StatusOr<PlanFile> Run() {
+    if (!graph_.memory_plan) {
+      return Internal("lower: the graph has no memory plan; run plan-memory first");
+    }
+    const MemoryPlan& mp = *graph_.memory_plan;
+    if (mp.alignment != static_cast<int64_t>(kAlign)) {
+      return Internal("lower: the memory plan's alignment is {}, expected {}", mp.alignment,
+                      kAlign);
+    }
+    plan::Plan& p = out_.plan;
+    p.set_format_version(kPlanFormatVersion);
+    p.set_compiler_version(A800C_VERSION);
+    p.set_model_name(options_.model_name);
+    p.set_model_hash(options_.model_hash);
+    p.set_target(options_.target);
+    p.set_precision("fp32");
+    p.set_training(false);
+    p.set_alignment(kAlign);
+    p.set_arena_bytes(AlignUp(static_cast<uint64_t>(mp.arena_bytes)));
+    p.set_arena_lower_bound(static_cast<uint64_t>(mp.lower_bound));
+    p.mutable_scaler()->set_mode("none");
+    num_kernels_ = static_cast<int>(graph_.num_nodes());
+
+    for (Value* v : graph_.graph_values()) A8_RETURN_IF_ERROR(AddValue(v));
+    for (Node* node : graph_.nodes()) {
+      for (Value* v : node->outputs()) A8_RETURN_IF_ERROR(AddValue(v));
+    }
+    for (const auto& [name, id] : ids_) {
+      const auto it = mp.values.find(name);
+      if (it == mp.values.end() || it->second.alias_of.empty()) continue;
+      auto target = ids_.find(it->second.alias_of);
+      if (target == ids_.end()) {
+        return Internal("lower: value '{}' aliases '{}', which is not a value", name,
+                        it->second.alias_of);
+      }
+      p.mutable_buffers(id)->set_alias_of(target->second);
+    }
+    int index = 0;
+    for (Node* node : graph_.nodes()) A8_RETURN_IF_ERROR(AddKernel(*node, index++));
+    p.set_persistent_bytes(AlignUp(persistent_));
+    p.set_blob_bytes(out_.blob.size());
+    for (Value* v : graph_.inputs()) AddBinding(p.add_inputs(), v);
+    for (Value* v : graph_.outputs()) AddBinding(p.add_outputs(), v);
+    Status valid = ValidatePlan(out_, "lower");
+    if (!valid.ok()) return Internal("lower: the plan is invalid: {}", valid.message());
+    return std::move(out_);
+  }
+
+ private:
+  void AddBinding(plan::Binding* b, const Value* v) {
+    b->set_name(v->name());
+    b->set_buffer(ids_.at(v->name()));
+  }
+
+  plan::Buffer* NewBuffer(const std::string& name, const TensorType& type) {
+    plan::Plan& p = out_.plan;
+    plan::Buffer* b = p.add_buffers();
+    b->set_id(p.buffers_size() - 1);
+    b->set_name(name);
+    SetType(type, b->mutable_type());
+    b->set_bytes(static_cast<uint64_t>(type.CheckedNumElements()) * DTypeSize(type.dtype));
+    b->set_alias_of(-1);
+    ids_[name] = b->id();
+    return b;
+  }
+
+  // A PERSISTENT buffer with (optional) initial bytes.
+  Status AddPersistent(const std::string& name, const TensorType& type, plan::Buffer::Role role,
+                       const TensorData* data) {
+    plan::Buffer* b = NewBuffer(name, type);
+    b->set_region(plan::Buffer::PERSISTENT);
+    b->set_role(role);
+    b->set_offset(persistent_);
+    persistent_ = AlignUp(persistent_ + b->bytes());
+    b->set_first(-1);
+    b->set_last(num_kernels_);
+    if (data != nullptr) {
+      if (data->bytes.size() != b->bytes() || data->type != type) {
+        return Internal("lower: value '{}': its data ({}, {} bytes) does not match its type {}",
+                        name, data->type.ToString(), data->bytes.size(), type.ToString());
+      }
+      const size_t at = AlignUp(out_.blob.size());
+      out_.blob.resize(at, 0);
+      out_.blob.insert(out_.blob.end(), data->bytes.begin(), data->bytes.end());
+      b->set_has_init(true);
+      b->set_blob_offset(at);
+    }
+    return Status::Ok();
+  }
+
+  Status AddValue(const Value* v) {
+    switch (v->role()) {
+      case ValueRole::kParameter:
+        return AddPersistent(v->name(), v->type(), plan::Buffer::PARAMETER, v->data().get());
+      case ValueRole::kState:
+        return AddPersistent(v->name(), v->type(), plan::Buffer::STATE, v->data().get());
+      case ValueRole::kConstant:
+        return AddPersistent(v->name(), v->type(), plan::Buffer::CONSTANT, v->data().get());
+      case ValueRole::kInput:
+      case ValueRole::kIntermediate:
+        break;
+    }
+    const auto it = graph_.memory_plan->values.find(v->name());
+    if (it == graph_.memory_plan->values.end()) {
+      return Internal("lower: value '{}' has no entry in the memory plan", v->name());
+    }
+    const BufferAssignment& a = it->second;
+    plan::Buffer* b = NewBuffer(v->name(), v->type());
+    if (a.bytes != static_cast<int64_t>(b->bytes()) || a.offset < 0) {
+      return Internal(
+          "lower: value '{}': the memory plan gives {} bytes at {}, its type {} has "
+          "{}",
+          v->name(), a.bytes, a.offset, v->type().ToString(), b->bytes());
+    }
+    b->set_region(plan::Buffer::ARENA);
+    b->set_role(v->role() == ValueRole::kInput ? plan::Buffer::INPUT
+                : v->is_graph_output()         ? plan::Buffer::OUTPUT
+                                               : plan::Buffer::INTERMEDIATE);
+    b->set_offset(static_cast<uint64_t>(a.offset));
+    b->set_first(a.first);
+    b->set_last(a.last);
+    return Status::Ok();
+  }
+
+  Status AddKernel(const Node& node, int index) {
+    const std::string name = KernelName(node);
+    Status known = CheckKernel(*ParseKernelName(name));
+    if (!known.ok()) {
+      return Unsupported("{}: no kernel for it: {}", node.Where(), known.message());
+    }
+    std::map<std::string, Attribute> attrs;
+    for (const auto& [k, a] : node.attrs()) {
+      if (k.rfind("a8.", 0) != 0) attrs[k] = a;
+    }
+    if (const OpDef* def = FindOp(node.domain(), node.op())) {
+      for (const AttrSpec& spec : def->attrs) {
+        if (spec.default_value && attrs.count(spec.name) == 0)
+          attrs[spec.name] = *spec.default_value;
+      }
+    }
+    A8_RETURN_IF_ERROR(ExplicitWindow(node, &attrs));
+
+    plan::Kernel* k = out_.plan.add_kernels();
+    k->set_name(name);
+    k->set_op(node.qualified_op());
+    k->set_version(node.version());
+    int n = node.num_inputs();
+    while (n > 0 && !node.has_input(n - 1)) --n;
+    for (int i = 0; i < n; ++i)
+      k->add_inputs(node.has_input(i) ? ids_.at(node.input(i)->name()) : -1);
+    for (const Value* v : node.outputs()) k->add_outputs(ids_.at(v->name()));
+    for (const auto& [attr_name, a] : attrs) {
+      plan::Attribute* pa = k->add_attrs();
+      pa->set_name(attr_name);
+      switch (a.kind()) {
+        case AttrKind::kInt:
+          pa->set_i(a.i());
+          break;
+        case AttrKind::kFloat:
+          pa->set_f(a.f());
+          break;
+        case AttrKind::kString:
+          pa->set_s(a.s());
+          break;
+        case AttrKind::kInts:
+          for (int64_t x : a.ints()) pa->mutable_ints()->add_values(x);
+          break;
+        case AttrKind::kFloats:
+          for (float x : a.floats()) pa->mutable_floats()->add_values(x);
+          break;
+        case AttrKind::kStrings:
+          for (const std::string& x : a.strings()) pa->mutable_strings()->add_values(x);
+          break;
+        case AttrKind::kTensor: {
+          std::string base = node.name() + "." + attr_name;
+          std::string buffer_name = graph_.UniqueName(base);
+          for (int s = 1; ids_.count(buffer_name) > 0; ++s) {
+            buffer_name = graph_.UniqueName(fmt::format("{}.{}", base, s));
+          }
+          A8_RETURN_IF_ERROR(AddPersistent(buffer_name, a.tensor()->type, plan::Buffer::CONSTANT,
+                                           a.tensor().get()));
+          pa->set_tensor_buffer(ids_.at(buffer_name));
+          break;
+        }
+      }
+    }
+    k->set_node(node.name());
+    k->add_onnx_nodes(node.name());
+    (void)index;
+    return Status::Ok();
+  }
+
+  const Graph& graph_;
+  const LowerOptions& options_;
+  PlanFile out_;
+  std::map<std::string, int> ids_;
+  uint64_t persistent_ = 0;
+  int num_kernels_ = 0;
+};
+
+}  // namespace
+
+StatusOr<PlanFile> LowerToPlan(const Graph& graph, const LowerOptions& options) {
+  return Lowering(graph, options).Run();
+}
+
+}  // namespace a8

@@ -1,0 +1,208 @@
+#include "passes/memory/plan_memory.h"
+
+#include <algorithm>
+#include <numeric>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+
+#include "passes/memory/liveness.h"
+
+namespace a8 {
+namespace {
+
+constexpr const char* kPass = "plan-memory";
+
+// One arena buffer: a value, or an in-place chain of values sharing bytes.
+struct Buffer {
+  int64_t size = 0;  // aligned
+  int first = 0;
+  int last = 0;
+  int64_t offset = 0;
+};
+
+bool TimesOverlap(const Buffer& a, const Buffer& b) {
+  return a.first <= b.last && b.first <= a.last;
+}
+
+enum class Fit { kLowest, kBest };
+
+// Places `buffers` in `order`; returns the arena size (sum of nothing placed yet is 0).
+int64_t Place(std::vector<Buffer>& buffers, const std::vector<int>& order, Fit fit) {
+  std::vector<int> placed;
+  int64_t arena = 0;
+  std::vector<std::pair<int64_t, int64_t>> busy;  // [begin, end) of time-overlapping buffers
+  for (int b : order) {
+    Buffer& buf = buffers[b];
+    busy.clear();
+    for (int p : placed) {
+      if (TimesOverlap(buf, buffers[p])) {
+        busy.emplace_back(buffers[p].offset, buffers[p].offset + buffers[p].size);
+      }
+    }
+    std::sort(busy.begin(), busy.end());
+    int64_t best_offset = -1, best_gap = 0;
+    int64_t cursor = 0;
+    for (const auto& [begin, end] : busy) {
+      int64_t gap = begin - cursor;
+      if (gap >= buf.size && (best_offset < 0 || (fit == Fit::kBest && gap < best_gap))) {
+        best_offset = cursor;
+        best_gap = gap;
+        if (fit == Fit::kLowest) break;
+      }
+      cursor = std::max(cursor, end);
+    }
+    if (best_offset < 0) best_offset = cursor;  // after every overlapping buffer
+    buf.offset = best_offset;
+    arena = std::max(arena, buf.offset + buf.size);
+    placed.push_back(b);
+  }
+  return arena;
+}
+
+}  // namespace
+
+std::vector<int> InPlaceOperands(const Node& node) {
+  if (!node.domain().empty() || node.num_outputs() != 1) return {};
+  static constexpr std::string_view kUnary[] = {
+      "Abs",         "Ceil",      "Cos",  "Elu",      "Erf",  "Exp",        "Floor", "Gelu",
+      "HardSigmoid", "LeakyRelu", "Log",  "Neg",      "Not",  "Reciprocal", "Relu",  "Sigmoid",
+      "Sign",        "Sin",       "Sqrt", "Softplus", "Tanh", "Cast",       "Clip"};
+  static constexpr std::string_view kBinary[] = {"Add", "Sub", "Mul", "Div", "Pow",
+                                                 "And", "Or",  "Xor"};
+  // Variadic ops fold their inputs into the output one after another (the CPU kernel starts by
+  // copying input 0 there), so only input 0 may share the output's bytes.
+  static constexpr std::string_view kVariadic[] = {"Max", "Min", "Sum", "Mean"};
+  const std::string& op = node.op();
+  for (std::string_view u : kUnary) {
+    if (op == u) return {0};
+  }
+  for (std::string_view v : kVariadic) {
+    if (op == v) return {0};
+  }
+  for (std::string_view b : kBinary) {
+    if (op == b) {
+      std::vector<int> all(node.num_inputs());
+      std::iota(all.begin(), all.end(), 0);
+      return all;
+    }
+  }
+  return {};
+}
+
+StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
+  const std::vector<Node*> order = graph.NodeList();
+  const int num_nodes = static_cast<int>(order.size());
+  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> live, ComputeLiveness(graph, order, kPass));
+  std::unordered_map<const Value*, int> index;
+  for (int i = 0; i < static_cast<int>(live.size()); ++i) index[live[i].value] = i;
+
+  // In-place chains: group[i] is the value whose bytes value i shares (itself when none).
+  std::vector<int> group(live.size());
+  std::iota(group.begin(), group.end(), 0);
+  std::vector<int> alias_of(live.size(), -1);
+  std::vector<bool> overwritten(live.size(), false);
+  for (int pos = 0; pos < num_nodes; ++pos) {
+    const Node& n = *order[pos];
+    std::vector<int> operands = InPlaceOperands(n);
+    if (operands.empty() || !n.output(0) || !index.count(n.output(0))) continue;
+    const int y = index.at(n.output(0));
+    if (live[y].bytes == 0) continue;
+    for (int k : operands) {
+      Value* in = n.input(k);
+      if (!in || !index.count(in)) continue;
+      const int x = index.at(in);
+      if (in->role() != ValueRole::kIntermediate || in->is_graph_output() || overwritten[x] ||
+          live[x].last != pos || live[x].bytes != live[y].bytes ||
+          in->dims() != n.output(0)->dims()) {
+        continue;
+      }
+      alias_of[y] = x;
+      overwritten[x] = true;
+      group[y] = group[x];
+      break;
+    }
+  }
+
+  // One buffer per chain, spanning its members' live ranges.
+  std::vector<Buffer> buffers;
+  std::vector<int> buffer_of(live.size(), -1);
+  for (int i = 0; i < static_cast<int>(live.size()); ++i) {
+    if (group[i] == i) {
+      buffer_of[i] = static_cast<int>(buffers.size());
+      buffers.push_back({AlignUp(live[i].bytes, kArenaAlignment), live[i].first, live[i].last});
+    } else {
+      Buffer& b = buffers[buffer_of[group[i]]];
+      buffer_of[i] = buffer_of[group[i]];
+      b.first = std::min(b.first, live[i].first);
+      b.last = std::max(b.last, live[i].last);
+    }
+  }
+
+  MemoryPlan plan;
+  plan.alignment = kArenaAlignment;
+  std::vector<LiveValue> spans;
+  for (const Buffer& b : buffers) spans.push_back({nullptr, b.size, b.first, b.last});
+  plan.lower_bound = PeakLiveBytes(spans, num_nodes, kArenaAlignment);
+
+  // Candidate orders of the non-empty buffers; every candidate is a deterministic sort.
+  std::vector<int> nonempty;
+  for (int b = 0; b < static_cast<int>(buffers.size()); ++b) {
+    if (buffers[b].size > 0) nonempty.push_back(b);
+  }
+  auto by_size = [&](int a, int b) {
+    if (buffers[a].size != buffers[b].size) return buffers[a].size > buffers[b].size;
+    return std::pair(buffers[a].first, a) < std::pair(buffers[b].first, b);
+  };
+  auto by_first = [&](int a, int b) {
+    return std::tuple(buffers[a].first, -buffers[a].size, a) <
+           std::tuple(buffers[b].first, -buffers[b].size, b);
+  };
+  auto by_span = [&](int a, int b) {
+    int64_t sa = buffers[a].last - buffers[a].first, sb = buffers[b].last - buffers[b].first;
+    return std::tuple(-sa, -buffers[a].size, a) < std::tuple(-sb, -buffers[b].size, b);
+  };
+  int64_t best_arena = -1;
+  std::vector<int64_t> best_offsets;
+  for (int sort_kind = 0; sort_kind < 3; ++sort_kind) {
+    std::vector<int> sorted = nonempty;
+    if (sort_kind == 0) std::sort(sorted.begin(), sorted.end(), by_size);
+    if (sort_kind == 1) std::sort(sorted.begin(), sorted.end(), by_first);
+    if (sort_kind == 2) std::sort(sorted.begin(), sorted.end(), by_span);
+    for (Fit fit : {Fit::kLowest, Fit::kBest}) {
+      int64_t arena = Place(buffers, sorted, fit);
+      if (best_arena < 0 || arena < best_arena) {
+        best_arena = arena;
+        best_offsets.clear();
+        for (const Buffer& b : buffers) best_offsets.push_back(b.size > 0 ? b.offset : 0);
+      }
+      if (best_arena == plan.lower_bound) break;
+    }
+    if (best_arena == plan.lower_bound) break;
+  }
+  plan.arena_bytes = std::max<int64_t>(best_arena, 0);
+
+  for (int i = 0; i < static_cast<int>(live.size()); ++i) {
+    BufferAssignment& a = plan.values[live[i].value->name()];
+    a.offset = best_offsets.empty() ? 0 : best_offsets[buffer_of[i]];
+    a.bytes = live[i].bytes;
+    a.first = live[i].first;
+    a.last = live[i].last;
+    if (alias_of[i] >= 0) a.alias_of = live[alias_of[i]].value->name();
+  }
+  return plan;
+}
+
+StatusOr<bool> PlanMemory::Run(Graph& graph) {
+  A8_ASSIGN_OR_RETURN(MemoryPlan plan, ComputeMemoryPlan(graph));
+  int64_t in_place = 0;
+  for (const auto& [name, a] : plan.values) in_place += !a.alias_of.empty();
+  stats_["arena-bytes"] = plan.arena_bytes;
+  stats_["lower-bound-bytes"] = plan.lower_bound;
+  stats_["values"] = static_cast<int64_t>(plan.values.size());
+  stats_["in-place"] = in_place;
+  graph.memory_plan = std::move(plan);
+  return true;
+}
+
+}  // namespace a8

@@ -1,0 +1,46 @@
+// plan-memory: one arena offset for every graph input, intermediate and graph output, for the
+// node order fixed by `schedule` (compiler/ir/memory_plan.h is the contract).
+//
+// Guarantees, after Run (graph.memory_plan is set):
+// - every arena value (liveness.h) has a BufferAssignment: bytes = elements * dtype size, offset
+//   a multiple of the alignment (64), live range [first, last] by node position;
+// - two values whose live ranges overlap have disjoint bytes, except an in-place result and the
+//   operand it overwrites (alias_of): the node is elementwise (InPlaceOperands below), the
+//   operand has the result's dims and byte size (so no broadcast and no size change), it dies
+//   at that node (last == the result's first), it is not a graph input or output, and no other
+//   result overwrites it. The kernel reads element i of the operand before it writes element i;
+//   the ranges touch only at that node;
+// - lower_bound is the largest sum of aligned sizes of values live at one position (an in-place
+//   pair counted once): no placement of these live ranges can use less;
+// - arena_bytes = the largest offset + bytes, rounded up to the alignment.
+//
+// Placement is the "greedy by size" heuristic of TFLite's arena planner: buffers (an in-place
+// chain is one buffer) in decreasing size, each at the lowest offset where it overlaps no placed
+// buffer whose live range overlaps its own. A few orders and fits (lowest offset, best fit) are
+// tried and the smallest arena kept; ties keep the first, so the plan is deterministic.
+//
+// Stats: arena-bytes, lower-bound-bytes, values, in-place.
+#pragma once
+
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/memory_plan.h"
+#include "compiler/pass/pass.h"
+
+namespace a8 {
+
+// The operands of `node` that its (single) result may overwrite when the shapes allow it: the
+// elementwise ops whose kernels read element i of the operand only to write element i.
+std::vector<int> InPlaceOperands(const Node& node);
+
+// The plan for the graph's current node order.
+StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph);
+
+class PlanMemory : public Pass {
+ public:
+  PlanMemory() = default;
+  StatusOr<bool> Run(Graph& graph) override;
+};
+
+}  // namespace a8

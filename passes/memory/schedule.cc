@@ -1,0 +1,137 @@
+#include "passes/memory/schedule.h"
+
+#include <algorithm>
+#include <set>
+#include <unordered_map>
+#include <utility>
+
+#include "passes/cleanup/cse.h"
+#include "passes/memory/liveness.h"
+
+namespace a8 {
+namespace {
+
+constexpr const char* kPass = "schedule";
+
+// Nodes whose relative order must not change (see schedule.h).
+bool IsOrderedNode(const Node& n) {
+  return n.num_outputs() == 0 || IsRandomOp(n) || !n.domain().empty();
+}
+
+}  // namespace
+
+StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
+  const std::vector<Node*> original = graph.NodeList();
+  const int num_nodes = static_cast<int>(original.size());
+  std::unordered_map<const Node*, int> index;
+  for (int i = 0; i < num_nodes; ++i) index[original[i]] = i;
+
+  // Dependencies: data edges, plus a chain through the ordered nodes.
+  std::vector<std::vector<int>> successors(num_nodes);
+  std::vector<int> pending(num_nodes, 0);
+  auto add_edge = [&](int from, int to) {
+    successors[from].push_back(to);
+    ++pending[to];
+  };
+  int last_ordered = -1;
+  for (int i = 0; i < num_nodes; ++i) {
+    std::set<int> producers;  // an operand used twice is one dependency
+    for (Value* v : original[i]->inputs()) {
+      if (v && v->producer()) producers.insert(index.at(v->producer()));
+    }
+    for (int p : producers) add_edge(p, i);
+    if (IsOrderedNode(*original[i])) {
+      if (last_ordered >= 0 && !producers.count(last_ordered)) add_edge(last_ordered, i);
+      last_ordered = i;
+    }
+  }
+
+  // Arena bytes of each value, and how many uses of it are still to run.
+  std::unordered_map<const Value*, int64_t> bytes;
+  std::unordered_map<const Value*, int> remaining_uses;
+  auto note_value = [&](Value* v) -> Status {
+    if (!v || !IsArenaValue(*v) || bytes.count(v)) return Status::Ok();
+    A8_ASSIGN_OR_RETURN(int64_t b, ValueBytes(*v, kPass));
+    bytes[v] = AlignUp(b, kArenaAlignment);
+    remaining_uses[v] = static_cast<int>(v->uses().size());
+    return Status::Ok();
+  };
+  for (Value* v : graph.inputs()) A8_RETURN_IF_ERROR(note_value(v));
+  for (Node* n : original) {
+    for (Value* v : n->outputs()) A8_RETURN_IF_ERROR(note_value(v));
+  }
+
+  // The change in live bytes once node i has run.
+  auto delta = [&](int i) {
+    const Node* n = original[i];
+    int64_t d = 0;
+    for (Value* v : n->outputs()) {
+      if (v && bytes.count(v) && (!v->uses().empty() || v->is_graph_output())) d += bytes[v];
+    }
+    std::unordered_map<const Value*, int> uses_here;
+    for (Value* v : n->inputs()) {
+      if (v && bytes.count(v)) ++uses_here[v];
+    }
+    for (const auto& [v, count] : uses_here) {
+      if (!v->is_graph_output() && remaining_uses[v] == count) d -= bytes[v];
+    }
+    return d;
+  };
+
+  std::set<int> ready;
+  for (int i = 0; i < num_nodes; ++i) {
+    if (pending[i] == 0) ready.insert(i);
+  }
+  std::vector<Node*> order;
+  order.reserve(num_nodes);
+  while (!ready.empty()) {
+    int best = -1;
+    int64_t best_delta = 0;
+    for (int i : ready) {  // ascending: the first minimum is the earliest original node
+      int64_t d = delta(i);
+      if (best < 0 || d < best_delta) {
+        best = i;
+        best_delta = d;
+      }
+    }
+    ready.erase(best);
+    order.push_back(original[best]);
+    for (Value* v : original[best]->inputs()) {
+      if (v && remaining_uses.count(v)) --remaining_uses[v];
+    }
+    for (int s : successors[best]) {
+      if (--pending[s] == 0) ready.insert(s);
+    }
+  }
+  if (static_cast<int>(order.size()) != num_nodes) {
+    return Internal("{}: the graph has a cycle; cannot order its nodes", kPass);
+  }
+  return order;
+}
+
+StatusOr<bool> Schedule::Run(Graph& graph) {
+  const bool had_plan = graph.memory_plan.has_value();
+  graph.memory_plan.reset();
+  const std::vector<Node*> original = graph.NodeList();
+  const int num_nodes = static_cast<int>(original.size());
+  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> before, ComputeLiveness(graph, original, kPass));
+  const int64_t peak_before = PeakLiveBytes(before, num_nodes, kArenaAlignment);
+  A8_ASSIGN_OR_RETURN(std::vector<Node*> candidate, GreedyMemorySchedule(graph));
+  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> after, ComputeLiveness(graph, candidate, kPass));
+  const int64_t peak_after = PeakLiveBytes(after, num_nodes, kArenaAlignment);
+
+  stats_["peak-bytes-before"] = peak_before;
+  if (peak_after >= peak_before) {
+    stats_["peak-bytes-after"] = peak_before;
+    stats_["nodes-moved"] = 0;
+    return had_plan;
+  }
+  int64_t moved = 0;
+  for (int i = 0; i < num_nodes; ++i) moved += candidate[i] != original[i];
+  graph.Reorder(candidate);
+  stats_["peak-bytes-after"] = peak_after;
+  stats_["nodes-moved"] = moved;
+  return true;
+}
+
+}  // namespace a8

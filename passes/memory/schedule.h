@@ -1,0 +1,39 @@
+// schedule: fixes the execution order of the nodes so that peak arena memory stays low.
+//
+// Guarantees, after Run:
+// - the node order is a topological order of the data dependencies;
+// - nodes whose relative order is observable keep it: nodes without results (they exist for an
+//   effect), random ops (the order of draws) and ops outside the default ONNX domain (training
+//   updates, collectives);
+// - the peak live bytes of the new order (liveness.h: the largest sum of aligned sizes of arena
+//   values live at one position) is never above the original order's: the pass computes both
+//   and keeps the original when the candidate is not strictly better;
+// - the result is deterministic (ties go to the original order);
+// - graph.memory_plan is cleared (it is only valid for the order it was planned for).
+//
+// The candidate is a greedy list schedule: among the ready nodes, take the one whose run
+// changes the live bytes the least (bytes of results allocated minus bytes of operands freed,
+// a freed operand being one whose last remaining use this is), ties to the earliest original
+// position. On graphs with independent branches this runs one branch to its end before
+// starting the next one, instead of keeping both branches' intermediates alive.
+//
+// Stats: peak-bytes-before, peak-bytes-after, nodes-moved.
+#pragma once
+
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/pass/pass.h"
+
+namespace a8 {
+
+// The greedy order described above (not yet compared with the original order).
+StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph);
+
+class Schedule : public Pass {
+ public:
+  Schedule() = default;
+  StatusOr<bool> Run(Graph& graph) override;
+};
+
+}  // namespace a8

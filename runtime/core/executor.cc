@@ -1,0 +1,168 @@
+#include "runtime/core/executor.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <utility>
+
+#include "compiler/ir/types.h"
+
+namespace a8 {
+namespace {
+
+constexpr size_t kAlign = 64;
+constexpr uint8_t kPoisonByte = 0xFF;
+
+AlignedBytes AllocateAligned(uint64_t bytes) {
+  size_t n = static_cast<size_t>((std::max<uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign);
+  auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlign, n));
+  if (p != nullptr) std::memset(p, 0, n);
+  return AlignedBytes(p);
+}
+
+}  // namespace
+
+void AlignedFree::operator()(uint8_t* p) const { std::free(p); }
+
+StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
+                                                     std::unique_ptr<Backend> backend,
+                                                     ExecutorOptions options) {
+  std::unique_ptr<Executor> ex(new Executor());
+  ex->file_ = std::move(plan);
+  ex->backend_ = std::move(backend);
+  ex->options_ = options;
+  const plan::Plan& p = ex->file_.plan;
+  const int num_buffers = p.buffers_size();
+  const int num_kernels = p.kernels_size();
+
+  ex->persistent_ = AllocateAligned(p.persistent_bytes());
+  ex->arena_ = AllocateAligned(p.arena_bytes());
+  if (!ex->persistent_ || !ex->arena_)
+    return Internal("cannot allocate {} persistent + {} arena bytes", p.persistent_bytes(),
+                    p.arena_bytes());
+  ex->ptrs_.assign(num_buffers, nullptr);
+  for (int i = 0; i < num_buffers; ++i) {
+    const plan::Buffer& b = p.buffers(i);
+    bool persistent = b.region() == plan::Buffer::PERSISTENT;
+    uint64_t size = persistent ? p.persistent_bytes() : p.arena_bytes();
+    if (b.offset() > size || b.bytes() > size - b.offset())
+      return Internal("buffer {} ('{}'): offset {} + {} bytes is outside its region ({} bytes)", i,
+                      b.name(), b.offset(), b.bytes(), size);
+    ex->ptrs_[i] = (persistent ? ex->persistent_.get() : ex->arena_.get()) + b.offset();
+    if (persistent && b.has_init()) {
+      if (b.blob_offset() > ex->file_.blob.size() ||
+          b.bytes() > ex->file_.blob.size() - b.blob_offset())
+        return Internal("buffer {} ('{}'): blob range {} + {} is outside the blob ({} bytes)", i,
+                        b.name(), b.blob_offset(), b.bytes(), ex->file_.blob.size());
+      if (b.bytes() > 0)
+        std::memcpy(ex->ptrs_[i], ex->file_.blob.data() + b.blob_offset(), b.bytes());
+    }
+  }
+  for (const plan::Binding& bind : p.inputs())
+    if (bind.buffer() < 0 || bind.buffer() >= num_buffers)
+      return Internal("input '{}': buffer {} out of range", bind.name(), bind.buffer());
+  for (const plan::Binding& bind : p.outputs())
+    if (bind.buffer() < 0 || bind.buffer() >= num_buffers)
+      return Internal("output '{}': buffer {} out of range", bind.name(), bind.buffer());
+
+  // Alias roots, and per kernel the ARENA buffers whose last use it is.
+  ex->alias_root_.resize(num_buffers);
+  for (int i = 0; i < num_buffers; ++i) {
+    int r = i, hops = 0;
+    while (p.buffers(r).alias_of() >= 0 && p.buffers(r).alias_of() < num_buffers &&
+           hops++ < num_buffers)
+      r = p.buffers(r).alias_of();
+    ex->alias_root_[i] = r;
+  }
+  ex->dies_after_.assign(num_kernels, {});
+  for (int i = 0; i < num_buffers; ++i) {
+    const plan::Buffer& b = p.buffers(i);
+    if (b.region() != plan::Buffer::ARENA || b.role() == plan::Buffer::OUTPUT) continue;
+    if (b.last() >= 0 && b.last() < num_kernels) ex->dies_after_[b.last()].push_back(i);
+  }
+
+  A8_RETURN_IF_ERROR(ex->backend_->Prepare(p, ex->ptrs_));
+  return ex;
+}
+
+const plan::Buffer* Executor::FindInput(const std::string& name) const {
+  for (const plan::Binding& b : file_.plan.inputs())
+    if (b.name() == name) return &file_.plan.buffers(b.buffer());
+  return nullptr;
+}
+
+const plan::Buffer* Executor::FindOutput(const std::string& name) const {
+  for (const plan::Binding& b : file_.plan.outputs())
+    if (b.name() == name) return &file_.plan.buffers(b.buffer());
+  return nullptr;
+}
+
+Status Executor::SetInput(const std::string& name, const void* data, size_t bytes) {
+  const plan::Buffer* b = FindInput(name);
+  if (b == nullptr) return InvalidInput("input '{}': the plan has no input of that name", name);
+  if (bytes != b->bytes())
+    return InvalidInput("input '{}': {} bytes given, the plan's buffer has {}", name, bytes,
+                        b->bytes());
+  if (bytes > 0) std::memcpy(ptrs_[b->id()], data, bytes);
+  return Status::Ok();
+}
+
+void Executor::Poison(int after_kernel) {
+  const plan::Plan& p = file_.plan;
+  for (int id : dies_after_[after_kernel]) {
+    const plan::Buffer& b = p.buffers(id);
+    uint64_t begin = b.offset(), end = b.offset() + b.bytes();
+    // Ranges of live buffers that share these bytes through alias_of.
+    std::vector<std::pair<uint64_t, uint64_t>> keep;
+    for (int j = 0; j < p.buffers_size(); ++j) {
+      if (j == id || alias_root_[j] != alias_root_[id]) continue;
+      const plan::Buffer& c = p.buffers(j);
+      if (c.region() != plan::Buffer::ARENA) continue;
+      bool live = c.role() == plan::Buffer::OUTPUT ||
+                  (c.first() <= after_kernel && c.last() > after_kernel);
+      if (live) keep.emplace_back(c.offset(), c.offset() + c.bytes());
+    }
+    std::sort(keep.begin(), keep.end());
+    uint64_t at = begin;
+    for (const auto& [kb, ke] : keep) {
+      if (ke <= at || kb >= end) continue;
+      if (kb > at) std::memset(arena_.get() + at, kPoisonByte, kb - at);
+      at = std::max(at, ke);
+    }
+    if (at < end) std::memset(arena_.get() + at, kPoisonByte, end - at);
+  }
+}
+
+Status Executor::Run() {
+  const plan::Plan& p = file_.plan;
+  StepInfo info{step_, options_.seed};
+  if (options_.poison_freed) {
+    // Everything in the arena but the inputs is undefined at the start of a step.
+    std::vector<std::pair<uint64_t, uint64_t>> inputs;
+    for (const plan::Binding& bind : p.inputs()) {
+      const plan::Buffer& b = p.buffers(bind.buffer());
+      if (b.region() == plan::Buffer::ARENA)
+        inputs.emplace_back(b.offset(), b.offset() + b.bytes());
+    }
+    std::sort(inputs.begin(), inputs.end());
+    uint64_t at = 0;
+    for (const auto& [b, e] : inputs) {
+      if (b > at) std::memset(arena_.get() + at, kPoisonByte, b - at);
+      at = std::max(at, e);
+    }
+    if (at < p.arena_bytes()) std::memset(arena_.get() + at, kPoisonByte, p.arena_bytes() - at);
+  }
+  for (int k = 0; k < p.kernels_size(); ++k) {
+    Status s = backend_->Run(k, info);
+    if (!s.ok()) {
+      const plan::Kernel& kern = p.kernels(k);
+      return s.WithContext(
+          fmt::format("step {}: kernel {} '{}' (node '{}')", step_, k, kern.name(), kern.node()));
+    }
+    if (options_.poison_freed) Poison(k);
+  }
+  ++step_;
+  return Status::Ok();
+}
+
+}  // namespace a8

@@ -1,0 +1,193 @@
+// CPU registry entries: unary and binary elementwise ops, variadic Max/Min/Sum/Mean, Where,
+// Clip, Cast, CastLike, Dropout.
+#include <cstring>
+
+#include "kernels/cpu/kernels.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8 {
+namespace {
+
+using cpu::BinaryOp;
+using cpu::UnaryOp;
+
+// The bytes of in(0) copied to out(0) (same element count and dtype).
+Status CopyThrough(const KernelArgs& a) {
+  if (a.in(0).bytes() != a.out(0).bytes())
+    return InvalidInput("'{}': input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
+                        a.out(0).bytes());
+  if (a.in(0).data != a.out(0).data && a.out(0).bytes() > 0)
+    std::memmove(a.out(0).data, a.in(0).data, a.out(0).bytes());
+  return Status::Ok();
+}
+
+KernelFn UnaryFn(UnaryOp op) {
+  return [op](const KernelArgs& a) -> Status {
+    cpu::UnaryAttrs at;
+    const std::string& name = a.kernel().op();
+    if (name == "LeakyRelu") at.alpha = a.Float("alpha", 0.01f);
+    if (name == "Elu") at.alpha = a.Float("alpha", 1.0f);
+    if (name == "HardSigmoid") {
+      at.alpha = a.Float("alpha", 0.2f);
+      at.beta = a.Float("beta", 0.5f);
+    }
+    if (name == "IsInf") {
+      at.detect_positive = a.Int("detect_positive", 1) != 0;
+      at.detect_negative = a.Int("detect_negative", 1) != 0;
+    }
+    UnaryOp u = op;
+    if (name == "Gelu") {
+      std::string approx = a.Str("approximate", "none");
+      if (approx == "tanh")
+        u = UnaryOp::kGeluTanh;
+      else if (approx != "none")
+        return InvalidInput("Gelu: approximate: unknown value '{}'", approx);
+    }
+    if (a.in(0).count() != a.out(0).count())
+      return InvalidInput("{}: input and output element counts differ", name);
+    return cpu::Unary(u, a.in(0).dtype, a.out(0).count(), a.in(0).data, a.out(0).data, at);
+  };
+}
+
+KernelFn BinaryFn(BinaryOp op) {
+  return [op](const KernelArgs& a) -> Status {
+    BinaryOp b = op;
+    if (a.kernel().op() == "Mod" && a.Int("fmod", 0) != 0) b = BinaryOp::kFMod;
+    return cpu::Binary(b, a.in(0).dtype, a.in(0).dims, a.in(0).data, a.in(1).dtype, a.in(1).dims,
+                       a.in(1).data, a.out(0).data);
+  };
+}
+
+// Max/Min/Sum/Mean of N inputs: folded pairwise into the output through a scratch copy.
+KernelFn VariadicFn(BinaryOp op, bool mean) {
+  return [op, mean](const KernelArgs& a) -> Status {
+    const TensorArg& y = a.out(0);
+    DType t = y.dtype;
+    A8_RETURN_IF_ERROR(cpu::Expand(t, a.in(0).dims, a.in(0).data, y.dims, y.data));
+    std::vector<uint8_t> acc(y.bytes());
+    for (int i = 1; i < a.num_inputs(); ++i) {
+      if (!acc.empty()) std::memcpy(acc.data(), y.data, acc.size());
+      A8_RETURN_IF_ERROR(cpu::Binary(op, t, y.dims, acc.data(), a.in(i).dtype, a.in(i).dims,
+                                     a.in(i).data, y.data));
+    }
+    if (mean && a.num_inputs() > 1) {
+      double n = a.num_inputs();
+      uint8_t scalar[8];
+      A8_RETURN_IF_ERROR(cpu::Cast(DType::kF64, t, 1, &n, scalar));
+      if (!acc.empty()) std::memcpy(acc.data(), y.data, acc.size());
+      A8_RETURN_IF_ERROR(cpu::Binary(BinaryOp::kDiv, t, y.dims, acc.data(), t, {}, scalar, y.data));
+    }
+    return Status::Ok();
+  };
+}
+
+Status RunWhere(const KernelArgs& a) {
+  return cpu::Where(a.in(0).dims, reinterpret_cast<const bool*>(a.in(0).data), a.in(1).dtype,
+                    a.in(1).dims, a.in(1).data, a.in(2).dims, a.in(2).data, a.out(0).data);
+}
+
+Status RunClip(const KernelArgs& a) {
+  const TensorArg& x = a.in(0);
+  const void* lo = a.has_in(1) ? a.in(1).data : nullptr;
+  const void* hi = a.has_in(2) ? a.in(2).data : nullptr;
+  // Clip-6 attributes, should a plan carry them (f32 only).
+  float flo = a.Float("min", 0.0f), fhi = a.Float("max", 0.0f);
+  if (lo == nullptr && a.attr("min") != nullptr && x.dtype == DType::kF32) lo = &flo;
+  if (hi == nullptr && a.attr("max") != nullptr && x.dtype == DType::kF32) hi = &fhi;
+  return cpu::Clip(x.dtype, x.count(), x.data, lo, hi, a.out(0).data);
+}
+
+Status RunCast(const KernelArgs& a) {
+  if (a.in(0).count() != a.out(0).count())
+    return InvalidInput("{}: input and output element counts differ", a.kernel().op());
+  return cpu::Cast(a.in(0).dtype, a.out(0).dtype, a.out(0).count(), a.in(0).data, a.out(0).data);
+}
+
+Status RunDropout(const KernelArgs& a) {
+  const TensorArg& x = a.in(0);
+  float ratio = 0.5f;
+  if (a.has_in(1))
+    A8_RETURN_IF_ERROR(cpu::Cast(a.in(1).dtype, DType::kF32, 1, a.in(1).data, &ratio));
+  bool training = a.has_in(2) && *reinterpret_cast<const bool*>(a.in(2).data);
+  uint64_t seed = a.attr("seed") != nullptr ? static_cast<uint64_t>(a.Int("seed", 0)) : a.step.seed;
+  uint64_t offset = static_cast<uint64_t>(a.step.step) * static_cast<uint64_t>(x.count());
+  bool* mask = a.has_out(1) ? reinterpret_cast<bool*>(a.out(1).data) : nullptr;
+  return cpu::Dropout(x.dtype, x.count(), x.data, ratio, training, seed, offset, a.out(0).data,
+                      mask);
+}
+
+}  // namespace
+
+void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
+  struct U {
+    const char* op;
+    UnaryOp u;
+    const std::vector<DType>* types;
+  };
+  static const std::vector<DType> kBool = {DType::kBool};
+  static const std::vector<DType> kSigned = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
+                                             DType::kI64, DType::kI32, DType::kI8};
+  const U unary[] = {
+      {"Abs", UnaryOp::kAbs, &kNumericTypes},
+      {"Neg", UnaryOp::kNeg, &kSigned},
+      {"Relu", UnaryOp::kRelu, &kSigned},
+      {"Sigmoid", UnaryOp::kSigmoid, &kFloatTypes},
+      {"Tanh", UnaryOp::kTanh, &kFloatTypes},
+      {"Exp", UnaryOp::kExp, &kFloatTypes},
+      {"Log", UnaryOp::kLog, &kFloatTypes},
+      {"Sqrt", UnaryOp::kSqrt, &kFloatTypes},
+      {"Reciprocal", UnaryOp::kReciprocal, &kFloatTypes},
+      {"Erf", UnaryOp::kErf, &kFloatTypes},
+      {"Floor", UnaryOp::kFloor, &kFloatTypes},
+      {"Ceil", UnaryOp::kCeil, &kFloatTypes},
+      {"Sin", UnaryOp::kSin, &kFloatTypes},
+      {"Cos", UnaryOp::kCos, &kFloatTypes},
+      {"Not", UnaryOp::kNot, &kBool},
+      {"LeakyRelu", UnaryOp::kLeakyRelu, &kFloatTypes},
+      {"Elu", UnaryOp::kElu, &kFloatTypes},
+      {"Gelu", UnaryOp::kGelu, &kFloatTypes},
+      {"Softplus", UnaryOp::kSoftplus, &kFloatTypes},
+      {"HardSigmoid", UnaryOp::kHardSigmoid, &kFloatTypes},
+      {"Sign", UnaryOp::kSign, &kNumericTypes},
+      {"IsNaN", UnaryOp::kIsNaN, &kFloatTypes},
+      {"IsInf", UnaryOp::kIsInf, &kFloatTypes},
+  };
+  for (const U& u : unary) r->push_back({u.op, *u.types, 0, UnaryFn(u.u), ""});
+  r->push_back({"Identity", kAllTypes, 0, CopyThrough, ""});
+
+  struct B {
+    const char* op;
+    BinaryOp b;
+    const std::vector<DType>* types;
+    const char* note;
+  };
+  const B binary[] = {
+      {"Add", BinaryOp::kAdd, &kNumericTypes, ""},
+      {"Sub", BinaryOp::kSub, &kNumericTypes, ""},
+      {"Mul", BinaryOp::kMul, &kNumericTypes, ""},
+      {"Div", BinaryOp::kDiv, &kNumericTypes, ""},
+      {"Pow", BinaryOp::kPow, &kNumericTypes, "exponent: any numeric dtype"},
+      {"Mod", BinaryOp::kMod, &kNumericTypes, "fmod attribute"},
+      {"Equal", BinaryOp::kEqual, &kAllTypes, "-> bool"},
+      {"Less", BinaryOp::kLess, &kNumericTypes, "-> bool"},
+      {"LessOrEqual", BinaryOp::kLessOrEqual, &kNumericTypes, "-> bool"},
+      {"Greater", BinaryOp::kGreater, &kNumericTypes, "-> bool"},
+      {"GreaterOrEqual", BinaryOp::kGreaterOrEqual, &kNumericTypes, "-> bool"},
+      {"And", BinaryOp::kAnd, &kBool, ""},
+      {"Or", BinaryOp::kOr, &kBool, ""},
+      {"Xor", BinaryOp::kXor, &kBool, ""},
+  };
+  for (const B& b : binary) r->push_back({b.op, *b.types, 0, BinaryFn(b.b), b.note});
+  r->push_back({"Max", kNumericTypes, 0, VariadicFn(BinaryOp::kMax, false), "N inputs"});
+  r->push_back({"Min", kNumericTypes, 0, VariadicFn(BinaryOp::kMin, false), "N inputs"});
+  r->push_back({"Sum", kNumericTypes, 0, VariadicFn(BinaryOp::kAdd, false), "N inputs"});
+  r->push_back({"Mean", kFloatTypes, 0, VariadicFn(BinaryOp::kAdd, true), "N inputs"});
+  r->push_back({"Where", kAllTypes, 1, RunWhere, "condition: bool"});
+  r->push_back({"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars"});
+  r->push_back({"Cast", kAllTypes, 0, RunCast, "to: any dtype"});
+  r->push_back({"CastLike", kAllTypes, 0, RunCast, "to: any dtype"});
+  r->push_back({"Dropout", kFloatTypes, 0, RunDropout,
+                "ratio: float scalar, training_mode: bool; mask: bool"});
+}
+
+}  // namespace a8

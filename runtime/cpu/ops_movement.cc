@@ -1,0 +1,206 @@
+// CPU registry entries: data movement (Transpose ... Range), the reshape-likes (Reshape,
+// Flatten, Squeeze, Unsqueeze: a copy, dims come from the buffers), Shape, Size,
+// ConstantOfShape.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/cpu/kernels.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8 {
+namespace {
+
+Status Copy(const KernelArgs& a) {
+  if (a.in(0).bytes() != a.out(0).bytes())
+    return InvalidInput("{}: input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
+                        a.out(0).bytes());
+  if (a.in(0).data != a.out(0).data && a.out(0).bytes() > 0)
+    std::memmove(a.out(0).data, a.in(0).data, a.out(0).bytes());
+  return Status::Ok();
+}
+
+Status RunTranspose(const KernelArgs& a) {
+  return cpu::Transpose(a.in(0).dtype, a.in(0).dims, a.Ints("perm"), a.in(0).data, a.out(0).data);
+}
+
+Status RunConcat(const KernelArgs& a) {
+  std::vector<cpu::Dims> dims;
+  std::vector<const void*> xs;
+  for (int i = 0; i < a.num_inputs(); ++i) {
+    dims.push_back(a.in(i).dims);
+    xs.push_back(a.in(i).data);
+  }
+  return cpu::Concat(a.out(0).dtype, dims, xs, a.Int("axis", 0), a.out(0).data);
+}
+
+Status RunSplit(const KernelArgs& a) {
+  const TensorArg& x = a.in(0);
+  A8_ASSIGN_OR_RETURN(
+      int64_t axis,
+      cpu::NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), "Split"));
+  std::vector<int64_t> sizes;
+  std::vector<void*> ys;
+  for (int i = 0; i < a.num_outputs(); ++i) {
+    if (!a.has_out(i) || a.out(i).dims.size() != x.dims.size())
+      return InvalidInput("Split: output {} is missing or has the wrong rank", i);
+    sizes.push_back(a.out(i).dims[axis]);
+    ys.push_back(a.out(i).data);
+  }
+  return cpu::Split(x.dtype, x.dims, axis, sizes, x.data, ys);
+}
+
+Status RunSlice(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> starts, a.ConstInts(1));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> ends, a.ConstInts(2));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> axes, a.ConstInts(3));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> steps, a.ConstInts(4));
+  if (!a.has_in(1)) {  // Slice-1 attributes
+    starts = a.Ints("starts");
+    ends = a.Ints("ends");
+    axes = a.Ints("axes");
+  }
+  A8_ASSIGN_OR_RETURN(cpu::SliceSpec spec,
+                      cpu::ResolveSlice(a.in(0).dims, starts, ends, axes, steps));
+  if (spec.out_dims() != a.out(0).dims)
+    return InvalidInput("Slice: the resolved output dims differ from the output buffer's");
+  return cpu::Slice(a.in(0).dtype, a.in(0).dims, spec, a.in(0).data, a.out(0).data);
+}
+
+Status RunGather(const KernelArgs& a) {
+  return cpu::Gather(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.Int("axis", 0), a.in(1).dtype,
+                     a.in(1).dims, a.in(1).data, a.out(0).data);
+}
+
+Status RunGatherElements(const KernelArgs& a) {
+  return cpu::GatherElements(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.Int("axis", 0),
+                             a.in(1).dtype, a.in(1).dims, a.in(1).data, a.out(0).data);
+}
+
+Status RunExpand(const KernelArgs& a) {
+  return cpu::Expand(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.out(0).dims, a.out(0).data);
+}
+
+Status RunTile(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, a.ConstInts(1));
+  return cpu::Tile(a.in(0).dtype, a.in(0).dims, repeats, a.in(0).data, a.out(0).data);
+}
+
+Status RunPad(const KernelArgs& a) {
+  const TensorArg& x = a.in(0);
+  int64_t rank = static_cast<int64_t>(x.dims.size());
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, a.ConstInts(1));
+  if (!a.has_in(1)) pads = a.Ints("pads");
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> axes, a.ConstInts(3));
+  if (!axes.empty()) {
+    if (pads.size() != 2 * axes.size())
+      return InvalidInput("Pad: pads has {} values for {} axes", pads.size(), axes.size());
+    std::vector<int64_t> full(2 * rank, 0);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(axes[i], rank, "Pad"));
+      full[ax] = pads[i];
+      full[ax + rank] = pads[i + axes.size()];
+    }
+    pads = std::move(full);
+  }
+  std::string mode = a.Str("mode", "constant");
+  cpu::PadMode m;
+  if (mode == "constant")
+    m = cpu::PadMode::kConstant;
+  else if (mode == "reflect")
+    m = cpu::PadMode::kReflect;
+  else if (mode == "edge")
+    m = cpu::PadMode::kEdge;
+  else
+    return Unsupported("Pad: mode '{}' is not supported by the CPU backend", mode);
+  const void* value = a.has_in(2) && a.in(2).count() > 0 ? a.in(2).data : nullptr;
+  return cpu::Pad(x.dtype, x.dims, pads, m, value, x.data, a.out(0).data);
+}
+
+Status RunTrilu(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> k, a.ConstInts(1));
+  return cpu::Trilu(a.in(0).dtype, a.in(0).dims, a.Int("upper", 1) != 0, k.empty() ? 0 : k[0],
+                    a.in(0).data, a.out(0).data);
+}
+
+Status RunOneHot(const KernelArgs& a) {
+  const TensorArg& y = a.out(0);
+  int64_t rank = static_cast<int64_t>(y.dims.size());
+  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", -1), rank, "OneHot"));
+  if (a.in(2).count() != 2 || a.in(2).dtype != y.dtype)
+    return InvalidInput("OneHot: values must be 2 elements of the output dtype");
+  const TensorArg& idx = a.in(0);
+  if (idx.dtype == DType::kI64 || idx.dtype == DType::kI32)
+    return cpu::OneHot(idx.dtype, idx.dims, idx.data, y.dims[axis], axis, y.dtype, a.in(2).data,
+                       y.data);
+  // Float indices (ONNX allows any numeric type): truncated to i64 like a Cast.
+  std::vector<int64_t> i64(static_cast<size_t>(idx.count()));
+  A8_RETURN_IF_ERROR(cpu::Cast(idx.dtype, DType::kI64, idx.count(), idx.data, i64.data()));
+  return cpu::OneHot(DType::kI64, idx.dims, i64.data(), y.dims[axis], axis, y.dtype, a.in(2).data,
+                     y.data);
+}
+
+Status RunRange(const KernelArgs& a) {
+  return cpu::Range(a.out(0).dtype, a.in(0).data, a.in(2).data, a.out(0).count(), a.out(0).data);
+}
+
+Status RunShape(const KernelArgs& a) {
+  const cpu::Dims& d = a.in(0).dims;
+  int64_t rank = static_cast<int64_t>(d.size());
+  auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
+  int64_t start = clamp(a.Int("start", 0)), end = clamp(a.Int("end", rank));
+  int64_t n = std::max<int64_t>(end - start, 0);
+  if (a.out(0).count() != n || a.out(0).dtype != DType::kI64)
+    return InvalidInput("Shape: the output buffer is not i64[{}]", n);
+  auto* y = reinterpret_cast<int64_t*>(a.out(0).data);
+  for (int64_t i = 0; i < n; ++i) y[i] = d[start + i];
+  return Status::Ok();
+}
+
+Status RunSize(const KernelArgs& a) {
+  if (a.out(0).count() != 1 || a.out(0).dtype != DType::kI64)
+    return InvalidInput("Size: the output buffer is not an i64 scalar");
+  *reinterpret_cast<int64_t*>(a.out(0).data) = a.in(0).count();
+  return Status::Ok();
+}
+
+Status RunConstantOfShape(const KernelArgs& a) {
+  const TensorArg& y = a.out(0);
+  size_t esize = DTypeSize(y.dtype);
+  uint8_t value[8] = {0};
+  if (const TensorArg* v = a.TensorAttr("value")) {
+    if (v->count() != 1 || v->dtype != y.dtype)
+      return InvalidInput("ConstantOfShape: value must be one element of the output dtype");
+    std::memcpy(value, v->data, esize);
+  }
+  for (int64_t i = 0; i < y.count(); ++i) std::memcpy(y.data + i * esize, value, esize);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void RegisterMovementKernels(std::vector<CpuKernelEntry>* r) {
+  static const std::vector<DType> kRangeTypes = {DType::kF32, DType::kF64, DType::kI64,
+                                                 DType::kI32};
+  r->push_back({"Transpose", kAllTypes, 0, RunTranspose, ""});
+  r->push_back({"Concat", kAllTypes, 0, RunConcat, "N inputs"});
+  r->push_back({"Split", kAllTypes, 0, RunSplit, "sizes from the outputs"});
+  r->push_back({"Slice", kAllTypes, 0, RunSlice, "starts/ends/axes/steps: constant i32/i64"});
+  r->push_back({"Gather", kAllTypes, 0, RunGather, "indices: i32/i64"});
+  r->push_back({"GatherElements", kAllTypes, 0, RunGatherElements, "indices: i32/i64"});
+  r->push_back({"Expand", kAllTypes, 0, RunExpand, "shape: constant i64"});
+  r->push_back({"Tile", kAllTypes, 0, RunTile, "repeats: constant i64"});
+  r->push_back({"Pad", kAllTypes, 0, RunPad, "modes constant, reflect, edge"});
+  r->push_back({"Trilu", kAllTypes, 0, RunTrilu, "k: optional i64 scalar"});
+  r->push_back({"OneHot", kAllTypes, -1, RunOneHot,
+                "indices: numeric (float truncated); depth from the output"});
+  r->push_back({"Range", kRangeTypes, -1, RunRange, "constant start/limit/delta"});
+  r->push_back({"Reshape", kAllTypes, 0, Copy, "a copy"});
+  r->push_back({"Flatten", kAllTypes, 0, Copy, "a copy"});
+  r->push_back({"Squeeze", kAllTypes, 0, Copy, "a copy"});
+  r->push_back({"Unsqueeze", kAllTypes, 0, Copy, "a copy"});
+  r->push_back({"Shape", kAllTypes, 0, RunShape, "-> i64"});
+  r->push_back({"Size", kAllTypes, 0, RunSize, "-> i64"});
+  r->push_back({"ConstantOfShape", kAllTypes, -1, RunConstantOfShape, "value: tensor attribute"});
+}
+
+}  // namespace a8

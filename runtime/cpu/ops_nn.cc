@@ -1,0 +1,276 @@
+// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling, normalizations, losses.
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/kernels.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8 {
+namespace {
+
+cpu::Dims Spatial(const cpu::Dims& d) {
+  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
+}
+
+Status CheckRank(const KernelArgs& a, int i, size_t min_rank) {
+  if (a.in(i).dims.size() < min_rank)
+    return InvalidInput("{}: input {} has rank {}, needs at least {}", a.kernel().op(), i,
+                        a.in(i).dims.size(), min_rank);
+  return Status::Ok();
+}
+
+// Integer Gemm (the kernels' Gemm is float only): transposes, MatMul, then alpha and beta * C
+// applied in the integer type (alpha and beta converted like a Cast), wrapping.
+Status IntGemm(const KernelArgs& a, const cpu::GemmParams& p) {
+  DType t = p.dtype;
+  size_t es = DTypeSize(t);
+  std::vector<uint8_t> at, bt;
+  const void* ap = a.in(0).data;
+  const void* bp = a.in(1).data;
+  if (p.trans_a) {
+    at.resize(a.in(0).bytes());
+    A8_RETURN_IF_ERROR(cpu::Transpose(t, a.in(0).dims, {1, 0}, ap, at.data()));
+    ap = at.data();
+  }
+  if (p.trans_b) {
+    bt.resize(a.in(1).bytes());
+    A8_RETURN_IF_ERROR(cpu::Transpose(t, a.in(1).dims, {1, 0}, bp, bt.data()));
+    bp = bt.data();
+  }
+  cpu::Dims yd = {p.m, p.n};
+  void* y = a.out(0).data;
+  A8_RETURN_IF_ERROR(cpu::MatMul(t, {p.m, p.k}, ap, {p.k, p.n}, bp, y));
+  std::vector<uint8_t> tmp(static_cast<size_t>(p.m * p.n) * es), tmp2(tmp.size());
+  auto scale = [&](float f, void* data) -> Status {
+    if (f == 1.0f) return Status::Ok();
+    uint8_t s[8];
+    A8_RETURN_IF_ERROR(cpu::Cast(DType::kF32, t, 1, &f, s));
+    std::memcpy(tmp2.data(), data, tmp2.size());
+    return cpu::Binary(cpu::BinaryOp::kMul, t, yd, tmp2.data(), t, {}, s, data);
+  };
+  A8_RETURN_IF_ERROR(scale(p.alpha, y));
+  if (a.has_in(2) && p.beta != 0.0f) {
+    A8_RETURN_IF_ERROR(cpu::Expand(t, p.c_dims, a.in(2).data, yd, tmp.data()));
+    A8_RETURN_IF_ERROR(scale(p.beta, tmp.data()));
+    std::memcpy(tmp2.data(), y, tmp2.size());
+    A8_RETURN_IF_ERROR(cpu::Binary(cpu::BinaryOp::kAdd, t, yd, tmp2.data(), t, yd, tmp.data(), y));
+  }
+  return Status::Ok();
+}
+
+Status RunGemm(const KernelArgs& a) {
+  if (a.in(0).dims.size() != 2 || a.in(1).dims.size() != 2)
+    return InvalidInput("Gemm: A and B must be 2-D");
+  cpu::GemmParams p;
+  p.dtype = a.in(0).dtype;
+  p.trans_a = a.Int("transA", 0) != 0;
+  p.trans_b = a.Int("transB", 0) != 0;
+  p.alpha = a.Float("alpha", 1.0f);
+  p.beta = a.Float("beta", 1.0f);
+  p.m = p.trans_a ? a.in(0).dims[1] : a.in(0).dims[0];
+  p.k = p.trans_a ? a.in(0).dims[0] : a.in(0).dims[1];
+  p.n = p.trans_b ? a.in(1).dims[0] : a.in(1).dims[1];
+  const void* c = nullptr;
+  if (a.has_in(2)) {
+    p.c_dims = a.in(2).dims;
+    c = a.in(2).data;
+  }
+  if (!IsFloat(p.dtype)) return IntGemm(a, p);
+  return cpu::Gemm(p, a.in(0).data, a.in(1).data, c, a.out(0).data);
+}
+
+Status RunMatMul(const KernelArgs& a) {
+  return cpu::MatMul(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.in(1).dims, a.in(1).data,
+                     a.out(0).data);
+}
+
+StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
+  A8_RETURN_IF_ERROR(CheckRank(a, 0, 3));
+  A8_RETURN_IF_ERROR(CheckRank(a, 1, 3));
+  if (a.out(0).dims.size() < 2) return InvalidInput("{}: output rank < 2", a.kernel().op());
+  cpu::ConvParams p;
+  p.dtype = a.in(0).dtype;
+  p.batch = a.in(0).dims[0];
+  p.in_channels = a.in(0).dims[1];
+  p.out_channels = a.out(0).dims[1];
+  p.group = a.Int("group", 1);
+  p.in_spatial = Spatial(a.in(0).dims);
+  p.kernel = Spatial(a.in(1).dims);
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  if (transpose) p.output_padding = a.Ints("output_padding");
+  return p;
+}
+
+Status RunConv(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvParamsOf(a, false));
+  return cpu::Conv(p, a.in(0).data, a.in(1).data, a.has_in(2) ? a.in(2).data : nullptr,
+                   a.out(0).data);
+}
+
+Status RunConvTranspose(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvParamsOf(a, true));
+  return cpu::ConvTranspose(p, a.in(0).data, a.in(1).data, a.has_in(2) ? a.in(2).data : nullptr,
+                            a.out(0).data);
+}
+
+StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, 0, 3));
+  cpu::PoolParams p;
+  p.dtype = a.in(0).dtype;
+  p.batch = a.in(0).dims[0];
+  p.channels = a.in(0).dims[1];
+  p.in_spatial = Spatial(a.in(0).dims);
+  p.kernel = a.Ints("kernel_shape");
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  p.ceil_mode = a.Int("ceil_mode", 0) != 0;
+  p.count_include_pad = a.Int("count_include_pad", 0) != 0;
+  p.column_major_indices = a.Int("storage_order", 0) != 0;
+  return p;
+}
+
+Status RunMaxPool(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a));
+  int64_t* idx = a.has_out(1) ? reinterpret_cast<int64_t*>(a.out(1).data) : nullptr;
+  return cpu::MaxPool(p, a.in(0).data, a.out(0).data, idx);
+}
+
+Status RunAveragePool(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a));
+  return cpu::AveragePool(p, a.in(0).data, a.out(0).data);
+}
+
+KernelFn GlobalPoolFn(bool max) {
+  return [max](const KernelArgs& a) -> Status {
+    A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
+    const TensorArg& x = a.in(0);
+    int64_t spatial = cpu::NumElements(Spatial(x.dims));
+    return max ? cpu::GlobalMaxPool(x.dtype, x.dims[0], x.dims[1], spatial, x.data, a.out(0).data)
+               : cpu::GlobalAveragePool(x.dtype, x.dims[0], x.dims[1], spatial, x.data,
+                                        a.out(0).data);
+  };
+}
+
+Status RunBatchNorm(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
+  const TensorArg& x = a.in(0);
+  cpu::BatchNormParams p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(1).dtype;
+  p.stat_dtype = a.in(3).dtype;
+  p.batch = x.dims[0];
+  p.channels = x.dims[1];
+  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  p.momentum = a.Float("momentum", 0.9f);
+  if (a.Int("training_mode", 0) == 0)
+    return cpu::BatchNormInference(p, x.data, a.in(1).data, a.in(2).data, a.in(3).data,
+                                   a.in(4).data, a.out(0).data);
+  std::vector<uint8_t> rm, rv;
+  void* rm_out = a.out(1).data;
+  void* rv_out = a.out(2).data;
+  size_t stat_bytes = static_cast<size_t>(p.channels) * DTypeSize(p.stat_dtype);
+  if (!a.has_out(1)) {
+    rm.resize(stat_bytes);
+    rm_out = rm.data();
+  }
+  if (!a.has_out(2)) {
+    rv.resize(stat_bytes);
+    rv_out = rv.data();
+  }
+  return cpu::BatchNormTraining(p, x.data, a.in(1).data, a.in(2).data, a.in(3).data, a.in(4).data,
+                                a.out(0).data, rm_out, rv_out, nullptr, nullptr);
+}
+
+Status RunLayerNorm(const KernelArgs& a) {
+  const TensorArg& x = a.in(0);
+  int64_t rank = static_cast<int64_t>(x.dims.size());
+  A8_ASSIGN_OR_RETURN(int64_t axis,
+                      cpu::NormalizeAxis(a.Int("axis", -1), rank, "LayerNormalization"));
+  cpu::LayerNormParams p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(1).dtype;
+  p.stat_dtype = a.has_out(1) ? a.out(1).dtype : a.has_out(2) ? a.out(2).dtype : DType::kF32;
+  p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
+  p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  return cpu::LayerNorm(p, x.data, a.in(1).data, a.has_in(2) ? a.in(2).data : nullptr,
+                        a.out(0).data, a.has_out(1) ? a.out(1).data : nullptr,
+                        a.has_out(2) ? a.out(2).data : nullptr);
+}
+
+Status RunInstanceNorm(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
+  const TensorArg& x = a.in(0);
+  return cpu::InstanceNorm(x.dtype, a.in(1).dtype, x.dims[0], x.dims[1],
+                           cpu::NumElements(Spatial(x.dims)), a.Float("epsilon", 1e-5f), x.data,
+                           a.in(1).data, a.in(2).data, a.out(0).data);
+}
+
+StatusOr<cpu::LossParams> LossParamsOf(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
+  const TensorArg& x = a.in(0);
+  cpu::LossParams p;
+  p.dtype = x.dtype;
+  p.label_dtype = a.in(1).dtype;
+  p.batch = x.dims[0];
+  p.classes = x.dims[1];
+  p.extra = cpu::NumElements(Spatial(x.dims));
+  std::string red = a.Str("reduction", "mean");
+  if (red == "none")
+    p.reduction = cpu::LossReduction::kNone;
+  else if (red == "sum")
+    p.reduction = cpu::LossReduction::kSum;
+  else if (red == "mean")
+    p.reduction = cpu::LossReduction::kMean;
+  else
+    return InvalidInput("{}: reduction: unknown value '{}'", a.kernel().op(), red);
+  if (a.attr("ignore_index") != nullptr) {
+    p.has_ignore_index = true;
+    p.ignore_index = a.Int("ignore_index", 0);
+  }
+  return p;
+}
+
+Status RunSoftmaxCrossEntropy(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossParamsOf(a));
+  return cpu::SoftmaxCrossEntropyLoss(p, a.in(0).data, a.in(1).data,
+                                      a.has_in(2) ? a.in(2).data : nullptr, a.out(0).data,
+                                      a.has_out(1) ? a.out(1).data : nullptr);
+}
+
+Status RunNll(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossParamsOf(a));
+  return cpu::NegativeLogLikelihoodLoss(p, a.in(0).data, a.in(1).data,
+                                        a.has_in(2) ? a.in(2).data : nullptr, a.out(0).data);
+}
+
+}  // namespace
+
+void RegisterNnKernels(std::vector<CpuKernelEntry>* r) {
+  static const std::vector<DType> kMatMulTypes = {DType::kF32, DType::kF16, DType::kBF16,
+                                                  DType::kF64, DType::kI64, DType::kI32};
+  static const std::vector<DType> kMaxPoolTypes = {DType::kF32, DType::kF16, DType::kBF16,
+                                                   DType::kF64, DType::kI8,  DType::kU8};
+  r->push_back({"Gemm", kMatMulTypes, 0, RunGemm, "OpenBLAS for float types; C optional"});
+  r->push_back({"MatMul", kMatMulTypes, 0, RunMatMul, "OpenBLAS for float types"});
+  r->push_back({"Conv", kFloatTypes, 0, RunConv, "1-3 spatial dims, im2col + GEMM"});
+  r->push_back({"ConvTranspose", kFloatTypes, 0, RunConvTranspose, "explicit pads"});
+  r->push_back({"MaxPool", kMaxPoolTypes, 0, RunMaxPool, "Indices: i64"});
+  r->push_back({"AveragePool", kFloatTypes, 0, RunAveragePool, ""});
+  r->push_back({"GlobalAveragePool", kFloatTypes, 0, GlobalPoolFn(false), ""});
+  r->push_back({"GlobalMaxPool", kFloatTypes, 0, GlobalPoolFn(true), ""});
+  r->push_back({"BatchNormalization", kFloatTypes, 0, RunBatchNorm,
+                "scale/bias and statistics: own float dtypes; training_mode"});
+  r->push_back({"LayerNormalization", kFloatTypes, 0, RunLayerNorm,
+                "scale/bias: own float dtype; Mean/InvStdDev: stash dtype"});
+  r->push_back({"InstanceNormalization", kFloatTypes, 0, RunInstanceNorm, ""});
+  r->push_back({"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
+                "labels: i32/i64; log_prob optional"});
+  r->push_back({"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, "labels: i32/i64"});
+}
+
+}  // namespace a8

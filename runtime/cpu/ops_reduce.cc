@@ -1,0 +1,93 @@
+// CPU registry entries: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax, CumSum.
+#include <cstring>
+
+#include "kernels/cpu/kernels.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8 {
+namespace {
+
+using cpu::ReduceOp;
+
+KernelFn ReduceFn(ReduceOp op) {
+  return [op](const KernelArgs& a) -> Status {
+    std::vector<int64_t> axes;
+    if (a.has_in(1)) {
+      A8_ASSIGN_OR_RETURN(axes, a.ConstInts(1));
+    } else {
+      axes = a.Ints("axes");
+    }
+    const TensorArg& x = a.in(0);
+    if (axes.empty() && a.Int("noop_with_empty_axes", 0) != 0) {
+      if (x.bytes() != a.out(0).bytes())
+        return InvalidInput("{}: noop reduction changes the size", a.kernel().op());
+      if (x.data != a.out(0).data && x.bytes() > 0) std::memmove(a.out(0).data, x.data, x.bytes());
+      return Status::Ok();
+    }
+    if (!IsFloat(x.dtype) && (op == ReduceOp::kL2 || op == ReduceOp::kLogSumExp)) {
+      // Integer L2 / LogSumExp: computed in double, stored like a Cast (truncation).
+      std::vector<double> xd(static_cast<size_t>(x.count())), yd(a.out(0).count());
+      A8_RETURN_IF_ERROR(cpu::Cast(x.dtype, DType::kF64, x.count(), x.data, xd.data()));
+      A8_RETURN_IF_ERROR(cpu::Reduce(op, DType::kF64, x.dims, axes, xd.data(), yd.data()));
+      return cpu::Cast(DType::kF64, a.out(0).dtype, a.out(0).count(), yd.data(), a.out(0).data);
+    }
+    return cpu::Reduce(op, x.dtype, x.dims, axes, x.data, a.out(0).data);
+  };
+}
+
+KernelFn ArgFn(bool is_max) {
+  return [is_max](const KernelArgs& a) -> Status {
+    const TensorArg& x = a.in(0);
+    return cpu::ArgReduce(is_max, x.dtype, x.dims, a.Int("axis", 0),
+                          a.Int("select_last_index", 0) != 0, x.data,
+                          reinterpret_cast<int64_t*>(a.out(0).data));
+  };
+}
+
+KernelFn SoftmaxFn(bool log) {
+  return [log](const KernelArgs& a) -> Status {
+    const TensorArg& x = a.in(0);
+    return cpu::Softmax(x.dtype, x.dims, a.Int("axis", -1), log, x.data, a.out(0).data);
+  };
+}
+
+Status RunCumSum(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> axis, a.ConstInts(1));
+  if (axis.size() != 1) return InvalidInput("CumSum: axis must hold one value");
+  const TensorArg& x = a.in(0);
+  return cpu::CumSum(x.dtype, x.dims, axis[0], a.Int("exclusive", 0) != 0, a.Int("reverse", 0) != 0,
+                     x.data, a.out(0).data);
+}
+
+}  // namespace
+
+void RegisterReduceKernels(std::vector<CpuKernelEntry>* r) {
+  static const std::vector<DType> kIntAndFloat = {DType::kF32, DType::kF16, DType::kBF16,
+                                                  DType::kF64, DType::kI64, DType::kI32,
+                                                  DType::kI8,  DType::kU8};
+  struct R {
+    const char* op;
+    ReduceOp op_;
+    const std::vector<DType>* types;
+  };
+  const R reduces[] = {
+      {"ReduceSum", ReduceOp::kSum, &kIntAndFloat},
+      {"ReduceMean", ReduceOp::kMean, &kIntAndFloat},
+      {"ReduceMax", ReduceOp::kMax, &kIntAndFloat},
+      {"ReduceMin", ReduceOp::kMin, &kIntAndFloat},
+      {"ReduceProd", ReduceOp::kProd, &kIntAndFloat},
+      {"ReduceSumSquare", ReduceOp::kSumSquare, &kIntAndFloat},
+      {"ReduceL1", ReduceOp::kL1, &kIntAndFloat},
+      {"ReduceL2", ReduceOp::kL2, &kIntAndFloat},
+      {"ReduceLogSumExp", ReduceOp::kLogSumExp, &kIntAndFloat},
+  };
+  for (const R& x : reduces)
+    r->push_back({x.op, *x.types, 0, ReduceFn(x.op_), "axes: optional i64 input"});
+  r->push_back({"ArgMax", kIntAndFloat, 0, ArgFn(true), "-> i64"});
+  r->push_back({"ArgMin", kIntAndFloat, 0, ArgFn(false), "-> i64"});
+  r->push_back({"Softmax", kFloatTypes, 0, SoftmaxFn(false), ""});
+  r->push_back({"LogSoftmax", kFloatTypes, 0, SoftmaxFn(true), ""});
+  r->push_back({"CumSum", kIntAndFloat, 0, RunCumSum, "axis: i32/i64 scalar"});
+}
+
+}  // namespace a8

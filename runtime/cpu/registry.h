@@ -1,0 +1,103 @@
+// The CPU backend's kernel registry: one entry per op (the plan's Kernel.op), each wrapping the
+// functions of kernels/cpu/kernels.h.
+//
+// An entry declares the dtypes it takes for its "type operand" (input `type_input`, or output 0
+// when type_input is -1) and a function that runs one kernel from `KernelArgs`: the kernel's
+// bound input/output tensors (dtype, dims from the plan's static types, address) and its
+// attributes. Attribute getters take the ONNX default for a missing optional attribute, so a
+// plan that omits one still runs. Shape-like operands (Reshape's shape, Slice's starts...) are
+// CONSTANT buffers whose bytes are already in the persistent region; output dims come from the
+// output buffers' types.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/status.h"
+#include "compiler/ir/types.h"
+#include "compiler/plan/plan.pb.h"
+#include "kernels/cpu/dtype.h"
+#include "runtime/core/backend.h"
+
+namespace a8 {
+
+struct TensorArg {
+  bool present = false;  // false for an absent optional input/output
+  DType dtype = DType::kF32;
+  cpu::Dims dims;
+  uint8_t* data = nullptr;
+  int64_t count() const { return cpu::NumElements(dims); }
+  size_t bytes() const { return static_cast<size_t>(count()) * DTypeSize(dtype); }
+};
+
+class KernelArgs {
+ public:
+  KernelArgs(const plan::Kernel* kernel, std::vector<TensorArg> in, std::vector<TensorArg> out,
+             std::vector<TensorArg> tensor_attrs)
+      : kernel_(kernel),
+        in_(std::move(in)),
+        out_(std::move(out)),
+        tensor_attrs_(std::move(tensor_attrs)) {}
+
+  const plan::Kernel& kernel() const { return *kernel_; }
+  int num_inputs() const { return static_cast<int>(in_.size()); }
+  int num_outputs() const { return static_cast<int>(out_.size()); }
+  bool has_in(int i) const { return i < num_inputs() && in_[i].present; }
+  bool has_out(int i) const { return i < num_outputs() && out_[i].present; }
+  // in(i)/out(i) of an absent operand is a TensorArg with present = false.
+  const TensorArg& in(int i) const { return i < num_inputs() ? in_[i] : absent_; }
+  const TensorArg& out(int i) const { return i < num_outputs() ? out_[i] : absent_; }
+
+  const plan::Attribute* attr(const std::string& name) const;
+  int64_t Int(const std::string& name, int64_t dflt) const;
+  float Float(const std::string& name, float dflt) const;
+  std::string Str(const std::string& name, const std::string& dflt) const;
+  std::vector<int64_t> Ints(const std::string& name) const;    // empty when missing
+  const TensorArg* TensorAttr(const std::string& name) const;  // null when missing
+
+  // The values of integer input `i` (i64 or i32; an absent input gives an empty list).
+  StatusOr<std::vector<int64_t>> ConstInts(int i) const;
+
+  StepInfo step;
+
+ private:
+  const plan::Kernel* kernel_;
+  std::vector<TensorArg> in_, out_, tensor_attrs_;
+  TensorArg absent_;
+};
+
+using KernelFn = std::function<Status(const KernelArgs&)>;
+
+struct CpuKernelEntry {
+  std::string op;
+  std::vector<DType> types;  // the dtypes the type operand may have
+  int type_input = 0;        // -1: output 0
+  KernelFn fn;
+  std::string note;  // other operands' dtypes, limits
+};
+
+// Every entry, sorted by op.
+const std::vector<CpuKernelEntry>& CpuKernelRegistry();
+const CpuKernelEntry* FindCpuKernel(const std::string& op);
+
+// "f32,f16,bf16,f64" for the --list-kernels listing.
+std::string DTypeList(const std::vector<DType>& types);
+
+// Registration, one function per family (registry.cc calls them in order).
+void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r);
+void RegisterNnKernels(std::vector<CpuKernelEntry>* r);  // Gemm, conv, pool, norm, loss
+void RegisterReduceKernels(std::vector<CpuKernelEntry>* r);
+void RegisterMovementKernels(std::vector<CpuKernelEntry>* r);  // incl. reshape-likes, Shape
+
+// Dtype sets.
+inline const std::vector<DType> kFloatTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
+inline const std::vector<DType> kNumericTypes = {DType::kF32, DType::kF16, DType::kBF16,
+                                                 DType::kF64, DType::kI64, DType::kI32,
+                                                 DType::kI8,  DType::kU8};
+inline const std::vector<DType> kAllTypes = {DType::kF32, DType::kF16, DType::kBF16,
+                                             DType::kF64, DType::kI64, DType::kI32,
+                                             DType::kI8,  DType::kU8,  DType::kBool};
+
+}  // namespace a8

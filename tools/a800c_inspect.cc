@@ -1,0 +1,65 @@
+// a800c-inspect: prints a plan (CLI.md): kernels with their dtypes, ONNX nodes and precision
+// reasons, buffers, parameters, the header fields and the memory plan, as text, JSON
+// (schema_version 1) or a Graphviz graph. The plan is read with ReadPlanFile, so a missing,
+// truncated or corrupt file is a clear error (exit 2) and nothing is printed on stdout.
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <string>
+
+#include "compiler/driver/driver.h"
+#include "compiler/plan/plan_file.h"
+#include "runtime/inspect/inspect.h"
+
+namespace {
+
+constexpr const char* kProgram = "a800c-inspect";
+
+int Fail(const a8::Status& s) {
+  std::cerr << kProgram << ": error: " << s.message() << "\n";
+  return s.ExitCode();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app(
+      "a800c-inspect: shows what a plan holds: every kernel with its op, kernel name, dtypes,\n"
+      "ONNX nodes and precision reason; the buffers with their region, offset, size and live\n"
+      "range; parameters; the header fields (versions, model, target, precision, loss scaler);\n"
+      "and the memory plan (arena size, lower bound, the largest live set).",
+      kProgram);
+  app.set_help_flag("-h,--help", "Print this help and exit");
+  std::string plan_path, format = "text";
+  bool version = false;
+  app.add_option("PLAN", plan_path, "The plan file (a800c MODEL -o PLAN)")->type_name("FILE");
+  app.add_option("--format", format,
+                 "text (default), json (deterministic, with \"schema_version\": 1) or dot "
+                 "(Graphviz: kernels and buffers)")
+      ->type_name("text|json|dot");
+  app.add_flag("--version", version, "Print the version and the plan format version, then exit");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    std::cout << app.help();
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    std::cerr << kProgram << ": error: " << e.what() << "\n";
+    return 2;
+  }
+  if (version) {
+    std::cout << a8::VersionString(kProgram) << "\n";
+    return 0;
+  }
+  auto fmt = a8::ParseInspectFormat(format);
+  if (!fmt.ok()) return Fail(fmt.status());
+  if (plan_path.empty()) return Fail(a8::InvalidInput("PLAN: no plan given (see --help)"));
+  auto plan = a8::ReadPlanFile(plan_path);
+  if (!plan.ok()) {
+    a8::Status s = plan.status();
+    // ReadPlanFile names the file; make sure the message does even if a reader path does not.
+    if (s.message().rfind(plan_path, 0) != 0) s = s.WithContext(plan_path);
+    return Fail(s);
+  }
+  std::cout << a8::Inspect(*plan, *fmt);
+  return 0;
+}
