@@ -6,6 +6,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli_common.h"
+
 #include "compiler/driver/driver.h"
 #include "passes/pipelines.h"
 
@@ -13,10 +15,7 @@ namespace {
 
 constexpr const char* kProgram = "a800c";
 
-int Fail(const a8::Status& s) {
-  std::cerr << kProgram << ": error: " << s.message() << "\n";
-  return s.ExitCode();
-}
+int Fail(const a8::Status& s) { return a8::cli::Fail(kProgram, s); }
 
 }  // namespace
 
@@ -50,21 +49,7 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch,
                  "Binds the first dim of every input whose first dim is dynamic (N >= 1)")
       ->type_name("N");
-  app.add_flag("--print-ir-after-all", pipeline.print_ir_after_all,
-               "Print the IR after every pass to stderr, after a banner line");
-  app.add_option("--print-ir-before", pipeline.print_ir_before, "Print the IR before these passes")
-      ->type_name("P,...")
-      ->allow_extra_args(false);
-  app.add_option("--print-ir-after", pipeline.print_ir_after, "Print the IR after these passes")
-      ->type_name("P,...")
-      ->allow_extra_args(false);
-  app.add_option("--dump-dir", pipeline.dump_dir,
-                 "Write 00-input.a8ir and one numbered .a8ir file per pass")
-      ->type_name("DIR");
-  app.add_flag("--pass-timing", pipeline.pass_timing,
-               "Print each pass's wall time and counters to stderr");
-  app.add_option("--stop-after", pipeline.stop_after, "Run the pipeline up to and including P")
-      ->type_name("P");
+  a8::cli::AddDumpFlags(app, pipeline);
   std::string default_pipeline;
   for (const std::string& p : a8::DefaultCompilePipeline()) {
     default_pipeline += (default_pipeline.empty() ? "" : ",") + p;
@@ -80,15 +65,7 @@ int main(int argc, char** argv) {
   app.add_flag("--list-ops", list_ops, "List the supported ops, then exit");
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << kProgram << ": error: " << e.what() << "\n";
-    return 2;
-  }
+  if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
 
   if (version) {
     std::cout << a8::VersionString(kProgram) << "\n";

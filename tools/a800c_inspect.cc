@@ -3,6 +3,8 @@
 // (schema_version 1) or a Graphviz graph. The plan is read with ReadPlanFile, so a missing,
 // truncated or corrupt file is a clear error (exit 2) and nothing is printed on stdout.
 #include <CLI/CLI.hpp>
+
+#include "tools/cli_common.h"
 #include <iostream>
 #include <string>
 
@@ -14,10 +16,7 @@ namespace {
 
 constexpr const char* kProgram = "a800c-inspect";
 
-int Fail(const a8::Status& s) {
-  std::cerr << kProgram << ": error: " << s.message() << "\n";
-  return s.ExitCode();
-}
+int Fail(const a8::Status& s) { return a8::cli::Fail(kProgram, s); }
 
 }  // namespace
 
@@ -37,15 +36,7 @@ int main(int argc, char** argv) {
                  "(Graphviz: kernels and buffers)")
       ->type_name("text|json|dot");
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << kProgram << ": error: " << e.what() << "\n";
-    return 2;
-  }
+  if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
   if (version) {
     std::cout << a8::VersionString(kProgram) << "\n";
     return 0;

@@ -7,6 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "tools/cli_common.h"
+
 #include "compiler/driver/driver.h"
 #include "compiler/ir/printer.h"
 
@@ -14,10 +16,7 @@ namespace {
 
 constexpr const char* kProgram = "a800c-opt";
 
-int Fail(const a8::Status& s) {
-  std::cerr << kProgram << ": error: " << s.message() << "\n";
-  return s.ExitCode();
-}
+int Fail(const a8::Status& s) { return a8::cli::Fail(kProgram, s); }
 
 }  // namespace
 
@@ -45,32 +44,10 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--batch", batch, "Binds the first dynamic dim of every ONNX input")
       ->type_name("N");
-  app.add_flag("--print-ir-after-all", pipeline.print_ir_after_all,
-               "Print the IR after every pass to stderr, after a banner line");
-  app.add_option("--print-ir-before", pipeline.print_ir_before, "Print the IR before these passes")
-      ->type_name("P,...")
-      ->allow_extra_args(false);
-  app.add_option("--print-ir-after", pipeline.print_ir_after, "Print the IR after these passes")
-      ->type_name("P,...")
-      ->allow_extra_args(false);
-  app.add_option("--dump-dir", pipeline.dump_dir,
-                 "Write 00-input.a8ir and one numbered .a8ir file per pass")
-      ->type_name("DIR");
-  app.add_flag("--pass-timing", pipeline.pass_timing,
-               "Print each pass's wall time and counters to stderr");
-  app.add_option("--stop-after", pipeline.stop_after, "Run the passes up to and including P")
-      ->type_name("P");
+  a8::cli::AddDumpFlags(app, pipeline);
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
 
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << kProgram << ": error: " << e.what() << "\n";
-    return 2;
-  }
+  if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
   if (version) {
     std::cout << a8::VersionString(kProgram) << "\n";
     return 0;

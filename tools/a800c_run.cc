@@ -2,6 +2,8 @@
 // inputs from .npy files (batched along the first axis) or seeded synthetic data, runs --steps
 // steps, writes the last step's outputs and prints a timing summary.
 #include <CLI/CLI.hpp>
+
+#include "tools/cli_common.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -14,24 +16,18 @@
 #include <string>
 #include <vector>
 
+#include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
 #include "kernels/cpu/elementwise.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/npy.h"
 #include "runtime/cpu/cpu_backend.h"
 
-namespace a8 {
-std::string RuntimeVersionString();
-}  // namespace a8
-
 namespace {
 
 constexpr const char* kProgram = "a800c-run";
 
-int Fail(const a8::Status& s) {
-  std::cerr << kProgram << ": error: " << s.message() << "\n";
-  return s.ExitCode();
-}
+int Fail(const a8::Status& s) { return a8::cli::Fail(kProgram, s); }
 
 struct Dataset {
   std::string file;
@@ -202,17 +198,9 @@ int main(int argc, char** argv) {
   app.add_flag("--poison-freed", poison,
                "Debug: fill arena bytes with NaN patterns once their buffer is dead");
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::CallForHelp&) {
-    std::cout << app.help();
-    return 0;
-  } catch (const CLI::ParseError& e) {
-    std::cerr << kProgram << ": error: " << e.what() << "\n";
-    return 2;
-  }
+  if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
   if (version) {
-    std::cout << kProgram << " " << a8::RuntimeVersionString() << "\n";
+    std::cout << a8::VersionString(kProgram) << "\n";
     return 0;
   }
   if (backend == "cuda")
