@@ -137,6 +137,62 @@ void RunBinary(const BroadcastPlan& plan, const T* a, const T* b, F&& f) {
                          });
 }
 
+// out = f(a, b) with the op fixed at compile time and the common stride patterns of the
+// innermost row (both contiguous, one side a scalar) as their own loops, so they vectorise.
+// out may be a or b (each element is read before it is written).
+template <typename T, typename F>
+void MapBinary(const BroadcastPlan& plan, const T* a, const T* b, T* y, F f) {
+  ForEachBroadcastRow<2>(plan, 1,
+                         [&](int64_t out, const int64_t* off, int64_t len, const int64_t* st) {
+                           const T* pa = a + off[0];
+                           const T* pb = b + off[1];
+                           T* po = y + out;
+                           if (st[0] == 1 && st[1] == 1) {
+                             for (int64_t i = 0; i < len; ++i)
+                               po[i] = Store<T>(f(Load(pa[i]), Load(pb[i])));
+                           } else if (st[0] == 1 && st[1] == 0) {
+                             const auto v = Load(pb[0]);
+                             for (int64_t i = 0; i < len; ++i) po[i] = Store<T>(f(Load(pa[i]), v));
+                           } else if (st[0] == 0 && st[1] == 1) {
+                             const auto u = Load(pa[0]);
+                             for (int64_t i = 0; i < len; ++i) po[i] = Store<T>(f(u, Load(pb[i])));
+                           } else {
+                             for (int64_t i = 0; i < len; ++i)
+                               po[i] = Store<T>(f(Load(pa[i * st[0]]), Load(pb[i * st[1]])));
+                           }
+                         });
+}
+
+// The float Add/Sub/Mul/Div/Max/Min through MapBinary; false for other ops and types.
+template <typename T>
+bool FastFloatBinary(BinaryOp op, const BroadcastPlan& plan, const T* a, const T* b, T* y) {
+  if constexpr (kIsFloatElem<T>) {
+    using C = Compute<T>;
+    switch (op) {
+      case BinaryOp::kAdd:
+        MapBinary(plan, a, b, y, [](C u, C v) { return u + v; });
+        return true;
+      case BinaryOp::kSub:
+        MapBinary(plan, a, b, y, [](C u, C v) { return u - v; });
+        return true;
+      case BinaryOp::kMul:
+        MapBinary(plan, a, b, y, [](C u, C v) { return u * v; });
+        return true;
+      case BinaryOp::kDiv:
+        MapBinary(plan, a, b, y, [](C u, C v) { return u / v; });
+        return true;
+      case BinaryOp::kMax:
+      case BinaryOp::kMin:
+        MapBinary(plan, a, b, y, [op](C u, C v) { return Arith(op, u, v); });
+        return true;
+      default:
+        return false;
+    }
+  } else {
+    return false;
+  }
+}
+
 // Pow whose exponent has another dtype: math in double, stored like a Cast.
 template <typename T>
 Status MixedPow(const BroadcastPlan& plan, const T* a, DType b_dtype, const void* b, T* y) {
@@ -189,6 +245,7 @@ Status Binary(BinaryOp op, DType a_dtype, const Dims& a_dims, const void* a, DTy
     }
     T* out = static_cast<T*>(y);
     if (a_dtype != b_dtype) return MixedPow(plan, pa, b_dtype, b, out);
+    if (FastFloatBinary(op, plan, pa, pb, out)) return Status::Ok();
     RunBinary(plan, pa, pb,
               [&](int64_t i, T u, T v) { out[i] = Store<T>(Arith(op, Load(u), Load(v))); });
     return Status::Ok();

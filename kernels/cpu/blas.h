@@ -15,24 +15,100 @@
 
 namespace a8::cpu::internal {
 
+// C = alpha A B + beta C for tiny untransposed row-major operands, where a BLAS call's fixed cost
+// (argument checks, packing, its thread decision) exceeds the arithmetic. Same result up to the
+// order of float rounding; C is not read when beta is 0, as in BLAS.
+template <typename C>
+void SmallGemm(int64_t m, int64_t n, int64_t k, C alpha, const C* a, int64_t lda, const C* b,
+               int64_t ldb, C beta, C* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    C* __restrict crow = c + i * ldc;
+    if (beta == C(0)) {
+      std::fill(crow, crow + n, C(0));
+    } else if (beta != C(1)) {
+      for (int64_t j = 0; j < n; ++j) crow[j] *= beta;
+    }
+    for (int64_t l = 0; l < k; ++l) {
+      const C av = alpha * a[i * lda + l];
+      const C* __restrict brow = b + l * ldb;
+      for (int64_t j = 0; j < n; ++j) crow[j] += av * brow[j];
+    }
+  }
+}
+
+// SmallGemm<float>, compiled for AVX2 and baseline x86-64 (chosen at load time; no FMA, so the
+// same bits either way). Defined in gemm.cc.
+void SmallGemmF32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                  const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
+// Up to this many multiply-adds (and no transposes), BlasGemm runs SmallGemm instead of BLAS.
+inline constexpr int64_t kSmallGemmWork = int64_t{1} << 15;
+// From this many multiply-adds on, BlasGemm splits C over the ParallelFor pool.
+inline constexpr int64_t kParallelGemmWork = int64_t{1} << 21;
+
+// OpenBLAS runs single-threaded: all parallelism comes from the ParallelFor pool, so two thread
+// pools never compete for the cores (OpenBLAS's idle workers spin, and starve ours).
+inline void UseSingleThreadedBlas() {
+  static const bool done = [] {
+    openblas_set_num_threads(1);
+    return true;
+  }();
+  (void)done;
+}
+
+// Calls gemm(m, n, a, b, c) on blocks of C's rows (or, when C is wider than tall, of its
+// columns) in parallel; each C element is computed by one call, as a whole.
+template <typename C, typename G>
+void SplitGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, const C* a,
+               int64_t lda, const C* b, int64_t ldb, C* c, int64_t ldc, G&& gemm) {
+  UseSingleThreadedBlas();
+  if (m * n * k < kParallelGemmWork || MaxThreads() == 1) {
+    gemm(m, n, a, b, c);
+    return;
+  }
+  if (m >= n) {
+    ParallelFor(m, n * k / 8 + 1, [&](int64_t r0, int64_t r1) {
+      gemm(r1 - r0, n, trans_a ? a + r0 : a + r0 * lda, b, c + r0 * ldc);
+    });
+  } else {
+    ParallelFor(n, m * k / 8 + 1, [&](int64_t c0, int64_t c1) {
+      gemm(m, c1 - c0, a, trans_b ? b + c0 * ldb : b + c0, c + c0);
+    });
+  }
+}
+
 // C[m,n] = alpha * op(A) op(B) + beta * C, row major (OpenBLAS sgemm / dgemm).
 inline void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
                      int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(std::max<int64_t>(lda, 1)), b,
-              static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, c,
-              static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+  if (!trans_a && !trans_b && m * n * k <= kSmallGemmWork) {
+    return SmallGemmF32(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+            [&](int64_t mm, int64_t nn, const float* pa, const float* pb, float* pc) {
+              cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                          trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(mm),
+                          static_cast<blasint>(nn), static_cast<blasint>(k), alpha, pa,
+                          static_cast<blasint>(std::max<int64_t>(lda, 1)), pb,
+                          static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, pc,
+                          static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+            });
 }
 inline void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
                      const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
                      double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-              trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(m), static_cast<blasint>(n),
-              static_cast<blasint>(k), alpha, a, static_cast<blasint>(std::max<int64_t>(lda, 1)), b,
-              static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, c,
-              static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+  if (!trans_a && !trans_b && m * n * k <= kSmallGemmWork) {
+    return SmallGemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  }
+  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
+            [&](int64_t mm, int64_t nn, const double* pa, const double* pb, double* pc) {
+              cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
+                          trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(mm),
+                          static_cast<blasint>(nn), static_cast<blasint>(k), alpha, pa,
+                          static_cast<blasint>(std::max<int64_t>(lda, 1)), pb,
+                          static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, pc,
+                          static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+            });
 }
 
 // A read-only view of `n` elements of T in its compute type: the buffer itself when T already

@@ -102,15 +102,85 @@ void ForEachTap(const Geometry& g, int64_t kk, F&& f) {
   }
 }
 
-// col [channels * k_size, grid_size] from image [channels, img_size]; zeros outside.
+// One col row: tap `kk` of one image channel `src` [img_size] into `dst` [grid_size]; zeros
+// outside the image. Filled per innermost grid line: the in-image span of the line is a
+// contiguous copy when the innermost stride is 1, zeros either side.
 template <typename C>
-void Im2Col(const Geometry& g, int64_t channels, const C* img, C* col) {
-  ParallelFor(channels * g.k_size, g.grid_size, [&](int64_t b, int64_t e) {
-    for (int64_t row = b; row < e; ++row) {
-      C* dst = col + row * g.grid_size;
-      const C* src = img + (row / g.k_size) * g.img_size;
-      std::fill(dst, dst + g.grid_size, C(0));
-      ForEachTap(g, row % g.k_size, [&](int64_t o, int64_t i) { dst[o] = src[i]; });
+void Im2ColRow(const Geometry& g, int64_t kk, const C* src, C* dst) {
+  const int64_t k2 = kk % g.k[2], k1 = (kk / g.k[2]) % g.k[1], k0 = kk / (g.k[2] * g.k[1]);
+  if (g.img[0] == 1 && g.grid[0] == 1 && g.s[1] == 1 && g.s[2] == 1 && g.grid[1] == g.img[1] &&
+      g.grid[2] == g.img[2]) {
+    // A "same" 1-D/2-D conv with unit strides: the row is the image shifted by `delta`, one
+    // contiguous copy, then the wrapped-around columns and out-of-image lines set to zero.
+    const int64_t h = g.img[1], w = g.img[2], hw = h * w;
+    const int64_t dr = k1 * g.d[1] - g.pb[1], dc = k2 * g.d[2] - g.pb[2], delta = dr * w + dc;
+    const int64_t b0 = std::clamp<int64_t>(-delta, 0, hw);
+    const int64_t e0 = std::clamp<int64_t>(hw - delta, b0, hw);
+    std::fill(dst, dst + b0, C(0));
+    std::copy(src + b0 + delta, src + e0 + delta, dst + b0);
+    std::fill(dst + e0, dst + hw, C(0));
+    const int64_t c_lo = std::clamp<int64_t>(-dc, 0, w);
+    const int64_t c_hi = std::clamp<int64_t>(w - dc, c_lo, w);
+    for (int64_t o1 = 0; o1 < h; ++o1) {
+      C* line = dst + o1 * w;
+      if (o1 + dr < 0 || o1 + dr >= h) {
+        std::fill(line, line + w, C(0));
+        continue;
+      }
+      for (int64_t o2 = 0; o2 < c_lo; ++o2) line[o2] = C(0);
+      for (int64_t o2 = c_hi; o2 < w; ++o2) line[o2] = C(0);
+    }
+    return;
+  }
+  // Image index along dim 2 is o2 * s - pb + k2 * d = o2 * s + off2; for o2 in [lo, hi) inside.
+  const int64_t s2 = g.s[2], n2 = g.grid[2], off2 = k2 * g.d[2] - g.pb[2];
+  int64_t lo = off2 >= 0 ? 0 : (-off2 + s2 - 1) / s2;
+  int64_t hi = g.img[2] - off2 <= 0 ? 0 : (g.img[2] - off2 + s2 - 1) / s2;
+  lo = std::min(lo, n2);
+  hi = std::clamp(hi, lo, n2);
+  for (int64_t o0 = 0; o0 < g.grid[0]; ++o0) {
+    const int64_t i0 = o0 * g.s[0] - g.pb[0] + k0 * g.d[0];
+    const bool in0 = i0 >= 0 && i0 < g.img[0];
+    for (int64_t o1 = 0; o1 < g.grid[1]; ++o1) {
+      C* d = dst + (o0 * g.grid[1] + o1) * n2;
+      const int64_t i1 = o1 * g.s[1] - g.pb[1] + k1 * g.d[1];
+      if (!in0 || i1 < 0 || i1 >= g.img[1]) {
+        std::fill(d, d + n2, C(0));
+        continue;
+      }
+      const int64_t base = (i0 * g.img[1] + i1) * g.img[2] + off2;
+      if (n2 <= 32 && lo < hi) {
+        // Short lines: one branch-free select loop (the load index is clamped into the line's
+        // in-image span) beats three library calls.
+        for (int64_t o2 = 0; o2 < n2; ++o2) {
+          const int64_t at = o2 < lo ? lo : (o2 >= hi ? hi - 1 : o2);
+          const C v = src[base + at * s2];
+          d[o2] = o2 >= lo && o2 < hi ? v : C(0);
+        }
+        continue;
+      }
+      std::fill(d, d + lo, C(0));
+      if (s2 == 1) {
+        std::copy(src + base + lo, src + base + hi, d + lo);
+      } else {
+        for (int64_t o2 = lo; o2 < hi; ++o2) d[o2] = src[base + o2 * s2];
+      }
+      std::fill(d + hi, d + n2, C(0));
+    }
+  }
+}
+
+// col [channels * k_size, samples * grid_size] (leading dim ld) from `samples` images
+// [channels, img_size], `sample_stride` apart: sample j fills columns [j * grid_size, ...).
+template <typename C>
+void Im2Col(const Geometry& g, int64_t channels, int64_t samples, const C* img,
+            int64_t sample_stride, C* col, int64_t ld) {
+  const int64_t rows = channels * g.k_size;
+  ParallelFor(rows * samples, g.grid_size, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t j = t / rows, row = t % rows;
+      Im2ColRow(g, row % g.k_size, img + j * sample_stride + (row / g.k_size) * g.img_size,
+                col + row * ld + j * g.grid_size);
     }
   });
 }
@@ -156,13 +226,50 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
     ComputeView<T> wv(w, p.out_channels * cg * g.k_size);
     ComputeOutput<T> out(y, p.batch * y_sample);
     const bool pointwise = IsPointwise(g);
+    if (p.group == 1 && p.batch > 1) {
+      // Several samples per GEMM: col [cg * k_size, nb * grid] -> tmp [M, nb * grid], then
+      // each sample's [M, grid] block (plus bias) is copied to its place in Y. Small images
+      // would otherwise make one tiny GEMM per sample.
+      constexpr int64_t kMaxColElems = int64_t{1} << 22;
+      const int64_t per_sample = std::max<int64_t>(cg * g.k_size, mg) * g.grid_size;
+      const int64_t nb = std::clamp<int64_t>(kMaxColElems / std::max<int64_t>(per_sample, 1), 1,
+                                             p.batch);
+      std::vector<C> col(static_cast<size_t>(cg * g.k_size * nb * g.grid_size));
+      std::vector<C> tmp(static_cast<size_t>(mg * nb * g.grid_size));
+      std::vector<C> bias_c(static_cast<size_t>(p.out_channels), C(0));
+      if (bias != nullptr) {
+        ComputeView<T> bv(bias, p.out_channels);
+        std::copy(bv.data(), bv.data() + p.out_channels, bias_c.begin());
+      }
+      for (int64_t n0 = 0; n0 < p.batch; n0 += nb) {
+        const int64_t cnt = std::min(nb, p.batch - n0), ld = cnt * g.grid_size;
+        Im2Col(g, cg, cnt, xv.data() + n0 * x_sample, x_sample, col.data(), ld);
+        BlasGemm(false, false, mg, ld, cg * g.k_size, C(1), wv.data(), cg * g.k_size,
+                 col.data(), ld, C(0), tmp.data(), ld);
+        ParallelFor(cnt * mg, g.grid_size, [&](int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; ++t) {
+            const int64_t j = t / mg, m = t % mg;
+            const C* src = tmp.data() + m * ld + j * g.grid_size;
+            C* dst = out.data() + (n0 + j) * y_sample + m * g.grid_size;
+            const C bm = bias_c[m];
+            if (bias != nullptr) {
+              for (int64_t i = 0; i < g.grid_size; ++i) dst[i] = src[i] + bm;
+            } else {
+              std::copy(src, src + g.grid_size, dst);
+            }
+          }
+        });
+      }
+      out.Flush();
+      return Status::Ok();
+    }
     std::vector<C> col(pointwise ? 0 : static_cast<size_t>(cg * g.k_size * g.grid_size));
     for (int64_t n = 0; n < p.batch; ++n) {
       for (int64_t gi = 0; gi < p.group; ++gi) {
         const C* img = xv.data() + n * x_sample + gi * cg * g.img_size;
         const C* cols = img;
         if (!pointwise) {
-          Im2Col(g, cg, img, col.data());
+          Im2Col(g, cg, 1, img, 0, col.data(), g.grid_size);
           cols = col.data();
         }
         BlasGemm(false, false, mg, g.grid_size, cg * g.k_size, C(1),

@@ -104,6 +104,16 @@ void IntMatMul(const MatMulShape& s, const T* a, const T* b, T* y) {
 
 }  // namespace
 
+namespace internal {
+
+__attribute__((target_clones("avx2", "default"))) void SmallGemmF32(
+    int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+    int64_t ldb, float beta, float* c, int64_t ldc) {
+  SmallGemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+
+}  // namespace internal
+
 StatusOr<Dims> MatMulOutputDims(const Dims& a_dims, const Dims& b_dims) {
   A8_ASSIGN_OR_RETURN(MatMulShape s, ResolveMatMul(a_dims, b_dims));
   return s.out_dims;
@@ -159,9 +169,14 @@ Status Gemm(const GemmParams& p, const void* a, const void* b, const void* c, vo
     C beta = 0;
     if (c != nullptr && p.beta != 0.0f) {
       ComputeView<T> cv(c, c_rows * c_cols);
+      const C* pc = cv.data();
       for (int64_t i = 0; i < p.m; ++i) {
-        for (int64_t j = 0; j < p.n; ++j) {
-          py[i * p.n + j] = cv.data()[(c_rows == 1 ? 0 : i) * c_cols + (c_cols == 1 ? 0 : j)];
+        const C* crow = pc + (c_rows == 1 ? 0 : i) * c_cols;
+        C* yrow = py + i * p.n;
+        if (c_cols == 1) {
+          std::fill(yrow, yrow + p.n, crow[0]);
+        } else {
+          std::copy(crow, crow + p.n, yrow);
         }
       }
       beta = static_cast<C>(p.beta);

@@ -211,10 +211,14 @@ Status Softmax(DType dtype, const Dims& dims, int64_t axis, bool log, const void
         for (int64_t k = 0; k < len; ++k) m = std::max(m, Load(in[base + k * inner]));
         C sum = 0;
         for (int64_t k = 0; k < len; ++k) {
-          ex[k] = std::exp(Load(in[base + k * inner]) - m);
+          // Below this, exp rounds to exactly +0: skipping the call (and libm's slow underflow
+          // path, hit by every masked score) gives the same bits.
+          constexpr C kExpIsZero = std::is_same_v<C, float> ? C(-104) : C(-746);
+          const C d = Load(in[base + k * inner]) - m;
+          ex[k] = d < kExpIsZero ? C(0) : std::exp(d);
           sum += ex[k];
         }
-        const C log_sum = std::log(sum), inv_sum = C(1) / sum;
+        const C log_sum = log ? std::log(sum) : C(0), inv_sum = C(1) / sum;
         for (int64_t k = 0; k < len; ++k) {
           C v = log ? (Load(in[base + k * inner]) - m) - log_sum : ex[k] * inv_sum;
           out[base + k * inner] = Store<T>(v);
