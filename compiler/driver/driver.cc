@@ -1,6 +1,8 @@
 // The compiler's library entry (see driver.h).
 #include "compiler/driver/driver.h"
 
+#include "compiler/support/file_io.h"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -61,31 +63,6 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
     out += s;
   }
   return out;
-}
-
-// Writes all of `bytes` to `fd`; false (with errno set) on failure.
-bool WriteAll(int fd, std::string_view bytes) {
-  size_t written = 0;
-  while (written < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    written += static_cast<size_t>(n);
-  }
-  return true;
-}
-
-// Writes into an existing non-regular file (a device, a pipe), which cannot be replaced.
-Status WriteInPlace(const std::string& path, std::string_view bytes) {
-  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
-  if (fd < 0) return Internal("{}: cannot open for writing: {}", path, std::strerror(errno));
-  if (!WriteAll(fd, bytes)) {
-    Status s = Internal("{}: cannot write: {}", path, std::strerror(errno));
-    close(fd);
-    return s;
-  }
-  if (close(fd) != 0) return Internal("{}: cannot close: {}", path, std::strerror(errno));
-  return Status::Ok();
 }
 
 }  // namespace
@@ -254,52 +231,7 @@ Status WriteOutput(const std::string& path, std::string_view bytes, std::ostream
     return Status::Ok();
   }
   A8_RETURN_IF_ERROR(CheckOutputPath(path));
-  std::error_code ec;
-  fs::file_status st = fs::status(path, ec);  // follows symlinks
-  if (fs::exists(st) && !fs::is_regular_file(st)) {
-    // A device or a pipe (`-o /dev/null`): write into it; renaming over it would replace it.
-    return WriteInPlace(path, bytes);
-  }
-  // A symlink stays a symlink: the file it points to is replaced.
-  fs::path target(path);
-  if (fs::is_symlink(fs::symlink_status(path, ec))) {
-    std::error_code link_ec;
-    target = fs::canonical(path, link_ec);
-    if (link_ec) return InvalidInput("-o {}: cannot follow the link: {}", path, link_ec.message());
-  }
-  // The new file gets the old one's mode, else the mode a plain create would give it.
-  mode_t mask = umask(0);
-  umask(mask);
-  mode_t mode = fs::exists(st) ? static_cast<mode_t>(st.permissions() & fs::perms::mask)
-                               : static_cast<mode_t>(0666 & ~mask);
-  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    return Internal("{}: cannot create a temporary file in '{}': {}", path, dir.string(),
-                    std::strerror(errno));
-  }
-  auto fail = [&](std::string_view what) {
-    Status s = Internal("{}: {}: {}", path, what, std::strerror(errno));
-    close(fd);
-    unlink(tmp.c_str());
-    return s;
-  };
-  if (fchmod(fd, mode) != 0) return fail("cannot set the file mode");  // mkstemp gives 0600
-  if (!WriteAll(fd, bytes)) return fail("cannot write");
-  if (fsync(fd) != 0) return fail("cannot flush to disk");
-  if (close(fd) != 0) {
-    Status s = Internal("{}: cannot close: {}", path, std::strerror(errno));
-    unlink(tmp.c_str());
-    return s;
-  }
-  if (rename(tmp.c_str(), target.c_str()) != 0) {
-    Status s =
-        Internal("{}: cannot rename the temporary file into place: {}", path, std::strerror(errno));
-    unlink(tmp.c_str());
-    return s;
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, bytes);
 }
 
 Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,

@@ -18,6 +18,7 @@
 #include "compiler/ir/op_table.h"
 #include "compiler/ir/types.h"
 #include "compiler/plan/kernel_catalog.h"
+#include "compiler/support/file_io.h"
 
 namespace a8 {
 namespace {
@@ -499,44 +500,7 @@ StatusOr<std::string> SerializePlan(const PlanFile& pf) {
 
 Status WritePlanFile(const PlanFile& pf, const std::string& path) {
   A8_ASSIGN_OR_RETURN(std::string bytes, SerializePlan(pf));
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
-  int fd = mkstemp(tmp.data());
-  if (fd < 0) {
-    return Internal("{}: cannot create a temporary file in '{}': {}", path, dir.string(),
-                    std::strerror(errno));
-  }
-  auto fail = [&](const char* what) {
-    Status s = Internal("{}: {}: {}", path, what, std::strerror(errno));
-    close(fd);
-    unlink(tmp.c_str());
-    return s;
-  };
-  mode_t mask = umask(0);
-  umask(mask);
-  if (fchmod(fd, 0666 & ~mask) != 0) return fail("cannot set the file mode");
-  size_t written = 0;
-  while (written < bytes.size()) {
-    ssize_t n = write(fd, bytes.data() + written, bytes.size() - written);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return fail("cannot write");
-    written += static_cast<size_t>(n);
-  }
-  if (fsync(fd) != 0) return fail("cannot flush to disk");
-  if (close(fd) != 0) {
-    Status s = Internal("{}: cannot close: {}", path, std::strerror(errno));
-    unlink(tmp.c_str());
-    return s;
-  }
-  if (rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s =
-        Internal("{}: cannot rename the temporary file into place: {}", path, std::strerror(errno));
-    unlink(tmp.c_str());
-    return s;
-  }
-  return Status::Ok();
+  return WriteFileAtomically(path, bytes);
 }
 
 StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& src) {
