@@ -67,23 +67,6 @@ std::string BufferWhere(const plan::Buffer& b, int i) {
   return fmt::format("buffer {} ('{}')", i, b.name());
 }
 
-const char* RoleName(int r) {
-  switch (r) {
-    case plan::Buffer::INTERMEDIATE:
-      return "intermediate";
-    case plan::Buffer::INPUT:
-      return "input";
-    case plan::Buffer::OUTPUT:
-      return "output";
-    case plan::Buffer::PARAMETER:
-      return "parameter";
-    case plan::Buffer::STATE:
-      return "state";
-    case plan::Buffer::CONSTANT:
-      return "constant";
-  }
-  return "?";
-}
 
 Status CheckBuffer(const PlanFile& pf, int i, const std::string& src) {
   const plan::Plan& p = pf.plan;
@@ -127,7 +110,7 @@ Status CheckBuffer(const PlanFile& pf, int i, const std::string& src) {
   const bool arena_role = b.role() == plan::Buffer::INTERMEDIATE ||
                           b.role() == plan::Buffer::INPUT || b.role() == plan::Buffer::OUTPUT;
   if (arena != arena_role) {
-    return InvalidInput("{}: a {} buffer must be in the {} region", where, RoleName(b.role()),
+    return InvalidInput("{}: a {} buffer must be in the {} region", where, PlanBufferRoleName(b.role()),
                         arena_role ? "ARENA" : "PERSISTENT");
   }
   if (b.offset() % p.alignment() != 0) {
@@ -153,7 +136,7 @@ Status CheckBuffer(const PlanFile& pf, int i, const std::string& src) {
   }
   if (b.role() != plan::Buffer::INPUT && arena && b.first() == -1) {
     return InvalidInput("{}: a {} buffer must be defined by a kernel (first is -1)", where,
-                        RoleName(b.role()));
+                        PlanBufferRoleName(b.role()));
   }
   if (b.role() == plan::Buffer::OUTPUT && b.last() != num_kernels) {
     return InvalidInput("{}: an output must be live to the end ({}), not {}", where, num_kernels,
@@ -603,6 +586,18 @@ StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
   close(fd);
   bytes.resize(got);
   return ParsePlan(bytes, path);
+}
+
+const char* PlanBufferRoleName(int role) {
+  switch (role) {
+    case plan::Buffer::INTERMEDIATE: return "intermediate";
+    case plan::Buffer::INPUT: return "input";
+    case plan::Buffer::OUTPUT: return "output";
+    case plan::Buffer::PARAMETER: return "parameter";
+    case plan::Buffer::STATE: return "state";
+    case plan::Buffer::CONSTANT: return "constant";
+  }
+  return "unknown";
 }
 
 }  // namespace a8

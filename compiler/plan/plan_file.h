@@ -46,6 +46,9 @@ StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& source
 // The field checks ReadPlan runs on a parsed message (exposed for tests and for the writer).
 Status ValidatePlan(const PlanFile& plan, const std::string& source_name);
 
+// "intermediate", "input", "output", "parameter", "state", "constant" ("unknown" otherwise).
+const char* PlanBufferRoleName(int role);
+
 uint32_t Crc32c(const void* data, size_t n, uint32_t crc = 0);
 std::string Fnv1a64Hex(const std::string& bytes);
 

@@ -20,25 +20,6 @@ std::string DTypeStr(int d) {
   return std::string(DTypeName(static_cast<DType>(d)));
 }
 
-const char* RoleName(plan::Buffer::Role r) {
-  switch (r) {
-    case plan::Buffer::INTERMEDIATE:
-      return "intermediate";
-    case plan::Buffer::INPUT:
-      return "input";
-    case plan::Buffer::OUTPUT:
-      return "output";
-    case plan::Buffer::PARAMETER:
-      return "parameter";
-    case plan::Buffer::STATE:
-      return "state";
-    case plan::Buffer::CONSTANT:
-      return "constant";
-    default:
-      return "unknown";
-  }
-}
-
 const char* RegionName(plan::Buffer::Region r) {
   return r == plan::Buffer::PERSISTENT ? "persistent" : "arena";
 }
@@ -257,7 +238,7 @@ std::string InspectText(const PlanFile& pf) {
     if (b.alias_of() >= 0) extra += " alias_of=" + BufName(p, b.alias_of());
     if (b.has_init()) extra += fmt::format(" init@{}", b.blob_offset());
     line(fmt::format("  %{} {} {} {} {} offset={} bytes={} live=[{},{}]{}", b.id(), b.name(),
-                     RoleName(b.role()), RegionName(b.region()), ShapeStr(b.type()), b.offset(),
+                     PlanBufferRoleName(b.role()), RegionName(b.region()), ShapeStr(b.type()), b.offset(),
                      b.bytes(), b.first(), b.last(), extra));
   }
 
@@ -341,7 +322,7 @@ std::string InspectJson(const PlanFile& pf) {
     for (int64_t d : b.type().dims()) shape.push_back(d);
     Json jb = {{"id", b.id()},
                {"name", b.name()},
-               {"role", RoleName(b.role())},
+               {"role", PlanBufferRoleName(b.role())},
                {"region", RegionName(b.region())},
                {"dtype", DTypeStr(b.type().dtype())},
                {"shape", shape},
@@ -387,7 +368,7 @@ std::string InspectDot(const PlanFile& pf) {
     const bool persistent = b.region() == plan::Buffer::PERSISTENT;
     o += fmt::format(
         "  b{} [shape={}, label=\"{}\\n{} {}\"{}];\n", b.id(), persistent ? "note" : "ellipse",
-        DotEscape(b.name()), RoleName(b.role()), DotEscape(ShapeStr(b.type())),
+        DotEscape(b.name()), PlanBufferRoleName(b.role()), DotEscape(ShapeStr(b.type())),
         b.role() == plan::Buffer::INPUT || b.role() == plan::Buffer::OUTPUT ? ", style=bold" : "");
   }
   for (int i = 0; i < p.kernels_size(); ++i) {
