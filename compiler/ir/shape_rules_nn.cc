@@ -162,10 +162,10 @@ Status InferGemm(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{node.input(0)->dtype(), {m, n}}});
 }
 
-Status InferConv(const Node& node, std::vector<TensorType>* out) {
+// Conv and ConvTranspose: X [N, C, spatial...] float, W of X's rank and dtype.
+Status CheckConvOperands(const Node& node) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& x = node.input(0)->type();
-  const TensorType& w = node.input(1)->type();
   if (x.rank() < 3) {
     return InvalidInput("{}: input 'X' must have rank >= 3 (N, C, spatial...), got {}",
                         node.Where(), x.ToString());
@@ -173,6 +173,25 @@ Status InferConv(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", 1, "W"));
   A8_RETURN_IF_ERROR(RequireRank(node, 1, "W", x.rank()));
+  return Status::Ok();
+}
+
+// The optional bias B of Conv/ConvTranspose: [M], X's dtype.
+Status CheckConvBias(const Node& node, int64_t m) {
+  if (node.has_input(2)) {
+    A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", 2, "B"));
+    if (node.input(2)->dims() != std::vector<int64_t>{m}) {
+      return InvalidInput("{}: input 'B' must be [{}], got {}", node.Where(), m,
+                          node.input(2)->type().ToString());
+    }
+  }
+  return Status::Ok();
+}
+
+Status InferConv(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(CheckConvOperands(node));
+  const TensorType& x = node.input(0)->type();
+  const TensorType& w = node.input(1)->type();
   const int64_t group = node.GetInt("group", 1);
   const int64_t m = w.dims[0];
   int64_t channels = 0;
@@ -183,13 +202,7 @@ Status InferConv(const Node& node, std::vector<TensorType>* out) {
         "expects W[1] * group (and M={} divisible by group)",
         node.Where(), x.ToString(), x.dims[1], w.ToString(), group, m);
   }
-  if (node.has_input(2)) {
-    A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", 2, "B"));
-    if (node.input(2)->dims() != std::vector<int64_t>{m}) {
-      return InvalidInput("{}: input 'B' must be [{}], got {}", node.Where(), m,
-                          node.input(2)->type().ToString());
-    }
-  }
+  A8_RETURN_IF_ERROR(CheckConvBias(node, m));
   const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
   const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
   if (node.has_attr("kernel_shape") && node.GetInts("kernel_shape") != kernel) {
@@ -204,16 +217,9 @@ Status InferConv(const Node& node, std::vector<TensorType>* out) {
 }
 
 Status InferConvTranspose(const Node& node, std::vector<TensorType>* out) {
-  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  A8_RETURN_IF_ERROR(CheckConvOperands(node));
   const TensorType& x = node.input(0)->type();
   const TensorType& w = node.input(1)->type();
-  if (x.rank() < 3) {
-    return InvalidInput("{}: input 'X' must have rank >= 3 (N, C, spatial...), got {}",
-                        node.Where(), x.ToString());
-  }
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
-  A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", 1, "W"));
-  A8_RETURN_IF_ERROR(RequireRank(node, 1, "W", x.rank()));
   const int64_t group = node.GetInt("group", 1);
   int64_t m = 0;
   if (group < 1 || x.dims[1] != w.dims[0] || w.dims[0] % group != 0 ||
@@ -223,13 +229,7 @@ Status InferConvTranspose(const Node& node, std::vector<TensorType>* out) {
         "x k...) with group={}",
         node.Where(), x.ToString(), x.dims[1], w.ToString(), group);
   }
-  if (node.has_input(2)) {
-    A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", 2, "B"));
-    if (node.input(2)->dims() != std::vector<int64_t>{m}) {
-      return InvalidInput("{}: input 'B' must be [{}], got {}", node.Where(), m,
-                          node.input(2)->type().ToString());
-    }
-  }
+  A8_RETURN_IF_ERROR(CheckConvBias(node, m));
   const size_t n = static_cast<size_t>(x.rank() - 2);
   const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
   const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());

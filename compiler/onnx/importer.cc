@@ -305,17 +305,24 @@ Status Importer::CollectNames() {
   return Status::Ok();
 }
 
-StatusOr<TensorType> Importer::BindInputType(const onnx::ValueInfoProto& vi) {
-  const std::string what = fmt::format("graph input '{}'", vi.name());
+// The element type of a graph input's or output's declared type, which must be a tensor of a
+// dtype a800c supports; errors start with `what` ("graph input 'x'").
+StatusOr<DType> TensorElemType(const onnx::ValueInfoProto& vi, const std::string& what) {
   if (!vi.has_type()) return InvalidInput("{}: has no type", what);
   if (!vi.type().has_tensor_type()) {
     return Unsupported("{}: has a {} type; a800c supports tensors only", what,
                        OnnxTypeCaseName(vi.type()));
   }
-  const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
-  auto dtype = DTypeFromOnnx(tt.elem_type());
+  auto dtype = DTypeFromOnnx(vi.type().tensor_type().elem_type());
   if (!dtype.ok()) return dtype.status().WithContext(what);
-  TensorType type{*dtype, {}};
+  return *dtype;
+}
+
+StatusOr<TensorType> Importer::BindInputType(const onnx::ValueInfoProto& vi) {
+  const std::string what = fmt::format("graph input '{}'", vi.name());
+  A8_ASSIGN_OR_RETURN(const DType dtype, TensorElemType(vi, what));
+  const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
+  TensorType type{dtype, {}};
   auto given = opts_.shapes.find(vi.name());
   if (given != opts_.shapes.end()) {
     type.dims = given->second;
@@ -554,16 +561,10 @@ Status Importer::ImportOutputs() {
          !initializers_.count(vi.name()) && v->role() != ValueRole::kConstant)) {
       return InvalidInput("{}: is not produced by any node, graph input or initializer", what);
     }
-    if (!vi.has_type()) return InvalidInput("{}: has no type", what);
-    if (!vi.type().has_tensor_type()) {
-      return Unsupported("{}: has a {} type; a800c supports tensors only", what,
-                         OnnxTypeCaseName(vi.type()));
-    }
+    A8_ASSIGN_OR_RETURN(const DType dtype, TensorElemType(vi, what));
     const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
-    auto dtype = DTypeFromOnnx(tt.elem_type());
-    if (!dtype.ok()) return dtype.status().WithContext(what);
-    if (tt.has_shape()) {
-      TensorType declared{*dtype, {}};
+      if (tt.has_shape()) {
+      TensorType declared{dtype, {}};
       for (const auto& d : tt.shape().dim()) {
         declared.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
       }

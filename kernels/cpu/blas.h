@@ -77,37 +77,41 @@ void SplitGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, cons
   }
 }
 
-// C[m,n] = alpha * op(A) op(B) + beta * C, row major (OpenBLAS sgemm / dgemm).
-inline void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha,
-                     const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
-                     int64_t ldc) {
-  if (!trans_a && !trans_b && m * n * k <= kSmallGemmWork) {
-    return SmallGemmF32(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  }
-  SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-            [&](int64_t mm, int64_t nn, const float* pa, const float* pb, float* pc) {
-              cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                          trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(mm),
-                          static_cast<blasint>(nn), static_cast<blasint>(k), alpha, pa,
-                          static_cast<blasint>(std::max<int64_t>(lda, 1)), pb,
-                          static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, pc,
-                          static_cast<blasint>(std::max<int64_t>(ldc, 1)));
-            });
+// One cblas call, row major: sgemm or dgemm by overload.
+inline void CblasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
+                      const float* a, int64_t lda, const float* b, int64_t ldb, float beta, float* c,
+                      int64_t ldc) {
+  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+              static_cast<blasint>(std::max<int64_t>(lda, 1)), b,
+              static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, c,
+              static_cast<blasint>(std::max<int64_t>(ldc, 1)));
 }
-inline void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, double alpha,
-                     const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
-                     double* c, int64_t ldc) {
+inline void CblasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
+                      const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
+                      double* c, int64_t ldc) {
+  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
+              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
+              static_cast<blasint>(std::max<int64_t>(lda, 1)), b,
+              static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, c,
+              static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+}
+
+// C[m,n] = alpha * op(A) op(B) + beta * C, row major (OpenBLAS sgemm / dgemm). Tiny GEMMs
+// without transposes run a plain loop; the rest are split over the pool (SplitGemm).
+template <typename T>
+void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
+              int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if (!trans_a && !trans_b && m * n * k <= kSmallGemmWork) {
-    return SmallGemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    if constexpr (std::is_same_v<T, float>) {
+      return SmallGemmF32(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    } else {
+      return SmallGemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+    }
   }
   SplitGemm(trans_a, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
-            [&](int64_t mm, int64_t nn, const double* pa, const double* pb, double* pc) {
-              cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
-                          trans_b ? CblasTrans : CblasNoTrans, static_cast<blasint>(mm),
-                          static_cast<blasint>(nn), static_cast<blasint>(k), alpha, pa,
-                          static_cast<blasint>(std::max<int64_t>(lda, 1)), pb,
-                          static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, pc,
-                          static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+            [&](int64_t mm, int64_t nn, const T* pa, const T* pb, T* pc) {
+              CblasGemm(trans_a, trans_b, mm, nn, k, alpha, pa, lda, pb, ldb, beta, pc, ldc);
             });
 }
 
