@@ -44,7 +44,16 @@ class Builder:
         return name
 
     def const(self, name, array):
-        self.inits.append(numpy_helper.from_array(np.asarray(array), name))
+        # Float scalars are constants of the network (GELU's 0.5, the attention scale), not
+        # weights: emit them as Constant nodes, as torch.onnx does, so that training does not
+        # treat them as parameters. Everything else is an initializer.
+        array = np.asarray(array)
+        if array.ndim == 0 and array.dtype.kind == "f":
+            self.nodes.append(helper.make_node(
+                "Constant", [], [name], name=name,
+                value=numpy_helper.from_array(array, name)))
+            return name
+        self.inits.append(numpy_helper.from_array(array, name))
         return name
 
     def op(self, op_type, inputs, outputs=None, name=None, **attrs):

@@ -6,13 +6,15 @@ namespace a8 {
 
 const std::vector<PipelineInfo>& Pipelines() {
   static const std::vector<PipelineInfo> kPipelines = {
-      {"default", "what `a800c MODEL` runs", {"shape-inference", "canonicalize"}},
+      {"default",
+       "what `a800c MODEL --emit=ir|onnx` runs",
+       {"shape-inference", "expand-gradient", "canonicalize", "build-training"}},
       {"cleanup",
        "the cleanup passes one by one",
        {"shape-inference", "canonicalize", "cse", "dce"}},
       {"plan",
        "what `a800c MODEL --emit=plan` runs before lowering",
-       {"shape-inference", "canonicalize", "schedule", "plan-memory"}},
+       {"shape-inference", "expand-gradient", "canonicalize", "build-training", "schedule", "plan-memory"}},
   };
   return kPipelines;
 }

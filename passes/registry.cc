@@ -7,6 +7,8 @@
 #include "compiler/pass/pass_manager.h"
 // One include per pass in passes.def (a macro cannot generate an #include).
 #include "passes/analysis/shape_inference.h"
+#include "passes/autodiff/build_training.h"
+#include "passes/autodiff/expand_gradient.h"
 #include "passes/cleanup/canonicalize.h"
 #include "passes/cleanup/cse.h"
 #include "passes/cleanup/dce.h"

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/cli_common.h"
+#include "tools/training_flags.h"
 
 #include "compiler/driver/driver.h"
 #include "passes/pipelines.h"
@@ -49,6 +50,8 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch,
                  "Binds the first dim of every input whose first dim is dynamic (N >= 1)")
       ->type_name("N");
+  a8::cli::TrainingFlags training;
+  a8::cli::AddTrainingFlags(app, training);
   a8::cli::AddDumpFlags(app, pipeline);
   std::string default_pipeline;
   for (const std::string& p : a8::DefaultCompilePipeline()) {
@@ -87,6 +90,9 @@ int main(int argc, char** argv) {
   auto emit_kind = a8::ParseEmitKind(emit);
   if (!emit_kind.ok()) return Fail(emit_kind.status());
   opts.emit = *emit_kind;
+  auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
+  if (!training_config.ok()) return Fail(training_config.status());
+  opts.training = *training_config;
   for (const std::string& shape : shapes) {
     a8::Status s = a8::ParseShapeFlag(shape, &opts.import.shapes);
     if (!s.ok()) return Fail(s);

@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/cli_common.h"
+#include "tools/training_flags.h"
 
 #include "compiler/driver/driver.h"
 #include "compiler/ir/printer.h"
@@ -44,6 +45,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--batch", batch, "Binds the first dynamic dim of every ONNX input")
       ->type_name("N");
+  a8::cli::TrainingFlags training;
+  a8::cli::AddTrainingFlags(app, training);
   a8::cli::AddDumpFlags(app, pipeline);
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
 
@@ -78,6 +81,9 @@ int main(int argc, char** argv) {
   auto loaded = a8::LoadGraph(file, import_opts);
   for (const std::string& w : warnings) std::cerr << kProgram << ": warning: " << w << "\n";
   if (!loaded.ok()) return Fail(loaded.status());
+  auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
+  if (!training_config.ok()) return Fail(training_config.status());
+  if (*training_config) loaded->graph->training = *training_config;
   pm.input_typed = loaded->typed;
   s = a8::RunPasses(*loaded->graph, pass_list, pm);
   if (!s.ok()) return Fail(s);

@@ -1,17 +1,20 @@
-// a800c-run: runs an inference plan on a backend (CLI.md). Loads and validates the plan, binds
-// inputs from .npy files (batched along the first axis) or seeded synthetic data, runs --steps
-// steps, writes the last step's outputs and prints a timing summary.
-#include <CLI/CLI.hpp>
+// a800c-run: runs a plan (CLI.md). An inference plan runs --steps steps on .npy inputs or seeded
+// synthetic data, writes the last step's outputs and prints a timing summary. A training plan
+// trains (runtime/core/trainer.h): batches from the datasets in a seeded order, evaluation on an
+// eval set, --metrics JSONL, checkpoints and --resume, a progress bar on a terminal and plain
+// lines otherwise, and a closing summary.
+#include <unistd.h>
 
-#include "tools/cli_common.h"
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <map>
-#include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -19,9 +22,13 @@
 #include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
 #include "kernels/cpu/elementwise.h"
+#include "runtime/core/checkpoint.h"
+#include "runtime/core/dataset.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/npy.h"
+#include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "tools/cli_common.h"
 
 namespace {
 
@@ -29,57 +36,17 @@ constexpr const char* kProgram = "a800c-run";
 
 int Fail(const a8::Status& s) { return a8::cli::Fail(kProgram, s); }
 
-struct Dataset {
-  std::string file;
-  a8::NpyArray array;
-  int64_t length = 1;       // samples along the first axis
-  size_t sample_bytes = 0;  // bytes of one sample
-};
-
 a8::DType DTypeOf(const a8::plan::Buffer& b) { return static_cast<a8::DType>(b.type().dtype()); }
 std::vector<int64_t> DimsOf(const a8::plan::Buffer& b) {
   return {b.type().dims().begin(), b.type().dims().end()};
 }
 
-std::string DimsText(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-a8::StatusOr<Dataset> LoadDataset(const std::string& name, const std::string& file,
-                                  const a8::plan::Buffer& b) {
-  a8::DType want = DTypeOf(b);
-  A8_ASSIGN_OR_RETURN(a8::NpyArray arr, a8::ReadNpyFile(file, want == a8::DType::kBF16));
-  std::vector<int64_t> dims = DimsOf(b);
-  std::string where = fmt::format("--input {}={}", name, file);
-  if (arr.dtype != want)
-    return a8::InvalidInput("{}: dtype: the file holds {}, the plan's input is {}", where,
-                            a8::DTypeName(arr.dtype), a8::DTypeName(want));
-  Dataset d;
-  d.file = file;
-  if (dims.empty()) {
-    if (!arr.dims.empty())
-      return a8::InvalidInput("{}: shape: the input is a scalar, the file holds {}", where,
-                              DimsText(arr.dims));
-    d.sample_bytes = arr.data.size();
-  } else {
-    bool ok = arr.dims.size() == dims.size() && !arr.dims.empty() && arr.dims[0] > 0 &&
-              std::equal(dims.begin() + 1, dims.end(), arr.dims.begin() + 1);
-    if (!ok)
-      return a8::InvalidInput(
-          "{}: shape: the file holds {}, the plan's input is {} (batched along the first axis: "
-          "the other dims must match and the file must hold at least one sample)",
-          where, DimsText(arr.dims), DimsText(dims));
-    d.length = arr.dims[0];
-    d.sample_bytes = arr.data.size() / static_cast<size_t>(d.length);
-  }
-  d.array = std::move(arr);
-  return d;
-}
-
-// The exclusive upper bound of integer input `id` from its first consumer that indexes with it.
+// The exclusive upper bound of integer input `id` from its first consumer that indexes with it;
+// a training plan's labels are class indices below the logits' last dim.
 int64_t IndexBound(const a8::plan::Plan& plan, int id) {
+  if (plan.training() && plan.train().labels() == plan.buffers(id).name() &&
+      a8::NumClasses(plan) > 0)
+    return a8::NumClasses(plan);
   for (const a8::plan::Kernel& k : plan.kernels()) {
     auto attr_int = [&](const char* n, int64_t d) {
       for (const auto& a : k.attrs())
@@ -105,6 +72,8 @@ int64_t IndexBound(const a8::plan::Plan& plan, int id) {
   return 2;
 }
 
+// Seeded random data for input buffer `b` at step `step`: normal floats (uniform in [0, 1) for
+// the labels of a binary cross-entropy), integers in [0, IndexBound).
 a8::Status FillSynthetic(const a8::plan::Plan& plan, const a8::plan::Buffer& b, uint64_t seed,
                          int64_t step, uint8_t* dst) {
   std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
@@ -114,9 +83,12 @@ a8::Status FillSynthetic(const a8::plan::Plan& plan, const a8::plan::Buffer& b, 
   int64_t n = 1;
   for (int64_t d : b.type().dims()) n *= d;
   if (a8::IsFloat(t)) {
-    std::normal_distribution<double> dist(0.0, 1.0);
+    bool unit = plan.training() && plan.train().labels() == b.name() &&
+                plan.train().loss_kind() == "bce_logits";
+    std::normal_distribution<double> normal(0.0, 1.0);
+    std::uniform_real_distribution<double> uniform(0.0, 1.0);
     std::vector<double> v(static_cast<size_t>(n));
-    for (double& x : v) x = dist(rng);
+    for (double& x : v) x = unit ? uniform(rng) : normal(rng);
     return a8::cpu::Cast(a8::DType::kF64, t, n, v.data(), dst);
   }
   int64_t bound = t == a8::DType::kBool ? 2 : std::max<int64_t>(IndexBound(plan, b.id()), 1);
@@ -128,26 +100,17 @@ a8::Status FillSynthetic(const a8::plan::Plan& plan, const a8::plan::Buffer& b, 
   return a8::cpu::Cast(a8::DType::kI64, t, n, v.data(), dst);
 }
 
-// The dataset index of global sample g (the permutation of its epoch with --shuffle).
-int64_t SampleIndex(int64_t g, int64_t length, bool shuffle, uint64_t seed,
-                    std::map<int64_t, std::vector<int64_t>>* perms) {
-  int64_t epoch = g / length, pos = g % length;
-  if (!shuffle) return pos;
-  auto it = perms->find(epoch);
-  if (it == perms->end()) {
-    if (perms->size() > 4) perms->clear();
-    std::vector<int64_t> p(static_cast<size_t>(length));
-    std::iota(p.begin(), p.end(), 0);
-    std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                      static_cast<uint32_t>(epoch), 0x5eedu};
-    std::mt19937_64 rng(seq);
-    for (int64_t i = length - 1; i > 0; --i) {  // Fisher-Yates, independent of the std library
-      int64_t j = static_cast<int64_t>(rng() % static_cast<uint64_t>(i + 1));
-      std::swap(p[i], p[j]);
-    }
-    it = perms->emplace(epoch, std::move(p)).first;
+// Splits NAME=FILE specs of `flag`.
+a8::StatusOr<std::vector<std::pair<std::string, std::string>>> ParseSpecs(
+    const std::vector<std::string>& specs, const char* flag) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const std::string& spec : specs) {
+    size_t eq = spec.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
+      return a8::InvalidInput("{} {}: expected NAME=FILE.npy", flag, spec);
+    out.emplace_back(spec.substr(0, eq), spec.substr(eq + 1));
   }
-  return it->second[pos];
+  return out;
 }
 
 std::string FileNameFor(std::string name) {
@@ -158,9 +121,239 @@ std::string FileNameFor(std::string name) {
 }
 
 double Percentile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
+}
+
+// JSON has no NaN or infinity.
+std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "null"; }
+
+// Prints training progress (a bar on a terminal, plain lines every `log_every` steps otherwise)
+// and appends one JSON object a step to the metrics file.
+class CliObserver : public a8::TrainObserver {
+ public:
+  CliObserver(int64_t first, int64_t total, int64_t log_every, bool bar, std::ofstream* metrics)
+      : first_(first), total_(total), log_every_(log_every), bar_(bar), metrics_(metrics) {}
+
+  a8::Status OnStep(const a8::StepRecord& r) override {
+    if (metrics_ != nullptr) {
+      *metrics_ << fmt::format(
+          "{{\"step\": {}, \"loss\": {}, \"scale\": {}, \"skipped\": {}, \"lr\": {}, "
+          "\"step_ms\": {:.4f}",
+          r.step, JsonNumber(r.loss), JsonNumber(r.scale), r.skipped ? "true" : "false",
+          JsonNumber(r.lr), r.step_ms);
+      if (r.has_grad_norm) *metrics_ << ", \"grad_norm\": " << JsonNumber(r.grad_norm);
+      *metrics_ << "}\n";
+      metrics_->flush();  // a killed run keeps the steps it finished
+      if (!*metrics_) return a8::Internal("--metrics: cannot write");
+    }
+    if (bar_) {
+      auto now = std::chrono::steady_clock::now();
+      if (r.step == total_ || now - drawn_ > std::chrono::milliseconds(100)) {
+        drawn_ = now;
+        double done = static_cast<double>(r.step - first_) /
+                      static_cast<double>(std::max<int64_t>(total_ - first_, 1));
+        int filled = static_cast<int>(done * 30);
+        std::cout << fmt::format("\r\033[K[{}{}] {}/{}  loss {:.4f}  lr {:.2e}  {:.2f} ms/step",
+                                 std::string(filled, '#'), std::string(30 - filled, '.'), r.step,
+                                 total_, r.loss, r.lr, r.step_ms)
+                  << std::flush;
+        open_line_ = true;
+      }
+    } else if (r.step % log_every_ == 0 || r.step == total_) {
+      std::cout << fmt::format(
+          "step {}/{}: loss {:.6f}, lr {:.3e}, {:.3f} ms{}\n", r.step, total_, r.loss, r.lr,
+          r.step_ms, r.has_grad_norm ? fmt::format(", grad norm {:.4f}", r.grad_norm) : "");
+    }
+    return a8::Status::Ok();
+  }
+
+  void OnEval(const a8::EvalResult& e) override {
+    EndLine();
+    std::cout << fmt::format("eval at step {}: {} samples, loss {:.6f}", e.step, e.samples, e.loss);
+    if (e.has_accuracy)
+      std::cout << fmt::format(", accuracy {:.2f}% ({}/{})", 100 * e.accuracy, e.correct,
+                               e.samples);
+    std::cout << "\n";
+  }
+
+  void OnSave(const std::string& path, int64_t step) override {
+    EndLine();
+    std::cout << fmt::format("checkpoint {} at step {}\n", path, step);
+  }
+
+  void EndLine() {
+    if (open_line_) std::cout << "\n";
+    open_line_ = false;
+  }
+
+ private:
+  int64_t first_, total_, log_every_;
+  bool bar_, open_line_ = false;
+  std::ofstream* metrics_;
+  std::chrono::steady_clock::time_point drawn_{};
+};
+
+struct RunFlags {
+  std::vector<std::string> inputs, eval_inputs;
+  bool synthetic = false, shuffle = false;
+  uint64_t seed = 0;
+  bool seed_given = false;
+  int64_t steps = 1, epochs = 0;
+  bool steps_given = false;
+  int64_t eval_every = 0, save_every = 0, log_every = 0;
+  std::string metrics, checkpoint, resume, output_dir;
+  std::string training_only;  // the first training-only flag given, if any
+};
+
+a8::Status WriteOutputs(const a8::Executor& ex, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return a8::InvalidInput("--output-dir {}: {}", dir, ec.message());
+  for (const auto& bind : ex.plan().outputs()) {
+    const a8::plan::Buffer& b = ex.plan().buffers(bind.buffer());
+    std::string path = (std::filesystem::path(dir) / FileNameFor(bind.name())).string();
+    A8_RETURN_IF_ERROR(a8::WriteNpyFile(path, DTypeOf(b), DimsOf(b), ex.BufferData(b.id())));
+  }
+  return a8::Status::Ok();
+}
+
+// Fills the inputs the dataset does not bind with synthetic data.
+a8::Status FillRest(a8::Executor& ex, const a8::Dataset& data, uint64_t seed, int64_t step) {
+  for (const auto& bind : ex.plan().inputs()) {
+    if (data.Has(bind.name())) continue;
+    const a8::plan::Buffer& b = ex.plan().buffers(bind.buffer());
+    a8::Status s = FillSynthetic(ex.plan(), b, seed, step, ex.BufferData(b.id()));
+    if (!s.ok()) return s.WithContext("input '" + bind.name() + "'");
+  }
+  return a8::Status::Ok();
+}
+
+std::optional<std::ofstream> OpenMetrics(const std::string& path, bool append) {
+  if (path.empty()) return std::nullopt;
+  return std::ofstream(path, append ? std::ios::app : std::ios::trunc);
+}
+
+int RunInference(a8::Executor& ex, const RunFlags& f) {
+  if (!f.training_only.empty())
+    return Fail(a8::InvalidInput("{}: needs a training plan (this plan infers)", f.training_only));
+  auto specs = ParseSpecs(f.inputs, "--input");
+  if (!specs.ok()) return Fail(specs.status());
+  auto data = a8::Dataset::Load(
+      ex.plan(), *specs, {.flag = "--input", .training = false, .allow_missing = f.synthetic});
+  if (!data.ok()) return Fail(data.status());
+  auto metrics = OpenMetrics(f.metrics, false);
+  if (metrics && !*metrics) return Fail(a8::InvalidInput("--metrics {}: cannot create", f.metrics));
+  std::vector<double> times;
+  for (int64_t step = 0; step < f.steps; ++step) {
+    a8::Status s = data->FillWrapped(step, f.shuffle, f.seed, ex);
+    if (s.ok()) s = FillRest(ex, *data, f.seed, step);
+    if (!s.ok()) return Fail(s);
+    auto t0 = std::chrono::steady_clock::now();
+    s = ex.Run();
+    auto t1 = std::chrono::steady_clock::now();
+    if (!s.ok()) return Fail(s);
+    times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (metrics)
+      *metrics << fmt::format("{{\"step\": {}, \"step_ms\": {:.4f}}}\n", step + 1, times.back());
+  }
+  if (!f.output_dir.empty()) {
+    a8::Status s = WriteOutputs(ex, f.output_dir);
+    if (!s.ok()) return Fail(s);
+  }
+  std::cout << fmt::format("{}: {} step{} on {}: median {:.3f} ms, p90 {:.3f} ms\n", kProgram,
+                           f.steps, f.steps == 1 ? "" : "s", ex.backend().name(),
+                           Percentile(times, 0.5), Percentile(times, 0.9));
+  return 0;
+}
+
+int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_path) {
+  const a8::plan::Plan& plan = ex.plan();
+  auto specs = ParseSpecs(f.inputs, "--input");
+  if (!specs.ok()) return Fail(specs.status());
+  auto data = a8::Dataset::Load(plan, *specs, {.flag = "--input", .allow_missing = f.synthetic});
+  if (!data.ok()) return Fail(data.status());
+  std::optional<a8::Dataset> eval;
+  if (!f.eval_inputs.empty()) {
+    auto eval_specs = ParseSpecs(f.eval_inputs, "--eval-input");
+    if (!eval_specs.ok()) return Fail(eval_specs.status());
+    auto e = a8::Dataset::Load(plan, *eval_specs, {.flag = "--eval-input"});
+    if (!e.ok()) return Fail(e.status());
+    eval = std::move(e).value();
+  } else if (f.eval_every > 0) {
+    return Fail(a8::InvalidInput("--eval-every: needs --eval-input NAME=FILE.npy"));
+  }
+  if (f.epochs > 0 && data->batches_per_epoch() == 0)
+    return Fail(a8::InvalidInput("--epochs: needs --input data (an epoch is a pass over it)"));
+  if (f.save_every > 0 && f.checkpoint.empty())
+    return Fail(a8::InvalidInput("--save-every: needs --checkpoint FILE.safetensors"));
+
+  uint64_t seed = f.seed;
+  if (!f.resume.empty()) {
+    auto info = a8::LoadCheckpoint(ex, f.resume);
+    if (!info.ok()) return Fail(info.status().WithContext("--resume"));
+    if (f.seed_given && info->seed != f.seed)
+      return Fail(a8::InvalidInput(
+          "--resume {}: the checkpoint was trained with --seed={}, not {} (the data order and "
+          "dropout depend on it)",
+          f.resume, info->seed, f.seed));
+    seed = info->seed;
+    ex.set_seed(seed);
+    std::string shuffle = f.shuffle ? "1" : "0";
+    if (info->extra.count("shuffle") && info->extra.at("shuffle") != shuffle)
+      std::cerr << fmt::format(
+          "{}: warning: --resume {}: the checkpoint was trained {} --shuffle; the data order "
+          "differs from an uninterrupted run\n",
+          kProgram, f.resume, f.shuffle ? "without" : "with");
+    std::cout << fmt::format("resumed from {} at step {}\n", f.resume, ex.step());
+  }
+  int64_t total = f.epochs > 0 ? f.epochs * data->batches_per_epoch()
+                  : f.steps_given || data->batches_per_epoch() == 0 ? f.steps
+                                                                    : data->batches_per_epoch();
+  const int64_t first = ex.step();
+  int64_t log_every = f.log_every > 0 ? f.log_every : std::max<int64_t>(1, (total - first) / 10);
+
+  auto metrics = OpenMetrics(f.metrics, !f.resume.empty());
+  if (metrics && !*metrics) return Fail(a8::InvalidInput("--metrics {}: cannot create", f.metrics));
+  CliObserver observer(first, total, log_every, isatty(STDOUT_FILENO) != 0,
+                       metrics ? &*metrics : nullptr);
+  a8::TrainOptions opts;
+  opts.total_steps = total;
+  opts.eval_every = f.eval_every;
+  opts.checkpoint = f.checkpoint;
+  opts.save_every = f.save_every;
+  opts.seed = seed;
+  opts.checkpoint_extra["shuffle"] = f.shuffle ? "1" : "0";
+  a8::Dataset& train = *data;
+  bool shuffle = f.shuffle;
+  auto fill = [&](a8::Executor& e, int64_t step) -> a8::Status {
+    A8_RETURN_IF_ERROR(train.FillTrainBatch(step, shuffle, seed, e));
+    return FillRest(e, train, seed, step);
+  };
+  auto start = std::chrono::steady_clock::now();
+  auto summary = a8::Train(ex, fill, eval ? &*eval : nullptr, opts, observer);
+  double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  observer.EndLine();
+  if (!summary.ok()) return Fail(summary.status().WithContext(plan_path));
+  if (!f.output_dir.empty()) {
+    a8::Status s = WriteOutputs(ex, f.output_dir);
+    if (!s.ok()) return Fail(s);
+  }
+  const a8::TrainSummary& s = *summary;
+  std::cout << fmt::format(
+      "{}: trained {} step{} (step {} -> {}) on {} in {:.2f} s: median {:.3f} ms/step, final "
+      "loss {:.6f}",
+      kProgram, s.last_step - s.first_step, s.last_step - s.first_step == 1 ? "" : "s",
+      s.first_step, s.last_step, ex.backend().name(), wall_s, Percentile(s.step_ms, 0.5),
+      s.final_loss);
+  if (s.has_eval && s.eval.has_accuracy)
+    std::cout << fmt::format(", eval accuracy {:.2f}%", 100 * s.eval.accuracy);
+  else if (s.has_eval)
+    std::cout << fmt::format(", eval loss {:.6f}", s.eval.loss);
+  std::cout << "\n";
+  return 0;
 }
 
 }  // namespace
@@ -169,29 +362,69 @@ int main(int argc, char** argv) {
   CLI::App app(
       "a800c-run: runs an a800c plan (written by a800c) on a backend.\n"
       "Inputs come from .npy files (--input NAME=FILE.npy, batched along the first axis) or are\n"
-      "seeded random data (--synthetic).",
+      "seeded random data (--synthetic). A training plan trains: every step is a full training\n"
+      "step; --steps/--epochs say how far, --checkpoint/--resume save and continue.",
       kProgram);
   app.set_help_flag("-h,--help", "Print this help and exit");
-  std::string plan_path, backend = "auto", output_dir;
-  std::vector<std::string> inputs;
-  bool synthetic = false, shuffle = false, list_kernels = false, version = false, poison = false;
-  uint64_t seed = 0;
-  int64_t steps = 1;
+  std::string plan_path, backend = "auto";
+  RunFlags f;
+  bool list_kernels = false, version = false, poison = false;
   app.add_option("PLAN", plan_path, "The plan file")->type_name("PLAN");
   app.add_option("--backend", backend, "auto (CUDA when a GPU is present), cpu or cuda")
       ->type_name("auto|cpu|cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  app.add_option("--input", inputs, "Binds a graph input to a .npy dataset (repeatable)")
+  app.add_option("--input", f.inputs, "Binds a graph input to a .npy dataset (repeatable)")
       ->type_name("NAME=FILE.npy")
       ->allow_extra_args(false);
-  app.add_flag("--synthetic", synthetic, "Seeded random data for inputs not given by --input");
-  app.add_option("--seed", seed, "Seed of synthetic data, shuffling and dropout (default 0)")
-      ->type_name("N");
-  app.add_flag("--shuffle", shuffle, "Visit the dataset in a seeded random order per epoch");
-  app.add_option("--steps", steps, "Steps to run (default 1)")
-      ->type_name("N")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--output-dir", output_dir, "Write each graph output of the last step as NAME.npy")
+  app.add_flag("--synthetic", f.synthetic, "Seeded random data for inputs not given by --input");
+  auto* seed_opt =
+      app.add_option("--seed", f.seed, "Seed of synthetic data, shuffling and dropout (default 0)")
+          ->type_name("N");
+  app.add_flag("--shuffle", f.shuffle, "Visit the dataset in a seeded random order per epoch");
+  auto* steps_opt = app.add_option("--steps", f.steps,
+                                   "Run until the step counter reaches N (training: the total, "
+                                   "counting the steps of a resumed checkpoint; default 1, or "
+                                   "one epoch of --input data)")
+                        ->type_name("N")
+                        ->check(CLI::PositiveNumber);
+  std::vector<CLI::Option*> training_only;
+  training_only.push_back(
+      app.add_option("--epochs", f.epochs, "Training: run until N passes over the --input data")
+          ->type_name("N")
+          ->check(CLI::PositiveNumber)
+          ->excludes(steps_opt));
+  training_only.push_back(
+      app.add_option("--eval-input", f.eval_inputs,
+                     "Training: binds an input to an evaluation dataset (repeatable)")
+          ->type_name("NAME=FILE.npy")
+          ->allow_extra_args(false));
+  training_only.push_back(
+      app.add_option("--eval-every", f.eval_every,
+                     "Training: evaluate every N steps (and at the end) and print the accuracy")
+          ->type_name("N")
+          ->check(CLI::PositiveNumber));
+  app.add_option("--metrics", f.metrics,
+                 "Write one JSON object a step (step, loss, scale, skipped, lr, step_ms, "
+                 "grad_norm)")
+      ->type_name("FILE.jsonl");
+  training_only.push_back(
+      app.add_option("--checkpoint", f.checkpoint,
+                     "Training: save parameters and state here (safetensors) at the end")
+          ->type_name("FILE.safetensors"));
+  training_only.push_back(
+      app.add_option("--save-every", f.save_every, "Training: also save every N steps")
+          ->type_name("N")
+          ->check(CLI::PositiveNumber));
+  training_only.push_back(
+      app.add_option("--resume", f.resume, "Training: continue from this checkpoint")
+          ->type_name("FILE.safetensors"));
+  training_only.push_back(
+      app.add_option("--log-every", f.log_every,
+                     "Training: a progress line every N steps when stdout is not a terminal")
+          ->type_name("N")
+          ->check(CLI::PositiveNumber));
+  app.add_option("--output-dir", f.output_dir,
+                 "Write each graph output of the last step as NAME.npy")
       ->type_name("DIR");
   app.add_flag("--list-kernels", list_kernels,
                "List the kernels the backend implements, then exit");
@@ -199,6 +432,10 @@ int main(int argc, char** argv) {
                "Debug: fill arena bytes with NaN patterns once their buffer is dead");
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
   if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
+  f.seed_given = seed_opt->count() > 0;
+  f.steps_given = steps_opt->count() > 0;
+  for (const CLI::Option* o : training_only)
+    if (o->count() > 0 && f.training_only.empty()) f.training_only = o->get_name();
   if (version) {
     std::cout << a8::VersionString(kProgram) << "\n";
     return 0;
@@ -219,81 +456,10 @@ int main(int argc, char** argv) {
 
   auto file = a8::ReadPlanFile(plan_path);
   if (!file.ok()) return Fail(file.status());
-  if (file->plan.training())
-    return Fail(
-        a8::Unsupported("{}: training plans are not supported by this a800c-run yet", plan_path));
   a8::ExecutorOptions opts;
   opts.poison_freed = poison;
-  opts.seed = seed;
-  auto ex_or = a8::Executor::Create(std::move(file).value(), a8::MakeCpuBackend(), opts);
-  if (!ex_or.ok()) return Fail(ex_or.status().WithContext(plan_path));
-  a8::Executor& ex = **ex_or;
-  const a8::plan::Plan& plan = ex.plan();
-
-  // Datasets.
-  std::map<std::string, Dataset> data;
-  for (const std::string& spec : inputs) {
-    size_t eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0 || eq + 1 == spec.size())
-      return Fail(a8::InvalidInput("--input {}: expected NAME=FILE.npy", spec));
-    std::string name = spec.substr(0, eq), path = spec.substr(eq + 1);
-    const a8::plan::Buffer* b = ex.FindInput(name);
-    if (b == nullptr) {
-      std::string names;
-      for (const auto& bind : plan.inputs()) names += (names.empty() ? "" : ", ") + bind.name();
-      return Fail(a8::InvalidInput("--input {}: the plan has no input '{}' (inputs: {})", spec,
-                                   name, names));
-    }
-    if (data.count(name)) return Fail(a8::InvalidInput("--input {}: given twice", name));
-    auto d = LoadDataset(name, path, *b);
-    if (!d.ok()) return Fail(d.status());
-    data.emplace(name, std::move(d).value());
-  }
-  for (const auto& bind : plan.inputs())
-    if (!data.count(bind.name()) && !synthetic)
-      return Fail(a8::InvalidInput("input '{}': no data (give --input {}=FILE.npy or --synthetic)",
-                                   bind.name(), bind.name()));
-
-  std::map<int64_t, std::vector<int64_t>> perms;
-  std::vector<double> times;
-  for (int64_t step = 0; step < steps; ++step) {
-    for (const auto& bind : plan.inputs()) {
-      const a8::plan::Buffer& b = plan.buffers(bind.buffer());
-      uint8_t* dst = ex.BufferData(b.id());
-      auto it = data.find(bind.name());
-      if (it == data.end()) {
-        a8::Status s = FillSynthetic(plan, b, seed, step, dst);
-        if (!s.ok()) return Fail(s.WithContext("input '" + bind.name() + "'"));
-        continue;
-      }
-      const Dataset& d = it->second;
-      int64_t batch = b.type().dims_size() > 0 ? b.type().dims(0) : 1;
-      for (int64_t j = 0; j < batch; ++j) {
-        int64_t idx = SampleIndex(step * batch + j, d.length, shuffle, seed, &perms);
-        std::memcpy(dst + j * d.sample_bytes, d.array.data.data() + idx * d.sample_bytes,
-                    d.sample_bytes);
-      }
-    }
-    auto t0 = std::chrono::steady_clock::now();
-    a8::Status s = ex.Run();
-    auto t1 = std::chrono::steady_clock::now();
-    if (!s.ok()) return Fail(s.WithContext(plan_path));
-    times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
-  }
-
-  if (!output_dir.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(output_dir, ec);
-    if (ec) return Fail(a8::InvalidInput("--output-dir {}: {}", output_dir, ec.message()));
-    for (const auto& bind : plan.outputs()) {
-      const a8::plan::Buffer& b = plan.buffers(bind.buffer());
-      std::string path = (std::filesystem::path(output_dir) / FileNameFor(bind.name())).string();
-      a8::Status s = a8::WriteNpyFile(path, DTypeOf(b), DimsOf(b), ex.BufferData(b.id()));
-      if (!s.ok()) return Fail(s);
-    }
-  }
-  std::cout << fmt::format("{}: {} step{} on {}: median {:.3f} ms, p90 {:.3f} ms\n", kProgram,
-                           steps, steps == 1 ? "" : "s", ex.backend().name(),
-                           Percentile(times, 0.5), Percentile(times, 0.9));
-  return 0;
+  opts.seed = f.seed;
+  auto ex = a8::Executor::Create(std::move(file).value(), a8::MakeCpuBackend(), opts);
+  if (!ex.ok()) return Fail(ex.status().WithContext(plan_path));
+  return (*ex)->plan().training() ? RunTraining(**ex, f, plan_path) : RunInference(**ex, f);
 }

@@ -23,6 +23,8 @@
 #include "compiler/ir/verifier.h"
 #include "compiler/onnx/exporter.h"
 #include "compiler/plan/plan_file.h"
+#include "passes/autodiff/build_training.h"
+#include "passes/autodiff/grad_rule.h"
 #include "passes/lowering/lower.h"
 #include "passes/pipelines.h"
 
@@ -245,6 +247,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
     output = "-";
   }
   A8_RETURN_IF_ERROR(CheckOutputPath(output));
+  if (opts.training) A8_RETURN_IF_ERROR(CheckTrainingConfig(*opts.training));
 
   std::vector<std::string> warnings;
   ImportOptions import_opts = opts.import;
@@ -253,6 +256,14 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   for (const std::string& w : warnings) warn(w);
   if (!loaded.ok()) return WithSource(loaded.status(), opts.model);
   Graph& graph = *loaded->graph;
+  if (opts.training) {
+    if (graph.training) {
+      return InvalidInput("--loss: {} carries its own training definition (TrainingInfoProto); "
+                          "drop the training flags",
+                          opts.model);
+    }
+    graph.training = opts.training;
+  }
 
   PassManagerOptions pm = opts.pm;
   pm.input_typed = loaded->typed;
@@ -311,7 +322,7 @@ void PrintPassList(std::ostream& os) {
 
 void PrintOpList(std::ostream& os) {
   struct Row {
-    std::string op, versions, canonical;
+    std::string op, versions, canonical, gradient;
     const std::string* doc;
   };
   std::vector<Row> rows;
@@ -323,6 +334,8 @@ void PrintOpList(std::ostream& os) {
       row.versions += (row.versions.empty() ? "" : ",") + std::to_string(v);
     }
     row.canonical = std::to_string(def.canonical);
+    const GradRule rule = FindGradRule(row.op);
+    row.gradient = rule == nullptr ? "no" : rule == kNoGradient ? "none" : "yes";
     row.doc = &def.doc;
     op_width = std::max(op_width, row.op.size());
     versions_width = std::max(versions_width, row.versions.size());
@@ -332,7 +345,7 @@ void PrintOpList(std::ostream& os) {
                     versions_width, "canonical", "gradient", "cuda", "doc");
   for (const Row& r : rows) {
     os << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<8}  {:<4}  {}\n", r.op, op_width, r.versions,
-                      versions_width, r.canonical, "no", "no", *r.doc);
+                      versions_width, r.canonical, r.gradient, "no", *r.doc);
   }
 }
 

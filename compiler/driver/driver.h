@@ -88,6 +88,9 @@ struct CompileOptions {
   ImportOptions import;  // --shape, --batch (warnings are reported through `warn`)
   std::optional<std::vector<std::string>> passes;  // --passes; nullopt: the default pipeline
   PassManagerOptions pm;  // dumps, timing, --stop-after, --verify-each; streams set by caller
+  // The training flags (--loss, --optimizer, ...); nullopt: an inference plan, unless the model
+  // carries a TrainingInfoProto.
+  std::optional<TrainingConfig> training;
 };
 
 // The whole `a800c MODEL` job. Warnings (import) go to `warn` as they are known; the result goes

@@ -129,6 +129,20 @@ void Graph::AddOutput(Value* v) {
   ++v->graph_output_count_;
 }
 
+bool Graph::RenameValue(Value* v, const std::string& name) {
+  if (v->name_ == name) return true;
+  if (by_name_.count(name)) return false;
+  by_name_.erase(v->name_);
+  v->name_ = name;
+  by_name_[name] = v;
+  return true;
+}
+
+void Graph::AddUpdate(Value* target, Value* value) {
+  updates_.push_back({target, value});
+  ++value->graph_output_count_;
+}
+
 void Graph::ReplaceOutput(int i, Value* v) {
   --outputs_[i]->graph_output_count_;
   outputs_[i] = v;
@@ -202,6 +216,13 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
   for (const Use& u : uses) u.node->SetInput(u.operand, to);
   for (size_t i = 0; i < outputs_.size(); ++i)
     if (outputs_[i] == from) ReplaceOutput(static_cast<int>(i), to);
+  for (StateUpdate& u : updates_) {
+    if (u.value == from) {
+      --from->graph_output_count_;
+      u.value = to;
+      ++to->graph_output_count_;
+    }
+  }
 }
 
 std::vector<Node*> Graph::NodeList() const {

@@ -18,6 +18,7 @@
 
 #include "compiler/ir/attribute.h"
 #include "compiler/ir/memory_plan.h"
+#include "compiler/ir/training_config.h"
 #include "compiler/ir/types.h"
 
 namespace a8 {
@@ -142,6 +143,9 @@ class Graph {
   // Set by plan-memory (passes/memory/plan_memory.h); printed and parsed as the graph's trailing
   // `memory { ... }` block. Any pass that changes nodes after it must clear it.
   std::optional<MemoryPlan> memory_plan;
+  // Set for a graph that is to become a training step (the driver's training flags, or the
+  // model's TrainingInfoProto); build-training reads and completes it. Not part of the IR text.
+  std::optional<TrainingConfig> training;
 
   // ---- values
   Value* AddInput(const std::string& name, TensorType type);
@@ -152,6 +156,9 @@ class Graph {
   Value* AddGraphValue(const std::string& name, ValueRole role, TensorType type,
                        TensorDataPtr data);
   Value* FindValue(const std::string& name) const;
+  // Renames `v` when `name` is free (returns false otherwise). For passes that replace a node
+  // and want its outputs to keep their (ONNX) names.
+  bool RenameValue(Value* v, const std::string& name);
   // `base` if unused, else `base.1`, `base.2`, ...
   std::string UniqueName(const std::string& base) const;
   // Graph-level values in creation order (inputs, parameters, state, constants).
@@ -164,6 +171,18 @@ class Graph {
   void ReplaceOutput(int i, Value* v);
   // Erases a graph-level value with no uses that is not an output.
   void EraseGraphValue(Value* v);
+
+  // ---- training: state updates (ONNX TrainingInfoProto's update_binding)
+  // After every step, graph-level value `target` (a parameter or state) takes the value of
+  // `value`, the step's new value of it (an optimizer update, new running statistics). `value`
+  // is kept alive to the end of the step like a graph output (it counts in is_graph_output()),
+  // and ReplaceAllUsesWith follows it. Printed as `update %target = %value`.
+  struct StateUpdate {
+    Value* target;
+    Value* value;
+  };
+  const std::vector<StateUpdate>& updates() const { return updates_; }
+  void AddUpdate(Value* target, Value* value);
 
   // ---- nodes
   // Appends (or inserts before `before`) a node with outputs of the given names and types
@@ -211,6 +230,7 @@ class Graph {
   std::vector<Value*> graph_values_;  // inputs, params, state, constants in creation order
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
+  std::vector<StateUpdate> updates_;
 };
 
 }  // namespace a8

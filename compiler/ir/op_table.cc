@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "compiler/ir/op_table_builder.h"
 #include "compiler/ir/shape_rules.h"
 
 namespace a8 {
@@ -47,44 +48,6 @@ const std::vector<NewestOpset>& NewestOpsets() {
 std::string_view DomainName(std::string_view domain) {
   return domain.empty() ? std::string_view("ai.onnx") : domain;
 }
-
-// ---- entry builders: keep each op to a few lines.
-AttrSpec Opt(std::string name, Attribute dflt) {
-  AttrKind kind = dflt.kind();
-  return AttrSpec{std::move(name), kind, false, std::move(dflt)};
-}
-AttrSpec OptNoDefault(std::string name, AttrKind kind) {
-  return AttrSpec{std::move(name), kind, false, std::nullopt};
-}
-AttrSpec Req(std::string name, AttrKind kind) {
-  return AttrSpec{std::move(name), kind, true, std::nullopt};
-}
-
-struct Arity {
-  int min_inputs, max_inputs, min_outputs, max_outputs;
-};
-
-OpDef Op(std::string name, Arity arity, std::vector<AttrSpec> attrs, std::vector<int> implemented,
-         int canonical, ShapeRule infer, std::string doc, std::string domain = "") {
-  OpDef op;
-  op.domain = std::move(domain);
-  op.name = std::move(name);
-  op.min_inputs = arity.min_inputs;
-  op.max_inputs = arity.max_inputs;
-  op.min_outputs = arity.min_outputs;
-  op.max_outputs = arity.max_outputs;
-  op.attrs = std::move(attrs);
-  op.implemented = std::move(implemented);
-  op.canonical = canonical;
-  op.infer = infer;
-  op.doc = std::move(doc);
-  return op;
-}
-
-constexpr Arity kUnary{1, 1, 1, 1};
-constexpr Arity kBinary{2, 2, 1, 1};
-constexpr Arity kVariadic{1, -1, 1, 1};
-constexpr int kMany = -1;
 
 void AddElementwiseOps(std::vector<OpDef>* ops) {
   // The common "unary math" history is {1, 6, 13}; 1 had `consumed_inputs`.
@@ -357,6 +320,9 @@ std::vector<OpDef> BuildTable() {
   AddReductionOps(&ops);
   AddShapeOps(&ops);
   AddTrainingOps(&ops);
+  AddGradMathOps(&ops);
+  AddGradNnOps(&ops);
+  AddOptimizerOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

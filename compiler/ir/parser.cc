@@ -3,6 +3,7 @@
 //   file    := 'graph' GRAPHNAME ['opsets' '{' [STRING '=' INT {',' ...}] '}'] '{' stmt* '}'
 //   stmt    := ('input'|'param'|'state'|'const') VALUE ':' type ['=' data]
 //            | 'output' VALUE
+//            | 'update' VALUE '=' VALUE
 //            | 'memory' '{' IDENT '=' INT {',' IDENT '=' INT} '}' '{' entry* '}'
 //   entry   := VALUE 'offset' '=' INT 'bytes' '=' INT 'live' '=' '[' INT ',' INT ']'
 //              ['alias' '=' VALUE]
@@ -98,8 +99,9 @@ class Parser {
   const std::string& source_;
   std::unique_ptr<Graph> graph_;
   std::vector<Fixup> fixups_;
-  std::vector<Token> outputs_;     // `output %y`, resolved at the end like fixups
-  std::vector<Token> plan_names_;  // names in the memory block, checked at the end
+  std::vector<Token> outputs_;                    // `output %y`, resolved at the end like fixups
+  std::vector<std::pair<Token, Token>> updates_;  // `update %w = %w.new`, likewise
+  std::vector<Token> plan_names_;                 // names in the memory block, checked at the end
 };
 
 StatusOr<std::unique_ptr<Graph>> Parser::Run() {
@@ -130,6 +132,15 @@ StatusOr<std::unique_ptr<Graph>> Parser::Run() {
     Value* v = graph_->FindValue(t.text);
     if (!v) return ErrorAt(t, fmt::format("unknown value {}", DescribeToken(t)));
     graph_->AddOutput(v);
+  }
+  for (const auto& [target_tok, value_tok] : updates_) {
+    Value* target = graph_->FindValue(target_tok.text);
+    if (!target)
+      return ErrorAt(target_tok, fmt::format("unknown value {}", DescribeToken(target_tok)));
+    Value* value = graph_->FindValue(value_tok.text);
+    if (!value)
+      return ErrorAt(value_tok, fmt::format("unknown value {}", DescribeToken(value_tok)));
+    graph_->AddUpdate(target, value);
   }
   A8_RETURN_IF_ERROR(CheckMemoryPlan());
   return std::move(graph_);
@@ -170,8 +181,16 @@ Status Parser::ParseStatement() {
       outputs_.push_back(Take());
       return Status::Ok();
     }
-    return ErrorAt(t, fmt::format("unknown keyword '{}' (expected input, param, state, const or "
-                                  "output)",
+    if (t.text == "update") {
+      Take();
+      Token target = Take();
+      A8_RETURN_IF_ERROR(ExpectPunct('='));
+      A8_ASSIGN_OR_RETURN(Token value, ExpectKind(TokKind::kValueName, "a value '%name'"));
+      updates_.emplace_back(std::move(target), std::move(value));
+      return Status::Ok();
+    }
+    return ErrorAt(t, fmt::format("unknown keyword '{}' (expected input, param, state, const, "
+                                  "output or update)",
                                   t.text));
   }
   if (t.kind == TokKind::kValueName || (t.kind == TokKind::kIdent && Peek(1).IsPunct('('))) {

@@ -222,6 +222,9 @@ void PrintIr(const Graph& g, std::ostream& os, const PrintOptions& opts) {
   }
   for (const Node* n : g.nodes()) os << "  " << PrintNode(*n) << "\n";
   for (const Value* v : g.outputs()) os << "  output " << ValueRef(v) << "\n";
+  for (const Graph::StateUpdate& u : g.updates()) {
+    os << "  update " << ValueRef(u.target) << " = " << ValueRef(u.value) << "\n";
+  }
   if (g.memory_plan) PrintMemoryPlan(*g.memory_plan, os);
   os << "}\n";
 }

@@ -38,10 +38,34 @@ class Verifier {
         return InvalidInput("graph output {} {} does not know it is a graph output", i, Ref(v));
       }
     }
-    return Status::Ok();
+    return CheckUpdates();
   }
 
  private:
+  // `update %target = %value`: a parameter or state takes a defined value of its own type, once.
+  Status CheckUpdates() {
+    std::unordered_set<const Value*> targets;
+    for (const Graph::StateUpdate& u : g_.updates()) {
+      if (u.target == nullptr || u.value == nullptr) return InvalidInput("an update is null");
+      if (u.target->role() != ValueRole::kParameter && u.target->role() != ValueRole::kState) {
+        return InvalidInput("update {} = {}: the target is not a param or state", Ref(u.target),
+                            Ref(u.value));
+      }
+      if (!defined_.count(u.value) && u.value->producer() != nullptr) {
+        return InvalidInput("update {} = {}: the value is not defined in the graph", Ref(u.target),
+                            Ref(u.value));
+      }
+      if (opts_.check_types && u.target->type() != u.value->type()) {
+        return InvalidInput("update {} = {}: the value has type {}, the target {}", Ref(u.target),
+                            Ref(u.value), u.value->type().ToString(), u.target->type().ToString());
+      }
+      if (!targets.insert(u.target).second) {
+        return InvalidInput("update {}: the target is updated twice", Ref(u.target));
+      }
+    }
+    return Status::Ok();
+  }
+
   Status CheckName(const Value* v, const std::string& where) {
     if (!names_.insert(v->name()).second) {
       return InvalidInput("{}: duplicate value name {}", where, Ref(v));

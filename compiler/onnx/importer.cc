@@ -6,10 +6,12 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <filesystem>
+#include <optional>
 #include <set>
 #include <string_view>
 
 #include "compiler/ir/op_table.h"
+#include "compiler/onnx/import_training.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/onnx_util.h"
 
@@ -232,13 +234,14 @@ Status Importer::CheckModel() {
     }
     g_->opsets[domain] = o.version();
   }
-  if (!g_->opsets.count("")) {
-    return InvalidInput("opset_import: no version for the default domain ai.onnx");
+  // The default domain needs a version only when a node uses it (ONNX's optimizer tests import
+  // ai.onnx.preview.training alone).
+  bool uses_default_domain = false;
+  for (const onnx::NodeProto& n : graph_.node()) {
+    uses_default_domain |= NormalizeDomain(n.domain()).empty();
   }
-  if (model_.training_info_size() > 0) {
-    return Unsupported(
-        "training_info (TrainingInfoProto) is not supported; give the forward "
-        "graph and let a800c build the training step (--loss, --optimizer)");
+  if (!g_->opsets.count("") && uses_default_domain) {
+    return InvalidInput("opset_import: no version for the default domain ai.onnx");
   }
   if (graph_.sparse_initializer_size() > 0) {
     return Unsupported("initializer '{}': sparse initializers are not supported",
@@ -584,8 +587,20 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model,
                                                  const std::string& source_name,
                                                  const std::string& model_dir,
                                                  const ImportOptions& opts) {
-  Importer importer(model, source_name, model_dir, opts);
+  std::optional<OnnxTraining> training;
+  if (model.training_info_size() > 0) {
+    auto merged = MergeTrainingInfo(model);
+    if (!merged.ok()) {
+      return source_name.empty() ? merged.status() : merged.status().WithContext(source_name);
+    }
+    training = std::move(merged).value();
+  }
+  Importer importer(training ? training->merged : model, source_name, model_dir, opts);
   auto g = importer.Run();
+  if (g.ok() && training) {
+    Status bound = ApplyTrainingBindings(*training, **g);
+    if (!bound.ok()) return source_name.empty() ? bound : bound.WithContext(source_name);
+  }
   if (!g.ok() && !source_name.empty()) return g.status().WithContext(source_name);
   return g;
 }

@@ -7,13 +7,11 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/plan/kernel_catalog_rows.h"
+
 namespace a8 {
 namespace {
 
-using DTypes = std::vector<DType>;
-
-// Sets, in the order `--list-kernels` prints them.
-const DTypes kFloat = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
 const DTypes kSigned = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
                         DType::kI64, DType::kI32, DType::kI8};
 const DTypes kNumeric = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
@@ -24,14 +22,6 @@ const DTypes kFloatInt = {DType::kF32, DType::kF16, DType::kBF16,
                           DType::kF64, DType::kI64, DType::kI32};
 const DTypes kIndex = {DType::kI64, DType::kI32};
 const DTypes kOneHotIndex = {DType::kI64, DType::kI32, DType::kF32};
-
-// One row. `ins` and `outs` are comma-separated tokens: a type variable (one capital letter,
-// bound in `vars`) or a dtype name; suffix `?` optional, `*` one or more (last token only).
-struct Row {
-  std::string op;
-  std::string ins, outs;
-  std::vector<std::pair<char, DTypes>> vars;
-};
 
 std::vector<Row> BuildRows() {
   std::vector<Row> rows;
@@ -138,6 +128,9 @@ std::vector<Row> BuildRows() {
       {"Range", "T,T,T", "T", {{'T', {DType::kF32, DType::kF64, DType::kI64, DType::kI32}}}});
   rows.push_back({"Trilu", "T,i64?", "T", {{'T', kAll}}});
   rows.push_back({"OneHot", "I,D,T", "T", {{'I', kOneHotIndex}, {'D', kOneHotIndex}, {'T', kAll}}});
+  AddGradMathKernelRows(&rows);
+  AddGradNnKernelRows(&rows);
+  AddOptimizerKernelRows(&rows);
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.op < b.op; });
   return rows;
 }

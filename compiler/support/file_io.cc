@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <thread>
 
 namespace a8 {
 namespace fs = std::filesystem;
@@ -72,6 +75,14 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
     return s;
   };
   if (fchmod(fd, mode) != 0) return fail("cannot set the file mode");  // mkstemp gives 0600
+  // Test hook (tests/e2e/training.py kills a writer mid-write): with
+  // A8_TEST_PAUSE_MID_WRITE_MS=N, write half the bytes, pause N ms, write the rest.
+  if (const char* pause = std::getenv("A8_TEST_PAUSE_MID_WRITE_MS"); pause != nullptr) {
+    const size_t half = bytes.size() / 2;
+    if (!WriteAll(fd, bytes.substr(0, half))) return fail("cannot write");
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(pause)));
+    bytes = bytes.substr(half);
+  }
   if (!WriteAll(fd, bytes)) return fail("cannot write");
   if (fsync(fd) != 0) return fail("cannot flush to disk");
   if (close(fd) != 0) {

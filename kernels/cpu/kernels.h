@@ -21,7 +21,10 @@
 // Families: elementwise.h (unary, binary, Where, Clip, Cast, Dropout), gemm.h (Gemm, MatMul),
 // conv.h, pool.h, norm.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax, CumSum),
 // movement.h (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, Trilu,
-// OneHot, Range), loss.h (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss).
+// OneHot, Range), loss.h (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss); training:
+// grad_math.h (gradients of elementwise and movement ops), grad_nn.h (gradients of conv,
+// pooling, normalizations, softmax, dropout, losses; the a8 losses), optim.h (optimizer
+// updates, step control, ONNX's Adam/Momentum/Adagrad).
 #pragma once
 
 #include "kernels/cpu/broadcast.h"
@@ -29,8 +32,11 @@
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/grad_math.h"
+#include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/loss.h"
 #include "kernels/cpu/movement.h"
 #include "kernels/cpu/norm.h"
+#include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/reduce.h"

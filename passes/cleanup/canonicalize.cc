@@ -52,6 +52,9 @@ Value* ForwardedInput(const Node& node) {
   if (op == "Identity") return in;
   if (op == "Cast" || op == "Reshape" || op == "Expand") return in;  // same type checked above
   if (op == "Dropout") {
+    // A graph that will become a training step keeps its Dropouts: build-training turns them
+    // on (before build-training, `training` is set but not yet built).
+    if (node.graph() != nullptr && node.graph()->training) return nullptr;
     if (node.num_outputs() > 1 &&
         (!node.output(1)->uses().empty() || node.output(1)->is_graph_output())) {
       return nullptr;

@@ -4,9 +4,10 @@
 // 1. constant folding: a node whose inputs are all constant (Shape/Size: whose input is typed)
 //    and whose op the evaluator knows (constant_folding.h) is replaced by constants named after
 //    its outputs; ops the evaluator declines stay;
-// 2. identity removal: Identity; Dropout in inference form (training_mode absent or a constant
-//    false, mask output unused); Cast to the input's dtype; Reshape and Expand whose output type
-//    equals the input type. Their uses read the input instead;
+// 2. identity removal: Identity; Dropout in inference form in a graph that is not to be
+//    trained (training_mode absent or a constant false, mask output unused); Cast to the
+//    input's dtype; Reshape and Expand whose output type equals the input type. Their uses read
+//    the input instead;
 // 3. common subexpression elimination (cse.h; never random ops);
 // 4. dead code elimination (dce.h: dead nodes and unused constants; inputs, parameters and state
 //    always stay).

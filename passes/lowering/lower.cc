@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <set>
 
@@ -164,12 +165,71 @@ class Lowering {
     p.set_blob_bytes(out_.blob.size());
     for (Value* v : graph_.inputs()) AddBinding(p.add_inputs(), v);
     for (Value* v : graph_.outputs()) AddBinding(p.add_outputs(), v);
+    A8_RETURN_IF_ERROR(AddTraining());
     Status valid = ValidatePlan(out_, "lower");
     if (!valid.ok()) return Internal("lower: the plan is invalid: {}", valid.message());
     return std::move(out_);
   }
 
  private:
+  // State updates, and for a built training graph the Training message with its eval kernels:
+  // the nodes the graph outputs (loss, model outputs) depend on.
+  Status AddTraining() {
+    plan::Plan& p = out_.plan;
+    for (const Graph::StateUpdate& u : graph_.updates()) {
+      plan::Update* pu = p.add_updates();
+      pu->set_target(ids_.at(u.target->name()));
+      pu->set_source(ids_.at(u.value->name()));
+    }
+    // A TrainingInfoProto graph without a Gradient node has no loss to report: its updates
+    // still apply, but it is run as a plain step.
+    if (!graph_.training || !graph_.training->built || graph_.training->loss_output.empty()) {
+      return Status::Ok();
+    }
+    const TrainingConfig& c = *graph_.training;
+    p.set_training(true);
+    plan::Training* t = p.mutable_train();
+    t->set_loss(c.loss_output);
+    t->set_logits(c.logits_output);
+    t->set_labels(c.labels_input);
+    t->set_loss_kind(c.loss.rfind("output:", 0) == 0 ? "output" : c.loss);
+    t->set_optimizer(c.optimizer);
+    t->set_lr(c.lr);
+    t->set_momentum(c.optimizer == "momentum" || c.optimizer == "nesterov" ? c.momentum : 0.0f);
+    t->set_beta1(c.beta1);
+    t->set_beta2(c.beta2);
+    t->set_eps(c.eps);
+    t->set_weight_decay(c.EffectiveWeightDecay());
+    t->set_clip_grad_norm(c.clip_grad_norm);
+    t->set_accumulate(static_cast<int32_t>(c.accumulate));
+    t->set_lr_schedule(c.lr_schedule);
+    t->set_warmup_steps(c.warmup_steps);
+    t->set_total_steps(c.total_steps);
+    auto id_of = [&](const std::string& name) {
+      auto it = ids_.find(name);
+      return it == ids_.end() ? -1 : it->second;
+    };
+    t->set_step_buffer(c.step_state.empty() ? -1 : id_of(c.step_state));
+    t->set_control_buffer(c.control_state.empty() ? -1 : id_of(c.control_state));
+    for (const std::string& n : c.trainable) t->add_trainable(n);
+    for (const std::string& n : c.frozen) t->add_frozen(n);
+    // Eval kernels: backwards from the graph outputs.
+    std::set<const Value*> needed(graph_.outputs().begin(), graph_.outputs().end());
+    std::vector<Node*> nodes = graph_.NodeList();
+    std::vector<bool> in_eval(nodes.size(), false);
+    for (size_t i = nodes.size(); i-- > 0;) {
+      for (const Value* v : nodes[i]->outputs()) in_eval[i] = in_eval[i] || needed.count(v) > 0;
+      if (!in_eval[i]) continue;
+      for (const Value* v : nodes[i]->inputs()) {
+        if (v != nullptr) needed.insert(v);
+      }
+    }
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (in_eval[i]) t->add_eval_kernels(static_cast<int32_t>(i));
+    }
+    return Status::Ok();
+  }
+
   void AddBinding(plan::Binding* b, const Value* v) {
     b->set_name(v->name());
     b->set_buffer(ids_.at(v->name()));
@@ -236,10 +296,22 @@ class Lowering {
           v->name(), a.bytes, a.offset, v->type().ToString(), b->bytes());
     }
     b->set_region(plan::Buffer::ARENA);
+    // An update's new value counts as a graph output in the IR (kept to the end of the step)
+    // but is not bound as one.
+    const bool output =
+        std::find(graph_.outputs().begin(), graph_.outputs().end(), v) != graph_.outputs().end();
     b->set_role(v->role() == ValueRole::kInput ? plan::Buffer::INPUT
-                : v->is_graph_output()         ? plan::Buffer::OUTPUT
+                : output                       ? plan::Buffer::OUTPUT
                                                : plan::Buffer::INTERMEDIATE);
     b->set_offset(static_cast<uint64_t>(a.offset));
+    // A state update written in place (plan_memory.h): the new value lives in the bytes of the
+    // parameter or state it replaces.
+    if (const Value* target = graph_.FindValue(a.alias_of);
+        target != nullptr && target->producer() == nullptr && target->role() != ValueRole::kInput) {
+      const plan::Buffer& t = out_.plan.buffers(ids_.at(target->name()));
+      b->set_region(plan::Buffer::PERSISTENT);
+      b->set_offset(t.offset());
+    }
     b->set_first(a.first);
     b->set_last(a.last);
     return Status::Ok();

@@ -68,8 +68,8 @@ std::vector<int> InPlaceOperands(const Node& node) {
       "Abs",         "Ceil",      "Cos",  "Elu",      "Erf",  "Exp",        "Floor", "Gelu",
       "HardSigmoid", "LeakyRelu", "Log",  "Neg",      "Not",  "Reciprocal", "Relu",  "Sigmoid",
       "Sign",        "Sin",       "Sqrt", "Softplus", "Tanh", "Cast",       "Clip"};
-  static constexpr std::string_view kBinary[] = {"Add", "Sub", "Mul", "Div", "Pow",
-                                                 "And", "Or",  "Xor"};
+  static constexpr std::string_view kBinary[] = {"Add", "Sub", "Mul", "Div",
+                                                 "Pow", "And", "Or",  "Xor"};
   // Variadic ops fold their inputs into the output one after another (the CPU kernel starts by
   // copying input 0 there), so only input 0 may share the output's bytes.
   static constexpr std::string_view kVariadic[] = {"Max", "Min", "Sum", "Mean"};
@@ -89,6 +89,46 @@ std::vector<int> InPlaceOperands(const Node& node) {
   }
   return {};
 }
+
+int InPlaceUpdateOperand(const Node& node, int output) {
+  if (node.domain() != "a8") return -1;
+  const std::string& op = node.op();
+  if (op == "AdamUpdate") return output == 0 ? 0 : output == 1 ? 3 : output == 2 ? 4 : -1;
+  if (op == "SgdUpdate") return output == 0 ? 0 : output == 1 ? 3 : -1;
+  if (op == "GradAccumulate") return output == 0 ? 0 : -1;
+  return -1;
+}
+
+namespace {
+
+// Update values written over their state: value -> the state's name.
+std::unordered_map<const Value*, std::string> UpdatesInPlace(const Graph& graph,
+                                                             const std::vector<Node*>& order) {
+  std::unordered_map<const Node*, int> position;
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) position[order[i]] = i;
+  std::unordered_map<const Value*, std::string> result;
+  std::vector<const Value*> outputs(graph.outputs().begin(), graph.outputs().end());
+  for (const Graph::StateUpdate& u : graph.updates()) {
+    const Node* n = u.value->producer();
+    if (n == nullptr || std::find(outputs.begin(), outputs.end(), u.value) != outputs.end()) {
+      continue;
+    }
+    const int k = InPlaceUpdateOperand(*n, u.value->producer_output());
+    if (k < 0 || n->input(k) != u.target) continue;
+    bool last_reader = true;
+    for (const Use& use : u.target->uses()) {
+      if (use.node == n) {
+        last_reader &= use.operand == k;
+      } else {
+        last_reader &= position.at(use.node) < position.at(n);
+      }
+    }
+    if (last_reader) result[u.value] = u.target->name();
+  }
+  return result;
+}
+
+}  // namespace
 
 StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
   const std::vector<Node*> order = graph.NodeList();
@@ -127,10 +167,15 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
   // One buffer per chain, spanning its members' live ranges.
   std::vector<Buffer> buffers;
   std::vector<int> buffer_of(live.size(), -1);
+  const std::unordered_map<const Value*, std::string> in_place_updates =
+      UpdatesInPlace(graph, order);
   for (int i = 0; i < static_cast<int>(live.size()); ++i) {
     if (group[i] == i) {
       buffer_of[i] = static_cast<int>(buffers.size());
-      buffers.push_back({AlignUp(live[i].bytes, kArenaAlignment), live[i].first, live[i].last});
+      // An update written over its state takes no arena bytes.
+      const int64_t size =
+          in_place_updates.count(live[i].value) > 0 ? 0 : AlignUp(live[i].bytes, kArenaAlignment);
+      buffers.push_back({size, live[i].first, live[i].last});
     } else {
       Buffer& b = buffers[buffer_of[group[i]]];
       buffer_of[i] = buffer_of[group[i]];
@@ -189,6 +234,11 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
     a.first = live[i].first;
     a.last = live[i].last;
     if (alias_of[i] >= 0) a.alias_of = live[alias_of[i]].value->name();
+    const auto update = in_place_updates.find(live[i].value);
+    if (update != in_place_updates.end()) {
+      a.offset = 0;
+      a.alias_of = update->second;
+    }
   }
   return plan;
 }
@@ -196,7 +246,15 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
 StatusOr<bool> PlanMemory::Run(Graph& graph) {
   A8_ASSIGN_OR_RETURN(MemoryPlan plan, ComputeMemoryPlan(graph));
   int64_t in_place = 0;
-  for (const auto& [name, a] : plan.values) in_place += !a.alias_of.empty();
+  int64_t updates_in_place = 0;
+  for (const auto& [name, a] : plan.values) {
+    const Value* target = a.alias_of.empty() ? nullptr : graph.FindValue(a.alias_of);
+    const bool update =
+        target != nullptr && target->producer() == nullptr && target->role() != ValueRole::kInput;
+    in_place += !a.alias_of.empty() && !update;
+    updates_in_place += update;
+  }
+  stats_["updates-in-place"] = updates_in_place;
   stats_["arena-bytes"] = plan.arena_bytes;
   stats_["lower-bound-bytes"] = plan.lower_bound;
   stats_["values"] = static_cast<int64_t>(plan.values.size());

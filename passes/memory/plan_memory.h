@@ -19,7 +19,13 @@
 // buffer whose live range overlaps its own. A few orders and fits (lowest offset, best fit) are
 // tried and the smallest arena kept; ties keep the first, so the plan is deterministic.
 //
-// Stats: arena-bytes, lower-bound-bytes, values, in-place.
+// State updates in place: a value that is the new value of a parameter or state
+// (Graph::updates), produced by an optimizer op that may overwrite that operand
+// (InPlaceUpdateOperand) at the last node reading it, takes no arena bytes: its entry has
+// alias_of = the parameter or state (a persistent value), and `lower` binds it to the same
+// persistent bytes, so the update costs no copy and no arena space.
+//
+// Stats: arena-bytes, lower-bound-bytes, values, in-place, updates-in-place.
 #pragma once
 
 #include <vector>
@@ -33,6 +39,11 @@ namespace a8 {
 // The operands of `node` that its (single) result may overwrite when the shapes allow it: the
 // elementwise ops whose kernels read element i of the operand only to write element i.
 std::vector<int> InPlaceOperands(const Node& node);
+
+// For output `output` of an optimizer op (a8.SgdUpdate, a8.AdamUpdate, a8.GradAccumulate), the
+// operand it is the new value of, whose kernel reads element i of it before writing element i;
+// -1 for every other op and output.
+int InPlaceUpdateOperand(const Node& node, int output);
 
 // The plan for the graph's current node order.
 StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph);

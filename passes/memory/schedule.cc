@@ -7,6 +7,7 @@
 
 #include "passes/cleanup/cse.h"
 #include "passes/memory/liveness.h"
+#include "passes/memory/plan_memory.h"
 
 namespace a8 {
 namespace {
@@ -14,8 +15,13 @@ namespace {
 constexpr const char* kPass = "schedule";
 
 // Nodes whose relative order must not change (see schedule.h).
+// a800c's internal ops are pure functions of their operands (gradients, losses, optimizer
+// updates: a state update is a new value, ordered by the edges below) except the collectives,
+// whose order must match across ranks.
 bool IsOrderedNode(const Node& n) {
-  return n.num_outputs() == 0 || IsRandomOp(n) || !n.domain().empty();
+  if (n.num_outputs() == 0 || IsRandomOp(n)) return true;
+  if (n.domain() == "a8") return n.op().find("AllReduce") != std::string::npos;
+  return !n.domain().empty();
 }
 
 }  // namespace
@@ -40,6 +46,20 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
       if (v && v->producer()) producers.insert(index.at(v->producer()));
     }
     for (int p : producers) add_edge(p, i);
+    // An update written in place (plan_memory.h: InPlaceUpdateOperand) must come after every
+    // other reader of the value it overwrites; readers later in the original order are left
+    // alone (plan-memory then copies instead of writing in place).
+    for (int out = 0; out < original[i]->num_outputs(); ++out) {
+      const int k = InPlaceUpdateOperand(*original[i], out);
+      if (k < 0 || original[i]->input(k) == nullptr) continue;
+      for (const Use& u : original[i]->input(k)->uses()) {
+        const auto it = index.find(u.node);
+        if (it != index.end() && it->second < i && !producers.count(it->second)) {
+          producers.insert(it->second);
+          add_edge(it->second, i);
+        }
+      }
+    }
     if (IsOrderedNode(*original[i])) {
       if (last_ordered >= 0 && !producers.count(last_ordered)) add_edge(last_ordered, i);
       last_ordered = i;

@@ -20,6 +20,9 @@ namespace a8 {
 struct StepInfo {
   int64_t step = 0;
   uint64_t seed = 0;
+  // An evaluation step of a training plan (its eval kernels only): BatchNormalization in training
+  // mode normalizes with its running statistics and leaves them alone; Dropout passes through.
+  bool eval = false;
 };
 
 class Backend {

@@ -74,11 +74,23 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
       r = p.buffers(r).alias_of();
     ex->alias_root_[i] = r;
   }
+  if (p.training()) A8_RETURN_IF_ERROR(ex->ValidateTraining());
+  // Outputs and update sources are read after the last kernel: never poisoned within a step.
+  ex->live_to_end_.assign(num_buffers, false);
+  for (int i = 0; i < num_buffers; ++i)
+    ex->live_to_end_[i] = p.buffers(i).role() == plan::Buffer::OUTPUT;
+  if (p.training())
+    for (const plan::Update& u : p.updates()) ex->live_to_end_[u.source()] = true;
   ex->dies_after_.assign(num_kernels, {});
   for (int i = 0; i < num_buffers; ++i) {
     const plan::Buffer& b = p.buffers(i);
-    if (b.region() != plan::Buffer::ARENA || b.role() == plan::Buffer::OUTPUT) continue;
+    if (b.region() != plan::Buffer::ARENA || ex->live_to_end_[i]) continue;
     if (b.last() >= 0 && b.last() < num_kernels) ex->dies_after_[b.last()].push_back(i);
+  }
+  for (int i = 0; i < num_buffers; ++i) {
+    plan::Buffer::Role role = p.buffers(i).role();
+    if (role == plan::Buffer::PARAMETER || role == plan::Buffer::STATE)
+      ex->checkpoint_buffers_.push_back(i);
   }
 
   A8_RETURN_IF_ERROR(ex->backend_->Prepare(p, ex->ptrs_));
@@ -118,8 +130,7 @@ void Executor::Poison(int after_kernel) {
       if (j == id || alias_root_[j] != alias_root_[id]) continue;
       const plan::Buffer& c = p.buffers(j);
       if (c.region() != plan::Buffer::ARENA) continue;
-      bool live = c.role() == plan::Buffer::OUTPUT ||
-                  (c.first() <= after_kernel && c.last() > after_kernel);
+      bool live = live_to_end_[j] || (c.first() <= after_kernel && c.last() > after_kernel);
       if (live) keep.emplace_back(c.offset(), c.offset() + c.bytes());
     }
     std::sort(keep.begin(), keep.end());
@@ -133,35 +144,99 @@ void Executor::Poison(int after_kernel) {
   }
 }
 
+Status Executor::ValidateTraining() const {
+  const plan::Plan& p = file_.plan;
+  const int num_buffers = p.buffers_size();
+  auto in_range = [&](int id) { return id >= 0 && id < num_buffers; };
+  for (int i = 0; i < p.updates_size(); ++i) {
+    const plan::Update& u = p.updates(i);
+    if (!in_range(u.target()) || !in_range(u.source()))
+      return Internal("update {}: target {} / source {} out of range ({} buffers)", i, u.target(),
+                      u.source(), num_buffers);
+    const plan::Buffer& t = p.buffers(u.target());
+    const plan::Buffer& s = p.buffers(u.source());
+    if (t.region() != plan::Buffer::PERSISTENT)
+      return Internal("update {}: target '{}' is not a persistent buffer", i, t.name());
+    if (t.bytes() != s.bytes())
+      return Internal("update {}: target '{}' has {} bytes, source '{}' has {}", i, t.name(),
+                      t.bytes(), s.name(), s.bytes());
+  }
+  const plan::Training& train = p.train();
+  if (int id = train.step_buffer(); id != -1) {
+    if (!in_range(id) || p.buffers(id).region() != plan::Buffer::PERSISTENT ||
+        p.buffers(id).type().dtype() != plan::I64 || p.buffers(id).bytes() != sizeof(int64_t))
+      return Internal("train.step_buffer {}: not a persistent i64 scalar", id);
+  }
+  if (int id = train.control_buffer(); id != -1) {
+    if (!in_range(id) || p.buffers(id).region() != plan::Buffer::PERSISTENT ||
+        p.buffers(id).type().dtype() != plan::F32 || p.buffers(id).bytes() != 5 * sizeof(float))
+      return Internal("train.control_buffer {}: not a persistent f32[5]", id);
+  }
+  for (int k : train.eval_kernels())
+    if (k < 0 || k >= p.kernels_size())
+      return Internal("train.eval_kernels: kernel {} out of range ({} kernels)", k,
+                      p.kernels_size());
+  return Status::Ok();
+}
+
+int64_t Executor::step() const {
+  const plan::Plan& p = file_.plan;
+  if (!p.training() || p.train().step_buffer() < 0) return step_;
+  int64_t value;
+  std::memcpy(&value, ptrs_[p.train().step_buffer()], sizeof(value));
+  return value;
+}
+
+void Executor::PoisonArenaExceptInputs() {
+  const plan::Plan& p = file_.plan;
+  std::vector<std::pair<uint64_t, uint64_t>> inputs;
+  for (const plan::Binding& bind : p.inputs()) {
+    const plan::Buffer& b = p.buffers(bind.buffer());
+    if (b.region() == plan::Buffer::ARENA) inputs.emplace_back(b.offset(), b.offset() + b.bytes());
+  }
+  std::sort(inputs.begin(), inputs.end());
+  uint64_t at = 0;
+  for (const auto& [b, e] : inputs) {
+    if (b > at) std::memset(arena_.get() + at, kPoisonByte, b - at);
+    at = std::max(at, e);
+  }
+  if (at < p.arena_bytes()) std::memset(arena_.get() + at, kPoisonByte, p.arena_bytes() - at);
+}
+
+Status Executor::RunKernel(int k, const StepInfo& info) {
+  Status s = backend_->Run(k, info);
+  if (!s.ok()) {
+    const plan::Kernel& kern = file_.plan.kernels(k);
+    return s.WithContext(fmt::format("step {}{}: kernel {} '{}' (node '{}')", info.step,
+                                     info.eval ? " (eval)" : "", k, kern.name(), kern.node()));
+  }
+  if (options_.poison_freed) Poison(k);
+  return Status::Ok();
+}
+
 Status Executor::Run() {
   const plan::Plan& p = file_.plan;
-  StepInfo info{step_, options_.seed};
-  if (options_.poison_freed) {
-    // Everything in the arena but the inputs is undefined at the start of a step.
-    std::vector<std::pair<uint64_t, uint64_t>> inputs;
-    for (const plan::Binding& bind : p.inputs()) {
-      const plan::Buffer& b = p.buffers(bind.buffer());
-      if (b.region() == plan::Buffer::ARENA)
-        inputs.emplace_back(b.offset(), b.offset() + b.bytes());
+  StepInfo info{step(), options_.seed};
+  // Everything in the arena but the inputs is undefined at the start of a step.
+  if (options_.poison_freed) PoisonArenaExceptInputs();
+  for (int k = 0; k < p.kernels_size(); ++k) A8_RETURN_IF_ERROR(RunKernel(k, info));
+  if (p.training()) {
+    for (const plan::Update& u : p.updates()) {
+      uint8_t* dst = ptrs_[u.target()];
+      const uint8_t* src = ptrs_[u.source()];
+      if (dst != src) std::memmove(dst, src, p.buffers(u.target()).bytes());
     }
-    std::sort(inputs.begin(), inputs.end());
-    uint64_t at = 0;
-    for (const auto& [b, e] : inputs) {
-      if (b > at) std::memset(arena_.get() + at, kPoisonByte, b - at);
-      at = std::max(at, e);
-    }
-    if (at < p.arena_bytes()) std::memset(arena_.get() + at, kPoisonByte, p.arena_bytes() - at);
-  }
-  for (int k = 0; k < p.kernels_size(); ++k) {
-    Status s = backend_->Run(k, info);
-    if (!s.ok()) {
-      const plan::Kernel& kern = p.kernels(k);
-      return s.WithContext(
-          fmt::format("step {}: kernel {} '{}' (node '{}')", step_, k, kern.name(), kern.node()));
-    }
-    if (options_.poison_freed) Poison(k);
   }
   ++step_;
+  return Status::Ok();
+}
+
+Status Executor::RunEval() {
+  const plan::Plan& p = file_.plan;
+  if (!p.training()) return InvalidInput("an evaluation step needs a training plan");
+  StepInfo info{step(), options_.seed, /*eval=*/true};
+  if (options_.poison_freed) PoisonArenaExceptInputs();
+  for (int k : p.train().eval_kernels()) A8_RETURN_IF_ERROR(RunKernel(k, info));
   return Status::Ok();
 }
 

@@ -9,8 +9,14 @@
 // Debug option `poison_freed`: before each step the whole arena is filled with 0xFF bytes
 // (a NaN for every float type), and after each kernel the bytes of every ARENA buffer whose last
 // use has passed are filled again, except bytes still owned by a live buffer that shares them
-// through `alias_of` and graph outputs. A plan whose live ranges are right gives identical
-// outputs with and without poisoning.
+// through `alias_of`, graph outputs and the sources of training updates. A plan whose live
+// ranges are right gives identical outputs with and without poisoning.
+//
+// Training plans (Plan.training): `Run` is one training step (forward, loss, backward, update):
+// it runs every kernel, then copies each `updates` source into its PERSISTENT target, in order.
+// `RunEval` runs only the forward kernels (`train.eval_kernels`) with StepInfo.eval set and
+// changes no parameter or state. The step counter is the plan's i64 step buffer when it has one
+// (so it travels with a checkpoint), else the number of training steps run.
 #pragma once
 
 #include <cstdint>
@@ -53,14 +59,31 @@ class Executor {
   // The address of buffer `id` (for filling inputs in place or reading outputs).
   uint8_t* BufferData(int id) const { return ptrs_[id]; }
 
-  // Runs one step.
+  // Runs one step (a training step for a training plan).
   Status Run();
+  // Training plans: runs the evaluation kernels once, on the inputs as set; no update.
+  Status RunEval();
 
+  // Steps run by this executor (training steps; evaluation steps do not count).
   int64_t steps_run() const { return step_; }
+  // The training step counter: the step buffer's value when the plan has one, else steps_run().
+  int64_t step() const;
+  // Sets the counter a resumed run continues from (a plan without a step buffer; with one, the
+  // checkpoint restores the buffer itself).
+  void set_steps_run(int64_t step) { step_ = step; }
+  // The seed kernels see (StepInfo::seed): a resumed run takes its checkpoint's.
+  uint64_t seed() const { return options_.seed; }
+  void set_seed(uint64_t seed) { options_.seed = seed; }
+
+  // The PARAMETER and STATE buffers, in id order: what a checkpoint holds.
+  const std::vector<int>& checkpoint_buffers() const { return checkpoint_buffers_; }
 
  private:
   Executor() = default;
+  Status ValidateTraining() const;
+  void PoisonArenaExceptInputs();
   void Poison(int after_kernel);
+  Status RunKernel(int k, const StepInfo& info);
 
   PlanFile file_;
   std::unique_ptr<Backend> backend_;
@@ -69,6 +92,8 @@ class Executor {
   std::vector<uint8_t*> ptrs_;
   std::vector<int> alias_root_;
   std::vector<std::vector<int>> dies_after_;  // per kernel: ARENA buffers to poison
+  std::vector<bool> live_to_end_;             // graph outputs and update sources
+  std::vector<int> checkpoint_buffers_;
   int64_t step_ = 0;
 };
 

@@ -103,14 +103,28 @@ Status RunCast(const KernelArgs& a) {
   return cpu::Cast(a.in(0).dtype, a.out(0).dtype, a.out(0).count(), a.in(0).data, a.out(0).data);
 }
 
+// The Philox key of one Dropout kernel: the seed mixed with a hash of the node's name (FNV-1a,
+// then SplitMix64's finalizer), so that every Dropout of a plan draws its own stream, the same
+// on every backend and every run; the Philox counter is (element index, step).
+uint64_t DropoutStreamKey(uint64_t seed, const std::string& node) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : node) h = (h ^ c) * 0x100000001b3ull;
+  uint64_t z = seed ^ h;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
 Status RunDropout(const KernelArgs& a) {
   const TensorArg& x = a.in(0);
   float ratio = 0.5f;
   if (a.has_in(1))
     A8_RETURN_IF_ERROR(cpu::Cast(a.in(1).dtype, DType::kF32, 1, a.in(1).data, &ratio));
-  bool training = a.has_in(2) && *reinterpret_cast<const bool*>(a.in(2).data);
+  // An evaluation step of a training plan passes through, as inference does.
+  bool training = a.has_in(2) && *reinterpret_cast<const bool*>(a.in(2).data) && !a.step.eval;
   uint64_t seed = a.attr("seed") != nullptr ? static_cast<uint64_t>(a.Int("seed", 0)) : a.step.seed;
-  uint64_t offset = static_cast<uint64_t>(a.step.step) * static_cast<uint64_t>(x.count());
+  seed = DropoutStreamKey(seed, a.kernel().node());
+  uint64_t offset = static_cast<uint64_t>(a.step.step);
   bool* mask = a.has_out(1) ? reinterpret_cast<bool*>(a.out(1).data) : nullptr;
   return cpu::Dropout(x.dtype, x.count(), x.data, ratio, training, seed, offset, a.out(0).data,
                       mask);

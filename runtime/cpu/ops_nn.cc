@@ -166,9 +166,20 @@ Status RunBatchNorm(const KernelArgs& a) {
   p.spatial = cpu::NumElements(Spatial(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   p.momentum = a.Float("momentum", 0.9f);
-  if (a.Int("training_mode", 0) == 0)
-    return cpu::BatchNormInference(p, x.data, a.in(1).data, a.in(2).data, a.in(3).data,
-                                   a.in(4).data, a.out(0).data);
+  if (a.Int("training_mode", 0) == 0 || a.step.eval) {
+    A8_RETURN_IF_ERROR(cpu::BatchNormInference(p, x.data, a.in(1).data, a.in(2).data, a.in(3).data,
+                                               a.in(4).data, a.out(0).data));
+    // An evaluation step of a training plan normalizes with the running statistics and leaves
+    // them as they are: the running-stat outputs are copies of the inputs.
+    for (int i = 1; i <= 2; ++i) {
+      if (a.has_out(i) && a.out(i).data != a.in(i + 2).data) {
+        if (a.out(i).bytes() != a.in(i + 2).bytes())
+          return InvalidInput("BatchNormalization: running-stat output {} size differs", i);
+        std::memmove(a.out(i).data, a.in(i + 2).data, a.out(i).bytes());
+      }
+    }
+    return Status::Ok();
+  }
   std::vector<uint8_t> rm, rv;
   void* rm_out = a.out(1).data;
   void* rv_out = a.out(2).data;
@@ -197,8 +208,20 @@ Status RunLayerNorm(const KernelArgs& a) {
   p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
   p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
   p.epsilon = a.Float("epsilon", 1e-5f);
-  return cpu::LayerNorm(p, x.data, a.in(1).data, a.has_in(2) ? a.in(2).data : nullptr,
-                        a.out(0).data, a.has_out(1) ? a.out(1).data : nullptr,
+  // Scale and B may broadcast to the normalized dims (the shape rule allows it); the kernel
+  // reads `inner` elements of each, so expand them first.
+  const cpu::Dims normalized(x.dims.begin() + axis, x.dims.end());
+  std::vector<uint8_t> expanded[2];
+  const void* params[2] = {a.in(1).data, a.has_in(2) ? a.in(2).data : nullptr};
+  for (int i = 0; i < 2; ++i) {
+    if (params[i] == nullptr || a.in(1 + i).count() == p.inner) continue;
+    expanded[i].resize(static_cast<size_t>(p.inner) * DTypeSize(a.in(1 + i).dtype));
+    A8_RETURN_IF_ERROR(cpu::Expand(a.in(1 + i).dtype, a.in(1 + i).dims, params[i], normalized,
+                                   expanded[i].data()));
+    params[i] = expanded[i].data();
+  }
+  return cpu::LayerNorm(p, x.data, params[0], params[1], a.out(0).data,
+                        a.has_out(1) ? a.out(1).data : nullptr,
                         a.has_out(2) ? a.out(2).data : nullptr);
 }
 

@@ -78,6 +78,9 @@ const std::vector<CpuKernelEntry>& CpuKernelRegistry() {
     RegisterNnKernels(r);
     RegisterReduceKernels(r);
     RegisterMovementKernels(r);
+    RegisterGradMathKernels(r);
+    RegisterGradNnKernels(r);
+    RegisterOptimizerKernels(r);
     std::sort(r->begin(), r->end(),
               [](const CpuKernelEntry& a, const CpuKernelEntry& b) { return a.op < b.op; });
     return r;

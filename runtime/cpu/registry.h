@@ -90,6 +90,10 @@ void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r);
 void RegisterNnKernels(std::vector<CpuKernelEntry>* r);  // Gemm, conv, pool, norm, loss
 void RegisterReduceKernels(std::vector<CpuKernelEntry>* r);
 void RegisterMovementKernels(std::vector<CpuKernelEntry>* r);  // incl. reshape-likes, Shape
+// Internal ops (domain "a8"; CpuKernelEntry::op is qualified: "a8.ReluGrad").
+void RegisterGradMathKernels(std::vector<CpuKernelEntry>* r);  // ops_grad_math.cc
+void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r);    // ops_grad_nn.cc (and a8 losses)
+void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r);  // ops_optim.cc
 
 // Dtype sets.
 inline const std::vector<DType> kFloatTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};

@@ -216,6 +216,47 @@ std::string InspectText(const PlanFile& pf) {
                    params.count, params.bytes, state.count, state.bytes, consts.count,
                    consts.bytes));
 
+  if (p.training()) {
+    const plan::Training& t = p.train();
+    line("");
+    line("training:");
+    line(fmt::format("  loss: {} ({}){}{}", t.loss(), t.loss_kind(),
+                     t.logits().empty() ? "" : "  logits: " + t.logits(),
+                     t.labels().empty() ? "" : "  labels: " + t.labels()));
+    std::string opt = fmt::format("  optimizer: {}  lr {}", t.optimizer(), t.lr());
+    if (t.optimizer() == "momentum" || t.optimizer() == "nesterov") {
+      opt += fmt::format("  momentum {}", t.momentum());
+    }
+    if (t.optimizer() == "adam" || t.optimizer() == "adamw") {
+      opt += fmt::format("  betas ({}, {})  eps {}", t.beta1(), t.beta2(), t.eps());
+    }
+    if (t.optimizer() != "onnx") opt += fmt::format("  weight decay {}", t.weight_decay());
+    line(opt);
+    if (t.optimizer() != "onnx") {
+      line(fmt::format(
+          "  schedule: {}{}  accumulate: {}  clip grad norm: {}", t.lr_schedule(),
+          t.lr_schedule() == "cosine"
+              ? fmt::format(" (warm-up {}, total {})", t.warmup_steps(), t.total_steps())
+              : "",
+          t.accumulate(), t.clip_grad_norm() > 0 ? fmt::format("{}", t.clip_grad_norm()) : "off"));
+    }
+    std::string trainable;
+    for (const std::string& n : t.trainable()) trainable += (trainable.empty() ? "" : ", ") + n;
+    line(fmt::format("  trainable: {} ({})", t.trainable_size(), trainable));
+    if (t.frozen_size() > 0) {
+      std::string frozen;
+      for (const std::string& n : t.frozen()) frozen += (frozen.empty() ? "" : ", ") + n;
+      line(fmt::format("  frozen: {} ({})", t.frozen_size(), frozen));
+    }
+    line(fmt::format("  eval step: {} of {} kernels", t.eval_kernels_size(), p.kernels_size()));
+  }
+  if (p.updates_size() > 0) {
+    line(fmt::format("  updates after each step: {}", p.updates_size()));
+    for (const plan::Update& u : p.updates()) {
+      line(fmt::format("    {} <- {}", BufName(p, u.target()), BufName(p, u.source())));
+    }
+  }
+
   line("");
   line("memory:");
   line(fmt::format("  arena: {} bytes  lower bound: {} bytes  ratio: {:.4f}", p.arena_bytes(),
@@ -238,8 +279,8 @@ std::string InspectText(const PlanFile& pf) {
     if (b.alias_of() >= 0) extra += " alias_of=" + BufName(p, b.alias_of());
     if (b.has_init()) extra += fmt::format(" init@{}", b.blob_offset());
     line(fmt::format("  %{} {} {} {} {} offset={} bytes={} live=[{},{}]{}", b.id(), b.name(),
-                     PlanBufferRoleName(b.role()), RegionName(b.region()), ShapeStr(b.type()), b.offset(),
-                     b.bytes(), b.first(), b.last(), extra));
+                     PlanBufferRoleName(b.role()), RegionName(b.region()), ShapeStr(b.type()),
+                     b.offset(), b.bytes(), b.first(), b.last(), extra));
   }
 
   line("");
@@ -291,6 +332,36 @@ std::string InspectJson(const PlanFile& pf) {
                  {"growth_interval", s.growth_interval()},
                  {"min_scale", static_cast<double>(s.min_scale())},
                  {"max_scale", static_cast<double>(s.max_scale())}};
+  if (p.training()) {
+    const plan::Training& t = p.train();
+    j["training"] = {
+        {"loss", t.loss()},
+        {"loss_kind", t.loss_kind()},
+        {"logits", t.logits()},
+        {"labels", t.labels()},
+        {"optimizer", t.optimizer()},
+        {"lr", static_cast<double>(t.lr())},
+        {"momentum", static_cast<double>(t.momentum())},
+        {"beta1", static_cast<double>(t.beta1())},
+        {"beta2", static_cast<double>(t.beta2())},
+        {"eps", static_cast<double>(t.eps())},
+        {"weight_decay", static_cast<double>(t.weight_decay())},
+        {"clip_grad_norm", static_cast<double>(t.clip_grad_norm())},
+        {"accumulate", t.accumulate()},
+        {"lr_schedule", t.lr_schedule()},
+        {"warmup_steps", t.warmup_steps()},
+        {"total_steps", t.total_steps()},
+        {"trainable", std::vector<std::string>(t.trainable().begin(), t.trainable().end())},
+        {"frozen", std::vector<std::string>(t.frozen().begin(), t.frozen().end())},
+        {"eval_kernels", std::vector<int>(t.eval_kernels().begin(), t.eval_kernels().end())}};
+  }
+  {
+    Json updates = Json::array();
+    for (const plan::Update& u : p.updates()) {
+      updates.push_back({{"target", u.target()}, {"source", u.source()}});
+    }
+    j["updates"] = updates;
+  }
   auto bindings = [&p](const auto& list) {
     Json a = Json::array();
     for (const plan::Binding& b : list) {

@@ -13,6 +13,7 @@ import sys
 import warnings
 
 from onnx import numpy_helper
+from onnx.backend.test.case import model as model_cases
 from onnx.backend.test.case import node as node_cases
 
 
@@ -29,6 +30,9 @@ def main():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         cases = node_cases.collect_testcases()
+        # The model-level cases of ONNX's Gradient op (ai.onnx.preview.training) are node tests
+        # in spirit: one Gradient over an Add/Mul graph.
+        cases += [c for c in model_cases.collect_testcases() if c.name.startswith("test_gradient")]
     written = 0
     for case in cases:
         case_dir = os.path.join(out, case.name)

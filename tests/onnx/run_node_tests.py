@@ -40,6 +40,7 @@ from onnx import numpy_helper
 
 ort.set_default_logger_severity(3)
 HERE = os.path.dirname(os.path.abspath(__file__))
+TRAINING_DOMAIN = "ai.onnx.preview.training"
 SUPPORTED = os.path.join(HERE, "supported_node_tests.txt")
 CPU_UNSUPPORTED = os.path.join(HERE, "cpu_unsupported_node_tests.txt")
 
@@ -74,8 +75,12 @@ def run_case(a800c, case_dir, workdir):
         return False, f"onnx.checker: {str(e).splitlines()[0][:200]}"
     original = onnx.load(model_path)
     tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
+    # onnxruntime has no ai.onnx.preview.training kernels: a model that keeps such nodes after
+    # a800c (the optimizers) is checked for shapes and dtypes here and for values by --run-cpu.
+    runs_in_ort = all(n.domain != TRAINING_DOMAIN for n in exported.graph.node)
     try:
-        sess = ort.InferenceSession(out_path, providers=["CPUExecutionProvider"])
+        sess = ort.InferenceSession(out_path, providers=["CPUExecutionProvider"]) \
+            if runs_in_ort else None
     except Exception as e:
         return False, f"onnxruntime load: {str(e).splitlines()[0][:200]}"
     in_names = [i.name for i in original.graph.input]
@@ -98,6 +103,8 @@ def run_case(a800c, case_dir, workdir):
             dtype = onnx.helper.tensor_dtype_to_np_dtype(o.type.tensor_type.elem_type)
             if np.dtype(dtype) != want.dtype:
                 return False, f"dtype of '{n}': a800c {np.dtype(dtype)}, expected {want.dtype}"
+        if sess is None:
+            continue
         try:
             got = sess.run(out_names, {k: v for k, v in feeds.items()
                                        if k in {i.name for i in sess.get_inputs()}})

@@ -62,6 +62,26 @@ TEST(RuntimeCpuKernelsTest, GemmWithTransposeAlphaBetaAndBias) {
   ExpectSame(got, want);
 }
 
+TEST(RuntimeCpuKernelsTest, LayerNormBroadcastsScaleAndBias) {
+  // Normalized dims [3, 5]; Scale [1, 5] and B [5] broadcast to them (the shape rule allows it).
+  std::vector<float> x = Random(2 * 3 * 5, 7), scale = Random(5, 8), bias = Random(5, 9);
+  PlanBuilder pb;
+  int xi = pb.Buffer("x", DType::kF32, {2, 3, 5}, B::INPUT);
+  int si = pb.Buffer("s", DType::kF32, {1, 5}, B::PARAMETER, scale.data());
+  int bi = pb.Buffer("b", DType::kF32, {5}, B::PARAMETER, bias.data());
+  int yi = pb.Buffer("y", DType::kF32, {2, 3, 5}, B::OUTPUT);
+  PlanBuilder::Int(pb.Kernel("LayerNormalization", {xi, si, bi}, {yi}), "axis", 1);
+  std::vector<float> got = RunPlan(pb.Finish(), x);
+  std::vector<float> full_scale(15), full_bias(15), want(30);
+  for (int i = 0; i < 15; ++i) full_scale[i] = scale[i % 5], full_bias[i] = bias[i % 5];
+  cpu::LayerNormParams p;
+  p.outer = 2, p.inner = 15, p.epsilon = 1e-5f;
+  ASSERT_TRUE(cpu::LayerNorm(p, x.data(), full_scale.data(), full_bias.data(), want.data(),
+                             nullptr, nullptr)
+                  .ok());
+  ExpectSame(got, want);
+}
+
 TEST(RuntimeCpuKernelsTest, SoftmaxDefaultsToTheLastAxis) {
   std::vector<float> x = Random(2 * 3 * 7, 4);
   PlanBuilder pb;

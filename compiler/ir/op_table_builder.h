@@ -1,0 +1,73 @@
+// Builders for op-table entries (internal to compiler/ir): keep each entry to a few lines.
+//
+// The table is assembled in op_table.cc from one `Add...Ops` function per family. The ONNX
+// families live in op_table.cc; a800c's internal ops (domain "a8": gradient ops, losses,
+// optimizer updates) each have their own file, with their shape rules beside them:
+// op_table_grad_math.cc, op_table_grad_nn.cc, op_table_optim.cc.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+
+namespace a8 {
+
+inline AttrSpec Opt(std::string name, Attribute dflt) {
+  AttrKind kind = dflt.kind();
+  return AttrSpec{std::move(name), kind, false, std::move(dflt)};
+}
+inline AttrSpec OptNoDefault(std::string name, AttrKind kind) {
+  return AttrSpec{std::move(name), kind, false, std::nullopt};
+}
+inline AttrSpec Req(std::string name, AttrKind kind) {
+  return AttrSpec{std::move(name), kind, true, std::nullopt};
+}
+
+struct Arity {
+  int min_inputs, max_inputs, min_outputs, max_outputs;
+};
+
+inline OpDef Op(std::string name, Arity arity, std::vector<AttrSpec> attrs,
+                std::vector<int> implemented, int canonical, ShapeRule infer, std::string doc,
+                std::string domain = "") {
+  OpDef op;
+  op.domain = std::move(domain);
+  op.name = std::move(name);
+  op.min_inputs = arity.min_inputs;
+  op.max_inputs = arity.max_inputs;
+  op.min_outputs = arity.min_outputs;
+  op.max_outputs = arity.max_outputs;
+  op.attrs = std::move(attrs);
+  op.implemented = std::move(implemented);
+  op.canonical = canonical;
+  op.infer = infer;
+  op.doc = std::move(doc);
+  return op;
+}
+
+// The domain of a800c's internal ops ("a8.ReluGrad").
+inline constexpr const char* kA8Domain = "a8";
+
+// An internal op: domain "a8", version 1 (internal ops have no ONNX history; the IR never
+// imports them from ONNX, only from IR text).
+inline OpDef InternalOp(std::string name, Arity arity, std::vector<AttrSpec> attrs, ShapeRule infer,
+                        std::string doc) {
+  OpDef op = Op(std::move(name), arity, std::move(attrs), {1}, 1, infer, std::move(doc), kA8Domain);
+  op.onnx_versions = {1};
+  return op;
+}
+
+constexpr Arity kUnary{1, 1, 1, 1};
+constexpr Arity kBinary{2, 2, 1, 1};
+constexpr Arity kVariadic{1, -1, 1, 1};
+constexpr int kMany = -1;
+
+// Internal op families, one file each.
+void AddGradMathOps(std::vector<OpDef>* ops);   // op_table_grad_math.cc: elementwise/shape/reduce
+void AddGradNnOps(std::vector<OpDef>* ops);     // op_table_grad_nn.cc: nn gradients, a8 losses
+void AddOptimizerOps(std::vector<OpDef>* ops);  // op_table_optim.cc: updates, step control
+
+}  // namespace a8

@@ -1,0 +1,166 @@
+// Internal ops (domain "a8", see op_table_builder.h): the training step's control and the optimizer
+// updates that build-training emits (passes/autodiff/build_training.h), with their shape rules.
+// Kernels: kernels/cpu/optim.h.
+//
+// - a8.TrainControl(step i64[], updates f32[] [, sq_norm f32[]] [, found_inf f32[]]) -> (ctl
+//   f32[5], step_next i64[], updates_next f32[]): the learning rate of the schedule, the gradient
+//   scale (1/accumulate times the clip factor), whether this step applies, the update count and the
+//   gradient norm (kernels/cpu/optim.h CtlIndex).
+// - a8.GlobalNormSq(g_1, ..., g_n) -> f32[]: the sum of squares of every element.
+// - a8.GradAccumulate(acc, g, step i64[]) -> acc_next: a sum restarted every `accumulate` steps.
+// - a8.SgdUpdate(param, grad, ctl [, momentum_buf]) -> (param_next [, momentum_buf_next]) and
+//   a8.AdamUpdate(param, grad, ctl, m, v) -> (param_next, m_next, v_next): PyTorch's SGD (momentum,
+//   dampening, Nesterov, weight decay) and Adam/AdamW.
+#include <fmt/format.h>
+
+#include "compiler/ir/op_table_builder.h"
+#include "compiler/ir/shape_rules.h"
+
+namespace a8 {
+namespace {
+
+// The length of a8.TrainControl's control vector (kernels/cpu/optim.h kCtlSize).
+constexpr int64_t kCtlLength = 5;
+
+const TensorType kF32Scalar{DType::kF32, {}};
+const TensorType kI64Scalar{DType::kI64, {}};
+
+// Input `i` has exactly type `want`.
+Status RequireType(const Node& node, int i, std::string_view name, const TensorType& want) {
+  const TensorType& t = node.input(i)->type();
+  if (t != want) {
+    return InvalidInput("{}: input '{}' must be {}, got {}", node.Where(), name, want.ToString(),
+                        t.ToString());
+  }
+  return Status::Ok();
+}
+
+// Input `i` is a float tensor with the shape of input `like` (its dtype may differ: gradients may
+// be f16/bf16 for f32 parameters).
+Status RequireFloatLike(const Node& node, int i, std::string_view name, int like) {
+  A8_RETURN_IF_ERROR(RequireFloat(node, i, name));
+  if (node.input(i)->dims() != node.input(like)->dims()) {
+    return InvalidInput("{}: input '{}' {} must have the shape of input {} {}", node.Where(), name,
+                        node.input(i)->type().ToString(), like,
+                        node.input(like)->type().ToString());
+  }
+  return Status::Ok();
+}
+
+Status RequireNonNegative(const Node& node, const char* attr, double v) {
+  if (v < 0) {
+    return InvalidInput("{}: attribute '{}' must be >= 0, got {}", node.Where(), attr, v);
+  }
+  return Status::Ok();
+}
+
+Status InferTrainControl(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  A8_RETURN_IF_ERROR(RequireType(node, 0, "step", kI64Scalar));
+  A8_RETURN_IF_ERROR(RequireType(node, 1, "updates", kF32Scalar));
+  if (node.has_input(2)) A8_RETURN_IF_ERROR(RequireType(node, 2, "sq_norm", kF32Scalar));
+  if (node.has_input(3)) A8_RETURN_IF_ERROR(RequireType(node, 3, "found_inf", kF32Scalar));
+  const std::string schedule = node.GetString("schedule", "constant");
+  if (schedule != "constant" && schedule != "cosine") {
+    return InvalidInput("{}: attribute 'schedule' is '{}' (expected constant or cosine)",
+                        node.Where(), schedule);
+  }
+  if (node.GetInt("accumulate", 1) < 1) {
+    return InvalidInput("{}: attribute 'accumulate' must be at least 1, got {}", node.Where(),
+                        node.GetInt("accumulate", 1));
+  }
+  A8_RETURN_IF_ERROR(RequireNonNegative(node, "warmup_steps", node.GetInt("warmup_steps", 0)));
+  A8_RETURN_IF_ERROR(RequireNonNegative(node, "total_steps", node.GetInt("total_steps", 0)));
+  A8_RETURN_IF_ERROR(RequireNonNegative(node, "max_grad_norm", node.GetFloat("max_grad_norm", 0)));
+  return SetOutputs(node, out, {TensorType{DType::kF32, {kCtlLength}}, kI64Scalar, kF32Scalar});
+}
+
+Status InferGlobalNormSq(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    A8_RETURN_IF_ERROR(RequireFloat(node, i, node.input(i)->name()));
+    // One dtype for all: the kernel catalog row is `T*`.
+    A8_RETURN_IF_ERROR(RequireSameDType(node, 0, node.input(0)->name(), i, node.input(i)->name()));
+  }
+  return SetOutputs(node, out, {kF32Scalar});
+}
+
+Status InferGradAccumulate(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 3));
+  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "acc"));
+  A8_RETURN_IF_ERROR(RequireFloatLike(node, 1, "g", 0));
+  A8_RETURN_IF_ERROR(RequireType(node, 2, "step", kI64Scalar));
+  if (node.GetInt("accumulate", 1) < 1) {
+    return InvalidInput("{}: attribute 'accumulate' must be at least 1, got {}", node.Where(),
+                        node.GetInt("accumulate", 1));
+  }
+  return SetOutputs(node, out, {node.input(0)->type()});
+}
+
+// The inputs common to the updates: param (0), grad (1), ctl (2).
+Status RequireUpdateOperands(const Node& node) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 3));
+  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "param"));
+  A8_RETURN_IF_ERROR(RequireFloatLike(node, 1, "grad", 0));
+  return RequireType(node, 2, "ctl", TensorType{DType::kF32, {kCtlLength}});
+}
+
+Status InferSgdUpdate(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireUpdateOperands(node));
+  const TensorType& param = node.input(0)->type();
+  const bool has_buf = node.has_input(3);
+  if (has_buf) A8_RETURN_IF_ERROR(RequireType(node, 3, "momentum_buf", param));
+  if (node.num_outputs() != (has_buf ? 2 : 1)) {
+    return InvalidInput("{}: has {} outputs; expected {} ({})", node.Where(), node.num_outputs(),
+                        has_buf ? 2 : 1,
+                        has_buf ? "param_next, momentum_buf_next" : "param_next: no momentum_buf");
+  }
+  if (node.GetFloat("momentum", 0.0f) != 0.0f && !has_buf) {
+    return InvalidInput("{}: momentum {} needs the input 'momentum_buf'", node.Where(),
+                        node.GetFloat("momentum", 0.0f));
+  }
+  std::vector<TensorType> types = {param};
+  if (has_buf) types.push_back(param);
+  return SetOutputs(node, out, std::move(types));
+}
+
+Status InferAdamUpdate(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireUpdateOperands(node));
+  A8_RETURN_IF_ERROR(RequireInputs(node, 5));
+  const TensorType& param = node.input(0)->type();
+  A8_RETURN_IF_ERROR(RequireType(node, 3, "m", param));
+  A8_RETURN_IF_ERROR(RequireType(node, 4, "v", param));
+  return SetOutputs(node, out, {param, param, param});
+}
+
+}  // namespace
+
+void AddOptimizerOps(std::vector<OpDef>* ops) {
+  ops->push_back(InternalOp("TrainControl", {2, 4, 3, 3},
+                            {Req("lr", AttrKind::kFloat), Opt("schedule", "constant"),
+                             Opt("warmup_steps", 0), Opt("total_steps", 0), Opt("min_lr", 0.0f),
+                             Opt("accumulate", 1), Opt("max_grad_norm", 0.0f)},
+                            InferTrainControl,
+                            "step control: (step, updates[, sq_norm][, found_inf]) -> (ctl[5], "
+                            "step_next, "
+                            "updates_next)"));
+  ops->push_back(InternalOp("GlobalNormSq", kVariadic, {}, InferGlobalNormSq,
+                            "sum of squares of every element of every input (f32 scalar)"));
+  ops->push_back(InternalOp("GradAccumulate", {3, 3, 1, 1}, {Opt("accumulate", 1)},
+                            InferGradAccumulate,
+                            "(acc, g, step) -> (step % accumulate == 0 ? 0 : acc) + g"));
+  ops->push_back(InternalOp("SgdUpdate", {3, 4, 1, 2},
+                            {Opt("momentum", 0.0f), Opt("dampening", 0.0f), Opt("nesterov", 0),
+                             Opt("weight_decay", 0.0f)},
+                            InferSgdUpdate,
+                            "PyTorch SGD: (param, grad, ctl[, momentum_buf]) -> (param_next[, "
+                            "momentum_buf_next])"));
+  ops->push_back(InternalOp("AdamUpdate", {5, 5, 3, 3},
+                            {Opt("beta1", 0.9f), Opt("beta2", 0.999f), Opt("eps", 1e-8f),
+                             Opt("weight_decay", 0.0f), Opt("decoupled", 0)},
+                            InferAdamUpdate,
+                            "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
+                            "v_next)"));
+}
+
+}  // namespace a8

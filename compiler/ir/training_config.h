@@ -1,0 +1,50 @@
+// What `build-training` turns a forward graph into: the loss, the optimizer and its settings
+// (the training flags of CLI.md), and, once the pass has run, where it put things.
+//
+// The driver fills `Graph::training` from the flags (or the importer from a model's
+// TrainingInfoProto); a graph without it is an inference graph and build-training leaves it
+// alone. Defaults follow PyTorch's optimizers, except that the learning rate has a default
+// (1e-3) so that `--loss` alone gives a working plan.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace a8 {
+
+struct TrainingConfig {
+  // ---- requested (flags)
+  std::string loss;                 // cross_entropy | mse | bce_logits | l1 | output:NAME | onnx
+  std::string logits;               // the model output the loss reads; "" = the first output
+  std::string labels = "labels";    // the name of the new label input
+  std::string optimizer = "adamw";  // sgd | momentum | nesterov | adam | adamw | onnx
+  float lr = 1e-3f;
+  float momentum = 0.9f;   // momentum, nesterov
+  float dampening = 0.0f;  // momentum (PyTorch SGD's dampening)
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  float weight_decay = -1.0f;            // < 0: the optimizer's default (adamw 0.01, others 0)
+  float clip_grad_norm = 0.0f;           // 0: off
+  int64_t accumulate = 1;                // micro-steps per update
+  std::string lr_schedule = "constant";  // constant | cosine
+  int64_t warmup_steps = 0;              // cosine: linear warm-up updates
+  int64_t total_steps = 0;               // cosine: updates until the minimum learning rate
+  float min_lr = 0.0f;
+  std::string freeze;  // ECMAScript regex over parameter names; "" = none
+
+  float EffectiveWeightDecay() const {
+    if (weight_decay >= 0.0f) return weight_decay;
+    return optimizer == "adamw" ? 0.01f : 0.0f;
+  }
+
+  // ---- filled by build-training
+  bool built = false;
+  std::string loss_output;    // graph output holding the loss
+  std::string logits_output;  // graph output accuracy is computed from ("" none)
+  std::string labels_input;   // graph input of the labels ("" none)
+  std::string step_state;     // i64 scalar state: micro-steps done
+  std::string control_state;  // f32[5] state: [lr, grad scale, applied, updates, grad norm]
+  std::vector<std::string> trainable, frozen;
+};
+
+}  // namespace a8

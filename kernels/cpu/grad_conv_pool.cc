@@ -1,0 +1,214 @@
+// Backward kernels of Conv (the filter gradient) and of MaxPool / AveragePool (see grad_nn.h).
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "kernels/cpu/blas.h"
+#include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu {
+namespace {
+
+using internal::BlasGemm;
+using internal::ComputeOutput;
+using internal::ComputeView;
+
+// Window geometry padded to 3 spatial dims (leading 1s): tap t of output o along dim a reads input
+// position o * s[a] - pb[a] + t * d[a].
+struct Window3 {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  int64_t in_size = 1, out_size = 1, k_size = 1;
+};
+
+Window3 MakeWindow(const Dims& in, const Dims& out, const Dims& kernel, const Dims& strides,
+                   const Dims& dilations, const Dims& pads) {
+  const size_t r = in.size();
+  Window3 w;
+  for (int i = 0; i < 3; ++i) {
+    w.in[i] = w.out[i] = w.k[i] = w.s[i] = w.d[i] = 1;
+    w.pb[i] = w.pe[i] = 0;
+  }
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    w.in[j] = in[i];
+    w.out[j] = out[i];
+    w.k[j] = kernel[i];
+    w.s[j] = strides.empty() ? 1 : strides[i];
+    w.d[j] = dilations.empty() ? 1 : dilations[i];
+    w.pb[j] = pads.empty() ? 0 : pads[i];
+    w.pe[j] = pads.empty() ? 0 : pads[r + i];
+  }
+  for (int i = 0; i < 3; ++i) {
+    w.in_size *= w.in[i];
+    w.out_size *= w.out[i];
+    w.k_size *= w.k[i];
+  }
+  return w;
+}
+
+// Calls f(output index, input index) for every tap of every window that lies inside the input,
+// windows in row-major order, taps in row-major order within a window.
+template <typename F>
+void ForEachWindowTap(const Window3& w, F&& f) {
+  int64_t o = 0;
+  for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
+    for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
+      for (int64_t o2 = 0; o2 < w.out[2]; ++o2, ++o) {
+        for (int64_t t0 = 0; t0 < w.k[0]; ++t0) {
+          const int64_t i0 = o0 * w.s[0] - w.pb[0] + t0 * w.d[0];
+          if (i0 < 0 || i0 >= w.in[0]) continue;
+          for (int64_t t1 = 0; t1 < w.k[1]; ++t1) {
+            const int64_t i1 = o1 * w.s[1] - w.pb[1] + t1 * w.d[1];
+            if (i1 < 0 || i1 >= w.in[1]) continue;
+            for (int64_t t2 = 0; t2 < w.k[2]; ++t2) {
+              const int64_t i2 = o2 * w.s[2] - w.pb[2] + t2 * w.d[2];
+              if (i2 < 0 || i2 >= w.in[2]) continue;
+              f(o, (i0 * w.in[1] + i1) * w.in[2] + i2);
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// col [channels * k_size, out_size]: row (c, tap) holds, per output position, the input element
+// that tap reads (0 in the padding). Rows are independent, so they are split over the pool.
+template <typename C>
+void Im2Col(const Window3& w, int64_t channels, const C* img, C* col) {
+  ParallelFor(channels * w.k_size, w.out_size, [&](int64_t b, int64_t e) {
+    for (int64_t row = b; row < e; ++row) {
+      const int64_t c = row / w.k_size, kk = row % w.k_size;
+      const int64_t t2 = kk % w.k[2], t1 = (kk / w.k[2]) % w.k[1], t0 = kk / (w.k[2] * w.k[1]);
+      const C* src = img + c * w.in_size;
+      C* dst = col + row * w.out_size;
+      int64_t o = 0;
+      for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
+        const int64_t i0 = o0 * w.s[0] - w.pb[0] + t0 * w.d[0];
+        for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
+          const int64_t i1 = o1 * w.s[1] - w.pb[1] + t1 * w.d[1];
+          const bool inside = i0 >= 0 && i0 < w.in[0] && i1 >= 0 && i1 < w.in[1];
+          for (int64_t o2 = 0; o2 < w.out[2]; ++o2, ++o) {
+            const int64_t i2 = o2 * w.s[2] - w.pb[2] + t2 * w.d[2];
+            dst[o] =
+                inside && i2 >= 0 && i2 < w.in[2] ? src[(i0 * w.in[1] + i1) * w.in[2] + i2] : C(0);
+          }
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* dw) {
+  A8_ASSIGN_OR_RETURN(Dims out, ConvOutputSpatial(p, /*transpose=*/false));
+  const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+  return Dispatch<TypeSet::kFloat>(p.dtype, "a8.ConvGradFilter", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
+    const int64_t x_sample = p.in_channels * w.in_size, y_sample = p.out_channels * w.out_size;
+    const int64_t rows = cg * w.k_size;  // columns of one group's filter matrix
+    ComputeView<T> xv(x, p.batch * x_sample);
+    ComputeView<T> dyv(dy, p.batch * y_sample);
+    ComputeOutput<T> out(dw, p.out_channels * rows);
+    std::fill(out.data(), out.data() + p.out_channels * rows, C(0));
+    std::vector<C> col(static_cast<size_t>(rows * w.out_size));
+    for (int64_t n = 0; n < p.batch; ++n) {
+      for (int64_t gi = 0; gi < p.group; ++gi) {
+        Im2Col(w, cg, xv.data() + n * x_sample + gi * cg * w.in_size, col.data());
+        // dW_g [mg, rows] += dY_g [mg, out_size] col^T.
+        BlasGemm(false, true, mg, rows, w.out_size, C(1),
+                 dyv.data() + n * y_sample + gi * mg * w.out_size, w.out_size, col.data(),
+                 w.out_size, C(1), out.data() + gi * mg * rows, rows);
+      }
+    }
+    out.Flush();
+    return Status::Ok();
+  });
+}
+
+Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx) {
+  A8_ASSIGN_OR_RETURN(Dims out, PoolOutputSpatial(p));
+  const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+  return Dispatch<TypeSet::kFloat>(p.dtype, "a8.MaxPoolGrad", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* in = static_cast<const T*>(x);
+    const T* g = static_cast<const T*>(dy);
+    T* res = static_cast<T*>(dx);
+    ParallelFor(p.batch * p.channels, w.out_size * w.k_size, [&](int64_t b, int64_t e) {
+      std::vector<C> acc(static_cast<size_t>(w.in_size));
+      std::vector<int64_t> best_at(static_cast<size_t>(w.out_size), -1);
+      std::vector<C> best(static_cast<size_t>(w.out_size));
+      for (int64_t plane = b; plane < e; ++plane) {
+        const T* src = in + plane * w.in_size;
+        std::fill(best_at.begin(), best_at.end(), -1);
+        // The first maximum of each window, compared as MaxPool compares (in the compute type).
+        ForEachWindowTap(w, [&](int64_t o, int64_t i) {
+          const C v = Load(src[i]);
+          if (best_at[o] < 0 || v > best[o]) {
+            best[o] = v;
+            best_at[o] = i;
+          }
+        });
+        std::fill(acc.begin(), acc.end(), C(0));
+        for (int64_t o = 0; o < w.out_size; ++o) {
+          if (best_at[o] >= 0) acc[best_at[o]] += Load(g[plane * w.out_size + o]);
+        }
+        for (int64_t i = 0; i < w.in_size; ++i) res[plane * w.in_size + i] = Store<T>(acc[i]);
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx) {
+  A8_ASSIGN_OR_RETURN(Dims out, PoolOutputSpatial(p));
+  const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+  return Dispatch<TypeSet::kFloat>(p.dtype, "a8.AveragePoolGrad", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* g = static_cast<const T*>(dy);
+    T* res = static_cast<T*>(dx);
+    // The divisor of each window, as AveragePool counts it.
+    std::vector<C> inv_count(static_cast<size_t>(w.out_size));
+    {
+      int64_t o = 0;
+      for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
+        for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
+          for (int64_t o2 = 0; o2 < w.out[2]; ++o2, ++o) {
+            const int64_t start[3] = {o0 * w.s[0] - w.pb[0], o1 * w.s[1] - w.pb[1],
+                                      o2 * w.s[2] - w.pb[2]};
+            int64_t count = 1;
+            for (int a = 0; a < 3; ++a) {
+              const int64_t lo = p.count_include_pad ? -w.pb[a] : 0;
+              const int64_t hi = p.count_include_pad ? w.in[a] + w.pe[a] : w.in[a];
+              int64_t taps = 0;
+              for (int64_t t = 0; t < w.k[a]; ++t) {
+                const int64_t pos = start[a] + t * w.d[a];
+                taps += pos >= lo && pos < hi;
+              }
+              count *= taps;
+            }
+            inv_count[o] = count > 0 ? C(1) / static_cast<C>(count) : C(0);
+          }
+        }
+      }
+    }
+    ParallelFor(p.batch * p.channels, w.out_size * w.k_size, [&](int64_t b, int64_t e) {
+      std::vector<C> acc(static_cast<size_t>(w.in_size));
+      for (int64_t plane = b; plane < e; ++plane) {
+        std::fill(acc.begin(), acc.end(), C(0));
+        const T* gp = g + plane * w.out_size;
+        ForEachWindowTap(w, [&](int64_t o, int64_t i) { acc[i] += Load(gp[o]) * inv_count[o]; });
+        for (int64_t i = 0; i < w.in_size; ++i) res[plane * w.in_size + i] = Store<T>(acc[i]);
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+}  // namespace a8::cpu

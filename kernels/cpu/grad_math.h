@@ -1,0 +1,56 @@
+// Gradient kernels of the elementwise, gather and slice ops (the internal a8.*Grad ops that
+// passes/autodiff/grad_rules_math.cc emits where composing ONNX ops would cost several passes over
+// memory).
+//
+// Activation gradients read the incoming gradient dy and one saved forward tensor of the same dtype
+// and element count: the forward OUTPUT y where the derivative is a function of it (Relu, Sigmoid,
+// Tanh: the input can then be freed early), else the forward input x. The math is done in float for
+// f16/bf16/f32 (double for f64) and rounded once. GatherGrad and SliceGrad write a zero-filled
+// tensor of the forward input's shape and add (Gather: accumulate, since indices may repeat) the
+// gradient into the gathered / sliced positions; their sums accumulate in float (double for f64),
+// one thread per output element, in index order, so results do not depend on the thread count.
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/ir/status.h"
+#include "kernels/cpu/dtype.h"
+
+namespace a8::cpu {
+
+enum class ActivationGradOp {
+  kRelu,         // z = y:  y > 0 ? dy : 0
+  kSigmoid,      // z = y:  dy * y * (1 - y)
+  kTanh,         // z = y:  dy * (1 - y^2)
+  kLeakyRelu,    // z = x:  x > 0 ? dy : alpha * dy
+  kElu,          // z = x:  x > 0 ? dy : alpha * exp(x) * dy
+  kGelu,         // z = x:  dy * (Phi(x) + x phi(x))
+  kGeluTanh,     // z = x:  dy * d/dx [0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))]
+  kErf,          // z = x:  dy * 2/sqrt(pi) exp(-x^2)
+  kSoftplus,     // z = x:  dy * sigmoid(x)
+  kHardSigmoid,  // z = x:  0 < alpha x + beta < 1 ? alpha * dy : 0
+};
+
+// The ONNX attributes of the forward op (LeakyRelu/Elu alpha, HardSigmoid alpha and beta).
+struct ActivationGradAttrs {
+  float alpha = 0.0f;
+  float beta = 0.0f;
+};
+
+// dx[i] = f(dy[i], z[i]) for n elements of a float dtype; dx may alias dy.
+Status ActivationGrad(ActivationGradOp op, DType dtype, int64_t n, const void* dy, const void* z,
+                      void* dx, const ActivationGradAttrs& attrs = {});
+
+// The gradient of Gather(data, indices, axis): dx (of `data_dims`) is zero but for dx[o,
+// indices[j], i] += dy[o, j, i], with dy of dims data[:axis] + indices + data[axis+1:]. Negative
+// indices count from the end; one out of range is InvalidInput.
+Status GatherGrad(DType dtype, const Dims& dy_dims, const void* dy, int64_t axis, DType index_dtype,
+                  const Dims& index_dims, const void* indices, const Dims& data_dims, void* dx);
+
+// The gradient of a Slice resolved to a start and step per dim (the starts/steps of every dim of
+// the forward input, steps non-zero): dx (of `data_dims`) is zero but for dx[start + k * step] =
+// dy[k] (per dim), dy having the slice's dims.
+Status SliceGrad(DType dtype, const Dims& dy_dims, const void* dy, const Dims& starts,
+                 const Dims& steps, const Dims& data_dims, void* dx);
+
+}  // namespace a8::cpu

@@ -1,0 +1,400 @@
+// build-training (see build_training.h).
+#include "passes/autodiff/build_training.h"
+
+#include <fmt/format.h>
+
+#include <regex>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+#include "passes/autodiff/autodiff.h"
+
+namespace a8 {
+namespace {
+
+constexpr const char* kFlagWhere = "build-training";
+
+// Emits a node of a known op and types its outputs from the op's shape rule.
+StatusOr<std::vector<Value*>> Emit(Graph& g, const std::string& domain, const std::string& op,
+                                   std::vector<Value*> inputs,
+                                   const std::vector<std::string>& out_names,
+                                   std::map<std::string, Attribute> attrs,
+                                   const std::string& node_name, Node* before = nullptr) {
+  const OpDef* def = FindOp(domain, op);
+  if (def == nullptr)
+    return Internal("{}: op {}.{} is not in the op table", kFlagWhere, domain, op);
+  std::vector<std::pair<std::string, TensorType>> outs;
+  for (const std::string& n : out_names) outs.emplace_back(n, TensorType{});
+  Node* node = g.AddNode(op, domain, std::move(inputs), outs, std::move(attrs), node_name, before);
+  node->set_version(def->canonical);
+  A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*node, *def));
+  std::vector<TensorType> types;
+  A8_RETURN_IF_ERROR(def->infer(*node, &types));
+  for (size_t i = 0; i < types.size(); ++i) node->output(static_cast<int>(i))->set_type(types[i]);
+  return node->outputs();
+}
+
+TensorDataPtr Zeros(const TensorType& t) { return TensorData::Make(t); }
+
+// Replaces `n` by a copy with one more output per suffix (the existing ones keep their uses) and
+// the given training-mode change; returns the new node.
+StatusOr<Node*> Rebuild(Graph& g, Node* n, const std::vector<std::string>& new_output_suffixes,
+                        const std::map<std::string, Attribute>& set_attrs,
+                        const std::vector<std::pair<int, Value*>>& set_inputs) {
+  std::vector<Value*> inputs = n->inputs();
+  for (const auto& [i, v] : set_inputs) {
+    if (static_cast<int>(inputs.size()) <= i) inputs.resize(i + 1, nullptr);
+    inputs[i] = v;
+  }
+  std::map<std::string, Attribute> attrs = n->attrs();
+  for (const auto& [k, a] : set_attrs) attrs[k] = a;
+  // Outputs: the existing ones, then up to the new count (output i > 0 named base + suffix).
+  std::vector<std::string> names;
+  const std::string base = n->output(0)->name();
+  const int num_outputs = 1 + static_cast<int>(new_output_suffixes.size());
+  for (int i = 0; i < num_outputs; ++i) {
+    names.push_back(i < n->num_outputs() ? n->output(i)->name()
+                                         : base + new_output_suffixes[i - 1]);
+  }
+  A8_ASSIGN_OR_RETURN(std::vector<Value*> outs,
+                      Emit(g, n->domain(), n->op(), inputs, names, attrs, n->name(), n));
+  outs[0]->producer()->set_version(n->version());
+  const int old_outputs = n->num_outputs();
+  std::vector<std::string> old_names;
+  for (int i = 0; i < old_outputs; ++i) {
+    old_names.push_back(n->output(i)->name());
+    g.ReplaceAllUsesWith(n->output(i), outs[i]);
+  }
+  g.EraseNode(n);
+  for (int i = 0; i < old_outputs; ++i) g.RenameValue(outs[i], old_names[i]);
+  return outs[0]->producer();
+}
+
+class Builder {
+ public:
+  explicit Builder(Graph& g) : g_(g), cfg_(*g.training) {}
+
+  Status Run() {
+    A8_RETURN_IF_ERROR(CheckTrainingConfig(cfg_));
+    if (g_.outputs().empty()) return InvalidInput("{}: the model has no outputs", g_.source);
+    A8_RETURN_IF_ERROR(ToTrainingMode());
+    A8_ASSIGN_OR_RETURN(Value * loss, AttachLoss());
+    A8_ASSIGN_OR_RETURN(std::vector<Value*> params, TrainableParameters(loss));
+    A8_ASSIGN_OR_RETURN(std::vector<Value*> grads, BuildGradients(g_, loss, params));
+    A8_RETURN_IF_ERROR(AddOptimizer(params, grads));
+    cfg_.built = true;
+    return Status::Ok();
+  }
+
+ private:
+  // BatchNormalization computes batch statistics and updates its running ones; Dropout drops.
+  Status ToTrainingMode() {
+    for (Node* n : g_.NodeList()) {
+      if (!n->domain().empty()) continue;
+      if (n->op() == "BatchNormalization") {
+        if (n->version() < 14) {
+          return Unsupported(
+              "{}: BatchNormalization-{} cannot be trained; export with opset 14 "
+              "or newer",
+              n->Where(), n->version());
+        }
+        Node* bn = n;
+        if (n->GetInt("training_mode", 0) == 0 || n->num_outputs() < 3) {
+          A8_ASSIGN_OR_RETURN(bn, Rebuild(g_, n, {".running_mean", ".running_var"},
+                                          {{"training_mode", Attribute(1)}}, {}));
+        }
+        for (int i : {3, 4}) {
+          Value* stat = bn->input(i);
+          if (stat->producer() != nullptr || stat->data() == nullptr) {
+            return Unsupported("{}: running statistic '{}' must be an initializer to be trained",
+                               bn->Where(), stat->name());
+          }
+          stat->set_role(ValueRole::kState);
+          g_.AddUpdate(stat, bn->output(i - 2));
+        }
+      } else if (n->op() == "Dropout") {
+        Value* on = g_.AddConstant(g_.UniqueName(n->name() + ".training_mode"), [] {
+          auto d = TensorData::Make(TensorType{DType::kBool, {}});
+          d->bytes[0] = 1;
+          return d;
+        }());
+        A8_RETURN_IF_ERROR(Rebuild(g_, n, {".mask"}, {}, {{2, on}}).status());
+      }
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<Value*> AttachLoss() {
+    Value* logits = nullptr;
+    if (cfg_.logits.empty()) {
+      logits = g_.outputs().front();
+    } else {
+      for (Value* v : g_.outputs()) {
+        if (v->name() == cfg_.logits) logits = v;
+      }
+      if (logits == nullptr) {
+        return InvalidInput("--logits: the model has no output '{}' (outputs: {})", cfg_.logits,
+                            OutputNames());
+      }
+    }
+    const std::string& kind = cfg_.loss;
+    std::vector<Value*> model_outputs = g_.outputs();
+    Value* loss = nullptr;
+    if (kind.rfind("output:", 0) == 0) {
+      const std::string name = kind.substr(7);
+      for (Value* v : g_.outputs()) {
+        if (v->name() == name) loss = v;
+      }
+      if (loss == nullptr) {
+        return InvalidInput("--loss=output:{}: the model has no output '{}' (outputs: {})", name,
+                            name, OutputNames());
+      }
+      if (!IsFloat(loss->dtype())) {
+        return InvalidInput("--loss=output:{}: the output has type {}; a loss must be float", name,
+                            loss->type().ToString());
+      }
+      cfg_.loss_output = loss->name();
+      cfg_.logits_output = logits == loss ? "" : logits->name();
+      return loss;
+    }
+    if (!IsFloat(logits->dtype())) {
+      return InvalidInput("--loss={}: the logits '{}' have type {}; they must be float", kind,
+                          logits->name(), logits->type().ToString());
+    }
+    if (g_.FindValue(cfg_.labels) != nullptr) {
+      return InvalidInput(
+          "--labels: the model already has a value named '{}'; choose another "
+          "label input name",
+          cfg_.labels);
+    }
+    const std::string loss_name = g_.UniqueName("loss");
+    if (kind == "cross_entropy") {
+      if (logits->type().rank() < 2) {
+        return InvalidInput(
+            "--loss=cross_entropy: the logits '{}' are {}; expected [N, C] or "
+            "[N, C, d1, ...]",
+            logits->name(), logits->type().ToString());
+      }
+      std::vector<int64_t> label_dims = logits->dims();
+      label_dims.erase(label_dims.begin() + 1);
+      Value* labels = g_.AddInput(cfg_.labels, TensorType{DType::kI64, label_dims});
+      A8_ASSIGN_OR_RETURN(std::vector<Value*> outs,
+                          Emit(g_, "", "SoftmaxCrossEntropyLoss", {logits, labels}, {loss_name},
+                               {{"reduction", Attribute("mean")}}, "loss"));
+      loss = outs[0];
+    } else if (kind == "mse" || kind == "l1" || kind == "bce_logits") {
+      const char* op = kind == "mse" ? "MseLoss" : kind == "l1" ? "L1Loss" : "BceWithLogitsLoss";
+      Value* labels = g_.AddInput(cfg_.labels, logits->type());
+      A8_ASSIGN_OR_RETURN(std::vector<Value*> outs,
+                          Emit(g_, "a8", op, {logits, labels}, {loss_name}, {}, "loss"));
+      loss = outs[0];
+    } else {
+      return InvalidInput(
+          "--loss: unknown loss '{}' (expected cross_entropy, mse, bce_logits, l1 "
+          "or output:NAME)",
+          kind);
+    }
+    std::vector<Value*> outputs = {loss};
+    outputs.insert(outputs.end(), model_outputs.begin(), model_outputs.end());
+    g_.SetOutputs(outputs);
+    cfg_.loss_output = loss->name();
+    cfg_.logits_output = logits->name();
+    cfg_.labels_input = cfg_.labels;
+    return loss;
+  }
+
+  std::string OutputNames() const {
+    std::string s;
+    for (const Value* v : g_.outputs()) s += (s.empty() ? "" : ", ") + v->name();
+    return s;
+  }
+
+  StatusOr<std::vector<Value*>> TrainableParameters(Value* loss) {
+    std::regex freeze;
+    if (!cfg_.freeze.empty()) {
+      try {
+        freeze = std::regex(cfg_.freeze, std::regex::ECMAScript);
+      } catch (const std::regex_error& e) {
+        return InvalidInput("--freeze: '{}' is not a valid regular expression: {}", cfg_.freeze,
+                            e.what());
+      }
+    }
+    // Parameters the loss depends on.
+    std::set<const Value*> reaches = {loss};
+    const std::vector<Node*> nodes = g_.NodeList();
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      bool r = false;
+      for (const Value* v : (*it)->outputs()) r |= reaches.count(v) > 0;
+      if (!r) continue;
+      for (const Value* v : (*it)->inputs()) {
+        if (v != nullptr) reaches.insert(v);
+      }
+    }
+    std::vector<Value*> params;
+    for (Value* p : g_.parameters()) {
+      if (!IsFloat(p->dtype())) continue;
+      if (!cfg_.freeze.empty() && std::regex_search(p->name(), freeze)) {
+        cfg_.frozen.push_back(p->name());
+        continue;
+      }
+      if (reaches.count(p) == 0) {
+        cfg_.frozen.push_back(p->name());
+        continue;
+      }
+      params.push_back(p);
+      cfg_.trainable.push_back(p->name());
+    }
+    if (params.empty()) {
+      return InvalidInput("{}: nothing to train: {}", g_.source,
+                          cfg_.frozen.empty()
+                              ? std::string("the loss depends on no float parameter")
+                              : fmt::format("every parameter the loss depends on is frozen "
+                                            "(--freeze='{}' matches all {})",
+                                            cfg_.freeze, cfg_.frozen.size()));
+    }
+    return params;
+  }
+
+  Value* State(const std::string& name, const TensorType& t) {
+    return g_.AddState(g_.UniqueName(name), Zeros(t));
+  }
+
+  Status AddOptimizer(const std::vector<Value*>& params, const std::vector<Value*>& grads) {
+    const TensorType scalar_f32{DType::kF32, {}};
+    Value* step = State("a8.step", TensorType{DType::kI64, {}});
+    Value* updates = State("a8.updates", scalar_f32);
+    Value* control = State("a8.control", TensorType{DType::kF32, {5}});
+    const int64_t k = cfg_.accumulate;
+
+    std::vector<Value*> effective = grads;
+    if (k > 1) {
+      for (size_t i = 0; i < params.size(); ++i) {
+        Value* acc = State(params[i]->name() + ".grad_acc", params[i]->type());
+        A8_ASSIGN_OR_RETURN(
+            std::vector<Value*> outs,
+            Emit(g_, "a8", "GradAccumulate", {acc, grads[i], step}, {acc->name() + ".next"},
+                 {{"accumulate", Attribute(k)}}, params[i]->name() + ".accumulate"));
+        g_.AddUpdate(acc, outs[0]);
+        effective[i] = outs[0];
+      }
+    }
+    std::vector<Value*> control_inputs = {step, updates};
+    if (cfg_.clip_grad_norm > 0.0f) {
+      A8_ASSIGN_OR_RETURN(std::vector<Value*> norm, Emit(g_, "a8", "GlobalNormSq", effective,
+                                                         {"a8.grad_norm_sq"}, {}, "a8.grad_norm"));
+      control_inputs.push_back(norm[0]);
+    }
+    std::map<std::string, Attribute> control_attrs = {
+        {"lr", Attribute(cfg_.lr)},
+        {"schedule", Attribute(cfg_.lr_schedule)},
+        {"warmup_steps", Attribute(cfg_.warmup_steps)},
+        {"total_steps", Attribute(cfg_.total_steps)},
+        {"min_lr", Attribute(cfg_.min_lr)},
+        {"accumulate", Attribute(k)},
+        {"max_grad_norm", Attribute(cfg_.clip_grad_norm)}};
+    A8_ASSIGN_OR_RETURN(std::vector<Value*> ctl,
+                        Emit(g_, "a8", "TrainControl", control_inputs,
+                             {"a8.control.next", "a8.step.next", "a8.updates.next"}, control_attrs,
+                             "a8.train_control"));
+    g_.AddUpdate(control, ctl[0]);
+    g_.AddUpdate(step, ctl[1]);
+    g_.AddUpdate(updates, ctl[2]);
+
+    const float wd = cfg_.EffectiveWeightDecay();
+    for (size_t i = 0; i < params.size(); ++i) {
+      Value* p = params[i];
+      const std::string node_name = p->name() + ".update";
+      if (cfg_.optimizer == "adam" || cfg_.optimizer == "adamw") {
+        Value* m = State(p->name() + ".exp_avg", p->type());
+        Value* v = State(p->name() + ".exp_avg_sq", p->type());
+        A8_ASSIGN_OR_RETURN(std::vector<Value*> outs,
+                            Emit(g_, "a8", "AdamUpdate", {p, effective[i], ctl[0], m, v},
+                                 {p->name() + ".next", m->name() + ".next", v->name() + ".next"},
+                                 {{"beta1", Attribute(cfg_.beta1)},
+                                  {"beta2", Attribute(cfg_.beta2)},
+                                  {"eps", Attribute(cfg_.eps)},
+                                  {"weight_decay", Attribute(wd)},
+                                  {"decoupled", Attribute(cfg_.optimizer == "adamw" ? 1 : 0)}},
+                                 node_name));
+        g_.AddUpdate(p, outs[0]);
+        g_.AddUpdate(m, outs[1]);
+        g_.AddUpdate(v, outs[2]);
+      } else {
+        const bool with_momentum = cfg_.optimizer != "sgd";
+        std::vector<Value*> inputs = {p, effective[i], ctl[0]};
+        std::vector<std::string> names = {p->name() + ".next"};
+        Value* buf = nullptr;
+        if (with_momentum) {
+          buf = State(p->name() + ".momentum_buffer", p->type());
+          inputs.push_back(buf);
+          names.push_back(buf->name() + ".next");
+        }
+        A8_ASSIGN_OR_RETURN(std::vector<Value*> outs,
+                            Emit(g_, "a8", "SgdUpdate", inputs, names,
+                                 {{"momentum", Attribute(with_momentum ? cfg_.momentum : 0.0f)},
+                                  {"dampening", Attribute(cfg_.dampening)},
+                                  {"nesterov", Attribute(cfg_.optimizer == "nesterov" ? 1 : 0)},
+                                  {"weight_decay", Attribute(wd)}},
+                                 node_name));
+        g_.AddUpdate(p, outs[0]);
+        if (buf != nullptr) g_.AddUpdate(buf, outs[1]);
+      }
+    }
+    cfg_.step_state = step->name();
+    cfg_.control_state = control->name();
+    return Status::Ok();
+  }
+
+  Graph& g_;
+  TrainingConfig& cfg_;
+};
+
+}  // namespace
+
+Status CheckTrainingConfig(const TrainingConfig& cfg) {
+  static const std::set<std::string> kOptimizers = {"sgd", "momentum", "nesterov", "adam", "adamw"};
+  if (kOptimizers.count(cfg.optimizer) == 0) {
+    return InvalidInput(
+        "--optimizer: unknown optimizer '{}' (expected sgd, momentum, nesterov, "
+        "adam or adamw)",
+        cfg.optimizer);
+  }
+  const std::string& loss = cfg.loss;
+  static const std::set<std::string> kLosses = {"cross_entropy", "mse", "bce_logits", "l1", "onnx"};
+  if (kLosses.count(loss) == 0 && loss.rfind("output:", 0) != 0) {
+    return InvalidInput(
+        "--loss: unknown loss '{}' (expected cross_entropy, mse, bce_logits, l1 "
+        "or output:NAME)",
+        loss);
+  }
+  if (!(cfg.lr > 0.0f)) return InvalidInput("--lr: must be > 0, got {}", cfg.lr);
+  if (cfg.accumulate < 1) {
+    return InvalidInput("--accumulate: must be >= 1, got {}", cfg.accumulate);
+  }
+  if (cfg.clip_grad_norm < 0.0f) {
+    return InvalidInput("--clip-grad-norm: must be >= 0, got {}", cfg.clip_grad_norm);
+  }
+  if (cfg.lr_schedule != "constant" && cfg.lr_schedule != "cosine") {
+    return InvalidInput("--lr-schedule: unknown schedule '{}' (expected constant or cosine)",
+                        cfg.lr_schedule);
+  }
+  if (cfg.lr_schedule == "cosine" && cfg.total_steps <= cfg.warmup_steps) {
+    return InvalidInput("--lr-schedule=cosine needs --total-steps > --warmup-steps (got {} and {})",
+                        cfg.total_steps, cfg.warmup_steps);
+  }
+  return Status::Ok();
+}
+
+StatusOr<bool> BuildTraining::Run(Graph& graph) {
+  if (!graph.training || graph.training->built || graph.training->loss == "onnx") return false;
+  const size_t before = graph.num_nodes();
+  A8_RETURN_IF_ERROR(Builder(graph).Run());
+  stats()["nodes-added"] = static_cast<int64_t>(graph.num_nodes() - before);
+  stats()["parameters-trained"] = static_cast<int64_t>(graph.training->trainable.size());
+  return true;
+}
+
+}  // namespace a8

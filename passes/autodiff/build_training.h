@@ -1,0 +1,44 @@
+// build-training: turns a forward graph into one full training step.
+//
+// Runs only on a graph with `Graph::training` set (the driver's --loss/--optimizer flags, or a
+// model's TrainingInfoProto); otherwise it changes nothing, so inference plans are untouched.
+//
+// What the step computes, in order:
+// 1. the forward graph in training mode: BatchNormalization uses batch statistics and its
+//    running mean and variance become state updated every step (`update %mean = %bn.mean`);
+//    Dropout draws its mask (Philox, seeded by the run's seed and the step) and keeps it for the
+//    backward pass;
+// 2. the loss, attached to the logits (`--logits`, default the first output) with a new label
+//    input (`--labels`, default `labels`): SoftmaxCrossEntropyLoss (i64 class indices; logits
+//    [N,C] or [N,C,d..]), a8.MseLoss, a8.L1Loss, a8.BceWithLogitsLoss (labels of the logits'
+//    type and shape), or `output:NAME` (a model output that already is the loss);
+// 3. the gradients of the loss with respect to every trainable parameter (float parameters the
+//    loss depends on, minus --freeze), by reverse-mode autodiff (autodiff.h);
+// 4. the update: with --accumulate=N each gradient is summed into FP32 state over N micro-steps
+//    (a8.GradAccumulate) and the optimizer applies every N-th step; a8.GlobalNormSq feeds
+//    --clip-grad-norm; a8.TrainControl computes the learning rate of the schedule, the gradient
+//    scale (1/N times the clip factor) and whether this step applies, and counts steps in state
+//    (`a8.step`, `a8.updates`, and `a8.control` for the runner's metrics); one a8.SgdUpdate or
+//    a8.AdamUpdate per parameter (PyTorch's SGD/momentum/Nesterov/Adam/AdamW) updates the FP32
+//    master weight and its moments, all as state updates.
+// Graph outputs become: the loss, then the model's outputs. Errors name the flag or the value:
+// an unknown --logits, a label name that already exists, labels of a loss that cannot apply to
+// the logits, a model where every parameter is frozen.
+#pragma once
+
+#include "compiler/ir/graph.h"
+#include "compiler/pass/pass.h"
+
+namespace a8 {
+
+// Checks the flags alone (known loss and optimizer, ranges), so the driver can reject a typo
+// before importing the model. Errors name the flag.
+Status CheckTrainingConfig(const TrainingConfig& config);
+
+class BuildTraining : public Pass {
+ public:
+  BuildTraining() = default;
+  StatusOr<bool> Run(Graph& graph) override;
+};
+
+}  // namespace a8

@@ -1,0 +1,167 @@
+#include "runtime/core/trainer.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+#include "kernels/cpu/elementwise.h"
+#include "runtime/core/checkpoint.h"
+
+namespace a8 {
+namespace {
+
+int64_t Elements(const plan::Buffer& b) {
+  int64_t n = 1;
+  for (int64_t d : b.type().dims()) n *= d;
+  return n;
+}
+
+// Buffer `b` converted to `to` (float64 for floats, int64 for indices).
+template <typename T>
+StatusOr<std::vector<T>> ReadAs(const Executor& ex, const plan::Buffer& b, DType to) {
+  std::vector<T> out(static_cast<size_t>(Elements(b)));
+  A8_RETURN_IF_ERROR(cpu::Cast(static_cast<DType>(b.type().dtype()), to, Elements(b),
+                               ex.BufferData(b.id()), out.data()));
+  return out;
+}
+
+StatusOr<const plan::Buffer*> LossOutput(const Executor& ex) {
+  const plan::Plan& p = ex.plan();
+  if (!p.training()) return InvalidInput("not a training plan");
+  const plan::Buffer* loss = ex.FindOutput(p.train().loss());
+  if (loss == nullptr || !IsFloat(static_cast<DType>(loss->type().dtype())) || Elements(*loss) != 1)
+    return InvalidInput("the plan's loss '{}' is not a float scalar graph output",
+                        p.train().loss());
+  return loss;
+}
+
+}  // namespace
+
+int64_t NumClasses(const plan::Plan& plan) {
+  if (!plan.training() || plan.train().logits().empty()) return 0;
+  for (const plan::Binding& b : plan.outputs()) {
+    if (b.name() != plan.train().logits()) continue;
+    const plan::TensorType& t = plan.buffers(b.buffer()).type();
+    return t.dims_size() > 0 ? t.dims(t.dims_size() - 1) : 0;
+  }
+  return 0;
+}
+
+StatusOr<EvalResult> Evaluate(Executor& ex, Dataset& data) {
+  const plan::Plan& p = ex.plan();
+  A8_ASSIGN_OR_RETURN(const plan::Buffer* loss, LossOutput(ex));
+  const plan::Training& t = p.train();
+  const int64_t batch = data.batch(), samples = data.samples();
+  if (samples <= 0) return InvalidInput("evaluation: the dataset holds no samples");
+  if (t.eval_kernels_size() == 0) return InvalidInput("evaluation: the plan has no eval kernels");
+  const plan::Buffer* logits = t.logits().empty() ? nullptr : ex.FindOutput(t.logits());
+  const plan::Buffer* labels = t.labels().empty() ? nullptr : ex.FindInput(t.labels());
+  const int64_t classes = NumClasses(p);
+  // Accuracy: one integer label per row of logits.
+  bool accuracy = t.loss_kind() == "cross_entropy" && logits != nullptr && labels != nullptr &&
+                  classes > 0 && !IsFloat(static_cast<DType>(labels->type().dtype())) &&
+                  Elements(*logits) == Elements(*labels) * classes &&
+                  Elements(*labels) % batch == 0;
+  const int64_t rows_per_sample = accuracy ? Elements(*labels) / batch : 0;
+
+  EvalResult r;
+  r.step = ex.step();
+  r.samples = samples;
+  r.has_accuracy = accuracy;
+  double loss_sum = 0;
+  int64_t counted = 0;  // rows (accuracy) or samples (batch losses) in loss_sum
+  for (int64_t k = 0; k * batch < samples; ++k) {
+    A8_RETURN_IF_ERROR(data.FillWrapped(k, false, 0, ex));
+    std::vector<int64_t> label;
+    if (accuracy) {  // read before the step: the arena may reuse an input's bytes
+      A8_ASSIGN_OR_RETURN(label, ReadAs<int64_t>(ex, *labels, DType::kI64));
+    }
+    A8_RETURN_IF_ERROR(ex.RunEval());
+    const int64_t real = std::min(batch, samples - k * batch);
+    if (!accuracy) {
+      A8_ASSIGN_OR_RETURN(std::vector<double> l, ReadAs<double>(ex, *loss, DType::kF64));
+      loss_sum += l[0] * static_cast<double>(real);
+      counted += real;
+      continue;
+    }
+    A8_ASSIGN_OR_RETURN(std::vector<double> z, ReadAs<double>(ex, *logits, DType::kF64));
+    for (int64_t row = 0; row < real * rows_per_sample; ++row) {
+      const double* x = z.data() + row * classes;
+      int64_t y = label[static_cast<size_t>(row)];
+      if (y < 0 || y >= classes) continue;  // an ignored label (ignore_index)
+      int64_t best = std::max_element(x, x + classes) - x;
+      double top = x[best], sum = 0;
+      for (int64_t c = 0; c < classes; ++c) sum += std::exp(x[c] - top);
+      loss_sum += top + std::log(sum) - x[y];
+      r.correct += best == y;
+      ++counted;
+    }
+  }
+  r.loss = counted > 0 ? loss_sum / static_cast<double>(counted) : 0.0;
+  r.accuracy = counted > 0 ? static_cast<double>(r.correct) / static_cast<double>(counted) : 0.0;
+  return r;
+}
+
+StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval,
+                             const TrainOptions& options, TrainObserver& observer) {
+  const plan::Plan& p = ex.plan();
+  A8_ASSIGN_OR_RETURN(const plan::Buffer* loss, LossOutput(ex));
+  const plan::Training& t = p.train();
+  const float* control = t.control_buffer() >= 0
+                             ? reinterpret_cast<const float*>(ex.BufferData(t.control_buffer()))
+                             : nullptr;
+  TrainSummary s;
+  s.first_step = ex.step();
+  int64_t saved_at = -1, evaluated_at = -1;
+  auto evaluate = [&]() -> Status {
+    A8_ASSIGN_OR_RETURN(s.eval, Evaluate(ex, *eval));
+    s.has_eval = true;
+    evaluated_at = ex.step();
+    observer.OnEval(s.eval);
+    return Status::Ok();
+  };
+  auto save = [&]() -> Status {
+    CheckpointInfo info;
+    info.seed = options.seed;
+    info.extra = options.checkpoint_extra;
+    A8_RETURN_IF_ERROR(SaveCheckpoint(ex, info, options.checkpoint));
+    saved_at = ex.step();
+    observer.OnSave(options.checkpoint, saved_at);
+    return Status::Ok();
+  };
+  while (ex.step() < options.total_steps) {
+    A8_RETURN_IF_ERROR(fill(ex, ex.step()));
+    auto t0 = std::chrono::steady_clock::now();
+    A8_RETURN_IF_ERROR(ex.Run());
+    auto t1 = std::chrono::steady_clock::now();
+    StepRecord rec;
+    rec.step = ex.step();
+    rec.step_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
+    A8_ASSIGN_OR_RETURN(std::vector<double> l, ReadAs<double>(ex, *loss, DType::kF64));
+    rec.loss = l[0];
+    rec.lr = control != nullptr ? control[0] : t.lr();
+    // The loss scale: 1 without a scaler (control[1] is then the gradients' multiplier, the
+    // 1 / accumulate and clipping factor, not a loss scale).
+    const std::string& scaler = p.scaler().mode();
+    bool scaled = !scaler.empty() && scaler != "none";
+    rec.scale = scaled && control != nullptr ? control[1] : 1.0;
+    if (t.clip_grad_norm() > 0 && control != nullptr) {
+      rec.has_grad_norm = true;
+      rec.grad_norm = control[4];
+    }
+    s.step_ms.push_back(rec.step_ms);
+    s.final_loss = rec.loss;
+    A8_RETURN_IF_ERROR(observer.OnStep(rec));
+    if (eval != nullptr && options.eval_every > 0 && rec.step % options.eval_every == 0)
+      A8_RETURN_IF_ERROR(evaluate());
+    if (!options.checkpoint.empty() && options.save_every > 0 && rec.step % options.save_every == 0)
+      A8_RETURN_IF_ERROR(save());
+  }
+  s.last_step = ex.step();
+  if (eval != nullptr && evaluated_at != ex.step()) A8_RETURN_IF_ERROR(evaluate());
+  if (!options.checkpoint.empty() && saved_at != ex.step() && s.last_step > s.first_step)
+    A8_RETURN_IF_ERROR(save());
+  return s;
+}
+
+}  // namespace a8

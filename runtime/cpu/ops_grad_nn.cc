@@ -1,0 +1,243 @@
+// CPU registry entries of the NN gradient ops and a800c's losses (see registry.h): each reads its
+// operands and attributes and calls the kernel of kernels/cpu/grad_nn.h.
+#include <algorithm>
+
+#include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/kernels.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8 {
+namespace {
+
+cpu::Dims Spatial(const cpu::Dims& d) {
+  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
+}
+
+Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank) {
+  if (t.dims.size() < min_rank) {
+    return InvalidInput("{}: {} has rank {}, needs at least {}", a.kernel().op(), what,
+                        t.dims.size(), min_rank);
+  }
+  return Status::Ok();
+}
+
+// Pool params of the forward whose input is `x_dims`; dY must have the forward's output dims.
+StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a, const cpu::Dims& x_dims) {
+  cpu::PoolParams p;
+  p.dtype = a.in(0).dtype;
+  p.batch = x_dims[0];
+  p.channels = x_dims[1];
+  p.in_spatial = Spatial(x_dims);
+  p.kernel = a.Ints("kernel_shape");
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  p.ceil_mode = a.Int("ceil_mode", 0) != 0;
+  p.count_include_pad = a.Int("count_include_pad", 0) != 0;
+  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::PoolOutputSpatial(p));
+  if (Spatial(a.in(0).dims) != out) {
+    return InvalidInput("{}: dY has spatial dims of rank {} that are not the pooled output",
+                        a.kernel().op(), a.in(0).dims.size());
+  }
+  return p;
+}
+
+Status RunConvGradFilter(const KernelArgs& a) {
+  const TensorArg& dy = a.in(0);
+  const TensorArg& x = a.in(1);
+  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
+  cpu::ConvParams p;
+  p.dtype = x.dtype;
+  p.batch = x.dims[0];
+  p.in_channels = x.dims[1];
+  p.out_channels = dy.dims[1];
+  p.group = a.Int("group", 1);
+  p.in_spatial = Spatial(x.dims);
+  p.kernel = a.Ints("kernel_shape");
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
+  if (Spatial(dy.dims) != out || dy.dims[0] != p.batch) {
+    return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
+  }
+  return cpu::ConvGradFilter(p, dy.data, x.data, a.out(0).data);
+}
+
+Status RunMaxPoolGrad(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(1), "x", 3));
+  A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a, a.in(1).dims));
+  return cpu::MaxPoolGrad(p, a.in(0).data, a.in(1).data, a.out(0).data);
+}
+
+Status RunAveragePoolGrad(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.out(0), "dX", 3));
+  A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a, a.out(0).dims));
+  return cpu::AveragePoolGrad(p, a.in(0).data, a.out(0).data);
+}
+
+void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
+const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).data : nullptr; }
+
+Status RunBatchNormGrad(const KernelArgs& a) {
+  const TensorArg& x = a.in(1);
+  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 1));
+  cpu::BatchNormParams p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(2).dtype;
+  p.stat_dtype = a.has_in(3) ? a.in(3).dtype : p.param_dtype;
+  p.batch = x.dims[0];
+  p.channels = x.dims.size() > 1 ? x.dims[1] : 1;
+  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  return cpu::BatchNormGrad(p, a.in(0).data, x.data, a.in(2).data, InOrNull(a, 3), InOrNull(a, 4),
+                            OutOrNull(a, 0), OutOrNull(a, 1), OutOrNull(a, 2), OutOrNull(a, 3),
+                            OutOrNull(a, 4));
+}
+
+Status RunLayerNormGrad(const KernelArgs& a) {
+  const TensorArg& x = a.in(1);
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", -1), rank, "LayerNorm"));
+  cpu::LayerNormParams p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(2).dtype;
+  p.stat_dtype = a.has_in(3) ? a.in(3).dtype : DType::kF32;
+  p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
+  p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  if (a.in(2).count() != p.inner) {
+    return Unsupported(
+        "{}: Scale of {} elements for a normalized size of {} "
+        "(broadcast Scale)",
+        a.kernel().op(), a.in(2).count(), p.inner);
+  }
+  if (a.has_in(3) != a.has_in(4) || (a.has_in(4) && a.in(4).dtype != p.stat_dtype)) {
+    return InvalidInput("{}: Mean and InvStdDev come together, of one dtype", a.kernel().op());
+  }
+  return cpu::LayerNormGrad(p, a.in(0).data, x.data, a.in(2).data, InOrNull(a, 3), InOrNull(a, 4),
+                            OutOrNull(a, 0), OutOrNull(a, 1), OutOrNull(a, 2));
+}
+
+Status RunInstanceNormGrad(const KernelArgs& a) {
+  const TensorArg& x = a.in(1);
+  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
+  return cpu::InstanceNormGrad(x.dtype, a.in(2).dtype, x.dims[0], x.dims[1],
+                               cpu::NumElements(Spatial(x.dims)), a.Float("epsilon", 1e-5f),
+                               a.in(0).data, x.data, a.in(2).data, OutOrNull(a, 0), OutOrNull(a, 1),
+                               OutOrNull(a, 2));
+}
+
+KernelFn SoftmaxGradFn(bool log) {
+  return [log](const KernelArgs& a) -> Status {
+    const TensorArg& y = a.in(1);
+    const int64_t rank = static_cast<int64_t>(y.dims.size());
+    A8_ASSIGN_OR_RETURN(
+        int64_t axis,
+        cpu::NormalizeAxis(a.Int("axis", -1), std::max<int64_t>(rank, 1), "SoftmaxGrad"));
+    return cpu::SoftmaxGrad(y.dtype, y.dims, axis, log, a.in(0).data, y.data, a.out(0).data);
+  };
+}
+
+Status RunDropoutGrad(const KernelArgs& a) {
+  float ratio = 0.5f;
+  if (a.has_in(2)) {
+    A8_RETURN_IF_ERROR(cpu::Cast(a.in(2).dtype, DType::kF32, 1, a.in(2).data, &ratio));
+  }
+  const bool training = !a.has_in(3) || *reinterpret_cast<const bool*>(a.in(3).data);
+  if (!(ratio >= 0.0f && ratio < 1.0f)) {
+    return InvalidInput("{}: ratio {} is not in [0, 1)", a.kernel().op(), ratio);
+  }
+  // The forward's scale: it computed 1 / (1 - ratio) in float (elementwise.cc Dropout).
+  const float scale = training ? 1.0f / (1.0f - ratio) : 1.0f;
+  return cpu::DropoutGrad(a.in(0).dtype, a.in(0).count(), a.in(0).data,
+                          reinterpret_cast<const bool*>(a.in(1).data), scale, a.out(0).data);
+}
+
+// LossParams of a loss gradient: `scores_dims` [N, C, d...], labels input `labels`.
+StatusOr<cpu::LossParams> LossGradParams(const KernelArgs& a, const cpu::Dims& scores_dims,
+                                         int labels) {
+  if (scores_dims.size() < 2) return InvalidInput("{}: scores rank < 2", a.kernel().op());
+  cpu::LossParams p;
+  p.dtype = a.in(0).dtype;
+  p.label_dtype = a.in(labels).dtype;
+  p.batch = scores_dims[0];
+  p.classes = scores_dims[1];
+  p.extra = cpu::NumElements(Spatial(scores_dims));
+  const std::string red = a.Str("reduction", "mean");
+  if (red == "none") {
+    p.reduction = cpu::LossReduction::kNone;
+  } else if (red == "sum") {
+    p.reduction = cpu::LossReduction::kSum;
+  } else if (red == "mean") {
+    p.reduction = cpu::LossReduction::kMean;
+  } else {
+    return InvalidInput("{}: reduction: unknown value '{}'", a.kernel().op(), red);
+  }
+  if (a.attr("ignore_index") != nullptr) {
+    p.has_ignore_index = true;
+    p.ignore_index = a.Int("ignore_index", 0);
+  }
+  return p;
+}
+
+Status RunSceGrad(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossGradParams(a, a.in(1).dims, 2));
+  return cpu::SoftmaxCrossEntropyLossGrad(p, a.in(0).data, a.in(1).data, a.in(2).data,
+                                          InOrNull(a, 3), a.out(0).data);
+}
+
+Status RunNllGrad(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossGradParams(a, a.out(0).dims, 1));
+  return cpu::NegativeLogLikelihoodLossGrad(p, a.in(0).data, a.in(1).data, InOrNull(a, 2),
+                                            a.out(0).data);
+}
+
+KernelFn PairLossFn(cpu::PairLoss kind) {
+  return [kind](const KernelArgs& a) -> Status {
+    if (a.in(0).count() != a.in(1).count()) {
+      return InvalidInput("{}: pred and target sizes differ", a.kernel().op());
+    }
+    return cpu::PairLossForward(kind, a.in(0).dtype, a.in(0).count(), a.in(0).data, a.in(1).data,
+                                a.out(0).data);
+  };
+}
+
+KernelFn PairLossGradFn(cpu::PairLoss kind) {
+  return [kind](const KernelArgs& a) -> Status {
+    if (a.in(1).count() != a.in(2).count() || a.in(0).count() != 1) {
+      return InvalidInput("{}: pred and target sizes differ, or dloss is not a scalar",
+                          a.kernel().op());
+    }
+    return cpu::PairLossGrad(kind, a.in(1).dtype, a.in(1).count(), a.in(0).data, a.in(1).data,
+                             a.in(2).data, OutOrNull(a, 0), OutOrNull(a, 1));
+  };
+}
+
+}  // namespace
+
+void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r) {
+  r->push_back({"a8.ConvGradFilter", kFloatTypes, 0, RunConvGradFilter, "im2col + GEMM"});
+  r->push_back({"a8.MaxPoolGrad", kFloatTypes, 0, RunMaxPoolGrad, ""});
+  r->push_back({"a8.AveragePoolGrad", kFloatTypes, 0, RunAveragePoolGrad, ""});
+  r->push_back({"a8.BatchNormalizationGrad", kFloatTypes, 0, RunBatchNormGrad,
+                "scale and statistics: own float dtypes"});
+  r->push_back({"a8.LayerNormalizationGrad", kFloatTypes, 0, RunLayerNormGrad,
+                "Mean/InvStdDev optional (recomputed)"});
+  r->push_back({"a8.InstanceNormalizationGrad", kFloatTypes, 0, RunInstanceNormGrad, ""});
+  r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(false), ""});
+  r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(true), ""});
+  r->push_back({"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"});
+  r->push_back({"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunSceGrad, "labels: i32/i64"});
+  r->push_back({"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunNllGrad, "labels: i32/i64"});
+  r->push_back({"a8.MseLoss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kMse), ""});
+  r->push_back({"a8.L1Loss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kL1), ""});
+  r->push_back(
+      {"a8.BceWithLogitsLoss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kBceWithLogits), ""});
+  r->push_back({"a8.MseLossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kMse), ""});
+  r->push_back({"a8.L1LossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kL1), ""});
+  r->push_back({"a8.BceWithLogitsLossGrad", kFloatTypes, 0,
+                PairLossGradFn(cpu::PairLoss::kBceWithLogits), ""});
+}
+
+}  // namespace a8

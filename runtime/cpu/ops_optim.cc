@@ -1,0 +1,240 @@
+// CPU registry entries of the optimizer ops (see registry.h): a800c's step control and updates
+// (domain "a8") and the ONNX ai.onnx.preview.training optimizers, over kernels/cpu/optim.h.
+#include "kernels/cpu/optim.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8 {
+namespace {
+
+// Operands of one kernel must agree in element count (the compiler's shape rules guarantee it for
+// plans it writes; a hand-edited plan gets an error, not an out-of-bounds access).
+Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg& like,
+                        const char* what) {
+  if (t.count() != like.count()) {
+    return InvalidInput("{}: {} has {} elements, expected {}", a.kernel().op(), what, t.count(),
+                        like.count());
+  }
+  return Status::Ok();
+}
+
+Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what) {
+  const TensorArg& t = a.in(i);
+  if (!t.present || t.dtype != dtype || t.count() != 1) {
+    return InvalidInput("{}: input {} ({}) must be a {} scalar", a.kernel().op(), i, what,
+                        DTypeName(dtype));
+  }
+  return Status::Ok();
+}
+
+// The control vector (a8.TrainControl's ctl) of an update, input 2.
+StatusOr<const float*> ControlOf(const KernelArgs& a) {
+  const TensorArg& ctl = a.in(2);
+  if (!ctl.present || ctl.dtype != DType::kF32 || ctl.count() != cpu::kCtlSize) {
+    return InvalidInput("{}: input 2 (ctl) must be f32[{}]", a.kernel().op(),
+                        static_cast<int>(cpu::kCtlSize));
+  }
+  return reinterpret_cast<const float*>(ctl.data);
+}
+
+Status RunTrainControl(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kI64, "step"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kF32, "updates"));
+  cpu::TrainControlParams p;
+  p.lr = a.Float("lr", 0.0f);
+  const std::string schedule = a.Str("schedule", "constant");
+  if (schedule != "constant" && schedule != "cosine") {
+    return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
+  }
+  p.cosine = schedule == "cosine";
+  p.warmup_steps = a.Int("warmup_steps", 0);
+  p.total_steps = a.Int("total_steps", 0);
+  p.min_lr = a.Float("min_lr", 0.0f);
+  p.accumulate = a.Int("accumulate", 1);
+  p.max_grad_norm = a.Float("max_grad_norm", 0.0f);
+  cpu::TrainControlInputs in;
+  in.step = *reinterpret_cast<const int64_t*>(a.in(0).data);
+  in.updates = *reinterpret_cast<const float*>(a.in(1).data);
+  if (a.has_in(2)) {
+    A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "sq_norm"));
+    in.has_sq_norm = true;
+    in.sq_norm = *reinterpret_cast<const float*>(a.in(2).data);
+  }
+  if (a.has_in(3)) {
+    A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kF32, "found_inf"));
+    in.has_found_inf = true;
+    in.found_inf = *reinterpret_cast<const float*>(a.in(3).data);
+  }
+  if (a.out(0).count() != cpu::kCtlSize || a.out(1).count() != 1 || a.out(2).count() != 1) {
+    return InvalidInput("a8.TrainControl: outputs must be f32[{}], i64[], f32[]",
+                        static_cast<int>(cpu::kCtlSize));
+  }
+  return cpu::TrainControl(p, in, reinterpret_cast<float*>(a.out(0).data),
+                           reinterpret_cast<int64_t*>(a.out(1).data),
+                           reinterpret_cast<float*>(a.out(2).data));
+}
+
+Status RunGlobalNormSq(const KernelArgs& a) {
+  std::vector<DType> dtypes;
+  std::vector<int64_t> counts;
+  std::vector<const void*> data;
+  for (int i = 0; i < a.num_inputs(); ++i) {
+    const TensorArg& t = a.in(i);
+    if (!t.present) return InvalidInput("a8.GlobalNormSq: input {} is missing", i);
+    dtypes.push_back(t.dtype);
+    counts.push_back(t.count());
+    data.push_back(t.data);
+  }
+  return cpu::GlobalNormSq(dtypes, counts, data, reinterpret_cast<float*>(a.out(0).data));
+}
+
+Status RunGradAccumulate(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), a.in(0), "g"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), a.in(0), "acc_next"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kI64, "step"));
+  const int64_t step = *reinterpret_cast<const int64_t*>(a.in(2).data);
+  return cpu::GradAccumulate(a.in(0).dtype, a.in(1).dtype, a.in(0).count(), a.Int("accumulate", 1),
+                             step, a.in(0).data, a.in(1).data, a.out(0).data);
+}
+
+Status RunSgdUpdate(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(const float* ctl, ControlOf(a));
+  const TensorArg& param = a.in(0);
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), param, "param_next"));
+  const bool has_buf = a.has_in(3);
+  if (has_buf != a.has_out(1)) {
+    return InvalidInput("a8.SgdUpdate: momentum_buf and momentum_buf_next go together");
+  }
+  if (has_buf) {
+    A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
+    A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
+  }
+  cpu::SgdParams p;
+  p.momentum = a.Float("momentum", 0.0f);
+  p.dampening = a.Float("dampening", 0.0f);
+  p.nesterov = a.Int("nesterov", 0) != 0;
+  p.weight_decay = a.Float("weight_decay", 0.0f);
+  return cpu::SgdUpdate(p, param.dtype, a.in(1).dtype, param.count(), ctl, param.data, a.in(1).data,
+                        has_buf ? a.in(3).data : nullptr, a.out(0).data,
+                        has_buf ? a.out(1).data : nullptr);
+}
+
+Status RunAdamUpdate(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(const float* ctl, ControlOf(a));
+  const TensorArg& param = a.in(0);
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
+  for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
+  cpu::AdamParams p;
+  p.beta1 = a.Float("beta1", 0.9f);
+  p.beta2 = a.Float("beta2", 0.999f);
+  p.eps = a.Float("eps", 1e-8f);
+  p.weight_decay = a.Float("weight_decay", 0.0f);
+  p.decoupled = a.Int("decoupled", 0) != 0;
+  return cpu::AdamUpdate(p, param.dtype, a.in(1).dtype, param.count(), ctl, param.data,
+                         a.in(1).data, a.in(3).data, a.in(4).data, a.out(0).data, a.out(1).data,
+                         a.out(2).data);
+}
+
+// ---- ai.onnx.preview.training: (R, T, X_1..X_n, G_1..G_n, state groups) ->
+// (X_new.., states..)
+
+// Calls update(R, T, inputs of tensor i (X, G, states...), its outputs (X_new, states...)) for each
+// of the n tensors, after checking the group layout.
+template <typename F>
+Status ForEachOnnxTensor(const KernelArgs& a, int groups, F&& update) {
+  const std::string& op = a.kernel().op();
+  const int tensors = a.num_inputs() - 2;
+  if (tensors < groups || tensors % groups != 0 ||
+      a.num_outputs() != (groups - 1) * (tensors / groups)) {
+    return InvalidInput("{}: {} inputs and {} outputs do not form R, T and {} groups", op,
+                        a.num_inputs(), a.num_outputs(), groups);
+  }
+  const TensorArg& r = a.in(0);
+  if (!r.present || r.count() != 1 || (r.dtype != DType::kF32 && r.dtype != DType::kF64)) {
+    return InvalidInput("{}: input R must be an f32 or f64 scalar", op);
+  }
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI64, "T"));
+  const double rate = r.dtype == DType::kF32 ? *reinterpret_cast<const float*>(r.data)
+                                             : *reinterpret_cast<const double*>(r.data);
+  const int64_t t = *reinterpret_cast<const int64_t*>(a.in(1).data);
+  const int n = tensors / groups;
+  for (int i = 0; i < n; ++i) {
+    std::vector<const TensorArg*> ins, outs;
+    for (int g = 0; g < groups; ++g) ins.push_back(&a.in(2 + g * n + i));
+    for (int g = 0; g < groups - 1; ++g) outs.push_back(&a.out(g * n + i));
+    for (const TensorArg* x : ins) {
+      if (!x->present || x->dtype != ins[0]->dtype || x->count() != ins[0]->count())
+        return InvalidInput("{}: the tensors of group member {} differ in type", op, i);
+    }
+    for (const TensorArg* x : outs) {
+      if (!x->present || x->dtype != ins[0]->dtype || x->count() != ins[0]->count())
+        return InvalidInput("{}: the outputs of group member {} differ in type", op, i);
+    }
+    A8_RETURN_IF_ERROR(update(rate, t, ins, outs));
+  }
+  return Status::Ok();
+}
+
+using Operands = std::vector<const TensorArg*>;
+
+Status RunOnnxAdam(const KernelArgs& a) {
+  cpu::OnnxAdamParams p;
+  p.alpha = a.Float("alpha", 0.9f);
+  p.beta = a.Float("beta", 0.999f);
+  p.epsilon = a.Float("epsilon", 1e-6f);
+  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
+  p.norm_coefficient_post = a.Float("norm_coefficient_post", 0.0f);
+  return ForEachOnnxTensor(a, 4, [&](double r, int64_t t, const Operands& in, const Operands& out) {
+    return cpu::OnnxAdam(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
+                         in[2]->data, in[3]->data, out[0]->data, out[1]->data, out[2]->data);
+  });
+}
+
+Status RunOnnxMomentum(const KernelArgs& a) {
+  cpu::OnnxMomentumParams p;
+  p.alpha = a.Float("alpha", 0.0f);
+  p.beta = a.Float("beta", 0.0f);
+  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
+  const std::string mode = a.Str("mode", "standard");
+  if (mode != "standard" && mode != "nesterov") {
+    return InvalidInput("{}: mode: unknown value '{}'", a.kernel().op(), mode);
+  }
+  p.nesterov = mode == "nesterov";
+  return ForEachOnnxTensor(a, 3, [&](double r, int64_t t, const Operands& in, const Operands& out) {
+    return cpu::OnnxMomentum(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
+                             in[2]->data, out[0]->data, out[1]->data);
+  });
+}
+
+Status RunOnnxAdagrad(const KernelArgs& a) {
+  cpu::OnnxAdagradParams p;
+  p.decay_factor = a.Float("decay_factor", 0.0f);
+  p.epsilon = a.Float("epsilon", 1e-6f);
+  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
+  return ForEachOnnxTensor(a, 3, [&](double r, int64_t t, const Operands& in, const Operands& out) {
+    return cpu::OnnxAdagrad(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
+                            in[2]->data, out[0]->data, out[1]->data);
+  });
+}
+
+}  // namespace
+
+void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r) {
+  static const std::vector<DType> kOnnxFloat = {DType::kF32, DType::kF64};
+  r->push_back({"a8.TrainControl",
+                {DType::kI64},
+                0,
+                RunTrainControl,
+                "updates, sq_norm, found_inf, ctl: f32"});
+  r->push_back({"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq, "sum in double; out: f32"});
+  r->push_back({"a8.GradAccumulate", kFloatTypes, 0, RunGradAccumulate, "g: any float"});
+  r->push_back({"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate, "grad: any float; in place ok"});
+  r->push_back({"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate, "grad: any float; in place ok"});
+  r->push_back({"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"});
+  r->push_back({"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"});
+  r->push_back({"ai.onnx.preview.training.Adagrad", kOnnxFloat, 2, RunOnnxAdagrad, "R: f32/f64"});
+}
+
+}  // namespace a8

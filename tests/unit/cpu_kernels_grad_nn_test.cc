@@ -1,0 +1,549 @@
+// The NN gradient kernels (kernels/cpu/grad_nn.h) against central differences of the forward
+// kernels in float64, and in f32/f16/bf16 against their own float64 results on the same rounded
+// inputs; the a8 losses against a float64 reference. The gradient rules that emit these kernels
+// are tested in grad_nn_test.cc.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/kernels.h"
+#include "tests/unit/cpu_kernels_test_util.h"
+
+namespace a8 {
+namespace {
+
+using cpu::Dims;
+using Vec = std::vector<double>;
+
+Vec Uniform(size_t n, uint64_t seed, double lo = -1, double hi = 1) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  Vec v(n);
+  for (double& x : v) x = d(rng);
+  return v;
+}
+
+// `v` rounded to `dt` and back.
+Vec Round(DType dt, const Vec& v) {
+  return cpu::testing::Values(cpu::testing::FromValues(dt, {static_cast<int64_t>(v.size())}, v));
+}
+
+// Runs `f` with its float operands stored as `dt` (each Vec converted in, results converted back):
+// `f(dt, inputs as buffers, outputs)`.
+using Bufs = std::vector<cpu::testing::Buffer>;
+Vec RunAs(DType dt, const std::vector<Vec>& ins, size_t out_n,
+          const std::function<Status(Bufs&, cpu::testing::Buffer&)>& f) {
+  Bufs b;
+  for (const Vec& v : ins) b.push_back(cpu::testing::FromValues(dt, {int64_t(v.size())}, v));
+  cpu::testing::Buffer out = cpu::testing::MakeBuffer(dt, {int64_t(out_n)});
+  Status s = f(b, out);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return cpu::testing::Values(out);
+}
+
+// d/dx of sum(f(x) * r) by central differences.
+Vec NumericGrad(const std::function<Vec(const Vec&)>& f, Vec x, const Vec& r, double eps = 1e-6) {
+  Vec g(x.size());
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double x0 = x[i];
+    double l[2] = {0, 0};
+    for (int s = 0; s < 2; ++s) {
+      x[i] = x0 + (s == 0 ? eps : -eps);
+      Vec y = f(x);
+      for (size_t j = 0; j < y.size(); ++j) l[s] += y[j] * r[j];
+    }
+    x[i] = x0;
+    g[i] = (l[0] - l[1]) / (2 * eps);
+  }
+  return g;
+}
+
+// |got - want| <= tol * (|want| + scale * 1e-2): `scale` is max |want|, so elements that are sums
+// of cancelling terms are held to the precision of the whole gradient.
+void ExpectNear(const Vec& got, const Vec& want, double tol, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  double scale = 0;
+  for (double w : want) scale = std::max(scale, std::fabs(w));
+  int failures = 0;
+  for (size_t i = 0; i < got.size() && failures < 5; ++i) {
+    if (!(std::fabs(got[i] - want[i]) <= tol * (std::fabs(want[i]) + 1e-2 * scale + 1e-6))) {
+      ADD_FAILURE() << what << " element " << i << ": got " << got[i] << " want " << want[i];
+      ++failures;
+    }
+  }
+}
+
+// A kernel's gradient checked two ways: in f64 against `numeric`, and in f32/f16/bf16 against its
+// f64 result on the same (rounded) inputs. `run(dt, inputs)` returns the gradient.
+void CheckKernel(const std::function<Vec(DType, const std::vector<Vec>&)>& run,
+                 const std::vector<Vec>& inputs, const Vec& numeric, const std::string& what) {
+  ExpectNear(run(DType::kF64, inputs), numeric, 1e-6, what + " f64 vs numeric");
+  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    std::vector<Vec> rounded;
+    for (const Vec& v : inputs) rounded.push_back(Round(dt, v));
+    ExpectNear(run(dt, rounded), run(DType::kF64, rounded), 8 * cpu::testing::ToleranceFor(dt),
+               what + " " + cpu::ElemName(dt));
+  }
+}
+
+// ---- convolution
+
+struct ConvCase {
+  Dims x, w;  // X [N, C, in...], W [M, C / group, k...]
+  int64_t group;
+  Dims strides, dilations, pads;
+};
+
+cpu::ConvParams ParamsOf(const ConvCase& c, DType dt) {
+  cpu::ConvParams p;
+  p.dtype = dt;
+  p.batch = c.x[0];
+  p.in_channels = c.x[1];
+  p.out_channels = c.w[0];
+  p.group = c.group;
+  p.in_spatial.assign(c.x.begin() + 2, c.x.end());
+  p.kernel.assign(c.w.begin() + 2, c.w.end());
+  p.strides = c.strides;
+  p.dilations = c.dilations;
+  p.pads = c.pads;
+  return p;
+}
+
+TEST(GradNnKernelTest, ConvFilterAndInputGradients) {
+  const ConvCase cases[] = {
+      {{2, 3, 7, 6}, {4, 3, 3, 2}, 1, {2, 1}, {1, 2}, {1, 0, 2, 1}},
+      {{1, 4, 5, 5}, {6, 2, 3, 3}, 2, {}, {}, {1, 1, 1, 1}},
+      {{3, 2, 9}, {5, 2, 4}, 1, {3}, {}, {2, 0}},
+      {{1, 2, 4, 3, 5}, {2, 1, 2, 2, 3}, 2, {1, 2, 2}, {}, {0, 1, 1, 1, 0, 0}},
+  };
+  for (const ConvCase& c : cases) {
+    const cpu::ConvParams p64 = ParamsOf(c, DType::kF64);
+    Dims out = cpu::ConvOutputSpatial(p64, false).value();
+    Dims y = {c.x[0], c.w[0]};
+    y.insert(y.end(), out.begin(), out.end());
+    const size_t nx = cpu::NumElements(c.x), nw = cpu::NumElements(c.w), ny = cpu::NumElements(y);
+    const Vec x = Uniform(nx, 1), w = Uniform(nw, 2), r = Uniform(ny, 3);
+    auto conv = [&](const Vec& xx, const Vec& ww) {
+      Vec yy(ny);
+      EXPECT_TRUE(cpu::Conv(p64, xx.data(), ww.data(), nullptr, yy.data()).ok());
+      return yy;
+    };
+    CheckKernel(
+        [&](DType dt, const std::vector<Vec>& in) {
+          return RunAs(dt, in, nw, [&](Bufs& b, cpu::testing::Buffer& o) {
+            return cpu::ConvGradFilter(ParamsOf(c, dt), b[0].data(), b[1].data(), o.data());
+          });
+        },
+        {r, x}, NumericGrad([&](const Vec& ww) { return conv(x, ww); }, w, r), "dW");
+    // dX is ConvTranspose(dY, W) with the output_padding that restores X (the Conv rule).
+    CheckKernel(
+        [&](DType dt, const std::vector<Vec>& in) {
+          cpu::ConvParams t = ParamsOf(c, dt);
+          t.in_channels = c.w[0];
+          t.out_channels = c.x[1];
+          t.in_spatial = out;
+          t.output_padding.clear();
+          for (size_t i = 0; i < out.size(); ++i) {
+            const int64_t s = c.strides.empty() ? 1 : c.strides[i];
+            const int64_t d = c.dilations.empty() ? 1 : c.dilations[i];
+            const int64_t pads = c.pads[i] + c.pads[i + out.size()];
+            t.output_padding.push_back(c.x[i + 2] -
+                                       (s * (out[i] - 1) + (c.w[i + 2] - 1) * d + 1 - pads));
+          }
+          return RunAs(dt, in, nx, [&](Bufs& b, cpu::testing::Buffer& o) {
+            return cpu::ConvTranspose(t, b[0].data(), b[1].data(), nullptr, o.data());
+          });
+        },
+        {r, w}, NumericGrad([&](const Vec& xx) { return conv(xx, w); }, x, r), "dX");
+  }
+}
+
+// ---- pooling
+
+struct PoolCase {
+  Dims x, kernel, strides, dilations, pads;
+  bool ceil_mode, count_include_pad;
+};
+
+cpu::PoolParams ParamsOf(const PoolCase& c, DType dt) {
+  cpu::PoolParams p;
+  p.dtype = dt;
+  p.batch = c.x[0];
+  p.channels = c.x[1];
+  p.in_spatial.assign(c.x.begin() + 2, c.x.end());
+  p.kernel = c.kernel;
+  p.strides = c.strides;
+  p.dilations = c.dilations;
+  p.pads = c.pads;
+  p.ceil_mode = c.ceil_mode;
+  p.count_include_pad = c.count_include_pad;
+  return p;
+}
+
+TEST(GradNnKernelTest, MaxAndAveragePoolGradients) {
+  const PoolCase cases[] = {
+      {{2, 3, 7, 6}, {3, 2}, {2, 2}, {}, {1, 0, 1, 1}, false, false},
+      {{1, 2, 8, 7}, {3, 3}, {2, 3}, {1, 1}, {1, 1, 1, 1}, true, true},
+      {{3, 2, 11}, {4}, {3}, {2}, {2, 1}, true, false},
+      {{1, 2, 4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {0, 1, 1, 1, 0, 0}, false, true},
+      {{2, 3, 4, 4}, {4, 4}, {}, {}, {}, false, false},  // GlobalMaxPool /
+                                                         // GlobalAveragePool
+  };
+  for (const PoolCase& c : cases) {
+    const cpu::PoolParams p64 = ParamsOf(c, DType::kF64);
+    Dims out = cpu::PoolOutputSpatial(p64).value();
+    const size_t nx = cpu::NumElements(c.x), ny = c.x[0] * c.x[1] * cpu::NumElements(out);
+    const Vec x = Uniform(nx, 4), r = Uniform(ny, 5);
+    auto pool = [&](bool max, const Vec& xx) {
+      Vec yy(ny);
+      EXPECT_TRUE((max ? cpu::MaxPool(p64, xx.data(), yy.data(), nullptr)
+                       : cpu::AveragePool(p64, xx.data(), yy.data()))
+                      .ok());
+      return yy;
+    };
+    CheckKernel(
+        [&](DType dt, const std::vector<Vec>& in) {
+          return RunAs(dt, in, nx, [&](Bufs& b, cpu::testing::Buffer& o) {
+            return cpu::MaxPoolGrad(ParamsOf(c, dt), b[0].data(), b[1].data(), o.data());
+          });
+        },
+        {r, x}, NumericGrad([&](const Vec& xx) { return pool(true, xx); }, x, r), "MaxPool");
+    CheckKernel(
+        [&](DType dt, const std::vector<Vec>& in) {
+          return RunAs(dt, in, nx, [&](Bufs& b, cpu::testing::Buffer& o) {
+            return cpu::AveragePoolGrad(ParamsOf(c, dt), b[0].data(), o.data());
+          });
+        },
+        {r}, NumericGrad([&](const Vec& xx) { return pool(false, xx); }, x, r), "AveragePool");
+  }
+}
+
+// ---- normalizations
+
+TEST(GradNnKernelTest, BatchNormTrainingAndInferenceGradients) {
+  for (Dims xd : {Dims{4, 3, 5}, Dims{3, 2, 3, 4}, Dims{6, 5}}) {
+    const int64_t c = xd[1], nx = cpu::NumElements(xd);
+    cpu::BatchNormParams p;
+    p.dtype = DType::kF64, p.param_dtype = DType::kF64, p.stat_dtype = DType::kF64;
+    p.batch = xd[0], p.channels = c, p.spatial = nx / (xd[0] * c), p.epsilon = 1e-3f;
+    const Vec x = Uniform(nx, 6, -2, 2), s = Uniform(c, 7, 0.5, 2), b = Uniform(c, 8),
+              m = Uniform(c, 9), v = Uniform(c, 10, 0.5, 2), r = Uniform(nx, 11);
+    for (bool training : {true, false}) {
+      // f(x, scale, bias, mean, var) -> Y.
+      auto fwd = [&](Vec xx, Vec ss, Vec bb, Vec mm, Vec vv) {
+        Vec y(nx), rm(c), rv(c);
+        if (training) {
+          EXPECT_TRUE(cpu::BatchNormTraining(p, xx.data(), ss.data(), bb.data(), mm.data(),
+                                             vv.data(), y.data(), rm.data(), rv.data(), nullptr,
+                                             nullptr)
+                          .ok());
+        } else {
+          EXPECT_TRUE(cpu::BatchNormInference(p, xx.data(), ss.data(), bb.data(), mm.data(),
+                                              vv.data(), y.data())
+                          .ok());
+        }
+        return y;
+      };
+      const std::vector<Vec> numeric = {
+          NumericGrad([&](const Vec& t) { return fwd(t, s, b, m, v); }, x, r),
+          NumericGrad([&](const Vec& t) { return fwd(x, t, b, m, v); }, s, r),
+          NumericGrad([&](const Vec& t) { return fwd(x, s, t, m, v); }, b, r),
+          NumericGrad([&](const Vec& t) { return fwd(x, s, b, t, v); }, m, r),
+          NumericGrad([&](const Vec& t) { return fwd(x, s, b, m, t); }, v, r)};
+      for (int out = 0; out < (training ? 3 : 5); ++out) {
+        CheckKernel(
+            [&](DType dt, const std::vector<Vec>& in) {
+              cpu::BatchNormParams q = p;
+              q.dtype = dt;
+              // Parameters and statistics stay f32 beside f16/bf16 data, as mixed precision has.
+              q.param_dtype = q.stat_dtype = dt == DType::kF64 ? DType::kF64 : DType::kF32;
+              cpu::testing::Buffer g = cpu::testing::FromValues(dt, xd, in[0]);
+              cpu::testing::Buffer xb = cpu::testing::FromValues(dt, xd, in[1]);
+              std::vector<cpu::testing::Buffer> pv;
+              for (int i = 2; i < 5; ++i)
+                pv.push_back(cpu::testing::FromValues(q.param_dtype, {c}, in[i]));
+              std::vector<cpu::testing::Buffer> o = {cpu::testing::MakeBuffer(dt, xd)};
+              for (int i = 0; i < 4; ++i) o.push_back(cpu::testing::MakeBuffer(q.param_dtype, {c}));
+              Status st = cpu::BatchNormGrad(
+                  q, g.data(), xb.data(), pv[0].data(), training ? nullptr : pv[1].data(),
+                  training ? nullptr : pv[2].data(), o[0].data(), o[1].data(), o[2].data(),
+                  training ? nullptr : o[3].data(), training ? nullptr : o[4].data());
+              EXPECT_TRUE(st.ok()) << st.message();
+              return cpu::testing::Values(o[out]);
+            },
+            {r, x, s, m, v}, numeric[out],
+            "BatchNorm training=" + std::to_string(training) + " output " + std::to_string(out));
+      }
+    }
+  }
+}
+
+TEST(GradNnKernelTest, LayerNormGradientsWithAndWithoutStatistics) {
+  for (auto [xd, axis] :
+       {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 3, 5}, 1}, std::pair{Dims{4, 2, 3}, 2}}) {
+    cpu::LayerNormParams p;
+    p.dtype = p.param_dtype = p.stat_dtype = DType::kF64;
+    p.outer = cpu::NumElements(Dims(xd.begin(), xd.begin() + axis));
+    p.inner = cpu::NumElements(Dims(xd.begin() + axis, xd.end()));
+    p.epsilon = 1e-3f;
+    const int64_t nx = p.outer * p.inner;
+    const Vec x = Uniform(nx, 12, -2, 2), s = Uniform(p.inner, 13, 0.5, 2),
+              b = Uniform(p.inner, 14), r = Uniform(nx, 15);
+    Vec mean(p.outer), inv(p.outer), y(nx);
+    auto fwd = [&](const Vec& xx, const Vec& ss, const Vec& bb) {
+      Vec yy(nx);
+      EXPECT_TRUE(
+          cpu::LayerNorm(p, xx.data(), ss.data(), bb.data(), yy.data(), mean.data(), inv.data())
+              .ok());
+      return yy;
+    };
+    const std::vector<Vec> numeric = {
+        NumericGrad([&](const Vec& t) { return fwd(t, s, b); }, x, r),
+        NumericGrad([&](const Vec& t) { return fwd(x, t, b); }, s, r),
+        NumericGrad([&](const Vec& t) { return fwd(x, s, t); }, b, r)};
+    for (bool stats : {true, false}) {
+      for (int out = 0; out < 3; ++out) {
+        CheckKernel(
+            [&](DType dt, const std::vector<Vec>& in) {
+              cpu::LayerNormParams q = p;
+              q.dtype = q.param_dtype = dt;
+              q.stat_dtype = dt == DType::kF64 ? DType::kF64 : DType::kF32;
+              // The forward's Mean and InvStdDev for these (rounded) inputs.
+              cpu::testing::Buffer xb = cpu::testing::FromValues(dt, xd, in[1]);
+              cpu::testing::Buffer sb = cpu::testing::FromValues(dt, {p.inner}, in[2]);
+              cpu::testing::Buffer g = cpu::testing::FromValues(dt, xd, in[0]);
+              cpu::testing::Buffer yb = cpu::testing::MakeBuffer(dt, xd);
+              cpu::testing::Buffer mb = cpu::testing::MakeBuffer(q.stat_dtype, {p.outer});
+              cpu::testing::Buffer ib = cpu::testing::MakeBuffer(q.stat_dtype, {p.outer});
+              EXPECT_TRUE(
+                  cpu::LayerNorm(q, xb.data(), sb.data(), nullptr, yb.data(), mb.data(), ib.data())
+                      .ok());
+              std::vector<cpu::testing::Buffer> o = {cpu::testing::MakeBuffer(dt, xd),
+                                                     cpu::testing::MakeBuffer(dt, {p.inner}),
+                                                     cpu::testing::MakeBuffer(dt, {p.inner})};
+              Status st = cpu::LayerNormGrad(
+                  q, g.data(), xb.data(), sb.data(), stats ? mb.data() : nullptr,
+                  stats ? ib.data() : nullptr, o[0].data(), o[1].data(), o[2].data());
+              EXPECT_TRUE(st.ok()) << st.message();
+              return cpu::testing::Values(o[out]);
+            },
+            {r, x, s}, numeric[out], "LayerNorm output " + std::to_string(out));
+      }
+    }
+  }
+}
+
+TEST(GradNnKernelTest, InstanceNormGradients) {
+  for (Dims xd : {Dims{2, 3, 5}, Dims{3, 2, 2, 3}}) {
+    const int64_t n = xd[0], c = xd[1], nx = cpu::NumElements(xd), sp = nx / (n * c);
+    const Vec x = Uniform(nx, 16, -2, 2), s = Uniform(c, 17, 0.5, 2), b = Uniform(c, 18),
+              r = Uniform(nx, 19);
+    auto fwd = [&](const Vec& xx, const Vec& ss, const Vec& bb) {
+      Vec y(nx);
+      EXPECT_TRUE(cpu::InstanceNorm(DType::kF64, DType::kF64, n, c, sp, 1e-3f, xx.data(), ss.data(),
+                                    bb.data(), y.data())
+                      .ok());
+      return y;
+    };
+    const std::vector<Vec> numeric = {
+        NumericGrad([&](const Vec& t) { return fwd(t, s, b); }, x, r),
+        NumericGrad([&](const Vec& t) { return fwd(x, t, b); }, s, r),
+        NumericGrad([&](const Vec& t) { return fwd(x, s, t); }, b, r)};
+    for (int out = 0; out < 3; ++out) {
+      CheckKernel(
+          [&](DType dt, const std::vector<Vec>& in) {
+            cpu::testing::Buffer g = cpu::testing::FromValues(dt, xd, in[0]);
+            cpu::testing::Buffer xb = cpu::testing::FromValues(dt, xd, in[1]);
+            cpu::testing::Buffer sb = cpu::testing::FromValues(dt, {c}, in[2]);
+            std::vector<cpu::testing::Buffer> o = {cpu::testing::MakeBuffer(dt, xd),
+                                                   cpu::testing::MakeBuffer(dt, {c}),
+                                                   cpu::testing::MakeBuffer(dt, {c})};
+            EXPECT_TRUE(cpu::InstanceNormGrad(dt, dt, n, c, sp, 1e-3f, g.data(), xb.data(),
+                                              sb.data(), o[0].data(), o[1].data(), o[2].data())
+                            .ok());
+            return cpu::testing::Values(o[out]);
+          },
+          {r, x, s}, numeric[out], "InstanceNorm output " + std::to_string(out));
+    }
+  }
+}
+
+// ---- softmax, dropout
+
+TEST(GradNnKernelTest, SoftmaxAndLogSoftmaxGradients) {
+  for (auto [dims, axis] : {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 5, 3}, 1},
+                            std::pair{Dims{4, 3, 2}, 0}, std::pair{Dims{9}, 0}}) {
+    const int64_t n = cpu::NumElements(dims);
+    const Vec x = Uniform(n, 20, -3, 3), r = Uniform(n, 21);
+    for (bool log : {false, true}) {
+      auto fwd = [&](const Vec& xx) {
+        Vec y(n);
+        EXPECT_TRUE(cpu::Softmax(DType::kF64, dims, axis, log, xx.data(), y.data()).ok());
+        return y;
+      };
+      CheckKernel(
+          [&](DType dt, const std::vector<Vec>& in) {
+            // Y from the forward kernel at this dtype, as the plan has it.
+            cpu::testing::Buffer xb = cpu::testing::FromValues(dt, dims, in[1]);
+            cpu::testing::Buffer yb = cpu::testing::MakeBuffer(dt, dims);
+            EXPECT_TRUE(cpu::Softmax(dt, dims, axis, log, xb.data(), yb.data()).ok());
+            return RunAs(dt, {in[0]}, n, [&](Bufs& b, cpu::testing::Buffer& o) {
+              return cpu::SoftmaxGrad(dt, dims, axis, log, b[0].data(), yb.data(), o.data());
+            });
+          },
+          {r, x}, NumericGrad(fwd, x, r), log ? "LogSoftmax" : "Softmax");
+    }
+  }
+}
+
+TEST(GradNnKernelTest, DropoutGradientAppliesMaskAndScale) {
+  const int64_t n = 37;
+  const Vec g = Uniform(n, 22);
+  bool mask[n];
+  for (int64_t i = 0; i < n; ++i) mask[i] = (i * 7) % 3 != 0;
+  for (DType dt : cpu::testing::kFloatDTypes) {
+    Vec want(n);
+    const Vec gr = Round(dt, g);
+    for (int64_t i = 0; i < n; ++i) want[i] = mask[i] ? gr[i] * double(1.0f / 0.7f) : 0.0;
+    Vec got = RunAs(dt, {gr}, n, [&](Bufs& b, cpu::testing::Buffer& o) {
+      return cpu::DropoutGrad(dt, n, b[0].data(), mask, 1.0f / 0.7f, o.data());
+    });
+    ExpectNear(got, want, cpu::testing::ToleranceFor(dt), cpu::ElemName(dt));
+  }
+}
+
+// ---- losses
+
+struct LossCase {
+  Dims scores;  // [N, C, d...]
+  const char* reduction;
+  bool weights, ignore;
+};
+
+TEST(GradNnKernelTest, SoftmaxCrossEntropyAndNllGradients) {
+  const LossCase cases[] = {{{5, 4}, "mean", false, false},
+                            {{4, 3}, "sum", true, true},
+                            {{3, 5, 2}, "none", true, false},
+                            {{2, 3, 2, 3}, "mean", true, true}};
+  for (const LossCase& lc : cases) {
+    cpu::LossParams p;
+    p.dtype = DType::kF64;
+    p.batch = lc.scores[0], p.classes = lc.scores[1];
+    p.extra = cpu::NumElements(Dims(lc.scores.begin() + 2, lc.scores.end()));
+    const std::string red = lc.reduction;
+    p.reduction = red == "none"  ? cpu::LossReduction::kNone
+                  : red == "sum" ? cpu::LossReduction::kSum
+                                 : cpu::LossReduction::kMean;
+    p.has_ignore_index = lc.ignore;
+    p.ignore_index = 1;
+    const int64_t ns = cpu::NumElements(lc.scores), nt = p.batch * p.extra;
+    const int64_t nl = p.reduction == cpu::LossReduction::kNone ? nt : 1;
+    const Vec x = Uniform(ns, 23, -2, 2), r = Uniform(nl, 24);
+    const Vec w = lc.weights ? Uniform(p.classes, 25, 0.5, 2) : Vec(p.classes, 1.0);
+    for (DType label_dt : {DType::kI64, DType::kI32}) {
+      p.label_dtype = label_dt;
+      cpu::testing::Buffer labels = cpu::testing::MakeBuffer(label_dt, {nt});
+      for (int64_t t = 0; t < nt; ++t) cpu::testing::SetValue(labels, t, (t * 5 + 2) % p.classes);
+      for (bool nll : {false, true}) {
+        const void* wp64 = lc.weights ? w.data() : nullptr;
+        auto fwd = [&](const Vec& xx) {
+          Vec l(nl);
+          Status st =
+              nll ? cpu::NegativeLogLikelihoodLoss(p, xx.data(), labels.data(), wp64, l.data())
+                  : cpu::SoftmaxCrossEntropyLoss(p, xx.data(), labels.data(), wp64, l.data(),
+                                                 nullptr);
+          EXPECT_TRUE(st.ok()) << st.message();
+          return l;
+        };
+        CheckKernel(
+            [&](DType dt, const std::vector<Vec>& in) {
+              cpu::LossParams q = p;
+              q.dtype = dt;
+              cpu::testing::Buffer g = cpu::testing::FromValues(dt, {nl}, in[0]);
+              cpu::testing::Buffer xb = cpu::testing::FromValues(dt, lc.scores, in[1]);
+              cpu::testing::Buffer wb = cpu::testing::FromValues(dt, {p.classes}, in[2]);
+              cpu::testing::Buffer o = cpu::testing::MakeBuffer(dt, lc.scores);
+              const void* wp = lc.weights ? wb.data() : nullptr;
+              Status st =
+                  nll ? cpu::NegativeLogLikelihoodLossGrad(q, g.data(), labels.data(), wp, o.data())
+                      : cpu::SoftmaxCrossEntropyLossGrad(q, g.data(), xb.data(), labels.data(), wp,
+                                                         o.data());
+              EXPECT_TRUE(st.ok()) << st.message();
+              return cpu::testing::Values(o);
+            },
+            {r, x, w}, NumericGrad(fwd, x, r), std::string(nll ? "NLL " : "SCE ") + red);
+      }
+    }
+  }
+}
+
+TEST(GradNnKernelTest, LabelOutsideTheClassesIsAnError) {
+  cpu::LossParams p;
+  p.dtype = DType::kF32, p.batch = 2, p.classes = 3;
+  const int64_t labels[] = {1, 3};
+  const float g = 1, x[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
+  float out[6];
+  EXPECT_EQ(cpu::SoftmaxCrossEntropyLossGrad(p, &g, x, labels, nullptr, out).code(),
+            StatusCode::kInvalidInput);
+  EXPECT_EQ(cpu::NegativeLogLikelihoodLossGrad(p, &g, labels, nullptr, out).code(),
+            StatusCode::kInvalidInput);
+}
+
+TEST(GradNnKernelTest, PairLossesAndTheirGradients) {
+  const std::pair<cpu::PairLoss, const char*> kinds[] = {{cpu::PairLoss::kMse, "mse"},
+                                                         {cpu::PairLoss::kL1, "l1"},
+                                                         {cpu::PairLoss::kBceWithLogits, "bce"}};
+  for (const auto& [kind, name] : kinds) {
+    const bool bce = kind == cpu::PairLoss::kBceWithLogits;
+    for (int64_t n : {1, 7, 64}) {
+      Vec x = Uniform(n, 26, -4, 4), t = Uniform(n, 27, bce ? 0 : -4, bce ? 1 : 4);
+      // Logits far out on both sides, where the naive BCE formula overflows.
+      if (n == 64) x[3] = 90, x[5] = -95;
+      auto ref = [&](const Vec& xx, const Vec& tt) {
+        double sum = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const double d = xx[i] - tt[i];
+          sum += kind == cpu::PairLoss::kMse  ? d * d
+                 : kind == cpu::PairLoss::kL1 ? std::fabs(d)
+                                              : std::max(xx[i], 0.0) - xx[i] * tt[i] +
+                                                    std::log1p(std::exp(-std::fabs(xx[i])));
+        }
+        return Vec{sum / static_cast<double>(n)};
+      };
+      for (DType dt : cpu::testing::kFloatDTypes) {
+        const Vec xr = Round(dt, x), tr = Round(dt, t);
+        Vec got = RunAs(dt, {xr, tr}, 1, [&](Bufs& b, cpu::testing::Buffer& o) {
+          return cpu::PairLossForward(kind, dt, n, b[0].data(), b[1].data(), o.data());
+        });
+        ExpectNear(got, ref(xr, tr), 2 * cpu::testing::ToleranceFor(dt),
+                   std::string(name) + " forward " + cpu::ElemName(dt));
+      }
+      const Vec r = {0.75};
+      for (int which = 0; which < 2; ++which) {
+        CheckKernel(
+            [&](DType dt, const std::vector<Vec>& in) {
+              cpu::testing::Buffer g = cpu::testing::FromValues(dt, {1}, in[0]);
+              cpu::testing::Buffer xb = cpu::testing::FromValues(dt, {n}, in[1]);
+              cpu::testing::Buffer tb = cpu::testing::FromValues(dt, {n}, in[2]);
+              cpu::testing::Buffer dp = cpu::testing::MakeBuffer(dt, {n}), dtg = dp;
+              EXPECT_TRUE(cpu::PairLossGrad(kind, dt, n, g.data(), xb.data(), tb.data(), dp.data(),
+                                            dtg.data())
+                              .ok());
+              return cpu::testing::Values(which == 0 ? dp : dtg);
+            },
+            {r, x, t},
+            which == 0 ? NumericGrad([&](const Vec& xx) { return ref(xx, t); }, x, r)
+                       : NumericGrad([&](const Vec& tt) { return ref(x, tt); }, t, r),
+            std::string(name) + (which == 0 ? " d(pred)" : " d(target)"));
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace a8

@@ -1,0 +1,49 @@
+// Checks gradient rules against central finite differences in float64 (GradCheckTest).
+//
+// ExpectGradientsMatch builds a graph with one node of `op` on graph inputs, a loss
+// L = sum_k ReduceSum(out_k * r_k) over the chosen outputs with fixed random r_k, runs
+// BuildGradients (autodiff.h) with respect to every differentiable input, compiles the graph to
+// a plan (shape-inference, schedule, plan-memory, lower) and runs it on the CPU backend. Each
+// gradient element is compared with (L(x + eps) - L(x - eps)) / (2 eps) computed by running the
+// same plan on perturbed inputs: |analytic - numeric| <= atol + rtol * |numeric|.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/attribute.h"
+#include "compiler/ir/types.h"
+
+namespace a8::testing {
+
+struct GradCheckInput {
+  TensorType type;  // usually f64; integer inputs (indices, labels) are never differentiated
+  // Fixed values (row-major, as doubles; converted to `type`): required for non-differentiable
+  // inputs, optional for differentiable ones (default: uniform in [-1, 1] from the case's seed).
+  std::vector<double> values;
+  bool differentiable = true;
+  // A graph constant instead of an input (shape-like operands: Reshape's shape, axes, ...);
+  // implies not differentiable, `values` required.
+  bool constant = false;
+  bool absent = false;  // an absent optional input (the other fields are ignored)
+};
+
+struct GradCheckCase {
+  std::string op;  // qualified: "MatMul", "a8.MseLoss"
+  std::vector<GradCheckInput> inputs;
+  std::map<std::string, Attribute> attrs;
+  int num_outputs = 1;
+  // Outputs that feed the loss (default: every float output).
+  std::vector<int> loss_outputs;
+  double eps = 1e-6;
+  double rtol = 1e-6;
+  double atol = 1e-7;
+  uint64_t seed = 1;
+};
+
+// Adds GoogleTest failures naming the input, the element, and both values.
+void ExpectGradientsMatch(const GradCheckCase& c);
+
+}  // namespace a8::testing

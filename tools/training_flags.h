@@ -1,0 +1,105 @@
+// The training flags of `a800c` and `a800c-opt` (CLI.md: --loss, --optimizer, ...), mapped to a
+// TrainingConfig. Without --loss there is no training: the plan is an inference plan.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "compiler/ir/status.h"
+#include "compiler/ir/training_config.h"
+
+namespace a8::cli {
+
+struct TrainingFlags {
+  TrainingConfig config;
+};
+
+inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
+  TrainingConfig& c = f.config;
+  const char* group = "Training";
+  app.add_option("--loss", c.loss,
+                 "Train: the loss on the logits (cross_entropy with i64 class labels; mse, l1, "
+                 "bce_logits with labels shaped like the logits) or output:NAME (a model output "
+                 "that already is the loss). Without it the plan is an inference plan")
+      ->type_name("cross_entropy|mse|bce_logits|l1|output:NAME")
+      ->group(group);
+  app.add_option("--logits", c.logits, "The model output the loss reads (default: the first)")
+      ->type_name("NAME")
+      ->group(group);
+  app.add_option("--labels", c.labels, "Name of the new label input (default: labels)")
+      ->type_name("NAME")
+      ->group(group);
+  app.add_option("--optimizer", c.optimizer,
+                 "Optimizer with FP32 master weights, PyTorch's definitions (default: adamw)")
+      ->type_name("sgd|momentum|nesterov|adam|adamw")
+      ->group(group);
+  app.add_option("--lr", c.lr, "Learning rate (default: 1e-3)")->type_name("X")->group(group);
+  app.add_option("--momentum", c.momentum, "momentum/nesterov: momentum (default: 0.9)")
+      ->type_name("X")
+      ->group(group);
+  app.add_option("--dampening", c.dampening, "momentum: dampening (default: 0)")
+      ->type_name("X")
+      ->group(group);
+  app.add_option("--beta1", c.beta1, "adam/adamw: beta1 (default: 0.9)")
+      ->type_name("X")
+      ->group(group);
+  app.add_option("--beta2", c.beta2, "adam/adamw: beta2 (default: 0.999)")
+      ->type_name("X")
+      ->group(group);
+  app.add_option("--eps", c.eps, "adam/adamw: epsilon (default: 1e-8)")
+      ->type_name("X")
+      ->group(group);
+  app.add_option("--weight-decay", c.weight_decay,
+                 "Weight decay (default: 0.01 for adamw, decoupled; 0 for the others, L2)")
+      ->type_name("X")
+      ->group(group);
+  app.add_option("--clip-grad-norm", c.clip_grad_norm,
+                 "Clip the global gradient norm to X, as torch.nn.utils.clip_grad_norm_ "
+                 "(default: 0, off)")
+      ->type_name("X")
+      ->group(group);
+  app.add_option("--accumulate", c.accumulate,
+                 "Micro-steps per optimizer update; gradients are averaged (default: 1)")
+      ->type_name("N")
+      ->group(group);
+  app.add_option("--lr-schedule", c.lr_schedule,
+                 "constant, or cosine: linear warm-up over --warmup-steps updates, then cosine "
+                 "decay to --min-lr at --total-steps (default: constant)")
+      ->type_name("constant|cosine")
+      ->group(group);
+  app.add_option("--warmup-steps", c.warmup_steps, "cosine: warm-up updates (default: 0)")
+      ->type_name("N")
+      ->group(group);
+  app.add_option("--total-steps", c.total_steps, "cosine: updates of the whole schedule")
+      ->type_name("N")
+      ->group(group);
+  app.add_option("--min-lr", c.min_lr, "cosine: the final learning rate (default: 0)")
+      ->type_name("X")
+      ->group(group);
+  app.add_option("--freeze", c.freeze,
+                 "Parameters whose name matches this regular expression are not trained")
+      ->type_name("REGEX")
+      ->group(group);
+}
+
+// The config when --loss was given; nullopt for an inference plan. Training-only flags without
+// --loss are an error (they would silently do nothing).
+inline StatusOr<std::optional<TrainingConfig>> TrainingConfigFromFlags(const CLI::App& app,
+                                                                       const TrainingFlags& f) {
+  if (app.count("--loss") > 0) return std::optional<TrainingConfig>(f.config);
+  for (const char* flag :
+       {"--logits", "--labels", "--optimizer", "--lr", "--momentum", "--dampening", "--beta1",
+        "--beta2", "--eps", "--weight-decay", "--clip-grad-norm", "--accumulate", "--lr-schedule",
+        "--warmup-steps", "--total-steps", "--min-lr", "--freeze"}) {
+    if (app.count(flag) > 0) {
+      return InvalidInput(
+          "{}: a training flag needs --loss (without it the plan is an inference "
+          "plan)",
+          flag);
+    }
+  }
+  return std::optional<TrainingConfig>();
+}
+
+}  // namespace a8::cli
