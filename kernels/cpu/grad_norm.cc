@@ -11,34 +11,6 @@
 namespace a8::cpu {
 namespace {
 
-// `n` values of float dtype `dt` in the compute type C; empty for null.
-template <typename C>
-StatusOr<std::vector<C>> LoadAs(DType dt, const void* data, int64_t n, const char* op) {
-  std::vector<C> out;
-  if (data == nullptr) return out;
-  out.resize(static_cast<size_t>(n));
-  Status st = Dispatch<TypeSet::kFloat>(dt, op, [&](auto tag) {
-    using P = A8_TAG_TYPE(tag);
-    const P* in = static_cast<const P*>(data);
-    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<C>(CastElem<double, P>(in[i]));
-    return Status::Ok();
-  });
-  if (!st.ok()) return st;
-  return out;
-}
-
-// Stores `v` into `data` of dtype `dt` (rounded like a Cast); nothing for null.
-template <typename C>
-Status StoreAs(DType dt, const std::vector<C>& v, void* data, const char* op) {
-  if (data == nullptr) return Status::Ok();
-  return Dispatch<TypeSet::kFloat>(dt, op, [&](auto tag) {
-    using P = A8_TAG_TYPE(tag);
-    P* out = static_cast<P*>(data);
-    for (size_t i = 0; i < v.size(); ++i) out[i] = CastElem<P, C>(v[i]);
-    return Status::Ok();
-  });
-}
-
 // Per-channel sums over the planes (n * channels + c) of `count` elements each: the batch moments
 // of X, then sum(dY) and sum(dY * x_hat). One thread per channel, planes in order.
 template <typename T, typename C = Compute<T>>

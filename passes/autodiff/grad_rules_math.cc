@@ -12,35 +12,22 @@
 
 #include "compiler/ir/shape_rules.h"
 #include "passes/autodiff/grad_rule.h"
+#include "passes/autodiff/grad_rules_util.h"
 
 namespace a8 {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
-using Dims = std::vector<int64_t>;
-
-Value* In(GradContext& ctx, int i) { return ctx.node().input(i); }
-Value* Out(GradContext& ctx, int i) { return ctx.node().output(i); }
-
-// The gradient reaching output 0 (the engine calls a rule only when one reaches it).
-StatusOr<Value*> Dy(GradContext& ctx) {
-  Value* g = ctx.output_grad(0);
-  if (g == nullptr) return Internal("{}: no gradient reaches the output", ctx.node().Where());
-  return g;
-}
+using grad::Attrs;
+using grad::Dims;
+using grad::Dy;
+using grad::In;
+using grad::Out;
+using grad::ReshapeTo;
 
 // Hands `g`, the gradient of a broadcast result, to input `i` summed to the input's shape.
 Status SetSummed(GradContext& ctx, int i, Value* g) {
   A8_ASSIGN_OR_RETURN(Value * s, ctx.SumToShape(g, In(ctx, i)->dims()));
   return ctx.SetInputGrad(i, s);
-}
-
-StatusOr<Value*> ReshapeTo(GradContext& ctx, Value* v, const Dims& dims) {
-  if (v->dims() == dims) return v;
-  Attrs attrs;
-  // A 0 in the target shape means "copy the dim" unless allowzero is set.
-  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) attrs["allowzero"] = Attribute(1);
-  return ctx.Emit1("Reshape", {v, ctx.ConstInts(dims)}, std::move(attrs));
 }
 
 StatusOr<Value*> Scale(GradContext& ctx, Value* v, double k) {

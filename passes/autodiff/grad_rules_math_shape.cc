@@ -10,28 +10,17 @@
 
 #include "compiler/ir/shape_rules.h"
 #include "passes/autodiff/grad_rule.h"
+#include "passes/autodiff/grad_rules_util.h"
 
 namespace a8 {
 namespace {
 
-using Attrs = std::map<std::string, Attribute>;
-using Dims = std::vector<int64_t>;
-
-Value* In(GradContext& ctx, int i) { return ctx.node().input(i); }
-Value* Out(GradContext& ctx, int i) { return ctx.node().output(i); }
-
-StatusOr<Value*> Dy(GradContext& ctx) {
-  Value* g = ctx.output_grad(0);
-  if (g == nullptr) return Internal("{}: no gradient reaches the output", ctx.node().Where());
-  return g;
-}
-
-StatusOr<Value*> ReshapeTo(GradContext& ctx, Value* v, const Dims& dims) {
-  if (v->dims() == dims) return v;
-  Attrs attrs;
-  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) attrs["allowzero"] = Attribute(1);
-  return ctx.Emit1("Reshape", {v, ctx.ConstInts(dims)}, std::move(attrs));
-}
+using grad::Attrs;
+using grad::Dims;
+using grad::Dy;
+using grad::In;
+using grad::Out;
+using grad::ReshapeTo;
 
 // ---- data movement
 

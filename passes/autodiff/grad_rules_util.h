@@ -1,0 +1,35 @@
+// Helpers the gradient-rule files share (internal to passes/autodiff).
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "passes/autodiff/grad_rule.h"
+
+namespace a8::grad {
+
+using Attrs = std::map<std::string, Attribute>;
+using Dims = std::vector<int64_t>;
+
+inline Value* In(GradContext& ctx, int i) { return ctx.node().input(i); }
+inline Value* Out(GradContext& ctx, int i) { return ctx.node().output(i); }
+
+// The gradient reaching output 0 (the engine calls a rule only when one reaches it).
+inline StatusOr<Value*> Dy(GradContext& ctx) {
+  Value* g = ctx.output_grad(0);
+  if (g == nullptr) return Internal("{}: no gradient reaches the output", ctx.node().Where());
+  return g;
+}
+
+// `v` reshaped to `dims` (itself when they already match).
+inline StatusOr<Value*> ReshapeTo(GradContext& ctx, Value* v, const Dims& dims) {
+  if (v->dims() == dims) return v;
+  Attrs attrs;
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) attrs["allowzero"] = Attribute(1);
+  return ctx.Emit1("Reshape", {v, ctx.ConstInts(dims)}, std::move(attrs));
+}
+
+}  // namespace a8::grad
