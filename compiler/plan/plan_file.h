@@ -45,6 +45,13 @@ StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& source
 
 // The field checks ReadPlan runs on a parsed message (exposed for tests and for the writer).
 Status ValidatePlan(const PlanFile& plan, const std::string& source_name);
+// The part of ValidatePlan that checks the training fields (plan_training_check.cc): updates
+// (ids in range, targets parameters or state of the source's type, written once, in-place
+// results sharing their target's bytes) and the Training message (state buffers of the right
+// type, eval kernels ascending, loss/logits/labels bound).
+Status ValidateTrainingFields(const plan::Plan& plan, const std::string& source_name);
+// "buffer 3 ('x')", the WHERE of a buffer in messages.
+std::string PlanBufferWhere(const plan::Buffer& b, int id);
 
 // "intermediate", "input", "output", "parameter", "state", "constant" ("unknown" otherwise).
 const char* PlanBufferRoleName(int role);
