@@ -36,6 +36,9 @@ if [ "$fuzz_seconds" != 0 ] && command -v clang++-14 >/dev/null; then
   mkdir -p build-fuzz/corpus/import build-fuzz/corpus/plan
   cp build/models/*.onnx build-fuzz/corpus/import/
   build/bin/a800c build/models/mlp.onnx --batch=2 -o build-fuzz/corpus/plan/mlp.plan
+  # A training plan too: updates, updates in place, the Training message.
+  build/bin/a800c build/models/mlp.onnx --batch=2 --loss=cross_entropy --accumulate=2 \
+    --clip-grad-norm=1 -o build-fuzz/corpus/plan/mlp_train.plan
   for target in import plan; do
     echo "== libFuzzer: $target, ${fuzz_seconds}s"
     build-fuzz/bin/a8_${target}_fuzzer -max_total_time="$fuzz_seconds" -timeout=10 \
