@@ -44,6 +44,7 @@ struct TrainingConfig {
   std::string labels_input;   // graph input of the labels ("" none)
   std::string step_state;     // i64 scalar state: micro-steps done
   std::string control_state;  // f32[5] state: [lr, grad scale, applied, updates, grad norm]
+  std::string grad_seed;      // the f32[] constant d(loss)/d(loss) = 1 (loss-scaling swaps it)
   std::vector<std::string> trainable, frozen;
 };
 

@@ -83,7 +83,22 @@ class Builder {
     A8_RETURN_IF_ERROR(ToTrainingMode());
     A8_ASSIGN_OR_RETURN(Value * loss, AttachLoss());
     A8_ASSIGN_OR_RETURN(std::vector<Value*> params, TrainableParameters(loss));
-    A8_ASSIGN_OR_RETURN(std::vector<Value*> grads, BuildGradients(g_, loss, params));
+    // The seed d(loss)/d(loss) is a constant of its own, so loss-scaling can replace it by the
+    // scale.
+    TensorDataPtr one = [&] {
+      auto d = TensorData::Make(loss->type());
+      d->mutable_data<float>()[0] = 1.0f;
+      return d;
+    }();
+    if (loss->type() != TensorType{DType::kF32, {}}) {
+      return InvalidInput("{}: the loss '{}' is {}; a800c trains on an f32 scalar loss", g_.source,
+                          loss->name(), loss->type().ToString());
+    }
+    GradientOptions grad_options;
+    grad_options.seed = g_.AddConstant(g_.UniqueName(loss->name() + ".grad.seed"), one);
+    cfg_.grad_seed = grad_options.seed->name();
+    A8_ASSIGN_OR_RETURN(std::vector<Value*> grads,
+                        BuildGradients(g_, loss, params, grad_options));
     A8_RETURN_IF_ERROR(AddOptimizer(params, grads));
     cfg_.built = true;
     return Status::Ok();

@@ -11,7 +11,8 @@
 // 2. the loss, attached to the logits (`--logits`, default the first output) with a new label
 //    input (`--labels`, default `labels`): SoftmaxCrossEntropyLoss (i64 class indices; logits
 //    [N,C] or [N,C,d..]), a8.MseLoss, a8.L1Loss, a8.BceWithLogitsLoss (labels of the logits'
-//    type and shape), or `output:NAME` (a model output that already is the loss);
+//    type and shape), or `output:NAME` (a model output that already is the loss, an f32
+//    scalar); the seed d(loss)/d(loss) is an f32 constant of its own (TrainingConfig::grad_seed);
 // 3. the gradients of the loss with respect to every trainable parameter (float parameters the
 //    loss depends on, minus --freeze), by reverse-mode autodiff (autodiff.h);
 // 4. the update: with --accumulate=N each gradient is summed into FP32 state over N micro-steps
