@@ -8,13 +8,15 @@ const std::vector<PipelineInfo>& Pipelines() {
   static const std::vector<PipelineInfo> kPipelines = {
       {"default",
        "what `a800c MODEL --emit=ir|onnx` runs",
-       {"shape-inference", "expand-gradient", "canonicalize", "build-training"}},
+       {"shape-inference", "expand-gradient", "canonicalize", "build-training", "assign-precision",
+        "insert-casts", "fold-casts", "loss-scaling"}},
       {"cleanup",
        "the cleanup passes one by one",
        {"shape-inference", "canonicalize", "cse", "dce"}},
       {"plan",
        "what `a800c MODEL --emit=plan` runs before lowering",
-       {"shape-inference", "expand-gradient", "canonicalize", "build-training", "schedule", "plan-memory"}},
+       {"shape-inference", "expand-gradient", "canonicalize", "build-training", "assign-precision",
+        "insert-casts", "fold-casts", "loss-scaling", "schedule", "plan-memory"}},
   };
   return kPipelines;
 }

@@ -14,6 +14,10 @@
 #include "passes/cleanup/dce.h"
 #include "passes/memory/plan_memory.h"
 #include "passes/memory/schedule.h"
+#include "passes/mixed_precision/assign_precision.h"
+#include "passes/mixed_precision/fold_casts.h"
+#include "passes/mixed_precision/insert_casts.h"
+#include "passes/mixed_precision/loss_scaling.h"
 
 namespace a8 {
 

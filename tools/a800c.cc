@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/cli_common.h"
+#include "tools/precision_flags.h"
 #include "tools/training_flags.h"
 
 #include "compiler/driver/driver.h"
@@ -52,6 +53,8 @@ int main(int argc, char** argv) {
       ->type_name("N");
   a8::cli::TrainingFlags training;
   a8::cli::AddTrainingFlags(app, training);
+  a8::cli::PrecisionFlags precision;
+  a8::cli::AddPrecisionFlags(app, precision);
   a8::cli::AddDumpFlags(app, pipeline);
   std::string default_pipeline;
   for (const std::string& p : a8::DefaultCompilePipeline()) {
@@ -93,6 +96,8 @@ int main(int argc, char** argv) {
   auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
   if (!training_config.ok()) return Fail(training_config.status());
   opts.training = *training_config;
+  if (auto s = a8::cli::ApplyPrecisionFlags(app, precision, &opts.precision); !s.ok())
+    return Fail(s);
   for (const std::string& shape : shapes) {
     a8::Status s = a8::ParseShapeFlag(shape, &opts.import.shapes);
     if (!s.ok()) return Fail(s);

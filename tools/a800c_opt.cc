@@ -8,6 +8,7 @@
 #include <CLI/CLI.hpp>
 
 #include "tools/cli_common.h"
+#include "tools/precision_flags.h"
 #include "tools/training_flags.h"
 
 #include "compiler/driver/driver.h"
@@ -47,6 +48,8 @@ int main(int argc, char** argv) {
       ->type_name("N");
   a8::cli::TrainingFlags training;
   a8::cli::AddTrainingFlags(app, training);
+  a8::cli::PrecisionFlags precision;
+  a8::cli::AddPrecisionFlags(app, precision);
   a8::cli::AddDumpFlags(app, pipeline);
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
 
@@ -84,6 +87,8 @@ int main(int argc, char** argv) {
   auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
   if (!training_config.ok()) return Fail(training_config.status());
   if (*training_config) loaded->graph->training = *training_config;
+  s = a8::cli::ApplyPrecisionFlags(app, precision, &loaded->graph->precision);
+  if (!s.ok()) return Fail(s);
   pm.input_typed = loaded->typed;
   s = a8::RunPasses(*loaded->graph, pass_list, pm);
   if (!s.ok()) return Fail(s);

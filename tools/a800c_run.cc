@@ -348,6 +348,10 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
       kProgram, s.last_step - s.first_step, s.last_step - s.first_step == 1 ? "" : "s",
       s.first_step, s.last_step, ex.backend().name(), wall_s, Percentile(s.step_ms, 0.5),
       s.final_loss);
+  if (s.scaled) {
+    std::cout << fmt::format(", final loss scale {:g}, {} update{} skipped for overflow",
+                             s.final_scale, s.skipped, s.skipped == 1 ? "" : "s");
+  }
   if (s.has_eval && s.eval.has_accuracy)
     std::cout << fmt::format(", eval accuracy {:.2f}%", 100 * s.eval.accuracy);
   else if (s.has_eval)

@@ -81,6 +81,37 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
                  "Parameters whose name matches this regular expression are not trained")
       ->type_name("REGEX")
       ->group(group);
+  const char* scaling = "Loss scaling";
+  app.add_option("--loss-scale", c.loss_scale,
+                 "Loss scaling (PRECISION.md): dynamic (PyTorch's GradScaler, in the graph), "
+                 "static:VALUE (a fixed scale; overflowing steps are still skipped) or none "
+                 "(default: none while the default precision is fp32)")
+      ->type_name("dynamic|static:VALUE|none")
+      ->group(scaling);
+  app.add_option("--init-scale", c.init_scale, "dynamic: the first scale (default: 65536)")
+      ->type_name("X")
+      ->group(scaling);
+  app.add_option("--growth-factor", c.growth_factor,
+                 "dynamic: scale multiplier after --growth-interval clean updates (default: 2)")
+      ->type_name("X")
+      ->group(scaling);
+  app.add_option("--backoff-factor", c.backoff_factor,
+                 "dynamic: scale multiplier after an overflow (default: 0.5)")
+      ->type_name("X")
+      ->group(scaling);
+  app.add_option("--growth-interval", c.growth_interval,
+                 "dynamic: clean updates between growths (default: 2000)")
+      ->type_name("N")
+      ->group(scaling);
+  app.add_option("--min-scale", c.min_scale,
+                 "dynamic: the floor of the scale; a run whose scale stays there for "
+                 "--growth-interval updates stops (default: 1)")
+      ->type_name("X")
+      ->group(scaling);
+  app.add_option("--max-scale", c.max_scale,
+                 "dynamic: the ceiling of the scale (default: 16777216)")
+      ->type_name("X")
+      ->group(scaling);
 }
 
 // The config when --loss was given; nullopt for an inference plan. Training-only flags without
@@ -88,10 +119,30 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
 inline StatusOr<std::optional<TrainingConfig>> TrainingConfigFromFlags(const CLI::App& app,
                                                                        const TrainingFlags& f) {
   if (app.count("--loss") > 0) return std::optional<TrainingConfig>(f.config);
-  for (const char* flag :
-       {"--logits", "--labels", "--optimizer", "--lr", "--momentum", "--dampening", "--beta1",
-        "--beta2", "--eps", "--weight-decay", "--clip-grad-norm", "--accumulate", "--lr-schedule",
-        "--warmup-steps", "--total-steps", "--min-lr", "--freeze"}) {
+  for (const char* flag : {"--logits",
+                           "--labels",
+                           "--optimizer",
+                           "--lr",
+                           "--momentum",
+                           "--dampening",
+                           "--beta1",
+                           "--beta2",
+                           "--eps",
+                           "--weight-decay",
+                           "--clip-grad-norm",
+                           "--accumulate",
+                           "--lr-schedule",
+                           "--warmup-steps",
+                           "--total-steps",
+                           "--min-lr",
+                           "--freeze",
+                           "--loss-scale",
+                           "--init-scale",
+                           "--growth-factor",
+                           "--backoff-factor",
+                           "--growth-interval",
+                           "--min-scale",
+                           "--max-scale"}) {
     if (app.count(flag) > 0) {
       return InvalidInput(
           "{}: a training flag needs --loss (without it the plan is an inference "

@@ -26,6 +26,7 @@
 #include "passes/autodiff/build_training.h"
 #include "passes/autodiff/grad_rule.h"
 #include "passes/lowering/lower.h"
+#include "passes/mixed_precision/policy.h"
 #include "passes/pipelines.h"
 
 #ifndef A800C_VERSION
@@ -248,6 +249,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   }
   A8_RETURN_IF_ERROR(CheckOutputPath(output));
   if (opts.training) A8_RETURN_IF_ERROR(CheckTrainingConfig(*opts.training));
+  if (opts.precision) A8_RETURN_IF_ERROR(PrecisionPolicy::Create(*opts.precision).status());
 
   std::vector<std::string> warnings;
   ImportOptions import_opts = opts.import;
@@ -264,6 +266,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
     }
     graph.training = opts.training;
   }
+  graph.precision = opts.precision;
 
   PassManagerOptions pm = opts.pm;
   pm.input_typed = loaded->typed;

@@ -91,6 +91,8 @@ struct CompileOptions {
   // The training flags (--loss, --optimizer, ...); nullopt: an inference plan, unless the model
   // carries a TrainingInfoProto.
   std::optional<TrainingConfig> training;
+  // The precision flags (--precision, --fp32-ops, ...); nullopt: fp32.
+  std::optional<PrecisionConfig> precision;
 };
 
 // The whole `a800c MODEL` job. Warnings (import) go to `warn` as they are known; the result goes

@@ -18,6 +18,7 @@
 
 #include "compiler/ir/attribute.h"
 #include "compiler/ir/memory_plan.h"
+#include "compiler/ir/precision_config.h"
 #include "compiler/ir/training_config.h"
 #include "compiler/ir/types.h"
 
@@ -146,6 +147,9 @@ class Graph {
   // Set for a graph that is to become a training step (the driver's training flags, or the
   // model's TrainingInfoProto); build-training reads and completes it. Not part of the IR text.
   std::optional<TrainingConfig> training;
+  // The precision mode and overrides (--precision, ...); assign-precision reads it, lower writes
+  // plan.precision from it. nullopt means fp32. Not part of the IR text.
+  std::optional<PrecisionConfig> precision;
 
   // ---- values
   Value* AddInput(const std::string& name, TensorType type);

@@ -11,6 +11,11 @@
 // - a8.SgdUpdate(param, grad, ctl [, momentum_buf]) -> (param_next [, momentum_buf_next]) and
 //   a8.AdamUpdate(param, grad, ctl, m, v) -> (param_next, m_next, v_next): PyTorch's SGD (momentum,
 //   dampening, Nesterov, weight decay) and Adam/AdamW.
+// - a8.UnscaleCheckFinite(scale f32[], g_1, ..., g_n) -> (g_1' f32, ..., g_n' f32, found_inf
+//   f32[]): the gradients times 1/scale, and whether any element was Inf/NaN (dynamic loss
+//   scaling, passes/mixed_precision/loss_scaling.h).
+// - a8.UpdateScale(scale f32[], tracker i32[], found_inf f32[], step i64[]) -> (scale_next,
+//   tracker_next): PyTorch's _amp_update_scale_ on update steps.
 #include <fmt/format.h>
 
 #include "compiler/ir/op_table_builder.h"
@@ -133,6 +138,44 @@ Status InferAdamUpdate(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {param, param, param});
 }
 
+Status InferUnscaleCheckFinite(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
+  A8_RETURN_IF_ERROR(RequireType(node, 0, "scale", kF32Scalar));
+  const int n = node.num_inputs() - 1;
+  if (node.num_outputs() != n + 1) {
+    return InvalidInput("{}: has {} outputs; expected {} (one per gradient, then found_inf)",
+                        node.Where(), node.num_outputs(), n + 1);
+  }
+  std::vector<TensorType> types;
+  for (int i = 1; i <= n; ++i) {
+    A8_RETURN_IF_ERROR(RequireFloat(node, i, node.input(i)->name()));
+    // One dtype for all: the kernel catalog row is `f32,G*`.
+    A8_RETURN_IF_ERROR(RequireSameDType(node, 1, node.input(1)->name(), i, node.input(i)->name()));
+    types.push_back(TensorType{DType::kF32, node.input(i)->dims()});
+  }
+  types.push_back(kF32Scalar);
+  return SetOutputs(node, out, std::move(types));
+}
+
+Status InferUpdateScale(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 4));
+  A8_RETURN_IF_ERROR(RequireType(node, 0, "scale", kF32Scalar));
+  A8_RETURN_IF_ERROR(RequireType(node, 1, "tracker", TensorType{DType::kI32, {}}));
+  A8_RETURN_IF_ERROR(RequireType(node, 2, "found_inf", kF32Scalar));
+  A8_RETURN_IF_ERROR(RequireType(node, 3, "step", kI64Scalar));
+  if (node.GetInt("growth_interval", 2000) < 1) {
+    return InvalidInput("{}: attribute 'growth_interval' must be at least 1, got {}", node.Where(),
+                        node.GetInt("growth_interval", 2000));
+  }
+  if (node.GetInt("accumulate", 1) < 1) {
+    return InvalidInput("{}: attribute 'accumulate' must be at least 1, got {}", node.Where(),
+                        node.GetInt("accumulate", 1));
+  }
+  A8_RETURN_IF_ERROR(RequireNonNegative(node, "min_scale", node.GetFloat("min_scale", 0.0f)));
+  A8_RETURN_IF_ERROR(RequireNonNegative(node, "max_scale", node.GetFloat("max_scale", 0.0f)));
+  return SetOutputs(node, out, {kF32Scalar, TensorType{DType::kI32, {}}});
+}
+
 }  // namespace
 
 void AddOptimizerOps(std::vector<OpDef>* ops) {
@@ -161,6 +204,16 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
                             InferAdamUpdate,
                             "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
                             "v_next)"));
+  ops->push_back(InternalOp("UnscaleCheckFinite", {2, kMany, 2, kMany}, {}, InferUnscaleCheckFinite,
+                            "(scale, g_1..g_n) -> (g_1 / scale..g_n / scale as f32, found_inf: 1 "
+                            "when any element is Inf/NaN)"));
+  ops->push_back(InternalOp(
+      "UpdateScale", {4, 4, 2, 2},
+      {Opt("growth_factor", 2.0f), Opt("backoff_factor", 0.5f), Opt("growth_interval", 2000),
+       Opt("min_scale", 0.0f), Opt("max_scale", 0.0f), Opt("accumulate", 1)},
+      InferUpdateScale,
+      "PyTorch's _amp_update_scale_: (scale, tracker, found_inf, step) -> "
+      "(scale_next, tracker_next)"));
 }
 
 }  // namespace a8

@@ -31,6 +31,14 @@ struct TrainingConfig {
   int64_t total_steps = 0;               // cosine: updates until the minimum learning rate
   float min_lr = 0.0f;
   std::string freeze;  // ECMAScript regex over parameter names; "" = none
+  // Loss scaling (PRECISION.md "Loss scaling"): none | dynamic | static:VALUE.
+  std::string loss_scale = "none";
+  float init_scale = 65536.0f;
+  float growth_factor = 2.0f;
+  float backoff_factor = 0.5f;
+  int64_t growth_interval = 2000;
+  float min_scale = 1.0f;
+  float max_scale = 16777216.0f;
 
   float EffectiveWeightDecay() const {
     if (weight_decay >= 0.0f) return weight_decay;
@@ -46,6 +54,9 @@ struct TrainingConfig {
   std::string control_state;  // f32[5] state: [lr, grad scale, applied, updates, grad norm]
   std::string grad_seed;      // the f32[] constant d(loss)/d(loss) = 1 (loss-scaling swaps it)
   std::vector<std::string> trainable, frozen;
+  // ---- filled by loss-scaling
+  std::string scale_value;    // the f32[] loss scale: state (dynamic) or a constant (static)
+  std::string tracker_state;  // dynamic: the i32[] growth tracker
 };
 
 }  // namespace a8

@@ -76,6 +76,22 @@ Status ValidateTrainingFields(const plan::Plan& p, const std::string& src) {
   };
   A8_RETURN_IF_ERROR(check_state("step_buffer", t.step_buffer(), plan::I64, 1));
   A8_RETURN_IF_ERROR(check_state("control_buffer", t.control_buffer(), plan::F32, 5));
+  const std::string& scaler = p.scaler().mode();
+  if (scaler == "static" || scaler == "dynamic") {
+    const int id = t.scale_buffer();
+    if (id < 0 || id >= nb) {
+      return InvalidInput(
+          "{}: train.scale_buffer: buffer id {} out of range [0, {}) with a {} "
+          "loss scaler",
+          src, id, nb, scaler);
+    }
+    const plan::Buffer& b = p.buffers(id);
+    const auto role = scaler == "dynamic" ? plan::Buffer::STATE : plan::Buffer::CONSTANT;
+    if (b.role() != role || b.type().dtype() != plan::F32 || b.type().dims_size() != 0) {
+      return InvalidInput("{}: train.scale_buffer: {} is not an f32 scalar {} buffer", src,
+                          PlanBufferWhere(b, id), scaler == "dynamic" ? "state" : "constant");
+    }
+  }
   int prev = -1;
   for (int k : t.eval_kernels()) {
     if (k <= prev || k >= p.kernels_size()) {

@@ -1,5 +1,6 @@
 // Optimizer kernels: a800c's training step control and parameter updates (domain "a8":
-// TrainControl, GlobalNormSq, GradAccumulate, SgdUpdate, AdamUpdate) and the ONNX
+// TrainControl, GlobalNormSq, GradAccumulate, SgdUpdate, AdamUpdate; loss scaling's
+// UnscaleCheckFinite and UpdateScale, bodies in scaler.cc) and the ONNX
 // ai.onnx.preview.training optimizers (Adam, Momentum, Adagrad).
 //
 // - The per-element math is one small A8_HD function per update (kernels/common/float16.h's
@@ -115,6 +116,61 @@ Status GlobalNormSq(const std::vector<DType>& dtypes, const std::vector<int64_t>
 // every accumulation window. acc/acc_next have acc_dtype, g has g_dtype (float types).
 Status GradAccumulate(DType acc_dtype, DType g_dtype, int64_t n, int64_t accumulate, int64_t step,
                       const void* acc, const void* g, void* acc_next);
+
+// ---- dynamic loss scaling (PRECISION.md "Loss scaling"; bodies in scaler.cc)
+
+// The multiplier that unscales a gradient: 1/scale computed in double and stored as float, as
+// PyTorch's GradScaler does (scale.double().reciprocal().float()).
+A8_HD float InverseScale(float scale) {
+  return static_cast<float>(1.0 / static_cast<double>(scale));
+}
+
+// a8.UnscaleCheckFinite: out[t][i] = float(g[t][i]) * InverseScale(scale) for every tensor t
+// (dtypes[t] any float type, counts[t] elements; outputs f32, possibly in place over an f32 g),
+// and *found_inf = 1 when any element of any g is Inf or NaN, else 0.
+Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
+                          const std::vector<int64_t>& counts, const std::vector<const void*>& grads,
+                          const std::vector<float*>& outs, float* found_inf);
+
+struct UpdateScaleParams {
+  float growth_factor = 2.0f;
+  float backoff_factor = 0.5f;
+  int64_t growth_interval = 2000;  // >= 1
+  float min_scale = 0.0f;          // backoff never goes below it (0: no floor, as PyTorch)
+  float max_scale = 0.0f;          // growth never goes above it (0: no ceiling, as PyTorch)
+  int64_t accumulate = 1;          // the scale changes only on update steps
+};
+
+// One step of PyTorch's _amp_update_scale_ (products in double, as its kernels compute
+// `float * double`), plus a8's floor and ceiling. Only when (step + 1) % accumulate == 0: a
+// micro-step keeps scale and tracker.
+A8_HD void UpdateScaleStep(const UpdateScaleParams& p, float scale, int32_t tracker,
+                           float found_inf, int64_t step, float* scale_next,
+                           int32_t* tracker_next) {
+  *scale_next = scale;
+  *tracker_next = tracker;
+  if ((step + 1) % p.accumulate != 0) return;
+  if (found_inf != 0.0f) {
+    float backed = static_cast<float>(static_cast<double>(scale) * p.backoff_factor);
+    if (p.min_scale > 0.0f && backed < p.min_scale) backed = p.min_scale;
+    *scale_next = backed;
+    *tracker_next = 0;
+    return;
+  }
+  const int32_t successful = tracker + 1;
+  if (successful >= p.growth_interval) {
+    const float grown = static_cast<float>(static_cast<double>(scale) * p.growth_factor);
+    if (std::isfinite(grown) && (p.max_scale <= 0.0f || grown <= p.max_scale)) {
+      *scale_next = grown;
+    }
+    *tracker_next = 0;
+  } else {
+    *tracker_next = successful;
+  }
+}
+
+Status UpdateScale(const UpdateScaleParams& p, float scale, int32_t tracker, float found_inf,
+                   int64_t step, float* scale_next, int32_t* tracker_next);
 
 // ---- a8 parameter updates (PyTorch formulas)
 

@@ -11,6 +11,7 @@
 
 #include "compiler/ir/op_table.h"
 #include "passes/autodiff/autodiff.h"
+#include "passes/mixed_precision/loss_scaling.h"
 
 namespace a8 {
 namespace {
@@ -400,7 +401,7 @@ Status CheckTrainingConfig(const TrainingConfig& cfg) {
     return InvalidInput("--lr-schedule=cosine needs --total-steps > --warmup-steps (got {} and {})",
                         cfg.total_steps, cfg.warmup_steps);
   }
-  return Status::Ok();
+  return ParseLossScale(cfg).status();
 }
 
 StatusOr<bool> BuildTraining::Run(Graph& graph) {

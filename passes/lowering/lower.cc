@@ -9,6 +9,7 @@
 
 #include "compiler/ir/op_table.h"
 #include "compiler/plan/kernel_catalog.h"
+#include "passes/mixed_precision/loss_scaling.h"
 
 #ifndef A800C_VERSION
 #error "A800C_VERSION must be defined by the build (CMakeLists.txt)"
@@ -137,7 +138,8 @@ class Lowering {
     p.set_model_name(options_.model_name);
     p.set_model_hash(options_.model_hash);
     p.set_target(options_.target);
-    p.set_precision("fp32");
+    p.set_precision(graph_.precision ? std::string(PrecisionModeName(graph_.precision->mode))
+                                     : std::string("fp32"));
     p.set_training(false);
     p.set_alignment(kAlign);
     p.set_arena_bytes(AlignUp(static_cast<uint64_t>(mp.arena_bytes)));
@@ -172,6 +174,24 @@ class Lowering {
   }
 
  private:
+  // Plan.scaler from the flags loss-scaling applied.
+  Status SetScaler(const TrainingConfig& c) {
+    A8_ASSIGN_OR_RETURN(LossScaleMode mode, ParseLossScale(c));
+    plan::LossScaler* s = out_.plan.mutable_scaler();
+    s->set_mode(mode.mode);
+    if (mode.mode == "static") {
+      s->set_init_scale(mode.static_scale);
+      return Status::Ok();
+    }
+    s->set_init_scale(c.init_scale);
+    s->set_growth_factor(c.growth_factor);
+    s->set_backoff_factor(c.backoff_factor);
+    s->set_growth_interval(static_cast<int32_t>(c.growth_interval));
+    s->set_min_scale(c.min_scale);
+    s->set_max_scale(c.max_scale);
+    return Status::Ok();
+  }
+
   // State updates, and for a built training graph the Training message with its eval kernels:
   // the nodes the graph outputs (loss, model outputs) depend on.
   Status AddTraining() {
@@ -211,6 +231,8 @@ class Lowering {
     };
     t->set_step_buffer(c.step_state.empty() ? -1 : id_of(c.step_state));
     t->set_control_buffer(c.control_state.empty() ? -1 : id_of(c.control_state));
+    t->set_scale_buffer(c.scale_value.empty() ? -1 : id_of(c.scale_value));
+    if (!c.scale_value.empty()) A8_RETURN_IF_ERROR(SetScaler(c));
     for (const std::string& n : c.trainable) t->add_trainable(n);
     for (const std::string& n : c.frozen) t->add_frozen(n);
     // Eval kernels: backwards from the graph outputs.
@@ -339,6 +361,7 @@ class Lowering {
     k->set_name(name);
     k->set_op(node.qualified_op());
     k->set_version(node.version());
+    k->set_why(node.GetString("a8.why", ""));
     int n = node.num_inputs();
     while (n > 0 && !node.has_input(n - 1)) --n;
     for (int i = 0; i < n; ++i)

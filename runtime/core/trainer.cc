@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/optim.h"
 #include "runtime/core/checkpoint.h"
 
 namespace a8 {
@@ -110,7 +111,22 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
   const float* control = t.control_buffer() >= 0
                              ? reinterpret_cast<const float*>(ex.BufferData(t.control_buffer()))
                              : nullptr;
+  // The loss scale (static or dynamic); none: every step reports 1.
+  const std::string& scaler = p.scaler().mode();
+  const bool dynamic = scaler == "dynamic";
+  const float* scale = nullptr;
+  if (scaler == "static" || dynamic) {
+    const int id = t.scale_buffer();
+    if (id < 0 || id >= p.buffers_size()) {
+      return InvalidInput("the plan's train.scale_buffer {} is not a buffer", id);
+    }
+    scale = reinterpret_cast<const float*>(ex.BufferData(id));
+  }
+  const int64_t accumulate = std::max<int64_t>(t.accumulate(), 1);
+  const int64_t floor_limit = p.scaler().growth_interval();
+  int64_t at_floor = 0;  // consecutive updates that ran at the floor and stayed there
   TrainSummary s;
+  s.scaled = scale != nullptr;
   s.first_step = ex.step();
   int64_t saved_at = -1, evaluated_at = -1;
   auto evaluate = [&]() -> Status {
@@ -131,6 +147,8 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
   };
   while (ex.step() < options.total_steps) {
     A8_RETURN_IF_ERROR(fill(ex, ex.step()));
+    const int64_t step_before = ex.step();
+    const double scale_before = scale != nullptr ? *scale : 1.0;
     auto t0 = std::chrono::steady_clock::now();
     A8_RETURN_IF_ERROR(ex.Run());
     auto t1 = std::chrono::steady_clock::now();
@@ -139,12 +157,13 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
     rec.step_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     A8_ASSIGN_OR_RETURN(std::vector<double> l, ReadAs<double>(ex, *loss, DType::kF64));
     rec.loss = l[0];
-    rec.lr = control != nullptr ? control[0] : t.lr();
-    // The loss scale: 1 without a scaler (control[1] is then the gradients' multiplier, the
-    // 1 / accumulate and clipping factor, not a loss scale).
-    const std::string& scaler = p.scaler().mode();
-    bool scaled = !scaler.empty() && scaler != "none";
-    rec.scale = scaled && control != nullptr ? control[1] : 1.0;
+    rec.lr = control != nullptr ? control[cpu::kCtlLr] : t.lr();
+    rec.scale = scale_before;
+    const bool update_step = (step_before + 1) % accumulate == 0;
+    rec.skipped =
+        scale != nullptr && control != nullptr && update_step && control[cpu::kCtlApplied] == 0.0f;
+    s.skipped += rec.skipped ? 1 : 0;
+    s.final_scale = scale != nullptr ? *scale : 1.0;
     if (t.clip_grad_norm() > 0 && control != nullptr) {
       rec.has_grad_norm = true;
       rec.grad_norm = control[4];
@@ -152,6 +171,17 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
     s.step_ms.push_back(rec.step_ms);
     s.final_loss = rec.loss;
     A8_RETURN_IF_ERROR(observer.OnStep(rec));
+    if (dynamic && update_step && floor_limit > 0) {
+      const double floor = p.scaler().min_scale();
+      at_floor = scale_before <= floor && *scale <= floor ? at_floor + 1 : 0;
+      if (at_floor >= floor_limit) {
+        return Internal(
+            "step {}: the loss scale has been at --min-scale={} for {} consecutive updates "
+            "(--growth-interval) with non-finite gradients: training has diverged (a lower "
+            "learning rate, or fp32, may help)",
+            rec.step, floor, at_floor);
+      }
+    }
     if (eval != nullptr && options.eval_every > 0 && rec.step % options.eval_every == 0)
       A8_RETURN_IF_ERROR(evaluate());
     if (!options.checkpoint.empty() && options.save_every > 0 && rec.step % options.save_every == 0)

@@ -8,6 +8,12 @@
 // samples, and only the real samples count. For cross-entropy plans it reports the accuracy
 // (argmax of the logits == label) and the exact mean loss, recomputed per sample from the
 // logits; for other losses, the batch losses weighted by their real samples.
+//
+// Loss scaling (PRECISION.md): with a scaler, each step records the scale it ran with (read from
+// train.scale_buffer before the step) and whether its update was skipped for an overflow (an
+// update step whose control vector says not applied). A dynamic scale that ran at --min-scale and
+// stayed there for growth_interval consecutive updates means every scale overflows: the run
+// stops with an error naming the step and the scale.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +72,9 @@ struct TrainSummary {
   int64_t first_step = 0, last_step = 0;  // the counter before and after
   std::vector<double> step_ms;
   double final_loss = 0;
+  bool scaled = false;     // the plan has a loss scaler
+  double final_scale = 1;  // the scale after the last step
+  int64_t skipped = 0;     // updates skipped for non-finite gradients
   bool has_eval = false;
   EvalResult eval;
 };

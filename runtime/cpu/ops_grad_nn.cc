@@ -154,41 +154,14 @@ Status RunDropoutGrad(const KernelArgs& a) {
                           reinterpret_cast<const bool*>(a.in(1).data), scale, a.out(0).data);
 }
 
-// LossParams of a loss gradient: `scores_dims` [N, C, d...], labels input `labels`.
-StatusOr<cpu::LossParams> LossGradParams(const KernelArgs& a, const cpu::Dims& scores_dims,
-                                         int labels) {
-  if (scores_dims.size() < 2) return InvalidInput("{}: scores rank < 2", a.kernel().op());
-  cpu::LossParams p;
-  p.dtype = a.in(0).dtype;
-  p.label_dtype = a.in(labels).dtype;
-  p.batch = scores_dims[0];
-  p.classes = scores_dims[1];
-  p.extra = cpu::NumElements(Spatial(scores_dims));
-  const std::string red = a.Str("reduction", "mean");
-  if (red == "none") {
-    p.reduction = cpu::LossReduction::kNone;
-  } else if (red == "sum") {
-    p.reduction = cpu::LossReduction::kSum;
-  } else if (red == "mean") {
-    p.reduction = cpu::LossReduction::kMean;
-  } else {
-    return InvalidInput("{}: reduction: unknown value '{}'", a.kernel().op(), red);
-  }
-  if (a.attr("ignore_index") != nullptr) {
-    p.has_ignore_index = true;
-    p.ignore_index = a.Int("ignore_index", 0);
-  }
-  return p;
-}
-
 Status RunSceGrad(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossGradParams(a, a.in(1).dims, 2));
+  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossParamsFromKernel(a, a.in(1).dims, 2));
   return cpu::SoftmaxCrossEntropyLossGrad(p, a.in(0).data, a.in(1).data, a.in(2).data,
                                           InOrNull(a, 3), a.out(0).data);
 }
 
 Status RunNllGrad(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossGradParams(a, a.out(0).dims, 1));
+  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossParamsFromKernel(a, a.out(0).dims, 1));
   return cpu::NegativeLogLikelihoodLossGrad(p, a.in(0).data, a.in(1).data, InOrNull(a, 2),
                                             a.out(0).data);
 }

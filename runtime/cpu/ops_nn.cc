@@ -235,27 +235,7 @@ Status RunInstanceNorm(const KernelArgs& a) {
 
 StatusOr<cpu::LossParams> LossParamsOf(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
-  const TensorArg& x = a.in(0);
-  cpu::LossParams p;
-  p.dtype = x.dtype;
-  p.label_dtype = a.in(1).dtype;
-  p.batch = x.dims[0];
-  p.classes = x.dims[1];
-  p.extra = cpu::NumElements(Spatial(x.dims));
-  std::string red = a.Str("reduction", "mean");
-  if (red == "none")
-    p.reduction = cpu::LossReduction::kNone;
-  else if (red == "sum")
-    p.reduction = cpu::LossReduction::kSum;
-  else if (red == "mean")
-    p.reduction = cpu::LossReduction::kMean;
-  else
-    return InvalidInput("{}: reduction: unknown value '{}'", a.kernel().op(), red);
-  if (a.attr("ignore_index") != nullptr) {
-    p.has_ignore_index = true;
-    p.ignore_index = a.Int("ignore_index", 0);
-  }
-  return p;
+  return LossParamsFromKernel(a, a.in(0).dims, 1);
 }
 
 Status RunSoftmaxCrossEntropy(const KernelArgs& a) {
@@ -272,6 +252,35 @@ Status RunNll(const KernelArgs& a) {
 }
 
 }  // namespace
+
+StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::Dims& scores_dims,
+                                               int labels_input) {
+  if (scores_dims.size() < 2) {
+    return InvalidInput("{}: scores have rank {}, need at least 2", a.kernel().op(),
+                        scores_dims.size());
+  }
+  cpu::LossParams p;
+  p.dtype = a.in(0).dtype;
+  p.label_dtype = a.in(labels_input).dtype;
+  p.batch = scores_dims[0];
+  p.classes = scores_dims[1];
+  p.extra = cpu::NumElements(cpu::Dims(scores_dims.begin() + 2, scores_dims.end()));
+  const std::string red = a.Str("reduction", "mean");
+  if (red == "none") {
+    p.reduction = cpu::LossReduction::kNone;
+  } else if (red == "sum") {
+    p.reduction = cpu::LossReduction::kSum;
+  } else if (red == "mean") {
+    p.reduction = cpu::LossReduction::kMean;
+  } else {
+    return InvalidInput("{}: reduction: unknown value '{}'", a.kernel().op(), red);
+  }
+  if (a.attr("ignore_index") != nullptr) {
+    p.has_ignore_index = true;
+    p.ignore_index = a.Int("ignore_index", 0);
+  }
+  return p;
+}
 
 void RegisterNnKernels(std::vector<CpuKernelEntry>* r) {
   static const std::vector<DType> kMatMulTypes = {DType::kF32, DType::kF16, DType::kBF16,

@@ -137,6 +137,65 @@ Status RunAdamUpdate(const KernelArgs& a) {
                          a.out(2).data);
 }
 
+// ---- loss scaling
+
+Status RunUnscaleCheckFinite(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
+  const int n = a.num_inputs() - 1;
+  if (n < 1 || a.num_outputs() != n + 1) {
+    return InvalidInput(
+        "a8.UnscaleCheckFinite: {} inputs and {} outputs; expected scale, n "
+        "gradients, and n outputs plus found_inf",
+        a.num_inputs(), a.num_outputs());
+  }
+  std::vector<DType> dtypes;
+  std::vector<int64_t> counts;
+  std::vector<const void*> grads;
+  std::vector<float*> outs;
+  for (int i = 0; i < n; ++i) {
+    const TensorArg& g = a.in(1 + i);
+    const TensorArg& o = a.out(i);
+    if (!g.present || !o.present || o.dtype != DType::kF32) {
+      return InvalidInput("a8.UnscaleCheckFinite: gradient {} needs an input and an f32 output", i);
+    }
+    A8_RETURN_IF_ERROR(RequireSameCount(a, o, g, "output"));
+    dtypes.push_back(g.dtype);
+    counts.push_back(g.count());
+    grads.push_back(g.data);
+    outs.push_back(reinterpret_cast<float*>(o.data));
+  }
+  const TensorArg& found = a.out(n);
+  if (!found.present || found.dtype != DType::kF32 || found.count() != 1) {
+    return InvalidInput("a8.UnscaleCheckFinite: output found_inf must be an f32 scalar");
+  }
+  return cpu::UnscaleCheckFinite(*reinterpret_cast<const float*>(a.in(0).data), dtypes, counts,
+                                 grads, outs, reinterpret_cast<float*>(found.data));
+}
+
+Status RunUpdateScale(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI32, "tracker"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "found_inf"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kI64, "step"));
+  if (a.num_outputs() != 2 || a.out(0).dtype != DType::kF32 || a.out(0).count() != 1 ||
+      a.out(1).dtype != DType::kI32 || a.out(1).count() != 1) {
+    return InvalidInput("a8.UpdateScale: outputs must be f32[] and i32[]");
+  }
+  cpu::UpdateScaleParams p;
+  p.growth_factor = a.Float("growth_factor", 2.0f);
+  p.backoff_factor = a.Float("backoff_factor", 0.5f);
+  p.growth_interval = a.Int("growth_interval", 2000);
+  p.min_scale = a.Float("min_scale", 0.0f);
+  p.max_scale = a.Float("max_scale", 0.0f);
+  p.accumulate = a.Int("accumulate", 1);
+  return cpu::UpdateScale(p, *reinterpret_cast<const float*>(a.in(0).data),
+                          *reinterpret_cast<const int32_t*>(a.in(1).data),
+                          *reinterpret_cast<const float*>(a.in(2).data),
+                          *reinterpret_cast<const int64_t*>(a.in(3).data),
+                          reinterpret_cast<float*>(a.out(0).data),
+                          reinterpret_cast<int32_t*>(a.out(1).data));
+}
+
 // ---- ai.onnx.preview.training: (R, T, X_1..X_n, G_1..G_n, state groups) ->
 // (X_new.., states..)
 
@@ -232,6 +291,9 @@ void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"a8.GradAccumulate", kFloatTypes, 0, RunGradAccumulate, "g: any float"});
   r->push_back({"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate, "grad: any float; in place ok"});
   r->push_back({"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate, "grad: any float; in place ok"});
+  r->push_back({"a8.UnscaleCheckFinite", kFloatTypes, 1, RunUnscaleCheckFinite,
+                "scale and outputs: f32; in place ok"});
+  r->push_back({"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"});
   r->push_back({"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"});
   r->push_back({"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"});
   r->push_back({"ai.onnx.preview.training.Adagrad", kOnnxFloat, 2, RunOnnxAdagrad, "R: f32/f64"});

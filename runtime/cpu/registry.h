@@ -19,6 +19,7 @@
 #include "compiler/ir/types.h"
 #include "compiler/plan/plan.pb.h"
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/loss.h"
 #include "runtime/core/backend.h"
 
 namespace a8 {
@@ -94,6 +95,12 @@ void RegisterMovementKernels(std::vector<CpuKernelEntry>* r);  // incl. reshape-
 void RegisterGradMathKernels(std::vector<CpuKernelEntry>* r);  // ops_grad_math.cc
 void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r);    // ops_grad_nn.cc (and a8 losses)
 void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r);  // ops_optim.cc
+
+// The LossParams of a loss kernel or its gradient (ops_nn.cc): scores of `scores_dims`
+// [N, C, d...], input 0's dtype, labels at input `labels_input`, the `reduction` and
+// `ignore_index` attributes.
+StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::Dims& scores_dims,
+                                               int labels_input);
 
 // Dtype sets.
 inline const std::vector<DType> kFloatTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};

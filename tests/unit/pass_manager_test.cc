@@ -290,17 +290,19 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
     EXPECT_NE(info.create(), nullptr) << info.name;
     EXPECT_EQ(FindPass(info.name), &info);
   }
-  for (const char* expected :
-       {"shape-inference", "canonicalize", "dce", "cse", "expand-gradient", "build-training"}) {
+  for (const char* expected : {"shape-inference", "canonicalize", "dce", "cse", "expand-gradient",
+                               "build-training", "assign-precision", "insert-casts", "fold-casts",
+                               "loss-scaling"}) {
     EXPECT_EQ(names.count(expected), 1u) << expected;
   }
   EXPECT_EQ(FindPass("no-such-pass"), nullptr);
   for (const PipelineInfo& p : Pipelines()) {
     for (const std::string& n : p.passes) EXPECT_EQ(names.count(n), 1u) << p.name << ": " << n;
   }
-  EXPECT_EQ(DefaultCompilePipeline(), (std::vector<std::string>{"shape-inference",
-                                                                 "expand-gradient", "canonicalize",
-                                                                 "build-training"}));
+  EXPECT_EQ(DefaultCompilePipeline(),
+            (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize",
+                                      "build-training", "assign-precision", "insert-casts",
+                                      "fold-casts", "loss-scaling"}));
 }
 
 }  // namespace

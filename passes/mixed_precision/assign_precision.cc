@@ -1,0 +1,176 @@
+// assign-precision: policy decisions, gradient nodes after their forward node, follow painting.
+#include "passes/mixed_precision/assign_precision.h"
+
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "passes/mixed_precision/policy.h"
+
+namespace a8 {
+namespace {
+
+bool IsMixedFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+// Whether the node reads or writes f32/f16/bf16 and nothing in f64 (f64 graphs are the gradient
+// checks' oracle: their types must not move).
+bool Eligible(const Node& n) {
+  bool any = false;
+  auto look = [&](const Value* v) {
+    if (v == nullptr) return true;
+    if (v->dtype() == DType::kF64) return false;
+    any = any || IsMixedFloat(v->dtype());
+    return true;
+  };
+  for (const Value* v : n.inputs()) {
+    if (!look(v)) return false;
+  }
+  for (const Value* v : n.outputs()) {
+    if (!look(v)) return false;
+  }
+  return any;
+}
+
+// "Relu_2.grad.3" -> "Relu_2"; "" for a node that is not a gradient node.
+std::string ForwardName(const std::string& name) {
+  const size_t at = name.rfind(".grad");
+  return at == std::string::npos ? "" : name.substr(0, at);
+}
+
+// The widest of two float types; f16 and bf16 do not contain each other, so they meet in f32.
+DType Wider(DType a, DType b) { return a == b ? a : DType::kF32; }
+
+struct Choice {
+  PrecisionDecision::Kind kind = PrecisionDecision::kF32;
+  std::string why;
+  bool from_defaults = false;
+  const Node* forward = nullptr;  // a gradient node takes this node's final choice
+  DType type = DType::kF32;
+};
+
+}  // namespace
+
+std::optional<DType> AssignedPrecision(const Node& node) {
+  const Attribute* a = node.attr("a8.precision");
+  if (a == nullptr || a->kind() != AttrKind::kString) return std::nullopt;
+  auto t = ParseDTypeName(a->s());
+  if (!t.ok()) return std::nullopt;
+  return *t;
+}
+
+StatusOr<bool> AssignPrecision::Run(Graph& graph) {
+  if (!graph.precision || !graph.precision->mixed()) return false;
+  A8_ASSIGN_OR_RETURN(PrecisionPolicy policy, PrecisionPolicy::Create(*graph.precision));
+  const DType low = policy.low_type();
+  const std::vector<Node*> nodes = graph.NodeList();
+  std::unordered_map<std::string, const Node*> by_name;
+  for (const Node* n : nodes) by_name.emplace(n->name(), n);
+  std::unordered_map<const Node*, Choice> chosen;
+
+  // The policy's decisions, once; a gradient node defers to its forward node.
+  for (const Node* n : nodes) {
+    if (!Eligible(*n)) continue;
+    A8_ASSIGN_OR_RETURN(PrecisionDecision d, policy.Decide(*n));
+    if (d.kind == PrecisionDecision::kNone) continue;
+    Choice c{d.kind, d.why, d.from_defaults};
+    const std::string fwd = ForwardName(n->name());
+    if (!fwd.empty() && d.from_defaults) {
+      auto it = by_name.find(fwd);
+      // A reduction inside a gradient stays FP32 unless the user moved its forward node.
+      if (it != by_name.end() && chosen.count(it->second) > 0 &&
+          (d.kind != PrecisionDecision::kF32 || !chosen.at(it->second).from_defaults)) {
+        c.forward = it->second;
+      }
+    }
+    c.type = d.kind == PrecisionDecision::kLow ? low : DType::kF32;
+    chosen[n] = c;
+  }
+
+  // The type a value votes with: its producer's; graph-level values do not vote.
+  auto vote = [&](const Value* v) -> std::optional<DType> {
+    if (v == nullptr || !IsMixedFloat(v->dtype()) || v->producer() == nullptr) return std::nullopt;
+    auto it = chosen.find(v->producer());
+    if (it == chosen.end()) return std::nullopt;
+    return it->second.type;
+  };
+  auto is_follow = [](const Choice& c) {
+    return c.forward == nullptr && c.kind == PrecisionDecision::kFollow;
+  };
+
+  // Painting. Gradient nodes read their forward node's type and follow nodes in the backward
+  // graph (the sums of fan-out) read the gradients' types, so the sweeps repeat until nothing
+  // moves (twice on a training graph; the bound only guards against a cycle of widenings).
+  for (int round = 0; round < 8; ++round) {
+    std::unordered_map<const Node*, DType> before;
+    for (const auto& [n, c] : chosen) before[n] = c.type;
+    // Forward: a follow node takes the widest type of what feeds it; no vote means FP32.
+    for (const Node* n : nodes) {
+      auto it = chosen.find(n);
+      if (it == chosen.end()) continue;
+      Choice& c = it->second;
+      if (c.forward != nullptr) {
+        c.type = chosen.at(c.forward).type;
+      } else if (is_follow(c)) {
+        std::optional<DType> widest;
+        for (const Value* v : n->inputs()) {
+          if (std::optional<DType> t = vote(v)) widest = widest ? Wider(*widest, *t) : *t;
+        }
+        c.type = widest.value_or(DType::kF32);
+      }
+    }
+    // Backward: a low follow node that feeds only FP32 goes FP32 (the cast moves up to the low
+    // op that produced its input: no more casts, more FP32 work). Gradient nodes do not vote:
+    // they take their forward node's type whatever their operands are.
+    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+      auto self = chosen.find(*it);
+      if (self == chosen.end() || !is_follow(self->second) || self->second.type == DType::kF32) {
+        continue;
+      }
+      bool any = false, all_f32 = true;
+      for (const Value* v : (*it)->outputs()) {
+        if (!IsMixedFloat(v->dtype())) continue;
+        if (v->is_graph_output()) any = true;
+        for (const Use& u : v->uses()) {
+          auto c = chosen.find(u.node);
+          if (c == chosen.end() || c->second.forward != nullptr) continue;
+          if (PrecisionPolicy::ReadsAnyFloat(*u.node, u.operand)) continue;
+          any = true;
+          all_f32 = all_f32 && c->second.type == DType::kF32;
+        }
+      }
+      if (any && all_f32) self->second.type = DType::kF32;
+    }
+    for (const Node* n : nodes) {
+      auto it = chosen.find(n);
+      if (it != chosen.end() && it->second.forward != nullptr) {
+        it->second.type = chosen.at(it->second.forward).type;
+      }
+    }
+    bool moved = false;
+    for (const auto& [n, c] : chosen) moved = moved || before.at(n) != c.type;
+    if (!moved) break;
+  }
+  for (const Node* n : nodes) {
+    auto it = chosen.find(n);
+    if (it != chosen.end() && it->second.forward != nullptr) {
+      it->second.why = chosen.at(it->second.forward).why;
+    }
+  }
+
+  bool changed = false;
+  for (Node* n : nodes) {
+    auto it = chosen.find(n);
+    if (it == chosen.end()) continue;
+    const std::string type(DTypeName(it->second.type));
+    if (n->GetString("a8.precision", "") == type && n->GetString("a8.why", "") == it->second.why) {
+      continue;
+    }
+    n->SetAttr("a8.precision", type);
+    n->SetAttr("a8.why", it->second.why);
+    ++stats_[it->second.type == DType::kF32 ? "nodes-f32" : "nodes-low"];
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace a8

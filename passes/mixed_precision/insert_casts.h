@@ -1,0 +1,30 @@
+// insert-casts: applies assign-precision's decisions (PRECISION.md, "Casts").
+//
+// For every node with `a8.precision` = T:
+// - its f32/f16/bf16 results are retyped to T;
+// - each f32/f16/bf16 operand of another type is read through a Cast to T, except the gradient
+//   operand of the optimizer and of gradient accumulation, which read f16/bf16 gradients into
+//   their FP32 state directly (PrecisionPolicy::ReadsAnyFloat).
+// Guarantees:
+// - one cast per (value, type): every consumer that needs `%w` in f16 reads the same `%w.f16`,
+//   placed right after `%w` is defined (at the start of the step for parameters, inputs and
+//   constants), so a weight is cast at most once per step;
+// - graph inputs, graph outputs and state updates keep their types and names: a retyped result
+//   that is an output or an update's value is renamed `%y.f16`, and a Cast back to its old type
+//   takes its name `%y`;
+// - a cast appears only where a value crosses from one type to another.
+// Does nothing on a graph without `a8.precision` attributes (fp32 and tf32).
+#pragma once
+
+#include "compiler/ir/graph.h"
+#include "compiler/pass/pass.h"
+
+namespace a8 {
+
+class InsertCasts : public Pass {
+ public:
+  InsertCasts() = default;
+  StatusOr<bool> Run(Graph& graph) override;
+};
+
+}  // namespace a8

@@ -1,0 +1,318 @@
+// PrecisionPolicy: the default op lists and the user's overrides (see policy.h).
+#include "passes/mixed_precision/policy.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+
+namespace a8 {
+namespace {
+
+// PRECISION.md's lists, by qualified op name.
+const std::map<std::string, OpPrecisionClass, std::less<>>& DefaultClasses() {
+  static const auto* kClasses = [] {
+    auto* m = new std::map<std::string, OpPrecisionClass, std::less<>>;
+    auto put = [&](OpPrecisionClass c, std::initializer_list<const char*> ops) {
+      for (const char* op : ops) (*m)[op] = c;
+    };
+    put(OpPrecisionClass::kAllow,
+        {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "a8.ConvGradFilter"});
+    put(OpPrecisionClass::kDeny, {"LayerNormalization",
+                                  "BatchNormalization",
+                                  "InstanceNormalization",
+                                  "GroupNormalization",
+                                  "Softmax",
+                                  "LogSoftmax",
+                                  "SoftmaxCrossEntropyLoss",
+                                  "NegativeLogLikelihoodLoss",
+                                  "ReduceL1",
+                                  "ReduceL2",
+                                  "ReduceLogSumExp",
+                                  "ReduceMax",
+                                  "ReduceMean",
+                                  "ReduceMin",
+                                  "ReduceProd",
+                                  "ReduceSum",
+                                  "ReduceSumSquare",
+                                  "Exp",
+                                  "Log",
+                                  "Pow",
+                                  "Sqrt",
+                                  "Reciprocal",
+                                  "Erf",
+                                  "CumSum",
+                                  "LpNormalization",
+                                  "TopK",
+                                  "Range",
+                                  "a8.LayerNormalizationGrad",
+                                  "a8.BatchNormalizationGrad",
+                                  "a8.InstanceNormalizationGrad",
+                                  "a8.SoftmaxGrad",
+                                  "a8.LogSoftmaxGrad",
+                                  "a8.ErfGrad",
+                                  "a8.SoftmaxCrossEntropyLossGrad",
+                                  "a8.NegativeLogLikelihoodLossGrad"});
+    put(OpPrecisionClass::kFollow, {"Abs",
+                                    "Add",
+                                    "Sub",
+                                    "Mul",
+                                    "Div",
+                                    "Mod",
+                                    "Neg",
+                                    "Sign",
+                                    "Ceil",
+                                    "Floor",
+                                    "Max",
+                                    "Min",
+                                    "Mean",
+                                    "Sum",
+                                    "Relu",
+                                    "Gelu",
+                                    "Tanh",
+                                    "Sigmoid",
+                                    "LeakyRelu",
+                                    "Elu",
+                                    "HardSigmoid",
+                                    "Softplus",
+                                    "Sin",
+                                    "Cos",
+                                    "Clip",
+                                    "Where",
+                                    "Dropout",
+                                    "MaxPool",
+                                    "AveragePool",
+                                    "GlobalAveragePool",
+                                    "GlobalMaxPool",
+                                    "Reshape",
+                                    "Transpose",
+                                    "Concat",
+                                    "Split",
+                                    "Slice",
+                                    "Gather",
+                                    "GatherElements",
+                                    "Squeeze",
+                                    "Unsqueeze",
+                                    "Flatten",
+                                    "Expand",
+                                    "Identity",
+                                    "Pad",
+                                    "Tile",
+                                    "Trilu",
+                                    "OneHot",
+                                    "ArgMax",
+                                    "ArgMin",
+                                    "Equal",
+                                    "Greater",
+                                    "GreaterOrEqual",
+                                    "Less",
+                                    "LessOrEqual",
+                                    "IsInf",
+                                    "IsNaN",
+                                    "a8.ReluGrad",
+                                    "a8.GeluGrad",
+                                    "a8.TanhGrad",
+                                    "a8.SigmoidGrad",
+                                    "a8.LeakyReluGrad",
+                                    "a8.EluGrad",
+                                    "a8.HardSigmoidGrad",
+                                    "a8.SoftplusGrad",
+                                    "a8.DropoutGrad",
+                                    "a8.MaxPoolGrad",
+                                    "a8.AveragePoolGrad",
+                                    "a8.GatherGrad",
+                                    "a8.SliceGrad"});
+    put(OpPrecisionClass::kPinned,
+        {"a8.AdamUpdate", "a8.SgdUpdate", "a8.GradAccumulate", "a8.GlobalNormSq", "a8.TrainControl",
+         "a8.MseLoss", "a8.MseLossGrad", "a8.L1Loss", "a8.L1LossGrad", "a8.BceWithLogitsLoss",
+         "a8.BceWithLogitsLossGrad", "ai.onnx.preview.training.Adam",
+         "ai.onnx.preview.training.Adagrad", "ai.onnx.preview.training.Momentum"});
+    put(OpPrecisionClass::kNone,
+        {"Cast", "CastLike", "Constant", "ConstantOfShape", "Shape", "Size", "Not", "And", "Or",
+         "Xor", "ai.onnx.preview.training.Gradient"});
+    return m;
+  }();
+  return *kClasses;
+}
+
+// Splits "a8.ReluGrad" into ("a8", "ReluGrad"); "MatMul" into ("", "MatMul").
+std::pair<std::string, std::string> SplitQualified(const std::string& op) {
+  const size_t dot = op.rfind('.');
+  if (dot == std::string::npos) return {"", op};
+  return {op.substr(0, dot), op.substr(dot + 1)};
+}
+
+StatusOr<std::regex> CompileRegex(const std::string& where, const std::string& text) {
+  try {
+    return std::regex(text, std::regex::ECMAScript);
+  } catch (const std::regex_error& e) {
+    return InvalidInput("{}: bad regular expression '{}': {}", where, text, e.what());
+  }
+}
+
+// An op name a user may override: one the op table knows.
+Status CheckKnownOp(const std::string& where, const std::string& op) {
+  auto [domain, name] = SplitQualified(op);
+  if (FindOp(domain, name) == nullptr) {
+    return InvalidInput("{}: unknown op '{}' (see a800c --list-ops)", where, op);
+  }
+  return Status::Ok();
+}
+
+struct PolicyFile {
+  std::vector<std::string> fp32_ops, fp16_ops;
+  std::string fp32_nodes;
+};
+
+StatusOr<PolicyFile> ReadPolicyFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return InvalidInput("--policy: {}: no such file", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return InvalidInput("--policy: {}: not valid JSON", path);
+  if (!j.is_object()) return InvalidInput("--policy: {}: expected a JSON object", path);
+  PolicyFile f;
+  auto read_ops = [&](const std::string& key, std::vector<std::string>* out) -> Status {
+    if (!j[key].is_array()) {
+      return InvalidInput("--policy: {}: '{}' must be an array of op names", path, key);
+    }
+    for (const nlohmann::json& item : j[key]) {
+      if (!item.is_string()) {
+        return InvalidInput("--policy: {}: '{}' must be an array of op names", path, key);
+      }
+      out->push_back(item.get<std::string>());
+    }
+    return Status::Ok();
+  };
+  for (const auto& [key, value] : j.items()) {
+    if (key == "fp32_ops") {
+      A8_RETURN_IF_ERROR(read_ops(key, &f.fp32_ops));
+    } else if (key == "fp16_ops") {
+      A8_RETURN_IF_ERROR(read_ops(key, &f.fp16_ops));
+    } else if (key == "fp32_nodes") {
+      if (!value.is_string()) {
+        return InvalidInput("--policy: {}: 'fp32_nodes' must be a string (a regex)", path);
+      }
+      f.fp32_nodes = value.get<std::string>();
+    } else {
+      return InvalidInput(
+          "--policy: {}: unknown key '{}' (expected fp32_ops, fp16_ops, fp32_nodes)", path, key);
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+std::string_view OpPrecisionClassName(OpPrecisionClass c) {
+  switch (c) {
+    case OpPrecisionClass::kAllow:
+      return "allow";
+    case OpPrecisionClass::kDeny:
+      return "deny";
+    case OpPrecisionClass::kFollow:
+      return "follow";
+    case OpPrecisionClass::kPinned:
+      return "pinned";
+    case OpPrecisionClass::kNone:
+      return "none";
+  }
+  return "none";
+}
+
+std::optional<OpPrecisionClass> DefaultOpClass(std::string_view qualified_op) {
+  const auto& classes = DefaultClasses();
+  auto it = classes.find(qualified_op);
+  if (it != classes.end()) return it->second;
+  if (qualified_op.rfind("a8.", 0) == 0) return OpPrecisionClass::kPinned;
+  return std::nullopt;
+}
+
+StatusOr<PrecisionPolicy> PrecisionPolicy::Create(const PrecisionConfig& config) {
+  PrecisionPolicy p;
+  p.config_ = config;
+  // Lowest priority first: later entries overwrite earlier ones.
+  if (!config.policy_file.empty()) {
+    A8_ASSIGN_OR_RETURN(PolicyFile f, ReadPolicyFile(config.policy_file));
+    const std::string where = "--policy: " + config.policy_file;
+    for (const std::string& op : f.fp16_ops) {
+      A8_RETURN_IF_ERROR(CheckKnownOp(where, op));
+      p.op_overrides_[op] = {false, "policy-file"};
+    }
+    for (const std::string& op : f.fp32_ops) {
+      A8_RETURN_IF_ERROR(CheckKnownOp(where, op));
+      p.op_overrides_[op] = {true, "policy-file"};
+    }
+    if (!f.fp32_nodes.empty()) {
+      A8_ASSIGN_OR_RETURN(p.file_nodes_, CompileRegex(where + ": fp32_nodes", f.fp32_nodes));
+    }
+  }
+  std::set<std::string> fp32(config.fp32_ops.begin(), config.fp32_ops.end());
+  for (const std::string& op : config.fp16_ops) {
+    A8_RETURN_IF_ERROR(CheckKnownOp("--fp16-ops", op));
+    if (fp32.count(op) > 0) {
+      return InvalidInput("--fp16-ops: op '{}' is also in --fp32-ops", op);
+    }
+    p.op_overrides_[op] = {false, "user-op"};
+  }
+  for (const std::string& op : config.fp32_ops) {
+    A8_RETURN_IF_ERROR(CheckKnownOp("--fp32-ops", op));
+    p.op_overrides_[op] = {true, "user-op"};
+  }
+  if (!config.fp32_nodes.empty()) {
+    A8_ASSIGN_OR_RETURN(p.user_nodes_, CompileRegex("--fp32-nodes", config.fp32_nodes));
+  }
+  return p;
+}
+
+DType PrecisionPolicy::low_type() const {
+  return config_.mode == PrecisionMode::kBf16 ? DType::kBF16 : DType::kF16;
+}
+
+StatusOr<PrecisionDecision> PrecisionPolicy::Decide(const Node& node) const {
+  const std::string op = node.qualified_op();
+  std::optional<OpPrecisionClass> cls = DefaultOpClass(op);
+  if (!cls) {
+    return Unsupported(
+        "{}: op '{}' has no precision class (allow, deny or follow), so a800c "
+        "cannot put it in a mixed-precision plan",
+        node.Where(), op);
+  }
+  using K = PrecisionDecision::Kind;
+  if (*cls == OpPrecisionClass::kNone) return PrecisionDecision{K::kNone, "", false};
+  if (*cls == OpPrecisionClass::kPinned) return PrecisionDecision{K::kF32, "pinned", false};
+  if (user_nodes_ && std::regex_search(node.name(), *user_nodes_)) {
+    return PrecisionDecision{K::kF32, "user-node", false};
+  }
+  if (auto it = op_overrides_.find(op); it != op_overrides_.end()) {
+    return PrecisionDecision{it->second.first ? K::kF32 : K::kLow, it->second.second, false};
+  }
+  if (file_nodes_ && std::regex_search(node.name(), *file_nodes_)) {
+    return PrecisionDecision{K::kF32, "policy-file", false};
+  }
+  const bool pure_low = config_.mode == PrecisionMode::kFp16;
+  switch (*cls) {
+    case OpPrecisionClass::kAllow:
+      return PrecisionDecision{K::kLow, pure_low ? "mode" : "allow", true};
+    case OpPrecisionClass::kDeny:
+      // In fp16 mode everything is low but for these: they are pinned by the mode's exception.
+      return PrecisionDecision{K::kF32, pure_low ? "pinned" : "deny", true};
+    case OpPrecisionClass::kFollow:
+      if (pure_low) return PrecisionDecision{K::kLow, "mode", true};
+      return PrecisionDecision{K::kFollow, "follow", true};
+    default:
+      break;
+  }
+  return PrecisionDecision{K::kNone, "", false};
+}
+
+bool PrecisionPolicy::ReadsAnyFloat(const Node& node, int operand) {
+  if (node.domain() != "a8" || operand != 1) return false;
+  return node.op() == "SgdUpdate" || node.op() == "AdamUpdate" || node.op() == "GradAccumulate";
+}
+
+}  // namespace a8

@@ -1,0 +1,79 @@
+// PrecisionPolicy: which precision each op computes in, as data (XLA's FloatSupport in spirit).
+//
+// The default lists are PRECISION.md's op policy:
+// - allow (the low type: tensor-core work): MatMul, Gemm, Conv, ConvTranspose, Einsum;
+// - deny (FP32: numerically sensitive): normalizations, Softmax/LogSoftmax, losses, every Reduce*,
+//   Exp, Log, Pow, Sqrt, Reciprocal, Erf, CumSum, LpNormalization, TopK, Range, and their
+//   gradient ops;
+// - follow (the type of their inputs, the widest wins): elementwise ops, activations, pooling,
+//   data movement, comparisons;
+// - pinned (FP32 whatever the mode or the user asks): the optimizer, the loss ops, a8.TrainControl
+//   and every internal a8 op the lists do not name (FP32 is always correct, so an internal op
+//   added later is safe until it is classified);
+// - none: ops that compute nothing in a float type or fix their own output type (Cast, Shape,
+//   Constant, logic ops): they are left alone.
+// An ONNX op none of the lists names is an error naming the op: it is never silently put in FP16.
+//
+// Overrides, strongest first: pinned > --fp32-nodes > --fp32-ops / --fp16-ops > the policy file
+// > the default lists (an op in both --fp32-ops and --fp16-ops is an error). Gradient nodes take
+// the decision of their forward node (assign_precision.h).
+//
+// Policy file (--policy=FILE), a JSON object whose keys are all optional:
+//   {"fp32_ops": ["Add", "Gelu"], "fp16_ops": ["Softmax"], "fp32_nodes": "^encoder\\.0\\."}
+// fp32_ops / fp16_ops are op types (qualified for internal ops: "a8.ReluGrad"), fp32_nodes an
+// ECMAScript regex searched in node names. Unknown keys, wrong JSON types, unknown ops and bad
+// regexes are errors naming the file.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <regex>
+#include <string>
+#include <string_view>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/precision_config.h"
+#include "compiler/ir/status.h"
+
+namespace a8 {
+
+enum class OpPrecisionClass { kAllow, kDeny, kFollow, kPinned, kNone };
+std::string_view OpPrecisionClassName(OpPrecisionClass c);  // "allow", "deny", ...
+
+// The default class of an op by its qualified name ("MatMul", "a8.ReluGrad"); nullopt for an
+// ONNX op that no list names.
+std::optional<OpPrecisionClass> DefaultOpClass(std::string_view qualified_op);
+
+// What the policy says about one node before propagation.
+struct PrecisionDecision {
+  enum Kind { kLow, kF32, kFollow, kNone } kind = kNone;
+  std::string why;  // PRECISION.md reason: mode, allow, deny, follow, user-op, ...
+  // True when the decision came from the default lists (so a gradient node may take its forward
+  // node's decision instead).
+  bool from_defaults = false;
+};
+
+class PrecisionPolicy {
+ public:
+  // Validates the overrides (known ops, regexes) and reads the policy file.
+  static StatusOr<PrecisionPolicy> Create(const PrecisionConfig& config);
+
+  const PrecisionConfig& config() const { return config_; }
+  // The 16-bit type of the mode: f16 (amp, fp16) or bf16.
+  DType low_type() const;
+
+  // The decision for `node` from its op and name alone.
+  StatusOr<PrecisionDecision> Decide(const Node& node) const;
+
+  // Whether operand `operand` of `node` may stay in the low type even when the node computes in
+  // FP32: the optimizer and gradient accumulation read FP16/BF16 gradients into FP32 masters.
+  static bool ReadsAnyFloat(const Node& node, int operand);
+
+ private:
+  PrecisionConfig config_;
+  // op -> (true: FP32, false: low), and the reason to report.
+  std::map<std::string, std::pair<bool, std::string>> op_overrides_;
+  std::optional<std::regex> user_nodes_, file_nodes_;
+};
+
+}  // namespace a8

@@ -1,0 +1,327 @@
+// Mixed precision: the policy's lists and overrides (PrecisionPolicyTest), painting
+// (AssignPrecisionTest), cast insertion (InsertCastsTest) and folding (FoldCastsTest) on small
+// IR graphs. fp32 leaves every graph unchanged.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/ir/parser.h"
+#include "compiler/ir/printer.h"
+#include "compiler/ir/verifier.h"
+#include "passes/lowering/lower.h"
+#include "passes/memory/plan_memory.h"
+#include "passes/memory/schedule.h"
+#include "passes/mixed_precision/assign_precision.h"
+#include "passes/mixed_precision/fold_casts.h"
+#include "passes/mixed_precision/insert_casts.h"
+#include "passes/mixed_precision/policy.h"
+
+namespace a8 {
+namespace {
+
+PrecisionConfig Mode(PrecisionMode m) {
+  PrecisionConfig c;
+  c.mode = m;
+  return c;
+}
+
+std::unique_ptr<Graph> Parse(const std::string& text) {
+  auto g = ParseIr(text);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.ok() ? std::move(*g) : nullptr;
+}
+
+const Node* NodeNamed(const Graph& g, const std::string& name) {
+  for (const Node* n : g.nodes()) {
+    if (n->name() == name) return n;
+  }
+  ADD_FAILURE() << "no node " << name;
+  return nullptr;
+}
+
+std::string Precision(const Graph& g, const std::string& node) {
+  const Node* n = NodeNamed(g, node);
+  return n == nullptr ? "" : n->GetString("a8.precision", "") + "/" + n->GetString("a8.why", "");
+}
+
+std::vector<std::unique_ptr<Pass>> MixedPrecisionPasses() {
+  std::vector<std::unique_ptr<Pass>> passes;
+  passes.push_back(std::make_unique<AssignPrecision>());
+  passes.push_back(std::make_unique<InsertCasts>());
+  passes.push_back(std::make_unique<FoldCasts>());
+  return passes;
+}
+
+int CountOp(const Graph& g, const std::string& op) {
+  int count = 0;
+  for (const Node* n : g.nodes()) count += n->op() == op ? 1 : 0;
+  return count;
+}
+
+// MatMul -> Add(bias) -> Relu -> MatMul -> Tanh -> Softmax, with a weight read twice.
+constexpr const char* kChain = R"(graph @chain opsets {"" = 17} {
+  input %x : f32[2,3]
+  param %w : f32[3,3] = [0.5, -0.25, 0.125, 1.0, -0.75, 0.375, 0.25, -0.5, 1.5]
+  param %b : f32[3] = [0.1, -0.1, 0.2]
+  %h = MatMul(%x, %w) : f32[2,3] loc("mm0")
+  %a = Add(%h, %b) : f32[2,3] loc("add")
+  %r = Relu(%a) : f32[2,3] loc("relu")
+  %h2 = MatMul(%r, %w) : f32[2,3] loc("mm1")
+  %t = Tanh(%h2) : f32[2,3] loc("tanh")
+  %y = Softmax(%t) {axis=1} : f32[2,3] loc("softmax")
+  output %y
+})";
+
+TEST(PrecisionPolicyTest, EveryOnnxOpHasAClass) {
+  for (const OpDef& op : AllOps()) {
+    const std::string name = op.domain.empty() ? op.name : op.domain + "." + op.name;
+    EXPECT_TRUE(DefaultOpClass(name).has_value()) << name;
+  }
+}
+
+TEST(PrecisionPolicyTest, DefaultListsFollowPrecisionMd) {
+  EXPECT_EQ(DefaultOpClass("MatMul"), OpPrecisionClass::kAllow);
+  EXPECT_EQ(DefaultOpClass("Conv"), OpPrecisionClass::kAllow);
+  EXPECT_EQ(DefaultOpClass("LayerNormalization"), OpPrecisionClass::kDeny);
+  EXPECT_EQ(DefaultOpClass("BatchNormalization"), OpPrecisionClass::kDeny);
+  EXPECT_EQ(DefaultOpClass("ReduceMean"), OpPrecisionClass::kDeny);
+  EXPECT_EQ(DefaultOpClass("Exp"), OpPrecisionClass::kDeny);
+  EXPECT_EQ(DefaultOpClass("Relu"), OpPrecisionClass::kFollow);
+  EXPECT_EQ(DefaultOpClass("Reshape"), OpPrecisionClass::kFollow);
+  EXPECT_EQ(DefaultOpClass("a8.AdamUpdate"), OpPrecisionClass::kPinned);
+  // An internal op no list names is FP32; an unknown ONNX op has no class.
+  EXPECT_EQ(DefaultOpClass("a8.SomethingNew"), OpPrecisionClass::kPinned);
+  EXPECT_FALSE(DefaultOpClass("Frobnicate").has_value());
+}
+
+TEST(PrecisionPolicyTest, OverridesAreCheckedAndWinInOrder) {
+  PrecisionConfig c = Mode(PrecisionMode::kAmp);
+  c.fp32_ops = {"Nope"};
+  EXPECT_FALSE(PrecisionPolicy::Create(c).ok());
+  c.fp32_ops = {"Relu"};
+  c.fp16_ops = {"Relu"};
+  EXPECT_FALSE(PrecisionPolicy::Create(c).ok());
+  c.fp16_ops = {};
+  c.fp32_nodes = "(";
+  EXPECT_FALSE(PrecisionPolicy::Create(c).ok());
+
+  const std::string path = ::testing::TempDir() + "/precision_policy.json";
+  std::ofstream(path) << R"({"fp32_ops": ["MatMul"], "fp16_ops": ["Softmax", "Relu"],
+                             "fp32_nodes": "^mm1$"})";
+  c.fp32_nodes = "";
+  c.policy_file = path;
+  auto g = Parse(kChain);
+  g->precision = c;
+  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  EXPECT_EQ(Precision(*g, "mm0"), "f32/policy-file");
+  EXPECT_EQ(Precision(*g, "mm1"), "f32/policy-file");
+  EXPECT_EQ(Precision(*g, "softmax"), "f16/policy-file");
+  // --fp32-ops beats the file's fp16_ops.
+  EXPECT_EQ(Precision(*g, "relu"), "f32/user-op");
+  std::remove(path.c_str());
+}
+
+TEST(AssignPrecisionTest, Fp32AndTf32ChangeNothing) {
+  for (PrecisionMode m : {PrecisionMode::kFp32, PrecisionMode::kTf32}) {
+    auto g = Parse(kChain);
+    const std::string before = PrintIrToString(*g);
+    g->precision = Mode(m);
+    for (std::unique_ptr<Pass>& p : MixedPrecisionPasses()) {
+      auto changed = p->Run(*g);
+      ASSERT_TRUE(changed.ok());
+      EXPECT_FALSE(*changed);
+    }
+    EXPECT_EQ(PrintIrToString(*g), before);
+  }
+}
+
+TEST(AssignPrecisionTest, AmpPaintsFollowOpsBetweenLowOpsAndKeepsDenyFeedersFp32) {
+  auto g = Parse(kChain);
+  g->precision = Mode(PrecisionMode::kAmp);
+  auto changed = AssignPrecision().Run(*g);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(Precision(*g, "mm0"), "f16/allow");
+  EXPECT_EQ(Precision(*g, "add"), "f16/follow");
+  EXPECT_EQ(Precision(*g, "relu"), "f16/follow");
+  EXPECT_EQ(Precision(*g, "mm1"), "f16/allow");
+  EXPECT_EQ(Precision(*g, "tanh"), "f32/follow");
+  EXPECT_EQ(Precision(*g, "softmax"), "f32/deny");
+}
+
+TEST(AssignPrecisionTest, Bf16AndPureFp16) {
+  auto g = Parse(kChain);
+  g->precision = Mode(PrecisionMode::kBf16);
+  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  EXPECT_EQ(Precision(*g, "relu"), "bf16/follow");
+  auto h = Parse(kChain);
+  h->precision = Mode(PrecisionMode::kFp16);
+  ASSERT_TRUE(AssignPrecision().Run(*h).ok());
+  EXPECT_EQ(Precision(*h, "tanh"), "f16/mode");
+  EXPECT_EQ(Precision(*h, "softmax"), "f32/pinned");
+}
+
+TEST(AssignPrecisionTest, GradientNodesFollowTheirForwardNode) {
+  auto g = Parse(R"(graph @g opsets {"" = 17} {
+  input %x : f32[2,3]
+  param %w : f32[3,3] = [0.5, -0.25, 0.125, 1.0, -0.75, 0.375, 0.25, -0.5, 1.5]
+  const %axes : i64[1] = [0]
+  %h = MatMul(%x, %w) : f32[2,3] loc("mm0")
+  %r = Relu(%h) : f32[2,3] loc("relu")
+  %y = MatMul(%r, %w) : f32[2,3] loc("mm1")
+  %dr = a8.ReluGrad(%y, %r) : f32[2,3] loc("relu.grad")
+  %s = ReduceSum(%dr, %axes) {keepdims=0} : f32[3] loc("relu.grad.1")
+  output %y
+  output %s
+})");
+  PrecisionConfig c = Mode(PrecisionMode::kAmp);
+  c.fp32_nodes = "^mm1$";
+  g->precision = c;
+  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  // relu feeds an FP32 MatMul only, so it is FP32, and so is its gradient; the reduction of a
+  // gradient stays FP32 (deny) in any case.
+  EXPECT_EQ(Precision(*g, "relu"), "f32/follow");
+  EXPECT_EQ(Precision(*g, "relu.grad"), "f32/follow");
+  EXPECT_EQ(Precision(*g, "relu.grad.1"), "f32/deny");
+  c.fp32_nodes = "";
+  g = Parse(PrintIrToString(*g));
+  for (Node* n : g->NodeList()) {
+    n->RemoveAttr("a8.precision");
+    n->RemoveAttr("a8.why");
+  }
+  g->precision = c;
+  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  EXPECT_EQ(Precision(*g, "relu"), "f16/follow");
+  EXPECT_EQ(Precision(*g, "relu.grad"), "f16/follow");
+}
+
+TEST(AssignPrecisionTest, F64GraphsAreLeftAlone) {
+  auto g = Parse(R"(graph @g opsets {"" = 17} {
+  input %x : f64[2,3]
+  input %w : f64[3,3]
+  %y = MatMul(%x, %w) : f64[2,3] loc("mm")
+  output %y
+})");
+  g->precision = Mode(PrecisionMode::kAmp);
+  auto changed = AssignPrecision().Run(*g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(*changed);
+}
+
+TEST(InsertCastsTest, OneCastPerValueAndTypeAndOutputsKeepTheirTypes) {
+  auto g = Parse(kChain);
+  g->precision = Mode(PrecisionMode::kFp16);
+  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  InsertCasts pass;
+  auto changed = pass.Run(*g);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  Status v = Verify(*g);
+  ASSERT_TRUE(v.ok()) << v.message() << "\n" << PrintIrToString(*g);
+  // x, w (read twice, cast once), b to f16; tanh's result to f32 for the pinned softmax.
+  EXPECT_EQ(CountOp(*g, "Cast"), 4);
+  EXPECT_EQ(pass.stats()["casts-inserted"], 4);
+  ASSERT_NE(g->FindValue("w.f16"), nullptr);
+  EXPECT_EQ(g->FindValue("w.f16")->uses().size(), 2u);
+  EXPECT_EQ(g->FindValue("h")->dtype(), DType::kF16);
+  EXPECT_EQ(g->outputs()[0]->name(), "y");
+  EXPECT_EQ(g->outputs()[0]->dtype(), DType::kF32);
+  EXPECT_EQ(g->FindValue("x")->dtype(), DType::kF32);
+}
+
+TEST(InsertCastsTest, ALowGraphOutputIsCastBackUnderItsName) {
+  auto g = Parse(R"(graph @g opsets {"" = 17} {
+  input %x : f32[2,3]
+  param %w : f32[3,3] = [0.5, -0.25, 0.125, 1.0, -0.75, 0.375, 0.25, -0.5, 1.5]
+  %y = MatMul(%x, %w) {a8.precision="f16", a8.why="allow"} : f32[2,3] loc("mm")
+  %z = Relu(%y) {a8.precision="f16", a8.why="follow"} : f32[2,3] loc("relu")
+  output %y
+  output %z
+})");
+  ASSERT_TRUE(InsertCasts().Run(*g).ok());
+  ASSERT_TRUE(Verify(*g).ok()) << PrintIrToString(*g);
+  ASSERT_EQ(g->outputs().size(), 2u);
+  EXPECT_EQ(g->outputs()[0]->name(), "y");
+  EXPECT_EQ(g->outputs()[0]->dtype(), DType::kF32);
+  EXPECT_EQ(g->outputs()[0]->producer()->op(), "Cast");
+  EXPECT_EQ(g->outputs()[1]->name(), "z");
+  EXPECT_EQ(g->outputs()[1]->dtype(), DType::kF32);
+  // relu reads the f16 result, not the cast back.
+  EXPECT_EQ(NodeNamed(*g, "relu")->input(0)->name(), "y.f16");
+}
+
+TEST(InsertCastsTest, TheOptimizerReadsLowGradientsDirectly) {
+  auto g = Parse(R"(graph @g opsets {"" = 17} {
+  param %b : f32[3] = [0.1, -0.1, 0.2]
+  state %ctl : f32[5] = [0.1, 1.0, 1.0, 0.0, 0.0]
+  %g = Mul(%b, %b) {a8.precision="f16", a8.why="mode"} : f32[3] loc("grad")
+  %b.next = a8.SgdUpdate(%b, %g, %ctl) {a8.precision="f32", a8.why="pinned", dampening=0.0, momentum=0.0, nesterov=0, weight_decay=0.0} : f32[3] loc("b.update")
+  update %b = %b.next
+})");
+  ASSERT_TRUE(InsertCasts().Run(*g).ok());
+  ASSERT_TRUE(Verify(*g).ok()) << PrintIrToString(*g);
+  const Node* update = NodeNamed(*g, "b.update");
+  EXPECT_EQ(update->input(1)->dtype(), DType::kF16);
+  EXPECT_EQ(update->input(0)->dtype(), DType::kF32);
+  EXPECT_EQ(update->output(0)->dtype(), DType::kF32);
+}
+
+TEST(FoldCastsTest, WideningRoundTripsFoldNarrowingOnesStay) {
+  EXPECT_TRUE(FloatWidens(DType::kF16, DType::kF32));
+  EXPECT_TRUE(FloatWidens(DType::kBF16, DType::kF64));
+  EXPECT_FALSE(FloatWidens(DType::kF32, DType::kF16));
+  EXPECT_FALSE(FloatWidens(DType::kF16, DType::kBF16));
+  auto g = Parse(R"(graph @g opsets {"" = 17} {
+  input %x : f32[4]
+  input %p : f16[4]
+  %n = Cast(%x) {to=10} : f16[4] loc("narrow")
+  %nb = Cast(%n) {to=1} : f32[4] loc("narrow_back")
+  %w = Cast(%p) {to=1} : f32[4] loc("widen")
+  %wb = Cast(%w) {to=10} : f16[4] loc("widen_back")
+  %a = Neg(%nb) : f32[4] loc("neg_a")
+  %b = Neg(%wb) : f16[4] loc("neg_b")
+  output %a
+  output %b
+})");
+  g->precision = Mode(PrecisionMode::kAmp);
+  FoldCasts pass;
+  auto changed = pass.Run(*g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_TRUE(*changed);
+  ASSERT_TRUE(Verify(*g).ok()) << PrintIrToString(*g);
+  EXPECT_EQ(NodeNamed(*g, "neg_a")->input(0)->name(), "nb");
+  EXPECT_EQ(NodeNamed(*g, "neg_b")->input(0)->name(), "p");
+  EXPECT_EQ(CountOp(*g, "Cast"), 2);
+}
+
+TEST(AssignPrecisionTest, ThePlanRecordsTheModeAndEachKernelsReason) {
+  auto g = Parse(kChain);
+  g->precision = Mode(PrecisionMode::kAmp);
+  std::vector<std::unique_ptr<Pass>> passes = MixedPrecisionPasses();
+  passes.push_back(std::make_unique<Schedule>());
+  passes.push_back(std::make_unique<PlanMemory>());
+  for (std::unique_ptr<Pass>& p : passes) {
+    auto r = p->Run(*g);
+    ASSERT_TRUE(r.ok()) << r.status().message();
+  }
+  auto plan = LowerToPlan(*g, LowerOptions{});
+  ASSERT_TRUE(plan.ok()) << plan.status().message();
+  EXPECT_EQ(plan->plan.precision(), "amp");
+  std::map<std::string, std::string> why;
+  for (const auto& k : plan->plan.kernels()) why[k.op()] += k.why() + ";";
+  EXPECT_EQ(why["MatMul"], "allow;allow;");
+  EXPECT_EQ(why["Softmax"], "deny;");
+  EXPECT_EQ(why["Cast"], ";;;;");
+  // a8.* attributes are dropped by lowering.
+  for (const auto& k : plan->plan.kernels()) {
+    for (const auto& a : k.attrs()) EXPECT_NE(a.name().rfind("a8.", 0), 0u) << a.name();
+  }
+}
+
+}  // namespace
+}  // namespace a8
