@@ -372,7 +372,7 @@ int main(int argc, char** argv) {
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string plan_path, backend = "auto";
   RunFlags f;
-  bool list_kernels = false, version = false, poison = false;
+  bool list_kernels = false, version = false, poison = false, check_numerics = false;
   app.add_option("PLAN", plan_path, "The plan file")->type_name("PLAN");
   app.add_option("--backend", backend, "auto (CUDA when a GPU is present), cpu or cuda")
       ->type_name("auto|cpu|cuda")
@@ -434,6 +434,12 @@ int main(int argc, char** argv) {
                "List the kernels the backend implements, then exit");
   app.add_flag("--poison-freed", poison,
                "Debug: fill arena bytes with NaN patterns once their buffer is dead");
+  app.add_flag("--check-numerics", check_numerics,
+               "Debug: after every kernel, stop at the first Inf/NaN in a float output, naming "
+               "the node, its ONNX nodes, the op, the buffer, its dtype, the step, the element "
+               "and the loss scale (exit 1). With a dynamic loss scaler only the forward pass and "
+               "the parameters and state after each step are checked: non-finite gradients are "
+               "expected now and then and only skip that update");
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
   if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
   f.seed_given = seed_opt->count() > 0;
@@ -462,6 +468,7 @@ int main(int argc, char** argv) {
   if (!file.ok()) return Fail(file.status());
   a8::ExecutorOptions opts;
   opts.poison_freed = poison;
+  opts.check_numerics = check_numerics;
   opts.seed = f.seed;
   auto ex = a8::Executor::Create(std::move(file).value(), a8::MakeCpuBackend(), opts);
   if (!ex.ok()) return Fail(ex.status().WithContext(plan_path));

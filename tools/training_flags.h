@@ -85,7 +85,7 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
   app.add_option("--loss-scale", c.loss_scale,
                  "Loss scaling (PRECISION.md): dynamic (PyTorch's GradScaler, in the graph), "
                  "static:VALUE (a fixed scale; overflowing steps are still skipped) or none "
-                 "(default: none while the default precision is fp32)")
+                 "(default: dynamic with --precision=amp or fp16, none otherwise)")
       ->type_name("dynamic|static:VALUE|none")
       ->group(scaling);
   app.add_option("--init-scale", c.init_scale, "dynamic: the first scale (default: 65536)")

@@ -31,8 +31,9 @@ struct TrainingConfig {
   int64_t total_steps = 0;               // cosine: updates until the minimum learning rate
   float min_lr = 0.0f;
   std::string freeze;  // ECMAScript regex over parameter names; "" = none
-  // Loss scaling (PRECISION.md "Loss scaling"): none | dynamic | static:VALUE.
-  std::string loss_scale = "none";
+  // Loss scaling (PRECISION.md "Loss scaling").
+  std::string loss_scale;  // dynamic | static:V | none; "" = the precision mode's default
+                           // (dynamic for amp and fp16, none otherwise: PRECISION.md)
   float init_scale = 65536.0f;
   float growth_factor = 2.0f;
   float backoff_factor = 0.5f;

@@ -174,7 +174,9 @@ class Scaler {
 StatusOr<LossScaleMode> ParseLossScale(const TrainingConfig& c) {
   LossScaleMode m;
   const std::string& s = c.loss_scale;
-  if (s == "none" || s == "dynamic") {
+  if (s.empty()) {
+    m.mode = "none";  // the precision's default, resolved by the pass (DefaultLossScale)
+  } else if (s == "none" || s == "dynamic") {
     m.mode = s;
   } else if (s.rfind("static:", 0) == 0) {
     const std::string value = s.substr(7);
@@ -222,7 +224,15 @@ StatusOr<bool> LossScaling::Run(Graph& graph) {
   if (!graph.training || !graph.training->built || !graph.training->scale_value.empty()) {
     return false;
   }
-  A8_ASSIGN_OR_RETURN(LossScaleMode mode, ParseLossScale(*graph.training));
+  TrainingConfig& cfg = *graph.training;
+  if (cfg.loss_scale.empty()) {
+    // PRECISION.md: amp and fp16 scale dynamically by default; fp32, tf32 and bf16 do not. A
+    // TrainingInfoProto step has no seed of a8's to scale.
+    const bool low = graph.precision && (graph.precision->mode == PrecisionMode::kAmp ||
+                                         graph.precision->mode == PrecisionMode::kFp16);
+    cfg.loss_scale = low && !cfg.grad_seed.empty() ? "dynamic" : "none";
+  }
+  A8_ASSIGN_OR_RETURN(LossScaleMode mode, ParseLossScale(cfg));
   if (mode.mode == "none") return false;
   A8_ASSIGN_OR_RETURN(int64_t unscaled, Scaler(graph, mode).Run());
   stats()["gradients-unscaled"] = unscaled;

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <utility>
+#include <vector>
 
 #include "compiler/ir/types.h"
+#include "runtime/core/numerics.h"
 
 namespace a8 {
 namespace {
@@ -92,6 +95,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
     if (role == plan::Buffer::PARAMETER || role == plan::Buffer::STATE)
       ex->checkpoint_buffers_.push_back(i);
   }
+
+  if (ex->options_.check_numerics) ex->PlanNumericsChecks();
 
   A8_RETURN_IF_ERROR(ex->backend_->Prepare(p, ex->ptrs_));
   return ex;
@@ -210,13 +215,127 @@ Status Executor::RunKernel(int k, const StepInfo& info) {
     return s.WithContext(fmt::format("step {}{}: kernel {} '{}' (node '{}')", info.step,
                                      info.eval ? " (eval)" : "", k, kern.name(), kern.node()));
   }
+  if (options_.check_numerics && (info.eval || check_in_step_[k]))
+    A8_RETURN_IF_ERROR(CheckKernelOutputs(k, info));
   if (options_.poison_freed) Poison(k);
+  return Status::Ok();
+}
+
+void Executor::PlanNumericsChecks() {
+  const plan::Plan& p = file_.plan;
+  dynamic_scaler_ = p.training() && p.scaler().mode() == "dynamic";
+  check_in_step_.assign(p.kernels_size(), !dynamic_scaler_);
+  if (!dynamic_scaler_) return;
+  // Gradients may overflow under a dynamic scaler: check the forward pass, and the parameters and
+  // state once the step is done (a skipped update leaves them as they were).
+  for (int k : p.train().eval_kernels()) check_in_step_[k] = true;
+  for (const plan::Update& u : p.updates())
+    if (u.target() != p.train().control_buffer()) check_after_step_.push_back(u.target());
+}
+
+double Executor::LossScale() const {
+  const plan::Plan& p = file_.plan;
+  const std::string& mode = p.scaler().mode();
+  const int id = p.train().scale_buffer();
+  if (!p.training() || (mode != "static" && mode != "dynamic") || id < 0 ||
+      id >= p.buffers_size() || p.buffers(id).type().dtype() != plan::F32 ||
+      p.buffers(id).bytes() != sizeof(float))
+    return 1;
+  float scale;
+  std::memcpy(&scale, ptrs_[id], sizeof(scale));
+  return scale;
+}
+
+namespace {
+
+std::string NumericsWhere(const StepInfo& info) {
+  return fmt::format("--check-numerics: step {}{}", info.step, info.eval ? " (eval)" : "");
+}
+
+std::string KernelWhere(const plan::Kernel& kern, int k) {
+  std::string onnx;
+  for (const std::string& n : kern.onnx_nodes())
+    onnx += fmt::format("{}'{}'", onnx.empty() ? "" : ", ", n);
+  return fmt::format("kernel {} '{}' (op {}, node '{}', ONNX nodes: {})", k, kern.name(), kern.op(),
+                     kern.node(), onnx.empty() ? "none" : onnx);
+}
+
+std::string BufferWhere(const plan::Buffer& b) {
+  TensorType type{static_cast<DType>(b.type().dtype()),
+                  std::vector<int64_t>(b.type().dims().begin(), b.type().dims().end())};
+  return fmt::format("'{}' ({})", b.name(), type.ToString());
+}
+
+// "element 5 [1,1]": the flat index and, for tensors of rank > 1, the index per dim.
+std::string ElementWhere(const plan::Buffer& b, int64_t flat) {
+  std::string out = fmt::format("element {}", flat);
+  if (b.type().dims_size() < 2) return out;
+  std::vector<int64_t> index(b.type().dims_size());
+  for (int d = b.type().dims_size() - 1; d >= 0; --d) {
+    const int64_t dim = std::max<int64_t>(b.type().dims(d), 1);
+    index[d] = flat % dim;
+    flat /= dim;
+  }
+  return fmt::format("{} [{}]", out, fmt::join(index, ","));
+}
+
+std::optional<NonFinite> ScanBuffer(const plan::Buffer& b, const uint8_t* data) {
+  const DType dtype = static_cast<DType>(b.type().dtype());
+  if (!IsFloat(dtype)) return std::nullopt;
+  return FindNonFinite(dtype, data, static_cast<int64_t>(b.bytes() / DTypeSize(dtype)));
+}
+
+}  // namespace
+
+Status Executor::CheckKernelOutputs(int k, const StepInfo& info) const {
+  const plan::Plan& p = file_.plan;
+  const plan::Kernel& kern = p.kernels(k);
+  for (int i = 0; i < kern.outputs_size(); ++i) {
+    const int id = kern.outputs(i);
+    if (id < 0 || id >= p.buffers_size()) continue;
+    const plan::Buffer& b = p.buffers(id);
+    std::optional<NonFinite> bad = ScanBuffer(b, ptrs_[id]);
+    if (!bad) continue;
+    return Internal(
+        "{}: {} wrote a non-finite value: output {} buffer {} {} is {}; loss scale {}{}",
+        NumericsWhere(info), KernelWhere(kern, k), i, BufferWhere(b), ElementWhere(b, bad->index),
+        NonFiniteName(bad->value), info.eval ? LossScale() : step_scale_,
+        dynamic_scaler_ && !info.eval
+            ? " (dynamic loss scaling: only the forward pass and the updated parameters and "
+              "state are checked, as non-finite gradients just skip an update)"
+            : "");
+  }
+  return Status::Ok();
+}
+
+Status Executor::CheckUpdatedState(const StepInfo& info) const {
+  const plan::Plan& p = file_.plan;
+  for (int id : check_after_step_) {
+    const plan::Buffer& b = p.buffers(id);
+    std::optional<NonFinite> bad = ScanBuffer(b, ptrs_[id]);
+    if (!bad) continue;
+    // The kernel that computed the new value: its update source's definer.
+    std::string writer;
+    for (const plan::Update& u : p.updates()) {
+      const int first = p.buffers(u.source()).first();
+      if (u.target() == id && first >= 0 && first < p.kernels_size())
+        writer = fmt::format(", computed by {}", KernelWhere(p.kernels(first), first));
+    }
+    return Internal(
+        "{}: after the update, {} {} is non-finite: {} is {}{}; loss scale {} "
+        "(dynamic loss scaling: only the forward pass and the updated parameters and state are "
+        "checked, as non-finite gradients just skip an update)",
+        NumericsWhere(info), b.role() == plan::Buffer::PARAMETER ? "parameter" : "state",
+        BufferWhere(b), ElementWhere(b, bad->index), NonFiniteName(bad->value), writer,
+        step_scale_);
+  }
   return Status::Ok();
 }
 
 Status Executor::Run() {
   const plan::Plan& p = file_.plan;
   StepInfo info{step(), options_.seed};
+  if (options_.check_numerics) step_scale_ = LossScale();
   // Everything in the arena but the inputs is undefined at the start of a step.
   if (options_.poison_freed) PoisonArenaExceptInputs();
   for (int k = 0; k < p.kernels_size(); ++k) A8_RETURN_IF_ERROR(RunKernel(k, info));
@@ -226,6 +345,7 @@ Status Executor::Run() {
       const uint8_t* src = ptrs_[u.source()];
       if (dst != src) std::memmove(dst, src, p.buffers(u.target()).bytes());
     }
+    if (options_.check_numerics) A8_RETURN_IF_ERROR(CheckUpdatedState(info));
   }
   ++step_;
   return Status::Ok();

@@ -17,6 +17,16 @@
 // `RunEval` runs only the forward kernels (`train.eval_kernels`) with StepInfo.eval set and
 // changes no parameter or state. The step counter is the plan's i64 step buffer when it has one
 // (so it travels with a checkpoint), else the number of training steps run.
+//
+// Option `check_numerics` (a800c-run --check-numerics): after each kernel, every float output
+// (f32/f16/bf16/f64, arena or written in place into a persistent buffer) is scanned, and the
+// first Inf/NaN stops the step with an Internal error naming the step, the kernel, its node and
+// ONNX nodes, the op, the output buffer and its type, the element's index and value, and the
+// loss scale the step runs with (1 without a scaler). With a dynamic loss scaler non-finite
+// gradients are expected now and then (the scaler skips those updates), so a training step then
+// checks only the forward kernels (train.eval_kernels) and, after the step, the parameters and
+// state it updated (all but the control vector, whose gradient norm may be Inf on a skipped
+// step). Without the option nothing is scanned.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +43,7 @@ namespace a8 {
 struct ExecutorOptions {
   bool poison_freed = false;
   uint64_t seed = 0;  // StepInfo::seed
+  bool check_numerics = false;
 };
 
 struct AlignedFree {
@@ -84,6 +95,11 @@ class Executor {
   void PoisonArenaExceptInputs();
   void Poison(int after_kernel);
   Status RunKernel(int k, const StepInfo& info);
+  // check_numerics: Create's tables, and the scans after a kernel and after a step's updates.
+  void PlanNumericsChecks();
+  double LossScale() const;
+  Status CheckKernelOutputs(int k, const StepInfo& info) const;
+  Status CheckUpdatedState(const StepInfo& info) const;
 
   PlanFile file_;
   std::unique_ptr<Backend> backend_;
@@ -94,6 +110,10 @@ class Executor {
   std::vector<std::vector<int>> dies_after_;  // per kernel: ARENA buffers to poison
   std::vector<bool> live_to_end_;             // graph outputs and update sources
   std::vector<int> checkpoint_buffers_;
+  std::vector<bool> check_in_step_;    // per kernel: scanned by a (training) step
+  std::vector<int> check_after_step_;  // update targets scanned after a step's updates
+  bool dynamic_scaler_ = false;
+  double step_scale_ = 1;  // the loss scale the running step started with
   int64_t step_ = 0;
 };
 
