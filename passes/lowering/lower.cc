@@ -345,17 +345,7 @@ class Lowering {
     if (!known.ok()) {
       return Unsupported("{}: no kernel for it: {}", node.Where(), known.message());
     }
-    std::map<std::string, Attribute> attrs;
-    for (const auto& [k, a] : node.attrs()) {
-      if (k.rfind("a8.", 0) != 0) attrs[k] = a;
-    }
-    if (const OpDef* def = FindOp(node.domain(), node.op())) {
-      for (const AttrSpec& spec : def->attrs) {
-        if (spec.default_value && attrs.count(spec.name) == 0)
-          attrs[spec.name] = *spec.default_value;
-      }
-    }
-    A8_RETURN_IF_ERROR(ExplicitWindow(node, &attrs));
+    A8_ASSIGN_OR_RETURN(const AttributeMap attrs, KernelAttributes(node));
 
     plan::Kernel* k = out_.plan.add_kernels();
     k->set_name(name);
@@ -369,38 +359,19 @@ class Lowering {
     for (const Value* v : node.outputs()) k->add_outputs(ids_.at(v->name()));
     for (const auto& [attr_name, a] : attrs) {
       plan::Attribute* pa = k->add_attrs();
-      pa->set_name(attr_name);
-      switch (a.kind()) {
-        case AttrKind::kInt:
-          pa->set_i(a.i());
-          break;
-        case AttrKind::kFloat:
-          pa->set_f(a.f());
-          break;
-        case AttrKind::kString:
-          pa->set_s(a.s());
-          break;
-        case AttrKind::kInts:
-          for (int64_t x : a.ints()) pa->mutable_ints()->add_values(x);
-          break;
-        case AttrKind::kFloats:
-          for (float x : a.floats()) pa->mutable_floats()->add_values(x);
-          break;
-        case AttrKind::kStrings:
-          for (const std::string& x : a.strings()) pa->mutable_strings()->add_values(x);
-          break;
-        case AttrKind::kTensor: {
-          std::string base = node.name() + "." + attr_name;
-          std::string buffer_name = graph_.UniqueName(base);
-          for (int s = 1; ids_.count(buffer_name) > 0; ++s) {
-            buffer_name = graph_.UniqueName(fmt::format("{}.{}", base, s));
-          }
-          A8_RETURN_IF_ERROR(AddPersistent(buffer_name, a.tensor()->type, plan::Buffer::CONSTANT,
-                                           a.tensor().get()));
-          pa->set_tensor_buffer(ids_.at(buffer_name));
-          break;
-        }
+      if (a.kind() != AttrKind::kTensor) {
+        A8_RETURN_IF_ERROR(SetPlanAttribute(attr_name, a, pa));
+        continue;
       }
+      pa->set_name(attr_name);
+      std::string base = node.name() + "." + attr_name;
+      std::string buffer_name = graph_.UniqueName(base);
+      for (int s = 1; ids_.count(buffer_name) > 0; ++s) {
+        buffer_name = graph_.UniqueName(fmt::format("{}.{}", base, s));
+      }
+      A8_RETURN_IF_ERROR(AddPersistent(buffer_name, a.tensor()->type, plan::Buffer::CONSTANT,
+                                       a.tensor().get()));
+      pa->set_tensor_buffer(ids_.at(buffer_name));
     }
     k->set_node(node.name());
     k->add_onnx_nodes(node.name());
@@ -417,6 +388,48 @@ class Lowering {
 };
 
 }  // namespace
+
+StatusOr<AttributeMap> KernelAttributes(const Node& node) {
+  AttributeMap attrs;
+  for (const auto& [k, a] : node.attrs()) {
+    if (k.rfind("a8.", 0) != 0) attrs[k] = a;
+  }
+  if (const OpDef* def = FindOp(node.domain(), node.op())) {
+    for (const AttrSpec& spec : def->attrs) {
+      if (spec.default_value && attrs.count(spec.name) == 0) attrs[spec.name] = *spec.default_value;
+    }
+  }
+  A8_RETURN_IF_ERROR(ExplicitWindow(node, &attrs));
+  return attrs;
+}
+
+Status SetPlanAttribute(const std::string& name, const Attribute& a, plan::Attribute* out) {
+  out->set_name(name);
+  switch (a.kind()) {
+    case AttrKind::kInt:
+      out->set_i(a.i());
+      return Status::Ok();
+    case AttrKind::kFloat:
+      out->set_f(a.f());
+      return Status::Ok();
+    case AttrKind::kString:
+      out->set_s(a.s());
+      return Status::Ok();
+    case AttrKind::kInts:
+      for (int64_t x : a.ints()) out->mutable_ints()->add_values(x);
+      return Status::Ok();
+    case AttrKind::kFloats:
+      for (float x : a.floats()) out->mutable_floats()->add_values(x);
+      return Status::Ok();
+    case AttrKind::kStrings:
+      for (const std::string& x : a.strings()) out->mutable_strings()->add_values(x);
+      return Status::Ok();
+    case AttrKind::kTensor:
+      break;
+  }
+  return Internal("attribute '{}': a tensor attribute is stored as a CONSTANT buffer by lower",
+                  name);
+}
 
 StatusOr<PlanFile> LowerToPlan(const Graph& graph, const LowerOptions& options) {
   return Lowering(graph, options).Run();

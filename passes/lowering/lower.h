@@ -21,6 +21,7 @@
 // - bindings for every graph input and output, by value name.
 #pragma once
 
+#include <map>
 #include <string>
 
 #include "compiler/ir/graph.h"
@@ -28,6 +29,16 @@
 #include "compiler/plan/plan_file.h"
 
 namespace a8 {
+
+// The attributes a plan kernel for `node` carries: a8.* annotations left out, every attribute
+// with a documented default filled in, convolution and pooling windows explicit (see above).
+// Tensor attributes stay as they are (lower stores them as CONSTANT buffers).
+using AttributeMap = std::map<std::string, Attribute>;
+StatusOr<AttributeMap> KernelAttributes(const Node& node);
+
+// Writes attribute `a` named `name` into `out`; a tensor attribute is an Internal error (it
+// needs a buffer, which only lower can add).
+Status SetPlanAttribute(const std::string& name, const Attribute& a, plan::Attribute* out);
 
 struct LowerOptions {
   std::string model_name;      // Plan.model_name (the model file's base name)

@@ -18,6 +18,7 @@
 #include "compiler/ir/op_table.h"
 #include "kernels/cpu/kernels.h"
 #include "passes/autodiff/grad_rule.h"
+#include "passes/lowering/lower.h"
 #include "runtime/cpu/registry.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 #include "tests/unit/grad_check_util.h"
@@ -36,47 +37,9 @@ Status RunNode(const Node& n, std::map<const Value*, Bytes>* values, const StepI
   plan::Kernel k;
   k.set_op(n.qualified_op());
   k.set_node(n.name());
-  std::map<std::string, Attribute> attrs = n.attrs();
-  // auto_pad SAME_* made explicit, as lowering does for a plan.
-  const std::string auto_pad = n.GetString("auto_pad", "NOTSET");
-  if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-    const std::vector<int64_t>& x = n.input(0)->dims();
-    const size_t r = x.size() - 2;
-    std::vector<int64_t> kernel = n.GetInts("kernel_shape");
-    if (n.op() == "Conv") kernel.assign(n.input(1)->dims().begin() + 2, n.input(1)->dims().end());
-    const std::vector<int64_t> strides = n.GetInts("strides", std::vector<int64_t>(r, 1));
-    const std::vector<int64_t> dilations = n.GetInts("dilations", std::vector<int64_t>(r, 1));
-    std::vector<int64_t> pads(2 * r);
-    for (size_t i = 0; i < r; ++i) {
-      const int64_t residual = x[i + 2] % strides[i];
-      const int64_t total = std::max<int64_t>(
-          0, (kernel[i] - 1) * dilations[i] + 1 - (residual == 0 ? strides[i] : residual));
-      pads[i] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
-      pads[i + r] = total - pads[i];
-    }
-    attrs["pads"] = Attribute(pads);
-    attrs.erase("auto_pad");
-  }
-  for (const auto& [name, a] : attrs) {
-    plan::Attribute* pa = k.add_attrs();
-    pa->set_name(name);
-    switch (a.kind()) {
-      case AttrKind::kInt:
-        pa->set_i(a.i());
-        break;
-      case AttrKind::kFloat:
-        pa->set_f(a.f());
-        break;
-      case AttrKind::kString:
-        pa->set_s(a.s());
-        break;
-      case AttrKind::kInts:
-        for (int64_t v : a.ints()) pa->mutable_ints()->add_values(v);
-        break;
-      default:
-        return Internal("attribute {}: kind not handled by the test", name);
-    }
-  }
+  // The attributes a plan would give the kernel (defaults, explicit windows).
+  A8_ASSIGN_OR_RETURN(const AttributeMap attrs, KernelAttributes(n));
+  for (const auto& [name, a] : attrs) A8_RETURN_IF_ERROR(SetPlanAttribute(name, a, k.add_attrs()));
   auto arg = [&](const Value* v) {
     TensorArg t;
     if (v == nullptr) return t;

@@ -24,6 +24,8 @@
 #include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
 
+#include "tests/unit/compile_test_util.h"
+
 namespace a8 {
 namespace {
 
@@ -192,19 +194,8 @@ TEST(LossScalingTest, UpdateScaleKeepsStateOnMicroStepsAndRejectsBadParams) {
 
 // ---- the pass, compiled and run
 
-std::string ModelsDir() {
-  if (const char* env = std::getenv("A8_MODELS_DIR")) return env;
-  return "build/models";
-}
-
 PlanFile CompileScaledMlp(const std::string& loss_scale, float init_scale, int64_t interval,
                           float min_scale = 1.0f) {
-  CompileOptions opts;
-  opts.model = ModelsDir() + "/mlp.onnx";
-  const std::string out =
-      (std::filesystem::temp_directory_path() / "a8_loss_scaling_test.plan").string();
-  opts.output = out;
-  opts.import.batch = 4;
   TrainingConfig cfg;
   cfg.loss = "cross_entropy";
   cfg.optimizer = "adam";
@@ -212,14 +203,7 @@ PlanFile CompileScaledMlp(const std::string& loss_scale, float init_scale, int64
   cfg.init_scale = init_scale;
   cfg.growth_interval = interval;
   cfg.min_scale = min_scale;
-  opts.training = cfg;
-  std::ostringstream stdout_stream;
-  Status s = Compile(opts, stdout_stream, [](const std::string&) {});
-  EXPECT_TRUE(s.ok()) << s.message();
-  auto pf = ReadPlanFile(out);
-  EXPECT_TRUE(pf.ok()) << pf.status().message();
-  std::filesystem::remove(out);
-  return pf.ok() ? std::move(pf).value() : PlanFile{};
+  return testing::CompileTrainingPlan("mlp", 4, cfg);
 }
 
 const plan::Buffer* Find(const plan::Plan& p, const std::string& name) {

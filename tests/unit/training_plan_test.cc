@@ -10,37 +10,18 @@
 
 #include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
+#include "tests/unit/compile_test_util.h"
 
 namespace a8 {
 namespace {
 
-std::string ModelsDir() {
-  if (const char* env = std::getenv("A8_MODELS_DIR")) return env;
-  return "build/models";
-}
-
-// The MLP compiled as a training step (adamw, batch 4) into memory.
-PlanFile CompileMlp(const std::string& extra_optimizer = "adamw", int64_t accumulate = 1) {
-  CompileOptions opts;
-  opts.model = ModelsDir() + "/mlp.onnx";
-  const std::string out =
-      (std::filesystem::temp_directory_path() /
-       ("a8_training_plan_test_" + extra_optimizer + std::to_string(accumulate) + ".plan"))
-          .string();
-  opts.output = out;
-  opts.import.batch = 4;
+// The MLP compiled as a training step (batch 4).
+PlanFile CompileMlp(const std::string& optimizer = "adamw", int64_t accumulate = 1) {
   TrainingConfig cfg;
   cfg.loss = "cross_entropy";
-  cfg.optimizer = extra_optimizer;
+  cfg.optimizer = optimizer;
   cfg.accumulate = accumulate;
-  opts.training = cfg;
-  std::ostringstream stdout_stream;
-  Status s = Compile(opts, stdout_stream, [](const std::string&) {});
-  EXPECT_TRUE(s.ok()) << s.message();
-  auto pf = ReadPlanFile(out);
-  EXPECT_TRUE(pf.ok()) << pf.status().message();
-  std::filesystem::remove(out);
-  return pf.ok() ? std::move(pf).value() : PlanFile{};
+  return testing::CompileTrainingPlan("mlp", 4, cfg);
 }
 
 int BufferId(const plan::Plan& p, const std::string& name) {
