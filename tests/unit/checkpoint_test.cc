@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "runtime/cpu/cpu_backend.h"
+#include "tests/unit/temp_path_util.h"
 #include "tests/unit/training_test_util.h"
 
 namespace a8 {
@@ -160,7 +161,7 @@ TEST(CheckpointTest, RestoredRunContinuesBitExactly) {
   CheckpointInfo info;
   info.seed = 5;
   info.extra["shuffle"] = "true";
-  std::string path = ::testing::TempDir() + "/checkpoint_test.safetensors";
+  std::string path = a8::testing::UniqueTempPath("checkpoint.safetensors");
   ASSERT_TRUE(SaveCheckpoint(*first, info, path).ok());
 
   auto resumed = Make();
@@ -258,7 +259,7 @@ TEST(CheckpointTest, RefusedCheckpointsNameTheProblemAndChangeNothing) {
     EXPECT_EQ(Persistent(*target), before) << c.want[0];
     EXPECT_EQ(target->step(), 1);
   }
-  EXPECT_FALSE(LoadCheckpoint(*target, ::testing::TempDir() + "/no_such.safetensors").ok());
+  EXPECT_FALSE(LoadCheckpoint(*target, a8::testing::UniqueTempPath("no_such.safetensors")).ok());
 }
 
 }  // namespace

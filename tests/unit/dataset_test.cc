@@ -10,6 +10,7 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/runtime_test_util.h"
+#include "tests/unit/temp_path_util.h"
 
 namespace a8 {
 namespace {
@@ -32,7 +33,7 @@ PlanFile TwoInputPlan(int64_t batch) {
   return f;
 }
 
-std::string Path(const std::string& name) { return ::testing::TempDir() + "/dataset_" + name; }
+std::string Path(const std::string& name) { return a8::testing::UniqueTempPath(name); }
 
 // x[i] = (i, i + 0.25, i + 0.5), y[i] = i: a sample's index can be read back from either.
 void WriteData(int64_t n, const std::string& tag) {

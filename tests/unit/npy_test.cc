@@ -10,6 +10,8 @@
 #include <random>
 #include <sstream>
 
+#include "tests/unit/temp_path_util.h"
+
 namespace a8 {
 namespace {
 
@@ -64,7 +66,7 @@ TEST(NpyTest, Bf16IsReadFromU2OnlyWhenAsked) {
 
 TEST(NpyTest, ReadsFilesWrittenByNumpy) {
   if (std::system("python3 -c 'import numpy' 2>/dev/null") != 0) GTEST_SKIP() << "no numpy";
-  std::string dir = ::testing::TempDir() + "/npy_test_numpy";
+  std::string dir = a8::testing::UniqueTempPath("numpy");
   std::filesystem::create_directories(dir);
   std::string cmd = "python3 -c \"import numpy as np; d='" + dir +
                     "'; np.save(d+'/f4.npy', np.arange(12, dtype=np.float32).reshape(3,4) / 8); "

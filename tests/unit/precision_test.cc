@@ -20,6 +20,7 @@
 #include "passes/mixed_precision/fold_casts.h"
 #include "passes/mixed_precision/insert_casts.h"
 #include "passes/mixed_precision/policy.h"
+#include "tests/unit/temp_path_util.h"
 
 namespace a8 {
 namespace {
@@ -110,7 +111,7 @@ TEST(PrecisionPolicyTest, OverridesAreCheckedAndWinInOrder) {
   c.fp32_nodes = "(";
   EXPECT_FALSE(PrecisionPolicy::Create(c).ok());
 
-  const std::string path = ::testing::TempDir() + "/precision_policy.json";
+  const std::string path = a8::testing::UniqueTempPath("policy.json");
   std::ofstream(path) << R"({"fp32_ops": ["MatMul"], "fp16_ops": ["Softmax", "Relu"],
                              "fp32_nodes": "^mm1$"})";
   c.fp32_nodes = "";

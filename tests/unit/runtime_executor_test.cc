@@ -8,6 +8,7 @@
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/runtime_test_util.h"
+#include "tests/unit/temp_path_util.h"
 
 namespace a8 {
 namespace {
@@ -75,7 +76,7 @@ TEST(RuntimeExecutorTest, RunsKernelsInOrderWithArenaReuse) {
 
 TEST(RuntimeExecutorTest, RunsAPlanReadBackFromAFile) {
   MlpPlan m;
-  std::string path = ::testing::TempDir() + "/runtime_executor_mlp.plan";
+  std::string path = a8::testing::UniqueTempPath("mlp.plan");
   Status w = WritePlanFile(m.Build(), path);
   ASSERT_TRUE(w.ok()) << w.message();
   auto f = ReadPlanFile(path);

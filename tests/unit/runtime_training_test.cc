@@ -9,12 +9,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 
 #include "runtime/core/checkpoint.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "tests/unit/temp_path_util.h"
 #include "tests/unit/training_test_util.h"
 
 namespace a8 {
@@ -254,7 +256,8 @@ struct Classifier {
 
 Classifier MakeClassifier(const std::string& loss_kind) {
   Classifier c;
-  std::string dir = ::testing::TempDir();
+  std::string dir = a8::testing::UniqueTempPath("clf");
+  std::filesystem::create_directories(dir);
   EXPECT_TRUE(WriteNpyFile(dir + "/clf_x.npy", DType::kF32, {10, 5}, c.x.data()).ok());
   EXPECT_TRUE(WriteNpyFile(dir + "/clf_y.npy", DType::kI64, {10}, c.y.data()).ok());
   c.ex = Make(ClassifierPlan(loss_kind));
@@ -312,7 +315,7 @@ TEST(RuntimeTrainingTest, TrainRunsStepsEvaluationsAndSavesOnSchedule) {
   o.total_steps = 6;
   o.eval_every = 4;
   o.save_every = 4;
-  o.checkpoint = ::testing::TempDir() + "/trainer_test.safetensors";
+  o.checkpoint = a8::testing::UniqueTempPath("trainer.safetensors");
   RecordingObserver obs;
   FillInputs fill = [&](Executor& ex, int64_t step) {
     return c.data.FillTrainBatch(step, false, 0, ex);
