@@ -1,14 +1,14 @@
 // The precision flags of `a800c` and `a800c-opt` (CLI.md, PRECISION.md): --precision and the
 // overrides, mapped to a PrecisionConfig.
-//
-// The default mode is fp32 for now: CLI.md's default, amp, becomes the default once loss scaling
-// and the rest of issue 5 are done (an amp plan without dynamic loss scaling can underflow its
-// FP16 gradients).
+// The overrides may repeat and mix; PRECISION.md's "later overrides win over earlier ones" is
+// the order in which they appear on the command line (CLI11's parse order).
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "compiler/driver/driver.h"
 #include "compiler/ir/precision_config.h"
@@ -17,37 +17,48 @@
 namespace a8::cli {
 
 struct PrecisionFlags {
-  std::string mode = "fp32";
-  std::string fp32_ops, fp16_ops;
-  std::string fp32_nodes;
-  std::string policy;
+  std::string mode{PrecisionModeName(PrecisionConfig::kDefaultMode)};
+  // One entry per occurrence, in the order of that flag's occurrences.
+  std::vector<std::string> fp32_ops, fp16_ops, fp32_nodes, policy;
 };
 
 inline void AddPrecisionFlags(CLI::App& app, PrecisionFlags& f) {
   const char* group = "Precision";
-  app.add_option("--precision", f.mode,
-                 "Precision mode (PRECISION.md): fp32; tf32 (GEMM/conv inputs rounded to TF32 on "
-                 "GPUs); amp (allow-list ops in FP16, deny-list ops in FP32, the rest follow); "
-                 "fp16 (everything FP16 but pinned ops); bf16 (amp in BF16). Default: fp32 until "
-                 "loss scaling lands, then amp")
+  app.add_option(
+         "--precision", f.mode,
+         "Precision mode (PRECISION.md): fp32; tf32 (GEMM/conv inputs rounded to TF32 on "
+         "GPUs); amp (allow-list ops in FP16, deny-list ops in FP32, the rest follow); "
+         "fp16 (everything FP16 but pinned ops, FP16 working copy of the weights); bf16 (amp "
+         "in BF16). Default: amp")
       ->type_name("fp32|tf32|amp|fp16|bf16")
       ->group(group);
-  app.add_option("--fp32-ops", f.fp32_ops, "Op types to compute in FP32 (e.g. Gelu,Add)")
+  app.add_option("--fp32-ops", f.fp32_ops,
+                 "Op types to compute in FP32 (e.g. Gelu,Add). The precision overrides may repeat; "
+                 "where two match a node, the later on the command line wins")
       ->type_name("OP,OP,...")
+      ->take_all()
+      ->allow_extra_args(false)
       ->group(group);
   app.add_option("--fp16-ops", f.fp16_ops,
                  "Op types to compute in the 16-bit type of the mode (e.g. Softmax)")
       ->type_name("OP,OP,...")
+      ->take_all()
+      ->allow_extra_args(false)
       ->group(group);
   app.add_option("--fp32-nodes", f.fp32_nodes,
                  "Nodes whose ONNX name matches this regular expression compute in FP32 (their "
                  "gradients too)")
       ->type_name("REGEX")
+      ->take_all()
+      ->allow_extra_args(false)
       ->group(group);
   app.add_option("--policy", f.policy,
                  "A JSON precision policy file: {\"fp32_ops\": [...], \"fp16_ops\": [...], "
-                 "\"fp32_nodes\": \"REGEX\"}; the flags above win over it")
+                 "\"fp32_nodes\": \"REGEX\"}, its keys applied in that order where it stands among "
+                 "the overrides")
       ->type_name("FILE")
+      ->take_all()
+      ->allow_extra_args(false)
       ->group(group);
 }
 
@@ -57,14 +68,29 @@ inline StatusOr<std::optional<PrecisionConfig>> PrecisionConfigFromFlags(const C
                                                                          const PrecisionFlags& f) {
   PrecisionConfig c;
   A8_ASSIGN_OR_RETURN(c.mode, ParsePrecisionMode(f.mode));
-  if (app.count("--fp32-ops") > 0) {
-    A8_ASSIGN_OR_RETURN(c.fp32_ops, ParseNameList("--fp32-ops", f.fp32_ops));
+  // The k-th occurrence of a flag in the parse order is the k-th entry of its vector.
+  std::map<std::string, size_t> seen;
+  for (const CLI::Option* opt : app.parse_order()) {
+    const std::string flag = opt->get_name();
+    const std::vector<std::string>* values = flag == "--fp32-ops"     ? &f.fp32_ops
+                                             : flag == "--fp16-ops"   ? &f.fp16_ops
+                                             : flag == "--fp32-nodes" ? &f.fp32_nodes
+                                             : flag == "--policy"     ? &f.policy
+                                                                      : nullptr;
+    if (values == nullptr) continue;
+    const size_t k = seen[flag]++;
+    if (k >= values->size()) return Internal("{}: occurrence {} has no value", flag, k);
+    const std::string& text = (*values)[k];
+    if (flag == "--fp32-ops" || flag == "--fp16-ops") {
+      A8_ASSIGN_OR_RETURN(std::vector<std::string> ops, ParseNameList(flag, text));
+      c.overrides.push_back(flag == "--fp32-ops" ? PrecisionOverride::Fp32Ops(std::move(ops))
+                                                 : PrecisionOverride::Fp16Ops(std::move(ops)));
+    } else if (flag == "--fp32-nodes") {
+      c.overrides.push_back(PrecisionOverride::Fp32Nodes(text));
+    } else {
+      c.overrides.push_back(PrecisionOverride::PolicyFile(text));
+    }
   }
-  if (app.count("--fp16-ops") > 0) {
-    A8_ASSIGN_OR_RETURN(c.fp16_ops, ParseNameList("--fp16-ops", f.fp16_ops));
-  }
-  c.fp32_nodes = f.fp32_nodes;
-  c.policy_file = f.policy;
   if (!c.mixed()) {
     for (const char* flag : {"--fp32-ops", "--fp16-ops", "--fp32-nodes", "--policy"}) {
       if (app.count(flag) > 0) {

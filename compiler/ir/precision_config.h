@@ -6,6 +6,7 @@
 
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/status.h"
@@ -40,12 +41,33 @@ inline StatusOr<PrecisionMode> ParsePrecisionMode(std::string_view text) {
                       text);
 }
 
+// One user override. PRECISION.md: later overrides win over earlier ones, so a config keeps
+// them in command-line order.
+struct PrecisionOverride {
+  enum Kind { kFp32Ops, kFp16Ops, kFp32Nodes, kPolicyFile };
+  Kind kind = kFp32Ops;
+  std::vector<std::string> ops;  // kFp32Ops, kFp16Ops: op types ("Softmax", "a8.ReluGrad")
+  std::string text;              // kFp32Nodes: an ECMAScript regex; kPolicyFile: the path
+
+  static PrecisionOverride Fp32Ops(std::vector<std::string> ops) {
+    return {kFp32Ops, std::move(ops), ""};
+  }
+  static PrecisionOverride Fp16Ops(std::vector<std::string> ops) {
+    return {kFp16Ops, std::move(ops), ""};
+  }
+  static PrecisionOverride Fp32Nodes(std::string regex) { return {kFp32Nodes, {}, regex}; }
+  static PrecisionOverride PolicyFile(std::string path) { return {kPolicyFile, {}, path}; }
+};
+
 struct PrecisionConfig {
-  PrecisionMode mode = PrecisionMode::kFp32;
-  std::vector<std::string> fp32_ops;  // --fp32-ops: op types computed in FP32
-  std::vector<std::string> fp16_ops;  // --fp16-ops: op types computed in the low type
-  std::string fp32_nodes;             // --fp32-nodes: ECMAScript regex over node names
-  std::string policy_file;            // --policy: a JSON policy file (policy.h)
+  // The default of `a800c --precision` (PRECISION.md, CLI.md). A graph without a config is
+  // compiled as written (FP32).
+  static constexpr PrecisionMode kDefaultMode = PrecisionMode::kAmp;
+
+  PrecisionMode mode = kDefaultMode;
+  // --fp32-ops, --fp16-ops, --fp32-nodes, --policy in command-line order: a later override that
+  // matches a node wins over an earlier one.
+  std::vector<PrecisionOverride> overrides;
 
   // Whether the mode puts anything in a 16-bit type (amp, fp16, bf16).
   bool mixed() const {

@@ -82,11 +82,13 @@ StatusOr<bool> InsertCasts::Run(Graph& graph) {
   bool changed = false;
 
   // Results first, so that operands see their producers' final types.
+  std::map<const Value*, DType> declared;  // the types before this pass, of what it retypes
   std::vector<std::pair<Value*, DType>> interface;
   for (auto& [n, t] : assigned) {
     for (Value* v : n->outputs()) {
       if (!IsMixedFloat(v->dtype()) || v->dtype() == t) continue;
       if (v->is_graph_output()) interface.emplace_back(v, v->dtype());
+      declared.emplace(v, v->dtype());
       v->set_type(TensorType{t, v->dims()});
       ++stats_["values-retyped"];
       changed = true;
@@ -101,6 +103,18 @@ StatusOr<bool> InsertCasts::Run(Graph& graph) {
       if (PrecisionPolicy::ReadsAnyFloat(*n, i)) continue;
       n->SetInput(i, casts.As(v, t, n));
       changed = true;
+    }
+  }
+  // A node with no precision of its own (Cast, CastLike, Shape, ...) reads what it read before:
+  // CastLike's result type is its second operand's, so a retyped operand would change what the
+  // node computes. fold-casts removes the widening round trips this makes.
+  for (Node* n : nodes) {
+    if (AssignedPrecision(*n)) continue;
+    for (int i = 0; i < n->num_inputs(); ++i) {
+      Value* v = n->input(i);
+      auto it = v == nullptr ? declared.end() : declared.find(v);
+      if (it == declared.end() || v->dtype() == it->second) continue;
+      n->SetInput(i, casts.As(v, it->second, n));
     }
   }
   if (changed) graph.memory_plan.reset();

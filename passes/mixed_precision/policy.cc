@@ -235,36 +235,51 @@ std::optional<OpPrecisionClass> DefaultOpClass(std::string_view qualified_op) {
 StatusOr<PrecisionPolicy> PrecisionPolicy::Create(const PrecisionConfig& config) {
   PrecisionPolicy p;
   p.config_ = config;
-  // Lowest priority first: later entries overwrite earlier ones.
-  if (!config.policy_file.empty()) {
-    A8_ASSIGN_OR_RETURN(PolicyFile f, ReadPolicyFile(config.policy_file));
-    const std::string where = "--policy: " + config.policy_file;
-    for (const std::string& op : f.fp16_ops) {
+  auto add_ops = [&](const std::string& where, const std::vector<std::string>& ops, bool fp32,
+                     const char* why) -> Status {
+    Rule r;
+    r.fp32 = fp32;
+    r.why = why;
+    for (const std::string& op : ops) {
       A8_RETURN_IF_ERROR(CheckKnownOp(where, op));
-      p.op_overrides_[op] = {false, "policy-file"};
+      r.ops.insert(op);
     }
-    for (const std::string& op : f.fp32_ops) {
-      A8_RETURN_IF_ERROR(CheckKnownOp(where, op));
-      p.op_overrides_[op] = {true, "policy-file"};
+    p.rules_.push_back(std::move(r));
+    return Status::Ok();
+  };
+  auto add_nodes = [&](const std::string& where, const std::string& regex,
+                       const char* why) -> Status {
+    Rule r;
+    r.fp32 = true;
+    r.why = why;
+    A8_ASSIGN_OR_RETURN(r.nodes, CompileRegex(where, regex));
+    p.rules_.push_back(std::move(r));
+    return Status::Ok();
+  };
+  // Rules in command-line order; Decide reads them from the last.
+  for (const PrecisionOverride& o : config.overrides) {
+    switch (o.kind) {
+      case PrecisionOverride::kFp32Ops:
+        A8_RETURN_IF_ERROR(add_ops("--fp32-ops", o.ops, true, "user-op"));
+        break;
+      case PrecisionOverride::kFp16Ops:
+        A8_RETURN_IF_ERROR(add_ops("--fp16-ops", o.ops, false, "user-op"));
+        break;
+      case PrecisionOverride::kFp32Nodes:
+        if (!o.text.empty()) A8_RETURN_IF_ERROR(add_nodes("--fp32-nodes", o.text, "user-node"));
+        break;
+      case PrecisionOverride::kPolicyFile: {
+        // A file's keys count as written in this order: fp16_ops, fp32_ops, fp32_nodes.
+        A8_ASSIGN_OR_RETURN(PolicyFile f, ReadPolicyFile(o.text));
+        const std::string where = "--policy: " + o.text;
+        A8_RETURN_IF_ERROR(add_ops(where, f.fp16_ops, false, "policy-file"));
+        A8_RETURN_IF_ERROR(add_ops(where, f.fp32_ops, true, "policy-file"));
+        if (!f.fp32_nodes.empty()) {
+          A8_RETURN_IF_ERROR(add_nodes(where + ": fp32_nodes", f.fp32_nodes, "policy-file"));
+        }
+        break;
+      }
     }
-    if (!f.fp32_nodes.empty()) {
-      A8_ASSIGN_OR_RETURN(p.file_nodes_, CompileRegex(where + ": fp32_nodes", f.fp32_nodes));
-    }
-  }
-  std::set<std::string> fp32(config.fp32_ops.begin(), config.fp32_ops.end());
-  for (const std::string& op : config.fp16_ops) {
-    A8_RETURN_IF_ERROR(CheckKnownOp("--fp16-ops", op));
-    if (fp32.count(op) > 0) {
-      return InvalidInput("--fp16-ops: op '{}' is also in --fp32-ops", op);
-    }
-    p.op_overrides_[op] = {false, "user-op"};
-  }
-  for (const std::string& op : config.fp32_ops) {
-    A8_RETURN_IF_ERROR(CheckKnownOp("--fp32-ops", op));
-    p.op_overrides_[op] = {true, "user-op"};
-  }
-  if (!config.fp32_nodes.empty()) {
-    A8_ASSIGN_OR_RETURN(p.user_nodes_, CompileRegex("--fp32-nodes", config.fp32_nodes));
   }
   return p;
 }
@@ -285,14 +300,9 @@ StatusOr<PrecisionDecision> PrecisionPolicy::Decide(const Node& node) const {
   using K = PrecisionDecision::Kind;
   if (*cls == OpPrecisionClass::kNone) return PrecisionDecision{K::kNone, "", false};
   if (*cls == OpPrecisionClass::kPinned) return PrecisionDecision{K::kF32, "pinned", false};
-  if (user_nodes_ && std::regex_search(node.name(), *user_nodes_)) {
-    return PrecisionDecision{K::kF32, "user-node", false};
-  }
-  if (auto it = op_overrides_.find(op); it != op_overrides_.end()) {
-    return PrecisionDecision{it->second.first ? K::kF32 : K::kLow, it->second.second, false};
-  }
-  if (file_nodes_ && std::regex_search(node.name(), *file_nodes_)) {
-    return PrecisionDecision{K::kF32, "policy-file", false};
+  for (auto r = rules_.rbegin(); r != rules_.rend(); ++r) {
+    const bool match = r->nodes ? std::regex_search(node.name(), *r->nodes) : r->ops.count(op) > 0;
+    if (match) return PrecisionDecision{r->fp32 ? K::kF32 : K::kLow, r->why, false};
   }
   const bool pure_low = config_.mode == PrecisionMode::kFp16;
   switch (*cls) {

@@ -14,9 +14,11 @@
 //   Constant, logic ops): they are left alone.
 // An ONNX op none of the lists names is an error naming the op: it is never silently put in FP16.
 //
-// Overrides, strongest first: pinned > --fp32-nodes > --fp32-ops / --fp16-ops > the policy file
-// > the default lists (an op in both --fp32-ops and --fp16-ops is an error). Gradient nodes take
-// the decision of their forward node (assign_precision.h).
+// Overrides: pinned ops are FP32 whatever the user asks; then the user's overrides
+// (--fp32-ops, --fp16-ops, --fp32-nodes, --policy) in command-line order, the last one that
+// matches a node winning (a policy file's keys count as written fp16_ops, fp32_ops, fp32_nodes);
+// then the default lists. Gradient nodes take the decision of their forward node
+// (assign_precision.h).
 //
 // Policy file (--policy=FILE), a JSON object whose keys are all optional:
 //   {"fp32_ops": ["Add", "Gelu"], "fp16_ops": ["Softmax"], "fp32_nodes": "^encoder\\.0\\."}
@@ -28,8 +30,10 @@
 #include <map>
 #include <optional>
 #include <regex>
+#include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "compiler/ir/graph.h"
 #include "compiler/ir/precision_config.h"
@@ -70,10 +74,16 @@ class PrecisionPolicy {
   static bool ReadsAnyFloat(const Node& node, int operand);
 
  private:
+  // One override: op types or a node-name regex, and what it decides.
+  struct Rule {
+    std::set<std::string> ops;
+    std::optional<std::regex> nodes;
+    bool fp32 = true;
+    std::string why;  // user-op, user-node, policy-file
+  };
+
   PrecisionConfig config_;
-  // op -> (true: FP32, false: low), and the reason to report.
-  std::map<std::string, std::pair<bool, std::string>> op_overrides_;
-  std::optional<std::regex> user_nodes_, file_nodes_;
+  std::vector<Rule> rules_;  // in command-line order: the last that matches a node wins
 };
 
 }  // namespace a8

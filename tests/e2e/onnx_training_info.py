@@ -115,7 +115,7 @@ def main():
             onnx.save(model, path)
             plan = os.path.join(tmp, optimizer + ".plan")
             out = os.path.join(tmp, optimizer + "_out")
-            subprocess.run([a800c, path, "-o", plan], check=True)
+            subprocess.run([a800c, path, "-o", plan, "--precision=fp32"], check=True)
             subprocess.run([run, plan, "--backend=cpu", f"--steps={STEPS}", "--input",
                             "X=" + os.path.join(tmp, "x.npy"), "--input",
                             "Y=" + os.path.join(tmp, "y.npy"), "--output-dir", out],

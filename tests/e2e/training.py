@@ -39,6 +39,10 @@ ARGS = None
 
 
 def a800c(model, plan, *flags):
+    # These cases test the training machinery against float64 math: FP32 unless a case asks for
+    # another mode (tests/e2e/precision.py covers the mixed modes).
+    if not any(f.startswith("--precision") for f in flags):
+        flags = (*flags, "--precision=fp32")
     subprocess.run([os.path.join(ARGS.bin, "a800c"), model, "-o", plan, *flags], check=True)
 
 
@@ -311,7 +315,8 @@ def case_safetensors(work):
     assert n % 8 == 0
     header = json.loads(raw[8:8 + n])
     assert header.pop("__metadata__") == meta
-    dtypes = {"F32": np.float32, "I64": np.int64, "F64": np.float64}
+    dtypes = {"F32": np.float32, "F16": np.float16, "I64": np.int64, "I32": np.int32,
+              "F64": np.float64}
     end = 0
     for name in sorted(header):
         e = header[name]

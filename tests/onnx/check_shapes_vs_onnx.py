@@ -47,7 +47,8 @@ def main():
         for name in ("mlp", "cnn", "bert"):
             path = os.path.join(args.models, f"{name}.onnx")
             out = os.path.join(work, f"{name}.onnx")
-            subprocess.run([args.a800c, path, f"--batch={args.batch}", "--emit=onnx", "-o", out],
+            subprocess.run([args.a800c, path, f"--batch={args.batch}", "--precision=fp32", "--emit=onnx",
+                            "-o", out],
                            check=True)
             ours = types_of(onnx.load(out))
             original = onnx.load(path)

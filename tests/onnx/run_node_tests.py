@@ -58,13 +58,13 @@ def run_case(a800c, case_dir, workdir):
     if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
         return False, "inputs or outputs are not tensors"
     model_path = os.path.join(case_dir, "model.onnx")
-    r = subprocess.run([a800c, model_path, "--emit=ir", "-o", "-"], capture_output=True,
+    r = subprocess.run([a800c, model_path, "--precision=fp32", "--emit=ir", "-o", "-"], capture_output=True,
                        text=True, timeout=120)
     if r.returncode != 0:
         return False, "import: " + r.stderr.strip().splitlines()[-1] if r.stderr.strip() else \
             f"import: exit {r.returncode}"
     out_path = os.path.join(workdir, name + ".onnx")
-    r = subprocess.run([a800c, model_path, "--emit=onnx", "-o", out_path], capture_output=True,
+    r = subprocess.run([a800c, model_path, "--precision=fp32", "--emit=onnx", "-o", out_path], capture_output=True,
                        text=True, timeout=120)
     if r.returncode != 0:
         return False, "export: " + (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]

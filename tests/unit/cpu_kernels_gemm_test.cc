@@ -230,6 +230,37 @@ TEST(CpuKernelConvTest, MatchesDirectFloat64) {
   }
 }
 
+// Stride-1 1-D/2-D shapes for the direct (padded-row) path: row blocks with remainders
+// (M = 13, 9, 5), groups with dilations, asymmetric pads, 1x1, several column tiles, a 1x1
+// output, and one image too large for it (the im2col + GEMM path again).
+TEST(CpuKernelConvTest, StrideOneShapesMatchDirectFloat64) {
+  const std::vector<ConvCase> cases = {
+      {3, 5, 13, 1, {7, 9}, {3, 3}, {}, {}, {1, 0, 2, 1}, {}},
+      {2, 6, 9, 3, {10, 11}, {3, 2}, {1, 1}, {2, 3}, {2, 1, 0, 2}, {}},
+      {2, 7, 5, 1, {9, 6}, {1, 1}, {}, {}, {}, {}},
+      {1, 3, 8, 1, {40}, {5}, {}, {2}, {3, 1}, {}},
+      {4, 16, 32, 1, {4, 4}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
+      {2, 5, 11, 1, {23, 19}, {5, 3}, {}, {}, {2, 1, 2, 1}, {}},
+      {3, 2, 3, 1, {3, 3}, {3, 3}, {}, {}, {}, {}},
+      {2, 48, 4, 1, {28, 28}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
+  };
+  std::mt19937_64 rng(14);
+  // Every vector width the machine has (a narrower cap on a machine without the wider one just
+  // runs the same variant again).
+  for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kBest}) {
+    internal::SetConvIsaForTesting(isa);
+    for (DType dt : testing::kFloatDTypes) {
+      int i = 0;
+      for (const ConvCase& cc : cases) {
+        SCOPED_TRACE(std::string(ElemName(dt)) + " isa " + std::to_string(static_cast<int>(isa)) +
+                     " case " + std::to_string(i++));
+        RunConvCase(cc, false, dt, rng);
+      }
+    }
+  }
+  internal::SetConvIsaForTesting(CpuIsa::kBest);
+}
+
 TEST(CpuKernelConvTransposeTest, MatchesDirectFloat64) {
   std::mt19937_64 rng(13);
   for (DType dt : testing::kFloatDTypes) {

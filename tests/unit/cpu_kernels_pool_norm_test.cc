@@ -81,6 +81,11 @@ TEST(CpuKernelPoolTest, MaxAndAverageMatchFloat64) {
       {{5, 4, 6}, {2, 3, 2}, {1, 2, 2}, {}, {0, 1, 1, 1, 0, 0}, false, true},
       {{65}, {1}, {3}, {}, {}, true, false},
       {{7, 7}, {2, 2}, {1, 1}, {2, 1}, {}, false, false},
+      // No pads or dilations: MaxPool without indices takes the bounds-check-free path.
+      {{8, 8}, {2, 2}, {2, 2}, {}, {}, false, false},
+      {{9, 7}, {3, 2}, {2, 3}, {}, {}, false, false},
+      {{9, 7}, {3, 2}, {2, 3}, {}, {}, true, false},
+      {{13}, {3}, {2}, {}, {}, false, false},
   };
   std::mt19937_64 rng(20);
   int ci = 0;
@@ -105,6 +110,9 @@ TEST(CpuKernelPoolTest, MaxAndAverageMatchFloat64) {
       std::vector<double> want_max, want_idx, want_avg;
       RefPool(pc, *out_sp, 6, Values(x), &want_max, &want_idx, &want_avg);
       ExpectRoundedExactly(ymax, want_max);
+      Buffer ymax_no_idx = MakeBuffer(dt, yd);
+      ASSERT_TRUE(MaxPool(p, x.data(), ymax_no_idx.data(), nullptr).ok());
+      ExpectRoundedExactly(ymax_no_idx, want_max);
       // Ties (possible in i8 and f16) may pick another index with the same value.
       std::vector<double> xv = Values(x);
       for (size_t i = 0; i < idx.size(); ++i) ASSERT_EQ(xv[idx[i]], want_max[i]) << i;

@@ -101,29 +101,48 @@ TEST(PrecisionPolicyTest, DefaultListsFollowPrecisionMd) {
 }
 
 TEST(PrecisionPolicyTest, OverridesAreCheckedAndWinInOrder) {
+  using O = PrecisionOverride;
   PrecisionConfig c = Mode(PrecisionMode::kAmp);
-  c.fp32_ops = {"Nope"};
+  c.overrides = {O::Fp32Ops({"Nope"})};
   EXPECT_FALSE(PrecisionPolicy::Create(c).ok());
-  c.fp32_ops = {"Relu"};
-  c.fp16_ops = {"Relu"};
+  c.overrides = {O::Fp32Nodes("(")};
   EXPECT_FALSE(PrecisionPolicy::Create(c).ok());
-  c.fp16_ops = {};
-  c.fp32_nodes = "(";
+  c.overrides = {O::PolicyFile(a8::testing::UniqueTempPath("missing.json"))};
   EXPECT_FALSE(PrecisionPolicy::Create(c).ok());
 
   const std::string path = a8::testing::UniqueTempPath("policy.json");
   std::ofstream(path) << R"({"fp32_ops": ["MatMul"], "fp16_ops": ["Softmax", "Relu"],
                              "fp32_nodes": "^mm1$"})";
-  c.fp32_nodes = "";
-  c.policy_file = path;
-  auto g = Parse(kChain);
-  g->precision = c;
-  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  auto decide = [&](std::vector<O> overrides) {
+    auto g = Parse(kChain);
+    PrecisionConfig cfg = Mode(PrecisionMode::kAmp);
+    cfg.overrides = std::move(overrides);
+    g->precision = cfg;
+    EXPECT_TRUE(AssignPrecision().Run(*g).ok());
+    return g;
+  };
+  // The file alone.
+  auto g = decide({O::PolicyFile(path)});
   EXPECT_EQ(Precision(*g, "mm0"), "f32/policy-file");
   EXPECT_EQ(Precision(*g, "mm1"), "f32/policy-file");
   EXPECT_EQ(Precision(*g, "softmax"), "f16/policy-file");
-  // --fp32-ops beats the file's fp16_ops.
+  EXPECT_EQ(Precision(*g, "relu"), "f16/policy-file");
+  // A later --fp32-ops beats the file's fp16_ops; an earlier one does not.
+  g = decide({O::PolicyFile(path), O::Fp32Ops({"Relu"})});
   EXPECT_EQ(Precision(*g, "relu"), "f32/user-op");
+  g = decide({O::Fp32Ops({"Relu"}), O::PolicyFile(path)});
+  EXPECT_EQ(Precision(*g, "relu"), "f16/policy-file");
+  // The same op in both lists: the later flag wins, either way round.
+  g = decide({O::Fp32Ops({"Relu"}), O::Fp16Ops({"Relu"})});
+  EXPECT_EQ(Precision(*g, "relu"), "f16/user-op");
+  g = decide({O::Fp16Ops({"Relu"}), O::Fp32Ops({"Relu"})});
+  EXPECT_EQ(Precision(*g, "relu"), "f32/user-op");
+  // A node pattern and an op type that both match: the later wins.
+  g = decide({O::Fp32Nodes("^mm0$"), O::Fp16Ops({"MatMul"})});
+  EXPECT_EQ(Precision(*g, "mm0"), "f16/user-op");
+  g = decide({O::Fp16Ops({"MatMul"}), O::Fp32Nodes("^mm0$")});
+  EXPECT_EQ(Precision(*g, "mm0"), "f32/user-node");
+  EXPECT_EQ(Precision(*g, "mm1"), "f16/user-op");
   std::remove(path.c_str());
 }
 
@@ -181,7 +200,7 @@ TEST(AssignPrecisionTest, GradientNodesFollowTheirForwardNode) {
   output %s
 })");
   PrecisionConfig c = Mode(PrecisionMode::kAmp);
-  c.fp32_nodes = "^mm1$";
+  c.overrides = {PrecisionOverride::Fp32Nodes("^mm1$")};
   g->precision = c;
   ASSERT_TRUE(AssignPrecision().Run(*g).ok());
   // relu feeds an FP32 MatMul only, so it is FP32, and so is its gradient; the reduction of a
@@ -189,7 +208,7 @@ TEST(AssignPrecisionTest, GradientNodesFollowTheirForwardNode) {
   EXPECT_EQ(Precision(*g, "relu"), "f32/follow");
   EXPECT_EQ(Precision(*g, "relu.grad"), "f32/follow");
   EXPECT_EQ(Precision(*g, "relu.grad.1"), "f32/deny");
-  c.fp32_nodes = "";
+  c.overrides.clear();
   g = Parse(PrintIrToString(*g));
   for (Node* n : g->NodeList()) {
     n->RemoveAttr("a8.precision");

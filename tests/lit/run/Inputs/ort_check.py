@@ -5,6 +5,8 @@
                                           floats N(0,1), integers in [0, 8), masks in {0, 1})
   ort_check.py compare MODEL INDIR OUTDIR runs onnxruntime on INDIR's inputs and checks every
                                           OUTDIR/NAME.npy within 1e-5 relative (fp32)
+  ort_check.py load MODEL                 onnxruntime loads MODEL and runs it once on seeded
+                                          inputs (batch 2); prints 'loads'
 Exits 0 and prints 'ok: N outputs' on success; skips (prints 'skipped') without onnxruntime."""
 import os
 import sys
@@ -64,7 +66,21 @@ def compare(model_path, indir, outdir):
     return 0
 
 
+def load(model_path):
+    import tempfile
+    import onnxruntime as ort
+    with tempfile.TemporaryDirectory() as tmp:
+        make_inputs(model_path, 2, tmp)
+        sess = ort.InferenceSession(model_path, providers=["CPUExecutionProvider"])
+        feeds = {i.name: np.load(os.path.join(tmp, i.name + ".npy")) for i in sess.get_inputs()}
+        sess.run(None, feeds)
+    print("loads")
+    return 0
+
+
 def main():
+    if sys.argv[1] == "load":
+        return load(sys.argv[2])
     if sys.argv[1] == "inputs":
         make_inputs(sys.argv[2], int(sys.argv[3]), sys.argv[4])
         return 0
