@@ -9,14 +9,14 @@ const std::vector<PipelineInfo>& Pipelines() {
       {"default",
        "what `a800c MODEL --emit=ir|onnx` runs",
        {"shape-inference", "expand-gradient", "canonicalize", "build-training", "assign-precision",
-        "insert-casts", "fold-casts", "loss-scaling"}},
+        "pin-fp32", "insert-casts", "fold-casts", "loss-scaling"}},
       {"cleanup",
        "the cleanup passes one by one",
        {"shape-inference", "canonicalize", "cse", "dce"}},
       {"plan",
        "what `a800c MODEL --emit=plan` runs before lowering",
        {"shape-inference", "expand-gradient", "canonicalize", "build-training", "assign-precision",
-        "insert-casts", "fold-casts", "loss-scaling", "schedule", "plan-memory"}},
+        "pin-fp32", "insert-casts", "fold-casts", "loss-scaling", "schedule", "plan-memory"}},
   };
   return kPipelines;
 }

@@ -18,6 +18,7 @@
 #include "passes/mixed_precision/fold_casts.h"
 #include "passes/mixed_precision/insert_casts.h"
 #include "passes/mixed_precision/loss_scaling.h"
+#include "passes/mixed_precision/pin_fp32.h"
 
 namespace a8 {
 

@@ -343,9 +343,16 @@ Status InferLayerNormalization(const Node& node, std::vector<TensorType>* out) {
                       NormalizeAxis(node, "attribute 'axis'", node.GetInt("axis", -1), x.rank()));
   const std::vector<int64_t> normalized(x.dims.begin() + axis, x.dims.end());
   static constexpr const char* kNames[] = {"X", "Scale", "B"};
+  // ONNX types X, Scale and B alike; a800c's pin-fp32 keeps Scale and B in FP32 under an FP16 X
+  // and says so with `a8.edge` (the exporter writes such a node back as FP32 between Casts).
+  const bool edged = node.attr("a8.edge") != nullptr;
   for (int i = 1; i < 3; ++i) {
     if (!node.has_input(i)) continue;
-    A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", i, kNames[i]));
+    if (edged) {
+      A8_RETURN_IF_ERROR(RequireFloat(node, i, kNames[i]));
+    } else {
+      A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", i, kNames[i]));
+    }
     if (!BroadcastsTo(node.input(i)->dims(), normalized)) {
       return InvalidInput("{}: input '{}' {} does not broadcast to the normalized shape {}",
                           node.Where(), kNames[i], node.input(i)->type().ToString(),

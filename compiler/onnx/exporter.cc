@@ -34,6 +34,40 @@ void SetValueInfo(const Value* v, onnx::ValueInfoProto* vi) {
   TensorTypeToOnnx(v->type(), vi->mutable_type());
 }
 
+// A Cast node `in` -> `out` (to `to`) named `name`, with `out`'s value_info.
+void AddCast(onnx::GraphProto* graph, const std::string& name, const std::string& in,
+             const std::string& out, const TensorType& out_type) {
+  onnx::NodeProto* c = graph->add_node();
+  c->set_name(name);
+  c->set_op_type("Cast");
+  c->add_input(in);
+  c->add_output(out);
+  onnx::AttributeProto* to = c->add_attribute();
+  to->set_name("to");
+  to->set_type(onnx::AttributeProto::INT);
+  to->set_i(DTypeToOnnx(out_type.dtype));
+  onnx::ValueInfoProto* vi = graph->add_value_info();
+  vi->set_name(out);
+  TensorTypeToOnnx(out_type, vi->mutable_type());
+}
+
+// A LayerNormalization with FP16 X and FP32 Scale (pin-fp32's `a8.edge`) is not ONNX, which types
+// X and Scale alike. It computes in FP32 and rounds Y once, so the exact ONNX form is Cast(X) to
+// FP32, the LayerNormalization in FP32, and Cast(Y) back: the names of the wrapped node's X and
+// Y, or "" when the node needs no wrapping.
+std::pair<std::string, std::string> WrapMixedLayerNorm(const Node& n, onnx::GraphProto* graph) {
+  if (!n.domain().empty() || n.op() != "LayerNormalization" || !n.has_input(1) ||
+      n.input(0)->dtype() == n.input(1)->dtype()) {
+    return {"", ""};
+  }
+  const DType compute = n.input(1)->dtype();
+  const std::string x =
+      n.input(0)->name() + "__" + n.name() + "_" + std::string(DTypeName(compute));
+  AddCast(graph, n.name() + "__cast_x", n.input(0)->name(), x,
+          TensorType{compute, n.input(0)->dims()});
+  return {x, n.output(0)->name() + "__" + std::string(DTypeName(compute))};
+}
+
 }  // namespace
 
 Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
@@ -99,12 +133,21 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
     TensorToOnnx(*v->data(), v->name(), graph->add_initializer());
   }
   for (const Node* n : g.nodes()) {
+    auto [wrapped_x, wrapped_y] = WrapMixedLayerNorm(*n, graph);
     onnx::NodeProto* p = graph->add_node();
     p->set_name(n->name());
     p->set_op_type(n->op());
     p->set_domain(n->domain());
     for (const Value* in : n->inputs()) p->add_input(in ? in->name() : std::string());
     for (const Value* out : n->outputs()) p->add_output(out->name());
+    if (!wrapped_x.empty()) {
+      p->set_input(0, wrapped_x);
+      p->set_output(0, wrapped_y);
+      AddCast(graph, n->name() + "__cast_y", wrapped_y, n->output(0)->name(), n->output(0)->type());
+      onnx::ValueInfoProto* vi = graph->add_value_info();
+      vi->set_name(wrapped_y);
+      TensorTypeToOnnx(TensorType{n->input(1)->dtype(), n->output(0)->dims()}, vi->mutable_type());
+    }
     for (const auto& [name, attr] : n->attrs()) {
       // a800c's own annotations (`a8.why`) are not ONNX attributes.
       if (name.rfind("a8.", 0) == 0) continue;

@@ -85,10 +85,11 @@ std::vector<Row> BuildRows() {
                   "T,U,U,V,V",
                   "T,V?,V?,V?,V?",
                   {{'T', kFloat}, {'U', kFloat}, {'V', kFloat}}});
+  // Scale and B of their own float type: FP32 under an FP16 X (pin-fp32's edges).
   rows.push_back({"LayerNormalization",
-                  "T,T,T?",
+                  "T,P,P?",
                   "T,U?,U?",
-                  {{'T', kFloat}, {'U', {DType::kF32, DType::kBF16}}}});
+                  {{'T', kFloat}, {'P', kFloat}, {'U', {DType::kF32, DType::kBF16}}}});
   rows.push_back({"InstanceNormalization", "T,T,T", "T", {{'T', kFloat}}});
   rows.push_back(
       {"MaxPool",

@@ -15,7 +15,10 @@ void AddGradNnKernelRows(std::vector<Row>* rows) {
        "T,T,U,V?,V?",
        "T,U,U,V?,V?",
        {{'T', kFloat}, {'U', kFloat}, {'V', kFloat}}});
-  add({"a8.LayerNormalizationGrad", "T,T,T,U?,U?", "T,T,T", {{'T', kFloat}, {'U', kFloat}}});
+  add({"a8.LayerNormalizationGrad",
+       "T,T,P,U?,U?",
+       "T,P,P",
+       {{'T', kFloat}, {'P', kFloat}, {'U', kFloat}}});
   add({"a8.InstanceNormalizationGrad", "T,T,T", "T,T,T", {{'T', kFloat}}});
   add({"a8.SoftmaxGrad", "T,T", "T", {{'T', kFloat}}});
   add({"a8.LogSoftmaxGrad", "T,T", "T", {{'T', kFloat}}});

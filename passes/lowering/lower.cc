@@ -369,8 +369,8 @@ class Lowering {
       for (int s = 1; ids_.count(buffer_name) > 0; ++s) {
         buffer_name = graph_.UniqueName(fmt::format("{}.{}", base, s));
       }
-      A8_RETURN_IF_ERROR(AddPersistent(buffer_name, a.tensor()->type, plan::Buffer::CONSTANT,
-                                       a.tensor().get()));
+      A8_RETURN_IF_ERROR(
+          AddPersistent(buffer_name, a.tensor()->type, plan::Buffer::CONSTANT, a.tensor().get()));
       pa->set_tensor_buffer(ids_.at(buffer_name));
     }
     k->set_node(node.name());
@@ -392,7 +392,9 @@ class Lowering {
 StatusOr<AttributeMap> KernelAttributes(const Node& node) {
   AttributeMap attrs;
   for (const auto& [k, a] : node.attrs()) {
-    if (k.rfind("a8.", 0) != 0) attrs[k] = a;
+    // a800c's annotations stay in the IR, but for `a8.edge`: a mixed-type normalization's shape
+    // rule reads it when the plan is validated.
+    if (k.rfind("a8.", 0) != 0 || k == "a8.edge") attrs[k] = a;
   }
   if (const OpDef* def = FindOp(node.domain(), node.op())) {
     for (const AttrSpec& spec : def->attrs) {

@@ -31,12 +31,6 @@ bool Eligible(const Node& n) {
   return any;
 }
 
-// "Relu_2.grad.3" -> "Relu_2"; "" for a node that is not a gradient node.
-std::string ForwardName(const std::string& name) {
-  const size_t at = name.rfind(".grad");
-  return at == std::string::npos ? "" : name.substr(0, at);
-}
-
 // The widest of two float types; f16 and bf16 do not contain each other, so they meet in f32.
 DType Wider(DType a, DType b) { return a == b ? a : DType::kF32; }
 
@@ -46,6 +40,10 @@ struct Choice {
   bool from_defaults = false;
   const Node* forward = nullptr;  // a gradient node takes this node's final choice
   DType type = DType::kF32;
+  // A normalization kept FP32 by the defaults reads X and writes Y in `edge`, the type X arrives
+  // in (pin-fp32 applies the same rule).
+  bool edged = false;
+  DType edge = DType::kF32;
 };
 
 }  // namespace
@@ -73,7 +71,7 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
     A8_ASSIGN_OR_RETURN(PrecisionDecision d, policy.Decide(*n));
     if (d.kind == PrecisionDecision::kNone) continue;
     Choice c{d.kind, d.why, d.from_defaults};
-    const std::string fwd = ForwardName(n->name());
+    const std::string fwd = GradientForwardName(n->name());
     if (!fwd.empty() && d.from_defaults) {
       auto it = by_name.find(fwd);
       // A reduction inside a gradient stays FP32 unless the user moved its forward node.
@@ -83,6 +81,8 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
       }
     }
     c.type = d.kind == PrecisionDecision::kLow ? low : DType::kF32;
+    c.edged = d.kind == PrecisionDecision::kF32 && d.from_defaults && n->domain().empty() &&
+              PrecisionPolicy::HasLowEdges(*n);
     chosen[n] = c;
   }
 
@@ -91,7 +91,12 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
     if (v == nullptr || !IsMixedFloat(v->dtype()) || v->producer() == nullptr) return std::nullopt;
     auto it = chosen.find(v->producer());
     if (it == chosen.end()) return std::nullopt;
+    if (it->second.edged && v == v->producer()->output(0)) return it->second.edge;
     return it->second.type;
+  };
+  // The type in which `u.node` reads its operand.
+  auto reads_in = [](const Choice& c, const Use& u) {
+    return c.edged && PrecisionPolicy::IsEdgeOperand(*u.node, u.operand) ? c.edge : c.type;
   };
   auto is_follow = [](const Choice& c) {
     return c.forward == nullptr && c.kind == PrecisionDecision::kFollow;
@@ -101,8 +106,11 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
   // graph (the sums of fan-out) read the gradients' types, so the sweeps repeat until nothing
   // moves (twice on a training graph; the bound only guards against a cycle of widenings).
   for (int round = 0; round < 8; ++round) {
-    std::unordered_map<const Node*, DType> before;
-    for (const auto& [n, c] : chosen) before[n] = c.type;
+    std::unordered_map<const Node*, DType> before, before_edge;
+    for (const auto& [n, c] : chosen) {
+      before[n] = c.type;
+      before_edge[n] = c.edge;
+    }
     // Forward: a follow node takes the widest type of what feeds it; no vote means FP32.
     for (const Node* n : nodes) {
       auto it = chosen.find(n);
@@ -110,6 +118,8 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
       Choice& c = it->second;
       if (c.forward != nullptr) {
         c.type = chosen.at(c.forward).type;
+      } else if (c.edged) {
+        c.edge = vote(n->input(0)).value_or(DType::kF32);
       } else if (is_follow(c)) {
         std::optional<DType> widest;
         for (const Value* v : n->inputs()) {
@@ -135,7 +145,7 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
           if (c == chosen.end() || c->second.forward != nullptr) continue;
           if (PrecisionPolicy::ReadsAnyFloat(*u.node, u.operand)) continue;
           any = true;
-          all_f32 = all_f32 && c->second.type == DType::kF32;
+          all_f32 = all_f32 && reads_in(c->second, u) == DType::kF32;
         }
       }
       if (any && all_f32) self->second.type = DType::kF32;
@@ -148,6 +158,7 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
     }
     bool moved = false;
     for (const auto& [n, c] : chosen) moved = moved || before.at(n) != c.type;
+    for (const auto& [n, c] : chosen) moved = moved || (c.edged && c.edge != before_edge[n]);
     if (!moved) break;
   }
   for (const Node* n : nodes) {

@@ -16,7 +16,10 @@
 //   do not vote; no vote means FP32), so follow ops between low-precision ops stay low and no
 //   casts ping-pong; then backward, a low follow node whose every consumer computes or is kept in
 //   FP32 (deny ops, graph outputs, state updates) goes FP32, so what only feeds deny ops stays
-//   FP32.
+//   FP32;
+// - a LayerNormalization or BatchNormalization kept FP32 by the defaults votes, for its Y, with
+//   the type its X arrives in (it will read and write that type at its edges: pin-fp32), so a
+//   Relu after a BatchNorm after an FP16 Conv stays FP16.
 // Values keep their types: insert-casts applies the decisions. Unknown ONNX ops are an error
 // naming the node.
 #pragma once

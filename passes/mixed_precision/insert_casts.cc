@@ -8,6 +8,7 @@
 
 #include "compiler/ir/op_table.h"
 #include "passes/mixed_precision/assign_precision.h"
+#include "passes/mixed_precision/pin_fp32.h"
 #include "passes/mixed_precision/policy.h"
 
 namespace a8 {
@@ -84,8 +85,19 @@ StatusOr<bool> InsertCasts::Run(Graph& graph) {
   // Results first, so that operands see their producers' final types.
   std::map<const Value*, DType> declared;  // the types before this pass, of what it retypes
   std::vector<std::pair<Value*, DType>> interface;
-  for (auto& [n, t] : assigned) {
-    for (Value* v : n->outputs()) {
+  // The type of result `i` / operand `i` of `n`: its edge type (pin-fp32) or its precision.
+  auto result_type = [](const Node& n, DType t, int i) {
+    std::optional<DType> e = EdgePrecision(n);
+    return e && PrecisionPolicy::IsEdgeResult(n, i) ? *e : t;
+  };
+  auto operand_type = [](const Node& n, DType t, int i) {
+    std::optional<DType> e = EdgePrecision(n);
+    return e && PrecisionPolicy::IsEdgeOperand(n, i) ? *e : t;
+  };
+  for (auto& [n, node_type] : assigned) {
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      Value* v = n->output(i);
+      const DType t = result_type(*n, node_type, i);
       if (!IsMixedFloat(v->dtype()) || v->dtype() == t) continue;
       if (v->is_graph_output()) interface.emplace_back(v, v->dtype());
       declared.emplace(v, v->dtype());
@@ -96,9 +108,10 @@ StatusOr<bool> InsertCasts::Run(Graph& graph) {
   }
   for (auto& [v, old_type] : interface) casts.KeepInterface(v, old_type);
 
-  for (auto& [n, t] : assigned) {
+  for (auto& [n, node_type] : assigned) {
     for (int i = 0; i < n->num_inputs(); ++i) {
       Value* v = n->input(i);
+      const DType t = operand_type(*n, node_type, i);
       if (v == nullptr || !IsMixedFloat(v->dtype()) || v->dtype() == t) continue;
       if (PrecisionPolicy::ReadsAnyFloat(*n, i)) continue;
       n->SetInput(i, casts.As(v, t, n));

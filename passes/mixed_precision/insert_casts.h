@@ -5,6 +5,8 @@
 // - each f32/f16/bf16 operand of another type is read through a Cast to T, except the gradient
 //   operand of the optimizer and of gradient accumulation, which read f16/bf16 gradients into
 //   their FP32 state directly (PrecisionPolicy::ReadsAnyFloat).
+// - a normalization with `a8.edge` = E (pin-fp32) reads its edge operands and writes its edge
+//   result in E, everything else in its `a8.precision`;
 // - a node without `a8.precision` (Cast, CastLike, Shape, ...) reads its operands in the types
 //   they had before the pass: CastLike's result type is its second operand's.
 // Guarantees:

@@ -320,6 +320,23 @@ StatusOr<PrecisionDecision> PrecisionPolicy::Decide(const Node& node) const {
   return PrecisionDecision{K::kNone, "", false};
 }
 
+std::string GradientForwardName(const std::string& name) {
+  const size_t at = name.rfind(".grad");
+  return at == std::string::npos ? "" : name.substr(0, at);
+}
+
+bool PrecisionPolicy::HasLowEdges(const Node& node) {
+  if (node.domain().empty()) {
+    return node.op() == "LayerNormalization" || node.op() == "BatchNormalization";
+  }
+  return node.domain() == "a8" &&
+         (node.op() == "LayerNormalizationGrad" || node.op() == "BatchNormalizationGrad");
+}
+
+bool PrecisionPolicy::IsEdgeOperand(const Node& node, int operand) {
+  return operand == 0 || (node.domain() == "a8" && operand == 1);
+}
+
 bool PrecisionPolicy::ReadsAnyFloat(const Node& node, int operand) {
   if (node.domain() != "a8" || operand != 1) return false;
   return node.op() == "SgdUpdate" || node.op() == "AdamUpdate" || node.op() == "GradAccumulate";

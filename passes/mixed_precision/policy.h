@@ -41,6 +41,10 @@
 
 namespace a8 {
 
+// "Relu_2.grad.3" -> "Relu_2": the forward node a gradient node differentiates (autodiff names
+// gradient nodes `<forward>.grad`, `.grad.N`, `.grad.sum`); "" for a node that is not one.
+std::string GradientForwardName(const std::string& node_name);
+
 enum class OpPrecisionClass { kAllow, kDeny, kFollow, kPinned, kNone };
 std::string_view OpPrecisionClassName(OpPrecisionClass c);  // "allow", "deny", ...
 
@@ -72,6 +76,14 @@ class PrecisionPolicy {
   // Whether operand `operand` of `node` may stay in the low type even when the node computes in
   // FP32: the optimizer and gradient accumulation read FP16/BF16 gradients into FP32 masters.
   static bool ReadsAnyFloat(const Node& node, int operand);
+
+  // Normalizations that may read and write the low type at their edges while computing in FP32
+  // with FP32 scale, bias and statistics (PRECISION.md): LayerNormalization and
+  // BatchNormalization, and their gradient ops. The edge operands are X (forward) or dY and X
+  // (gradient); the edge result is Y or dX. pin-fp32 decides the edges (`a8.edge`).
+  static bool HasLowEdges(const Node& node);
+  static bool IsEdgeOperand(const Node& node, int operand);
+  static bool IsEdgeResult(const Node& /*node*/, int result) { return result == 0; }
 
  private:
   // One override: op types or a node-name regex, and what it decides.

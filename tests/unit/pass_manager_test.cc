@@ -291,7 +291,7 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
     EXPECT_EQ(FindPass(info.name), &info);
   }
   for (const char* expected : {"shape-inference", "canonicalize", "dce", "cse", "expand-gradient",
-                               "build-training", "assign-precision", "insert-casts", "fold-casts",
+                               "build-training", "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
                                "loss-scaling"}) {
     EXPECT_EQ(names.count(expected), 1u) << expected;
   }
@@ -301,7 +301,7 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
   }
   EXPECT_EQ(DefaultCompilePipeline(),
             (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize",
-                                      "build-training", "assign-precision", "insert-casts",
+                                      "build-training", "assign-precision", "pin-fp32", "insert-casts",
                                       "fold-casts", "loss-scaling"}));
 }
 
