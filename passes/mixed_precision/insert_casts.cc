@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/ir/op_table.h"
+#include "kernels/common/float16.h"
 #include "passes/mixed_precision/assign_precision.h"
 #include "passes/mixed_precision/pin_fp32.h"
 #include "passes/mixed_precision/policy.h"
@@ -15,6 +16,17 @@ namespace a8 {
 namespace {
 
 bool IsMixedFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+// `data` (f32) rounded to `t` (f16 or bf16) as the Cast kernel rounds.
+TensorDataPtr RoundTo(const TensorData& data, DType t) {
+  auto out = TensorData::Make(TensorType{t, data.type.dims});
+  const float* src = data.data<float>();
+  uint16_t* dst = out->mutable_data<uint16_t>();
+  for (int64_t i = 0; i < data.num_elements(); ++i) {
+    dst[i] = t == DType::kF16 ? FloatToHalfBits(src[i]) : FloatToBFloat16Bits(src[i]);
+  }
+  return out;
+}
 
 class CastInserter {
  public:
@@ -27,10 +39,18 @@ class CastInserter {
     if (v->dtype() == t) return v;
     auto key = std::make_pair(v, t);
     if (auto it = casts_.find(key); it != casts_.end()) return it->second;
+    const std::string name = graph_.UniqueName(v->name() + "." + std::string(DTypeName(t)));
+    // A constant is rounded here, once, instead of by a Cast every step.
+    if (v->role() == ValueRole::kConstant && v->data() && v->dtype() == DType::kF32 &&
+        (t == DType::kF16 || t == DType::kBF16)) {
+      Value* c = graph_.AddConstant(name, RoundTo(*v->data(), t));
+      ++stats_["constants-rounded"];
+      casts_[key] = c;
+      return c;
+    }
     Node* before = consumer;
     if (v->producer() == nullptr) before = *graph_.nodes().begin();
-    Value* c =
-        MakeCast(v, t, graph_.UniqueName(v->name() + "." + std::string(DTypeName(t))), before);
+    Value* c = MakeCast(v, t, name, before);
     casts_[key] = c;
     return c;
   }
@@ -69,6 +89,56 @@ class CastInserter {
   std::map<std::string, int64_t>& stats_;
   std::map<std::pair<Value*, DType>, Value*> casts_;
 };
+
+// fp16 mode (PRECISION.md): a parameter read only through its one Cast to the low type becomes
+// - with a state update (training): an FP16 working copy `%w.f16`, state initialised to the
+//   rounded initial value, that the step rewrites right after the optimizer from the new master
+//   (`%w.f16.next = Cast(%w.next)`, `update %w.f16 = %w.f16.next`): the weight cast moves from
+//   the start of the next step to the end of this one, and a skipped step (found_inf: the
+//   optimizer passes the master through) rewrites the same bits;
+// - without one (inference): a low-type parameter `%w.f16` in place of the FP32 one.
+void KeepLowWorkingCopies(Graph& graph, std::map<std::string, int64_t>& stats) {
+  std::map<const Value*, Value*> next;
+  for (const Graph::StateUpdate& u : graph.updates()) next[u.target] = u.value;
+  for (Value* w : graph.parameters()) {
+    if (w->dtype() != DType::kF32 || !w->data() || w->uses().empty()) continue;
+    Node* cast = nullptr;
+    for (const Use& u : w->uses()) {
+      // Besides the one Cast, only the optimizer may read the master.
+      if (u.node->op() == "Cast" && u.node->domain().empty() && cast == nullptr) {
+        cast = u.node;
+      } else if (u.node->domain() != "a8" || next.count(w) == 0) {
+        cast = nullptr;
+        break;
+      }
+    }
+    if (cast == nullptr) continue;
+    Value* low = cast->output(0);
+    const DType t = low->dtype();
+    if (t != DType::kF16 && t != DType::kBF16) continue;
+    const std::string name = low->name();
+    graph.RenameValue(low, graph.UniqueName(name + ".cast"));
+    TensorDataPtr data = RoundTo(*w->data(), t);
+    auto it = next.find(w);
+    Value* copy =
+        it == next.end() ? graph.AddParameter(name, data) : graph.AddState(name, std::move(data));
+    graph.ReplaceAllUsesWith(low, copy);
+    graph.EraseNode(cast);
+    if (it == next.end()) {
+      graph.EraseGraphValue(w);
+      ++stats["params-lowered"];
+      continue;
+    }
+    std::map<std::string, Attribute> attrs;
+    attrs["to"] = Attribute(static_cast<int64_t>(DTypeToOnnx(t)));
+    Node* after = graph.AddNode("Cast", "", {it->second},
+                                {{graph.UniqueName(name + ".next"), TensorType{t, w->dims()}}},
+                                std::move(attrs), graph.UniqueName(name + ".next"));
+    after->set_version(FindOp("", "Cast")->canonical);
+    graph.AddUpdate(copy, after->output(0));
+    ++stats["working-copies"];
+  }
+}
 
 }  // namespace
 
@@ -128,6 +198,15 @@ StatusOr<bool> InsertCasts::Run(Graph& graph) {
       auto it = v == nullptr ? declared.end() : declared.find(v);
       if (it == declared.end() || v->dtype() == it->second) continue;
       n->SetInput(i, casts.As(v, it->second, n));
+    }
+  }
+  if (graph.precision && graph.precision->mode == PrecisionMode::kFp16) {
+    KeepLowWorkingCopies(graph, stats_);
+  }
+  // Constants now read only through their rounded copies.
+  for (Value* v : graph.graph_values()) {
+    if (v->role() == ValueRole::kConstant && v->uses().empty() && !v->is_graph_output()) {
+      graph.EraseGraphValue(v);
     }
   }
   if (changed) graph.memory_plan.reset();

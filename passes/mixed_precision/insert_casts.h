@@ -7,8 +7,12 @@
 //   their FP32 state directly (PrecisionPolicy::ReadsAnyFloat).
 // - a normalization with `a8.edge` = E (pin-fp32) reads its edge operands and writes its edge
 //   result in E, everything else in its `a8.precision`;
+// - an f32 constant read in f16/bf16 is rounded at compile time into a new constant, no Cast;
 // - a node without `a8.precision` (Cast, CastLike, Shape, ...) reads its operands in the types
 //   they had before the pass: CastLike's result type is its second operand's.
+// - fp16 mode: a parameter read only through its Cast to f16 becomes an FP16 working copy, state
+//   that the step rewrites from the new FP32 master right after the optimizer (training), or an
+//   f16 parameter (inference); see KeepLowWorkingCopies in the .cc;
 // Guarantees:
 // - one cast per (value, type): every consumer that needs `%w` in f16 reads the same `%w.f16`,
 //   placed right after `%w` is defined (at the start of the step for parameters, inputs and

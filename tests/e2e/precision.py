@@ -27,6 +27,12 @@
               differ only in where FP16 kernels round and accumulate, a few half ulps of 2^-11 per
               layer; measured <= 7e-4), and both lie within 1e-2 * max|logits| of fp32
               onnxruntime on the original model (measured <= 1e-3).
+- overflow:   Inf injected for real, in amp and in fp16 (FP16 working copies): the MLP trains two
+              clean digits batches (checkpoint A), then one batch of x = 1e5, finite in FP32 but
+              Inf once cast to FP16 (checkpoint B). That step is skipped: every parameter, FP32
+              master, FP16 working copy and Adam moment in B is byte-identical to A, Adam's update
+              count (a8.updates, its bias correction) does not move while the step counter does,
+              the scale halves and the growth tracker resets; the metrics say `skipped`.
 """
 import argparse
 import json
@@ -192,10 +198,47 @@ def case_emit_onnx(work):
         assert vs_fp32 <= EMIT_VS_FP32, f"{name}: amp vs fp32 {vs_fp32} > {EMIT_VS_FP32}"
 
 
+def case_overflow(work):
+    from safetensors.numpy import load_file
+    x = np.load(data("train_x"))[:64]
+    y = np.load(data("train_y"))[:64]
+    np.save(os.path.join(work, "x.npy"), x)
+    np.save(os.path.join(work, "y.npy"), y)
+    np.save(os.path.join(work, "big.npy"), np.full((32, x.shape[1]), 1e5, dtype=np.float32))
+    np.save(os.path.join(work, "big_y.npy"), y[:32])
+    for mode in ("amp", "fp16"):
+        plan = os.path.join(work, f"mlp.{mode}.plan")
+        a800c(os.path.join(ARGS.models, "mlp.onnx"), plan, "--loss=cross_entropy",
+              "--optimizer=adamw", "--batch=32", f"--precision={mode}")
+        a, b = os.path.join(work, f"{mode}.a.safetensors"), os.path.join(work, f"{mode}.b.safetensors")
+        run(plan, "--input", f"x={work}/x.npy", "--input", f"labels={work}/y.npy", "--steps=2",
+            f"--checkpoint={a}")
+        m = os.path.join(work, f"{mode}.jsonl")
+        run(plan, "--input", f"x={work}/big.npy", "--input", f"labels={work}/big_y.npy",
+            f"--resume={a}", "--steps=3", f"--checkpoint={b}", f"--metrics={m}")
+        before, after = load_file(a), load_file(b)
+        assert before.keys() == after.keys(), f"{mode}: checkpoints hold different tensors"
+        kept = [k for k in before if not k.startswith("a8.")]
+        assert any(k.endswith(".exp_avg") for k in kept) and (
+            mode != "fp16" or any(k.endswith(".f16") for k in kept)), f"{mode}: {sorted(kept)}"
+        for k in kept:
+            assert before[k].tobytes() == after[k].tobytes(), f"{mode}: '{k}' changed on a skipped step"
+        assert after["a8.updates"] == before["a8.updates"], f"{mode}: Adam's update count moved"
+        assert after["a8.step"] == before["a8.step"] + 1, f"{mode}: the step counter did not move"
+        assert after["a8.scale"] == before["a8.scale"] / 2, f"{mode}: scale {after['a8.scale']}"
+        assert after["a8.growth_tracker"] == 0, f"{mode}: growth tracker {after['a8.growth_tracker']}"
+        with open(m) as f:
+            last = [json.loads(line) for line in f][-1]
+        assert last["skipped"] >= 1, f"{mode}: metrics {last}"
+        print(f"overflow {mode}: step skipped, {len(kept)} tensors byte-identical, scale "
+              f"{before['a8.scale']} -> {after['a8.scale']}, updates {before['a8.updates']}")
+
+
 def main():
     global ARGS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=["mlp_digits", "cnn_curve", "bert_curve", "emit_onnx"])
+    parser.add_argument("case", choices=["mlp_digits", "cnn_curve", "bert_curve", "emit_onnx",
+                                            "overflow"])
     parser.add_argument("--bin", required=True)
     parser.add_argument("--models", required=True)
     parser.add_argument("--data", required=True)

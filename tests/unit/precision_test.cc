@@ -243,11 +243,17 @@ TEST(InsertCastsTest, OneCastPerValueAndTypeAndOutputsKeepTheirTypes) {
   EXPECT_TRUE(*changed);
   Status v = Verify(*g);
   ASSERT_TRUE(v.ok()) << v.message() << "\n" << PrintIrToString(*g);
-  // x, w (read twice, cast once), b to f16; tanh's result to f32 for the pinned softmax.
-  EXPECT_EQ(CountOp(*g, "Cast"), 4);
+  // x, w (read twice, cast once), b to f16; tanh's result to f32 for the pinned softmax. Then,
+  // fp16 mode without training: the parameters only read in f16 become f16 parameters.
   EXPECT_EQ(pass.stats()["casts-inserted"], 4);
-  ASSERT_NE(g->FindValue("w.f16"), nullptr);
-  EXPECT_EQ(g->FindValue("w.f16")->uses().size(), 2u);
+  EXPECT_EQ(pass.stats()["params-lowered"], 2);
+  EXPECT_EQ(CountOp(*g, "Cast"), 2);
+  EXPECT_EQ(g->FindValue("w"), nullptr);
+  const Value* w16 = g->FindValue("w.f16");
+  ASSERT_NE(w16, nullptr);
+  EXPECT_EQ(w16->role(), ValueRole::kParameter);
+  EXPECT_EQ(w16->dtype(), DType::kF16);
+  EXPECT_EQ(w16->uses().size(), 2u);
   EXPECT_EQ(g->FindValue("h")->dtype(), DType::kF16);
   EXPECT_EQ(g->outputs()[0]->name(), "y");
   EXPECT_EQ(g->outputs()[0]->dtype(), DType::kF32);
