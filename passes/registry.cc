@@ -12,6 +12,7 @@
 #include "passes/cleanup/canonicalize.h"
 #include "passes/cleanup/cse.h"
 #include "passes/cleanup/dce.h"
+#include "passes/fusion/fuse_gelu.h"
 #include "passes/memory/plan_memory.h"
 #include "passes/memory/schedule.h"
 #include "passes/mixed_precision/assign_precision.h"

@@ -291,8 +291,8 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
     EXPECT_EQ(FindPass(info.name), &info);
   }
   for (const char* expected : {"shape-inference", "canonicalize", "dce", "cse", "expand-gradient",
-                               "build-training", "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
-                               "loss-scaling"}) {
+                               "fuse-gelu", "build-training", "assign-precision", "pin-fp32",
+                               "insert-casts", "fold-casts", "loss-scaling"}) {
     EXPECT_EQ(names.count(expected), 1u) << expected;
   }
   EXPECT_EQ(FindPass("no-such-pass"), nullptr);
@@ -301,8 +301,8 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
   }
   EXPECT_EQ(DefaultCompilePipeline(),
             (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize",
-                                      "build-training", "assign-precision", "pin-fp32", "insert-casts",
-                                      "fold-casts", "loss-scaling"}));
+                                      "fuse-gelu", "build-training", "assign-precision",
+                                      "pin-fp32", "insert-casts", "fold-casts", "loss-scaling"}));
 }
 
 }  // namespace
