@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -216,7 +217,8 @@ StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose) {
 }
 
 Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
-  A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, false, nullptr));
+  Dims out_spatial;
+  A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, false, &out_spatial));
   return Dispatch<TypeSet::kFloat>(p.dtype, "Conv", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
@@ -226,6 +228,20 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
     ComputeView<T> wv(w, p.out_channels * cg * g.k_size);
     ComputeOutput<T> out(y, p.batch * y_sample);
     const bool pointwise = IsPointwise(g);
+    internal::DirectConv direct;
+    if constexpr (std::is_same_v<C, float>) {
+      if (internal::MakeDirectConv(p, out_spatial, &direct)) {
+        std::vector<float> bias_c;
+        if (bias != nullptr) {
+          ComputeView<T> bv(bias, p.out_channels);
+          bias_c.assign(bv.data(), bv.data() + p.out_channels);
+        }
+        internal::DirectConvF32(direct, p.batch, xv.data(), wv.data(),
+                                bias ? bias_c.data() : nullptr, out.data());
+        out.Flush();
+        return Status::Ok();
+      }
+    }
     if (p.group == 1 && p.batch > 1) {
       // Several samples per GEMM: col [cg * k_size, nb * grid] -> tmp [M, nb * grid], then
       // each sample's [M, grid] block (plus bias) is copied to its place in Y. Small images

@@ -36,4 +36,16 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
 // X [N, C, in...], W [C, M / group, k...], B [M] or null -> Y [N, M, out...].
 Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y);
 
+// The widest instruction set the f32 direct convolution (stride-1 1-D/2-D images small enough
+// to stay in cache) may use; each is picked only where the CPU has it. Ordered narrowest first.
+enum class CpuIsa { kBaseline, kAvx2, kAvx512, kBest };
+
+namespace internal {
+
+// Caps the instruction set of the direct convolution for the whole process (kBest: no cap), so
+// the tests check every variant this machine can run.
+void SetConvIsaForTesting(CpuIsa isa);
+
+}  // namespace internal
+
 }  // namespace a8::cpu

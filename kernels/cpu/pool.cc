@@ -102,6 +102,55 @@ void ForEachTapInside(const PoolGeometry& g, const int64_t start[3], F&& f) {
   }
 }
 
+// Whether every window of a 1-D/2-D pool lies wholly inside the input with contiguous taps (no
+// padding, no dilation, no ceil_mode overhang): then MaxPoolPlaneInside needs no bounds checks.
+bool WindowsInside(const PoolGeometry& g) {
+  if (g.in[0] != 1 || g.out[0] != 1 || g.k[0] != 1) return false;
+  for (int a = 1; a < 3; ++a) {
+    if (g.pb[a] != 0 || g.d[a] != 1 || (g.out[a] - 1) * g.s[a] + g.k[a] > g.in[a]) return false;
+  }
+  return true;
+}
+
+// One plane of MaxPool where WindowsInside holds: the same first-maximum rule as the general
+// loop (a NaN first tap stays, a later NaN never wins), without its per-tap bounds checks.
+template <typename T>
+void MaxPoolPlaneInside(const PoolGeometry& g, const T* src, T* dst) {
+  using C = Compute<T>;
+  const int64_t w = g.in[2], kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
+  if (kh == 2 && kw == 2 && sh == 2 && sw == 2) {
+    // The common 2x2 / stride 2 pool, taps unrolled so the loop vectorises.
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      const T* r0 = src + 2 * oh * w;
+      const T* r1 = r0 + w;
+      T* d = dst + oh * g.out[2];
+      for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+        C best = Load(r0[2 * ow]);
+        const C b = Load(r0[2 * ow + 1]), c = Load(r1[2 * ow]), e = Load(r1[2 * ow + 1]);
+        best = b > best ? b : best;
+        best = c > best ? c : best;
+        best = e > best ? e : best;
+        d[ow] = Store<T>(best);
+      }
+    }
+    return;
+  }
+  for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+    const T* row = src + oh * sh * w;
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      const T* win = row + ow * sw;
+      C best = Load(win[0]);
+      for (int64_t i = 0; i < kh; ++i) {
+        for (int64_t j = 0; j < kw; ++j) {
+          const C v = Load(win[i * w + j]);
+          if (v > best) best = v;
+        }
+      }
+      dst[oh * g.out[2] + ow] = Store<T>(best);
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<Dims> PoolOutputSpatial(const PoolParams& p) {
@@ -122,6 +171,14 @@ Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
       const T* in = static_cast<const T*>(x);
       T* out = static_cast<T*>(y);
       const int64_t k_total = g.k[0] * g.k[1] * g.k[2];
+      if (indices == nullptr && WindowsInside(g)) {
+        ParallelFor(p.batch * p.channels, g.out_size * k_total, [&](int64_t b, int64_t e) {
+          for (int64_t plane = b; plane < e; ++plane) {
+            MaxPoolPlaneInside<T>(g, in + plane * g.in_size, out + plane * g.out_size);
+          }
+        });
+        return Status::Ok();
+      }
       ParallelFor(p.batch * p.channels, g.out_size * k_total, [&](int64_t b, int64_t e) {
         for (int64_t plane = b; plane < e; ++plane) {
           const T* src = in + plane * g.in_size;

@@ -231,8 +231,9 @@ TEST(CpuKernelConvTest, MatchesDirectFloat64) {
 }
 
 // Stride-1 1-D/2-D shapes for the direct (padded-row) path: row blocks with remainders
-// (M = 13, 9, 5), groups with dilations, asymmetric pads, 1x1, several column tiles, a 1x1
-// output, and one image too large for it (the im2col + GEMM path again).
+// (M = 13, 9, 5), groups with dilations, asymmetric pads, 1x1 (also padded), several column
+// tiles, a 1x1 output, batches over several sample chunks (a last, shorter one), and one image
+// too large for it (the im2col + GEMM path again).
 TEST(CpuKernelConvTest, StrideOneShapesMatchDirectFloat64) {
   const std::vector<ConvCase> cases = {
       {3, 5, 13, 1, {7, 9}, {3, 3}, {}, {}, {1, 0, 2, 1}, {}},
@@ -242,6 +243,9 @@ TEST(CpuKernelConvTest, StrideOneShapesMatchDirectFloat64) {
       {4, 16, 32, 1, {4, 4}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
       {2, 5, 11, 1, {23, 19}, {5, 3}, {}, {}, {2, 1, 2, 1}, {}},
       {3, 2, 3, 1, {3, 3}, {3, 3}, {}, {}, {}, {}},
+      {7, 4, 5, 1, {12, 11}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},  // several sample chunks
+      {9, 1, 4, 1, {8, 8}, {3, 3}, {}, {}, {0, 2, 1, 0}, {}},
+      {5, 3, 4, 1, {6, 5}, {1, 1}, {}, {}, {1, 2, 0, 1}, {}},  // 1x1 with pads
       {2, 48, 4, 1, {28, 28}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
   };
   std::mt19937_64 rng(14);

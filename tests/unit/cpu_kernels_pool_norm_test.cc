@@ -83,6 +83,7 @@ TEST(CpuKernelPoolTest, MaxAndAverageMatchFloat64) {
       {{7, 7}, {2, 2}, {1, 1}, {2, 1}, {}, false, false},
       // No pads or dilations: MaxPool without indices takes the bounds-check-free path.
       {{8, 8}, {2, 2}, {2, 2}, {}, {}, false, false},
+      {{7, 9}, {2, 2}, {2, 2}, {}, {}, false, false},
       {{9, 7}, {3, 2}, {2, 3}, {}, {}, false, false},
       {{9, 7}, {3, 2}, {2, 3}, {}, {}, true, false},
       {{13}, {3}, {2}, {}, {}, false, false},

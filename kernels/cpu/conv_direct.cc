@@ -1,0 +1,256 @@
+// The direct convolution of conv_direct.h: kernels per instruction set and their dispatch.
+#include "kernels/cpu/conv_direct.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu::internal {
+namespace {
+
+std::atomic<CpuIsa> g_direct_isa{CpuIsa::kBest};
+
+// One sample's buffer (all input channels) must fit in L2 for the direct path to pay; a chunk
+// of samples is sized to stay in L1 (the kernel reloads every B vector for each block of output
+// channels).
+constexpr int64_t kDirectMaxBufferElems = int64_t{1} << 15;
+constexpr int64_t kDirectChunkElems = 4096;
+
+// GCC vector types of VW floats that may be unaligned and alias float (a dependent
+// vector_size is not honoured in templates, hence one specialisation per width).
+template <int VW>
+struct FloatVec;
+template <>
+struct FloatVec<4> {
+  typedef float type __attribute__((vector_size(16), aligned(4), may_alias));
+};
+template <>
+struct FloatVec<8> {
+  typedef float type __attribute__((vector_size(32), aligned(4), may_alias));
+};
+template <>
+struct FloatVec<16> {
+  typedef float type __attribute__((vector_size(64), aligned(4), may_alias));
+};
+
+// tile[MR][NV * VW] = rows `w` (MR rows, ldw apart, [cg][taps] each) times the shifted views of
+// `pad` starting at column j0. Fully unrolled over MR and NV so the accumulators stay in
+// registers; VW is the vector width of the target the caller is compiled for.
+template <int VW, int MR, int NV>
+[[gnu::always_inline]] inline void DirectTile(const DirectConv& d, const float* w, int64_t ldw,
+                                              const float* pad, int64_t j0, float* tile) {
+  using V = typename FloatVec<VW>::type;
+  V acc[MR][NV];
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < NV; ++v) acc[r][v] = V{};
+  }
+  const int64_t* offs = d.offs.data();
+  for (int64_t c = 0; c < d.cg; ++c) {
+    const float* wc = w + c * d.taps;
+    const float* pc = pad + c * d.channel_stride + j0;
+    for (int64_t t = 0; t < d.taps; ++t) {
+      const float* src = pc + offs[t];
+      V b[NV];
+      for (int v = 0; v < NV; ++v) b[v] = *reinterpret_cast<const V*>(src + v * VW);
+      for (int r = 0; r < MR; ++r) {
+        const float a = wc[r * ldw + t];
+        for (int v = 0; v < NV; ++v) acc[r][v] += a * b[v];
+      }
+    }
+  }
+  for (int r = 0; r < MR; ++r) {
+    for (int v = 0; v < NV; ++v) *reinterpret_cast<V*>(tile + r * NV * VW + v * VW) = acc[r][v];
+  }
+}
+
+// Where a chunk's output columns go: samples [n, n + count) of Y, rows [m, m + MR) of it.
+struct DirectOut {
+  float* y;           // Y at sample n, channel m
+  const float* bias;  // at m, or null
+  int64_t count;
+};
+
+// Writes tile[MR][nv * VW] (columns [j0, j0 + nv * VW)) to Y: the parts of each buffer row that
+// are outputs, plus bias.
+template <int VW, int MR>
+[[gnu::always_inline]] inline void DirectStore(const DirectConv& d, const DirectOut& o, int64_t j0,
+                                               int64_t nv, const float* tile) {
+  const int64_t j1 = j0 + nv * VW, plane_out = d.ho * d.wo;
+  for (int64_t row = j0 / d.wp; row * d.wp < j1; ++row) {
+    const int64_t s = row / d.slot, oh = row % d.slot;
+    if (s >= o.count) break;
+    if (oh >= d.ho) continue;
+    const int64_t c0 = std::max(j0, row * d.wp), c1 = std::min(j1, row * d.wp + d.wo);
+    float* dst = o.y + s * d.y_sample + oh * d.wo + (c0 - row * d.wp);
+    for (int r = 0; r < MR; ++r) {
+      const float b = o.bias != nullptr ? o.bias[r] : 0.0f;
+      const float* src = tile + r * nv * VW + (c0 - j0);
+      float* out = dst + r * plane_out;
+      for (int64_t i = 0; i < c1 - c0; ++i) out[i] = src[i] + b;
+    }
+  }
+}
+
+// Output channels [m0, m0 + MR) of one group over a chunk's columns, tile by tile.
+template <int VW, int MR, int NVMAX>
+[[gnu::always_inline]] inline void DirectRows(const DirectConv& d, const float* w, const float* buf,
+                                              int64_t cols, const DirectOut& o) {
+  const int64_t ldw = d.cg * d.taps;
+  alignas(64) float tile[MR * NVMAX * VW];
+  static_assert(NVMAX >= 1 && NVMAX <= 4);
+  for (int64_t j0 = 0; j0 < cols; j0 += NVMAX * VW) {
+    // The last, partial tile: no more vectors than it needs.
+    const int64_t nv = std::min<int64_t>(NVMAX, (cols - j0 + VW - 1) / VW);
+    switch (nv) {
+      case 1:
+        DirectTile<VW, MR, 1>(d, w, ldw, buf, j0, tile);
+        break;
+      case 2:
+        if constexpr (NVMAX >= 2) DirectTile<VW, MR, 2>(d, w, ldw, buf, j0, tile);
+        break;
+      case 3:
+        if constexpr (NVMAX >= 3) DirectTile<VW, MR, 3>(d, w, ldw, buf, j0, tile);
+        break;
+      default:
+        if constexpr (NVMAX >= 4) DirectTile<VW, MR, 4>(d, w, ldw, buf, j0, tile);
+        break;
+    }
+    DirectStore<VW, MR>(d, o, j0, nv, tile);
+  }
+}
+
+// Samples [n0, n1), `d.chunk` at a time: fill the buffer, then each group's output channels in
+// blocks of MRMAX (the remainder one block of fewer). Reads reach a window's span past the
+// last output column (and up to a tile past that): the buffer has (pt + pb + 1) rows of zeros
+// beyond the chunk's slots per channel, and a tile's worth after the last channel.
+template <int VW, int MRMAX, int NVMAX>
+[[gnu::always_inline]] inline void DirectSamples(const DirectConv& d, const float* x,
+                                                 const float* w, const float* bias, float* y,
+                                                 int64_t n0, int64_t n1) {
+  std::vector<float> buf(static_cast<size_t>(d.cg * d.channel_stride + NVMAX * VW), 0.0f);
+  const int64_t ldw = d.cg * d.taps;
+  static_assert(MRMAX >= 1 && MRMAX <= 6);
+  for (int64_t n = n0; n < n1; n += d.chunk) {
+    const int64_t count = std::min(d.chunk, n1 - n);
+    const int64_t cols = ((count - 1) * d.slot + d.ho - 1) * d.wp + d.wo;
+    for (int64_t gi = 0; gi < d.group; ++gi) {
+      for (int64_t c = 0; c < d.cg; ++c) {
+        for (int64_t s = 0; s < count; ++s) {
+          const float* src = x + (n + s) * d.x_sample + (gi * d.cg + c) * d.h * d.w;
+          float* dst = buf.data() + c * d.channel_stride + (s * d.slot + d.pt) * d.wp + d.pl;
+          for (int64_t i = 0; i < d.h; ++i) {
+            std::copy(src + i * d.w, src + (i + 1) * d.w, dst + i * d.wp);
+          }
+        }
+      }
+      for (int64_t m0 = 0; m0 < d.mg; m0 += MRMAX) {
+        const int64_t mr = std::min<int64_t>(MRMAX, d.mg - m0), m = gi * d.mg + m0;
+        const float* wm = w + m * ldw;
+        const DirectOut o{y + n * d.y_sample + m * d.ho * d.wo,
+                          bias != nullptr ? bias + m : nullptr, count};
+        switch (mr) {
+          case 1:
+            DirectRows<VW, 1, NVMAX>(d, wm, buf.data(), cols, o);
+            break;
+          case 2:
+            if constexpr (MRMAX >= 2) DirectRows<VW, 2, NVMAX>(d, wm, buf.data(), cols, o);
+            break;
+          case 3:
+            if constexpr (MRMAX >= 3) DirectRows<VW, 3, NVMAX>(d, wm, buf.data(), cols, o);
+            break;
+          case 4:
+            if constexpr (MRMAX >= 4) DirectRows<VW, 4, NVMAX>(d, wm, buf.data(), cols, o);
+            break;
+          case 5:
+            if constexpr (MRMAX >= 5) DirectRows<VW, 5, NVMAX>(d, wm, buf.data(), cols, o);
+            break;
+          default:
+            if constexpr (MRMAX >= 6) DirectRows<VW, 6, NVMAX>(d, wm, buf.data(), cols, o);
+            break;
+        }
+      }
+    }
+  }
+}
+
+// One instantiation per instruction set, picked at run time: AVX-512 (32 vector registers:
+// 6 rows x 4 vectors of accumulators), AVX2 with FMA and baseline SSE2 (16 registers: 4 x 3).
+__attribute__((target("avx512f,avx512vl,fma"))) void DirectSamplesAvx512(
+    const DirectConv& d, const float* x, const float* w, const float* bias, float* y, int64_t n0,
+    int64_t n1) {
+  DirectSamples<16, 6, 4>(d, x, w, bias, y, n0, n1);
+}
+__attribute__((target("avx2,fma"))) void DirectSamplesAvx2(const DirectConv& d, const float* x,
+                                                           const float* w, const float* bias,
+                                                           float* y, int64_t n0, int64_t n1) {
+  DirectSamples<8, 4, 3>(d, x, w, bias, y, n0, n1);
+}
+void DirectSamplesBaseline(const DirectConv& d, const float* x, const float* w, const float* bias,
+                           float* y, int64_t n0, int64_t n1) {
+  DirectSamples<4, 4, 3>(d, x, w, bias, y, n0, n1);
+}
+
+}  // namespace
+
+bool MakeDirectConv(const ConvParams& p, const Dims& out_spatial, DirectConv* d) {
+  const size_t r = p.in_spatial.size();
+  if (r < 1 || r > 2 || out_spatial.size() != r || p.kernel.size() != r) return false;
+  for (int64_t s : p.strides) {
+    if (s != 1) return false;
+  }
+  for (int64_t pad : p.pads) {
+    if (pad < 0) return false;
+  }
+  // Rows and columns: a 1-D conv is one row.
+  auto at = [&](const Dims& v, size_t i, int64_t dflt) { return v.empty() ? dflt : v[i]; };
+  const int64_t kh = r == 2 ? p.kernel[0] : 1, kw = p.kernel[r - 1];
+  const int64_t dh = r == 2 ? at(p.dilations, 0, 1) : 1, dw = at(p.dilations, r - 1, 1);
+  const int64_t pb = r == 2 ? at(p.pads, 2, 0) : 0, pr = at(p.pads, 2 * r - 1, 0);
+  d->cg = p.in_channels / p.group;
+  d->mg = p.out_channels / p.group;
+  d->group = p.group;
+  d->taps = kh * kw;
+  d->h = r == 2 ? p.in_spatial[0] : 1, d->w = p.in_spatial[r - 1];
+  d->pt = r == 2 ? at(p.pads, 0, 0) : 0, d->pl = at(p.pads, r - 1, 0);
+  d->ho = r == 2 ? out_spatial[0] : 1, d->wo = out_spatial[r - 1];
+  // Output rows and columns must not run into the next sample / row either (a 1x1 kernel with
+  // pads has more outputs than the padded-once image has pixels).
+  d->wp = std::max(d->w + std::max(d->pl, pr), d->wo);
+  d->slot = std::max(d->h + std::max(d->pt, pb), d->ho);
+  // One sample's span plus the rows a window reaches past its slot: see DirectSamples.
+  const int64_t per_sample = d->slot * d->wp, extra = (d->pt + pb + 1) * d->wp;
+  if (d->cg * (per_sample + extra) > kDirectMaxBufferElems) return false;
+  d->chunk = std::clamp<int64_t>((kDirectChunkElems / d->cg - extra) / per_sample, 1, p.batch);
+  d->channel_stride = d->chunk * per_sample + extra;
+  d->x_sample = p.in_channels * d->h * d->w;
+  d->y_sample = p.out_channels * d->ho * d->wo;
+  d->offs.resize(static_cast<size_t>(d->taps));
+  for (int64_t i = 0; i < kh; ++i) {
+    for (int64_t j = 0; j < kw; ++j) d->offs[i * kw + j] = i * dh * d->wp + j * dw;
+  }
+  return true;
+}
+
+void SetConvIsaForTesting(CpuIsa isa) { g_direct_isa.store(isa, std::memory_order_relaxed); }
+
+void DirectConvF32(const DirectConv& d, int64_t batch, const float* x, const float* w,
+                   const float* bias, float* y) {
+  using Fn = void (*)(const DirectConv&, const float*, const float*, const float*, float*, int64_t,
+                      int64_t);
+  static const CpuIsa best = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f")) return CpuIsa::kAvx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::kAvx2;
+    return CpuIsa::kBaseline;
+  }();
+  // The lower of the machine's best and the one a test asked for.
+  const CpuIsa isa = std::min(best, g_direct_isa.load(std::memory_order_relaxed));
+  const Fn fn = isa == CpuIsa::kAvx512 ? &DirectSamplesAvx512
+                : isa == CpuIsa::kAvx2 ? &DirectSamplesAvx2
+                                       : &DirectSamplesBaseline;
+  const int64_t macs = d.group * d.mg * d.cg * d.taps * d.slot * d.wp;
+  ParallelFor(batch, macs / 4, [&](int64_t n0, int64_t n1) { fn(d, x, w, bias, y, n0, n1); });
+}
+
+}  // namespace a8::cpu::internal
