@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 build=${1:-build}
 model=$build/models/bert12.onnx
-[ -f "$model" ] || python3 models/make_models.py --out "$build/models" --only bert --bert-layers 12 >/dev/null
+[ "$model" -nt models/make_models.py ] || python3 models/make_models.py --out "$build/models" --only bert --bert-layers 12 >/dev/null
 python3 - "$build/bin/a800c" "$model" <<'PY'
 import statistics, subprocess, sys, time
 a800c, model = sys.argv[1], sys.argv[2]
