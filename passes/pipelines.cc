@@ -9,15 +9,16 @@ const std::vector<PipelineInfo>& Pipelines() {
       {"default",
        "what `a800c MODEL --emit=ir|onnx` runs",
        {"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu", "build-training",
-        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling"}},
+        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling",
+        "bucket-gradients"}},
       {"cleanup",
        "the cleanup passes one by one",
        {"shape-inference", "canonicalize", "cse", "dce"}},
       {"plan",
        "what `a800c MODEL --emit=plan` runs before lowering",
        {"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu", "build-training",
-        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling", "schedule",
-        "plan-memory"}},
+        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling",
+        "bucket-gradients", "schedule", "plan-memory"}},
   };
   return kPipelines;
 }

@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +24,7 @@
 #include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
 #include "kernels/cpu/elementwise.h"
+#include "runtime/comm/communicator.h"
 #include "runtime/core/checkpoint.h"
 #include "runtime/core/dataset.h"
 #include "runtime/core/executor.h"
@@ -134,16 +137,23 @@ std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.9g}
 // and appends one JSON object a step to the metrics file.
 class CliObserver : public a8::TrainObserver {
  public:
-  CliObserver(int64_t first, int64_t total, int64_t log_every, bool bar, std::ofstream* metrics)
-      : first_(first), total_(total), log_every_(log_every), bar_(bar), metrics_(metrics) {}
+  // `rank` >= 0: data parallel, the rank that writes (metrics lines carry it).
+  CliObserver(int64_t first, int64_t total, int64_t log_every, bool bar, std::ofstream* metrics,
+              int rank = -1)
+      : first_(first),
+        total_(total),
+        log_every_(log_every),
+        bar_(bar),
+        metrics_(metrics),
+        rank_(rank) {}
 
   a8::Status OnStep(const a8::StepRecord& r) override {
     if (metrics_ != nullptr) {
       *metrics_ << fmt::format(
-          "{{\"step\": {}, \"loss\": {}, \"scale\": {}, \"skipped\": {}, \"lr\": {}, "
+          "{{\"step\": {}, {}\"loss\": {}, \"scale\": {}, \"skipped\": {}, \"lr\": {}, "
           "\"step_ms\": {:.4f}",
-          r.step, JsonNumber(r.loss), JsonNumber(r.scale), r.skipped ? "true" : "false",
-          JsonNumber(r.lr), r.step_ms);
+          r.step, rank_ >= 0 ? fmt::format("\"rank\": {}, ", rank_) : "", JsonNumber(r.loss),
+          JsonNumber(r.scale), r.skipped ? "true" : "false", JsonNumber(r.lr), r.step_ms);
       if (r.has_grad_norm) *metrics_ << ", \"grad_norm\": " << JsonNumber(r.grad_norm);
       *metrics_ << "}\n";
       metrics_->flush();  // a killed run keeps the steps it finished
@@ -193,8 +203,79 @@ class CliObserver : public a8::TrainObserver {
   int64_t first_, total_, log_every_;
   bool bar_, open_line_ = false;
   std::ofstream* metrics_;
+  int rank_;
   std::chrono::steady_clock::time_point drawn_{};
 };
+
+// The other ranks of a data-parallel run: rank 0 alone prints, writes metrics and checkpoints.
+class QuietObserver : public a8::TrainObserver {
+ public:
+  a8::Status OnStep(const a8::StepRecord&) override { return a8::Status::Ok(); }
+  void OnEval(const a8::EvalResult&) override {}
+  void OnSave(const std::string&, int64_t) override {}
+};
+
+// FNV-1a of the plan's identity, for the same-plan check across ranks.
+uint64_t Fnv1a(const std::string& s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Data parallel, before the first step: every rank runs the same plan, and every rank starts
+// from rank 0's parameters and state (its initial values, or the checkpoint it resumed).
+a8::Status SyncRanks(a8::Communicator& comm, a8::Executor& ex, const std::string& plan_path) {
+  const uint64_t hash = Fnv1a(a8::PlanHash(ex.plan()));
+  uint64_t lo = 0, hi = 0;
+  int lo_rank = 0, hi_rank = 0;
+  A8_RETURN_IF_ERROR(comm.MinMax(hash, &lo, &hi, &lo_rank, &hi_rank, "the same-plan check"));
+  if (lo != hi) {
+    return a8::InvalidInput(
+        "{}: rank {} and rank {} run different plans (every rank of a data-parallel run must "
+        "load the same plan file)",
+        plan_path, lo_rank, hi_rank);
+  }
+  for (int id : ex.checkpoint_buffers()) {
+    A8_RETURN_IF_ERROR(comm.Broadcast(ex.BufferData(id), ex.plan().buffers(id).bytes(), 0,
+                                      "the broadcast of rank 0's parameters"));
+  }
+  int64_t step = ex.steps_run();
+  A8_RETURN_IF_ERROR(comm.Broadcast(&step, sizeof(step), 0, "the broadcast of the step counter"));
+  ex.set_steps_run(step);
+  return a8::Status::Ok();
+}
+
+// Data parallel, after the last step: every rank must hold the same parameters (they start
+// equal and take the same averaged update each step); a difference is a bug, reported with the
+// ranks that disagree rather than left to surface as a silently wrong checkpoint.
+a8::Status CheckParametersAgree(a8::Communicator& comm, const a8::Executor& ex) {
+  uint64_t h = 1469598103934665603ull;
+  for (int id : ex.checkpoint_buffers()) {
+    const a8::plan::Buffer& b = ex.plan().buffers(id);
+    // The weights, and the loss scaler's and the step control's state (a8.*): the optimizer
+    // moments follow from them; running statistics may differ (each rank's own batches).
+    if (b.role() != a8::plan::Buffer::PARAMETER && b.name().rfind("a8.", 0) != 0) continue;
+    const uint8_t* p = ex.BufferData(id);
+    for (uint64_t i = 0; i < b.bytes(); ++i) h = (h ^ p[i]) * 1099511628211ull;
+  }
+  uint64_t lo = 0, hi = 0;
+  int lo_rank = 0, hi_rank = 0;
+  A8_RETURN_IF_ERROR(comm.MinMax(h, &lo, &hi, &lo_rank, &hi_rank, "the parameter check"));
+  if (lo != hi) {
+    return a8::Internal(
+        "data parallel: rank {} and rank {} hold different parameters after step {}", lo_rank,
+        hi_rank, ex.step());
+  }
+  return a8::Status::Ok();
+}
+
+// Whether the plan all-reduces its gradients (bucket-gradients ran).
+bool HasGradientBuckets(const a8::plan::Plan& plan) {
+  for (const a8::plan::Kernel& k : plan.kernels()) {
+    if (k.op() == "a8.AllReduceStart") return true;
+  }
+  return false;
+}
 
 struct RunFlags {
   std::vector<std::string> inputs, eval_inputs;
@@ -269,12 +350,27 @@ int RunInference(a8::Executor& ex, const RunFlags& f) {
   return 0;
 }
 
-int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_path) {
+int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_path,
+                a8::Communicator* comm) {
   const a8::plan::Plan& plan = ex.plan();
+  const int rank = comm != nullptr ? comm->rank() : 0;
+  const int ranks = comm != nullptr ? comm->size() : 1;
+  if (ranks > 1 && !HasGradientBuckets(plan)) {
+    return Fail(a8::InvalidInput(
+        "{}: this plan does not all-reduce its gradients (compiled with --accumulate > 1, or "
+        "with a model's own optimizer), so it cannot train on {} ranks",
+        plan_path, ranks));
+  }
   auto specs = ParseSpecs(f.inputs, "--input");
   if (!specs.ok()) return Fail(specs.status());
   auto data = a8::Dataset::Load(plan, *specs, {.flag = "--input", .allow_missing = f.synthetic});
   if (!data.ok()) return Fail(data.status());
+  data->SetShard(rank, ranks);
+  if (ranks > 1 && data->samples() > 0 && data->batches_per_epoch() == 0) {
+    return Fail(a8::InvalidInput(
+        "--input: {} samples are fewer than one global batch ({} ranks x batch {})",
+        data->samples(), ranks, data->batch()));
+  }
   std::optional<a8::Dataset> eval;
   if (!f.eval_inputs.empty()) {
     auto eval_specs = ParseSpecs(f.eval_inputs, "--eval-input");
@@ -307,7 +403,11 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
           "{}: warning: --resume {}: the checkpoint was trained {} --shuffle; the data order "
           "differs from an uninterrupted run\n",
           kProgram, f.resume, f.shuffle ? "without" : "with");
-    std::cout << fmt::format("resumed from {} at step {}\n", f.resume, ex.step());
+    if (rank == 0) std::cout << fmt::format("resumed from {} at step {}\n", f.resume, ex.step());
+  }
+  if (comm != nullptr) {
+    a8::Status s = SyncRanks(*comm, ex, plan_path);
+    if (!s.ok()) return Fail(s);
   }
   int64_t total = f.epochs > 0 ? f.epochs * data->batches_per_epoch()
                   : f.steps_given || data->batches_per_epoch() == 0 ? f.steps
@@ -315,28 +415,56 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   const int64_t first = ex.step();
   int64_t log_every = f.log_every > 0 ? f.log_every : std::max<int64_t>(1, (total - first) / 10);
 
-  auto metrics = OpenMetrics(f.metrics, !f.resume.empty());
+  auto metrics = OpenMetrics(rank == 0 ? f.metrics : "", !f.resume.empty());
   if (metrics && !*metrics) return Fail(a8::InvalidInput("--metrics {}: cannot create", f.metrics));
-  CliObserver observer(first, total, log_every, isatty(STDOUT_FILENO) != 0,
-                       metrics ? &*metrics : nullptr);
+  CliObserver printer(first, total, log_every, isatty(STDOUT_FILENO) != 0,
+                      metrics ? &*metrics : nullptr, ranks > 1 ? rank : -1);
+  QuietObserver quiet;
+  a8::TrainObserver& observer = rank == 0 ? static_cast<a8::TrainObserver&>(printer) : quiet;
   a8::TrainOptions opts;
   opts.total_steps = total;
   opts.eval_every = f.eval_every;
-  opts.checkpoint = f.checkpoint;
+  opts.checkpoint = rank == 0 ? f.checkpoint : "";
   opts.save_every = f.save_every;
   opts.seed = seed;
   opts.checkpoint_extra["shuffle"] = f.shuffle ? "1" : "0";
   a8::Dataset& train = *data;
   bool shuffle = f.shuffle;
+  // Synthetic inputs differ between ranks (each rank's share of a larger synthetic batch).
+  const uint64_t synthetic_seed = seed + static_cast<uint64_t>(rank) * 0x9E3779B97F4A7C15ull;
+  // Test hooks (tests/dist): A8_TEST_KILL_RANK=r and A8_TEST_KILL_STEP=s make rank r die by
+  // SIGKILL before step s, as a crashed or OOM-killed rank would; with A8_TEST_HANG=1 it stops
+  // responding instead (a deadlocked rank), which only the collective timeout can catch.
+  const char* kill_rank = std::getenv("A8_TEST_KILL_RANK");
+  const char* kill_step = std::getenv("A8_TEST_KILL_STEP");
+  const int64_t die_at =
+      kill_rank != nullptr && kill_step != nullptr && std::atoi(kill_rank) == rank
+          ? std::atoll(kill_step)
+          : -1;
   auto fill = [&](a8::Executor& e, int64_t step) -> a8::Status {
+    if (step == die_at) {
+      if (std::getenv("A8_TEST_HANG") != nullptr) {
+        while (true) pause();
+      }
+      std::raise(SIGKILL);
+    }
     A8_RETURN_IF_ERROR(train.FillTrainBatch(step, shuffle, seed, e));
-    return FillRest(e, train, seed, step);
+    return FillRest(e, train, synthetic_seed, step);
   };
   auto start = std::chrono::steady_clock::now();
-  auto summary = a8::Train(ex, fill, eval ? &*eval : nullptr, opts, observer);
+  auto summary = a8::Train(ex, fill, eval && rank == 0 ? &*eval : nullptr, opts, observer);
   double wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  observer.EndLine();
+  printer.EndLine();
   if (!summary.ok()) return Fail(summary.status().WithContext(plan_path));
+  if (comm != nullptr) {
+    a8::Status agree = CheckParametersAgree(*comm, ex);
+    if (!agree.ok()) return Fail(agree);
+    if (rank == 0) {
+      std::cout << fmt::format("{}: parameters and step state identical on all {} ranks\n",
+                               kProgram, ranks);
+    }
+  }
+  if (rank != 0) return 0;
   if (!f.output_dir.empty()) {
     a8::Status s = WriteOutputs(ex, f.output_dir);
     if (!s.ok()) return Fail(s);
@@ -440,6 +568,12 @@ int main(int argc, char** argv) {
                "and the loss scale (exit 1). With a dynamic loss scaler only the forward pass and "
                "the parameters and state after each step are checked: non-finite gradients are "
                "expected now and then and only skip that update");
+  double collective_timeout = 300;
+  app.add_option("--collective-timeout", collective_timeout,
+                 "Data parallel (mpirun -np N a800c-run ...): a collective that does not complete "
+                 "within this many seconds (a rank died or hangs) stops every rank with an error "
+                 "(default: 300)")
+      ->type_name("SECONDS");
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
   if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
   f.seed_given = seed_opt->count() > 0;
@@ -464,13 +598,28 @@ int main(int argc, char** argv) {
   }
   if (plan_path.empty()) return Fail(a8::InvalidInput("PLAN: no plan given (see --help)"));
 
+  // Data parallel: the launcher's ranks (mpirun); nullptr for one process.
+  auto comm = a8::CreateCommunicator(collective_timeout);
+  if (!comm.ok()) return Fail(comm.status());
+  if (*comm != nullptr && (*comm)->rank() == 0) {
+    std::cout << fmt::format("{}: data parallel: {}\n", kProgram, (*comm)->description());
+  }
   auto file = a8::ReadPlanFile(plan_path);
   if (!file.ok()) return Fail(file.status());
   a8::ExecutorOptions opts;
   opts.poison_freed = poison;
   opts.check_numerics = check_numerics;
   opts.seed = f.seed;
+  opts.comm = comm->get();
   auto ex = a8::Executor::Create(std::move(file).value(), a8::MakeCpuBackend(), opts);
   if (!ex.ok()) return Fail(ex.status().WithContext(plan_path));
-  return (*ex)->plan().training() ? RunTraining(**ex, f, plan_path) : RunInference(**ex, f);
+  if (!(*ex)->plan().training()) {
+    if (*comm != nullptr) {
+      return Fail(a8::InvalidInput(
+          "{}: an inference plan under mpirun ({} ranks): data parallel runs training plans",
+          plan_path, (*comm)->size()));
+    }
+    return RunInference(**ex, f);
+  }
+  return RunTraining(**ex, f, plan_path, comm->get());
 }

@@ -112,6 +112,17 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
                  "dynamic: the ceiling of the scale (default: 16777216)")
       ->type_name("X")
       ->group(scaling);
+  const char* dp = "Data parallel (mpirun -np N a800c-run PLAN ...)";
+  app.add_option("--bucket-mb", c.bucket_mb,
+                 "Gradients are all-reduced across ranks in buckets of about this many MiB, each "
+                 "started as soon as backward has produced it (default: 25)")
+      ->type_name("N")
+      ->group(dp);
+  app.add_option("--allreduce-dtype", c.allreduce_dtype,
+                 "The gradients' dtype on the wire: f32, or f16 to halve the bytes (each rank "
+                 "divides by the number of ranks before the sum) (default: f32)")
+      ->type_name("f32|f16")
+      ->group(dp);
 }
 
 // The config when --loss was given; nullopt for an inference plan. Training-only flags without
@@ -142,7 +153,9 @@ inline StatusOr<std::optional<TrainingConfig>> TrainingConfigFromFlags(const CLI
                            "--backoff-factor",
                            "--growth-interval",
                            "--min-scale",
-                           "--max-scale"}) {
+                           "--max-scale",
+                           "--bucket-mb",
+                           "--allreduce-dtype"}) {
     if (app.count(flag) > 0) {
       return InvalidInput(
           "{}: a training flag needs --loss (without it the plan is an inference "

@@ -176,6 +176,34 @@ Status InferUpdateScale(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {kF32Scalar, TensorType{DType::kI32, {}}});
 }
 
+// AllReduceStart(g_1..g_n){bucket, dtype} -> token: starts summing bucket `bucket` across the
+// data-parallel ranks (runtime/comm/communicator.h); the token orders the waits after it.
+Status InferAllReduceStart(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    A8_RETURN_IF_ERROR(RequireFloat(node, i, node.input(i)->name()));
+  }
+  if (node.GetInt("bucket", -1) < 0) {
+    return InvalidInput("{}: attribute 'bucket' must be a bucket index >= 0", node.Where());
+  }
+  const std::string wire = node.GetString("dtype", "f32");
+  if (wire != "f32" && wire != "f16") {
+    return InvalidInput("{}: attribute 'dtype' must be f32 or f16, got '{}'", node.Where(), wire);
+  }
+  return SetOutputs(node, out, {kF32Scalar});
+}
+
+// AllReduceWait(token, g){bucket} -> g averaged over the ranks (same type).
+Status InferAllReduceWait(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
+  A8_RETURN_IF_ERROR(RequireType(node, 0, "token", kF32Scalar));
+  A8_RETURN_IF_ERROR(RequireFloat(node, 1, "gradient"));
+  if (node.GetInt("bucket", -1) < 0) {
+    return InvalidInput("{}: attribute 'bucket' must be a bucket index >= 0", node.Where());
+  }
+  return SetOutputs(node, out, {node.input(1)->type()});
+}
+
 }  // namespace
 
 void AddOptimizerOps(std::vector<OpDef>* ops) {
@@ -204,6 +232,15 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
                             InferAdamUpdate,
                             "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
                             "v_next)"));
+  ops->push_back(InternalOp("AllReduceStart", {1, kMany, 1, 1},
+                            {Req("bucket", AttrKind::kInt), Opt("dtype", "f32")},
+                            InferAllReduceStart,
+                            "data parallel: (g_1..g_n) -> token; starts the sum of gradient bucket "
+                            "`bucket` across ranks (dtype: f32 or f16 on the wire)"));
+  ops->push_back(InternalOp("AllReduceWait", {2, 2, 1, 1}, {Req("bucket", AttrKind::kInt)},
+                            InferAllReduceWait,
+                            "data parallel: (token, g) -> g averaged over the ranks, once bucket "
+                            "`bucket` has arrived"));
   ops->push_back(InternalOp("UnscaleCheckFinite", {2, kMany, 2, kMany}, {}, InferUnscaleCheckFinite,
                             "(scale, g_1..g_n) -> (g_1 / scale..g_n / scale as f32, found_inf: 1 "
                             "when any element is Inf/NaN)"));

@@ -40,6 +40,10 @@ struct TrainingConfig {
   int64_t growth_interval = 2000;
   float min_scale = 1.0f;
   float max_scale = 16777216.0f;
+  // Data parallel (bucket-gradients): gradients are all-reduced in buckets of about this many
+  // MiB, in this dtype on the wire ("f32" or "f16").
+  double bucket_mb = 25.0;
+  std::string allreduce_dtype = "f32";
 
   float EffectiveWeightDecay() const {
     if (weight_decay >= 0.0f) return weight_decay;

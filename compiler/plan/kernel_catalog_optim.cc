@@ -15,6 +15,8 @@ void AddOptimizerKernelRows(std::vector<Row>* rows) {
   rows->push_back({"a8.AdamUpdate", "P,G,f32,P,P", "P,P,P", {{'P', kFloat}, {'G', kFloat}}});
   // Loss scaling: gradients of one float type in, FP32 master gradients and found_inf out.
   rows->push_back({"a8.UnscaleCheckFinite", "f32,G*", "f32*", {{'G', kFloat}}});
+  rows->push_back({"a8.AllReduceStart", "G*", "f32", {{'G', kFloat}}});
+  rows->push_back({"a8.AllReduceWait", "f32,G", "G", {{'G', kFloat}}});
   rows->push_back({"a8.UpdateScale", "f32,i32,f32,i64", "f32,i32", {}});
 
   // (R, T, then the groups X.., G.., and the states), as in their ONNX type constraints.

@@ -16,6 +16,8 @@
 
 namespace a8 {
 
+class Communicator;
+
 // Per-step context a kernel may read (Dropout seeds its mask from the step).
 struct StepInfo {
   int64_t step = 0;
@@ -23,6 +25,9 @@ struct StepInfo {
   // An evaluation step of a training plan (its eval kernels only): BatchNormalization in training
   // mode normalizes with its running statistics and leaves them alone; Dropout passes through.
   bool eval = false;
+  // The data-parallel communicator (runtime/comm), or null for one process: the gradient
+  // all-reduce kernels then only average over one rank (a copy).
+  Communicator* comm = nullptr;
 };
 
 class Backend {

@@ -148,9 +148,11 @@ Status Dataset::FillTrainBatch(int64_t index, bool shuffle, uint64_t seed, Execu
       CopySample(b, 0, 0, ex);
       continue;
     }
-    int64_t epoch = index / per_epoch, first = (index % per_epoch) * batch_;
-    for (int64_t j = 0; j < batch_; ++j)
-      CopySample(b, SampleIndex(epoch, first + j, b.length, shuffle, seed), j, ex);
+    const int64_t global = batch_ * shard_size_;
+    int64_t epoch = index / per_epoch, first = (index % per_epoch) * global + shard_rank_;
+    for (int64_t j = 0; j < batch_; ++j) {
+      CopySample(b, SampleIndex(epoch, first + j * shard_size_, b.length, shuffle, seed), j, ex);
+    }
   }
   return Status::Ok();
 }

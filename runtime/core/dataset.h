@@ -8,6 +8,11 @@
 // batches are dropped for that epoch. So the batches depend only on the seed and the step, and a
 // resumed run sees the same batches as an uninterrupted one.
 //
+// Data parallel (SetShard(rank, size)): a step's global batch is size * B samples, positions
+// [(b mod N/(size*B)) * size*B, + size*B) of the epoch's order, and rank r takes positions
+// r, r + size, r + 2*size, ... of it, as PyTorch's DistributedSampler does: size ranks with batch
+// B see, step by step, exactly the samples one rank with batch size*B sees.
+//
 // Every check happens at Load, before anything runs: an input the plan lacks, a plan input with
 // no data, a dtype or a per-sample shape that differs from the plan's input, arrays of different
 // lengths, fewer samples than one batch -- each an InvalidInput error naming the flag, the file
@@ -51,7 +56,14 @@ class Dataset {
   // Samples per array (training: the common length; 0 when only scalars are bound).
   int64_t samples() const { return samples_; }
   int64_t batch() const { return batch_; }
-  int64_t batches_per_epoch() const { return batch_ > 0 ? samples_ / batch_ : 0; }
+  int64_t batches_per_epoch() const {
+    return batch_ > 0 ? samples_ / (batch_ * shard_size_) : 0;
+  }
+  // Data parallel: this process is rank `rank` of `size` (training batches only).
+  void SetShard(int rank, int size) {
+    shard_rank_ = rank;
+    shard_size_ = size;
+  }
 
   // The dataset index of the sample at position `pos` of epoch `epoch`'s order.
   int64_t SampleIndex(int64_t epoch, int64_t pos, int64_t length, bool shuffle, uint64_t seed);
@@ -75,6 +87,7 @@ class Dataset {
 
   std::map<std::string, Bound> arrays_;
   int64_t samples_ = 0, batch_ = 1;
+  int shard_rank_ = 0, shard_size_ = 1;
   // A few recent permutations, by (length, epoch, seed).
   std::map<std::tuple<int64_t, int64_t, uint64_t>, std::vector<int64_t>> permutations_;
 };

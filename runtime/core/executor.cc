@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/ir/types.h"
+#include "runtime/comm/communicator.h"
 #include "runtime/core/numerics.h"
 
 namespace a8 {
@@ -335,10 +336,14 @@ Status Executor::CheckUpdatedState(const StepInfo& info) const {
 Status Executor::Run() {
   const plan::Plan& p = file_.plan;
   StepInfo info{step(), options_.seed};
+  info.comm = options_.comm;
   if (options_.check_numerics) step_scale_ = LossScale();
   // Everything in the arena but the inputs is undefined at the start of a step.
   if (options_.poison_freed) PoisonArenaExceptInputs();
-  for (int k = 0; k < p.kernels_size(); ++k) A8_RETURN_IF_ERROR(RunKernel(k, info));
+  for (int k = 0; k < p.kernels_size(); ++k) {
+    A8_RETURN_IF_ERROR(RunKernel(k, info));
+    if (info.comm != nullptr) info.comm->Progress();
+  }
   if (p.training()) {
     for (const plan::Update& u : p.updates()) {
       uint8_t* dst = ptrs_[u.target()];

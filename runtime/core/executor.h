@@ -44,6 +44,9 @@ struct ExecutorOptions {
   bool poison_freed = false;
   uint64_t seed = 0;  // StepInfo::seed
   bool check_numerics = false;
+  // Data parallel: the communicator the all-reduce kernels use (not owned; null for one
+  // process). The executor lets pending collectives progress between kernels.
+  Communicator* comm = nullptr;
 };
 
 struct AlignedFree {

@@ -81,6 +81,7 @@ const std::vector<CpuKernelEntry>& CpuKernelRegistry() {
     RegisterGradMathKernels(r);
     RegisterGradNnKernels(r);
     RegisterOptimizerKernels(r);
+    RegisterDistKernels(r);
     std::sort(r->begin(), r->end(),
               [](const CpuKernelEntry& a, const CpuKernelEntry& b) { return a.op < b.op; });
     return r;

@@ -94,7 +94,8 @@ void RegisterMovementKernels(std::vector<CpuKernelEntry>* r);  // incl. reshape-
 // Internal ops (domain "a8"; CpuKernelEntry::op is qualified: "a8.ReluGrad").
 void RegisterGradMathKernels(std::vector<CpuKernelEntry>* r);  // ops_grad_math.cc
 void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r);    // ops_grad_nn.cc (and a8 losses)
-void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r);  // ops_optim.cc
+void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r);
+void RegisterDistKernels(std::vector<CpuKernelEntry>* r);  // ops_dist.cc: gradient all-reduce  // ops_optim.cc
 
 // The LossParams of a loss kernel or its gradient (ops_nn.cc): scores of `scores_dims`
 // [N, C, d...], input 0's dtype, labels at input `labels_input`, the `reduction` and

@@ -13,6 +13,39 @@
 namespace a8 {
 namespace {
 
+// The data-parallel gradient buckets (bucket-gradients): one per a8.AllReduceStart kernel.
+struct BucketInfo {
+  int64_t id = 0;
+  std::string wire;
+  int gradients = 0;
+  uint64_t bytes = 0;
+  int start_kernel = 0;    // the kernel that starts its all-reduce
+  std::string after_node;  // the node that produced its last gradient, just before the start
+};
+
+std::vector<BucketInfo> Buckets(const plan::Plan& p) {
+  std::vector<BucketInfo> out;
+  for (int k = 0; k < p.kernels_size(); ++k) {
+    const plan::Kernel& kern = p.kernels(k);
+    if (kern.op() != "a8.AllReduceStart") continue;
+    BucketInfo b;
+    b.wire = "f32";
+    for (const plan::Attribute& a : kern.attrs()) {
+      if (a.name() == "bucket") b.id = a.i();
+      if (a.name() == "dtype") b.wire = a.s();
+    }
+    for (int in : kern.inputs()) {
+      if (in < 0) continue;
+      ++b.gradients;
+      b.bytes += p.buffers(in).bytes();
+    }
+    b.start_kernel = k;
+    b.after_node = k > 0 ? p.kernels(k - 1).node() : "";
+    out.push_back(b);
+  }
+  return out;
+}
+
 using Json = nlohmann::ordered_json;
 
 std::string DTypeStr(int d) {
@@ -250,6 +283,15 @@ std::string InspectText(const PlanFile& pf) {
     }
     line(fmt::format("  eval step: {} of {} kernels", t.eval_kernels_size(), p.kernels_size()));
   }
+  if (std::vector<BucketInfo> buckets = Buckets(p); !buckets.empty()) {
+    line(fmt::format("  gradient buckets (data parallel all-reduce): {}", buckets.size()));
+    for (const BucketInfo& b : buckets) {
+      line(fmt::format(
+          "    bucket {}: {} gradients, {} bytes, {} on the wire, starts at kernel "
+          "{} of {} (after {})",
+          b.id, b.gradients, b.bytes, b.wire, b.start_kernel, p.kernels_size(), b.after_node));
+    }
+  }
   if (p.updates_size() > 0) {
     line(fmt::format("  updates after each step: {}", p.updates_size()));
     for (const plan::Update& u : p.updates()) {
@@ -354,6 +396,18 @@ std::string InspectJson(const PlanFile& pf) {
         {"trainable", std::vector<std::string>(t.trainable().begin(), t.trainable().end())},
         {"frozen", std::vector<std::string>(t.frozen().begin(), t.frozen().end())},
         {"eval_kernels", std::vector<int>(t.eval_kernels().begin(), t.eval_kernels().end())}};
+  }
+  {
+    Json buckets = Json::array();
+    for (const BucketInfo& b : Buckets(p)) {
+      buckets.push_back({{"bucket", b.id},
+                         {"gradients", b.gradients},
+                         {"bytes", b.bytes},
+                         {"dtype", b.wire},
+                         {"start_kernel", b.start_kernel},
+                         {"after_node", b.after_node}});
+    }
+    j["buckets"] = buckets;
   }
   {
     Json updates = Json::array();

@@ -2,12 +2,12 @@
 // fixed-point passes and verifier failures, with small test passes added through AddPass.
 #include "compiler/pass/pass_manager.h"
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
-
-#include <gtest/gtest.h>
 
 #include "compiler/ir/op_table.h"
 #include "compiler/ir/parser.h"
@@ -292,17 +292,18 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
   }
   for (const char* expected : {"shape-inference", "canonicalize", "dce", "cse", "expand-gradient",
                                "fuse-gelu", "build-training", "assign-precision", "pin-fp32",
-                               "insert-casts", "fold-casts", "loss-scaling"}) {
+                               "insert-casts", "fold-casts", "loss-scaling", "bucket-gradients"}) {
     EXPECT_EQ(names.count(expected), 1u) << expected;
   }
   EXPECT_EQ(FindPass("no-such-pass"), nullptr);
   for (const PipelineInfo& p : Pipelines()) {
     for (const std::string& n : p.passes) EXPECT_EQ(names.count(n), 1u) << p.name << ": " << n;
   }
-  EXPECT_EQ(DefaultCompilePipeline(),
-            (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize",
-                                      "fuse-gelu", "build-training", "assign-precision",
-                                      "pin-fp32", "insert-casts", "fold-casts", "loss-scaling"}));
+  EXPECT_EQ(
+      DefaultCompilePipeline(),
+      (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu",
+                                "build-training", "assign-precision", "pin-fp32", "insert-casts",
+                                "fold-casts", "loss-scaling", "bucket-gradients"}));
 }
 
 }  // namespace

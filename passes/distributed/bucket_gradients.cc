@@ -1,0 +1,148 @@
+// bucket-gradients: all-reduce start/wait nodes around the gradients (see bucket_gradients.h).
+#include "passes/distributed/bucket_gradients.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+
+namespace a8 {
+namespace {
+
+bool IsA8(const Node& n, const char* op) { return n.domain() == "a8" && n.op() == op; }
+
+// The gradients the step reduces, deduplicated, in no particular order.
+std::vector<Value*> Gradients(const std::vector<Node*>& nodes) {
+  std::vector<Value*> grads;
+  std::set<Value*> seen;
+  auto add = [&](Value* v) {
+    if (v != nullptr && v->role() == ValueRole::kIntermediate && seen.insert(v).second) {
+      grads.push_back(v);
+    }
+  };
+  bool scaled = false;
+  for (Node* n : nodes) {
+    if (!IsA8(*n, "UnscaleCheckFinite")) continue;
+    scaled = true;
+    for (int i = 1; i < n->num_inputs(); ++i) add(n->input(i));
+  }
+  if (scaled) return grads;
+  for (Node* n : nodes) {
+    if (IsA8(*n, "SgdUpdate") || IsA8(*n, "AdamUpdate")) add(n->input(1));
+    if (IsA8(*n, "GlobalNormSq")) {
+      for (Value* v : n->inputs()) add(v);
+    }
+  }
+  return grads;
+}
+
+}  // namespace
+
+StatusOr<bool> BucketGradients::Run(Graph& graph) {
+  if (!graph.training || !graph.training->built) return false;
+  const TrainingConfig& cfg = *graph.training;
+  if (!(cfg.bucket_mb > 0) || !std::isfinite(cfg.bucket_mb)) {
+    return InvalidInput("--bucket-mb: must be a positive number of MiB, got {}", cfg.bucket_mb);
+  }
+  if (cfg.allreduce_dtype != "f32" && cfg.allreduce_dtype != "f16") {
+    return InvalidInput("--allreduce-dtype: expected f32 or f16, got '{}'", cfg.allreduce_dtype);
+  }
+  if (cfg.accumulate > 1) {
+    stats_["skipped-accumulate"] = 1;
+    return false;
+  }
+  const std::vector<Node*> nodes = graph.NodeList();
+  std::unordered_map<const Node*, int> position;
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) position[nodes[i]] = i;
+  std::vector<Value*> grads = Gradients(nodes);
+  grads.erase(std::remove_if(grads.begin(), grads.end(),
+                             [](const Value* v) { return v->is_graph_output(); }),
+              grads.end());
+  if (grads.empty()) return false;
+  auto produced = [&](const Value* v) { return position.at(v->producer()); };
+  auto first_read = [&](const Value* v) {
+    int first = static_cast<int>(nodes.size());
+    for (const Use& u : v->uses()) first = std::min(first, position.at(u.node));
+    return first;
+  };
+  std::stable_sort(grads.begin(), grads.end(),
+                   [&](const Value* a, const Value* b) { return produced(a) < produced(b); });
+
+  // Buckets in production order, one open bucket per dtype.
+  struct Bucket {
+    std::vector<Value*> grads;
+    int64_t bytes = 0;
+    int first_read = 0;  // the earliest reader of any of its gradients
+  };
+  const int64_t limit = static_cast<int64_t>(cfg.bucket_mb * 1024 * 1024);
+  std::vector<Bucket> buckets;
+  std::map<DType, Bucket> open;
+  auto close = [&](DType t) {
+    auto it = open.find(t);
+    if (it == open.end()) return;
+    buckets.push_back(std::move(it->second));
+    open.erase(it);
+  };
+  for (Value* g : grads) {
+    const DType t = g->dtype();
+    if (open.count(t) > 0 && open[t].first_read < produced(g)) close(t);
+    Bucket& b = open[t];
+    if (b.grads.empty()) b.first_read = first_read(g);
+    b.grads.push_back(g);
+    b.bytes += g->type().CheckedNumElements() * static_cast<int64_t>(DTypeSize(t));
+    b.first_read = std::min(b.first_read, first_read(g));
+    if (b.bytes >= limit) close(t);
+  }
+  while (!open.empty()) close(open.begin()->first);
+  std::stable_sort(buckets.begin(), buckets.end(), [&](const Bucket& a, const Bucket& b) {
+    return produced(a.grads.back()) < produced(b.grads.back());
+  });
+
+  const OpDef* start_def = FindOp("a8", "AllReduceStart");
+  const OpDef* wait_def = FindOp("a8", "AllReduceWait");
+  if (start_def == nullptr || wait_def == nullptr) {
+    return Internal("bucket-gradients: the op table has no a8.AllReduceStart/Wait");
+  }
+  for (int k = 0; k < static_cast<int>(buckets.size()); ++k) {
+    const Bucket& b = buckets[k];
+    int last = 0;
+    for (Value* g : b.grads) last = std::max(last, produced(g));
+    Node* after_last = last + 1 < static_cast<int>(nodes.size()) ? nodes[last + 1] : nullptr;
+    const std::string bucket_name = "a8.bucket" + std::to_string(k);
+    Node* start = graph.AddNode(
+        "AllReduceStart", "a8", b.grads,
+        {{graph.UniqueName(bucket_name + ".token"), TensorType{DType::kF32, {}}}},
+        {{"bucket", Attribute(static_cast<int64_t>(k))}, {"dtype", Attribute(cfg.allreduce_dtype)}},
+        graph.UniqueName(bucket_name), after_last);
+    start->set_version(start_def->canonical);
+    for (Value* g : b.grads) {
+      std::vector<Use> uses;
+      for (const Use& u : g->uses()) {
+        if (u.node != start) uses.push_back(u);
+      }
+      Node* first = nullptr;
+      for (const Use& u : uses) {
+        if (first == nullptr || position.at(u.node) < position.at(first)) first = u.node;
+      }
+      Node* wait = graph.AddNode("AllReduceWait", "a8", {start->output(0), g},
+                                 {{graph.UniqueName(g->name() + ".avg"), g->type()}},
+                                 {{"bucket", Attribute(static_cast<int64_t>(k))}},
+                                 graph.UniqueName(bucket_name + ".wait"), first);
+      wait->set_version(wait_def->canonical);
+      for (const Use& u : uses) u.node->SetInput(u.operand, wait->output(0));
+      stats_["bytes"] +=
+          g->type().CheckedNumElements() * static_cast<int64_t>(DTypeSize(g->dtype()));
+    }
+    stats_["gradients"] += static_cast<int64_t>(b.grads.size());
+  }
+  stats_["buckets"] = static_cast<int64_t>(buckets.size());
+  graph.memory_plan.reset();
+  return true;
+}
+
+}  // namespace a8
