@@ -48,12 +48,16 @@ struct Choice {
 
 }  // namespace
 
-std::optional<DType> AssignedPrecision(const Node& node) {
-  const Attribute* a = node.attr("a8.precision");
+std::optional<DType> DTypeAttribute(const Node& node, const std::string& name) {
+  const Attribute* a = node.attr(name);
   if (a == nullptr || a->kind() != AttrKind::kString) return std::nullopt;
   auto t = ParseDTypeName(a->s());
   if (!t.ok()) return std::nullopt;
   return *t;
+}
+
+std::optional<DType> AssignedPrecision(const Node& node) {
+  return DTypeAttribute(node, "a8.precision");
 }
 
 StatusOr<bool> AssignPrecision::Run(Graph& graph) {

@@ -24,6 +24,8 @@
 // naming the node.
 #pragma once
 
+#include <string>
+
 #include "compiler/ir/graph.h"
 #include "compiler/pass/pass.h"
 
@@ -35,6 +37,8 @@ class AssignPrecision : public Pass {
   StatusOr<bool> Run(Graph& graph) override;
 };
 
+// The dtype a node's string attribute `name` names ("f16"); nullopt when it has none.
+std::optional<DType> DTypeAttribute(const Node& node, const std::string& name);
 // The dtype a node's `a8.precision` names; nullopt when it has none.
 std::optional<DType> AssignedPrecision(const Node& node);
 

@@ -28,13 +28,7 @@ bool FromDefaults(const Node& n) {
 
 }  // namespace
 
-std::optional<DType> EdgePrecision(const Node& node) {
-  const Attribute* a = node.attr("a8.edge");
-  if (a == nullptr || a->kind() != AttrKind::kString) return std::nullopt;
-  auto t = ParseDTypeName(a->s());
-  if (!t.ok()) return std::nullopt;
-  return *t;
-}
+std::optional<DType> EdgePrecision(const Node& node) { return DTypeAttribute(node, "a8.edge"); }
 
 StatusOr<bool> PinFp32::Run(Graph& graph) {
   if (!graph.precision || !graph.precision->mixed()) return false;
