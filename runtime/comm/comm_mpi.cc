@@ -13,7 +13,7 @@
 #include <thread>
 
 #include "kernels/common/float16.h"
-#include "runtime/comm/communicator.h"
+#include "runtime/comm/comm_internal.h"
 
 namespace a8 {
 namespace {
@@ -23,46 +23,12 @@ bool EnvSet(const char* name) {
   return v != nullptr && *v != '\0';
 }
 
-int EnvInt(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v == nullptr ? fallback : std::atoi(v);
-}
-
 // f16 sum for the wire (MPI has no half type): adds in float, rounds once per pair.
 void SumHalf(void* in, void* inout, int* len, MPI_Datatype*) {
   const uint16_t* a = static_cast<const uint16_t*>(in);
   uint16_t* b = static_cast<uint16_t*>(inout);
   for (int i = 0; i < *len; ++i) {
     b[i] = FloatToHalfBits(HalfBitsToFloat(a[i]) + HalfBitsToFloat(b[i]));
-  }
-}
-
-float LoadAsFloat(const void* p, DType t, int64_t i) {
-  switch (t) {
-    case DType::kF16:
-      return HalfBitsToFloat(static_cast<const uint16_t*>(p)[i]);
-    case DType::kBF16:
-      return BFloat16BitsToFloat(static_cast<const uint16_t*>(p)[i]);
-    case DType::kF64:
-      return static_cast<float>(static_cast<const double*>(p)[i]);
-    default:
-      return static_cast<const float*>(p)[i];
-  }
-}
-
-void StoreFromFloat(void* p, DType t, int64_t i, float v) {
-  switch (t) {
-    case DType::kF16:
-      static_cast<uint16_t*>(p)[i] = FloatToHalfBits(v);
-      break;
-    case DType::kBF16:
-      static_cast<uint16_t*>(p)[i] = FloatToBFloat16Bits(v);
-      break;
-    case DType::kF64:
-      static_cast<double*>(p)[i] = v;
-      break;
-    default:
-      static_cast<float*>(p)[i] = v;
   }
 }
 
@@ -97,20 +63,8 @@ class MpiCommunicator : public Communicator {
     for (const CommBuffer& b : buffers) total += b.count;
     if (total > INT32_MAX)
       return Unsupported("bucket {}: {} elements (MPI counts are int)", bucket, total);
-    const float scale = p.wire == DType::kF16 ? 1.0f / static_cast<float>(size_) : 1.0f;
-    // Pack the bucket into one wire buffer: one collective per bucket.
-    p.staging.resize(static_cast<size_t>(total) * (p.wire == DType::kF16 ? 2 : 4));
-    int64_t at = 0;
-    for (const CommBuffer& b : buffers) {
-      if (p.wire == DType::kF32 && b.dtype == DType::kF32) {
-        std::memcpy(p.staging.data() + at * 4, b.data, static_cast<size_t>(b.count) * 4);
-      } else {
-        for (int64_t i = 0; i < b.count; ++i) {
-          StoreFromFloat(p.staging.data(), p.wire, at + i, LoadAsFloat(b.data, b.dtype, i) * scale);
-        }
-      }
-      at += b.count;
-    }
+    p.staging = PackBucket(buffers, p.wire,
+                           p.wire == DType::kF16 ? 1.0f / static_cast<float>(size_) : 1.0f);
     const int rc = p.wire == DType::kF16
                        ? MPI_Iallreduce(MPI_IN_PLACE, p.staging.data(), static_cast<int>(total),
                                         MPI_UINT16_T, half_sum_, MPI_COMM_WORLD, &p.request)
@@ -131,14 +85,8 @@ class MpiCommunicator : public Communicator {
     p.active = false;
     // f32 on the wire carried the sum: the mean is taken here, in float, before rounding to the
     // buffer's dtype.
-    const float inv = p.wire == DType::kF16 ? 1.0f : 1.0f / static_cast<float>(size_);
-    int64_t at = 0;
-    for (const CommBuffer& b : p.buffers) {
-      for (int64_t i = 0; i < b.count; ++i) {
-        StoreFromFloat(b.data, b.dtype, i, LoadAsFloat(p.staging.data(), p.wire, at + i) * inv);
-      }
-      at += b.count;
-    }
+    UnpackBucket(p.staging, p.wire, p.wire == DType::kF16 ? 1.0f : 1.0f / static_cast<float>(size_),
+                 p.buffers);
     return Status::Ok();
   }
 
@@ -255,11 +203,7 @@ StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(double timeout_s) {
     case Launcher::kNone:
       return std::unique_ptr<Communicator>();
     case Launcher::kTorchrun:
-      if (EnvInt("WORLD_SIZE", 1) <= 1) return std::unique_ptr<Communicator>();
-      return Unsupported(
-          "RANK/WORLD_SIZE are set (a torchrun-style launch of {} ranks), but a800c-run cannot "
-          "bootstrap over TCP yet: launch with mpirun -np N a800c-run ...",
-          EnvInt("WORLD_SIZE", 1));
+      return CreateTcpCommunicator(timeout_s);
     case Launcher::kMpirun:
       break;
   }

@@ -1,5 +1,6 @@
 // Collectives between the processes of a data-parallel run (DESIGN.md "runtime"): one interface,
-// MPI on the CPU backend (comm_mpi.cc), NCCL on the CUDA backend (issue 6, not yet).
+// MPI on the CPU backend under mpirun (comm_mpi.cc), TCP for torchrun-style launches
+// (comm_tcp.cc), NCCL on the CUDA backend (not yet).
 //
 // The plan's gradient buckets reach it through two kernels: a8.AllReduceStart(g_1..g_n) starts
 // summing bucket b's gradients in place across ranks as soon as backward has produced them, and
@@ -61,8 +62,8 @@ enum class Launcher { kNone, kMpirun, kTorchrun };
 Launcher DetectLauncher();
 
 // The communicator of this run: nullptr for one process (no launcher, or a launcher with one
-// rank), else MPI. `timeout_s` bounds every collective. torchrun-style launches are an error
-// for now (TCP bootstrap is not implemented: use mpirun).
+// rank), MPI under mpirun, TCP (rank 0 at MASTER_ADDR:MASTER_PORT) for torchrun-style
+// launches. `timeout_s` bounds every collective, the TCP connection included.
 StatusOr<std::unique_ptr<Communicator>> CreateCommunicator(double timeout_s);
 
 }  // namespace a8

@@ -27,6 +27,11 @@
                --collective-timeout=5 s with an error naming the rank and the collective, and
                the run exits non-zero.
 - other_plan:  rank 1 loads a different plan: a clear error at start, before any step.
+- torchrun:    the same run launched torchrun-style (RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT;
+               no mpirun: a800c-run bootstraps over TCP) ends with a checkpoint byte-identical to
+               the mpirun run's (2 ranks: the mean (a + b) / 2 is the same float either way); a
+               rank killed by SIGKILL makes rank 0 fail at once naming it; RANK/WORLD_SIZE without
+               MASTER_ADDR is a clear error.
 """
 import argparse
 import json
@@ -168,11 +173,68 @@ def case_other_plan(work):
     print("other_plan: " + next(l for l in p.stderr.splitlines() if "different plans" in l))
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def torchrun(n, cmd, extra_env=None, timeout=120):
+    """Starts n ranks with torchrun's variables; returns their CompletedProcess-like results."""
+    port = free_port()
+    procs = []
+    for r in range(n):
+        env = dict(os.environ, RANK=str(r), WORLD_SIZE=str(n), LOCAL_RANK=str(r),
+                   MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), **(extra_env or {}))
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+    out = []
+    for p in procs:
+        o, e = p.communicate(timeout=timeout)
+        out.append((p.returncode, o, e))
+    return out
+
+
+def case_torchrun(work):
+    plan = os.path.join(work, "mlp.plan")
+    a800c("mlp.onnx", plan, "--loss=cross_entropy", "--batch=8", "--precision=amp")
+    x = os.path.join(ARGS.data, "digits_train_x.npy")
+    y = os.path.join(ARGS.data, "digits_train_y.npy")
+    common = [plan, "--input", f"x={x}", "--input", f"labels={y}", "--shuffle", "--steps=30"]
+    tcp_ckpt, mpi_ckpt = os.path.join(work, "tcp.safetensors"), os.path.join(work, "mpi.safetensors")
+    res = torchrun(2, [run_bin(), *common, f"--checkpoint={tcp_ckpt}"])
+    for rc, o, e in res:
+        assert rc == 0, f"{rc}\n{o}\n{e}"
+    assert "2 ranks over TCP (launched torchrun-style" in res[0][1], res[0][1]
+    assert "identical on all 2 ranks" in res[0][1], res[0][1]
+    must(mpirun(2, run_bin(), *common, f"--checkpoint={mpi_ckpt}"), "mpirun")
+    a, b = load(tcp_ckpt), load(mpi_ckpt)
+    assert a.keys() == b.keys()
+    for k in a:
+        assert a[k].tobytes() == b[k].tobytes(), f"'{k}' differs between TCP and MPI"
+    print(f"torchrun: 2 ranks over TCP, 30 amp steps: checkpoint byte-identical to mpirun's "
+          f"({len(a)} tensors)")
+    t0 = time.monotonic()
+    res = torchrun(2, [run_bin(), plan, "--synthetic", "--steps=1000000"],
+                   {"A8_TEST_KILL_RANK": "1", "A8_TEST_KILL_STEP": "5"})
+    took = time.monotonic() - t0
+    assert res[0][0] != 0 and res[1][0] != 0, res
+    line = next((l for l in res[0][2].splitlines() if "closed its connection" in l), None)
+    assert line is not None and "rank 1" in line, res[0][2]
+    print(f"torchrun: rank 1 killed at step 5; rank 0 stopped after {took:.1f} s: {line}")
+    env = dict(os.environ, RANK="0", WORLD_SIZE="2")
+    env.pop("MASTER_ADDR", None)
+    p = subprocess.run([run_bin(), plan, "--synthetic"], env=env, capture_output=True, text=True)
+    assert p.returncode == 2 and "MASTER_ADDR" in p.stderr, (p.returncode, p.stderr)
+    print("torchrun: " + p.stderr.strip())
+
+
 def main():
     global ARGS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case", choices=["identical", "equivalence", "inf_one_rank", "killed",
-                                     "other_plan"])
+                                     "other_plan", "torchrun"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--models", required=True)
     ap.add_argument("--data", required=True)
