@@ -357,8 +357,8 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   const int ranks = comm != nullptr ? comm->size() : 1;
   if (ranks > 1 && !HasGradientBuckets(plan)) {
     return Fail(a8::InvalidInput(
-        "{}: this plan does not all-reduce its gradients (compiled with --accumulate > 1, or "
-        "with a model's own optimizer), so it cannot train on {} ranks",
+        "{}: this plan does not all-reduce its gradients (it trains with the model's own "
+        "optimizer, from its TrainingInfoProto), so it cannot train on {} ranks",
         plan_path, ranks));
   }
   auto specs = ParseSpecs(f.inputs, "--input");

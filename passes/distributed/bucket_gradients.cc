@@ -21,6 +21,11 @@ std::vector<Value*> Gradients(const std::vector<Node*>& nodes) {
   std::vector<Value*> grads;
   std::set<Value*> seen;
   auto add = [&](Value* v) {
+    // With --accumulate, what the step reads is the accumulator: reduce each micro-step's
+    // gradient instead, so that the accumulators stay equal on every rank.
+    if (v != nullptr && v->producer() != nullptr && IsA8(*v->producer(), "GradAccumulate")) {
+      v = v->producer()->input(1);
+    }
     if (v != nullptr && v->role() == ValueRole::kIntermediate && seen.insert(v).second) {
       grads.push_back(v);
     }
@@ -51,10 +56,6 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
   }
   if (cfg.allreduce_dtype != "f32" && cfg.allreduce_dtype != "f16") {
     return InvalidInput("--allreduce-dtype: expected f32 or f16, got '{}'", cfg.allreduce_dtype);
-  }
-  if (cfg.accumulate > 1) {
-    stats_["skipped-accumulate"] = 1;
-    return false;
   }
   const std::vector<Node*> nodes = graph.NodeList();
   std::unordered_map<const Node*, int> position;

@@ -14,9 +14,10 @@
 //   and every reader reads %g.avg: the unscale (and so the Inf/NaN check, which then sees the
 //   same gradients on every rank: every rank skips the same steps and keeps the same scale),
 //   the optimizer and the clip norm;
-// - on one rank (no communicator) the kernels reduce to an in-place copy;
-// - with --accumulate > 1 nothing changes (stat `skipped-accumulate`): a800c-run refuses to run
-//   such a plan on more than one rank.
+// - with --accumulate > 1 the reduced values are the micro-steps' gradients (what
+//   a8.GradAccumulate adds), so every rank accumulates the same averages: correct, at one
+//   all-reduce per micro-step rather than one per update;
+// - on one rank (no communicator) the kernels reduce to an in-place copy.
 // Stats: buckets, gradients, bytes.
 #pragma once
 

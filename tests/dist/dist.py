@@ -17,6 +17,8 @@
                sample and moves a bias gradient by ~1/batch, and the trajectories drift: measured
                7e-3 after 40 steps (bound 2e-2). A lost rank or a sum in place of the mean moves
                the weights by ~lr * |g| per step, 0.1 and more after 40 steps.
+- accumulate:  the same with --accumulate=2 (2 ranks x 8 against 1 rank x 16, fp32): each
+               micro-step's gradient is averaged across ranks before it is accumulated.
 - inf_one_rank: amp, no shuffle, the samples only rank 1 reads at step 3 are 1e5 (finite in
                FP32, Inf in FP16): every rank skips that step (the all-reduced gradient carries
                the Inf to all), the scale halves on every rank (checked equal across ranks by
@@ -110,6 +112,31 @@ def case_equivalence(work):
         print(f"equivalence: {mode}: 2 ranks x 16 vs 1 rank x 32 after 40 steps: max |dw| "
               f"{worst:.2e} (bound {BOUND[mode]:.0e})")
         assert worst <= BOUND[mode], f"{mode}: {worst} > {BOUND[mode]}"
+
+
+def case_accumulate(work):
+    # --accumulate=2: each micro-step's gradient is averaged, so 2 ranks x 8 x 2 micro-steps
+    # match 1 rank x 16 x 2 as the plain case does (fp32, same bound).
+    x = os.path.join(ARGS.data, "digits_train_x.npy")
+    y = os.path.join(ARGS.data, "digits_train_y.npy")
+    ckpt = {}
+    for ranks, batch in ((1, 16), (2, 8)):
+        plan = os.path.join(work, f"mlp.acc.{batch}.plan")
+        a800c("mlp.onnx", plan, "--loss=cross_entropy", f"--batch={batch}", "--precision=fp32",
+              "--optimizer=sgd", "--lr=0.1", "--accumulate=2")
+        ckpt[ranks] = os.path.join(work, f"acc.{ranks}.safetensors")
+        cmd = [run_bin(), plan, "--input", f"x={x}", "--input", f"labels={y}", "--shuffle",
+               "--seed=3", "--steps=40", f"--checkpoint={ckpt[ranks]}"]
+        if ranks == 1:
+            must(subprocess.run(cmd, capture_output=True, text=True), "accumulate 1 rank")
+        else:
+            must(mpirun(ranks, *cmd), f"accumulate {ranks} ranks")
+    one, two = load(ckpt[1]), load(ckpt[2])
+    weights = [k for k in one if not k.startswith("a8.") and "grad_acc" not in k]
+    worst = max(float(np.max(np.abs(one[k].astype(np.float64) - two[k]))) for k in weights)
+    print(f"accumulate: 2 ranks x 8 x 2 micro-steps vs 1 rank x 16 x 2 after 40 micro-steps: "
+          f"max |dw| {worst:.2e} (bound {BOUND['fp32']:.0e})")
+    assert worst <= BOUND["fp32"], worst
 
 
 def case_inf_one_rank(work):
@@ -234,7 +261,7 @@ def main():
     global ARGS
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("case", choices=["identical", "equivalence", "inf_one_rank", "killed",
-                                     "other_plan", "torchrun"])
+                                     "other_plan", "torchrun", "accumulate"])
     ap.add_argument("--bin", required=True)
     ap.add_argument("--models", required=True)
     ap.add_argument("--data", required=True)
