@@ -79,10 +79,91 @@ inline float FastErf(float x) {
 
 // y[i] = FastErf(x[i]); x == y is allowed. Compiled twice, for AVX2 (8 floats a vector) and for
 // baseline x86-64, chosen at load time; no FMA, so both give the same bits.
-__attribute__((target_clones("avx2", "default"))) void ErfF32(int64_t n, const float* x,
-                                                               float* y) {
+__attribute__((target_clones("avx2", "default"))) void ErfF32(int64_t n, const float* x, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = FastErf(x[i]);
 }
+
+// exp(big + small) for big + small in [-87, 0], where `big` is exact and large and `small` is
+// the correction that a rounded sum would lose: the Cody-Waite reduction subtracts n ln2 from
+// `big` alone (exactly), then adds `small`. Same polynomial as ExpNonPositive.
+inline float ExpOfSum(float big, float small) {
+  const float s = big + small;
+  const float n = (s * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = ((big - n * 0.693145751953125f) + small) - n * 1.42860682030941723212e-6f;
+  float p = 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  p = p * r + 1.0f;
+  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  float scale;
+  std::memcpy(&scale, &bits, sizeof(scale));
+  return p * scale;
+}
+
+// Gelu 0.5 x erfc(-x / sqrt 2) in float, branch-free (glibc's erfcf is a scalar call and was a
+// third of BERT's forward step). With h = 0.5 |x| erfc(|x| / sqrt 2), Gelu is x - h for x > 0
+// and -h otherwise: no cancellation either side. erfc(a) = t exp(-a^2 + P(t)), t = 1 / (1 +
+// a / 2) (Numerical Recipes' erfcc, relative error 1.2e-7 for every a >= 0); a^2 = x^2 / 2 is
+// split as xh^2 (exact: xh keeps 12 bits) plus a small part, so the exponent keeps full precision
+// in the tail. Max relative error about 5e-7 over all floats; beyond |x| = 12.5 h underflows
+// and is taken as 0. NaN stays NaN.
+inline float FastGelu(float x) {
+  const float ax_in = std::fabs(x);
+  const bool tiny_h = !(ax_in < 12.5f);
+  const float ax = tiny_h ? 12.5f : ax_in;
+  const float t = 1.0f / (1.0f + 0.5f * (ax * 0.70710678118654752f));
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  uint32_t bits;
+  std::memcpy(&bits, &ax, sizeof(bits));
+  bits &= 0xfffff000u;
+  float xh;
+  std::memcpy(&xh, &bits, sizeof(xh));
+  const float xl = ax - xh;
+  const float h = 0.5f * ax * (t * ExpOfSum(-0.5f * (xh * xh), p - 0.5f * (xl * (ax + xh))));
+  const float hx = tiny_h ? 0.0f : h;
+  const float g = x > 0.0f ? x - hx : -hx;
+  return x != x ? x : g;
+}
+
+// y[i] = FastGelu(x[i]); x == y is allowed. AVX-512, AVX2+FMA and baseline clones chosen at
+// load time: 16 floats a vector halve the time of 8, and contracting the polynomials into FMA
+// takes another third off. The FMA clones may differ from the baseline one in the last bit
+// (both within the error above).
+__attribute__((target_clones("avx512f", "avx2,fma", "default"))) void GeluF32(int64_t n,
+                                                                              const float* x,
+                                                                              float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = FastGelu(x[i]);
+}
+
+}  // namespace
+
+namespace internal {
+
+__attribute__((target_clones("avx512f", "avx2,fma", "default"))) void ExpNonPositiveF32(
+    int64_t n, const float* x, float* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    const float e = ExpNonPositive(v);
+    y[i] = v != v ? v : (v < -87.0f ? 0.0f : e);
+  }
+}
+
+}  // namespace internal
+
+namespace {
 
 // The float math of one unary op in A (float or double).
 template <typename A>
@@ -178,6 +259,15 @@ Status FloatUnaryKernel(UnaryOp op, int64_t n, const T* x, T* y, const UnaryAttr
         MapUnary(n, 4, x, y, [](A v) { return FastErf(v); });
       } else {
         MapUnary(n, kTranscendentalCost, x, y, [](A v) { return std::erf(v); });
+      }
+      break;
+    case UnaryOp::kGelu:
+      if constexpr (std::is_same_v<T, float>) {
+        ParallelFor(n, 6, [&](int64_t b, int64_t e) { GeluF32(e - b, x + b, y + b); });
+      } else if constexpr (std::is_same_v<A, float>) {
+        MapUnary(n, 6, x, y, [](A v) { return FastGelu(v); });
+      } else {
+        MapUnary(n, kTranscendentalCost, x, y, [&](A v) { return FloatUnary(op, v, at); });
       }
       break;
     default:

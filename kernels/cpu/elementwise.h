@@ -106,4 +106,14 @@ Status Cast(DType from, DType to, int64_t n, const void* x, void* y);
 Status Dropout(DType dtype, int64_t n, const void* x, float ratio, bool training, uint64_t seed,
                uint64_t offset, void* y, bool* mask);
 
+namespace internal {
+
+// y[i] = exp(x[i]) for float x[i] <= 0 (Softmax's shifted scores): a branch-free polynomial,
+// a few ulp; +0 below -87 (exp there is below 1.7e-38, near the end of the normal range), NaN
+// stays NaN. x == y is allowed. Vectorised for AVX-512, AVX2+FMA and baseline x86-64 (which
+// may differ in the last bit).
+void ExpNonPositiveF32(int64_t n, const float* x, float* y);
+
+}  // namespace internal
+
 }  // namespace a8::cpu

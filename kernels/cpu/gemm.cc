@@ -1,9 +1,11 @@
 #include "kernels/cpu/gemm.h"
 
 #include <fmt/ranges.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/broadcast.h"
@@ -75,11 +77,17 @@ void BatchedGemm(const MatMulShape& s, const C* a, const C* b, C* y) {
       return;
     }
   }
-  for (int64_t i = 0; i < batches; ++i) {
-    const C* pa = a + BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k;
-    const C* pb = b + BatchSource(s.out_batch, s.b_batch, i) * s.k * s.n;
-    BlasGemm(false, false, s.m, s.n, s.k, C(1), pa, s.k, pb, s.n, C(0), y + i * s.m * s.n, s.n);
-  }
+  // One parallel region over the batch (attention's per-head products are many tiny GEMMs:
+  // one hand-off for all of them, not one per matrix); a GEMM inside it runs on its thread.
+  // Cost in units the pool's threshold expects; the AVX-512 tiles do ~16 multiply-adds in one.
+  const bool fast = std::is_same_v<C, float> && internal::CpuHasAvx512();
+  ParallelFor(batches, s.m * s.n * s.k / (fast ? 16 : 1), [&](int64_t b0, int64_t b1) {
+    for (int64_t i = b0; i < b1; ++i) {
+      const C* pa = a + BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k;
+      const C* pb = b + BatchSource(s.out_batch, s.b_batch, i) * s.k * s.n;
+      BlasGemm(false, false, s.m, s.n, s.k, C(1), pa, s.k, pb, s.n, C(0), y + i * s.m * s.n, s.n);
+    }
+  });
 }
 
 template <typename T>
@@ -105,10 +113,129 @@ void IntMatMul(const MatMulShape& s, const T* a, const T* b, T* y) {
 }  // namespace
 
 namespace internal {
+namespace {
 
-__attribute__((target_clones("avx2", "default"))) void SmallGemmF32(
-    int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-    int64_t ldb, float beta, float* c, int64_t ldc) {
+// One R x (16 V) tile of C = alpha A B + beta C: R x V AVX-512 accumulators stay in registers
+// over the whole k loop (one B row load per vector, one A broadcast per row, R V FMAs); the last
+// vector of each row is masked to `last_mask` columns.
+template <int R, int V>
+[[gnu::always_inline]] inline __attribute__((target("avx512f,fma"))) void Avx512Tile(
+    int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+    float* c, int64_t ldc, __mmask16 last_mask) {
+  __m512 acc[R][V];
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_ps();
+  }
+  for (int64_t l = 0; l < k; ++l) {
+    __m512 bv[V];
+    for (int v = 0; v < V; ++v) {
+      bv[v] = v == V - 1 ? _mm512_maskz_loadu_ps(last_mask, b + l * ldb + 16 * v)
+                         : _mm512_loadu_ps(b + l * ldb + 16 * v);
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m512 av = _mm512_set1_ps(a[r * lda + l]);
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+  }
+  const __m512 alpha_v = _mm512_set1_ps(alpha), beta_v = _mm512_set1_ps(beta);
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      const __mmask16 mask = v == V - 1 ? last_mask : static_cast<__mmask16>(0xffff);
+      float* p = c + r * ldc + 16 * v;
+      __m512 out = _mm512_mul_ps(alpha_v, acc[r][v]);
+      if (beta != 0.0f) out = _mm512_fmadd_ps(beta_v, _mm512_maskz_loadu_ps(mask, p), out);
+      _mm512_mask_storeu_ps(p, mask, out);
+    }
+  }
+}
+
+// All rows of one column panel (V vectors wide): tiles of kRows rows, then one of the rest.
+template <int V>
+__attribute__((target("avx512f,fma"))) void Avx512Panel(int64_t m, int64_t k, float alpha,
+                                                        const float* a, int64_t lda, const float* b,
+                                                        int64_t ldb, float beta, float* c,
+                                                        int64_t ldc, __mmask16 mask) {
+  constexpr int kRows = V == 1 ? 8 : 6;  // accumulators + B vectors + 1 broadcast <= 32 zmm
+  int64_t i = 0;
+  for (; i + kRows <= m; i += kRows) {
+    Avx512Tile<kRows, V>(k, alpha, a + i * lda, lda, b, ldb, beta, c + i * ldc, ldc, mask);
+  }
+  a += i * lda;
+  c += i * ldc;
+  switch (m - i) {  // the remaining rows, fewer than kRows
+    case 1:
+      return Avx512Tile<1, V>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 2:
+      return Avx512Tile<2, V>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 3:
+      return Avx512Tile<3, V>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 4:
+      return Avx512Tile<4, V>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 5:
+      return Avx512Tile<5, V>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 6:
+      if constexpr (kRows > 6) Avx512Tile<6, V>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+      return;
+    case 7:
+      if constexpr (kRows > 7) Avx512Tile<7, V>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+      return;
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+bool CpuHasAvx512() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  return has;
+}
+
+__attribute__((target("avx512f,fma"))) void GemmF32Avx512(bool trans_b, int64_t m, int64_t n,
+                                                          int64_t k, float alpha, const float* a,
+                                                          int64_t lda, const float* b, int64_t ldb,
+                                                          float beta, float* c, int64_t ldc) {
+  // Panels of 32 columns; a panel read in place from a B whose rows are a multiple of 1 KiB
+  // apart would fall in a few L1 sets and thrash, so when several row tiles reuse a panel it is
+  // first copied contiguous (into a per-thread buffer kept for the next call: at most 8 MiB).
+  // A transposed B ([n, k]) is always copied, transposed, into the panel.
+  thread_local std::vector<float> packed;
+  const bool pack = trans_b || (m > 12 && k > 16 && k <= kAvx512MaxPackedK);
+  for (int64_t j = 0; j < n; j += 32) {
+    const int64_t w = std::min<int64_t>(n - j, 32);
+    const float* panel = b + j;
+    int64_t panel_ld = ldb;
+    if (pack) {
+      packed.resize(static_cast<size_t>(k * 32));
+      if (trans_b) {
+        for (int64_t jj = 0; jj < w; ++jj) {
+          const float* col = b + (j + jj) * ldb;
+          for (int64_t l = 0; l < k; ++l) packed[l * 32 + jj] = col[l];
+        }
+      } else {
+        for (int64_t l = 0; l < k; ++l) {
+          std::copy(b + l * ldb + j, b + l * ldb + j + w, &packed[l * 32]);
+        }
+      }
+      panel = packed.data();
+      panel_ld = 32;
+    }
+    if (w > 16) {
+      const auto mask = static_cast<__mmask16>(w == 32 ? 0xffff : (1u << (w - 16)) - 1);
+      Avx512Panel<2>(m, k, alpha, a, lda, panel, panel_ld, beta, c + j, ldc, mask);
+    } else {
+      const auto mask = static_cast<__mmask16>(w == 16 ? 0xffff : (1u << w) - 1);
+      Avx512Panel<1>(m, k, alpha, a, lda, panel, panel_ld, beta, c + j, ldc, mask);
+    }
+  }
+}
+
+__attribute__((target_clones("avx512f", "avx2", "default"), optimize("fp-contract=off"))) void
+SmallGemmF32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   SmallGemm(m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 

@@ -2,7 +2,9 @@
 //
 // Float types go through OpenBLAS: f32 and f16/bf16 through sgemm (f16/bf16 inputs are
 // converted exactly to float, the products accumulate in float and the output is rounded once,
-// as tensor cores do), f64 through dgemm. MatMul also takes i32/i64 (wrapping integer sums).
+// as tensor cores do), f64 through dgemm; untransposed float products on CPUs with AVX-512
+// through our own register-tile kernel instead (blas.h: GemmF32Avx512), also float accumulate.
+// MatMul also takes i32/i64 (wrapping integer sums).
 #pragma once
 
 #include <cstdint>

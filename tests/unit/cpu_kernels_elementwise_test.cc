@@ -116,6 +116,42 @@ TEST(CpuKernelUnaryTest, IntegerOpsAndPredicates) {
   EXPECT_EQ(Values(nb), (std::vector<double>{1, 1, 0, 1}));
 }
 
+// Gelu's float path is a polynomial erfc, not libm: check it tightly (relative error, no
+// absolute floor) over the whole range, tails included, on random values in several widths
+// (odd sizes exercise the vector loop's remainder), in place, and with the special values.
+TEST(CpuKernelUnaryTest, GeluIsRelativelyAccurateInTheTails) {
+  std::mt19937_64 rng(7);
+  auto ref = [](double x) { return 0.5 * x * std::erfc(-x / M_SQRT2); };
+  for (double range : {0.5, 3.0, 9.0, 12.0}) {
+    for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
+      for (int64_t n : {1, 7, 33, 1031, 20001}) {
+        SCOPED_TRACE(std::string(ElemName(dt)) + " range=" + std::to_string(range) +
+                     " n=" + std::to_string(n));
+        Buffer x = RandomBuffer(dt, {n}, rng, -range, range);
+        Buffer y = MakeBuffer(dt, {n});
+        ASSERT_TRUE(Unary(UnaryOp::kGelu, dt, n, x.data(), y.data()).ok());
+        std::vector<double> want;
+        for (double v : Values(x)) want.push_back(ref(v));
+        // f32: a few ulp; f16/bf16: one rounding of an accurate float.
+        const double tol = dt == DType::kF32 ? 2e-6 : testing::ToleranceFor(dt);
+        ExpectClose(y, want, tol, nullptr, dt == DType::kF16 ? 1e-4 : 1e-30);
+        ASSERT_TRUE(Unary(UnaryOp::kGelu, dt, n, x.data(), x.data()).ok());
+        EXPECT_EQ(Values(x), Values(y));  // in place gives the same bits
+      }
+    }
+  }
+  Buffer s = FromValues(DType::kF32, {6}, {NAN, INFINITY, -INFINITY, 0.0, 14.0, -14.0});
+  Buffer g = MakeBuffer(DType::kF32, {6});
+  ASSERT_TRUE(Unary(UnaryOp::kGelu, DType::kF32, 6, s.data(), g.data()).ok());
+  std::vector<double> v = Values(g);
+  EXPECT_TRUE(std::isnan(v[0]));
+  EXPECT_EQ(v[1], INFINITY);
+  EXPECT_EQ(v[2], 0.0);
+  EXPECT_EQ(v[3], 0.0);
+  EXPECT_EQ(v[4], 14.0);
+  EXPECT_LE(std::fabs(v[5]), 1e-37);
+}
+
 // The reference Cast of one value, from its definition (see Cast in elementwise.h).
 double RefCast(double v, DType to) {
   auto wrap = [](double t, int bits, bool is_signed) {

@@ -1,5 +1,9 @@
+#include <cmath>
+#include <cstring>
+#include <random>
 #include <string>
 
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/gemm.h"
@@ -53,7 +57,11 @@ TEST(CpuKernelMatMulTest, BroadcastBatchesAgainstFloat64) {
                                                {{2, 1, 3, 4}, {3, 4, 2}},
                                                {{1, 65, 17}, {17, 33}},
                                                {{4, 1, 1}, {1, 1}},
-                                               {{5, 2, 3}, {5, 3, 7}}};
+                                               {{5, 2, 3}, {5, 3, 7}},
+                                               // attention's per-head products, split over
+                                               // threads by batch; a linear layer on a batch
+                                               {{9, 4, 16, 16}, {9, 4, 16, 16}},
+                                               {{3, 45, 64}, {64, 257}}};
   std::mt19937_64 rng(10);
   for (DType dt : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI32}) {
     for (const auto& [ad, bd] : shapes) {
@@ -74,6 +82,95 @@ TEST(CpuKernelMatMulTest, BroadcastBatchesAgainstFloat64) {
     }
   }
   EXPECT_FALSE(MatMulOutputDims({2, 3}, {4, 2}).ok());
+}
+
+// The AVX-512 register-tile GEMM directly (it serves MatMul/Gemm f32 on such CPUs): every row
+// remainder of both tile widths, masked column tails, packed and unpacked B panels, B
+// transposed, operands inside larger matrices (ld > width), alpha/beta, and C not read when
+// beta is 0 (NaN there).
+TEST(CpuKernelGemmTest, Avx512TilesAgainstFloat64) {
+  if (!internal::CpuHasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::mt19937_64 rng(12);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (int64_t m : {1, 5, 7, 8, 13, 23, 64}) {
+    for (int64_t n : {1, 15, 16, 17, 32, 33, 50, 64}) {
+      for (int64_t k : {0, 1, 3, 16, 17, 70}) {
+        for (int variant = 0; variant < 4; ++variant) {
+          const float beta = variant % 2 == 0 ? 0.0f : 0.75f;
+          const bool trans_b = variant >= 2;  // B is [n, k]
+          SCOPED_TRACE("m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                       " k=" + std::to_string(k) + " beta=" + std::to_string(beta) +
+                       (trans_b ? " transB" : ""));
+          const int64_t lda = k + 3, ldb = (trans_b ? k : n) + 5, ldc = n + 2;
+          std::vector<float> a(m * lda), b(std::max<int64_t>(trans_b ? n : k, 1) * ldb);
+          std::vector<float> c(m * ldc);
+          for (float& v : a) v = dist(rng);
+          for (float& v : b) v = dist(rng);
+          for (float& v : c) v = beta == 0.0f ? NAN : dist(rng);
+          const std::vector<float> c0 = c;
+          const float alpha = 1.25f;
+          internal::GemmF32Avx512(trans_b, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta,
+                                  c.data(), ldc);
+          int failures = 0;
+          for (int64_t i = 0; i < m && failures < 5; ++i) {
+            for (int64_t j = 0; j < ldc; ++j) {
+              if (j >= n) {  // outside C: untouched
+                if (std::memcmp(&c[i * ldc + j], &c0[i * ldc + j], sizeof(float)) != 0) {
+                  ADD_FAILURE() << "wrote outside C at " << i << "," << j;
+                  ++failures;
+                }
+                continue;
+              }
+              double want = beta == 0.0f ? 0.0 : double(beta) * c0[i * ldc + j], mag = 0;
+              for (int64_t l = 0; l < k; ++l) {
+                const double bv = trans_b ? b[j * ldb + l] : b[l * ldb + j];
+                const double t = double(alpha) * a[i * lda + l] * bv;
+                want += t;
+                mag += std::fabs(t);
+              }
+              if (beta != 0.0f) mag += std::fabs(double(beta) * c0[i * ldc + j]);
+              if (!(std::fabs(c[i * ldc + j] - want) <= 1e-6 * (mag + 1e-3))) {
+                ADD_FAILURE() << i << "," << j << ": got " << c[i * ldc + j] << " want " << want;
+                ++failures;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// SmallGemmF32 directly: on AVX-512 CPUs MatMul no longer reaches it, elsewhere it serves the
+// tiny products (AVX2/baseline clones).
+TEST(CpuKernelGemmTest, SmallGemmAgainstFloat64) {
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  for (int64_t m : {1, 5, 16}) {
+    for (int64_t n : {1, 7, 16, 33}) {
+      for (int64_t k : {1, 16, 19}) {
+        for (float beta : {0.0f, 0.5f}) {
+          SCOPED_TRACE("m=" + std::to_string(m) + " n=" + std::to_string(n) +
+                       " k=" + std::to_string(k) + " beta=" + std::to_string(beta));
+          std::vector<float> a(m * k), b(k * n), c(m * n);
+          for (float& v : a) v = dist(rng);
+          for (float& v : b) v = dist(rng);
+          for (float& v : c) v = beta == 0.0f ? NAN : dist(rng);
+          const std::vector<float> c0 = c;
+          internal::SmallGemmF32(m, n, k, 0.5f, a.data(), k, b.data(), n, beta, c.data(), n);
+          for (int64_t i = 0; i < m * n; ++i) {
+            double want = beta == 0.0f ? 0.0 : double(beta) * c0[i], mag = std::fabs(want);
+            for (int64_t l = 0; l < k; ++l) {
+              const double t = 0.5 * a[i / n * k + l] * b[l * n + i % n];
+              want += t;
+              mag += std::fabs(t);
+            }
+            ASSERT_LE(std::fabs(c[i] - want), 1e-6 * (mag + 1e-3)) << "element " << i;
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(CpuKernelGemmTest, TransposesAlphaBetaAndBroadcastC) {

@@ -1,6 +1,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/norm.h"
 #include "kernels/cpu/pool.h"
@@ -267,37 +268,42 @@ TEST(CpuKernelNormTest, BatchNormInferenceAndTraining) {
 TEST(CpuKernelNormTest, LayerNormWithMeanAndInvStdDev) {
   std::mt19937_64 rng(23);
   for (DType dt : testing::kFloatDTypes) {
-    for (int64_t inner : {1, 3, 65, 768}) {
-      SCOPED_TRACE(std::string(ElemName(dt)) + " inner " + std::to_string(inner));
-      const int64_t outer = 17;
-      LayerNormParams p;
-      p.dtype = dt, p.param_dtype = dt;
-      p.stat_dtype = dt == DType::kF64 ? DType::kF64 : DType::kF32;
-      p.outer = outer, p.inner = inner, p.epsilon = 1e-5f;
-      Buffer x = RandomBuffer(dt, {outer, inner}, rng, -3, 5);
-      Buffer s = RandomBuffer(dt, {inner}, rng, 0.5, 2), b = RandomBuffer(dt, {inner}, rng);
-      Buffer y = MakeBuffer(dt, {outer, inner});
-      Buffer mean = MakeBuffer(p.stat_dtype, {outer}), inv = MakeBuffer(p.stat_dtype, {outer});
-      ASSERT_TRUE(
-          LayerNorm(p, x.data(), s.data(), b.data(), y.data(), mean.data(), inv.data()).ok());
-      std::vector<double> xv = Values(x), sv = Values(s), bv = Values(b);
-      std::vector<double> want(xv.size()), mag(xv.size()), want_mean, want_inv;
-      for (int64_t r = 0; r < outer; ++r) {
-        std::vector<int64_t> idx;
-        for (int64_t i = 0; i < inner; ++i) idx.push_back(r * inner + i);
-        double m, v;
-        RefNormalize(xv, idx, double(1e-5f), 1.0, 0.0, &want, &mag, &m, &v);
-        for (int64_t i : idx) {
-          want[i] = want[i] * sv[i % inner] + bv[i % inner];
-          mag[i] = mag[i] * sv[i % inner] + std::fabs(bv[i % inner]);
+    // f16/bf16 X also with f32 Scale and B (what pin-fp32 produces).
+    const bool low = dt == DType::kF16 || dt == DType::kBF16;
+    for (DType pdt : low ? std::vector<DType>{dt, DType::kF32} : std::vector<DType>{dt}) {
+      for (int64_t inner : {1, 3, 8, 65, 768}) {
+        SCOPED_TRACE(std::string(ElemName(dt)) + " params " + ElemName(pdt) + " inner " +
+                     std::to_string(inner));
+        const int64_t outer = 17;
+        LayerNormParams p;
+        p.dtype = dt, p.param_dtype = pdt;
+        p.stat_dtype = dt == DType::kF64 ? DType::kF64 : DType::kF32;
+        p.outer = outer, p.inner = inner, p.epsilon = 1e-5f;
+        Buffer x = RandomBuffer(dt, {outer, inner}, rng, -3, 5);
+        Buffer s = RandomBuffer(pdt, {inner}, rng, 0.5, 2), b = RandomBuffer(pdt, {inner}, rng);
+        Buffer y = MakeBuffer(dt, {outer, inner});
+        Buffer mean = MakeBuffer(p.stat_dtype, {outer}), inv = MakeBuffer(p.stat_dtype, {outer});
+        ASSERT_TRUE(
+            LayerNorm(p, x.data(), s.data(), b.data(), y.data(), mean.data(), inv.data()).ok());
+        std::vector<double> xv = Values(x), sv = Values(s), bv = Values(b);
+        std::vector<double> want(xv.size()), mag(xv.size()), want_mean, want_inv;
+        for (int64_t r = 0; r < outer; ++r) {
+          std::vector<int64_t> idx;
+          for (int64_t i = 0; i < inner; ++i) idx.push_back(r * inner + i);
+          double m, v;
+          RefNormalize(xv, idx, double(1e-5f), 1.0, 0.0, &want, &mag, &m, &v);
+          for (int64_t i : idx) {
+            want[i] = want[i] * sv[i % inner] + bv[i % inner];
+            mag[i] = mag[i] * sv[i % inner] + std::fabs(bv[i % inner]);
+          }
+          want_mean.push_back(m);
+          want_inv.push_back(1 / std::sqrt(v + double(1e-5f)));
         }
-        want_mean.push_back(m);
-        want_inv.push_back(1 / std::sqrt(v + double(1e-5f)));
+        ExpectClose(y, want, 4 * testing::ToleranceFor(dt), &mag);
+        const double stat_tol = dt == DType::kF64 ? 1e-12 : 1e-5;
+        ExpectClose(mean, want_mean, stat_tol, nullptr, 1.0);
+        if (inner > 1) ExpectClose(inv, want_inv, 8 * stat_tol);
       }
-      ExpectClose(y, want, 4 * testing::ToleranceFor(dt), &mag);
-      const double stat_tol = dt == DType::kF64 ? 1e-12 : 1e-5;
-      ExpectClose(mean, want_mean, stat_tol, nullptr, 1.0);
-      if (inner > 1) ExpectClose(inv, want_inv, 8 * stat_tol);
     }
   }
 }

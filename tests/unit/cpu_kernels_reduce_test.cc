@@ -1,4 +1,5 @@
 #include <cmath>
+#include <random>
 #include <string>
 
 #include "kernels/cpu/reduce.h"
@@ -176,6 +177,39 @@ TEST(CpuKernelSoftmaxTest, AnyAxisAndLog) {
         ExpectClose(y, want, 2 * testing::ToleranceFor(dt), &mag, 1e-6);
       }
     }
+  }
+}
+
+// f32 rows along the last axis take a vectorised exp: attention-style rows (short, with masked
+// -10000 and -inf scores) against float64, relative to each probability, and in place.
+TEST(CpuKernelSoftmaxTest, MaskedRowsInPlace) {
+  std::mt19937_64 rng(33);
+  std::uniform_int_distribution<int> pick(0, 5);
+  for (int64_t len : {1, 3, 16, 33}) {
+    SCOPED_TRACE("len " + std::to_string(len));
+    const Dims dims = {7, 5, len};
+    Buffer x = RandomBuffer(DType::kF32, dims, rng, -30, 30);
+    std::vector<double> xv = Values(x);
+    for (size_t i = 0; i < xv.size(); ++i) {
+      if (i % static_cast<size_t>(len) == 0) continue;  // every row keeps one finite score
+      const int r = pick(rng);
+      if (r == 0) xv[i] = -10000.0;
+      if (r == 1) xv[i] = -INFINITY;
+    }
+    x = testing::FromValues(DType::kF32, dims, xv);
+    std::vector<double> want(xv.size()), mag(xv.size());
+    for (size_t r = 0; r < xv.size(); r += static_cast<size_t>(len)) {
+      double m = -INFINITY, s = 0;
+      for (int64_t k = 0; k < len; ++k) m = std::max(m, xv[r + k]);
+      for (int64_t k = 0; k < len; ++k) s += std::exp(xv[r + k] - m);
+      for (int64_t k = 0; k < len; ++k) {
+        want[r + k] = std::exp(xv[r + k] - m) / s;
+        // x - max is rounded to float: exp carries its relative error times |x - max|.
+        mag[r + k] = want[r + k] == 0 ? 0 : want[r + k] * (1 + std::fabs(xv[r + k] - m));
+      }
+    }
+    ASSERT_TRUE(Softmax(DType::kF32, dims, -1, false, x.data(), x.data()).ok());
+    ExpectClose(x, want, 2e-6, &mag, 1e-30);
   }
 }
 
