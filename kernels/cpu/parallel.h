@@ -4,8 +4,9 @@
 // (`items * cost_per_item` of at least kMinWorkPerThread per chunk) to pay for the handoff to
 // another thread (microseconds); smaller loops run inline on the caller. The worker threads are a
 // process-wide pool created on first use and kept for the life of the process, so a call costs a
-// wake-up, not a thread start (with OMP_WAIT_POLICY=active idle threads poll for 50 us before
-// sleeping, which pays on idle cores only; see parallel.cc). Each output element is written by
+// wake-up, not a thread start (idle threads poll for 200 us before sleeping, which pays on idle
+// cores; OMP_WAIT_POLICY=passive makes them sleep at once, for oversubscribed machines; see
+// parallel.cc). Each output element is written by
 // exactly one chunk, so results do not depend on the thread count. A ParallelFor inside a
 // ParallelFor (or one issued while the pool is busy with another caller's loop, or in a forked
 // child) runs inline, so the pool never deadlocks. OpenBLAS is set single-threaded (blas.h): the
