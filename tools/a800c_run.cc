@@ -215,17 +215,18 @@ class QuietObserver : public a8::TrainObserver {
   void OnSave(const std::string&, int64_t) override {}
 };
 
-// FNV-1a of the plan's identity, for the same-plan check across ranks.
-uint64_t Fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+// FNV-1a of `n` bytes, continuing from `h`: the fingerprints ranks compare.
+uint64_t Fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
   return h;
 }
 
 // Data parallel, before the first step: every rank runs the same plan, and every rank starts
 // from rank 0's parameters and state (its initial values, or the checkpoint it resumed).
 a8::Status SyncRanks(a8::Communicator& comm, a8::Executor& ex, const std::string& plan_path) {
-  const uint64_t hash = Fnv1a(a8::PlanHash(ex.plan()));
+  const std::string plan_hash = a8::PlanHash(ex.plan());
+  const uint64_t hash = Fnv1a(plan_hash.data(), plan_hash.size());
   uint64_t lo = 0, hi = 0;
   int lo_rank = 0, hi_rank = 0;
   A8_RETURN_IF_ERROR(comm.MinMax(hash, &lo, &hi, &lo_rank, &hi_rank, "the same-plan check"));
@@ -255,8 +256,7 @@ a8::Status CheckParametersAgree(a8::Communicator& comm, const a8::Executor& ex) 
     // The weights, and the loss scaler's and the step control's state (a8.*): the optimizer
     // moments follow from them; running statistics may differ (each rank's own batches).
     if (b.role() != a8::plan::Buffer::PARAMETER && b.name().rfind("a8.", 0) != 0) continue;
-    const uint8_t* p = ex.BufferData(id);
-    for (uint64_t i = 0; i < b.bytes(); ++i) h = (h ^ p[i]) * 1099511628211ull;
+    h = Fnv1a(ex.BufferData(id), b.bytes(), h);
   }
   uint64_t lo = 0, hi = 0;
   int lo_rank = 0, hi_rank = 0;
