@@ -23,14 +23,9 @@ const char* UnaryName(UnaryOp op) {
   return kNames[static_cast<int>(op)];
 }
 
-// exp(q) for q in [-87, 0] (less is taken as -87, NaN too; callers handle NaN): 2^n e^r with
-// |r| <= ln2 / 2 and a degree-7 Taylor polynomial, error a few ulp. Branch-free, so loops of it
-// vectorise.
-inline float ExpNonPositive(float q) {
-  q = q >= -87.0f ? q : -87.0f;  // no fmax/floor: without SSE4.1 they are library calls
-  // Round to nearest through the 1.5 * 2^23 shifter (exact for |v| < 2^22).
-  const float n = (q * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = (q - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+// 2^n e^r for an integral n and |r| <= ln2 / 2: a degree-7 Taylor polynomial of e^r scaled by
+// 2^n through the exponent bits (the shared tail of ExpNonPositive and ExpOfSum).
+inline float ExpReduced(float n, float r) {
   float p = 1.0f / 5040;
   p = p * r + 1.0f / 720;
   p = p * r + 1.0f / 120;
@@ -43,6 +38,17 @@ inline float ExpNonPositive(float q) {
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
   return p * scale;
+}
+
+// exp(q) for q in [-87, 0] (less is taken as -87, NaN too; callers handle NaN): 2^n e^r with
+// |r| <= ln2 / 2 and a degree-7 Taylor polynomial, error a few ulp. Branch-free, so loops of it
+// vectorise.
+inline float ExpNonPositive(float q) {
+  q = q >= -87.0f ? q : -87.0f;  // no fmax/floor: without SSE4.1 they are library calls
+  // Round to nearest through the 1.5 * 2^23 shifter (exact for |v| < 2^22).
+  const float n = (q * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+  const float r = (q - n * 0.693145751953125f) - n * 1.42860682030941723212e-6f;
+  return ExpReduced(n, r);
 }
 
 // erf in float, branch-free (glibc's erff is a scalar call with branches, and dominated BERT's
@@ -90,18 +96,7 @@ inline float ExpOfSum(float big, float small) {
   const float s = big + small;
   const float n = (s * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
   const float r = ((big - n * 0.693145751953125f) + small) - n * 1.42860682030941723212e-6f;
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return p * scale;
+  return ExpReduced(n, r);
 }
 
 // Gelu 0.5 x erfc(-x / sqrt 2) in float, branch-free (glibc's erfcf is a scalar call and was a
