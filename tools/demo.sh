@@ -93,4 +93,14 @@ for m in mlp cnn bert; do
     sed "s/^a800c-run:/   $m:/"
 done
 echo
-echo "Outputs in $out/. Not yet: the CUDA backend (issue 6), data parallel (issue 7)."
+echo "== Data parallel: the same training on 2 processes (mpirun -np 2), batch 16 each, one"
+echo "   loss scaler for both ranks, parameters checked byte-identical at the end"
+$a800c build/models/mlp.onnx --loss=cross_entropy --optimizer=adamw --lr=1e-3 --batch=16 \
+  -o "$out/mlp_dp.plan"
+root=(); [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+mpirun --oversubscribe "${root[@]}" -np 2 build/bin/a800c-run "$out/mlp_dp.plan" \
+  --input x=$d/digits_train_x.npy --input labels=$d/digits_train_y.npy --shuffle --seed=1 \
+  --epochs=10 --eval-input x=$d/digits_test_x.npy --eval-input labels=$d/digits_test_y.npy \
+  --log-every=1000 | grep -E "data parallel|identical|eval at step 440|trained" | sed 's/^/   /'
+echo
+echo "Outputs in $out/. Not yet: the CUDA backend (issue 6) and NCCL (issue 7)."

@@ -14,7 +14,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 printf '%-6s %6s %12s %12s\n' model batch "median ms" "p90 ms"
 for m in mlp cnn bert; do
-  build/bin/a800c "build/models/$m.onnx" --loss=cross_entropy --optimizer=adamw \
+  build/bin/a800c "build/models/$m.onnx" --loss=cross_entropy --optimizer=adamw --precision=fp32 \
     --batch="$batch" -o "$out/$m.plan"
   build/bin/a800c-run "$out/$m.plan" --synthetic --steps=$((steps + 5)) \
     --metrics="$out/$m.jsonl" > /dev/null
