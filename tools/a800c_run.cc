@@ -601,7 +601,9 @@ int main(int argc, char** argv) {
   // Data parallel: the launcher's ranks (mpirun); nullptr for one process.
   auto comm = a8::CreateCommunicator(collective_timeout);
   if (!comm.ok()) return Fail(comm.status());
-  if (*comm != nullptr && (*comm)->rank() == 0) {
+  // mpirun -np 1 is one process: nothing to say, nothing to synchronise.
+  const bool parallel = *comm != nullptr && (*comm)->size() > 1;
+  if (parallel && (*comm)->rank() == 0) {
     std::cout << fmt::format("{}: data parallel: {}\n", kProgram, (*comm)->description());
   }
   auto file = a8::ReadPlanFile(plan_path);
@@ -614,12 +616,12 @@ int main(int argc, char** argv) {
   auto ex = a8::Executor::Create(std::move(file).value(), a8::MakeCpuBackend(), opts);
   if (!ex.ok()) return Fail(ex.status().WithContext(plan_path));
   if (!(*ex)->plan().training()) {
-    if (*comm != nullptr) {
+    if (parallel) {
       return Fail(a8::InvalidInput(
           "{}: an inference plan under mpirun ({} ranks): data parallel runs training plans",
           plan_path, (*comm)->size()));
     }
     return RunInference(**ex, f);
   }
-  return RunTraining(**ex, f, plan_path, comm->get());
+  return RunTraining(**ex, f, plan_path, parallel ? comm->get() : nullptr);
 }

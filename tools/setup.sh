@@ -10,7 +10,7 @@ APT_PACKAGES=(
   llvm-14-tools                                       # FileCheck, not
   clang-14 libclang-rt-14-dev                         # the libFuzzer target
   libcli11-dev libfmt-dev nlohmann-json3-dev          # CLI, formatting, JSON
-  libopenblas-dev libopenblas-serial-dev              # CPU GEMM (the serial build: no BLAS threads)
+  libopenblas-dev                                     # CPU GEMM
   libopenmpi-dev openmpi-bin                          # data parallel on CPUs
 )
 # The Python packages of the test helpers. onnx is pinned: compiler/ir/onnx_versions.inc and

@@ -19,9 +19,9 @@ namespace {
 constexpr size_t kAlign = 64;
 constexpr uint8_t kPoisonByte = 0xFF;
 
-// Regions of 2 MiB and more are aligned to 2 MiB and marked for transparent huge pages: the
-// arena is touched by every kernel of every step, and with 4 KiB pages its TLB misses cost up to
-// 40% of a BERT step on this VM (0.85 ms against 1.47 ms, measured).
+// Regions of 2 MiB and more are aligned to 2 MiB and marked for transparent huge pages (where
+// the system's THP mode is `madvise`, the default here): the arena is touched by every kernel of
+// every step, and fewer TLB misses is the point (tools/bench/README.md has the one measurement).
 constexpr size_t kHugePage = size_t{2} << 20;
 
 AlignedBytes AllocateAligned(uint64_t bytes) {

@@ -11,7 +11,9 @@ the same machine:
           intra_op_num_threads = THREADS, inter_op_num_threads = 1, sequential execution,
           N timed `run` calls on seeded random inputs of the same shapes.
 The first `--warmup` steps of every round are dropped on both sides. Both sides use THREADS
-threads (default: the CPU count; a800c-run gets OMP_NUM_THREADS/OPENBLAS_NUM_THREADS=THREADS).
+threads (default: the CPU count; a800c-run gets OMP_NUM_THREADS=THREADS and OPENBLAS_NUM_THREADS=1:
+a800c calls OpenBLAS single-threaded and splits GEMMs over its own pool, and an OpenBLAS started
+with more threads keeps an unused one spin-yielding for its first ~0.1 s, most of a short run).
 Prints the median step time of each and the ratio a800c/ort (the issue's goal: <= 2).
 
     python3 tools/bench/cpu_forward.py [--build build] [--steps 50] [--rounds 5] [--threads T]
@@ -33,7 +35,7 @@ from onnx import helper
 
 
 def a800c_steps(a800c_run, plan, steps, warmup, threads, work):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS=str(threads))
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
     help_text = subprocess.run([a800c_run, "--help"], capture_output=True, text=True).stdout
     cmd = [a800c_run, plan, "--backend=cpu", "--synthetic", f"--steps={steps + warmup}",
            "--seed=0"]
