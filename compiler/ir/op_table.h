@@ -21,6 +21,7 @@
 // pre-upgrade attributes (Squeeze-11's `axes`, ...), and the shape rules accept either form.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,7 +47,7 @@ using ShapeRule = Status (*)(const Node& node, std::vector<TensorType>* outputs)
 struct OpDef {
   std::string domain;  // "" = ai.onnx
   std::string name;
-  int min_inputs = 0, max_inputs = 0;    // max -1: variadic
+  int min_inputs = 0, max_inputs = 0;  // max -1: variadic
   int min_outputs = 1, max_outputs = 1;
   std::vector<AttrSpec> attrs;
   std::vector<int> onnx_versions;  // from onnx's schemas, ascending
@@ -55,7 +56,7 @@ struct OpDef {
   // the importer (attribute -> input moves); newer implemented ones only widen the type lists.
   int canonical = 0;
   ShapeRule infer = nullptr;
-  std::string doc;                 // one line for --list-ops
+  std::string doc;  // one line for --list-ops
 };
 
 // Every op, sorted by (domain, name).
@@ -73,5 +74,14 @@ StatusOr<int> ResolveOpVersion(const OpDef& op, int64_t opset);
 // Checks arity and attribute kinds of `node` against its OpDef (unknown attributes, missing
 // required ones, wrong kinds): each an error naming the node and the attribute.
 Status CheckNodeAgainstOpDef(const Node& node, const OpDef& def);
+
+// Emits a node of op `domain`.`op` (which must be in the table) before `before` (or at the end),
+// at the op's canonical version, checks it against its OpDef and types its outputs from the op's
+// shape rule: what a pass that builds new nodes needs. `pass` names the pass in errors.
+StatusOr<Node*> EmitTypedNode(Graph& g, const std::string& pass, const std::string& domain,
+                              const std::string& op, std::vector<Value*> inputs,
+                              const std::vector<std::string>& out_names,
+                              std::map<std::string, Attribute> attrs, const std::string& node_name,
+                              Node* before = nullptr);
 
 }  // namespace a8

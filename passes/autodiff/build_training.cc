@@ -24,17 +24,8 @@ StatusOr<std::vector<Value*>> Emit(Graph& g, const std::string& domain, const st
                                    const std::vector<std::string>& out_names,
                                    std::map<std::string, Attribute> attrs,
                                    const std::string& node_name, Node* before = nullptr) {
-  const OpDef* def = FindOp(domain, op);
-  if (def == nullptr)
-    return Internal("{}: op {}.{} is not in the op table", kFlagWhere, domain, op);
-  std::vector<std::pair<std::string, TensorType>> outs;
-  for (const std::string& n : out_names) outs.emplace_back(n, TensorType{});
-  Node* node = g.AddNode(op, domain, std::move(inputs), outs, std::move(attrs), node_name, before);
-  node->set_version(def->canonical);
-  A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*node, *def));
-  std::vector<TensorType> types;
-  A8_RETURN_IF_ERROR(def->infer(*node, &types));
-  for (size_t i = 0; i < types.size(); ++i) node->output(static_cast<int>(i))->set_type(types[i]);
+  A8_ASSIGN_OR_RETURN(Node * node, EmitTypedNode(g, kFlagWhere, domain, op, std::move(inputs),
+                                                 out_names, std::move(attrs), node_name, before));
   return node->outputs();
 }
 
@@ -98,8 +89,7 @@ class Builder {
     GradientOptions grad_options;
     grad_options.seed = g_.AddConstant(g_.UniqueName(loss->name() + ".grad.seed"), one);
     cfg_.grad_seed = grad_options.seed->name();
-    A8_ASSIGN_OR_RETURN(std::vector<Value*> grads,
-                        BuildGradients(g_, loss, params, grad_options));
+    A8_ASSIGN_OR_RETURN(std::vector<Value*> grads, BuildGradients(g_, loss, params, grad_options));
     A8_RETURN_IF_ERROR(AddOptimizer(params, grads));
     cfg_.built = true;
     return Status::Ok();
