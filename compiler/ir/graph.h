@@ -80,6 +80,8 @@ class Node {
   const std::string& op() const { return op_; }
   // "" for the default ONNX domain (ai.onnx), "ai.onnx.preview.training", "a8" for internal ops.
   const std::string& domain() const { return domain_; }
+  // Whether this is a800c's internal op `a8.<op>`.
+  bool IsInternal(std::string_view op) const { return domain_ == "a8" && op_ == op; }
   // "Relu", "ai.onnx.preview.training.Adam", "a8.UnscaleCheckFinite": how dumps spell the op.
   std::string qualified_op() const;
   // The ONNX schema version (since_version) whose semantics this node has.

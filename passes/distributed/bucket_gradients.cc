@@ -14,8 +14,6 @@
 namespace a8 {
 namespace {
 
-bool IsA8(const Node& n, const char* op) { return n.domain() == "a8" && n.op() == op; }
-
 // The gradients the step reduces, deduplicated, in no particular order.
 std::vector<Value*> Gradients(const std::vector<Node*>& nodes) {
   std::vector<Value*> grads;
@@ -23,7 +21,7 @@ std::vector<Value*> Gradients(const std::vector<Node*>& nodes) {
   auto add = [&](Value* v) {
     // With --accumulate, what the step reads is the accumulator: reduce each micro-step's
     // gradient instead, so that the accumulators stay equal on every rank.
-    if (v != nullptr && v->producer() != nullptr && IsA8(*v->producer(), "GradAccumulate")) {
+    if (v != nullptr && v->producer() != nullptr && v->producer()->IsInternal("GradAccumulate")) {
       v = v->producer()->input(1);
     }
     if (v != nullptr && v->role() == ValueRole::kIntermediate && seen.insert(v).second) {
@@ -32,14 +30,14 @@ std::vector<Value*> Gradients(const std::vector<Node*>& nodes) {
   };
   bool scaled = false;
   for (Node* n : nodes) {
-    if (!IsA8(*n, "UnscaleCheckFinite")) continue;
+    if (!n->IsInternal("UnscaleCheckFinite")) continue;
     scaled = true;
     for (int i = 1; i < n->num_inputs(); ++i) add(n->input(i));
   }
   if (scaled) return grads;
   for (Node* n : nodes) {
-    if (IsA8(*n, "SgdUpdate") || IsA8(*n, "AdamUpdate")) add(n->input(1));
-    if (IsA8(*n, "GlobalNormSq")) {
+    if (n->IsInternal("SgdUpdate") || n->IsInternal("AdamUpdate")) add(n->input(1));
+    if (n->IsInternal("GlobalNormSq")) {
       for (Value* v : n->inputs()) add(v);
     }
   }

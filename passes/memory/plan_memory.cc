@@ -64,7 +64,7 @@ int64_t Place(std::vector<Buffer>& buffers, const std::vector<int>& order, Fit f
 
 std::vector<int> InPlaceOperands(const Node& node) {
   // The averaged gradient takes the bytes the all-reduce summed into.
-  if (node.domain() == "a8" && node.op() == "AllReduceWait") return {1};
+  if (node.IsInternal("AllReduceWait")) return {1};
   if (!node.domain().empty() || node.num_outputs() != 1) return {};
   static constexpr std::string_view kUnary[] = {
       "Abs",         "Ceil",      "Cos",  "Elu",      "Erf",  "Exp",        "Floor", "Gelu",

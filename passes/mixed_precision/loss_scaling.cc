@@ -22,8 +22,6 @@ StatusOr<Node*> Emit(Graph& g, const std::string& domain, const std::string& op,
                        std::move(attrs), node_name, before);
 }
 
-bool IsA8(const Node& n, const char* op) { return n.domain() == "a8" && n.op() == op; }
-
 TensorDataPtr Scalar(DType dtype, double v) {
   std::shared_ptr<TensorData> d = TensorData::Make(TensorType{dtype, {}});
   if (dtype == DType::kF32) d->mutable_data<float>()[0] = static_cast<float>(v);
@@ -48,8 +46,8 @@ class Scaler {
     size_t index = 0;
     for (Node* n : g_.nodes()) {
       position[n] = index++;
-      if (IsA8(*n, "TrainControl")) control = n;
-      if (IsA8(*n, "SgdUpdate") || IsA8(*n, "AdamUpdate") || IsA8(*n, "GlobalNormSq")) {
+      if (n->IsInternal("TrainControl")) control = n;
+      if (n->IsInternal("SgdUpdate") || n->IsInternal("AdamUpdate") || n->IsInternal("GlobalNormSq")) {
         readers.push_back(n);
       }
     }
@@ -66,7 +64,7 @@ class Scaler {
     std::vector<Value*> grads;
     std::map<const Value*, Value*> unscaled;
     for (Node* r : readers) {
-      const bool norm = IsA8(*r, "GlobalNormSq");
+      const bool norm = r->IsInternal("GlobalNormSq");
       for (int i = norm ? 0 : 1; i < (norm ? r->num_inputs() : 2); ++i) {
         Value* gv = r->input(i);
         if (unscaled.emplace(gv, nullptr).second) grads.push_back(gv);
@@ -128,7 +126,7 @@ class Scaler {
     for (Node* r : readers) {
       for (int i = 0; i < r->num_inputs(); ++i) {
         auto it = unscaled.find(r->input(i));
-        const bool grad_operand = IsA8(*r, "GlobalNormSq") || i == 1;
+        const bool grad_operand = r->IsInternal("GlobalNormSq") || i == 1;
         if (grad_operand && it != unscaled.end()) r->SetInput(i, it->second);
       }
     }
