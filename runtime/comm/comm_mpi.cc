@@ -63,8 +63,9 @@ class MpiCommunicator : public Communicator {
     for (const CommBuffer& b : buffers) total += b.count;
     if (total > INT32_MAX)
       return Unsupported("bucket {}: {} elements (MPI counts are int)", bucket, total);
-    p.staging = PackBucket(buffers, p.wire,
-                           p.wire == DType::kF16 ? 1.0f / static_cast<float>(size_) : 1.0f);
+    A8_ASSIGN_OR_RETURN(
+        p.staging, PackBucket(buffers, p.wire,
+                              p.wire == DType::kF16 ? 1.0f / static_cast<float>(size_) : 1.0f));
     const int rc = p.wire == DType::kF16
                        ? MPI_Iallreduce(MPI_IN_PLACE, p.staging.data(), static_cast<int>(total),
                                         MPI_UINT16_T, half_sum_, MPI_COMM_WORLD, &p.request)
@@ -85,9 +86,8 @@ class MpiCommunicator : public Communicator {
     p.active = false;
     // f32 on the wire carried the sum: the mean is taken here, in float, before rounding to the
     // buffer's dtype.
-    UnpackBucket(p.staging, p.wire, p.wire == DType::kF16 ? 1.0f : 1.0f / static_cast<float>(size_),
-                 p.buffers);
-    return Status::Ok();
+    return UnpackBucket(p.staging, p.wire,
+                        p.wire == DType::kF16 ? 1.0f : 1.0f / static_cast<float>(size_), p.buffers);
   }
 
   void Progress() override {

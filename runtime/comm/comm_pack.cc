@@ -1,80 +1,65 @@
-// Bucket packing shared by the communicators (comm_internal.h).
+// Bucket packing shared by the communicators (comm_internal.h), through the CPU kernels'
+// dtype conversions (kernels/cpu/cast_elem.h: rounded like a Cast).
 #include <cstring>
 
-#include "kernels/common/float16.h"
+#include "kernels/cpu/cast_elem.h"
 #include "runtime/comm/comm_internal.h"
 
 namespace a8 {
+namespace {
 
-float LoadAsFloat(const void* p, DType t, int64_t i) {
-  switch (t) {
-    case DType::kF16:
-      return HalfBitsToFloat(static_cast<const uint16_t*>(p)[i]);
-    case DType::kBF16:
-      return BFloat16BitsToFloat(static_cast<const uint16_t*>(p)[i]);
-    case DType::kF64:
-      return static_cast<float>(static_cast<const double*>(p)[i]);
-    default:
-      return static_cast<const float*>(p)[i];
-  }
+constexpr const char* kWhat = "the gradient all-reduce";
+
+bool IsPlainF32(DType wire, const CommBuffer& b, float scale) {
+  return wire == DType::kF32 && b.dtype == DType::kF32 && scale == 1.0f;
 }
 
-void StoreFromFloat(void* p, DType t, int64_t i, float v) {
-  switch (t) {
-    case DType::kF16:
-      static_cast<uint16_t*>(p)[i] = FloatToHalfBits(v);
-      break;
-    case DType::kBF16:
-      static_cast<uint16_t*>(p)[i] = FloatToBFloat16Bits(v);
-      break;
-    case DType::kF64:
-      static_cast<double*>(p)[i] = v;
-      break;
-    default:
-      static_cast<float*>(p)[i] = v;
-  }
-}
+}  // namespace
 
-std::vector<uint8_t> PackBucket(const std::vector<CommBuffer>& buffers, DType wire, float scale) {
+StatusOr<std::vector<uint8_t>> PackBucket(const std::vector<CommBuffer>& buffers, DType wire,
+                                          float scale) {
   int64_t total = 0;
   for (const CommBuffer& b : buffers) total += b.count;
-  const size_t width = wire == DType::kF16 ? 2 : 4;
-  std::vector<uint8_t> out(static_cast<size_t>(total) * width);
-  int64_t at = 0;
+  std::vector<uint8_t> out(static_cast<size_t>(total) * DTypeSize(wire));
+  uint8_t* at = out.data();
   for (const CommBuffer& b : buffers) {
-    if (wire == DType::kF32 && b.dtype == DType::kF32 && scale == 1.0f) {
-      std::memcpy(out.data() + at * 4, b.data, static_cast<size_t>(b.count) * 4);
+    if (IsPlainF32(wire, b, scale)) {
+      std::memcpy(at, b.data, static_cast<size_t>(b.count) * 4);
     } else {
-      for (int64_t i = 0; i < b.count; ++i) {
-        StoreFromFloat(out.data(), wire, at + i, LoadAsFloat(b.data, b.dtype, i) * scale);
-      }
+      A8_ASSIGN_OR_RETURN(std::vector<float> v,
+                          cpu::LoadAs<float>(b.dtype, b.data, b.count, kWhat));
+      for (float& x : v) x *= scale;
+      A8_RETURN_IF_ERROR(cpu::StoreAs(wire, v, at, kWhat));
     }
-    at += b.count;
+    at += static_cast<size_t>(b.count) * DTypeSize(wire);
   }
   return out;
 }
 
-void UnpackBucket(const std::vector<uint8_t>& packed, DType wire, float scale,
-                  const std::vector<CommBuffer>& buffers) {
-  int64_t at = 0;
+Status UnpackBucket(const std::vector<uint8_t>& packed, DType wire, float scale,
+                    const std::vector<CommBuffer>& buffers) {
+  const uint8_t* at = packed.data();
   for (const CommBuffer& b : buffers) {
-    if (wire == DType::kF32 && b.dtype == DType::kF32 && scale == 1.0f) {
-      std::memcpy(b.data, packed.data() + at * 4, static_cast<size_t>(b.count) * 4);
+    if (IsPlainF32(wire, b, scale)) {
+      std::memcpy(b.data, at, static_cast<size_t>(b.count) * 4);
     } else {
-      for (int64_t i = 0; i < b.count; ++i) {
-        StoreFromFloat(b.data, b.dtype, i, LoadAsFloat(packed.data(), wire, at + i) * scale);
-      }
+      A8_ASSIGN_OR_RETURN(std::vector<float> v, cpu::LoadAs<float>(wire, at, b.count, kWhat));
+      for (float& x : v) x *= scale;
+      A8_RETURN_IF_ERROR(cpu::StoreAs(b.dtype, v, b.data, kWhat));
     }
-    at += b.count;
+    at += static_cast<size_t>(b.count) * DTypeSize(wire);
   }
+  return Status::Ok();
 }
 
-float WireToFloat(const std::vector<uint8_t>& wire, bool half, size_t i) {
-  return LoadAsFloat(wire.data(), half ? DType::kF16 : DType::kF32, static_cast<int64_t>(i));
+StatusOr<std::vector<float>> WireValues(const std::vector<uint8_t>& packed, DType wire) {
+  return cpu::LoadAs<float>(wire, packed.data(),
+                            static_cast<int64_t>(packed.size() / DTypeSize(wire)), kWhat);
 }
 
-void FloatToWire(std::vector<uint8_t>* wire, bool half, size_t i, float v) {
-  StoreFromFloat(wire->data(), half ? DType::kF16 : DType::kF32, static_cast<int64_t>(i), v);
+Status SetWireValues(const std::vector<float>& values, DType wire, std::vector<uint8_t>* packed) {
+  packed->resize(values.size() * DTypeSize(wire));
+  return cpu::StoreAs(wire, values, packed->data(), kWhat);
 }
 
 }  // namespace a8

@@ -24,7 +24,6 @@
 #include <map>
 #include <thread>
 
-#include "kernels/common/float16.h"
 #include "runtime/comm/comm_internal.h"
 
 namespace a8 {
@@ -129,22 +128,23 @@ class TcpCommunicator : public Communicator {
     Done& d = done_[bucket];
     if (d.started) return Internal("all-reduce of bucket {} started twice", bucket);
     d.started = true;
-    const bool half = wire == DType::kF16;
-    std::vector<uint8_t> packed = PackBucket(buffers, half ? DType::kF16 : DType::kF32,
-                                             half ? 1.0f / static_cast<float>(size_) : 1.0f);
+    const DType w = wire == DType::kF16 ? DType::kF16 : DType::kF32;
+    A8_ASSIGN_OR_RETURN(
+        std::vector<uint8_t> packed,
+        PackBucket(buffers, w, w == DType::kF16 ? 1.0f / static_cast<float>(size_) : 1.0f));
     const std::string what = fmt::format("the all-reduce of gradient bucket {}", bucket);
     const auto deadline = Deadline();
-    const size_t n = packed.size() / (half ? 2 : 4);
     if (rank_ == 0) {
-      std::vector<float> sum(n);
-      for (size_t i = 0; i < n; ++i) sum[i] = WireToFloat(packed, half, i);
+      A8_ASSIGN_OR_RETURN(std::vector<float> sum, WireValues(packed, w));
       std::vector<uint8_t> theirs(packed.size());
       for (int r = 1; r < size_; ++r) {
         A8_RETURN_IF_ERROR(Recv(peers_[r], theirs.data(), theirs.size(), deadline, what, r));
-        for (size_t i = 0; i < n; ++i) sum[i] += WireToFloat(theirs, half, i);
+        A8_ASSIGN_OR_RETURN(std::vector<float> v, WireValues(theirs, w));
+        for (size_t i = 0; i < sum.size(); ++i) sum[i] += v[i];
       }
-      const float inv = half ? 1.0f : 1.0f / static_cast<float>(size_);
-      for (size_t i = 0; i < n; ++i) FloatToWire(&packed, half, i, sum[i] * inv);
+      const float inv = w == DType::kF16 ? 1.0f : 1.0f / static_cast<float>(size_);
+      for (float& x : sum) x *= inv;
+      A8_RETURN_IF_ERROR(SetWireValues(sum, w, &packed));
       for (int r = 1; r < size_; ++r) {
         A8_RETURN_IF_ERROR(Send(peers_[r], packed.data(), packed.size(), deadline, what, r));
       }
@@ -153,8 +153,7 @@ class TcpCommunicator : public Communicator {
       A8_RETURN_IF_ERROR(Recv(peers_[0], packed.data(), packed.size(), deadline, what, 0));
     }
     // The wire holds the mean already: unpack it as it is.
-    UnpackBucket(packed, half ? DType::kF16 : DType::kF32, 1.0f, buffers);
-    return Status::Ok();
+    return UnpackBucket(packed, w, 1.0f, buffers);
   }
 
   Status WaitAllReduce(int bucket) override {
