@@ -9,7 +9,7 @@ const std::vector<PipelineInfo>& Pipelines() {
       {"default",
        "what `a800c MODEL --emit=ir|onnx` runs",
        {"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu", "build-training",
-        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling",
+        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling", "fuse",
         "bucket-gradients"}},
       {"cleanup",
        "the cleanup passes one by one",
@@ -17,7 +17,7 @@ const std::vector<PipelineInfo>& Pipelines() {
       {"plan",
        "what `a800c MODEL --emit=plan` runs before lowering",
        {"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu", "build-training",
-        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling",
+        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling", "fuse",
         "bucket-gradients", "schedule", "plan-memory"}},
   };
   return kPipelines;

@@ -66,6 +66,10 @@ int main(int argc, char** argv) {
       ->type_name("P,...")
       ->expected(0, 1)
       ->allow_extra_args(false);
+  bool no_fuse = false;
+  app.add_flag("--no-fuse", no_fuse,
+               "Leave out the `fuse` pass: one kernel per node, no GEMM epilogues nor fused "
+               "elementwise chains");
   app.add_flag("--verify-each", pipeline.verify_each, "Run the IR verifier after every pass");
   app.add_flag("--list-passes", list_passes, "List the passes and pipelines, then exit");
   app.add_flag("--list-ops", list_ops, "List the supported ops, then exit");
@@ -116,10 +120,13 @@ int main(int argc, char** argv) {
     if (!plan_passes.ok()) return Fail(plan_passes.status());
     default_passes = *plan_passes;
   }
+  // --emit=onnx writes ONNX that onnxruntime runs: no a8.Fused* kernels in it.
+  if (opts.emit == a8::EmitKind::kOnnx) std::erase(default_passes, std::string("fuse"));
   a8::Status s =
       a8::ApplyPipelineFlags(pipeline, default_passes, &std::cerr, &opts.pm, &pass_list);
   if (!s.ok()) return Fail(s);
   opts.passes = pass_list;
+  opts.fuse = !no_fuse;
 
   s = a8::Compile(opts, std::cout, [](const std::string& warning) {
     std::cerr << kProgram << ": warning: " << warning << "\n";

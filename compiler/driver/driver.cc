@@ -278,6 +278,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   } else {
     passes = DefaultCompilePipeline();
   }
+  if (!opts.fuse) std::erase(passes, std::string("fuse"));
   A8_RETURN_IF_ERROR(RunPasses(graph, passes, pm));
 
   switch (opts.emit) {

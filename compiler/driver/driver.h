@@ -93,6 +93,8 @@ struct CompileOptions {
   std::optional<TrainingConfig> training;
   // The precision flags (--precision, --fp32-ops, ...); nullopt: fp32.
   std::optional<PrecisionConfig> precision;
+  // false (--no-fuse): the `fuse` pass is left out of whichever pass list runs.
+  bool fuse = true;
 };
 
 // The whole `a800c MODEL` job. Warnings (import) go to `warn` as they are known; the result goes

@@ -323,6 +323,7 @@ std::vector<OpDef> BuildTable() {
   AddGradMathOps(&ops);
   AddGradNnOps(&ops);
   AddOptimizerOps(&ops);
+  AddFusedOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

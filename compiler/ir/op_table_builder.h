@@ -69,5 +69,6 @@ constexpr int kMany = -1;
 void AddGradMathOps(std::vector<OpDef>* ops);   // op_table_grad_math.cc: elementwise/shape/reduce
 void AddGradNnOps(std::vector<OpDef>* ops);     // op_table_grad_nn.cc: nn gradients, a8 losses
 void AddOptimizerOps(std::vector<OpDef>* ops);  // op_table_optim.cc: updates, step control
+void AddFusedOps(std::vector<OpDef>* ops);      // op_table_fused.cc: the fuse pass's kernels
 
 }  // namespace a8

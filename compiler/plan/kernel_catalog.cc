@@ -132,6 +132,7 @@ std::vector<Row> BuildRows() {
   AddGradMathKernelRows(&rows);
   AddGradNnKernelRows(&rows);
   AddOptimizerKernelRows(&rows);
+  AddFusedKernelRows(&rows);
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.op < b.op; });
   return rows;
 }

@@ -374,7 +374,13 @@ class Lowering {
       pa->set_tensor_buffer(ids_.at(buffer_name));
     }
     k->set_node(node.name());
-    k->add_onnx_nodes(node.name());
+    // A fused node lists the nodes it came from (passes/fusion/fuse.h).
+    if (const Attribute* fused = node.attr("a8.onnx_nodes");
+        fused != nullptr && fused->kind() == AttrKind::kStrings) {
+      for (const std::string& n : fused->strings()) k->add_onnx_nodes(n);
+    } else {
+      k->add_onnx_nodes(node.name());
+    }
     (void)index;
     return Status::Ok();
   }

@@ -53,13 +53,31 @@ StatusOr<std::vector<int64_t>> KernelArgs::ConstInts(int i) const {
   if (!t.present) return std::vector<int64_t>{};
   std::vector<int64_t> v(static_cast<size_t>(t.count()));
   if (t.dtype == DType::kI64) {
-    std::copy_n(reinterpret_cast<const int64_t*>(t.data), v.size(), v.begin());
+    std::copy_n(reinterpret_cast<const int64_t*>(t.host_data()), v.size(), v.begin());
   } else if (t.dtype == DType::kI32) {
-    std::copy_n(reinterpret_cast<const int32_t*>(t.data), v.size(), v.begin());
+    std::copy_n(reinterpret_cast<const int32_t*>(t.host_data()), v.size(), v.begin());
   } else {
     return InvalidInput("input {}: expected i64 or i32 values, got {}", i, DTypeName(t.dtype));
   }
   return v;
+}
+
+Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg& like,
+                        const char* what) {
+  if (t.count() != like.count()) {
+    return InvalidInput("{}: {} has {} elements, expected {}", a.kernel().op(), what, t.count(),
+                        like.count());
+  }
+  return Status::Ok();
+}
+
+Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what) {
+  const TensorArg& t = a.in(i);
+  if (!t.present || t.dtype != dtype || t.count() != 1) {
+    return InvalidInput("{}: input {} ({}) must be a {} scalar", a.kernel().op(), i, what,
+                        DTypeName(dtype));
+  }
+  return Status::Ok();
 }
 
 std::string DTypeList(const std::vector<DType>& types) {
@@ -82,6 +100,7 @@ const std::vector<CpuKernelEntry>& CpuKernelRegistry() {
     RegisterGradNnKernels(r);
     RegisterOptimizerKernels(r);
     RegisterDistKernels(r);
+    RegisterFusedKernels(r);
     std::sort(r->begin(), r->end(),
               [](const CpuKernelEntry& a, const CpuKernelEntry& b) { return a.op < b.op; });
     return r;

@@ -29,6 +29,10 @@ struct TensorArg {
   DType dtype = DType::kF32;
   cpu::Dims dims;
   uint8_t* data = nullptr;
+  // A host copy of the bytes of a CONSTANT buffer where `data` is device memory (the device
+  // backends set it; null otherwise): host setup code reads shape-like operands through it.
+  const uint8_t* host = nullptr;
+  const uint8_t* host_data() const { return host != nullptr ? host : data; }
   int64_t count() const { return cpu::NumElements(dims); }
   size_t bytes() const { return static_cast<size_t>(count()) * DTypeSize(dtype); }
 };
@@ -83,6 +87,13 @@ struct CpuKernelEntry {
 const std::vector<CpuKernelEntry>& CpuKernelRegistry();
 const CpuKernelEntry* FindCpuKernel(const std::string& op);
 
+// Operand checks shared by the CPU and CUDA entries. Operands of one kernel must agree in element
+// count (the compiler's shape rules guarantee it for plans it writes; a hand-edited plan gets an
+// error, not an out-of-bounds access); input i must be a `dtype` scalar.
+Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg& like,
+                        const char* what);
+Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what);
+
 // "f32,f16,bf16,f64" for the --list-kernels listing.
 std::string DTypeList(const std::vector<DType>& types);
 
@@ -96,6 +107,7 @@ void RegisterGradMathKernels(std::vector<CpuKernelEntry>* r);  // ops_grad_math.
 void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r);    // ops_grad_nn.cc (and a8 losses)
 void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r);
 void RegisterDistKernels(std::vector<CpuKernelEntry>* r);  // ops_dist.cc: gradient all-reduce  // ops_optim.cc
+void RegisterFusedKernels(std::vector<CpuKernelEntry>* r);  // ops_fused.cc: the fuse pass's ops
 
 // The LossParams of a loss kernel or its gradient (ops_nn.cc): scores of `scores_dims`
 // [N, C, d...], input 0's dtype, labels at input `labels_input`, the `reduction` and

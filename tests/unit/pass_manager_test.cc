@@ -303,7 +303,7 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
       DefaultCompilePipeline(),
       (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu",
                                 "build-training", "assign-precision", "pin-fp32", "insert-casts",
-                                "fold-casts", "loss-scaling", "bucket-gradients"}));
+                                "fold-casts", "loss-scaling", "fuse", "bucket-gradients"}));
 }
 
 }  // namespace

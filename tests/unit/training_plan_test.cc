@@ -46,8 +46,9 @@ TEST(TrainingPlanTest, LowerWritesUpdatesTrainingAndUpdatesInPlace) {
   const int step = p.train().step_buffer();
   ASSERT_GE(step, 0);
   EXPECT_EQ(p.buffers(step).name(), "a8.step");
-  // The eval step is the forward pass and the loss: Gemm, Relu, Gemm, Relu, Gemm, loss.
-  EXPECT_EQ(p.train().eval_kernels_size(), 6);
+  // The eval step is the forward pass and the loss: Gemm + Relu (fused), Gemm + Relu (fused),
+  // Gemm, loss.
+  EXPECT_EQ(p.train().eval_kernels_size(), 4);
   // Every parameter's new value is written in place.
   int in_place = 0;
   for (const plan::Update& u : p.updates()) {

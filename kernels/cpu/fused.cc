@@ -1,0 +1,130 @@
+#include "kernels/cpu/fused.h"
+
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu {
+namespace {
+
+// Elements of `count` T converted to float (exact for f16/bf16).
+template <typename T>
+std::vector<float> ToFloat(const T* x, int64_t count) {
+  std::vector<float> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) out[i] = Load(x[i]);
+  return out;
+}
+
+template <typename T>
+Status FusedMatMulTyped(const FusedMatMulParams& p, const T* a, const T* b, const T* bias,
+                        const T* aux, T* y, T* out1) {
+  using A = Compute<T>;
+  GemmParams g;
+  g.m = p.m;
+  g.n = p.n;
+  g.k = p.k;
+  g.trans_b = p.trans_b;
+  g.beta = 0.0f;
+  // The accumulator: y itself when T is the compute type, else a float buffer.
+  std::vector<A> acc_store;
+  A* acc = nullptr;
+  if constexpr (std::is_same_v<T, A>) {
+    g.dtype = p.dtype;
+    acc = y;
+    A8_RETURN_IF_ERROR(Gemm(g, a, b, nullptr, acc));
+  } else {
+    g.dtype = DType::kF32;
+    const std::vector<float> af = ToFloat(a, p.m * p.k), bf = ToFloat(b, p.k * p.n);
+    acc_store.resize(static_cast<size_t>(p.m * p.n));
+    acc = acc_store.data();
+    A8_RETURN_IF_ERROR(Gemm(g, af.data(), bf.data(), nullptr, acc));
+  }
+  const bool pre_out = out1 != nullptr && !p.bgrad;
+  ParallelFor(p.m, p.n * 4, [&](int64_t r0, int64_t r1) {
+    for (int64_t i = r0; i < r1; ++i) {
+      for (int64_t j = 0; j < p.n; ++j) {
+        const int64_t e = i * p.n + j;
+        const A bv = bias != nullptr ? Load(bias[j]) : A(0);
+        const A xv = aux != nullptr ? Load(aux[e]) : A(0);
+        A pre;
+        const A v = ApplyEpilogue<A>(p.epilogue, p.tanh_form, acc[e], bv, xv, &pre);
+        if (pre_out) out1[e] = Store<T>(pre);
+        acc[e] = v;
+        y[e] = Store<T>(v);
+      }
+    }
+  });
+  if (out1 != nullptr && p.bgrad) {
+    // One thread per column, rows in order: the sum does not depend on the thread count.
+    ParallelFor(p.n, p.m, [&](int64_t c0, int64_t c1) {
+      for (int64_t j = c0; j < c1; ++j) {
+        A s = 0;
+        for (int64_t i = 0; i < p.m; ++i) s += acc[i * p.n + j];
+        out1[j] = Store<T>(s);
+      }
+    });
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status FusedMatMul(const FusedMatMulParams& p, const void* a, const void* b, const void* bias,
+                   const void* aux, void* y, void* out1) {
+  if (p.m < 0 || p.n < 0 || p.k < 0 || p.epilogue < kEpilogueBias || p.epilogue > kEpilogueDGelu) {
+    return InvalidInput("a8.FusedMatMul: bad params (m {}, n {}, k {}, epilogue {})", p.m, p.n, p.k,
+                        p.epilogue);
+  }
+  if (EpilogueHasBias(p.epilogue) != (bias != nullptr) ||
+      EpilogueIsBackward(p.epilogue) != (aux != nullptr)) {
+    return InvalidInput("a8.FusedMatMul: epilogue {} got the wrong bias/aux operands", p.epilogue);
+  }
+  return Dispatch<TypeSet::kFloat>(p.dtype, "a8.FusedMatMul", [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    return FusedMatMulTyped<T>(p, static_cast<const T*>(a), static_cast<const T*>(b),
+                               static_cast<const T*>(bias), static_cast<const T*>(aux),
+                               static_cast<T*>(y), static_cast<T*>(out1));
+  });
+}
+
+Status FusedElementwise(const FusedProgram& program, DType in_dtype, const void* const* inputs,
+                        const int64_t* in_counts, DType out_dtype, int64_t count, void* y) {
+  const int n_in = program.num_inputs;
+  for (int j = 0; j < n_in; ++j) {
+    if (in_counts[j] != 1 && in_counts[j] != count) {
+      return InvalidInput("a8.FusedElementwise: input {} has {} elements, expected 1 or {}", j,
+                          in_counts[j], count);
+    }
+  }
+  const bool wide = in_dtype == DType::kF64 || out_dtype == DType::kF64;
+  return Dispatch<TypeSet::kFloat>(in_dtype, "a8.FusedElementwise", [&](auto in_tag) -> Status {
+    using T = A8_TAG_TYPE(in_tag);
+    return Dispatch<TypeSet::kFloat>(out_dtype, "a8.FusedElementwise", [&](auto out_tag) -> Status {
+      using U = A8_TAG_TYPE(out_tag);
+      auto run = [&](auto compute_tag) {
+        using A = A8_TAG_TYPE(compute_tag);
+        const int64_t cost = 4 + 8 * program.num_instrs;
+        ParallelFor(count, cost, [&](int64_t b, int64_t e) {
+          A vals[kFusedMaxInputs];
+          for (int64_t i = b; i < e; ++i) {
+            for (int j = 0; j < n_in; ++j) {
+              const T* x = static_cast<const T*>(inputs[j]);
+              vals[j] = static_cast<A>(Load(x[in_counts[j] == 1 ? 0 : i]));
+            }
+            static_cast<U*>(y)[i] = Store<U>(static_cast<Compute<U>>(EvalFused<A>(program, vals)));
+          }
+        });
+      };
+      if (wide) {
+        run(TypeTag<double>{});
+      } else {
+        run(TypeTag<float>{});
+      }
+      return Status::Ok();
+    });
+  });
+}
+
+}  // namespace a8::cpu

@@ -1,0 +1,67 @@
+// fuse: GEMM epilogues and elementwise chains as single kernels (see fuse.h).
+#include "passes/fusion/fuse.h"
+
+#include <algorithm>
+#include <set>
+
+#include "passes/fusion/fuse_internal.h"
+
+namespace a8 {
+namespace fusion {
+
+std::vector<std::string> Provenance(const Node* n) {
+  if (const Attribute* a = n->attr("a8.onnx_nodes");
+      a != nullptr && a->kind() == AttrKind::kStrings) {
+    return a->strings();
+  }
+  return {n->name()};
+}
+
+void AddFusedAnnotations(const std::vector<const Node*>& members, const Node* main,
+                         std::map<std::string, Attribute>* attrs) {
+  std::vector<std::string> names;
+  for (const Node* m : members) {
+    for (std::string& s : Provenance(m)) names.push_back(std::move(s));
+  }
+  (*attrs)["a8.onnx_nodes"] = Attribute(std::move(names));
+  for (const char* key : {"a8.precision", "a8.why"}) {
+    if (const Attribute* a = main->attr(key)) (*attrs)[key] = *a;
+  }
+}
+
+std::vector<std::string> FreeNames(Graph& graph, const std::vector<Value*>& values) {
+  std::vector<std::string> names;
+  for (Value* v : values) {
+    names.push_back(v->name());
+    graph.RenameValue(v, graph.UniqueName(v->name() + ".unfused"));
+  }
+  return names;
+}
+
+void EraseMembers(Graph& graph, const std::vector<Node*>& members) {
+  // Graph-level constants only (read before the erasures: members' own outputs go with them).
+  std::set<Value*> constants;
+  for (const Node* m : members) {
+    for (Value* in : m->inputs()) {
+      if (in != nullptr && in->producer() == nullptr && in->role() == ValueRole::kConstant) {
+        constants.insert(in);
+      }
+    }
+  }
+  for (auto it = members.rbegin(); it != members.rend(); ++it) graph.EraseNode(*it);
+  for (Value* c : constants) {
+    if (c->uses().empty() && !c->is_graph_output()) graph.EraseGraphValue(c);
+  }
+}
+
+}  // namespace fusion
+
+StatusOr<bool> Fuse::Run(Graph& graph) {
+  A8_ASSIGN_OR_RETURN(const int gemms, fusion::FuseMatMulEpilogues(graph, &stats_));
+  A8_ASSIGN_OR_RETURN(const int chains, fusion::FuseElementwiseChains(graph, &stats_));
+  const bool changed = gemms + chains > 0;
+  if (changed) graph.memory_plan.reset();
+  return changed;
+}
+
+}  // namespace a8

@@ -1,0 +1,231 @@
+// fuse, part 2: elementwise chains -> a8.FusedElementwise (see fuse.h; the program encoding is
+// kernels/common/fused_elementwise.h).
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+#include "kernels/common/fused_elementwise.h"
+#include "passes/fusion/fuse_internal.h"
+
+namespace a8::fusion {
+namespace {
+
+// The opcode of an elementwise node (kFusedConst for a widening Cast, which is no instruction:
+// its output aliases its input's register), or -1 when `n` is not one we fuse.
+int32_t OpcodeOf(const Node* n) {
+  static const std::map<std::string, int32_t> kOnnx = {
+      {"Relu", kFusedRelu}, {"Sigmoid", kFusedSigmoid}, {"Tanh", kFusedTanh},
+      {"Exp", kFusedExp},   {"Log", kFusedLog},         {"Neg", kFusedNeg},
+      {"Abs", kFusedAbs},   {"Sqrt", kFusedSqrt},       {"Reciprocal", kFusedReciprocal},
+      {"Erf", kFusedErf},   {"Add", kFusedAdd},         {"Sub", kFusedSub},
+      {"Mul", kFusedMul},   {"Div", kFusedDiv}};
+  static const std::map<std::string, int32_t> kA8 = {{"ReluGrad", kFusedReluGrad},
+                                                     {"SigmoidGrad", kFusedSigmoidGrad},
+                                                     {"TanhGrad", kFusedTanhGrad}};
+  const std::string approx = n->GetString("approximate", "none");
+  if (n->domain().empty()) {
+    if (n->op() == "Gelu") {
+      return approx == "none" ? kFusedGelu : approx == "tanh" ? kFusedGeluTanh : -1;
+    }
+    if (n->op() == "Cast") {
+      const DType from = n->input(0)->dtype(), to = n->output(0)->dtype();
+      if (to == DType::kF16) return kFusedRoundF16;
+      if (to == DType::kBF16) return kFusedRoundBF16;
+      if (to == DType::kF32 && from == DType::kF64) return kFusedRoundF32;
+      return kFusedConst;  // f16/bf16 -> f32, anything -> f64: exact
+    }
+    auto it = kOnnx.find(n->op());
+    return it == kOnnx.end() ? -1 : it->second;
+  }
+  if (n->domain() == "a8") {
+    if (n->op() == "GeluGrad") {
+      return approx == "none" ? kFusedGeluGrad : approx == "tanh" ? kFusedGeluTanhGrad : -1;
+    }
+    auto it = kA8.find(n->op());
+    return it == kA8.end() ? -1 : it->second;
+  }
+  return -1;
+}
+
+bool OneElement(const Value* v) { return v->type().CheckedNumElements() == 1; }
+
+// Whether `n` is a float elementwise node whose operands have its shape or one element.
+bool Fusable(const Node* n) {
+  if (n->num_outputs() != 1 || n->num_inputs() < 1 || OpcodeOf(n) < 0) return false;
+  const Value* y = n->output(0);
+  if (!IsFloat(y->dtype())) return false;
+  const int arity = FusedOpcodeIsBinary(OpcodeOf(n)) ? 2 : 1;
+  if (n->num_inputs() != arity) return false;
+  for (const Value* in : n->inputs()) {
+    if (in == nullptr || !IsFloat(in->dtype())) return false;
+    if (in->dims() != y->dims() && (!OneElement(in) || in->dims().size() > y->dims().size())) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// A one-element float constant whose value is exact in float: folded into the program.
+bool Embeddable(const Value* v) {
+  if (!v->is_constant() || !OneElement(v) || !IsFloat(v->dtype())) return false;
+  const double d = v->data()->GetDouble(0);
+  return static_cast<double>(static_cast<float>(d)) == d || d != d;
+}
+
+struct Group {
+  std::vector<Node*> members;  // graph order
+  std::vector<Value*> inputs;  // external, in first-use order
+  std::vector<Value*> constants;
+  int instructions = 0;
+};
+
+// The group's external inputs and constants, and its instruction count; false when it breaks a
+// limit or mixes input dtypes.
+bool Analyze(Group* g) {
+  std::set<const Value*> internal;
+  for (const Node* m : g->members) internal.insert(m->output(0));
+  g->inputs.clear();
+  g->constants.clear();
+  g->instructions = 0;
+  for (const Node* m : g->members) {
+    if (OpcodeOf(m) != kFusedConst) ++g->instructions;
+    for (Value* in : m->inputs()) {
+      if (internal.count(in) > 0) continue;
+      std::vector<Value*>& list = Embeddable(in) ? g->constants : g->inputs;
+      if (std::find(list.begin(), list.end(), in) == list.end()) list.push_back(in);
+    }
+  }
+  g->instructions += static_cast<int>(g->constants.size());
+  if (g->inputs.empty() || static_cast<int>(g->inputs.size()) > kFusedMaxInputs ||
+      static_cast<int>(g->constants.size()) > kFusedMaxConsts ||
+      g->instructions > kFusedMaxInstrs) {
+    return false;
+  }
+  for (const Value* in : g->inputs) {
+    if (in->dtype() != g->inputs[0]->dtype()) return false;
+  }
+  return true;
+}
+
+// Grows the group of `root` backwards through single-use producers.
+Group Grow(Node* root, const std::set<const Node*>& taken,
+           const std::map<const Node*, size_t>& position) {
+  Group g;
+  g.members = {root};
+  const std::vector<int64_t>& dims = root->output(0)->dims();
+  for (size_t i = 0; i < g.members.size(); ++i) {
+    std::vector<Value*> operands = g.members[i]->inputs();
+    for (Value* v : operands) {
+      Node* p = v->producer();
+      if (p == nullptr || taken.count(p) > 0 || v->uses().size() != 1 || v->is_graph_output() ||
+          v->dims() != dims || !Fusable(p) ||
+          std::find(g.members.begin(), g.members.end(), p) != g.members.end()) {
+        continue;
+      }
+      g.members.push_back(p);
+      std::vector<Node*> sorted = g.members;
+      std::sort(sorted.begin(), sorted.end(),
+                [&](const Node* a, const Node* b) { return position.at(a) < position.at(b); });
+      Group trial = g;
+      trial.members = sorted;
+      if (!Analyze(&trial)) g.members.pop_back();
+    }
+  }
+  std::sort(g.members.begin(), g.members.end(),
+            [&](const Node* a, const Node* b) { return position.at(a) < position.at(b); });
+  return g;
+}
+
+// Whether the fused node's shape rule gives the root's dims: some input must have them.
+bool ShapeAgrees(const Group& g, const Node* root) {
+  for (const Value* in : g.inputs) {
+    if (in->dims() == root->output(0)->dims()) return true;
+  }
+  return false;
+}
+
+// Whether the math precision (float unless the input or output dtype is f64) covers every member.
+bool PrecisionAgrees(const Group& g, const Node* root) {
+  const bool wide = g.inputs[0]->dtype() == DType::kF64 || root->output(0)->dtype() == DType::kF64;
+  if (wide) return true;
+  for (const Node* m : g.members) {
+    if (m->output(0)->dtype() == DType::kF64) return false;
+  }
+  return true;
+}
+
+Status Emit(Graph& graph, const Group& g) {
+  Node* root = g.members.back();
+  std::map<const Value*, int64_t> reg;
+  for (size_t i = 0; i < g.inputs.size(); ++i) reg[g.inputs[i]] = static_cast<int64_t>(i);
+  std::vector<int64_t> code;
+  std::vector<float> constants;
+  int64_t next = static_cast<int64_t>(g.inputs.size());
+  for (size_t c = 0; c < g.constants.size(); ++c) {
+    constants.push_back(static_cast<float>(g.constants[c]->data()->GetDouble(0)));
+    code.insert(code.end(), {kFusedConst, next, static_cast<int64_t>(c), 0});
+    reg[g.constants[c]] = next++;
+  }
+  for (const Node* m : g.members) {
+    const int32_t op = OpcodeOf(m);
+    if (op == kFusedConst) {
+      reg[m->output(0)] = reg.at(m->input(0));
+      continue;
+    }
+    const int64_t src1 = FusedOpcodeIsBinary(op) ? reg.at(m->input(1)) : 0;
+    code.insert(code.end(), {op, next, reg.at(m->input(0)), src1});
+    reg[m->output(0)] = next++;
+  }
+  // The result is the last instruction's register: the root must be an instruction.
+  if (OpcodeOf(root) == kFusedConst) return Status::Ok();
+  std::map<std::string, Attribute> attrs;
+  attrs["program"] = Attribute(std::move(code));
+  if (!constants.empty()) attrs["constants"] = Attribute(std::move(constants));
+  const DType in_dtype = g.inputs[0]->dtype(), out_dtype = root->output(0)->dtype();
+  if (out_dtype != in_dtype) attrs["to"] = Attribute(int64_t{DTypeToOnnx(out_dtype)});
+  std::vector<const Node*> members(g.members.begin(), g.members.end());
+  AddFusedAnnotations(members, root, &attrs);
+  Value* old = root->output(0);
+  const std::vector<std::string> names = FreeNames(graph, {old});
+  A8_ASSIGN_OR_RETURN(Node * fused, EmitTypedNode(graph, "fuse", "a8", "FusedElementwise", g.inputs,
+                                                  names, std::move(attrs), root->name(), root));
+  if (fused->output(0)->type() != old->type()) {
+    return Internal("fuse: {}: the fused chain's type is {}, expected {}", root->Where(),
+                    fused->output(0)->type().ToString(), old->type().ToString());
+  }
+  graph.ReplaceAllUsesWith(old, fused->output(0));
+  EraseMembers(graph, g.members);
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<int> FuseElementwiseChains(Graph& graph, Stats* stats) {
+  const std::vector<Node*> order = graph.NodeList();
+  std::map<const Node*, size_t> position;
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  std::set<const Node*> taken;
+  int fused = 0;
+  // Last to first: a group grows from its root (the node whose result leaves it) backwards.
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    Node* root = *it;
+    if (taken.count(root) > 0 || !Fusable(root)) continue;
+    Group g = Grow(root, taken, position);
+    if (g.members.size() < 2 || !Analyze(&g) || !ShapeAgrees(g, root) ||
+        !PrecisionAgrees(g, root) || OpcodeOf(root) == kFusedConst) {
+      continue;
+    }
+    for (const Node* m : g.members) taken.insert(m);
+    A8_RETURN_IF_ERROR(Emit(graph, g));
+    (*stats)["elementwise-nodes-fused"] += static_cast<int64_t>(g.members.size());
+    ++(*stats)["elementwise-chains-fused"];
+    ++fused;
+  }
+  return fused;
+}
+
+}  // namespace a8::fusion

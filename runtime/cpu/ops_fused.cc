@@ -1,0 +1,81 @@
+// CPU registry entries of the fuse pass's ops (see registry.h, kernels/cpu/fused.h and
+// compiler/ir/op_table_fused.cc for their semantics).
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/fused.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8 {
+namespace {
+
+Status RunFusedMatMul(const KernelArgs& a) {
+  const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
+  cpu::FusedMatMulParams p;
+  p.dtype = x.dtype;
+  const std::string epilogue = a.Str("epilogue", "");
+  p.epilogue = ParseFusedEpilogue(epilogue.c_str(), &p.bgrad);
+  if (p.epilogue < 0) return InvalidInput("a8.FusedMatMul: unknown epilogue '{}'", epilogue);
+  const std::string approx = a.Str("approximate", "none");
+  if (approx != "none" && approx != "tanh") {
+    return InvalidInput("a8.FusedMatMul: approximate: unknown value '{}'", approx);
+  }
+  p.tanh_form = approx == "tanh";
+  p.trans_b = a.Int("trans_b", 0) != 0;
+  if (x.dims.size() < 2 || w.dims.size() != 2 || y.dims.empty()) {
+    return InvalidInput("a8.FusedMatMul: A must have rank >= 2, B rank 2");
+  }
+  p.k = x.dims.back();
+  p.m = x.count() / (p.k > 0 ? p.k : 1);
+  if (p.k == 0) p.m = y.count() / (y.dims.back() > 0 ? y.dims.back() : 1);
+  p.n = p.trans_b ? w.dims[0] : w.dims[1];
+  const int64_t wk = p.trans_b ? w.dims[1] : w.dims[0];
+  if (wk != p.k || y.count() != p.m * p.n || w.dtype != x.dtype || y.dtype != x.dtype) {
+    return InvalidInput("a8.FusedMatMul: operand types do not agree");
+  }
+  const TensorArg &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
+  if ((bias.present && (bias.count() != p.n || bias.dtype != x.dtype)) ||
+      (aux.present && (aux.count() != y.count() || aux.dtype != x.dtype)) ||
+      (out1.present && (out1.count() != (p.bgrad ? p.n : y.count()) || out1.dtype != x.dtype))) {
+    return InvalidInput("a8.FusedMatMul: bias, aux or output 1 has the wrong type");
+  }
+  return cpu::FusedMatMul(p, x.data, w.data, bias.present ? bias.data : nullptr,
+                          aux.present ? aux.data : nullptr, y.data,
+                          out1.present ? out1.data : nullptr);
+}
+
+Status RunFusedElementwise(const KernelArgs& a) {
+  const std::vector<int64_t> code = a.Ints("program");
+  std::vector<float> consts;
+  if (const plan::Attribute* c = a.attr("constants"); c != nullptr && c->has_floats()) {
+    consts.assign(c->floats().values().begin(), c->floats().values().end());
+  }
+  FusedProgram program;
+  if (!DecodeFusedProgram(code.data(), static_cast<int64_t>(code.size()), consts.data(),
+                          static_cast<int64_t>(consts.size()), a.num_inputs(), &program)) {
+    return InvalidInput("a8.FusedElementwise: invalid program for {} inputs", a.num_inputs());
+  }
+  const void* inputs[kFusedMaxInputs];
+  int64_t counts[kFusedMaxInputs];
+  for (int j = 0; j < a.num_inputs(); ++j) {
+    const TensorArg& x = a.in(j);
+    if (!x.present || x.dtype != a.in(0).dtype) {
+      return InvalidInput("a8.FusedElementwise: input {} is absent or of another dtype", j);
+    }
+    inputs[j] = x.data;
+    counts[j] = x.count();
+  }
+  const TensorArg& y = a.out(0);
+  return cpu::FusedElementwise(program, a.in(0).dtype, inputs, counts, y.dtype, y.count(), y.data);
+}
+
+}  // namespace
+
+void RegisterFusedKernels(std::vector<CpuKernelEntry>* r) {
+  r->push_back({"a8.FusedMatMul", kFloatTypes, 0, RunFusedMatMul,
+                "B, bias, aux and outputs: same type as A"});
+  r->push_back(
+      {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"});
+}
+
+}  // namespace a8
