@@ -31,13 +31,82 @@
 #include "runtime/core/npy.h"
 #include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/device/device_backend.h"
 #include "tools/cli_common.h"
+#if defined(A800C_HAVE_CUDA)
+#include "runtime/comm/comm_nccl.h"
+#endif
 
 namespace {
 
 constexpr const char* kProgram = "a800c-run";
 
 int Fail(const a8::Status& s) { return a8::cli::Fail(kProgram, s); }
+
+// --backend: cpu; cuda (this build's CUDA backend, on the GPU of this process); cuda-emu (the
+// CUDA backend's kernels run on the host: for checking them without a GPU); auto (cuda when
+// this build has it and a GPU is usable, else cpu).
+a8::StatusOr<std::unique_ptr<a8::Backend>> MakeBackend(const std::string& name, bool graphs) {
+  if (name == "cpu") return a8::MakeCpuBackend();
+  if (name == "cuda-emu") return a8::MakeCudaEmuBackend();
+#if defined(A800C_HAVE_CUDA)
+  if (name == "cuda" || name == "auto") {
+    auto be = a8::MakeCudaBackend(graphs);
+    if (be.ok() || name == "cuda") {
+      if (!be.ok()) return be.status().WithContext("--backend=cuda");
+      return be;
+    }
+    return a8::MakeCpuBackend();  // auto without a usable GPU
+  }
+#else
+  (void)graphs;
+  if (name == "auto") return a8::MakeCpuBackend();
+  if (name == "cuda")
+    return a8::Internal(
+        "--backend=cuda: this a800c-run was built without CUDA (no nvcc was found when it was "
+        "configured; rebuild with -DA800C_CUDA=ON on a machine with the CUDA toolkit)");
+#endif
+  return a8::InvalidInput("--backend={}: unknown backend", name);
+}
+
+// A device backend's peak memory (device allocations of this process: the plan's regions, the
+// scratch and library workspaces), one line benchmarks read.
+void PrintPeakMemory(const a8::Executor& ex) {
+  if (const uint64_t peak = ex.backend().peak_device_bytes(); peak > 0)
+    std::cout << fmt::format("{}: peak device memory {:.1f} MiB\n", kProgram,
+                             static_cast<double>(peak) / (1 << 20));
+}
+
+// --list-kernels: the registry of the chosen backend.
+int ListKernels(const std::string& backend) {
+  if (backend == "cuda" || backend == "cuda-emu") {
+    // The CUDA backend's registry: the same sources as its host emulation's.
+    const auto& reg = a8::emu::DeviceKernelRegistry();
+    std::cout << "backend " << backend << ": " << reg.size() << " ops\n";
+    for (const auto& e : reg) {
+      std::cout << e.op << ": " << (e.type_input >= 0 ? "input " : "output ")
+                << std::max(e.type_input, 0) << " in {" << a8::DTypeList(e.types) << "}";
+      if (!e.note.empty()) std::cout << "; " << e.note;
+      std::cout << "\n";
+    }
+    std::vector<std::string> missing;
+    for (const a8::CpuKernelEntry& c : a8::CpuKernelRegistry())
+      if (a8::emu::FindDeviceKernel(c.op) == nullptr) missing.push_back(c.op);
+    if (!missing.empty())
+      std::cout << "not yet on " << backend << " (" << missing.size()
+                << " ops of the CPU backend): " << fmt::format("{}", fmt::join(missing, " "))
+                << "\n";
+    return 0;
+  }
+  std::cout << "backend cpu: " << a8::CpuKernelRegistry().size() << " ops\n";
+  for (const a8::CpuKernelEntry& e : a8::CpuKernelRegistry()) {
+    std::cout << e.op << ": " << (e.type_input >= 0 ? "input " : "output ")
+              << std::max(e.type_input, 0) << " in {" << a8::DTypeList(e.types) << "}";
+    if (!e.note.empty()) std::cout << "; " << e.note;
+    std::cout << "\n";
+  }
+  return 0;
+}
 
 a8::DType DTypeOf(const a8::plan::Buffer& b) { return static_cast<a8::DType>(b.type().dtype()); }
 std::vector<int64_t> DimsOf(const a8::plan::Buffer& b) {
@@ -237,8 +306,12 @@ a8::Status SyncRanks(a8::Communicator& comm, a8::Executor& ex, const std::string
         plan_path, lo_rank, hi_rank);
   }
   for (int id : ex.checkpoint_buffers()) {
-    A8_RETURN_IF_ERROR(comm.Broadcast(ex.BufferData(id), ex.plan().buffers(id).bytes(), 0,
+    // Through host memory: the bootstrap collectives work on host bytes.
+    std::vector<uint8_t> bytes(ex.plan().buffers(id).bytes());
+    A8_RETURN_IF_ERROR(ex.ReadBuffer(id, bytes.data()));
+    A8_RETURN_IF_ERROR(comm.Broadcast(bytes.data(), static_cast<int64_t>(bytes.size()), 0,
                                       "the broadcast of rank 0's parameters"));
+    A8_RETURN_IF_ERROR(ex.WriteBuffer(id, bytes.data()));
   }
   int64_t step = ex.steps_run();
   A8_RETURN_IF_ERROR(comm.Broadcast(&step, sizeof(step), 0, "the broadcast of the step counter"));
@@ -256,7 +329,9 @@ a8::Status CheckParametersAgree(a8::Communicator& comm, const a8::Executor& ex) 
     // The weights, and the loss scaler's and the step control's state (a8.*): the optimizer
     // moments follow from them; running statistics may differ (each rank's own batches).
     if (b.role() != a8::plan::Buffer::PARAMETER && b.name().rfind("a8.", 0) != 0) continue;
-    h = Fnv1a(ex.BufferData(id), b.bytes(), h);
+    std::vector<uint8_t> bytes(b.bytes());
+    A8_RETURN_IF_ERROR(ex.ReadBuffer(id, bytes.data()));
+    h = Fnv1a(bytes.data(), b.bytes(), h);
   }
   uint64_t lo = 0, hi = 0;
   int lo_rank = 0, hi_rank = 0;
@@ -296,7 +371,9 @@ a8::Status WriteOutputs(const a8::Executor& ex, const std::string& dir) {
   for (const auto& bind : ex.plan().outputs()) {
     const a8::plan::Buffer& b = ex.plan().buffers(bind.buffer());
     std::string path = (std::filesystem::path(dir) / FileNameFor(bind.name())).string();
-    A8_RETURN_IF_ERROR(a8::WriteNpyFile(path, DTypeOf(b), DimsOf(b), ex.BufferData(b.id())));
+    std::vector<uint8_t> bytes(b.bytes());
+    A8_RETURN_IF_ERROR(ex.ReadBuffer(b.id(), bytes.data()));
+    A8_RETURN_IF_ERROR(a8::WriteNpyFile(path, DTypeOf(b), DimsOf(b), bytes.data()));
   }
   return a8::Status::Ok();
 }
@@ -306,7 +383,9 @@ a8::Status FillRest(a8::Executor& ex, const a8::Dataset& data, uint64_t seed, in
   for (const auto& bind : ex.plan().inputs()) {
     if (data.Has(bind.name())) continue;
     const a8::plan::Buffer& b = ex.plan().buffers(bind.buffer());
-    a8::Status s = FillSynthetic(ex.plan(), b, seed, step, ex.BufferData(b.id()));
+    std::vector<uint8_t> bytes(b.bytes());
+    a8::Status s = FillSynthetic(ex.plan(), b, seed, step, bytes.data());
+    if (s.ok()) s = ex.WriteBuffer(b.id(), bytes.data());
     if (!s.ok()) return s.WithContext("input '" + bind.name() + "'");
   }
   return a8::Status::Ok();
@@ -347,6 +426,7 @@ int RunInference(a8::Executor& ex, const RunFlags& f) {
   std::cout << fmt::format("{}: {} step{} on {}: median {:.3f} ms, p90 {:.3f} ms\n", kProgram,
                            f.steps, f.steps == 1 ? "" : "s", ex.backend().name(),
                            Percentile(times, 0.5), Percentile(times, 0.9));
+  PrintPeakMemory(ex);
   return 0;
 }
 
@@ -485,6 +565,7 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   else if (s.has_eval)
     std::cout << fmt::format(", eval loss {:.6f}", s.eval.loss);
   std::cout << "\n";
+  PrintPeakMemory(ex);
   return 0;
 }
 
@@ -502,9 +583,16 @@ int main(int argc, char** argv) {
   RunFlags f;
   bool list_kernels = false, version = false, poison = false, check_numerics = false;
   app.add_option("PLAN", plan_path, "The plan file")->type_name("PLAN");
-  app.add_option("--backend", backend, "auto (CUDA when a GPU is present), cpu or cuda")
-      ->type_name("auto|cpu|cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
+  bool no_cuda_graphs = false;
+  app.add_option("--backend", backend,
+                 "auto (CUDA when this build has it and a GPU is usable, else CPU), cpu, cuda, "
+                 "or cuda-emu (the CUDA backend's kernels run on the CPU, for checking them "
+                 "without a GPU; slow)")
+      ->type_name("auto|cpu|cuda|cuda-emu")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "cuda-emu"}));
+  app.add_flag("--no-cuda-graphs", no_cuda_graphs,
+               "CUDA: launch every kernel of every step instead of replaying the step captured "
+               "as one CUDA graph (for comparing the two)");
   app.add_option("--input", f.inputs, "Binds a graph input to a .npy dataset (repeatable)")
       ->type_name("NAME=FILE.npy")
       ->allow_extra_args(false);
@@ -584,23 +672,23 @@ int main(int argc, char** argv) {
     std::cout << a8::VersionString(kProgram) << "\n";
     return 0;
   }
-  if (backend == "cuda")
-    return Fail(a8::Internal("--backend=cuda: the CUDA backend is not available in this build"));
-  if (list_kernels) {
-    std::cout << "backend cpu: " << a8::CpuKernelRegistry().size() << " ops\n";
-    for (const a8::CpuKernelEntry& e : a8::CpuKernelRegistry()) {
-      std::cout << e.op << ": " << (e.type_input >= 0 ? "input " : "output ")
-                << std::max(e.type_input, 0) << " in {" << a8::DTypeList(e.types) << "}";
-      if (!e.note.empty()) std::cout << "; " << e.note;
-      std::cout << "\n";
-    }
-    return 0;
-  }
+  if (list_kernels) return ListKernels(backend);
   if (plan_path.empty()) return Fail(a8::InvalidInput("PLAN: no plan given (see --help)"));
 
+  // The backend first: on a GPU, the NCCL communicator below needs to know it runs on one.
+  auto be = MakeBackend(backend, !no_cuda_graphs);
+  if (!be.ok()) return Fail(be.status());
   // Data parallel: the launcher's ranks (mpirun); nullptr for one process.
   auto comm = a8::CreateCommunicator(collective_timeout);
   if (!comm.ok()) return Fail(comm.status());
+#if defined(A800C_HAVE_CUDA)
+  // On the GPU the gradients are reduced by NCCL, bootstrapped over the launcher's channel.
+  if ((*be)->name() == "cuda" && *comm != nullptr && (*comm)->size() > 1) {
+    auto nccl = a8::CreateNcclCommunicator(std::move(comm).value(), collective_timeout);
+    if (!nccl.ok()) return Fail(nccl.status());
+    comm = std::move(nccl);
+  }
+#endif
   // mpirun -np 1 is one process: nothing to say, nothing to synchronise.
   const bool parallel = *comm != nullptr && (*comm)->size() > 1;
   if (parallel && (*comm)->rank() == 0) {
@@ -613,8 +701,11 @@ int main(int argc, char** argv) {
   opts.check_numerics = check_numerics;
   opts.seed = f.seed;
   opts.comm = comm->get();
-  auto ex = a8::Executor::Create(std::move(file).value(), a8::MakeCpuBackend(), opts);
+  auto ex = a8::Executor::Create(std::move(file).value(), std::move(be).value(), opts);
   if (!ex.ok()) return Fail(ex.status().WithContext(plan_path));
+  if ((*ex)->backend().name() != "cpu" && (comm->get() == nullptr || (*comm)->rank() == 0))
+    std::cout << fmt::format("{}: backend {}: {}\n", kProgram, (*ex)->backend().name(),
+                             (*ex)->backend().device());
   if (!(*ex)->plan().training()) {
     if (parallel) {
       return Fail(a8::InvalidInput(

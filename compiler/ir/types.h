@@ -10,11 +10,10 @@
 #include <string_view>
 #include <vector>
 
+#include "compiler/ir/dtype_enum.h"
 #include "compiler/ir/status.h"
 
 namespace a8 {
-
-enum class DType : uint8_t { kF32, kF16, kBF16, kF64, kI64, kI32, kI8, kU8, kBool };
 
 inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16,
                                        DType::kF64, DType::kI64, DType::kI32,

@@ -248,6 +248,8 @@ Status ArgReduce(bool is_max, DType dtype, const Dims& in_dims, int64_t axis,
   A8_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axis, static_cast<int64_t>(in_dims.size()), name));
   int64_t outer, len, inner;
   SplitAround(in_dims, a, &outer, &len, &inner);
+  // An empty axis has no index to return (and nothing to read).
+  if (len == 0 && outer * inner > 0) return InvalidInput("{}: axis {} is empty", name, axis);
   return Dispatch<TypeSet::kNumeric>(dtype, name, [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     const T* in = static_cast<const T*>(x);

@@ -38,6 +38,8 @@ class MpiCommunicator : public Communicator {
       : rank_(rank), size_(size), timeout_s_(timeout_s), owns_mpi_(owns_mpi) {
     MPI_Op_create(&SumHalf, /*commute=*/1, &half_sum_);
   }
+  void MarkFailed() override { failed_ = true; }
+
   ~MpiCommunicator() override {
     MPI_Op_free(&half_sum_);
     if (!owns_mpi_) return;

@@ -54,6 +54,10 @@ class Communicator {
   virtual Status MinMax(uint64_t value, uint64_t* min, uint64_t* max, int* min_rank, int* max_rank,
                         const std::string& what) = 0;
   virtual Status Barrier(const std::string& what) = 0;
+
+  // A fault seen elsewhere (the NCCL communicator this one bootstraps): the destructor must not
+  // wait for the other ranks.
+  virtual void MarkFailed() {}
 };
 
 // How the process was launched, from the environment: mpirun (Open MPI's OMPI_COMM_WORLD_*,

@@ -40,6 +40,33 @@ class Backend {
   virtual Status Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) = 0;
   // Runs kernel `index` (after a successful Prepare).
   virtual Status Run(int index, const StepInfo& step) = 0;
+
+  // One copy of `bytes` bytes from `src` to `dst`, both bound buffer addresses.
+  struct Copy {
+    uint8_t* dst;
+    const uint8_t* src;
+    uint64_t bytes;
+  };
+  // Runs kernels `kernels` in order and then `copies` as one sequence (a training step with its
+  // state updates, or an evaluation step). `key` names the sequence: a backend may capture it
+  // the first time and replay it after (the CUDA backend's CUDA graphs), so the same key must
+  // always come with the same kernels and copies. The default runs the kernels one by one.
+  virtual Status RunSequence(int key, const std::vector<int>& kernels,
+                             const std::vector<Copy>& copies, const StepInfo& step);
+
+  // ---- memory. The executor allocates the plan's regions and moves bytes through these. A
+  // backend whose kernels read host memory (the CPU) keeps the defaults: host memory, memcpy.
+  // A device backend allocates device memory (owned by the backend, freed with it); its copies
+  // are ordered with its kernels, and CopyOut returns once the bytes are on the host.
+  virtual bool host_memory() const { return true; }
+  virtual StatusOr<uint8_t*> AllocateRegion(uint64_t bytes);
+  virtual Status CopyIn(uint8_t* dst, const void* src, uint64_t bytes);
+  virtual Status CopyOut(void* dst, const uint8_t* src, uint64_t bytes);
+  virtual Status Fill(uint8_t* dst, uint8_t byte, uint64_t bytes);
+  // Where the backend runs ("cpu", "NVIDIA H200 (sm_90, 139 GiB)"), for a800c-run's banner.
+  virtual std::string device() const { return name(); }
+  // Peak device memory this process allocated (0 for host memory).
+  virtual uint64_t peak_device_bytes() const { return 0; }
 };
 
 }  // namespace a8

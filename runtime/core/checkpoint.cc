@@ -218,13 +218,19 @@ std::string PlanHash(const plan::Plan& plan) {
 StatusOr<std::string> SerializeCheckpoint(const Executor& ex, const CheckpointInfo& info) {
   const plan::Plan& p = ex.plan();
   std::vector<SafetensorsTensor> tensors;
+  // Host copies of the buffers (they may be device memory); the views below point into them.
+  std::vector<std::string> host(ex.checkpoint_buffers().size());
+  size_t next = 0;
   for (int id : ex.checkpoint_buffers()) {
     const plan::Buffer& b = p.buffers(id);
     SafetensorsTensor t;
     t.name = b.name();
     t.dtype = static_cast<DType>(b.type().dtype());
     t.shape.assign(b.type().dims().begin(), b.type().dims().end());
-    t.data = std::string_view(reinterpret_cast<const char*>(ex.BufferData(id)), b.bytes());
+    std::string& bytes = host[next++];
+    bytes.resize(b.bytes());
+    A8_RETURN_IF_ERROR(ex.ReadBuffer(id, bytes.data()));
+    t.data = bytes;
     tensors.push_back(std::move(t));
   }
   std::map<std::string, std::string> meta = {
@@ -314,7 +320,7 @@ StatusOr<CheckpointInfo> RestoreCheckpoint(Executor& ex, std::string bytes,
                           value, info.step);
   }
   for (const auto& [id, t] : copies)
-    if (!t->data.empty()) std::memcpy(ex.BufferData(id), t->data.data(), t->data.size());
+    if (!t->data.empty()) A8_RETURN_IF_ERROR(ex.WriteBuffer(id, t->data.data()));
   ex.set_steps_run(info.step);
   return info;
 }

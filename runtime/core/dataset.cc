@@ -135,8 +135,8 @@ int64_t Dataset::SampleIndex(int64_t epoch, int64_t pos, int64_t length, bool sh
   return it->second[static_cast<size_t>(pos)];
 }
 
-void Dataset::CopySample(const Bound& b, int64_t sample, int64_t slot, Executor& ex) const {
-  std::memcpy(ex.BufferData(b.buffer) + static_cast<size_t>(slot) * b.sample_bytes,
+void Dataset::CopySample(const Bound& b, int64_t sample, int64_t slot, uint8_t* batch) const {
+  std::memcpy(batch + static_cast<size_t>(slot) * b.sample_bytes,
               b.array.data.data() + static_cast<size_t>(sample) * b.sample_bytes, b.sample_bytes);
 }
 
@@ -144,15 +144,20 @@ Status Dataset::FillTrainBatch(int64_t index, bool shuffle, uint64_t seed, Execu
   if (index < 0) return InvalidInput("batch {}: a negative step", index);
   int64_t per_epoch = batches_per_epoch();
   for (const auto& [name, b] : arrays_) {
+    // The batch is assembled on the host and copied in once (the buffer may be device memory).
+    std::vector<uint8_t> batch(ex.plan().buffers(b.buffer).bytes());
     if (b.scalar || per_epoch == 0) {
-      CopySample(b, 0, 0, ex);
+      CopySample(b, 0, 0, batch.data());
+      A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, batch.data()));
       continue;
     }
     const int64_t global = batch_ * shard_size_;
     int64_t epoch = index / per_epoch, first = (index % per_epoch) * global + shard_rank_;
     for (int64_t j = 0; j < batch_; ++j) {
-      CopySample(b, SampleIndex(epoch, first + j * shard_size_, b.length, shuffle, seed), j, ex);
+      CopySample(b, SampleIndex(epoch, first + j * shard_size_, b.length, shuffle, seed), j,
+                 batch.data());
     }
+    A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, batch.data()));
   }
   return Status::Ok();
 }
@@ -160,16 +165,20 @@ Status Dataset::FillTrainBatch(int64_t index, bool shuffle, uint64_t seed, Execu
 Status Dataset::FillWrapped(int64_t index, bool shuffle, uint64_t seed, Executor& ex) {
   if (index < 0) return InvalidInput("batch {}: a negative index", index);
   for (const auto& [name, b] : arrays_) {
+    const plan::Buffer& buf = ex.plan().buffers(b.buffer);
+    std::vector<uint8_t> host(buf.bytes());
     if (b.scalar) {
-      CopySample(b, 0, 0, ex);
+      CopySample(b, 0, 0, host.data());
+      A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, host.data()));
       continue;
     }
-    const plan::Buffer& buf = ex.plan().buffers(b.buffer);
     int64_t batch = buf.type().dims(0);
     for (int64_t j = 0; j < batch; ++j) {
       int64_t g = index * batch + j;
-      CopySample(b, SampleIndex(g / b.length, g % b.length, b.length, shuffle, seed), j, ex);
+      CopySample(b, SampleIndex(g / b.length, g % b.length, b.length, shuffle, seed), j,
+                 host.data());
     }
+    A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, host.data()));
   }
   return Status::Ok();
 }

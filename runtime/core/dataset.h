@@ -83,7 +83,8 @@ class Dataset {
     size_t sample_bytes = 0;  // bytes of one sample
     bool scalar = false;      // a rank-0 input: the same value every step
   };
-  void CopySample(const Bound& b, int64_t sample, int64_t slot, Executor& ex) const;
+  // Copies sample `sample` into slot `slot` of a host batch of b's buffer.
+  void CopySample(const Bound& b, int64_t sample, int64_t slot, uint8_t* batch) const;
 
   std::map<std::string, Bound> arrays_;
   int64_t samples_ = 0, batch_ = 1;

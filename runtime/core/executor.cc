@@ -49,11 +49,22 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
   const int num_buffers = p.buffers_size();
   const int num_kernels = p.kernels_size();
 
-  ex->persistent_ = AllocateAligned(p.persistent_bytes());
-  ex->arena_ = AllocateAligned(p.arena_bytes());
-  if (!ex->persistent_ || !ex->arena_)
-    return Internal("cannot allocate {} persistent + {} arena bytes", p.persistent_bytes(),
-                    p.arena_bytes());
+  Backend& be = *ex->backend_;
+  if (be.host_memory()) {
+    ex->persistent_ = AllocateAligned(p.persistent_bytes());
+    ex->arena_ = AllocateAligned(p.arena_bytes());
+    if (!ex->persistent_ || !ex->arena_)
+      return Internal("cannot allocate {} persistent + {} arena bytes", p.persistent_bytes(),
+                      p.arena_bytes());
+    ex->persistent_base_ = ex->persistent_.get();
+    ex->arena_base_ = ex->arena_.get();
+  } else {
+    // Device memory, owned by the backend; zeroed like the host regions.
+    A8_ASSIGN_OR_RETURN(ex->persistent_base_, be.AllocateRegion(p.persistent_bytes()));
+    A8_ASSIGN_OR_RETURN(ex->arena_base_, be.AllocateRegion(p.arena_bytes()));
+    A8_RETURN_IF_ERROR(be.Fill(ex->persistent_base_, 0, p.persistent_bytes()));
+    A8_RETURN_IF_ERROR(be.Fill(ex->arena_base_, 0, p.arena_bytes()));
+  }
   ex->ptrs_.assign(num_buffers, nullptr);
   for (int i = 0; i < num_buffers; ++i) {
     const plan::Buffer& b = p.buffers(i);
@@ -62,14 +73,14 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
     if (b.offset() > size || b.bytes() > size - b.offset())
       return Internal("buffer {} ('{}'): offset {} + {} bytes is outside its region ({} bytes)", i,
                       b.name(), b.offset(), b.bytes(), size);
-    ex->ptrs_[i] = (persistent ? ex->persistent_.get() : ex->arena_.get()) + b.offset();
+    ex->ptrs_[i] = (persistent ? ex->persistent_base_ : ex->arena_base_) + b.offset();
     if (persistent && b.has_init()) {
       if (b.blob_offset() > ex->file_.blob.size() ||
           b.bytes() > ex->file_.blob.size() - b.blob_offset())
         return Internal("buffer {} ('{}'): blob range {} + {} is outside the blob ({} bytes)", i,
                         b.name(), b.blob_offset(), b.bytes(), ex->file_.blob.size());
-      if (b.bytes() > 0)
-        std::memcpy(ex->ptrs_[i], ex->file_.blob.data() + b.blob_offset(), b.bytes());
+      A8_RETURN_IF_ERROR(
+          be.CopyIn(ex->ptrs_[i], ex->file_.blob.data() + b.blob_offset(), b.bytes()));
     }
   }
   for (const plan::Binding& bind : p.inputs())
@@ -108,6 +119,13 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
   }
 
   if (ex->options_.check_numerics) ex->PlanNumericsChecks();
+  for (int k = 0; k < num_kernels; ++k) ex->all_kernels_.push_back(k);
+  if (p.training()) {
+    ex->eval_kernels_.assign(p.train().eval_kernels().begin(), p.train().eval_kernels().end());
+    for (const plan::Update& u : p.updates())
+      ex->update_copies_.push_back(
+          {ex->ptrs_[u.target()], ex->ptrs_[u.source()], p.buffers(u.target()).bytes()});
+  }
 
   A8_RETURN_IF_ERROR(ex->backend_->Prepare(p, ex->ptrs_));
   return ex;
@@ -131,8 +149,19 @@ Status Executor::SetInput(const std::string& name, const void* data, size_t byte
   if (bytes != b->bytes())
     return InvalidInput("input '{}': {} bytes given, the plan's buffer has {}", name, bytes,
                         b->bytes());
-  if (bytes > 0) std::memcpy(ptrs_[b->id()], data, bytes);
-  return Status::Ok();
+  return backend_->CopyIn(ptrs_[b->id()], data, bytes);
+}
+
+Status Executor::ReadBuffer(int id, void* dst) const {
+  if (id < 0 || id >= file_.plan.buffers_size())
+    return Internal("buffer {} out of range ({} buffers)", id, file_.plan.buffers_size());
+  return backend_->CopyOut(dst, ptrs_[id], file_.plan.buffers(id).bytes());
+}
+
+Status Executor::WriteBuffer(int id, const void* src) {
+  if (id < 0 || id >= file_.plan.buffers_size())
+    return Internal("buffer {} out of range ({} buffers)", id, file_.plan.buffers_size());
+  return backend_->CopyIn(ptrs_[id], src, file_.plan.buffers(id).bytes());
 }
 
 void Executor::Poison(int after_kernel) {
@@ -153,10 +182,10 @@ void Executor::Poison(int after_kernel) {
     uint64_t at = begin;
     for (const auto& [kb, ke] : keep) {
       if (ke <= at || kb >= end) continue;
-      if (kb > at) std::memset(arena_.get() + at, kPoisonByte, kb - at);
+      if (kb > at) (void)backend_->Fill(arena_base_ + at, kPoisonByte, kb - at);
       at = std::max(at, ke);
     }
-    if (at < end) std::memset(arena_.get() + at, kPoisonByte, end - at);
+    if (at < end) (void)backend_->Fill(arena_base_ + at, kPoisonByte, end - at);
   }
 }
 
@@ -198,8 +227,8 @@ Status Executor::ValidateTraining() const {
 int64_t Executor::step() const {
   const plan::Plan& p = file_.plan;
   if (!p.training() || p.train().step_buffer() < 0) return step_;
-  int64_t value;
-  std::memcpy(&value, ptrs_[p.train().step_buffer()], sizeof(value));
+  int64_t value = step_;
+  if (!backend_->CopyOut(&value, ptrs_[p.train().step_buffer()], sizeof(value)).ok()) return step_;
   return value;
 }
 
@@ -213,10 +242,11 @@ void Executor::PoisonArenaExceptInputs() {
   std::sort(inputs.begin(), inputs.end());
   uint64_t at = 0;
   for (const auto& [b, e] : inputs) {
-    if (b > at) std::memset(arena_.get() + at, kPoisonByte, b - at);
+    if (b > at) (void)backend_->Fill(arena_base_ + at, kPoisonByte, b - at);
     at = std::max(at, e);
   }
-  if (at < p.arena_bytes()) std::memset(arena_.get() + at, kPoisonByte, p.arena_bytes() - at);
+  if (at < p.arena_bytes())
+    (void)backend_->Fill(arena_base_ + at, kPoisonByte, p.arena_bytes() - at);
 }
 
 Status Executor::RunKernel(int k, const StepInfo& info) {
@@ -252,8 +282,8 @@ double Executor::LossScale() const {
       id >= p.buffers_size() || p.buffers(id).type().dtype() != plan::F32 ||
       p.buffers(id).bytes() != sizeof(float))
     return 1;
-  float scale;
-  std::memcpy(&scale, ptrs_[id], sizeof(scale));
+  float scale = 1;
+  if (!backend_->CopyOut(&scale, ptrs_[id], sizeof(scale)).ok()) return 1;
   return scale;
 }
 
@@ -290,9 +320,16 @@ std::string ElementWhere(const plan::Buffer& b, int64_t flat) {
   return fmt::format("{} [{}]", out, fmt::join(index, ","));
 }
 
-std::optional<NonFinite> ScanBuffer(const plan::Buffer& b, const uint8_t* data) {
+// Device memory is copied to the host first.
+std::optional<NonFinite> ScanBuffer(const plan::Buffer& b, const uint8_t* data, Backend& be) {
   const DType dtype = static_cast<DType>(b.type().dtype());
   if (!IsFloat(dtype)) return std::nullopt;
+  std::vector<uint8_t> host;
+  if (!be.host_memory()) {
+    host.resize(b.bytes());
+    if (!be.CopyOut(host.data(), data, b.bytes()).ok()) return std::nullopt;
+    data = host.data();
+  }
   return FindNonFinite(dtype, data, static_cast<int64_t>(b.bytes() / DTypeSize(dtype)));
 }
 
@@ -305,7 +342,7 @@ Status Executor::CheckKernelOutputs(int k, const StepInfo& info) const {
     const int id = kern.outputs(i);
     if (id < 0 || id >= p.buffers_size()) continue;
     const plan::Buffer& b = p.buffers(id);
-    std::optional<NonFinite> bad = ScanBuffer(b, ptrs_[id]);
+    std::optional<NonFinite> bad = ScanBuffer(b, ptrs_[id], *backend_);
     if (!bad) continue;
     return Internal(
         "{}: {} wrote a non-finite value: output {} buffer {} {} is {}; loss scale {}{}",
@@ -323,7 +360,7 @@ Status Executor::CheckUpdatedState(const StepInfo& info) const {
   const plan::Plan& p = file_.plan;
   for (int id : check_after_step_) {
     const plan::Buffer& b = p.buffers(id);
-    std::optional<NonFinite> bad = ScanBuffer(b, ptrs_[id]);
+    std::optional<NonFinite> bad = ScanBuffer(b, ptrs_[id], *backend_);
     if (!bad) continue;
     // The kernel that computed the new value: its update source's definer.
     std::string writer;
@@ -350,18 +387,18 @@ Status Executor::Run() {
   if (options_.check_numerics) step_scale_ = LossScale();
   // Everything in the arena but the inputs is undefined at the start of a step.
   if (options_.poison_freed) PoisonArenaExceptInputs();
-  for (int k = 0; k < p.kernels_size(); ++k) {
-    A8_RETURN_IF_ERROR(RunKernel(k, info));
-    if (info.comm != nullptr) info.comm->Progress();
-  }
-  if (p.training()) {
-    for (const plan::Update& u : p.updates()) {
-      uint8_t* dst = ptrs_[u.target()];
-      const uint8_t* src = ptrs_[u.source()];
-      if (dst != src) std::memmove(dst, src, p.buffers(u.target()).bytes());
+  if (!PerKernel(info)) {
+    // The whole step as one sequence, which a device backend captures once and replays.
+    A8_RETURN_IF_ERROR(backend_->RunSequence(kStepSequence, all_kernels_, update_copies_, info)
+                           .WithContext(fmt::format("step {}", info.step)));
+  } else {
+    for (int k = 0; k < p.kernels_size(); ++k) {
+      A8_RETURN_IF_ERROR(RunKernel(k, info));
+      if (info.comm != nullptr) info.comm->Progress();
     }
-    if (options_.check_numerics) A8_RETURN_IF_ERROR(CheckUpdatedState(info));
+    A8_RETURN_IF_ERROR(backend_->RunSequence(kNoCapture, {}, update_copies_, info));
   }
+  if (p.training() && options_.check_numerics) A8_RETURN_IF_ERROR(CheckUpdatedState(info));
   ++step_;
   return Status::Ok();
 }
@@ -371,8 +408,20 @@ Status Executor::RunEval() {
   if (!p.training()) return InvalidInput("an evaluation step needs a training plan");
   StepInfo info{step(), options_.seed, /*eval=*/true};
   if (options_.poison_freed) PoisonArenaExceptInputs();
+  if (!PerKernel(info)) {
+    return backend_->RunSequence(kEvalSequence, eval_kernels_, {}, info)
+        .WithContext(fmt::format("step {} (eval)", info.step));
+  }
   for (int k : p.train().eval_kernels()) A8_RETURN_IF_ERROR(RunKernel(k, info));
   return Status::Ok();
+}
+
+bool Executor::PerKernel(const StepInfo& info) const {
+  // A host backend gains nothing from sequences, and its collectives (MPI) progress between
+  // kernels; checks between kernels need them one by one on any backend. A device backend's
+  // communicator (NCCL) queues its work on streams and needs no host help.
+  (void)info;
+  return backend_->host_memory() || options_.check_numerics || options_.poison_freed;
 }
 
 }  // namespace a8

@@ -70,8 +70,12 @@ class Executor {
 
   // Copies `bytes` bytes into input `name`; InvalidInput when the name or the size is wrong.
   Status SetInput(const std::string& name, const void* data, size_t bytes);
-  // The address of buffer `id` (for filling inputs in place or reading outputs).
+  // The address of buffer `id`. It is host memory only where backend().host_memory(); use
+  // ReadBuffer / WriteBuffer to work with any backend.
   uint8_t* BufferData(int id) const { return ptrs_[id]; }
+  // Copies all of buffer `id`'s bytes to `dst` / from `src` (ordered after queued kernels).
+  Status ReadBuffer(int id, void* dst) const;
+  Status WriteBuffer(int id, const void* src);
 
   // Runs one step (a training step for a training plan).
   Status Run();
@@ -98,6 +102,11 @@ class Executor {
   void PoisonArenaExceptInputs();
   void Poison(int after_kernel);
   Status RunKernel(int k, const StepInfo& info);
+  // Whether this step must run kernel by kernel (checks, poisoning, host-driven collectives)
+  // rather than as one backend sequence.
+  bool PerKernel(const StepInfo& info) const;
+  // Backend::RunSequence keys.
+  static constexpr int kNoCapture = -1, kStepSequence = 0, kEvalSequence = 1;
   // check_numerics: Create's tables, and the scans after a kernel and after a step's updates.
   void PlanNumericsChecks();
   double LossScale() const;
@@ -107,7 +116,11 @@ class Executor {
   PlanFile file_;
   std::unique_ptr<Backend> backend_;
   ExecutorOptions options_;
-  AlignedBytes persistent_, arena_;
+  AlignedBytes persistent_, arena_;  // host memory (host backends only)
+  uint8_t* persistent_base_ = nullptr;
+  uint8_t* arena_base_ = nullptr;
+  std::vector<int> all_kernels_, eval_kernels_;
+  std::vector<Backend::Copy> update_copies_;
   std::vector<uint8_t*> ptrs_;
   std::vector<int> alias_root_;
   std::vector<std::vector<int>> dies_after_;  // per kernel: ARENA buffers to poison

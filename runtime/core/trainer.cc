@@ -21,8 +21,10 @@ int64_t Elements(const plan::Buffer& b) {
 template <typename T>
 StatusOr<std::vector<T>> ReadAs(const Executor& ex, const plan::Buffer& b, DType to) {
   std::vector<T> out(static_cast<size_t>(Elements(b)));
-  A8_RETURN_IF_ERROR(cpu::Cast(static_cast<DType>(b.type().dtype()), to, Elements(b),
-                               ex.BufferData(b.id()), out.data()));
+  std::vector<uint8_t> raw(b.bytes());
+  A8_RETURN_IF_ERROR(ex.ReadBuffer(b.id(), raw.data()));
+  A8_RETURN_IF_ERROR(
+      cpu::Cast(static_cast<DType>(b.type().dtype()), to, Elements(b), raw.data(), out.data()));
   return out;
 }
 
@@ -108,20 +110,27 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
   const plan::Plan& p = ex.plan();
   A8_ASSIGN_OR_RETURN(const plan::Buffer* loss, LossOutput(ex));
   const plan::Training& t = p.train();
-  const float* control = t.control_buffer() >= 0
-                             ? reinterpret_cast<const float*>(ex.BufferData(t.control_buffer()))
-                             : nullptr;
+  // The control vector and the scale, read back after each step (they may be device memory).
+  float control_values[5] = {};
+  const float* control = t.control_buffer() >= 0 ? control_values : nullptr;
   // The loss scale (static or dynamic); none: every step reports 1.
   const std::string& scaler = p.scaler().mode();
   const bool dynamic = scaler == "dynamic";
+  float scale_value = 1;
   const float* scale = nullptr;
   if (scaler == "static" || dynamic) {
     const int id = t.scale_buffer();
     if (id < 0 || id >= p.buffers_size()) {
       return InvalidInput("the plan's train.scale_buffer {} is not a buffer", id);
     }
-    scale = reinterpret_cast<const float*>(ex.BufferData(id));
+    scale = &scale_value;
   }
+  auto read_state = [&]() -> Status {
+    if (scale != nullptr) A8_RETURN_IF_ERROR(ex.ReadBuffer(t.scale_buffer(), &scale_value));
+    if (control != nullptr) A8_RETURN_IF_ERROR(ex.ReadBuffer(t.control_buffer(), control_values));
+    return Status::Ok();
+  };
+  A8_RETURN_IF_ERROR(read_state());
   const int64_t accumulate = std::max<int64_t>(t.accumulate(), 1);
   const int64_t floor_limit = p.scaler().growth_interval();
   int64_t at_floor = 0;  // consecutive updates that ran at the floor and stayed there
@@ -151,6 +160,7 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
     const double scale_before = scale != nullptr ? *scale : 1.0;
     auto t0 = std::chrono::steady_clock::now();
     A8_RETURN_IF_ERROR(ex.Run());
+    A8_RETURN_IF_ERROR(read_state());
     auto t1 = std::chrono::steady_clock::now();
     StepRecord rec;
     rec.step = ex.step();

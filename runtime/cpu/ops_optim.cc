@@ -6,26 +6,6 @@
 namespace a8 {
 namespace {
 
-// Operands of one kernel must agree in element count (the compiler's shape rules guarantee it for
-// plans it writes; a hand-edited plan gets an error, not an out-of-bounds access).
-Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg& like,
-                        const char* what) {
-  if (t.count() != like.count()) {
-    return InvalidInput("{}: {} has {} elements, expected {}", a.kernel().op(), what, t.count(),
-                        like.count());
-  }
-  return Status::Ok();
-}
-
-Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what) {
-  const TensorArg& t = a.in(i);
-  if (!t.present || t.dtype != dtype || t.count() != 1) {
-    return InvalidInput("{}: input {} ({}) must be a {} scalar", a.kernel().op(), i, what,
-                        DTypeName(dtype));
-  }
-  return Status::Ok();
-}
-
 // The control vector (a8.TrainControl's ctl) of an update, input 2.
 StatusOr<const float*> ControlOf(const KernelArgs& a) {
   const TensorArg& ctl = a.in(2);

@@ -26,3 +26,6 @@ config.environment["PATH"] = os.pathsep.join([config.a8_bin_dir, config.environm
 for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "A8_NODE_TEST_DIR"):
     if var in os.environ:
         config.environment[var] = os.environ[var]
+# Tests of what a800c-run does without a GPU (the CUDA backend's error, the auto fallback).
+if not os.path.exists("/dev/nvidia0") and not os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("no-gpu")

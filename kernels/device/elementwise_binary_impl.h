@@ -1,0 +1,280 @@
+// The broadcasting elementwise kernels (kernels/device/elementwise.h): binary ops, the N-ary
+// fold of Max/Min/Sum/Mean, Where, and a8.FusedElementwise. All go through the one strided
+// N-ary kernel of elementwise_math.h (NaryKernel) with a small body per op.
+#include "kernels/common/fused_elementwise.h"
+#include "kernels/device/elementwise.h"
+#include "kernels/device/elementwise_math.h"
+#include "kernels/device/launch.h"
+
+namespace a8::A8_DEV_NS {
+namespace {
+
+// y[i] = f(a, b) in the compute type, stored as TO (T, or bool for comparisons and logic).
+template <typename T, typename TO, typename F>
+struct BinaryBody {
+  const T* a;
+  const T* b;
+  TO* y;
+  F f;
+  A8_HD void operator()(int64_t i, const int64_t* off) const {
+    y[i] = Elem<TO>::Store(f(Ld(a, off[0]), Ld(b, off[1])));
+  }
+};
+
+// Pow with an exponent of another dtype: math in double, stored like a Cast.
+template <typename T>
+struct MixedPowBody {
+  const T* a;
+  const void* b;
+  DType b_dtype;
+  T* y;
+  A8_HD void operator()(int64_t i, const int64_t* off) const {
+    const double base = DevCast<double, T>(a[off[0]]);
+    const double expo = LoadCast<double>(b_dtype, b, off[1]);
+    y[i] = DevCast<T, double>(MPow(base, expo));
+  }
+};
+
+// in[0] op in[1] op ... rounded to T after every op (the CPU folds pairwise through a T
+// buffer), then divided by `count` (in T) when `mean`.
+template <int K, typename T, typename F>
+struct FoldBody {
+  const T* in[K];
+  T* y;
+  F f;
+  bool mean;
+  T count;
+  A8_HD void operator()(int64_t i, const int64_t* off) const {
+    Acc<T> acc = Ld(in[0], off[0]);
+    for (int k = 1; k < K; ++k) acc = Elem<T>::Load(Elem<T>::Store(f(acc, Ld(in[k], off[k]))));
+    if (mean) acc = DivF{}(acc, Elem<T>::Load(count));
+    St(y, i, acc);
+  }
+};
+
+// Moves elements of any dtype as unsigned integers of its size.
+template <typename U>
+struct WhereBody {
+  const bool* cond;
+  const U* x;
+  const U* y;
+  U* out;
+  A8_HD void operator()(int64_t i, const int64_t* off) const {
+    out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
+  }
+};
+
+template <typename T, typename U, typename A>
+struct FusedKernel {
+  FusedProgram program;
+  const T* in[kFusedMaxInputs];
+  bool scalar[kFusedMaxInputs];
+  U* y;
+  A8_HD void operator()(int64_t i) const {
+    A vals[kFusedMaxInputs];
+    for (int j = 0; j < program.num_inputs; ++j) {
+      vals[j] = static_cast<A>(Ld(in[j], scalar[j] ? 0 : i));
+    }
+    y[i] = Elem<U>::Store(static_cast<Acc<U>>(EvalFused<A>(program, vals)));
+  }
+};
+
+template <typename T, typename TO, typename F>
+DevStatus RunBinary(const DevCtx& ctx, const BinaryParams& p, F f) {
+  return LaunchNary<2>(ctx, p.shape, p.n,
+                       BinaryBody<T, TO, F>{static_cast<const T*>(p.a), static_cast<const T*>(p.b),
+                                            static_cast<TO*>(p.y), f});
+}
+
+// Arithmetic on float and integer dtypes.
+template <typename F>
+DevStatus Arith(const DevCtx& ctx, const BinaryParams& p, F f) {
+  return DispatchAll(p.a_dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      return DevError("elementwise: arithmetic on bool");
+    } else {
+      return RunBinary<T, T>(ctx, p, f);
+    }
+  });
+}
+
+// Comparisons -> bool (bool operands: Equal only).
+template <bool kBoolOperands, typename F>
+DevStatus Compare(const DevCtx& ctx, const BinaryParams& p, F f) {
+  return DispatchAll(p.a_dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool> && !kBoolOperands) {
+      return DevError("elementwise: an ordering of bool operands");
+    } else {
+      return RunBinary<T, bool>(ctx, p, f);
+    }
+  });
+}
+
+template <typename F>
+DevStatus Logic(const DevCtx& ctx, const BinaryParams& p, F f) {
+  if (p.a_dtype != DType::kBool) return DevError("elementwise: logic op on a non-bool operand");
+  return RunBinary<bool, bool>(ctx, p, f);
+}
+
+template <int K, typename F>
+DevStatus RunFold(const DevCtx& ctx, const FoldParams& p, F f) {
+  return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      return DevError("elementwise: a fold over bool");
+    } else {
+      FoldBody<K, T, F> body{};
+      for (int k = 0; k < K; ++k) body.in[k] = static_cast<const T*>(p.in[k]);
+      body.y = static_cast<T*>(p.y);
+      body.f = f;
+      body.mean = p.mean_count > 0;
+      body.count = DevCast<T, double>(p.mean_count);
+      return LaunchNary<K>(ctx, p.shape, p.n, body);
+    }
+  });
+}
+
+template <typename F>
+DevStatus FoldOf(const DevCtx& ctx, const FoldParams& p, F f) {
+  switch (p.shape.num_operands) {
+    case 1:
+      return RunFold<1>(ctx, p, f);
+    case 2:
+      return RunFold<2>(ctx, p, f);
+    case 3:
+      return RunFold<3>(ctx, p, f);
+    case 4:
+      return RunFold<4>(ctx, p, f);
+    case 5:
+      return RunFold<5>(ctx, p, f);
+    case 6:
+      return RunFold<6>(ctx, p, f);
+    case 7:
+      return RunFold<7>(ctx, p, f);
+    case 8:
+      return RunFold<8>(ctx, p, f);
+    default:
+      return DevError("elementwise: a fold of more than 8 operands");
+  }
+}
+
+template <typename U>
+DevStatus RunWhere(const DevCtx& ctx, const WhereParams& p) {
+  return LaunchNary<3>(ctx, p.shape, p.n,
+                       WhereBody<U>{p.cond, static_cast<const U*>(p.x), static_cast<const U*>(p.y),
+                                    static_cast<U*>(p.out)});
+}
+
+}  // namespace
+
+DevStatus Binary(DevCtx& ctx, const BinaryParams& p) {
+  if (p.op == DevBinaryOp::kPow && p.a_dtype != p.b_dtype) {
+    if (p.b_dtype == DType::kBool) return DevError("Pow: a bool exponent");
+    return DispatchAll(p.a_dtype, [&](auto tag) -> DevStatus {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, bool>) {
+        return DevError("Pow: a bool base");
+      } else {
+        return LaunchNary<2>(
+            ctx, p.shape, p.n,
+            MixedPowBody<T>{static_cast<const T*>(p.a), p.b, p.b_dtype, static_cast<T*>(p.y)});
+      }
+    });
+  }
+  if (p.a_dtype != p.b_dtype) return DevError("elementwise: operand dtypes differ");
+  switch (p.op) {
+    case DevBinaryOp::kAdd:
+      return Arith(ctx, p, AddF{});
+    case DevBinaryOp::kSub:
+      return Arith(ctx, p, SubF{});
+    case DevBinaryOp::kMul:
+      return Arith(ctx, p, MulF{});
+    case DevBinaryOp::kDiv:
+      return Arith(ctx, p, DivF{});
+    case DevBinaryOp::kPow:
+      return Arith(ctx, p, PowF{});
+    case DevBinaryOp::kMod:
+      return Arith(ctx, p, ModF{false});
+    case DevBinaryOp::kFMod:
+      return Arith(ctx, p, ModF{true});
+    case DevBinaryOp::kMax:
+      return Arith(ctx, p, MaxF{});
+    case DevBinaryOp::kMin:
+      return Arith(ctx, p, MinF{});
+    case DevBinaryOp::kEqual:
+      return Compare<true>(ctx, p, EqualF{});
+    case DevBinaryOp::kLess:
+      return Compare<false>(ctx, p, LessF{});
+    case DevBinaryOp::kLessOrEqual:
+      return Compare<false>(ctx, p, LessOrEqualF{});
+    case DevBinaryOp::kGreater:
+      return Compare<false>(ctx, p, GreaterF{});
+    case DevBinaryOp::kGreaterOrEqual:
+      return Compare<false>(ctx, p, GreaterOrEqualF{});
+    case DevBinaryOp::kAnd:
+      return Logic(ctx, p, AndF{});
+    case DevBinaryOp::kOr:
+      return Logic(ctx, p, OrF{});
+    case DevBinaryOp::kXor:
+      return Logic(ctx, p, XorF{});
+  }
+  return DevError("elementwise: unknown binary op");
+}
+
+DevStatus Fold(DevCtx& ctx, const FoldParams& p) {
+  switch (p.op) {
+    case DevBinaryOp::kAdd:
+      return FoldOf(ctx, p, AddF{});
+    case DevBinaryOp::kMax:
+      return FoldOf(ctx, p, MaxF{});
+    case DevBinaryOp::kMin:
+      return FoldOf(ctx, p, MinF{});
+    default:
+      return DevError("elementwise: a fold takes Add, Max or Min");
+  }
+}
+
+DevStatus Where(DevCtx& ctx, const WhereParams& p) {
+  switch (p.dtype) {
+    case DType::kF64:
+    case DType::kI64:
+      return RunWhere<uint64_t>(ctx, p);
+    case DType::kF32:
+    case DType::kI32:
+      return RunWhere<uint32_t>(ctx, p);
+    case DType::kF16:
+    case DType::kBF16:
+      return RunWhere<uint16_t>(ctx, p);
+    case DType::kI8:
+    case DType::kU8:
+    case DType::kBool:
+      return RunWhere<uint8_t>(ctx, p);
+  }
+  return DevError("Where: unknown dtype");
+}
+
+DevStatus FusedElementwise(DevCtx& ctx, const FusedElementwiseParams& p) {
+  const bool wide = p.in_dtype == DType::kF64 || p.out_dtype == DType::kF64;
+  return DispatchFloat(p.in_dtype, [&](auto in_tag) {
+    using T = decltype(in_tag);
+    return DispatchFloat(p.out_dtype, [&](auto out_tag) -> DevStatus {
+      using U = decltype(out_tag);
+      auto run = [&](auto compute_tag) {
+        using A = decltype(compute_tag);
+        FusedKernel<T, U, A> k{};
+        k.program = p.program;
+        for (int j = 0; j < kFusedMaxInputs; ++j) {
+          k.in[j] = static_cast<const T*>(p.in[j]);
+          k.scalar[j] = p.scalar[j];
+        }
+        k.y = static_cast<U*>(p.y);
+        return ForEach(ctx, p.n, k);
+      };
+      return wide ? run(double{}) : run(float{});
+    });
+  });
+}
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,532 @@
+// The per-element math of the elementwise device kernels (kernels/device/elementwise.h), for the
+// kernels/device/elementwise*_impl.h files only: libm by overload, the ONNX Cast of one element,
+// and one small A8_HD functor per op. Each mirrors the CPU reference's expression exactly
+// (kernels/cpu/elementwise.cc, binary.cc, cast_elem.h, grad_math.cc), so the emulation agrees
+// with it bit for bit where both call the same libm.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/device/launch.h"
+
+namespace a8::A8_DEV_NS {
+
+template <typename T>
+inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T, BF16>;
+template <typename T>
+inline constexpr bool kIsFloatElem = std::is_floating_point_v<T> || kIsHalfLike<T>;
+
+// ---- libm by overload (the float functions are device intrinsics under nvcc).
+A8_HD float MExp(float x) { return ::expf(x); }
+A8_HD double MExp(double x) { return ::exp(x); }
+A8_HD float MExpm1(float x) { return ::expm1f(x); }
+A8_HD double MExpm1(double x) { return ::expm1(x); }
+A8_HD float MLog(float x) { return ::logf(x); }
+A8_HD double MLog(double x) { return ::log(x); }
+A8_HD float MLog1p(float x) { return ::log1pf(x); }
+A8_HD double MLog1p(double x) { return ::log1p(x); }
+A8_HD float MTanh(float x) { return ::tanhf(x); }
+A8_HD double MTanh(double x) { return ::tanh(x); }
+A8_HD float MErf(float x) { return ::erff(x); }
+A8_HD double MErf(double x) { return ::erf(x); }
+A8_HD float MErfc(float x) { return ::erfcf(x); }
+A8_HD double MErfc(double x) { return ::erfc(x); }
+A8_HD float MSqrt(float x) { return ::sqrtf(x); }
+A8_HD double MSqrt(double x) { return ::sqrt(x); }
+A8_HD float MAbs(float x) { return ::fabsf(x); }
+A8_HD double MAbs(double x) { return ::fabs(x); }
+A8_HD float MFloor(float x) { return ::floorf(x); }
+A8_HD double MFloor(double x) { return ::floor(x); }
+A8_HD float MCeil(float x) { return ::ceilf(x); }
+A8_HD double MCeil(double x) { return ::ceil(x); }
+A8_HD float MSin(float x) { return ::sinf(x); }
+A8_HD double MSin(double x) { return ::sin(x); }
+A8_HD float MCos(float x) { return ::cosf(x); }
+A8_HD double MCos(double x) { return ::cos(x); }
+A8_HD float MMax(float a, float b) { return ::fmaxf(a, b); }
+A8_HD double MMax(double a, double b) { return ::fmax(a, b); }
+A8_HD float MMin(float a, float b) { return ::fminf(a, b); }
+A8_HD double MMin(double a, double b) { return ::fmin(a, b); }
+A8_HD float MPow(float a, float b) { return ::powf(a, b); }
+A8_HD double MPow(double a, double b) { return ::pow(a, b); }
+A8_HD float MFmod(float a, float b) { return ::fmodf(a, b); }
+A8_HD double MFmod(double a, double b) { return ::fmod(a, b); }
+A8_HD bool MIsNaN(float x) { return ::isnan(x); }
+A8_HD bool MIsNaN(double x) { return ::isnan(x); }
+A8_HD bool MIsInf(float x) { return ::isinf(x); }
+A8_HD bool MIsInf(double x) { return ::isinf(x); }
+
+// ---- ONNX Cast of one element (kernels/cpu/cast_elem.h CastElem, line for line).
+
+// double -> float rounded toward zero with the last bit set when inexact (round to odd), so a
+// following rounding to f16/bf16 equals one correct rounding of the double.
+A8_HD float RoundToOddFloat(double d) {
+  if (d != d) return static_cast<float>(d);
+  float f = static_cast<float>(d);
+  // nextafter(f, 0): one step down in magnitude (Inf becomes the largest finite float).
+  if (MAbs(static_cast<double>(f)) > MAbs(d)) f = BitsToFloat(FloatToBits(f) - 1u);
+  if (static_cast<double>(f) != d) f = BitsToFloat(FloatToBits(f) | 1u);
+  return f;
+}
+
+// int64 -> float with round to odd, exactly (a sticky bit below the 24 kept bits).
+A8_HD float RoundToOddFloat(int64_t v) {
+  const uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
+  int shift = 0;
+  while ((u >> shift) >= (uint64_t{1} << 24)) ++shift;
+  uint64_t m = u >> shift;
+  if (shift > 0 && (u & ((uint64_t{1} << shift) - 1)) != 0) m |= 1;
+  const float f = ::ldexpf(static_cast<float>(m), shift);
+  return v < 0 ? -f : f;
+}
+
+// x86 cvttsd2si: truncation, NaN and out of range giving the minimum.
+A8_HD int32_t TruncToI32(double x) {
+  if (!(x > -2147483649.0 && x < 2147483648.0)) return INT32_MIN;
+  return static_cast<int32_t>(x);
+}
+A8_HD int64_t TruncToI64(double x) {
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
+  return static_cast<int64_t>(x);
+}
+
+template <typename To, typename From>
+A8_HD To DevCast(From v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (kIsHalfLike<From>) {
+    return DevCast<To, float>(Elem<From>::Load(v));
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else if constexpr (std::is_same_v<From, bool>) {
+    return DevCast<To, int32_t>(v ? 1 : 0);
+  } else if constexpr (std::is_floating_point_v<From>) {
+    if constexpr (std::is_floating_point_v<To>) {
+      return static_cast<To>(v);
+    } else if constexpr (kIsHalfLike<To>) {
+      if constexpr (std::is_same_v<From, float>) {
+        return Elem<To>::Store(v);
+      } else {
+        return Elem<To>::Store(RoundToOddFloat(static_cast<double>(v)));
+      }
+    } else if constexpr (std::is_same_v<To, int64_t>) {
+      return TruncToI64(static_cast<double>(v));
+    } else {
+      return static_cast<To>(TruncToI32(static_cast<double>(v)));
+    }
+  } else {  // From is an integer
+    if constexpr (kIsHalfLike<To>) {
+      return Elem<To>::Store(RoundToOddFloat(static_cast<int64_t>(v)));
+    } else {
+      return static_cast<To>(v);
+    }
+  }
+}
+
+// Element `i` of a buffer of runtime dtype `t`, cast to To (scalar operands: Dropout's ratio,
+// Pow's foreign exponent).
+template <typename To>
+A8_HD To LoadCast(DType t, const void* p, int64_t i) {
+  switch (t) {
+    case DType::kF32:
+      return DevCast<To>(static_cast<const float*>(p)[i]);
+    case DType::kF16:
+      return DevCast<To>(static_cast<const Half*>(p)[i]);
+    case DType::kBF16:
+      return DevCast<To>(static_cast<const BF16*>(p)[i]);
+    case DType::kF64:
+      return DevCast<To>(static_cast<const double*>(p)[i]);
+    case DType::kI64:
+      return DevCast<To>(static_cast<const int64_t*>(p)[i]);
+    case DType::kI32:
+      return DevCast<To>(static_cast<const int32_t*>(p)[i]);
+    case DType::kI8:
+      return DevCast<To>(static_cast<const int8_t*>(p)[i]);
+    case DType::kU8:
+      return DevCast<To>(static_cast<const uint8_t*>(p)[i]);
+    case DType::kBool:
+      return DevCast<To>(static_cast<const bool*>(p)[i]);
+  }
+  return To{};
+}
+
+// ---- unary functors: A is the compute type (float, double, or the integer itself).
+template <typename A>
+A8_HD A SigmoidOf(A x) {
+  if (x >= A(0)) return A(1) / (A(1) + MExp(-x));
+  const A e = MExp(x);
+  return e / (A(1) + e);
+}
+
+struct AbsF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    if constexpr (std::is_integral_v<A>) {
+      if constexpr (std::is_signed_v<A>) return x < 0 ? static_cast<A>(0 - x) : x;
+      return x;
+    } else {
+      return MAbs(x);
+    }
+  }
+};
+struct NegF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    if constexpr (std::is_integral_v<A>) return static_cast<A>(0 - x);
+    return -x;
+  }
+};
+struct ReluF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    if constexpr (std::is_integral_v<A>) return x > A(0) ? x : A(0);
+    return x > A(0) ? x : (x == x ? A(0) : x);
+  }
+};
+struct SignF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    if constexpr (std::is_integral_v<A>) {
+      if constexpr (std::is_signed_v<A>) return static_cast<A>(x == 0 ? 0 : (x < 0 ? -1 : 1));
+      return static_cast<A>(x == 0 ? 0 : 1);
+    } else {
+      return x > A(0) ? A(1) : (x < A(0) ? A(-1) : x);
+    }
+  }
+};
+struct SigmoidF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return SigmoidOf(x);
+  }
+};
+struct TanhF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MTanh(x);
+  }
+};
+struct ExpF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MExp(x);
+  }
+};
+struct LogF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MLog(x);
+  }
+};
+struct SqrtF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MSqrt(x);
+  }
+};
+struct ReciprocalF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return A(1) / x;
+  }
+};
+struct ErfF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MErf(x);
+  }
+};
+struct FloorF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MFloor(x);
+  }
+};
+struct CeilF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MCeil(x);
+  }
+};
+struct SinF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MSin(x);
+  }
+};
+struct CosF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MCos(x);
+  }
+};
+struct NotF {
+  A8_HD bool operator()(bool x) const { return !x; }
+};
+struct LeakyReluF {
+  float alpha;
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return x >= A(0) ? x : static_cast<A>(alpha) * x;
+  }
+};
+struct EluF {
+  float alpha;
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return x >= A(0) ? x : static_cast<A>(alpha) * MExpm1(x);
+  }
+};
+// 0.5 x erfc(-x / sqrt 2): no cancellation of 1 + erf for negative x. Where erfc underflows
+// (x below about -14 in float, -38 in double) the result is -0, also for -Inf (the CPU's f32
+// polynomial does the same; its f64 path gives NaN there).
+struct GeluF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    const A e = MErfc(-x * A(0.70710678118654752440));
+    return e == A(0) ? A(-0.0) : A(0.5) * x * e;
+  }
+};
+// 0.5 x (1 + tanh u) = x / (1 + exp(-2u)).
+struct GeluTanhF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    const A u = A(0.79788456080286535588) * (x + A(0.044715) * x * x * x);
+    return x / (A(1) + MExp(-2 * u));
+  }
+};
+struct SoftplusF {
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MMax(x, A(0)) + MLog1p(MExp(-MAbs(x)));
+  }
+};
+struct HardSigmoidF {
+  float alpha, beta;
+  template <typename A>
+  A8_HD A operator()(A x) const {
+    return MMax(A(0), MMin(A(1), static_cast<A>(alpha) * x + static_cast<A>(beta)));
+  }
+};
+struct IsNaNF {
+  template <typename A>
+  A8_HD bool operator()(A x) const {
+    return MIsNaN(x);
+  }
+};
+struct IsInfF {
+  bool detect_positive, detect_negative;
+  template <typename A>
+  A8_HD bool operator()(A x) const {
+    return MIsInf(x) && ((x > A(0) && detect_positive) || (x < A(0) && detect_negative));
+  }
+};
+
+// ---- binary functors (kernels/cpu/binary.cc Arith / Compare).
+template <typename A>
+using WrapOf = std::make_unsigned_t<A>;
+
+struct AddF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<WrapOf<A>>(a) + static_cast<WrapOf<A>>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+struct SubF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<WrapOf<A>>(a) - static_cast<WrapOf<A>>(b));
+    } else {
+      return a - b;
+    }
+  }
+};
+struct MulF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<WrapOf<A>>(a) * static_cast<WrapOf<A>>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+struct DivF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<A>) {
+        if (b == A(-1)) return static_cast<A>(WrapOf<A>(0) - static_cast<WrapOf<A>>(a));
+      }
+      return static_cast<A>(a / b);
+    } else {
+      return a / b;
+    }
+  }
+};
+struct PowF {
+  template <typename A>
+  A8_HD A operator()(A base, A exp) const {
+    if constexpr (std::is_integral_v<A>) {
+      if constexpr (std::is_signed_v<A>) {
+        if (exp < 0) {
+          if (base == 1) return 1;
+          if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+          return 0;
+        }
+      }
+      using U = WrapOf<A>;
+      U result = 1, b = static_cast<U>(base);
+      for (U e = static_cast<U>(exp); e != 0; e >>= 1) {
+        if (e & 1) result = static_cast<U>(result * b);
+        b = static_cast<U>(b * b);
+      }
+      return static_cast<A>(result);
+    } else {
+      return MPow(base, exp);
+    }
+  }
+};
+// c_fmod: C fmod (sign of the dividend); else the sign of the divisor.
+struct ModF {
+  bool c_fmod;
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<A>) {
+        if (b == A(-1)) return 0;
+        A r = static_cast<A>(a % b);
+        if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<A>(r + b);
+        return r;
+      } else {
+        return static_cast<A>(a % b);
+      }
+    } else {
+      A r = MFmod(a, b);
+      if (!c_fmod && r != A(0) && ((r < A(0)) != (b < A(0)))) r += b;
+      return r;
+    }
+  }
+};
+struct MaxF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (!std::is_integral_v<A>) {
+      if (a != a || b != b) return a + b;
+    }
+    return a < b ? b : a;
+  }
+};
+struct MinF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (!std::is_integral_v<A>) {
+      if (a != a || b != b) return a + b;
+    }
+    return b < a ? b : a;
+  }
+};
+struct EqualF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a == b;
+  }
+};
+struct LessF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a < b;
+  }
+};
+struct LessOrEqualF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a <= b;
+  }
+};
+struct GreaterF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a > b;
+  }
+};
+struct GreaterOrEqualF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a >= b;
+  }
+};
+struct AndF {
+  A8_HD bool operator()(bool a, bool b) const { return a && b; }
+};
+struct OrF {
+  A8_HD bool operator()(bool a, bool b) const { return a || b; }
+};
+struct XorF {
+  A8_HD bool operator()(bool a, bool b) const { return a != b; }
+};
+
+// ---- broadcasting: operand offsets of output element i.
+template <int K>
+struct NaryIndex {
+  int rank;
+  int64_t dims[kElemMaxRank];
+  int64_t strides[K][kElemMaxRank];
+
+  A8_HD void Offsets(int64_t i, int64_t* off) const {
+    if (rank == 1) {  // same shapes or scalars: no (64-bit, slow on the GPU) division
+      for (int k = 0; k < K; ++k) off[k] = i * strides[k][0];
+      return;
+    }
+    for (int k = 0; k < K; ++k) off[k] = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t q = i / dims[d];
+      const int64_t idx = i - q * dims[d];
+      i = q;
+      for (int k = 0; k < K; ++k) off[k] += idx * strides[k][d];
+    }
+  }
+};
+
+// The first K operands of `s` (host code).
+template <int K>
+NaryIndex<K> MakeNaryIndex(const NaryShape& s) {
+  NaryIndex<K> ix{};
+  ix.rank = s.rank;
+  for (int d = 0; d < kElemMaxRank; ++d) {
+    ix.dims[d] = s.dims[d];
+    for (int k = 0; k < K; ++k) ix.strides[k][d] = s.strides[k][d];
+  }
+  return ix;
+}
+
+// The generic strided N-ary kernel: Body(i, offsets) computes output element i from its K
+// operands' element offsets.
+template <int K, typename Body>
+struct NaryKernel {
+  NaryIndex<K> ix;
+  Body body;
+  A8_HD void operator()(int64_t i) const {
+    int64_t off[K];
+    ix.Offsets(i, off);
+    body(i, off);
+  }
+};
+
+template <int K, typename Body>
+DevStatus LaunchNary(const DevCtx& ctx, const NaryShape& s, int64_t n, const Body& body) {
+  if (s.rank < 1 || s.rank > kElemMaxRank || s.num_operands != K) {
+    return DevError("elementwise: bad broadcast shape");
+  }
+  return ForEach(ctx, n, NaryKernel<K, Body>{MakeNaryIndex<K>(s), body});
+}
+
+}  // namespace a8::A8_DEV_NS

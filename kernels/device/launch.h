@@ -1,0 +1,141 @@
+// ForEach and the element types, for kernels/device/*_impl.h only (see device.h).
+//
+// A kernel is a functor with `A8_HD void operator()(int64_t i) const` over [0, n): every index
+// independent of the others (no two indices write the same element; use a two-pass reduction
+// instead of atomics, so results are deterministic and graph replay is bit-identical).
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/device/device.h"
+
+#if defined(__CUDACC__)
+#include <cuda_runtime.h>
+#endif
+
+namespace a8::A8_DEV_NS {
+
+constexpr int kThreadsPerBlock = 256;
+
+#if defined(__CUDACC__)
+template <typename F>
+__global__ void ForEachKernel(int64_t n, F f) {
+  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    f(i);
+}
+
+inline DevStatus CheckLaunch(const char* what) {
+  cudaError_t e = cudaGetLastError();
+  if (e == cudaSuccess) return DevOk();
+  return DevError(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+template <typename F>
+DevStatus ForEach(const DevCtx& ctx, int64_t n, const F& f) {
+  if (n <= 0) return DevOk();
+  int64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  if (blocks > 65535 * 8) blocks = 65535 * 8;
+  ForEachKernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0,
+                  static_cast<cudaStream_t>(ctx.stream)>>>(n, f);
+  return CheckLaunch("kernel launch");
+}
+#else
+template <typename F>
+DevStatus ForEach(const DevCtx&, int64_t n, const F& f) {
+  for (int64_t i = 0; i < n; ++i) f(i);
+  return DevOk();
+}
+#endif
+
+// ---- element types: f16/bf16 are stored as bit patterns and computed in float (rounded once
+// on store, to nearest even, kernels/common/float16.h), f64 in double, integers in themselves.
+struct Half {
+  uint16_t bits;
+};
+struct BF16 {
+  uint16_t bits;
+};
+
+template <typename T>
+struct Elem {
+  using Acc = T;
+  static A8_HD Acc Load(T v) { return v; }
+  static A8_HD T Store(Acc v) { return v; }
+};
+template <>
+struct Elem<float> {
+  using Acc = float;
+  static A8_HD float Load(float v) { return v; }
+  static A8_HD float Store(float v) { return v; }
+};
+template <>
+struct Elem<Half> {
+  using Acc = float;
+  static A8_HD float Load(Half v) { return HalfBitsToFloat(v.bits); }
+  static A8_HD Half Store(float v) { return Half{FloatToHalfBits(v)}; }
+};
+template <>
+struct Elem<BF16> {
+  using Acc = float;
+  static A8_HD float Load(BF16 v) { return BFloat16BitsToFloat(v.bits); }
+  static A8_HD BF16 Store(float v) { return BF16{FloatToBFloat16Bits(v)}; }
+};
+template <typename T>
+using Acc = typename Elem<T>::Acc;
+template <typename T>
+A8_HD Acc<T> Ld(const T* p, int64_t i) {
+  return Elem<T>::Load(p[i]);
+}
+template <typename T>
+A8_HD void St(T* p, int64_t i, Acc<T> v) {
+  p[i] = Elem<T>::Store(v);
+}
+// Any element as double / from double (casts between any two dtypes; bool is 0/1).
+template <typename T>
+A8_HD double ToDouble(T v) {
+  return static_cast<double>(Elem<T>::Load(v));
+}
+template <typename T>
+A8_HD T FromDouble(double v) {
+  return Elem<T>::Store(static_cast<Acc<T>>(v));
+}
+
+// Dispatch on a runtime dtype: fn(T{}) with T the storage type. Host code only.
+template <typename Fn>
+DevStatus DispatchFloat(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::kF32: return fn(float{});
+    case DType::kF16: return fn(Half{});
+    case DType::kBF16: return fn(BF16{});
+    case DType::kF64: return fn(double{});
+    default: return DevError("unsupported dtype for a float kernel");
+  }
+}
+template <typename Fn>
+DevStatus DispatchAll(DType t, Fn&& fn) {
+  switch (t) {
+    case DType::kF32: return fn(float{});
+    case DType::kF16: return fn(Half{});
+    case DType::kBF16: return fn(BF16{});
+    case DType::kF64: return fn(double{});
+    case DType::kI64: return fn(int64_t{});
+    case DType::kI32: return fn(int32_t{});
+    case DType::kI8: return fn(int8_t{});
+    case DType::kU8: return fn(uint8_t{});
+    case DType::kBool: return fn(bool{});
+  }
+  return DevError("unknown dtype");
+}
+
+// Row-major strides and index arithmetic on small fixed-size arrays (rank <= kMaxRank), passed
+// to kernels by value.
+constexpr int kMaxRank = 8;
+struct Shape {
+  int rank = 0;
+  int64_t dims[kMaxRank] = {};
+  int64_t strides[kMaxRank] = {};  // element strides of the operand (0 where broadcast)
+};
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,261 @@
+// Device kernels of the losses, the optimizer updates and dynamic loss scaling (issue 6): the
+// CUDA twins of kernels/cpu/loss.h, grad_nn.h (losses) and optim.h, with the same semantics.
+//
+// - Every pointer is device memory. Scalars that are computed during the step (the control
+//   vector ctl, the loss scale, found_inf, the step counters, ONNX's R and T) are read INSIDE the
+//   device code, so an update that must be skipped (ctl[kDevCtlApplied] == 0) leaves parameters
+//   and moments bit-identical without any host synchronisation.
+// - Reductions are deterministic and follow the CPU's order: per-target / per-element terms go to
+//   scratch (one thread each), then ONE thread sums them in index order in the CPU's accumulator
+//   type, so the f32 loss equals the CPU's bit for bit where the terms do.
+// - A label outside [0, C) that is not the ignore_index is an error on the CPU; a kernel cannot
+//   return one, so such a target's loss and gradient are NaN here (they never read outside the
+//   weights or the scores).
+// - The update and scaler arithmetic uses rn::Mul/Add/Sub (below): nvcc contracts a * b + c into
+//   one FMA by default, the CPU backend never does, and the control vector, the loss scale and the
+//   updates must agree bit for bit in f32.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/device/device.h"
+
+namespace a8::A8_DEV_NS {
+
+// ---- IEEE operations that nvcc may not fuse into an FMA (host: the plain operators)
+namespace rn {
+
+A8_HD float Mul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+A8_HD double Mul(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+A8_HD float Add(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+A8_HD double Add(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+A8_HD float Sub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+A8_HD double Sub(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dsub_rn(a, b);
+#else
+  return a - b;
+#endif
+}
+
+}  // namespace rn
+
+// ---- losses
+
+enum class DevLossReduction : int32_t { kNone, kMean, kSum };
+
+// The shape and attributes of SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss and their
+// gradients (cpu::LossParams): scores [N, C, d...], labels [N, d...] (i32 or i64).
+struct LossShape {
+  DType dtype = DType::kF32;  // scores / log-probabilities, weights, loss, dloss
+  bool labels_i32 = false;    // else i64
+  int64_t batch = 1;
+  int64_t classes = 1;
+  int64_t extra = 1;  // product of d1..dk
+  DevLossReduction reduction = DevLossReduction::kMean;
+  bool has_ignore_index = false;
+  int64_t ignore_index = 0;
+};
+
+struct LossParams {
+  LossShape shape;
+  const void* scores = nullptr;  // NLL: the log-probabilities
+  const void* labels = nullptr;
+  const void* weights = nullptr;  // [C] or null
+  void* loss = nullptr;           // scalar (mean, sum) or [N, d...] (none)
+  void* log_prob = nullptr;       // SoftmaxCrossEntropyLoss only; may be null
+};
+DevStatus SoftmaxCrossEntropyLoss(DevCtx& ctx, const LossParams& p);
+DevStatus NegativeLogLikelihoodLoss(DevCtx& ctx, const LossParams& p);
+
+struct LossGradParams {
+  LossShape shape;
+  const void* dloss = nullptr;   // scalar, or [N, d...] for reduction none
+  const void* scores = nullptr;  // SoftmaxCrossEntropyLossGrad only
+  const void* labels = nullptr;
+  const void* weights = nullptr;  // [C] or null
+  void* dscores = nullptr;        // [N, C, d...]
+};
+DevStatus SoftmaxCrossEntropyLossGrad(DevCtx& ctx, const LossGradParams& p);
+DevStatus NegativeLogLikelihoodLossGrad(DevCtx& ctx, const LossGradParams& p);
+
+// a8.MseLoss / a8.L1Loss / a8.BceWithLogitsLoss (cpu::PairLoss) and their gradients.
+enum class DevPairLoss : int32_t { kMse, kL1, kBceWithLogits };
+struct PairLossParams {
+  DevPairLoss kind = DevPairLoss::kMse;
+  DType dtype = DType::kF32;
+  int64_t n = 0;
+  const void* dloss = nullptr;  // gradient only: a scalar
+  const void* pred = nullptr;
+  const void* target = nullptr;
+  void* loss = nullptr;     // forward: a scalar
+  void* dpred = nullptr;    // gradient: may be null
+  void* dtarget = nullptr;  // gradient: may be null
+};
+DevStatus PairLossForward(DevCtx& ctx, const PairLossParams& p);
+DevStatus PairLossGrad(DevCtx& ctx, const PairLossParams& p);
+
+// ---- step control (cpu::CtlIndex: the same layout, checked in runtime/device/ops_loss_optim.cc)
+
+constexpr int kDevCtlLr = 0;
+constexpr int kDevCtlGradScale = 1;
+constexpr int kDevCtlApplied = 2;
+constexpr int kDevCtlUpdates = 3;
+constexpr int kDevCtlGradNorm = 4;
+constexpr int kDevCtlSize = 5;
+
+struct TrainControlParams {
+  float lr = 0.0f;
+  bool cosine = false;
+  int64_t warmup_steps = 0;
+  int64_t total_steps = 0;
+  float min_lr = 0.0f;
+  int64_t accumulate = 1;
+  float max_grad_norm = 0.0f;
+  const int64_t* step = nullptr;
+  const float* updates = nullptr;
+  const float* sq_norm = nullptr;    // may be null
+  const float* found_inf = nullptr;  // may be null
+  float* ctl = nullptr;              // [kDevCtlSize]
+  int64_t* step_next = nullptr;
+  float* updates_next = nullptr;
+};
+DevStatus TrainControl(DevCtx& ctx, const TrainControlParams& p);
+
+// ---- gradient reductions and accumulation
+
+struct GradAccumulateParams {
+  DType acc_dtype = DType::kF32, g_dtype = DType::kF32;
+  int64_t n = 0;
+  int64_t accumulate = 1;
+  const int64_t* step = nullptr;
+  const void* acc = nullptr;
+  const void* g = nullptr;
+  void* acc_next = nullptr;
+};
+DevStatus GradAccumulate(DevCtx& ctx, const GradAccumulateParams& p);
+
+// ---- dynamic loss scaling
+
+// a8.UnscaleCheckFinite: out[t] = float(g[t] * float(1 / double(*scale))) for every tensor
+// (one launch each: a single multi-tensor launch is a later optimisation), *found_inf = 1 when any
+// element is Inf or NaN, else 0 (per-slot flags in scratch, reduced in two more passes).
+struct UnscaleTensor {
+  DType dtype = DType::kF32;
+  int64_t n = 0;
+  const void* g = nullptr;
+  float* out = nullptr;  // may be g (an f32 gradient unscaled in place)
+};
+struct UnscaleParams {
+  const float* scale = nullptr;
+  const UnscaleTensor* tensors = nullptr;  // host array
+  int num_tensors = 0;
+  float* found_inf = nullptr;
+};
+DevStatus UnscaleCheckFinite(DevCtx& ctx, const UnscaleParams& p);
+
+struct UpdateScaleParams {
+  float growth_factor = 2.0f;
+  float backoff_factor = 0.5f;
+  int64_t growth_interval = 2000;
+  float min_scale = 0.0f;
+  float max_scale = 0.0f;
+  int64_t accumulate = 1;
+  const float* scale = nullptr;
+  const int32_t* tracker = nullptr;
+  const float* found_inf = nullptr;
+  const int64_t* step = nullptr;
+  float* scale_next = nullptr;
+  int32_t* tracker_next = nullptr;
+};
+DevStatus UpdateScale(DevCtx& ctx, const UpdateScaleParams& p);
+
+// ---- a8 parameter updates (torch.optim formulas; skipped when ctl[kDevCtlApplied] == 0)
+
+struct SgdUpdateParams {
+  float momentum = 0.0f, dampening = 0.0f, weight_decay = 0.0f;
+  bool nesterov = false;
+  DType param_dtype = DType::kF32, grad_dtype = DType::kF32;
+  int64_t n = 0;
+  const float* ctl = nullptr;
+  const void* param = nullptr;
+  const void* grad = nullptr;
+  const void* buf = nullptr;  // null without a momentum buffer
+  void* param_next = nullptr;
+  void* buf_next = nullptr;
+};
+DevStatus SgdUpdate(DevCtx& ctx, const SgdUpdateParams& p);
+
+struct AdamUpdateParams {
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
+  bool decoupled = false;
+  DType param_dtype = DType::kF32, grad_dtype = DType::kF32;
+  int64_t n = 0;
+  const float* ctl = nullptr;
+  const void* param = nullptr;
+  const void* grad = nullptr;
+  const void* m = nullptr;
+  const void* v = nullptr;
+  void* param_next = nullptr;
+  void* m_next = nullptr;
+  void* v_next = nullptr;
+};
+DevStatus AdamUpdate(DevCtx& ctx, const AdamUpdateParams& p);
+
+// ---- ai.onnx.preview.training optimizers, one tensor per call; R (f32 or f64) and T (i64) are
+// device scalars.
+
+enum class OnnxOptimizer : int32_t { kAdam, kMomentum, kAdagrad };
+struct OnnxOptimParams {
+  OnnxOptimizer kind = OnnxOptimizer::kAdam;
+  // Adam: alpha, beta, epsilon, norm_coefficient, norm_coefficient_post. Momentum: alpha, beta,
+  // norm_coefficient, nesterov. Adagrad: decay_factor, epsilon, norm_coefficient.
+  float alpha = 0.0f, beta = 0.0f, epsilon = 0.0f, decay_factor = 0.0f;
+  float norm_coefficient = 0.0f, norm_coefficient_post = 0.0f;
+  bool nesterov = false;
+  bool r_f64 = false;
+  const void* r = nullptr;
+  const int64_t* t = nullptr;
+  DType dtype = DType::kF32;
+  int64_t n = 0;
+  const void* x = nullptr;
+  const void* g = nullptr;
+  const void* s1 = nullptr;  // Adam: V; Momentum: V; Adagrad: H
+  const void* s2 = nullptr;  // Adam: H
+  void* x_new = nullptr;
+  void* s1_new = nullptr;
+  void* s2_new = nullptr;
+};
+DevStatus OnnxOptimizerUpdate(DevCtx& ctx, const OnnxOptimParams& p);
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,417 @@
+// Device kernels of the losses (kernels/device/loss_optim.h): SoftmaxCrossEntropyLoss,
+// NegativeLogLikelihoodLoss, their a8 gradients, and a8's Mse/L1/BceWithLogits losses with their
+// gradients. The optimizer and scaler kernels are in loss_optim_update_impl.h.
+//
+// The expressions are the CPU's (kernels/cpu/loss.cc, grad_nn.cc) term for term, in the same
+// compute type, so the host emulation agrees with the CPU bit for bit; on the GPU only expf/logf
+// and log1pf may differ by an ulp or two from glibc.
+#pragma once
+
+#include <cmath>
+#include <limits>
+
+#include "kernels/device/launch.h"
+#include "kernels/device/loss_optim.h"
+
+namespace a8::A8_DEV_NS {
+namespace loss_detail {
+
+A8_HD float Exp(float v) { return ::expf(v); }
+A8_HD double Exp(double v) { return ::exp(v); }
+A8_HD float Log(float v) { return ::logf(v); }
+A8_HD double Log(double v) { return ::log(v); }
+A8_HD float Log1p(float v) { return ::log1pf(v); }
+A8_HD double Log1p(double v) { return ::log1p(v); }
+A8_HD float Fabs(float v) { return ::fabsf(v); }
+A8_HD double Fabs(double v) { return ::fabs(v); }
+// std::max(a, b) (a when they are unordered).
+template <typename C>
+A8_HD C Max(C a, C b) {
+  return a < b ? b : a;
+}
+
+// What a target's label says: a class in [0, C), or one of these.
+constexpr int64_t kIgnored = -1;
+constexpr int64_t kBadLabel = -2;
+
+A8_HD int64_t ClassOf(const LossShape& s, const void* labels, int64_t t) {
+  const int64_t label = s.labels_i32 ? static_cast<const int32_t*>(labels)[t]
+                                     : static_cast<const int64_t*>(labels)[t];
+  if (s.has_ignore_index && label == s.ignore_index) return kIgnored;
+  if (label < 0 || label >= s.classes) return kBadLabel;
+  return label;
+}
+
+template <typename C>
+A8_HD C NaN() {
+  return std::numeric_limits<C>::quiet_NaN();
+}
+
+// The weight of class c (1 without weights), in the compute type.
+template <typename T>
+A8_HD Acc<T> WeightOf(const T* w, int64_t c) {
+  return w != nullptr ? Ld(w, c) : Acc<T>(1);
+}
+
+// Max and sum of exp(x - max) over the classes of the target at `base` (stride extra).
+template <typename T>
+A8_HD void SoftmaxStats(const T* x, int64_t base, int64_t classes, int64_t extra, Acc<T>* m,
+                        Acc<T>* s) {
+  using C = Acc<T>;
+  C mx = -std::numeric_limits<C>::infinity();
+  for (int64_t c = 0; c < classes; ++c) mx = Max(mx, Ld(x, base + c * extra));
+  C sum = 0;
+  for (int64_t c = 0; c < classes; ++c) sum += Exp(Ld(x, base + c * extra) - mx);
+  *m = mx;
+  *s = sum;
+}
+
+// Per target: log-probabilities (SCE: LogSoftmax of the scores; NLL: the input itself), the
+// target's term -lp[label] * weight and its weight. Reduction none stores the term as the loss;
+// mean/sum leave term and weight in scratch for LossSumFn.
+template <typename T, bool kSoftmax>
+struct LossTargetFn {
+  LossShape s;
+  const T* x;
+  const void* labels;
+  const T* w;
+  T* loss;      // reduction none
+  T* log_prob;  // may be null
+  Acc<T>* term;
+  Acc<T>* weight;
+  A8_HD void operator()(int64_t t) const {
+    using C = Acc<T>;
+    const int64_t n = t / s.extra, d = t % s.extra;
+    const int64_t base = n * s.classes * s.extra + d;
+    C m = 0, log_s = 0;
+    if (kSoftmax) {
+      C sum;
+      SoftmaxStats(x, base, s.classes, s.extra, &m, &sum);
+      log_s = Log(sum);
+      if (log_prob != nullptr) {
+        for (int64_t c = 0; c < s.classes; ++c) {
+          const int64_t j = base + c * s.extra;
+          St(log_prob, j, (Ld(x, j) - m) - log_s);
+        }
+      }
+    }
+    const int64_t label = ClassOf(s, labels, t);
+    C tm = 0, wt = 0;
+    if (label == kBadLabel) {
+      tm = wt = NaN<C>();
+    } else if (label != kIgnored) {
+      const int64_t j = base + label * s.extra;
+      const C lp = kSoftmax ? (Ld(x, j) - m) - log_s : Ld(x, j);
+      wt = WeightOf(w, label);
+      tm = -lp * wt;
+    }
+    if (s.reduction == DevLossReduction::kNone) {
+      St(loss, t, tm);
+    } else {
+      term[t] = tm;
+      weight[t] = wt;
+    }
+  }
+};
+
+// One thread: the CPU's sum over the targets in order, divided by the weight sum for mean.
+template <typename T>
+struct LossSumFn {
+  LossShape s;
+  const void* labels;
+  const Acc<T>* term;
+  const Acc<T>* weight;
+  T* loss;
+  A8_HD void operator()(int64_t) const {
+    using C = Acc<T>;
+    C sum = 0, weight_sum = 0;
+    for (int64_t t = 0; t < s.batch * s.extra; ++t) {
+      if (ClassOf(s, labels, t) == kIgnored) continue;
+      sum += term[t];
+      weight_sum += weight[t];
+    }
+    St(loss, 0, s.reduction == DevLossReduction::kMean ? sum / weight_sum : sum);
+  }
+};
+
+// One thread: the weight sum of the non-ignored targets (mean reduction of the gradients).
+template <typename T>
+struct WeightSumFn {
+  LossShape s;
+  const void* labels;
+  const T* w;
+  Acc<T>* out;
+  A8_HD void operator()(int64_t) const {
+    using C = Acc<T>;
+    C weight_sum = 0;
+    for (int64_t t = 0; t < s.batch * s.extra; ++t) {
+      const int64_t label = ClassOf(s, labels, t);
+      if (label == kIgnored) continue;
+      weight_sum += label == kBadLabel ? NaN<C>() : WeightOf(w, label);
+    }
+    *out = weight_sum;
+  }
+};
+
+// The factor a target's log-probability gradient gets: -weight * g (cpu TargetFactors).
+template <typename T>
+A8_HD Acc<T> TargetFactor(const LossShape& s, const T* dloss, const T* w, const Acc<T>* wsum,
+                          int64_t t, int64_t label) {
+  using C = Acc<T>;
+  C g = Ld(dloss, s.reduction == DevLossReduction::kNone ? t : 0);
+  if (s.reduction == DevLossReduction::kMean) g /= *wsum;
+  return -WeightOf(w, label) * g;
+}
+
+// d(scores) of SoftmaxCrossEntropyLoss, one thread per target.
+template <typename T>
+struct SceGradFn {
+  LossShape s;
+  const T* dloss;
+  const T* x;
+  const void* labels;
+  const T* w;
+  const Acc<T>* wsum;  // mean only
+  T* dx;
+  A8_HD void operator()(int64_t t) const {
+    using C = Acc<T>;
+    const int64_t n = t / s.extra, d = t % s.extra;
+    const int64_t base = n * s.classes * s.extra + d;
+    const int64_t label = ClassOf(s, labels, t);
+    if (label < 0) {
+      const C v = label == kIgnored ? C(0) : NaN<C>();
+      for (int64_t c = 0; c < s.classes; ++c) St(dx, base + c * s.extra, v);
+      return;
+    }
+    const C f = TargetFactor(s, dloss, w, wsum, t, label);
+    C m, sum;
+    SoftmaxStats(x, base, s.classes, s.extra, &m, &sum);
+    for (int64_t c = 0; c < s.classes; ++c) {
+      const int64_t j = base + c * s.extra;
+      const C prob = Exp(Ld(x, j) - m) / sum;
+      St(dx, j, -f * (prob - (c == label ? 1 : 0)));
+    }
+  }
+};
+
+// d(input) of NegativeLogLikelihoodLoss, one thread per element of [N, C, d...].
+template <typename T>
+struct NllGradFn {
+  LossShape s;
+  const T* dloss;
+  const void* labels;
+  const T* w;
+  const Acc<T>* wsum;  // mean only
+  T* dx;
+  A8_HD void operator()(int64_t i) const {
+    using C = Acc<T>;
+    const int64_t d = i % s.extra;
+    const int64_t c = (i / s.extra) % s.classes;
+    const int64_t t = i / (s.extra * s.classes) * s.extra + d;
+    const int64_t label = ClassOf(s, labels, t);
+    C v = 0;
+    if (label == kBadLabel)
+      v = NaN<C>();
+    else if (label == c)
+      v = TargetFactor(s, dloss, w, wsum, t, label);
+    St(dx, i, v);
+  }
+};
+
+// ---- a8 pair losses
+
+template <typename T>
+struct PairTermFn {
+  DevPairLoss kind;
+  const T* x;
+  const T* y;
+  Acc<T>* term;
+  A8_HD void operator()(int64_t i) const {
+    using C = Acc<T>;
+    const C xv = Ld(x, i), tv = Ld(y, i);
+    C v = 0;
+    switch (kind) {
+      case DevPairLoss::kMse:
+        v = (xv - tv) * (xv - tv);
+        break;
+      case DevPairLoss::kL1:
+        v = Fabs(xv - tv);
+        break;
+      case DevPairLoss::kBceWithLogits:
+        v = rn::Add(rn::Sub(Max(xv, C(0)), rn::Mul(xv, tv)), Log1p(Exp(-Fabs(xv))));
+        break;
+    }
+    term[i] = v;
+  }
+};
+
+template <typename T>
+struct PairSumFn {
+  int64_t n;
+  const Acc<T>* term;
+  T* loss;
+  A8_HD void operator()(int64_t) const {
+    using C = Acc<T>;
+    C sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += term[i];
+    St(loss, 0, sum / static_cast<C>(n));  // n = 0: NaN, as the CPU
+  }
+};
+
+template <typename T>
+struct PairGradFn {
+  DevPairLoss kind;
+  int64_t n;
+  const T* dloss;
+  const T* x;
+  const T* y;
+  T* dx;
+  T* dy;
+  A8_HD void operator()(int64_t i) const {
+    using C = Acc<T>;
+    const C k = Ld(dloss, 0) / static_cast<C>(n);
+    const C xv = Ld(x, i), tv = Ld(y, i);
+    C gp = 0, gt = 0;
+    switch (kind) {
+      case DevPairLoss::kMse:
+        gp = C(2) * (xv - tv) * k;
+        gt = -gp;
+        break;
+      case DevPairLoss::kL1: {
+        const C diff = xv - tv;
+        gp = (diff > 0 ? C(1) : diff < 0 ? C(-1) : C(0)) * k;
+        gt = -gp;
+        break;
+      }
+      case DevPairLoss::kBceWithLogits: {
+        const C z = Exp(-Fabs(xv));
+        const C sig = xv >= 0 ? C(1) / (C(1) + z) : z / (C(1) + z);
+        gp = (sig - tv) * k;
+        gt = -xv * k;
+        break;
+      }
+    }
+    if (dx != nullptr) St(dx, i, gp);
+    if (dy != nullptr) St(dy, i, gt);
+  }
+};
+
+inline size_t AlignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
+// Scratch for `count` compute-type values twice (terms and weights), or one value.
+template <typename C>
+DevStatus TwoScratchArrays(DevCtx& ctx, int64_t count, C** a, C** b) {
+  const size_t one = AlignUp(static_cast<size_t>(count > 0 ? count : 1) * sizeof(C));
+  void* p = nullptr;
+  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, 2 * one, &p));
+  *a = static_cast<C*>(p);
+  *b = reinterpret_cast<C*>(static_cast<uint8_t*>(p) + one);
+  return DevOk();
+}
+
+template <bool kSoftmax>
+DevStatus RunLoss(DevCtx& ctx, const LossParams& p) {
+  const LossShape& s = p.shape;
+  const int64_t targets = s.batch * s.extra;
+  return DispatchFloat(s.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    C* term = nullptr;
+    C* weight = nullptr;
+    if (s.reduction != DevLossReduction::kNone)
+      A8_DEV_RETURN_IF_ERROR(TwoScratchArrays(ctx, targets, &term, &weight));
+    LossTargetFn<T, kSoftmax> f{s,
+                                static_cast<const T*>(p.scores),
+                                p.labels,
+                                static_cast<const T*>(p.weights),
+                                static_cast<T*>(p.loss),
+                                static_cast<T*>(p.log_prob),
+                                term,
+                                weight};
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, targets, f));
+    if (s.reduction == DevLossReduction::kNone) return DevOk();
+    return ForEach(ctx, 1, LossSumFn<T>{s, p.labels, term, weight, static_cast<T*>(p.loss)});
+  });
+}
+
+// The mean reduction's weight sum in scratch (null for none/sum).
+template <typename T>
+DevStatus WeightSum(DevCtx& ctx, const LossGradParams& p, Acc<T>** wsum) {
+  *wsum = nullptr;
+  if (p.shape.reduction != DevLossReduction::kMean) return DevOk();
+  void* mem = nullptr;
+  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, 256, &mem));
+  *wsum = static_cast<Acc<T>*>(mem);
+  return ForEach(ctx, 1,
+                 WeightSumFn<T>{p.shape, p.labels, static_cast<const T*>(p.weights), *wsum});
+}
+
+}  // namespace loss_detail
+
+DevStatus SoftmaxCrossEntropyLoss(DevCtx& ctx, const LossParams& p) {
+  return loss_detail::RunLoss<true>(ctx, p);
+}
+
+DevStatus NegativeLogLikelihoodLoss(DevCtx& ctx, const LossParams& p) {
+  return loss_detail::RunLoss<false>(ctx, p);
+}
+
+DevStatus SoftmaxCrossEntropyLossGrad(DevCtx& ctx, const LossGradParams& p) {
+  return DispatchFloat(p.shape.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    Acc<T>* wsum = nullptr;
+    A8_DEV_RETURN_IF_ERROR(loss_detail::WeightSum<T>(ctx, p, &wsum));
+    loss_detail::SceGradFn<T> f{p.shape,
+                                static_cast<const T*>(p.dloss),
+                                static_cast<const T*>(p.scores),
+                                p.labels,
+                                static_cast<const T*>(p.weights),
+                                wsum,
+                                static_cast<T*>(p.dscores)};
+    return ForEach(ctx, p.shape.batch * p.shape.extra, f);
+  });
+}
+
+DevStatus NegativeLogLikelihoodLossGrad(DevCtx& ctx, const LossGradParams& p) {
+  return DispatchFloat(p.shape.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    Acc<T>* wsum = nullptr;
+    A8_DEV_RETURN_IF_ERROR(loss_detail::WeightSum<T>(ctx, p, &wsum));
+    loss_detail::NllGradFn<T> f{p.shape,  static_cast<const T*>(p.dloss),
+                                p.labels, static_cast<const T*>(p.weights),
+                                wsum,     static_cast<T*>(p.dscores)};
+    return ForEach(ctx, p.shape.batch * p.shape.classes * p.shape.extra, f);
+  });
+}
+
+DevStatus PairLossForward(DevCtx& ctx, const PairLossParams& p) {
+  return DispatchFloat(p.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    void* mem = nullptr;
+    A8_DEV_RETURN_IF_ERROR(Scratch(
+        ctx, loss_detail::AlignUp(static_cast<size_t>(p.n > 0 ? p.n : 1) * sizeof(C)), &mem));
+    C* term = static_cast<C*>(mem);
+    A8_DEV_RETURN_IF_ERROR(
+        ForEach(ctx, p.n,
+                loss_detail::PairTermFn<T>{p.kind, static_cast<const T*>(p.pred),
+                                           static_cast<const T*>(p.target), term}));
+    return ForEach(ctx, 1, loss_detail::PairSumFn<T>{p.n, term, static_cast<T*>(p.loss)});
+  });
+}
+
+DevStatus PairLossGrad(DevCtx& ctx, const PairLossParams& p) {
+  return DispatchFloat(p.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    loss_detail::PairGradFn<T> f{p.kind,
+                                 p.n,
+                                 static_cast<const T*>(p.dloss),
+                                 static_cast<const T*>(p.pred),
+                                 static_cast<const T*>(p.target),
+                                 static_cast<T*>(p.dpred),
+                                 static_cast<T*>(p.dtarget)};
+    return ForEach(ctx, p.n, f);
+  });
+}
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,152 @@
+// Device kernels of the data-movement family (runtime/device/ops_movement.cc sets them up):
+// Transpose, Slice, Expand, Tile, Concat, Split and a8.SliceGrad are all one strided copy (an
+// index map from each element of an iteration space to a source and a destination offset);
+// Gather, GatherElements, Pad, Trilu, OneHot and Range have their own index functors; Shape,
+// Size and ConstantOfShape write values the host knows, captured by value in the functor; and
+// a8.GatherGrad is a deterministic two-pass scatter-add (no atomics).
+//
+// Indices are read on the device, so an index out of range cannot fail the step as it does on
+// the CPU backend (which checks every index before it runs): the device kernels make such an
+// element 0 (Gather, GatherElements) or drop its contribution (GatherGrad), never read or write
+// out of bounds.
+//
+// Declarations only: this header is included by host setup code and compiled by nvcc.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/device/device.h"
+
+namespace a8::A8_DEV_NS::movement {
+
+// The most dims an index map may have after merging contiguous dims (launch.h's kMaxRank).
+constexpr int kMaxMapRank = 8;
+// The most values Shape writes.
+constexpr int kMaxShapeValues = 16;
+
+// For every coordinate c of `dims` (row-major; n = prod dims):
+//   dst[dst_base + sum c_k * dst_strides[k]] = src[src_base + sum w_k * src_strides[k]]
+// with w_k = c_k % src_mod[k] where src_mod[k] > 0 (Tile) and c_k otherwise. Strides may be 0
+// (broadcast) or negative (negative Slice steps). Elements are moved as `elem_size` bytes.
+struct StridedCopyParams {
+  int rank = 0;
+  int elem_size = 0;  // 1, 2, 4 or 8
+  int64_t dims[kMaxMapRank] = {};
+  int64_t src_strides[kMaxMapRank] = {};
+  int64_t src_mod[kMaxMapRank] = {};
+  int64_t dst_strides[kMaxMapRank] = {};
+  int64_t src_base = 0;
+  int64_t dst_base = 0;
+  const void* src = nullptr;
+  void* dst = nullptr;
+};
+DevStatus StridedCopy(DevCtx& ctx, const StridedCopyParams& p);
+
+// y[o, j, c] = data[o, indices[j], c] for data viewed as [outer, dim, inner] and y as
+// [outer, nidx, inner]; indices are i32 or i64, negative ones count from the end.
+struct GatherParams {
+  int elem_size = 0;
+  bool index_i32 = false;
+  int64_t outer = 0, dim = 0, nidx = 0, inner = 0;
+  const void* data = nullptr;
+  const void* indices = nullptr;
+  void* y = nullptr;
+};
+DevStatus Gather(DevCtx& ctx, const GatherParams& p);
+
+// y[c] = data[c with c[axis] replaced by indices[c]]; y has the dims of indices.
+struct GatherElementsParams {
+  int elem_size = 0;
+  bool index_i32 = false;
+  int rank = 0;
+  int axis = 0;
+  int64_t index_dims[kMaxMapRank] = {};
+  int64_t data_strides[kMaxMapRank] = {};
+  int64_t axis_dim = 0;  // data dims[axis]
+  const void* data = nullptr;
+  const void* indices = nullptr;
+  void* y = nullptr;
+};
+DevStatus GatherElements(DevCtx& ctx, const GatherElementsParams& p);
+
+// Pad (modes as cpu::PadMode): out_dims = in_dims + pads_begin + pads_end; `value` is one
+// element in device memory or null (zero).
+struct PadParams {
+  int elem_size = 0;
+  int mode = 0;  // 0 constant, 1 reflect, 2 edge
+  int rank = 0;
+  int64_t in_dims[kMaxMapRank] = {};
+  int64_t out_dims[kMaxMapRank] = {};
+  int64_t pads_begin[kMaxMapRank] = {};
+  const void* x = nullptr;
+  const void* value = nullptr;
+  void* y = nullptr;
+};
+DevStatus Pad(DevCtx& ctx, const PadParams& p);
+
+// Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of each [rows, cols] matrix.
+struct TriluParams {
+  int elem_size = 0;
+  bool upper = true;
+  int64_t k = 0;
+  int64_t count = 0, rows = 0, cols = 0;
+  const void* x = nullptr;
+  void* y = nullptr;
+};
+DevStatus Trilu(DevCtx& ctx, const TriluParams& p);
+
+// y[o, d, i] = d == index[o, i] ? values[1] : values[0] (negative indices count from the end;
+// float indices truncate like a Cast to i64). `values`: two elements of y's type, on the device.
+struct OneHotParams {
+  DType index_dtype = DType::kI64;
+  int elem_size = 0;
+  int64_t outer = 0, depth = 0, inner = 0;
+  const void* indices = nullptr;
+  const void* values = nullptr;
+  void* y = nullptr;
+};
+DevStatus OneHot(DevCtx& ctx, const OneHotParams& p);
+
+// y[0] = *start, y[i] = y[i - 1] + *delta, accumulated in the dtype like the CPU kernel (so float
+// ranges run on one thread; integer ones compute start + i * delta, the same values).
+struct RangeParams {
+  DType dtype = DType::kF32;
+  int64_t n = 0;
+  const void* start = nullptr;  // device
+  const void* delta = nullptr;  // device
+  void* y = nullptr;
+};
+DevStatus Range(DevCtx& ctx, const RangeParams& p);
+
+// y[0..n) = the element whose bytes are the low `elem_size` bytes of `bits` (host value).
+struct FillValueParams {
+  int elem_size = 0;
+  uint64_t bits = 0;
+  int64_t n = 0;
+  void* y = nullptr;
+};
+DevStatus FillValue(DevCtx& ctx, const FillValueParams& p);
+
+// y[0..n) = values[0..n) as i64 (host values: Shape).
+struct WriteInt64sParams {
+  int n = 0;
+  int64_t values[kMaxShapeValues] = {};
+  void* y = nullptr;
+};
+DevStatus WriteInt64s(DevCtx& ctx, const WriteInt64sParams& p);
+
+// dx[o, d, c] = sum over j with indices[j] == d (in increasing j) of dy[o, j, c]: dx viewed as
+// [outer, dim, inner], dy as [outer, nidx, inner]. Pass 1 sorts the positions j stably by
+// index into scratch; pass 2 gives each dx element one thread that sums its run in order, the
+// CPU kernel's order, so results match it bit for bit. Float dtypes only.
+struct GatherGradParams {
+  DType dtype = DType::kF32;
+  bool index_i32 = false;
+  int64_t outer = 0, dim = 0, nidx = 0, inner = 0;
+  const void* dy = nullptr;
+  const void* indices = nullptr;
+  void* dx = nullptr;
+};
+DevStatus GatherGrad(DevCtx& ctx, const GatherGradParams& p);
+
+}  // namespace a8::A8_DEV_NS::movement

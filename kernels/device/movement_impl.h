@@ -1,0 +1,329 @@
+// The data-movement kernels (declared in movement.h): one thread per output element; the values
+// are moved as unsigned integers of the element's size, so every dtype takes the same path and
+// the bits are kept exactly (NaN payloads, -0).
+#include <type_traits>
+
+#include "kernels/device/launch.h"
+#include "kernels/device/movement.h"
+
+namespace a8::A8_DEV_NS::movement {
+namespace {
+
+// fn(U{}) with U the unsigned integer of `size` bytes.
+template <typename Fn>
+DevStatus DispatchBySize(int size, Fn&& fn) {
+  switch (size) {
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    case 8:
+      return fn(uint64_t{});
+    default:
+      return DevError("movement kernel: element size must be 1, 2, 4 or 8 bytes");
+  }
+}
+
+A8_HD int64_t LoadIndex(bool i32, const void* p, int64_t i) {
+  return i32 ? static_cast<int64_t>(static_cast<const int32_t*>(p)[i])
+             : static_cast<const int64_t*>(p)[i];
+}
+
+// An index in [-len, len) made non-negative; -1 for one out of range.
+A8_HD int64_t NormalizeIndex(int64_t v, int64_t len) {
+  if (v < -len || v >= len) return -1;
+  return v < 0 ? v + len : v;
+}
+
+template <typename U>
+struct StridedCopyFn {
+  StridedCopyParams p;
+  A8_HD void operator()(int64_t i) const {
+    int64_t s = p.src_base, d = p.dst_base, rest = i;
+    for (int k = p.rank - 1; k >= 0; --k) {
+      const int64_t c = rest % p.dims[k];
+      rest /= p.dims[k];
+      s += (p.src_mod[k] > 0 ? c % p.src_mod[k] : c) * p.src_strides[k];
+      d += c * p.dst_strides[k];
+    }
+    static_cast<U*>(p.dst)[d] = static_cast<const U*>(p.src)[s];
+  }
+};
+
+template <typename U>
+struct GatherFn {
+  GatherParams p;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t c = i % p.inner, t = i / p.inner;
+    const int64_t j = t % p.nidx, o = t / p.nidx;
+    const int64_t k = NormalizeIndex(LoadIndex(p.index_i32, p.indices, j), p.dim);
+    static_cast<U*>(p.y)[i] =
+        k < 0 ? U{0} : static_cast<const U*>(p.data)[(o * p.dim + k) * p.inner + c];
+  }
+};
+
+template <typename U>
+struct GatherElementsFn {
+  GatherElementsParams p;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t k = NormalizeIndex(LoadIndex(p.index_i32, p.indices, i), p.axis_dim);
+    if (k < 0) {
+      static_cast<U*>(p.y)[i] = U{0};
+      return;
+    }
+    int64_t rest = i, off = 0;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const int64_t c = rest % p.index_dims[d];
+      rest /= p.index_dims[d];
+      off += (d == p.axis ? k : c) * p.data_strides[d];
+    }
+    static_cast<U*>(p.y)[i] = static_cast<const U*>(p.data)[off];
+  }
+};
+
+// cpu::PadSource: the source index of output coordinate `o` in a dim of size d padded by pb in
+// front, or -1 for the constant fill.
+A8_HD int64_t PadSource(int64_t o, int64_t d, int64_t pb, int mode) {
+  const int64_t i = o - pb;
+  if (i >= 0 && i < d) return i;
+  if (mode == 2) return i < 0 ? 0 : d - 1;  // edge
+  if (mode == 1) {                          // reflect
+    if (d == 1) return 0;
+    const int64_t period = 2 * (d - 1);
+    const int64_t m = ((i % period) + period) % period;
+    return m < d ? m : period - m;
+  }
+  return -1;
+}
+
+template <typename U>
+struct PadFn {
+  PadParams p;
+  A8_HD void operator()(int64_t i) const {
+    int64_t rest = i, off = 0, stride = 1;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const int64_t src = PadSource(rest % p.out_dims[d], p.in_dims[d], p.pads_begin[d], p.mode);
+      rest /= p.out_dims[d];
+      if (src < 0) {
+        static_cast<U*>(p.y)[i] = p.value != nullptr ? static_cast<const U*>(p.value)[0] : U{0};
+        return;
+      }
+      off += src * stride;
+      stride *= p.in_dims[d];
+    }
+    static_cast<U*>(p.y)[i] = static_cast<const U*>(p.x)[off];
+  }
+};
+
+template <typename U>
+struct TriluFn {
+  TriluParams p;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t j = i % p.cols, r = (i / p.cols) % p.rows;
+    const bool keep = p.upper ? j - r >= p.k : j - r <= p.k;
+    static_cast<U*>(p.y)[i] = keep ? static_cast<const U*>(p.x)[i] : U{0};
+  }
+};
+
+// cpu::TruncToI64: truncation, NaN and out of range giving the minimum (x86 cvttsd2si).
+A8_HD int64_t TruncToI64(double x) {
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
+  return static_cast<int64_t>(x);
+}
+
+template <typename U, typename I>
+struct OneHotFn {
+  OneHotParams p;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t in = i % p.inner, t = i / p.inner;
+    const int64_t d = t % p.depth, o = t / p.depth;
+    const I raw = static_cast<const I*>(p.indices)[o * p.inner + in];
+    int64_t v = 0;
+    if constexpr (std::is_integral_v<I>) {
+      v = static_cast<int64_t>(raw);
+    } else {
+      v = TruncToI64(ToDouble(raw));
+    }
+    if (v < 0) v += p.depth;
+    static_cast<U*>(p.y)[i] = static_cast<const U*>(p.values)[d == v ? 1 : 0];
+  }
+};
+
+// Float ranges: one thread accumulates, as the CPU kernel does (start + i * delta would round
+// differently).
+template <typename T>
+struct RangeSerialFn {
+  RangeParams p;
+  A8_HD void operator()(int64_t) const {
+    T v = static_cast<const T*>(p.start)[0];
+    const T d = static_cast<const T*>(p.delta)[0];
+    T* y = static_cast<T*>(p.y);
+    for (int64_t i = 0; i < p.n; ++i) {
+      y[i] = v;
+      v = static_cast<T>(v + d);
+    }
+  }
+};
+
+// Integer ranges: start + i * delta in two's complement, the values repeated addition gives.
+template <typename T>
+struct RangeIntFn {
+  RangeParams p;
+  A8_HD void operator()(int64_t i) const {
+    using W = std::make_unsigned_t<T>;
+    const W s = static_cast<W>(static_cast<const T*>(p.start)[0]);
+    const W d = static_cast<W>(static_cast<const T*>(p.delta)[0]);
+    static_cast<T*>(p.y)[i] = static_cast<T>(static_cast<W>(s + static_cast<W>(i) * d));
+  }
+};
+
+template <typename U>
+struct FillValueFn {
+  U value;
+  U* y;
+  A8_HD void operator()(int64_t i) const { y[i] = value; }
+};
+
+struct WriteInt64sFn {
+  WriteInt64sParams p;
+  A8_HD void operator()(int64_t i) const { static_cast<int64_t*>(p.y)[i] = p.values[i]; }
+};
+
+// GatherGrad pass 1: position j's place in the stable sort of the positions by index (an
+// out-of-range index sorts last, as `dim`, and matches no row); O(nidx) per position.
+struct GatherGradSortFn {
+  GatherGradParams p;
+  int64_t* sorted_pos;  // [nidx]
+  int64_t* sorted_key;  // [nidx]
+  A8_HD int64_t Key(int64_t j) const {
+    const int64_t k = NormalizeIndex(LoadIndex(p.index_i32, p.indices, j), p.dim);
+    return k < 0 ? p.dim : k;
+  }
+  A8_HD void operator()(int64_t j) const {
+    const int64_t key = Key(j);
+    int64_t at = 0;
+    for (int64_t q = 0; q < p.nidx; ++q) {
+      const int64_t kq = Key(q);
+      if (kq < key || (kq == key && q < j)) ++at;
+    }
+    sorted_pos[at] = j;
+    sorted_key[at] = key;
+  }
+};
+
+// GatherGrad pass 2: dx[o, d, c] sums dy[o, j, c] over the run of positions j with key d.
+template <typename T>
+struct GatherGradSumFn {
+  GatherGradParams p;
+  const int64_t* sorted_pos;
+  const int64_t* sorted_key;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t c = i % p.inner, t = i / p.inner;
+    const int64_t d = t % p.dim, o = t / p.dim;
+    int64_t lo = 0, hi = p.nidx;  // first sorted place with key >= d
+    while (lo < hi) {
+      const int64_t mid = lo + (hi - lo) / 2;
+      if (sorted_key[mid] < d)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    const T* dy = static_cast<const T*>(p.dy);
+    Acc<T> acc = Acc<T>(0);
+    for (int64_t q = lo; q < p.nidx && sorted_key[q] == d; ++q)
+      acc += Ld(dy, (o * p.nidx + sorted_pos[q]) * p.inner + c);
+    St(static_cast<T*>(p.dx), i, acc);
+  }
+};
+
+}  // namespace
+
+DevStatus StridedCopy(DevCtx& ctx, const StridedCopyParams& p) {
+  if (p.rank < 0 || p.rank > kMaxMapRank) return DevError("StridedCopy: rank out of range");
+  int64_t n = 1;
+  for (int k = 0; k < p.rank; ++k) n *= p.dims[k];
+  return DispatchBySize(p.elem_size,
+                        [&](auto u) { return ForEach(ctx, n, StridedCopyFn<decltype(u)>{p}); });
+}
+
+DevStatus Gather(DevCtx& ctx, const GatherParams& p) {
+  return DispatchBySize(p.elem_size, [&](auto u) {
+    return ForEach(ctx, p.outer * p.nidx * p.inner, GatherFn<decltype(u)>{p});
+  });
+}
+
+DevStatus GatherElements(DevCtx& ctx, const GatherElementsParams& p) {
+  if (p.rank < 1 || p.rank > kMaxMapRank) return DevError("GatherElements: rank out of range");
+  int64_t n = 1;
+  for (int k = 0; k < p.rank; ++k) n *= p.index_dims[k];
+  return DispatchBySize(p.elem_size,
+                        [&](auto u) { return ForEach(ctx, n, GatherElementsFn<decltype(u)>{p}); });
+}
+
+DevStatus Pad(DevCtx& ctx, const PadParams& p) {
+  if (p.rank < 0 || p.rank > kMaxMapRank) return DevError("Pad: rank out of range");
+  int64_t n = 1;
+  for (int k = 0; k < p.rank; ++k) n *= p.out_dims[k];
+  return DispatchBySize(p.elem_size,
+                        [&](auto u) { return ForEach(ctx, n, PadFn<decltype(u)>{p}); });
+}
+
+DevStatus Trilu(DevCtx& ctx, const TriluParams& p) {
+  if (p.rows <= 0 || p.cols <= 0) return DevOk();
+  return DispatchBySize(p.elem_size,
+                        [&](auto u) { return ForEach(ctx, p.count, TriluFn<decltype(u)>{p}); });
+}
+
+DevStatus OneHot(DevCtx& ctx, const OneHotParams& p) {
+  return DispatchBySize(p.elem_size, [&](auto u) {
+    using U = decltype(u);
+    return DispatchAll(p.index_dtype, [&](auto idx) {
+      return ForEach(ctx, p.outer * p.depth * p.inner, OneHotFn<U, decltype(idx)>{p});
+    });
+  });
+}
+
+DevStatus Range(DevCtx& ctx, const RangeParams& p) {
+  if (p.n <= 0) return DevOk();
+  switch (p.dtype) {
+    case DType::kF32:
+      return ForEach(ctx, 1, RangeSerialFn<float>{p});
+    case DType::kF64:
+      return ForEach(ctx, 1, RangeSerialFn<double>{p});
+    case DType::kI64:
+      return ForEach(ctx, p.n, RangeIntFn<int64_t>{p});
+    case DType::kI32:
+      return ForEach(ctx, p.n, RangeIntFn<int32_t>{p});
+    default:
+      return DevError("Range: dtype must be f32, f64, i64 or i32");
+  }
+}
+
+DevStatus FillValue(DevCtx& ctx, const FillValueParams& p) {
+  return DispatchBySize(p.elem_size, [&](auto u) {
+    using U = decltype(u);
+    return ForEach(ctx, p.n, FillValueFn<U>{static_cast<U>(p.bits), static_cast<U*>(p.y)});
+  });
+}
+
+DevStatus WriteInt64s(DevCtx& ctx, const WriteInt64sParams& p) {
+  if (p.n < 0 || p.n > kMaxShapeValues) return DevError("WriteInt64s: too many values");
+  return ForEach(ctx, p.n, WriteInt64sFn{p});
+}
+
+DevStatus GatherGrad(DevCtx& ctx, const GatherGradParams& p) {
+  void* scratch = nullptr;
+  const int64_t slots = p.nidx > 0 ? p.nidx : 1;
+  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, 2 * static_cast<size_t>(slots) * sizeof(int64_t), &scratch));
+  int64_t* sorted_pos = static_cast<int64_t*>(scratch);
+  int64_t* sorted_key = sorted_pos + slots;
+  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, p.nidx, GatherGradSortFn{p, sorted_pos, sorted_key}));
+  return DispatchFloat(p.dtype, [&](auto t) {
+    return ForEach(ctx, p.outer * p.dim * p.inner,
+                   GatherGradSumFn<decltype(t)>{p, sorted_pos, sorted_key});
+  });
+}
+
+}  // namespace a8::A8_DEV_NS::movement

@@ -1,0 +1,73 @@
+// Helpers shared by kernels/device/nn_norm_impl.h and nn_pool_impl.h: parameters and statistics
+// of their own float dtype (loaded exactly, stored like cpu::CastElem), sqrt in the compute type.
+// Kept in namespace nn_detail so that other families' helpers of the same names never collide.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/device/launch.h"
+#include "kernels/device/nn.h"
+
+namespace a8::A8_DEV_NS::nn_detail {
+
+A8_HD float Sqrt(float v) { return ::sqrtf(v); }
+A8_HD double Sqrt(double v) { return ::sqrt(v); }
+
+// Element i of a float array of dtype `t`, exactly (every float dtype fits in a double).
+A8_HD double LoadParam(DType t, const void* p, int64_t i) {
+  switch (t) {
+    case DType::kF32:
+      return static_cast<const float*>(p)[i];
+    case DType::kF16:
+      return HalfBitsToFloat(static_cast<const Half*>(p)[i].bits);
+    case DType::kBF16:
+      return BFloat16BitsToFloat(static_cast<const BF16*>(p)[i].bits);
+    case DType::kF64:
+      return static_cast<const double*>(p)[i];
+    default:
+      return 0;
+  }
+}
+
+// double -> float rounded toward zero with the last bit set when inexact ("round to odd"), so a
+// following rounding to f16/bf16 equals one correct rounding of the double (cpu::RoundToOddFloat).
+A8_HD float RoundToOdd(double d) {
+  if (d != d) return static_cast<float>(d);
+  float f = static_cast<float>(d);
+  // One ulp toward zero: f is not zero here, as |f| > |d| >= 0.
+  if (::fabs(static_cast<double>(f)) > ::fabs(d)) f = BitsToFloat(FloatToBits(f) - 1u);
+  if (static_cast<double>(f) != d) f = BitsToFloat(FloatToBits(f) | 1u);
+  return f;
+}
+A8_HD float NarrowToFloat(float v) { return v; }
+A8_HD float NarrowToFloat(double v) { return RoundToOdd(v); }
+
+// Stores v (float or double) as element i of a float array of dtype `t`, rounded like a Cast.
+template <typename C>
+A8_HD void StoreParam(DType t, void* p, int64_t i, C v) {
+  switch (t) {
+    case DType::kF32:
+      static_cast<float*>(p)[i] = static_cast<float>(v);
+      return;
+    case DType::kF16:
+      static_cast<Half*>(p)[i] = Half{FloatToHalfBits(NarrowToFloat(v))};
+      return;
+    case DType::kBF16:
+      static_cast<BF16*>(p)[i] = BF16{FloatToBFloat16Bits(NarrowToFloat(v))};
+      return;
+    case DType::kF64:
+      static_cast<double*>(p)[i] = static_cast<double>(v);
+      return;
+    default:
+      return;
+  }
+}
+
+// A parameter in the compute type C, as cpu::LoadAs gives it.
+template <typename C>
+A8_HD C Param(DType t, const void* p, int64_t i) {
+  return static_cast<C>(LoadParam(t, p, i));
+}
+
+}  // namespace a8::A8_DEV_NS::nn_detail

@@ -1,0 +1,511 @@
+// The normalization kernels of kernels/device/nn.h: LayerNormalization, BatchNormalization,
+// InstanceNormalization and their gradients. Every sum runs in the order of the CPU reference
+// (kernels/cpu/norm.cc, grad_norm.cc) in the compute type C (float, or double for f64), so the
+// host emulation reproduces the CPU backend bit for bit. Per-row/channel/plane statistics go to
+// scratch memory in C, never rounded to a narrower stash before they are applied.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/device/launch.h"
+#include "kernels/device/nn.h"
+#include "kernels/device/nn_common.h"
+
+namespace a8::A8_DEV_NS {
+namespace nn_detail {
+
+// Where a broadcast LayerNorm parameter holds element j of a row.
+A8_HD int64_t MapParam(const ParamMap& m, int64_t j) {
+  if (m.dense) return j;
+  int64_t off = 0;
+  for (int a = m.rank - 1; a >= 0; --a) {
+    off += (j % m.dims[a]) * m.strides[a];
+    j /= m.dims[a];
+  }
+  return off;
+}
+
+// Mean and population variance of one LayerNorm row in 8 interleaved partial sums added in a
+// fixed order, exactly as cpu::RowMoments adds them.
+template <typename T, typename C = Acc<T>>
+A8_HD void RowMoments(const T* x, int64_t n, C* mean, C* var) {
+  constexpr int64_t kLanes = 8;
+  const int64_t body = n - n % kLanes;
+  C lanes[kLanes] = {};
+  for (int64_t i = 0; i < body; i += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += Ld(x, i + l);
+  }
+  C sum = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
+          ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+  for (int64_t i = body; i < n; ++i) sum += Ld(x, i);
+  const C m = n > 0 ? sum / static_cast<C>(n) : C(0);
+  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = C(0);
+  for (int64_t i = 0; i < body; i += kLanes) {
+    for (int64_t l = 0; l < kLanes; ++l) {
+      const C v = Ld(x, i + l);
+      lanes[l] += (v - m) * (v - m);
+    }
+  }
+  C sq = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
+         ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+  for (int64_t i = body; i < n; ++i) {
+    const C v = Ld(x, i);
+    sq += (v - m) * (v - m);
+  }
+  *mean = m;
+  *var = n > 0 ? sq / static_cast<C>(n) : C(0);
+}
+
+// ---- LayerNormalization: rows of `inner` elements. stats: [outer] means, [outer] inv stds.
+template <typename T>
+struct LayerNormRows {
+  using C = Acc<T>;
+  LayerNormArgs a;
+  C* stats;
+  A8_HD void operator()(int64_t r) const {
+    C m, v;
+    RowMoments(static_cast<const T*>(a.x) + r * a.inner, a.inner, &m, &v);
+    const C inv = C(1) / Sqrt(v + static_cast<C>(a.epsilon));
+    stats[r] = m;
+    stats[a.outer + r] = inv;
+    if (a.mean != nullptr) StoreParam(a.stat_dtype, a.mean, r, m);
+    if (a.inv_std_dev != nullptr) StoreParam(a.stat_dtype, a.inv_std_dev, r, inv);
+  }
+};
+
+template <typename T>
+struct LayerNormApply {
+  using C = Acc<T>;
+  LayerNormArgs a;
+  const C* stats;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t r = i / a.inner, j = i - r * a.inner;
+    const C s = Param<C>(a.param_dtype, a.scale, MapParam(a.scale_map, j));
+    C y = (Ld(static_cast<const T*>(a.x), i) - stats[r]) * stats[a.outer + r] * s;
+    if (a.bias != nullptr) y = y + Param<C>(a.param_dtype, a.bias, MapParam(a.bias_map, j));
+    St(static_cast<T*>(a.y), i, y);
+  }
+};
+
+// ---- a8.LayerNormalizationGrad. stats: [outer] means, inv stds, mean(g), mean(g * xhat) with
+// g = dY * scale.
+template <typename T>
+struct LayerNormGradRows {
+  using C = Acc<T>;
+  LayerNormGradArgs a;
+  bool have_stats;
+  C* stats;
+  A8_HD void operator()(int64_t r) const {
+    const T* row = static_cast<const T*>(a.x) + r * a.inner;
+    const T* grow = static_cast<const T*>(a.dy) + r * a.inner;
+    const C inner = static_cast<C>(a.inner);
+    C m, inv;
+    if (have_stats) {
+      m = Param<C>(a.stat_dtype, a.mean, r);
+      inv = Param<C>(a.stat_dtype, a.inv_std_dev, r);
+    } else {
+      C sum = 0;
+      for (int64_t i = 0; i < a.inner; ++i) sum += Ld(row, i);
+      m = sum / inner;
+      C sq = 0;
+      for (int64_t i = 0; i < a.inner; ++i) {
+        const C d = Ld(row, i) - m;
+        sq += d * d;
+      }
+      inv = C(1) / Sqrt(sq / inner + static_cast<C>(a.epsilon));
+    }
+    stats[r] = m;
+    stats[a.outer + r] = inv;
+    if (a.dx == nullptr) return;
+    C sum_g = 0, sum_gx = 0;
+    for (int64_t i = 0; i < a.inner; ++i) {
+      const C g = Ld(grow, i) * Param<C>(a.param_dtype, a.scale, i);
+      sum_g += g;
+      sum_gx += g * (Ld(row, i) - m) * inv;
+    }
+    stats[2 * a.outer + r] = sum_g / inner;
+    stats[3 * a.outer + r] = sum_gx / inner;
+  }
+};
+
+template <typename T>
+struct LayerNormGradDx {
+  using C = Acc<T>;
+  LayerNormGradArgs a;
+  const C* stats;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t r = i / a.inner, j = i - r * a.inner;
+    const C m = stats[r], inv = stats[a.outer + r];
+    const C mean_g = stats[2 * a.outer + r], mean_gx = stats[3 * a.outer + r];
+    const C xhat = (Ld(static_cast<const T*>(a.x), i) - m) * inv;
+    const C g = Ld(static_cast<const T*>(a.dy), i) * Param<C>(a.param_dtype, a.scale, j);
+    St(static_cast<T*>(a.dx), i, inv * (g - mean_g - xhat * mean_gx));
+  }
+};
+
+// dScale and dBias: one thread per normalized element j, rows in order.
+template <typename T>
+struct LayerNormGradParams {
+  using C = Acc<T>;
+  LayerNormGradArgs a;
+  const C* stats;
+  A8_HD void operator()(int64_t j) const {
+    const T* x = static_cast<const T*>(a.x);
+    const T* dy = static_cast<const T*>(a.dy);
+    C ds = 0, db = 0;
+    for (int64_t r = 0; r < a.outer; ++r) {
+      const C g = Ld(dy, r * a.inner + j);
+      ds += g * (Ld(x, r * a.inner + j) - stats[r]) * stats[a.outer + r];
+      db += g;
+    }
+    if (a.dscale != nullptr) StoreParam(a.param_dtype, a.dscale, j, ds);
+    if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, j, db);
+  }
+};
+
+// ---- BatchNormalization. stats: [channels] means, [channels] inv stds.
+template <typename T>
+struct BatchNormInferStats {
+  using C = Acc<T>;
+  BatchNormArgs a;
+  C* stats;
+  A8_HD void operator()(int64_t c) const {
+    stats[c] = Param<C>(a.stat_dtype, a.mean, c);
+    const C v = Param<C>(a.stat_dtype, a.var, c);
+    stats[a.channels + c] = C(1) / Sqrt(v + static_cast<C>(a.epsilon));
+  }
+};
+
+// Batch moments of channel c over [batch, spatial] (planes in order), and the running update.
+template <typename T>
+struct BatchNormTrainStats {
+  using C = Acc<T>;
+  BatchNormArgs a;
+  C* stats;
+  A8_HD void operator()(int64_t c) const {
+    const T* x = static_cast<const T*>(a.x);
+    const int64_t count = a.batch * a.spatial;
+    C sum = 0;
+    for (int64_t n = 0; n < a.batch; ++n) {
+      const T* plane = x + (n * a.channels + c) * a.spatial;
+      for (int64_t i = 0; i < a.spatial; ++i) sum += Ld(plane, i);
+    }
+    const C m = count > 0 ? sum / static_cast<C>(count) : C(0);
+    C sq = 0;
+    for (int64_t n = 0; n < a.batch; ++n) {
+      const T* plane = x + (n * a.channels + c) * a.spatial;
+      for (int64_t i = 0; i < a.spatial; ++i) {
+        const C d = Ld(plane, i) - m;
+        sq += d * d;
+      }
+    }
+    const C var = count > 0 ? sq / static_cast<C>(count) : C(0);
+    stats[c] = m;
+    stats[a.channels + c] = C(1) / Sqrt(var + static_cast<C>(a.epsilon));
+    // Read before written: running_*_out may alias the input, and only this thread touches c.
+    const C mom = static_cast<C>(a.momentum);
+    if (a.running_mean_out != nullptr) {
+      const C rm = Param<C>(a.stat_dtype, a.mean, c);
+      StoreParam(a.stat_dtype, a.running_mean_out, c, mom * rm + (C(1) - mom) * m);
+    }
+    if (a.running_var_out != nullptr) {
+      const C rv = Param<C>(a.stat_dtype, a.var, c);
+      StoreParam(a.stat_dtype, a.running_var_out, c, mom * rv + (C(1) - mom) * var);
+    }
+  }
+};
+
+template <typename T>
+struct BatchNormApply {
+  using C = Acc<T>;
+  BatchNormArgs a;
+  const C* stats;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t c = (i / a.spatial) % a.channels;
+    const C k = stats[a.channels + c] * Param<C>(a.param_dtype, a.scale, c);
+    const C shift = Param<C>(a.param_dtype, a.bias, c);
+    St(static_cast<T*>(a.y), i, (Ld(static_cast<const T*>(a.x), i) - stats[c]) * k + shift);
+  }
+};
+
+// ---- backward of BatchNormalization (channels) and InstanceNormalization (planes: a batch of
+// one with batch * channels channels). stats: [n] means, inv stds, sum(dY), sum(dY * xhat).
+struct ChannelSumsArgs {
+  const void* x;
+  const void* dy;
+  int64_t batch, channels, spatial;
+  float epsilon;
+  bool batch_stats;  // else the means and variances below
+  DType stat_dtype;
+  const void* mean;
+  const void* var;
+};
+
+template <typename T>
+struct ChannelSums {
+  using C = Acc<T>;
+  ChannelSumsArgs a;
+  C* stats;
+  A8_HD void operator()(int64_t c) const {
+    const T* x = static_cast<const T*>(a.x);
+    const T* dy = static_cast<const T*>(a.dy);
+    const C eps = static_cast<C>(a.epsilon);
+    C m, inv;
+    if (a.batch_stats) {
+      C sum = 0;
+      for (int64_t n = 0; n < a.batch; ++n) {
+        for (int64_t i = 0; i < a.spatial; ++i) sum += Ld(x, (n * a.channels + c) * a.spatial + i);
+      }
+      m = sum / static_cast<C>(a.batch * a.spatial);
+      C sq = 0;
+      for (int64_t n = 0; n < a.batch; ++n) {
+        for (int64_t i = 0; i < a.spatial; ++i) {
+          const C d = Ld(x, (n * a.channels + c) * a.spatial + i) - m;
+          sq += d * d;
+        }
+      }
+      inv = C(1) / Sqrt(sq / static_cast<C>(a.batch * a.spatial) + eps);
+    } else {
+      m = Param<C>(a.stat_dtype, a.mean, c);
+      inv = C(1) / Sqrt(Param<C>(a.stat_dtype, a.var, c) + eps);
+    }
+    C sdy = 0, sdyx = 0;
+    for (int64_t n = 0; n < a.batch; ++n) {
+      for (int64_t i = 0; i < a.spatial; ++i) {
+        const int64_t j = (n * a.channels + c) * a.spatial + i;
+        const C g = Ld(dy, j);
+        sdy += g;
+        sdyx += g * (Ld(x, j) - m) * inv;
+      }
+    }
+    stats[c] = m;
+    stats[a.channels + c] = inv;
+    stats[2 * a.channels + c] = sdy;
+    stats[3 * a.channels + c] = sdyx;
+  }
+};
+
+// The parameter (and, in inference mode, statistic) gradients of BatchNormalization.
+template <typename T>
+struct BatchNormGradParams {
+  using C = Acc<T>;
+  BatchNormGradArgs a;
+  bool training;
+  const C* stats;
+  A8_HD void operator()(int64_t c) const {
+    const int64_t nc = a.channels;
+    const C inv = stats[nc + c], sdy = stats[2 * nc + c], sdyx = stats[3 * nc + c];
+    if (a.dscale != nullptr) StoreParam(a.param_dtype, a.dscale, c, sdyx);
+    if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, c, sdy);
+    if (training) return;
+    const C sc = Param<C>(a.param_dtype, a.scale, c);
+    if (a.dmean != nullptr) StoreParam(a.stat_dtype, a.dmean, c, -sc * inv * sdy);
+    if (a.dvar != nullptr) StoreParam(a.stat_dtype, a.dvar, c, -C(0.5) * sc * inv * inv * sdyx);
+  }
+};
+
+// dX = scale * inv * (dY - mean(dY) - xhat * mean(dY * xhat)) over a channel (the means only
+// with batch statistics); `group` is the number of channels sharing a scale element's period.
+template <typename T>
+struct NormGradDx {
+  using C = Acc<T>;
+  const void* x;
+  const void* dy;
+  void* dx;
+  DType param_dtype;
+  const void* scale;
+  int64_t channels;        // of the stats
+  int64_t scale_channels;  // scale index: channel % scale_channels
+  int64_t spatial, count;
+  bool batch_stats;
+  const C* stats;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t c = (i / spatial) % channels;
+    const C m = stats[c], inv = stats[channels + c];
+    const C k = Param<C>(param_dtype, scale, c % scale_channels) * inv;
+    const C n = static_cast<C>(count);
+    const C mean_dy = batch_stats ? stats[2 * channels + c] / n : C(0);
+    const C mean_dyx = batch_stats ? stats[3 * channels + c] / n : C(0);
+    const C xhat = (Ld(static_cast<const T*>(x), i) - m) * inv;
+    St(static_cast<T*>(dx), i, k * (Ld(static_cast<const T*>(dy), i) - mean_dy - xhat * mean_dyx));
+  }
+};
+
+// ---- InstanceNormalization. stats: [planes] means, [planes] scale / std.
+template <typename T>
+struct InstanceNormPlanes {
+  using C = Acc<T>;
+  InstanceNormArgs a;
+  C* stats;
+  A8_HD void operator()(int64_t pl) const {
+    const T* x = static_cast<const T*>(a.x) + pl * a.spatial;
+    const int64_t n = a.spatial;
+    C sum = 0;
+    for (int64_t i = 0; i < n; ++i) sum += Ld(x, i);
+    const C m = n > 0 ? sum / static_cast<C>(n) : C(0);
+    C sq = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const C d = Ld(x, i) - m;
+      sq += d * d;
+    }
+    const C v = n > 0 ? sq / static_cast<C>(n) : C(0);
+    const C s = Param<C>(a.param_dtype, a.scale, pl % a.channels);
+    stats[pl] = m;
+    stats[a.batch * a.channels + pl] = s / Sqrt(v + static_cast<C>(a.epsilon));
+  }
+};
+
+template <typename T>
+struct InstanceNormApply {
+  using C = Acc<T>;
+  InstanceNormArgs a;
+  const C* stats;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t pl = i / a.spatial;
+    const C b = Param<C>(a.param_dtype, a.bias, pl % a.channels);
+    const C y = (Ld(static_cast<const T*>(a.x), i) - stats[pl]) * stats[a.batch * a.channels + pl];
+    St(static_cast<T*>(a.y), i, y + b);
+  }
+};
+
+// dScale[c], dBias[c]: the per-plane sums over the batch, in order.
+template <typename T>
+struct InstanceNormGradParams {
+  using C = Acc<T>;
+  InstanceNormArgs a;
+  const C* stats;
+  A8_HD void operator()(int64_t c) const {
+    const int64_t planes = a.batch * a.channels;
+    C ds = 0, db = 0;
+    for (int64_t n = 0; n < a.batch; ++n) {
+      ds += stats[3 * planes + n * a.channels + c];
+      db += stats[2 * planes + n * a.channels + c];
+    }
+    if (a.dscale != nullptr) StoreParam(a.param_dtype, a.dscale, c, ds);
+    if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, c, db);
+  }
+};
+
+// `n` compute-type values of scratch memory.
+template <typename C>
+DevStatus ScratchOf(DevCtx& ctx, int64_t n, C** out) {
+  void* p = nullptr;
+  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, static_cast<size_t>(n > 0 ? n : 1) * sizeof(C), &p));
+  *out = static_cast<C*>(p);
+  return DevOk();
+}
+
+}  // namespace nn_detail
+
+DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    C* stats = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.outer, &stats));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormRows<T>{a, stats}));
+    return ForEach(ctx, a.outer * a.inner, LayerNormApply<T>{a, stats});
+  });
+}
+
+DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    // The forward normalized with statistics of the compute type; a narrower stash is only a
+    // rounded copy of them, so recompute instead (as the CPU kernel does).
+    const bool exact_stash = !std::is_same_v<C, double> || a.stat_dtype == DType::kF64;
+    const bool have_stats = a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash;
+    C* stats = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.outer, &stats));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormGradRows<T>{a, have_stats, stats}));
+    if (a.dx != nullptr)
+      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer * a.inner, LayerNormGradDx<T>{a, stats}));
+    if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
+    return ForEach(ctx, a.inner, LayerNormGradParams<T>{a, stats});
+  });
+}
+
+DevStatus BatchNormInference(DevCtx& ctx, const BatchNormArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    C* stats = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.channels, &stats));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, BatchNormInferStats<T>{a, stats}));
+    return ForEach(ctx, a.batch * a.channels * a.spatial, BatchNormApply<T>{a, stats});
+  });
+}
+
+DevStatus BatchNormTraining(DevCtx& ctx, const BatchNormArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    C* stats = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.channels, &stats));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, BatchNormTrainStats<T>{a, stats}));
+    return ForEach(ctx, a.batch * a.channels * a.spatial, BatchNormApply<T>{a, stats});
+  });
+}
+
+DevStatus BatchNormGrad(DevCtx& ctx, const BatchNormGradArgs& a) {
+  using namespace nn_detail;
+  const bool training = a.mean == nullptr || a.var == nullptr;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    C* stats = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.channels, &stats));
+    const ChannelSumsArgs sums{a.x,       a.dy,     a.batch,      a.channels, a.spatial,
+                               a.epsilon, training, a.stat_dtype, a.mean,     a.var};
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, ChannelSums<T>{sums, stats}));
+    if (a.dx != nullptr) {
+      const NormGradDx<T> dx{a.x,        a.dy,       a.dx,      a.param_dtype,       a.scale,
+                             a.channels, a.channels, a.spatial, a.batch * a.spatial, training,
+                             stats};
+      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.batch * a.channels * a.spatial, dx));
+    }
+    return ForEach(ctx, a.channels, BatchNormGradParams<T>{a, training, stats});
+  });
+}
+
+DevStatus InstanceNorm(DevCtx& ctx, const InstanceNormArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    const int64_t planes = a.batch * a.channels;
+    C* stats = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * planes, &stats));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes, InstanceNormPlanes<T>{a, stats}));
+    return ForEach(ctx, planes * a.spatial, InstanceNormApply<T>{a, stats});
+  });
+}
+
+DevStatus InstanceNormGrad(DevCtx& ctx, const InstanceNormArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using C = Acc<T>;
+    // Each (n, c) plane is a BatchNorm channel of a batch of one.
+    const int64_t planes = a.batch * a.channels;
+    C* stats = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * planes, &stats));
+    const ChannelSumsArgs sums{a.x,       a.dy, 1,           planes,  a.spatial,
+                               a.epsilon, true, DType::kF32, nullptr, nullptr};
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes, ChannelSums<T>{sums, stats}));
+    if (a.dx != nullptr) {
+      const NormGradDx<T> dx{a.x,        a.dy,      a.dx,      a.param_dtype, a.scale, planes,
+                             a.channels, a.spatial, a.spatial, true,          stats};
+      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes * a.spatial, dx));
+    }
+    if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
+    return ForEach(ctx, a.channels, InstanceNormGradParams<T>{a, stats});
+  });
+}
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,267 @@
+// The pooling kernels of kernels/device/nn.h, mirroring kernels/cpu/pool.cc and the pool parts of
+// grad_conv_pool.cc: windows visited in row-major order, taps in row-major order, sums in the
+// compute type, the first maximum winning (a NaN first tap stays, a later NaN never wins).
+// The gradients gather: one thread per input element walks, in increasing order, the output
+// windows that contain it, so each dX element is the CPU's sum in the CPU's order, no atomics.
+#pragma once
+
+#include <limits>
+#include <type_traits>
+
+#include "kernels/device/launch.h"
+#include "kernels/device/nn.h"
+
+namespace a8::A8_DEV_NS {
+namespace nn_detail {
+
+// The spatial coordinates (3 dims) of flat position p of a plane of `dims`.
+A8_HD void Unflatten(const int64_t dims[3], int64_t p, int64_t out[3]) {
+  out[2] = p % dims[2];
+  out[1] = (p / dims[2]) % dims[1];
+  out[0] = p / (dims[2] * dims[1]);
+}
+
+// Flat in-plane index of the first maximum of the window starting at `start` (-1 if no tap is
+// inside the input), and that maximum.
+template <typename T, typename C = Acc<T>>
+A8_HD int64_t WindowArgMax(const PoolArgs& a, const T* src, const int64_t start[3], C* best_out) {
+  C best;
+  if constexpr (std::is_floating_point_v<C>) {
+    best = -std::numeric_limits<C>::infinity();
+  } else {
+    best = std::numeric_limits<C>::lowest();
+  }
+  int64_t best_i = -1;
+  for (int64_t t0 = 0; t0 < a.k[0]; ++t0) {
+    const int64_t i0 = start[0] + t0 * a.d[0];
+    if (i0 < 0 || i0 >= a.in[0]) continue;
+    for (int64_t t1 = 0; t1 < a.k[1]; ++t1) {
+      const int64_t i1 = start[1] + t1 * a.d[1];
+      if (i1 < 0 || i1 >= a.in[1]) continue;
+      for (int64_t t2 = 0; t2 < a.k[2]; ++t2) {
+        const int64_t i2 = start[2] + t2 * a.d[2];
+        if (i2 < 0 || i2 >= a.in[2]) continue;
+        const int64_t i = (i0 * a.in[1] + i1) * a.in[2] + i2;
+        const C v = Ld(src, i);
+        if (best_i < 0 || v > best) {
+          best = v;
+          best_i = i;
+        }
+      }
+    }
+  }
+  *best_out = best;
+  return best_i;
+}
+
+// Number of taps t in [0, k) with lo <= start + t * d < hi.
+A8_HD int64_t CountTaps(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    const int64_t pos = start + t * d;
+    n += pos >= lo && pos < hi;
+  }
+  return n;
+}
+
+// The divisor of AveragePool's window at `start`.
+A8_HD int64_t AverageCount(const PoolArgs& a, const int64_t start[3]) {
+  int64_t count = 1;
+  for (int d = 0; d < 3; ++d) {
+    const int64_t lo = a.count_include_pad ? -a.pb[d] : 0;
+    const int64_t hi = a.count_include_pad ? a.in[d] + a.pe[d] : a.in[d];
+    count *= CountTaps(start[d], a.k[d], a.d[d], lo, hi);
+  }
+  return count;
+}
+
+A8_HD void WindowStart(const PoolArgs& a, const int64_t o[3], int64_t start[3]) {
+  for (int d = 0; d < 3; ++d) start[d] = o[d] * a.s[d] - a.pb[d];
+}
+
+// The outputs along one dim whose window has a tap at input position i: [lo, hi], those with
+// (i + pb - o * s) a multiple of the dilation.
+A8_HD void CoveringRange(const PoolArgs& a, int d, int64_t i, int64_t* lo, int64_t* hi) {
+  const int64_t first = i + a.pb[d] - (a.k[d] - 1) * a.d[d];
+  *lo = first <= 0 ? 0 : (first + a.s[d] - 1) / a.s[d];
+  const int64_t last = (i + a.pb[d]) / a.s[d];
+  *hi = last < a.out[d] - 1 ? last : a.out[d] - 1;
+}
+A8_HD bool IsTap(const PoolArgs& a, int d, int64_t i, int64_t o) {
+  return (i + a.pb[d] - o * a.s[d]) % a.d[d] == 0;
+}
+
+template <typename T>
+struct MaxPoolFn {
+  using C = Acc<T>;
+  PoolArgs a;
+  A8_HD void operator()(int64_t idx) const {
+    const int64_t plane = idx / a.out_size, o = idx - plane * a.out_size;
+    int64_t oc[3], start[3];
+    Unflatten(a.out, o, oc);
+    WindowStart(a, oc, start);
+    C best;
+    const int64_t best_i =
+        WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best);
+    St(static_cast<T*>(a.y), idx, best);
+    if (a.indices == nullptr) return;
+    int64_t at = best_i;
+    if (a.column_major_indices) {
+      const int64_t i2 = best_i % a.in[2], i1 = (best_i / a.in[2]) % a.in[1];
+      const int64_t i0 = best_i / (a.in[2] * a.in[1]);
+      at = i0 + i1 * a.in[0] + i2 * a.in[0] * a.in[1];
+    }
+    a.indices[idx] = plane * a.in_size + at;
+  }
+};
+
+template <typename T>
+struct AveragePoolFn {
+  using C = Acc<T>;
+  PoolArgs a;
+  A8_HD void operator()(int64_t idx) const {
+    const int64_t plane = idx / a.out_size, o = idx - plane * a.out_size;
+    const T* src = static_cast<const T*>(a.x) + plane * a.in_size;
+    int64_t oc[3], start[3];
+    Unflatten(a.out, o, oc);
+    WindowStart(a, oc, start);
+    C sum = 0;
+    for (int64_t t0 = 0; t0 < a.k[0]; ++t0) {
+      const int64_t i0 = start[0] + t0 * a.d[0];
+      if (i0 < 0 || i0 >= a.in[0]) continue;
+      for (int64_t t1 = 0; t1 < a.k[1]; ++t1) {
+        const int64_t i1 = start[1] + t1 * a.d[1];
+        if (i1 < 0 || i1 >= a.in[1]) continue;
+        for (int64_t t2 = 0; t2 < a.k[2]; ++t2) {
+          const int64_t i2 = start[2] + t2 * a.d[2];
+          if (i2 < 0 || i2 >= a.in[2]) continue;
+          sum += Ld(src, (i0 * a.in[1] + i1) * a.in[2] + i2);
+        }
+      }
+    }
+    const int64_t count = AverageCount(a, start);
+    St(static_cast<T*>(a.y), idx, count > 0 ? sum / static_cast<C>(count) : C(0));
+  }
+};
+
+// dX of MaxPool (max = true: each covering window's dY goes to its first maximum, found again
+// from X) or AveragePool (each covering window's dY / its divisor).
+template <typename T, bool kMax>
+struct PoolGradFn {
+  using C = Acc<T>;
+  PoolArgs a;
+  A8_HD void operator()(int64_t idx) const {
+    const int64_t plane = idx / a.in_size, p = idx - plane * a.in_size;
+    const T* src = kMax ? static_cast<const T*>(a.x) + plane * a.in_size : nullptr;
+    const T* g = static_cast<const T*>(a.dy) + plane * a.out_size;
+    int64_t ic[3], lo[3], hi[3];
+    Unflatten(a.in, p, ic);
+    for (int d = 0; d < 3; ++d) CoveringRange(a, d, ic[d], &lo[d], &hi[d]);
+    C acc = 0;
+    int64_t oc[3], start[3];
+    for (oc[0] = lo[0]; oc[0] <= hi[0]; ++oc[0]) {
+      if (!IsTap(a, 0, ic[0], oc[0])) continue;
+      for (oc[1] = lo[1]; oc[1] <= hi[1]; ++oc[1]) {
+        if (!IsTap(a, 1, ic[1], oc[1])) continue;
+        for (oc[2] = lo[2]; oc[2] <= hi[2]; ++oc[2]) {
+          if (!IsTap(a, 2, ic[2], oc[2])) continue;
+          const int64_t o = (oc[0] * a.out[1] + oc[1]) * a.out[2] + oc[2];
+          WindowStart(a, oc, start);
+          if constexpr (kMax) {
+            C best;
+            if (WindowArgMax<T>(a, src, start, &best) == p) acc += Ld(g, o);
+          } else {
+            const int64_t count = AverageCount(a, start);
+            acc += Ld(g, o) * (count > 0 ? C(1) / static_cast<C>(count) : C(0));
+          }
+        }
+      }
+    }
+    St(static_cast<T*>(a.dx), idx, acc);
+  }
+};
+
+template <typename T>
+struct GlobalPoolFn {
+  using C = Acc<T>;
+  const T* x;
+  T* y;
+  int64_t spatial;
+  bool max;
+  A8_HD void operator()(int64_t plane) const {
+    const T* src = x + plane * spatial;
+    if (max) {
+      C best = -std::numeric_limits<C>::infinity();
+      for (int64_t i = 0; i < spatial; ++i) {
+        const C v = Ld(src, i);
+        best = best < v ? v : best;  // std::max: a NaN never replaces the running maximum
+      }
+      St(y, plane, best);
+      return;
+    }
+    C sum = 0;
+    for (int64_t i = 0; i < spatial; ++i) sum += Ld(src, i);
+    St(y, plane, spatial > 0 ? sum / static_cast<C>(spatial) : C(0));
+  }
+};
+
+}  // namespace nn_detail
+
+DevStatus MaxPool(DevCtx& ctx, const PoolArgs& a) {
+  using namespace nn_detail;
+  return DispatchAll(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, int64_t> || std::is_same_v<T, int32_t> ||
+                  std::is_same_v<T, bool>) {
+      return DevError("MaxPool: unsupported dtype");
+    } else {
+      return ForEach(ctx, a.planes * a.out_size, MaxPoolFn<T>{a});
+    }
+  });
+}
+
+DevStatus AveragePool(DevCtx& ctx, const PoolArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    return ForEach(ctx, a.planes * a.out_size, AveragePoolFn<T>{a});
+  });
+}
+
+DevStatus MaxPoolGrad(DevCtx& ctx, const PoolArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    return ForEach(ctx, a.planes * a.in_size, PoolGradFn<T, true>{a});
+  });
+}
+
+DevStatus AveragePoolGrad(DevCtx& ctx, const PoolArgs& a) {
+  using namespace nn_detail;
+  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    return ForEach(ctx, a.planes * a.in_size, PoolGradFn<T, false>{a});
+  });
+}
+
+DevStatus GlobalAveragePool(DevCtx& ctx, DType dtype, int64_t planes, int64_t spatial,
+                            const void* x, void* y) {
+  using namespace nn_detail;
+  return DispatchFloat(dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    const GlobalPoolFn<T> f{static_cast<const T*>(x), static_cast<T*>(y), spatial, false};
+    return ForEach(ctx, planes, f);
+  });
+}
+
+DevStatus GlobalMaxPool(DevCtx& ctx, DType dtype, int64_t planes, int64_t spatial, const void* x,
+                        void* y) {
+  using namespace nn_detail;
+  return DispatchFloat(dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    const GlobalPoolFn<T> f{static_cast<const T*>(x), static_cast<T*>(y), spatial, true};
+    return ForEach(ctx, planes, f);
+  });
+}
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,435 @@
+// The reduction family's kernels (reduce.h), compiled once for the GPU and once for its host
+// emulation (kernels/device/device.h). Each functor repeats its CPU reference's arithmetic
+// (kernels/cpu/reduce.cc, grad_nn.cc, optim.cc) operation for operation; the comments name
+// where the CPU's choice is not the obvious one.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/device/launch.h"
+#include "kernels/device/reduce.h"
+
+namespace a8::A8_DEV_NS {
+namespace reduce_detail {
+
+A8_HD float Exp(float x) { return ::expf(x); }
+A8_HD double Exp(double x) { return ::exp(x); }
+A8_HD float Log(float x) { return ::logf(x); }
+A8_HD double Log(double x) { return ::log(x); }
+A8_HD float Sqrt(float x) { return ::sqrtf(x); }
+A8_HD double Sqrt(double x) { return ::sqrt(x); }
+A8_HD float Fmax(float a, float b) { return ::fmaxf(a, b); }
+A8_HD double Fmax(double a, double b) { return ::fmax(a, b); }
+
+template <typename A>
+A8_HD A Infinity() {
+  return std::numeric_limits<A>::infinity();
+}
+
+// Integer sums and products wrap (the CPU's int64 accumulator does, in practice); unsigned
+// arithmetic makes that defined.
+template <typename A>
+A8_HD A Add(A a, A b) {
+  if constexpr (std::is_floating_point_v<A>) {
+    return a + b;
+  } else {
+    return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+  }
+}
+template <typename A>
+A8_HD A Mul(A a, A b) {
+  if constexpr (std::is_floating_point_v<A>) {
+    return a * b;
+  } else {
+    return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+  }
+}
+
+// double -> integer as the CPU's Cast does it (kernels/cpu/cast_elem.h: x86 cvttsd2si,
+// truncation, NaN and out of range giving the minimum; narrower types through int32).
+A8_HD int32_t TruncToI32(double x) {
+  if (!(x > -2147483649.0 && x < 2147483648.0)) return std::numeric_limits<int32_t>::min();
+  return static_cast<int32_t>(x);
+}
+A8_HD int64_t TruncToI64(double x) {
+  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0))
+    return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(x);
+}
+template <typename T>
+A8_HD T TruncTo(double x) {
+  if constexpr (std::is_same_v<T, int64_t>) {
+    return TruncToI64(x);
+  } else {
+    return static_cast<T>(TruncToI32(x));
+  }
+}
+
+// Row-major walk over a (rank <= kMaxRank) index space with element strides: `off` is the
+// offset of the current element. The last axis is the fast path (no array access).
+struct Cursor {
+  int64_t off = 0;
+  int64_t k = 0;
+  int64_t idx[kMaxRank] = {};
+
+  A8_HD void Next(const Shape& s) {
+    if (s.rank == 0) return;
+    const int last = s.rank - 1;
+    off += s.strides[last];
+    if (++k < s.dims[last]) return;
+    off -= k * s.strides[last];
+    k = 0;
+    for (int d = last - 1; d >= 0; --d) {
+      off += s.strides[d];
+      if (++idx[d] < s.dims[d]) return;
+      off -= idx[d] * s.strides[d];
+      idx[d] = 0;
+    }
+  }
+};
+
+// Offset of the `o`-th element (row-major over s.dims) through s.strides.
+A8_HD int64_t OffsetOf(const Shape& s, int64_t o) {
+  int64_t off = 0;
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const int64_t q = o / s.dims[d];
+    off += (o - q * s.dims[d]) * s.strides[d];
+    o = q;
+  }
+  return off;
+}
+
+// The start of line `r` of an [outer, len, inner] view (the line runs with stride inner).
+A8_HD int64_t LineBase(const ReduceAxisView& v, int64_t r) {
+  const int64_t o = r / v.inner;
+  return o * v.len * v.inner + (r - o * v.inner);
+}
+
+// One output of a reduction; A is the accumulator: the float compute type for float T, int64
+// for integers, double for integer L2/LogSumExp (stored truncated, like the CPU's Cast).
+template <typename T, typename A>
+struct ReduceKernel {
+  DevReduceOp op;
+  Shape out;
+  Shape red;
+  int64_t red_count;
+  const T* x;
+  T* y;
+
+  A8_HD A Val(int64_t at) const { return static_cast<A>(Ld(x, at)); }
+
+  A8_HD A MaxMin(int64_t base, bool is_max) const {
+    A best;
+    if constexpr (std::is_floating_point_v<A>) {
+      best = is_max ? -Infinity<A>() : Infinity<A>();
+    } else {
+      best = is_max ? static_cast<A>(std::numeric_limits<T>::lowest())
+                    : static_cast<A>(std::numeric_limits<T>::max());
+    }
+    Cursor c{base};
+    for (int64_t r = 0; r < red_count; ++r, c.Next(red)) {
+      const A v = Val(c.off);
+      if (v != v) return v;  // NaN propagates
+      if (is_max ? v > best : v < best) best = v;
+    }
+    return best;
+  }
+
+  A8_HD A Prod(int64_t base) const {
+    A p = 1;
+    Cursor c{base};
+    for (int64_t r = 0; r < red_count; ++r, c.Next(red)) p = Mul(p, Val(c.off));
+    return p;
+  }
+
+  A8_HD A LogSumExp(int64_t base) const {
+    if constexpr (std::is_floating_point_v<A>) {
+      A m = -Infinity<A>();
+      Cursor c{base};
+      for (int64_t r = 0; r < red_count; ++r, c.Next(red)) m = Fmax(m, Val(c.off));
+      if (m == Infinity<A>() || m == -Infinity<A>()) return m;
+      A s = 0;
+      Cursor d{base};
+      for (int64_t r = 0; r < red_count; ++r, d.Next(red)) s += Exp(Val(d.off) - m);
+      return m + Log(s);
+    } else {
+      return A(0);  // integers go through double (host setup)
+    }
+  }
+
+  A8_HD A SumLike(int64_t base) const {
+    A s = 0;
+    Cursor c{base};
+    for (int64_t r = 0; r < red_count; ++r, c.Next(red)) {
+      A v = Val(c.off);
+      if (op == DevReduceOp::kSumSquare || op == DevReduceOp::kL2) v = Mul(v, v);
+      if (op == DevReduceOp::kL1 && v < A(0)) v = static_cast<A>(-v);
+      s = Add(s, v);
+    }
+    if (op == DevReduceOp::kMean) {
+      if constexpr (std::is_floating_point_v<A>) {
+        return s / static_cast<A>(red_count);
+      } else {
+        return red_count > 0 ? static_cast<A>(s / red_count) : A(0);
+      }
+    }
+    if constexpr (std::is_floating_point_v<A>) {
+      if (op == DevReduceOp::kL2) return Sqrt(s);
+    }
+    return s;
+  }
+
+  A8_HD void operator()(int64_t o) const {
+    const int64_t base = OffsetOf(out, o);
+    A v;
+    switch (op) {
+      case DevReduceOp::kMax:
+        v = MaxMin(base, true);
+        break;
+      case DevReduceOp::kMin:
+        v = MaxMin(base, false);
+        break;
+      case DevReduceOp::kProd:
+        v = Prod(base);
+        break;
+      case DevReduceOp::kLogSumExp:
+        v = LogSumExp(base);
+        break;
+      default:
+        v = SumLike(base);
+        break;
+    }
+    if constexpr (std::is_integral_v<T> && std::is_floating_point_v<A>) {
+      y[o] = TruncTo<T>(static_cast<double>(v));
+    } else {
+      St(y, o, static_cast<Acc<T>>(v));
+    }
+  }
+};
+
+template <typename T>
+struct ArgReduceKernel {
+  bool is_max;
+  bool select_last;
+  ReduceAxisView view;
+  const T* x;
+  int64_t* y;
+
+  A8_HD void operator()(int64_t i) const {
+    const T* p = x + LineBase(view, i);
+    Acc<T> best = Ld(p, 0);
+    int64_t best_k = 0;
+    for (int64_t k = 1; k < view.len; ++k) {
+      const Acc<T> v = Ld(p, k * view.inner);
+      const bool better = is_max ? v > best : v < best;
+      if (better || (select_last && v == best)) best = v, best_k = k;
+    }
+    y[i] = best_k;
+  }
+};
+
+template <typename T>
+struct SoftmaxKernel {
+  bool log;
+  ReduceAxisView view;
+  const T* x;
+  T* y;
+
+  A8_HD void operator()(int64_t r) const {
+    using C = Acc<T>;
+    // Below this, exp rounds to exactly +0: the CPU skips the call there, and so do we.
+    constexpr C kExpIsZero = std::is_same_v<C, float> ? C(-104) : C(-746);
+    const int64_t base = LineBase(view, r), step = view.inner;
+    C m = -Infinity<C>();
+    for (int64_t k = 0; k < view.len; ++k) {
+      const C v = Ld(x, base + k * step);
+      m = m < v ? v : m;  // std::max(m, v): a NaN never becomes the max
+    }
+    C sum = 0;
+    for (int64_t k = 0; k < view.len; ++k) {
+      const C d = Ld(x, base + k * step) - m;
+      sum += d < kExpIsZero ? C(0) : Exp(d);
+    }
+    const C log_sum = log ? Log(sum) : C(0), inv_sum = C(1) / sum;
+    for (int64_t k = 0; k < view.len; ++k) {
+      const int64_t j = base + k * step;
+      const C d = Ld(x, j) - m;
+      // exp is recomputed rather than kept in y: y may be x, and f16 y would round it.
+      const C v = log ? d - log_sum : (d < kExpIsZero ? C(0) : Exp(d)) * inv_sum;
+      St(y, j, v);
+    }
+  }
+};
+
+template <typename T>
+struct SoftmaxGradKernel {
+  bool log;
+  ReduceAxisView view;
+  const T* dy;
+  const T* y;
+  T* dx;
+
+  A8_HD void operator()(int64_t r) const {
+    using C = Acc<T>;
+    const int64_t base = LineBase(view, r), step = view.inner;
+    C sum = 0;
+    for (int64_t k = 0; k < view.len; ++k) {
+      const int64_t j = base + k * step;
+      sum += log ? Ld(dy, j) : Ld(dy, j) * Ld(y, j);
+    }
+    for (int64_t k = 0; k < view.len; ++k) {
+      const int64_t j = base + k * step;
+      const C yv = Ld(y, j), gv = Ld(dy, j);
+      St(dx, j, log ? gv - Exp(yv) * sum : yv * (gv - sum));
+    }
+  }
+};
+
+// A: the float compute type, or uint64 for integers (the CPU's wrapping running sum).
+template <typename T, typename A>
+struct CumSumKernel {
+  bool exclusive;
+  bool reverse;
+  ReduceAxisView view;
+  const T* x;
+  T* y;
+
+  A8_HD void operator()(int64_t r) const {
+    const int64_t base = LineBase(view, r);
+    A acc = 0;
+    for (int64_t j = 0; j < view.len; ++j) {
+      const int64_t k = reverse ? view.len - 1 - j : j;
+      const int64_t at = base + k * view.inner;
+      const A v = static_cast<A>(Ld(x, at));
+      if (!exclusive) acc = static_cast<A>(acc + v);
+      St(y, at, static_cast<Acc<T>>(acc));
+      if (exclusive) acc = static_cast<A>(acc + v);
+    }
+  }
+};
+
+// Pass 1 of GlobalNormSq: partial[c] = the double sum of squares of chunk c of one tensor.
+template <typename T>
+struct NormSqPartialKernel {
+  int64_t n;
+  const T* x;
+  double* partial;
+
+  A8_HD void operator()(int64_t c) const {
+    const int64_t b = c * kNormSqChunk, e = n < b + kNormSqChunk ? n : b + kNormSqChunk;
+    double s = 0.0;
+    for (int64_t i = b; i < e; ++i) {
+      const double v = static_cast<double>(Ld(x, i));
+      s += v * v;
+    }
+    partial[c] = s;
+  }
+};
+
+// Pass 2: the partials of every tensor added in order, rounded once to f32.
+struct NormSqTotalKernel {
+  int64_t count;
+  const double* partial;
+  float* out;
+
+  A8_HD void operator()(int64_t) const {
+    double total = 0.0;
+    for (int64_t c = 0; c < count; ++c) total += partial[c];
+    *out = static_cast<float>(total);
+  }
+};
+
+}  // namespace reduce_detail
+
+DevStatus Reduce(DevCtx& ctx, const ReduceParams& p) {
+  using namespace reduce_detail;
+  return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool>) {
+      return DevError("Reduce: bool is not supported");
+    } else if constexpr (std::is_integral_v<T>) {
+      const T* x = static_cast<const T*>(p.x);
+      T* y = static_cast<T*>(p.y);
+      if (p.op == DevReduceOp::kL2 || p.op == DevReduceOp::kLogSumExp)
+        return ForEach(ctx, p.out_count,
+                       ReduceKernel<T, double>{p.op, p.out, p.red, p.red_count, x, y});
+      return ForEach(ctx, p.out_count,
+                     ReduceKernel<T, int64_t>{p.op, p.out, p.red, p.red_count, x, y});
+    } else {
+      return ForEach(ctx, p.out_count,
+                     ReduceKernel<T, Acc<T>>{p.op, p.out, p.red, p.red_count,
+                                             static_cast<const T*>(p.x), static_cast<T*>(p.y)});
+    }
+  });
+}
+
+DevStatus ArgReduce(DevCtx& ctx, const ArgReduceParams& p) {
+  using namespace reduce_detail;
+  return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    return ForEach(
+        ctx, p.view.outer * p.view.inner,
+        ArgReduceKernel<T>{p.is_max, p.select_last, p.view, static_cast<const T*>(p.x), p.y});
+  });
+}
+
+DevStatus Softmax(DevCtx& ctx, const SoftmaxParams& p) {
+  using namespace reduce_detail;
+  return DispatchFloat(p.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    return ForEach(
+        ctx, p.view.outer * p.view.inner,
+        SoftmaxKernel<T>{p.log, p.view, static_cast<const T*>(p.x), static_cast<T*>(p.y)});
+  });
+}
+
+DevStatus SoftmaxGrad(DevCtx& ctx, const SoftmaxGradParams& p) {
+  using namespace reduce_detail;
+  return DispatchFloat(p.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    return ForEach(ctx, p.view.outer * p.view.inner,
+                   SoftmaxGradKernel<T>{p.log, p.view, static_cast<const T*>(p.dy),
+                                        static_cast<const T*>(p.y), static_cast<T*>(p.dx)});
+  });
+}
+
+DevStatus CumSum(DevCtx& ctx, const CumSumParams& p) {
+  using namespace reduce_detail;
+  return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    using A = std::conditional_t<std::is_integral_v<T>, uint64_t, Acc<T>>;
+    if constexpr (std::is_same_v<T, bool>) {
+      return DevError("CumSum: bool is not supported");
+    } else {
+      return ForEach(ctx, p.view.outer * p.view.inner,
+                     CumSumKernel<T, A>{p.exclusive, p.reverse, p.view, static_cast<const T*>(p.x),
+                                        static_cast<T*>(p.y)});
+    }
+  });
+}
+
+DevStatus GlobalNormSq(DevCtx& ctx, int num, const DType* dtypes, const int64_t* counts,
+                       const void* const* data, float* out) {
+  using namespace reduce_detail;
+  int64_t chunks = 0;
+  for (int t = 0; t < num; ++t) chunks += (counts[t] + kNormSqChunk - 1) / kNormSqChunk;
+  void* scratch = nullptr;
+  A8_DEV_RETURN_IF_ERROR(
+      Scratch(ctx, static_cast<size_t>(chunks > 0 ? chunks : 1) * sizeof(double), &scratch));
+  double* partial = static_cast<double*>(scratch);
+  int64_t at = 0;
+  for (int t = 0; t < num; ++t) {
+    const int64_t n = counts[t], tc = (n + kNormSqChunk - 1) / kNormSqChunk;
+    A8_DEV_RETURN_IF_ERROR(DispatchFloat(dtypes[t], [&](auto tag) -> DevStatus {
+      using T = decltype(tag);
+      return ForEach(ctx, tc,
+                     NormSqPartialKernel<T>{n, static_cast<const T*>(data[t]), partial + at});
+    }));
+    at += tc;
+  }
+  return ForEach(ctx, 1, NormSqTotalKernel{chunks, partial, out});
+}
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,70 @@
+// Memory and streams of the host emulation (device.h): plain host memory, copies done at once,
+// no streams or graphs (a "graph" replays nothing: the emulated backend runs eagerly).
+#include <cstdlib>
+#include <cstring>
+
+#include "kernels/device/device.h"
+
+namespace a8::A8_DEV_NS {
+
+std::string DeviceDescription() { return "host emulation of the CUDA kernels"; }
+DevStatus DeviceAvailable() { return DevOk(); }
+
+DevStatus Malloc(void** p, size_t bytes) {
+  // 256-byte alignment, as cudaMalloc gives at least.
+  *p = std::aligned_alloc(256, (bytes + 255) / 256 * 256 + 256);
+  return *p != nullptr ? DevOk() : DevError("out of host memory");
+}
+void Free(void* p) { std::free(p); }
+DevStatus MallocHost(void** p, size_t bytes) { return Malloc(p, bytes); }
+void FreeHost(void* p) { std::free(p); }
+
+DevStatus CopyToDevice(void* dst, const void* src, size_t bytes, void*) {
+  if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+  return DevOk();
+}
+DevStatus CopyToHost(void* dst, const void* src, size_t bytes, void*) {
+  if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+  return DevOk();
+}
+DevStatus CopyOnDevice(void* dst, const void* src, size_t bytes, void*) {
+  if (bytes > 0 && dst != src) std::memmove(dst, src, bytes);
+  return DevOk();
+}
+DevStatus Fill(void* dst, uint8_t byte, size_t bytes, void*) {
+  if (bytes > 0) std::memset(dst, byte, bytes);
+  return DevOk();
+}
+DevStatus StreamCreate(void** stream) {
+  *stream = nullptr;
+  return DevOk();
+}
+void StreamDestroy(void*) {}
+DevStatus StreamSync(void*) { return DevOk(); }
+DevStatus GraphBegin(void*) { return DevError("the host emulation has no CUDA graphs"); }
+DevStatus GraphEnd(void*, void**) { return DevError("the host emulation has no CUDA graphs"); }
+DevStatus GraphLaunch(void*, void*) { return DevError("the host emulation has no CUDA graphs"); }
+void GraphDestroy(void*) {}
+size_t PeakMemory() { return 0; }
+
+DevStatus Scratch(DevCtx& ctx, size_t bytes, void** out) {
+  if (bytes > ctx.scratch_bytes) {
+    if (ctx.scratch != nullptr) ctx.retired_scratch.push_back(ctx.scratch);
+    void* p = nullptr;
+    A8_DEV_RETURN_IF_ERROR(Malloc(&p, bytes));
+    ctx.scratch = static_cast<uint8_t*>(p);
+    ctx.scratch_bytes = bytes;
+  }
+  *out = ctx.scratch;
+  return DevOk();
+}
+
+void ReleaseScratch(DevCtx& ctx) {
+  for (void* p : ctx.retired_scratch) Free(p);
+  ctx.retired_scratch.clear();
+  if (ctx.scratch != nullptr) Free(ctx.scratch);
+  ctx.scratch = nullptr;
+  ctx.scratch_bytes = 0;
+}
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,50 @@
+// The CUDA backend's kernel registry (and its host emulation's: the same sources, compiled once
+// per namespace, see kernels/device/device.h). One entry per plan op, like the CPU registry
+// (runtime/cpu/registry.h), whose KernelArgs it shares: TensorArg::data is device memory here,
+// and only TensorArg::host (CONSTANT buffers) may be read by host code.
+//
+// An entry's function runs on the host: it reads the kernel's attributes and dims, and launches
+// device work on ctx.stream. Rules for entry functions, so that a step can be captured once as a
+// CUDA graph and replayed:
+//   - never read or write TensorArg::data on the host (no host sync inside a step); scalar
+//     operands that are not CONSTANT are read by the device code;
+//   - the step and seed come from ctx.step (device memory), not KernelArgs::step, which is only
+//     valid for `eval` (fixed per captured sequence);
+//   - the same launches every step for the same kernel (no data-dependent host branching).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/device/device.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8::A8_DEV_NS {
+
+using DevKernelFn = Status (*)(const KernelArgs&, DevCtx&);
+
+struct DevKernelEntry {
+  std::string op;            // qualified, as in the plan ("Add", "a8.ReluGrad")
+  std::vector<DType> types;  // dtypes the type operand may have
+  int type_input = 0;        // -1: output 0
+  DevKernelFn fn = nullptr;
+  std::string note;
+};
+
+// Every entry, sorted by op.
+const std::vector<DevKernelEntry>& DeviceKernelRegistry();
+const DevKernelEntry* FindDeviceKernel(const std::string& op);
+
+// A device error as a Status (Internal, "CUDA: ...").
+Status FromDev(const DevStatus& s);
+
+// Registration, one function per family (device_registry.cc calls them).
+void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r);  // ops_elementwise.cc
+void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r);     // ops_movement.cc
+void RegisterDeviceReduceOps(std::vector<DevKernelEntry>* r);       // ops_reduce.cc
+void RegisterDeviceNnOps(std::vector<DevKernelEntry>* r);           // ops_nn.cc (norms, pools)
+void RegisterDeviceLossOptimOps(std::vector<DevKernelEntry>* r);    // ops_loss_optim.cc
+void RegisterDeviceGemmConvOps(std::vector<DevKernelEntry>* r);     // ops_gemm_conv.cc
+void RegisterDeviceDistOps(std::vector<DevKernelEntry>* r);         // ops_dist.cc
+
+}  // namespace a8::A8_DEV_NS

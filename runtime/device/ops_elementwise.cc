@@ -1,0 +1,407 @@
+// Device registry entries of the elementwise family (kernels/device/elementwise.h): unary and
+// binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike, Dropout, the activation gradients,
+// a8.DropoutGrad and a8.FusedElementwise. Each reads its attributes and dims as the CPU entry does
+// (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_grad_nn.cc, ops_fused.cc), with the
+// same defaults and error messages; broadcasting is planned by the CPU's BroadcastPlan, whose
+// coalesced dims and strides become the kernels' NaryShape.
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/kernels.h"
+#include "kernels/device/elementwise.h"
+#include "runtime/device/device_registry.h"
+
+namespace a8::A8_DEV_NS {
+namespace {
+
+// The kernels' view of broadcasting `inputs` to `out_dims`; the CPU's errors for shapes that do
+// not broadcast.
+StatusOr<NaryShape> ShapeOf(const std::vector<cpu::Dims>& inputs, const cpu::Dims& out_dims,
+                            const char* op) {
+  A8_ASSIGN_OR_RETURN(cpu::BroadcastPlan plan, cpu::MakeBroadcastPlan(inputs, out_dims, op));
+  if (plan.dims.size() > static_cast<size_t>(kElemMaxRank) ||
+      inputs.size() > static_cast<size_t>(kMaxNaryOperands)) {
+    return Unsupported("{}: the CUDA kernel broadcasts at most {} operands of rank {}", op,
+                       kMaxNaryOperands, kElemMaxRank);
+  }
+  NaryShape s;
+  s.rank = static_cast<int>(plan.dims.size());
+  s.num_operands = static_cast<int>(inputs.size());
+  for (int d = 0; d < s.rank; ++d) {
+    s.dims[d] = plan.dims[d];
+    for (int k = 0; k < s.num_operands; ++k) s.strides[k][d] = plan.strides[k][d];
+  }
+  return s;
+}
+
+Status CheckOutputCount(const char* op, const TensorArg& y, const cpu::Dims& dims) {
+  if (y.count() != cpu::NumElements(dims)) {
+    return InvalidInput("{}: the output has {} elements, the broadcast {}", op, y.count(),
+                        cpu::NumElements(dims));
+  }
+  return Status::Ok();
+}
+
+// A scalar operand's value when it is a CONSTANT with a host copy (for the CPU's checks).
+bool HostFloat(const TensorArg& t, float* v) {
+  if (!t.present || t.host == nullptr || t.count() < 1) return false;
+  return cpu::Cast(t.dtype, DType::kF32, 1, t.host, v).ok();
+}
+
+Status CopyThrough(const KernelArgs& a, DevCtx& ctx) {
+  if (a.in(0).bytes() != a.out(0).bytes())
+    return InvalidInput("'{}': input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
+                        a.out(0).bytes());
+  if (a.in(0).data == a.out(0).data || a.out(0).bytes() == 0) return Status::Ok();
+  return FromDev(CopyOnDevice(a.out(0).data, a.in(0).data, a.out(0).bytes(), ctx.stream));
+}
+
+template <DevUnaryOp kOp>
+Status RunUnary(const KernelArgs& a, DevCtx& ctx) {
+  const std::string& name = a.kernel().op();
+  UnaryParams p;
+  p.op = kOp;
+  if (kOp == DevUnaryOp::kLeakyRelu) p.alpha = a.Float("alpha", 0.01f);
+  if (kOp == DevUnaryOp::kElu) p.alpha = a.Float("alpha", 1.0f);
+  if (kOp == DevUnaryOp::kHardSigmoid) {
+    p.alpha = a.Float("alpha", 0.2f);
+    p.beta = a.Float("beta", 0.5f);
+  }
+  if (kOp == DevUnaryOp::kIsInf) {
+    p.detect_positive = a.Int("detect_positive", 1) != 0;
+    p.detect_negative = a.Int("detect_negative", 1) != 0;
+  }
+  if (kOp == DevUnaryOp::kGelu) {
+    std::string approx = a.Str("approximate", "none");
+    if (approx == "tanh")
+      p.op = DevUnaryOp::kGeluTanh;
+    else if (approx != "none")
+      return InvalidInput("Gelu: approximate: unknown value '{}'", approx);
+  }
+  if (a.in(0).count() != a.out(0).count())
+    return InvalidInput("{}: input and output element counts differ", name);
+  p.dtype = a.in(0).dtype;
+  p.n = a.out(0).count();
+  p.x = a.in(0).data;
+  p.y = a.out(0).data;
+  return FromDev(Unary(ctx, p));
+}
+
+// The CPU's names in binary ops' messages (Mod with fmod=1 is "Mod(fmod)").
+const char* BinaryName(DevBinaryOp op) {
+  static const char* const kNames[] = {
+      "Add", "Sub", "Mul",   "Div",  "Pow",         "Mod",     "Mod(fmod)",
+      "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+      "And", "Or",  "Xor"};
+  return kNames[static_cast<int>(op)];
+}
+
+template <DevBinaryOp kOp>
+Status RunBinary(const KernelArgs& a, DevCtx& ctx) {
+  BinaryParams p;
+  p.op = kOp;
+  if (kOp == DevBinaryOp::kMod && a.Int("fmod", 0) != 0) p.op = DevBinaryOp::kFMod;
+  const char* name = BinaryName(p.op);
+  const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
+  A8_ASSIGN_OR_RETURN(cpu::Dims out_dims, cpu::BroadcastDims({x.dims, w.dims}, name));
+  A8_ASSIGN_OR_RETURN(p.shape, ShapeOf({x.dims, w.dims}, out_dims, name));
+  if (x.dtype != w.dtype && p.op != DevBinaryOp::kPow) {
+    return InvalidInput("{}: operand dtypes {} and {} differ", name, cpu::ElemName(x.dtype),
+                        cpu::ElemName(w.dtype));
+  }
+  if (p.op == DevBinaryOp::kPow && w.dtype == DType::kBool) {
+    return Unsupported("{}: dtype {} is not supported by the CUDA kernel", name,
+                       cpu::ElemName(w.dtype));
+  }
+  A8_RETURN_IF_ERROR(CheckOutputCount(name, y, out_dims));
+  p.a_dtype = x.dtype;
+  p.b_dtype = w.dtype;
+  p.n = y.count();
+  p.a = x.data;
+  p.b = w.data;
+  p.y = y.data;
+  return FromDev(Binary(ctx, p));
+}
+
+// Max/Min/Sum/Mean of N inputs, at most kMaxNaryOperands a launch: later launches fold the
+// output so far with the next inputs (the CPU rounds after every op too, so this is exact).
+template <DevBinaryOp kOp, bool kMean>
+Status RunVariadic(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& y = a.out(0);
+  const std::string& name = a.kernel().op();
+  const int num = a.num_inputs();
+  for (int i = 0; i < num; ++i) {
+    if (a.in(i).dtype != y.dtype) {
+      return InvalidInput("{}: operand dtypes {} and {} differ", name, cpu::ElemName(y.dtype),
+                          cpu::ElemName(a.in(i).dtype));
+    }
+  }
+  int next = 0;
+  while (next < num || next == 0) {
+    FoldParams p;
+    p.op = kOp;
+    p.dtype = y.dtype;
+    p.n = y.count();
+    p.y = y.data;
+    std::vector<cpu::Dims> dims;
+    std::vector<const void*> ptrs;
+    if (next > 0) {
+      dims.push_back(y.dims);
+      ptrs.push_back(y.data);
+    }
+    while (next < num && static_cast<int>(dims.size()) < kMaxNaryOperands) {
+      dims.push_back(a.in(next).dims);
+      ptrs.push_back(a.in(next).data);
+      ++next;
+    }
+    if (dims.empty()) return InvalidInput("{}: no inputs", name);
+    A8_ASSIGN_OR_RETURN(p.shape, ShapeOf(dims, y.dims, name.c_str()));
+    std::copy(ptrs.begin(), ptrs.end(), p.in);
+    if (kMean && next == num && num > 1) p.mean_count = num;
+    A8_RETURN_IF_ERROR(FromDev(Fold(ctx, p)));
+  }
+  return Status::Ok();
+}
+
+Status RunWhere(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg &c = a.in(0), &x = a.in(1), &w = a.in(2), &y = a.out(0);
+  A8_ASSIGN_OR_RETURN(cpu::Dims out_dims, cpu::BroadcastDims({c.dims, x.dims, w.dims}, "Where"));
+  WhereParams p;
+  A8_ASSIGN_OR_RETURN(p.shape, ShapeOf({c.dims, x.dims, w.dims}, out_dims, "Where"));
+  A8_RETURN_IF_ERROR(CheckOutputCount("Where", y, out_dims));
+  p.dtype = x.dtype;
+  p.n = y.count();
+  p.cond = reinterpret_cast<const bool*>(c.data);
+  p.x = x.data;
+  p.y = w.data;
+  p.out = y.data;
+  return FromDev(Where(ctx, p));
+}
+
+Status RunClip(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& x = a.in(0);
+  ClipParams p;
+  p.dtype = x.dtype;
+  p.n = x.count();
+  p.x = x.data;
+  p.y = a.out(0).data;
+  p.lo = a.has_in(1) ? a.in(1).data : nullptr;
+  p.hi = a.has_in(2) ? a.in(2).data : nullptr;
+  // Clip-6 attributes, should a plan carry them (f32 only).
+  if (p.lo == nullptr && a.attr("min") != nullptr && x.dtype == DType::kF32) {
+    p.has_lo_value = true;
+    p.lo_value = a.Float("min", 0.0f);
+  }
+  if (p.hi == nullptr && a.attr("max") != nullptr && x.dtype == DType::kF32) {
+    p.has_hi_value = true;
+    p.hi_value = a.Float("max", 0.0f);
+  }
+  return FromDev(Clip(ctx, p));
+}
+
+Status RunCast(const KernelArgs& a, DevCtx& ctx) {
+  if (a.in(0).count() != a.out(0).count())
+    return InvalidInput("{}: input and output element counts differ", a.kernel().op());
+  CastParams p{a.in(0).dtype, a.out(0).dtype, a.out(0).count(), a.in(0).data, a.out(0).data};
+  return FromDev(Cast(ctx, p));
+}
+
+// FNV-1a of the node name: each Dropout of a plan draws its own stream (the CPU's
+// DropoutStreamKey; the kernel applies its finalizer to seed ^ hash).
+uint64_t NodeHash(const std::string& node) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : node) h = (h ^ c) * 0x100000001b3ull;
+  return h;
+}
+
+Status RunDropout(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& x = a.in(0);
+  float ratio = 0.5f;
+  if (HostFloat(a.in(1), &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
+    return InvalidInput("Dropout: ratio {} is not in [0, 1)", ratio);
+  if (a.out(0).count() != x.count() || (a.has_out(1) && a.out(1).count() != x.count()))
+    return InvalidInput("Dropout: outputs and input element counts differ");
+  DropoutParams p;
+  p.dtype = x.dtype;
+  p.n = x.count();
+  p.x = x.data;
+  p.y = a.out(0).data;
+  p.mask = a.has_out(1) ? reinterpret_cast<bool*>(a.out(1).data) : nullptr;
+  if (a.has_in(1)) {
+    p.ratio = a.in(1).data;
+    p.ratio_dtype = a.in(1).dtype;
+  }
+  p.training = a.has_in(2) ? reinterpret_cast<const bool*>(a.in(2).data) : nullptr;
+  p.fixed_seed = a.attr("seed") != nullptr;
+  p.seed = static_cast<uint64_t>(a.Int("seed", 0));
+  p.node_hash = NodeHash(a.kernel().node());
+  return FromDev(Dropout(ctx, p));
+}
+
+Status RunDropoutGrad(const KernelArgs& a, DevCtx& ctx) {
+  float ratio = 0.5f;
+  if (HostFloat(a.in(2), &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
+    return InvalidInput("{}: ratio {} is not in [0, 1)", a.kernel().op(), ratio);
+  DropoutGradParams p;
+  p.dtype = a.in(0).dtype;
+  p.n = a.in(0).count();
+  p.dy = a.in(0).data;
+  p.mask = reinterpret_cast<const bool*>(a.in(1).data);
+  p.dx = a.out(0).data;
+  if (a.has_in(2)) {
+    p.ratio = a.in(2).data;
+    p.ratio_dtype = a.in(2).dtype;
+  }
+  p.training = a.has_in(3) ? reinterpret_cast<const bool*>(a.in(3).data) : nullptr;
+  return FromDev(DropoutGrad(ctx, p));
+}
+
+template <DevActGradOp kOp>
+Status RunActivationGrad(const KernelArgs& a, DevCtx& ctx) {
+  const std::string& name = a.kernel().op();
+  ActGradParams p;
+  p.op = kOp;
+  if (kOp == DevActGradOp::kLeakyRelu) p.alpha = a.Float("alpha", 0.01f);
+  if (kOp == DevActGradOp::kElu) p.alpha = a.Float("alpha", 1.0f);
+  if (kOp == DevActGradOp::kHardSigmoid) {
+    p.alpha = a.Float("alpha", 0.2f);
+    p.beta = a.Float("beta", 0.5f);
+  }
+  if (kOp == DevActGradOp::kGelu) {
+    const std::string approx = a.Str("approximate", "none");
+    if (approx == "tanh") {
+      p.op = DevActGradOp::kGeluTanh;
+    } else if (approx != "none") {
+      return InvalidInput("{}: approximate: unknown value '{}'", name, approx);
+    }
+  }
+  const TensorArg &dy = a.in(0), &z = a.in(1), &dx = a.out(0);
+  if (dy.count() != dx.count() || z.count() != dx.count() || dy.dtype != z.dtype ||
+      dy.dtype != dx.dtype) {
+    return InvalidInput("{}: dy, the saved operand and dx must have the same type", name);
+  }
+  p.dtype = dy.dtype;
+  p.n = dx.count();
+  p.dy = dy.data;
+  p.z = z.data;
+  p.dx = dx.data;
+  return FromDev(ActivationGrad(ctx, p));
+}
+
+Status RunFusedElementwise(const KernelArgs& a, DevCtx& ctx) {
+  const std::vector<int64_t> code = a.Ints("program");
+  std::vector<float> consts;
+  if (const plan::Attribute* c = a.attr("constants"); c != nullptr && c->has_floats()) {
+    consts.assign(c->floats().values().begin(), c->floats().values().end());
+  }
+  FusedElementwiseParams p;
+  if (!DecodeFusedProgram(code.data(), static_cast<int64_t>(code.size()), consts.data(),
+                          static_cast<int64_t>(consts.size()), a.num_inputs(), &p.program)) {
+    return InvalidInput("a8.FusedElementwise: invalid program for {} inputs", a.num_inputs());
+  }
+  const TensorArg& y = a.out(0);
+  for (int j = 0; j < a.num_inputs(); ++j) {
+    const TensorArg& x = a.in(j);
+    if (!x.present || x.dtype != a.in(0).dtype) {
+      return InvalidInput("a8.FusedElementwise: input {} is absent or of another dtype", j);
+    }
+    if (x.count() != 1 && x.count() != y.count()) {
+      return InvalidInput("a8.FusedElementwise: input {} has {} elements, expected 1 or {}", j,
+                          x.count(), y.count());
+    }
+    p.in[j] = x.data;
+    p.scalar[j] = x.count() == 1;
+  }
+  p.in_dtype = a.in(0).dtype;
+  p.out_dtype = y.dtype;
+  p.n = y.count();
+  p.y = y.data;
+  return FromDev(FusedElementwise(ctx, p));
+}
+
+}  // namespace
+
+void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
+  static const std::vector<DType> kBool = {DType::kBool};
+  static const std::vector<DType> kSigned = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
+                                             DType::kI64, DType::kI32, DType::kI8};
+  using U = DevUnaryOp;
+  r->push_back({"Abs", kNumericTypes, 0, RunUnary<U::kAbs>, ""});
+  r->push_back({"Neg", kSigned, 0, RunUnary<U::kNeg>, ""});
+  r->push_back({"Relu", kSigned, 0, RunUnary<U::kRelu>, ""});
+  r->push_back({"Sigmoid", kFloatTypes, 0, RunUnary<U::kSigmoid>, ""});
+  r->push_back({"Tanh", kFloatTypes, 0, RunUnary<U::kTanh>, ""});
+  r->push_back({"Exp", kFloatTypes, 0, RunUnary<U::kExp>, ""});
+  r->push_back({"Log", kFloatTypes, 0, RunUnary<U::kLog>, ""});
+  r->push_back({"Sqrt", kFloatTypes, 0, RunUnary<U::kSqrt>, ""});
+  r->push_back({"Reciprocal", kFloatTypes, 0, RunUnary<U::kReciprocal>, ""});
+  r->push_back({"Erf", kFloatTypes, 0, RunUnary<U::kErf>, "library erff (CPU: polynomial)"});
+  r->push_back({"Floor", kFloatTypes, 0, RunUnary<U::kFloor>, ""});
+  r->push_back({"Ceil", kFloatTypes, 0, RunUnary<U::kCeil>, ""});
+  r->push_back({"Sin", kFloatTypes, 0, RunUnary<U::kSin>, ""});
+  r->push_back({"Cos", kFloatTypes, 0, RunUnary<U::kCos>, ""});
+  r->push_back({"Not", kBool, 0, RunUnary<U::kNot>, ""});
+  r->push_back({"LeakyRelu", kFloatTypes, 0, RunUnary<U::kLeakyRelu>, ""});
+  r->push_back({"Elu", kFloatTypes, 0, RunUnary<U::kElu>, ""});
+  r->push_back({"Gelu", kFloatTypes, 0, RunUnary<U::kGelu>, "library erfcf (CPU: polynomial)"});
+  r->push_back({"Softplus", kFloatTypes, 0, RunUnary<U::kSoftplus>, ""});
+  r->push_back({"HardSigmoid", kFloatTypes, 0, RunUnary<U::kHardSigmoid>, ""});
+  r->push_back({"Sign", kNumericTypes, 0, RunUnary<U::kSign>, ""});
+  r->push_back({"IsNaN", kFloatTypes, 0, RunUnary<U::kIsNaN>, ""});
+  r->push_back({"IsInf", kFloatTypes, 0, RunUnary<U::kIsInf>, ""});
+  r->push_back({"Identity", kAllTypes, 0, CopyThrough, "device copy (none in place)"});
+
+  using B = DevBinaryOp;
+  r->push_back({"Add", kNumericTypes, 0, RunBinary<B::kAdd>, "broadcast"});
+  r->push_back({"Sub", kNumericTypes, 0, RunBinary<B::kSub>, "broadcast"});
+  r->push_back({"Mul", kNumericTypes, 0, RunBinary<B::kMul>, "broadcast"});
+  r->push_back({"Div", kNumericTypes, 0, RunBinary<B::kDiv>, "broadcast"});
+  r->push_back({"Pow", kNumericTypes, 0, RunBinary<B::kPow>, "exponent: any numeric dtype"});
+  r->push_back({"Mod", kNumericTypes, 0, RunBinary<B::kMod>, "fmod attribute"});
+  r->push_back({"Equal", kAllTypes, 0, RunBinary<B::kEqual>, "-> bool"});
+  r->push_back({"Less", kNumericTypes, 0, RunBinary<B::kLess>, "-> bool"});
+  r->push_back({"LessOrEqual", kNumericTypes, 0, RunBinary<B::kLessOrEqual>, "-> bool"});
+  r->push_back({"Greater", kNumericTypes, 0, RunBinary<B::kGreater>, "-> bool"});
+  r->push_back({"GreaterOrEqual", kNumericTypes, 0, RunBinary<B::kGreaterOrEqual>, "-> bool"});
+  r->push_back({"And", kBool, 0, RunBinary<B::kAnd>, ""});
+  r->push_back({"Or", kBool, 0, RunBinary<B::kOr>, ""});
+  r->push_back({"Xor", kBool, 0, RunBinary<B::kXor>, ""});
+  r->push_back({"Max", kNumericTypes, 0, RunVariadic<B::kMax, false>, "N inputs"});
+  r->push_back({"Min", kNumericTypes, 0, RunVariadic<B::kMin, false>, "N inputs"});
+  r->push_back({"Sum", kNumericTypes, 0, RunVariadic<B::kAdd, false>, "N inputs"});
+  r->push_back({"Mean", kFloatTypes, 0, RunVariadic<B::kAdd, true>, "N inputs"});
+  r->push_back({"Where", kAllTypes, 1, RunWhere, "condition: bool"});
+  r->push_back({"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars, read on device"});
+  r->push_back({"Cast", kAllTypes, 0, RunCast, "to: any dtype"});
+  r->push_back({"CastLike", kAllTypes, 0, RunCast, "to: any dtype"});
+  r->push_back({"Dropout", kFloatTypes, 0, RunDropout,
+                "ratio: float scalar, training_mode: bool; mask: bool; Philox as the CPU"});
+
+  using G = DevActGradOp;
+  r->push_back({"a8.ReluGrad", kFloatTypes, 0, RunActivationGrad<G::kRelu>,
+                "saved operand: same type as dy"});
+  r->push_back({"a8.SigmoidGrad", kFloatTypes, 0, RunActivationGrad<G::kSigmoid>,
+                "saved operand: same type as dy"});
+  r->push_back({"a8.TanhGrad", kFloatTypes, 0, RunActivationGrad<G::kTanh>,
+                "saved operand: same type as dy"});
+  r->push_back({"a8.LeakyReluGrad", kFloatTypes, 0, RunActivationGrad<G::kLeakyRelu>,
+                "saved operand: same type as dy"});
+  r->push_back(
+      {"a8.EluGrad", kFloatTypes, 0, RunActivationGrad<G::kElu>, "saved operand: same type as dy"});
+  r->push_back({"a8.GeluGrad", kFloatTypes, 0, RunActivationGrad<G::kGelu>,
+                "saved operand: same type as dy"});
+  r->push_back(
+      {"a8.ErfGrad", kFloatTypes, 0, RunActivationGrad<G::kErf>, "saved operand: same type as dy"});
+  r->push_back({"a8.SoftplusGrad", kFloatTypes, 0, RunActivationGrad<G::kSoftplus>,
+                "saved operand: same type as dy"});
+  r->push_back({"a8.HardSigmoidGrad", kFloatTypes, 0, RunActivationGrad<G::kHardSigmoid>,
+                "saved operand: same type as dy"});
+  r->push_back({"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"});
+  r->push_back(
+      {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"});
+}
+
+}  // namespace a8::A8_DEV_NS

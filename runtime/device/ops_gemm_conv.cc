@@ -1,0 +1,468 @@
+// Device entries of the GEMM / convolution family: Gemm, MatMul, Conv, ConvTranspose,
+// a8.ConvGradFilter, a8.FusedMatMul. Each reads its attributes and dims as the CPU entry does
+// (runtime/cpu/ops_nn.cc, ops_grad_nn.cc, ops_fused.cc: same defaults and messages; conv
+// geometry through the CPU's own cpu::ConvOutputSpatial) and describes the work to the BLAS
+// engine (kernels/device/blas.h) as row-major strided-batched GEMMs and convolutions. Integer
+// products are plain device kernels (kernels/device/gemm_conv.h).
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/common/fused_elementwise.h"
+#include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/conv.h"
+#include "kernels/device/gemm_conv.h"
+#include "runtime/device/device_registry.h"
+
+namespace a8::A8_DEV_NS {
+namespace {
+
+cpu::Dims Spatial(const cpu::Dims& d) {
+  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
+}
+
+Status CheckOutDims(const KernelArgs& a, const cpu::Dims& want) {
+  if (a.out(0).dims != want)
+    return InvalidInput("{}: output dims [{}] are not the computed [{}]", a.kernel().op(),
+                        fmt::join(a.out(0).dims, ","), fmt::join(want, ","));
+  return Status::Ok();
+}
+
+Status Run(DevCtx& ctx, const GemmDesc& d) { return FromDev(ctx.blas->Gemm(ctx, d)); }
+
+// ---- MatMul
+
+struct MatMulShape {
+  int64_t m, n, k;
+  cpu::Dims a_batch, b_batch, out_batch, out_dims;
+};
+
+// numpy matmul shapes, with the CPU kernel's messages (kernels/cpu/gemm.cc).
+StatusOr<MatMulShape> ResolveMatMul(const cpu::Dims& a_dims, const cpu::Dims& b_dims) {
+  if (a_dims.empty() || b_dims.empty()) {
+    return InvalidInput("MatMul: operands must have rank >= 1, got [{}] and [{}]",
+                        fmt::join(a_dims, ","), fmt::join(b_dims, ","));
+  }
+  cpu::Dims a = a_dims, b = b_dims;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  MatMulShape s;
+  s.m = a[a.size() - 2];
+  s.k = a.back();
+  s.n = b.back();
+  if (b[b.size() - 2] != s.k) {
+    return InvalidInput("MatMul: inner dims differ: [{}] @ [{}]", fmt::join(a_dims, ","),
+                        fmt::join(b_dims, ","));
+  }
+  s.a_batch.assign(a.begin(), a.end() - 2);
+  s.b_batch.assign(b.begin(), b.end() - 2);
+  A8_ASSIGN_OR_RETURN(s.out_batch, cpu::BroadcastDims({s.a_batch, s.b_batch}, "MatMul"));
+  s.out_dims = s.out_batch;
+  if (a_dims.size() > 1) s.out_dims.push_back(s.m);
+  if (b_dims.size() > 1) s.out_dims.push_back(s.n);
+  return s;
+}
+
+// Per output batch dim, the element stride of an operand with batch dims `in` (right-aligned)
+// whose matrices have `matrix` elements; 0 where it broadcasts.
+cpu::Dims BatchStrides(const cpu::Dims& out, const cpu::Dims& in, int64_t matrix) {
+  cpu::Dims s(out.size(), 0);
+  int64_t stride = matrix;
+  for (size_t i = out.size(), j = in.size(); i-- > 0;) {
+    if (j == 0) break;
+    --j;
+    if (in[j] != 1) s[i] = stride;
+    stride *= in[j];
+  }
+  return s;
+}
+
+// One output batch dim after coalescing.
+struct BatchDim {
+  int64_t size, a_stride, b_stride, y_stride;
+};
+
+Status MatMul(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
+  A8_ASSIGN_OR_RETURN(MatMulShape s, ResolveMatMul(x.dims, w.dims));
+  A8_RETURN_IF_ERROR(CheckOutDims(a, s.out_dims));
+  if (w.dtype != x.dtype || y.dtype != x.dtype)
+    return InvalidInput("MatMul: operands of different dtypes");
+  const cpu::Dims as = BatchStrides(s.out_batch, s.a_batch, s.m * s.k);
+  const cpu::Dims bs = BatchStrides(s.out_batch, s.b_batch, s.k * s.n);
+  if (!IsFloat(x.dtype)) {
+    if (s.out_batch.size() > static_cast<size_t>(kMaxBatchRank))
+      return Unsupported("MatMul: {} batch dims (the CUDA kernel takes {})", s.out_batch.size(),
+                         kMaxBatchRank);
+    IntMatMulParams p;
+    p.dtype = x.dtype;
+    p.batch_rank = static_cast<int>(s.out_batch.size());
+    for (int i = 0; i < p.batch_rank; ++i) {
+      p.batch_dims[i] = s.out_batch[i];
+      p.a_batch_strides[i] = as[i];
+      p.b_batch_strides[i] = bs[i];
+    }
+    p.m = s.m;
+    p.n = s.n;
+    p.k = s.k;
+    p.a = x.data;
+    p.b = w.data;
+    p.y = y.data;
+    return FromDev(IntMatMul(ctx, p));
+  }
+  // Coalesce the batch dims: drop 1s, merge neighbours both operands walk contiguously. The
+  // innermost is the GEMM's strided batch, the others a host loop.
+  std::vector<BatchDim> dims;
+  int64_t y_stride = s.m * s.n;
+  for (size_t i = s.out_batch.size(); i-- > 0;) {
+    const int64_t d = s.out_batch[i];
+    if (d != 1) {
+      if (!dims.empty() && dims.front().a_stride * dims.front().size == as[i] &&
+          dims.front().b_stride * dims.front().size == bs[i]) {
+        dims.front().size *= d;
+      } else {
+        dims.insert(dims.begin(), BatchDim{d, as[i], bs[i], y_stride});
+      }
+    }
+    y_stride *= d;
+  }
+  GemmDesc g;
+  g.a_type = g.b_type = g.c_type = x.dtype;
+  g.m = s.m;
+  g.n = s.n;
+  g.k = s.k;
+  g.lda = s.k;
+  g.ldb = s.n;
+  g.ldc = s.n;
+  if (dims.empty()) dims.push_back(BatchDim{1, 0, 0, 0});
+  const BatchDim inner = dims.back();
+  dims.pop_back();
+  if (dims.empty() && inner.b_stride == 0 && inner.a_stride == s.m * s.k) {
+    // B is shared by every batch: one GEMM with the batch folded into M.
+    g.m = inner.size * s.m;
+  } else {
+    g.batch = inner.size;
+    g.stride_a = inner.a_stride;
+    g.stride_b = inner.b_stride;
+    g.stride_c = s.m * s.n;
+  }
+  int64_t outer = 1;
+  for (const BatchDim& d : dims) outer *= d.size;
+  const size_t es = DTypeSize(x.dtype);
+  for (int64_t o = 0; o < outer; ++o) {
+    int64_t ao = 0, bo = 0, yo = 0, rest = o;
+    for (size_t i = dims.size(); i-- > 0;) {
+      const int64_t v = rest % dims[i].size;
+      rest /= dims[i].size;
+      ao += v * dims[i].a_stride;
+      bo += v * dims[i].b_stride;
+      yo += v * dims[i].y_stride;
+    }
+    g.a = x.data + ao * es;
+    g.b = w.data + bo * es;
+    g.c = y.data + yo * es;
+    A8_RETURN_IF_ERROR(Run(ctx, g));
+  }
+  return Status::Ok();
+}
+
+// ---- Gemm
+
+Status Gemm(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
+  if (x.dims.size() != 2 || w.dims.size() != 2) return InvalidInput("Gemm: A and B must be 2-D");
+  const bool trans_a = a.Int("transA", 0) != 0, trans_b = a.Int("transB", 0) != 0;
+  const float alpha = a.Float("alpha", 1.0f), beta = a.Float("beta", 1.0f);
+  const int64_t m = trans_a ? x.dims[1] : x.dims[0], k = trans_a ? x.dims[0] : x.dims[1];
+  const int64_t n = trans_b ? w.dims[0] : w.dims[1];
+  if ((trans_b ? w.dims[1] : w.dims[0]) != k)
+    return InvalidInput("Gemm: inner dims differ: A [{}] and B [{}]", fmt::join(x.dims, ","),
+                        fmt::join(w.dims, ","));
+  A8_RETURN_IF_ERROR(CheckOutDims(a, {m, n}));
+  int64_t c_rows = 1, c_cols = 1;
+  const bool has_c = a.has_in(2);
+  if (has_c) {
+    const cpu::Dims& cd = a.in(2).dims;
+    if (cd.size() > 2) return InvalidInput("Gemm: C has rank {} > 2", cd.size());
+    if (cd.size() >= 1) c_cols = cd.back();
+    if (cd.size() == 2) c_rows = cd[0];
+    if ((c_rows != 1 && c_rows != m) || (c_cols != 1 && c_cols != n))
+      return InvalidInput("Gemm: C dims [{}] do not broadcast to [{},{}]", fmt::join(cd, ","), m,
+                          n);
+  }
+  if (!IsFloat(x.dtype)) {
+    IntGemmParams p;
+    p.dtype = x.dtype;
+    p.trans_a = trans_a;
+    p.trans_b = trans_b;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.alpha = alpha;
+    p.beta = beta;
+    p.c_rows = c_rows;
+    p.c_cols = c_cols;
+    p.a = x.data;
+    p.b = w.data;
+    p.c = has_c ? a.in(2).data : nullptr;
+    p.y = y.data;
+    return FromDev(IntGemm(ctx, p));
+  }
+  // beta C enters as the GEMM's C: broadcast into Y first, so alpha AB + beta C is rounded once.
+  const bool use_c = has_c && beta != 0.0f;
+  if (use_c)
+    A8_RETURN_IF_ERROR(
+        FromDev(BroadcastMatrix(ctx, x.dtype, m, n, a.in(2).data, c_rows, c_cols, y.data)));
+  GemmDesc g;
+  g.a_type = g.b_type = g.c_type = x.dtype;
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.lda = x.dims[1];
+  g.ldb = w.dims[1];
+  g.ldc = n;
+  g.alpha = alpha;
+  g.beta = use_c ? beta : 0.0f;
+  g.a = x.data;
+  g.b = w.data;
+  g.c = y.data;
+  return Run(ctx, g);
+}
+
+// ---- convolutions
+
+Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank) {
+  if (t.dims.size() < min_rank)
+    return InvalidInput("{}: {} has rank {}, needs at least {}", a.kernel().op(), what,
+                        t.dims.size(), min_rank);
+  return Status::Ok();
+}
+
+// The descriptor's geometry from resolved CPU params (defaults: stride and dilation 1, pad 0).
+void SetGeometry(const cpu::ConvParams& p, const cpu::Dims& in_spatial,
+                 const cpu::Dims& out_spatial, ConvDesc* d) {
+  d->dtype = p.dtype;
+  d->rank = static_cast<int>(in_spatial.size());
+  d->group = p.group;
+  for (int i = 0; i < d->rank; ++i) {
+    d->in_spatial[i] = in_spatial[i];
+    d->out_spatial[i] = out_spatial[i];
+    d->kernel[i] = p.kernel[i];
+    d->strides[i] = p.strides.empty() ? 1 : p.strides[i];
+    d->dilations[i] = p.dilations.empty() ? 1 : p.dilations[i];
+    d->pads[i] = p.pads.empty() ? 0 : p.pads[i];
+  }
+}
+
+// W's leading dims, the operands' dtypes and the bias length (input 2, optional): checked here
+// because a mismatch would make the device read out of bounds.
+Status CheckFilterAndBias(const KernelArgs& a, int64_t filters, int64_t per_group,
+                          int64_t bias_len) {
+  const TensorArg& w = a.in(1);
+  if (w.dims.size() < 2 || w.dims[0] != filters || w.dims[1] != per_group)
+    return InvalidInput("{}: W [{}] does not match the channels ({} filters of {})",
+                        a.kernel().op(), fmt::join(w.dims, ","), filters, per_group);
+  if (w.dtype != a.in(0).dtype || a.out(0).dtype != a.in(0).dtype ||
+      (a.has_in(2) && a.in(2).dtype != a.in(0).dtype))
+    return InvalidInput("{}: operands of different dtypes", a.kernel().op());
+  if (a.has_in(2) && a.in(2).count() != bias_len)
+    return InvalidInput("{}: B has {} elements, expected {}", a.kernel().op(), a.in(2).count(),
+                        bias_len);
+  return Status::Ok();
+}
+
+StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(0), "input 0", 3));
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(1), "input 1", 3));
+  if (a.out(0).dims.size() < 2) return InvalidInput("{}: output rank < 2", a.kernel().op());
+  cpu::ConvParams p;
+  p.dtype = a.in(0).dtype;
+  p.batch = a.in(0).dims[0];
+  p.in_channels = a.in(0).dims[1];
+  p.out_channels = a.out(0).dims[1];
+  p.group = a.Int("group", 1);
+  p.in_spatial = Spatial(a.in(0).dims);
+  p.kernel = Spatial(a.in(1).dims);
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  if (transpose) p.output_padding = a.Ints("output_padding");
+  return p;
+}
+
+Status Conv(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvParamsOf(a, false));
+  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
+  cpu::Dims y_dims = {p.batch, p.out_channels};
+  y_dims.insert(y_dims.end(), out.begin(), out.end());
+  A8_RETURN_IF_ERROR(CheckOutDims(a, y_dims));
+  A8_RETURN_IF_ERROR(
+      CheckFilterAndBias(a, p.out_channels, p.in_channels / p.group, p.out_channels));
+  ConvDesc d;
+  d.kind = ConvKind::kForward;
+  SetGeometry(p, p.in_spatial, out, &d);
+  d.batch = p.batch;
+  d.in_channels = p.in_channels;
+  d.out_channels = p.out_channels;
+  d.x = a.in(0).data;
+  d.w = a.in(1).data;
+  d.y = a.out(0).data;
+  d.bias = a.has_in(2) ? a.in(2).data : nullptr;
+  return FromDev(ctx.blas->Conv(ctx, d));
+}
+
+// ConvTranspose is the convolution's data gradient: its output is the convolution's x (channels
+// M), its input the convolution's y (channels C), W [C, M / group, k...] the same filter.
+Status ConvTranspose(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvParamsOf(a, true));
+  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, true));
+  cpu::Dims y_dims = {p.batch, p.out_channels};
+  y_dims.insert(y_dims.end(), out.begin(), out.end());
+  A8_RETURN_IF_ERROR(CheckOutDims(a, y_dims));
+  A8_RETURN_IF_ERROR(
+      CheckFilterAndBias(a, p.in_channels, p.out_channels / p.group, p.out_channels));
+  ConvDesc d;
+  d.kind = ConvKind::kBackwardData;
+  SetGeometry(p, out, p.in_spatial, &d);
+  d.batch = p.batch;
+  d.in_channels = p.out_channels;
+  d.out_channels = p.in_channels;
+  d.x = a.out(0).data;
+  d.w = a.in(1).data;
+  d.y = a.in(0).data;
+  d.bias = a.has_in(2) ? a.in(2).data : nullptr;
+  return FromDev(ctx.blas->Conv(ctx, d));
+}
+
+// a8.ConvGradFilter(dY, X) {kernel_shape, strides, dilations, pads, group} -> dW.
+Status ConvGradFilter(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& dy = a.in(0);
+  const TensorArg& x = a.in(1);
+  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
+  if (dy.dtype != x.dtype || a.out(0).dtype != x.dtype)
+    return InvalidInput("{}: operands of different dtypes", a.kernel().op());
+  cpu::ConvParams p;
+  p.dtype = x.dtype;
+  p.batch = x.dims[0];
+  p.in_channels = x.dims[1];
+  p.out_channels = dy.dims.size() > 1 ? dy.dims[1] : 0;
+  p.group = a.Int("group", 1);
+  p.in_spatial = Spatial(x.dims);
+  p.kernel = a.Ints("kernel_shape");
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
+  if (Spatial(dy.dims) != out || dy.dims[0] != p.batch) {
+    return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
+  }
+  cpu::Dims w_dims = {p.out_channels, p.in_channels / p.group};
+  w_dims.insert(w_dims.end(), p.kernel.begin(), p.kernel.end());
+  A8_RETURN_IF_ERROR(CheckOutDims(a, w_dims));
+  ConvDesc d;
+  d.kind = ConvKind::kBackwardFilter;
+  SetGeometry(p, p.in_spatial, out, &d);
+  d.batch = p.batch;
+  d.in_channels = p.in_channels;
+  d.out_channels = p.out_channels;
+  d.x = x.data;
+  d.y = dy.data;
+  d.w = a.out(0).data;
+  return FromDev(ctx.blas->Conv(ctx, d));
+}
+
+// ---- a8.FusedMatMul (compiler/ir/op_table_fused.cc): one GEMM with an engine epilogue.
+
+GemmEpilogue EngineEpilogue(int32_t e) {
+  switch (e) {
+    case kEpilogueBiasRelu:
+      return GemmEpilogue::kBiasRelu;
+    case kEpilogueBiasGelu:
+      return GemmEpilogue::kBiasGelu;
+    case kEpilogueRelu:
+      return GemmEpilogue::kRelu;
+    case kEpilogueGelu:
+      return GemmEpilogue::kGelu;
+    case kEpilogueDRelu:
+      return GemmEpilogue::kDRelu;
+    case kEpilogueDGelu:
+      return GemmEpilogue::kDGelu;
+    default:
+      return GemmEpilogue::kBias;
+  }
+}
+
+Status FusedMatMul(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
+  const std::string epilogue = a.Str("epilogue", "");
+  bool bgrad = false;
+  const int32_t e = ParseFusedEpilogue(epilogue.c_str(), &bgrad);
+  if (e < 0) return InvalidInput("a8.FusedMatMul: unknown epilogue '{}'", epilogue);
+  const std::string approx = a.Str("approximate", "none");
+  if (approx != "none" && approx != "tanh") {
+    return InvalidInput("a8.FusedMatMul: approximate: unknown value '{}'", approx);
+  }
+  const bool trans_b = a.Int("trans_b", 0) != 0;
+  if (x.dims.size() < 2 || w.dims.size() != 2 || y.dims.empty()) {
+    return InvalidInput("a8.FusedMatMul: A must have rank >= 2, B rank 2");
+  }
+  const int64_t k = x.dims.back();
+  int64_t m = x.count() / (k > 0 ? k : 1);
+  if (k == 0) m = y.count() / (y.dims.back() > 0 ? y.dims.back() : 1);
+  const int64_t n = trans_b ? w.dims[0] : w.dims[1];
+  const int64_t wk = trans_b ? w.dims[1] : w.dims[0];
+  if (wk != k || y.count() != m * n || w.dtype != x.dtype || y.dtype != x.dtype) {
+    return InvalidInput("a8.FusedMatMul: operand types do not agree");
+  }
+  const TensorArg &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
+  if ((bias.present && (bias.count() != n || bias.dtype != x.dtype)) ||
+      (aux.present && (aux.count() != y.count() || aux.dtype != x.dtype)) ||
+      (out1.present && (out1.count() != (bgrad ? n : y.count()) || out1.dtype != x.dtype))) {
+    return InvalidInput("a8.FusedMatMul: bias, aux or output 1 has the wrong type");
+  }
+  if (EpilogueHasBias(e) != bias.present || EpilogueIsBackward(e) != aux.present) {
+    return InvalidInput("a8.FusedMatMul: epilogue {} got the wrong bias/aux operands", e);
+  }
+  GemmDesc g;
+  g.a_type = g.b_type = g.c_type = x.dtype;
+  g.trans_b = trans_b;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.lda = k;
+  g.ldb = w.dims[1];
+  g.ldc = n;
+  g.a = x.data;
+  g.b = w.data;
+  g.c = y.data;
+  g.epilogue = EngineEpilogue(e);
+  g.gelu_tanh = approx == "tanh";
+  g.bias = bias.present ? bias.data : nullptr;
+  g.aux = aux.present ? aux.data : nullptr;
+  g.ldaux = n;
+  if (out1.present) (bgrad ? g.bias_grad : g.pre) = out1.data;
+  return Run(ctx, g);
+}
+
+}  // namespace
+
+void RegisterDeviceGemmConvOps(std::vector<DevKernelEntry>* r) {
+  static const std::vector<DType> kMatMulTypes = {DType::kF32, DType::kF16, DType::kBF16,
+                                                  DType::kF64, DType::kI64, DType::kI32};
+  r->push_back({"Gemm", kMatMulTypes, 0, Gemm,
+                "cuBLASLt for float types (beta C broadcast into Y first); integers: a kernel"});
+  r->push_back({"MatMul", kMatMulTypes, 0, MatMul,
+                "cuBLASLt strided batches (broadcast batch dims); integers: a kernel"});
+  r->push_back({"Conv", kFloatTypes, 0, Conv, "cuDNN (2-D, symmetric pads); else im2col + GEMM"});
+  r->push_back({"ConvTranspose", kFloatTypes, 0, ConvTranspose,
+                "cuDNN backward data (2-D); else GEMM + col2im"});
+  r->push_back({"a8.ConvGradFilter", kFloatTypes, 0, ConvGradFilter,
+                "cuDNN backward filter (2-D); else im2col + GEMM"});
+  r->push_back({"a8.FusedMatMul", kFloatTypes, 0, FusedMatMul,
+                "cuBLASLt epilogues bias/relu; others: float accumulator + epilogue kernel"});
+}
+
+}  // namespace a8::A8_DEV_NS

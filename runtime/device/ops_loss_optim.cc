@@ -1,0 +1,459 @@
+// Device registry entries of the losses, the optimizer updates and loss scaling: each reads its
+// operands and attributes exactly as the CPU entry does (runtime/cpu/ops_nn.cc, ops_grad_nn.cc,
+// ops_optim.cc: same defaults, same InvalidInput messages) and launches the kernels of
+// kernels/device/loss_optim.h. Every scalar computed during the step (ctl, scale, found_inf, the
+// step counters, R and T) stays on the device: the kernels read it.
+//
+// What the CPU checks on values and a device entry cannot without a host sync: a label outside
+// [0, C) (the target's loss and gradient are NaN instead), a negative step (TrainControl,
+// UpdateScale), and an applied Adam update whose count is below 1.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/optim.h"
+#include "kernels/device/loss_optim.h"
+#include "runtime/device/device_registry.h"
+
+namespace a8::A8_DEV_NS {
+namespace {
+
+static_assert(kDevCtlLr == cpu::kCtlLr && kDevCtlGradScale == cpu::kCtlGradScale &&
+                  kDevCtlApplied == cpu::kCtlApplied && kDevCtlUpdates == cpu::kCtlUpdates &&
+                  kDevCtlGradNorm == cpu::kCtlGradNorm && kDevCtlSize == cpu::kCtlSize,
+              "the device control vector must have the CPU's layout");
+
+const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).data : nullptr; }
+void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
+
+// ---- losses
+
+// The LossShape of a loss kernel or its gradient (the CPU's LossParamsFromKernel and checks).
+StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const cpu::Dims& scores_dims,
+                                int labels_input) {
+  A8_ASSIGN_OR_RETURN(cpu::LossParams lp, LossParamsFromKernel(a, scores_dims, labels_input));
+  if (lp.label_dtype != DType::kI32 && lp.label_dtype != DType::kI64) {
+    return Unsupported("{}: label dtype {} (i32 or i64 expected)", a.kernel().op(),
+                       cpu::ElemName(lp.label_dtype));
+  }
+  LossShape s;
+  s.dtype = lp.dtype;
+  s.labels_i32 = lp.label_dtype == DType::kI32;
+  s.batch = lp.batch;
+  s.classes = lp.classes;
+  s.extra = lp.extra;
+  s.reduction = lp.reduction == cpu::LossReduction::kNone  ? DevLossReduction::kNone
+                : lp.reduction == cpu::LossReduction::kSum ? DevLossReduction::kSum
+                                                           : DevLossReduction::kMean;
+  s.has_ignore_index = lp.has_ignore_index;
+  s.ignore_index = lp.ignore_index;
+  return s;
+}
+
+StatusOr<LossParams> ForwardLossOf(const KernelArgs& a) {
+  if (a.in(0).dims.size() < 2) {
+    return InvalidInput("{}: input {} has rank {}, needs at least {}", a.kernel().op(), 0,
+                        a.in(0).dims.size(), 2);
+  }
+  LossParams p;
+  A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.in(0).dims, 1));
+  p.scores = a.in(0).data;
+  p.labels = a.in(1).data;
+  p.weights = InOrNull(a, 2);
+  p.loss = a.out(0).data;
+  return p;
+}
+
+Status RunSoftmaxCrossEntropy(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(LossParams p, ForwardLossOf(a));
+  p.log_prob = OutOrNull(a, 1);
+  return FromDev(SoftmaxCrossEntropyLoss(ctx, p));
+}
+
+Status RunNll(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(LossParams p, ForwardLossOf(a));
+  return FromDev(NegativeLogLikelihoodLoss(ctx, p));
+}
+
+// a8.SoftmaxCrossEntropyLossGrad(dloss, scores, labels, weights?) -> dscores.
+Status RunSceGrad(const KernelArgs& a, DevCtx& ctx) {
+  LossGradParams p;
+  A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.in(1).dims, 2));
+  p.dloss = a.in(0).data;
+  p.scores = a.in(1).data;
+  p.labels = a.in(2).data;
+  p.weights = InOrNull(a, 3);
+  p.dscores = a.out(0).data;
+  return FromDev(SoftmaxCrossEntropyLossGrad(ctx, p));
+}
+
+// a8.NegativeLogLikelihoodLossGrad(dloss, labels, weights?) -> dinput.
+Status RunNllGrad(const KernelArgs& a, DevCtx& ctx) {
+  LossGradParams p;
+  A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.out(0).dims, 1));
+  p.dloss = a.in(0).data;
+  p.labels = a.in(1).data;
+  p.weights = InOrNull(a, 2);
+  p.dscores = a.out(0).data;
+  return FromDev(NegativeLogLikelihoodLossGrad(ctx, p));
+}
+
+template <DevPairLoss kKind>
+Status RunPairLoss(const KernelArgs& a, DevCtx& ctx) {
+  if (a.in(0).count() != a.in(1).count()) {
+    return InvalidInput("{}: pred and target sizes differ", a.kernel().op());
+  }
+  PairLossParams p;
+  p.kind = kKind;
+  p.dtype = a.in(0).dtype;
+  p.n = a.in(0).count();
+  p.pred = a.in(0).data;
+  p.target = a.in(1).data;
+  p.loss = a.out(0).data;
+  return FromDev(PairLossForward(ctx, p));
+}
+
+template <DevPairLoss kKind>
+Status RunPairLossGrad(const KernelArgs& a, DevCtx& ctx) {
+  if (a.in(1).count() != a.in(2).count() || a.in(0).count() != 1) {
+    return InvalidInput("{}: pred and target sizes differ, or dloss is not a scalar",
+                        a.kernel().op());
+  }
+  PairLossParams p;
+  p.kind = kKind;
+  p.dtype = a.in(1).dtype;
+  p.n = a.in(1).count();
+  p.dloss = a.in(0).data;
+  p.pred = a.in(1).data;
+  p.target = a.in(2).data;
+  p.dpred = OutOrNull(a, 0);
+  p.dtarget = OutOrNull(a, 1);
+  return FromDev(PairLossGrad(ctx, p));
+}
+
+// ---- optimizer operands (ops_optim.cc's checks)
+
+StatusOr<const float*> ControlOf(const KernelArgs& a) {
+  const TensorArg& ctl = a.in(2);
+  if (!ctl.present || ctl.dtype != DType::kF32 || ctl.count() != kDevCtlSize) {
+    return InvalidInput("{}: input 2 (ctl) must be f32[{}]", a.kernel().op(),
+                        static_cast<int>(kDevCtlSize));
+  }
+  return reinterpret_cast<const float*>(ctl.data);
+}
+
+Status RunTrainControl(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kI64, "step"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kF32, "updates"));
+  TrainControlParams p;
+  p.lr = a.Float("lr", 0.0f);
+  const std::string schedule = a.Str("schedule", "constant");
+  if (schedule != "constant" && schedule != "cosine") {
+    return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
+  }
+  p.cosine = schedule == "cosine";
+  p.warmup_steps = a.Int("warmup_steps", 0);
+  p.total_steps = a.Int("total_steps", 0);
+  p.min_lr = a.Float("min_lr", 0.0f);
+  p.accumulate = a.Int("accumulate", 1);
+  p.max_grad_norm = a.Float("max_grad_norm", 0.0f);
+  p.step = reinterpret_cast<const int64_t*>(a.in(0).data);
+  p.updates = reinterpret_cast<const float*>(a.in(1).data);
+  if (a.has_in(2)) {
+    A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "sq_norm"));
+    p.sq_norm = reinterpret_cast<const float*>(a.in(2).data);
+  }
+  if (a.has_in(3)) {
+    A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kF32, "found_inf"));
+    p.found_inf = reinterpret_cast<const float*>(a.in(3).data);
+  }
+  if (a.out(0).count() != kDevCtlSize || a.out(1).count() != 1 || a.out(2).count() != 1) {
+    return InvalidInput("a8.TrainControl: outputs must be f32[{}], i64[], f32[]",
+                        static_cast<int>(kDevCtlSize));
+  }
+  if (p.accumulate < 1) {
+    return InvalidInput("a8.TrainControl: accumulate must be at least 1, got {}", p.accumulate);
+  }
+  if (p.warmup_steps < 0 || p.total_steps < 0) {
+    return InvalidInput("a8.TrainControl: warmup_steps ({}) and total_steps ({}) must be >= 0",
+                        p.warmup_steps, p.total_steps);
+  }
+  p.ctl = reinterpret_cast<float*>(a.out(0).data);
+  p.step_next = reinterpret_cast<int64_t*>(a.out(1).data);
+  p.updates_next = reinterpret_cast<float*>(a.out(2).data);
+  return FromDev(TrainControl(ctx, p));
+}
+
+Status RunGradAccumulate(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), a.in(0), "g"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), a.in(0), "acc_next"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kI64, "step"));
+  GradAccumulateParams p;
+  p.accumulate = a.Int("accumulate", 1);
+  if (p.accumulate < 1) {
+    return InvalidInput("a8.GradAccumulate: accumulate must be at least 1, got {}", p.accumulate);
+  }
+  p.acc_dtype = a.in(0).dtype;
+  p.g_dtype = a.in(1).dtype;
+  p.n = a.in(0).count();
+  p.step = reinterpret_cast<const int64_t*>(a.in(2).data);
+  p.acc = a.in(0).data;
+  p.g = a.in(1).data;
+  p.acc_next = a.out(0).data;
+  return FromDev(GradAccumulate(ctx, p));
+}
+
+Status RunSgdUpdate(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(const float* ctl, ControlOf(a));
+  const TensorArg& param = a.in(0);
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), param, "param_next"));
+  const bool has_buf = a.has_in(3);
+  if (has_buf != a.has_out(1)) {
+    return InvalidInput("a8.SgdUpdate: momentum_buf and momentum_buf_next go together");
+  }
+  if (has_buf) {
+    A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
+    A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
+  }
+  SgdUpdateParams p;
+  p.momentum = a.Float("momentum", 0.0f);
+  p.dampening = a.Float("dampening", 0.0f);
+  p.nesterov = a.Int("nesterov", 0) != 0;
+  p.weight_decay = a.Float("weight_decay", 0.0f);
+  if (p.momentum != 0.0f && !has_buf) {
+    return InvalidInput("a8.SgdUpdate: momentum {} needs the momentum buffer input and output",
+                        p.momentum);
+  }
+  p.param_dtype = param.dtype;
+  p.grad_dtype = a.in(1).dtype;
+  p.n = param.count();
+  p.ctl = ctl;
+  p.param = param.data;
+  p.grad = a.in(1).data;
+  p.buf = has_buf ? a.in(3).data : nullptr;
+  p.param_next = a.out(0).data;
+  p.buf_next = has_buf ? a.out(1).data : nullptr;
+  return FromDev(SgdUpdate(ctx, p));
+}
+
+Status RunAdamUpdate(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(const float* ctl, ControlOf(a));
+  const TensorArg& param = a.in(0);
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
+  for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
+  AdamUpdateParams p;
+  p.beta1 = a.Float("beta1", 0.9f);
+  p.beta2 = a.Float("beta2", 0.999f);
+  p.eps = a.Float("eps", 1e-8f);
+  p.weight_decay = a.Float("weight_decay", 0.0f);
+  p.decoupled = a.Int("decoupled", 0) != 0;
+  p.param_dtype = param.dtype;
+  p.grad_dtype = a.in(1).dtype;
+  p.n = param.count();
+  p.ctl = ctl;
+  p.param = param.data;
+  p.grad = a.in(1).data;
+  p.m = a.in(3).data;
+  p.v = a.in(4).data;
+  p.param_next = a.out(0).data;
+  p.m_next = a.out(1).data;
+  p.v_next = a.out(2).data;
+  return FromDev(AdamUpdate(ctx, p));
+}
+
+// ---- loss scaling
+
+Status RunUnscaleCheckFinite(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
+  const int n = a.num_inputs() - 1;
+  if (n < 1 || a.num_outputs() != n + 1) {
+    return InvalidInput(
+        "a8.UnscaleCheckFinite: {} inputs and {} outputs; expected scale, n "
+        "gradients, and n outputs plus found_inf",
+        a.num_inputs(), a.num_outputs());
+  }
+  std::vector<UnscaleTensor> tensors;
+  for (int i = 0; i < n; ++i) {
+    const TensorArg& g = a.in(1 + i);
+    const TensorArg& o = a.out(i);
+    if (!g.present || !o.present || o.dtype != DType::kF32) {
+      return InvalidInput("a8.UnscaleCheckFinite: gradient {} needs an input and an f32 output", i);
+    }
+    A8_RETURN_IF_ERROR(RequireSameCount(a, o, g, "output"));
+    if (std::find(kFloatTypes.begin(), kFloatTypes.end(), g.dtype) == kFloatTypes.end()) {
+      return Unsupported("a8.UnscaleCheckFinite: gradient {} has dtype {} (a float type expected)",
+                         i, DTypeName(g.dtype));
+    }
+    tensors.push_back({g.dtype, g.count(), g.data, reinterpret_cast<float*>(o.data)});
+  }
+  const TensorArg& found = a.out(n);
+  if (!found.present || found.dtype != DType::kF32 || found.count() != 1) {
+    return InvalidInput("a8.UnscaleCheckFinite: output found_inf must be an f32 scalar");
+  }
+  UnscaleParams p;
+  p.scale = reinterpret_cast<const float*>(a.in(0).data);
+  p.tensors = tensors.data();
+  p.num_tensors = n;
+  p.found_inf = reinterpret_cast<float*>(found.data);
+  return FromDev(UnscaleCheckFinite(ctx, p));
+}
+
+Status RunUpdateScale(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI32, "tracker"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "found_inf"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kI64, "step"));
+  if (a.num_outputs() != 2 || a.out(0).dtype != DType::kF32 || a.out(0).count() != 1 ||
+      a.out(1).dtype != DType::kI32 || a.out(1).count() != 1) {
+    return InvalidInput("a8.UpdateScale: outputs must be f32[] and i32[]");
+  }
+  UpdateScaleParams p;
+  p.growth_factor = a.Float("growth_factor", 2.0f);
+  p.backoff_factor = a.Float("backoff_factor", 0.5f);
+  p.growth_interval = a.Int("growth_interval", 2000);
+  p.min_scale = a.Float("min_scale", 0.0f);
+  p.max_scale = a.Float("max_scale", 0.0f);
+  p.accumulate = a.Int("accumulate", 1);
+  if (p.accumulate < 1) {
+    return InvalidInput("a8.UpdateScale: accumulate must be at least 1, got {}", p.accumulate);
+  }
+  if (p.growth_interval < 1) {
+    return InvalidInput("a8.UpdateScale: growth_interval must be at least 1, got {}",
+                        p.growth_interval);
+  }
+  p.scale = reinterpret_cast<const float*>(a.in(0).data);
+  p.tracker = reinterpret_cast<const int32_t*>(a.in(1).data);
+  p.found_inf = reinterpret_cast<const float*>(a.in(2).data);
+  p.step = reinterpret_cast<const int64_t*>(a.in(3).data);
+  p.scale_next = reinterpret_cast<float*>(a.out(0).data);
+  p.tracker_next = reinterpret_cast<int32_t*>(a.out(1).data);
+  return FromDev(UpdateScale(ctx, p));
+}
+
+// ---- ai.onnx.preview.training: (R, T, X_1..X_n, G_1..G_n, state groups) -> (X_new.., states..)
+
+// Checks the group layout as the CPU's ForEachOnnxTensor and launches one update per tensor.
+Status RunOnnxOptimizer(const KernelArgs& a, DevCtx& ctx, OnnxOptimParams p, int groups) {
+  const std::string& op = a.kernel().op();
+  const int tensors = a.num_inputs() - 2;
+  if (tensors < groups || tensors % groups != 0 ||
+      a.num_outputs() != (groups - 1) * (tensors / groups)) {
+    return InvalidInput("{}: {} inputs and {} outputs do not form R, T and {} groups", op,
+                        a.num_inputs(), a.num_outputs(), groups);
+  }
+  const TensorArg& r = a.in(0);
+  if (!r.present || r.count() != 1 || (r.dtype != DType::kF32 && r.dtype != DType::kF64)) {
+    return InvalidInput("{}: input R must be an f32 or f64 scalar", op);
+  }
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI64, "T"));
+  p.r_f64 = r.dtype == DType::kF64;
+  p.r = r.data;
+  p.t = reinterpret_cast<const int64_t*>(a.in(1).data);
+  const int n = tensors / groups;
+  for (int i = 0; i < n; ++i) {
+    std::vector<const TensorArg*> ins, outs;
+    for (int g = 0; g < groups; ++g) ins.push_back(&a.in(2 + g * n + i));
+    for (int g = 0; g < groups - 1; ++g) outs.push_back(&a.out(g * n + i));
+    for (const TensorArg* x : ins) {
+      if (!x->present || x->dtype != ins[0]->dtype || x->count() != ins[0]->count())
+        return InvalidInput("{}: the tensors of group member {} differ in type", op, i);
+    }
+    for (const TensorArg* x : outs) {
+      if (!x->present || x->dtype != ins[0]->dtype || x->count() != ins[0]->count())
+        return InvalidInput("{}: the outputs of group member {} differ in type", op, i);
+    }
+    if (ins[0]->dtype != DType::kF32 && ins[0]->dtype != DType::kF64) {
+      return Unsupported("{}: group member {} has dtype {} (f32 or f64 expected)", op, i,
+                         DTypeName(ins[0]->dtype));
+    }
+    p.dtype = ins[0]->dtype;
+    p.n = ins[0]->count();
+    p.x = ins[0]->data;
+    p.g = ins[1]->data;
+    p.s1 = ins[2]->data;
+    p.s2 = groups > 3 ? ins[3]->data : nullptr;
+    p.x_new = outs[0]->data;
+    p.s1_new = outs[1]->data;
+    p.s2_new = groups > 3 ? outs[2]->data : nullptr;
+    A8_RETURN_IF_ERROR(FromDev(OnnxOptimizerUpdate(ctx, p)));
+  }
+  return Status::Ok();
+}
+
+Status RunOnnxAdam(const KernelArgs& a, DevCtx& ctx) {
+  OnnxOptimParams p;
+  p.kind = OnnxOptimizer::kAdam;
+  p.alpha = a.Float("alpha", 0.9f);
+  p.beta = a.Float("beta", 0.999f);
+  p.epsilon = a.Float("epsilon", 1e-6f);
+  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
+  p.norm_coefficient_post = a.Float("norm_coefficient_post", 0.0f);
+  return RunOnnxOptimizer(a, ctx, p, 4);
+}
+
+Status RunOnnxMomentum(const KernelArgs& a, DevCtx& ctx) {
+  OnnxOptimParams p;
+  p.kind = OnnxOptimizer::kMomentum;
+  p.alpha = a.Float("alpha", 0.0f);
+  p.beta = a.Float("beta", 0.0f);
+  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
+  const std::string mode = a.Str("mode", "standard");
+  if (mode != "standard" && mode != "nesterov") {
+    return InvalidInput("{}: mode: unknown value '{}'", a.kernel().op(), mode);
+  }
+  p.nesterov = mode == "nesterov";
+  return RunOnnxOptimizer(a, ctx, p, 3);
+}
+
+Status RunOnnxAdagrad(const KernelArgs& a, DevCtx& ctx) {
+  OnnxOptimParams p;
+  p.kind = OnnxOptimizer::kAdagrad;
+  p.decay_factor = a.Float("decay_factor", 0.0f);
+  p.epsilon = a.Float("epsilon", 1e-6f);
+  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
+  return RunOnnxOptimizer(a, ctx, p, 3);
+}
+
+}  // namespace
+
+void RegisterDeviceLossOptimOps(std::vector<DevKernelEntry>* r) {
+  static const std::vector<DType> kOnnxFloat = {DType::kF32, DType::kF64};
+  const char* kRowSum = "labels: i32/i64; one thread per target, the sum in one thread";
+  r->push_back({"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
+                "labels: i32/i64; log_prob optional; one thread per target"});
+  r->push_back({"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, kRowSum});
+  r->push_back({"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunSceGrad,
+                "labels: i32/i64; one thread per target"});
+  r->push_back({"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunNllGrad, "labels: i32/i64"});
+  r->push_back({"a8.MseLoss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kMse>,
+                "the sum in one thread (CPU order)"});
+  r->push_back({"a8.L1Loss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kL1>,
+                "the sum in one thread (CPU order)"});
+  r->push_back({"a8.BceWithLogitsLoss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kBceWithLogits>,
+                "the sum in one thread (CPU order)"});
+  r->push_back({"a8.MseLossGrad", kFloatTypes, 0, RunPairLossGrad<DevPairLoss::kMse>, ""});
+  r->push_back({"a8.L1LossGrad", kFloatTypes, 0, RunPairLossGrad<DevPairLoss::kL1>, ""});
+  r->push_back({"a8.BceWithLogitsLossGrad", kFloatTypes, 0,
+                RunPairLossGrad<DevPairLoss::kBceWithLogits>, ""});
+  r->push_back({"a8.TrainControl",
+                {DType::kI64},
+                0,
+                RunTrainControl,
+                "updates, sq_norm, found_inf, ctl: f32; one thread"});
+  r->push_back({"a8.GradAccumulate", kFloatTypes, 0, RunGradAccumulate, "g: any float"});
+  r->push_back({"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate,
+                "grad: any float; in place ok; skips on ctl[applied] = 0"});
+  r->push_back({"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate,
+                "grad: any float; in place ok; skips on ctl[applied] = 0"});
+  r->push_back({"a8.UnscaleCheckFinite", kFloatTypes, 1, RunUnscaleCheckFinite,
+                "scale and outputs: f32; in place ok; one launch per tensor"});
+  r->push_back({"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"});
+  r->push_back({"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"});
+  r->push_back({"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"});
+  r->push_back({"ai.onnx.preview.training.Adagrad", kOnnxFloat, 2, RunOnnxAdagrad, "R: f32/f64"});
+}
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,379 @@
+// Device registry entries of the normalizations and pools and their gradients (kernels/device/
+// nn.h). Each reads attributes and dims exactly as its CPU entry does (runtime/cpu/ops_nn.cc,
+// ops_grad_nn.cc: same defaults, same errors for bad attributes) and launches the kernels; pool
+// geometry is validated by the CPU's own cpu::PoolOutputSpatial.
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "kernels/cpu/kernels.h"
+#include "kernels/device/nn.h"
+#include "runtime/device/device_registry.h"
+
+namespace a8::A8_DEV_NS {
+namespace {
+
+cpu::Dims Spatial(const cpu::Dims& d) {
+  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
+}
+
+Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank) {
+  if (t.dims.size() < min_rank) {
+    return InvalidInput("{}: {} has rank {}, needs at least {}", a.kernel().op(), what,
+                        t.dims.size(), min_rank);
+  }
+  return Status::Ok();
+}
+
+// The forward entries' wording (ops_nn.cc): "input i".
+Status CheckInputRank(const KernelArgs& a, int i, size_t min_rank) {
+  if (a.in(i).dims.size() < min_rank)
+    return InvalidInput("{}: input {} has rank {}, needs at least {}", a.kernel().op(), i,
+                        a.in(i).dims.size(), min_rank);
+  return Status::Ok();
+}
+
+// Parameters and statistics are read by the kernels as float dtypes only.
+Status CheckFloat(const KernelArgs& a, const TensorArg& t) {
+  if (t.present && !IsFloat(t.dtype)) {
+    return Unsupported("{}: dtype {} is not supported by the CUDA kernel", a.kernel().op(),
+                       DTypeName(t.dtype));
+  }
+  return Status::Ok();
+}
+
+void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
+const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).data : nullptr; }
+
+// How a LayerNorm parameter of `dims` broadcasts to the normalized dims (numpy rules, checked
+// as the CPU's Expand checks them).
+StatusOr<ParamMap> MapParam(const cpu::Dims& dims, const cpu::Dims& normalized) {
+  ParamMap m;
+  if (cpu::NumElements(dims) == cpu::NumElements(normalized)) return m;
+  const size_t rank = normalized.size();
+  if (dims.size() > rank)
+    return InvalidInput("Expand: input rank {} exceeds output rank {}", dims.size(), rank);
+  if (rank > 8) {
+    return Unsupported(
+        "LayerNormalization: a broadcast Scale or B over {} normalized dims (at "
+        "most 8)",
+        rank);
+  }
+  m.dense = false;
+  m.rank = static_cast<int>(rank);
+  const size_t pad = rank - dims.size();
+  int64_t stride = 1;
+  for (size_t i = rank; i-- > 0;) {
+    const int64_t di = i >= pad ? dims[i - pad] : 1;
+    if (di != normalized[i] && di != 1) {
+      return InvalidInput("Expand: input dims [{}] do not broadcast to [{}]", fmt::join(dims, ","),
+                          fmt::join(normalized, ","));
+    }
+    m.dims[i] = normalized[i];
+    m.strides[i] = di == 1 ? 0 : stride;
+    stride *= di;
+  }
+  return m;
+}
+
+Status RunLayerNorm(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& x = a.in(0);
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  A8_ASSIGN_OR_RETURN(int64_t axis,
+                      cpu::NormalizeAxis(a.Int("axis", -1), rank, "LayerNormalization"));
+  if (!a.has_in(1)) return InvalidInput("LayerNormalization: Scale is missing");
+  A8_RETURN_IF_ERROR(CheckFloat(a, a.in(1)));
+  A8_RETURN_IF_ERROR(CheckFloat(a, a.in(2)));
+  LayerNormArgs p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(1).dtype;
+  p.stat_dtype = a.has_out(1) ? a.out(1).dtype : a.has_out(2) ? a.out(2).dtype : DType::kF32;
+  A8_RETURN_IF_ERROR(CheckFloat(a, a.has_out(1) ? a.out(1) : a.out(2)));
+  p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
+  p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  // Scale and B may broadcast to the normalized dims (the shape rule allows it).
+  const cpu::Dims normalized(x.dims.begin() + axis, x.dims.end());
+  A8_ASSIGN_OR_RETURN(p.scale_map, MapParam(a.in(1).dims, normalized));
+  if (a.has_in(2)) {
+    A8_ASSIGN_OR_RETURN(p.bias_map, MapParam(a.in(2).dims, normalized));
+  }
+  p.x = x.data;
+  p.scale = a.in(1).data;
+  p.bias = InOrNull(a, 2);
+  p.y = a.out(0).data;
+  p.mean = OutOrNull(a, 1);
+  p.inv_std_dev = OutOrNull(a, 2);
+  return FromDev(LayerNorm(ctx, p));
+}
+
+Status RunLayerNormGrad(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& x = a.in(1);
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", -1), rank, "LayerNorm"));
+  LayerNormGradArgs p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(2).dtype;
+  p.stat_dtype = a.has_in(3) ? a.in(3).dtype : DType::kF32;
+  p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
+  p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  if (!a.has_in(2)) return InvalidInput("{}: Scale is missing", a.kernel().op());
+  if (a.in(2).count() != p.inner) {
+    return Unsupported(
+        "{}: Scale of {} elements for a normalized size of {} "
+        "(broadcast Scale)",
+        a.kernel().op(), a.in(2).count(), p.inner);
+  }
+  if (a.has_in(3) != a.has_in(4) || (a.has_in(4) && a.in(4).dtype != p.stat_dtype)) {
+    return InvalidInput("{}: Mean and InvStdDev come together, of one dtype", a.kernel().op());
+  }
+  A8_RETURN_IF_ERROR(CheckFloat(a, a.in(2)));
+  A8_RETURN_IF_ERROR(CheckFloat(a, a.in(3)));
+  p.dy = a.in(0).data;
+  p.x = x.data;
+  p.scale = a.in(2).data;
+  p.mean = InOrNull(a, 3);
+  p.inv_std_dev = InOrNull(a, 4);
+  p.dx = OutOrNull(a, 0);
+  p.dscale = OutOrNull(a, 1);
+  p.dbias = OutOrNull(a, 2);
+  return FromDev(LayerNormGrad(ctx, p));
+}
+
+Status RunBatchNorm(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 2));
+  const TensorArg& x = a.in(0);
+  for (int i = 1; i <= 4; ++i) {
+    if (!a.has_in(i)) return InvalidInput("BatchNormalization: input {} is missing", i);
+    A8_RETURN_IF_ERROR(CheckFloat(a, a.in(i)));
+  }
+  BatchNormArgs p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(1).dtype;
+  p.stat_dtype = a.in(3).dtype;
+  p.batch = x.dims[0];
+  p.channels = x.dims[1];
+  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  p.momentum = a.Float("momentum", 0.9f);
+  p.x = x.data;
+  p.scale = a.in(1).data;
+  p.bias = a.in(2).data;
+  p.mean = a.in(3).data;
+  p.var = a.in(4).data;
+  p.y = a.out(0).data;
+  if (a.Int("training_mode", 0) == 0 || a.step.eval) {
+    A8_RETURN_IF_ERROR(FromDev(BatchNormInference(ctx, p)));
+    // An evaluation step of a training plan normalizes with the running statistics and leaves
+    // them as they are: the running-stat outputs are copies of the inputs.
+    for (int i = 1; i <= 2; ++i) {
+      if (a.has_out(i) && a.out(i).data != a.in(i + 2).data) {
+        if (a.out(i).bytes() != a.in(i + 2).bytes())
+          return InvalidInput("BatchNormalization: running-stat output {} size differs", i);
+        A8_RETURN_IF_ERROR(
+            FromDev(CopyOnDevice(a.out(i).data, a.in(i + 2).data, a.out(i).bytes(), ctx.stream)));
+      }
+    }
+    return Status::Ok();
+  }
+  p.running_mean_out = OutOrNull(a, 1);
+  p.running_var_out = OutOrNull(a, 2);
+  return FromDev(BatchNormTraining(ctx, p));
+}
+
+Status RunBatchNormGrad(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& x = a.in(1);
+  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 1));
+  BatchNormGradArgs p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(2).dtype;
+  p.stat_dtype = a.has_in(3) ? a.in(3).dtype : p.param_dtype;
+  p.batch = x.dims[0];
+  p.channels = x.dims.size() > 1 ? x.dims[1] : 1;
+  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  const char* op = "a8.BatchNormalizationGrad";
+  p.mean = InOrNull(a, 3);
+  p.var = InOrNull(a, 4);
+  p.dmean = OutOrNull(a, 3);
+  p.dvar = OutOrNull(a, 4);
+  const bool training = p.mean == nullptr || p.var == nullptr;
+  if (training && (p.dmean != nullptr || p.dvar != nullptr))
+    return InvalidInput("{}: dmean/dvar need the inference-mode statistics", op);
+  if (!a.has_in(2)) return InvalidInput("{}: scale is missing", op);
+  for (const TensorArg* t : {&a.in(2), &a.in(3), &a.in(4), &a.out(1), &a.out(3)})
+    A8_RETURN_IF_ERROR(CheckFloat(a, *t));
+  p.dy = a.in(0).data;
+  p.x = x.data;
+  p.scale = a.in(2).data;
+  p.dx = OutOrNull(a, 0);
+  p.dscale = OutOrNull(a, 1);
+  p.dbias = OutOrNull(a, 2);
+  return FromDev(BatchNormGrad(ctx, p));
+}
+
+StatusOr<InstanceNormArgs> InstanceNormArgsOf(const KernelArgs& a, const TensorArg& x,
+                                              int scale_input) {
+  InstanceNormArgs p;
+  p.dtype = x.dtype;
+  p.param_dtype = a.in(scale_input).dtype;
+  p.batch = x.dims[0];
+  p.channels = x.dims[1];
+  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  A8_RETURN_IF_ERROR(CheckFloat(a, a.in(scale_input)));
+  return p;
+}
+
+Status RunInstanceNorm(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 2));
+  if (!a.has_in(1) || !a.has_in(2))
+    return InvalidInput("InstanceNormalization: scale or B is missing");
+  A8_ASSIGN_OR_RETURN(InstanceNormArgs p, InstanceNormArgsOf(a, a.in(0), 1));
+  A8_RETURN_IF_ERROR(CheckFloat(a, a.in(2)));
+  p.x = a.in(0).data;
+  p.scale = a.in(1).data;
+  p.bias = a.in(2).data;
+  p.y = a.out(0).data;
+  return FromDev(InstanceNorm(ctx, p));
+}
+
+Status RunInstanceNormGrad(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& x = a.in(1);
+  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
+  if (!a.has_in(2)) return InvalidInput("a8.InstanceNormalizationGrad: scale is missing");
+  A8_ASSIGN_OR_RETURN(InstanceNormArgs p, InstanceNormArgsOf(a, x, 2));
+  A8_RETURN_IF_ERROR(CheckFloat(a, a.out(1)));
+  p.dy = a.in(0).data;
+  p.x = x.data;
+  p.scale = a.in(2).data;
+  p.dx = OutOrNull(a, 0);
+  p.dscale = OutOrNull(a, 1);
+  p.dbias = OutOrNull(a, 2);
+  return FromDev(InstanceNormGrad(ctx, p));
+}
+
+// The pool geometry of input `x_dims` (validated, with the CPU's errors, by
+// cpu::PoolOutputSpatial), spatial dims padded to 3 with leading 1s as the kernels take them.
+StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const cpu::Dims& x_dims, DType dtype,
+                              cpu::Dims* out_spatial) {
+  cpu::PoolParams cp;
+  cp.dtype = dtype;
+  cp.batch = x_dims[0];
+  cp.channels = x_dims[1];
+  cp.in_spatial = Spatial(x_dims);
+  cp.kernel = a.Ints("kernel_shape");
+  cp.strides = a.Ints("strides");
+  cp.dilations = a.Ints("dilations");
+  cp.pads = a.Ints("pads");
+  cp.ceil_mode = a.Int("ceil_mode", 0) != 0;
+  cp.count_include_pad = a.Int("count_include_pad", 0) != 0;
+  cp.column_major_indices = a.Int("storage_order", 0) != 0;
+  A8_ASSIGN_OR_RETURN(*out_spatial, cpu::PoolOutputSpatial(cp));
+  PoolArgs p;
+  p.dtype = dtype;
+  p.planes = cp.batch * cp.channels;
+  p.count_include_pad = cp.count_include_pad;
+  p.column_major_indices = cp.column_major_indices;
+  const size_t r = cp.in_spatial.size();
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    p.in[j] = cp.in_spatial[i];
+    p.out[j] = (*out_spatial)[i];
+    p.k[j] = cp.kernel[i];
+    p.s[j] = cp.strides.empty() ? 1 : cp.strides[i];
+    p.d[j] = cp.dilations.empty() ? 1 : cp.dilations[i];
+    p.pb[j] = cp.pads.empty() ? 0 : cp.pads[i];
+    p.pe[j] = cp.pads.empty() ? 0 : cp.pads[r + i];
+  }
+  p.in_size = p.in[0] * p.in[1] * p.in[2];
+  p.out_size = p.out[0] * p.out[1] * p.out[2];
+  return p;
+}
+
+Status RunMaxPool(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 3));
+  cpu::Dims out;
+  A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, a.in(0).dims, a.in(0).dtype, &out));
+  p.x = a.in(0).data;
+  p.y = a.out(0).data;
+  p.indices = a.has_out(1) ? reinterpret_cast<int64_t*>(a.out(1).data) : nullptr;
+  return FromDev(MaxPool(ctx, p));
+}
+
+Status RunAveragePool(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 3));
+  cpu::Dims out;
+  A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, a.in(0).dims, a.in(0).dtype, &out));
+  p.x = a.in(0).data;
+  p.y = a.out(0).data;
+  return FromDev(AveragePool(ctx, p));
+}
+
+// Pool args of the forward whose input is `x_dims`; dY (input 0) must have its output dims.
+StatusOr<PoolArgs> PoolGradArgsOf(const KernelArgs& a, const cpu::Dims& x_dims) {
+  cpu::Dims out;
+  A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, x_dims, a.in(0).dtype, &out));
+  if (Spatial(a.in(0).dims) != out) {
+    return InvalidInput("{}: dY has spatial dims of rank {} that are not the pooled output",
+                        a.kernel().op(), a.in(0).dims.size());
+  }
+  p.dy = a.in(0).data;
+  p.dx = a.out(0).data;
+  return p;
+}
+
+Status RunMaxPoolGrad(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(1), "x", 3));
+  A8_ASSIGN_OR_RETURN(PoolArgs p, PoolGradArgsOf(a, a.in(1).dims));
+  p.x = a.in(1).data;
+  return FromDev(MaxPoolGrad(ctx, p));
+}
+
+Status RunAveragePoolGrad(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.out(0), "dX", 3));
+  A8_ASSIGN_OR_RETURN(PoolArgs p, PoolGradArgsOf(a, a.out(0).dims));
+  return FromDev(AveragePoolGrad(ctx, p));
+}
+
+template <bool kMax>
+Status RunGlobalPool(const KernelArgs& a, DevCtx& ctx) {
+  A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 2));
+  const TensorArg& x = a.in(0);
+  const int64_t spatial = cpu::NumElements(Spatial(x.dims));
+  const int64_t planes = x.dims[0] * x.dims[1];
+  return FromDev(kMax ? GlobalMaxPool(ctx, x.dtype, planes, spatial, x.data, a.out(0).data)
+                      : GlobalAveragePool(ctx, x.dtype, planes, spatial, x.data, a.out(0).data));
+}
+
+}  // namespace
+
+void RegisterDeviceNnOps(std::vector<DevKernelEntry>* r) {
+  static const std::vector<DType> kMaxPoolTypes = {DType::kF32, DType::kF16, DType::kBF16,
+                                                   DType::kF64, DType::kI8,  DType::kU8};
+  r->push_back({"MaxPool", kMaxPoolTypes, 0, RunMaxPool, "Indices: i64; one thread per output"});
+  r->push_back({"AveragePool", kFloatTypes, 0, RunAveragePool, "one thread per output"});
+  r->push_back({"GlobalAveragePool", kFloatTypes, 0, RunGlobalPool<false>, "thread per plane"});
+  r->push_back({"GlobalMaxPool", kFloatTypes, 0, RunGlobalPool<true>, "thread per plane"});
+  r->push_back({"BatchNormalization", kFloatTypes, 0, RunBatchNorm,
+                "scale/bias and statistics: own float dtypes; training_mode; thread per channel "
+                "for the statistics"});
+  r->push_back({"LayerNormalization", kFloatTypes, 0, RunLayerNorm,
+                "scale/bias: own float dtype; Mean/InvStdDev: stash dtype; thread per row for "
+                "the statistics"});
+  r->push_back({"InstanceNormalization", kFloatTypes, 0, RunInstanceNorm,
+                "scale/bias: own float dtype; thread per plane for the statistics"});
+  r->push_back({"a8.MaxPoolGrad", kFloatTypes, 0, RunMaxPoolGrad,
+                "one thread per input element gathering its windows (deterministic)"});
+  r->push_back({"a8.AveragePoolGrad", kFloatTypes, 0, RunAveragePoolGrad,
+                "one thread per input element gathering its windows (deterministic)"});
+  r->push_back({"a8.BatchNormalizationGrad", kFloatTypes, 0, RunBatchNormGrad,
+                "scale and statistics: own float dtypes"});
+  r->push_back({"a8.LayerNormalizationGrad", kFloatTypes, 0, RunLayerNormGrad,
+                "Mean/InvStdDev optional (recomputed)"});
+  r->push_back({"a8.InstanceNormalizationGrad", kFloatTypes, 0, RunInstanceNormGrad,
+                "scale: own float dtype"});
+}
+
+}  // namespace a8::A8_DEV_NS

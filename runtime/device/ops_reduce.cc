@@ -1,0 +1,219 @@
+// Device entries of the reduction family (kernels/device/reduce.h): the CPU entries of
+// runtime/cpu/ops_reduce.cc, a8.SoftmaxGrad / a8.LogSoftmaxGrad (ops_grad_nn.cc) and
+// a8.GlobalNormSq (ops_optim.cc), with the same attribute defaults, checks and messages.
+// Reductions become one index space over the kept axes and one over the reduced axes, each with
+// size-1 axes dropped and contiguous neighbours merged, so any axis set fits the kernel's rank.
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/reduce.h"
+#include "kernels/device/reduce.h"
+#include "runtime/device/device_registry.h"
+
+namespace a8::A8_DEV_NS {
+namespace {
+
+using cpu::Dims;
+
+// The values of integer input `i` (absent or empty: none), read on the host: the operand must
+// be a CONSTANT buffer with a host copy.
+StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
+  if (!a.has_in(i) || a.in(i).count() == 0) return std::vector<int64_t>{};
+  if (a.in(i).host == nullptr)
+    return Unsupported("{}: input {} must be a constant on the CUDA backend", a.kernel().op(), i);
+  return a.ConstInts(i);
+}
+
+// Appends an axis (outermost first) to an index space, dropping size-1 axes and merging an axis
+// into the previous one when the two are contiguous in memory (the walk order is unchanged).
+void AddAxis(std::vector<std::pair<int64_t, int64_t>>* axes, int64_t dim, int64_t stride) {
+  if (dim == 1) return;
+  if (!axes->empty() && axes->back().second == dim * stride) {
+    axes->back() = {axes->back().first * dim, stride};
+    return;
+  }
+  axes->push_back({dim, stride});
+}
+
+Status ToShape(const std::vector<std::pair<int64_t, int64_t>>& axes, const std::string& op,
+               Shape* s) {
+  if (axes.size() > static_cast<size_t>(kMaxRank))
+    return Unsupported("{}: the CUDA kernel walks at most {} non-contiguous axes, this needs {}",
+                       op, kMaxRank, axes.size());
+  s->rank = static_cast<int>(axes.size());
+  for (size_t k = 0; k < axes.size(); ++k) {
+    s->dims[k] = axes[k].first;
+    s->strides[k] = axes[k].second;
+  }
+  return Status::Ok();
+}
+
+template <DevReduceOp kOp>
+Status RunReduce(const KernelArgs& a, DevCtx& ctx) {
+  const std::string& op = a.kernel().op();
+  std::vector<int64_t> axes;
+  if (a.has_in(1)) {
+    A8_ASSIGN_OR_RETURN(axes, HostInts(a, 1));
+  } else {
+    axes = a.Ints("axes");
+  }
+  const TensorArg& x = a.in(0);
+  const TensorArg& y = a.out(0);
+  if (axes.empty() && a.Int("noop_with_empty_axes", 0) != 0) {
+    if (x.bytes() != y.bytes()) return InvalidInput("{}: noop reduction changes the size", op);
+    return FromDev(CopyOnDevice(y.data, x.data, x.bytes(), ctx.stream));
+  }
+  if (y.dtype != x.dtype)
+    return InvalidInput("{}: output dtype {} differs from the input's {}", op, DTypeName(y.dtype),
+                        DTypeName(x.dtype));
+  // The CPU's axis checks and messages (kernels/cpu/reduce.cc AxisMask).
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  std::vector<bool> reduced(x.dims.size(), axes.empty());
+  for (int64_t axis : axes) {
+    A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(axis, rank, op.c_str()));
+    if (reduced[ax]) return InvalidInput("{}: axis {} is repeated", op, axis);
+    reduced[ax] = true;
+  }
+  const Dims strides = cpu::Strides(x.dims);
+  std::vector<std::pair<int64_t, int64_t>> kept_axes, red_axes;
+  ReduceParams p;
+  p.op = kOp;
+  p.dtype = x.dtype;
+  p.out_count = p.red_count = 1;
+  for (size_t d = 0; d < x.dims.size(); ++d) {
+    AddAxis(reduced[d] ? &red_axes : &kept_axes, x.dims[d], strides[d]);
+    (reduced[d] ? p.red_count : p.out_count) *= x.dims[d];
+  }
+  if (p.out_count != y.count())
+    return InvalidInput("{}: the output has {} elements, the reduction gives {}", op, y.count(),
+                        p.out_count);
+  A8_RETURN_IF_ERROR(ToShape(kept_axes, op, &p.out));
+  A8_RETURN_IF_ERROR(ToShape(red_axes, op, &p.red));
+  p.x = x.data;
+  p.y = y.data;
+  return FromDev(Reduce(ctx, p));
+}
+
+// The [outer, len, inner] view of `dims` around `axis` (normalized).
+ReduceAxisView ViewAround(const Dims& dims, int64_t axis) {
+  ReduceAxisView v;
+  for (int64_t i = 0; i < axis; ++i) v.outer *= dims[i];
+  v.len = dims[axis];
+  for (size_t i = axis + 1; i < dims.size(); ++i) v.inner *= dims[i];
+  return v;
+}
+
+template <bool kIsMax>
+Status RunArgReduce(const KernelArgs& a, DevCtx& ctx) {
+  const char* name = kIsMax ? "ArgMax" : "ArgMin";
+  const TensorArg& x = a.in(0);
+  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", 0),
+                                                       static_cast<int64_t>(x.dims.size()), name));
+  ArgReduceParams p;
+  p.is_max = kIsMax;
+  p.select_last = a.Int("select_last_index", 0) != 0;
+  p.dtype = x.dtype;
+  p.view = ViewAround(x.dims, axis);
+  if (p.view.len == 0 && p.view.outer * p.view.inner > 0)
+    return InvalidInput("{}: axis {} is empty", name, axis);
+  p.x = x.data;
+  p.y = reinterpret_cast<int64_t*>(a.out(0).data);
+  return FromDev(ArgReduce(ctx, p));
+}
+
+template <bool kLog>
+Status RunSoftmax(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& x = a.in(0);
+  A8_ASSIGN_OR_RETURN(int64_t axis,
+                      cpu::NormalizeAxis(a.Int("axis", -1), static_cast<int64_t>(x.dims.size()),
+                                         kLog ? "LogSoftmax" : "Softmax"));
+  SoftmaxParams p;
+  p.log = kLog;
+  p.dtype = x.dtype;
+  p.view = ViewAround(x.dims, axis);
+  p.x = x.data;
+  p.y = a.out(0).data;
+  return FromDev(Softmax(ctx, p));
+}
+
+template <bool kLog>
+Status RunSoftmaxGrad(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg& y = a.in(1);
+  const int64_t rank = static_cast<int64_t>(y.dims.size());
+  // As the CPU entry: a rank-0 y is one line of one element.
+  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", -1),
+                                                       std::max<int64_t>(rank, 1), "SoftmaxGrad"));
+  SoftmaxGradParams p;
+  p.log = kLog;
+  p.dtype = y.dtype;
+  if (rank > 0) p.view = ViewAround(y.dims, axis);
+  p.dy = a.in(0).data;
+  p.y = y.data;
+  p.dx = a.out(0).data;
+  return FromDev(SoftmaxGrad(ctx, p));
+}
+
+Status RunCumSum(const KernelArgs& a, DevCtx& ctx) {
+  if (a.has_in(1) && a.in(1).count() > 0 && a.in(1).host == nullptr)
+    return Unsupported("CumSum: input 1 must be a constant on the CUDA backend");
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> axis, a.ConstInts(1));
+  if (axis.size() != 1) return InvalidInput("CumSum: axis must hold one value");
+  const TensorArg& x = a.in(0);
+  A8_ASSIGN_OR_RETURN(int64_t ax,
+                      cpu::NormalizeAxis(axis[0], static_cast<int64_t>(x.dims.size()), "CumSum"));
+  CumSumParams p;
+  p.exclusive = a.Int("exclusive", 0) != 0;
+  p.reverse = a.Int("reverse", 0) != 0;
+  p.dtype = x.dtype;
+  p.view = ViewAround(x.dims, ax);
+  p.x = x.data;
+  p.y = a.out(0).data;
+  return FromDev(CumSum(ctx, p));
+}
+
+Status RunGlobalNormSq(const KernelArgs& a, DevCtx& ctx) {
+  std::vector<DType> dtypes;
+  std::vector<int64_t> counts;
+  std::vector<const void*> data;
+  for (int i = 0; i < a.num_inputs(); ++i) {
+    const TensorArg& t = a.in(i);
+    if (!t.present) return InvalidInput("a8.GlobalNormSq: input {} is missing", i);
+    if (!IsFloat(t.dtype))
+      return Unsupported("a8.GlobalNormSq: dtype {} is not supported by the CUDA kernel",
+                         DTypeName(t.dtype));
+    dtypes.push_back(t.dtype);
+    counts.push_back(t.count());
+    data.push_back(t.data);
+  }
+  if (a.out(0).dtype != DType::kF32 || a.out(0).count() != 1)
+    return InvalidInput("a8.GlobalNormSq: the output must be one f32");
+  return FromDev(GlobalNormSq(ctx, static_cast<int>(dtypes.size()), dtypes.data(), counts.data(),
+                              data.data(), reinterpret_cast<float*>(a.out(0).data)));
+}
+
+}  // namespace
+
+void RegisterDeviceReduceOps(std::vector<DevKernelEntry>* r) {
+  const char* kAxes = "axes: optional constant i64 input; one thread per output";
+  r->push_back({"ReduceSum", kNumericTypes, 0, RunReduce<DevReduceOp::kSum>, kAxes});
+  r->push_back({"ReduceMean", kNumericTypes, 0, RunReduce<DevReduceOp::kMean>, kAxes});
+  r->push_back({"ReduceMax", kNumericTypes, 0, RunReduce<DevReduceOp::kMax>, kAxes});
+  r->push_back({"ReduceMin", kNumericTypes, 0, RunReduce<DevReduceOp::kMin>, kAxes});
+  r->push_back({"ReduceProd", kNumericTypes, 0, RunReduce<DevReduceOp::kProd>, kAxes});
+  r->push_back({"ReduceSumSquare", kNumericTypes, 0, RunReduce<DevReduceOp::kSumSquare>, kAxes});
+  r->push_back({"ReduceL1", kNumericTypes, 0, RunReduce<DevReduceOp::kL1>, kAxes});
+  r->push_back({"ReduceL2", kNumericTypes, 0, RunReduce<DevReduceOp::kL2>, kAxes});
+  r->push_back({"ReduceLogSumExp", kNumericTypes, 0, RunReduce<DevReduceOp::kLogSumExp>, kAxes});
+  r->push_back({"ArgMax", kNumericTypes, 0, RunArgReduce<true>, "-> i64; one thread per output"});
+  r->push_back({"ArgMin", kNumericTypes, 0, RunArgReduce<false>, "-> i64; one thread per output"});
+  r->push_back({"Softmax", kFloatTypes, 0, RunSoftmax<false>, "one thread per row"});
+  r->push_back({"LogSoftmax", kFloatTypes, 0, RunSoftmax<true>, "one thread per row"});
+  r->push_back({"CumSum", kNumericTypes, 0, RunCumSum, "axis: constant i32/i64 scalar"});
+  r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<false>, "one thread per row"});
+  r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<true>, "one thread per row"});
+  r->push_back({"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq,
+                "sum in double over fixed chunks, two passes; out: f32"});
+}
+
+}  // namespace a8::A8_DEV_NS

@@ -1,0 +1,91 @@
+// The CUDA backend's machinery through its host emulation (cuda-emu): registry coverage of the
+// CPU backend, the executor's device-memory path (regions, copies in and out, training updates,
+// the kernel-by-kernel path of --check-numerics and --poison-freed), steps as sequences.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "runtime/core/executor.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/device/device_backend.h"
+#include "tests/unit/device_test_util.h"
+#include "tests/unit/training_test_util.h"
+
+namespace a8 {
+namespace {
+
+TEST(DeviceRegistryTest, CoversEveryCpuKernelWithTheSameDtypes) {
+  std::vector<std::string> missing;
+  for (const CpuKernelEntry& c : CpuKernelRegistry()) {
+    const emu::DevKernelEntry* d = emu::FindDeviceKernel(c.op);
+    if (d == nullptr) {
+      missing.push_back(c.op);
+      continue;
+    }
+    EXPECT_EQ(d->type_input, c.type_input) << c.op;
+    for (DType t : c.types)
+      EXPECT_NE(std::find(d->types.begin(), d->types.end(), t), d->types.end())
+          << c.op << " takes " << DTypeName(t) << " on the CPU but not on CUDA";
+  }
+  EXPECT_TRUE(missing.empty()) << "ops of the CPU backend the CUDA backend lacks: "
+                               << fmt::format("{}", fmt::join(missing, " "));
+}
+
+TEST(DeviceBackendTest, TrainingStepsUpdatesAndEvalMatchTheCpu) {
+  testing::TrainPlanOptions o;
+  o.n = 37;
+  std::map<std::string, std::vector<uint8_t>> inputs;
+  testing::ExpectEmuMatchesCpu(testing::BuildTrainPlan(o), inputs, 0, 0, /*steps=*/3);
+}
+
+TEST(DeviceBackendTest, ReadWriteAndKernelByKernelPathsAgreeWithTheSequence) {
+  testing::TrainPlanOptions o;
+  o.n = 9;
+  std::vector<float> x = testing::RandomFloats(9, 5);
+  auto run = [&](ExecutorOptions opts) {
+    auto be = MakeCudaEmuBackend();
+    EXPECT_TRUE(be.ok());
+    auto ex = Executor::Create(testing::BuildTrainPlan(o), std::move(be).value(), opts);
+    EXPECT_TRUE(ex.ok()) << ex.status().message();
+    Executor& e = **ex;
+    EXPECT_FALSE(e.backend().host_memory());
+    for (int s = 0; s < 2; ++s) {
+      EXPECT_TRUE(e.SetInput("x", x.data(), x.size() * sizeof(float)).ok());
+      Status st = e.Run();
+      EXPECT_TRUE(st.ok()) << st.message();
+    }
+    EXPECT_TRUE(e.SetInput("x", x.data(), x.size() * sizeof(float)).ok());
+    Status ev = e.RunEval();
+    EXPECT_TRUE(ev.ok()) << ev.message();
+    EXPECT_EQ(e.step(), 2);
+    std::vector<float> w(9);
+    const int w_id = e.plan().updates(0).target();
+    EXPECT_TRUE(e.ReadBuffer(w_id, w.data()).ok());
+    return w;
+  };
+  std::vector<float> plain = run({});
+  ExecutorOptions checked;
+  checked.check_numerics = true;
+  checked.poison_freed = true;
+  EXPECT_EQ(run(checked), plain);
+  // W <- W + x each step, from the plan's initial W.
+  std::vector<float> w0 = testing::RandomFloats(9, 7);
+  for (int i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(plain[i], (w0[i] + x[i]) + x[i]) << i;
+}
+
+TEST(DeviceBackendTest, WriteBufferRoundTripsAndBadIdsAreErrors) {
+  auto be = MakeCudaEmuBackend();
+  ASSERT_TRUE(be.ok());
+  auto ex = Executor::Create(testing::BuildTrainPlan(), std::move(be).value());
+  ASSERT_TRUE(ex.ok()) << ex.status().message();
+  std::vector<float> v = {1, 2, 3, 4}, back(4);
+  const int w_id = (*ex)->plan().updates(0).target();
+  ASSERT_TRUE((*ex)->WriteBuffer(w_id, v.data()).ok());
+  ASSERT_TRUE((*ex)->ReadBuffer(w_id, back.data()).ok());
+  EXPECT_EQ(back, v);
+  EXPECT_FALSE((*ex)->ReadBuffer(999, back.data()).ok());
+  EXPECT_FALSE((*ex)->ReadBuffer(-1, back.data()).ok());
+}
+
+}  // namespace
+}  // namespace a8

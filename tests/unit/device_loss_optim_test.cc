@@ -1,0 +1,597 @@
+// The loss, optimizer and loss-scaling kernels of the CUDA backend (kernels/device/loss_optim*.h)
+// through its host emulation, against the CPU backend: one-kernel plans on random data, every
+// dtype the entries take, odd sizes, optional operands, and multi-step runs with the state
+// updated in place. The emulation runs the CPU's expressions in the CPU's order, so every
+// comparison here is bit for bit (byte equality of every output and state buffer, after every
+// step).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/elementwise.h"  // cpu::Cast (device_test_util.h uses it too)
+#include "tests/unit/device_test_util.h"
+
+namespace a8 {
+namespace {
+
+using testing::PlanBuilder;
+using testing::RandomBytes;
+using Role = plan::Buffer;
+using Bytes = std::vector<uint8_t>;
+using Feed = std::map<std::string, Bytes>;
+
+std::string Name(DType t) { return std::string(DTypeName(t)); }
+
+const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
+
+template <typename T>
+Bytes Raw(const std::vector<T>& v) {
+  Bytes b(v.size() * sizeof(T));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// Doubles as `dtype` bytes.
+Bytes As(DType dtype, const std::vector<double>& v) {
+  Bytes out(v.size() * DTypeSize(dtype));
+  EXPECT_TRUE(
+      cpu::Cast(DType::kF64, dtype, static_cast<int64_t>(v.size()), v.data(), out.data()).ok());
+  return out;
+}
+
+// Element i of `b` (of `dtype`) set to `v`.
+void Poke(DType dtype, Bytes* b, int64_t i, double v) {
+  EXPECT_TRUE(cpu::Cast(DType::kF64, dtype, 1, &v, b->data() + i * DTypeSize(dtype)).ok());
+}
+
+Bytes Labels(DType dtype, int64_t n, int64_t classes, int64_t ignore, uint32_t seed) {
+  std::vector<double> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    v[i] = static_cast<double>((i * 7 + seed) % classes);
+    if (i % 5 == 3) v[i] = static_cast<double>(ignore);  // some targets ignored
+  }
+  return As(dtype, v);
+}
+
+// Outputs and state buffers after each step of `f` on `backend`, step s fed feeds[s] (missing
+// inputs: random).
+std::vector<Feed> RunSteps(const PlanFile& f, std::unique_ptr<Backend> backend,
+                           const std::vector<Feed>& feeds) {
+  std::vector<Feed> out;
+  auto ex = Executor::Create(f, std::move(backend));
+  EXPECT_TRUE(ex.ok()) << ex.status().message();
+  if (!ex.ok()) return out;
+  Executor& e = **ex;
+  for (size_t s = 0; s < feeds.size(); ++s) {
+    uint32_t seed = 100 + static_cast<uint32_t>(s);
+    for (const plan::Binding& b : e.plan().inputs()) {
+      const plan::Buffer& buf = e.plan().buffers(b.buffer());
+      const DType t = static_cast<DType>(buf.type().dtype());
+      auto it = feeds[s].find(b.name());
+      Bytes bytes = it != feeds[s].end()
+                        ? it->second
+                        : RandomBytes(t, static_cast<int64_t>(buf.bytes() / DTypeSize(t)), seed++);
+      Status st = e.SetInput(b.name(), bytes.data(), bytes.size());
+      EXPECT_TRUE(st.ok()) << st.message();
+    }
+    Status st = e.Run();
+    EXPECT_TRUE(st.ok()) << e.backend().name() << ": " << st.message();
+    if (!st.ok()) return out;
+    Feed snap;
+    for (const plan::Binding& b : e.plan().outputs()) {
+      Bytes bytes(e.plan().buffers(b.buffer()).bytes());
+      EXPECT_TRUE(e.ReadBuffer(b.buffer(), bytes.data()).ok());
+      snap[b.name()] = std::move(bytes);
+    }
+    for (int id : e.checkpoint_buffers()) {
+      Bytes bytes(e.plan().buffers(id).bytes());
+      EXPECT_TRUE(e.ReadBuffer(id, bytes.data()).ok());
+      snap[e.plan().buffers(id).name()] = std::move(bytes);
+    }
+    out.push_back(std::move(snap));
+  }
+  return out;
+}
+
+// CPU and cuda-emu agree byte for byte on every output and state buffer after every step; returns
+// the emulation's snapshots.
+std::vector<Feed> ExpectBitExact(const PlanFile& f, const std::vector<Feed>& feeds) {
+  auto want = RunSteps(f, MakeCpuBackend(), feeds);
+  auto emu = MakeCudaEmuBackend();
+  EXPECT_TRUE(emu.ok()) << emu.status().message();
+  if (!emu.ok()) return {};
+  auto got = RunSteps(f, std::move(emu).value(), feeds);
+  EXPECT_EQ(got.size(), want.size());
+  std::map<std::string, DType> types;
+  for (const plan::Buffer& b : f.plan.buffers())
+    types[b.name()] = static_cast<DType>(b.type().dtype());
+  for (size_t s = 0; s < want.size() && s < got.size(); ++s) {
+    for (const auto& [name, w] : want[s]) {
+      const Bytes& g = got[s][name];
+      if (g == w) continue;
+      std::vector<double> wd = testing::AsDoubles(types[name], w);
+      std::vector<double> gd = testing::AsDoubles(types[name], g);
+      for (size_t i = 0, bad = 0; i < wd.size() && i < gd.size() && bad < 5; ++i) {
+        if (std::memcmp(&w[i * DTypeSize(types[name])], &g[i * DTypeSize(types[name])],
+                        DTypeSize(types[name])) == 0)
+          continue;
+        ++bad;
+        ADD_FAILURE() << "step " << s << " '" << name << "'[" << i << "]: cuda-emu " << gd[i]
+                      << ", cpu " << wd[i];
+      }
+      EXPECT_EQ(g.size(), w.size()) << name;
+    }
+  }
+  return got;
+}
+
+void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
+  plan::Attribute* a = k->add_attrs();
+  a->set_name(name);
+  a->set_s(v);
+}
+
+// ---- losses
+
+struct LossCase {
+  std::vector<int64_t> dims;  // scores [N, C, d...]
+  std::string reduction;
+  bool weights, ignore, i32_labels;
+};
+
+const std::vector<LossCase> kLossCases = {
+    {{5, 7}, "mean", false, false, false},  {{5, 7}, "sum", true, true, true},
+    {{3, 4, 5}, "none", true, true, false}, {{2, 3, 2, 3}, "mean", true, true, true},
+    {{9, 1}, "mean", false, true, false},   {{4, 6, 3}, "sum", false, false, true},
+};
+
+std::vector<int64_t> TargetDims(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> t = {dims[0]};
+  t.insert(t.end(), dims.begin() + 2, dims.end());
+  return t;
+}
+
+int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+// Forward (grad = false) or gradient plan of SoftmaxCrossEntropyLoss (sce) / NLL.
+PlanFile LossPlan(DType t, const LossCase& c, bool sce, bool grad, bool log_prob, Feed* feed) {
+  PlanBuilder pb;
+  const DType lt = c.i32_labels ? DType::kI32 : DType::kI64;
+  const std::vector<int64_t> tdims = TargetDims(c.dims);
+  const int64_t ignore = c.dims[1] > 2 ? 1 : -100;
+  int x = pb.Buffer("x", t, c.dims, Role::INPUT);
+  int l = pb.Buffer("labels", lt, tdims, Role::INPUT);
+  (*feed)["labels"] = Labels(lt, Count(tdims), c.dims[1], c.ignore ? ignore : 0, 3);
+  int w = c.weights ? pb.Buffer("w", t, {c.dims[1]}, Role::INPUT) : -1;
+  if (c.weights) (*feed)["w"] = RandomBytes(t, c.dims[1], 9, 0.1, 2.0);
+  plan::Kernel* k = nullptr;
+  if (!grad) {
+    int y =
+        pb.Buffer("loss", t, c.reduction == "none" ? tdims : std::vector<int64_t>{}, Role::OUTPUT);
+    std::vector<int> outs = {y};
+    if (log_prob) outs.push_back(pb.Buffer("log_prob", t, c.dims, Role::OUTPUT));
+    std::vector<int> ins = {x, l};
+    if (w >= 0) ins.push_back(w);
+    k = pb.Kernel(sce ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", ins, outs);
+  } else {
+    int dl =
+        pb.Buffer("dloss", t, c.reduction == "none" ? tdims : std::vector<int64_t>{}, Role::INPUT);
+    int dx = pb.Buffer("dx", t, c.dims, Role::OUTPUT);
+    std::vector<int> ins = sce ? std::vector<int>{dl, x, l} : std::vector<int>{dl, l};
+    if (w >= 0) ins.push_back(w);
+    k = pb.Kernel(sce ? "a8.SoftmaxCrossEntropyLossGrad" : "a8.NegativeLogLikelihoodLossGrad", ins,
+                  {dx});
+  }
+  Str(k, "reduction", c.reduction);
+  if (c.ignore) PlanBuilder::Int(k, "ignore_index", ignore);
+  return pb.Finish();
+}
+
+TEST(DeviceLossOptimTest, SoftmaxCrossEntropyAndNllMatchCpu) {
+  for (DType t : kFloats) {
+    for (const LossCase& c : kLossCases) {
+      for (int variant = 0; variant < 3; ++variant) {
+        SCOPED_TRACE(std::string(Name(t)) + " " + c.reduction + " variant " +
+                     std::to_string(variant) + " rank " + std::to_string(c.dims.size()));
+        Feed feed;
+        PlanFile f = variant == 2 ? LossPlan(t, c, false, false, false, &feed)
+                                  : LossPlan(t, c, true, false, variant == 1, &feed);
+        ExpectBitExact(f, {feed});
+      }
+    }
+  }
+}
+
+TEST(DeviceLossOptimTest, LossGradientsMatchCpu) {
+  for (DType t : kFloats) {
+    for (const LossCase& c : kLossCases) {
+      for (bool sce : {true, false}) {
+        SCOPED_TRACE(std::string(Name(t)) + " " + c.reduction + (sce ? " sce" : " nll"));
+        Feed feed;
+        PlanFile f = LossPlan(t, c, sce, true, false, &feed);  // fills feed first
+        ExpectBitExact(f, {feed});
+      }
+    }
+  }
+}
+
+TEST(DeviceLossOptimTest, LossWithEveryTargetIgnoredIsNaNOnBoth) {
+  LossCase c{{3, 4}, "mean", false, true, false};
+  Feed feed;
+  PlanFile f = LossPlan(DType::kF32, c, true, false, false, &feed);
+  feed["labels"] = Raw(std::vector<int64_t>{1, 1, 1});
+  auto got = ExpectBitExact(f, {feed});
+  ASSERT_EQ(got.size(), 1u);
+  float loss;
+  std::memcpy(&loss, got[0]["loss"].data(), 4);
+  EXPECT_TRUE(std::isnan(loss));
+}
+
+TEST(DeviceLossOptimTest, BadReductionIsTheCpuError) {
+  LossCase c{{3, 4}, "avg", false, false, false};
+  Feed feed;
+  PlanFile f = LossPlan(DType::kF32, c, true, false, false, &feed);
+  auto emu = MakeCudaEmuBackend();
+  ASSERT_TRUE(emu.ok());
+  auto ex = Executor::Create(f, std::move(emu).value());
+  ASSERT_TRUE(ex.ok()) << ex.status().message();
+  ASSERT_TRUE((*ex)->SetInput("labels", feed["labels"].data(), feed["labels"].size()).ok());
+  Status s = (*ex)->Run();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("SoftmaxCrossEntropyLoss: reduction: unknown value 'avg'"),
+            std::string::npos)
+      << s.message();
+}
+
+TEST(DeviceLossOptimTest, PairLossesAndGradientsMatchCpu) {
+  const char* kOps[] = {"a8.MseLoss", "a8.L1Loss", "a8.BceWithLogitsLoss"};
+  for (DType t : kFloats) {
+    for (const std::vector<int64_t>& dims :
+         std::vector<std::vector<int64_t>>{{37}, {3, 5, 7}, {1}, {2, 1000}}) {
+      for (const char* op : kOps) {
+        SCOPED_TRACE(std::string(Name(t)) + " " + op + " n " + std::to_string(Count(dims)));
+        {
+          PlanBuilder pb;
+          int x = pb.Buffer("x", t, dims, Role::INPUT);
+          int y = pb.Buffer("y", t, dims, Role::INPUT);
+          pb.Kernel(op, {x, y}, {pb.Buffer("loss", t, {}, Role::OUTPUT)});
+          Feed feed;
+          // BCE targets in [0, 1].
+          feed["y"] = std::string(op) == "a8.BceWithLogitsLoss"
+                          ? RandomBytes(t, Count(dims), 5, 0, 1)
+                          : RandomBytes(t, Count(dims), 5);
+          ExpectBitExact(pb.Finish(), {feed});
+        }
+        for (bool both : {true, false}) {
+          PlanBuilder pb;
+          int dl = pb.Buffer("dloss", t, {}, Role::INPUT);
+          int x = pb.Buffer("x", t, dims, Role::INPUT);
+          int y = pb.Buffer("y", t, dims, Role::INPUT);
+          std::vector<int> outs = {pb.Buffer("dx", t, dims, Role::OUTPUT)};
+          if (both) outs.push_back(pb.Buffer("dy", t, dims, Role::OUTPUT));
+          pb.Kernel(std::string(op) + "Grad", {dl, x, y}, outs);
+          Feed feed;
+          feed["x"] = RandomBytes(t, Count(dims), 7);
+          feed["y"] = RandomBytes(t, Count(dims), 6);
+          std::memcpy(feed["y"].data(), feed["x"].data(), DTypeSize(t));  // a tie: L1's sign(0)
+          ExpectBitExact(pb.Finish(), {feed});
+        }
+      }
+    }
+  }
+}
+
+// ---- step control and loss scaling
+
+Bytes F32(float v) { return Raw(std::vector<float>{v}); }
+Bytes I64(int64_t v) { return Raw(std::vector<int64_t>{v}); }
+Bytes Ctl(float lr, float grad_scale, float applied, float updates) {
+  return Raw(std::vector<float>{lr, grad_scale, applied, updates, 0.5f});
+}
+
+TEST(DeviceLossOptimTest, TrainControlMatchesCpuOverSteps) {
+  const std::vector<float> found = {0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0};
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE("variant " + std::to_string(variant));
+    PlanBuilder pb;
+    int64_t zero = 0;
+    float zero_f = 0;
+    int step = pb.Buffer("step", DType::kI64, {}, Role::STATE, &zero);
+    int updates = pb.Buffer("updates", DType::kF32, {}, Role::STATE, &zero_f);
+    int ctl = pb.Buffer("ctl", DType::kF32, {5}, Role::OUTPUT);
+    std::vector<int> ins = {step, updates};
+    if (variant > 0) {
+      ins.push_back(pb.Buffer("sq_norm", DType::kF32, {}, Role::INPUT));
+      ins.push_back(pb.Buffer("found_inf", DType::kF32, {}, Role::INPUT));
+    }
+    plan::Kernel* k = pb.Kernel("a8.TrainControl", ins, {ctl, step, updates});
+    PlanBuilder::Float(k, "lr", 0.01f);
+    if (variant == 2) {
+      Str(k, "schedule", "cosine");
+      PlanBuilder::Int(k, "warmup_steps", 2);
+      PlanBuilder::Int(k, "total_steps", 5);
+      PlanBuilder::Float(k, "min_lr", 1e-4f);
+      PlanBuilder::Int(k, "accumulate", 2);
+      PlanBuilder::Float(k, "max_grad_norm", 1.0f);
+    }
+    std::vector<Feed> feeds;
+    for (size_t s = 0; s < found.size(); ++s)
+      feeds.push_back(
+          {{"sq_norm", F32(0.3f + 1.7f * static_cast<float>(s))}, {"found_inf", F32(found[s])}});
+    ExpectBitExact(pb.Finish(), feeds);
+  }
+}
+
+// PRECISION.md's worked example (init 4, growth 2, backoff 0.5, interval 2), then the floor, the
+// ceiling and accumulation micro-steps.
+TEST(DeviceLossOptimTest, UpdateScaleMatchesCpuAndTheWorkedExample) {
+  struct Case {
+    float init, min_scale, max_scale;
+    int64_t accumulate;
+    std::vector<float> found;
+  };
+  const std::vector<Case> cases = {{4.0f, 0, 0, 1, {0, 0, 1, 0, 0, 0}},
+                                   {2.0f, 1.0f, 0, 1, {1, 1, 1, 0, 1}},
+                                   {4.0f, 0, 10.0f, 1, {0, 0, 0, 0, 0, 0}},
+                                   {4.0f, 0, 0, 2, {0, 0, 1, 1, 0, 0, 0, 0}}};
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const Case& c = cases[ci];
+    SCOPED_TRACE("case " + std::to_string(ci));
+    PlanBuilder pb;
+    int32_t zero = 0;
+    int scale = pb.Buffer("scale", DType::kF32, {}, Role::STATE, &c.init);
+    int tracker = pb.Buffer("tracker", DType::kI32, {}, Role::STATE, &zero);
+    int found = pb.Buffer("found_inf", DType::kF32, {}, Role::INPUT);
+    int step = pb.Buffer("step", DType::kI64, {}, Role::INPUT);
+    plan::Kernel* k = pb.Kernel("a8.UpdateScale", {scale, tracker, found, step}, {scale, tracker});
+    PlanBuilder::Float(k, "growth_factor", 2.0f);
+    PlanBuilder::Float(k, "backoff_factor", 0.5f);
+    PlanBuilder::Int(k, "growth_interval", 2);
+    PlanBuilder::Float(k, "min_scale", c.min_scale);
+    PlanBuilder::Float(k, "max_scale", c.max_scale);
+    PlanBuilder::Int(k, "accumulate", c.accumulate);
+    std::vector<Feed> feeds;
+    for (size_t s = 0; s < c.found.size(); ++s)
+      feeds.push_back({{"found_inf", F32(c.found[s])}, {"step", I64(static_cast<int64_t>(s))}});
+    auto got = ExpectBitExact(pb.Finish(), feeds);
+    if (ci != 0 || got.size() != feeds.size()) continue;
+    const float want[] = {4.0f, 8.0f, 4.0f, 4.0f, 8.0f, 8.0f};
+    for (size_t s = 0; s < got.size(); ++s) {
+      float v;
+      std::memcpy(&v, got[s]["scale"].data(), 4);
+      EXPECT_EQ(v, want[s]) << "step " << s;
+    }
+  }
+}
+
+TEST(DeviceLossOptimTest, UnscaleCheckFiniteMatchesCpuAndFindsEveryInf) {
+  const std::vector<std::pair<DType, int64_t>> grads = {
+      {DType::kF16, 15}, {DType::kBF16, 33}, {DType::kF32, 70001}, {DType::kF64, 7}};
+  struct Poison {
+    int tensor;
+    int64_t index;
+    double value;
+  };
+  const double inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::vector<Poison>> cases = {
+      {}, {{1, 32, inf}}, {{3, 0, std::nan("")}}, {{2, 70000, -inf}}, {{0, 3, inf}, {2, 5, inf}}};
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    SCOPED_TRACE("case " + std::to_string(ci));
+    PlanBuilder pb;
+    std::vector<int> ins = {pb.Buffer("scale", DType::kF32, {}, Role::INPUT)}, outs;
+    Feed feed = {{"scale", F32(1024.0f)}};
+    for (size_t t = 0; t < grads.size(); ++t) {
+      const auto [dtype, n] = grads[t];
+      Bytes g = RandomBytes(dtype, n, 20 + static_cast<uint32_t>(t), -3000, 3000);
+      for (const Poison& p : cases[ci])
+        if (p.tensor == static_cast<int>(t)) Poke(dtype, &g, p.index, p.value);
+      const std::string name = "g" + std::to_string(t);
+      if (dtype == DType::kF32) {  // unscaled in place
+        int id = pb.Buffer(name, dtype, {n}, Role::STATE, g.data());
+        ins.push_back(id);
+        outs.push_back(id);
+      } else {
+        ins.push_back(pb.Buffer(name, dtype, {n}, Role::INPUT));
+        outs.push_back(pb.Buffer("u" + std::to_string(t), DType::kF32, {n}, Role::OUTPUT));
+        feed[name] = g;
+      }
+    }
+    outs.push_back(pb.Buffer("found", DType::kF32, {}, Role::OUTPUT));
+    pb.Kernel("a8.UnscaleCheckFinite", ins, outs);
+    auto got = ExpectBitExact(pb.Finish(), {feed});
+    ASSERT_EQ(got.size(), 1u);
+    float found;
+    std::memcpy(&found, got[0]["found"].data(), 4);
+    EXPECT_EQ(found, cases[ci].empty() ? 0.0f : 1.0f);
+  }
+}
+
+TEST(DeviceLossOptimTest, GlobalNormSqMatchesCpu) {
+  PlanBuilder pb;
+  std::vector<int> ins;
+  int i = 0;
+  for (auto [dtype, n] : std::vector<std::pair<DType, int64_t>>{
+           {DType::kF16, 5}, {DType::kF32, 70001}, {DType::kBF16, 33}, {DType::kF64, 9}})
+    ins.push_back(pb.Buffer("t" + std::to_string(i++), dtype, {n}, Role::INPUT));
+  pb.Kernel("a8.GlobalNormSq", ins, {pb.Buffer("sq", DType::kF32, {}, Role::OUTPUT)});
+  ExpectBitExact(pb.Finish(), {Feed{}});
+}
+
+TEST(DeviceLossOptimTest, GradAccumulateMatchesCpuOverAWindow) {
+  for (DType at : kFloats) {
+    for (DType gt : kFloats) {
+      SCOPED_TRACE(std::string(Name(at)) + " += " + Name(gt));
+      PlanBuilder pb;
+      Bytes init = RandomBytes(at, 37, 3);
+      int acc = pb.Buffer("acc", at, {37}, Role::STATE, init.data());
+      int g = pb.Buffer("g", gt, {37}, Role::INPUT);
+      int step = pb.Buffer("step", DType::kI64, {}, Role::INPUT);
+      plan::Kernel* k = pb.Kernel("a8.GradAccumulate", {acc, g, step}, {acc});
+      PlanBuilder::Int(k, "accumulate", 3);
+      std::vector<Feed> feeds;
+      for (int64_t s = 1; s < 6; ++s) feeds.push_back({{"step", I64(s)}});
+      ExpectBitExact(pb.Finish(), feeds);
+    }
+  }
+}
+
+// ---- parameter updates: applied, skipped (bit-identical state), first update
+
+// The control vectors of a run: applied, skipped (an overflow), applied again.
+std::vector<Feed> UpdateFeeds() {
+  return {{{"ctl", Ctl(0.05f, 0.5f, 1, 1)}},
+          {{"ctl", Ctl(0.05f, 0.5f, 0, 1)}},
+          {{"ctl", Ctl(0.04f, 0.25f, 1, 2)}},
+          {{"ctl", Ctl(0.03f, 1.0f, 1, 3)}}};
+}
+
+// The emulation's state after a skipped step (1) is byte for byte the state after step 0.
+void ExpectSkippedStepKeepsState(const std::vector<Feed>& got,
+                                 const std::vector<std::string>& names) {
+  ASSERT_GE(got.size(), 2u);
+  for (const std::string& n : names) EXPECT_EQ(got[1].at(n), got[0].at(n)) << n;
+}
+
+TEST(DeviceLossOptimTest, SgdUpdateMatchesCpuAndSkipsOnTheFlag) {
+  struct Config {
+    float momentum, dampening, weight_decay;
+    bool nesterov, buf;
+  };
+  const std::vector<Config> configs = {{0, 0, 0, false, false},
+                                       {0.9f, 0.1f, 0.01f, false, true},
+                                       {0.9f, 0, 0, true, true},
+                                       {0, 0, 0.01f, false, true}};
+  for (DType pt : kFloats) {
+    for (DType gt : kFloats) {
+      for (size_t ci = 0; ci < configs.size(); ++ci) {
+        const Config& c = configs[ci];
+        SCOPED_TRACE(std::string(Name(pt)) + " grad " + Name(gt) + " config " + std::to_string(ci));
+        PlanBuilder pb;
+        Bytes x0 = RandomBytes(pt, 29, 4), b0 = RandomBytes(pt, 29, 5);
+        int x = pb.Buffer("x", pt, {29}, Role::PARAMETER, x0.data());
+        int g = pb.Buffer("g", gt, {29}, Role::INPUT);
+        int ctl = pb.Buffer("ctl", DType::kF32, {5}, Role::INPUT);
+        std::vector<int> ins = {x, g, ctl}, outs = {x};
+        if (c.buf) {
+          int b = pb.Buffer("buf", pt, {29}, Role::STATE, b0.data());
+          ins.push_back(b);
+          outs.push_back(b);
+        }
+        plan::Kernel* k = pb.Kernel("a8.SgdUpdate", ins, outs);
+        PlanBuilder::Float(k, "momentum", c.momentum);
+        PlanBuilder::Float(k, "dampening", c.dampening);
+        PlanBuilder::Float(k, "weight_decay", c.weight_decay);
+        PlanBuilder::Int(k, "nesterov", c.nesterov ? 1 : 0);
+        auto got = ExpectBitExact(pb.Finish(), UpdateFeeds());
+        ExpectSkippedStepKeepsState(
+            got, c.buf ? std::vector<std::string>{"x", "buf"} : std::vector<std::string>{"x"});
+      }
+    }
+  }
+}
+
+TEST(DeviceLossOptimTest, AdamUpdateMatchesCpuAndSkipsOnTheFlag) {
+  for (DType pt : kFloats) {
+    for (DType gt : kFloats) {
+      for (int variant = 0; variant < 3; ++variant) {
+        SCOPED_TRACE(std::string(Name(pt)) + " grad " + Name(gt) + " variant " +
+                     std::to_string(variant));
+        PlanBuilder pb;
+        Bytes x0 = RandomBytes(pt, 31, 4), m0 = RandomBytes(pt, 31, 5),
+              v0 = RandomBytes(pt, 31, 6, 0.0, 1.0);
+        int x = pb.Buffer("x", pt, {31}, Role::PARAMETER, x0.data());
+        int g = pb.Buffer("g", gt, {31}, Role::INPUT);
+        int ctl = pb.Buffer("ctl", DType::kF32, {5}, Role::INPUT);
+        int m = pb.Buffer("m", pt, {31}, Role::STATE, m0.data());
+        int v = pb.Buffer("v", pt, {31}, Role::STATE, v0.data());
+        plan::Kernel* k = pb.Kernel("a8.AdamUpdate", {x, g, ctl, m, v}, {x, m, v});
+        if (variant > 0) PlanBuilder::Float(k, "weight_decay", 0.05f);
+        if (variant == 2) PlanBuilder::Int(k, "decoupled", 1);
+        PlanBuilder::Float(k, "beta2", 0.99f);
+        auto got = ExpectBitExact(pb.Finish(), UpdateFeeds());
+        ExpectSkippedStepKeepsState(got, {"x", "m", "v"});
+      }
+    }
+  }
+}
+
+TEST(DeviceLossOptimTest, SkippedUpdateOutOfPlaceCopiesTheInputs) {
+  for (DType pt : kFloats) {
+    SCOPED_TRACE(Name(pt));
+    PlanBuilder pb;
+    int x = pb.Buffer("x", pt, {17}, Role::INPUT);
+    int g = pb.Buffer("g", DType::kF32, {17}, Role::INPUT);
+    int ctl = pb.Buffer("ctl", DType::kF32, {5}, Role::INPUT);
+    int b = pb.Buffer("buf", pt, {17}, Role::INPUT);
+    int xn = pb.Buffer("x_next", pt, {17}, Role::OUTPUT);
+    int bn = pb.Buffer("buf_next", pt, {17}, Role::OUTPUT);
+    PlanBuilder::Float(pb.Kernel("a8.SgdUpdate", {x, g, ctl, b}, {xn, bn}), "momentum", 0.9f);
+    Feed feed = {{"x", RandomBytes(pt, 17, 1)},
+                 {"buf", RandomBytes(pt, 17, 2)},
+                 {"ctl", Ctl(0.1f, 1.0f, 0, 4)}};
+    auto got = ExpectBitExact(pb.Finish(), {feed});
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0]["x_next"], feed["x"]);
+    EXPECT_EQ(got[0]["buf_next"], feed["buf"]);
+  }
+}
+
+// ai.onnx.preview.training.{Adam, Momentum, Adagrad} over two tensors, T = 0 then > 0.
+TEST(DeviceLossOptimTest, OnnxOptimizersMatchCpu) {
+  const std::vector<std::pair<std::string, int>> ops = {{"ai.onnx.preview.training.Adam", 4},
+                                                        {"ai.onnx.preview.training.Momentum", 3},
+                                                        {"ai.onnx.preview.training.Adagrad", 3}};
+  for (const auto& [op, groups] : ops) {
+    for (DType t : {DType::kF32, DType::kF64}) {
+      for (DType rt : {DType::kF32, DType::kF64}) {
+        for (int variant = 0; variant < 2; ++variant) {
+          SCOPED_TRACE(op + " " + Name(t) + " R " + Name(rt) + " variant " +
+                       std::to_string(variant));
+          PlanBuilder pb;
+          const int64_t sizes[2] = {13, 7};
+          int r = pb.Buffer("R", rt, {}, Role::INPUT);
+          int tt = pb.Buffer("T", DType::kI64, {}, Role::INPUT);
+          std::vector<int> ins = {r, tt}, outs;
+          std::vector<std::vector<int>> state(groups);
+          for (int gi = 0; gi < groups; ++gi) {
+            for (int i = 0; i < 2; ++i) {
+              const std::string name = "s" + std::to_string(gi) + "_" + std::to_string(i);
+              // Squared-gradient accumulators (Adam's H, Adagrad's H) start >= 0.
+              const bool squares = gi == groups - 1 && op != "ai.onnx.preview.training.Momentum";
+              Bytes init = RandomBytes(t, sizes[i], 30 + gi * 2 + i, squares ? 0.0 : -2.0, 2.0);
+              int id = gi == 1 ? pb.Buffer(name, t, {sizes[i]}, Role::INPUT)
+                               : pb.Buffer(name, t, {sizes[i]}, Role::STATE, init.data());
+              ins.push_back(id);
+              if (gi != 1) outs.push_back(id);
+            }
+          }
+          plan::Kernel* k = pb.Kernel(op, ins, outs);
+          PlanBuilder::Float(k, "norm_coefficient", variant == 1 ? 0.01f : 0.0f);
+          if (groups == 4) PlanBuilder::Float(k, "norm_coefficient_post", 0.02f);
+          if (op == "ai.onnx.preview.training.Momentum") {
+            PlanBuilder::Float(k, "alpha", 0.9f);
+            PlanBuilder::Float(k, "beta", 0.8f);
+            if (variant == 1) Str(k, "mode", "nesterov");
+          }
+          if (op == "ai.onnx.preview.training.Adagrad") PlanBuilder::Float(k, "decay_factor", 0.1f);
+          std::vector<Feed> feeds;
+          for (int64_t s = 0; s < 3; ++s)
+            feeds.push_back({{"R", As(rt, {0.01 * static_cast<double>(s + 1)})}, {"T", I64(s)}});
+          ExpectBitExact(pb.Finish(), feeds);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace a8

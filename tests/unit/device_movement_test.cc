@@ -1,0 +1,392 @@
+// The data-movement kernels of the CUDA backend (kernels/device/movement_impl.h) through its
+// host emulation, against the CPU backend: one-kernel plans on random data for every dtype the
+// entry takes, odd sizes, negative axes and steps, optional inputs. Moves are exact, and
+// a8.GatherGrad sums in the CPU kernel's order, so every comparison is exact (tolerance 0).
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/elementwise.h"  // cpu::Cast, used by device_test_util.h
+#include "runtime/cpu/registry.h"
+#include "runtime/device/device_registry.h"
+#include "tests/unit/device_test_util.h"
+
+namespace a8 {
+namespace {
+
+using B = plan::Buffer;
+using testing::ExpectEmuMatchesCpu;
+using testing::PlanBuilder;
+using testing::RandomBytes;
+using Inputs = std::map<std::string, std::vector<uint8_t>>;
+
+const std::vector<DType> kAll = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64,
+                                 DType::kI32, DType::kI8,  DType::kU8,   DType::kBool};
+const std::vector<DType> kFloat = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
+
+std::string Name(DType t) { return std::string(DTypeName(t)); }
+
+// Raw bytes of a vector (index operands, scalars).
+template <typename T>
+std::vector<uint8_t> Bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// `n` indices in [lo, hi) as i64 or i32 bytes (a fixed sequence of odd steps, with repeats).
+std::vector<uint8_t> Indices(DType dt, int64_t n, int64_t lo, int64_t hi, uint32_t seed) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) v[i] = lo + (seed + 7 * i + i * i / 3) % (hi - lo);
+  if (dt == DType::kI64) return Bytes(v);
+  std::vector<int32_t> w(v.begin(), v.end());
+  return Bytes(w);
+}
+
+int ConstI64(PlanBuilder& pb, const std::string& name, const std::vector<int64_t>& v) {
+  return pb.Buffer(name, DType::kI64, {static_cast<int64_t>(v.size())}, B::CONSTANT, v.data());
+}
+
+void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
+  plan::Attribute* a = k->add_attrs();
+  a->set_name(name);
+  a->set_s(v);
+}
+
+// A unary movement op x -> y with constant i64 operands after x (-1: absent).
+void ExpectUnary(const std::string& op, DType t, const std::vector<int64_t>& x_dims,
+                 const std::vector<int64_t>& y_dims,
+                 const std::vector<std::vector<int64_t>>& consts,
+                 void (*attrs)(plan::Kernel*) = nullptr) {
+  SCOPED_TRACE(op + " " + Name(t));
+  PlanBuilder pb;
+  std::vector<int> in = {pb.Buffer("x", t, x_dims, B::INPUT)};
+  for (size_t i = 0; i < consts.size(); ++i)
+    in.push_back(consts[i].empty() ? -1 : ConstI64(pb, "c" + std::to_string(i), consts[i]));
+  int y = pb.Buffer("y", t, y_dims, B::OUTPUT);
+  plan::Kernel* k = pb.Kernel(op, in, {y});
+  if (attrs != nullptr) attrs(k);
+  ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+}
+
+TEST(DeviceMovementTest, EveryCpuEntryHasADeviceEntryWithTheSameTypes) {
+  for (const char* op :
+       {"Transpose",       "Concat",        "Split",       "Slice",     "Gather", "GatherElements",
+        "Expand",          "Tile",          "Pad",         "Trilu",     "OneHot", "Range",
+        "Reshape",         "Flatten",       "Squeeze",     "Unsqueeze", "Shape",  "Size",
+        "ConstantOfShape", "a8.GatherGrad", "a8.SliceGrad"}) {
+    const CpuKernelEntry* c = FindCpuKernel(op);
+    const emu::DevKernelEntry* d = emu::FindDeviceKernel(op);
+    ASSERT_NE(c, nullptr) << op;
+    ASSERT_NE(d, nullptr) << op;
+    EXPECT_EQ(d->types, c->types) << op;
+    EXPECT_EQ(d->type_input, c->type_input) << op;
+  }
+}
+
+TEST(DeviceMovementTest, Transpose) {
+  for (DType t : kAll) {
+    ExpectUnary("Transpose", t, {3, 5, 7}, {7, 3, 5}, {}, [](plan::Kernel* k) {
+      PlanBuilder::Ints(k, "perm", {2, 0, 1});
+    });
+    ExpectUnary("Transpose", t, {2, 3, 4, 5}, {2, 4, 3, 5}, {}, [](plan::Kernel* k) {
+      PlanBuilder::Ints(k, "perm", {0, 2, 1, 3});
+    });
+    ExpectUnary("Transpose", t, {4, 1, 6}, {6, 1, 4}, {});  // no perm: reversed
+  }
+  // Rank 9 that merges to fewer dims.
+  ExpectUnary("Transpose", DType::kF32, {2, 3, 1, 2, 2, 1, 3, 2, 2}, {3, 2, 2, 1, 2, 1, 2, 2, 3},
+              {}, [](plan::Kernel* k) {
+                PlanBuilder::Ints(k, "perm", {1, 0, 3, 2, 4, 5, 7, 8, 6});
+              });
+}
+
+TEST(DeviceMovementTest, Concat) {
+  for (DType t : kAll) {
+    SCOPED_TRACE(Name(t));
+    for (int64_t axis : {-2, 0, 2}) {
+      std::vector<std::vector<int64_t>> dims = {{2, 3, 5}, {2, 3, 5}, {2, 3, 5}};
+      std::vector<int64_t> out = {2, 3, 5};
+      const int64_t a = axis < 0 ? axis + 3 : axis;
+      out[a] = 0;
+      for (int i = 0; i < 3; ++i) dims[i][a] = i * 2 + 1, out[a] += i * 2 + 1;
+      PlanBuilder pb;
+      std::vector<int> in;
+      for (int i = 0; i < 3; ++i)
+        in.push_back(pb.Buffer("x" + std::to_string(i), t, dims[i], B::INPUT));
+      int y = pb.Buffer("y", t, out, B::OUTPUT);
+      PlanBuilder::Int(pb.Kernel("Concat", in, {y}), "axis", axis);
+      ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+    }
+  }
+}
+
+TEST(DeviceMovementTest, Split) {
+  for (DType t : kAll) {
+    SCOPED_TRACE(Name(t));
+    PlanBuilder pb;
+    int x = pb.Buffer("x", t, {5, 7, 3}, B::INPUT);
+    std::vector<int> ys = {pb.Buffer("y0", t, {5, 2, 3}, B::OUTPUT),
+                           pb.Buffer("y1", t, {5, 4, 3}, B::OUTPUT),
+                           pb.Buffer("y2", t, {5, 1, 3}, B::OUTPUT)};
+    PlanBuilder::Int(pb.Kernel("Split", {x}, ys), "axis", -2);
+    ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+    PlanBuilder pb0;
+    x = pb0.Buffer("x", t, {5, 3}, B::INPUT);
+    ys = {pb0.Buffer("y0", t, {2, 3}, B::OUTPUT), pb0.Buffer("y1", t, {3, 3}, B::OUTPUT)};
+    pb0.Kernel("Split", {x}, ys);  // axis 0 by default
+    ExpectEmuMatchesCpu(pb0.Finish(), {}, 0, 0);
+  }
+}
+
+TEST(DeviceMovementTest, Slice) {
+  for (DType t : kAll) {
+    // Negative starts/ends/steps, out-of-range end, negative axis.
+    ExpectUnary("Slice", t, {4, 6, 5}, {2, 6, 2}, {{-1, 1}, {-5, 100}, {0, -1}, {-2, 2}});
+    // No axes, no steps.
+    ExpectUnary("Slice", t, {7, 5}, {4, 3}, {{2, 1}, {6, -1}});
+  }
+  // i32 constants, step 3 on the middle axis.
+  PlanBuilder pb;
+  std::vector<int32_t> starts = {1}, ends = {8}, axes = {1}, steps = {3};
+  int x = pb.Buffer("x", DType::kF16, {3, 9, 2}, B::INPUT);
+  int s = pb.Buffer("s", DType::kI32, {1}, B::CONSTANT, starts.data());
+  int e = pb.Buffer("e", DType::kI32, {1}, B::CONSTANT, ends.data());
+  int a = pb.Buffer("a", DType::kI32, {1}, B::CONSTANT, axes.data());
+  int st = pb.Buffer("st", DType::kI32, {1}, B::CONSTANT, steps.data());
+  int y = pb.Buffer("y", DType::kF16, {3, 3, 2}, B::OUTPUT);
+  pb.Kernel("Slice", {x, s, e, a, st}, {y});
+  ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+}
+
+TEST(DeviceMovementTest, Gather) {
+  for (DType t : kAll) {
+    for (DType it : {DType::kI64, DType::kI32}) {
+      SCOPED_TRACE(Name(t) + " " + Name(it));
+      PlanBuilder pb;  // axis 0, 2-d indices with negatives and repeats
+      int x = pb.Buffer("x", t, {5, 4, 3}, B::INPUT);
+      int i = pb.Buffer("i", it, {2, 3}, B::INPUT);
+      int y = pb.Buffer("y", t, {2, 3, 4, 3}, B::OUTPUT);
+      pb.Kernel("Gather", {x, i}, {y});
+      ExpectEmuMatchesCpu(pb.Finish(), {{"i", Indices(it, 6, -5, 5, 1)}}, 0, 0);
+      PlanBuilder pb1;  // axis -1
+      x = pb1.Buffer("x", t, {3, 2, 7}, B::INPUT);
+      i = pb1.Buffer("i", it, {5}, B::INPUT);
+      y = pb1.Buffer("y", t, {3, 2, 5}, B::OUTPUT);
+      PlanBuilder::Int(pb1.Kernel("Gather", {x, i}, {y}), "axis", -1);
+      ExpectEmuMatchesCpu(pb1.Finish(), {{"i", Indices(it, 5, -7, 7, 2)}}, 0, 0);
+    }
+  }
+}
+
+TEST(DeviceMovementTest, GatherElements) {
+  for (DType t : kAll) {
+    for (DType it : {DType::kI64, DType::kI32}) {
+      SCOPED_TRACE(Name(t) + " " + Name(it));
+      PlanBuilder pb;
+      int x = pb.Buffer("x", t, {4, 5, 3}, B::INPUT);
+      int i = pb.Buffer("i", it, {6, 3, 3}, B::INPUT);
+      int y = pb.Buffer("y", t, {6, 3, 3}, B::OUTPUT);
+      pb.Kernel("GatherElements", {x, i}, {y});
+      ExpectEmuMatchesCpu(pb.Finish(), {{"i", Indices(it, 54, -4, 4, 3)}}, 0, 0);
+      PlanBuilder pb1;
+      x = pb1.Buffer("x", t, {3, 7}, B::INPUT);
+      i = pb1.Buffer("i", it, {2, 9}, B::INPUT);
+      y = pb1.Buffer("y", t, {2, 9}, B::OUTPUT);
+      PlanBuilder::Int(pb1.Kernel("GatherElements", {x, i}, {y}), "axis", -1);
+      ExpectEmuMatchesCpu(pb1.Finish(), {{"i", Indices(it, 18, -7, 7, 4)}}, 0, 0);
+    }
+  }
+}
+
+TEST(DeviceMovementTest, Expand) {
+  for (DType t : kAll) {
+    ExpectUnary("Expand", t, {3, 1, 5}, {2, 3, 4, 5}, {{2, 3, 4, 5}});
+    ExpectUnary("Expand", t, {1}, {7, 3}, {{7, 3}});
+    ExpectUnary("Expand", t, {4, 1}, {4, 6}, {{1, 6}});
+  }
+}
+
+TEST(DeviceMovementTest, Tile) {
+  for (DType t : kAll) {
+    ExpectUnary("Tile", t, {2, 3}, {6, 6}, {{3, 2}});
+    ExpectUnary("Tile", t, {3, 1, 5}, {3, 4, 10}, {{1, 4, 2}});
+    ExpectUnary("Tile", t, {4, 3}, {0, 3}, {{0, 1}});  // empty
+  }
+}
+
+TEST(DeviceMovementTest, PadModes) {
+  for (DType t : kAll) {
+    SCOPED_TRACE(Name(t));
+    // Constant with a value, a negative pad (crop).
+    PlanBuilder pb;
+    int x = pb.Buffer("x", t, {3, 5}, B::INPUT);
+    int p = ConstI64(pb, "p", {1, 2, 0, -1});
+    int v = pb.Buffer("v", t, {}, B::INPUT);
+    int y = pb.Buffer("y", t, {4, 6}, B::OUTPUT);
+    pb.Kernel("Pad", {x, p, v}, {y});
+    ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+    // Reflect and edge over three dims; constant without a value (zero) with axes.
+    ExpectUnary("Pad", t, {4, 5, 3}, {7, 7, 5}, {{2, 1, 1, 1, 1, 1}},
+                [](plan::Kernel* k) { Str(k, "mode", "reflect"); });
+    ExpectUnary("Pad", t, {2, 5, 3}, {5, 7, 5}, {{2, 0, 1, 1, 2, 1}},
+                [](plan::Kernel* k) { Str(k, "mode", "edge"); });
+    ExpectUnary("Pad", t, {2, 5, 3}, {2, 5, 7}, {{1, 3}, {}, {-1}});
+    ExpectUnary("Pad", t, {1, 4}, {3, 4}, {{2, 0, 0, 0}},
+                [](plan::Kernel* k) { Str(k, "mode", "reflect"); });  // reflect of a dim of 1
+  }
+}
+
+TEST(DeviceMovementTest, Trilu) {
+  for (DType t : kAll) {
+    ExpectUnary("Trilu", t, {2, 4, 5}, {2, 4, 5}, {});
+    ExpectUnary("Trilu", t, {3, 6}, {3, 6}, {{}});
+    SCOPED_TRACE("with k");
+    PlanBuilder pb;
+    std::vector<int64_t> k = {-1};
+    int x = pb.Buffer("x", t, {3, 5, 4}, B::INPUT);
+    int kb = pb.Buffer("k", DType::kI64, {}, B::CONSTANT, k.data());
+    int y = pb.Buffer("y", t, {3, 5, 4}, B::OUTPUT);
+    PlanBuilder::Int(pb.Kernel("Trilu", {x, kb}, {y}), "upper", 0);
+    ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+    ExpectUnary("Trilu", t, {5, 3}, {5, 3}, {{2}});
+  }
+}
+
+TEST(DeviceMovementTest, OneHot) {
+  for (DType t : kAll) {
+    for (DType it : {DType::kI64, DType::kI32, DType::kF32, DType::kF16}) {
+      for (int64_t axis : {-1, 0, 1}) {
+        SCOPED_TRACE(Name(t) + " " + Name(it) + " " + std::to_string(axis));
+        const int64_t depth = 5;
+        std::vector<int64_t> y_dims = {3, 4};
+        y_dims.insert(y_dims.begin() + (axis < 0 ? 2 : axis), depth);
+        PlanBuilder pb;
+        int i = pb.Buffer("i", it, {3, 4}, B::INPUT);
+        int d = ConstI64(pb, "depth", {depth});
+        int v = pb.Buffer("values", t, {2}, B::INPUT);
+        int y = pb.Buffer("y", t, y_dims, B::OUTPUT);
+        PlanBuilder::Int(pb.Kernel("OneHot", {i, d, v}, {y}), "axis", axis);
+        // Indices in [-7, 7): some out of range (all off); float ones have fractions.
+        Inputs in = {{"i", RandomBytes(it, 12, 7, -7.4, 6.9)}};
+        std::vector<uint8_t> values = RandomBytes(t, 2, 8, 1, 5);
+        if (t == DType::kBool) values = {0, 1};
+        in["values"] = values;
+        ExpectEmuMatchesCpu(pb.Finish(), in, 0, 0);
+      }
+    }
+  }
+}
+
+TEST(DeviceMovementTest, Range) {
+  auto run = [](DType t, const std::vector<uint8_t>& start, const std::vector<uint8_t>& delta,
+                int64_t n) {
+    SCOPED_TRACE(Name(t));
+    PlanBuilder pb;
+    int s = pb.Buffer("start", t, {}, B::CONSTANT, start.data());
+    int l = pb.Buffer("limit", t, {}, B::CONSTANT, start.data());  // not read: n is y's count
+    int d = pb.Buffer("delta", t, {}, B::CONSTANT, delta.data());
+    int y = pb.Buffer("y", t, {n}, B::OUTPUT);
+    pb.Kernel("Range", {s, l, d}, {y});
+    ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+  };
+  run(DType::kF32, Bytes(std::vector<float>{0.1f}), Bytes(std::vector<float>{0.3f}), 37);
+  run(DType::kF64, Bytes(std::vector<double>{-2.7}), Bytes(std::vector<double>{0.11}), 53);
+  run(DType::kI64, Bytes(std::vector<int64_t>{5}), Bytes(std::vector<int64_t>{-3}), 21);
+  run(DType::kI32, Bytes(std::vector<int32_t>{-9}), Bytes(std::vector<int32_t>{4}), 17);
+}
+
+TEST(DeviceMovementTest, ReshapeLikesCopy) {
+  for (DType t : kAll) {
+    ExpectUnary("Reshape", t, {3, 5}, {5, 3}, {{5, 3}});
+    ExpectUnary("Flatten", t, {2, 3, 5}, {2, 15}, {});
+    ExpectUnary("Squeeze", t, {3, 1, 5}, {3, 5}, {{1}});
+    ExpectUnary("Unsqueeze", t, {7}, {1, 7}, {{0}});
+  }
+}
+
+TEST(DeviceMovementTest, ShapeAndSize) {
+  for (DType t : {DType::kF32, DType::kBool}) {
+    SCOPED_TRACE(Name(t));
+    PlanBuilder pb;
+    int x = pb.Buffer("x", t, {2, 3, 4, 5}, B::INPUT);
+    int s = pb.Buffer("s", DType::kI64, {4}, B::OUTPUT);
+    int s2 = pb.Buffer("s2", DType::kI64, {2}, B::OUTPUT);
+    int n = pb.Buffer("n", DType::kI64, {}, B::OUTPUT);
+    pb.Kernel("Shape", {x}, {s});
+    plan::Kernel* k = pb.Kernel("Shape", {x}, {s2});
+    PlanBuilder::Int(k, "start", -3);
+    PlanBuilder::Int(k, "end", -1);
+    pb.Kernel("Size", {x}, {n});
+    ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+  }
+}
+
+TEST(DeviceMovementTest, ConstantOfShape) {
+  for (DType t : kAll) {
+    SCOPED_TRACE(Name(t));
+    std::vector<uint8_t> value = RandomBytes(t, 1, 9, 1, 3);
+    PlanBuilder pb;
+    int shape = ConstI64(pb, "shape", {3, 7});
+    int v = pb.Buffer("value", t, {1}, B::CONSTANT, value.data());
+    int y = pb.Buffer("y", t, {3, 7}, B::OUTPUT);
+    plan::Attribute* a = pb.Kernel("ConstantOfShape", {shape}, {y})->add_attrs();
+    a->set_name("value");
+    a->set_tensor_buffer(v);
+    ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+  }
+  PlanBuilder pb;  // no value: zeros
+  int shape = ConstI64(pb, "shape", {5});
+  int y = pb.Buffer("y", DType::kF32, {5}, B::OUTPUT);
+  pb.Kernel("ConstantOfShape", {shape}, {y});
+  ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+}
+
+TEST(DeviceMovementTest, GatherGradSumsRepeatsInTheCpuOrder) {
+  struct Case {
+    std::vector<int64_t> data, idx;
+    int64_t axis;
+  };
+  // Many repeats (indices from a small range), negative axis, a row nobody gathers.
+  const Case cases[] = {
+      {{7, 5}, {4, 6}, 0}, {{3, 9, 4}, {13}, -2}, {{2, 3}, {}, 1}, {{6, 3, 2}, {2, 2, 3}, 0}};
+  for (const Case& c : cases) {
+    for (DType t : kFloat) {
+      for (DType it : {DType::kI64, DType::kI32}) {
+        SCOPED_TRACE(Name(t) + " " + Name(it) + " axis " + std::to_string(c.axis));
+        const int64_t a = c.axis < 0 ? c.axis + static_cast<int64_t>(c.data.size()) : c.axis;
+        std::vector<int64_t> dy(c.data.begin(), c.data.begin() + a);
+        dy.insert(dy.end(), c.idx.begin(), c.idx.end());
+        dy.insert(dy.end(), c.data.begin() + a + 1, c.data.end());
+        int64_t nidx = 1;
+        for (int64_t d : c.idx) nidx *= d;
+        PlanBuilder pb;
+        int g = pb.Buffer("dy", t, dy, B::INPUT);
+        int i = pb.Buffer("i", it, c.idx, B::INPUT);
+        int y = pb.Buffer("dx", t, c.data, B::OUTPUT);
+        PlanBuilder::Int(pb.Kernel("a8.GatherGrad", {g, i}, {y}), "axis", c.axis);
+        const int64_t dim = c.data[a];
+        ExpectEmuMatchesCpu(pb.Finish(), {{"i", Indices(it, nidx, -dim, dim - 1, 5)}}, 0, 0);
+      }
+    }
+  }
+}
+
+TEST(DeviceMovementTest, SliceGrad) {
+  for (DType t : kFloat) {
+    SCOPED_TRACE(Name(t));
+    PlanBuilder pb;
+    int g = pb.Buffer("dy", t, {2, 3, 5}, B::INPUT);
+    int y = pb.Buffer("dx", t, {4, 6, 5}, B::OUTPUT);
+    plan::Kernel* k = pb.Kernel("a8.SliceGrad", {g}, {y});
+    PlanBuilder::Ints(k, "starts", {3, 1, 0});
+    PlanBuilder::Ints(k, "steps", {-2, 2, 1});
+    ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+  }
+}
+
+}  // namespace
+}  // namespace a8

@@ -1,0 +1,321 @@
+// The reduction family's device kernels (kernels/device/reduce_impl.h) through the host
+// emulation, against the CPU reference: every op, every dtype its entry takes, odd sizes, axis
+// sets that are contiguous or not, negative axes, keepdims, the optional axes input and the
+// attributes that change the result.
+#include <fmt/ranges.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/elementwise.h"  // cpu::Cast, which device_test_util.h uses
+#include "kernels/cpu/reduce.h"
+#include "kernels/device/reduce.h"
+#include "tests/unit/device_test_util.h"
+
+namespace a8::testing {
+namespace {
+
+using B = plan::Buffer;
+using Attrs = std::function<void(plan::Kernel*)>;
+
+const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
+const std::vector<DType> kNumeric = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
+                                     DType::kI64, DType::kI32, DType::kI8,   DType::kU8};
+
+std::string Where(const std::string& op, DType t, const cpu::Dims& dims) {
+  return fmt::format("{} {} [{}]", op, DTypeName(t), fmt::join(dims, ","));
+}
+
+// Random small integers as `dtype`: ties for ArgMax/ArgMin, exact products for ReduceProd.
+std::vector<uint8_t> SmallInts(DType dtype, int64_t n, uint32_t seed, int lo, int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = d(rng);
+  std::vector<uint8_t> out(static_cast<size_t>(n) * DTypeSize(dtype));
+  EXPECT_TRUE(cpu::Cast(DType::kF64, dtype, n, v.data(), out.data()).ok());
+  return out;
+}
+
+// A plan of one kernel: x (input) [, axes (a CONSTANT i64, when given)] -> y (out_dtype).
+PlanFile OneKernel(const std::string& op, DType t, const cpu::Dims& dims,
+                   const std::optional<std::vector<int64_t>>& axes, const cpu::Dims& out_dims,
+                   DType out_dtype, const Attrs& attrs = nullptr) {
+  PlanBuilder pb;
+  std::vector<int> in = {pb.Buffer("x", t, dims, B::INPUT)};
+  if (axes.has_value()) {
+    in.push_back(pb.Buffer("axes", DType::kI64, {static_cast<int64_t>(axes->size())}, B::CONSTANT,
+                           axes->data()));
+  }
+  const int y = pb.Buffer("y", out_dtype, out_dims, B::OUTPUT);
+  plan::Kernel* k = pb.Kernel(op, in, {y});
+  if (attrs) attrs(k);
+  return pb.Finish();
+}
+
+// Runs `f` on cuda-emu; the first error (Create or Run), or Ok.
+Status RunEmu(PlanFile f, const std::map<std::string, std::vector<uint8_t>>& inputs) {
+  A8_ASSIGN_OR_RETURN(auto be, MakeCudaEmuBackend());
+  A8_ASSIGN_OR_RETURN(auto ex, Executor::Create(std::move(f), std::move(be)));
+  for (const auto& [name, bytes] : inputs)
+    A8_RETURN_IF_ERROR(ex->SetInput(name, bytes.data(), bytes.size()));
+  return ex->Run();
+}
+
+struct ReduceCase {
+  cpu::Dims dims;
+  std::vector<int64_t> axes;
+  bool keepdims;
+  bool axes_as_attr;  // opset < 18: the `axes` attribute instead of the input
+};
+
+const ReduceCase kReduceCases[] = {
+    {{3, 5, 7}, {1}, true, false},          // middle axis, strided
+    {{3, 5, 7}, {0, 2}, false, false},      // non-contiguous axis set
+    {{2, 3, 4, 5}, {-1, -3}, true, false},  // negative axes
+    {{4, 9}, {}, false, false},             // all axes (empty list)
+    {{5, 1, 3}, {1, 2}, false, false},      // size-1 axis merged away
+    {{3, 5, 7}, {2}, false, true},          // axes attribute, last axis
+    {{17, 33}, {0}, true, false},           // odd sizes, outer axis
+    {{2, 3, 1, 4, 3}, {0, 2, 3}, false, false},
+};
+
+TEST(DeviceReduceTest, EveryReduceOpEveryDtypeMatchesCpu) {
+  const char* ops[] = {"ReduceSum",       "ReduceMean", "ReduceMax", "ReduceMin",      "ReduceProd",
+                       "ReduceSumSquare", "ReduceL1",   "ReduceL2",  "ReduceLogSumExp"};
+  for (const char* op : ops) {
+    for (DType t : kNumeric) {
+      for (const ReduceCase& c : kReduceCases) {
+        SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axes [{}]", fmt::join(c.axes, ",")));
+        auto out_dims = cpu::ReduceOutputDims(c.dims, c.axes, c.keepdims);
+        ASSERT_TRUE(out_dims.ok());
+        Attrs attrs = [&](plan::Kernel* k) {
+          PlanBuilder::Int(k, "keepdims", c.keepdims ? 1 : 0);
+          if (c.axes_as_attr) PlanBuilder::Ints(k, "axes", c.axes);
+        };
+        std::optional<std::vector<int64_t>> axes_in;
+        if (!c.axes_as_attr && !c.axes.empty()) axes_in = c.axes;
+        PlanFile f = OneKernel(op, t, c.dims, axes_in, *out_dims, t, attrs);
+        // Products of values in [-2, 2] over dozens of elements leave the float range; small
+        // integers keep them finite and exercise the integer wrap-around the same way.
+        std::map<std::string, std::vector<uint8_t>> inputs;
+        const int64_t n = cpu::NumElements(c.dims);
+        if (std::string(op) == "ReduceProd") inputs["x"] = SmallInts(t, n, 7, -2, 2);
+        // The same arithmetic in the same order: bit-identical.
+        ExpectEmuMatchesCpu(f, inputs, 0, 0);
+      }
+    }
+  }
+}
+
+TEST(DeviceReduceTest, LogSumExpOfWideValuesAndEmptyReductions) {
+  for (DType t : kFloats) {
+    SCOPED_TRACE(DTypeName(t));
+    const cpu::Dims dims = {6, 11};
+    std::map<std::string, std::vector<uint8_t>> in = {{"x", RandomBytes(t, 66, 3, -80, 80)}};
+    ExpectEmuMatchesCpu(OneKernel("ReduceLogSumExp", t, dims, std::vector<int64_t>{1}, {6}, t), in,
+                        0, 0);
+    // A zero-sized reduced axis: the identity of each op (0, 1, -inf, NaN for Mean).
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceProd"}) {
+      ExpectEmuMatchesCpu(OneKernel(op, t, {4, 0}, std::vector<int64_t>{1}, {4}, t), {}, 0, 0);
+    }
+  }
+}
+
+TEST(DeviceReduceTest, NaNsBehaveAsOnTheCpu) {
+  // Max/Min return the first NaN, LogSumExp's fmax skips it, ArgMax never selects it, Softmax's
+  // max ignores it: each path has its own rule, mirrored from the CPU.
+  for (DType t : {DType::kF32, DType::kF16, DType::kF64}) {
+    SCOPED_TRACE(DTypeName(t));
+    const cpu::Dims dims = {5, 7};
+    std::vector<double> v(35);
+    std::mt19937 rng(17);
+    std::uniform_real_distribution<double> d(-3, 3);
+    for (double& x : v) x = d(rng);
+    v[3] = v[15] = v[29] = std::nan("");
+    std::vector<uint8_t> x(35 * DTypeSize(t));
+    ASSERT_TRUE(cpu::Cast(DType::kF64, t, 35, v.data(), x.data()).ok());
+    const std::map<std::string, std::vector<uint8_t>> in = {{"x", x}};
+    for (const char* op : {"ReduceMax", "ReduceMin", "ReduceLogSumExp", "ReduceSum"}) {
+      for (int64_t axis : {0, 1})
+        ExpectEmuMatchesCpu(OneKernel(op, t, dims, std::vector<int64_t>{axis}, {dims[1 - axis]}, t),
+                            in, 0, 0);
+    }
+    ExpectEmuMatchesCpu(OneKernel("ArgMax", t, dims, std::nullopt, {5}, DType::kI64,
+                                  [](plan::Kernel* k) { PlanBuilder::Int(k, "axis", 1); }),
+                        in, 0, 0);
+    ExpectEmuMatchesCpu(OneKernel("LogSoftmax", t, dims, std::nullopt, dims, t), in, 0, 0);
+  }
+}
+
+TEST(DeviceReduceTest, NoopWithEmptyAxesCopiesAndEmptyAxesReduceAll) {
+  for (DType t : {DType::kF32, DType::kI32}) {
+    const cpu::Dims dims = {3, 4};
+    auto noop = [](plan::Kernel* k) { PlanBuilder::Int(k, "noop_with_empty_axes", 1); };
+    // An empty axes input and an absent one, with noop: y = x.
+    ExpectEmuMatchesCpu(OneKernel("ReduceSum", t, dims, std::vector<int64_t>{}, dims, t, noop), {},
+                        0, 0);
+    ExpectEmuMatchesCpu(OneKernel("ReduceMax", t, dims, std::nullopt, dims, t, noop), {}, 0, 0);
+    // Without noop an empty axes input reduces everything.
+    ExpectEmuMatchesCpu(OneKernel("ReduceSum", t, dims, std::vector<int64_t>{}, {}, t), {}, 0, 0);
+  }
+}
+
+TEST(DeviceReduceTest, BadAxesAreRejectedWithTheCpuMessages) {
+  auto run = [](const std::vector<int64_t>& axes) {
+    return RunEmu(OneKernel("ReduceSum", DType::kF32, {3, 4}, axes, {3}, DType::kF32), {});
+  };
+  Status repeated = run({1, -1});
+  EXPECT_FALSE(repeated.ok());
+  EXPECT_NE(repeated.message().find("ReduceSum: axis -1 is repeated"), std::string::npos)
+      << repeated.message();
+  Status range = run({2});
+  EXPECT_FALSE(range.ok());
+  EXPECT_NE(range.message().find("ReduceSum: axis 2 is out of range for rank 2"), std::string::npos)
+      << range.message();
+}
+
+TEST(DeviceReduceTest, ComputedAxesInputIsUnsupported) {
+  PlanBuilder pb;
+  const int x = pb.Buffer("x", DType::kF32, {3, 4}, B::INPUT);
+  const int axes = pb.Buffer("axes", DType::kI64, {1}, B::INPUT);
+  const int y = pb.Buffer("y", DType::kF32, {3}, B::OUTPUT);
+  pb.Kernel("ReduceSum", {x, axes}, {y});
+  Status s = RunEmu(pb.Finish(), {{"axes", SmallInts(DType::kI64, 1, 1, 1, 1)}});
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("must be a constant"), std::string::npos) << s.message();
+}
+
+TEST(DeviceReduceTest, ArgMaxArgMinEveryDtypeWithTies) {
+  struct Case {
+    cpu::Dims dims;
+    int64_t axis;
+    bool keepdims;
+  };
+  const Case cases[] = {{{4, 7, 5}, 1, true},
+                        {{4, 7, 5}, -1, false},
+                        {{9, 3}, 0, false},
+                        {{13}, 0, true},
+                        {{2, 1, 3}, 1, false}};
+  for (const char* op : {"ArgMax", "ArgMin"}) {
+    for (DType t : kNumeric) {
+      for (const Case& c : cases) {
+        for (int last : {0, 1}) {
+          SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axis {} last {}", c.axis, last));
+          auto out_dims = cpu::ReduceOutputDims(c.dims, {c.axis}, c.keepdims);
+          ASSERT_TRUE(out_dims.ok());
+          PlanFile f =
+              OneKernel(op, t, c.dims, std::nullopt, *out_dims, DType::kI64, [&](plan::Kernel* k) {
+                PlanBuilder::Int(k, "axis", c.axis);
+                PlanBuilder::Int(k, "keepdims", c.keepdims ? 1 : 0);
+                PlanBuilder::Int(k, "select_last_index", last);
+              });
+          const int64_t n = cpu::NumElements(c.dims);
+          ExpectEmuMatchesCpu(f, {{"x", SmallInts(t, n, 11, 0, 3)}}, 0, 0);
+          ExpectEmuMatchesCpu(f, {}, 0, 0);  // continuous values: no ties
+        }
+      }
+    }
+  }
+}
+
+TEST(DeviceReduceTest, SoftmaxAndLogSoftmaxEveryFloatDtype) {
+  struct Case {
+    cpu::Dims dims;
+    int64_t axis;
+  };
+  const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{6, 33}, 1}, {{6, 33}, 0}, {{9}, 0}};
+  for (const char* op : {"Softmax", "LogSoftmax"}) {
+    for (DType t : kFloats) {
+      for (const Case& c : cases) {
+        SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axis {}", c.axis));
+        PlanFile f = OneKernel(op, t, c.dims, std::nullopt, c.dims, t,
+                               [&](plan::Kernel* k) { PlanBuilder::Int(k, "axis", c.axis); });
+        // The CPU's f32 Softmax over contiguous rows uses its vectorised exp polynomial ("a few
+        // ulp", and +0 below -87 where expf gives subnormals); everything else is the same
+        // arithmetic as here, bit for bit.
+        const bool poly = t == DType::kF32 && std::string(op) == "Softmax" &&
+                          (c.axis == -1 || c.axis == static_cast<int64_t>(c.dims.size()) - 1);
+        const double rtol = poly ? 4e-6 : 0, atol = poly ? 1e-37 : 0;
+        ExpectEmuMatchesCpu(f, {}, rtol, atol);
+        // Wide scores: most exps underflow (the skipped-exp path) and the max dominates.
+        const int64_t n = cpu::NumElements(c.dims);
+        ExpectEmuMatchesCpu(f, {{"x", RandomBytes(t, n, 5, -150, 150)}}, rtol, atol);
+      }
+    }
+  }
+}
+
+TEST(DeviceReduceTest, SoftmaxGradAndLogSoftmaxGradEveryFloatDtype) {
+  struct Case {
+    cpu::Dims dims;
+    int64_t axis;
+  };
+  const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{5, 12}, 0}, {{11}, -1}, {{}, -1}};
+  for (const char* op : {"a8.SoftmaxGrad", "a8.LogSoftmaxGrad"}) {
+    for (DType t : kFloats) {
+      for (const Case& c : cases) {
+        SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axis {}", c.axis));
+        PlanBuilder pb;
+        const int dy = pb.Buffer("dy", t, c.dims, B::INPUT);
+        const int y = pb.Buffer("y", t, c.dims, B::INPUT);
+        const int dx = pb.Buffer("dx", t, c.dims, B::OUTPUT);
+        PlanBuilder::Int(pb.Kernel(op, {dy, y}, {dx}), "axis", c.axis);
+        ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+      }
+    }
+  }
+}
+
+TEST(DeviceReduceTest, CumSumEveryDtypeExclusiveReverse) {
+  struct Case {
+    cpu::Dims dims;
+    int64_t axis;
+  };
+  const Case cases[] = {{{4, 9, 3}, 1}, {{4, 9, 3}, -1}, {{7, 5}, 0}, {{19}, 0}};
+  for (DType t : kNumeric) {
+    for (const Case& c : cases) {
+      for (int mode = 0; mode < 4; ++mode) {
+        SCOPED_TRACE(Where("CumSum", t, c.dims) + fmt::format(" axis {} mode {}", c.axis, mode));
+        for (DType axis_t : {DType::kI64, DType::kI32}) {
+          PlanBuilder pb;
+          const int x = pb.Buffer("x", t, c.dims, B::INPUT);
+          const int32_t a32 = static_cast<int32_t>(c.axis);
+          const int axis = axis_t == DType::kI64
+                               ? pb.Buffer("axis", axis_t, {}, B::CONSTANT, &c.axis)
+                               : pb.Buffer("axis", axis_t, {}, B::CONSTANT, &a32);
+          const int y = pb.Buffer("y", t, c.dims, B::OUTPUT);
+          plan::Kernel* k = pb.Kernel("CumSum", {x, axis}, {y});
+          PlanBuilder::Int(k, "exclusive", mode & 1);
+          PlanBuilder::Int(k, "reverse", (mode >> 1) & 1);
+          // Integers: values up to 100 make i8 / u8 running sums wrap.
+          const int64_t n = cpu::NumElements(c.dims);
+          std::map<std::string, std::vector<uint8_t>> in;
+          if (!IsFloat(t)) in["x"] = SmallInts(t, n, 13, 0, 100);
+          ExpectEmuMatchesCpu(pb.Finish(), in, 0, 0);
+        }
+      }
+    }
+  }
+}
+
+TEST(DeviceReduceTest, GlobalNormSqOfMixedDtypesAcrossChunks) {
+  // Tensors over one and several partial-sum chunks, empty, and of every float dtype.
+  const std::vector<std::pair<DType, int64_t>> tensors = {
+      {DType::kF32, 2 * emu::kNormSqChunk + 777}, {DType::kF16, 1001}, {DType::kBF16, 3},
+      {DType::kF64, emu::kNormSqChunk + 1},       {DType::kF32, 0},    {DType::kF32, 1}};
+  PlanBuilder pb;
+  std::vector<int> in;
+  for (size_t i = 0; i < tensors.size(); ++i)
+    in.push_back(
+        pb.Buffer("g" + std::to_string(i), tensors[i].first, {tensors[i].second}, B::INPUT));
+  const int out = pb.Buffer("norm_sq", DType::kF32, {}, B::OUTPUT);
+  pb.Kernel("a8.GlobalNormSq", in, {out});
+  ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
+}
+
+}  // namespace
+}  // namespace a8::testing

@@ -1,0 +1,120 @@
+// Tests of the CUDA backend's kernels through its host emulation ("cuda-emu", the same source
+// compiled for the CPU: kernels/device/device.h): a plan runs once on the CPU reference backend
+// and once on cuda-emu with the same inputs, and every graph output must agree.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/dtype.h"
+#include "kernels/cpu/elementwise.h"
+#include "runtime/core/executor.h"
+#include "runtime/cpu/cpu_backend.h"
+#include "runtime/device/device_backend.h"
+#include "tests/unit/runtime_test_util.h"
+
+namespace a8::testing {
+
+// `n` random elements of `dtype` in [lo, hi] (integers: rounded; bool: 0/1), as raw bytes.
+inline std::vector<uint8_t> RandomBytes(DType dtype, int64_t n, uint32_t seed, double lo = -2,
+                                        double hi = 2) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) {
+    x = d(rng);
+    if (dtype == DType::kBool) x = x > (lo + hi) / 2 ? 1 : 0;
+    else if (!IsFloat(dtype)) x = std::round(x);
+  }
+  std::vector<uint8_t> out(static_cast<size_t>(n) * DTypeSize(dtype));
+  Status s = cpu::Cast(DType::kF64, dtype, n, v.data(), out.data());
+  EXPECT_TRUE(s.ok()) << s.message();
+  return out;
+}
+
+// Buffer bytes as float64.
+inline std::vector<double> AsDoubles(DType dtype, const std::vector<uint8_t>& bytes) {
+  const int64_t n = static_cast<int64_t>(bytes.size() / DTypeSize(dtype));
+  std::vector<double> v(static_cast<size_t>(n));
+  Status s = cpu::Cast(dtype, DType::kF64, n, bytes.data(), v.data());
+  EXPECT_TRUE(s.ok()) << s.message();
+  return v;
+}
+
+// Runs `f` (a plan, e.g. from PlanBuilder) for `steps` steps on `backend` with `inputs` (by
+// input name; missing inputs get random values from a fixed seed), returns each output's bytes
+// and (training plans) each parameter/state buffer's bytes, keyed by buffer name.
+inline std::map<std::string, std::vector<uint8_t>> RunOn(
+    PlanFile f, std::unique_ptr<Backend> backend,
+    const std::map<std::string, std::vector<uint8_t>>& inputs, int steps = 1) {
+  std::map<std::string, std::vector<uint8_t>> out;
+  auto ex = Executor::Create(std::move(f), std::move(backend));
+  EXPECT_TRUE(ex.ok()) << ex.status().message();
+  if (!ex.ok()) return out;
+  Executor& e = **ex;
+  for (int s = 0; s < steps; ++s) {
+    uint32_t seed = 1000 + s;
+    for (const plan::Binding& b : e.plan().inputs()) {
+      const plan::Buffer& buf = e.plan().buffers(b.buffer());
+      auto it = inputs.find(b.name());
+      std::vector<uint8_t> bytes =
+          it != inputs.end() ? it->second
+                             : RandomBytes(static_cast<DType>(buf.type().dtype()),
+                                           static_cast<int64_t>(buf.bytes() / DTypeSize(static_cast<DType>(buf.type().dtype()))),
+                                           seed++);
+      Status st = e.SetInput(b.name(), bytes.data(), bytes.size());
+      EXPECT_TRUE(st.ok()) << st.message();
+    }
+    Status st = e.Run();
+    EXPECT_TRUE(st.ok()) << e.backend().name() << ": " << st.message();
+    if (!st.ok()) return out;
+  }
+  for (const plan::Binding& b : e.plan().outputs()) {
+    std::vector<uint8_t> bytes(e.plan().buffers(b.buffer()).bytes());
+    EXPECT_TRUE(e.ReadBuffer(b.buffer(), bytes.data()).ok());
+    out[b.name()] = std::move(bytes);
+  }
+  for (int id : e.checkpoint_buffers()) {
+    std::vector<uint8_t> bytes(e.plan().buffers(id).bytes());
+    EXPECT_TRUE(e.ReadBuffer(id, bytes.data()).ok());
+    out[e.plan().buffers(id).name()] = std::move(bytes);
+  }
+  return out;
+}
+
+// The plan on the CPU backend and on cuda-emu: every output (and parameter/state) within
+// |got - want| <= atol + rtol * |want| (NaN matches NaN, Inf matches the same Inf).
+inline void ExpectEmuMatchesCpu(const PlanFile& f,
+                                const std::map<std::string, std::vector<uint8_t>>& inputs,
+                                double rtol, double atol, int steps = 1) {
+  auto want = RunOn(f, MakeCpuBackend(), inputs, steps);
+  auto emu = MakeCudaEmuBackend();
+  ASSERT_TRUE(emu.ok()) << emu.status().message();
+  auto got = RunOn(f, std::move(emu).value(), inputs, steps);
+  ASSERT_EQ(got.size(), want.size());
+  std::map<std::string, DType> types;
+  for (const plan::Buffer& b : f.plan.buffers()) types[b.name()] = static_cast<DType>(b.type().dtype());
+  for (const auto& [name, wbytes] : want) {
+    ASSERT_TRUE(got.count(name)) << name;
+    const DType t = types[name];
+    std::vector<double> w = AsDoubles(t, wbytes), g = AsDoubles(t, got[name]);
+    ASSERT_EQ(w.size(), g.size()) << name;
+    int bad = 0;
+    for (size_t i = 0; i < w.size() && bad < 10; ++i) {
+      if (std::isnan(w[i]) && std::isnan(g[i])) continue;
+      if (std::isinf(w[i]) && g[i] == w[i]) continue;
+      if (!(std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]))) {
+        ++bad;
+        ADD_FAILURE() << "output '" << name << "' element " << i << ": cuda-emu " << g[i]
+                      << ", cpu " << w[i];
+      }
+    }
+  }
+}
+
+}  // namespace a8::testing
