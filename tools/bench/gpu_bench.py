@@ -1,0 +1,570 @@
+#!/usr/bin/env python3
+"""Training throughput and peak GPU memory: a800c against PyTorch on one GPU, in one run.
+
+    python3 tools/bench/gpu_bench.py --bin gpu-bundle/bin --out OUT [--a8-ld-path PATH]
+        [--budget-s 300] [--models resnet50,bert] [--warmup 3] [--steps 15]
+    python3 tools/bench/gpu_bench.py --dry-run-cpu --bin build/bin --out /tmp/b
+        (no torch, no GPU: a800c's side only, on build/models/bert.onnx, --backend=cpu, 1+2 steps)
+
+Models (synthetic data, fixed batch, seeded weights; every constant-valued tensor, such as a fresh
+BatchNorm's or LayerNorm's ones and zeros, gets +-0.01 of seeded noise: see build_model):
+- resnet50: torchvision's ResNet-50, batch 128, 3x224x224, 1000 classes;
+- bert: a BERT-base-style encoder (BertEncoder below: 12 post-LN layers, hidden 768, 12 heads,
+  FFN 3072, exact GELU, vocab 30522, sequence 128, pooler on the first token, 2 classes), batch 32.
+Systems: a800c in fp32, tf32, amp and fp16 (`a800c MODEL.onnx --loss=cross_entropy
+--optimizer=adamw --lr=1e-3 --weight-decay=0.01 --precision=P`, then `a800c-run --backend=cuda
+--synthetic --steps=W+N --metrics FILE`); PyTorch eager AMP (autocast fp16 + GradScaler) and
+torch.compile AMP (the model compiled, default mode), both with AdamW(lr=1e-3,
+weight_decay=0.01, fused=True). The a800c models are exported from the same modules
+(torch.onnx.export, opset 17, the TorchScript exporter first, else the dynamo exporter; the
+inference graph with a `logits` output, eval mode so BatchNorm is the inference op, which a800c
+turns into the training one, and TrainingMode.PRESERVE so the exporter does not fold it into
+the convolutions), so both sides train the same network from the same initial weights.
+
+Timing: W warm-up steps (excluded; they hold torch.compile's compilation, cuDNN's autotuning and
+a800c's CUDA-graph capture), then N timed steps for everyone. PyTorch: synchronize, clock, step,
+synchronize, clock, per step. a800c: `step_ms` of each step from --metrics (a800c-run times
+Executor::Run plus its read-back of the step state, a device-to-host copy that waits for the
+step). steps/s = N / (sum of the N step times).
+Memory: PyTorch's torch.cuda.max_memory_allocated(); a800c's peak device bytes where a800c-run
+prints them (`peak device memory ... (N bytes)`); for every configuration also the peak of
+nvidia-smi's memory.used sampled every 50 ms during the process, less the reading before it
+(it counts the CUDA context, cuBLAS/cuDNN workspaces and the allocator's cache).
+Each configuration runs in its own process under a timeout; a failure is recorded with its
+error's first line and the run goes on. Results go to OUT/gpu_bench.json and OUT/gpu_bench.md,
+rewritten after every configuration.
+"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+MODELS = {
+    "resnet50": {"batch": 128,
+                 "desc": "ResNet-50 (torchvision), batch 128, 3x224x224, 1000 classes"},
+    "bert": {"batch": 32, "desc": "BERT-base-style encoder (12x768, 12 heads, FFN 3072), "
+                                  "batch 32, sequence 128, 2 classes"},
+}
+PRECISIONS = ["amp", "fp16", "tf32", "fp32"]
+# Per-process limits (seconds), each also cut to what is left of --budget-s.
+LIMITS = {"export": 150, "compile": 150, "a800c-run": 150, "torch-eager": 120,
+          "torch-compile": 240}
+SEED = 0
+LR, WEIGHT_DECAY = 1e-3, 0.01
+
+
+# ---- the PyTorch side (imported only in the worker processes and for versions) ---------------
+
+def build_model(name):
+    import torch
+    torch.manual_seed(SEED)
+    model = _build(name)
+    # The TorchScript exporter merges initializers of equal values in eval mode (its
+    # deduplicate-initializers pass): every fresh BatchNorm's weight, bias, running mean and
+    # variance (ones and zeros) and every LayerNorm's would become one tensor through Identity
+    # nodes, tying parameters that PyTorch trains apart, and making a bias also a running mean
+    # (a800c: "target buffer 'bn1.bias' is updated twice"). A little seeded noise on each
+    # constant-valued tensor keeps them apart, on both sides alike.
+    g = torch.Generator().manual_seed(SEED + 2)
+    with torch.no_grad():
+        for t in list(model.parameters()) + list(model.buffers()):
+            if t.is_floating_point() and t.numel() > 1 and bool((t == t.flatten()[0]).all()):
+                t.add_(torch.empty(t.shape).uniform_(-0.01, 0.01, generator=g))
+    return model
+
+
+def _build(name):
+    import torch
+    from torch import nn
+    if name == "resnet50":
+        import torchvision
+        return torchvision.models.resnet50(weights=None, num_classes=1000)
+
+    class Layer(nn.Module):
+        def __init__(self, hidden, heads, ffn, seq):
+            super().__init__()
+            self.heads, self.dim, self.seq, self.hidden = heads, hidden // heads, seq, hidden
+            self.q, self.k, self.v = (nn.Linear(hidden, hidden) for _ in range(3))
+            self.o = nn.Linear(hidden, hidden)
+            self.ln1, self.ln2 = nn.LayerNorm(hidden, eps=1e-12), nn.LayerNorm(hidden, eps=1e-12)
+            self.ff1, self.ff2 = nn.Linear(hidden, ffn), nn.Linear(ffn, hidden)
+            self.gelu = nn.GELU()
+
+        def split(self, x):
+            # Constant shapes (-1 for the batch): no Shape/Gather chains in the export.
+            return x.view(-1, self.seq, self.heads, self.dim).transpose(1, 2)
+
+        def forward(self, h):
+            q, k, v = self.split(self.q(h)), self.split(self.k(h)), self.split(self.v(h))
+            p = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * self.dim ** -0.5, dim=-1)
+            ctx = torch.matmul(p, v).transpose(1, 2).reshape(-1, self.seq, self.hidden)
+            h = self.ln1(h + self.o(ctx))
+            return self.ln2(h + self.ff2(self.gelu(self.ff1(h))))
+
+    class BertEncoder(nn.Module):
+        def __init__(self, vocab=30522, hidden=768, layers=12, heads=12, ffn=3072, seq=128,
+                     classes=2):
+            super().__init__()
+            self.tok = nn.Embedding(vocab, hidden)
+            self.pos = nn.Parameter(torch.randn(1, seq, hidden) * 0.02)
+            self.ln = nn.LayerNorm(hidden, eps=1e-12)
+            self.layers = nn.ModuleList(Layer(hidden, heads, ffn, seq) for _ in range(layers))
+            self.pool = nn.Linear(hidden, hidden)
+            self.cls = nn.Linear(hidden, classes)
+
+        def forward(self, ids):
+            h = self.ln(self.tok(ids) + self.pos)
+            for layer in self.layers:
+                h = layer(h)
+            return self.cls(torch.tanh(self.pool(h[:, 0])))
+
+    return BertEncoder()
+
+
+def example_input(name, batch, device):
+    import torch
+    g = torch.Generator(device="cpu").manual_seed(SEED + 1)
+    if name == "resnet50":
+        x = torch.randn(batch, 3, 224, 224, generator=g)
+        y = torch.randint(0, 1000, (batch,), generator=g)
+    else:
+        x = torch.randint(0, 30522, (batch, 128), generator=g)
+        y = torch.randint(0, 2, (batch,), generator=g)
+    return x.to(device), y.to(device)
+
+
+def worker_export(args):
+    """Exports args.model to args.onnx; prints which exporter worked."""
+    import torch
+    # Traced on the GPU where there is one: ResNet-50's forward at batch 128 is slow on a CPU.
+    dev = "cuda" if torch.cuda.is_available() else "cpu"
+    model = build_model(args.model).to(dev).eval()
+    x, _ = example_input(args.model, MODELS[args.model]["batch"], dev)
+    name = "x" if args.model == "resnet50" else "input_ids"
+    errors = []
+    try:
+        torch.onnx.export(model, (x,), args.onnx, opset_version=17, dynamo=False,
+                          training=torch.onnx.TrainingMode.PRESERVE, do_constant_folding=False,
+                          input_names=[name], output_names=["logits"])
+        return {"exporter": "torchscript (dynamo=False)"}
+    except Exception as e:  # noqa: BLE001 -- any failure falls back to the other exporter
+        errors.append(f"dynamo=False: {first_line(repr(e))}")
+    try:
+        prog = torch.onnx.export(model, (x,), dynamo=True, opset_version=17,
+                                 input_names=[name], output_names=["logits"])
+        prog.save(args.onnx, external_data=False)
+        return {"exporter": "dynamo", "note": errors[0]}
+    except Exception as e:  # noqa: BLE001
+        errors.append(f"dynamo=True: {first_line(repr(e))}")
+    raise RuntimeError("; ".join(errors))
+
+
+def worker_torch(args):
+    """PyTorch AMP training steps of args.model, eager or compiled; prints the result.
+    --worker-device=cpu (a self-test of this code without a GPU, at --worker-batch): bf16
+    autocast, no scaler, no memory figures."""
+    import torch
+    import torch.nn.functional as F
+    dev = args.worker_device
+    cuda = dev == "cuda"
+    if cuda:
+        torch.backends.cudnn.benchmark = True
+        torch.cuda.reset_peak_memory_stats()
+    model = build_model(args.model).to(dev).train()
+    x, y = example_input(args.model, args.worker_batch or MODELS[args.model]["batch"], dev)
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY, fused=cuda)
+    scaler = torch.amp.GradScaler(dev, enabled=cuda)
+    fwd = torch.compile(model) if args.mode == "compile" else model
+    sync = torch.cuda.synchronize if cuda else (lambda: None)
+
+    def step():
+        opt.zero_grad(set_to_none=True)
+        with torch.autocast(dev, dtype=torch.float16 if cuda else torch.bfloat16):
+            loss = F.cross_entropy(fwd(x), y)
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
+        return loss
+
+    times, t_first, warm_s = [], time.perf_counter(), 0.0
+    for i in range(args.warmup + args.steps):
+        sync()
+        t0 = time.perf_counter()
+        loss = step()
+        sync()
+        times.append((time.perf_counter() - t0) * 1e3)
+        if i == args.warmup - 1:
+            warm_s = time.perf_counter() - t_first
+    return {"step_ms": times[args.warmup:], "warmup_s": warm_s,
+            "peak_bytes": torch.cuda.max_memory_allocated() if cuda else 0,
+            "reserved_bytes": torch.cuda.max_memory_reserved() if cuda else 0,
+            "final_loss": float(loss.detach())}
+
+
+def worker_main(args):
+    try:
+        out = worker_export(args) if args.worker == "export" else worker_torch(args)
+        out["ok"] = True
+    except Exception as e:  # noqa: BLE001 -- reported to the parent, which records it
+        out = {"ok": False, "error": first_line(f"{type(e).__name__}: {e}")}
+    print("GPU_BENCH_RESULT " + json.dumps(out), flush=True)
+    return 0
+
+
+# ---- the parent: configurations, a800c, nvidia-smi, the table --------------------------------
+
+def first_line(text):
+    for line in str(text).splitlines():
+        if line.strip():
+            return line.strip()[:300]
+    return "(no message)"
+
+
+def error_line(stderr, stdout=""):
+    """The first line that looks like the error, else the last line printed."""
+    lines = [ln.strip() for ln in (stderr + "\n" + stdout).splitlines() if ln.strip()]
+    for ln in lines:
+        if re.search(r"error|Error|ERROR|FAILED|not supported|Unsupported|out of memory", ln):
+            return ln[:300]
+    return lines[-1][:300] if lines else "(no output)"
+
+
+class GpuMemSampler:
+    """The peak of nvidia-smi's memory.used (MiB) while a process runs, less the reading
+    before it; None where nvidia-smi is not there."""
+
+    def __init__(self, enabled):
+        self.enabled = enabled and shutil.which("nvidia-smi") is not None
+        self.peak = None
+        self.base = None
+
+    def _query(self):
+        p = subprocess.run(["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,"
+                            "nounits", "-i", "0"], capture_output=True, text=True, timeout=20)
+        return float(p.stdout.split()[0])
+
+    def __enter__(self):
+        if not self.enabled:
+            return self
+        try:
+            self.base = self._query()
+        except Exception:  # noqa: BLE001 -- memory sampling is best effort
+            self.enabled = False
+            return self
+        self.proc = subprocess.Popen(
+            ["nvidia-smi", "--query-gpu=memory.used", "--format=csv,noheader,nounits", "-i", "0",
+             "-lms", "50"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+        return self
+
+    def _read(self):
+        for line in self.proc.stdout:
+            try:
+                v = float(line.strip())
+            except ValueError:
+                continue
+            self.peak = v if self.peak is None else max(self.peak, v)
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self.proc.terminate()
+            self.proc.wait(timeout=10)
+            self.thread.join(timeout=5)
+
+    def delta_mib(self):
+        if not self.enabled or self.peak is None:
+            return None
+        return max(self.peak - self.base, 0.0)
+
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        self.deadline = time.monotonic() + args.budget_s
+        self.results = []
+        self.meta = {}
+        self.a8_env = dict(os.environ)
+        if args.a8_ld_path:
+            self.a8_env["LD_LIBRARY_PATH"] = args.a8_ld_path
+
+    def limit(self, kind):
+        return min(LIMITS[kind], self.deadline - time.monotonic())
+
+    def run(self, cmd, kind, env=None, sample=True):
+        """Runs cmd under the limit of `kind`; returns (returncode or 'timeout', stdout, stderr,
+        seconds, nvidia-smi delta MiB)."""
+        limit = self.limit(kind)
+        if limit < 15:
+            return "budget", "", "", 0.0, None
+        t0 = time.monotonic()
+        with GpuMemSampler(sample and not self.args.dry_run_cpu) as smi:
+            try:
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit, env=env)
+                rc, out, err = p.returncode, p.stdout, p.stderr
+            except subprocess.TimeoutExpired as e:
+                rc = "timeout"
+                out = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else ""
+                err = f"timed out after {limit:.0f} s (the limit of {kind})"
+        return rc, out, err, time.monotonic() - t0, smi.delta_mib()
+
+    def record(self, **row):
+        base = {"status": "ok", "error": None, "steps_per_s": None, "samples_per_s": None,
+                "median_step_ms": None, "peak_mib": None, "peak_source": None, "smi_mib": None,
+                "compile_s": None, "timed_steps": self.args.steps,
+                "warmup_steps": self.args.warmup}
+        base.update(row)
+        self.results.append(base)
+        shown = base["error"] or (f"{base['steps_per_s']:.2f} steps/s"
+                                  if base["steps_per_s"] else "")
+        print(f"  {base['model']:9} {base['system']:26} {base['status']:8} {shown}", flush=True)
+        self.write()
+
+    def failed(self, model, system, what, rc, out, err):
+        if rc == "budget":
+            return self.record(model=model, system=system, status="not run",
+                               error="the time budget (--budget-s) was spent")
+        line = err if rc == "timeout" else error_line(err, out)
+        if not line.startswith(what):
+            line = f"{what}: {line}"
+        return self.record(model=model, system=system, status="failed", error=line)
+
+    def throughput(self, model, step_ms):
+        total_s = sum(step_ms) / 1e3
+        sps = len(step_ms) / total_s if total_s > 0 else None
+        med = sorted(step_ms)[len(step_ms) // 2]
+        return {"steps_per_s": sps, "samples_per_s": sps * self.batch(model) if sps else None,
+                "median_step_ms": med}
+
+    def batch(self, model):
+        return self.args.batch if self.args.dry_run_cpu else MODELS[model]["batch"]
+
+    # -- a800c
+    def a800c(self, model, onnx, precision, work):
+        a = self.args
+        system = f"a800c {precision}"
+        plan = os.path.join(work, f"{model}.{precision}.plan")
+        cmd = [os.path.join(a.bin, "a800c"), onnx, "-o", plan, "--loss=cross_entropy",
+               "--optimizer=adamw", f"--lr={LR}", f"--weight-decay={WEIGHT_DECAY}",
+               f"--precision={precision}"]
+        if a.dry_run_cpu:
+            cmd.append(f"--batch={a.batch}")
+        rc, out, err, secs, _ = self.run(cmd, "compile", env=self.a8_env, sample=False)
+        if rc != 0:
+            return self.failed(model, system, "a800c", rc, out, err)
+        compile_s = secs
+        metrics = os.path.join(work, f"{model}.{precision}.jsonl")
+        cmd = [os.path.join(a.bin, "a800c-run"), plan, f"--backend={a.backend}", "--synthetic",
+               f"--steps={a.warmup + a.steps}", f"--metrics={metrics}",
+               f"--log-every={a.warmup + a.steps}"]
+        rc, out, err, secs, smi = self.run(cmd, "a800c-run", env=self.a8_env)
+        if rc != 0:
+            return self.failed(model, system, "a800c-run", rc, out, err)
+        with open(metrics) as f:
+            step_ms = [json.loads(line)["step_ms"] for line in f if line.strip()]
+        os.remove(plan)
+        if len(step_ms) < a.warmup + a.steps:
+            return self.record(model=model, system=system, status="failed",
+                               error=f"a800c-run: {len(step_ms)} metrics lines, expected "
+                                     f"{a.warmup + a.steps}")
+        # The line a800c-run prints at the end once it reports Backend::peak_device_bytes().
+        m = re.search(r"peak device memory[^\n]*?\((\d+) bytes\)", out)
+        peak = int(m.group(1)) / 2**20 if m else None
+        self.record(model=model, system=system, compile_s=compile_s, smi_mib=smi,
+                    peak_mib=peak, peak_source="a800c-run" if m else None,
+                    **self.throughput(model, step_ms[a.warmup:]))
+
+    # -- PyTorch
+    def worker(self, kind, extra):
+        a = self.args
+        cmd = [sys.executable, os.path.abspath(__file__), "--worker", *extra,
+               f"--warmup={a.warmup}", f"--steps={a.steps}", "--out", a.out, "--bin", a.bin]
+        rc, out, err, secs, smi = self.run(cmd, kind, sample=kind != "export")
+        res = None
+        for line in out.splitlines():
+            if line.startswith("GPU_BENCH_RESULT "):
+                res = json.loads(line[len("GPU_BENCH_RESULT "):])
+        return rc, out, err, secs, smi, res
+
+    def torch_side(self, model, mode):
+        system = f"PyTorch {'eager' if mode == 'eager' else 'torch.compile'} AMP"
+        rc, out, err, secs, smi, res = self.worker(f"torch-{mode}",
+                                                   ["torch", "--model", model, "--mode", mode])
+        if res is None or not res["ok"]:
+            if res is not None:
+                return self.record(model=model, system=system, status="failed",
+                                   error=res["error"])
+            return self.failed(model, system, "worker", rc, out, err)
+        self.record(model=model, system=system, smi_mib=smi, peak_mib=res["peak_bytes"] / 2**20,
+                    peak_source="torch.cuda.max_memory_allocated",
+                    compile_s=res["warmup_s"] if mode == "compile" else None,
+                    **self.throughput(model, res["step_ms"]))
+
+    def export(self, model, work):
+        onnx = os.path.join(work, f"{model}.onnx")
+        rc, out, err, secs, _, res = self.worker("export", ["export", "--model", model,
+                                                            "--onnx", onnx])
+        if res is not None and res["ok"]:
+            self.meta.setdefault("exporters", {})[model] = res["exporter"]
+            print(f"  {model}: exported with {res['exporter']} in {secs:.1f} s "
+                  f"({os.path.getsize(onnx) / 2**20:.1f} MiB)", flush=True)
+            return onnx, None
+        why = res["error"] if res is not None else (err if rc == "timeout"
+                                                    else error_line(err, out))
+        if rc == "budget":
+            why = "the time budget (--budget-s) was spent"
+        return None, f"export: {why}"
+
+    def write(self):
+        a = self.args
+        with open(os.path.join(a.out, "gpu_bench.json"), "w") as f:
+            json.dump({"meta": self.meta, "results": self.results}, f, indent=1)
+        with open(os.path.join(a.out, "gpu_bench.md"), "w") as f:
+            f.write(self.markdown())
+
+    def markdown(self):
+        m = self.meta
+        lines = [f"GPU benchmark, {m.get('date')}: {m.get('gpu')}, driver {m.get('driver')}, "
+                 f"torch {m.get('torch')} (CUDA {m.get('torch_cuda')}, cuDNN "
+                 f"{m.get('torch_cudnn')}), {m.get('nvcc')}, {m.get('a800c')}; "
+                 f"{self.args.warmup} warm-up + {self.args.steps} timed steps each.", ""]
+        for name, desc in m.get("models", {}).items():
+            lines.append(f"- {name}: {desc}")
+        lines += ["", "| model | system | steps/s | samples/s | median ms/step | peak memory MiB "
+                  "| nvidia-smi MiB | warm-up/compile s | note |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+
+        def num(v, fmt):
+            return format(v, fmt) if isinstance(v, (int, float)) else "-"
+        for r in self.results:
+            note = f"{r['status']}: {r['error']}" if r["status"] != "ok" else ""
+            if r["status"] == "ok" and r["peak_mib"] is None and r["system"].startswith("a800c"):
+                note = "peak: a800c-run prints none yet"
+            lines.append(
+                f"| {r['model']} | {r['system']} | {num(r['steps_per_s'], '.2f')} | "
+                f"{num(r['samples_per_s'], '.1f')} | {num(r['median_step_ms'], '.2f')} | "
+                f"{num(r['peak_mib'], '.0f')} | {num(r['smi_mib'], '.0f')} | "
+                f"{num(r['compile_s'], '.1f')} | {note.replace('|', '/')} |")
+        lines += ["", "peak memory: torch.cuda.max_memory_allocated() for PyTorch, a800c-run's "
+                  "peak device bytes for a800c; nvidia-smi: peak memory.used during the process "
+                  "less the reading before it (CUDA context, library workspaces and caches "
+                  "included). warm-up/compile s: a800c's compile time; torch.compile's warm-up "
+                  "steps (compilation included).", ""]
+        return "\n".join(lines)
+
+    def versions(self):
+        a = self.args
+        m = self.meta
+        m["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        m["host"] = platform.node()
+        m["python"] = platform.python_version()
+        m["models"] = ({"bert (dry run)": f"{a.onnx}, batch {a.batch}"} if a.dry_run_cpu else
+                       {k: MODELS[k]["desc"] for k in a.models.split(",")})
+        m["backend"] = a.backend
+        try:
+            q = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                                "--format=csv,noheader", "-i", "0"], capture_output=True,
+                               text=True, timeout=30).stdout.strip()
+            m["gpu"], m["driver"], m["gpu_memory"] = [s.strip() for s in q.split(",")]
+        except Exception:  # noqa: BLE001 -- no GPU (the dry run)
+            m["gpu"], m["driver"] = "no GPU (nvidia-smi absent or failed)", "-"
+        try:
+            import torch
+            m["torch"], m["torch_cuda"] = torch.__version__, torch.version.cuda
+            m["torch_cudnn"] = torch.backends.cudnn.version()
+            import torchvision
+            m["torchvision"] = torchvision.__version__
+        except Exception as e:  # noqa: BLE001
+            m.setdefault("torch", f"not available ({type(e).__name__})")
+        nvcc = shutil.which("nvcc") or "/usr/local/cuda/bin/nvcc"
+        try:
+            out = subprocess.run([nvcc, "--version"], capture_output=True, text=True).stdout
+            m["nvcc"] = first_line(out.splitlines()[-2] if len(out.splitlines()) > 1 else out)
+        except Exception:  # noqa: BLE001
+            m["nvcc"] = "nvcc not found"
+        out = subprocess.run([os.path.join(a.bin, "a800c"), "--version"], capture_output=True,
+                             text=True, env=self.a8_env)
+        m["a800c"] = first_line(out.stdout or out.stderr)
+
+    def main(self):
+        a = self.args
+        self.versions()
+        print(f"gpu_bench: {self.meta.get('gpu')}, torch {self.meta.get('torch')}, budget "
+              f"{a.budget_s:.0f} s", flush=True)
+        self.write()
+        with tempfile.TemporaryDirectory(prefix="gpu_bench.") as work:
+            if a.dry_run_cpu:
+                for p in a.precisions.split(","):
+                    self.a800c("bert", a.onnx, p, work)
+                for system in ("PyTorch eager AMP", "PyTorch torch.compile AMP"):
+                    self.record(model="bert", system=system, status="skipped",
+                                error="dry run: no torch, no GPU")
+                return 0
+            models = a.models.split(",")
+            onnx = {}
+            for model in models:
+                onnx[model] = self.export(model, work)
+            # The cheap baselines first, then a800c, then torch.compile (slowest to start), so
+            # that a spent budget costs the fewest rows.
+            for model in models:
+                self.torch_side(model, "eager")
+            for model in models:
+                path, why = onnx[model]
+                for p in a.precisions.split(","):
+                    if path is None:
+                        self.record(model=model, system=f"a800c {p}", status="failed", error=why)
+                    else:
+                        self.a800c(model, path, p, work)
+            for model in models:
+                self.torch_side(model, "compile")
+        return 0
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--bin", required=True, help="folder of a800c and a800c-run")
+    ap.add_argument("--out", required=True, help="folder for gpu_bench.json and gpu_bench.md")
+    ap.add_argument("--a8-ld-path", default="",
+                    help="LD_LIBRARY_PATH for the a800c processes only (PyTorch keeps its own)")
+    ap.add_argument("--budget-s", type=float, default=300, help="the whole run (default 300)")
+    ap.add_argument("--models", default="resnet50,bert")
+    ap.add_argument("--precisions", default=",".join(PRECISIONS))
+    # Few steps: a800c-run draws ResNet-50's synthetic batch (19M normals) on the host each
+    # step, about half a second, and the whole run has ~5 minutes.
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=15)
+    ap.add_argument("--backend", default="cuda", help="a800c-run's backend (default cuda)")
+    ap.add_argument("--dry-run-cpu", action="store_true",
+                    help="a800c's side only, on --onnx with --backend=cpu, 1+2 steps: checks "
+                         "the command lines and the table without torch or a GPU")
+    ap.add_argument("--onnx", default="build/models/bert.onnx", help="--dry-run-cpu's model")
+    ap.add_argument("--batch", type=int, default=4, help="--dry-run-cpu's batch")
+    ap.add_argument("--worker", choices=["export", "torch"], help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--mode", choices=["eager", "compile"], help=argparse.SUPPRESS)
+    ap.add_argument("--worker-device", default="cuda", help=argparse.SUPPRESS)
+    ap.add_argument("--worker-batch", type=int, default=0, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.worker:
+        return worker_main(args)
+    if args.dry_run_cpu:
+        args.backend, args.warmup, args.steps = "cpu", 1, 2
+    for m in args.models.split(","):
+        if m not in MODELS:
+            ap.error(f"--models: unknown model {m} (known: {', '.join(MODELS)})")
+    os.makedirs(args.out, exist_ok=True)
+    args.bin = os.path.abspath(args.bin)
+    args.out = os.path.abspath(args.out)
+    return Bench(args).main()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
