@@ -71,7 +71,29 @@ struct DevCtx {
   // ReleaseScratch (the backend's teardown).
   std::vector<void*> retired_scratch;
   bool capturing = false;
+  // Data-dependent errors (an index or a label out of range) found by device code: the kernel
+  // writes `error_tag` (the running kernel's index + 1, set by the backend) into `error_word`
+  // (device memory, zeroed at the start of a step), and the backend reports it after the step.
+  int32_t* error_word = nullptr;
+  int32_t error_tag = 0;
 };
+// A data-dependent error raised by device code (an index or a label out of range): the first
+// kernel to raise one in a step is named after the step (device.h, DevCtx::error_word). The
+// kernel still writes a defined value (zero, NaN) and never touches memory out of bounds.
+struct DevErr {
+  int32_t* word = nullptr;
+  int32_t tag = 0;
+  A8_HD void Raise() const {
+    if (word == nullptr) return;
+#if defined(__CUDA_ARCH__)
+    atomicCAS(reinterpret_cast<int*>(word), 0, static_cast<int>(tag));
+#else
+    if (*word == 0) *word = tag;
+#endif
+  }
+};
+inline DevErr ErrOf(const DevCtx& ctx) { return DevErr{ctx.error_word, ctx.error_tag}; }
+
 // Makes ctx.scratch hold at least `bytes` bytes.
 DevStatus Scratch(DevCtx& ctx, size_t bytes, void** out);
 // Frees the scratch memory, outgrown buffers included.

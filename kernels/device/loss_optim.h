@@ -85,6 +85,7 @@ struct LossShape {
   DevLossReduction reduction = DevLossReduction::kMean;
   bool has_ignore_index = false;
   int64_t ignore_index = 0;
+  DevErr err;  // raised for a label outside [0, classes) that is not ignore_index
 };
 
 struct LossParams {

@@ -38,7 +38,10 @@ A8_HD int64_t ClassOf(const LossShape& s, const void* labels, int64_t t) {
   const int64_t label = s.labels_i32 ? static_cast<const int32_t*>(labels)[t]
                                      : static_cast<const int64_t*>(labels)[t];
   if (s.has_ignore_index && label == s.ignore_index) return kIgnored;
-  if (label < 0 || label >= s.classes) return kBadLabel;
+  if (label < 0 || label >= s.classes) {
+    s.err.Raise();
+    return kBadLabel;
+  }
   return label;
 }
 

@@ -45,6 +45,7 @@ DevStatus StridedCopy(DevCtx& ctx, const StridedCopyParams& p);
 // y[o, j, c] = data[o, indices[j], c] for data viewed as [outer, dim, inner] and y as
 // [outer, nidx, inner]; indices are i32 or i64, negative ones count from the end.
 struct GatherParams {
+  DevErr err;  // raised for an index out of range
   int elem_size = 0;
   bool index_i32 = false;
   int64_t outer = 0, dim = 0, nidx = 0, inner = 0;
@@ -56,6 +57,7 @@ DevStatus Gather(DevCtx& ctx, const GatherParams& p);
 
 // y[c] = data[c with c[axis] replaced by indices[c]]; y has the dims of indices.
 struct GatherElementsParams {
+  DevErr err;  // raised for an index out of range
   int elem_size = 0;
   bool index_i32 = false;
   int rank = 0;
@@ -140,6 +142,7 @@ DevStatus WriteInt64s(DevCtx& ctx, const WriteInt64sParams& p);
 // index into scratch; pass 2 gives each dx element one thread that sums its run in order, the
 // CPU kernel's order, so results match it bit for bit. Float dtypes only.
 struct GatherGradParams {
+  DevErr err;  // raised for an index out of range
   DType dtype = DType::kF32;
   bool index_i32 = false;
   int64_t outer = 0, dim = 0, nidx = 0, inner = 0;

@@ -59,6 +59,7 @@ struct GatherFn {
     const int64_t c = i % p.inner, t = i / p.inner;
     const int64_t j = t % p.nidx, o = t / p.nidx;
     const int64_t k = NormalizeIndex(LoadIndex(p.index_i32, p.indices, j), p.dim);
+    if (k < 0) p.err.Raise();
     static_cast<U*>(p.y)[i] =
         k < 0 ? U{0} : static_cast<const U*>(p.data)[(o * p.dim + k) * p.inner + c];
   }
@@ -70,6 +71,7 @@ struct GatherElementsFn {
   A8_HD void operator()(int64_t i) const {
     const int64_t k = NormalizeIndex(LoadIndex(p.index_i32, p.indices, i), p.axis_dim);
     if (k < 0) {
+      p.err.Raise();
       static_cast<U*>(p.y)[i] = U{0};
       return;
     }
@@ -199,6 +201,7 @@ struct GatherGradSortFn {
   int64_t* sorted_key;  // [nidx]
   A8_HD int64_t Key(int64_t j) const {
     const int64_t k = NormalizeIndex(LoadIndex(p.index_i32, p.indices, j), p.dim);
+    if (k < 0) p.err.Raise();
     return k < 0 ? p.dim : k;
   }
   A8_HD void operator()(int64_t j) const {

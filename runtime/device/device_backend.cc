@@ -53,7 +53,21 @@ Status DeviceBackend::AttachComm(const StepInfo& step) {
 }
 
 Status DeviceBackend::EndOfStep(const StepInfo& step) {
+  *error_host_ = 0;
+  A8_RETURN_IF_ERROR(FromDev(CopyToHost(error_host_, error_dev_, sizeof(int32_t), stream_)));
   A8_RETURN_IF_ERROR(FromDev(StreamSync(stream_)));
+  if (const int32_t tag = *error_host_; tag > 0) {
+    // A kernel met an index or a label out of range (it wrote zeros or NaN, nothing out of
+    // bounds); the device cannot say which element without a sync per kernel.
+    const int k = tag - 1;
+    const plan::Kernel* kern = k < static_cast<int>(kernels_.size()) ? &kernels_[k].args.kernel()
+                                                                     : nullptr;
+    return InvalidInput(
+        "kernel {} '{}' (node '{}'): an index or label input is out of range (the CUDA kernel "
+        "wrote zeros or NaN in its place); the CPU backend names the element: rerun with "
+        "--backend=cpu",
+        k, kern != nullptr ? kern->name() : "?", kern != nullptr ? kern->node() : "?");
+  }
 #if defined(A8_DEVICE_IS_CUDA)
   // A collective that failed or timed out (the NCCL watchdog) fails the step.
   if (auto* nccl = dynamic_cast<NcclCommunicator*>(step.comm)) A8_RETURN_IF_ERROR(nccl->Health());
@@ -73,7 +87,12 @@ StatusOr<std::unique_ptr<DeviceBackend>> DeviceBackend::Create(DeviceBackendOpti
   be->step_dev_ = static_cast<StepDev*>(p);
   A8_RETURN_IF_ERROR(FromDev(MallocHost(&p, sizeof(StepDev))));
   be->step_host_ = new (p) StepDev();
+  A8_RETURN_IF_ERROR(FromDev(Malloc(&p, sizeof(int32_t))));
+  be->error_dev_ = static_cast<int32_t*>(p);
+  A8_RETURN_IF_ERROR(FromDev(MallocHost(&p, sizeof(int32_t))));
+  be->error_host_ = static_cast<int32_t*>(p);
   A8_RETURN_IF_ERROR(FromDev(MakeBlasEngine(be->stream_, &be->blas_)));
+  be->ctx_.error_word = be->error_dev_;
   be->ctx_.stream = be->stream_;
   be->ctx_.step = be->step_dev_;
   be->ctx_.blas = be->blas_.get();
@@ -87,6 +106,8 @@ DeviceBackend::~DeviceBackend() {
   ReleaseScratch(ctx_);
   for (void* r : regions_) Free(r);
   if (step_dev_ != nullptr) Free(step_dev_);
+  if (error_dev_ != nullptr) Free(error_dev_);
+  if (error_host_ != nullptr) FreeHost(error_host_);
   if (step_host_ != nullptr) FreeHost(step_host_);
   StreamDestroy(stream_);
 }
@@ -167,6 +188,7 @@ Status DeviceBackend::SetStep(const StepInfo& step) {
   step_host_->step = step.step;
   step_host_->seed = step.seed;
   step_host_->eval = step.eval ? 1 : 0;
+  A8_RETURN_IF_ERROR(FromDev(A8_DEV_NS::Fill(error_dev_, 0, sizeof(int32_t), stream_)));
   return FromDev(CopyToDevice(step_dev_, step_host_, sizeof(StepDev), stream_));
 }
 
@@ -177,6 +199,7 @@ Status DeviceBackend::Run(int index, const StepInfo& step) {
   A8_RETURN_IF_ERROR(SetStep(step));
   Prepared& p = kernels_[index];
   p.args.step = step;
+  ctx_.error_tag = index + 1;
   A8_RETURN_IF_ERROR(p.entry->fn(p.args, ctx_));
   // Kernel by kernel (checks between kernels): each is finished on return.
   return EndOfStep(step);
@@ -189,6 +212,7 @@ Status DeviceBackend::RunEager(const std::vector<int>& kernels, const std::vecto
       return Internal("kernel index {} out of range (prepared {})", k, kernels_.size());
     Prepared& p = kernels_[k];
     p.args.step = step;
+    ctx_.error_tag = k + 1;
     Status s = p.entry->fn(p.args, ctx_);
     if (!s.ok()) {
       const plan::Kernel& kern = p.args.kernel();

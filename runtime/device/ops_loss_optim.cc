@@ -50,13 +50,14 @@ StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const cpu::Dims& scores_dim
   return s;
 }
 
-StatusOr<LossParams> ForwardLossOf(const KernelArgs& a) {
+StatusOr<LossParams> ForwardLossOf(const KernelArgs& a, const DevCtx& ctx) {
   if (a.in(0).dims.size() < 2) {
     return InvalidInput("{}: input {} has rank {}, needs at least {}", a.kernel().op(), 0,
                         a.in(0).dims.size(), 2);
   }
   LossParams p;
   A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.in(0).dims, 1));
+  p.shape.err = ErrOf(ctx);
   p.scores = a.in(0).data;
   p.labels = a.in(1).data;
   p.weights = InOrNull(a, 2);
@@ -65,13 +66,13 @@ StatusOr<LossParams> ForwardLossOf(const KernelArgs& a) {
 }
 
 Status RunSoftmaxCrossEntropy(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(LossParams p, ForwardLossOf(a));
+  A8_ASSIGN_OR_RETURN(LossParams p, ForwardLossOf(a, ctx));
   p.log_prob = OutOrNull(a, 1);
   return FromDev(SoftmaxCrossEntropyLoss(ctx, p));
 }
 
 Status RunNll(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(LossParams p, ForwardLossOf(a));
+  A8_ASSIGN_OR_RETURN(LossParams p, ForwardLossOf(a, ctx));
   return FromDev(NegativeLogLikelihoodLoss(ctx, p));
 }
 
@@ -79,6 +80,7 @@ Status RunNll(const KernelArgs& a, DevCtx& ctx) {
 Status RunSceGrad(const KernelArgs& a, DevCtx& ctx) {
   LossGradParams p;
   A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.in(1).dims, 2));
+  p.shape.err = ErrOf(ctx);
   p.dloss = a.in(0).data;
   p.scores = a.in(1).data;
   p.labels = a.in(2).data;
@@ -91,6 +93,7 @@ Status RunSceGrad(const KernelArgs& a, DevCtx& ctx) {
 Status RunNllGrad(const KernelArgs& a, DevCtx& ctx) {
   LossGradParams p;
   A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.out(0).dims, 1));
+  p.shape.err = ErrOf(ctx);
   p.dloss = a.in(0).data;
   p.labels = a.in(1).data;
   p.weights = InOrNull(a, 2);

@@ -275,6 +275,7 @@ Status Gather(const KernelArgs& a, DevCtx& ctx) {
       cpu::NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), "Gather"));
   A8_RETURN_IF_ERROR(CheckIndexDType(idx.dtype, "Gather"));
   movement::GatherParams p;
+  p.err = ErrOf(ctx);
   p.elem_size = static_cast<int>(DTypeSize(x.dtype));
   p.index_i32 = idx.dtype == DType::kI32;
   p.outer = cpu::NumElements(Dims(x.dims.begin(), x.dims.begin() + ax));
@@ -310,6 +311,7 @@ Status GatherElements(const KernelArgs& a, DevCtx& ctx) {
     return InvalidInput("GatherElements: the output buffer has {} elements, indices {}", y.count(),
                         idx.count());
   movement::GatherElementsParams p;
+  p.err = ErrOf(ctx);
   p.elem_size = static_cast<int>(DTypeSize(x.dtype));
   p.index_i32 = idx.dtype == DType::kI32;
   p.rank = static_cast<int>(rank);
@@ -511,6 +513,7 @@ Status GatherGrad(const KernelArgs& a, DevCtx& ctx) {
   if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
     return Unsupported("{}: indices must be i64 or i32, got {}", op, cpu::ElemName(idx.dtype));
   movement::GatherGradParams p;
+  p.err = ErrOf(ctx);
   p.dtype = dy.dtype;
   p.index_i32 = idx.dtype == DType::kI32;
   p.outer = cpu::NumElements(Dims(data_dims.begin(), data_dims.begin() + axis));

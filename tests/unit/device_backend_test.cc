@@ -87,5 +87,35 @@ TEST(DeviceBackendTest, WriteBufferRoundTripsAndBadIdsAreErrors) {
   EXPECT_FALSE((*ex)->ReadBuffer(-1, back.data()).ok());
 }
 
+// An index out of range is found by the device code, and the step fails naming the kernel (the
+// CPU backend names the element), instead of training on the zeros the kernel wrote.
+TEST(DeviceBackendTest, AnIndexOutOfRangeFailsTheStepNamingTheKernel) {
+  using Role = plan::Buffer;
+  testing::PlanBuilder pb;
+  int x = pb.Buffer("x", DType::kF32, {3, 2}, Role::INPUT);
+  int idx = pb.Buffer("idx", DType::kI64, {2}, Role::INPUT);
+  int y = pb.Buffer("y", DType::kF32, {2, 2}, Role::OUTPUT);
+  pb.Kernel("Gather", {x, idx}, {y})->set_node("embed");
+  PlanFile f = pb.Finish();
+  auto be = MakeCudaEmuBackend();
+  ASSERT_TRUE(be.ok());
+  auto ex = Executor::Create(f, std::move(be).value());
+  ASSERT_TRUE(ex.ok()) << ex.status().message();
+  std::vector<float> xv = {1, 2, 3, 4, 5, 6};
+  ASSERT_TRUE((*ex)->SetInput("x", xv.data(), xv.size() * 4).ok());
+  std::vector<int64_t> good = {2, -1}, bad = {1, 7};
+  ASSERT_TRUE((*ex)->SetInput("idx", good.data(), 16).ok());
+  ASSERT_TRUE((*ex)->Run().ok());
+  ASSERT_TRUE((*ex)->SetInput("idx", bad.data(), 16).ok());
+  Status s = (*ex)->Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("kernel 0 'Gather:f32,i64->f32' (node 'embed')"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("out of range"), std::string::npos) << s.message();
+  // The next good step runs again (the error word is per step).
+  ASSERT_TRUE((*ex)->SetInput("idx", good.data(), 16).ok());
+  EXPECT_TRUE((*ex)->Run().ok());
+}
+
 }  // namespace
 }  // namespace a8
