@@ -1,10 +1,16 @@
 // Tests of the CUDA backend's kernels through its host emulation ("cuda-emu", the same source
 // compiled for the CPU: kernels/device/device.h): a plan runs once on the CPU reference backend
 // and once on cuda-emu with the same inputs, and every graph output must agree.
+//
+// The same test files are also compiled into a8_gpu_tests (ctest label gpu) with
+// A8_DEVICE_TESTS_ON_GPU: there the plans run on the real CUDA backend (skipped, with the reason,
+// without a GPU), with per-dtype tolerance floors for what the GPU rounds differently (fused
+// multiply-adds, the CUDA math library, cuBLASLt/cuDNN summation orders).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -87,30 +93,61 @@ inline std::map<std::string, std::vector<uint8_t>> RunOn(
   return out;
 }
 
+// The backend under test: cuda-emu, or the CUDA backend in a8_gpu_tests.
+inline StatusOr<std::unique_ptr<Backend>> DeviceUnderTest() {
+#if defined(A8_DEVICE_TESTS_ON_GPU)
+  return MakeCudaBackend();
+#else
+  return MakeCudaEmuBackend();
+#endif
+}
+
+// The least tolerance of a dtype on the GPU (0 in emulation): a few ulps of the dtype, scaled for
+// sums of a few hundred terms.
+inline double GpuTolFloor(DType t) {
+#if defined(A8_DEVICE_TESTS_ON_GPU)
+  switch (t) {
+    case DType::kF32: return 2e-5;
+    case DType::kF16: return 2e-3;
+    case DType::kBF16: return 1.6e-2;
+    case DType::kF64: return 1e-12;
+    default: return 0;
+  }
+#else
+  (void)t;
+  return 0;
+#endif
+}
+
 // The plan on the CPU backend and on cuda-emu: every output (and parameter/state) within
 // |got - want| <= atol + rtol * |want| (NaN matches NaN, Inf matches the same Inf).
 inline void ExpectEmuMatchesCpu(const PlanFile& f,
                                 const std::map<std::string, std::vector<uint8_t>>& inputs,
                                 double rtol, double atol, int steps = 1) {
+  auto dev = DeviceUnderTest();
+#if defined(A8_DEVICE_TESTS_ON_GPU)
+  if (!dev.ok()) GTEST_SKIP() << "no usable GPU: " << dev.status().message();
+#endif
+  ASSERT_TRUE(dev.ok()) << dev.status().message();
   auto want = RunOn(f, MakeCpuBackend(), inputs, steps);
-  auto emu = MakeCudaEmuBackend();
-  ASSERT_TRUE(emu.ok()) << emu.status().message();
-  auto got = RunOn(f, std::move(emu).value(), inputs, steps);
+  auto got = RunOn(f, std::move(dev).value(), inputs, steps);
   ASSERT_EQ(got.size(), want.size());
   std::map<std::string, DType> types;
   for (const plan::Buffer& b : f.plan.buffers()) types[b.name()] = static_cast<DType>(b.type().dtype());
   for (const auto& [name, wbytes] : want) {
     ASSERT_TRUE(got.count(name)) << name;
     const DType t = types[name];
+    const double floor = GpuTolFloor(t);
+    const double rt = std::max(rtol, floor), at = std::max(atol, floor);
     std::vector<double> w = AsDoubles(t, wbytes), g = AsDoubles(t, got[name]);
     ASSERT_EQ(w.size(), g.size()) << name;
     int bad = 0;
     for (size_t i = 0; i < w.size() && bad < 10; ++i) {
       if (std::isnan(w[i]) && std::isnan(g[i])) continue;
       if (std::isinf(w[i]) && g[i] == w[i]) continue;
-      if (!(std::fabs(g[i] - w[i]) <= atol + rtol * std::fabs(w[i]))) {
+      if (!(std::fabs(g[i] - w[i]) <= at + rt * std::fabs(w[i]))) {
         ++bad;
-        ADD_FAILURE() << "output '" << name << "' element " << i << ": cuda-emu " << g[i]
+        ADD_FAILURE() << "output '" << name << "' element " << i << ": device " << g[i]
                       << ", cpu " << w[i];
       }
     }
