@@ -131,7 +131,9 @@ A8_HD A FusedGelu(A x, bool tanh_form) {
     const A u = A(0.79788456080286535588) * (x + A(0.044715) * x * x * x);
     return x / (A(1) + FusedExpOf(A(-2) * u));
   }
-  return A(0.5) * x * FusedErfcOf(-x * A(0.70710678118654752440));
+  // erfc(+Inf) is 0 and (-Inf) * 0 is NaN: Gelu(-Inf) is -0.
+  const A c = FusedErfcOf(-x * A(0.70710678118654752440));
+  return c == A(0) ? (x < A(0) ? -A(0) : A(0)) : A(0.5) * x * c;
 }
 
 // d/dx Gelu(x) times dy, as a8.GeluGrad computes it.

@@ -226,7 +226,8 @@ Status Binary(BinaryOp op, DType a_dtype, const Dims& a_dims, const void* a, DTy
                         ElemName(b_dtype));
   }
   const bool logic = op == BinaryOp::kAnd || op == BinaryOp::kOr || op == BinaryOp::kXor;
-  if (logic) {
+  // Equal takes bool too (ONNX Equal-11+); the other comparisons do not.
+  if (logic || (op == BinaryOp::kEqual && a_dtype == DType::kBool)) {
     if (a_dtype != DType::kBool)
       return Unsupported("{}: dtype {} is not bool", name, ElemName(a_dtype));
     bool* out = static_cast<bool*>(y);

@@ -202,8 +202,11 @@ A FloatUnary(UnaryOp op, A x, const UnaryAttrs& at) {
       return x >= zero ? x : static_cast<A>(at.alpha) * std::expm1(x);
     // 0.5 x (1 + erf(x / sqrt 2)) and 0.5 x (1 + tanh(u)) written without the cancellation
     // of 1 + erf / 1 + tanh for negative x: erfc, and 1 + tanh(u) = 2 / (1 + exp(-2u)).
-    case UnaryOp::kGelu:
-      return half * x * std::erfc(-x * static_cast<A>(0.70710678118654752440));
+    case UnaryOp::kGelu: {
+      // erfc(+Inf) is 0 and (-Inf) * 0 is NaN: Gelu(-Inf) is -0, as the f32 kernel gives.
+      const A c = std::erfc(-x * static_cast<A>(0.70710678118654752440));
+      return c == zero ? std::copysign(zero, x) : half * x * c;
+    }
     case UnaryOp::kGeluTanh: {
       const A k = static_cast<A>(0.79788456080286535588);  // sqrt(2 / pi)
       A u = k * (x + static_cast<A>(0.044715) * x * x * x);

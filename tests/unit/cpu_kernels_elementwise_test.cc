@@ -176,6 +176,17 @@ double RefCast(double v, DType to) {
   }
 }
 
+// Equal takes bool operands (its registry entry lists bool), with broadcasting.
+TEST(CpuKernelBinaryTest, EqualOnBool) {
+  const bool a[] = {true, false, true, false, true, true};
+  const bool b[] = {true, false, false};
+  bool y[6];
+  ASSERT_TRUE(Binary(BinaryOp::kEqual, DType::kBool, {2, 3}, a, DType::kBool, {3}, b, y).ok());
+  const bool want[] = {true, true, false, false, false, false};
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y[i], want[i]) << i;
+  EXPECT_FALSE(Binary(BinaryOp::kLess, DType::kBool, {3}, b, DType::kBool, {3}, b, y).ok());
+}
+
 TEST(CpuKernelCastTest, AllPairsMatchDefinitionBitForBit) {
   std::mt19937_64 rng(2);
   for (DType from : kAllDTypes) {
