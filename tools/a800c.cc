@@ -12,6 +12,7 @@
 
 #include "compiler/driver/driver.h"
 #include "passes/pipelines.h"
+#include "runtime/device/device_registry.h"
 
 namespace {
 
@@ -86,7 +87,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (list_ops) {
-    a8::PrintOpList(std::cout);
+    // The CUDA backend's registry (the same source as its host emulation's).
+    a8::PrintOpList(std::cout, [](const std::string& op) {
+      return a8::emu::FindDeviceKernel(op) != nullptr;
+    });
     return 0;
   }
   if (model.empty()) return Fail(a8::InvalidInput("MODEL: no model given (see --help)"));

@@ -73,8 +73,8 @@ a8::StatusOr<std::unique_ptr<a8::Backend>> MakeBackend(const std::string& name, 
 // scratch and library workspaces), one line benchmarks read.
 void PrintPeakMemory(const a8::Executor& ex) {
   if (const uint64_t peak = ex.backend().peak_device_bytes(); peak > 0)
-    std::cout << fmt::format("{}: peak device memory {:.1f} MiB\n", kProgram,
-                             static_cast<double>(peak) / (1 << 20));
+    std::cout << fmt::format("{}: peak device memory {:.1f} MiB ({} bytes)\n", kProgram,
+                             static_cast<double>(peak) / (1 << 20), peak);
 }
 
 // --list-kernels: the registry of the chosen backend.

@@ -324,10 +324,12 @@ void PrintPassList(std::ostream& os) {
   }
 }
 
-void PrintOpList(std::ostream& os) {
+void PrintOpList(std::ostream& os,
+                 const std::function<bool(const std::string&)>& has_cuda_kernel) {
   struct Row {
     std::string op, versions, canonical, gradient;
     const std::string* doc;
+    std::string cuda;
   };
   std::vector<Row> rows;
   size_t op_width = 2, versions_width = 8;
@@ -335,12 +337,14 @@ void PrintOpList(std::ostream& os) {
     Row row;
     row.op = def.domain.empty() ? def.name : def.domain + "." + def.name;
     for (int v : def.implemented) {
-      row.versions += (row.versions.empty() ? "" : ",") + std::to_string(v);
+      if (!row.versions.empty()) row.versions += ',';
+      row.versions += std::to_string(v);
     }
     row.canonical = std::to_string(def.canonical);
     const GradRule rule = FindGradRule(row.op);
     row.gradient = rule == nullptr ? "no" : rule == kNoGradient ? "none" : "yes";
     row.doc = &def.doc;
+    row.cuda = !has_cuda_kernel ? "?" : has_cuda_kernel(row.op) ? "yes" : "no";
     op_width = std::max(op_width, row.op.size());
     versions_width = std::max(versions_width, row.versions.size());
     rows.push_back(std::move(row));
@@ -349,7 +353,7 @@ void PrintOpList(std::ostream& os) {
                     versions_width, "canonical", "gradient", "cuda", "doc");
   for (const Row& r : rows) {
     os << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<8}  {:<4}  {}\n", r.op, op_width, r.versions,
-                      versions_width, r.canonical, r.gradient, "no", *r.doc);
+                      versions_width, r.canonical, r.gradient, r.cuda, *r.doc);
   }
 }
 

@@ -104,7 +104,10 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
 
 // The `a800c --list-passes` / `--list-ops` tables.
 void PrintPassList(std::ostream& os);
-void PrintOpList(std::ostream& os);
+// `has_cuda_kernel(op)` fills the cuda column (the CUDA backend's registry lives in the runtime,
+// which the compiler library does not link); without it the column says "?".
+void PrintOpList(std::ostream& os,
+                 const std::function<bool(const std::string&)>& has_cuda_kernel = nullptr);
 // "a800c 0.1.0 (plan format 1)" for `program`.
 std::string VersionString(std::string_view program);
 
