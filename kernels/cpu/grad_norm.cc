@@ -24,18 +24,23 @@ void SumChannels(const T* x, const T* dy, int64_t batch, int64_t channels, int64
   ParallelFor(channels, batch * spatial * 4, [&](int64_t cb, int64_t ce) {
     for (int64_t c = cb; c < ce; ++c) {
       auto plane = [&](const T* base, int64_t n) { return base + (n * channels + c) * spatial; };
+      // Each plane summed on its own, the planes' sums added in n order (as the forward).
       if (batch_stats) {
         C sum = 0;
         for (int64_t n = 0; n < batch; ++n) {
-          for (int64_t i = 0; i < spatial; ++i) sum += Load(plane(x, n)[i]);
+          C ps = 0;
+          for (int64_t i = 0; i < spatial; ++i) ps += Load(plane(x, n)[i]);
+          sum += ps;
         }
         const C m = sum / static_cast<C>(batch * spatial);
         C sq = 0;
         for (int64_t n = 0; n < batch; ++n) {
+          C ps = 0;
           for (int64_t i = 0; i < spatial; ++i) {
             const C d = Load(plane(x, n)[i]) - m;
-            sq += d * d;
+            ps += d * d;
           }
+          sq += ps;
         }
         s->mean[c] = m;
         s->inv_std[c] = C(1) / std::sqrt(sq / static_cast<C>(batch * spatial) + eps);
@@ -44,11 +49,14 @@ void SumChannels(const T* x, const T* dy, int64_t batch, int64_t channels, int64
       for (int64_t n = 0; n < batch; ++n) {
         const T* xp = plane(x, n);
         const T* gp = plane(dy, n);
+        C ps = 0, ps2 = 0;
         for (int64_t i = 0; i < spatial; ++i) {
           const C g = Load(gp[i]);
-          sdy += g;
-          sdyx += g * (Load(xp[i]) - s->mean[c]) * s->inv_std[c];
+          ps += g;
+          ps2 += g * (Load(xp[i]) - s->mean[c]) * s->inv_std[c];
         }
+        sdy += ps;
+        sdyx += ps2;
       }
       s->sum_dy[c] = sdy;
       s->sum_dy_xhat[c] = sdyx;

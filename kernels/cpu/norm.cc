@@ -48,23 +48,28 @@ void RowMoments(const T* x, int64_t n, C* mean, C* var) {
   *var = n > 0 ? sq / static_cast<C>(n) : C(0);
 }
 
-// Batch moments of channel c over [batch, spatial]: sums run per (n, c) plane in order.
+// Batch moments of channel c over [batch, spatial]: each (n, c) plane summed on its own, the
+// planes' sums added in n order (the CUDA kernels sum the same way, a thread per plane).
 template <typename T, typename C = Compute<T>>
 void ChannelMoments(const T* x, const BatchNormParams& p, int64_t c, C* mean, C* var) {
   C sum = 0;
   const int64_t count = p.batch * p.spatial;
   for (int64_t n = 0; n < p.batch; ++n) {
     const T* plane = x + (n * p.channels + c) * p.spatial;
-    for (int64_t i = 0; i < p.spatial; ++i) sum += Load(plane[i]);
+    C s = 0;
+    for (int64_t i = 0; i < p.spatial; ++i) s += Load(plane[i]);
+    sum += s;
   }
   const C m = count > 0 ? sum / static_cast<C>(count) : C(0);
   C sq = 0;
   for (int64_t n = 0; n < p.batch; ++n) {
     const T* plane = x + (n * p.channels + c) * p.spatial;
+    C s = 0;
     for (int64_t i = 0; i < p.spatial; ++i) {
       C d = Load(plane[i]) - m;
-      sq += d * d;
+      s += d * d;
     }
+    sq += s;
   }
   *mean = m;
   *var = count > 0 ? sq / static_cast<C>(count) : C(0);

@@ -176,33 +176,85 @@ struct BatchNormInferStats {
   }
 };
 
-// Batch moments of channel c over [batch, spatial] (planes in order), and the running update.
+// Channel sums over [batch, spatial] in two levels, as the CPU kernels sum (kernels/cpu/norm.cc,
+// grad_norm.cc): one thread per (n, c) plane sums its plane into `part`, then one thread per
+// channel adds the planes' sums in n order. Planes of NCHW data are contiguous, so the first
+// level has batch * channels threads instead of one per channel.
+enum class PlaneSum { kX, kSquaredDeviation, kDyAndDyXhat };
+
 template <typename T>
-struct BatchNormTrainStats {
+struct PlanePartials {
   using C = Acc<T>;
+  const T* x;
+  const T* dy;
+  int64_t channels, spatial, planes;
+  PlaneSum what;
+  const C* stats;  // [channels] means, [channels] inv stds (as `what` needs)
+  C* part;         // [planes] (kDyAndDyXhat: [2 * planes])
+  A8_HD void operator()(int64_t p) const {
+    const int64_t c = p % channels;
+    const T* xp = x + p * spatial;
+    C s = 0, s2 = 0;
+    if (what == PlaneSum::kX) {
+      for (int64_t i = 0; i < spatial; ++i) s += Ld(xp, i);
+    } else if (what == PlaneSum::kSquaredDeviation) {
+      const C m = stats[c];
+      for (int64_t i = 0; i < spatial; ++i) {
+        const C d = Ld(xp, i) - m;
+        s += d * d;
+      }
+    } else {
+      const T* gp = dy + p * spatial;
+      const C m = stats[c], inv = stats[channels + c];
+      for (int64_t i = 0; i < spatial; ++i) {
+        const C g = Ld(gp, i);
+        s += g;
+        s2 += g * (Ld(xp, i) - m) * inv;
+      }
+      part[planes + p] = s2;
+    }
+    part[p] = s;
+  }
+};
+
+// Sum over n of part[n * channels + c] (n in order).
+template <typename C>
+A8_HD C SumPlanes(const C* part, int64_t batch, int64_t channels, int64_t c) {
+  C s = 0;
+  for (int64_t n = 0; n < batch; ++n) s += part[n * channels + c];
+  return s;
+}
+
+// stats[c] = the batch mean of channel c.
+template <typename C>
+struct ChannelMean {
+  const C* part;
+  int64_t batch, channels, count;
+  C* stats;
+  A8_HD void operator()(int64_t c) const {
+    const C sum = SumPlanes(part, batch, channels, c);
+    stats[c] = count > 0 ? sum / static_cast<C>(count) : C(0);
+  }
+};
+
+// stats[channels + c] = the inverse standard deviation, and BatchNorm's running update from `a`
+// when `running`.
+template <typename T>
+struct ChannelInvStd {
+  using C = Acc<T>;
+  const C* part;
+  int64_t batch, channels, count;
+  float epsilon;
+  bool running;
   BatchNormArgs a;
   C* stats;
   A8_HD void operator()(int64_t c) const {
-    const T* x = static_cast<const T*>(a.x);
-    const int64_t count = a.batch * a.spatial;
-    C sum = 0;
-    for (int64_t n = 0; n < a.batch; ++n) {
-      const T* plane = x + (n * a.channels + c) * a.spatial;
-      for (int64_t i = 0; i < a.spatial; ++i) sum += Ld(plane, i);
-    }
-    const C m = count > 0 ? sum / static_cast<C>(count) : C(0);
-    C sq = 0;
-    for (int64_t n = 0; n < a.batch; ++n) {
-      const T* plane = x + (n * a.channels + c) * a.spatial;
-      for (int64_t i = 0; i < a.spatial; ++i) {
-        const C d = Ld(plane, i) - m;
-        sq += d * d;
-      }
-    }
+    const C sq = SumPlanes(part, batch, channels, c);
     const C var = count > 0 ? sq / static_cast<C>(count) : C(0);
-    stats[c] = m;
-    stats[a.channels + c] = C(1) / Sqrt(var + static_cast<C>(a.epsilon));
+    stats[channels + c] = C(1) / Sqrt(var + static_cast<C>(epsilon));
+    if (!running) return;
     // Read before written: running_*_out may alias the input, and only this thread touches c.
+    const C m = stats[c];
     const C mom = static_cast<C>(a.momentum);
     if (a.running_mean_out != nullptr) {
       const C rm = Param<C>(a.stat_dtype, a.mean, c);
@@ -241,47 +293,27 @@ struct ChannelSumsArgs {
   const void* var;
 };
 
+// The statistics from given means and variances (inference-mode backward).
 template <typename T>
-struct ChannelSums {
+struct GivenStats {
   using C = Acc<T>;
   ChannelSumsArgs a;
   C* stats;
   A8_HD void operator()(int64_t c) const {
-    const T* x = static_cast<const T*>(a.x);
-    const T* dy = static_cast<const T*>(a.dy);
-    const C eps = static_cast<C>(a.epsilon);
-    C m, inv;
-    if (a.batch_stats) {
-      C sum = 0;
-      for (int64_t n = 0; n < a.batch; ++n) {
-        for (int64_t i = 0; i < a.spatial; ++i) sum += Ld(x, (n * a.channels + c) * a.spatial + i);
-      }
-      m = sum / static_cast<C>(a.batch * a.spatial);
-      C sq = 0;
-      for (int64_t n = 0; n < a.batch; ++n) {
-        for (int64_t i = 0; i < a.spatial; ++i) {
-          const C d = Ld(x, (n * a.channels + c) * a.spatial + i) - m;
-          sq += d * d;
-        }
-      }
-      inv = C(1) / Sqrt(sq / static_cast<C>(a.batch * a.spatial) + eps);
-    } else {
-      m = Param<C>(a.stat_dtype, a.mean, c);
-      inv = C(1) / Sqrt(Param<C>(a.stat_dtype, a.var, c) + eps);
-    }
-    C sdy = 0, sdyx = 0;
-    for (int64_t n = 0; n < a.batch; ++n) {
-      for (int64_t i = 0; i < a.spatial; ++i) {
-        const int64_t j = (n * a.channels + c) * a.spatial + i;
-        const C g = Ld(dy, j);
-        sdy += g;
-        sdyx += g * (Ld(x, j) - m) * inv;
-      }
-    }
-    stats[c] = m;
-    stats[a.channels + c] = inv;
-    stats[2 * a.channels + c] = sdy;
-    stats[3 * a.channels + c] = sdyx;
+    stats[c] = Param<C>(a.stat_dtype, a.mean, c);
+    stats[a.channels + c] = C(1) / Sqrt(Param<C>(a.stat_dtype, a.var, c) + static_cast<C>(a.epsilon));
+  }
+};
+
+// stats[2 * channels + c] = sum(dY), stats[3 * channels + c] = sum(dY * xhat) of channel c.
+template <typename C>
+struct ChannelDySums {
+  const C* part;
+  int64_t batch, channels;
+  C* stats;
+  A8_HD void operator()(int64_t c) const {
+    stats[2 * channels + c] = SumPlanes(part, batch, channels, c);
+    stats[3 * channels + c] = SumPlanes(part + batch * channels, batch, channels, c);
   }
 };
 
@@ -395,6 +427,47 @@ DevStatus ScratchOf(DevCtx& ctx, int64_t n, C** out) {
   return DevOk();
 }
 
+// The means and inverse standard deviations of every channel over [batch, spatial] into
+// stats[0, 2 * channels), with BatchNorm's running update when `bn` is given; `part` holds
+// batch * channels values.
+template <typename T>
+DevStatus ChannelMoments(DevCtx& ctx, const T* x, int64_t batch, int64_t channels,
+                         int64_t spatial, float epsilon, const BatchNormArgs* bn, Acc<T>* stats,
+                         Acc<T>* part) {
+  using C = Acc<T>;
+  const int64_t planes = batch * channels, count = batch * spatial;
+  A8_DEV_RETURN_IF_ERROR(ForEach(
+      ctx, planes,
+      PlanePartials<T>{x, nullptr, channels, spatial, planes, PlaneSum::kX, stats, part}));
+  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, channels, ChannelMean<C>{part, batch, channels, count, stats}));
+  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes,
+                                 PlanePartials<T>{x, nullptr, channels, spatial, planes,
+                                                  PlaneSum::kSquaredDeviation, stats, part}));
+  return ForEach(ctx, channels,
+                 ChannelInvStd<T>{part, batch, channels, count, epsilon, bn != nullptr,
+                                  bn != nullptr ? *bn : BatchNormArgs{}, stats});
+}
+
+// The backward's channel sums: stats[0, 4 * channels) = means, inv stds, sum(dY),
+// sum(dY * xhat); `part` holds 2 * batch * channels values.
+template <typename T>
+DevStatus ChannelGradSums(DevCtx& ctx, const ChannelSumsArgs& a, Acc<T>* stats, Acc<T>* part) {
+  using C = Acc<T>;
+  const T* x = static_cast<const T*>(a.x);
+  const int64_t planes = a.batch * a.channels;
+  if (a.batch_stats) {
+    A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(ctx, x, a.batch, a.channels, a.spatial, a.epsilon,
+                                             nullptr, stats, part));
+  } else {
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, GivenStats<T>{a, stats}));
+  }
+  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes,
+                                 PlanePartials<T>{x, static_cast<const T*>(a.dy), a.channels,
+                                                  a.spatial, planes, PlaneSum::kDyAndDyXhat,
+                                                  stats, part}));
+  return ForEach(ctx, a.channels, ChannelDySums<C>{part, a.batch, a.channels, stats});
+}
+
 }  // namespace nn_detail
 
 DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
@@ -446,8 +519,10 @@ DevStatus BatchNormTraining(DevCtx& ctx, const BatchNormArgs& a) {
     using T = decltype(tag);
     using C = Acc<T>;
     C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.channels, &stats));
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, BatchNormTrainStats<T>{a, stats}));
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.channels + a.batch * a.channels, &stats));
+    A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(ctx, static_cast<const T*>(a.x), a.batch, a.channels,
+                                             a.spatial, a.epsilon, &a, stats,
+                                             stats + 2 * a.channels));
     return ForEach(ctx, a.batch * a.channels * a.spatial, BatchNormApply<T>{a, stats});
   });
 }
@@ -459,10 +534,10 @@ DevStatus BatchNormGrad(DevCtx& ctx, const BatchNormGradArgs& a) {
     using T = decltype(tag);
     using C = Acc<T>;
     C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.channels, &stats));
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.channels + 2 * a.batch * a.channels, &stats));
     const ChannelSumsArgs sums{a.x,       a.dy,     a.batch,      a.channels, a.spatial,
                                a.epsilon, training, a.stat_dtype, a.mean,     a.var};
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, ChannelSums<T>{sums, stats}));
+    A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * a.channels));
     if (a.dx != nullptr) {
       const NormGradDx<T> dx{a.x,        a.dy,       a.dx,      a.param_dtype,       a.scale,
                              a.channels, a.channels, a.spatial, a.batch * a.spatial, training,
@@ -494,10 +569,10 @@ DevStatus InstanceNormGrad(DevCtx& ctx, const InstanceNormArgs& a) {
     // Each (n, c) plane is a BatchNorm channel of a batch of one.
     const int64_t planes = a.batch * a.channels;
     C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * planes, &stats));
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 6 * planes, &stats));
     const ChannelSumsArgs sums{a.x,       a.dy, 1,           planes,  a.spatial,
                                a.epsilon, true, DType::kF32, nullptr, nullptr};
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes, ChannelSums<T>{sums, stats}));
+    A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * planes));
     if (a.dx != nullptr) {
       const NormGradDx<T> dx{a.x,        a.dy,      a.dx,      a.param_dtype, a.scale, planes,
                              a.channels, a.spatial, a.spatial, true,          stats};
