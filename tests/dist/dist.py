@@ -2,6 +2,11 @@
 """Data parallel on the CPU backend over MPI (issue 7): `mpirun --oversubscribe -np N a800c-run`.
 
     python3 tests/dist/dist.py CASE --bin build/bin --models build/models --data build/data
+                               [--backend cuda]
+
+With --backend cuda (ctest label gpu) every case runs on the CUDA backend, the ranks reducing over
+NCCL, one GPU per rank: it exits 77 (skipped) on a machine with fewer than 2 GPUs, and the
+4-rank runs are skipped with fewer than 4.
 
 - identical:   the MLP trains 50 steps on 2 and on 4 ranks, in fp32 and amp: every rank ends
                with byte-identical parameters and loss-scaler state (a800c-run checks it across
@@ -40,6 +45,7 @@ import json
 import os
 import subprocess
 import sys
+import shutil
 import tempfile
 import time
 
@@ -63,7 +69,22 @@ def a800c(model, plan, *flags):
 
 
 def run_bin():
-    return os.path.join(ARGS.bin, "a800c-run")
+    """a800c-run and the backend flag (--backend cuda: NCCL between the ranks)."""
+    return os.path.join(ARGS.bin, "a800c-run"), f"--backend={ARGS.backend}"
+
+
+def gpu_count():
+    p = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True) \
+        if shutil.which("nvidia-smi") else None
+    return 0 if p is None or p.returncode != 0 else len(p.stdout.strip().splitlines())
+
+
+def too_many_ranks(n):
+    """On GPUs a run needs one GPU per rank (NCCL takes no two ranks on one device)."""
+    if ARGS.backend == "cuda" and n > gpu_count():
+        print(f"skipped: {n} ranks need {n} GPUs, this machine has {gpu_count()}")
+        return True
+    return False
 
 
 def must(p, what):
@@ -77,9 +98,12 @@ def case_identical(work):
         plan = os.path.join(work, f"mlp.{mode}.plan")
         a800c("mlp.onnx", plan, "--loss=cross_entropy", "--batch=8", f"--precision={mode}")
         for n in (2, 4):
-            p = must(mpirun(n, run_bin(), plan, "--synthetic", "--steps=50", "--log-every=50"),
+            if too_many_ranks(n):
+                continue
+            p = must(mpirun(n, *run_bin(), plan, "--synthetic", "--steps=50", "--log-every=50"),
                      f"{mode} on {n} ranks")
-            assert f"data parallel: {n} ranks over MPI" in p.stdout, p.stdout
+            over = "NCCL" if ARGS.backend == "cuda" else "MPI"
+            assert f"data parallel: {n} ranks over {over}" in p.stdout, p.stdout
             assert f"identical on all {n} ranks" in p.stdout, p.stdout
             print(f"identical: {mode}, {n} ranks: parameters and scaler state byte-identical")
 
@@ -99,7 +123,7 @@ def case_equivalence(work):
             a800c("mlp.onnx", plan, "--loss=cross_entropy", f"--batch={batch}",
                   f"--precision={mode}", "--optimizer=sgd", "--lr=0.1")
             ckpt[ranks] = os.path.join(work, f"{mode}.{ranks}.safetensors")
-            cmd = [run_bin(), plan, "--input", f"x={x}", "--input", f"labels={y}", "--shuffle",
+            cmd = [*run_bin(), plan, "--input", f"x={x}", "--input", f"labels={y}", "--shuffle",
                    "--seed=3", "--steps=40", f"--checkpoint={ckpt[ranks]}"]
             if ranks == 1:
                 must(subprocess.run(cmd, capture_output=True, text=True), f"{mode} 1 rank")
@@ -125,7 +149,7 @@ def case_accumulate(work):
         a800c("mlp.onnx", plan, "--loss=cross_entropy", f"--batch={batch}", "--precision=fp32",
               "--optimizer=sgd", "--lr=0.1", "--accumulate=2")
         ckpt[ranks] = os.path.join(work, f"acc.{ranks}.safetensors")
-        cmd = [run_bin(), plan, "--input", f"x={x}", "--input", f"labels={y}", "--shuffle",
+        cmd = [*run_bin(), plan, "--input", f"x={x}", "--input", f"labels={y}", "--shuffle",
                "--seed=3", "--steps=40", f"--checkpoint={ckpt[ranks]}"]
         if ranks == 1:
             must(subprocess.run(cmd, capture_output=True, text=True), "accumulate 1 rank")
@@ -149,7 +173,7 @@ def case_inf_one_rank(work):
     plan = os.path.join(work, "mlp.amp.plan")
     a800c("mlp.onnx", plan, "--loss=cross_entropy", "--batch=16", "--precision=amp")
     metrics = os.path.join(work, "m.jsonl")
-    p = must(mpirun(2, run_bin(), plan, "--input", f"x={work}/x.npy", "--input",
+    p = must(mpirun(2, *run_bin(), plan, "--input", f"x={work}/x.npy", "--input",
                     f"labels={work}/y.npy", "--steps=6", f"--metrics={metrics}"),
              "inf on rank 1")
     assert "identical on all 2 ranks" in p.stdout, p.stdout
@@ -167,14 +191,14 @@ def case_killed(work):
     plan = os.path.join(work, "mlp.plan")
     a800c("mlp.onnx", plan, "--loss=cross_entropy", "--batch=8")
     t0 = time.monotonic()
-    p = mpirun(2, run_bin(), plan, "--synthetic", "--steps=1000000", "--collective-timeout=20",
+    p = mpirun(2, *run_bin(), plan, "--synthetic", "--steps=1000000", "--collective-timeout=20",
                timeout=150, env={"A8_TEST_KILL_RANK": "1", "A8_TEST_KILL_STEP": "5"})
     took = time.monotonic() - t0
     assert p.returncode != 0, p.stdout
     assert took < 120, f"took {took:.0f} s"
     print(f"killed: rank 1 killed at step 5; the run exited {p.returncode} after {took:.1f} s")
     t0 = time.monotonic()
-    p = mpirun(2, run_bin(), plan, "--synthetic", "--steps=1000000", "--collective-timeout=5",
+    p = mpirun(2, *run_bin(), plan, "--synthetic", "--steps=1000000", "--collective-timeout=5",
                timeout=150, env={"A8_TEST_KILL_RANK": "1", "A8_TEST_KILL_STEP": "5",
                                  "A8_TEST_HANG": "1"})
     took = time.monotonic() - t0
@@ -191,8 +215,8 @@ def case_other_plan(work):
     a800c("mlp.onnx", a, "--loss=cross_entropy", "--batch=8")
     a800c("mlp.onnx", b, "--loss=cross_entropy", "--batch=8", "--lr=0.5")
     base = ["mpirun", "--oversubscribe"] + (["--allow-run-as-root"] if os.geteuid() == 0 else [])
-    p = subprocess.run(base + ["-np", "1", run_bin(), a, "--synthetic", "--steps=5", ":",
-                               "-np", "1", run_bin(), b, "--synthetic", "--steps=5"],
+    p = subprocess.run(base + ["-np", "1", *run_bin(), a, "--synthetic", "--steps=5", ":",
+                               "-np", "1", *run_bin(), b, "--synthetic", "--steps=5"],
                        capture_output=True, text=True, timeout=120)
     assert p.returncode != 0, p.stdout
     assert "run different plans" in p.stderr, p.stderr
@@ -230,12 +254,12 @@ def case_torchrun(work):
     y = os.path.join(ARGS.data, "digits_train_y.npy")
     common = [plan, "--input", f"x={x}", "--input", f"labels={y}", "--shuffle", "--steps=30"]
     tcp_ckpt, mpi_ckpt = os.path.join(work, "tcp.safetensors"), os.path.join(work, "mpi.safetensors")
-    res = torchrun(2, [run_bin(), *common, f"--checkpoint={tcp_ckpt}"])
+    res = torchrun(2, [*run_bin(), *common, f"--checkpoint={tcp_ckpt}"])
     for rc, o, e in res:
         assert rc == 0, f"{rc}\n{o}\n{e}"
     assert "2 ranks over TCP (launched torchrun-style" in res[0][1], res[0][1]
     assert "identical on all 2 ranks" in res[0][1], res[0][1]
-    must(mpirun(2, run_bin(), *common, f"--checkpoint={mpi_ckpt}"), "mpirun")
+    must(mpirun(2, *run_bin(), *common, f"--checkpoint={mpi_ckpt}"), "mpirun")
     a, b = load(tcp_ckpt), load(mpi_ckpt)
     assert a.keys() == b.keys()
     for k in a:
@@ -243,7 +267,7 @@ def case_torchrun(work):
     print(f"torchrun: 2 ranks over TCP, 30 amp steps: checkpoint byte-identical to mpirun's "
           f"({len(a)} tensors)")
     t0 = time.monotonic()
-    res = torchrun(2, [run_bin(), plan, "--synthetic", "--steps=1000000"],
+    res = torchrun(2, [*run_bin(), plan, "--synthetic", "--steps=1000000"],
                    {"A8_TEST_KILL_RANK": "1", "A8_TEST_KILL_STEP": "5"})
     took = time.monotonic() - t0
     assert res[0][0] != 0 and res[1][0] != 0, res
@@ -252,7 +276,7 @@ def case_torchrun(work):
     print(f"torchrun: rank 1 killed at step 5; rank 0 stopped after {took:.1f} s: {line}")
     env = dict(os.environ, RANK="0", WORLD_SIZE="2")
     env.pop("MASTER_ADDR", None)
-    p = subprocess.run([run_bin(), plan, "--synthetic"], env=env, capture_output=True, text=True)
+    p = subprocess.run([*run_bin(), plan, "--synthetic"], env=env, capture_output=True, text=True)
     assert p.returncode == 2 and "MASTER_ADDR" in p.stderr, (p.returncode, p.stderr)
     print("torchrun: " + p.stderr.strip())
 
@@ -265,7 +289,13 @@ def main():
     ap.add_argument("--bin", required=True)
     ap.add_argument("--models", required=True)
     ap.add_argument("--data", required=True)
+    ap.add_argument("--backend", default="cpu", choices=["cpu", "cuda"],
+                    help="cuda: the CUDA backend with NCCL (label gpu; exits 77, ctest's skip, "
+                         "without two GPUs)")
     ARGS = ap.parse_args()
+    if ARGS.backend == "cuda" and gpu_count() < 2:
+        print(f"SKIPPED: data parallel on the CUDA backend needs 2 GPUs, found {gpu_count()}")
+        sys.exit(77)
     with tempfile.TemporaryDirectory() as work:
         globals()[f"case_{ARGS.case}"](work)
 
