@@ -329,6 +329,9 @@ a8::Status CheckParametersAgree(a8::Communicator& comm, const a8::Executor& ex) 
     // The weights, and the loss scaler's and the step control's state (a8.*): the optimizer
     // moments follow from them; running statistics may differ (each rank's own batches).
     if (b.role() != a8::plan::Buffer::PARAMETER && b.name().rfind("a8.", 0) != 0) continue;
+    // The control vector of the last step: inside an --accumulate window it holds this rank's
+    // own micro-batch figures (the gradients are averaged across ranks at the update only).
+    if (b.name() == "a8.control") continue;
     std::vector<uint8_t> bytes(b.bytes());
     A8_RETURN_IF_ERROR(ex.ReadBuffer(id, bytes.data()));
     h = Fnv1a(bytes.data(), b.bytes(), h);

@@ -233,14 +233,19 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
                             "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
                             "v_next)"));
   ops->push_back(InternalOp("AllReduceStart", {1, kMany, 1, 1},
-                            {Req("bucket", AttrKind::kInt), Opt("dtype", "f32")},
+                            {Req("bucket", AttrKind::kInt), Opt("dtype", "f32"),
+                             Opt("every", int64_t{1})},
                             InferAllReduceStart,
                             "data parallel: (g_1..g_n) -> token; starts the sum of gradient bucket "
-                            "`bucket` across ranks (dtype: f32 or f16 on the wire)"));
-  ops->push_back(InternalOp("AllReduceWait", {2, 2, 1, 1}, {Req("bucket", AttrKind::kInt)},
+                            "`bucket` across ranks (dtype: f32 or f16 on the wire); with every=k "
+                            "only on steps s with (s + 1) % k == 0 (the update steps of "
+                            "--accumulate=k: the g are the accumulated gradients)"));
+  ops->push_back(InternalOp("AllReduceWait", {2, 2, 1, 1},
+                            {Req("bucket", AttrKind::kInt), Opt("every", int64_t{1})},
                             InferAllReduceWait,
                             "data parallel: (token, g) -> g averaged over the ranks, once bucket "
-                            "`bucket` has arrived"));
+                            "`bucket` has arrived (every: as AllReduceStart's; other steps copy "
+                            "g)"));
   ops->push_back(InternalOp("UnscaleCheckFinite", {2, kMany, 2, kMany}, {}, InferUnscaleCheckFinite,
                             "(scale, g_1..g_n) -> (g_1 / scale..g_n / scale as f32, found_inf: 1 "
                             "when any element is Inf/NaN)"));

@@ -14,15 +14,18 @@
 namespace a8 {
 namespace {
 
-// The gradients the step reduces, deduplicated, in no particular order.
-std::vector<Value*> Gradients(const std::vector<Node*>& nodes) {
+// The gradients the step reduces, deduplicated, in no particular order. With --accumulate=k
+// they are the accumulators' new values (a8.GradAccumulate's outputs), reduced only on the
+// update steps (`*every` = k): each rank sums its own micro-batches, and the window's sum is
+// averaged across ranks once, k times less traffic than reducing every micro-step. Between
+// updates the accumulators differ by rank, and nothing but the next accumulation reads them.
+std::vector<Value*> Gradients(const std::vector<Node*>& nodes, int64_t* every) {
   std::vector<Value*> grads;
   std::set<Value*> seen;
+  *every = 1;
   auto add = [&](Value* v) {
-    // With --accumulate, what the step reads is the accumulator: reduce each micro-step's
-    // gradient instead, so that the accumulators stay equal on every rank.
     if (v != nullptr && v->producer() != nullptr && v->producer()->IsInternal("GradAccumulate")) {
-      v = v->producer()->input(1);
+      *every = std::max<int64_t>(*every, v->producer()->GetInt("accumulate", 1));
     }
     if (v != nullptr && v->role() == ValueRole::kIntermediate && seen.insert(v).second) {
       grads.push_back(v);
@@ -58,9 +61,13 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
   const std::vector<Node*> nodes = graph.NodeList();
   std::unordered_map<const Node*, int> position;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) position[nodes[i]] = i;
-  std::vector<Value*> grads = Gradients(nodes);
+  int64_t every = 1;
+  std::vector<Value*> grads = Gradients(nodes, &every);
+  // A gradient the user reads as a graph output stays this rank's own (an accumulator that is
+  // only an update source, is_graph_output() too, is reduced).
+  const std::set<const Value*> outputs(graph.outputs().begin(), graph.outputs().end());
   grads.erase(std::remove_if(grads.begin(), grads.end(),
-                             [](const Value* v) { return v->is_graph_output(); }),
+                             [&](const Value* v) { return outputs.count(v) > 0; }),
               grads.end());
   if (grads.empty()) return false;
   auto produced = [&](const Value* v) { return position.at(v->producer()); };
@@ -113,10 +120,16 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
     for (Value* g : b.grads) last = std::max(last, produced(g));
     Node* after_last = last + 1 < static_cast<int>(nodes.size()) ? nodes[last + 1] : nullptr;
     const std::string bucket_name = "a8.bucket" + std::to_string(k);
+    std::map<std::string, Attribute> start_attrs = {
+        {"bucket", Attribute(static_cast<int64_t>(k))}, {"dtype", Attribute(cfg.allreduce_dtype)}};
+    std::map<std::string, Attribute> wait_attrs = {{"bucket", Attribute(static_cast<int64_t>(k))}};
+    if (every > 1) {
+      start_attrs.emplace("every", Attribute(every));
+      wait_attrs.emplace("every", Attribute(every));
+    }
     Node* start = graph.AddNode(
         "AllReduceStart", "a8", b.grads,
-        {{graph.UniqueName(bucket_name + ".token"), TensorType{DType::kF32, {}}}},
-        {{"bucket", Attribute(static_cast<int64_t>(k))}, {"dtype", Attribute(cfg.allreduce_dtype)}},
+        {{graph.UniqueName(bucket_name + ".token"), TensorType{DType::kF32, {}}}}, start_attrs,
         graph.UniqueName(bucket_name), after_last);
     start->set_version(start_def->canonical);
     for (Value* g : b.grads) {
@@ -130,8 +143,7 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
       }
       Node* wait = graph.AddNode("AllReduceWait", "a8", {start->output(0), g},
                                  {{graph.UniqueName(g->name() + ".avg"), g->type()}},
-                                 {{"bucket", Attribute(static_cast<int64_t>(k))}},
-                                 graph.UniqueName(bucket_name + ".wait"), first);
+                                 wait_attrs, graph.UniqueName(bucket_name + ".wait"), first);
       wait->set_version(wait_def->canonical);
       for (const Use& u : uses) u.node->SetInput(u.operand, wait->output(0));
       stats_["bytes"] +=

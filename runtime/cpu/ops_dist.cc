@@ -7,10 +7,16 @@
 namespace a8 {
 namespace {
 
-// a8.AllReduceStart(g_1..g_n){bucket, dtype} -> token.
+// Whether this step reduces: every step, or with every=k (--accumulate=k) the update steps only.
+bool ReducesThisStep(const KernelArgs& a) {
+  const int64_t every = a.Int("every", 1);
+  return every <= 1 || (a.step.step + 1) % every == 0;
+}
+
+// a8.AllReduceStart(g_1..g_n){bucket, dtype, every} -> token.
 Status RunAllReduceStart(const KernelArgs& a) {
   Communicator* comm = a.step.comm;
-  if (comm == nullptr || comm->size() == 1) return Status::Ok();
+  if (comm == nullptr || comm->size() == 1 || !ReducesThisStep(a)) return Status::Ok();
   std::vector<CommBuffer> buffers;
   for (int i = 0; i < a.num_inputs(); ++i) {
     const TensorArg& g = a.in(i);
@@ -21,7 +27,7 @@ Status RunAllReduceStart(const KernelArgs& a) {
   return comm->StartAllReduce(static_cast<int>(a.Int("bucket", 0)), buffers, wire);
 }
 
-// a8.AllReduceWait(token, g){bucket} -> the mean of g over the ranks.
+// a8.AllReduceWait(token, g){bucket, every} -> the mean of g over the ranks.
 Status RunAllReduceWait(const KernelArgs& a) {
   const TensorArg& g = a.in(1);
   const TensorArg& y = a.out(0);
@@ -30,7 +36,7 @@ Status RunAllReduceWait(const KernelArgs& a) {
                         DTypeName(y.dtype), DTypeName(g.dtype));
   }
   Communicator* comm = a.step.comm;
-  if (comm != nullptr && comm->size() > 1) {
+  if (comm != nullptr && comm->size() > 1 && ReducesThisStep(a)) {
     // The mean lands in g's own bytes (communicator.h).
     A8_RETURN_IF_ERROR(comm->WaitAllReduce(static_cast<int>(a.Int("bucket", 0))));
   }

@@ -8,10 +8,18 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-// a8.AllReduceStart(g_1..g_n){bucket, dtype} -> token.
+// Whether this step reduces: every step, or with every=k (--accumulate=k) the update steps only.
+// A host decision on the step: data-parallel steps run eagerly, never as a replayed graph
+// (device_backend.cc), and on one process neither kernel communicates.
+bool ReducesThisStep(const KernelArgs& a) {
+  const int64_t every = a.Int("every", 1);
+  return every <= 1 || (a.step.step + 1) % every == 0;
+}
+
+// a8.AllReduceStart(g_1..g_n){bucket, dtype, every} -> token.
 Status AllReduceStart(const KernelArgs& a, DevCtx&) {
   Communicator* comm = a.step.comm;
-  if (comm == nullptr || comm->size() == 1) return Status::Ok();
+  if (comm == nullptr || comm->size() == 1 || !ReducesThisStep(a)) return Status::Ok();
   std::vector<CommBuffer> buffers;
   for (int i = 0; i < a.num_inputs(); ++i) {
     const TensorArg& g = a.in(i);
@@ -21,7 +29,7 @@ Status AllReduceStart(const KernelArgs& a, DevCtx&) {
   return comm->StartAllReduce(static_cast<int>(a.Int("bucket", 0)), buffers, wire);
 }
 
-// a8.AllReduceWait(token, g){bucket} -> the mean of g over the ranks.
+// a8.AllReduceWait(token, g){bucket, every} -> the mean of g over the ranks.
 Status AllReduceWait(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& g = a.in(1);
   const TensorArg& y = a.out(0);
@@ -29,7 +37,7 @@ Status AllReduceWait(const KernelArgs& a, DevCtx& ctx) {
     return InvalidInput("a8.AllReduceWait: output {} does not match the gradient {}",
                         DTypeName(y.dtype), DTypeName(g.dtype));
   Communicator* comm = a.step.comm;
-  if (comm != nullptr && comm->size() > 1)
+  if (comm != nullptr && comm->size() > 1 && ReducesThisStep(a))
     A8_RETURN_IF_ERROR(comm->WaitAllReduce(static_cast<int>(a.Int("bucket", 0))));
   return FromDev(CopyOnDevice(y.data, g.data, g.bytes(), ctx.stream));
 }

@@ -22,8 +22,9 @@ NCCL, one GPU per rank: it exits 77 (skipped) on a machine with fewer than 2 GPU
                sample and moves a bias gradient by ~1/batch, and the trajectories drift: measured
                7e-3 after 40 steps (bound 2e-2). A lost rank or a sum in place of the mean moves
                the weights by ~lr * |g| per step, 0.1 and more after 40 steps.
-- accumulate:  the same with --accumulate=2 (2 ranks x 8 against 1 rank x 16, fp32): each
-               micro-step's gradient is averaged across ranks before it is accumulated.
+- accumulate:  the same with --accumulate=2 (2 ranks x 8 against 1 rank x 16, fp32): each rank
+               accumulates its own micro-steps, and the window's sum is averaged across ranks
+               once, at the update step (the all-reduce runs every 2nd step only).
 - inf_one_rank: amp, no shuffle, the samples only rank 1 reads at step 3 are 1e5 (finite in
                FP32, Inf in FP16): every rank skips that step (the all-reduced gradient carries
                the Inf to all), the scale halves on every rank (checked equal across ranks by
@@ -139,8 +140,8 @@ def case_equivalence(work):
 
 
 def case_accumulate(work):
-    # --accumulate=2: each micro-step's gradient is averaged, so 2 ranks x 8 x 2 micro-steps
-    # match 1 rank x 16 x 2 as the plain case does (fp32, same bound).
+    # --accumulate=2: the ranks' window sums are averaged at the update, so 2 ranks x 8 x 2
+    # micro-steps match 1 rank x 16 x 2 as the plain case does (fp32, same bound).
     x = os.path.join(ARGS.data, "digits_train_x.npy")
     y = os.path.join(ARGS.data, "digits_train_y.npy")
     ckpt = {}
