@@ -118,6 +118,17 @@ class Builder {
             return Unsupported("{}: running statistic '{}' must be an initializer to be trained",
                                bn->Where(), stat->name());
           }
+          // A running statistic that another node also reads (exporters merge initializers of
+          // equal values: a fresh model's running mean of zeros becomes the Identity of some
+          // bias of zeros) gets its own state, starting from the same values: updating the
+          // shared tensor would change what the other reader sees, or update it twice.
+          if (stat->uses().size() > 1 || stat->is_graph_output()) {
+            Value* own = g_.AddState(
+                g_.UniqueName(bn->name() + (i == 3 ? ".running_mean" : ".running_var")),
+                stat->data());
+            bn->SetInput(i, own);
+            stat = own;
+          }
           stat->set_role(ValueRole::kState);
           g_.AddUpdate(stat, bn->output(i - 2));
         }
