@@ -1,18 +1,16 @@
 // a800c: the compiler's command line (CLI.md). Parses flags with CLI11 and hands the job to the
 // driver library; this file only maps flags to CompileOptions and statuses to exit codes.
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
-#include "tools/cli_common.h"
-#include "tools/precision_flags.h"
-#include "tools/training_flags.h"
-
 #include "compiler/driver/driver.h"
 #include "passes/pipelines.h"
 #include "runtime/device/device_registry.h"
+#include "tools/cli_common.h"
+#include "tools/precision_flags.h"
+#include "tools/training_flags.h"
 
 namespace {
 
@@ -88,9 +86,8 @@ int main(int argc, char** argv) {
   }
   if (list_ops) {
     // The CUDA backend's registry (the same source as its host emulation's).
-    a8::PrintOpList(std::cout, [](const std::string& op) {
-      return a8::emu::FindDeviceKernel(op) != nullptr;
-    });
+    a8::PrintOpList(std::cout,
+                    [](const std::string& op) { return a8::emu::FindDeviceKernel(op) != nullptr; });
     return 0;
   }
   if (model.empty()) return Fail(a8::InvalidInput("MODEL: no model given (see --help)"));
@@ -126,8 +123,7 @@ int main(int argc, char** argv) {
   }
   // --emit=onnx writes ONNX that onnxruntime runs: no a8.Fused* kernels in it.
   if (opts.emit == a8::EmitKind::kOnnx) std::erase(default_passes, std::string("fuse"));
-  a8::Status s =
-      a8::ApplyPipelineFlags(pipeline, default_passes, &std::cerr, &opts.pm, &pass_list);
+  a8::Status s = a8::ApplyPipelineFlags(pipeline, default_passes, &std::cerr, &opts.pm, &pass_list);
   if (!s.ok()) return Fail(s);
   opts.passes = pass_list;
   opts.fuse = !no_fuse;

@@ -1,9 +1,8 @@
 // The compiler's library entry (see driver.h).
 #include "compiler/driver/driver.h"
 
-#include "compiler/support/file_io.h"
-
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -15,14 +14,13 @@
 #include <fstream>
 #include <sstream>
 
-#include <fmt/format.h>
-
 #include "compiler/ir/op_table.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/onnx/exporter.h"
 #include "compiler/plan/plan_file.h"
+#include "compiler/support/file_io.h"
 #include "passes/autodiff/build_training.h"
 #include "passes/autodiff/grad_rule.h"
 #include "passes/lowering/lower.h"
@@ -260,9 +258,10 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   Graph& graph = *loaded->graph;
   if (opts.training) {
     if (graph.training) {
-      return InvalidInput("--loss: {} carries its own training definition (TrainingInfoProto); "
-                          "drop the training flags",
-                          opts.model);
+      return InvalidInput(
+          "--loss: {} carries its own training definition (TrainingInfoProto); "
+          "drop the training flags",
+          opts.model);
     }
     graph.training = opts.training;
   }
@@ -324,8 +323,7 @@ void PrintPassList(std::ostream& os) {
   }
 }
 
-void PrintOpList(std::ostream& os,
-                 const std::function<bool(const std::string&)>& has_cuda_kernel) {
+void PrintOpList(std::ostream& os, const std::function<bool(const std::string&)>& has_cuda_kernel) {
   struct Row {
     std::string op, versions, canonical, gradient;
     const std::string* doc;

@@ -232,14 +232,14 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
                             InferAdamUpdate,
                             "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
                             "v_next)"));
-  ops->push_back(InternalOp("AllReduceStart", {1, kMany, 1, 1},
-                            {Req("bucket", AttrKind::kInt), Opt("dtype", "f32"),
-                             Opt("every", int64_t{1})},
-                            InferAllReduceStart,
-                            "data parallel: (g_1..g_n) -> token; starts the sum of gradient bucket "
-                            "`bucket` across ranks (dtype: f32 or f16 on the wire); with every=k "
-                            "only on steps s with (s + 1) % k == 0 (the update steps of "
-                            "--accumulate=k: the g are the accumulated gradients)"));
+  ops->push_back(
+      InternalOp("AllReduceStart", {1, kMany, 1, 1},
+                 {Req("bucket", AttrKind::kInt), Opt("dtype", "f32"), Opt("every", int64_t{1})},
+                 InferAllReduceStart,
+                 "data parallel: (g_1..g_n) -> token; starts the sum of gradient bucket "
+                 "`bucket` across ranks (dtype: f32 or f16 on the wire); with every=k "
+                 "only on steps s with (s + 1) % k == 0 (the update steps of "
+                 "--accumulate=k: the g are the accumulated gradients)"));
   ops->push_back(InternalOp("AllReduceWait", {2, 2, 1, 1},
                             {Req("bucket", AttrKind::kInt), Opt("every", int64_t{1})},
                             InferAllReduceWait,

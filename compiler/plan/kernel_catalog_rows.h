@@ -24,8 +24,8 @@ struct Row {
   std::vector<std::pair<char, DTypes>> vars;
 };
 
-void AddGradMathKernelRows(std::vector<Row>* rows);  // kernel_catalog_grad_math.cc
-void AddGradNnKernelRows(std::vector<Row>* rows);    // kernel_catalog_grad_nn.cc
+void AddGradMathKernelRows(std::vector<Row>* rows);   // kernel_catalog_grad_math.cc
+void AddGradNnKernelRows(std::vector<Row>* rows);     // kernel_catalog_grad_nn.cc
 void AddOptimizerKernelRows(std::vector<Row>* rows);  // kernel_catalog_optim.cc
 void AddFusedKernelRows(std::vector<Row>* rows);      // kernel_catalog_fused.cc
 

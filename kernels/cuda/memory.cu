@@ -1,8 +1,8 @@
 // Memory, streams and CUDA graphs of the CUDA backend (device.h).
+#include <cuda_runtime.h>
+
 #include <atomic>
 #include <cstdio>
-
-#include <cuda_runtime.h>
 
 #include "kernels/device/device.h"
 
@@ -42,7 +42,8 @@ DevStatus DeviceAvailable() {
   A8_DEV_RETURN_IF_ERROR(Check(cudaGetDeviceProperties(&prop, dev), "cudaGetDeviceProperties"));
   if (prop.major < 8)
     return DevError(std::string("GPU ") + prop.name + " is sm_" + std::to_string(prop.major) +
-                    std::to_string(prop.minor) + "; a800c's CUDA kernels are built for sm_80 and "
+                    std::to_string(prop.minor) +
+                    "; a800c's CUDA kernels are built for sm_80 and "
                     "sm_90 (A100/A800/H100 class)");
   return DevOk();
 }
@@ -62,21 +63,21 @@ void FreeHost(void* p) { cudaFreeHost(p); }
 
 DevStatus CopyToDevice(void* dst, const void* src, size_t bytes, void* s) {
   if (bytes == 0) return DevOk();
-  return Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice,
-                               static_cast<cudaStream_t>(s)),
-               "cudaMemcpyAsync (to the device)");
+  return Check(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, static_cast<cudaStream_t>(s)),
+      "cudaMemcpyAsync (to the device)");
 }
 DevStatus CopyToHost(void* dst, const void* src, size_t bytes, void* s) {
   if (bytes == 0) return DevOk();
-  return Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost,
-                               static_cast<cudaStream_t>(s)),
-               "cudaMemcpyAsync (to the host)");
+  return Check(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, static_cast<cudaStream_t>(s)),
+      "cudaMemcpyAsync (to the host)");
 }
 DevStatus CopyOnDevice(void* dst, const void* src, size_t bytes, void* s) {
   if (bytes == 0 || dst == src) return DevOk();
-  return Check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice,
-                               static_cast<cudaStream_t>(s)),
-               "cudaMemcpyAsync (on the device)");
+  return Check(
+      cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, static_cast<cudaStream_t>(s)),
+      "cudaMemcpyAsync (on the device)");
 }
 DevStatus Fill(void* dst, uint8_t byte, size_t bytes, void* s) {
   if (bytes == 0) return DevOk();
@@ -97,9 +98,9 @@ DevStatus StreamSync(void* s) {
 }
 
 DevStatus GraphBegin(void* s) {
-  return Check(cudaStreamBeginCapture(static_cast<cudaStream_t>(s),
-                                      cudaStreamCaptureModeThreadLocal),
-               "cudaStreamBeginCapture");
+  return Check(
+      cudaStreamBeginCapture(static_cast<cudaStream_t>(s), cudaStreamCaptureModeThreadLocal),
+      "cudaStreamBeginCapture");
 }
 DevStatus GraphEnd(void* s, void** exec) {
   cudaGraph_t graph = nullptr;
@@ -120,32 +121,5 @@ void GraphDestroy(void* exec) {
   if (exec != nullptr) cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec));
 }
 size_t PeakMemory() { return g_peak.load(); }
-
-DevStatus Scratch(DevCtx& ctx, size_t bytes, void** out) {
-  if (bytes > ctx.scratch_bytes) {
-    if (ctx.capturing)
-      return DevError("a kernel needs more scratch memory during CUDA graph capture than the "
-                      "eager first step sized");
-    // The old scratch may still be read by queued kernels or by a graph captured earlier (an
-    // earlier sequence): keep it until teardown.
-    if (ctx.scratch != nullptr) ctx.retired_scratch.push_back(ctx.scratch);
-    ctx.scratch = nullptr;
-    ctx.scratch_bytes = 0;
-    void* p = nullptr;
-    A8_DEV_RETURN_IF_ERROR(Malloc(&p, bytes));
-    ctx.scratch = static_cast<uint8_t*>(p);
-    ctx.scratch_bytes = bytes;
-  }
-  *out = ctx.scratch;
-  return DevOk();
-}
-
-void ReleaseScratch(DevCtx& ctx) {
-  for (void* p : ctx.retired_scratch) Free(p);
-  ctx.retired_scratch.clear();
-  if (ctx.scratch != nullptr) Free(ctx.scratch);
-  ctx.scratch = nullptr;
-  ctx.scratch_bytes = 0;
-}
 
 }  // namespace a8::A8_DEV_NS

@@ -38,10 +38,10 @@ struct DevStatus {
 };
 inline DevStatus DevOk() { return {}; }
 inline DevStatus DevError(std::string what) { return DevStatus{std::move(what)}; }
-#define A8_DEV_RETURN_IF_ERROR(expr)     \
-  do {                                   \
+#define A8_DEV_RETURN_IF_ERROR(expr)        \
+  do {                                      \
     ::a8::A8_DEV_NS::DevStatus _s = (expr); \
-    if (!_s.ok()) return _s;             \
+    if (!_s.ok()) return _s;                \
   } while (0)
 
 // The per-step values kernels read (StepInfo): in device memory, rewritten before every step

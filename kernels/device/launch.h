@@ -106,25 +106,39 @@ A8_HD T FromDouble(double v) {
 template <typename Fn>
 DevStatus DispatchFloat(DType t, Fn&& fn) {
   switch (t) {
-    case DType::kF32: return fn(float{});
-    case DType::kF16: return fn(Half{});
-    case DType::kBF16: return fn(BF16{});
-    case DType::kF64: return fn(double{});
-    default: return DevError("unsupported dtype for a float kernel");
+    case DType::kF32:
+      return fn(float{});
+    case DType::kF16:
+      return fn(Half{});
+    case DType::kBF16:
+      return fn(BF16{});
+    case DType::kF64:
+      return fn(double{});
+    default:
+      return DevError("unsupported dtype for a float kernel");
   }
 }
 template <typename Fn>
 DevStatus DispatchAll(DType t, Fn&& fn) {
   switch (t) {
-    case DType::kF32: return fn(float{});
-    case DType::kF16: return fn(Half{});
-    case DType::kBF16: return fn(BF16{});
-    case DType::kF64: return fn(double{});
-    case DType::kI64: return fn(int64_t{});
-    case DType::kI32: return fn(int32_t{});
-    case DType::kI8: return fn(int8_t{});
-    case DType::kU8: return fn(uint8_t{});
-    case DType::kBool: return fn(bool{});
+    case DType::kF32:
+      return fn(float{});
+    case DType::kF16:
+      return fn(Half{});
+    case DType::kBF16:
+      return fn(BF16{});
+    case DType::kF64:
+      return fn(double{});
+    case DType::kI64:
+      return fn(int64_t{});
+    case DType::kI32:
+      return fn(int32_t{});
+    case DType::kI8:
+      return fn(int8_t{});
+    case DType::kU8:
+      return fn(uint8_t{});
+    case DType::kBool:
+      return fn(bool{});
   }
   return DevError("unknown dtype");
 }

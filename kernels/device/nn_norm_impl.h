@@ -301,7 +301,8 @@ struct GivenStats {
   C* stats;
   A8_HD void operator()(int64_t c) const {
     stats[c] = Param<C>(a.stat_dtype, a.mean, c);
-    stats[a.channels + c] = C(1) / Sqrt(Param<C>(a.stat_dtype, a.var, c) + static_cast<C>(a.epsilon));
+    stats[a.channels + c] =
+        C(1) / Sqrt(Param<C>(a.stat_dtype, a.var, c) + static_cast<C>(a.epsilon));
   }
 };
 
@@ -431,15 +432,15 @@ DevStatus ScratchOf(DevCtx& ctx, int64_t n, C** out) {
 // stats[0, 2 * channels), with BatchNorm's running update when `bn` is given; `part` holds
 // batch * channels values.
 template <typename T>
-DevStatus ChannelMoments(DevCtx& ctx, const T* x, int64_t batch, int64_t channels,
-                         int64_t spatial, float epsilon, const BatchNormArgs* bn, Acc<T>* stats,
-                         Acc<T>* part) {
+DevStatus ChannelMoments(DevCtx& ctx, const T* x, int64_t batch, int64_t channels, int64_t spatial,
+                         float epsilon, const BatchNormArgs* bn, Acc<T>* stats, Acc<T>* part) {
   using C = Acc<T>;
   const int64_t planes = batch * channels, count = batch * spatial;
-  A8_DEV_RETURN_IF_ERROR(ForEach(
-      ctx, planes,
-      PlanePartials<T>{x, nullptr, channels, spatial, planes, PlaneSum::kX, stats, part}));
-  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, channels, ChannelMean<C>{part, batch, channels, count, stats}));
+  A8_DEV_RETURN_IF_ERROR(
+      ForEach(ctx, planes,
+              PlanePartials<T>{x, nullptr, channels, spatial, planes, PlaneSum::kX, stats, part}));
+  A8_DEV_RETURN_IF_ERROR(
+      ForEach(ctx, channels, ChannelMean<C>{part, batch, channels, count, stats}));
   A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes,
                                  PlanePartials<T>{x, nullptr, channels, spatial, planes,
                                                   PlaneSum::kSquaredDeviation, stats, part}));
@@ -456,15 +457,15 @@ DevStatus ChannelGradSums(DevCtx& ctx, const ChannelSumsArgs& a, Acc<T>* stats, 
   const T* x = static_cast<const T*>(a.x);
   const int64_t planes = a.batch * a.channels;
   if (a.batch_stats) {
-    A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(ctx, x, a.batch, a.channels, a.spatial, a.epsilon,
-                                             nullptr, stats, part));
+    A8_DEV_RETURN_IF_ERROR(
+        ChannelMoments<T>(ctx, x, a.batch, a.channels, a.spatial, a.epsilon, nullptr, stats, part));
   } else {
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, GivenStats<T>{a, stats}));
   }
-  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes,
-                                 PlanePartials<T>{x, static_cast<const T*>(a.dy), a.channels,
-                                                  a.spatial, planes, PlaneSum::kDyAndDyXhat,
-                                                  stats, part}));
+  A8_DEV_RETURN_IF_ERROR(
+      ForEach(ctx, planes,
+              PlanePartials<T>{x, static_cast<const T*>(a.dy), a.channels, a.spatial, planes,
+                               PlaneSum::kDyAndDyXhat, stats, part}));
   return ForEach(ctx, a.channels, ChannelDySums<C>{part, a.batch, a.channels, stats});
 }
 

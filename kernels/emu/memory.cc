@@ -47,24 +47,4 @@ DevStatus GraphLaunch(void*, void*) { return DevError("the host emulation has no
 void GraphDestroy(void*) {}
 size_t PeakMemory() { return 0; }
 
-DevStatus Scratch(DevCtx& ctx, size_t bytes, void** out) {
-  if (bytes > ctx.scratch_bytes) {
-    if (ctx.scratch != nullptr) ctx.retired_scratch.push_back(ctx.scratch);
-    void* p = nullptr;
-    A8_DEV_RETURN_IF_ERROR(Malloc(&p, bytes));
-    ctx.scratch = static_cast<uint8_t*>(p);
-    ctx.scratch_bytes = bytes;
-  }
-  *out = ctx.scratch;
-  return DevOk();
-}
-
-void ReleaseScratch(DevCtx& ctx) {
-  for (void* p : ctx.retired_scratch) Free(p);
-  ctx.retired_scratch.clear();
-  if (ctx.scratch != nullptr) Free(ctx.scratch);
-  ctx.scratch = nullptr;
-  ctx.scratch_bytes = 0;
-}
-
 }  // namespace a8::A8_DEV_NS

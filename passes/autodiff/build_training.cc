@@ -123,9 +123,9 @@ class Builder {
           // bias of zeros) gets its own state, starting from the same values: updating the
           // shared tensor would change what the other reader sees, or update it twice.
           if (stat->uses().size() > 1 || stat->is_graph_output()) {
-            Value* own = g_.AddState(
-                g_.UniqueName(bn->name() + (i == 3 ? ".running_mean" : ".running_var")),
-                stat->data());
+            Value* own =
+                g_.AddState(g_.UniqueName(bn->name() + (i == 3 ? ".running_mean" : ".running_var")),
+                            stat->data());
             bn->SetInput(i, own);
             stat = own;
           }

@@ -120,17 +120,17 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
     for (Value* g : b.grads) last = std::max(last, produced(g));
     Node* after_last = last + 1 < static_cast<int>(nodes.size()) ? nodes[last + 1] : nullptr;
     const std::string bucket_name = "a8.bucket" + std::to_string(k);
-    std::map<std::string, Attribute> start_attrs = {
-        {"bucket", Attribute(static_cast<int64_t>(k))}, {"dtype", Attribute(cfg.allreduce_dtype)}};
+    std::map<std::string, Attribute> start_attrs = {{"bucket", Attribute(static_cast<int64_t>(k))},
+                                                    {"dtype", Attribute(cfg.allreduce_dtype)}};
     std::map<std::string, Attribute> wait_attrs = {{"bucket", Attribute(static_cast<int64_t>(k))}};
     if (every > 1) {
       start_attrs.emplace("every", Attribute(every));
       wait_attrs.emplace("every", Attribute(every));
     }
-    Node* start = graph.AddNode(
-        "AllReduceStart", "a8", b.grads,
-        {{graph.UniqueName(bucket_name + ".token"), TensorType{DType::kF32, {}}}}, start_attrs,
-        graph.UniqueName(bucket_name), after_last);
+    Node* start =
+        graph.AddNode("AllReduceStart", "a8", b.grads,
+                      {{graph.UniqueName(bucket_name + ".token"), TensorType{DType::kF32, {}}}},
+                      start_attrs, graph.UniqueName(bucket_name), after_last);
     start->set_version(start_def->canonical);
     for (Value* g : b.grads) {
       std::vector<Use> uses;
@@ -142,8 +142,8 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
         if (first == nullptr || position.at(u.node) < position.at(first)) first = u.node;
       }
       Node* wait = graph.AddNode("AllReduceWait", "a8", {start->output(0), g},
-                                 {{graph.UniqueName(g->name() + ".avg"), g->type()}},
-                                 wait_attrs, graph.UniqueName(bucket_name + ".wait"), first);
+                                 {{graph.UniqueName(g->name() + ".avg"), g->type()}}, wait_attrs,
+                                 graph.UniqueName(bucket_name + ".wait"), first);
       wait->set_version(wait_def->canonical);
       for (const Use& u : uses) u.node->SetInput(u.operand, wait->output(0));
       stats_["bytes"] +=

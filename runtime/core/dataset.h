@@ -56,9 +56,7 @@ class Dataset {
   // Samples per array (training: the common length; 0 when only scalars are bound).
   int64_t samples() const { return samples_; }
   int64_t batch() const { return batch_; }
-  int64_t batches_per_epoch() const {
-    return batch_ > 0 ? samples_ / (batch_ * shard_size_) : 0;
-  }
+  int64_t batches_per_epoch() const { return batch_ > 0 ? samples_ / (batch_ * shard_size_) : 0; }
   // Data parallel: this process is rank `rank` of `size` (training batches only).
   void SetShard(int rank, int size) {
     shard_rank_ = rank;

@@ -3,21 +3,6 @@
 #include <algorithm>
 
 namespace a8 {
-namespace {
-
-TensorArg Bind(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id) {
-  TensorArg t;
-  if (id < 0 || id >= plan.buffers_size()) return t;
-  const plan::Buffer& b = plan.buffers(id);
-  t.present = true;
-  t.dtype = static_cast<DType>(b.type().dtype());
-  t.dims.assign(b.type().dims().begin(), b.type().dims().end());
-  t.data = id < static_cast<int>(buffers.size()) ? buffers[id] : nullptr;
-  return t;
-}
-
-}  // namespace
-
 Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) {
   kernels_.clear();
   kernels_.reserve(plan.kernels_size());
@@ -31,10 +16,10 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
       return Unsupported("{}: the CPU backend has no implementation of op '{}'", where(),
                          kern.op());
     std::vector<TensorArg> in, out, tattrs;
-    for (int id : kern.inputs()) in.push_back(Bind(plan, buffers, id));
-    for (int id : kern.outputs()) out.push_back(Bind(plan, buffers, id));
+    for (int id : kern.inputs()) in.push_back(BindBuffer(plan, buffers, id));
+    for (int id : kern.outputs()) out.push_back(BindBuffer(plan, buffers, id));
     for (const plan::Attribute& a : kern.attrs())
-      if (a.has_tensor_buffer()) tattrs.push_back(Bind(plan, buffers, a.tensor_buffer()));
+      if (a.has_tensor_buffer()) tattrs.push_back(BindBuffer(plan, buffers, a.tensor_buffer()));
     const std::vector<TensorArg>& side = e->type_input >= 0 ? in : out;
     int ti = std::max(e->type_input, 0);
     if (ti >= static_cast<int>(side.size()) || !side[ti].present)

@@ -9,25 +9,13 @@
 namespace a8 {
 namespace {
 
-cpu::Dims Spatial(const cpu::Dims& d) {
-  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
-}
-
-Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank) {
-  if (t.dims.size() < min_rank) {
-    return InvalidInput("{}: {} has rank {}, needs at least {}", a.kernel().op(), what,
-                        t.dims.size(), min_rank);
-  }
-  return Status::Ok();
-}
-
 // Pool params of the forward whose input is `x_dims`; dY must have the forward's output dims.
 StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a, const cpu::Dims& x_dims) {
   cpu::PoolParams p;
   p.dtype = a.in(0).dtype;
   p.batch = x_dims[0];
   p.channels = x_dims[1];
-  p.in_spatial = Spatial(x_dims);
+  p.in_spatial = SpatialDims(x_dims);
   p.kernel = a.Ints("kernel_shape");
   p.strides = a.Ints("strides");
   p.dilations = a.Ints("dilations");
@@ -35,7 +23,7 @@ StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a, const cpu::Dims& x_d
   p.ceil_mode = a.Int("ceil_mode", 0) != 0;
   p.count_include_pad = a.Int("count_include_pad", 0) != 0;
   A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::PoolOutputSpatial(p));
-  if (Spatial(a.in(0).dims) != out) {
+  if (SpatialDims(a.in(0).dims) != out) {
     return InvalidInput("{}: dY has spatial dims of rank {} that are not the pooled output",
                         a.kernel().op(), a.in(0).dims.size());
   }
@@ -52,13 +40,13 @@ Status RunConvGradFilter(const KernelArgs& a) {
   p.in_channels = x.dims[1];
   p.out_channels = dy.dims[1];
   p.group = a.Int("group", 1);
-  p.in_spatial = Spatial(x.dims);
+  p.in_spatial = SpatialDims(x.dims);
   p.kernel = a.Ints("kernel_shape");
   p.strides = a.Ints("strides");
   p.dilations = a.Ints("dilations");
   p.pads = a.Ints("pads");
   A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
-  if (Spatial(dy.dims) != out || dy.dims[0] != p.batch) {
+  if (SpatialDims(dy.dims) != out || dy.dims[0] != p.batch) {
     return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
   }
   return cpu::ConvGradFilter(p, dy.data, x.data, a.out(0).data);
@@ -88,7 +76,7 @@ Status RunBatchNormGrad(const KernelArgs& a) {
   p.stat_dtype = a.has_in(3) ? a.in(3).dtype : p.param_dtype;
   p.batch = x.dims[0];
   p.channels = x.dims.size() > 1 ? x.dims[1] : 1;
-  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.spatial = cpu::NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   return cpu::BatchNormGrad(p, a.in(0).data, x.data, a.in(2).data, InOrNull(a, 3), InOrNull(a, 4),
                             OutOrNull(a, 0), OutOrNull(a, 1), OutOrNull(a, 2), OutOrNull(a, 3),
@@ -123,7 +111,7 @@ Status RunInstanceNormGrad(const KernelArgs& a) {
   const TensorArg& x = a.in(1);
   A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
   return cpu::InstanceNormGrad(x.dtype, a.in(2).dtype, x.dims[0], x.dims[1],
-                               cpu::NumElements(Spatial(x.dims)), a.Float("epsilon", 1e-5f),
+                               cpu::NumElements(SpatialDims(x.dims)), a.Float("epsilon", 1e-5f),
                                a.in(0).data, x.data, a.in(2).data, OutOrNull(a, 0), OutOrNull(a, 1),
                                OutOrNull(a, 2));
 }

@@ -8,10 +8,6 @@
 namespace a8 {
 namespace {
 
-cpu::Dims Spatial(const cpu::Dims& d) {
-  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
-}
-
 Status CheckRank(const KernelArgs& a, int i, size_t min_rank) {
   if (a.in(i).dims.size() < min_rank)
     return InvalidInput("{}: input {} has rank {}, needs at least {}", a.kernel().op(), i,
@@ -94,8 +90,8 @@ StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
   p.in_channels = a.in(0).dims[1];
   p.out_channels = a.out(0).dims[1];
   p.group = a.Int("group", 1);
-  p.in_spatial = Spatial(a.in(0).dims);
-  p.kernel = Spatial(a.in(1).dims);
+  p.in_spatial = SpatialDims(a.in(0).dims);
+  p.kernel = SpatialDims(a.in(1).dims);
   p.strides = a.Ints("strides");
   p.dilations = a.Ints("dilations");
   p.pads = a.Ints("pads");
@@ -121,7 +117,7 @@ StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a) {
   p.dtype = a.in(0).dtype;
   p.batch = a.in(0).dims[0];
   p.channels = a.in(0).dims[1];
-  p.in_spatial = Spatial(a.in(0).dims);
+  p.in_spatial = SpatialDims(a.in(0).dims);
   p.kernel = a.Ints("kernel_shape");
   p.strides = a.Ints("strides");
   p.dilations = a.Ints("dilations");
@@ -147,7 +143,7 @@ KernelFn GlobalPoolFn(bool max) {
   return [max](const KernelArgs& a) -> Status {
     A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
     const TensorArg& x = a.in(0);
-    int64_t spatial = cpu::NumElements(Spatial(x.dims));
+    int64_t spatial = cpu::NumElements(SpatialDims(x.dims));
     return max ? cpu::GlobalMaxPool(x.dtype, x.dims[0], x.dims[1], spatial, x.data, a.out(0).data)
                : cpu::GlobalAveragePool(x.dtype, x.dims[0], x.dims[1], spatial, x.data,
                                         a.out(0).data);
@@ -163,7 +159,7 @@ Status RunBatchNorm(const KernelArgs& a) {
   p.stat_dtype = a.in(3).dtype;
   p.batch = x.dims[0];
   p.channels = x.dims[1];
-  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.spatial = cpu::NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   p.momentum = a.Float("momentum", 0.9f);
   if (a.Int("training_mode", 0) == 0 || a.step.eval) {
@@ -229,7 +225,7 @@ Status RunInstanceNorm(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
   const TensorArg& x = a.in(0);
   return cpu::InstanceNorm(x.dtype, a.in(1).dtype, x.dims[0], x.dims[1],
-                           cpu::NumElements(Spatial(x.dims)), a.Float("epsilon", 1e-5f), x.data,
+                           cpu::NumElements(SpatialDims(x.dims)), a.Float("epsilon", 1e-5f), x.data,
                            a.in(1).data, a.in(2).data, a.out(0).data);
 }
 

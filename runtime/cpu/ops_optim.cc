@@ -183,18 +183,10 @@ Status RunUpdateScale(const KernelArgs& a) {
 // of the n tensors, after checking the group layout.
 template <typename F>
 Status ForEachOnnxTensor(const KernelArgs& a, int groups, F&& update) {
+  A8_RETURN_IF_ERROR(CheckOnnxOptimizerOperands(a, groups));
   const std::string& op = a.kernel().op();
   const int tensors = a.num_inputs() - 2;
-  if (tensors < groups || tensors % groups != 0 ||
-      a.num_outputs() != (groups - 1) * (tensors / groups)) {
-    return InvalidInput("{}: {} inputs and {} outputs do not form R, T and {} groups", op,
-                        a.num_inputs(), a.num_outputs(), groups);
-  }
   const TensorArg& r = a.in(0);
-  if (!r.present || r.count() != 1 || (r.dtype != DType::kF32 && r.dtype != DType::kF64)) {
-    return InvalidInput("{}: input R must be an f32 or f64 scalar", op);
-  }
-  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI64, "T"));
   const double rate = r.dtype == DType::kF32 ? *reinterpret_cast<const float*>(r.data)
                                              : *reinterpret_cast<const double*>(r.data);
   const int64_t t = *reinterpret_cast<const int64_t*>(a.in(1).data);

@@ -80,6 +80,44 @@ Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what) 
   return Status::Ok();
 }
 
+Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank) {
+  if (t.dims.size() < min_rank) {
+    return InvalidInput("{}: {} has rank {}, needs at least {}", a.kernel().op(), what,
+                        t.dims.size(), min_rank);
+  }
+  return Status::Ok();
+}
+
+cpu::Dims SpatialDims(const cpu::Dims& d) {
+  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
+}
+
+Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups) {
+  const std::string& op = a.kernel().op();
+  const int tensors = a.num_inputs() - 2;
+  if (tensors < groups || tensors % groups != 0 ||
+      a.num_outputs() != (groups - 1) * (tensors / groups)) {
+    return InvalidInput("{}: {} inputs and {} outputs do not form R, T and {} groups", op,
+                        a.num_inputs(), a.num_outputs(), groups);
+  }
+  const TensorArg& r = a.in(0);
+  if (!r.present || r.count() != 1 || (r.dtype != DType::kF32 && r.dtype != DType::kF64)) {
+    return InvalidInput("{}: input R must be an f32 or f64 scalar", op);
+  }
+  return RequireScalar(a, 1, DType::kI64, "T");
+}
+
+TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id) {
+  TensorArg t;
+  if (id < 0 || id >= plan.buffers_size()) return t;
+  const plan::Buffer& b = plan.buffers(id);
+  t.present = true;
+  t.dtype = static_cast<DType>(b.type().dtype());
+  t.dims.assign(b.type().dims().begin(), b.type().dims().end());
+  t.data = id < static_cast<int>(buffers.size()) ? buffers[id] : nullptr;
+  return t;
+}
+
 std::string DTypeList(const std::vector<DType>& types) {
   std::string s;
   for (DType t : types) {

@@ -93,6 +93,15 @@ const CpuKernelEntry* FindCpuKernel(const std::string& op);
 Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg& like,
                         const char* what);
 Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what);
+// `t` (named `what` in the message) has at least `min_rank` dims.
+Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank);
+// The spatial dims of an [N, C, d...] tensor (none below rank 3).
+cpu::Dims SpatialDims(const cpu::Dims& d);
+// The ONNX preview-training optimizers' operands: R (an f32 or f64 scalar), T (an i64 scalar),
+// then `groups` groups of n tensors (X, G, states...) and (groups - 1) groups of outputs.
+Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups);
+// The plan buffer `id` as a kernel operand (absent for id < 0), at `buffers[id]`.
+TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id);
 
 // "f32,f16,bf16,f64" for the --list-kernels listing.
 std::string DTypeList(const std::vector<DType>& types);
@@ -106,7 +115,8 @@ void RegisterMovementKernels(std::vector<CpuKernelEntry>* r);  // incl. reshape-
 void RegisterGradMathKernels(std::vector<CpuKernelEntry>* r);  // ops_grad_math.cc
 void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r);    // ops_grad_nn.cc (and a8 losses)
 void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r);
-void RegisterDistKernels(std::vector<CpuKernelEntry>* r);  // ops_dist.cc: gradient all-reduce  // ops_optim.cc
+void RegisterDistKernels(
+    std::vector<CpuKernelEntry>* r);  // ops_dist.cc: gradient all-reduce  // ops_optim.cc
 void RegisterFusedKernels(std::vector<CpuKernelEntry>* r);  // ops_fused.cc: the fuse pass's ops
 
 // The LossParams of a loss kernel or its gradient (ops_nn.cc): scores of `scores_dims`

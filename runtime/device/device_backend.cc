@@ -20,15 +20,12 @@ constexpr bool kIsCuda = false;
 // CONSTANT buffers up to this size get a host copy (shape-like operands, scalars).
 constexpr uint64_t kConstHostLimit = 64 << 10;
 
+// BindBuffer, plus the host copy of a small CONSTANT buffer.
 TensorArg Bind(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id,
                const std::vector<std::vector<uint8_t>>& const_host) {
-  TensorArg t;
-  if (id < 0 || id >= plan.buffers_size()) return t;
+  TensorArg t = BindBuffer(plan, buffers, id);
+  if (!t.present) return t;
   const plan::Buffer& b = plan.buffers(id);
-  t.present = true;
-  t.dtype = static_cast<DType>(b.type().dtype());
-  t.dims.assign(b.type().dims().begin(), b.type().dims().end());
-  t.data = id < static_cast<int>(buffers.size()) ? buffers[id] : nullptr;
   if (!const_host[id].empty() || (b.role() == plan::Buffer::CONSTANT && b.bytes() == 0))
     t.host = const_host[id].data();
   return t;
@@ -60,8 +57,8 @@ Status DeviceBackend::EndOfStep(const StepInfo& step) {
     // A kernel met an index or a label out of range (it wrote zeros or NaN, nothing out of
     // bounds); the device cannot say which element without a sync per kernel.
     const int k = tag - 1;
-    const plan::Kernel* kern = k < static_cast<int>(kernels_.size()) ? &kernels_[k].args.kernel()
-                                                                     : nullptr;
+    const plan::Kernel* kern =
+        k < static_cast<int>(kernels_.size()) ? &kernels_[k].args.kernel() : nullptr;
     return InvalidInput(
         "kernel {} '{}' (node '{}'): an index or label input is out of range (the CUDA kernel "
         "wrote zeros or NaN in its place); the CPU backend names the element: rerun with "
@@ -216,8 +213,7 @@ Status DeviceBackend::RunEager(const std::vector<int>& kernels, const std::vecto
     Status s = p.entry->fn(p.args, ctx_);
     if (!s.ok()) {
       const plan::Kernel& kern = p.args.kernel();
-      return s.WithContext(
-          fmt::format("kernel {} '{}' (node '{}')", k, kern.name(), kern.node()));
+      return s.WithContext(fmt::format("kernel {} '{}' (node '{}')", k, kern.name(), kern.node()));
     }
   }
   for (const Copy& c : copies)

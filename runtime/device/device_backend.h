@@ -69,9 +69,9 @@ class DeviceBackend : public Backend {
 
   DeviceBackendOptions options_;
   void* stream_ = nullptr;
-  StepDev* step_dev_ = nullptr;   // device
-  StepDev* step_host_ = nullptr;  // pinned host, copied to step_dev_ at the start of a sequence
-  int32_t* error_dev_ = nullptr;  // DevCtx::error_word, zeroed at the start of a sequence
+  StepDev* step_dev_ = nullptr;    // device
+  StepDev* step_host_ = nullptr;   // pinned host, copied to step_dev_ at the start of a sequence
+  int32_t* error_dev_ = nullptr;   // DevCtx::error_word, zeroed at the start of a sequence
   int32_t* error_host_ = nullptr;  // pinned host, read after a sequence
   std::unique_ptr<BlasEngine> blas_;
   DevCtx ctx_;

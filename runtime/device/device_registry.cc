@@ -28,8 +28,9 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
 
 const DevKernelEntry* FindDeviceKernel(const std::string& op) {
   const auto& r = DeviceKernelRegistry();
-  auto it = std::lower_bound(r.begin(), r.end(), op, [](const DevKernelEntry& e,
-                                                        const std::string& o) { return e.op < o; });
+  auto it =
+      std::lower_bound(r.begin(), r.end(), op,
+                       [](const DevKernelEntry& e, const std::string& o) { return e.op < o; });
   return it != r.end() && it->op == op ? &*it : nullptr;
 }
 

@@ -18,10 +18,6 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-cpu::Dims Spatial(const cpu::Dims& d) {
-  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
-}
-
 Status CheckOutDims(const KernelArgs& a, const cpu::Dims& want) {
   if (a.out(0).dims != want)
     return InvalidInput("{}: output dims [{}] are not the computed [{}]", a.kernel().op(),
@@ -234,13 +230,6 @@ Status Gemm(const KernelArgs& a, DevCtx& ctx) {
 
 // ---- convolutions
 
-Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank) {
-  if (t.dims.size() < min_rank)
-    return InvalidInput("{}: {} has rank {}, needs at least {}", a.kernel().op(), what,
-                        t.dims.size(), min_rank);
-  return Status::Ok();
-}
-
 // The descriptor's geometry from resolved CPU params (defaults: stride and dilation 1, pad 0).
 void SetGeometry(const cpu::ConvParams& p, const cpu::Dims& in_spatial,
                  const cpu::Dims& out_spatial, ConvDesc* d) {
@@ -284,8 +273,8 @@ StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
   p.in_channels = a.in(0).dims[1];
   p.out_channels = a.out(0).dims[1];
   p.group = a.Int("group", 1);
-  p.in_spatial = Spatial(a.in(0).dims);
-  p.kernel = Spatial(a.in(1).dims);
+  p.in_spatial = SpatialDims(a.in(0).dims);
+  p.kernel = SpatialDims(a.in(1).dims);
   p.strides = a.Ints("strides");
   p.dilations = a.Ints("dilations");
   p.pads = a.Ints("pads");
@@ -350,13 +339,13 @@ Status ConvGradFilter(const KernelArgs& a, DevCtx& ctx) {
   p.in_channels = x.dims[1];
   p.out_channels = dy.dims.size() > 1 ? dy.dims[1] : 0;
   p.group = a.Int("group", 1);
-  p.in_spatial = Spatial(x.dims);
+  p.in_spatial = SpatialDims(x.dims);
   p.kernel = a.Ints("kernel_shape");
   p.strides = a.Ints("strides");
   p.dilations = a.Ints("dilations");
   p.pads = a.Ints("pads");
   A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
-  if (Spatial(dy.dims) != out || dy.dims[0] != p.batch) {
+  if (SpatialDims(dy.dims) != out || dy.dims[0] != p.batch) {
     return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
   }
   cpu::Dims w_dims = {p.out_channels, p.in_channels / p.group};

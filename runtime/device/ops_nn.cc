@@ -13,18 +13,6 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-cpu::Dims Spatial(const cpu::Dims& d) {
-  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
-}
-
-Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank) {
-  if (t.dims.size() < min_rank) {
-    return InvalidInput("{}: {} has rank {}, needs at least {}", a.kernel().op(), what,
-                        t.dims.size(), min_rank);
-  }
-  return Status::Ok();
-}
-
 // The forward entries' wording (ops_nn.cc): "input i".
 Status CheckInputRank(const KernelArgs& a, int i, size_t min_rank) {
   if (a.in(i).dims.size() < min_rank)
@@ -154,7 +142,7 @@ Status RunBatchNorm(const KernelArgs& a, DevCtx& ctx) {
   p.stat_dtype = a.in(3).dtype;
   p.batch = x.dims[0];
   p.channels = x.dims[1];
-  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.spatial = cpu::NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   p.momentum = a.Float("momentum", 0.9f);
   p.x = x.data;
@@ -191,7 +179,7 @@ Status RunBatchNormGrad(const KernelArgs& a, DevCtx& ctx) {
   p.stat_dtype = a.has_in(3) ? a.in(3).dtype : p.param_dtype;
   p.batch = x.dims[0];
   p.channels = x.dims.size() > 1 ? x.dims[1] : 1;
-  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.spatial = cpu::NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   const char* op = "a8.BatchNormalizationGrad";
   p.mean = InOrNull(a, 3);
@@ -220,7 +208,7 @@ StatusOr<InstanceNormArgs> InstanceNormArgsOf(const KernelArgs& a, const TensorA
   p.param_dtype = a.in(scale_input).dtype;
   p.batch = x.dims[0];
   p.channels = x.dims[1];
-  p.spatial = cpu::NumElements(Spatial(x.dims));
+  p.spatial = cpu::NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(scale_input)));
   return p;
@@ -262,7 +250,7 @@ StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const cpu::Dims& x_dims, DTyp
   cp.dtype = dtype;
   cp.batch = x_dims[0];
   cp.channels = x_dims[1];
-  cp.in_spatial = Spatial(x_dims);
+  cp.in_spatial = SpatialDims(x_dims);
   cp.kernel = a.Ints("kernel_shape");
   cp.strides = a.Ints("strides");
   cp.dilations = a.Ints("dilations");
@@ -315,7 +303,7 @@ Status RunAveragePool(const KernelArgs& a, DevCtx& ctx) {
 StatusOr<PoolArgs> PoolGradArgsOf(const KernelArgs& a, const cpu::Dims& x_dims) {
   cpu::Dims out;
   A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, x_dims, a.in(0).dtype, &out));
-  if (Spatial(a.in(0).dims) != out) {
+  if (SpatialDims(a.in(0).dims) != out) {
     return InvalidInput("{}: dY has spatial dims of rank {} that are not the pooled output",
                         a.kernel().op(), a.in(0).dims.size());
   }
@@ -341,7 +329,7 @@ template <bool kMax>
 Status RunGlobalPool(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 2));
   const TensorArg& x = a.in(0);
-  const int64_t spatial = cpu::NumElements(Spatial(x.dims));
+  const int64_t spatial = cpu::NumElements(SpatialDims(x.dims));
   const int64_t planes = x.dims[0] * x.dims[1];
   return FromDev(kMax ? GlobalMaxPool(ctx, x.dtype, planes, spatial, x.data, a.out(0).data)
                       : GlobalAveragePool(ctx, x.dtype, planes, spatial, x.data, a.out(0).data));

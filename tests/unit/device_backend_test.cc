@@ -1,13 +1,14 @@
 // The CUDA backend's machinery through its host emulation (cuda-emu): registry coverage of the
 // CPU backend, the executor's device-memory path (regions, copies in and out, training updates,
 // the kernel-by-kernel path of --check-numerics and --poison-freed), steps as sequences.
+#include "runtime/device/device_backend.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
-#include "runtime/device/device_backend.h"
 #include "tests/unit/device_test_util.h"
 #include "tests/unit/training_test_util.h"
 

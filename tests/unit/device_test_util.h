@@ -34,8 +34,10 @@ inline std::vector<uint8_t> RandomBytes(DType dtype, int64_t n, uint32_t seed, d
   std::vector<double> v(static_cast<size_t>(n));
   for (double& x : v) {
     x = d(rng);
-    if (dtype == DType::kBool) x = x > (lo + hi) / 2 ? 1 : 0;
-    else if (!IsFloat(dtype)) x = std::round(x);
+    if (dtype == DType::kBool)
+      x = x > (lo + hi) / 2 ? 1 : 0;
+    else if (!IsFloat(dtype))
+      x = std::round(x);
   }
   std::vector<uint8_t> out(static_cast<size_t>(n) * DTypeSize(dtype));
   Status s = cpu::Cast(DType::kF64, dtype, n, v.data(), out.data());
@@ -69,10 +71,12 @@ inline std::map<std::string, std::vector<uint8_t>> RunOn(
       const plan::Buffer& buf = e.plan().buffers(b.buffer());
       auto it = inputs.find(b.name());
       std::vector<uint8_t> bytes =
-          it != inputs.end() ? it->second
-                             : RandomBytes(static_cast<DType>(buf.type().dtype()),
-                                           static_cast<int64_t>(buf.bytes() / DTypeSize(static_cast<DType>(buf.type().dtype()))),
-                                           seed++);
+          it != inputs.end()
+              ? it->second
+              : RandomBytes(static_cast<DType>(buf.type().dtype()),
+                            static_cast<int64_t>(buf.bytes() /
+                                                 DTypeSize(static_cast<DType>(buf.type().dtype()))),
+                            seed++);
       Status st = e.SetInput(b.name(), bytes.data(), bytes.size());
       EXPECT_TRUE(st.ok()) << st.message();
     }
@@ -107,11 +111,16 @@ inline StatusOr<std::unique_ptr<Backend>> DeviceUnderTest() {
 inline double GpuTolFloor(DType t) {
 #if defined(A8_DEVICE_TESTS_ON_GPU)
   switch (t) {
-    case DType::kF32: return 2e-5;
-    case DType::kF16: return 2e-3;
-    case DType::kBF16: return 1.6e-2;
-    case DType::kF64: return 1e-12;
-    default: return 0;
+    case DType::kF32:
+      return 2e-5;
+    case DType::kF16:
+      return 2e-3;
+    case DType::kBF16:
+      return 1.6e-2;
+    case DType::kF64:
+      return 1e-12;
+    default:
+      return 0;
   }
 #else
   (void)t;
@@ -133,7 +142,8 @@ inline void ExpectEmuMatchesCpu(const PlanFile& f,
   auto got = RunOn(f, std::move(dev).value(), inputs, steps);
   ASSERT_EQ(got.size(), want.size());
   std::map<std::string, DType> types;
-  for (const plan::Buffer& b : f.plan.buffers()) types[b.name()] = static_cast<DType>(b.type().dtype());
+  for (const plan::Buffer& b : f.plan.buffers())
+    types[b.name()] = static_cast<DType>(b.type().dtype());
   for (const auto& [name, wbytes] : want) {
     ASSERT_TRUE(got.count(name)) << name;
     const DType t = types[name];
@@ -147,8 +157,8 @@ inline void ExpectEmuMatchesCpu(const PlanFile& f,
       if (std::isinf(w[i]) && g[i] == w[i]) continue;
       if (!(std::fabs(g[i] - w[i]) <= at + rt * std::fabs(w[i]))) {
         ++bad;
-        ADD_FAILURE() << "output '" << name << "' element " << i << ": device " << g[i]
-                      << ", cpu " << w[i];
+        ADD_FAILURE() << "output '" << name << "' element " << i << ": device " << g[i] << ", cpu "
+                      << w[i];
       }
     }
   }
