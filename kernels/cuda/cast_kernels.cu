@@ -27,6 +27,10 @@ cudaError_t Launch(const In* in, Out* out, int64_t n, cudaStream_t stream, F f) 
 struct ToHalf {
   __device__ uint16_t operator()(float x) const { return FloatToHalfBits(x); }
 };
+struct ToHalfScaled {
+  float scale;
+  __device__ uint16_t operator()(float x) const { return FloatToHalfBits(x * scale); }
+};
 struct FromHalf {
   __device__ float operator()(uint16_t x) const { return HalfBitsToFloat(x); }
 };
@@ -41,6 +45,10 @@ struct FromBF16 {
 
 cudaError_t CastF32ToF16(const float* in, uint16_t* out, int64_t n, cudaStream_t s) {
   return Launch(in, out, n, s, ToHalf{});
+}
+cudaError_t CastF32ToF16Scaled(const float* in, uint16_t* out, int64_t n, float scale,
+                               cudaStream_t s) {
+  return Launch(in, out, n, s, ToHalfScaled{scale});
 }
 cudaError_t CastF16ToF32(const uint16_t* in, float* out, int64_t n, cudaStream_t s) {
   return Launch(in, out, n, s, FromHalf{});

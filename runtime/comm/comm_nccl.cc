@@ -8,9 +8,9 @@
 // there and converted back: f32 gradients on an f16 wire, and f16 or bf16 gradients on an f32
 // wire. Two cases keep their own dtype: bf16 gradients on an f16 wire are averaged in bf16 (as
 // few bytes, and bf16 has f32's range), and f64 gradients (the gradient checks' dtype) are
-// averaged in f64. Unlike the MPI communicator, an f32 gradient on an f16 wire is rounded to f16
-// before the division by N, so a value beyond f16's range (65504) becomes Inf: the loss scaler's
-// check, which reads the averaged gradients, then skips the step on every rank alike.
+// averaged in f64. An f32 gradient on an f16 wire is divided by N while it is converted (one
+// rounding of g / N, as the MPI communicator does) and then summed, so a loss-scaled gradient
+// beyond f16's range (65504) whose mean is in range does not become Inf.
 //
 // Locks: `mu_` guards the bucket table's in-flight state and the remembered error; `nccl_mu_`
 // serialises the calls on the NCCL communicator (an enqueue against the watchdog's abort). No
@@ -288,10 +288,21 @@ class NcclCommImpl final : public NcclCommunicator {
     A8_RETURN_IF_ERROR(Layout(buffers, wire, b, what));
     A8_RETURN_IF_ERROR(CudaCheck(cudaEventRecord(b->ready, compute_), what));
     A8_RETURN_IF_ERROR(CudaCheck(cudaStreamWaitEvent(stream_, b->ready, 0), what));
+    // f32 -> f16 staging is pre-divided by the rank count and summed; the rest averaged.
+    std::vector<bool> prescaled(buffers.size(), false);
     for (size_t i = 0; i < buffers.size(); ++i) {
       const CommBuffer& from = buffers[i];
       const CommBuffer& to = b->reduced[i];
       if (to.data == from.data || from.count == 0) continue;
+      if (from.dtype == DType::kF32 && to.dtype == DType::kF16) {
+        prescaled[i] = true;
+        A8_RETURN_IF_ERROR(
+            CudaCheck(cuda::CastF32ToF16Scaled(static_cast<const float*>(from.data),
+                                               static_cast<uint16_t*>(to.data), from.count,
+                                               1.0f / static_cast<float>(size_), stream_),
+                      what));
+        continue;
+      }
       A8_RETURN_IF_ERROR(
           Convert(from.data, from.dtype, to.data, to.dtype, from.count, stream_, what));
     }
@@ -302,8 +313,8 @@ class NcclCommImpl final : public NcclCommunicator {
       for (size_t i = 0; i < b->reduced.size(); ++i) {
         const CommBuffer& c = b->reduced[i];
         if (r != ncclSuccess || c.count == 0) continue;
-        r = ncclAllReduce(c.data, c.data, static_cast<size_t>(c.count), b->types[i], ncclAvg, comm_,
-                          stream_);
+        r = ncclAllReduce(c.data, c.data, static_cast<size_t>(c.count), b->types[i],
+                          prescaled[i] ? ncclSum : ncclAvg, comm_, stream_);
         if (r == ncclInProgress) r = ncclSuccess;  // non-blocking: deferred to the group's end
       }
       // Always paired with the start, even after a failed call, or NCCL's group state leaks.

@@ -1,13 +1,14 @@
 // GPU cast kernels against the CPU bodies of kernels/common/float16.h, bit for bit, on random
 // floats plus the edge cases. Skips, saying why, where no GPU is present.
+#include "kernels/cuda/cast_kernels.h"
+
+#include <gtest/gtest.h>
+
 #include <cstring>
 #include <random>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "kernels/common/float16.h"
-#include "kernels/cuda/cast_kernels.h"
 
 namespace a8 {
 namespace {
@@ -59,6 +60,34 @@ TEST_F(CudaCastTest, F32ToF16MatchesCpuBitForBit) {
       ASSERT_EQ(out[i], want) << "element " << i << " bf16=" << bf16;
     }
   }
+  cudaFree(d_in);
+  cudaFree(d_out);
+}
+
+// The NCCL f16 wire's pre-division: f16(x * scale), one rounding, as the host computes it.
+TEST_F(CudaCastTest, ScaledF32ToF16MatchesCpuBitForBit) {
+  std::vector<float> in = TestFloats();
+  const int64_t n = static_cast<int64_t>(in.size());
+  float* d_in = nullptr;
+  uint16_t* d_out = nullptr;
+  ASSERT_EQ(cudaMalloc(&d_in, n * sizeof(float)), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&d_out, n * sizeof(uint16_t)), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  for (float scale : {0.5f, 0.25f, 1.0f / 3.0f}) {
+    ASSERT_EQ(cuda::CastF32ToF16Scaled(d_in, d_out, n, scale, nullptr), cudaSuccess);
+    std::vector<uint16_t> out(n);
+    ASSERT_EQ(cudaMemcpy(out.data(), d_out, n * sizeof(uint16_t), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(out[i], FloatToHalfBits(in[i] * scale)) << "element " << i << " scale " << scale;
+  }
+  // 65536 (a scaled gradient beyond f16's range) over 2 ranks is 32768, in range.
+  const float big = 65536.0f;
+  ASSERT_EQ(cudaMemcpy(d_in, &big, sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_EQ(cuda::CastF32ToF16Scaled(d_in, d_out, 1, 0.5f, nullptr), cudaSuccess);
+  uint16_t h = 0;
+  ASSERT_EQ(cudaMemcpy(&h, d_out, sizeof(h), cudaMemcpyDeviceToHost), cudaSuccess);
+  EXPECT_EQ(HalfBitsToFloat(h), 32768.0f);
   cudaFree(d_in);
   cudaFree(d_out);
 }
