@@ -1,10 +1,14 @@
 // Runs a validated plan on a backend.
 //
 // Memory: the PERSISTENT region (initialised from the plan's blob) and the ARENA are allocated
-// once, 64-byte aligned, at Create; every buffer is bound to region base + offset. A step copies
-// the bound inputs into their arena buffers, runs the kernels in order and leaves the outputs in
-// theirs (read them through BufferData before the next step). Set every input before every
-// step: the arena may reuse an input's bytes once its last reader has run.
+// once at Create, in host memory (64-byte aligned) for a host backend (the CPU) or by the
+// backend in device memory (the CUDA backend, Backend::AllocateRegion); every buffer is bound to
+// region base + offset, and bytes move through the backend (SetInput, ReadBuffer, WriteBuffer).
+// A step copies the bound inputs into their arena buffers, runs the kernels in order and leaves
+// the outputs in theirs (read them before the next step). Set every input before every step:
+// the arena may reuse an input's bytes once its last reader has run. On a device backend a step
+// is one Backend::RunSequence (the CUDA backend replays it as a CUDA graph) unless a check or
+// poisoning needs the kernels one by one.
 //
 // Debug option `poison_freed`: before each step the whole arena is filled with 0xFF bytes
 // (a NaN for every float type), and after each kernel the bytes of every ARENA buffer whose last
