@@ -103,4 +103,15 @@ mpirun --oversubscribe "${root[@]}" -np 2 build/bin/a800c-run "$out/mlp_dp.plan"
   --epochs=10 --eval-input x=$d/digits_test_x.npy --eval-input labels=$d/digits_test_y.npy \
   --log-every=1000 | grep -E "data parallel|identical|eval at step 440|trained" | sed 's/^/   /'
 echo
-echo "Outputs in $out/. Not yet: the CUDA backend (issue 6) and NCCL (issue 7)."
+echo "== The CUDA backend: $(build/bin/a800c-run --list-kernels --backend=cuda | head -n 1)."
+echo "   The MLP in amp, 20 steps, on the CPU and through the CUDA kernels' own code run on the"
+echo "   host (--backend=cuda-emu; on a GPU machine --backend=cuda runs it on the GPU):"
+$a800c build/models/mlp.onnx --loss=cross_entropy --optimizer=adamw --lr=1e-3 --batch=32 \
+  -o "$out/mlp_cuda.plan"
+for be in cpu cuda-emu; do
+  build/bin/a800c-run "$out/mlp_cuda.plan" --backend=$be --synthetic --seed=3 --steps=20 \
+    --log-every=20 | tail -n 1 | sed 's/^a800c-run:/  /' | sed 's/ in [0-9.]* s: median [0-9.]* ms\/step//'
+done
+echo
+echo "Outputs in $out/. Not yet: a run on a GPU (none was available to build this on);"
+echo "tools/gpu-check.sh is the check and benchmark for one."
