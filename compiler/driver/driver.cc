@@ -250,8 +250,10 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   if (opts.precision) A8_RETURN_IF_ERROR(PrecisionPolicy::Create(*opts.precision).status());
 
   std::vector<std::string> warnings;
+  std::map<std::string, std::vector<std::string>> aliases;
   ImportOptions import_opts = opts.import;
   import_opts.warnings = &warnings;
+  import_opts.identity_aliases = &aliases;
   auto loaded = LoadGraph(opts.model, import_opts);
   for (const std::string& w : warnings) warn(w);
   if (!loaded.ok()) return WithSource(loaded.status(), opts.model);
@@ -266,6 +268,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
     graph.training = opts.training;
   }
   graph.precision = opts.precision;
+  if (graph.training) WarnAboutMergedParameters(graph, aliases, warn);
 
   PassManagerOptions pm = opts.pm;
   pm.input_typed = loaded->typed;
@@ -352,6 +355,21 @@ void PrintOpList(std::ostream& os, const std::function<bool(const std::string&)>
   for (const Row& r : rows) {
     os << fmt::format("{:<{}}  {:<{}}  {:<9}  {:<8}  {:<4}  {}\n", r.op, op_width, r.versions,
                       versions_width, r.canonical, r.gradient, r.cuda, *r.doc);
+  }
+}
+
+void WarnAboutMergedParameters(const Graph& graph,
+                               const std::map<std::string, std::vector<std::string>>& aliases,
+                               const std::function<void(const std::string&)>& warn) {
+  for (const auto& [name, names] : aliases) {
+    const Value* v = graph.FindValue(name);
+    if (v == nullptr || v->role() != ValueRole::kParameter) continue;
+    warn(fmt::format(
+        "initializer '{}' is also read as '{}' through Identity nodes: they are one tensor and "
+        "train as one parameter. Exporters merge initializers of equal values (torch.onnx.export "
+        "of an untrained model ties every LayerNorm weight this way); if they should train "
+        "apart, give them different values before exporting",
+        name, fmt::join(names, "', '")));
   }
 }
 

@@ -108,6 +108,11 @@ void PrintPassList(std::ostream& os);
 // which the compiler library does not link); without it the column says "?".
 void PrintOpList(std::ostream& os,
                  const std::function<bool(const std::string&)>& has_cuda_kernel = nullptr);
+// Training: a warning for each parameter that Identity nodes also name (ImportOptions::
+// identity_aliases): an exporter merged initializers of equal values, and they train as one.
+void WarnAboutMergedParameters(const Graph& graph,
+                               const std::map<std::string, std::vector<std::string>>& aliases,
+                               const std::function<void(const std::string&)>& warn);
 // "a800c 0.1.0 (plan format 1)" for `program`.
 std::string VersionString(std::string_view program);
 

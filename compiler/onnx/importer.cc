@@ -405,6 +405,13 @@ Status Importer::ImportInitializers() {
     }
   }
   for (const onnx::ValueInfoProto& vi : graph_.output()) only_attribute_like[vi.name()] = false;
+  if (opts_.identity_aliases != nullptr) {
+    for (const onnx::NodeProto& n : graph_.node()) {
+      if (n.op_type() == "Identity" && NormalizeDomain(n.domain()).empty() && n.input_size() == 1 &&
+          n.output_size() == 1 && initializers_.count(n.input(0)) > 0)
+        (*opts_.identity_aliases)[n.input(0)].push_back(n.output(0));
+    }
+  }
 
   for (const onnx::TensorProto& t : graph_.initializer()) {
     const std::string what = fmt::format("initializer '{}'", t.name());

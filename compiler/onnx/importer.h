@@ -42,6 +42,10 @@ struct ImportOptions {
   std::optional<int64_t> batch;
   // Warnings (e.g. a dynamic dim bound to 1) are appended here; the driver prints them.
   std::vector<std::string>* warnings = nullptr;
+  // Float initializers that Identity nodes read, with the names those Identity nodes give them:
+  // the mark of an exporter that merged initializers of equal values (the driver warns about it
+  // when it trains the model: the names train as one parameter).
+  std::map<std::string, std::vector<std::string>>* identity_aliases = nullptr;
 };
 
 // Imports a model file; the format follows the extension (`.onnxtxt` is text, anything else

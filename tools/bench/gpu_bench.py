@@ -70,9 +70,9 @@ def build_model(name):
     # The TorchScript exporter merges initializers of equal values in eval mode (its
     # deduplicate-initializers pass): every fresh BatchNorm's weight, bias, running mean and
     # variance (ones and zeros) and every LayerNorm's would become one tensor through Identity
-    # nodes, tying parameters that PyTorch trains apart, and making a bias also a running mean
-    # (a800c: "target buffer 'bn1.bias' is updated twice"). A little seeded noise on each
-    # constant-valued tensor keeps them apart, on both sides alike.
+    # nodes, tying parameters that PyTorch trains apart (a800c warns about it; a running
+    # statistic merged with a bias gets its own state in build-training). A little seeded noise
+    # on each constant-valued tensor keeps them apart, on both sides alike.
     g = torch.Generator().manual_seed(SEED + 2)
     with torch.no_grad():
         for t in list(model.parameters()) + list(model.buffers()):
