@@ -184,7 +184,6 @@ Status RunUpdateScale(const KernelArgs& a) {
 template <typename F>
 Status ForEachOnnxTensor(const KernelArgs& a, int groups, F&& update) {
   A8_RETURN_IF_ERROR(CheckOnnxOptimizerOperands(a, groups));
-  const std::string& op = a.kernel().op();
   const int tensors = a.num_inputs() - 2;
   const TensorArg& r = a.in(0);
   const double rate = r.dtype == DType::kF32 ? *reinterpret_cast<const float*>(r.data)
@@ -195,14 +194,6 @@ Status ForEachOnnxTensor(const KernelArgs& a, int groups, F&& update) {
     std::vector<const TensorArg*> ins, outs;
     for (int g = 0; g < groups; ++g) ins.push_back(&a.in(2 + g * n + i));
     for (int g = 0; g < groups - 1; ++g) outs.push_back(&a.out(g * n + i));
-    for (const TensorArg* x : ins) {
-      if (!x->present || x->dtype != ins[0]->dtype || x->count() != ins[0]->count())
-        return InvalidInput("{}: the tensors of group member {} differ in type", op, i);
-    }
-    for (const TensorArg* x : outs) {
-      if (!x->present || x->dtype != ins[0]->dtype || x->count() != ins[0]->count())
-        return InvalidInput("{}: the outputs of group member {} differ in type", op, i);
-    }
     A8_RETURN_IF_ERROR(update(rate, t, ins, outs));
   }
   return Status::Ok();

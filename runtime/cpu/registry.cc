@@ -104,7 +104,23 @@ Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups) {
   if (!r.present || r.count() != 1 || (r.dtype != DType::kF32 && r.dtype != DType::kF64)) {
     return InvalidInput("{}: input R must be an f32 or f64 scalar", op);
   }
-  return RequireScalar(a, 1, DType::kI64, "T");
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI64, "T"));
+  // Group member i: X_i, G_i, states_i... and its outputs, all of one dtype and size.
+  const int n = tensors / groups;
+  for (int i = 0; i < n; ++i) {
+    const TensorArg& x0 = a.in(2 + i);
+    for (int g = 0; g < groups; ++g) {
+      const TensorArg& x = a.in(2 + g * n + i);
+      if (!x.present || x.dtype != x0.dtype || x.count() != x0.count())
+        return InvalidInput("{}: the tensors of group member {} differ in type", op, i);
+    }
+    for (int g = 0; g < groups - 1; ++g) {
+      const TensorArg& y = a.out(g * n + i);
+      if (!y.present || y.dtype != x0.dtype || y.count() != x0.count())
+        return InvalidInput("{}: the outputs of group member {} differ in type", op, i);
+    }
+  }
+  return Status::Ok();
 }
 
 TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id) {

@@ -98,7 +98,8 @@ Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size
 // The spatial dims of an [N, C, d...] tensor (none below rank 3).
 cpu::Dims SpatialDims(const cpu::Dims& d);
 // The ONNX preview-training optimizers' operands: R (an f32 or f64 scalar), T (an i64 scalar),
-// then `groups` groups of n tensors (X, G, states...) and (groups - 1) groups of outputs.
+// then `groups` groups of n tensors (X, G, states...) and (groups - 1) groups of outputs, each
+// group member's tensors and outputs of one dtype and size.
 Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups);
 // The plan buffer `id` as a kernel operand (absent for id < 0), at `buffers[id]`.
 TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id);

@@ -352,14 +352,6 @@ Status RunOnnxOptimizer(const KernelArgs& a, DevCtx& ctx, OnnxOptimParams p, int
     std::vector<const TensorArg*> ins, outs;
     for (int g = 0; g < groups; ++g) ins.push_back(&a.in(2 + g * n + i));
     for (int g = 0; g < groups - 1; ++g) outs.push_back(&a.out(g * n + i));
-    for (const TensorArg* x : ins) {
-      if (!x->present || x->dtype != ins[0]->dtype || x->count() != ins[0]->count())
-        return InvalidInput("{}: the tensors of group member {} differ in type", op, i);
-    }
-    for (const TensorArg* x : outs) {
-      if (!x->present || x->dtype != ins[0]->dtype || x->count() != ins[0]->count())
-        return InvalidInput("{}: the outputs of group member {} differ in type", op, i);
-    }
     if (ins[0]->dtype != DType::kF32 && ins[0]->dtype != DType::kF64) {
       return Unsupported("{}: group member {} has dtype {} (f32 or f64 expected)", op, i,
                          DTypeName(ins[0]->dtype));

@@ -118,5 +118,44 @@ TEST(DeviceBackendTest, AnIndexOutOfRangeFailsTheStepNamingTheKernel) {
   EXPECT_TRUE((*ex)->Run().ok());
 }
 
+// The ONNX optimizers' operand checks are one function for both backends
+// (CheckOnnxOptimizerOperands): a group member whose tensors differ is the same error on each.
+TEST(DeviceBackendTest, OnnxOptimizerOperandErrorsAreTheCpus) {
+  using Role = plan::Buffer;
+  testing::PlanBuilder pb;
+  float rate = 0.1f;
+  int64_t t = 1;
+  int r = pb.Buffer("R", DType::kF32, {}, Role::CONSTANT, &rate);
+  int tt = pb.Buffer("T", DType::kI64, {}, Role::CONSTANT, &t);
+  int x = pb.Buffer("X", DType::kF32, {4}, Role::INPUT);
+  int g = pb.Buffer("G", DType::kF32, {5}, Role::INPUT);  // not X's size
+  int v = pb.Buffer("V", DType::kF32, {4}, Role::INPUT);
+  int xn = pb.Buffer("X.new", DType::kF32, {4}, Role::OUTPUT);
+  int vn = pb.Buffer("V.new", DType::kF32, {4}, Role::OUTPUT);
+  plan::Kernel* k = pb.Kernel("ai.onnx.preview.training.Momentum", {r, tt, x, g, v}, {xn, vn});
+  testing::PlanBuilder::Float(k, "alpha", 0.9f);
+  testing::PlanBuilder::Float(k, "beta", 1.0f);
+  PlanFile f = pb.Finish();
+  auto run = [&](std::unique_ptr<Backend> be) {
+    auto ex = Executor::Create(f, std::move(be));
+    EXPECT_TRUE(ex.ok()) << ex.status().message();
+    std::vector<float> four(4, 1.0f), five(5, 1.0f);
+    EXPECT_TRUE((*ex)->SetInput("X", four.data(), 16).ok());
+    EXPECT_TRUE((*ex)->SetInput("G", five.data(), 20).ok());
+    EXPECT_TRUE((*ex)->SetInput("V", four.data(), 16).ok());
+    return (*ex)->Run();
+  };
+  Status cpu = run(MakeCpuBackend());
+  auto emu = MakeCudaEmuBackend();
+  ASSERT_TRUE(emu.ok());
+  Status dev = run(std::move(emu).value());
+  ASSERT_FALSE(cpu.ok());
+  ASSERT_FALSE(dev.ok());
+  EXPECT_NE(cpu.message().find("the tensors of group member 0 differ in type"), std::string::npos)
+      << cpu.message();
+  EXPECT_NE(dev.message().find("the tensors of group member 0 differ in type"), std::string::npos)
+      << dev.message();
+}
+
 }  // namespace
 }  // namespace a8
