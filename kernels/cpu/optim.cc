@@ -33,8 +33,7 @@ Status DispatchParamGrad(DType param, DType grad, const char* op, F&& f) {
 
 }  // namespace
 
-Status TrainControl(const TrainControlParams& p, const TrainControlInputs& in, float* ctl,
-                    int64_t* step_next, float* updates_next) {
+Status CheckTrainControlParams(const TrainControlParams& p) {
   if (p.accumulate < 1) {
     return InvalidInput("a8.TrainControl: accumulate must be at least 1, got {}", p.accumulate);
   }
@@ -42,6 +41,12 @@ Status TrainControl(const TrainControlParams& p, const TrainControlInputs& in, f
     return InvalidInput("a8.TrainControl: warmup_steps ({}) and total_steps ({}) must be >= 0",
                         p.warmup_steps, p.total_steps);
   }
+  return Status::Ok();
+}
+
+Status TrainControl(const TrainControlParams& p, const TrainControlInputs& in, float* ctl,
+                    int64_t* step_next, float* updates_next) {
+  A8_RETURN_IF_ERROR(CheckTrainControlParams(p));
   if (in.step < 0) return InvalidInput("a8.TrainControl: negative step {}", in.step);
   TrainControlStep(p, in, ctl, step_next, updates_next);
   return Status::Ok();

@@ -3,9 +3,8 @@
 // UnscaleCheckFinite and UpdateScale, bodies in scaler.cc) and the ONNX
 // ai.onnx.preview.training optimizers (Adam, Momentum, Adagrad).
 //
-// - The per-element math is one small A8_HD function per update (kernels/common/float16.h's
-//   convention) over the compute type F (float for f32/f16/bf16 params, double for f64), so the
-//   CUDA kernels can reuse the same bodies.
+// - The per-element math is one small A8_HD function per update, in kernels/common/optim_math.h,
+//   which the CUDA kernels (kernels/device/loss_optim_update_impl.h) call too.
 // - Every update is functional, but a plan may bind an output to the same bytes as the input it
 //   replaces (in place). Each element is therefore loaded completely (param, grad, moments) before
 //   any output element is stored, and no pointer is `restrict`.
@@ -20,87 +19,15 @@
 
 #include "compiler/ir/status.h"
 #include "kernels/common/float16.h"
+#include "kernels/common/optim_math.h"
 #include "kernels/cpu/dtype.h"
 
 namespace a8::cpu {
 
 // ---- step control
 
-// Layout of a8.TrainControl's `ctl` output (f32[kCtlSize]).
-enum CtlIndex : int {
-  kCtlLr = 0,         // the learning rate of this update (schedule applied)
-  kCtlGradScale = 1,  // multiplies every gradient: 1 / accumulate, times the clip factor
-  kCtlApplied = 2,    // 1 when this step updates the parameters, else 0
-  kCtlUpdates = 3,    // updates applied so far, this one included (Adam's t; 1 =
-                      // first update)
-  kCtlGradNorm = 4,   // norm of the averaged gradient before clipping (0 without
-                      // GlobalNormSq)
-  kCtlSize = 5,
-};
-
-struct TrainControlParams {
-  float lr = 0.0f;
-  bool cosine = false;  // else constant
-  int64_t warmup_steps = 0;
-  int64_t total_steps = 0;
-  float min_lr = 0.0f;
-  int64_t accumulate = 1;      // >= 1
-  float max_grad_norm = 0.0f;  // 0: no clipping
-};
-
-// Scalar inputs of one step; sq_norm / found_inf are used when their has_ flag is set.
-struct TrainControlInputs {
-  int64_t step = 0;
-  float updates = 0.0f;
-  bool has_sq_norm = false;
-  float sq_norm = 0.0f;
-  bool has_found_inf = false;
-  float found_inf = 0.0f;
-};
-
-// The learning rate of the optimizer update with index `opt_index` (0-based): constant, or a linear
-// warm-up over warmup_steps followed by a cosine decay to min_lr at total_steps.
-A8_HD double ScheduledLr(const TrainControlParams& p, int64_t opt_index) {
-  if (!p.cosine) return p.lr;
-  if (opt_index < p.warmup_steps) {
-    return static_cast<double>(p.lr) * static_cast<double>(opt_index + 1) /
-           static_cast<double>(p.warmup_steps);
-  }
-  const int64_t span = p.total_steps - p.warmup_steps > 1 ? p.total_steps - p.warmup_steps : 1;
-  double progress = static_cast<double>(opt_index - p.warmup_steps) / static_cast<double>(span);
-  progress = progress < 0.0 ? 0.0 : (progress > 1.0 ? 1.0 : progress);
-  const double kPi = 3.14159265358979323846;
-  return p.min_lr + 0.5 * (static_cast<double>(p.lr) - p.min_lr) * (1.0 + std::cos(kPi * progress));
-}
-
-// One step of control: ctl[kCtlSize], the next step counter and the next update count.
-A8_HD void TrainControlStep(const TrainControlParams& p, const TrainControlInputs& in, float* ctl,
-                            int64_t* step_next, float* updates_next) {
-  const int64_t k = p.accumulate;
-  const bool boundary = (in.step + 1) % k == 0;
-  const bool overflow = in.has_found_inf && in.found_inf != 0.0f;
-  const bool applied = boundary && !overflow;
-  double grad_scale = 1.0 / static_cast<double>(k);
-  double norm = 0.0;
-  if (in.has_sq_norm) {
-    // The norm of the averaged gradient: the accumulated sum's norm over k.
-    norm = std::sqrt(static_cast<double>(in.sq_norm)) / static_cast<double>(k);
-    if (p.max_grad_norm > 0.0f) {
-      // torch.nn.utils.clip_grad_norm_: max_norm / (total_norm + 1e-6), at most 1.
-      const double clip = static_cast<double>(p.max_grad_norm) / (norm + 1e-6);
-      grad_scale *= clip < 1.0 ? clip : 1.0;
-    }
-  }
-  const float next_updates = in.updates + (applied ? 1.0f : 0.0f);
-  ctl[kCtlLr] = static_cast<float>(ScheduledLr(p, in.step / k));
-  ctl[kCtlGradScale] = static_cast<float>(grad_scale);
-  ctl[kCtlApplied] = applied ? 1.0f : 0.0f;
-  ctl[kCtlUpdates] = next_updates;
-  ctl[kCtlGradNorm] = static_cast<float>(norm);
-  *step_next = in.step + 1;
-  *updates_next = next_updates;
-}
-
+// The attribute checks of a8.TrainControl (accumulate >= 1, warm-up and total steps >= 0).
+Status CheckTrainControlParams(const TrainControlParams& p);
 Status TrainControl(const TrainControlParams& p, const TrainControlInputs& in, float* ctl,
                     int64_t* step_next, float* updates_next);
 
@@ -119,12 +46,6 @@ Status GradAccumulate(DType acc_dtype, DType g_dtype, int64_t n, int64_t accumul
 
 // ---- dynamic loss scaling (PRECISION.md "Loss scaling"; bodies in scaler.cc)
 
-// The multiplier that unscales a gradient: 1/scale computed in double and stored as float, as
-// PyTorch's GradScaler does (scale.double().reciprocal().float()).
-A8_HD float InverseScale(float scale) {
-  return static_cast<float>(1.0 / static_cast<double>(scale));
-}
-
 // a8.UnscaleCheckFinite: out[t][i] = float(g[t][i]) * InverseScale(scale) for every tensor t
 // (dtypes[t] any float type, counts[t] elements; outputs f32, possibly in place over an f32 g),
 // and *found_inf = 1 when any element of any g is Inf or NaN, else 0.
@@ -132,43 +53,8 @@ Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
                           const std::vector<int64_t>& counts, const std::vector<const void*>& grads,
                           const std::vector<float*>& outs, float* found_inf);
 
-struct UpdateScaleParams {
-  float growth_factor = 2.0f;
-  float backoff_factor = 0.5f;
-  int64_t growth_interval = 2000;  // >= 1
-  float min_scale = 0.0f;          // backoff never goes below it (0: no floor, as PyTorch)
-  float max_scale = 0.0f;          // growth never goes above it (0: no ceiling, as PyTorch)
-  int64_t accumulate = 1;          // the scale changes only on update steps
-};
-
-// One step of PyTorch's _amp_update_scale_ (products in double, as its kernels compute
-// `float * double`), plus a8's floor and ceiling. Only when (step + 1) % accumulate == 0: a
-// micro-step keeps scale and tracker.
-A8_HD void UpdateScaleStep(const UpdateScaleParams& p, float scale, int32_t tracker,
-                           float found_inf, int64_t step, float* scale_next,
-                           int32_t* tracker_next) {
-  *scale_next = scale;
-  *tracker_next = tracker;
-  if ((step + 1) % p.accumulate != 0) return;
-  if (found_inf != 0.0f) {
-    float backed = static_cast<float>(static_cast<double>(scale) * p.backoff_factor);
-    if (p.min_scale > 0.0f && backed < p.min_scale) backed = p.min_scale;
-    *scale_next = backed;
-    *tracker_next = 0;
-    return;
-  }
-  const int32_t successful = tracker + 1;
-  if (successful >= p.growth_interval) {
-    const float grown = static_cast<float>(static_cast<double>(scale) * p.growth_factor);
-    if (std::isfinite(grown) && (p.max_scale <= 0.0f || grown <= p.max_scale)) {
-      *scale_next = grown;
-    }
-    *tracker_next = 0;
-  } else {
-    *tracker_next = successful;
-  }
-}
-
+// The attribute checks of a8.UpdateScale (accumulate and growth_interval >= 1).
+Status CheckUpdateScaleParams(const UpdateScaleParams& p);
 Status UpdateScale(const UpdateScaleParams& p, float scale, int32_t tracker, float found_inf,
                    int64_t step, float* scale_next, int32_t* tracker_next);
 
@@ -180,26 +66,6 @@ struct SgdParams {
   bool nesterov = false;
   float weight_decay = 0.0f;
 };
-
-// The per-step scalars of an SGD update, taken from ctl.
-template <typename F>
-struct SgdStep {
-  F lr, grad_scale, momentum, dampening, weight_decay;
-  bool nesterov, first;  // first: the first applied update (initialises the
-                         // momentum buffer)
-};
-
-// torch.optim.SGD for one element; *buf is read and written only when momentum != 0.
-template <typename F>
-A8_HD void SgdElement(const SgdStep<F>& s, F grad, F* param, F* buf) {
-  F g = grad * s.grad_scale;
-  if (s.weight_decay != F(0)) g += s.weight_decay * *param;
-  if (s.momentum != F(0)) {
-    *buf = s.first ? g : s.momentum * *buf + (F(1) - s.dampening) * g;
-    g = s.nesterov ? g + s.momentum * *buf : *buf;
-  }
-  *param -= s.lr * g;
-}
 
 // param/buf (param_dtype) and grad (grad_dtype), n elements each; buf/buf_next are null without
 // momentum buffer (then momentum must be 0). ctl: f32[kCtlSize] (a8.TrainControl).
@@ -215,33 +81,6 @@ struct AdamParams {
   bool decoupled = false;  // AdamW
 };
 
-// The per-step scalars of an Adam update: bias corrections computed in double from ctl.
-template <typename F>
-struct AdamStep {
-  F lr, grad_scale, beta1, beta2, eps, weight_decay;
-  bool decoupled;
-  F step_size;     // lr / (1 - beta1^t)
-  F inv_sqrt_bc2;  // 1 / sqrt(1 - beta2^t)
-};
-
-// torch.optim.Adam (decoupled = false) / AdamW (true), amsgrad off, for one element.
-template <typename F>
-A8_HD void AdamElement(const AdamStep<F>& s, F grad, F* param, F* m, F* v) {
-  F g = grad * s.grad_scale;
-  F x = *param;
-  if (s.decoupled) {
-    x *= F(1) - s.lr * s.weight_decay;
-  } else if (s.weight_decay != F(0)) {
-    g += s.weight_decay * x;
-  }
-  const F m_next = s.beta1 * *m + (F(1) - s.beta1) * g;
-  const F v_next = s.beta2 * *v + (F(1) - s.beta2) * g * g;
-  const F denom = std::sqrt(v_next) * s.inv_sqrt_bc2 + s.eps;
-  *param = x - s.step_size * m_next / denom;
-  *m = m_next;
-  *v = v_next;
-}
-
 // param/m/v (param_dtype), grad (grad_dtype), n elements each.
 Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int64_t n,
                   const float* ctl, const void* param, const void* grad, const void* m,
@@ -254,24 +93,6 @@ struct OnnxAdamParams {
   float alpha = 0.9f, beta = 0.999f, epsilon = 1e-6f;
   float norm_coefficient = 0.0f, norm_coefficient_post = 0.0f;
 };
-// The per-step scalars: R already bias-corrected (R * sqrt(1 - beta^T) / (1 - alpha^T) when T > 0,
-// computed in double).
-template <typename F>
-struct OnnxAdamStep {
-  F r_adjusted, alpha, beta, epsilon, norm_coefficient, norm_coefficient_post;
-};
-
-template <typename F>
-A8_HD void OnnxAdamElement(const OnnxAdamStep<F>& s, F grad, F* x, F* v, F* h) {
-  const F g = s.norm_coefficient * *x + grad;
-  const F v_next = s.alpha * *v + (F(1) - s.alpha) * g;
-  const F h_next = s.beta * *h + (F(1) - s.beta) * g * g;
-  const F x_next = *x - s.r_adjusted * v_next / (std::sqrt(h_next) + s.epsilon);
-  *x = (F(1) - s.norm_coefficient_post) * x_next;
-  *v = v_next;
-  *h = h_next;
-}
-
 // r: the learning rate R, t: the update count T. x/g/v/h and outputs: `dtype`, n elements.
 Status OnnxAdam(const OnnxAdamParams& p, DType dtype, int64_t n, double r, int64_t t, const void* x,
                 const void* g, const void* v, const void* h, void* x_new, void* v_new, void* h_new);
@@ -280,41 +101,12 @@ struct OnnxMomentumParams {
   float alpha = 0.0f, beta = 0.0f, norm_coefficient = 0.0f;
   bool nesterov = false;
 };
-// beta_adjusted: beta, or 1 on the first update (T == 0).
-template <typename F>
-struct OnnxMomentumStep {
-  F r, alpha, beta_adjusted, norm_coefficient;
-  bool nesterov;
-};
-
-template <typename F>
-A8_HD void OnnxMomentumElement(const OnnxMomentumStep<F>& s, F grad, F* x, F* v) {
-  const F g = s.norm_coefficient * *x + grad;
-  const F v_next = s.alpha * *v + s.beta_adjusted * g;
-  *x -= s.r * (s.nesterov ? g + s.alpha * v_next : v_next);
-  *v = v_next;
-}
-
 Status OnnxMomentum(const OnnxMomentumParams& p, DType dtype, int64_t n, double r, int64_t t,
                     const void* x, const void* g, const void* v, void* x_new, void* v_new);
 
 struct OnnxAdagradParams {
   float decay_factor = 0.0f, epsilon = 1e-6f, norm_coefficient = 0.0f;
 };
-// r_decayed: R / (1 + T * decay_factor), computed in double.
-template <typename F>
-struct OnnxAdagradStep {
-  F r_decayed, epsilon, norm_coefficient;
-};
-
-template <typename F>
-A8_HD void OnnxAdagradElement(const OnnxAdagradStep<F>& s, F grad, F* x, F* h) {
-  const F g = s.norm_coefficient * *x + grad;
-  const F h_next = *h + g * g;
-  *x -= s.r_decayed * g / (std::sqrt(h_next) + s.epsilon);
-  *h = h_next;
-}
-
 Status OnnxAdagrad(const OnnxAdagradParams& p, DType dtype, int64_t n, double r, int64_t t,
                    const void* x, const void* g, const void* h, void* x_new, void* h_new);
 

@@ -55,8 +55,7 @@ Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
   return Status::Ok();
 }
 
-Status UpdateScale(const UpdateScaleParams& p, float scale, int32_t tracker, float found_inf,
-                   int64_t step, float* scale_next, int32_t* tracker_next) {
+Status CheckUpdateScaleParams(const UpdateScaleParams& p) {
   if (p.accumulate < 1) {
     return InvalidInput("a8.UpdateScale: accumulate must be at least 1, got {}", p.accumulate);
   }
@@ -64,6 +63,12 @@ Status UpdateScale(const UpdateScaleParams& p, float scale, int32_t tracker, flo
     return InvalidInput("a8.UpdateScale: growth_interval must be at least 1, got {}",
                         p.growth_interval);
   }
+  return Status::Ok();
+}
+
+Status UpdateScale(const UpdateScaleParams& p, float scale, int32_t tracker, float found_inf,
+                   int64_t step, float* scale_next, int32_t* tracker_next) {
+  A8_RETURN_IF_ERROR(CheckUpdateScaleParams(p));
   if (step < 0) return InvalidInput("a8.UpdateScale: negative step {}", step);
   UpdateScaleStep(p, scale, tracker, found_inf, step, scale_next, tracker_next);
   return Status::Ok();

@@ -3,7 +3,7 @@
 //
 // - Every pointer is device memory. Scalars that are computed during the step (the control
 //   vector ctl, the loss scale, found_inf, the step counters, ONNX's R and T) are read INSIDE the
-//   device code, so an update that must be skipped (ctl[kDevCtlApplied] == 0) leaves parameters
+//   device code, so an update that must be skipped (ctl[cpu::kCtlApplied] == 0) leaves parameters
 //   and moments bit-identical without any host synchronisation.
 // - Reductions are deterministic and follow the CPU's order: per-target / per-element terms go to
 //   scratch (one thread each), then ONE thread sums them in index order in the CPU's accumulator
@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/optim_math.h"
 #include "kernels/device/device.h"
 
 namespace a8::A8_DEV_NS {
@@ -126,28 +127,15 @@ struct PairLossParams {
 DevStatus PairLossForward(DevCtx& ctx, const PairLossParams& p);
 DevStatus PairLossGrad(DevCtx& ctx, const PairLossParams& p);
 
-// ---- step control (cpu::CtlIndex: the same layout, checked in runtime/device/ops_loss_optim.cc)
-
-constexpr int kDevCtlLr = 0;
-constexpr int kDevCtlGradScale = 1;
-constexpr int kDevCtlApplied = 2;
-constexpr int kDevCtlUpdates = 3;
-constexpr int kDevCtlGradNorm = 4;
-constexpr int kDevCtlSize = 5;
+// ---- step control (the control vector's layout is cpu::CtlIndex, kernels/common/optim_math.h)
 
 struct TrainControlParams {
-  float lr = 0.0f;
-  bool cosine = false;
-  int64_t warmup_steps = 0;
-  int64_t total_steps = 0;
-  float min_lr = 0.0f;
-  int64_t accumulate = 1;
-  float max_grad_norm = 0.0f;
+  cpu::TrainControlParams math;  // the attributes
   const int64_t* step = nullptr;
   const float* updates = nullptr;
   const float* sq_norm = nullptr;    // may be null
   const float* found_inf = nullptr;  // may be null
-  float* ctl = nullptr;              // [kDevCtlSize]
+  float* ctl = nullptr;              // [cpu::kCtlSize]
   int64_t* step_next = nullptr;
   float* updates_next = nullptr;
 };
@@ -186,12 +174,7 @@ struct UnscaleParams {
 DevStatus UnscaleCheckFinite(DevCtx& ctx, const UnscaleParams& p);
 
 struct UpdateScaleParams {
-  float growth_factor = 2.0f;
-  float backoff_factor = 0.5f;
-  int64_t growth_interval = 2000;
-  float min_scale = 0.0f;
-  float max_scale = 0.0f;
-  int64_t accumulate = 1;
+  cpu::UpdateScaleParams math;  // the attributes
   const float* scale = nullptr;
   const int32_t* tracker = nullptr;
   const float* found_inf = nullptr;
@@ -201,7 +184,7 @@ struct UpdateScaleParams {
 };
 DevStatus UpdateScale(DevCtx& ctx, const UpdateScaleParams& p);
 
-// ---- a8 parameter updates (torch.optim formulas; skipped when ctl[kDevCtlApplied] == 0)
+// ---- a8 parameter updates (torch.optim formulas; skipped when ctl[cpu::kCtlApplied] == 0)
 
 struct SgdUpdateParams {
   float momentum = 0.0f, dampening = 0.0f, weight_decay = 0.0f;

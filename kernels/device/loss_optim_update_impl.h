@@ -1,10 +1,12 @@
 // Device kernels of the step control, gradient accumulation, dynamic loss scaling and the
-// parameter updates (kernels/device/loss_optim.h). The bodies are kernels/cpu/optim.h's, with
-// every product and sum through rn:: so that nvcc does not contract them into FMAs: the control
-// vector, the scale, the tracker and the f32 updates equal the CPU's bit for bit (the one
-// exception: a bias correction's pow/cos in double may differ by an ulp before rounding to f32).
+// parameter updates (kernels/device/loss_optim.h). The step, scale and update math is the CPU's
+// own A8_HD bodies (kernels/common/optim_math.h); the CUDA build compiles this file with
+// --fmad=false (kernels/cuda/CMakeLists.txt), and the few products of its own go through rn::,
+// so that nvcc contracts nothing into an FMA the CPU does not do: the control vector, the scale,
+// the tracker and the f32 updates equal the CPU's bit for bit (the one exception: a bias
+// correction's pow/cos in double may differ by an ulp before rounding to f32).
 //
-// The skip-on-flag rule: an update reads ctl[kDevCtlApplied] in the device functor; when it is 0
+// The skip-on-flag rule: an update reads ctl[cpu::kCtlApplied] in the device functor; when it is 0
 // every output keeps its input's bytes (a copy unless in place), so parameters, moments and the
 // update count stay bit-identical without a host round trip.
 #pragma once
@@ -28,57 +30,23 @@ A8_HD bool IsFinite(double v) {
 #endif
   return (u & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
 }
-A8_HD float Sqrt(float v) { return ::sqrtf(v); }
-A8_HD double Sqrt(double v) { return ::sqrt(v); }
 
 inline size_t AlignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // ---- step control and loss scale (one thread each)
 
-// cpu::ScheduledLr.
-A8_HD double ScheduledLr(const TrainControlParams& p, int64_t opt_index) {
-  if (!p.cosine) return p.lr;
-  if (opt_index < p.warmup_steps) {
-    return rn::Mul(static_cast<double>(p.lr), static_cast<double>(opt_index + 1)) /
-           static_cast<double>(p.warmup_steps);
-  }
-  const int64_t span = p.total_steps - p.warmup_steps > 1 ? p.total_steps - p.warmup_steps : 1;
-  double progress = static_cast<double>(opt_index - p.warmup_steps) / static_cast<double>(span);
-  progress = progress < 0.0 ? 0.0 : (progress > 1.0 ? 1.0 : progress);
-  const double kPi = 3.14159265358979323846;
-  const double half_range =
-      rn::Mul(0.5, rn::Sub(static_cast<double>(p.lr), static_cast<double>(p.min_lr)));
-  return rn::Add(static_cast<double>(p.min_lr),
-                 rn::Mul(half_range, rn::Add(1.0, ::cos(rn::Mul(kPi, progress)))));
-}
-
 // cpu::TrainControlStep, reading its scalars from device memory.
 struct TrainControlFn {
   TrainControlParams p;
   A8_HD void operator()(int64_t) const {
-    const int64_t step = *p.step;
-    const float updates = *p.updates;
-    const int64_t k = p.accumulate;
-    const bool boundary = (step + 1) % k == 0;
-    const bool overflow = p.found_inf != nullptr && *p.found_inf != 0.0f;
-    const bool applied = boundary && !overflow;
-    double grad_scale = 1.0 / static_cast<double>(k);
-    double norm = 0.0;
-    if (p.sq_norm != nullptr) {
-      norm = ::sqrt(static_cast<double>(*p.sq_norm)) / static_cast<double>(k);
-      if (p.max_grad_norm > 0.0f) {
-        const double clip = static_cast<double>(p.max_grad_norm) / rn::Add(norm, 1e-6);
-        grad_scale = rn::Mul(grad_scale, clip < 1.0 ? clip : 1.0);
-      }
-    }
-    const float next_updates = rn::Add(updates, applied ? 1.0f : 0.0f);
-    p.ctl[kDevCtlLr] = static_cast<float>(ScheduledLr(p, step / k));
-    p.ctl[kDevCtlGradScale] = static_cast<float>(grad_scale);
-    p.ctl[kDevCtlApplied] = applied ? 1.0f : 0.0f;
-    p.ctl[kDevCtlUpdates] = next_updates;
-    p.ctl[kDevCtlGradNorm] = static_cast<float>(norm);
-    *p.step_next = step + 1;
-    *p.updates_next = next_updates;
+    cpu::TrainControlInputs in;
+    in.step = *p.step;
+    in.updates = *p.updates;
+    in.has_sq_norm = p.sq_norm != nullptr;
+    in.sq_norm = in.has_sq_norm ? *p.sq_norm : 0.0f;
+    in.has_found_inf = p.found_inf != nullptr;
+    in.found_inf = in.has_found_inf ? *p.found_inf : 0.0f;
+    cpu::TrainControlStep(p.math, in, p.ctl, p.step_next, p.updates_next);
   }
 };
 
@@ -86,30 +54,8 @@ struct TrainControlFn {
 struct UpdateScaleFn {
   UpdateScaleParams p;
   A8_HD void operator()(int64_t) const {
-    const float scale = *p.scale;
-    const int32_t tracker = *p.tracker;
-    const float found_inf = *p.found_inf;
-    const int64_t step = *p.step;
-    float scale_next = scale;
-    int32_t tracker_next = tracker;
-    if ((step + 1) % p.accumulate == 0) {
-      if (found_inf != 0.0f) {
-        float backed = static_cast<float>(
-            rn::Mul(static_cast<double>(scale), static_cast<double>(p.backoff_factor)));
-        if (p.min_scale > 0.0f && backed < p.min_scale) backed = p.min_scale;
-        scale_next = backed;
-        tracker_next = 0;
-      } else if (tracker + 1 >= p.growth_interval) {
-        const float grown = static_cast<float>(
-            rn::Mul(static_cast<double>(scale), static_cast<double>(p.growth_factor)));
-        if (IsFinite(grown) && (p.max_scale <= 0.0f || grown <= p.max_scale)) scale_next = grown;
-        tracker_next = 0;
-      } else {
-        tracker_next = tracker + 1;
-      }
-    }
-    *p.scale_next = scale_next;
-    *p.tracker_next = tracker_next;
+    cpu::UpdateScaleStep(p.math, *p.scale, *p.tracker, *p.found_inf, *p.step, p.scale_next,
+                         p.tracker_next);
   }
 };
 
@@ -197,30 +143,26 @@ struct SgdFn {
     P* x_out = static_cast<P*>(p.param_next);
     P* b_out = static_cast<P*>(p.buf_next);
     const bool has_buf = bf != nullptr;
-    if (p.ctl[kDevCtlApplied] == 0.0f) {
+    const bool use_buf = p.momentum != 0.0f;
+    if (p.ctl[cpu::kCtlApplied] == 0.0f) {
       Keep(x, x_out, i);
       if (has_buf) Keep(bf, b_out, i);
       return;
     }
-    const C lr = static_cast<C>(p.ctl[kDevCtlLr]);
-    const C momentum = static_cast<C>(p.momentum);
-    const bool use_buf = p.momentum != 0.0f;
-    C g = rn::Mul(static_cast<C>(Ld(static_cast<const G*>(p.grad), i)),
-                  static_cast<C>(p.ctl[kDevCtlGradScale]));
+    const cpu::SgdStep<C> s{
+        static_cast<C>(p.ctl[cpu::kCtlLr]), static_cast<C>(p.ctl[cpu::kCtlGradScale]),
+        static_cast<C>(p.momentum),         static_cast<C>(p.dampening),
+        static_cast<C>(p.weight_decay),     p.nesterov,
+        p.ctl[cpu::kCtlUpdates] == 1.0f};
     C xi = Ld(x, i);
-    if (p.weight_decay != 0.0f) g = rn::Add(g, rn::Mul(static_cast<C>(p.weight_decay), xi));
+    C bi = use_buf ? Ld(bf, i) : C(0);
+    cpu::SgdElement<C>(s, static_cast<C>(Ld(static_cast<const G*>(p.grad), i)), &xi, &bi);
+    St(x_out, i, xi);
     if (use_buf) {
-      C bi = Ld(bf, i);
-      bi = p.ctl[kDevCtlUpdates] == 1.0f
-               ? g
-               : rn::Add(rn::Mul(momentum, bi),
-                         rn::Mul(rn::Sub(C(1), static_cast<C>(p.dampening)), g));
-      g = p.nesterov ? rn::Add(g, rn::Mul(momentum, bi)) : bi;
       St(b_out, i, bi);
     } else if (has_buf) {
       Keep(bf, b_out, i);  // momentum 0: a present buffer passes through, as PyTorch
     }
-    St(x_out, i, rn::Sub(xi, rn::Mul(lr, g)));
   }
 };
 
@@ -235,11 +177,11 @@ struct AdamScalarsFn {
   const float* ctl;
   AdamScalars* out;
   A8_HD void operator()(int64_t) const {
-    const double t = ctl[kDevCtlUpdates];
-    const double lr = ctl[kDevCtlLr];
+    const double t = ctl[cpu::kCtlUpdates];
+    const double lr = ctl[cpu::kCtlLr];
     const double bc1 = 1.0 - ::pow(static_cast<double>(beta1), t);
     const double bc2 = 1.0 - ::pow(static_cast<double>(beta2), t);
-    out->applied = ctl[kDevCtlApplied] != 0.0f ? 1 : 0;
+    out->applied = ctl[cpu::kCtlApplied] != 0.0f ? 1 : 0;
     out->lr = lr;
     out->step_size = lr / bc1;
     out->inv_sqrt_bc2 = 1.0 / ::sqrt(bc2);
@@ -264,25 +206,21 @@ struct AdamFn {
       Keep(vp, v_out, i);
       return;
     }
-    const C lr = static_cast<C>(sc->lr);
-    const C beta1 = static_cast<C>(p.beta1), beta2 = static_cast<C>(p.beta2);
-    const C wd = static_cast<C>(p.weight_decay);
-    C g = rn::Mul(static_cast<C>(Ld(static_cast<const G*>(p.grad), i)),
-                  static_cast<C>(p.ctl[kDevCtlGradScale]));
-    C x = Ld(xp, i);
-    if (p.decoupled) {
-      x = rn::Mul(x, rn::Sub(C(1), rn::Mul(lr, wd)));
-    } else if (wd != C(0)) {
-      g = rn::Add(g, rn::Mul(wd, x));
-    }
-    const C m_next = rn::Add(rn::Mul(beta1, Ld(mp, i)), rn::Mul(rn::Sub(C(1), beta1), g));
-    const C v_next =
-        rn::Add(rn::Mul(beta2, Ld(vp, i)), rn::Mul(rn::Mul(rn::Sub(C(1), beta2), g), g));
-    const C denom =
-        rn::Add(rn::Mul(Sqrt(v_next), static_cast<C>(sc->inv_sqrt_bc2)), static_cast<C>(p.eps));
-    St(x_out, i, rn::Sub(x, rn::Mul(static_cast<C>(sc->step_size), m_next) / denom));
-    St(m_out, i, m_next);
-    St(v_out, i, v_next);
+    cpu::AdamStep<C> s;
+    s.lr = static_cast<C>(sc->lr);
+    s.grad_scale = static_cast<C>(p.ctl[cpu::kCtlGradScale]);
+    s.beta1 = static_cast<C>(p.beta1);
+    s.beta2 = static_cast<C>(p.beta2);
+    s.eps = static_cast<C>(p.eps);
+    s.weight_decay = static_cast<C>(p.weight_decay);
+    s.decoupled = p.decoupled;
+    s.step_size = static_cast<C>(sc->step_size);
+    s.inv_sqrt_bc2 = static_cast<C>(sc->inv_sqrt_bc2);
+    C x = Ld(xp, i), m = Ld(mp, i), v = Ld(vp, i);
+    cpu::AdamElement<C>(s, static_cast<C>(Ld(static_cast<const G*>(p.grad), i)), &x, &m, &v);
+    St(x_out, i, x);
+    St(m_out, i, m);
+    St(v_out, i, v);
   }
 };
 
@@ -320,37 +258,36 @@ struct OnnxUpdateFn {
     using C = Acc<T>;
     const C rate = static_cast<C>(sc->rate);
     const C nc = static_cast<C>(p.norm_coefficient);
-    const C x = Ld(static_cast<const T*>(p.x), i);
-    const C g = rn::Add(rn::Mul(nc, x), Ld(static_cast<const T*>(p.g), i));
-    const C s1 = Ld(static_cast<const T*>(p.s1), i);
-    C x_next = 0, s1_next = 0;
+    const C g = Ld(static_cast<const T*>(p.g), i);
+    C x = Ld(static_cast<const T*>(p.x), i);
+    C s1 = Ld(static_cast<const T*>(p.s1), i);
     switch (p.kind) {
       case OnnxOptimizer::kAdam: {
-        const C alpha = static_cast<C>(p.alpha), beta = static_cast<C>(p.beta);
-        const C h = Ld(static_cast<const T*>(p.s2), i);
-        s1_next = rn::Add(rn::Mul(alpha, s1), rn::Mul(rn::Sub(C(1), alpha), g));
-        const C h_next = rn::Add(rn::Mul(beta, h), rn::Mul(rn::Mul(rn::Sub(C(1), beta), g), g));
-        const C step = rn::Mul(rate, s1_next) / rn::Add(Sqrt(h_next), static_cast<C>(p.epsilon));
-        x_next = rn::Mul(rn::Sub(C(1), static_cast<C>(p.norm_coefficient_post)), rn::Sub(x, step));
-        St(static_cast<T*>(p.s2_new), i, h_next);
+        const cpu::OnnxAdamStep<C> s{rate,
+                                     static_cast<C>(p.alpha),
+                                     static_cast<C>(p.beta),
+                                     static_cast<C>(p.epsilon),
+                                     nc,
+                                     static_cast<C>(p.norm_coefficient_post)};
+        C h = Ld(static_cast<const T*>(p.s2), i);
+        cpu::OnnxAdamElement<C>(s, g, &x, &s1, &h);
+        St(static_cast<T*>(p.s2_new), i, h);
         break;
       }
       case OnnxOptimizer::kMomentum: {
-        const C alpha = static_cast<C>(p.alpha);
-        const C beta_adjusted = sc->t > 0 ? static_cast<C>(p.beta) : C(1);
-        s1_next = rn::Add(rn::Mul(alpha, s1), rn::Mul(beta_adjusted, g));
-        const C dir = p.nesterov ? rn::Add(g, rn::Mul(alpha, s1_next)) : s1_next;
-        x_next = rn::Sub(x, rn::Mul(rate, dir));
+        const cpu::OnnxMomentumStep<C> s{rate, static_cast<C>(p.alpha),
+                                         sc->t > 0 ? static_cast<C>(p.beta) : C(1), nc, p.nesterov};
+        cpu::OnnxMomentumElement<C>(s, g, &x, &s1);
         break;
       }
       case OnnxOptimizer::kAdagrad: {
-        s1_next = rn::Add(s1, rn::Mul(g, g));
-        x_next = rn::Sub(x, rn::Mul(rate, g) / rn::Add(Sqrt(s1_next), static_cast<C>(p.epsilon)));
+        const cpu::OnnxAdagradStep<C> s{rate, static_cast<C>(p.epsilon), nc};
+        cpu::OnnxAdagradElement<C>(s, g, &x, &s1);
         break;
       }
     }
-    St(static_cast<T*>(p.x_new), i, x_next);
-    St(static_cast<T*>(p.s1_new), i, s1_next);
+    St(static_cast<T*>(p.x_new), i, x);
+    St(static_cast<T*>(p.s1_new), i, s1);
   }
 };
 

@@ -17,36 +17,17 @@ StatusOr<const float*> ControlOf(const KernelArgs& a) {
 }
 
 Status RunTrainControl(const KernelArgs& a) {
-  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kI64, "step"));
-  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kF32, "updates"));
-  cpu::TrainControlParams p;
-  p.lr = a.Float("lr", 0.0f);
-  const std::string schedule = a.Str("schedule", "constant");
-  if (schedule != "constant" && schedule != "cosine") {
-    return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
-  }
-  p.cosine = schedule == "cosine";
-  p.warmup_steps = a.Int("warmup_steps", 0);
-  p.total_steps = a.Int("total_steps", 0);
-  p.min_lr = a.Float("min_lr", 0.0f);
-  p.accumulate = a.Int("accumulate", 1);
-  p.max_grad_norm = a.Float("max_grad_norm", 0.0f);
+  A8_ASSIGN_OR_RETURN(cpu::TrainControlParams p, TrainControlOperands(a));
   cpu::TrainControlInputs in;
   in.step = *reinterpret_cast<const int64_t*>(a.in(0).data);
   in.updates = *reinterpret_cast<const float*>(a.in(1).data);
   if (a.has_in(2)) {
-    A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "sq_norm"));
     in.has_sq_norm = true;
     in.sq_norm = *reinterpret_cast<const float*>(a.in(2).data);
   }
   if (a.has_in(3)) {
-    A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kF32, "found_inf"));
     in.has_found_inf = true;
     in.found_inf = *reinterpret_cast<const float*>(a.in(3).data);
-  }
-  if (a.out(0).count() != cpu::kCtlSize || a.out(1).count() != 1 || a.out(2).count() != 1) {
-    return InvalidInput("a8.TrainControl: outputs must be f32[{}], i64[], f32[]",
-                        static_cast<int>(cpu::kCtlSize));
   }
   return cpu::TrainControl(p, in, reinterpret_cast<float*>(a.out(0).data),
                            reinterpret_cast<int64_t*>(a.out(1).data),
@@ -153,21 +134,7 @@ Status RunUnscaleCheckFinite(const KernelArgs& a) {
 }
 
 Status RunUpdateScale(const KernelArgs& a) {
-  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
-  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI32, "tracker"));
-  A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "found_inf"));
-  A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kI64, "step"));
-  if (a.num_outputs() != 2 || a.out(0).dtype != DType::kF32 || a.out(0).count() != 1 ||
-      a.out(1).dtype != DType::kI32 || a.out(1).count() != 1) {
-    return InvalidInput("a8.UpdateScale: outputs must be f32[] and i32[]");
-  }
-  cpu::UpdateScaleParams p;
-  p.growth_factor = a.Float("growth_factor", 2.0f);
-  p.backoff_factor = a.Float("backoff_factor", 0.5f);
-  p.growth_interval = a.Int("growth_interval", 2000);
-  p.min_scale = a.Float("min_scale", 0.0f);
-  p.max_scale = a.Float("max_scale", 0.0f);
-  p.accumulate = a.Int("accumulate", 1);
+  A8_ASSIGN_OR_RETURN(cpu::UpdateScaleParams p, UpdateScaleOperands(a));
   return cpu::UpdateScale(p, *reinterpret_cast<const float*>(a.in(0).data),
                           *reinterpret_cast<const int32_t*>(a.in(1).data),
                           *reinterpret_cast<const float*>(a.in(2).data),

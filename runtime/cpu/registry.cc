@@ -123,6 +123,51 @@ Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups) {
   return Status::Ok();
 }
 
+StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kI64, "step"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kF32, "updates"));
+  cpu::TrainControlParams p;
+  p.lr = a.Float("lr", 0.0f);
+  const std::string schedule = a.Str("schedule", "constant");
+  if (schedule != "constant" && schedule != "cosine") {
+    return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
+  }
+  p.cosine = schedule == "cosine";
+  p.warmup_steps = a.Int("warmup_steps", 0);
+  p.total_steps = a.Int("total_steps", 0);
+  p.min_lr = a.Float("min_lr", 0.0f);
+  p.accumulate = a.Int("accumulate", 1);
+  p.max_grad_norm = a.Float("max_grad_norm", 0.0f);
+  if (a.has_in(2)) A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "sq_norm"));
+  if (a.has_in(3)) A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kF32, "found_inf"));
+  if (a.out(0).count() != cpu::kCtlSize || a.out(1).count() != 1 || a.out(2).count() != 1) {
+    return InvalidInput("a8.TrainControl: outputs must be f32[{}], i64[], f32[]",
+                        static_cast<int>(cpu::kCtlSize));
+  }
+  A8_RETURN_IF_ERROR(cpu::CheckTrainControlParams(p));
+  return p;
+}
+
+StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI32, "tracker"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "found_inf"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kI64, "step"));
+  if (a.num_outputs() != 2 || a.out(0).dtype != DType::kF32 || a.out(0).count() != 1 ||
+      a.out(1).dtype != DType::kI32 || a.out(1).count() != 1) {
+    return InvalidInput("a8.UpdateScale: outputs must be f32[] and i32[]");
+  }
+  cpu::UpdateScaleParams p;
+  p.growth_factor = a.Float("growth_factor", 2.0f);
+  p.backoff_factor = a.Float("backoff_factor", 0.5f);
+  p.growth_interval = a.Int("growth_interval", 2000);
+  p.min_scale = a.Float("min_scale", 0.0f);
+  p.max_scale = a.Float("max_scale", 0.0f);
+  p.accumulate = a.Int("accumulate", 1);
+  A8_RETURN_IF_ERROR(cpu::CheckUpdateScaleParams(p));
+  return p;
+}
+
 TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id) {
   TensorArg t;
   if (id < 0 || id >= plan.buffers_size()) return t;

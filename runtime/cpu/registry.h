@@ -20,6 +20,7 @@
 #include "compiler/plan/plan.pb.h"
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/loss.h"
+#include "kernels/cpu/optim.h"
 #include "runtime/core/backend.h"
 
 namespace a8 {
@@ -101,6 +102,10 @@ cpu::Dims SpatialDims(const cpu::Dims& d);
 // then `groups` groups of n tensors (X, G, states...) and (groups - 1) groups of outputs, each
 // group member's tensors and outputs of one dtype and size.
 Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups);
+// a8.TrainControl's and a8.UpdateScale's operand and attribute checks and attributes (the CPU
+// and CUDA entries read their scalar inputs themselves: the host or the device).
+StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a);
+StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a);
 // The plan buffer `id` as a kernel operand (absent for id < 0), at `buffers[id]`.
 TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id);
 

@@ -18,11 +18,6 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-static_assert(kDevCtlLr == cpu::kCtlLr && kDevCtlGradScale == cpu::kCtlGradScale &&
-                  kDevCtlApplied == cpu::kCtlApplied && kDevCtlUpdates == cpu::kCtlUpdates &&
-                  kDevCtlGradNorm == cpu::kCtlGradNorm && kDevCtlSize == cpu::kCtlSize,
-              "the device control vector must have the CPU's layout");
-
 const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).data : nullptr; }
 void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
 
@@ -138,49 +133,20 @@ Status RunPairLossGrad(const KernelArgs& a, DevCtx& ctx) {
 
 StatusOr<const float*> ControlOf(const KernelArgs& a) {
   const TensorArg& ctl = a.in(2);
-  if (!ctl.present || ctl.dtype != DType::kF32 || ctl.count() != kDevCtlSize) {
+  if (!ctl.present || ctl.dtype != DType::kF32 || ctl.count() != cpu::kCtlSize) {
     return InvalidInput("{}: input 2 (ctl) must be f32[{}]", a.kernel().op(),
-                        static_cast<int>(kDevCtlSize));
+                        static_cast<int>(cpu::kCtlSize));
   }
   return reinterpret_cast<const float*>(ctl.data);
 }
 
 Status RunTrainControl(const KernelArgs& a, DevCtx& ctx) {
-  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kI64, "step"));
-  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kF32, "updates"));
   TrainControlParams p;
-  p.lr = a.Float("lr", 0.0f);
-  const std::string schedule = a.Str("schedule", "constant");
-  if (schedule != "constant" && schedule != "cosine") {
-    return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
-  }
-  p.cosine = schedule == "cosine";
-  p.warmup_steps = a.Int("warmup_steps", 0);
-  p.total_steps = a.Int("total_steps", 0);
-  p.min_lr = a.Float("min_lr", 0.0f);
-  p.accumulate = a.Int("accumulate", 1);
-  p.max_grad_norm = a.Float("max_grad_norm", 0.0f);
+  A8_ASSIGN_OR_RETURN(p.math, TrainControlOperands(a));
   p.step = reinterpret_cast<const int64_t*>(a.in(0).data);
   p.updates = reinterpret_cast<const float*>(a.in(1).data);
-  if (a.has_in(2)) {
-    A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "sq_norm"));
-    p.sq_norm = reinterpret_cast<const float*>(a.in(2).data);
-  }
-  if (a.has_in(3)) {
-    A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kF32, "found_inf"));
-    p.found_inf = reinterpret_cast<const float*>(a.in(3).data);
-  }
-  if (a.out(0).count() != kDevCtlSize || a.out(1).count() != 1 || a.out(2).count() != 1) {
-    return InvalidInput("a8.TrainControl: outputs must be f32[{}], i64[], f32[]",
-                        static_cast<int>(kDevCtlSize));
-  }
-  if (p.accumulate < 1) {
-    return InvalidInput("a8.TrainControl: accumulate must be at least 1, got {}", p.accumulate);
-  }
-  if (p.warmup_steps < 0 || p.total_steps < 0) {
-    return InvalidInput("a8.TrainControl: warmup_steps ({}) and total_steps ({}) must be >= 0",
-                        p.warmup_steps, p.total_steps);
-  }
+  if (a.has_in(2)) p.sq_norm = reinterpret_cast<const float*>(a.in(2).data);
+  if (a.has_in(3)) p.found_inf = reinterpret_cast<const float*>(a.in(3).data);
   p.ctl = reinterpret_cast<float*>(a.out(0).data);
   p.step_next = reinterpret_cast<int64_t*>(a.out(1).data);
   p.updates_next = reinterpret_cast<float*>(a.out(2).data);
@@ -305,28 +271,8 @@ Status RunUnscaleCheckFinite(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunUpdateScale(const KernelArgs& a, DevCtx& ctx) {
-  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
-  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI32, "tracker"));
-  A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "found_inf"));
-  A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kI64, "step"));
-  if (a.num_outputs() != 2 || a.out(0).dtype != DType::kF32 || a.out(0).count() != 1 ||
-      a.out(1).dtype != DType::kI32 || a.out(1).count() != 1) {
-    return InvalidInput("a8.UpdateScale: outputs must be f32[] and i32[]");
-  }
   UpdateScaleParams p;
-  p.growth_factor = a.Float("growth_factor", 2.0f);
-  p.backoff_factor = a.Float("backoff_factor", 0.5f);
-  p.growth_interval = a.Int("growth_interval", 2000);
-  p.min_scale = a.Float("min_scale", 0.0f);
-  p.max_scale = a.Float("max_scale", 0.0f);
-  p.accumulate = a.Int("accumulate", 1);
-  if (p.accumulate < 1) {
-    return InvalidInput("a8.UpdateScale: accumulate must be at least 1, got {}", p.accumulate);
-  }
-  if (p.growth_interval < 1) {
-    return InvalidInput("a8.UpdateScale: growth_interval must be at least 1, got {}",
-                        p.growth_interval);
-  }
+  A8_ASSIGN_OR_RETURN(p.math, UpdateScaleOperands(a));
   p.scale = reinterpret_cast<const float*>(a.in(0).data);
   p.tracker = reinterpret_cast<const int32_t*>(a.in(1).data);
   p.found_inf = reinterpret_cast<const float*>(a.in(2).data);
