@@ -137,6 +137,13 @@ A8_HD void UpdateScaleStep(const UpdateScaleParams& p, float scale, int32_t trac
   }
 }
 
+struct SgdParams {
+  float momentum = 0.0f;
+  float dampening = 0.0f;
+  bool nesterov = false;
+  float weight_decay = 0.0f;
+};
+
 // The per-step scalars of an SGD update, taken from ctl.
 template <typename F>
 struct SgdStep {
@@ -156,6 +163,14 @@ A8_HD void SgdElement(const SgdStep<F>& s, F grad, F* param, F* buf) {
   }
   *param -= s.lr * g;
 }
+
+struct AdamParams {
+  float beta1 = 0.9f;
+  float beta2 = 0.999f;
+  float eps = 1e-8f;
+  float weight_decay = 0.0f;
+  bool decoupled = false;  // AdamW
+};
 
 // The per-step scalars of an Adam update: bias corrections computed in double from ctl.
 template <typename F>

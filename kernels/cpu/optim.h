@@ -60,26 +60,11 @@ Status UpdateScale(const UpdateScaleParams& p, float scale, int32_t tracker, flo
 
 // ---- a8 parameter updates (PyTorch formulas)
 
-struct SgdParams {
-  float momentum = 0.0f;
-  float dampening = 0.0f;
-  bool nesterov = false;
-  float weight_decay = 0.0f;
-};
-
 // param/buf (param_dtype) and grad (grad_dtype), n elements each; buf/buf_next are null without
 // momentum buffer (then momentum must be 0). ctl: f32[kCtlSize] (a8.TrainControl).
 Status SgdUpdate(const SgdParams& p, DType param_dtype, DType grad_dtype, int64_t n,
                  const float* ctl, const void* param, const void* grad, const void* buf,
                  void* param_next, void* buf_next);
-
-struct AdamParams {
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float eps = 1e-8f;
-  float weight_decay = 0.0f;
-  bool decoupled = false;  // AdamW
-};
 
 // param/m/v (param_dtype), grad (grad_dtype), n elements each.
 Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int64_t n,

@@ -187,8 +187,7 @@ DevStatus UpdateScale(DevCtx& ctx, const UpdateScaleParams& p);
 // ---- a8 parameter updates (torch.optim formulas; skipped when ctl[cpu::kCtlApplied] == 0)
 
 struct SgdUpdateParams {
-  float momentum = 0.0f, dampening = 0.0f, weight_decay = 0.0f;
-  bool nesterov = false;
+  cpu::SgdParams math;  // the attributes
   DType param_dtype = DType::kF32, grad_dtype = DType::kF32;
   int64_t n = 0;
   const float* ctl = nullptr;
@@ -201,8 +200,7 @@ struct SgdUpdateParams {
 DevStatus SgdUpdate(DevCtx& ctx, const SgdUpdateParams& p);
 
 struct AdamUpdateParams {
-  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weight_decay = 0.0f;
-  bool decoupled = false;
+  cpu::AdamParams math;  // the attributes
   DType param_dtype = DType::kF32, grad_dtype = DType::kF32;
   int64_t n = 0;
   const float* ctl = nullptr;

@@ -143,16 +143,16 @@ struct SgdFn {
     P* x_out = static_cast<P*>(p.param_next);
     P* b_out = static_cast<P*>(p.buf_next);
     const bool has_buf = bf != nullptr;
-    const bool use_buf = p.momentum != 0.0f;
+    const bool use_buf = p.math.momentum != 0.0f;
     if (p.ctl[cpu::kCtlApplied] == 0.0f) {
       Keep(x, x_out, i);
       if (has_buf) Keep(bf, b_out, i);
       return;
     }
     const cpu::SgdStep<C> s{
-        static_cast<C>(p.ctl[cpu::kCtlLr]), static_cast<C>(p.ctl[cpu::kCtlGradScale]),
-        static_cast<C>(p.momentum),         static_cast<C>(p.dampening),
-        static_cast<C>(p.weight_decay),     p.nesterov,
+        static_cast<C>(p.ctl[cpu::kCtlLr]),  static_cast<C>(p.ctl[cpu::kCtlGradScale]),
+        static_cast<C>(p.math.momentum),     static_cast<C>(p.math.dampening),
+        static_cast<C>(p.math.weight_decay), p.math.nesterov,
         p.ctl[cpu::kCtlUpdates] == 1.0f};
     C xi = Ld(x, i);
     C bi = use_buf ? Ld(bf, i) : C(0);
@@ -209,11 +209,11 @@ struct AdamFn {
     cpu::AdamStep<C> s;
     s.lr = static_cast<C>(sc->lr);
     s.grad_scale = static_cast<C>(p.ctl[cpu::kCtlGradScale]);
-    s.beta1 = static_cast<C>(p.beta1);
-    s.beta2 = static_cast<C>(p.beta2);
-    s.eps = static_cast<C>(p.eps);
-    s.weight_decay = static_cast<C>(p.weight_decay);
-    s.decoupled = p.decoupled;
+    s.beta1 = static_cast<C>(p.math.beta1);
+    s.beta2 = static_cast<C>(p.math.beta2);
+    s.eps = static_cast<C>(p.math.eps);
+    s.weight_decay = static_cast<C>(p.math.weight_decay);
+    s.decoupled = p.math.decoupled;
     s.step_size = static_cast<C>(sc->step_size);
     s.inv_sqrt_bc2 = static_cast<C>(sc->inv_sqrt_bc2);
     C x = Ld(xp, i), m = Ld(mp, i), v = Ld(vp, i);
@@ -360,7 +360,7 @@ DevStatus AdamUpdate(DevCtx& ctx, const AdamUpdateParams& p) {
   A8_DEV_RETURN_IF_ERROR(Scratch(ctx, sizeof(update_detail::AdamScalars), &mem));
   auto* sc = static_cast<update_detail::AdamScalars*>(mem);
   A8_DEV_RETURN_IF_ERROR(
-      ForEach(ctx, 1, update_detail::AdamScalarsFn{p.beta1, p.beta2, p.ctl, sc}));
+      ForEach(ctx, 1, update_detail::AdamScalarsFn{p.math.beta1, p.math.beta2, p.ctl, sc}));
   return update_detail::DispatchParamGrad(p.param_dtype, p.grad_dtype, [&](auto p_tag, auto g_tag) {
     return ForEach(ctx, p.n, update_detail::AdamFn<decltype(p_tag), decltype(g_tag)>{p, sc});
   });

@@ -8,11 +8,9 @@
 namespace a8 {
 namespace {
 
+// Input i has at least `min_rank` dims (registry.h's CheckRank, naming the input by number).
 Status CheckRank(const KernelArgs& a, int i, size_t min_rank) {
-  if (a.in(i).dims.size() < min_rank)
-    return InvalidInput("{}: input {} has rank {}, needs at least {}", a.kernel().op(), i,
-                        a.in(i).dims.size(), min_rank);
-  return Status::Ok();
+  return ::a8::CheckRank(a, a.in(i), fmt::format("input {}", i).c_str(), min_rank);
 }
 
 // Integer Gemm (the kernels' Gemm is float only): transposes, MatMul, then alpha and beta * C
@@ -78,25 +76,6 @@ Status RunGemm(const KernelArgs& a) {
 Status RunMatMul(const KernelArgs& a) {
   return cpu::MatMul(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.in(1).dims, a.in(1).data,
                      a.out(0).data);
-}
-
-StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
-  A8_RETURN_IF_ERROR(CheckRank(a, 0, 3));
-  A8_RETURN_IF_ERROR(CheckRank(a, 1, 3));
-  if (a.out(0).dims.size() < 2) return InvalidInput("{}: output rank < 2", a.kernel().op());
-  cpu::ConvParams p;
-  p.dtype = a.in(0).dtype;
-  p.batch = a.in(0).dims[0];
-  p.in_channels = a.in(0).dims[1];
-  p.out_channels = a.out(0).dims[1];
-  p.group = a.Int("group", 1);
-  p.in_spatial = SpatialDims(a.in(0).dims);
-  p.kernel = SpatialDims(a.in(1).dims);
-  p.strides = a.Ints("strides");
-  p.dilations = a.Ints("dilations");
-  p.pads = a.Ints("pads");
-  if (transpose) p.output_padding = a.Ints("output_padding");
-  return p;
 }
 
 Status RunConv(const KernelArgs& a) {

@@ -6,16 +6,6 @@
 namespace a8 {
 namespace {
 
-// The control vector (a8.TrainControl's ctl) of an update, input 2.
-StatusOr<const float*> ControlOf(const KernelArgs& a) {
-  const TensorArg& ctl = a.in(2);
-  if (!ctl.present || ctl.dtype != DType::kF32 || ctl.count() != cpu::kCtlSize) {
-    return InvalidInput("{}: input 2 (ctl) must be f32[{}]", a.kernel().op(),
-                        static_cast<int>(cpu::kCtlSize));
-  }
-  return reinterpret_cast<const float*>(ctl.data);
-}
-
 Status RunTrainControl(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(cpu::TrainControlParams p, TrainControlOperands(a));
   cpu::TrainControlInputs in;
@@ -58,44 +48,21 @@ Status RunGradAccumulate(const KernelArgs& a) {
 }
 
 Status RunSgdUpdate(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(const float* ctl, ControlOf(a));
+  A8_ASSIGN_OR_RETURN(cpu::SgdParams p, SgdUpdateOperands(a));
   const TensorArg& param = a.in(0);
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), param, "param_next"));
   const bool has_buf = a.has_in(3);
-  if (has_buf != a.has_out(1)) {
-    return InvalidInput("a8.SgdUpdate: momentum_buf and momentum_buf_next go together");
-  }
-  if (has_buf) {
-    A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
-    A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
-  }
-  cpu::SgdParams p;
-  p.momentum = a.Float("momentum", 0.0f);
-  p.dampening = a.Float("dampening", 0.0f);
-  p.nesterov = a.Int("nesterov", 0) != 0;
-  p.weight_decay = a.Float("weight_decay", 0.0f);
-  return cpu::SgdUpdate(p, param.dtype, a.in(1).dtype, param.count(), ctl, param.data, a.in(1).data,
+  return cpu::SgdUpdate(p, param.dtype, a.in(1).dtype, param.count(),
+                        reinterpret_cast<const float*>(a.in(2).data), param.data, a.in(1).data,
                         has_buf ? a.in(3).data : nullptr, a.out(0).data,
                         has_buf ? a.out(1).data : nullptr);
 }
 
 Status RunAdamUpdate(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(const float* ctl, ControlOf(a));
+  A8_ASSIGN_OR_RETURN(cpu::AdamParams p, AdamUpdateOperands(a));
   const TensorArg& param = a.in(0);
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
-  for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
-  cpu::AdamParams p;
-  p.beta1 = a.Float("beta1", 0.9f);
-  p.beta2 = a.Float("beta2", 0.999f);
-  p.eps = a.Float("eps", 1e-8f);
-  p.weight_decay = a.Float("weight_decay", 0.0f);
-  p.decoupled = a.Int("decoupled", 0) != 0;
-  return cpu::AdamUpdate(p, param.dtype, a.in(1).dtype, param.count(), ctl, param.data,
-                         a.in(1).data, a.in(3).data, a.in(4).data, a.out(0).data, a.out(1).data,
-                         a.out(2).data);
+  return cpu::AdamUpdate(p, param.dtype, a.in(1).dtype, param.count(),
+                         reinterpret_cast<const float*>(a.in(2).data), param.data, a.in(1).data,
+                         a.in(3).data, a.in(4).data, a.out(0).data, a.out(1).data, a.out(2).data);
 }
 
 // ---- loss scaling

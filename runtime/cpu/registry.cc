@@ -168,6 +168,80 @@ StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a) {
   return p;
 }
 
+namespace {
+
+// The control vector (a8.TrainControl's ctl) of an update, input 2.
+Status CheckControl(const KernelArgs& a) {
+  const TensorArg& ctl = a.in(2);
+  if (!ctl.present || ctl.dtype != DType::kF32 || ctl.count() != cpu::kCtlSize) {
+    return InvalidInput("{}: input 2 (ctl) must be f32[{}]", a.kernel().op(),
+                        static_cast<int>(cpu::kCtlSize));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckControl(a));
+  const TensorArg& param = a.in(0);
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), param, "param_next"));
+  const bool has_buf = a.has_in(3);
+  if (has_buf != a.has_out(1)) {
+    return InvalidInput("a8.SgdUpdate: momentum_buf and momentum_buf_next go together");
+  }
+  if (has_buf) {
+    A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
+    A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
+  }
+  cpu::SgdParams p;
+  p.momentum = a.Float("momentum", 0.0f);
+  p.dampening = a.Float("dampening", 0.0f);
+  p.nesterov = a.Int("nesterov", 0) != 0;
+  p.weight_decay = a.Float("weight_decay", 0.0f);
+  if (p.momentum != 0.0f && !has_buf) {
+    return InvalidInput("a8.SgdUpdate: momentum {} needs the momentum buffer input and output",
+                        p.momentum);
+  }
+  return p;
+}
+
+StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckControl(a));
+  const TensorArg& param = a.in(0);
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
+  for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
+  cpu::AdamParams p;
+  p.beta1 = a.Float("beta1", 0.9f);
+  p.beta2 = a.Float("beta2", 0.999f);
+  p.eps = a.Float("eps", 1e-8f);
+  p.weight_decay = a.Float("weight_decay", 0.0f);
+  p.decoupled = a.Int("decoupled", 0) != 0;
+  return p;
+}
+
+StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(0), "input 0", 3));
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(1), "input 1", 3));
+  if (a.out(0).dims.size() < 2) return InvalidInput("{}: output rank < 2", a.kernel().op());
+  cpu::ConvParams p;
+  p.dtype = a.in(0).dtype;
+  p.batch = a.in(0).dims[0];
+  p.in_channels = a.in(0).dims[1];
+  p.out_channels = a.out(0).dims[1];
+  p.group = a.Int("group", 1);
+  p.in_spatial = SpatialDims(a.in(0).dims);
+  p.kernel = SpatialDims(a.in(1).dims);
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  if (transpose) p.output_padding = a.Ints("output_padding");
+  return p;
+}
+
 TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id) {
   TensorArg t;
   if (id < 0 || id >= plan.buffers_size()) return t;

@@ -18,6 +18,7 @@
 #include "compiler/ir/status.h"
 #include "compiler/ir/types.h"
 #include "compiler/plan/plan.pb.h"
+#include "kernels/cpu/conv.h"
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/loss.h"
 #include "kernels/cpu/optim.h"
@@ -106,6 +107,13 @@ Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups);
 // and CUDA entries read their scalar inputs themselves: the host or the device).
 StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a);
 StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a);
+// a8.SgdUpdate's / a8.AdamUpdate's operand checks (the control vector, input 2, is f32[kCtlSize];
+// every tensor has the parameter's size; SGD's momentum buffer comes as input 3 and output 1
+// together, and momentum needs it) and attributes.
+StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a);
+StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a);
+// Conv / ConvTranspose / a8.ConvGradFilter geometry from the operands' dims and the attributes.
+StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose);
 // The plan buffer `id` as a kernel operand (absent for id < 0), at `buffers[id]`.
 TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id);
 

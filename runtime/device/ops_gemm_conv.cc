@@ -263,25 +263,6 @@ Status CheckFilterAndBias(const KernelArgs& a, int64_t filters, int64_t per_grou
   return Status::Ok();
 }
 
-StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
-  A8_RETURN_IF_ERROR(CheckRank(a, a.in(0), "input 0", 3));
-  A8_RETURN_IF_ERROR(CheckRank(a, a.in(1), "input 1", 3));
-  if (a.out(0).dims.size() < 2) return InvalidInput("{}: output rank < 2", a.kernel().op());
-  cpu::ConvParams p;
-  p.dtype = a.in(0).dtype;
-  p.batch = a.in(0).dims[0];
-  p.in_channels = a.in(0).dims[1];
-  p.out_channels = a.out(0).dims[1];
-  p.group = a.Int("group", 1);
-  p.in_spatial = SpatialDims(a.in(0).dims);
-  p.kernel = SpatialDims(a.in(1).dims);
-  p.strides = a.Ints("strides");
-  p.dilations = a.Ints("dilations");
-  p.pads = a.Ints("pads");
-  if (transpose) p.output_padding = a.Ints("output_padding");
-  return p;
-}
-
 Status Conv(const KernelArgs& a, DevCtx& ctx) {
   A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvParamsOf(a, false));
   A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));

@@ -131,15 +131,6 @@ Status RunPairLossGrad(const KernelArgs& a, DevCtx& ctx) {
 
 // ---- optimizer operands (ops_optim.cc's checks)
 
-StatusOr<const float*> ControlOf(const KernelArgs& a) {
-  const TensorArg& ctl = a.in(2);
-  if (!ctl.present || ctl.dtype != DType::kF32 || ctl.count() != cpu::kCtlSize) {
-    return InvalidInput("{}: input 2 (ctl) must be f32[{}]", a.kernel().op(),
-                        static_cast<int>(cpu::kCtlSize));
-  }
-  return reinterpret_cast<const float*>(ctl.data);
-}
-
 Status RunTrainControl(const KernelArgs& a, DevCtx& ctx) {
   TrainControlParams p;
   A8_ASSIGN_OR_RETURN(p.math, TrainControlOperands(a));
@@ -173,31 +164,14 @@ Status RunGradAccumulate(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunSgdUpdate(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(const float* ctl, ControlOf(a));
-  const TensorArg& param = a.in(0);
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), param, "param_next"));
-  const bool has_buf = a.has_in(3);
-  if (has_buf != a.has_out(1)) {
-    return InvalidInput("a8.SgdUpdate: momentum_buf and momentum_buf_next go together");
-  }
-  if (has_buf) {
-    A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
-    A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
-  }
   SgdUpdateParams p;
-  p.momentum = a.Float("momentum", 0.0f);
-  p.dampening = a.Float("dampening", 0.0f);
-  p.nesterov = a.Int("nesterov", 0) != 0;
-  p.weight_decay = a.Float("weight_decay", 0.0f);
-  if (p.momentum != 0.0f && !has_buf) {
-    return InvalidInput("a8.SgdUpdate: momentum {} needs the momentum buffer input and output",
-                        p.momentum);
-  }
+  A8_ASSIGN_OR_RETURN(p.math, SgdUpdateOperands(a));
+  const TensorArg& param = a.in(0);
+  const bool has_buf = a.has_in(3);
   p.param_dtype = param.dtype;
   p.grad_dtype = a.in(1).dtype;
   p.n = param.count();
-  p.ctl = ctl;
+  p.ctl = reinterpret_cast<const float*>(a.in(2).data);
   p.param = param.data;
   p.grad = a.in(1).data;
   p.buf = has_buf ? a.in(3).data : nullptr;
@@ -207,22 +181,13 @@ Status RunSgdUpdate(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunAdamUpdate(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(const float* ctl, ControlOf(a));
-  const TensorArg& param = a.in(0);
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
-  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
-  for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
   AdamUpdateParams p;
-  p.beta1 = a.Float("beta1", 0.9f);
-  p.beta2 = a.Float("beta2", 0.999f);
-  p.eps = a.Float("eps", 1e-8f);
-  p.weight_decay = a.Float("weight_decay", 0.0f);
-  p.decoupled = a.Int("decoupled", 0) != 0;
+  A8_ASSIGN_OR_RETURN(p.math, AdamUpdateOperands(a));
+  const TensorArg& param = a.in(0);
   p.param_dtype = param.dtype;
   p.grad_dtype = a.in(1).dtype;
   p.n = param.count();
-  p.ctl = ctl;
+  p.ctl = reinterpret_cast<const float*>(a.in(2).data);
   p.param = param.data;
   p.grad = a.in(1).data;
   p.m = a.in(3).data;
