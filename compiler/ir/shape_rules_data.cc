@@ -256,7 +256,8 @@ Status InferOneHot(const Node& node, std::vector<TensorType>* out) {
   A8_ASSIGN_OR_RETURN(TensorDataPtr depth_data, ConstantScalar(node, 1, "depth"));
   const double depth_value = depth_data->GetDouble(0);
   if (!(depth_value >= 1) || depth_value > static_cast<double>(kMaxAttrDim)) {
-    return InvalidInput("{}: input 'depth' must be positive, got {}", node.Where(), depth_value);
+    return InvalidInput("{}: input 'depth' must be from 1 to {}, got {}", node.Where(), kMaxAttrDim,
+                        depth_value);
   }
   const int64_t depth = static_cast<int64_t>(depth_value);
   A8_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, "attribute 'axis'", node.GetInt("axis", -1),

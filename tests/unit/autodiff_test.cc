@@ -70,8 +70,8 @@ TEST(AutodiffTest, UnreachedWrtGetsZeros) {
   EXPECT_EQ(zero->data()->GetDouble(1), 0.0);
 }
 
-TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingTheNode) {
-  // Mod has no gradient rule (kNoGradient) but is float here; a rule-less op is reported.
+TEST(AutodiffTest, IntegerPathsCarryNoGradient) {
+  // ArgMax and a Cast from an integer carry no gradient: x still gets its gradient through Mul.
   auto g = Parse(R"(graph @t {
   input %x : f32[2]
   %y = ArgMax(%x) {axis=0, keepdims=1} : i64[1]
@@ -80,9 +80,26 @@ TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingTheNode) {
   %l = ReduceSum(%w) {keepdims=0} : f32[]
   output %l
 })");
-  // ArgMax/Cast from an integer carry no gradient: x still gets its gradient through Mul.
   auto grads = BuildGradients(*g, g->FindValue("l"), {g->FindValue("x")});
   EXPECT_TRUE(grads.ok()) << grads.status().message();
+}
+
+TEST(AutodiffTest, OpWithoutRuleIsAnErrorNamingTheNode) {
+  // GatherElements has no gradient rule: a loss that depends on x through it is an error that
+  // names the node, the op and the input, never a silently zero gradient.
+  auto g = Parse(R"(graph @t {
+  input %x : f32[2,3]
+  input %i : i64[2,1]
+  %y = GatherElements(%x, %i) {axis=1} : f32[2,1]
+  %l = ReduceSum(%y) {keepdims=0} : f32[]
+  output %l
+})");
+  auto grads = BuildGradients(*g, g->FindValue("l"), {g->FindValue("x")});
+  ASSERT_FALSE(grads.ok());
+  const std::string& msg = grads.status().message();
+  EXPECT_NE(msg.find("no gradient rule for GatherElements"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("(GatherElements)"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("input 'x'"), std::string::npos) << msg;
 }
 
 TEST(AutodiffTest, NonFloatLossIsRejected) {

@@ -4,6 +4,7 @@
 // another plan is refused, and a refused checkpoint changes nothing.
 #include "runtime/core/checkpoint.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -81,11 +82,16 @@ TEST(CheckpointTest, SafetensorsRoundTripsEveryDtype) {
 
 TEST(CheckpointTest, SerializeRejectsDuplicateNamesAndWrongSizes) {
   float v[2] = {1, 2};
-  EXPECT_FALSE(SerializeSafetensors(
-                   {{"a", DType::kF32, {2}, Bytes(v, 8)}, {"a", DType::kF32, {2}, Bytes(v, 8)}}, {})
-                   .ok());
-  EXPECT_FALSE(SerializeSafetensors({{"a", DType::kF32, {3}, Bytes(v, 8)}}, {}).ok());
-  EXPECT_FALSE(SerializeSafetensors({{"__metadata__", DType::kF32, {2}, Bytes(v, 8)}}, {}).ok());
+  auto message = [](const std::vector<SafetensorsTensor>& tensors) {
+    auto bytes = SerializeSafetensors(tensors, {});
+    return bytes.ok() ? std::string("ok") : bytes.status().message();
+  };
+  EXPECT_THAT(message({{"a", DType::kF32, {2}, Bytes(v, 8)}, {"a", DType::kF32, {2}, Bytes(v, 8)}}),
+              ::testing::HasSubstr("tensor name 'a' is empty, reserved or not unique"));
+  EXPECT_THAT(message({{"a", DType::kF32, {3}, Bytes(v, 8)}}),
+              ::testing::HasSubstr("tensor 'a': 8 bytes for"));
+  EXPECT_THAT(message({{"__metadata__", DType::kF32, {2}, Bytes(v, 8)}}),
+              ::testing::HasSubstr("tensor name '__metadata__' is empty, reserved or not unique"));
 }
 
 // A file with header `json` and `data_bytes` bytes of data.

@@ -1,3 +1,5 @@
+#include <gmock/gmock.h>
+
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -374,16 +376,20 @@ TEST(CpuKernelConvTransposeTest, MatchesDirectFloat64) {
 }
 
 TEST(CpuKernelConvTest, RejectsBadParams) {
+  auto message = [](const ConvParams& p) {
+    StatusOr<Dims> out = ConvOutputSpatial(p, false);
+    return out.ok() ? std::string("ok") : out.status().message();
+  };
   ConvParams p;
   p.in_channels = 3, p.out_channels = 4, p.group = 2;
   p.in_spatial = {5, 5}, p.kernel = {3, 3};
-  EXPECT_FALSE(ConvOutputSpatial(p, false).ok());
+  EXPECT_THAT(message(p), ::testing::HasSubstr("Conv: group 2 does not divide channels 3 -> 4"));
   p.group = 1;
   p.kernel = {7, 3};
-  EXPECT_FALSE(ConvOutputSpatial(p, false).ok());
+  EXPECT_THAT(message(p), ::testing::HasSubstr("Conv: spatial dim 0 has no output (input 5"));
   p.kernel = {3, 3};
   p.strides = {1};
-  EXPECT_FALSE(ConvOutputSpatial(p, false).ok());
+  EXPECT_THAT(message(p), ::testing::HasSubstr("Conv: strides has 1 values, expected 2"));
 }
 
 }  // namespace

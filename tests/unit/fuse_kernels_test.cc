@@ -1,6 +1,7 @@
 // The fuse pass's CPU kernels (kernels/cpu/fused.h) against float64 references on random data:
 // every epilogue of a8.FusedMatMul and every opcode of a8.FusedElementwise, all float dtypes,
 // odd sizes.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -131,9 +132,16 @@ TEST(FusedMatMulKernelTest, RejectsMismatchedOperands) {
   p.m = p.n = p.k = 2;
   p.epilogue = kEpilogueBias;
   float a[4] = {1, 2, 3, 4}, y[4];
-  EXPECT_FALSE(FusedMatMul(p, a, a, nullptr, nullptr, y, nullptr).ok());  // bias missing
+  auto message = [&] {
+    Status s = FusedMatMul(p, a, a, nullptr, nullptr, y, nullptr);
+    return s.ok() ? std::string("ok") : s.message();
+  };
+  const std::string want = "got the wrong bias/aux operands";
+  EXPECT_THAT(message(), ::testing::HasSubstr("epilogue " + std::to_string(p.epilogue) + " " +
+                                              want));  // bias missing
   p.epilogue = kEpilogueDRelu;
-  EXPECT_FALSE(FusedMatMul(p, a, a, nullptr, nullptr, y, nullptr).ok());  // aux missing
+  EXPECT_THAT(message(), ::testing::HasSubstr("epilogue " + std::to_string(p.epilogue) + " " +
+                                              want));  // aux missing
 }
 
 // One opcode through a program: r0, r1 inputs, r2 = op(r0, r1).

@@ -5,6 +5,7 @@
 // kernels' bytes; the shape rules' types and errors.
 #include "kernels/cpu/optim.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -141,7 +142,15 @@ TEST(OptimKernelsTest, TrainControlRejectsBadParams) {
   cpu::TrainControlParams p;
   p.accumulate = 0;
   Control c;
-  EXPECT_FALSE(cpu::TrainControl(p, {}, c.ctl.data(), &c.step_next, &c.updates_next).ok());
+  auto message = [&] {
+    Status s = cpu::TrainControl(p, {}, c.ctl.data(), &c.step_next, &c.updates_next);
+    return s.ok() ? std::string("ok") : s.message();
+  };
+  EXPECT_THAT(message(), ::testing::HasSubstr("accumulate must be at least 1, got 0"));
+  p.accumulate = 1;
+  p.warmup_steps = -1;
+  EXPECT_THAT(message(),
+              ::testing::HasSubstr("warmup_steps (-1) and total_steps (0) must be >= 0"));
 }
 
 // ----------------------------------------------------------------
@@ -301,9 +310,10 @@ TEST(OptimKernelsTest, SgdUpdateWithMomentumNeedsTheBuffer) {
   cpu::SgdParams p;
   p.momentum = 0.9f;
   std::vector<float> x(3, 1.0f), g(3, 1.0f), ctl = {0.1f, 1.0f, 1.0f, 1.0f, 0.0f};
-  EXPECT_FALSE(cpu::SgdUpdate(p, DType::kF32, DType::kF32, 3, ctl.data(), x.data(), g.data(),
-                              nullptr, x.data(), nullptr)
-                   .ok());
+  Status s = cpu::SgdUpdate(p, DType::kF32, DType::kF32, 3, ctl.data(), x.data(), g.data(), nullptr,
+                            x.data(), nullptr);
+  EXPECT_THAT(s.message(),
+              ::testing::HasSubstr("momentum 0.9 needs the momentum buffer input and output"));
 }
 
 // torch.optim.Adam / AdamW (amsgrad off), float64.

@@ -1,5 +1,6 @@
 // Shape rules of reductions, shape manipulation, indexing, constants and the training-domain
 // ops; Slice is also checked on random cases against a step-by-step reference.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -364,27 +365,44 @@ TEST_F(ShapeRulesShapeTest, TrainingOps) {
 // ---------------------------------------------------------------- hostile input
 
 TEST_F(ShapeRulesShapeTest, HostileValuesAreErrorsNotOverflows) {
-  EXPECT_FALSE(
-      Error("Conv", {In(F32({1, 4, 5})), In(F32({1, 4, 3}))}, {{"group", kInt64Max}}).ok());
-  EXPECT_FALSE(Error("Conv", {In(F32({1, 1, 5})), In(F32({1, 1, 3}))},
-                     {{"dilations", std::vector<int64_t>{kInt64Max}}})
-                   .ok());
-  EXPECT_FALSE(Error("MaxPool", {In(F32({1, 1, 5}))},
-                     {{"kernel_shape", std::vector<int64_t>{2}},
-                      {"pads", std::vector<int64_t>{kInt64Max, kInt64Max}}})
-                   .ok());
-  EXPECT_FALSE(Error("ConvTranspose", {In(F32({1, 1, int64_t{1} << 40})), In(F32({1, 1, 3}))},
-                     {{"strides", std::vector<int64_t>{int64_t{1} << 30}}})
-                   .ok());
-  EXPECT_FALSE(Error("Pad", {In(F32({3})), Ints({kInt64Min, 0})}).ok());
-  EXPECT_FALSE(Error("Range", {IntScalar(kInt64Min), IntScalar(kInt64Max), IntScalar(1)}).ok());
-  EXPECT_FALSE(Error("Split", {In(F32({10})), Ints({kInt64Max, kInt64Max})}, {}, 2).ok());
-  EXPECT_FALSE(Error("Concat", {In(F32({int64_t{1} << 62, 0})), In(F32({int64_t{1} << 62, 0}))},
-                     {{"axis", 0}})
-                   .ok());
-  EXPECT_FALSE(Error("ConstantOfShape", {Ints({int64_t{1} << 32, int64_t{1} << 32})}).ok());
-  EXPECT_FALSE(Error("Expand", {In(F32({1})), Ints({int64_t{1} << 40, int64_t{1} << 40})}).ok());
-  EXPECT_FALSE(Error("OneHot", {In(I64({2})), IntScalar(kInt64Max), In(F32({2}))}).ok());
+  struct Case {
+    Status status;
+    const char* want;
+  };
+  const Case cases[] = {
+      {Error("Conv", {In(F32({1, 4, 5})), In(F32({1, 4, 3}))}, {{"group", kInt64Max}}),
+       "'W' f32[1,4,3] with group=9223372036854775807 expects W[1] * group"},
+      {Error("Conv", {In(F32({1, 1, 5})), In(F32({1, 1, 3}))},
+             {{"dilations", std::vector<int64_t>{kInt64Max}}}),
+       "attribute 'dilations' value 9223372036854775807 is out of range (expected 1 to "
+       "2147483648)"},
+      {Error("MaxPool", {In(F32({1, 1, 5}))},
+             {{"kernel_shape", std::vector<int64_t>{2}},
+              {"pads", std::vector<int64_t>{kInt64Max, kInt64Max}}}),
+       "attribute 'pads' value 9223372036854775807 is out of range (expected 0 to 2147483648)"},
+      {Error("ConvTranspose", {In(F32({1, 1, int64_t{1} << 40})), In(F32({1, 1, 3}))},
+             {{"strides", std::vector<int64_t>{int64_t{1} << 30}}}),
+       "spatial dim 0 of the output would be -1073741821"},
+      {Error("Pad", {In(F32({3})), Ints({kInt64Min, 0})}),
+       "'pads' [-9223372036854775808,0] is out of range"},
+      {Error("Range", {IntScalar(kInt64Min), IntScalar(kInt64Max), IntScalar(1)}),
+       "Range has more than 2^63 elements"},
+      {Error("Split", {In(F32({10})), Ints({kInt64Max, kInt64Max})}, {}, 2),
+       "'split' [9223372036854775807,9223372036854775807] sums to more than dim 0 of f32[10] (10)"},
+      {Error("Concat", {In(F32({int64_t{1} << 62, 0})), In(F32({int64_t{1} << 62, 0}))},
+             {{"axis", 0}}),
+       "the concatenated dim overflows int64"},
+      {Error("ConstantOfShape", {Ints({int64_t{1} << 32, int64_t{1} << 32})}),
+       "output shape [4294967296,4294967296] has more elements than int64 can count"},
+      {Error("Expand", {In(F32({1})), Ints({int64_t{1} << 40, int64_t{1} << 40})}),
+       "output shape [1099511627776,1099511627776] has more elements than int64 can count"},
+      {Error("OneHot", {In(I64({2})), IntScalar(kInt64Max), In(F32({2}))}),
+       "input 'depth' must be from 1 to 2147483648, got 9.223372036854776e+18"},
+  };
+  for (const Case& c : cases) {
+    ASSERT_FALSE(c.status.ok()) << c.want;
+    EXPECT_THAT(c.status.message(), ::testing::HasSubstr(c.want));
+  }
 }
 
 // Every op on random shapes, random constant operands and random attribute values (including
