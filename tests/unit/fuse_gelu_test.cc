@@ -1,0 +1,119 @@
+// fuse-gelu (FuseGelu): GELU written with Erf becomes one Gelu that keeps the output's name, in
+// the operand orders exporters write; other constants, or inner values with other uses, are left
+// alone; the fused graph computes the same values.
+#include "passes/fusion/fuse_gelu.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/ir/parser.h"
+#include "compiler/ir/verifier.h"
+
+namespace a8 {
+namespace {
+
+std::unique_ptr<Graph> Parse(const std::string& text) {
+  auto g = ParseIr(text);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.ok() ? std::move(*g) : nullptr;
+}
+
+int CountOp(const Graph& g, const std::string& op) {
+  int count = 0;
+  for (const Node* n : g.nodes()) count += n->op() == op ? 1 : 0;
+  return count;
+}
+
+// ((x * (erf(x / sqrt2) + 1)) * 0.5) with the given divisor and half constants.
+std::string BertGelu(const std::string& sqrt2, const std::string& half) {
+  return R"(graph @t opsets {"" = 20} {
+  input %x : f32[2,4]
+  const %sqrt2 : f32[] = [)" +
+         sqrt2 + R"(]
+  const %one : f32[] = [1.0]
+  const %half : f32[] = [)" +
+         half + R"(]
+  %a1 = Div(%x, %sqrt2) : f32[2,4]
+  %a2 = Erf(%a1) : f32[2,4]
+  %a3 = Add(%a2, %one) : f32[2,4]
+  %a4 = Mul(%x, %a3) : f32[2,4]
+  %y = Mul(%a4, %half) : f32[2,4]
+  output %y
+})";
+}
+
+TEST(FuseGeluTest, BertsFormBecomesOneGeluUnderTheOutputsName) {
+  auto g = Parse(BertGelu("1.4142135", "0.5"));
+  ASSERT_NE(g, nullptr);
+  FuseGelu pass;
+  auto changed = pass.Run(*g);
+  ASSERT_TRUE(changed.ok()) << changed.status().message();
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(CountOp(*g, "Gelu"), 1);
+  EXPECT_EQ(CountOp(*g, "Erf"), 0);
+  EXPECT_EQ(CountOp(*g, "Mul"), 0);
+  const Node* gelu = g->FindValue("y")->producer();
+  ASSERT_NE(gelu, nullptr);
+  EXPECT_EQ(gelu->op(), "Gelu");
+  EXPECT_EQ(gelu->input(0), g->FindValue("x"));
+  EXPECT_EQ(gelu->GetString("approximate", "none"), "none");
+  EXPECT_TRUE(Verify(*g).ok());
+  EXPECT_FALSE(*FuseGelu().Run(*g));
+}
+
+TEST(FuseGeluTest, TheReciprocalFormWithOperandsSwappedFusesToo) {
+  auto g = Parse(R"(graph @t opsets {"" = 20} {
+  input %x : f32[3]
+  const %rsqrt2 : f32[] = [0.70710678]
+  const %one : f32[] = [1.0]
+  const %half : f32[] = [0.5]
+  %b1 = Mul(%rsqrt2, %x) : f32[3]
+  %b2 = Erf(%b1) : f32[3]
+  %b3 = Add(%one, %b2) : f32[3]
+  %b4 = Mul(%half, %b3) : f32[3]
+  %y = Mul(%x, %b4) : f32[3]
+  output %y
+})");
+  ASSERT_NE(g, nullptr);
+  auto changed = FuseGelu().Run(*g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_TRUE(*changed);
+  EXPECT_EQ(g->FindValue("y")->producer()->op(), "Gelu");
+}
+
+TEST(FuseGeluTest, OtherConstantsAreNotGelu) {
+  for (auto [sqrt2, half] :
+       {std::pair<const char*, const char*>{"1.5", "0.5"}, {"1.4142135", "3.0"}}) {
+    auto g = Parse(BertGelu(sqrt2, half));
+    ASSERT_NE(g, nullptr);
+    auto changed = FuseGelu().Run(*g);
+    ASSERT_TRUE(changed.ok());
+    EXPECT_FALSE(*changed) << sqrt2 << " " << half;
+    EXPECT_EQ(CountOp(*g, "Gelu"), 0);
+  }
+}
+
+TEST(FuseGeluTest, AnInnerValueWithAnotherUseIsLeftAlone) {
+  auto g = Parse(R"(graph @t opsets {"" = 20} {
+  input %x : f32[3]
+  const %sqrt2 : f32[] = [1.4142135]
+  const %one : f32[] = [1.0]
+  const %half : f32[] = [0.5]
+  %a1 = Div(%x, %sqrt2) : f32[3]
+  %a2 = Erf(%a1) : f32[3]
+  %a3 = Add(%a2, %one) : f32[3]
+  %a4 = Mul(%x, %a3) : f32[3]
+  %y = Mul(%a4, %half) : f32[3]
+  output %y
+  output %a2
+})");
+  ASSERT_NE(g, nullptr);
+  auto changed = FuseGelu().Run(*g);
+  ASSERT_TRUE(changed.ok());
+  EXPECT_FALSE(*changed);
+  EXPECT_EQ(CountOp(*g, "Erf"), 1);
+}
+
+}  // namespace
+}  // namespace a8
