@@ -11,11 +11,6 @@
 
 namespace a8 {
 
-// Options shared by passes that need them (filled from the driver's flags).
-struct PassOptions {
-  bool verify_each = false;  // run the verifier after every pass (tests)
-};
-
 class Pass {
  public:
   virtual ~Pass() = default;
