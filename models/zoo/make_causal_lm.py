@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Makes models/zoo/tiny_gpt2/: a tiny GPT-2 causal LM exported by PyTorch's dynamo exporter, with
-PyTorch's own training curves, for tests/e2e/causal_lm.py. Run by hand (needs torch, onnxscript,
-transformers; never the build or CI):
+PyTorch's own training curves, for tests/e2e/causal_lm.py; and models/zoo/tiny_lm_torchscript/:
+a smaller token model exported by the TorchScript exporter (torch.onnx.export(dynamo=False);
+transformers' GPT-2 no longer exports that way: aten::diff), with its parameter names and AdamW
+curve. Run by hand (needs torch, onnxscript, transformers; never the build or CI):
 
     python3 -m venv /work/venv-torch && /work/venv-torch/bin/pip install torch onnxscript onnx \
         transformers
@@ -22,6 +24,8 @@ parameters, which keep their state_dict names. The files:
   0.999, eps 1e-8, weight decay 0.01) of CrossEntropyLoss(logits.view(-1, V), labels.view(-1)).
 - loss_sgd_shift.npy: 20 SGD steps (lr 0.1) of transformers' own LM loss, labels=input_ids (it
   shifts: logits at t score the token at t + 1): a800c's --shift-labels.
+- tiny_lm_torchscript/: model.onnx, params.txt and loss_adamw.npy as above, for the token model
+  (same input_ids.npy and labels.npy as tiny_gpt2).
 """
 import os
 
@@ -29,7 +33,8 @@ import numpy as np
 import torch
 import transformers
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tiny_gpt2")
+ZOO = os.path.dirname(os.path.abspath(__file__))
+OUT = os.path.join(ZOO, "tiny_gpt2")
 BATCH, SEQ, VOCAB, STEPS = 4, 16, 64, 20
 
 
@@ -61,7 +66,7 @@ def fresh_model():
     return m
 
 
-def write_params(model, path):
+def write_params(model, path, out=OUT):
     """params.txt: each named parameter and the initializer that holds it in the export. The
     exporter's constant folding renames a parameter it transforms (position embeddings gathered
     at fixed positions become `embedding_1`, the LM head's weight transposed for Gemm `val_N`);
@@ -82,7 +87,7 @@ def write_params(model, path):
         if len(held) != 1:
             raise SystemExit(f"{name}: held by {held or 'no initializer'} in {path}")
         lines.append(f"{name} {held[0]}")
-    with open(os.path.join(OUT, "params.txt"), "w") as f:
+    with open(os.path.join(out, "params.txt"), "w") as f:
         f.write("".join(line + "\n" for line in lines))
 
 
@@ -101,6 +106,46 @@ def curve(model, ids, labels, optimizer, shift):
         optimizer.step()
         losses.append(loss.item())
     return np.array(losses, dtype=np.float64)
+
+
+class TinyTokenLM(torch.nn.Module):
+    """Embedding + learned positions, Linear, tanh GELU, LayerNorm, Linear head: [B, T, V]."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = torch.nn.Embedding(VOCAB, 32)
+        self.pos = torch.nn.Parameter(0.02 * torch.randn(SEQ, 32))
+        self.fc = torch.nn.Linear(32, 64)
+        self.act = torch.nn.GELU(approximate="tanh")
+        self.norm = torch.nn.LayerNorm(64)
+        self.head = torch.nn.Linear(64, VOCAB)
+
+    def forward(self, input_ids):
+        return self.head(self.norm(self.act(self.fc(self.embed(input_ids) + self.pos))))
+
+
+def fresh_token_lm():
+    torch.manual_seed(1)
+    m = TinyTokenLM()
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.02 * torch.randn_like(p))
+    return m
+
+
+def torchscript_model(ids, labels):
+    out = os.path.join(ZOO, "tiny_lm_torchscript")
+    os.makedirs(out, exist_ok=True)
+    path = os.path.join(out, "model.onnx")
+    model = fresh_token_lm()
+    torch.onnx.export(model, (torch.from_numpy(ids),), path, dynamo=False, opset_version=17,
+                      input_names=["input_ids"], output_names=["logits"])
+    write_params(model, path, out)
+    m = fresh_token_lm()
+    adamw = torch.optim.AdamW(m.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-8,
+                              weight_decay=0.01)
+    np.save(os.path.join(out, "loss_adamw.npy"),
+            curve(m, torch.from_numpy(ids), torch.from_numpy(labels), adamw, shift=False))
 
 
 def main():
@@ -128,6 +173,7 @@ def main():
     m = fresh_model()
     sgd = torch.optim.SGD(m.parameters(), lr=0.1)
     np.save(os.path.join(OUT, "loss_sgd_shift.npy"), curve(m, t_ids, t_labels, sgd, shift=True))
+    torchscript_model(ids, labels)
     print(f"wrote {OUT}: torch {torch.__version__}, transformers {transformers.__version__}")
 
 

@@ -6,12 +6,14 @@ not needed here).
     python3 tests/e2e/causal_lm.py CASE --bin build/bin --zoo models/zoo
 
 - params:  `a800c --list-params` trains exactly the module's named_parameters() (params.txt names
-           the initializer holding each one); the exporter's scalars (GELU's exponent 3.0, the
-           attention scale) and the causal mask stay constant.
+           the initializer holding each one), for the dynamo export (its scalars, GELU's exponent
+           3.0 and the causal mask stay constant) and for a TorchScript export
+           (models/zoo/tiny_lm_torchscript).
 - adamw:   --loss=cross_entropy --class-axis=-1 (labels [B, T] with -100 ignored), 20 AdamW
            steps in fp32: each step's loss within 2e-5 (relative) of PyTorch's.
 - shift:   --shift-labels with the input ids as labels, 20 SGD steps, as transformers' own LM
            loss: within 5e-5.
+- torchscript: the TorchScript-exported token model's AdamW curve, as adamw.
 - errors:  [B, T, V] logits without --class-axis, a bad --class-axis, --shift-labels without
            cross_entropy: exit 2 with a message that says what to do, before any work.
 """
@@ -30,8 +32,8 @@ ARGS = None
 REL_TOL = {"loss_adamw.npy": 2e-5, "loss_sgd_shift.npy": 5e-5}
 
 
-def zoo(name):
-    return os.path.join(ARGS.zoo, "tiny_gpt2", name)
+def zoo(name, model="tiny_gpt2"):
+    return os.path.join(ARGS.zoo, model, name)
 
 
 def a800c(*args, check=True):
@@ -41,9 +43,9 @@ def a800c(*args, check=True):
     return p
 
 
-def train(work, flags, labels, steps=20):
+def train(work, flags, labels, steps=20, model="tiny_gpt2"):
     plan = os.path.join(work, "lm.plan")
-    compiled = a800c(zoo("model.onnx"), "-o", plan, "--precision=fp32", "--loss=cross_entropy",
+    compiled = a800c(zoo("model.onnx", model), "-o", plan, "--precision=fp32", "--loss=cross_entropy",
                      "--class-axis=-1", *flags)
     metrics = os.path.join(work, "m.jsonl")
     p = subprocess.run([os.path.join(ARGS.bin, "a800c-run"), plan, "--backend=cpu",
@@ -56,8 +58,8 @@ def train(work, flags, labels, steps=20):
     return compiled.stderr, losses
 
 
-def check_curve(losses, reference_file):
-    ref = np.load(zoo(reference_file))
+def check_curve(losses, reference_file, model="tiny_gpt2"):
+    ref = np.load(zoo(reference_file, model))
     assert losses.shape == ref.shape, (losses.shape, ref.shape)
     rel = np.abs(losses - ref) / np.abs(ref)
     for step, (a, b) in enumerate(zip(losses, ref)):
@@ -68,25 +70,35 @@ def check_curve(losses, reference_file):
     print(f"OK: {len(ref)} steps, largest relative difference {rel.max():.2e}")
 
 
-def case_params(work):
-    table = a800c("--list-params", zoo("model.onnx")).stdout.splitlines()
+def check_params(model):
+    table = a800c("--list-params", zoo("model.onnx", model)).stdout.splitlines()
     decisions = {}
     for line in table[1:-1]:  # header, ..., summary
         name, _type, decision, reason = line.split(None, 3)
         decisions[name] = (decision, reason)
-    with open(zoo("params.txt")) as f:
+    with open(zoo("params.txt", model)) as f:
         held = dict(line.split() for line in f if line.strip())
     trained = {n for n, (d, _) in decisions.items() if d == "trained"}
     expected = set(held.values())
-    assert trained == expected, (f"trained but not a parameter: {sorted(trained - expected)}; "
-                                 f"a parameter kept constant: {sorted(expected - trained)}")
+    assert trained == expected, (f"{model}: trained but not a parameter: "
+                                 f"{sorted(trained - expected)}; a parameter kept constant: "
+                                 f"{sorted(expected - trained)}")
     constant = {n: r for n, (d, r) in decisions.items() if d == "constant"}
-    assert constant, "the export holds constants as float initializers; none was found"
-    assert any("mask" in r for r in constant.values()), constant
-    assert any("val_N" in r for r in constant.values()), constant
-    print(f"OK: {len(trained)} trained == named_parameters(); {len(constant)} constant:")
+    print(f"OK: {model}: {len(trained)} trained == named_parameters(); {len(constant)} constant")
     for n, r in sorted(constant.items()):
         print(f"  {n}: {r}")
+    return constant
+
+
+def case_params(work):
+    constant = check_params("tiny_gpt2")
+    # The dynamo export holds constants as float initializers: the mask, the val_N scalars.
+    assert any("mask" in r for r in constant.values()), constant
+    assert any("val_N" in r for r in constant.values()), constant
+    assert any("exponent" in r for r in constant.values()), constant
+    # The TorchScript export keeps constants as Constant nodes: every initializer is a parameter
+    # (two under names of constant folding: onnx::MatMul_N).
+    assert not check_params("tiny_lm_torchscript")
 
 
 def case_adamw(work):
@@ -99,6 +111,11 @@ def case_shift(work):
     _, losses = train(work, ["--shift-labels", "--optimizer=sgd", "--lr=0.1"],
                       zoo("input_ids.npy"))
     check_curve(losses, "loss_sgd_shift.npy")
+
+
+def case_torchscript(work):
+    _, losses = train(work, [], zoo("labels.npy"), model="tiny_lm_torchscript")
+    check_curve(losses, "loss_adamw.npy", model="tiny_lm_torchscript")
 
 
 def case_errors(work):
@@ -120,7 +137,7 @@ def case_errors(work):
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["params", "adamw", "shift", "errors"])
+    parser.add_argument("case", choices=["params", "adamw", "shift", "torchscript", "errors"])
     parser.add_argument("--bin", required=True)
     parser.add_argument("--zoo", required=True)
     ARGS = parser.parse_args()
