@@ -14,6 +14,7 @@ not needed here).
 - shift:   --shift-labels with the input ids as labels, 20 SGD steps, as transformers' own LM
            loss: within 5e-5.
 - torchscript: the TorchScript-exported token model's AdamW curve, as adamw.
+- emu:     cpu and cuda-emu give the same losses, fp32 and amp.
 - errors:  [B, T, V] logits without --class-axis, a bad --class-axis, --shift-labels without
            cross_entropy: exit 2 with a message that says what to do, before any work.
 """
@@ -118,6 +119,28 @@ def case_torchscript(work):
     check_curve(losses, "loss_adamw.npy", model="tiny_lm_torchscript")
 
 
+def case_emu(work):
+    """The sequence loss (Transpose, Slice, ignore_index) on the CUDA backend's kernels run on the
+    host gives the CPU's losses bit for bit, in fp32 and amp."""
+    for precision in ("fp32", "amp"):
+        plan = os.path.join(work, f"lm.{precision}.plan")
+        a800c(zoo("model.onnx"), "-o", plan, f"--precision={precision}", "--loss=cross_entropy",
+              "--class-axis=-1", "--shift-labels")
+        curves = {}
+        for backend in ("cpu", "cuda-emu"):
+            metrics = os.path.join(work, f"{precision}.{backend}.jsonl")
+            p = subprocess.run([os.path.join(ARGS.bin, "a800c-run"), plan, f"--backend={backend}",
+                                f"--input=input_ids={zoo('input_ids.npy')}",
+                                f"--input=labels={zoo('input_ids.npy')}", "--steps=3",
+                                f"--metrics={metrics}"], capture_output=True, text=True)
+            assert p.returncode == 0, (backend, p.stderr)
+            with open(metrics) as f:
+                curves[backend] = [json.loads(line)["loss"] for line in f]
+        assert curves["cpu"] == curves["cuda-emu"], (precision, curves)
+        assert all(np.isfinite(curves["cpu"])), curves
+        print(f"OK: {precision}: cpu == cuda-emu: {curves['cpu']}")
+
+
 def case_errors(work):
     plan = os.path.join(work, "x.plan")
     cases = [
@@ -137,7 +160,7 @@ def case_errors(work):
 def main():
     global ARGS
     parser = argparse.ArgumentParser()
-    parser.add_argument("case", choices=["params", "adamw", "shift", "torchscript", "errors"])
+    parser.add_argument("case", choices=["params", "adamw", "shift", "torchscript", "emu", "errors"])
     parser.add_argument("--bin", required=True)
     parser.add_argument("--zoo", required=True)
     ARGS = parser.parse_args()
