@@ -603,7 +603,8 @@ int main(int argc, char** argv) {
   app.add_flag("--synthetic", f.synthetic, "Seeded random data for inputs not given by --input");
   auto* seed_opt =
       app.add_option("--seed", f.seed, "Seed of synthetic data, shuffling and dropout (default 0)")
-          ->type_name("N");
+          ->type_name("N")
+          ->check(a8::cli::IntegerAtLeast(0));
   app.add_flag("--shuffle", f.shuffle, "Visit the dataset in a seeded random order per epoch");
   auto* steps_opt = app.add_option("--steps", f.steps,
                                    "Run until the step counter reaches N (training: the total, "

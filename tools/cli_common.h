@@ -34,11 +34,11 @@ inline std::optional<int> Parse(CLI::App& app, int argc, char** argv, const char
   return std::nullopt;
 }
 
-// A count flag's check (--steps, --epochs, ...): "must be an integer >= 1, got 0" instead of
+// An integer flag's check (--steps, --epochs, --seed, ...): "must be >= 1, got 0" instead of
 // CLI11's PositiveNumber message, which prints the range up to the largest double.
-inline CLI::Validator AtLeastOne() {
+inline CLI::Validator IntegerAtLeast(long long min) {
   return CLI::Validator(
-      [](std::string& text) -> std::string {
+      [min](std::string& text) -> std::string {
         size_t end = 0;
         long long v = 0;
         try {
@@ -47,13 +47,16 @@ inline CLI::Validator AtLeastOne() {
           end = 0;
         }
         if (text.empty() || end != text.size()) {
-          return "expected an integer >= 1, got '" + text + "'";
+          return "expected an integer >= " + std::to_string(min) + ", got '" + text + "'";
         }
-        if (v < 1) return "must be >= 1, got " + text;
+        if (v < min) return "must be >= " + std::to_string(min) + ", got " + text;
         return "";
       },
-      "N>=1");
+      "N>=" + std::to_string(min));
 }
+
+// Count flags: N >= 1.
+inline CLI::Validator AtLeastOne() { return IntegerAtLeast(1); }
 
 // --print-ir-after-all, --print-ir-before/after, --dump-dir, --pass-timing, --stop-after.
 inline void AddDumpFlags(CLI::App& app, PipelineFlags& pipeline) {
