@@ -15,9 +15,9 @@ namespace a8 {
 
 struct TrainingConfig {
   // ---- requested (flags)
-  std::string loss;                 // cross_entropy | mse | bce_logits | l1 | output:NAME | onnx
-  std::string logits;               // the model output the loss reads; "" = the first output
-  std::string labels = "labels";    // the name of the new label input
+  std::string loss;               // cross_entropy | mse | bce_logits | l1 | output:NAME | onnx
+  std::string logits;             // the model output the loss reads; "" = the first output
+  std::string labels = "labels";  // the name of the new label input
   // cross_entropy: the class axis of the logits. Rank-2 logits default to 1 ([N, C]); logits of
   // rank >= 3 need it said (ONNX puts classes on axis 1, PyTorch's LMs on the last axis).
   bool has_class_axis = false;
@@ -36,7 +36,7 @@ struct TrainingConfig {
   int64_t warmup_steps = 0;              // cosine: linear warm-up updates
   int64_t total_steps = 0;               // cosine: updates until the minimum learning rate
   float min_lr = 0.0f;
-  std::string freeze;  // ECMAScript regex over parameter names; "" = none
+  std::string freeze;           // ECMAScript regex over parameter names; "" = none
   std::string trainable_regex;  // ECMAScript regex: exactly the matching float initializers the
                                 // loss depends on train (overrides the default choice); "" = off
   // Loss scaling (PRECISION.md "Loss scaling").
