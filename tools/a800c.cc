@@ -33,7 +33,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> shapes;
   a8::PipelineFlags pipeline;
   std::string passes;
-  bool list_passes = false, list_ops = false, version = false;
+  bool list_passes = false, list_ops = false, list_params = false, version = false;
 
   app.add_option("MODEL", model, "The model: .onnx (binary), .onnxtxt (ONNX text) or .a8ir")
       ->type_name("FILE");
@@ -50,6 +50,11 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch,
                  "Binds the first dim of every input whose first dim is dynamic (N >= 1)")
       ->type_name("N");
+  std::string target = "any";
+  app.add_option("--target", target,
+                 "The machine the plan is for: cpu, sm_80 (A100/A800) or sm_90 (H100/H200); "
+                 "a800c-run refuses it on another backend (default: a plan every backend runs)")
+      ->type_name("cpu|sm_80|sm_90");
   a8::cli::TrainingFlags training;
   a8::cli::AddTrainingFlags(app, training);
   a8::cli::PrecisionFlags precision;
@@ -72,6 +77,9 @@ int main(int argc, char** argv) {
   app.add_flag("--verify-each", pipeline.verify_each, "Run the IR verifier after every pass");
   app.add_flag("--list-passes", list_passes, "List the passes and pipelines, then exit");
   app.add_flag("--list-ops", list_ops, "List the supported ops, then exit");
+  app.add_flag("--list-params", list_params,
+               "List MODEL's float initializers: trained or constant, and why (with --freeze, "
+               "--trainable, --logits as given), then exit");
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
 
   if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
@@ -98,9 +106,14 @@ int main(int argc, char** argv) {
   auto emit_kind = a8::ParseEmitKind(emit);
   if (!emit_kind.ok()) return Fail(emit_kind.status());
   opts.emit = *emit_kind;
-  auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
-  if (!training_config.ok()) return Fail(training_config.status());
-  opts.training = *training_config;
+  if (list_params) {
+    // The selection flags need no --loss here: they say what --list-params should assume.
+    opts.training = training.config;
+  } else {
+    auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
+    if (!training_config.ok()) return Fail(training_config.status());
+    opts.training = *training_config;
+  }
   if (auto s = a8::cli::ApplyPrecisionFlags(app, precision, &opts.precision); !s.ok())
     return Fail(s);
   for (const std::string& shape : shapes) {
@@ -127,10 +140,16 @@ int main(int argc, char** argv) {
   if (!s.ok()) return Fail(s);
   opts.passes = pass_list;
   opts.fuse = !no_fuse;
-
-  s = a8::Compile(opts, std::cout, [](const std::string& warning) {
+  opts.target = target;
+  opts.note = [](const std::string& note) { std::cerr << kProgram << ": " << note << "\n"; };
+  auto warn = [](const std::string& warning) {
     std::cerr << kProgram << ": warning: " << warning << "\n";
-  });
+  };
+  if (list_params) {
+    s = a8::ListParameters(opts, std::cout, warn);
+    return s.ok() ? 0 : Fail(s);
+  }
+  s = a8::Compile(opts, std::cout, warn);
   if (!s.ok()) return Fail(s);
   return 0;
 }

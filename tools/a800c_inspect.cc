@@ -35,6 +35,20 @@ int main(int argc, char** argv) {
                  "text (default), json (deterministic, with \"schema_version\": 1) or dot "
                  "(Graphviz: kernels and buffers)")
       ->type_name("text|json|dot");
+  int dot_depth = 0;
+  app.add_option("--dot-depth", dot_depth,
+                 "With --format=dot: one box per ONNX name scope (layer) cut at N components "
+                 "below the scope every kernel shares, with the data between them; 0 (default) "
+                 "draws every kernel, nested in clusters by scope")
+      ->type_name("N")
+      ->check(CLI::Validator(
+          [](std::string& t) -> std::string {
+            return t.find_first_not_of("0123456789") == std::string::npos && !t.empty() &&
+                           t.size() < 6
+                       ? ""
+                       : "expected an integer >= 0, got '" + t + "'";
+          },
+          "N>=0"));
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
   if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
   if (version) {
@@ -43,6 +57,8 @@ int main(int argc, char** argv) {
   }
   auto fmt = a8::ParseInspectFormat(format);
   if (!fmt.ok()) return Fail(fmt.status());
+  if (app.count("--dot-depth") > 0 && *fmt != a8::InspectFormat::kDot)
+    return Fail(a8::InvalidInput("--dot-depth: needs --format=dot"));
   if (plan_path.empty()) return Fail(a8::InvalidInput("PLAN: no plan given (see --help)"));
   auto plan = a8::ReadPlanFile(plan_path);
   if (!plan.ok()) {
@@ -51,6 +67,7 @@ int main(int argc, char** argv) {
     if (s.message().rfind(plan_path, 0) != 0) s = s.WithContext(plan_path);
     return Fail(s);
   }
-  std::cout << a8::Inspect(*plan, *fmt);
+  std::cout << (*fmt == a8::InspectFormat::kDot ? a8::InspectDot(*plan, dot_depth)
+                                                : a8::Inspect(*plan, *fmt));
   return 0;
 }

@@ -1,6 +1,7 @@
 // a800c-opt: runs passes over textual IR (or an ONNX model) and prints the IR (CLI.md). The
 // test harness of the passes: every lit test of a pass runs through here. The verifier runs on
 // the input and after every pass.
+#include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -92,7 +93,12 @@ int main(int argc, char** argv) {
   pm.input_typed = loaded->typed;
   s = a8::RunPasses(*loaded->graph, pass_list, pm);
   if (!s.ok()) return Fail(s);
-  s = a8::WriteOutput(output, a8::PrintIrToString(*loaded->graph), std::cout);
+  // Still untyped (no shape-inference ran on a dump from before it): results print as `?` again.
+  a8::PrintOptions print;
+  print.types_known = loaded->typed || std::find(pass_list.begin(), pass_list.end(),
+                                                 "shape-inference") != pass_list.end();
+  if (pm.print_weights) print.max_inline_elements = -1;
+  s = a8::WriteOutput(output, a8::PrintIrToString(*loaded->graph, print), std::cout);
   if (!s.ok()) return Fail(s);
   return 0;
 }

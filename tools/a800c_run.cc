@@ -29,6 +29,7 @@
 #include "runtime/core/dataset.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/npy.h"
+#include "runtime/core/output_paths.h"
 #include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/device/device_backend.h"
@@ -602,19 +603,20 @@ int main(int argc, char** argv) {
   app.add_flag("--synthetic", f.synthetic, "Seeded random data for inputs not given by --input");
   auto* seed_opt =
       app.add_option("--seed", f.seed, "Seed of synthetic data, shuffling and dropout (default 0)")
-          ->type_name("N");
+          ->type_name("N")
+          ->check(a8::cli::IntegerAtLeast(0));
   app.add_flag("--shuffle", f.shuffle, "Visit the dataset in a seeded random order per epoch");
   auto* steps_opt = app.add_option("--steps", f.steps,
                                    "Run until the step counter reaches N (training: the total, "
                                    "counting the steps of a resumed checkpoint; default 1, or "
                                    "one epoch of --input data)")
                         ->type_name("N")
-                        ->check(CLI::PositiveNumber);
+                        ->check(a8::cli::AtLeastOne());
   std::vector<CLI::Option*> training_only;
   training_only.push_back(
       app.add_option("--epochs", f.epochs, "Training: run until N passes over the --input data")
           ->type_name("N")
-          ->check(CLI::PositiveNumber)
+          ->check(a8::cli::AtLeastOne())
           ->excludes(steps_opt));
   training_only.push_back(
       app.add_option("--eval-input", f.eval_inputs,
@@ -625,7 +627,7 @@ int main(int argc, char** argv) {
       app.add_option("--eval-every", f.eval_every,
                      "Training: evaluate every N steps (and at the end) and print the accuracy")
           ->type_name("N")
-          ->check(CLI::PositiveNumber));
+          ->check(a8::cli::AtLeastOne()));
   app.add_option("--metrics", f.metrics,
                  "Write one JSON object a step (step, loss, scale, skipped, lr, step_ms, "
                  "grad_norm)")
@@ -637,7 +639,7 @@ int main(int argc, char** argv) {
   training_only.push_back(
       app.add_option("--save-every", f.save_every, "Training: also save every N steps")
           ->type_name("N")
-          ->check(CLI::PositiveNumber));
+          ->check(a8::cli::AtLeastOne()));
   training_only.push_back(
       app.add_option("--resume", f.resume, "Training: continue from this checkpoint")
           ->type_name("FILE.safetensors"));
@@ -645,7 +647,7 @@ int main(int argc, char** argv) {
       app.add_option("--log-every", f.log_every,
                      "Training: a progress line every N steps when stdout is not a terminal")
           ->type_name("N")
-          ->check(CLI::PositiveNumber));
+          ->check(a8::cli::AtLeastOne()));
   app.add_option("--output-dir", f.output_dir,
                  "Write each graph output of the last step as NAME.npy")
       ->type_name("DIR");
@@ -677,6 +679,12 @@ int main(int argc, char** argv) {
   }
   if (list_kernels) return ListKernels(backend);
   if (plan_path.empty()) return Fail(a8::InvalidInput("PLAN: no plan given (see --help)"));
+  // Every output is checked before any work, so that no step is lost to a bad path at the end.
+  if (auto s = a8::CheckOutputPaths({{"--checkpoint", f.checkpoint},
+                                     {"--metrics", f.metrics},
+                                     {"--output-dir", f.output_dir, true}});
+      !s.ok())
+    return Fail(s);
 
   // The backend first: on a GPU, the NCCL communicator below needs to know it runs on one.
   auto be = MakeBackend(backend, !no_cuda_graphs);

@@ -4,6 +4,7 @@
 
 #include <iostream>
 #include <optional>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -33,8 +34,35 @@ inline std::optional<int> Parse(CLI::App& app, int argc, char** argv, const char
   return std::nullopt;
 }
 
+// An integer flag's check (--steps, --epochs, --seed, ...): "must be >= 1, got 0" instead of
+// CLI11's PositiveNumber message, which prints the range up to the largest double.
+inline CLI::Validator IntegerAtLeast(long long min) {
+  return CLI::Validator(
+      [min](std::string& text) -> std::string {
+        size_t end = 0;
+        long long v = 0;
+        try {
+          v = std::stoll(text, &end);
+        } catch (const std::exception&) {
+          end = 0;
+        }
+        if (text.empty() || end != text.size()) {
+          return "expected an integer >= " + std::to_string(min) + ", got '" + text + "'";
+        }
+        if (v < min) return "must be >= " + std::to_string(min) + ", got " + text;
+        return "";
+      },
+      "N>=" + std::to_string(min));
+}
+
+// Count flags: N >= 1.
+inline CLI::Validator AtLeastOne() { return IntegerAtLeast(1); }
+
 // --print-ir-after-all, --print-ir-before/after, --dump-dir, --pass-timing, --stop-after.
 inline void AddDumpFlags(CLI::App& app, PipelineFlags& pipeline) {
+  app.add_flag("--print-weights", pipeline.print_weights,
+               "--emit=ir and the IR dumps print every initializer's values (default: tensors "
+               "over 16 elements print <elided>, which cannot be compiled to a plan)");
   app.add_flag("--print-ir-after-all", pipeline.print_ir_after_all,
                "Print the IR after every pass to stderr, after a banner line");
   app.add_option("--print-ir-before", pipeline.print_ir_before, "Print the IR before these passes")

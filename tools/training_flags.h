@@ -30,6 +30,22 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
   app.add_option("--labels", c.labels, "Name of the new label input (default: labels)")
       ->type_name("NAME")
       ->group(group);
+  app.add_option("--class-axis", c.class_axis,
+                 "cross_entropy: the axis of the logits that holds the classes; needed for "
+                 "logits of rank >= 3: -1 for [B, T, V] logits with [B, T] labels (language "
+                 "models), 1 for the ONNX convention [N, C, d1, ...]")
+      ->type_name("K")
+      ->group(group);
+  app.add_option("--ignore-index", c.ignore_index,
+                 "cross_entropy: labels equal to I do not count; the mean is over the others, as "
+                 "PyTorch's CrossEntropyLoss (default: -100)")
+      ->type_name("I")
+      ->group(group);
+  app.add_flag("--shift-labels", c.shift_labels,
+               "cross_entropy: causal LM; the logits at position t are scored against the label "
+               "at t + 1 (the last position and the first label drop out), as transformers' "
+               "LM loss")
+      ->group(group);
   app.add_option("--optimizer", c.optimizer,
                  "Optimizer with FP32 master weights, PyTorch's definitions (default: adamw)")
       ->type_name("sgd|momentum|nesterov|adam|adamw")
@@ -81,6 +97,13 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
                  "Parameters whose name matches this regular expression are not trained")
       ->type_name("REGEX")
       ->group(group);
+  app.add_option("--trainable", c.trainable_regex,
+                 "Exactly the float initializers whose name matches this regular expression "
+                 "train (if the loss depends on them), instead of the default choice (module "
+                 "parameters; exporter constants, exponents, masks, shapes and indices stay "
+                 "constant: a800c --list-params MODEL). --freeze still applies")
+      ->type_name("REGEX")
+      ->group(group);
   const char* scaling = "Loss scaling";
   app.add_option("--loss-scale", c.loss_scale,
                  "Loss scaling (PRECISION.md): dynamic (PyTorch's GradScaler, in the graph), "
@@ -129,8 +152,23 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
 // --loss are an error (they would silently do nothing).
 inline StatusOr<std::optional<TrainingConfig>> TrainingConfigFromFlags(const CLI::App& app,
                                                                        const TrainingFlags& f) {
-  if (app.count("--loss") > 0) return std::optional<TrainingConfig>(f.config);
+  if (app.count("--loss") > 0) {
+    TrainingConfig c = f.config;
+    c.has_class_axis = app.count("--class-axis") > 0;
+    if (c.loss != "cross_entropy") {
+      for (const char* flag : {"--class-axis", "--ignore-index", "--shift-labels"}) {
+        if (app.count(flag) > 0) {
+          return InvalidInput("{}: only --loss=cross_entropy has it (--loss={})", flag, c.loss);
+        }
+      }
+    }
+    return std::optional<TrainingConfig>(c);
+  }
   for (const char* flag : {"--logits",
+                           "--class-axis",
+                           "--ignore-index",
+                           "--shift-labels",
+                           "--trainable",
                            "--labels",
                            "--optimizer",
                            "--lr",

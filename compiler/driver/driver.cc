@@ -23,6 +23,7 @@
 #include "compiler/support/file_io.h"
 #include "passes/autodiff/build_training.h"
 #include "passes/autodiff/grad_rule.h"
+#include "passes/autodiff/param_choice.h"
 #include "passes/lowering/lower.h"
 #include "passes/mixed_precision/policy.h"
 #include "passes/pipelines.h"
@@ -144,6 +145,7 @@ Status ApplyPipelineFlags(const PipelineFlags& flags,
                           const std::vector<std::string>& default_passes, std::ostream* dump_stream,
                           PassManagerOptions* pm, std::vector<std::string>* passes) {
   pm->verify_each = flags.verify_each;
+  pm->print_weights = flags.print_weights;
   pm->print_after_all = flags.print_ir_after_all;
   for (const std::string& item : flags.print_ir_before) {
     A8_ASSIGN_OR_RETURN(auto names, ParseNameList("--print-ir-before", item));
@@ -183,11 +185,15 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const ImportOptions& im
           "{}: --shape and --batch are ignored for textual IR (its types are static)", path));
     }
     A8_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
-    A8_ASSIGN_OR_RETURN(loaded.graph, ParseIr(text, path));
-    loaded.typed = true;
+    bool untyped = false;
+    A8_ASSIGN_OR_RETURN(loaded.graph, ParseIr(text, path, &untyped));
+    // A dump from before shape-inference: its `?` results get their types from that pass.
+    loaded.typed = !untyped;
     if (loaded.graph->source.empty()) loaded.graph->source = path;
     // IR text is user input: a graph that breaks an invariant is bad input, not a bug.
-    Status verified = Verify(*loaded.graph);
+    VerifyOptions vopts;
+    vopts.check_types = loaded.typed;
+    Status verified = Verify(*loaded.graph, vopts);
     if (!verified.ok()) {
       return WithSource(Status(StatusCode::kInvalidInput, verified.message()), path);
     }
@@ -246,6 +252,10 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
     output = "-";
   }
   A8_RETURN_IF_ERROR(CheckOutputPath(output));
+  if (opts.target != "any" && opts.target != "cpu" && opts.target != "sm_80" &&
+      opts.target != "sm_90") {
+    return InvalidInput("--target={}: expected cpu, sm_80 or sm_90", opts.target);
+  }
   if (opts.training) A8_RETURN_IF_ERROR(CheckTrainingConfig(*opts.training));
   if (opts.precision) A8_RETURN_IF_ERROR(PrecisionPolicy::Create(*opts.precision).status());
 
@@ -258,6 +268,17 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   for (const std::string& w : warnings) warn(w);
   if (!loaded.ok()) return WithSource(loaded.status(), opts.model);
   Graph& graph = *loaded->graph;
+  if (opts.emit == EmitKind::kPlan) {
+    // IR text whose weights were elided would give a plan that starts from zeros.
+    for (const Value* v : graph.graph_values()) {
+      if (v->role() == ValueRole::kInput || v->data() != nullptr) continue;
+      return InvalidInput(
+          "{}: {} '%{}' has no values (`<elided>` in the IR text); a plan from it would start "
+          "from zeros. Dump the IR with its weights: a800c MODEL --emit=ir --print-weights -o "
+          "FILE.a8ir (--print-weights also applies to --print-ir-after-all and --dump-dir)",
+          opts.model, ValueRoleName(v->role()), v->name());
+    }
+  }
   if (opts.training) {
     if (graph.training) {
       return InvalidInput(
@@ -282,10 +303,16 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   }
   if (!opts.fuse) std::erase(passes, std::string("fuse"));
   A8_RETURN_IF_ERROR(RunPasses(graph, passes, pm));
+  if (opts.note && graph.training && !graph.training->parameter_summary.empty()) {
+    opts.note(graph.training->parameter_summary);
+  }
 
   switch (opts.emit) {
-    case EmitKind::kIr:
-      return WriteOutput(output, PrintIrToString(graph), stdout_stream);
+    case EmitKind::kIr: {
+      PrintOptions print;
+      if (opts.pm.print_weights) print.max_inline_elements = -1;
+      return WriteOutput(output, PrintIrToString(graph, print), stdout_stream);
+    }
     case EmitKind::kOnnx: {
       auto bytes = ExportOnnxBytes(graph);
       if (!bytes.ok()) return WithSource(bytes.status(), graph.source);
@@ -303,12 +330,46 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   lower.model_name = fs::path(opts.model).filename().string();
   A8_ASSIGN_OR_RETURN(std::string model_bytes, ReadTextFile(opts.model));
   lower.model_hash = "fnv1a64:" + Fnv1a64Hex(model_bytes);
+  lower.target = opts.target;
   auto plan = LowerToPlan(graph, lower);
   if (!plan.ok()) return WithSource(plan.status(), graph.source);
   A8_ASSIGN_OR_RETURN(std::string bytes, SerializePlan(*plan));
   // WriteOutput writes atomically (temporary file, fsync, rename), as WritePlanFile does, and
   // also handles `-o -`, devices and links.
   return WriteOutput(output, bytes, stdout_stream);
+}
+
+Status ListParameters(const CompileOptions& opts, std::ostream& os,
+                      const std::function<void(const std::string&)>& warn) {
+  std::vector<std::string> warnings;
+  ImportOptions import_opts = opts.import;
+  import_opts.warnings = &warnings;
+  auto loaded = LoadGraph(opts.model, import_opts);
+  for (const std::string& w : warnings) warn(w);
+  if (!loaded.ok()) return WithSource(loaded.status(), opts.model);
+  Graph& graph = *loaded->graph;
+  std::vector<std::string> passes;
+  for (const std::string& p : DefaultCompilePipeline()) {
+    if (p == "build-training") break;
+    passes.push_back(p);
+  }
+  PassManagerOptions pm;
+  pm.input_typed = loaded->typed;
+  A8_RETURN_IF_ERROR(RunPasses(graph, passes, pm));
+  std::vector<const Value*> roots;
+  const std::string logits = opts.training ? opts.training->logits : "";
+  for (const Value* v : graph.outputs()) {
+    if (logits.empty() || v->name() == logits) roots.push_back(v);
+  }
+  if (roots.empty()) {
+    return InvalidInput("--logits: the model has no output '{}'", logits);
+  }
+  const std::string freeze = opts.training ? opts.training->freeze : "";
+  const std::string trainable = opts.training ? opts.training->trainable_regex : "";
+  A8_ASSIGN_OR_RETURN(std::vector<ParamDecision> decisions,
+                      ChooseParameters(graph, roots, freeze, trainable));
+  os << ParameterTable(decisions) << ParameterSummary(decisions) << "\n";
+  return Status::Ok();
 }
 
 void PrintPassList(std::ostream& os) {

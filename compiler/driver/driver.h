@@ -53,6 +53,7 @@ struct PipelineFlags {
   std::string stop_after;
   std::optional<std::string> passes;  // "P,Q,..."
   bool verify_each = false;
+  bool print_weights = false;  // --print-weights: --emit=ir and the dumps elide no initializer
 };
 
 // Turns the flags into manager options (dumps and timing to `dump_stream`) and the pass list
@@ -95,12 +96,23 @@ struct CompileOptions {
   std::optional<PrecisionConfig> precision;
   // false (--no-fuse): the `fuse` pass is left out of whichever pass list runs.
   bool fuse = true;
+  // --target: "any" (default: a plan every backend runs), "cpu", "sm_80" or "sm_90"; recorded in
+  // the plan, which a800c-run then runs only on a matching backend.
+  std::string target = "any";
+  // Training: receives the one-line parameter summary (ParameterSummary) once build-training ran.
+  std::function<void(const std::string&)> note;
 };
 
 // The whole `a800c MODEL` job. Warnings (import) go to `warn` as they are known; the result goes
 // to the output file or `stdout_stream`.
 Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
                const std::function<void(const std::string&)>& warn);
+
+// `a800c --list-params MODEL`: runs the passes that precede build-training, then prints each
+// float initializer with its decision (trained or constant) and the reason, then the summary.
+// The loss roots are the --logits output (or every output when there are no training flags).
+Status ListParameters(const CompileOptions& opts, std::ostream& os,
+                      const std::function<void(const std::string&)>& warn);
 
 // The `a800c --list-passes` / `--list-ops` tables.
 void PrintPassList(std::ostream& os);

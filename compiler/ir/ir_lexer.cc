@@ -95,7 +95,7 @@ class Lexer {
       }
       return Status::Ok();
     }
-    if (std::string_view("(){}[]<>,=:-").find(c) != std::string_view::npos) {
+    if (std::string_view("(){}[]<>,=:-?").find(c) != std::string_view::npos) {
       t->kind = TokKind::kPunct;
       t->text = std::string(1, c);
       Advance();

@@ -38,8 +38,11 @@ class Parser {
       : toks_(std::move(tokens)), source_(source) {}
 
   StatusOr<std::unique_ptr<Graph>> Run();
+  // Whether a node result was typed `?` (a dump from before shape-inference).
+  bool untyped() const { return untyped_; }
 
  private:
+  bool untyped_ = false;
   // A use whose value was not yet defined where it appeared.
   struct Fixup {
     Node* node;
@@ -376,6 +379,11 @@ Status Parser::ParseNode() {
     A8_RETURN_IF_ERROR(ExpectPunct(':'));
     std::vector<TensorType> types;
     do {
+      if (TakePunct('?')) {  // not typed yet: shape-inference types it
+        untyped_ = true;
+        types.emplace_back();
+        continue;
+      }
       A8_ASSIGN_OR_RETURN(TensorType type, ParseType());
       types.push_back(std::move(type));
     } while (TakePunct(','));
@@ -666,9 +674,13 @@ StatusOr<Attribute> Parser::ParseAttrList(std::optional<AttrKind> forced) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Graph>> ParseIr(const std::string& text, const std::string& source_name) {
+StatusOr<std::unique_ptr<Graph>> ParseIr(const std::string& text, const std::string& source_name,
+                                         bool* untyped) {
   A8_ASSIGN_OR_RETURN(std::vector<Token> tokens, TokenizeIr(text, source_name));
-  return Parser(std::move(tokens), source_name).Run();
+  Parser parser(std::move(tokens), source_name);
+  auto graph = parser.Run();
+  if (untyped != nullptr) *untyped = parser.untyped();
+  return graph;
 }
 
 }  // namespace a8

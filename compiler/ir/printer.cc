@@ -172,7 +172,7 @@ void PrintMemoryPlan(const MemoryPlan& plan, std::ostream& os) {
 
 }  // namespace
 
-std::string PrintNode(const Node& n) {
+std::string PrintNode(const Node& n, bool types_known) {
   std::string out;
   for (int i = 0; i < n.num_outputs(); ++i) {
     if (i) out += ", ";
@@ -198,7 +198,7 @@ std::string PrintNode(const Node& n) {
   }
   for (int i = 0; i < n.num_outputs(); ++i) {
     out += i ? ", " : " : ";
-    out += n.output(i) ? n.output(i)->type().ToString() : "?";
+    out += n.output(i) && types_known ? n.output(i)->type().ToString() : "?";
   }
   if (!n.name().empty()) out += " loc(" + Quote(n.name()) + ")";
   return out;
@@ -220,7 +220,7 @@ void PrintIr(const Graph& g, std::ostream& os, const PrintOptions& opts) {
     }
     os << "\n";
   }
-  for (const Node* n : g.nodes()) os << "  " << PrintNode(*n) << "\n";
+  for (const Node* n : g.nodes()) os << "  " << PrintNode(*n, opts.types_known) << "\n";
   for (const Value* v : g.outputs()) os << "  output " << ValueRef(v) << "\n";
   for (const Graph::StateUpdate& u : g.updates()) {
     os << "  update " << ValueRef(u.target) << " = " << ValueRef(u.value) << "\n";

@@ -57,11 +57,14 @@ namespace a8 {
 
 struct PrintOptions {
   int64_t max_inline_elements = 16;  // negative: no limit
+  // False before shape-inference has typed the intermediates: node results print as `?` (an
+  // unknown type; `f32[]` would claim a scalar), which the parser reads back as untyped.
+  bool types_known = true;
 };
 
 void PrintIr(const Graph& g, std::ostream& os, const PrintOptions& opts = {});
 std::string PrintIrToString(const Graph& g, const PrintOptions& opts = {});
 // One node line, without indentation or newline (for error messages and debugging).
-std::string PrintNode(const Node& n);
+std::string PrintNode(const Node& n, bool types_known = true);
 
 }  // namespace a8

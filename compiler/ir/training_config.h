@@ -15,9 +15,15 @@ namespace a8 {
 
 struct TrainingConfig {
   // ---- requested (flags)
-  std::string loss;                 // cross_entropy | mse | bce_logits | l1 | output:NAME | onnx
-  std::string logits;               // the model output the loss reads; "" = the first output
-  std::string labels = "labels";    // the name of the new label input
+  std::string loss;               // cross_entropy | mse | bce_logits | l1 | output:NAME | onnx
+  std::string logits;             // the model output the loss reads; "" = the first output
+  std::string labels = "labels";  // the name of the new label input
+  // cross_entropy: the class axis of the logits. Rank-2 logits default to 1 ([N, C]); logits of
+  // rank >= 3 need it said (ONNX puts classes on axis 1, PyTorch's LMs on the last axis).
+  bool has_class_axis = false;
+  int64_t class_axis = 1;
+  int64_t ignore_index = -100;  // cross_entropy: labels equal to this do not count (PyTorch's)
+  bool shift_labels = false;    // cross_entropy: logits[:, t] predict labels[:, t + 1] (causal LM)
   std::string optimizer = "adamw";  // sgd | momentum | nesterov | adam | adamw | onnx
   float lr = 1e-3f;
   float momentum = 0.9f;   // momentum, nesterov
@@ -30,7 +36,9 @@ struct TrainingConfig {
   int64_t warmup_steps = 0;              // cosine: linear warm-up updates
   int64_t total_steps = 0;               // cosine: updates until the minimum learning rate
   float min_lr = 0.0f;
-  std::string freeze;  // ECMAScript regex over parameter names; "" = none
+  std::string freeze;           // ECMAScript regex over parameter names; "" = none
+  std::string trainable_regex;  // ECMAScript regex: exactly the matching float initializers the
+                                // loss depends on train (overrides the default choice); "" = off
   // Loss scaling (PRECISION.md "Loss scaling").
   std::string loss_scale;  // dynamic | static:V | none; "" = the precision mode's default
                            // (dynamic for amp and fp16, none otherwise: PRECISION.md)
@@ -59,6 +67,9 @@ struct TrainingConfig {
   std::string control_state;  // f32[5] state: [lr, grad scale, applied, updates, grad norm]
   std::string grad_seed;      // the f32[] constant d(loss)/d(loss) = 1 (loss-scaling swaps it)
   std::vector<std::string> trainable, frozen;
+  // Why each initializer that is not trained stays constant (parallel to `frozen`).
+  std::vector<std::string> frozen_reasons;
+  std::string parameter_summary;  // ParameterSummary's one line, printed by the compile
   // ---- filled by loss-scaling
   std::string scale_value;    // the f32[] loss scale: state (dynamic) or a constant (static)
   std::string tracker_state;  // dynamic: the i32[] growth tracker

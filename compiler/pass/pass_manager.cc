@@ -41,17 +41,20 @@ std::string JoinNames(const std::vector<std::string>& names) {
 }
 
 // One write per dump: the driver's dump stream is unbuffered stderr.
-void PrintBanner(std::ostream& os, std::string_view when, const std::string& pass,
-                 const Graph& g) {
-  os << fmt::format("// -----// IR Dump {} {} //----- //\n", when, pass) + PrintIrToString(g);
+// Before shape-inference (`types_known` false) node results print as `?`, so the dump reads
+// back.
+void PrintBanner(std::ostream& os, std::string_view when, const std::string& pass, const Graph& g,
+                 const PrintOptions& opts) {
+  os << fmt::format("// -----// IR Dump {} {} //----- //\n", when, pass) + PrintIrToString(g, opts);
   os.flush();
 }
 
-Status WriteDump(const std::string& dir, int index, const std::string& label, const Graph& g) {
+Status WriteDump(const std::string& dir, int index, const std::string& label, const Graph& g,
+                 const PrintOptions& opts) {
   std::filesystem::path path =
       std::filesystem::path(dir) / fmt::format("{:02d}-{}.a8ir", index, label);
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (out) PrintIr(g, out);
+  if (out) PrintIr(g, out, opts);
   out.close();
   if (!out) return Internal("--dump-dir: {}: cannot write the file", path.string());
   return Status::Ok();
@@ -158,7 +161,7 @@ Status PassManager::Run(Graph& g) {
       return InvalidInput("--dump-dir={}: cannot create the folder{}", opts_.dump_dir,
                           ec ? ": " + ec.message() : "");
     }
-    A8_RETURN_IF_ERROR(WriteDump(opts_.dump_dir, 0, "input", g));
+    A8_RETURN_IF_ERROR(WriteDump(opts_.dump_dir, 0, "input", g, DumpOptions(opts_.input_typed)));
   }
 
   bool typed = opts_.input_typed;
@@ -167,7 +170,7 @@ Status PassManager::Run(Graph& g) {
     const std::string& name = names_[i];
     Pass& pass = *passes_[i].pass;
     if (dump != nullptr && opts_.print_before.count(name) > 0) {
-      PrintBanner(*dump, "Before", name, g);
+      PrintBanner(*dump, "Before", name, g, DumpOptions(typed));
     }
 
     pass.stats().clear();
@@ -200,10 +203,10 @@ Status PassManager::Run(Graph& g) {
       }
     }
     if (dump != nullptr && (opts_.print_after_all || opts_.print_after.count(name) > 0)) {
-      PrintBanner(*dump, "After", name, g);
+      PrintBanner(*dump, "After", name, g, DumpOptions(typed));
     }
     if (!opts_.dump_dir.empty()) {
-      A8_RETURN_IF_ERROR(WriteDump(opts_.dump_dir, static_cast<int>(i) + 1, name, g));
+      A8_RETURN_IF_ERROR(WriteDump(opts_.dump_dir, static_cast<int>(i) + 1, name, g, DumpOptions(typed)));
     }
     timing.push_back(TimingRow{name, std::chrono::duration<double, std::milli>(end - start).count(),
                                pass.stats()});

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ir/printer.h"
 #include "compiler/ir/status.h"
 #include "compiler/pass/pass.h"
 
@@ -57,6 +58,9 @@ struct PassManagerOptions {
   // False for a graph whose intermediate types are not known yet (a freshly imported ONNX
   // model): verify_each then checks types only once `shape-inference` has run.
   bool input_typed = true;
+  // Dumps print every initializer's values (--print-weights) instead of `<elided>` beyond 16
+  // elements, so that a dump compiles to the same plan.
+  bool print_weights = false;
 };
 
 class PassManager {
@@ -71,6 +75,13 @@ class PassManager {
   const std::vector<std::string>& pass_names() const { return names_; }
 
  private:
+  // How dumps print: `?` results until the graph is typed, weights per print_weights.
+  PrintOptions DumpOptions(bool typed) const {
+    PrintOptions p;
+    p.types_known = typed;
+    if (opts_.print_weights) p.max_inline_elements = -1;
+    return p;
+  }
   struct Entry {
     std::unique_ptr<Pass> pass;
     PassRepeat repeat;

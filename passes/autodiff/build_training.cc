@@ -11,6 +11,7 @@
 
 #include "compiler/ir/op_table.h"
 #include "passes/autodiff/autodiff.h"
+#include "passes/autodiff/param_choice.h"
 #include "passes/mixed_precision/loss_scaling.h"
 
 namespace a8 {
@@ -189,19 +190,7 @@ class Builder {
     }
     const std::string loss_name = g_.UniqueName("loss");
     if (kind == "cross_entropy") {
-      if (logits->type().rank() < 2) {
-        return InvalidInput(
-            "--loss=cross_entropy: the logits '{}' are {}; expected [N, C] or "
-            "[N, C, d1, ...]",
-            logits->name(), logits->type().ToString());
-      }
-      std::vector<int64_t> label_dims = logits->dims();
-      label_dims.erase(label_dims.begin() + 1);
-      Value* labels = g_.AddInput(cfg_.labels, TensorType{DType::kI64, label_dims});
-      A8_ASSIGN_OR_RETURN(std::vector<Value*> outs,
-                          Emit(g_, "", "SoftmaxCrossEntropyLoss", {logits, labels}, {loss_name},
-                               {{"reduction", Attribute("mean")}}, "loss"));
-      loss = outs[0];
+      A8_ASSIGN_OR_RETURN(loss, CrossEntropy(logits, loss_name));
     } else if (kind == "mse" || kind == "l1" || kind == "bce_logits") {
       const char* op = kind == "mse" ? "MseLoss" : kind == "l1" ? "L1Loss" : "BceWithLogitsLoss";
       Value* labels = g_.AddInput(cfg_.labels, logits->type());
@@ -218,9 +207,92 @@ class Builder {
     outputs.insert(outputs.end(), model_outputs.begin(), model_outputs.end());
     g_.SetOutputs(outputs);
     cfg_.loss_output = loss->name();
-    cfg_.logits_output = logits->name();
+    // Accuracy reads one row of classes per label: only when the classes are the last axis and
+    // each label belongs to its own row (not shifted).
+    const bool rows_of_classes =
+        kind != "cross_entropy" ||
+        (!cfg_.shift_labels && cfg_.class_axis == logits->type().rank() - 1);
+    cfg_.logits_output = rows_of_classes ? logits->name() : "";
     cfg_.labels_input = cfg_.labels;
     return loss;
+  }
+
+  // SoftmaxCrossEntropyLoss wants [N, C, d1, ...]: the class axis moves to 1 (a Transpose), and
+  // --shift-labels drops the last position of the logits and the first of the labels (logits at
+  // t predict the label at t + 1), along the first axis after the batch. The mean is over the
+  // labels that are not --ignore-index, as PyTorch's CrossEntropyLoss.
+  StatusOr<Value*> CrossEntropy(Value* logits, const std::string& loss_name) {
+    const TensorType& type = logits->type();
+    const int64_t rank = type.rank();
+    if (rank < 2) {
+      return InvalidInput(
+          "--loss=cross_entropy: the logits '{}' are {}; expected [N, C] or "
+          "[N, C, d1, ...] (--class-axis=1) or [N, d1, ..., C] (--class-axis=-1)",
+          logits->name(), type.ToString());
+    }
+    int64_t axis = 1;
+    if (cfg_.has_class_axis) {
+      axis = cfg_.class_axis < 0 ? cfg_.class_axis + rank : cfg_.class_axis;
+      if (axis < 1 || axis >= rank) {
+        return InvalidInput(
+            "--class-axis={}: the logits '{}' are {}; the class axis must be one of 1..{} (or "
+            "-1..-{}); axis 0 is the batch",
+            cfg_.class_axis, logits->name(), type.ToString(), rank - 1, rank - 1);
+      }
+    } else if (rank > 2) {
+      return InvalidInput(
+          "--loss=cross_entropy: the logits '{}' are {} (rank {}); say which axis holds the "
+          "classes: --class-axis=-1 for sequence models as PyTorch writes them ([B, T, V] logits, "
+          "[B, T] labels) or --class-axis=1 for the ONNX convention ([N, C, d1, ...], e.g. "
+          "segmentation)",
+          logits->name(), type.ToString(), rank);
+    }
+    cfg_.class_axis = axis;
+    std::vector<int64_t> label_dims = type.dims;
+    label_dims.erase(label_dims.begin() + axis);
+    if (cfg_.shift_labels && (label_dims.size() < 2 || label_dims[1] < 2)) {
+      return InvalidInput(
+          "--shift-labels: the logits '{}' are {}; shifting needs a sequence axis of length >= 2 "
+          "after the batch and besides the class axis",
+          logits->name(), type.ToString());
+    }
+    Value* labels = g_.AddInput(cfg_.labels, TensorType{DType::kI64, label_dims});
+    Value* scores = logits;
+    if (axis != 1) {
+      std::vector<int64_t> perm = {0, axis};
+      for (int64_t i = 1; i < rank; ++i) {
+        if (i != axis) perm.push_back(i);
+      }
+      A8_ASSIGN_OR_RETURN(std::vector<Value*> t,
+                          Emit(g_, "", "Transpose", {scores}, {g_.UniqueName("loss.scores")},
+                               {{"perm", Attribute(perm)}}, "loss.class_axis"));
+      scores = t[0];
+    }
+    Value* targets = labels;
+    if (cfg_.shift_labels) {
+      const int64_t len = label_dims[1];
+      auto ints = [&](const std::string& name, std::vector<int64_t> v) {
+        return g_.AddConstant(g_.UniqueName(name), TensorData::FromInt64s(v, {1}));
+      };
+      A8_ASSIGN_OR_RETURN(std::vector<Value*> s,
+                          Emit(g_, "", "Slice",
+                               {scores, ints("loss.shift.zero", {0}),
+                                ints("loss.shift.last", {len - 1}), ints("loss.shift.axis2", {2})},
+                               {g_.UniqueName("loss.scores.shifted")}, {}, "loss.shift_logits"));
+      A8_ASSIGN_OR_RETURN(std::vector<Value*> l,
+                          Emit(g_, "", "Slice",
+                               {labels, ints("loss.shift.one", {1}), ints("loss.shift.len", {len}),
+                                ints("loss.shift.axis1", {1})},
+                               {g_.UniqueName("labels.shifted")}, {}, "loss.shift_labels"));
+      scores = s[0];
+      targets = l[0];
+    }
+    A8_ASSIGN_OR_RETURN(
+        std::vector<Value*> outs,
+        Emit(g_, "", "SoftmaxCrossEntropyLoss", {scores, targets}, {loss_name},
+             {{"reduction", Attribute("mean")}, {"ignore_index", Attribute(cfg_.ignore_index)}},
+             "loss"));
+    return outs[0];
   }
 
   std::string OutputNames() const {
@@ -230,47 +302,34 @@ class Builder {
   }
 
   StatusOr<std::vector<Value*>> TrainableParameters(Value* loss) {
-    std::regex freeze;
-    if (!cfg_.freeze.empty()) {
-      try {
-        freeze = std::regex(cfg_.freeze, std::regex::ECMAScript);
-      } catch (const std::regex_error& e) {
-        return InvalidInput("--freeze: '{}' is not a valid regular expression: {}", cfg_.freeze,
-                            e.what());
-      }
-    }
-    // Parameters the loss depends on.
-    std::set<const Value*> reaches = {loss};
-    const std::vector<Node*> nodes = g_.NodeList();
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-      bool r = false;
-      for (const Value* v : (*it)->outputs()) r |= reaches.count(v) > 0;
-      if (!r) continue;
-      for (const Value* v : (*it)->inputs()) {
-        if (v != nullptr) reaches.insert(v);
-      }
-    }
+    A8_ASSIGN_OR_RETURN(std::vector<ParamDecision> decisions,
+                        ChooseParameters(g_, {loss}, cfg_.freeze, cfg_.trainable_regex));
     std::vector<Value*> params;
-    for (Value* p : g_.parameters()) {
-      if (!IsFloat(p->dtype())) continue;
-      if (!cfg_.freeze.empty() && std::regex_search(p->name(), freeze)) {
-        cfg_.frozen.push_back(p->name());
-        continue;
+    for (const ParamDecision& d : decisions) {
+      if (d.trained) {
+        params.push_back(d.value);
+        cfg_.trainable.push_back(d.value->name());
+      } else {
+        cfg_.frozen.push_back(d.value->name());
+        cfg_.frozen_reasons.push_back(d.reason);
       }
-      if (reaches.count(p) == 0) {
-        cfg_.frozen.push_back(p->name());
-        continue;
-      }
-      params.push_back(p);
-      cfg_.trainable.push_back(p->name());
     }
+    cfg_.parameter_summary = ParameterSummary(decisions);
     if (params.empty()) {
-      return InvalidInput("{}: nothing to train: {}", g_.source,
-                          cfg_.frozen.empty()
-                              ? std::string("the loss depends on no float parameter")
-                              : fmt::format("every parameter the loss depends on is frozen "
-                                            "(--freeze='{}' matches all {})",
-                                            cfg_.freeze, cfg_.frozen.size()));
+      std::string why = "the loss depends on no float parameter";
+      if (!cfg_.trainable_regex.empty()) {
+        why = fmt::format("no parameter the loss depends on matches --trainable='{}'",
+                          cfg_.trainable_regex);
+      } else if (!cfg_.freeze.empty()) {
+        why = fmt::format(
+            "every parameter the loss depends on is frozen (--freeze='{}' matches "
+            "all {})",
+            cfg_.freeze, cfg_.frozen.size());
+      }
+      return InvalidInput(
+          "{}: nothing to train: {} (a800c --list-params {} says why each is kept "
+          "constant)",
+          g_.source, why, g_.source);
     }
     return params;
   }

@@ -12,6 +12,7 @@
 #include "compiler/ir/types.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/core/numerics.h"
+#include "runtime/core/plan_target.h"
 
 namespace a8 {
 namespace {
@@ -50,6 +51,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
   const int num_kernels = p.kernels_size();
 
   Backend& be = *ex->backend_;
+  A8_RETURN_IF_ERROR(CheckPlanTarget(p.target(), be.name()));
   if (be.host_memory()) {
     ex->persistent_ = AllocateAligned(p.persistent_bytes());
     ex->arena_ = AllocateAligned(p.arena_bytes());

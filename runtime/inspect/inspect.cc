@@ -144,19 +144,6 @@ std::string Signature(const std::string& kernel_name) {
   return c == std::string::npos ? "" : kernel_name.substr(c + 1);
 }
 
-std::string DotEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (c == '\n') {
-      out += "\\n";
-      continue;
-    }
-    out += c;
-  }
-  return out;
-}
-
 }  // namespace
 
 StatusOr<InspectFormat> ParseInspectFormat(std::string_view name) {
@@ -484,33 +471,6 @@ std::string InspectJson(const PlanFile& pf) {
   }
   j["kernels"] = std::move(kernels);
   return j.dump(2) + "\n";
-}
-
-std::string InspectDot(const PlanFile& pf) {
-  const plan::Plan& p = pf.plan;
-  std::string o = "digraph plan {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n";
-  for (const plan::Buffer& b : p.buffers()) {
-    const bool persistent = b.region() == plan::Buffer::PERSISTENT;
-    o += fmt::format(
-        "  b{} [shape={}, label=\"{}\\n{} {}\"{}];\n", b.id(), persistent ? "note" : "ellipse",
-        DotEscape(b.name()), PlanBufferRoleName(b.role()), DotEscape(ShapeStr(b.type())),
-        b.role() == plan::Buffer::INPUT || b.role() == plan::Buffer::OUTPUT ? ", style=bold" : "");
-  }
-  for (int i = 0; i < p.kernels_size(); ++i) {
-    const plan::Kernel& k = p.kernels(i);
-    o += fmt::format(
-        "  k{} [shape=box, style=filled, fillcolor=\"#dde8f5\", label=\"[{}] {}\\n{}"
-        "{}\"];\n",
-        i, i, DotEscape(k.op()), DotEscape(k.name()),
-        k.why().empty() ? "" : "\\nwhy: " + DotEscape(k.why()));
-    for (int id : k.inputs()) {
-      if (id >= 0 && id < p.buffers_size()) o += fmt::format("  b{} -> k{};\n", id, i);
-    }
-    for (int id : k.outputs()) {
-      if (id >= 0 && id < p.buffers_size()) o += fmt::format("  k{} -> b{};\n", i, id);
-    }
-  }
-  return o + "}\n";
 }
 
 std::string Inspect(const PlanFile& plan, InspectFormat format) {

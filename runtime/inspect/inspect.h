@@ -45,7 +45,10 @@ RoleTotals TotalsForRole(const plan::Plan& plan, plan::Buffer::Role role);
 
 std::string InspectText(const PlanFile& plan);
 std::string InspectJson(const PlanFile& plan);  // ends with a newline
-std::string InspectDot(const PlanFile& plan);   // a Graphviz digraph
+// A Graphviz digraph (dot.cc): kernels clustered by their ONNX name scope (the layer); depth 0
+// draws every kernel and buffer, depth N >= 1 one box per scope cut at N components (below the
+// prefix every scope shares) with the data flowing between them.
+std::string InspectDot(const PlanFile& plan, int depth = 0);
 std::string Inspect(const PlanFile& plan, InspectFormat format);
 
 }  // namespace a8
