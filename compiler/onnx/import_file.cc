@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "compiler/onnx/importer.h"
+#include "compiler/support/hash.h"
 
 namespace a8 {
 namespace {
@@ -37,10 +38,11 @@ Status WithSource(const std::string& source, const Status& s) {
 
 }  // namespace
 
-StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
-                                                 const std::string& source_name,
-                                                 const std::string& model_dir,
-                                                 const ImportOptions& opts) {
+namespace {
+
+// Parses a binary model; errors name `source_name`.
+Status ParseModelBytes(const std::string& bytes, const std::string& source_name,
+                       onnx::ModelProto* model) {
   if (bytes.empty()) {
     return WithSource(source_name, InvalidInput("the file is empty, not an ONNX model"));
   }
@@ -50,15 +52,25 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
                                   "the weights as external data)",
                                   bytes.size()));
   }
-  onnx::ModelProto model;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                             static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+  if (!model->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
     return WithSource(source_name,
                       InvalidInput("not a valid ONNX model: the protobuf does not parse "
                                    "(truncated or corrupt file?)"));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
+                                                 const std::string& source_name,
+                                                 const std::string& model_dir,
+                                                 const ImportOptions& opts) {
+  onnx::ModelProto model;
+  A8_RETURN_IF_ERROR(ParseModelBytes(bytes, source_name, &model));
   return ImportOnnxModel(model, source_name, model_dir, opts);
 }
 
@@ -66,9 +78,17 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path,
                                                 const ImportOptions& opts) {
   auto bytes = ReadFile(path);
   if (!bytes.ok()) return bytes.status().WithContext(path);
+  if (opts.model_hash != nullptr) *opts.model_hash = ContentHash(*bytes);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  if (!EndsWith(path, ".onnxtxt")) return ImportOnnxBytes(*bytes, path, dir, opts);
+  if (!EndsWith(path, ".onnxtxt")) {
+    onnx::ModelProto model;
+    A8_RETURN_IF_ERROR(ParseModelBytes(*bytes, path, &model));
+    // The file's bytes are hashed and parsed: drop them before the weights are copied into the
+    // IR, so that the model is held twice at most, not three times.
+    std::string().swap(*bytes);
+    return ImportOnnxModel(model, path, dir, opts);
+  }
 
   onnx::ModelProto model;
   try {
