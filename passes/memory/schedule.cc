@@ -122,6 +122,17 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
   }
   std::vector<Node*> order;
   order.reserve(num_nodes);
+  std::unordered_map<const Value*, int> max_uses_by_one_node;
+  for (const Node* n : original) {
+    for (int a = 0; a < n->num_inputs(); ++a) {
+      Value* v = n->input(a);
+      if (v == nullptr || !remaining_uses.count(v)) continue;
+      int count = 0;
+      for (const Value* w : n->inputs()) count += w == v;
+      int& m = max_uses_by_one_node[v];
+      m = std::max(m, count);
+    }
+  }
   std::vector<int> touched;
   while (!ready.empty()) {
     const int best = ready.begin()->second;
@@ -131,7 +142,9 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
     touched.clear();
     for (Value* v : original[best]->inputs()) {
       if (!v || !remaining_uses.count(v)) continue;
-      --remaining_uses[v];
+      // A reader's delta counts v as freed when v's remaining uses are all its own: that can
+      // change only once the remaining uses are down to the most one node makes of v.
+      if (--remaining_uses[v] > max_uses_by_one_node[v]) continue;
       for (const Use& u : v->uses()) {
         const auto it = index.find(u.node);
         if (it != index.end() && is_ready[it->second]) touched.push_back(it->second);
