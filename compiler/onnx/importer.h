@@ -65,5 +65,11 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model,
                                                  const std::string& source_name,
                                                  const std::string& model_dir,
                                                  const ImportOptions& opts = {});
+// The same for a ModelProto the caller gives up: each float initializer's bytes leave the message
+// as they enter the IR, so the weights are held once, not twice (ImportOnnxFile uses it).
+StatusOr<std::unique_ptr<Graph>> ImportOnnxModelConsuming(onnx::ModelProto&& model,
+                                                          const std::string& source_name,
+                                                          const std::string& model_dir,
+                                                          const ImportOptions& opts = {});
 
 }  // namespace a8

@@ -155,6 +155,11 @@ class Lowering {
     }
     out_.blob.reserve(blob_bound);
     FindWorkingCopies();
+    if (options_.release_weights) {  // made at load: their bytes are not needed from here on
+      for (Value* v : graph_.graph_values()) {
+        if (cast_of_.count(v) != 0) v->set_data(nullptr);
+      }
+    }
     for (Value* v : graph_.graph_values()) {
       A8_RETURN_IF_ERROR(AddValue(v));
       if (v->role() == ValueRole::kState) checked_.push_back(v->data());  // IsAllZero's keys
