@@ -65,6 +65,18 @@ TEST(PlanStreamTest, ContentHashIsXxh3) {
   EXPECT_EQ(ContentHash("a800c").size(), 5u + 16u);
 }
 
+TEST(PlanStreamTest, ContentHasherInPiecesEqualsOneShot) {
+  const std::vector<uint8_t> data = RandomBytes(3'000'001, 4);
+  const std::string_view all(reinterpret_cast<const char*>(data.data()), data.size());
+  ContentHasher h;
+  for (size_t at = 0, piece = 1; at < all.size(); at += piece, piece = piece * 3 + 7) {
+    h.Update(all.substr(at, piece));
+  }
+  EXPECT_EQ(h.Finish(), ContentHash(all));
+  ContentHasher empty;
+  EXPECT_EQ(empty.Finish(), ContentHash(""));
+}
+
 // w f32[3,4] (a parameter with its value), w.f16 made from it at load, m f32[3,4] zero state.
 PlanFile CastPlan() {
   PlanFile pf;
