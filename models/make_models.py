@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Builds the example models that the tests and the demo use, with the onnx Python API.
 
-    python3 models/make_models.py [--out DIR] [--bert-layers N]
+    python3 models/make_models.py [--out DIR] [--bert-layers N] [--bert-hidden H --bert-heads A
+        --bert-seq S --bert-ffn F --bert-vocab V] [--external-data]
 
 Writes, each with a dynamic batch dim `N` and seeded random weights:
 - mlp.onnx:  digits classifier, x f32[N,64] -> Gemm/Relu x2 -> logits f32[N,10]
@@ -13,6 +14,11 @@ Writes, each with a dynamic batch dim `N` and seeded random weights:
              PyTorch exports it), residuals, mean pooling, classifier -> logits f32[N,2].
              The attention reshapes take their target shape from a Shape->Gather->Concat
              subgraph, as exporters write them, so constant folding has real work.
+The --bert-* flags size the BERT-style model (the defaults make the small example; BERT-base
+is --bert-hidden 768 --bert-heads 12 --bert-seq 128 --bert-ffn 3072 --bert-vocab 30522 with 12
+layers). A BERT model of another size is written as bert_L{layers}_H{hidden}_S{seq}.onnx so it
+never replaces the example. --external-data stores the weights in a file beside the model
+(NAME.onnx.data), as models over protobuf's 2 GiB limit must.
 Opset 17 (LayerNormalization is ai.onnx since 17).
 """
 import argparse
@@ -62,12 +68,13 @@ class Builder:
         self.nodes.append(helper.make_node(op_type, inputs, outputs, name=name, **attrs))
         return outputs[0] if len(outputs) == 1 else outputs
 
-    def model(self, graph_name, inputs, outputs):
+    def model(self, graph_name, inputs, outputs, check=True):
         graph = helper.make_graph(self.nodes, graph_name, inputs, outputs, self.inits)
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)],
                                   producer_name="a800c-models")
         model.ir_version = 8
-        onnx.checker.check_model(model, full_check=True)
+        if check:  # the checker serialises the model: not possible past protobuf's 2 GiB
+            onnx.checker.check_model(model, full_check=True)
         return model
 
 
@@ -115,9 +122,13 @@ def make_cnn():
                    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])])
 
 
-def make_bert(layers, hidden=64, heads=4, seq=16, vocab=1000, classes=2):
+def make_bert(layers, hidden=64, heads=4, seq=16, vocab=1000, classes=2, ffn=None, check=True):
     b = Builder(3)
+    if hidden % heads != 0:
+        raise SystemExit(f"make_models.py: error: --bert-hidden {hidden} is not a multiple of "
+                         f"--bert-heads {heads}")
     head_dim = hidden // heads
+    ffn = ffn or 4 * hidden
     ids, mask = "input_ids", "attention_mask"
     tok = b.op("Gather", [b.weight("embeddings.token", [vocab, hidden], 0.02), ids], name="embed.token")
     pos = b.weight("embeddings.position", [1, seq, hidden], 0.02)
@@ -170,13 +181,13 @@ def make_bert(layers, hidden=64, heads=4, seq=16, vocab=1000, classes=2):
         h = b.op("LayerNormalization", [h, b.const(f"{p}.ln1.gamma", np.ones(hidden, np.float32)),
                                         b.const(f"{p}.ln1.beta", np.zeros(hidden, np.float32))],
                  name=f"{p}.ln1", axis=-1, epsilon=1e-12)
-        f = dense(h, hidden, 4 * hidden, "ffn1")
+        f = dense(h, hidden, ffn, "ffn1")
         g = b.op("Div", [f, sqrt2], name=f"{p}.gelu.div")
         g = b.op("Erf", [g], name=f"{p}.gelu.erf")
         g = b.op("Add", [g, one], name=f"{p}.gelu.add")
         g = b.op("Mul", [f, g], name=f"{p}.gelu.mul")
         g = b.op("Mul", [g, half], name=f"{p}.gelu.half")
-        f = dense(g, 4 * hidden, hidden, "ffn2")
+        f = dense(g, ffn, hidden, "ffn2")
         h = b.op("Add", [h, f], name=f"{p}.ffn.residual")
         h = b.op("LayerNormalization", [h, b.const(f"{p}.ln2.gamma", np.ones(hidden, np.float32)),
                                         b.const(f"{p}.ln2.beta", np.zeros(hidden, np.float32))],
@@ -190,23 +201,48 @@ def make_bert(layers, hidden=64, heads=4, seq=16, vocab=1000, classes=2):
         "bert",
         [helper.make_tensor_value_info(ids, TensorProto.INT64, ["N", seq]),
          helper.make_tensor_value_info(mask, TensorProto.INT64, ["N", seq])],
-        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])])
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", classes])],
+        check=check)
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--bert-layers", type=int, default=2)
+    ap.add_argument("--bert-hidden", type=int, default=64)
+    ap.add_argument("--bert-heads", type=int, default=4)
+    ap.add_argument("--bert-seq", type=int, default=16)
+    ap.add_argument("--bert-ffn", type=int, default=None, help="default: 4 x hidden")
+    ap.add_argument("--bert-vocab", type=int, default=1000)
+    ap.add_argument("--external-data", action="store_true",
+                    help="weights in NAME.onnx.data beside the model")
     ap.add_argument("--only", choices=["mlp", "cnn", "bert"], help="build just this model")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    makers = {"mlp": make_mlp, "cnn": make_cnn, "bert": lambda: make_bert(args.bert_layers)}
+    sized = (args.bert_hidden, args.bert_heads, args.bert_seq, args.bert_ffn,
+             args.bert_vocab) != (64, 4, 16, None, 1000)
+    makers = {"mlp": make_mlp, "cnn": make_cnn,
+              "bert": lambda: make_bert(args.bert_layers, hidden=args.bert_hidden,
+                                        heads=args.bert_heads, seq=args.bert_seq,
+                                        vocab=args.bert_vocab, ffn=args.bert_ffn,
+                                        check=not args.external_data)}
     for name, make in makers.items():
         if args.only and name != args.only:
             continue
-        suffix = "" if name != "bert" or args.bert_layers == 2 else f"{args.bert_layers}"
-        path = os.path.join(args.out, f"{name}{suffix}.onnx")
-        onnx.save(make(), path)
+        if name == "bert" and sized:
+            stem = f"bert_L{args.bert_layers}_H{args.bert_hidden}_S{args.bert_seq}"
+        else:
+            stem = name + ("" if name != "bert" or args.bert_layers == 2 else f"{args.bert_layers}")
+        path = os.path.join(args.out, f"{stem}.onnx")
+        model = make()
+        if args.external_data:
+            data = os.path.basename(path) + ".data"
+            if os.path.exists(os.path.join(args.out, data)):
+                os.remove(os.path.join(args.out, data))  # onnx appends to an existing file
+            onnx.save(model, path, save_as_external_data=True, all_tensors_to_one_file=True,
+                      location=data, size_threshold=1024)
+        else:
+            onnx.save(model, path)
         print(f"wrote {path}")
 
 

@@ -11,6 +11,7 @@ APT_PACKAGES=(
   clang-14 libclang-rt-14-dev                         # the libFuzzer target
   libcli11-dev libfmt-dev nlohmann-json3-dev          # CLI, formatting, JSON
   libopenblas-dev                                     # CPU GEMM
+  libxxhash-dev                                       # the model hash (XXH3, header-only use)
   libopenmpi-dev openmpi-bin                          # data parallel on CPUs
 )
 # The Python packages of the test helpers. onnx is pinned: compiler/ir/onnx_versions.inc and

@@ -21,6 +21,7 @@
 #include "compiler/onnx/exporter.h"
 #include "compiler/plan/plan_file.h"
 #include "compiler/support/file_io.h"
+#include "compiler/support/hash.h"
 #include "passes/autodiff/build_training.h"
 #include "passes/autodiff/grad_rule.h"
 #include "passes/autodiff/param_choice.h"
@@ -185,6 +186,7 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const ImportOptions& im
           "{}: --shape and --batch are ignored for textual IR (its types are static)", path));
     }
     A8_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
+    loaded.model_hash = ContentHash(text);
     bool untyped = false;
     A8_ASSIGN_OR_RETURN(loaded.graph, ParseIr(text, path, &untyped));
     // A dump from before shape-inference: its `?` results get their types from that pass.
@@ -199,7 +201,9 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const ImportOptions& im
     }
     return loaded;
   }
-  A8_ASSIGN_OR_RETURN(loaded.graph, ImportOnnxFile(path, import_opts));
+  ImportOptions opts = import_opts;
+  opts.model_hash = &loaded.model_hash;
+  A8_ASSIGN_OR_RETURN(loaded.graph, ImportOnnxFile(path, opts));
   if (loaded.graph->source.empty()) loaded.graph->source = path;
   loaded.typed = false;
   // The importer guarantees a well-formed graph; types are checked once shape-inference ran.
@@ -230,15 +234,23 @@ Status CheckOutputPath(const std::string& path) {
   return Status::Ok();
 }
 
-Status WriteOutput(const std::string& path, std::string_view bytes, std::ostream& stdout_stream) {
+Status WriteOutput(const std::string& path, std::span<const std::string_view> pieces,
+                   std::ostream& stdout_stream) {
   if (path == "-") {
-    stdout_stream.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    for (std::string_view bytes : pieces) {
+      stdout_stream.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
     stdout_stream.flush();
     if (!stdout_stream) return Internal("-o -: cannot write to stdout");
     return Status::Ok();
   }
   A8_RETURN_IF_ERROR(CheckOutputPath(path));
-  return WriteFileAtomically(path, bytes);
+  return WriteFileAtomically(path, pieces);
+}
+
+Status WriteOutput(const std::string& path, std::string_view bytes, std::ostream& stdout_stream) {
+  const std::string_view pieces[] = {bytes};
+  return WriteOutput(path, pieces, stdout_stream);
 }
 
 Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
@@ -328,15 +340,17 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   }
   LowerOptions lower;
   lower.model_name = fs::path(opts.model).filename().string();
-  A8_ASSIGN_OR_RETURN(std::string model_bytes, ReadTextFile(opts.model));
-  lower.model_hash = "fnv1a64:" + Fnv1a64Hex(model_bytes);
+  lower.model_hash = loaded->model_hash;
   lower.target = opts.target;
+  lower.release_weights = true;  // the graph is not used after lowering
   auto plan = LowerToPlan(graph, lower);
   if (!plan.ok()) return WithSource(plan.status(), graph.source);
-  A8_ASSIGN_OR_RETURN(std::string bytes, SerializePlan(*plan));
+  A8_ASSIGN_OR_RETURN(std::string head, SerializePlanHead(*plan));
   // WriteOutput writes atomically (temporary file, fsync, rename), as WritePlanFile does, and
-  // also handles `-o -`, devices and links.
-  return WriteOutput(output, bytes, stdout_stream);
+  // also handles `-o -`, devices and links. The blob goes from where lowering put it.
+  const std::string_view pieces[] = {
+      head, {reinterpret_cast<const char*>(plan->blob.data()), plan->blob.size()}};
+  return WriteOutput(output, pieces, stdout_stream);
 }
 
 Status ListParameters(const CompileOptions& opts, std::ostream& os,

@@ -66,6 +66,8 @@ struct LoadedGraph {
   std::unique_ptr<Graph> graph;
   // Whether every value already has its type (IR text) or shape-inference must run first (ONNX).
   bool typed = false;
+  // ContentHash of the model file's bytes, from the one read of them (Plan.model_hash).
+  std::string model_hash;
 };
 
 // Reads and verifies `path` (see the header comment for the formats).

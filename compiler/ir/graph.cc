@@ -68,6 +68,7 @@ Value* Graph::NewValue(const std::string& name, TensorType type, ValueRole role)
   Value* raw = v.get();
   by_name_[raw->name_] = raw;
   values_.push_back(std::move(v));
+  raw->self_ = std::prev(values_.end());
   return raw;
 }
 
@@ -155,7 +156,7 @@ void Graph::EraseGraphValue(Value* v) {
   auto in = std::find(inputs_.begin(), inputs_.end(), v);
   if (in != inputs_.end()) inputs_.erase(in);
   by_name_.erase(v->name_);
-  values_.remove_if([v](const std::unique_ptr<Value>& p) { return p.get() == v; });
+  values_.erase(v->self_);
 }
 
 void Graph::RemoveUse(Value* v, Node* n, int operand) {
@@ -198,7 +199,7 @@ void Graph::EraseNode(Node* n) {
   for (Value* v : n->outputs_) {
     assert(v->uses_.empty() && !v->is_graph_output());
     by_name_.erase(v->name_);
-    values_.remove_if([v](const std::unique_ptr<Value>& p) { return p.get() == v; });
+    values_.erase(v->self_);
   }
   for (int i = 0; i < n->num_inputs(); ++i)
     if (n->inputs_[i]) RemoveUse(n->inputs_[i], n, i);
@@ -214,6 +215,9 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
   if (from == to) return;
   std::vector<Use> uses = from->uses_;
   for (const Use& u : uses) u.node->SetInput(u.operand, to);
+  // Only a graph output or a state update's value is named below: skip the scans otherwise
+  // (passes replace thousands of values; the scans made that quadratic).
+  if (from->graph_output_count_ == 0) return;
   for (size_t i = 0; i < outputs_.size(); ++i)
     if (outputs_[i] == from) ReplaceOutput(static_cast<int>(i), to);
   for (StateUpdate& u : updates_) {

@@ -73,6 +73,7 @@ class Value {
   std::vector<Use> uses_;
   int graph_output_count_ = 0;
   TensorDataPtr data_;
+  std::list<std::unique_ptr<Value>>::iterator self_;  // in Graph::values_: O(1) erase
 };
 
 class Node {

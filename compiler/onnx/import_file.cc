@@ -1,9 +1,14 @@
 // Reading a model: a file (binary or ONNX text) or in-memory bytes, into a ModelProto that
 // ImportOnnxModel (importer.cc) turns into IR. Every error starts with the file name.
+#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +16,7 @@
 #include <string_view>
 
 #include "compiler/onnx/importer.h"
+#include "compiler/support/hash.h"
 
 namespace a8 {
 namespace {
@@ -35,12 +41,59 @@ Status WithSource(const std::string& source, const Status& s) {
   return source.empty() ? s : s.WithContext(source);
 }
 
+// A model file for protobuf, read in 1 MiB pieces, each byte hashed once as it goes by: the
+// file is never held whole (the parsed message is all that stays), nor read twice for the hash.
+class HashingFileStream : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  explicit HashingFileStream(int fd) : in_(fd, 1 << 20) {}
+
+  bool Next(const void** data, int* size) override {
+    if (!in_.Next(data, size)) return false;
+    const int64_t end = in_.ByteCount();
+    if (end > hashed_) {  // bytes handed back by BackUp come again: hash only the new ones
+      const int64_t fresh = end - hashed_;
+      hasher_.Update(std::string_view(static_cast<const char*>(*data) + (*size - fresh),
+                                      static_cast<size_t>(fresh)));
+      hashed_ = end;
+    }
+    return true;
+  }
+  void BackUp(int count) override { in_.BackUp(count); }
+  bool Skip(int count) override {  // through Next, so that skipped bytes are hashed too
+    while (count > 0) {
+      const void* data;
+      int size;
+      if (!Next(&data, &size)) return false;
+      if (size > count) BackUp(size - count);
+      count -= std::min(size, count);
+    }
+    return true;
+  }
+  int64_t ByteCount() const override { return in_.ByteCount(); }
+
+  // Hashes whatever the parser left unread; false on a read error.
+  bool Drain() {
+    const void* data;
+    int size;
+    while (Next(&data, &size)) {
+    }
+    return in_.GetErrno() == 0;
+  }
+  std::string Hash() const { return hasher_.Finish(); }
+
+ private:
+  google::protobuf::io::FileInputStream in_;
+  ContentHasher hasher_;
+  int64_t hashed_ = 0;
+};
+
 }  // namespace
 
-StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
-                                                 const std::string& source_name,
-                                                 const std::string& model_dir,
-                                                 const ImportOptions& opts) {
+namespace {
+
+// Parses a binary model; errors name `source_name`.
+Status ParseModelBytes(const std::string& bytes, const std::string& source_name,
+                       onnx::ModelProto* model) {
   if (bytes.empty()) {
     return WithSource(source_name, InvalidInput("the file is empty, not an ONNX model"));
   }
@@ -50,25 +103,77 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
                                   "the weights as external data)",
                                   bytes.size()));
   }
-  onnx::ModelProto model;
   google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
                                             static_cast<int>(bytes.size()));
   in.SetTotalBytesLimit(INT_MAX);
-  if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+  if (!model->ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
     return WithSource(source_name,
                       InvalidInput("not a valid ONNX model: the protobuf does not parse "
                                    "(truncated or corrupt file?)"));
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
+                                                 const std::string& source_name,
+                                                 const std::string& model_dir,
+                                                 const ImportOptions& opts) {
+  onnx::ModelProto model;
+  A8_RETURN_IF_ERROR(ParseModelBytes(bytes, source_name, &model));
   return ImportOnnxModel(model, source_name, model_dir, opts);
 }
 
 StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path,
                                                 const ImportOptions& opts) {
-  auto bytes = ReadFile(path);
-  if (!bytes.ok()) return bytes.status().WithContext(path);
   std::string dir = std::filesystem::path(path).parent_path().string();
   if (dir.empty()) dir = ".";
-  if (!EndsWith(path, ".onnxtxt")) return ImportOnnxBytes(*bytes, path, dir, opts);
+  if (!EndsWith(path, ".onnxtxt")) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+      return InvalidInput("is a directory, not a model").WithContext(path);
+    }
+    const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return InvalidInput("cannot open the file").WithContext(path);
+    struct stat st;
+    const bool sized = fstat(fd, &st) == 0;
+    const uint64_t size = sized ? static_cast<uint64_t>(st.st_size) : 0;
+    Status shape = !sized      ? InvalidInput("cannot read the file")
+                   : size == 0 ? InvalidInput("the file is empty, not an ONNX model")
+                   : size > static_cast<uint64_t>(INT_MAX)
+                       ? Unsupported(
+                             "the model is {} bytes; protobuf reads at most 2 GiB (store "
+                             "the weights as external data)",
+                             size)
+                       : Status::Ok();
+    if (!shape.ok()) {
+      close(fd);
+      return shape.WithContext(path);
+    }
+    onnx::ModelProto model;
+    HashingFileStream stream(fd);
+    bool parsed;
+    {
+      google::protobuf::io::CodedInputStream in(&stream);
+      in.SetTotalBytesLimit(INT_MAX);
+      parsed = model.ParseFromCodedStream(&in) && in.ConsumedEntireMessage();
+    }
+    const bool read_ok = stream.Drain();
+    close(fd);
+    if (!read_ok) return InvalidInput("cannot read the file").WithContext(path);
+    if (!parsed) {
+      return InvalidInput(
+                 "not a valid ONNX model: the protobuf does not parse (truncated or corrupt "
+                 "file?)")
+          .WithContext(path);
+    }
+    if (opts.model_hash != nullptr) *opts.model_hash = stream.Hash();
+    return ImportOnnxModelConsuming(std::move(model), path, dir, opts);
+  }
+  auto bytes = ReadFile(path);
+  if (!bytes.ok()) return bytes.status().WithContext(path);
+  if (opts.model_hash != nullptr) *opts.model_hash = ContentHash(*bytes);
 
   onnx::ModelProto model;
   try {

@@ -84,6 +84,10 @@ class Importer {
         model_dir_(std::move(model_dir)),
         opts_(opts) {}
 
+  // Float initializers' bytes are freed from `graph` (the graph being imported) as soon as the IR
+  // holds them, so that a model with its weights inside the protobuf is not held twice.
+  void ReleaseFloatDataFrom(onnx::GraphProto* graph) { release_float_data_ = graph; }
+
   StatusOr<std::unique_ptr<Graph>> Run() {
     g_ = std::make_unique<Graph>();
     g_->source = source_;
@@ -146,6 +150,7 @@ class Importer {
 
   const onnx::ModelProto& model_;
   const onnx::GraphProto& graph_;
+  onnx::GraphProto* release_float_data_ = nullptr;
   const std::string source_;
   const std::string model_dir_;
   const ImportOptions& opts_;
@@ -413,9 +418,13 @@ Status Importer::ImportInitializers() {
     }
   }
 
-  for (const onnx::TensorProto& t : graph_.initializer()) {
+  for (int i = 0; i < graph_.initializer_size(); ++i) {
+    const onnx::TensorProto& t = graph_.initializer(i);
     const std::string what = fmt::format("initializer '{}'", t.name());
     A8_ASSIGN_OR_RETURN(auto data, TensorFromOnnx(t, what, model_dir_));
+    if (release_float_data_ != nullptr && IsFloat(data->type.dtype)) {
+      std::string().swap(*release_float_data_->mutable_initializer(i)->mutable_raw_data());
+    }
     auto decl = input_decls_.find(t.name());
     if (decl != input_decls_.end() && decl->second->type().has_tensor_type()) {
       const auto& tt = decl->second->type().tensor_type();
@@ -573,7 +582,7 @@ Status Importer::ImportOutputs() {
     }
     A8_ASSIGN_OR_RETURN(const DType dtype, TensorElemType(vi, what));
     const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
-      if (tt.has_shape()) {
+    if (tt.has_shape()) {
       TensorType declared{dtype, {}};
       for (const auto& d : tt.shape().dim()) {
         declared.dims.push_back(d.has_dim_value() && d.dim_value() >= 0 ? d.dim_value() : -1);
@@ -608,6 +617,18 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model,
     Status bound = ApplyTrainingBindings(*training, **g);
     if (!bound.ok()) return source_name.empty() ? bound : bound.WithContext(source_name);
   }
+  if (!g.ok() && !source_name.empty()) return g.status().WithContext(source_name);
+  return g;
+}
+
+StatusOr<std::unique_ptr<Graph>> ImportOnnxModelConsuming(onnx::ModelProto&& model,
+                                                          const std::string& source_name,
+                                                          const std::string& model_dir,
+                                                          const ImportOptions& opts) {
+  if (model.training_info_size() > 0) return ImportOnnxModel(model, source_name, model_dir, opts);
+  Importer importer(model, source_name, model_dir, opts);
+  importer.ReleaseFloatDataFrom(model.mutable_graph());
+  auto g = importer.Run();
   if (!g.ok() && !source_name.empty()) return g.status().WithContext(source_name);
   return g;
 }

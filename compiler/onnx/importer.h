@@ -46,6 +46,9 @@ struct ImportOptions {
   // the mark of an exporter that merged initializers of equal values (the driver warns about it
   // when it trains the model: the names train as one parameter).
   std::map<std::string, std::vector<std::string>>* identity_aliases = nullptr;
+  // When set, ImportOnnxFile stores here the content hash of the model file's bytes
+  // (ContentHash, compiler/support/hash.h), computed on the bytes it read: the file is read once.
+  std::string* model_hash = nullptr;
 };
 
 // Imports a model file; the format follows the extension (`.onnxtxt` is text, anything else
@@ -62,5 +65,11 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxModel(const onnx::ModelProto& model,
                                                  const std::string& source_name,
                                                  const std::string& model_dir,
                                                  const ImportOptions& opts = {});
+// The same for a ModelProto the caller gives up: each float initializer's bytes leave the message
+// as they enter the IR, so the weights are held once, not twice (ImportOnnxFile uses it).
+StatusOr<std::unique_ptr<Graph>> ImportOnnxModelConsuming(onnx::ModelProto&& model,
+                                                          const std::string& source_name,
+                                                          const std::string& model_dir,
+                                                          const ImportOptions& opts = {});
 
 }  // namespace a8

@@ -3,9 +3,11 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -13,6 +15,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "compiler/ir/graph.h"
 #include "compiler/ir/op_table.h"
@@ -39,30 +42,19 @@ void PutU32(std::string* s, size_t at, uint32_t v) {
 void PutU64(std::string* s, size_t at, uint64_t v) {
   for (int i = 0; i < 8; ++i) (*s)[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
 }
-uint32_t GetU32(const std::string& s, size_t at) {
+uint32_t GetU32(std::string_view s, size_t at) {
   uint32_t v = 0;
   for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(s[at + i]);
   return v;
 }
-uint64_t GetU64(const std::string& s, size_t at) {
+uint64_t GetU64(std::string_view s, size_t at) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(s[at + i]);
   return v;
 }
 
-std::array<uint32_t, 256> MakeCrcTable() {
-  std::array<uint32_t, 256> t{};
-  for (uint32_t i = 0; i < 256; ++i) {
-    uint32_t c = i;
-    for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;  // Castagnoli
-    t[i] = c;
-  }
-  return t;
-}
-
 bool ValidDType(int d) { return d >= plan::F32 && d <= plan::BOOL; }
 DType ToDType(int d) { return static_cast<DType>(d); }
-
 
 Status CheckBuffer(const PlanFile& pf, int i, const std::string& src) {
   const plan::Plan& p = pf.plan;
@@ -182,6 +174,39 @@ Status CheckBuffer(const PlanFile& pf, int i, const std::string& src) {
     if (!arena || t.region() != plan::Buffer::ARENA) {
       return InvalidInput("{}: alias_of {}: only ARENA buffers can alias", where, b.alias_of());
     }
+  }
+  return Status::Ok();
+}
+
+// Buffer.init_cast_of: a PERSISTENT F16/BF16 buffer without a blob value, made at load from
+// another PERSISTENT buffer's F32 value of the same dims.
+Status CheckInitCast(const plan::Plan& p, int i, const std::string& src) {
+  const plan::Buffer& b = p.buffers(i);
+  if (!b.has_init_cast_of()) return Status::Ok();
+  const std::string where = src + ": " + PlanBufferWhere(b, i);
+  const int m = b.init_cast_of();
+  if (m < 0 || m >= p.buffers_size() || m == i) {
+    return InvalidInput("{}: init_cast_of {} is not another buffer id", where, m);
+  }
+  const plan::Buffer& master = p.buffers(m);
+  if (b.region() != plan::Buffer::PERSISTENT || b.has_init() ||
+      (b.role() != plan::Buffer::STATE && b.role() != plan::Buffer::PARAMETER)) {
+    return InvalidInput(
+        "{}: init_cast_of {}: only a parameter or state without has_init is made from another "
+        "buffer",
+        where, m);
+  }
+  if ((b.type().dtype() != plan::F16 && b.type().dtype() != plan::BF16) ||
+      master.type().dtype() != plan::F32) {
+    return InvalidInput("{}: init_cast_of {}: rounds F32 to F16 or BF16 only", where, m);
+  }
+  if (master.region() != plan::Buffer::PERSISTENT || master.has_init_cast_of() ||
+      !std::equal(b.type().dims().begin(), b.type().dims().end(), master.type().dims().begin(),
+                  master.type().dims().end())) {
+    return InvalidInput(
+        "{}: init_cast_of {} ('{}'): the source must be a PERSISTENT F32 buffer of the same dims "
+        "with its own value",
+        where, m, master.name());
   }
   return Status::Ok();
 }
@@ -394,14 +419,6 @@ Status CheckSizeField(const std::string& src, const char* field, uint64_t v) {
 
 }  // namespace
 
-uint32_t Crc32c(const void* data, size_t n, uint32_t crc) {
-  static const std::array<uint32_t, 256> kTable = MakeCrcTable();
-  const auto* p = static_cast<const uint8_t*>(data);
-  crc = ~crc;
-  for (size_t i = 0; i < n; ++i) crc = kTable[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
-  return ~crc;
-}
-
 std::string Fnv1a64Hex(const std::string& bytes) {
   uint64_t h = 0xcbf29ce484222325ull;
   for (unsigned char c : bytes) {
@@ -458,6 +475,7 @@ Status ValidatePlan(const PlanFile& pf, const std::string& src) {
   std::set<std::string> names;
   for (int i = 0; i < p.buffers_size(); ++i) {
     A8_RETURN_IF_ERROR(CheckBuffer(pf, i, src));
+    A8_RETURN_IF_ERROR(CheckInitCast(p, i, src));
     if (!names.insert(p.buffers(i).name()).second) {
       return InvalidInput("{}: {}: the name is used by an earlier buffer", src,
                           PlanBufferWhere(p.buffers(i), i));
@@ -485,7 +503,7 @@ Status ValidatePlan(const PlanFile& pf, const std::string& src) {
   return ValidateTrainingFields(p, src);
 }
 
-StatusOr<std::string> SerializePlan(const PlanFile& pf) {
+StatusOr<std::string> SerializePlanHead(const PlanFile& pf) {
   Status valid = ValidatePlan(pf, "plan");
   if (!valid.ok()) return Internal("the compiler made an invalid plan: {}", valid.message());
   std::string message;
@@ -500,17 +518,29 @@ StatusOr<std::string> SerializePlan(const PlanFile& pf) {
   PutU64(&out, kBlobBytesAt, pf.blob.size());
   out += message;
   out.resize(blob_offset, '\0');
+  // One pass over the bytes: the head, then the blob where it lies (never copied here).
+  const uint32_t crc = Crc32c(out.data() + kPlanHeaderBytes, out.size() - kPlanHeaderBytes);
+  PutU32(&out, kCrcAt, Crc32c(pf.blob.data(), pf.blob.size(), crc));
+  return out;
+}
+
+StatusOr<std::string> SerializePlan(const PlanFile& pf) {
+  A8_ASSIGN_OR_RETURN(std::string out, SerializePlanHead(pf));
   out.append(reinterpret_cast<const char*>(pf.blob.data()), pf.blob.size());
-  PutU32(&out, kCrcAt, Crc32c(out.data() + kPlanHeaderBytes, out.size() - kPlanHeaderBytes));
   return out;
 }
 
 Status WritePlanFile(const PlanFile& pf, const std::string& path) {
-  A8_ASSIGN_OR_RETURN(std::string bytes, SerializePlan(pf));
-  return WriteFileAtomically(path, bytes);
+  A8_ASSIGN_OR_RETURN(std::string head, SerializePlanHead(pf));
+  const std::string_view pieces[] = {
+      head, {reinterpret_cast<const char*>(pf.blob.data()), pf.blob.size()}};
+  return WriteFileAtomically(path, pieces);
 }
 
-StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& src) {
+namespace {
+
+// ParsePlan over any bytes: a string, or the mapping of a plan file (ReadPlanFile).
+StatusOr<PlanFile> ParsePlanBytes(std::string_view bytes, const std::string& src) {
   const uint64_t size = bytes.size();
   if (size < kPlanHeaderBytes) {
     return InvalidInput("{}: the file has {} bytes, less than the {}-byte plan header", src, size,
@@ -585,6 +615,14 @@ StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& src) {
   return pf;
 }
 
+}  // namespace
+
+StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& src) {
+  return ParsePlanBytes(bytes, src);
+}
+
+// The file is mapped, not read into a buffer: its bytes are checked and parsed where the page
+// cache holds them, and the blob is copied out once.
 StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return InvalidInput("{}: cannot open the plan: {}", path, std::strerror(errno));
@@ -593,23 +631,22 @@ StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
     close(fd);
     return InvalidInput("{}: not a regular file", path);
   }
-  std::string bytes;
-  bytes.resize(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  while (got < bytes.size()) {
-    ssize_t n = read(fd, bytes.data() + got, bytes.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      Status s = InvalidInput("{}: cannot read the plan: {}", path, std::strerror(errno));
-      close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
+  const size_t size = static_cast<size_t>(st.st_size);
+  if (size == 0) {
+    close(fd);
+    return ParsePlanBytes(std::string_view(), path);
   }
-  close(fd);
-  bytes.resize(got);
-  return ParsePlan(bytes, path);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  const int map_errno = errno;
+  close(fd);  // the mapping keeps the file
+  if (map == MAP_FAILED) {
+    return InvalidInput("{}: cannot map the plan: {}", path, std::strerror(map_errno));
+  }
+  madvise(map, size, MADV_SEQUENTIAL);
+  StatusOr<PlanFile> pf =
+      ParsePlanBytes(std::string_view(static_cast<const char*>(map), size), path);
+  munmap(map, size);
+  return pf;
 }
 
 const char* PlanBufferRoleName(int role) {

@@ -18,6 +18,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/status.h"
@@ -39,6 +40,10 @@ struct PlanFile {
 // reject). The file is written atomically: a temporary file in the same folder, fsync, rename.
 Status WritePlanFile(const PlanFile& plan, const std::string& path);
 StatusOr<std::string> SerializePlan(const PlanFile& plan);
+// The file without its blob: the header (its checksum covering the blob too), the message and
+// the padding up to the blob. A plan file is these bytes followed by `plan.blob`, written
+// without joining them (WritePlanFile, the driver).
+StatusOr<std::string> SerializePlanHead(const PlanFile& plan);
 
 StatusOr<PlanFile> ReadPlanFile(const std::string& path);
 StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& source_name);
@@ -56,7 +61,12 @@ std::string PlanBufferWhere(const plan::Buffer& b, int id);
 // "intermediate", "input", "output", "parameter", "state", "constant" ("unknown" otherwise).
 const char* PlanBufferRoleName(int role);
 
+// CRC-32C (Castagnoli). Crc32c uses the SSE4.2 `crc32` instruction where the CPU has it
+// (checked at run time) and a table otherwise; Crc32cPortable is the table alone (tests compare
+// the two).
 uint32_t Crc32c(const void* data, size_t n, uint32_t crc = 0);
+uint32_t Crc32cPortable(const void* data, size_t n, uint32_t crc = 0);
+bool Crc32cUsesHardware();
 std::string Fnv1a64Hex(const std::string& bytes);
 
 }  // namespace a8

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -27,11 +28,29 @@ bool WriteAll(int fd, std::string_view bytes) {
   return true;
 }
 
+// Writes the pieces in order; with `pause_ms` > 0, pauses that long once half the bytes are out.
+bool WritePieces(int fd, std::span<const std::string_view> pieces, int pause_ms = 0) {
+  size_t total = 0;
+  for (std::string_view p : pieces) total += p.size();
+  size_t half = pause_ms > 0 ? total / 2 : total + 1, done = 0;
+  for (std::string_view p : pieces) {
+    if (done <= half && half < done + p.size()) {
+      if (!WriteAll(fd, p.substr(0, half - done))) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
+      p = p.substr(half - done);
+      done = half;
+    }
+    if (!WriteAll(fd, p)) return false;
+    done += p.size();
+  }
+  return true;
+}
+
 // Writes into an existing non-regular file (a device, a pipe), which cannot be replaced.
-Status WriteInPlace(const std::string& path, std::string_view bytes) {
+Status WriteInPlace(const std::string& path, std::span<const std::string_view> pieces) {
   int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC);
   if (fd < 0) return Internal("{}: cannot open for writing: {}", path, std::strerror(errno));
-  if (!WriteAll(fd, bytes)) {
+  if (!WritePieces(fd, pieces)) {
     Status s = Internal("{}: cannot write: {}", path, std::strerror(errno));
     close(fd);
     return s;
@@ -43,11 +62,16 @@ Status WriteInPlace(const std::string& path, std::string_view bytes) {
 }  // namespace
 
 Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
+  const std::string_view pieces[] = {bytes};
+  return WriteFileAtomically(path, pieces);
+}
+
+Status WriteFileAtomically(const std::string& path, std::span<const std::string_view> pieces) {
   std::error_code ec;
   fs::file_status st = fs::status(path, ec);  // follows symlinks
   if (fs::exists(st) && !fs::is_regular_file(st)) {
     // A device or a pipe (`-o /dev/null`): write into it; renaming over it would replace it.
-    return WriteInPlace(path, bytes);
+    return WriteInPlace(path, pieces);
   }
   // A symlink stays a symlink: the file it points to is replaced.
   fs::path target(path);
@@ -77,13 +101,10 @@ Status WriteFileAtomically(const std::string& path, std::string_view bytes) {
   if (fchmod(fd, mode) != 0) return fail("cannot set the file mode");  // mkstemp gives 0600
   // Test hook (tests/e2e/training.py kills a writer mid-write): with
   // A8_TEST_PAUSE_MID_WRITE_MS=N, write half the bytes, pause N ms, write the rest.
-  if (const char* pause = std::getenv("A8_TEST_PAUSE_MID_WRITE_MS"); pause != nullptr) {
-    const size_t half = bytes.size() / 2;
-    if (!WriteAll(fd, bytes.substr(0, half))) return fail("cannot write");
-    std::this_thread::sleep_for(std::chrono::milliseconds(std::atoi(pause)));
-    bytes = bytes.substr(half);
+  const char* pause = std::getenv("A8_TEST_PAUSE_MID_WRITE_MS");
+  if (!WritePieces(fd, pieces, pause != nullptr ? std::max(std::atoi(pause), 1) : 0)) {
+    return fail("cannot write");
   }
-  if (!WriteAll(fd, bytes)) return fail("cannot write");
   if (fsync(fd) != 0) return fail("cannot flush to disk");
   if (close(fd) != 0) {
     Status s = Internal("{}: cannot close: {}", path, std::strerror(errno));

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <regex>
 #include <set>
 #include <string>
@@ -29,8 +30,6 @@ StatusOr<std::vector<Value*>> Emit(Graph& g, const std::string& domain, const st
                                                  out_names, std::move(attrs), node_name, before));
   return node->outputs();
 }
-
-TensorDataPtr Zeros(const TensorType& t) { return TensorData::Make(t); }
 
 // Replaces `n` by a copy with one more output per suffix (the existing ones keep their uses) and
 // the given training-mode change; returns the new node.
@@ -335,7 +334,12 @@ class Builder {
   }
 
   Value* State(const std::string& name, const TensorType& t) {
-    return g_.AddState(g_.UniqueName(name), Zeros(t));
+    // One zero tensor per type, shared by every state of that type (TensorData is immutable
+    // once made): the optimizer's moments cost the memory of the model's distinct shapes, not
+    // twice its weights.
+    TensorDataPtr& zeros = zeros_[{t.dtype, t.dims}];
+    if (!zeros) zeros = TensorData::Make(t);
+    return g_.AddState(g_.UniqueName(name), zeros);
   }
 
   Status AddOptimizer(const std::vector<Value*>& params, const std::vector<Value*>& grads) {
@@ -425,6 +429,7 @@ class Builder {
   }
 
   Graph& g_;
+  std::map<std::pair<DType, std::vector<int64_t>>, TensorDataPtr> zeros_;
   TrainingConfig& cfg_;
 };
 

@@ -9,6 +9,7 @@
 
 #include "compiler/ir/op_table.h"
 #include "compiler/plan/kernel_catalog.h"
+#include "kernels/common/float16.h"
 #include "passes/mixed_precision/loss_scaling.h"
 
 #ifndef A800C_VERSION
@@ -147,7 +148,29 @@ class Lowering {
     p.mutable_scaler()->set_mode("none");
     num_kernels_ = static_cast<int>(graph_.num_nodes());
 
-    for (Value* v : graph_.graph_values()) A8_RETURN_IF_ERROR(AddValue(v));
+    // The blob is sized once: growing it would copy the weights again and again.
+    uint64_t blob_bound = 0;
+    for (Value* v : graph_.graph_values()) {
+      if (v->data()) blob_bound += AlignUp(v->data()->bytes.size());
+    }
+    out_.blob.reserve(blob_bound);
+    FindWorkingCopies();
+    if (options_.release_weights) {  // made at load: their bytes are not needed from here on
+      for (Value* v : graph_.graph_values()) {
+        if (cast_of_.count(v) != 0) v->set_data(nullptr);
+      }
+    }
+    for (Value* v : graph_.graph_values()) {
+      A8_RETURN_IF_ERROR(AddValue(v));
+      if (v->role() == ValueRole::kState) checked_.push_back(v->data());  // IsAllZero's keys
+      if (options_.release_weights &&
+          (v->role() == ValueRole::kParameter || v->role() == ValueRole::kState)) {
+        v->set_data(nullptr);
+      }
+    }
+    for (const auto& [copy, master] : cast_of_) {
+      p.mutable_buffers(ids_.at(copy->name()))->set_init_cast_of(ids_.at(master->name()));
+    }
     for (Node* node : graph_.nodes()) {
       for (Value* v : node->outputs()) A8_RETURN_IF_ERROR(AddValue(v));
     }
@@ -269,6 +292,17 @@ class Lowering {
     return b;
   }
 
+  // Whether every byte of `data` is zero (remembered per tensor: build-training shares one zero
+  // tensor among the states of a type).
+  bool IsAllZero(const TensorData* data) {
+    auto [it, added] = all_zero_.emplace(data, false);
+    if (added) {
+      it->second =
+          std::all_of(data->bytes.begin(), data->bytes.end(), [](uint8_t c) { return c == 0; });
+    }
+    return it->second;
+  }
+
   // A PERSISTENT buffer with (optional) initial bytes.
   Status AddPersistent(const std::string& name, const TensorType& type, plan::Buffer::Role role,
                        const TensorData* data) {
@@ -284,6 +318,8 @@ class Lowering {
         return Internal("lower: value '{}': its data ({}, {} bytes) does not match its type {}",
                         name, data->type.ToString(), data->bytes.size(), type.ToString());
       }
+      // State that starts at zero (optimizer moments, counters) is zeros at load: no bytes.
+      if (role == plan::Buffer::STATE && IsAllZero(data)) return Status::Ok();
       const size_t at = AlignUp(out_.blob.size());
       out_.blob.resize(at, 0);
       out_.blob.insert(out_.blob.end(), data->bytes.begin(), data->bytes.end());
@@ -293,7 +329,42 @@ class Lowering {
     return Status::Ok();
   }
 
+  // The low-precision working copies of FP32 master weights (insert-casts keeps them as state:
+  // each step's update is the Cast of the master's update) whose initial value is the master's
+  // rounded as the Cast kernel rounds: the runtime makes them at load (Buffer.init_cast_of),
+  // so the plan stores the weights once. The values are compared, never assumed.
+  void FindWorkingCopies() {
+    std::map<const Value*, const Value*> next, master_of_next;
+    for (const Graph::StateUpdate& u : graph_.updates()) next[u.target] = u.value;
+    for (const Graph::StateUpdate& u : graph_.updates()) {
+      if (u.target->dtype() == DType::kF32) master_of_next[u.value] = u.target;
+    }
+    for (const auto& [copy, value] : next) {
+      const DType t = copy->dtype();
+      if ((t != DType::kF16 && t != DType::kBF16) || copy->role() != ValueRole::kState ||
+          !copy->data() || value->producer() == nullptr || value->producer()->op() != "Cast" ||
+          value->producer()->num_inputs() != 1) {
+        continue;
+      }
+      auto m = master_of_next.find(value->producer()->input(0));
+      if (m == master_of_next.end()) continue;
+      const Value* master = m->second;
+      if (!master->data() || master->type().dims != copy->type().dims) continue;
+      const float* src = master->data()->data<float>();
+      const uint16_t* dst = copy->data()->data<uint16_t>();
+      const int64_t n = copy->data()->num_elements();
+      bool same = true;
+      for (int64_t i = 0; i < n && same; ++i) {
+        same = dst[i] == (t == DType::kF16 ? FloatToHalfBits(src[i]) : FloatToBFloat16Bits(src[i]));
+      }
+      if (same) cast_of_[copy] = master;
+    }
+  }
+
   Status AddValue(const Value* v) {
+    if (cast_of_.count(v) != 0) {  // filled at load from its master (init_cast_of)
+      return AddPersistent(v->name(), v->type(), plan::Buffer::STATE, nullptr);
+    }
     switch (v->role()) {
       case ValueRole::kParameter:
         return AddPersistent(v->name(), v->type(), plan::Buffer::PARAMETER, v->data().get());
@@ -389,6 +460,9 @@ class Lowering {
   const LowerOptions& options_;
   PlanFile out_;
   std::map<std::string, int> ids_;
+  std::map<const Value*, const Value*> cast_of_;  // working copy -> its FP32 master
+  std::map<const TensorData*, bool> all_zero_;
+  std::vector<TensorDataPtr> checked_;  // keeps all_zero_'s keys alive (release_weights)
   uint64_t persistent_ = 0;
   int num_kernels_ = 0;
 };

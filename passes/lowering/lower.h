@@ -42,8 +42,12 @@ Status SetPlanAttribute(const std::string& name, const Attribute& a, plan::Attri
 
 struct LowerOptions {
   std::string model_name;      // Plan.model_name (the model file's base name)
-  std::string model_hash;      // Plan.model_hash: "fnv1a64:" + Fnv1a64Hex(model file bytes)
+  std::string model_hash;      // Plan.model_hash: ContentHash(model file bytes), "xxh3:..."
   std::string target = "any";  // "any", "cpu", "sm_80", "sm_90"
+  // The caller's last use of the graph's weights (the driver): each parameter's and state's data
+  // is dropped from the graph once it is in the blob or made at load, so that the weights are
+  // not held twice while the plan is built.
+  bool release_weights = false;
 };
 
 // Errors: Internal "lower: the graph has no memory plan; run plan-memory first" without

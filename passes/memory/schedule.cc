@@ -98,29 +98,63 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
     return d;
   };
 
-  std::set<int> ready;
+  // The ready nodes by (delta, index): the first is the node to run, the earliest original node
+  // among those freeing the most. A node's delta changes only when an input's remaining uses
+  // change, so after each step only the ready readers of the step's inputs are re-keyed:
+  // O(n log n) over the schedule instead of re-scanning every ready node at every step.
+  std::set<std::pair<int64_t, int>> ready;
+  std::vector<int64_t> key(num_nodes, 0);
+  std::vector<char> is_ready(num_nodes, 0);
+  auto make_ready = [&](int i) {
+    key[i] = delta(i);
+    is_ready[i] = 1;
+    ready.emplace(key[i], i);
+  };
+  auto rekey = [&](int i) {
+    const int64_t d = delta(i);
+    if (d == key[i]) return;
+    ready.erase({key[i], i});
+    key[i] = d;
+    ready.emplace(d, i);
+  };
   for (int i = 0; i < num_nodes; ++i) {
-    if (pending[i] == 0) ready.insert(i);
+    if (pending[i] == 0) make_ready(i);
   }
   std::vector<Node*> order;
   order.reserve(num_nodes);
+  std::unordered_map<const Value*, int> max_uses_by_one_node;
+  for (const Node* n : original) {
+    for (int a = 0; a < n->num_inputs(); ++a) {
+      Value* v = n->input(a);
+      if (v == nullptr || !remaining_uses.count(v)) continue;
+      int count = 0;
+      for (const Value* w : n->inputs()) count += w == v;
+      int& m = max_uses_by_one_node[v];
+      m = std::max(m, count);
+    }
+  }
+  std::vector<int> touched;
   while (!ready.empty()) {
-    int best = -1;
-    int64_t best_delta = 0;
-    for (int i : ready) {  // ascending: the first minimum is the earliest original node
-      int64_t d = delta(i);
-      if (best < 0 || d < best_delta) {
-        best = i;
-        best_delta = d;
+    const int best = ready.begin()->second;
+    ready.erase(ready.begin());
+    is_ready[best] = 0;
+    order.push_back(original[best]);
+    touched.clear();
+    for (Value* v : original[best]->inputs()) {
+      if (!v || !remaining_uses.count(v)) continue;
+      // A reader's delta counts v as freed when v's remaining uses are all its own: that can
+      // change only once the remaining uses are down to the most one node makes of v.
+      if (--remaining_uses[v] > max_uses_by_one_node[v]) continue;
+      for (const Use& u : v->uses()) {
+        const auto it = index.find(u.node);
+        if (it != index.end() && is_ready[it->second]) touched.push_back(it->second);
       }
     }
-    ready.erase(best);
-    order.push_back(original[best]);
-    for (Value* v : original[best]->inputs()) {
-      if (v && remaining_uses.count(v)) --remaining_uses[v];
-    }
+    std::sort(touched.begin(), touched.end());
+    touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+    for (int i : touched) rekey(i);
     for (int s : successors[best]) {
-      if (--pending[s] == 0) ready.insert(s);
+      if (--pending[s] == 0) make_ready(s);
     }
   }
   if (static_cast<int>(order.size()) != num_nodes) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/ir/types.h"
+#include "kernels/common/float16.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/core/numerics.h"
 #include "runtime/core/plan_target.h"
@@ -24,6 +25,27 @@ constexpr uint8_t kPoisonByte = 0xFF;
 // the system's THP mode is `madvise`, the default here): the arena is touched by every kernel of
 // every step, and fewer TLB misses is the point (tools/bench/README.md has the one measurement).
 constexpr size_t kHugePage = size_t{2} << 20;
+
+// Buffer `i` (F16/BF16) from its FP32 master's initial bytes, rounded as the Cast kernel rounds
+// (Buffer.init_cast_of; ReadPlan validated both buffers). A master without an initial value is
+// zeros, and so is its copy.
+Status FillWorkingCopy(const plan::Plan& p, int i, const std::vector<uint8_t>& blob, uint8_t* dst,
+                       Backend& be) {
+  const plan::Buffer& b = p.buffers(i);
+  const plan::Buffer& master = p.buffers(b.init_cast_of());
+  if (!master.has_init()) return Status::Ok();
+  if (master.blob_offset() > blob.size() || master.bytes() > blob.size() - master.blob_offset() ||
+      master.bytes() != 2 * b.bytes())
+    return Internal("buffer {} ('{}'): init_cast_of {} does not fit", i, b.name(),
+                    b.init_cast_of());
+  const bool half = b.type().dtype() == plan::F16;
+  const float* src = reinterpret_cast<const float*>(blob.data() + master.blob_offset());
+  std::vector<uint16_t> low(b.bytes() / 2);
+  for (size_t k = 0; k < low.size(); ++k) {
+    low[k] = half ? FloatToHalfBits(src[k]) : FloatToBFloat16Bits(src[k]);
+  }
+  return be.CopyIn(dst, low.data(), b.bytes());
+}
 
 AlignedBytes AllocateAligned(uint64_t bytes) {
   const size_t align = bytes >= kHugePage ? kHugePage : kAlign;
@@ -83,6 +105,9 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
                         b.name(), b.blob_offset(), b.bytes(), ex->file_.blob.size());
       A8_RETURN_IF_ERROR(
           be.CopyIn(ex->ptrs_[i], ex->file_.blob.data() + b.blob_offset(), b.bytes()));
+    }
+    if (persistent && b.has_init_cast_of()) {
+      A8_RETURN_IF_ERROR(FillWorkingCopy(p, i, ex->file_.blob, ex->ptrs_[i], be));
     }
   }
   for (const plan::Binding& bind : p.inputs())

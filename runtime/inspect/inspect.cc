@@ -307,6 +307,7 @@ std::string InspectText(const PlanFile& pf) {
     std::string extra;
     if (b.alias_of() >= 0) extra += " alias_of=" + BufName(p, b.alias_of());
     if (b.has_init()) extra += fmt::format(" init@{}", b.blob_offset());
+    if (b.has_init_cast_of()) extra += " init=cast(" + BufName(p, b.init_cast_of()) + ")";
     line(fmt::format("  %{} {} {} {} {} offset={} bytes={} live=[{},{}]{}", b.id(), b.name(),
                      PlanBufferRoleName(b.role()), RegionName(b.region()), ShapeStr(b.type()),
                      b.offset(), b.bytes(), b.first(), b.last(), extra));
@@ -445,6 +446,7 @@ std::string InspectJson(const PlanFile& pf) {
                {"alias_of", b.alias_of() >= 0 ? Json(BufName(p, b.alias_of())) : Json(nullptr)},
                {"has_init", b.has_init()}};
     if (b.has_init()) jb["blob_offset"] = b.blob_offset();
+    if (b.has_init_cast_of()) jb["init_cast_of"] = BufName(p, b.init_cast_of());
     bufs.push_back(std::move(jb));
   }
   j["buffers"] = std::move(bufs);

@@ -308,7 +308,7 @@ def case_safetensors(work):
         meta = f.metadata()
         tensors = {k: f.get_tensor(k) for k in f.keys()}
     assert meta["format"] == "a800c-checkpoint" and meta["step"] == "5", meta
-    assert meta["model_hash"].startswith("fnv1a64:") and meta["plan_hash"].startswith("fnv1a64:")
+    assert meta["model_hash"].startswith("xxh3:") and meta["plan_hash"].startswith("fnv1a64:")
     # By hand: u64 header length, JSON, then the tensors tiling the data in name order.
     raw = open(ckpt, "rb").read()
     (n,) = struct.unpack("<Q", raw[:8])

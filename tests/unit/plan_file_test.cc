@@ -98,7 +98,8 @@ void PutLe(std::string* s, size_t at, uint64_t v, int n) {
 
 // Packs a message and blob into a plan file by the layout of plan_file.h, written here
 // independently and without validation, so a hostile message gets a valid header and CRC.
-std::string Pack(const plan::Plan& p, const std::vector<uint8_t>& blob, uint32_t version = 1) {
+std::string Pack(const plan::Plan& p, const std::vector<uint8_t>& blob,
+                 uint32_t version = kPlanFormatVersion) {
   std::string message = p.SerializeAsString();
   const uint64_t blob_offset = (64 + message.size() + 63) / 64 * 64;
   std::string out(64, '\0');
@@ -201,14 +202,22 @@ TEST(PlanFileTest, FutureFormatVersion) {
   PutLe(&header_only, 8, kPlanFormatVersion + 1, 4);
   auto r = ParsePlan(header_only, "new.plan");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("format version 2 is newer than this a800c reads (1)"),
+  EXPECT_NE(r.status().message().find("format version 3 is newer than this a800c reads (2)"),
+            std::string::npos)
+      << r.status().message();
+  // A plan of format 1 (its working copies and zero state stored as bytes) is not read as 2.
+  std::string old = *SerializePlan(pf);
+  PutLe(&old, 8, 1, 4);
+  r = ParsePlan(old, "old.plan");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("format version 1 is not one this a800c reads (2)"),
             std::string::npos)
       << r.status().message();
   // Header and message both from the future, with a valid checksum.
   pf.plan.set_format_version(kPlanFormatVersion + 1);
   r = ParsePlan(Pack(pf.plan, pf.blob, kPlanFormatVersion + 1), "new.plan");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("format version 2 is newer"), std::string::npos);
+  EXPECT_NE(r.status().message().find("format version 3 is newer"), std::string::npos);
   // A message whose version disagrees with the header.
   r = ParsePlan(Pack(pf.plan, pf.blob), "mixed.plan");
   ASSERT_FALSE(r.ok());

@@ -30,5 +30,5 @@ for name in sorted(set(re.findall(rb"[A-Za-z.]+:[a-z0-9_,]*->[a-z0-9,]+", body))
     print("kernel", name.decode())
 for m in re.findall(rb"[\w.-]+\.onnx(?:txt)?", body):
     print("model", m.decode())
-for m in re.findall(rb"fnv1a64:[0-9a-f]{16}", body):
+for m in re.findall(rb"xxh3:[0-9a-f]{16}", body):
     print("hash", m.decode())
