@@ -1,6 +1,7 @@
 #include "runtime/core/safetensors.h"
 
 #include <algorithm>
+#include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -107,6 +108,8 @@ StatusOr<std::map<std::string, std::string>> ReadSafetensorsMetadata(const std::
   std::string text(n, '\0');
   if (!in.read(text.data(), static_cast<std::streamsize>(n)))
     return InvalidInput("{}: the file ends inside its {}-byte header", path, n);
+  if (text.find('\0') != std::string::npos)
+    return InvalidInput("{}: the header holds a NUL byte: it is not JSON", path);
   Json header = Json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object())
     return InvalidInput("{}: the header is not a JSON object", path);
@@ -223,6 +226,11 @@ StatusOr<SafetensorsFile> ParseSafetensors(std::string bytes, const std::string&
   if (n > kMaxHeaderBytes || n > b.size() - 8)
     return InvalidInput("{}: header length {} does not fit the file ({} bytes)", source, n,
                         b.size());
+  // A NUL byte is never valid JSON (strings escape control characters), but nlohmann's parser
+  // takes it for the end of the input and would ignore whatever follows (found by flipping one
+  // bit of a checkpoint's space padding: checkpoint_integrity_test.cc).
+  if (std::memchr(b.data() + 8, 0, n) != nullptr)
+    return InvalidInput("{}: the header holds a NUL byte: it is not JSON", source);
   Json header = Json::parse(b.begin() + 8, b.begin() + 8 + static_cast<std::ptrdiff_t>(n), nullptr,
                             /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object())

@@ -114,6 +114,21 @@ TEST(CheckpointIntegrityTest, EverySingleBitFlipIsRefusedAndChangesNothing) {
   EXPECT_EQ(target->step(), 1);
 }
 
+TEST(CheckpointIntegrityTest, AHeaderWithANulByteIsRefused) {
+  // nlohmann's parser stops at a NUL and would ignore what follows: "{}\0junk" parsed as {}.
+  std::string text = std::string("{}") + '\0' + "junk!!";
+  std::string file(8, '\0');
+  file[0] = static_cast<char>(text.size());
+  auto got = ParseSafetensors(file + text, "nul.safetensors");
+  ASSERT_FALSE(got.ok());
+  EXPECT_TRUE(Has(got.status(), "nul.safetensors: the header holds a NUL byte"))
+      << got.status().message();
+  std::string path = a8::testing::UniqueTempPath("nul.safetensors");
+  Spit(path, file + text);
+  EXPECT_FALSE(ReadSafetensorsMetadata(path).ok());
+  fs::remove(path);
+}
+
 TEST(CheckpointIntegrityTest, NonFiniteParametersOrStateAreRefusedUnlessAllowed) {
   auto source = Make();
   Step(*source, 1);
