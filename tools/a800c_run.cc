@@ -535,8 +535,8 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   const int64_t first = ex.step();
   if (info && total <= first) {
     return Fail(a8::InvalidInput(
-        "{}: the checkpoint {} is already at step {}: {} is the total step count, counting "
-        "the checkpoint's steps, so give more than {}",
+        "{}: the checkpoint {} is already at step {}: {} counts the whole training, the "
+        "checkpoint's steps included, so give more than {} steps",
         f.epochs > 0 ? fmt::format("--epochs {} ({} steps)", f.epochs, total)
                      : fmt::format("--steps {}", total),
         resumed_from, first, f.epochs > 0 ? "--epochs" : "--steps", first));

@@ -15,8 +15,8 @@
             stays; the next start with the same --checkpoint removes it and says so. A
             checkpoint cut short is skipped by --resume=auto with a warning, which resumes from
             the older step-numbered one instead.
-- steps:    --steps at or below the checkpoint's step (and --epochs likewise) is an error that
-            says so, and nothing trains.
+- steps:    --steps at or below the checkpoint's step (and --epochs likewise, once an epoch is
+            done) is an error that says so, and nothing trains.
 - keep:     --keep-checkpoints=2 --save-every=1 keeps the newest two step-numbered checkpoints
             and the latest under the plain name; with --keep-best and an eval set, the one of
             the lowest eval loss stays too, whatever its age.
@@ -223,14 +223,16 @@ def case_steps(work):
     run(plan, *digits("train"), "--steps=5", f"--checkpoint={ckpt}")
     for flags, want in ((["--steps=5"], "--steps 5: the checkpoint"),
                         (["--steps=3"], "--steps 3: the checkpoint"),
-                        (["--epochs=1"], None)):
+                        (["--epochs=1", f"--checkpoint={ckpt}"], None),
+                        (["--epochs=1"], "--epochs 1 (179 steps): the checkpoint")):
         p = run(plan, *digits("train"), f"--resume={ckpt}", *flags, check=False)
         if want is None:  # one epoch is 179 batches of 8: past step 5, it trains
             assert p.returncode == 0 and "step 5 -> 179" in p.stdout, p.stdout + p.stderr
             continue
         assert p.returncode == 2, p.stdout + p.stderr
-        assert want in p.stderr and "already at step 5" in p.stderr and \
-            "give more than 5" in p.stderr, p.stderr
+        at = 179 if "epochs" in want else 5
+        assert want in p.stderr and f"already at step {at}" in p.stderr and \
+            f"give more than {at} steps" in p.stderr, p.stderr
         assert "trained" not in p.stdout, p.stdout
         print(f"steps: {p.stderr.strip()}")
 
