@@ -3,14 +3,14 @@
 // (schema_version 1) or a Graphviz graph. The plan is read with ReadPlanFile, so a missing,
 // truncated or corrupt file is a clear error (exit 2) and nothing is printed on stdout.
 #include <CLI/CLI.hpp>
-
-#include "tools/cli_common.h"
 #include <iostream>
 #include <string>
 
 #include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
+#include "runtime/inspect/checkpoint_inspect.h"
 #include "runtime/inspect/inspect.h"
+#include "tools/cli_common.h"
 
 namespace {
 
@@ -30,7 +30,9 @@ int main(int argc, char** argv) {
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string plan_path, format = "text";
   bool version = false;
-  app.add_option("PLAN", plan_path, "The plan file (a800c MODEL -o PLAN)")->type_name("FILE");
+  app.add_option("PLAN", plan_path,
+                 "The plan file (a800c MODEL -o PLAN), or a checkpoint (FILE.safetensors)")
+      ->type_name("FILE");
   app.add_option("--format", format,
                  "text (default), json (deterministic, with \"schema_version\": 1) or dot "
                  "(Graphviz: kernels and buffers)")
@@ -60,6 +62,12 @@ int main(int argc, char** argv) {
   if (app.count("--dot-depth") > 0 && *fmt != a8::InspectFormat::kDot)
     return Fail(a8::InvalidInput("--dot-depth: needs --format=dot"));
   if (plan_path.empty()) return Fail(a8::InvalidInput("PLAN: no plan given (see --help)"));
+  if (a8::IsCheckpointPath(plan_path)) {
+    auto report = a8::InspectCheckpoint(plan_path, *fmt);
+    if (!report.ok()) return Fail(report.status());
+    std::cout << *report;
+    return 0;
+  }
   auto plan = a8::ReadPlanFile(plan_path);
   if (!plan.ok()) {
     a8::Status s = plan.status();

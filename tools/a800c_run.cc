@@ -26,10 +26,12 @@
 #include "kernels/cpu/elementwise.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/core/checkpoint.h"
+#include "runtime/core/checkpoint_files.h"
 #include "runtime/core/dataset.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/npy.h"
 #include "runtime/core/output_paths.h"
+#include "runtime/core/progress.h"
 #include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/device/device_backend.h"
@@ -208,12 +210,13 @@ std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.9g}
 class CliObserver : public a8::TrainObserver {
  public:
   // `rank` >= 0: data parallel, the rank that writes (metrics lines carry it).
-  CliObserver(int64_t first, int64_t total, int64_t log_every, bool bar, std::ofstream* metrics,
-              int rank = -1)
+  CliObserver(int64_t first, int64_t total, int64_t log_every, a8::ProgressMode mode,
+              std::ofstream* metrics, int rank = -1)
       : first_(first),
         total_(total),
         log_every_(log_every),
-        bar_(bar),
+        bar_(mode == a8::ProgressMode::kBar),
+        lines_(mode == a8::ProgressMode::kLines),
         metrics_(metrics),
         rank_(rank) {}
 
@@ -242,7 +245,7 @@ class CliObserver : public a8::TrainObserver {
                   << std::flush;
         open_line_ = true;
       }
-    } else if (r.step % log_every_ == 0 || r.step == total_) {
+    } else if (lines_ && (r.step % log_every_ == 0 || r.step == total_)) {
       std::cout << fmt::format(
           "step {}/{}: loss {:.6f}, lr {:.3e}, {:.3f} ms{}\n", r.step, total_, r.loss, r.lr,
           r.step_ms, r.has_grad_norm ? fmt::format(", grad norm {:.4f}", r.grad_norm) : "");
@@ -271,7 +274,7 @@ class CliObserver : public a8::TrainObserver {
 
  private:
   int64_t first_, total_, log_every_;
-  bool bar_, open_line_ = false;
+  bool bar_, lines_, open_line_ = false;
   std::ofstream* metrics_;
   int rank_;
   std::chrono::steady_clock::time_point drawn_{};
@@ -363,8 +366,9 @@ struct RunFlags {
   bool seed_given = false;
   int64_t steps = 1, epochs = 0;
   bool steps_given = false;
-  int64_t eval_every = 0, save_every = 0, log_every = 0;
-  std::string metrics, checkpoint, resume, output_dir;
+  int64_t eval_every = 0, save_every = 0, log_every = 0, keep_checkpoints = 0;
+  bool keep_best = false, allow_nonfinite = false;
+  std::string metrics, checkpoint, resume, output_dir, progress;
   std::string training_only;  // the first training-only flag given, if any
 };
 
@@ -470,15 +474,47 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   if (f.save_every > 0 && f.checkpoint.empty())
     return Fail(a8::InvalidInput("--save-every: needs --checkpoint FILE.safetensors"));
 
+  if (f.keep_checkpoints > 0 && f.checkpoint.empty())
+    return Fail(a8::InvalidInput("--keep-checkpoints: needs --checkpoint FILE.safetensors"));
+  if (f.keep_best && (f.keep_checkpoints == 0 || !eval))
+    return Fail(a8::InvalidInput("--keep-best: needs --keep-checkpoints=K and --eval-input"));
+  if (!f.checkpoint.empty() && rank == 0) {
+    auto removed = a8::RemoveStaleTempFiles(f.checkpoint);
+    if (!removed.ok()) return Fail(removed.status());
+    for (const std::string& path : *removed)
+      std::cerr << fmt::format("{}: removed {}, left by a checkpoint write that was killed\n",
+                               kProgram, path);
+  }
+
   uint64_t seed = f.seed;
-  if (!f.resume.empty()) {
-    auto info = a8::LoadCheckpoint(ex, f.resume);
-    if (!info.ok()) return Fail(info.status().WithContext("--resume"));
+  std::string resumed_from = f.resume;
+  std::optional<a8::CheckpointInfo> info;
+  const a8::RestoreOptions restore{.allow_nonfinite = f.allow_nonfinite};
+  if (f.resume == "auto") {
+    if (f.checkpoint.empty())
+      return Fail(
+          a8::InvalidInput("--resume=auto: needs --checkpoint FILE.safetensors (the "
+                           "checkpoints it looks for)"));
+    auto found = a8::ResumeNewest(ex, f.checkpoint, restore);
+    if (!found.ok()) return Fail(found.status());
+    for (const std::string& w : found->warnings)
+      if (rank == 0) std::cerr << fmt::format("{}: warning: {}\n", kProgram, w);
+    resumed_from = found->path;
+    if (!found->path.empty()) info = found->info;
+    if (found->path.empty() && rank == 0)
+      std::cout << fmt::format("--resume=auto: no checkpoint of {} yet: starting at step 0\n",
+                               f.checkpoint);
+  } else if (!f.resume.empty()) {
+    auto loaded = a8::LoadCheckpoint(ex, f.resume, restore);
+    if (!loaded.ok()) return Fail(loaded.status().WithContext("--resume"));
+    info = *loaded;
+  }
+  if (info) {
     if (f.seed_given && info->seed != f.seed)
       return Fail(a8::InvalidInput(
           "--resume {}: the checkpoint was trained with --seed={}, not {} (the data order and "
           "dropout depend on it)",
-          f.resume, info->seed, f.seed));
+          resumed_from, info->seed, f.seed));
     seed = info->seed;
     ex.set_seed(seed);
     std::string shuffle = f.shuffle ? "1" : "0";
@@ -486,8 +522,9 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
       std::cerr << fmt::format(
           "{}: warning: --resume {}: the checkpoint was trained {} --shuffle; the data order "
           "differs from an uninterrupted run\n",
-          kProgram, f.resume, f.shuffle ? "without" : "with");
-    if (rank == 0) std::cout << fmt::format("resumed from {} at step {}\n", f.resume, ex.step());
+          kProgram, resumed_from, f.shuffle ? "without" : "with");
+    if (rank == 0)
+      std::cout << fmt::format("resumed from {} at step {}\n", resumed_from, ex.step());
   }
   if (comm != nullptr) {
     a8::Status s = SyncRanks(*comm, ex, plan_path);
@@ -497,12 +534,22 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
                   : f.steps_given || data->batches_per_epoch() == 0 ? f.steps
                                                                     : data->batches_per_epoch();
   const int64_t first = ex.step();
+  if (info && total <= first) {
+    return Fail(a8::InvalidInput(
+        "{}: the checkpoint {} is already at step {}: {} counts the whole training, the "
+        "checkpoint's steps included, so give more than {} steps",
+        f.epochs > 0 ? fmt::format("--epochs {} ({} steps)", f.epochs, total)
+                     : fmt::format("--steps {}", total),
+        resumed_from, first, f.epochs > 0 ? "--epochs" : "--steps", first));
+  }
   int64_t log_every = f.log_every > 0 ? f.log_every : std::max<int64_t>(1, (total - first) / 10);
 
-  auto metrics = OpenMetrics(rank == 0 ? f.metrics : "", !f.resume.empty());
+  auto metrics = OpenMetrics(rank == 0 ? f.metrics : "", info.has_value());
   if (metrics && !*metrics) return Fail(a8::InvalidInput("--metrics {}: cannot create", f.metrics));
-  CliObserver printer(first, total, log_every, isatty(STDOUT_FILENO) != 0,
-                      metrics ? &*metrics : nullptr, ranks > 1 ? rank : -1);
+  auto progress = a8::ChooseProgress(f.progress, isatty(STDOUT_FILENO) != 0, environ);
+  if (!progress.ok()) return Fail(progress.status());
+  CliObserver printer(first, total, log_every, *progress, metrics ? &*metrics : nullptr,
+                      ranks > 1 ? rank : -1);
   QuietObserver quiet;
   a8::TrainObserver& observer = rank == 0 ? static_cast<a8::TrainObserver&>(printer) : quiet;
   a8::TrainOptions opts;
@@ -510,6 +557,8 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   opts.eval_every = f.eval_every;
   opts.checkpoint = rank == 0 ? f.checkpoint : "";
   opts.save_every = f.save_every;
+  opts.keep_checkpoints = f.keep_checkpoints;
+  opts.keep_best = f.keep_best;
   opts.seed = seed;
   opts.checkpoint_extra["shuffle"] = f.shuffle ? "1" : "0";
   a8::Dataset& train = *data;
@@ -641,8 +690,31 @@ int main(int argc, char** argv) {
           ->type_name("N")
           ->check(a8::cli::AtLeastOne()));
   training_only.push_back(
-      app.add_option("--resume", f.resume, "Training: continue from this checkpoint")
-          ->type_name("FILE.safetensors"));
+      app.add_option("--resume", f.resume,
+                     "Training: continue from this checkpoint; auto: from the newest valid one "
+                     "of --checkpoint (a torn or corrupt one is skipped with a warning; none "
+                     "yet: start at step 0), so a failed run relaunched as it was continues")
+          ->type_name("FILE.safetensors|auto"));
+  training_only.push_back(
+      app.add_flag("--allow-nonfinite", f.allow_nonfinite,
+                   "Training: resume from a checkpoint whose parameters or optimizer state "
+                   "hold NaN or Inf (refused otherwise)"));
+  training_only.push_back(
+      app.add_option("--keep-checkpoints", f.keep_checkpoints,
+                     "Training: every save also writes NAME.step-N.safetensors beside "
+                     "--checkpoint; keep the newest K of them")
+          ->type_name("K")
+          ->check(CLI::PositiveNumber));
+  training_only.push_back(app.add_flag(
+      "--keep-best", f.keep_best,
+      "Training: with --keep-checkpoints and --eval-input, also keep the checkpoint of the "
+      "lowest eval loss (a step whose evaluation beats every saved one is saved)"));
+  app.add_option("--progress", f.progress,
+                 "Training: bar (a progress bar), lines (a line every --log-every steps) or "
+                 "none; default: a bar when stdout is a terminal and not under a launcher "
+                 "(mpirun gives rank 0 a pseudo-terminal), lines otherwise")
+      ->type_name("bar|lines|none")
+      ->check(CLI::IsMember({"bar", "lines", "none"}));
   training_only.push_back(
       app.add_option("--log-every", f.log_every,
                      "Training: a progress line every N steps when stdout is not a terminal")

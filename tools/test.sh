@@ -4,7 +4,8 @@
 #      shapes vs onnx, GPU tests (skipped, with the reason, without a GPU);
 #   2. a sanitizer build (-fsanitize=address,undefined): unit tests and the bad-input tests
 #      (tests/lit/errors: malformed models, flags, plans, .npy files);
-#   3. short libFuzzer runs of the importer and the plan reader (when clang is present).
+#   3. short libFuzzer runs of every target (tools/fuzz.sh: the importer, the plan, .npy and
+#      safetensors readers, the IR parser) when clang is present.
 # Environment: A8_JOBS (default: nproc), A8_FUZZ_SECONDS (default 30; 0 skips the fuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,20 +30,7 @@ build-asan/bin/a8_unit_tests --gtest_brief=1
 lit -sv build-asan/tests/lit --filter 'errors/'
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang++-14 >/dev/null; then
-  cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA800C_FUZZ=ON \
-    -DA800C_CUDA=OFF -DA800C_WERROR=OFF -DA800C_SANITIZE=ON \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
-  ninja -C build-fuzz -j "$jobs" a8_import_fuzzer a8_plan_fuzzer
-  mkdir -p build-fuzz/corpus/import build-fuzz/corpus/plan
-  cp build/models/*.onnx build-fuzz/corpus/import/
-  build/bin/a800c build/models/mlp.onnx --batch=2 -o build-fuzz/corpus/plan/mlp.plan
-  # A training plan too: updates, updates in place, the Training message.
-  build/bin/a800c build/models/mlp.onnx --batch=2 --loss=cross_entropy --accumulate=2 \
-    --clip-grad-norm=1 -o build-fuzz/corpus/plan/mlp_train.plan
-  for target in import plan; do
-    echo "== libFuzzer: $target, ${fuzz_seconds}s"
-    build-fuzz/bin/a8_${target}_fuzzer -max_total_time="$fuzz_seconds" -timeout=10 \
-      -rss_limit_mb=4096 -print_final_stats=1 build-fuzz/corpus/$target 2>&1 | tail -n 6
-  done
+  echo "== libFuzzer: every target (tools/fuzz.sh), ${fuzz_seconds}s each, concurrently"
+  A8_JOBS=$jobs tools/fuzz.sh "$(awk -v s="$fuzz_seconds" 'BEGIN { print s / 60 }')"
 fi
 echo "== all tests passed"

@@ -7,7 +7,6 @@
 #include <charconv>
 #include <cstring>
 #include <fstream>
-#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -17,26 +16,6 @@
 namespace a8 {
 namespace {
 
-using Json = nlohmann::json;
-
-// Larger headers are refused before parsing, as the safetensors reference reader does.
-constexpr uint64_t kMaxHeaderBytes = 100'000'000;
-
-constexpr struct {
-  DType dtype;
-  const char* name;
-} kDTypeNames[] = {
-    {DType::kF32, "F32"}, {DType::kF16, "F16"}, {DType::kBF16, "BF16"},
-    {DType::kF64, "F64"}, {DType::kI64, "I64"}, {DType::kI32, "I32"},
-    {DType::kI8, "I8"},   {DType::kU8, "U8"},   {DType::kBool, "BOOL"},
-};
-
-std::string ShapeText(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
 template <typename T>
 bool ParseNumber(const std::string& text, T* out) {
   const char* end = text.data() + text.size();
@@ -44,51 +23,10 @@ bool ParseNumber(const std::string& text, T* out) {
   return ec == std::errc() && p == end && !text.empty();
 }
 
-// One header entry: dtype, shape and offsets, checked against the data size.
-struct Entry {
-  SafetensorsTensor tensor;
-  uint64_t begin = 0, end = 0;
-};
-
-StatusOr<Entry> ParseEntry(const std::string& name, const Json& v, uint64_t data_bytes,
-                           const std::string& where) {
-  if (!v.is_object()) return InvalidInput("{}: not an object", where);
-  Entry e;
-  e.tensor.name = name;
-  auto dtype = v.find("dtype");
-  if (dtype == v.end() || !dtype->is_string())
-    return InvalidInput("{}: 'dtype' is missing or not a string", where);
-  auto parsed = ParseSafetensorsDType(dtype->get<std::string>());
-  if (!parsed.ok()) return parsed.status().WithContext(where);
-  e.tensor.dtype = *parsed;
-  auto shape = v.find("shape");
-  if (shape == v.end() || !shape->is_array())
-    return InvalidInput("{}: 'shape' is missing or not an array", where);
-  uint64_t count = 1;
-  for (const Json& d : *shape) {
-    if (!d.is_number_unsigned() || d.get<uint64_t>() > (uint64_t{1} << 62))
-      return InvalidInput("{}: 'shape' holds {}, not a dimension", where, d.dump());
-    uint64_t n = d.get<uint64_t>();
-    if (n != 0 && count > (uint64_t{1} << 62) / n)
-      return InvalidInput("{}: 'shape' has too many elements", where);
-    count *= n;
-    e.tensor.shape.push_back(static_cast<int64_t>(n));
-  }
-  auto offsets = v.find("data_offsets");
-  if (offsets == v.end() || !offsets->is_array() || offsets->size() != 2 ||
-      !(*offsets)[0].is_number_unsigned() || !(*offsets)[1].is_number_unsigned())
-    return InvalidInput("{}: 'data_offsets' is missing or not two offsets", where);
-  e.begin = (*offsets)[0].get<uint64_t>();
-  e.end = (*offsets)[1].get<uint64_t>();
-  if (e.begin > e.end || e.end > data_bytes)
-    return InvalidInput("{}: data_offsets [{}, {}] are outside the data ({} bytes)", where, e.begin,
-                        e.end, data_bytes);
-  uint64_t want = count * DTypeSize(e.tensor.dtype);
-  if (e.end - e.begin != want)
-    return InvalidInput("{}: data_offsets [{}, {}] hold {} bytes, but {} {} needs {}", where,
-                        e.begin, e.end, e.end - e.begin, SafetensorsDTypeName(e.tensor.dtype),
-                        ShapeText(e.tensor.shape), want);
-  return e;
+std::string ShapeText(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
 }
 
 // Metadata keys SerializeCheckpoint writes itself.
@@ -96,113 +34,27 @@ constexpr const char* kReservedKeys[] = {"format",    "format_version", "model_n
                                          "plan_hash", "precision",      "step",       "seed"};
 
 bool IsReservedKey(const std::string& key) {
-  return std::find(std::begin(kReservedKeys), std::end(kReservedKeys), key) !=
-         std::end(kReservedKeys);
+  return key.rfind(kSafetensorsCrcPrefix, 0) == 0 ||
+         std::find(std::begin(kReservedKeys), std::end(kReservedKeys), key) !=
+             std::end(kReservedKeys);
+}
+
+// Counts the elements of `data` whose exponent bits (`exp_mask`) are all ones.
+template <typename Bits>
+NonFiniteCount CountExponentAllOnes(std::string_view data, Bits exp_mask) {
+  NonFiniteCount c;
+  const int64_t n = static_cast<int64_t>(data.size() / sizeof(Bits));
+  for (int64_t i = 0; i < n; ++i) {
+    Bits v;
+    std::memcpy(&v, data.data() + i * static_cast<int64_t>(sizeof(Bits)), sizeof(Bits));
+    if ((v & exp_mask) == exp_mask) {
+      if (c.count++ == 0) c.first = i;
+    }
+  }
+  return c;
 }
 
 }  // namespace
-
-const char* SafetensorsDTypeName(DType dtype) {
-  for (const auto& d : kDTypeNames)
-    if (d.dtype == dtype) return d.name;
-  return "?";
-}
-
-StatusOr<DType> ParseSafetensorsDType(std::string_view name) {
-  for (const auto& d : kDTypeNames)
-    if (name == d.name) return d.dtype;
-  return InvalidInput("dtype '{}' is not one a800c reads (F32 F16 BF16 F64 I64 I32 I8 U8 BOOL)",
-                      name);
-}
-
-StatusOr<std::string> SerializeSafetensors(const std::vector<SafetensorsTensor>& tensors,
-                                           const std::map<std::string, std::string>& metadata) {
-  std::vector<const SafetensorsTensor*> order;
-  for (const SafetensorsTensor& t : tensors) order.push_back(&t);
-  std::sort(order.begin(), order.end(), [](const SafetensorsTensor* a, const SafetensorsTensor* b) {
-    return a->name < b->name;
-  });
-  Json header = Json::object();
-  uint64_t at = 0;
-  for (size_t i = 0; i < order.size(); ++i) {
-    const SafetensorsTensor& t = *order[i];
-    if (t.name.empty() || t.name == "__metadata__" || (i > 0 && order[i - 1]->name == t.name))
-      return Internal("safetensors: tensor name '{}' is empty, reserved or not unique", t.name);
-    uint64_t count = 1;
-    for (int64_t d : t.shape) count *= static_cast<uint64_t>(d);
-    if (count * DTypeSize(t.dtype) != t.data.size())
-      return Internal("safetensors: tensor '{}': {} bytes for {} {}", t.name, t.data.size(),
-                      SafetensorsDTypeName(t.dtype), ShapeText(t.shape));
-    header[t.name] = {{"dtype", SafetensorsDTypeName(t.dtype)},
-                      {"shape", t.shape},
-                      {"data_offsets", {at, at + t.data.size()}}};
-    at += t.data.size();
-  }
-  if (!metadata.empty()) header["__metadata__"] = metadata;
-  std::string text = header.dump(-1, ' ', false, Json::error_handler_t::replace);
-  text.append((8 - text.size() % 8) % 8, ' ');  // the data starts 8-byte aligned
-  std::string out(8, '\0');
-  uint64_t n = text.size();
-  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  out.reserve(8 + text.size() + at);
-  out += text;
-  for (const SafetensorsTensor* t : order) out.append(t->data);
-  return out;
-}
-
-StatusOr<SafetensorsFile> ParseSafetensors(std::string bytes, const std::string& source) {
-  SafetensorsFile file;
-  file.bytes = std::make_shared<const std::string>(std::move(bytes));
-  const std::string& b = *file.bytes;
-  if (b.size() < 8)
-    return InvalidInput("{}: {} bytes: too short for a safetensors file (8-byte header length)",
-                        source, b.size());
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= uint64_t{static_cast<uint8_t>(b[i])} << (8 * i);
-  if (n > kMaxHeaderBytes || n > b.size() - 8)
-    return InvalidInput("{}: header length {} does not fit the file ({} bytes)", source, n,
-                        b.size());
-  Json header = Json::parse(b.begin() + 8, b.begin() + 8 + static_cast<std::ptrdiff_t>(n), nullptr,
-                            /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object())
-    return InvalidInput("{}: the header is not a JSON object", source);
-  const uint64_t data_at = 8 + n, data_bytes = b.size() - data_at;
-  std::vector<Entry> entries;
-  for (const auto& [name, value] : header.items()) {
-    if (name == "__metadata__") {
-      if (!value.is_object()) return InvalidInput("{}: __metadata__ is not an object", source);
-      for (const auto& [key, v] : value.items()) {
-        if (!v.is_string())
-          return InvalidInput("{}: __metadata__ '{}' is not a string", source, key);
-        file.metadata[key] = v.get<std::string>();
-      }
-      continue;
-    }
-    A8_ASSIGN_OR_RETURN(
-        Entry e, ParseEntry(name, value, data_bytes, fmt::format("{}: tensor '{}'", source, name)));
-    entries.push_back(std::move(e));
-  }
-  // The tensors tile the data exactly, as the safetensors reference reader requires.
-  std::sort(entries.begin(), entries.end(), [](const Entry& x, const Entry& y) {
-    return x.begin < y.begin || (x.begin == y.begin && x.end < y.end);
-  });
-  uint64_t at = 0;
-  for (const Entry& e : entries) {
-    if (e.begin != at)
-      return InvalidInput("{}: tensor '{}': data_offsets [{}, {}] {} the previous tensor's end {}",
-                          source, e.tensor.name, e.begin, e.end,
-                          e.begin < at ? "overlap" : "leave a gap after", at);
-    at = e.end;
-  }
-  if (at != data_bytes)
-    return InvalidInput("{}: the tensors hold {} bytes, the file has {} bytes of data", source, at,
-                        data_bytes);
-  for (Entry& e : entries) {
-    e.tensor.data = std::string_view(b).substr(data_at + e.begin, e.end - e.begin);
-    file.tensors.push_back(std::move(e.tensor));
-  }
-  return file;
-}
 
 std::string PlanHash(const plan::Plan& plan) {
   std::string bytes;
@@ -246,6 +98,7 @@ StatusOr<std::string> SerializeCheckpoint(const Executor& ex, const CheckpointIn
   for (const auto& [key, value] : info.extra)
     if (IsReservedKey(key) || !meta.emplace(key, value).second)
       return Internal("checkpoint metadata '{}' is reserved", key);
+  AddSafetensorsChecksums(tensors, &meta);
   return SerializeSafetensors(tensors, meta);
 }
 
@@ -254,13 +107,30 @@ Status SaveCheckpoint(const Executor& ex, const CheckpointInfo& info, const std:
   return WriteFileAtomically(path, bytes);
 }
 
-StatusOr<CheckpointInfo> RestoreCheckpoint(Executor& ex, std::string bytes,
-                                           const std::string& source) {
+NonFiniteCount CountNonFinite(const SafetensorsTensor& t) {
+  switch (t.dtype) {
+    case DType::kF32:
+      return CountExponentAllOnes<uint32_t>(t.data, 0x7f800000u);
+    case DType::kF64:
+      return CountExponentAllOnes<uint64_t>(t.data, 0x7ff0000000000000ull);
+    case DType::kF16:
+      return CountExponentAllOnes<uint16_t>(t.data, 0x7c00);
+    case DType::kBF16:
+      return CountExponentAllOnes<uint16_t>(t.data, 0x7f80);
+    default:
+      return {};
+  }
+}
+
+StatusOr<SafetensorsFile> ParseCheckpointFile(std::string bytes, const std::string& source) {
   A8_ASSIGN_OR_RETURN(SafetensorsFile file, ParseSafetensors(std::move(bytes), source));
   auto meta = [&](const char* key) -> std::string {
     auto it = file.metadata.find(key);
     return it == file.metadata.end() ? "" : it->second;
   };
+  // The checksums first: a flipped bit in the metadata must not pass for another format.
+  const bool checked = HasSafetensorsChecksums(file);
+  if (checked) A8_RETURN_IF_ERROR(VerifySafetensorsChecksums(file, source));
   if (meta("format") != kCheckpointFormat)
     return InvalidInput("{}: not an a800c checkpoint (__metadata__ 'format' is '{}', not '{}')",
                         source, meta("format"), kCheckpointFormat);
@@ -271,6 +141,20 @@ StatusOr<CheckpointInfo> RestoreCheckpoint(Executor& ex, std::string bytes,
   if (version > kCheckpointFormatVersion)
     return InvalidInput("{}: checkpoint format version {} is newer than this a800c reads ({})",
                         source, version, kCheckpointFormatVersion);
+  if (version >= 2 && !checked)
+    return InvalidInput("{}: checkpoint format version {} carries checksums, this file has none",
+                        source, version);
+  return file;
+}
+
+StatusOr<CheckpointInfo> RestoreCheckpoint(Executor& ex, std::string bytes,
+                                           const std::string& source,
+                                           const RestoreOptions& options) {
+  A8_ASSIGN_OR_RETURN(SafetensorsFile file, ParseCheckpointFile(std::move(bytes), source));
+  auto meta = [&](const char* key) -> std::string {
+    auto it = file.metadata.find(key);
+    return it == file.metadata.end() ? "" : it->second;
+  };
   const plan::Plan& p = ex.plan();
   std::string plan_hash = PlanHash(p);
   if (meta("plan_hash") != plan_hash)
@@ -304,6 +188,15 @@ StatusOr<CheckpointInfo> RestoreCheckpoint(Executor& ex, std::string bytes,
       return InvalidInput("{}: tensor '{}': the file holds {} {}, the plan's buffer is {} {}",
                           source, t.name, SafetensorsDTypeName(t.dtype), ShapeText(t.shape),
                           SafetensorsDTypeName(want), ShapeText(shape));
+    if (!options.allow_nonfinite) {
+      if (NonFiniteCount bad = CountNonFinite(t); bad.count > 0)
+        return InvalidInput(
+            "{}: tensor '{}' ({} of the plan) holds {} non-finite value{} (NaN or Inf; the first "
+            "at element {}): the run that saved it had diverged; --allow-nonfinite resumes from "
+            "it anyway",
+            source, t.name, PlanBufferRoleName(b.role()), bad.count, bad.count == 1 ? "" : "s",
+            bad.first);
+    }
     copies.emplace_back(id, &t);
     by_name.erase(it);
   }
@@ -325,13 +218,14 @@ StatusOr<CheckpointInfo> RestoreCheckpoint(Executor& ex, std::string bytes,
   return info;
 }
 
-StatusOr<CheckpointInfo> LoadCheckpoint(Executor& ex, const std::string& path) {
+StatusOr<CheckpointInfo> LoadCheckpoint(Executor& ex, const std::string& path,
+                                        const RestoreOptions& options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return InvalidInput("{}: cannot open file", path);
   std::ostringstream ss;
   ss << in.rdbuf();
   if (in.bad()) return InvalidInput("{}: read error", path);
-  return RestoreCheckpoint(ex, ss.str(), path);
+  return RestoreCheckpoint(ex, ss.str(), path, options);
 }
 
 }  // namespace a8

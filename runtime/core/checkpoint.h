@@ -27,38 +27,14 @@
 #include "compiler/ir/types.h"
 #include "compiler/plan/plan.pb.h"
 #include "runtime/core/executor.h"
+#include "runtime/core/safetensors.h"
 
 namespace a8 {
 
 inline constexpr char kCheckpointFormat[] = "a800c-checkpoint";
-inline constexpr int kCheckpointFormatVersion = 1;
-
-// One tensor of a safetensors file: a view of bytes owned elsewhere.
-struct SafetensorsTensor {
-  std::string name;
-  DType dtype = DType::kF32;
-  std::vector<int64_t> shape;
-  std::string_view data;
-};
-
-struct SafetensorsFile {
-  // The whole file; every tensor's data views into it (shared, so that copies stay valid).
-  std::shared_ptr<const std::string> bytes;
-  std::vector<SafetensorsTensor> tensors;  // in file order of their data
-  std::map<std::string, std::string> metadata;
-};
-
-// "F32", "BF16", ... (the safetensors dtype names); ParseSafetensorsDType is its inverse.
-const char* SafetensorsDTypeName(DType dtype);
-StatusOr<DType> ParseSafetensorsDType(std::string_view name);
-
-// Serialises tensors (laid out in name order; names must be unique) with `metadata`.
-StatusOr<std::string> SerializeSafetensors(const std::vector<SafetensorsTensor>& tensors,
-                                           const std::map<std::string, std::string>& metadata);
-// Parses and validates a whole file: header length, JSON, every entry's dtype, shape and
-// offsets (inside the data, sized by dtype and shape, not overlapping, covering all of it).
-// Errors are InvalidInput naming `source` and the tensor.
-StatusOr<SafetensorsFile> ParseSafetensors(std::string bytes, const std::string& source);
+// 2: every tensor and the metadata carry a CRC-32C (safetensors.h). Version 1 files (no
+// checksums) are still read.
+inline constexpr int kCheckpointFormatVersion = 2;
 
 // What a checkpoint records besides the tensors.
 struct CheckpointInfo {
@@ -76,11 +52,31 @@ std::string PlanHash(const plan::Plan& plan);
 Status SaveCheckpoint(const Executor& ex, const CheckpointInfo& info, const std::string& path);
 StatusOr<std::string> SerializeCheckpoint(const Executor& ex, const CheckpointInfo& info);
 
-// Reads `path`, checks it against the executor's plan (format, plan hash, the set of tensors,
-// each dtype and shape) and only then overwrites the parameters and state and sets the step
-// counter. Returns the recorded info.
-StatusOr<CheckpointInfo> LoadCheckpoint(Executor& ex, const std::string& path);
+struct RestoreOptions {
+  // Accept NaN and Inf in parameters and optimizer state (a diverged run's checkpoint).
+  bool allow_nonfinite = false;
+};
+
+// Reads `path`, checks it (the checksums of every tensor and of the metadata, then against the
+// executor's plan: format, plan hash, the set of tensors, each dtype and shape; no NaN or Inf in
+// a float tensor unless allowed) and only then overwrites the parameters and state and sets the
+// step counter. Returns the recorded info. On an error the executor is unchanged.
+StatusOr<CheckpointInfo> LoadCheckpoint(Executor& ex, const std::string& path,
+                                        const RestoreOptions& options = {});
 StatusOr<CheckpointInfo> RestoreCheckpoint(Executor& ex, std::string bytes,
-                                           const std::string& source);
+                                           const std::string& source,
+                                           const RestoreOptions& options = {});
+
+// The checks of a checkpoint file that need no plan: safetensors layout, format and version,
+// the checksums (required from version 2 on). Returns the parsed file.
+StatusOr<SafetensorsFile> ParseCheckpointFile(std::string bytes, const std::string& source);
+
+// NaN and Inf among a float tensor's elements (F32, F16, BF16, F64; 0 for other dtypes), and
+// the index of the first (-1 when none).
+struct NonFiniteCount {
+  int64_t count = 0;
+  int64_t first = -1;
+};
+NonFiniteCount CountNonFinite(const SafetensorsTensor& t);
 
 }  // namespace a8

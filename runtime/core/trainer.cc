@@ -7,6 +7,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/optim.h"
 #include "runtime/core/checkpoint.h"
+#include "runtime/core/checkpoint_files.h"
 
 namespace a8 {
 namespace {
@@ -145,13 +146,37 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
     observer.OnEval(s.eval);
     return Status::Ok();
   };
+  // --keep-best: the lowest eval loss of the checkpoints kept so far (this run's or earlier).
+  double best_loss = 0;
+  bool has_best = options.keep_best && BestEvalLoss(options.checkpoint, &best_loss);
+  bool save_best = false;  // this step's evaluation beat every saved one
   auto save = [&]() -> Status {
     CheckpointInfo info;
     info.seed = options.seed;
     info.extra = options.checkpoint_extra;
-    A8_RETURN_IF_ERROR(SaveCheckpoint(ex, info, options.checkpoint));
+    if (s.has_eval && evaluated_at == ex.step() && std::isfinite(s.eval.loss))
+      info.extra["eval_loss"] = fmt::format("{}", s.eval.loss);
+    A8_ASSIGN_OR_RETURN(std::string bytes, SerializeCheckpoint(ex, info));
+    const bool numbered = options.keep_checkpoints > 0;
+    A8_RETURN_IF_ERROR(WriteCheckpointFiles(options.checkpoint, ex.step(), numbered, bytes));
+    if (numbered) {
+      A8_RETURN_IF_ERROR(
+          PruneCheckpoints(options.checkpoint, options.keep_checkpoints, options.keep_best)
+              .status());
+    }
     saved_at = ex.step();
-    observer.OnSave(options.checkpoint, saved_at);
+    save_best = false;
+    observer.OnSave(
+        numbered ? StepCheckpointPath(options.checkpoint, saved_at) : options.checkpoint, saved_at);
+    return Status::Ok();
+  };
+  auto evaluate_and_rank = [&]() -> Status {
+    A8_RETURN_IF_ERROR(evaluate());
+    if (options.keep_best && std::isfinite(s.eval.loss) && (!has_best || s.eval.loss < best_loss)) {
+      best_loss = s.eval.loss;
+      has_best = true;
+      save_best = !options.checkpoint.empty();
+    }
     return Status::Ok();
   };
   while (ex.step() < options.total_steps) {
@@ -193,13 +218,16 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
       }
     }
     if (eval != nullptr && options.eval_every > 0 && rec.step % options.eval_every == 0)
-      A8_RETURN_IF_ERROR(evaluate());
-    if (!options.checkpoint.empty() && options.save_every > 0 && rec.step % options.save_every == 0)
+      A8_RETURN_IF_ERROR(evaluate_and_rank());
+    if (!options.checkpoint.empty() &&
+        (save_best || (options.save_every > 0 && rec.step % options.save_every == 0)))
       A8_RETURN_IF_ERROR(save());
   }
   s.last_step = ex.step();
-  if (eval != nullptr && evaluated_at != ex.step()) A8_RETURN_IF_ERROR(evaluate());
-  if (!options.checkpoint.empty() && saved_at != ex.step() && s.last_step > s.first_step)
+  if (eval != nullptr && evaluated_at != ex.step()) A8_RETURN_IF_ERROR(evaluate_and_rank());
+  // (Again when the final evaluation made the step's checkpoint the best: it records the loss.)
+  if (!options.checkpoint.empty() && (saved_at != ex.step() || save_best) &&
+      s.last_step > s.first_step)
     A8_RETURN_IF_ERROR(save());
   return s;
 }

@@ -64,6 +64,11 @@ struct TrainOptions {
   int64_t eval_every = 0;   // 0: evaluate only at the end (when there is an eval set)
   std::string checkpoint;   // "" for none
   int64_t save_every = 0;   // 0: save only at the end
+  // > 0: every save also writes a step-numbered checkpoint and keeps the newest this many
+  // (checkpoint_files.h); with keep_best, also the one of the lowest eval loss, and a step whose
+  // evaluation beats every saved one is saved.
+  int64_t keep_checkpoints = 0;
+  bool keep_best = false;
   uint64_t seed = 0;
   std::map<std::string, std::string> checkpoint_extra = {};
 };

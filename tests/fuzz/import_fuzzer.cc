@@ -1,8 +1,7 @@
 // libFuzzer target for the ONNX importer: any byte string must give a graph that verifies and
 // shape-infers, or a clean error. Never a crash, a hang or a sanitizer report.
 //
-//   cmake -S . -B build-fuzz -G Ninja -DA800C_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 ...
-//   build-fuzz/bin/a8_import_fuzzer -max_total_time=60 CORPUS_DIR
+//   tools/fuzz.sh 1 import    (build-fuzz, seeds tests/fuzz/corpus/import, tests/fuzz/import.dict)
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -6,8 +6,7 @@
 // Each input is read twice: as it is, and with its header checksum made right, so that
 // mutations reach the message decoder and the field checks instead of stopping at the CRC.
 //
-//   cmake -S . -B build-fuzz -G Ninja -DA800C_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++-14 ...
-//   build-fuzz/bin/a8_plan_fuzzer -max_total_time=60 CORPUS_DIR
+//   tools/fuzz.sh 1 plan      (build-fuzz, seeds tests/fuzz/corpus/plan, tests/fuzz/plan.dict)
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -207,7 +207,7 @@ TEST(CheckpointTest, TheFileHoldsParametersStateAndMetadata) {
   for (const SafetensorsTensor& t : file->tensors) names.push_back(t.name);
   EXPECT_EQ(names, (std::vector<std::string>{"W", "step"}));
   EXPECT_EQ(file->metadata.at("format"), kCheckpointFormat);
-  EXPECT_EQ(file->metadata.at("format_version"), "1");
+  EXPECT_EQ(file->metadata.at("format_version"), "2");
   EXPECT_EQ(file->metadata.at("step"), "1");
   EXPECT_EQ(file->metadata.at("seed"), "9");
   EXPECT_EQ(file->metadata.at("plan_hash"), PlanHash(ex->plan()));
@@ -222,8 +222,11 @@ TEST(CheckpointTest, RefusedCheckpointsNameTheProblemAndChangeNothing) {
   // Rebuilds the checkpoint with `edit` applied to its tensors and metadata.
   auto rebuild = [&](auto edit) {
     std::vector<SafetensorsTensor> tensors = file.tensors;
-    std::map<std::string, std::string> meta = file.metadata;
+    std::map<std::string, std::string> meta;
+    for (const auto& [k, v] : file.metadata)
+      if (k.rfind(kSafetensorsCrcPrefix, 0) != 0) meta[k] = v;
     edit(tensors, meta);
+    AddSafetensorsChecksums(tensors, &meta);  // valid checksums: the checks behind them run
     return *SerializeSafetensors(tensors, meta);
   };
   using T = std::vector<SafetensorsTensor>;
@@ -239,7 +242,7 @@ TEST(CheckpointTest, RefusedCheckpointsNameTheProblemAndChangeNothing) {
   std::vector<Case> cases = {
       {*SerializeCheckpoint(*Make(other), {}), {"another plan", "resume with the plan"}},
       {rebuild([](T&, M& m) { m.erase("format"); }), {"not an a800c checkpoint"}},
-      {rebuild([](T&, M& m) { m["format_version"] = "2"; }), {"version 2 is newer"}},
+      {rebuild([](T&, M& m) { m["format_version"] = "3"; }), {"version 3 is newer"}},
       {rebuild([](T&, M& m) { m["step"] = "x"; }), {"'step' 'x'"}},
       {rebuild([](T& t, M&) { t.pop_back(); }), {"tensor 'step'", "missing"}},
       {rebuild([&](T& t, M&) {
