@@ -32,6 +32,8 @@
 #include "runtime/core/npy.h"
 #include "runtime/core/output_paths.h"
 #include "runtime/core/progress.h"
+#include "runtime/core/rank_sync.h"
+#include "runtime/core/synthetic.h"
 #include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/device/device_backend.h"
@@ -114,65 +116,6 @@ int ListKernels(const std::string& backend) {
 a8::DType DTypeOf(const a8::plan::Buffer& b) { return static_cast<a8::DType>(b.type().dtype()); }
 std::vector<int64_t> DimsOf(const a8::plan::Buffer& b) {
   return {b.type().dims().begin(), b.type().dims().end()};
-}
-
-// The exclusive upper bound of integer input `id` from its first consumer that indexes with it;
-// a training plan's labels are class indices below the logits' last dim.
-int64_t IndexBound(const a8::plan::Plan& plan, int id) {
-  if (plan.training() && plan.train().labels() == plan.buffers(id).name() &&
-      a8::NumClasses(plan) > 0)
-    return a8::NumClasses(plan);
-  for (const a8::plan::Kernel& k : plan.kernels()) {
-    auto attr_int = [&](const char* n, int64_t d) {
-      for (const auto& a : k.attrs())
-        if (a.name() == n && a.has_i()) return a.i();
-      return d;
-    };
-    auto dim_of = [&](int buffer, int64_t axis) -> int64_t {
-      if (buffer < 0) return 2;
-      const auto& t = plan.buffers(buffer).type();
-      int64_t r = t.dims_size();
-      if (axis < 0) axis += r;
-      return axis >= 0 && axis < r ? t.dims(static_cast<int>(axis)) : 2;
-    };
-    const std::string& op = k.op();
-    if ((op == "Gather" || op == "GatherElements") && k.inputs_size() > 1 && k.inputs(1) == id)
-      return dim_of(k.inputs(0), attr_int("axis", 0));
-    if (op == "OneHot" && k.inputs_size() > 0 && k.inputs(0) == id && k.outputs_size() > 0)
-      return dim_of(k.outputs(0), attr_int("axis", -1));
-    if ((op == "SoftmaxCrossEntropyLoss" || op == "NegativeLogLikelihoodLoss") &&
-        k.inputs_size() > 1 && k.inputs(1) == id)
-      return dim_of(k.inputs(0), 1);
-  }
-  return 2;
-}
-
-// Seeded random data for input buffer `b` at step `step`: normal floats (uniform in [0, 1) for
-// the labels of a binary cross-entropy), integers in [0, IndexBound).
-a8::Status FillSynthetic(const a8::plan::Plan& plan, const a8::plan::Buffer& b, uint64_t seed,
-                         int64_t step, uint8_t* dst) {
-  std::seed_seq seq{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32),
-                    static_cast<uint32_t>(step), static_cast<uint32_t>(b.id())};
-  std::mt19937_64 rng(seq);
-  a8::DType t = DTypeOf(b);
-  int64_t n = 1;
-  for (int64_t d : b.type().dims()) n *= d;
-  if (a8::IsFloat(t)) {
-    bool unit = plan.training() && plan.train().labels() == b.name() &&
-                plan.train().loss_kind() == "bce_logits";
-    std::normal_distribution<double> normal(0.0, 1.0);
-    std::uniform_real_distribution<double> uniform(0.0, 1.0);
-    std::vector<double> v(static_cast<size_t>(n));
-    for (double& x : v) x = unit ? uniform(rng) : normal(rng);
-    return a8::cpu::Cast(a8::DType::kF64, t, n, v.data(), dst);
-  }
-  int64_t bound = t == a8::DType::kBool ? 2 : std::max<int64_t>(IndexBound(plan, b.id()), 1);
-  if (t == a8::DType::kI8) bound = std::min<int64_t>(bound, 128);
-  if (t == a8::DType::kU8) bound = std::min<int64_t>(bound, 256);
-  std::uniform_int_distribution<int64_t> dist(0, bound - 1);
-  std::vector<int64_t> v(static_cast<size_t>(n));
-  for (int64_t& x : v) x = dist(rng);
-  return a8::cpu::Cast(a8::DType::kI64, t, n, v.data(), dst);
 }
 
 // Splits NAME=FILE specs of `flag`.
@@ -288,77 +231,6 @@ class QuietObserver : public a8::TrainObserver {
   void OnSave(const std::string&, int64_t) override {}
 };
 
-// FNV-1a of `n` bytes, continuing from `h`: the fingerprints ranks compare.
-uint64_t Fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const uint8_t*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-
-// Data parallel, before the first step: every rank runs the same plan, and every rank starts
-// from rank 0's parameters and state (its initial values, or the checkpoint it resumed).
-a8::Status SyncRanks(a8::Communicator& comm, a8::Executor& ex, const std::string& plan_path) {
-  const std::string plan_hash = a8::PlanHash(ex.plan());
-  const uint64_t hash = Fnv1a(plan_hash.data(), plan_hash.size());
-  uint64_t lo = 0, hi = 0;
-  int lo_rank = 0, hi_rank = 0;
-  A8_RETURN_IF_ERROR(comm.MinMax(hash, &lo, &hi, &lo_rank, &hi_rank, "the same-plan check"));
-  if (lo != hi) {
-    return a8::InvalidInput(
-        "{}: rank {} and rank {} run different plans (every rank of a data-parallel run must "
-        "load the same plan file)",
-        plan_path, lo_rank, hi_rank);
-  }
-  for (int id : ex.checkpoint_buffers()) {
-    // Through host memory: the bootstrap collectives work on host bytes.
-    std::vector<uint8_t> bytes(ex.plan().buffers(id).bytes());
-    A8_RETURN_IF_ERROR(ex.ReadBuffer(id, bytes.data()));
-    A8_RETURN_IF_ERROR(comm.Broadcast(bytes.data(), static_cast<int64_t>(bytes.size()), 0,
-                                      "the broadcast of rank 0's parameters"));
-    A8_RETURN_IF_ERROR(ex.WriteBuffer(id, bytes.data()));
-  }
-  int64_t step = ex.steps_run();
-  A8_RETURN_IF_ERROR(comm.Broadcast(&step, sizeof(step), 0, "the broadcast of the step counter"));
-  ex.set_steps_run(step);
-  return a8::Status::Ok();
-}
-
-// Data parallel, after the last step: every rank must hold the same parameters (they start
-// equal and take the same averaged update each step); a difference is a bug, reported with the
-// ranks that disagree rather than left to surface as a silently wrong checkpoint.
-a8::Status CheckParametersAgree(a8::Communicator& comm, const a8::Executor& ex) {
-  uint64_t h = 1469598103934665603ull;
-  for (int id : ex.checkpoint_buffers()) {
-    const a8::plan::Buffer& b = ex.plan().buffers(id);
-    // The weights, and the loss scaler's and the step control's state (a8.*): the optimizer
-    // moments follow from them; running statistics may differ (each rank's own batches).
-    if (b.role() != a8::plan::Buffer::PARAMETER && b.name().rfind("a8.", 0) != 0) continue;
-    // The control vector of the last step: inside an --accumulate window it holds this rank's
-    // own micro-batch figures (the gradients are averaged across ranks at the update only).
-    if (b.name() == "a8.control") continue;
-    std::vector<uint8_t> bytes(b.bytes());
-    A8_RETURN_IF_ERROR(ex.ReadBuffer(id, bytes.data()));
-    h = Fnv1a(bytes.data(), b.bytes(), h);
-  }
-  uint64_t lo = 0, hi = 0;
-  int lo_rank = 0, hi_rank = 0;
-  A8_RETURN_IF_ERROR(comm.MinMax(h, &lo, &hi, &lo_rank, &hi_rank, "the parameter check"));
-  if (lo != hi) {
-    return a8::Internal(
-        "data parallel: rank {} and rank {} hold different parameters after step {}", lo_rank,
-        hi_rank, ex.step());
-  }
-  return a8::Status::Ok();
-}
-
-// Whether the plan all-reduces its gradients (bucket-gradients ran).
-bool HasGradientBuckets(const a8::plan::Plan& plan) {
-  for (const a8::plan::Kernel& k : plan.kernels()) {
-    if (k.op() == "a8.AllReduceStart") return true;
-  }
-  return false;
-}
-
 struct RunFlags {
   std::vector<std::string> inputs, eval_inputs;
   bool synthetic = false, shuffle = false;
@@ -386,19 +258,6 @@ a8::Status WriteOutputs(const a8::Executor& ex, const std::string& dir) {
   return a8::Status::Ok();
 }
 
-// Fills the inputs the dataset does not bind with synthetic data.
-a8::Status FillRest(a8::Executor& ex, const a8::Dataset& data, uint64_t seed, int64_t step) {
-  for (const auto& bind : ex.plan().inputs()) {
-    if (data.Has(bind.name())) continue;
-    const a8::plan::Buffer& b = ex.plan().buffers(bind.buffer());
-    std::vector<uint8_t> bytes(b.bytes());
-    a8::Status s = FillSynthetic(ex.plan(), b, seed, step, bytes.data());
-    if (s.ok()) s = ex.WriteBuffer(b.id(), bytes.data());
-    if (!s.ok()) return s.WithContext("input '" + bind.name() + "'");
-  }
-  return a8::Status::Ok();
-}
-
 std::optional<std::ofstream> OpenMetrics(const std::string& path, bool append) {
   if (path.empty()) return std::nullopt;
   return std::ofstream(path, append ? std::ios::app : std::ios::trunc);
@@ -417,7 +276,7 @@ int RunInference(a8::Executor& ex, const RunFlags& f) {
   std::vector<double> times;
   for (int64_t step = 0; step < f.steps; ++step) {
     a8::Status s = data->FillWrapped(step, f.shuffle, f.seed, ex);
-    if (s.ok()) s = FillRest(ex, *data, f.seed, step);
+    if (s.ok()) s = a8::FillSyntheticInputs(ex, *data, f.seed, step);
     if (!s.ok()) return Fail(s);
     auto t0 = std::chrono::steady_clock::now();
     s = ex.Run();
@@ -443,7 +302,7 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   const a8::plan::Plan& plan = ex.plan();
   const int rank = comm != nullptr ? comm->rank() : 0;
   const int ranks = comm != nullptr ? comm->size() : 1;
-  if (ranks > 1 && !HasGradientBuckets(plan)) {
+  if (ranks > 1 && !a8::HasGradientBuckets(plan)) {
     return Fail(a8::InvalidInput(
         "{}: this plan does not all-reduce its gradients (it trains with the model's own "
         "optimizer, from its TrainingInfoProto), so it cannot train on {} ranks",
@@ -527,7 +386,7 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
       std::cout << fmt::format("resumed from {} at step {}\n", resumed_from, ex.step());
   }
   if (comm != nullptr) {
-    a8::Status s = SyncRanks(*comm, ex, plan_path);
+    a8::Status s = a8::SyncRanks(*comm, ex, plan_path);
     if (!s.ok()) return Fail(s);
   }
   int64_t total = f.epochs > 0 ? f.epochs * data->batches_per_epoch()
@@ -582,7 +441,7 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
       std::raise(SIGKILL);
     }
     A8_RETURN_IF_ERROR(train.FillTrainBatch(step, shuffle, seed, e));
-    return FillRest(e, train, synthetic_seed, step);
+    return a8::FillSyntheticInputs(e, train, synthetic_seed, step);
   };
   auto start = std::chrono::steady_clock::now();
   auto summary = a8::Train(ex, fill, eval && rank == 0 ? &*eval : nullptr, opts, observer);
@@ -590,7 +449,7 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   printer.EndLine();
   if (!summary.ok()) return Fail(summary.status().WithContext(plan_path));
   if (comm != nullptr) {
-    a8::Status agree = CheckParametersAgree(*comm, ex);
+    a8::Status agree = a8::CheckParametersAgree(*comm, ex);
     if (!agree.ok()) return Fail(agree);
     if (rank == 0) {
       std::cout << fmt::format("{}: parameters and step state identical on all {} ranks\n",
