@@ -172,6 +172,10 @@ StatusOr<PolicyFile> ReadPolicyFile(const std::string& path) {
   if (!in) return InvalidInput("--policy: {}: no such file", path);
   std::stringstream text;
   text << in.rdbuf();
+  // nlohmann's parser stops at a NUL byte and ignores what follows: refuse it, never half-read.
+  if (text.str().find('\0') != std::string::npos) {
+    return InvalidInput("--policy: {}: not valid JSON (it holds a NUL byte)", path);
+  }
   nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return InvalidInput("--policy: {}: not valid JSON", path);
   if (!j.is_object()) return InvalidInput("--policy: {}: expected a JSON object", path);
