@@ -8,24 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
 #include "passes/cleanup/dce.h"
+#include "tests/unit/ir_test_util.h"
 
 namespace a8 {
 namespace {
 
-std::unique_ptr<Graph> Parse(const std::string& text) {
-  auto g = ParseIr(text);
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  return g.ok() ? std::move(*g) : nullptr;
-}
-
-int CountOp(const Graph& g, const std::string& op) {
-  int count = 0;
-  for (const Node* n : g.nodes()) count += n->op() == op ? 1 : 0;
-  return count;
-}
+using ::a8::testing::CountOp;
+using ::a8::testing::ParseOrFail;
 
 // Runs CSE then DCE (CSE moves uses; the dead duplicates go with DCE); returns CSE's verdict.
 bool RunCse(Graph& g) {
@@ -37,7 +28,7 @@ bool RunCse(Graph& g) {
 }
 
 TEST(CommonSubexpressionEliminationTest, MergesEqualComputationsWhateverTheirNames) {
-  auto g = Parse(R"(graph @t {
+  auto g = ParseOrFail(R"(graph @t {
   input %x : f32[2,3]
   %a = Softmax(%x) {axis=1} : f32[2,3] loc("first")
   %b = Softmax(%x) {axis=1} : f32[2,3] loc("second")
@@ -54,7 +45,7 @@ TEST(CommonSubexpressionEliminationTest, MergesEqualComputationsWhateverTheirNam
 }
 
 TEST(CommonSubexpressionEliminationTest, DifferentAttributesOrInputOrderStaySeparate) {
-  auto g = Parse(R"(graph @t {
+  auto g = ParseOrFail(R"(graph @t {
   input %x : f32[2,3]
   input %z : f32[2,3]
   %a = Softmax(%x) {axis=1} : f32[2,3]
@@ -73,7 +64,7 @@ TEST(CommonSubexpressionEliminationTest, DifferentAttributesOrInputOrderStaySepa
 }
 
 TEST(CommonSubexpressionEliminationTest, RandomOpsNeverMerge) {
-  auto g = Parse(R"(graph @t {
+  auto g = ParseOrFail(R"(graph @t {
   input %x : f32[4]
   const %ratio : f32[] = [0.5]
   const %train : bool[] = [1]
@@ -90,7 +81,7 @@ TEST(CommonSubexpressionEliminationTest, RandomOpsNeverMerge) {
 }
 
 TEST(CommonSubexpressionEliminationTest, ADuplicateGraphOutputKeepsItsName) {
-  auto g = Parse(R"(graph @t {
+  auto g = ParseOrFail(R"(graph @t {
   input %x : f32[2]
   %a = Relu(%x) : f32[2]
   %b = Relu(%x) : f32[2]

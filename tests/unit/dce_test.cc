@@ -8,17 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
+#include "tests/unit/ir_test_util.h"
 
 namespace a8 {
 namespace {
 
-std::unique_ptr<Graph> Parse(const std::string& text) {
-  auto g = ParseIr(text);
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  return g.ok() ? std::move(*g) : nullptr;
-}
+using ::a8::testing::ParseOrFail;
 
 std::vector<std::string> NodeNames(const Graph& g) {
   std::vector<std::string> names;
@@ -27,7 +23,7 @@ std::vector<std::string> NodeNames(const Graph& g) {
 }
 
 TEST(DeadCodeEliminationTest, RemovesADeadChainInOneRunAndKeepsTheInterface) {
-  auto g = Parse(R"(graph @t {
+  auto g = ParseOrFail(R"(graph @t {
   input %x : f32[3]
   input %unused_input : f32[3]
   param %w : f32[3] = [1, 2, 3]
@@ -61,7 +57,7 @@ TEST(DeadCodeEliminationTest, RemovesADeadChainInOneRunAndKeepsTheInterface) {
 }
 
 TEST(DeadCodeEliminationTest, KeepsGraphOutputsAndNodesUsedOnlyByThem) {
-  auto g = Parse(R"(graph @t {
+  auto g = ParseOrFail(R"(graph @t {
   input %x : f32[2]
   %a = Relu(%x) : f32[2]
   %b = Neg(%a) : f32[2]
@@ -77,7 +73,7 @@ TEST(DeadCodeEliminationTest, KeepsGraphOutputsAndNodesUsedOnlyByThem) {
 }
 
 TEST(DeadCodeEliminationTest, RemoveDeadCodeCountsNodesAndConstants) {
-  auto g = Parse(R"(graph @t {
+  auto g = ParseOrFail(R"(graph @t {
   input %x : f32[2]
   const %c : f32[2] = [1, 2]
   %a = Add(%x, %c) : f32[2]

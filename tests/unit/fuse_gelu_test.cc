@@ -7,23 +7,14 @@
 
 #include <string>
 
-#include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
+#include "tests/unit/ir_test_util.h"
 
 namespace a8 {
 namespace {
 
-std::unique_ptr<Graph> Parse(const std::string& text) {
-  auto g = ParseIr(text);
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  return g.ok() ? std::move(*g) : nullptr;
-}
-
-int CountOp(const Graph& g, const std::string& op) {
-  int count = 0;
-  for (const Node* n : g.nodes()) count += n->op() == op ? 1 : 0;
-  return count;
-}
+using ::a8::testing::CountOp;
+using ::a8::testing::ParseOrFail;
 
 // ((x * (erf(x / sqrt2) + 1)) * 0.5) with the given divisor and half constants.
 std::string BertGelu(const std::string& sqrt2, const std::string& half) {
@@ -44,7 +35,7 @@ std::string BertGelu(const std::string& sqrt2, const std::string& half) {
 }
 
 TEST(FuseGeluTest, BertsFormBecomesOneGeluUnderTheOutputsName) {
-  auto g = Parse(BertGelu("1.4142135", "0.5"));
+  auto g = ParseOrFail(BertGelu("1.4142135", "0.5"));
   ASSERT_NE(g, nullptr);
   FuseGelu pass;
   auto changed = pass.Run(*g);
@@ -63,7 +54,7 @@ TEST(FuseGeluTest, BertsFormBecomesOneGeluUnderTheOutputsName) {
 }
 
 TEST(FuseGeluTest, TheReciprocalFormWithOperandsSwappedFusesToo) {
-  auto g = Parse(R"(graph @t opsets {"" = 20} {
+  auto g = ParseOrFail(R"(graph @t opsets {"" = 20} {
   input %x : f32[3]
   const %rsqrt2 : f32[] = [0.70710678]
   const %one : f32[] = [1.0]
@@ -85,7 +76,7 @@ TEST(FuseGeluTest, TheReciprocalFormWithOperandsSwappedFusesToo) {
 TEST(FuseGeluTest, OtherConstantsAreNotGelu) {
   for (auto [sqrt2, half] :
        {std::pair<const char*, const char*>{"1.5", "0.5"}, {"1.4142135", "3.0"}}) {
-    auto g = Parse(BertGelu(sqrt2, half));
+    auto g = ParseOrFail(BertGelu(sqrt2, half));
     ASSERT_NE(g, nullptr);
     auto changed = FuseGelu().Run(*g);
     ASSERT_TRUE(changed.ok());
@@ -95,7 +86,7 @@ TEST(FuseGeluTest, OtherConstantsAreNotGelu) {
 }
 
 TEST(FuseGeluTest, AnInnerValueWithAnotherUseIsLeftAlone) {
-  auto g = Parse(R"(graph @t opsets {"" = 20} {
+  auto g = ParseOrFail(R"(graph @t opsets {"" = 20} {
   input %x : f32[3]
   const %sqrt2 : f32[] = [1.4142135]
   const %one : f32[] = [1.0]

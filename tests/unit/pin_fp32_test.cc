@@ -9,18 +9,15 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/ir/parser.h"
 #include "passes/mixed_precision/assign_precision.h"
 #include "passes/mixed_precision/policy.h"
+#include "tests/unit/ir_test_util.h"
 
 namespace a8 {
 namespace {
 
-std::unique_ptr<Graph> Parse(const std::string& text) {
-  auto g = ParseIr(text);
-  EXPECT_TRUE(g.ok()) << g.status().message();
-  return g.ok() ? std::move(*g) : nullptr;
-}
+using ::a8::testing::NodeNamed;
+using ::a8::testing::ParseOrFail;
 
 // MatMul (allow) -> LayerNormalization (deny) -> MatMul.
 constexpr const char* kLayerNorm = R"(graph @t opsets {"" = 17} {
@@ -34,14 +31,6 @@ constexpr const char* kLayerNorm = R"(graph @t opsets {"" = 17} {
   output %y
 })";
 
-const Node* NodeAt(const Graph& g, const std::string& loc_name) {
-  for (const Node* n : g.nodes()) {
-    if (n->name() == loc_name) return n;
-  }
-  ADD_FAILURE() << "no node " << loc_name;
-  return nullptr;
-}
-
 StatusOr<bool> AssignThenPin(Graph& g, PrecisionMode mode,
                              std::vector<PrecisionOverride> overrides = {}) {
   g.precision = PrecisionConfig{};
@@ -53,43 +42,43 @@ StatusOr<bool> AssignThenPin(Graph& g, PrecisionMode mode,
 }
 
 TEST(PinFp32Test, LayerNormReadingF16GetsAnF16EdgeAndFp32Statistics) {
-  auto g = Parse(kLayerNorm);
+  auto g = ParseOrFail(kLayerNorm);
   ASSERT_NE(g, nullptr);
   auto changed = AssignThenPin(*g, PrecisionMode::kAmp);
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   EXPECT_TRUE(*changed);
-  const Node* ln = NodeAt(*g, "ln");
+  const Node* ln = NodeNamed(*g, "ln");
   ASSERT_NE(ln, nullptr);
   EXPECT_EQ(ln->GetString("a8.precision", ""), "f32");
   EXPECT_EQ(EdgePrecision(*ln), DType::kF16);
-  EXPECT_FALSE(EdgePrecision(*NodeAt(*g, "mm0")).has_value());
+  EXPECT_FALSE(EdgePrecision(*NodeNamed(*g, "mm0")).has_value());
 }
 
 TEST(PinFp32Test, Bf16ModeGivesABf16Edge) {
-  auto g = Parse(kLayerNorm);
+  auto g = ParseOrFail(kLayerNorm);
   ASSERT_NE(g, nullptr);
   ASSERT_TRUE(AssignThenPin(*g, PrecisionMode::kBf16).ok());
-  EXPECT_EQ(EdgePrecision(*NodeAt(*g, "ln")), DType::kBF16);
+  EXPECT_EQ(EdgePrecision(*NodeNamed(*g, "ln")), DType::kBF16);
 }
 
 TEST(PinFp32Test, AUserOverrideGetsNoEdge) {
-  auto g = Parse(kLayerNorm);
+  auto g = ParseOrFail(kLayerNorm);
   ASSERT_NE(g, nullptr);
   ASSERT_TRUE(
       AssignThenPin(*g, PrecisionMode::kAmp, {PrecisionOverride::Fp32Ops({"LayerNormalization"})})
           .ok());
-  const Node* ln = NodeAt(*g, "ln");
+  const Node* ln = NodeNamed(*g, "ln");
   EXPECT_EQ(ln->GetString("a8.precision", ""), "f32");
   EXPECT_FALSE(EdgePrecision(*ln).has_value());
 }
 
 TEST(PinFp32Test, Fp32ModeChangesNothing) {
-  auto g = Parse(kLayerNorm);
+  auto g = ParseOrFail(kLayerNorm);
   ASSERT_NE(g, nullptr);
   auto changed = AssignThenPin(*g, PrecisionMode::kFp32);
   ASSERT_TRUE(changed.ok());
   EXPECT_FALSE(*changed);
-  EXPECT_FALSE(EdgePrecision(*NodeAt(*g, "ln")).has_value());
+  EXPECT_FALSE(EdgePrecision(*NodeNamed(*g, "ln")).has_value());
 }
 
 }  // namespace

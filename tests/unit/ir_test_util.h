@@ -1,0 +1,35 @@
+// Helpers for the pass tests that start from IR text: parse (a GoogleTest failure and nullptr
+// when the text does not parse), count ops, find a node by its name.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/parser.h"
+
+namespace a8::testing {
+
+inline std::unique_ptr<Graph> ParseOrFail(const std::string& text) {
+  auto g = ParseIr(text);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  return g.ok() ? std::move(*g) : nullptr;
+}
+
+inline int CountOp(const Graph& g, const std::string& op) {
+  int count = 0;
+  for (const Node* n : g.nodes()) count += n->op() == op ? 1 : 0;
+  return count;
+}
+
+inline const Node* NodeNamed(const Graph& g, const std::string& name) {
+  for (const Node* n : g.nodes()) {
+    if (n->name() == name) return n;
+  }
+  ADD_FAILURE() << "no node " << name;
+  return nullptr;
+}
+
+}  // namespace a8::testing
