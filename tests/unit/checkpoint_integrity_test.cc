@@ -16,6 +16,7 @@
 #include "runtime/core/progress.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/temp_path_util.h"
+#include "tests/unit/train_executor_util.h"
 #include "tests/unit/training_test_util.h"
 
 namespace a8 {
@@ -23,26 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing::BuildTrainPlan;
+using testing::MakeTrainExecutor;
+using testing::PersistentBytes;
 using testing::RandomFloats;
-
-std::unique_ptr<Executor> Make() {
-  auto ex = Executor::Create(BuildTrainPlan(), MakeCpuBackend());
-  EXPECT_TRUE(ex.ok()) << ex.status().message();
-  return std::move(ex).value();
-}
-
-void Step(Executor& ex, uint32_t seed) {
-  std::vector<float> x = RandomFloats(4, seed);
-  ASSERT_TRUE(ex.SetInput("x", x.data(), 16).ok());
-  ASSERT_TRUE(ex.Run().ok());
-}
-
-std::string Persistent(const Executor& ex) {
-  std::string out;
-  for (int id : ex.checkpoint_buffers())
-    out.append(reinterpret_cast<const char*>(ex.BufferData(id)), ex.plan().buffers(id).bytes());
-  return out;
-}
+using testing::TrainStep;
 
 bool Has(const Status& s, const std::string& what) {
   return s.message().find(what) != std::string::npos;
@@ -76,9 +61,9 @@ TEST(CheckpointIntegrityTest, ChecksumsAreCrc32cOfEachTensorAndTheMetadata) {
 }
 
 TEST(CheckpointIntegrityTest, EverySingleBitFlipIsRefusedAndChangesNothing) {
-  auto source = Make();
-  Step(*source, 1);
-  Step(*source, 2);
+  auto source = MakeTrainExecutor();
+  TrainStep(*source, 1);
+  TrainStep(*source, 2);
   const std::string good = *SerializeCheckpoint(*source, {.seed = 3, .extra = {{"shuffle", "1"}}});
   auto file = *ParseSafetensors(good, "c");
   const size_t data_at = good.size() - [&] {
@@ -86,10 +71,10 @@ TEST(CheckpointIntegrityTest, EverySingleBitFlipIsRefusedAndChangesNothing) {
     for (const SafetensorsTensor& t : file.tensors) n += t.data.size();
     return n;
   }();
-  auto target = Make();
-  Step(*target, 9);
-  const std::string before = Persistent(*target);
-  ASSERT_TRUE(RestoreCheckpoint(*Make(), good, "c.safetensors").ok());
+  auto target = MakeTrainExecutor();
+  TrainStep(*target, 9);
+  const std::string before = PersistentBytes(*target);
+  ASSERT_TRUE(RestoreCheckpoint(*MakeTrainExecutor(), good, "c.safetensors").ok());
   int refused = 0;
   for (size_t byte = 0; byte < good.size(); ++byte) {
     for (int bit = 0; bit < 8; ++bit) {
@@ -110,7 +95,7 @@ TEST(CheckpointIntegrityTest, EverySingleBitFlipIsRefusedAndChangesNothing) {
     }
   }
   EXPECT_EQ(refused, static_cast<int>(good.size() * 8));
-  EXPECT_EQ(Persistent(*target), before);
+  EXPECT_EQ(PersistentBytes(*target), before);
   EXPECT_EQ(target->step(), 1);
 }
 
@@ -130,8 +115,8 @@ TEST(CheckpointIntegrityTest, AHeaderWithANulByteIsRefused) {
 }
 
 TEST(CheckpointIntegrityTest, NonFiniteParametersOrStateAreRefusedUnlessAllowed) {
-  auto source = Make();
-  Step(*source, 1);
+  auto source = MakeTrainExecutor();
+  TrainStep(*source, 1);
   auto file = *ParseSafetensors(*SerializeCheckpoint(*source, {}), "c");
   std::vector<float> w(4);
   std::memcpy(w.data(), file.tensors[0].data.data(), 16);
@@ -145,7 +130,7 @@ TEST(CheckpointIntegrityTest, NonFiniteParametersOrStateAreRefusedUnlessAllowed)
     if (k.rfind(kSafetensorsCrcPrefix, 0) != 0) meta[k] = v;
   AddSafetensorsChecksums(tensors, &meta);
   const std::string bytes = *SerializeSafetensors(tensors, meta);
-  auto target = Make();
+  auto target = MakeTrainExecutor();
   auto got = RestoreCheckpoint(*target, bytes, "nan.safetensors");
   ASSERT_FALSE(got.ok());
   EXPECT_TRUE(Has(got.status(), "tensor 'W' (parameter of the plan) holds 2 non-finite values"))
@@ -174,14 +159,14 @@ TEST(CheckpointIntegrityTest, CountsNonFiniteInEveryFloatDtype) {
 }
 
 TEST(CheckpointIntegrityTest, VersionOneFilesWithoutChecksumsStillRestore) {
-  auto source = Make();
-  Step(*source, 1);
+  auto source = MakeTrainExecutor();
+  TrainStep(*source, 1);
   auto file = *ParseSafetensors(*SerializeCheckpoint(*source, {}), "c");
   std::map<std::string, std::string> meta;
   for (const auto& [k, v] : file.metadata)
     if (k.rfind(kSafetensorsCrcPrefix, 0) != 0) meta[k] = v;
   meta["format_version"] = "1";
-  auto target = Make();
+  auto target = MakeTrainExecutor();
   EXPECT_TRUE(RestoreCheckpoint(*target, *SerializeSafetensors(file.tensors, meta), "v1").ok());
   meta["format_version"] = "2";  // version 2 without checksums: refused
   auto got = RestoreCheckpoint(*target, *SerializeSafetensors(file.tensors, meta), "v2");
@@ -200,7 +185,7 @@ class CheckpointFilesTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
   // Trains `ex` to `step` and saves it as the run would, with an eval loss when given.
   void SaveAt(Executor& ex, int64_t step, bool numbered, double eval_loss = -1) {
-    while (ex.step() < step) Step(ex, static_cast<uint32_t>(ex.step()));
+    while (ex.step() < step) TrainStep(ex, static_cast<uint32_t>(ex.step()));
     CheckpointInfo info;
     if (eval_loss >= 0) info.extra["eval_loss"] = fmt::format("{}", eval_loss);
     ASSERT_TRUE(WriteCheckpointFiles(path_, step, numbered, *SerializeCheckpoint(ex, info)).ok());
@@ -232,7 +217,7 @@ TEST_F(CheckpointFilesTest, StaleTemporariesOfThisCheckpointAreRemovedAndNothing
 }
 
 TEST_F(CheckpointFilesTest, KeepsTheNewestKAndTheBest) {
-  auto ex = Make();
+  auto ex = MakeTrainExecutor();
   SaveAt(*ex, 1, true, 0.5);
   SaveAt(*ex, 2, true, 0.25);  // the best
   SaveAt(*ex, 3, true, 0.75);
@@ -252,13 +237,13 @@ TEST_F(CheckpointFilesTest, KeepsTheNewestKAndTheBest) {
 }
 
 TEST_F(CheckpointFilesTest, AutoResumeTakesTheNewestThatRestores) {
-  auto target = Make();
+  auto target = MakeTrainExecutor();
   auto none = ResumeNewest(*target, path_, {});
   ASSERT_TRUE(none.ok());
   EXPECT_EQ(none->path, "");  // a first start
-  auto ex = Make();
+  auto ex = MakeTrainExecutor();
   SaveAt(*ex, 2, true);
-  const std::string at2 = Persistent(*ex);
+  const std::string at2 = PersistentBytes(*ex);
   SaveAt(*ex, 3, true);
   // The newest is torn (cut short), and the latest under the plain name is the same file.
   const std::string newest = dir_ + "/ck.step-3.safetensors";
@@ -270,12 +255,12 @@ TEST_F(CheckpointFilesTest, AutoResumeTakesTheNewestThatRestores) {
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(got->path, dir_ + "/ck.step-2.safetensors");
   EXPECT_EQ(target->step(), 2);
-  EXPECT_EQ(Persistent(*target), at2);
+  EXPECT_EQ(PersistentBytes(*target), at2);
   ASSERT_EQ(got->warnings.size(), 1u);
   EXPECT_NE(got->warnings[0].find("ck.step-3.safetensors"), std::string::npos) << got->warnings[0];
   // Nothing restores: an error listing why, not a silent fresh start over the user's files.
   fs::remove(dir_ + "/ck.step-2.safetensors");
-  auto fresh = Make();
+  auto fresh = MakeTrainExecutor();
   auto bad = ResumeNewest(*fresh, path_, {});
   ASSERT_FALSE(bad.ok());
   EXPECT_TRUE(Has(bad.status(), "none of the 1 checkpoint file")) << bad.status().message();

@@ -13,14 +13,18 @@
 
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/temp_path_util.h"
+#include "tests/unit/train_executor_util.h"
 #include "tests/unit/training_test_util.h"
 
 namespace a8 {
 namespace {
 
 using testing::BuildTrainPlan;
+using testing::MakeTrainExecutor;
+using testing::PersistentBytes;
 using testing::RandomFloats;
 using testing::TrainPlanOptions;
+using testing::TrainStep;
 
 std::string_view Bytes(const void* p, size_t n) { return {static_cast<const char*>(p), n}; }
 
@@ -140,65 +144,46 @@ TEST(CheckpointTest, MalformedFilesAreErrorsNamingFileAndTensor) {
   }
 }
 
-std::unique_ptr<Executor> Make(const TrainPlanOptions& o = {}) {
-  auto ex = Executor::Create(BuildTrainPlan(o), MakeCpuBackend());
-  EXPECT_TRUE(ex.ok()) << ex.status().message();
-  return std::move(ex).value();
-}
-
-void Step(Executor& ex, uint32_t seed) {
-  std::vector<float> x = RandomFloats(4, seed);
-  ASSERT_TRUE(ex.SetInput("x", x.data(), 16).ok());
-  ASSERT_TRUE(ex.Run().ok());
-}
-
-std::string Persistent(const Executor& ex) {
-  std::string out;
-  for (int id : ex.checkpoint_buffers())
-    out += Bytes(ex.BufferData(id), ex.plan().buffers(id).bytes());
-  return out;
-}
-
 TEST(CheckpointTest, RestoredRunContinuesBitExactly) {
-  auto straight = Make();
-  for (uint32_t s = 0; s < 4; ++s) Step(*straight, s);
-  auto first = Make();
-  for (uint32_t s = 0; s < 2; ++s) Step(*first, s);
+  auto straight = MakeTrainExecutor();
+  for (uint32_t s = 0; s < 4; ++s) TrainStep(*straight, s);
+  auto first = MakeTrainExecutor();
+  for (uint32_t s = 0; s < 2; ++s) TrainStep(*first, s);
   CheckpointInfo info;
   info.seed = 5;
   info.extra["shuffle"] = "true";
   std::string path = a8::testing::UniqueTempPath("checkpoint.safetensors");
   ASSERT_TRUE(SaveCheckpoint(*first, info, path).ok());
 
-  auto resumed = Make();
+  auto resumed = MakeTrainExecutor();
   auto got = LoadCheckpoint(*resumed, path);
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(got->step, 2);
   EXPECT_EQ(got->seed, 5u);
   EXPECT_EQ(got->extra, info.extra);
   EXPECT_EQ(resumed->step(), 2);
-  EXPECT_EQ(Persistent(*resumed), Persistent(*first));
-  for (uint32_t s = 2; s < 4; ++s) Step(*resumed, s);
-  EXPECT_EQ(Persistent(*resumed), Persistent(*straight));
+  EXPECT_EQ(PersistentBytes(*resumed), PersistentBytes(*first));
+  for (uint32_t s = 2; s < 4; ++s) TrainStep(*resumed, s);
+  EXPECT_EQ(PersistentBytes(*resumed), PersistentBytes(*straight));
   auto a = SerializeCheckpoint(*resumed, info), b = SerializeCheckpoint(*straight, info);
   ASSERT_TRUE(a.ok() && b.ok());
   EXPECT_EQ(*a, *b) << "byte-identical checkpoints";
 }
 
 TEST(CheckpointTest, APlanWithoutAStepBufferGetsItsStepFromTheMetadata) {
-  auto first = Make({.step_buffer = false});
-  for (uint32_t s = 0; s < 3; ++s) Step(*first, s);
+  auto first = MakeTrainExecutor({.step_buffer = false});
+  for (uint32_t s = 0; s < 3; ++s) TrainStep(*first, s);
   auto bytes = SerializeCheckpoint(*first, {});
   ASSERT_TRUE(bytes.ok());
-  auto resumed = Make({.step_buffer = false});
+  auto resumed = MakeTrainExecutor({.step_buffer = false});
   auto got = RestoreCheckpoint(*resumed, *bytes, "c.safetensors");
   ASSERT_TRUE(got.ok()) << got.status().message();
   EXPECT_EQ(resumed->step(), 3);
 }
 
 TEST(CheckpointTest, TheFileHoldsParametersStateAndMetadata) {
-  auto ex = Make();
-  Step(*ex, 1);
+  auto ex = MakeTrainExecutor();
+  TrainStep(*ex, 1);
   auto bytes = SerializeCheckpoint(*ex, {.seed = 9});
   ASSERT_TRUE(bytes.ok());
   auto file = ParseSafetensors(*bytes, "c");
@@ -215,8 +200,8 @@ TEST(CheckpointTest, TheFileHoldsParametersStateAndMetadata) {
 }
 
 TEST(CheckpointTest, RefusedCheckpointsNameTheProblemAndChangeNothing) {
-  auto source = Make();
-  Step(*source, 1);
+  auto source = MakeTrainExecutor();
+  TrainStep(*source, 1);
   std::string good = *SerializeCheckpoint(*source, {});
   auto file = *ParseSafetensors(good, "c");
   // Rebuilds the checkpoint with `edit` applied to its tensors and metadata.
@@ -240,7 +225,8 @@ TEST(CheckpointTest, RefusedCheckpointsNameTheProblemAndChangeNothing) {
   TrainPlanOptions other;
   other.n = 5;
   std::vector<Case> cases = {
-      {*SerializeCheckpoint(*Make(other), {}), {"another plan", "resume with the plan"}},
+      {*SerializeCheckpoint(*MakeTrainExecutor(other), {}),
+       {"another plan", "resume with the plan"}},
       {rebuild([](T&, M& m) { m.erase("format"); }), {"not an a800c checkpoint"}},
       {rebuild([](T&, M& m) { m["format_version"] = "3"; }), {"version 3 is newer"}},
       {rebuild([](T&, M& m) { m["step"] = "x"; }), {"'step' 'x'"}},
@@ -255,9 +241,9 @@ TEST(CheckpointTest, RefusedCheckpointsNameTheProblemAndChangeNothing) {
        {"tensor 'W'", "F32 [2,2]", "F32 [4]"}},
       {rebuild([&](T& t, M&) { t[1].data = Bytes(&step7, 8); }), {"holds step 7", "says 1"}},
   };
-  auto target = Make();
-  Step(*target, 2);
-  std::string before = Persistent(*target);
+  auto target = MakeTrainExecutor();
+  TrainStep(*target, 2);
+  std::string before = PersistentBytes(*target);
   for (const Case& c : cases) {
     auto got = RestoreCheckpoint(*target, c.bytes, "c.safetensors");
     ASSERT_FALSE(got.ok()) << c.want[0];
@@ -265,7 +251,7 @@ TEST(CheckpointTest, RefusedCheckpointsNameTheProblemAndChangeNothing) {
     for (const std::string& w : c.want)
       EXPECT_NE(got.status().message().find(w), std::string::npos)
           << "'" << w << "' not in: " << got.status().message();
-    EXPECT_EQ(Persistent(*target), before) << c.want[0];
+    EXPECT_EQ(PersistentBytes(*target), before) << c.want[0];
     EXPECT_EQ(target->step(), 1);
   }
   EXPECT_FALSE(LoadCheckpoint(*target, a8::testing::UniqueTempPath("no_such.safetensors")).ok());
