@@ -102,6 +102,8 @@ struct DevicePeaks {
   // strided copies; GPUs: none, the bytes say it).
   double half_element_s = 0;
   double movement_element_s = 0;
+  // CPU: what a kernel split over the thread pool pays to wake its workers (0: never split).
+  double parallel_wake_s = 0;
   double overhead_s = 0;  // per kernel
 };
 // a800, a100, h100, h200 (the datasheet table), or cpu (CalibrateCpu). Unknown: InvalidInput

@@ -63,8 +63,9 @@ std::string CostText(const PlanFile& file, const PlanPrediction& p) {
       parts.push_back(fmt::format("{} {}", CostFamilyName(family), Si(flops, "FLOP/s")));
     out += fmt::format(
         "  measured family rates: {}; {:.2f} ns an f16/bf16 element, {:.2f} ns an element "
-        "moved\n",
-        fmt::join(parts, ", "), d.half_element_s * 1e9, d.movement_element_s * 1e9);
+        "moved, {:.1f} us to wake the thread pool\n",
+        fmt::join(parts, ", "), d.half_element_s * 1e9, d.movement_element_s * 1e9,
+        d.parallel_wake_s * 1e6);
   }
   out += fmt::format(
       "step: predicted {:.4f} ms, {} FLOP, MFU {:.1f}% of the {} peak ({}), peak memory {} "
@@ -113,7 +114,8 @@ std::string CostJson(const PlanFile& file, const PlanPrediction& p) {
                  {"nvlink_bytes_per_s", d.nvlink_bw},
                  {"kernel_overhead_us", d.overhead_s * 1e6},
                  {"half_element_ns", d.half_element_s * 1e9},
-                 {"movement_element_ns", d.movement_element_s * 1e9}};
+                 {"movement_element_ns", d.movement_element_s * 1e9},
+                 {"parallel_wake_us", d.parallel_wake_s * 1e6}};
   Json families = Json::object();
   for (const auto& [family, flops] : d.family_flops)
     families[std::string(CostFamilyName(family))] = flops;

@@ -92,7 +92,9 @@ def model_path(name, args, work):
     run([sys.executable, os.path.join(ROOT, "models", "make_models.py"), "--out", work, "--only",
          "bert", "--bert-layers", "12", "--bert-hidden", width["hidden"], "--bert-heads", width["heads"], "--bert-seq", width["seq"],
          "--bert-ffn", width["ffn"], "--bert-vocab", width["vocab"]])
-    os.replace(os.path.join(work, "bert.onnx"), path)
+    # make_models.py names a sized BERT bert_L<layers>_H<hidden>_S<seq>.onnx.
+    made = os.path.join(work, f"bert_L12_H{width['hidden']}_S{width['seq']}.onnx")
+    os.replace(made, path)
     return path
 
 
