@@ -69,7 +69,7 @@ struct KernelCost {
   DType dtype = DType::kF32;  // the compute dtype: its first float input's (else output's)
   double flops = 0;           // all of it, the epilogue's included
   double bytes = 0;
-  double elements = 0;       // of its inputs and outputs
+  double elements = 0;       // of its inputs and outputs (and a convolution's im2col matrix)
   double half_elements = 0;  // of those, f16 and bf16 ones
   // a8.FusedMatMul: the FLOPs of its elementwise epilogue (bias, relu, gelu and their
   // gradients), which run at `epilogue_family`'s rate after the product, not on tensor cores.
@@ -102,7 +102,10 @@ struct DevicePeaks {
   // strided copies; GPUs: none, the bytes say it).
   double half_element_s = 0;
   double movement_element_s = 0;
-  // CPU: what a kernel split over the thread pool pays to wake its workers (0: never split).
+  // CPU: the kernel thread pool's threads; a kernel with enough work to be split over them
+  // divides the time of the one-thread rates above by `threads` and pays `parallel_wake_s`
+  // (handing out the chunks, waiting for the last). GPUs: 1.
+  int threads = 1;
   double parallel_wake_s = 0;
   double overhead_s = 0;  // per kernel
 };

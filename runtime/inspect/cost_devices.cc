@@ -132,31 +132,33 @@ StatusOr<double> AddBandwidth(int64_t n, int reps) {
   return 3.0 * 4.0 * static_cast<double>(n) / s;
 }
 
-// FLOP/s of the families the CPU runs below its Add rate, by their own kernels on 64K f32
-// elements (the cost rules' FLOPs an element times the elements a second).
+// FLOP/s of one thread for the families the CPU runs below its Add rate, by their own kernels
+// on 2048 f32 elements: little enough work that the pool runs it inline on the caller (parallel.h:
+// under 2^16 work units), so the figure is the kernel's own, without the pool (the cost rules'
+// FLOPs an element times the elements a second).
 StatusOr<std::map<CostFamily, double>> FamilyRates() {
-  const int64_t n = int64_t{64} << 10;
+  const int64_t n = 2048;
   std::vector<float> x(static_cast<size_t>(n), -0.5f), g(x), m(x), v(x), p1(x), m1(x), v1(x);
   std::vector<uint16_t> half(static_cast<size_t>(n));
   std::map<CostFamily, double> rates;
-  A8_ASSIGN_OR_RETURN(double cast, Fastest(11, [&] {
+  A8_ASSIGN_OR_RETURN(double cast, Fastest(31, [&] {
                         return cpu::Cast(DType::kF32, DType::kF16, n, x.data(), half.data());
                       }));
   rates[CostFamily::kCast] = static_cast<double>(n) / cast;
-  A8_ASSIGN_OR_RETURN(double exp, Fastest(11, [&] {
+  A8_ASSIGN_OR_RETURN(double exp, Fastest(31, [&] {
                         return cpu::Unary(cpu::UnaryOp::kExp, DType::kF32, n, x.data(), g.data());
                       }));
   rates[CostFamily::kTranscendental] = 10.0 * static_cast<double>(n) / exp;
   float ctl[cpu::kCtlSize] = {1e-3f, 1.0f, 1.0f, 1.0f, 0.0f};
   for (float& e : v) e = 0.25f;
-  A8_ASSIGN_OR_RETURN(double adam, Fastest(11, [&] {
+  A8_ASSIGN_OR_RETURN(double adam, Fastest(31, [&] {
                         return cpu::AdamUpdate(cpu::AdamParams{}, DType::kF32, DType::kF32, n, ctl,
                                                x.data(), g.data(), m.data(), v.data(), p1.data(),
                                                m1.data(), v1.data());
                       }));
   rates[CostFamily::kOptimizer] = 15.0 * static_cast<double>(n) / adam;
-  const cpu::Dims dims{n / 1024, 1024};
-  A8_ASSIGN_OR_RETURN(double softmax, Fastest(11, [&] {
+  const cpu::Dims dims{n / 1024, 1024};  // SoftmaxGrad over rows of 1024
+  A8_ASSIGN_OR_RETURN(double softmax, Fastest(31, [&] {
                         return cpu::SoftmaxGrad(DType::kF32, dims, 1, false, g.data(), v.data(),
                                                 p1.data());
                       }));
@@ -168,7 +170,7 @@ StatusOr<std::map<CostFamily, double>> FamilyRates() {
     return Internal("cost calibration: the fused program does not decode");
   const void* inputs[] = {x.data(), g.data()};
   const int64_t counts[] = {n, n};
-  A8_ASSIGN_OR_RETURN(double fused, Fastest(11, [&] {
+  A8_ASSIGN_OR_RETURN(double fused, Fastest(31, [&] {
                         return cpu::FusedElementwise(program, DType::kF32, inputs, counts,
                                                      DType::kF32, n, p1.data());
                       }));
@@ -177,7 +179,7 @@ StatusOr<std::map<CostFamily, double>> FamilyRates() {
   cpu::LayerNormParams ln;
   ln.outer = n / 1024;
   ln.inner = 1024;
-  A8_ASSIGN_OR_RETURN(double norm, Fastest(11, [&] {
+  A8_ASSIGN_OR_RETURN(double norm, Fastest(31, [&] {
                         return cpu::LayerNorm(ln, x.data(), v.data(), g.data(), p1.data(),
                                               m1.data(), v1.data());
                       }));
@@ -185,39 +187,39 @@ StatusOr<std::map<CostFamily, double>> FamilyRates() {
   return rates;
 }
 
-// Seconds per element (read and written) of a Transpose of [256, 256] f32: the CPU's strided
-// copies.
+// Seconds per element (read and written) of a Transpose of [32, 32] f32 on one thread: the
+// CPU's strided copies.
 StatusOr<double> MovementElementSeconds() {
-  const int64_t n = 256;
+  const int64_t n = 32;
   std::vector<float> x(static_cast<size_t>(n * n), 1.0f), y(x);
-  A8_ASSIGN_OR_RETURN(double s, Fastest(11, [&] {
+  A8_ASSIGN_OR_RETURN(double s, Fastest(31, [&] {
                         return cpu::Transpose(DType::kF32, {n, n}, {1, 0}, x.data(), y.data());
                       }));
   return s / (2.0 * static_cast<double>(n * n));
 }
 
-// What a kernel split over the CPU pool pays to wake its workers once they have gone to sleep
-// (they poll for 200 us after a loop, parallel.h): the median, over a few runs each after a
-// 1 ms pause, of an f32 Add over 64K elements, less its time with the workers awake. On a
-// loaded machine this is the wait for a core, and it dominates small parallel kernels.
-StatusOr<double> PoolWakeSeconds() {
-  const int64_t n = int64_t{64} << 10;
-  std::vector<float> a(static_cast<size_t>(n), 1.0f), b(a), y(a);
-  const cpu::Dims dims{n};
-  auto add = [&] {
-    return cpu::Binary(cpu::BinaryOp::kAdd, DType::kF32, dims, a.data(), DType::kF32, dims,
-                       b.data(), y.data());
+// What a kernel split over the CPU pool pays beyond its work divided over the threads: handing
+// the chunks out and waiting for the last (on a loaded machine, for a worker to get a core). The
+// fastest of a few AdamUpdates of 8192 elements (the smallest split: 2^16 work units), less their
+// one-thread time (the optimizer rate of FamilyRates, 15 FLOPs an element) over the threads.
+StatusOr<double> PoolPenaltySeconds(double adam_flops, int threads) {
+  const int64_t n = 8192;
+  std::vector<float> x(static_cast<size_t>(n), -0.5f), g(x), m(x), p1(x), m1(x), v1(x);
+  std::vector<float> v(static_cast<size_t>(n), 0.25f);
+  float ctl[cpu::kCtlSize] = {1e-3f, 1.0f, 1.0f, 1.0f, 0.0f};
+  auto adam = [&] {
+    return cpu::AdamUpdate(cpu::AdamParams{}, DType::kF32, DType::kF32, n, ctl, x.data(), g.data(),
+                           m.data(), v.data(), p1.data(), m1.data(), v1.data());
   };
-  A8_ASSIGN_OR_RETURN(double hot, Fastest(9, add));
-  std::vector<double> cold;
-  for (int r = 0; r < 7; ++r) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  A8_RETURN_IF_ERROR(adam());
+  std::vector<double> times;
+  for (int r = 0; r < 9; ++r) {
     auto t0 = std::chrono::steady_clock::now();
-    A8_RETURN_IF_ERROR(add());
-    cold.push_back(Seconds(std::chrono::steady_clock::now() - t0));
+    A8_RETURN_IF_ERROR(adam());
+    times.push_back(Seconds(std::chrono::steady_clock::now() - t0));
   }
-  std::nth_element(cold.begin(), cold.begin() + 3, cold.end());
-  return std::max(cold[3] - hot, 0.0);
+  const double fastest = *std::min_element(times.begin(), times.end());
+  return std::max(fastest - 15.0 * static_cast<double>(n) / adam_flops / threads, 0.0);
 }
 
 // What a kernel costs before its work: a one-kernel plan (Relu over 8 floats) run through the
@@ -278,12 +280,10 @@ StatusOr<DevicePeaks> CalibrateCpu() {
   d.description =
       fmt::format("this machine's CPU ({} cores), measured through the CPU kernels", cores);
   d.source =
-      "calibrated now (fastest runs; the pool wake-up a median): CPU-backend GEMM 64^3 and 256^3 "
-      "per dtype; f32 Add over 32K and "
-      "4M "
-      "elements; Cast f32->f16, Exp, AdamUpdate, SoftmaxGrad, a fused relu(a + b) and "
-      "LayerNorm over 64K elements; a 256x256 Transpose; a one-kernel plan on the CPU backend; the "
-      "wake-up of the pool";
+      "calibrated now (fastest runs; the pool's penalty a median): CPU-backend GEMM 64^3 and "
+      "256^3 per dtype; f32 Add over 32K and 4M elements; on one thread Cast f32->f16, Exp, "
+      "AdamUpdate, SoftmaxGrad, a fused relu(a + b), LayerNorm and a Transpose; a one-kernel "
+      "plan on the CPU backend; a split AdamUpdate for the pool's penalty";
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     A8_ASSIGN_OR_RETURN(GemmFit fit, FitGemm(dtype));
     (dtype == DType::kF32   ? d.fp32
@@ -302,8 +302,10 @@ StatusOr<DevicePeaks> CalibrateCpu() {
   d.half_element_s = 1.0 / d.family_flops[CostFamily::kCast];
   A8_ASSIGN_OR_RETURN(d.movement_element_s, MovementElementSeconds());
   A8_ASSIGN_OR_RETURN(d.overhead_s, KernelOverhead());
-  if (cpu::MaxThreads() > 1) {
-    A8_ASSIGN_OR_RETURN(d.parallel_wake_s, PoolWakeSeconds());
+  d.threads = cpu::MaxThreads();
+  if (d.threads > 1) {
+    A8_ASSIGN_OR_RETURN(d.parallel_wake_s,
+                        PoolPenaltySeconds(d.family_flops[CostFamily::kOptimizer], d.threads));
   }
   return d;
 }
@@ -354,10 +356,17 @@ StatusOr<PlanPrediction> PredictPlan(const plan::Plan& plan, const DevicePeaks& 
     const double memory = bw > 0 ? p.cost.bytes / bw : 0;
     p.compute_bound = compute > memory;
     p.intensity = p.cost.bytes > 0 ? p.cost.flops / p.cost.bytes : 0;
-    p.seconds = device.overhead_s + std::max(compute, memory) + epilogue;
     // A kernel with enough work to be split over the CPU pool (parallel.h: 2^15 work units a
-    // thread, here FLOPs plus elements) wakes its workers.
-    if (p.cost.flops + p.cost.elements >= 2 * 32768.0) p.seconds += device.parallel_wake_s;
+    // thread) divides its one-thread rates' time over the threads and pays the pool's penalty.
+    // (The FLOP rules stand for the kernels' work units; matmuls and convolutions are measured
+    // split already, at two sizes.)
+    const bool split = !tensor && device.threads > 1 && p.cost.flops >= 2 * 32768.0;
+    if (split) {
+      compute /= device.threads;
+      epilogue /= device.threads;
+    }
+    p.seconds = device.overhead_s + std::max(compute, memory) + epilogue;
+    if (split) p.seconds += device.parallel_wake_s;
     if (tensor) matmul_flops[p.cost.dtype] += p.cost.flops;
     out.step_s += p.seconds;
     out.flops += p.cost.flops;

@@ -278,6 +278,13 @@ StatusOr<KernelCost> EstimateKernelCost(const plan::Plan& plan, int k) {
         c.flops = 2 * Elements(*x) * Elements(*w) / std::max<double>(w->type().dims(0), 1);
       else if (x != nullptr && y != nullptr && y->type().dims_size() > 0)  // (dY, X) -> dW
         c.flops = 2 * y_elements * Elements(*x) / std::max<double>(y->type().dims(0), 1);
+      // The unrolled (im2col) matrix the product reads counts as elements touched: FLOPs / 2
+      // over the channels of the other operand.
+      {
+        const plan::Buffer* filter = kern.op() == "a8.ConvGradFilter" ? y : w;
+        if (filter != nullptr && filter->type().dims_size() > 0)
+          c.elements += c.flops / (2 * std::max<double>(filter->type().dims(0), 1));
+      }
       break;
     }
     case F::kElementwise:

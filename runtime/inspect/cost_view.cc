@@ -62,10 +62,10 @@ std::string CostText(const PlanFile& file, const PlanPrediction& p) {
     for (const auto& [family, flops] : d.family_flops)
       parts.push_back(fmt::format("{} {}", CostFamilyName(family), Si(flops, "FLOP/s")));
     out += fmt::format(
-        "  measured family rates: {}; {:.2f} ns an f16/bf16 element, {:.2f} ns an element "
-        "moved, {:.1f} us to wake the thread pool\n",
+        "  measured one-thread rates: {}; {:.2f} ns an f16/bf16 element, {:.2f} ns an element "
+        "moved; {:.1f} us more for a kernel split over {} threads\n",
         fmt::join(parts, ", "), d.half_element_s * 1e9, d.movement_element_s * 1e9,
-        d.parallel_wake_s * 1e6);
+        d.parallel_wake_s * 1e6, d.threads);
   }
   out += fmt::format(
       "step: predicted {:.4f} ms, {} FLOP, MFU {:.1f}% of the {} peak ({}), peak memory {} "
@@ -115,7 +115,8 @@ std::string CostJson(const PlanFile& file, const PlanPrediction& p) {
                  {"kernel_overhead_us", d.overhead_s * 1e6},
                  {"half_element_ns", d.half_element_s * 1e9},
                  {"movement_element_ns", d.movement_element_s * 1e9},
-                 {"parallel_wake_us", d.parallel_wake_s * 1e6}};
+                 {"threads", d.threads},
+                 {"parallel_penalty_us", d.parallel_wake_s * 1e6}};
   Json families = Json::object();
   for (const auto& [family, flops] : d.family_flops)
     families[std::string(CostFamilyName(family))] = flops;
