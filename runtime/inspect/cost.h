@@ -2,31 +2,34 @@
 //
 // Per kernel, a FLOP and byte count from a rule per op family (cost_rules.cc; every op of the
 // kernel catalog has one, and a unit test holds that): matrix products 2·M·N·K, convolutions
-// 2·|Y|·|W|/C_out, elementwise ops one FLOP an element (ten for a transcendental function
-// (twenty for erf and gelu, thirty for their gradients), normalizations, softmax and losses a
-// fixed count an element, movement none; the bytes are the
-// kernel's input and output buffers, each once (a view that aliases its input moves none).
+// 2·|Y|·|W|/C_out, elementwise ops one FLOP an element (a transcendental function ten, erf and
+// gelu twenty, their gradients thirty), normalizations, softmax and losses a fixed count an
+// element, movement none; the bytes are the kernel's input and output buffers, each once (a view
+// that aliases its input moves none).
 // Arithmetic intensity = FLOPs / bytes.
 //
 // Predicted time of a kernel on a device (a roofline with a launch cost):
 //   t = overhead + max(FLOPs / peak(family, dtype), bytes / bandwidth(bytes)) + epilogue
-// (a fused matmul's elementwise epilogue at its family's rate)
-// where matrix products and convolutions run at the tensor-core peak of their dtype (f16, bf16;
-// f32 at the TF32 peak only in a --precision=tf32 plan, else at the FP32 CUDA-core peak) and
-// everything else at the FP32 CUDA-core peak; the kernel is compute-bound when the first term
-// of the max wins. The step time is the sum over the kernels (one stream, in order). MFU = the
-// plan's FLOPs / (step time x the tensor peak of the dtype that carries most matmul FLOPs).
-// Peak memory = the plan's arena + persistent bytes (what the executor allocates).
+// (a fused matmul's elementwise epilogue at its family's rate), where matrix products and
+// convolutions run at the tensor-core peak of their dtype (f16, bf16; f32 at the TF32 peak only in
+// a --precision=tf32 plan, else at the FP32 CUDA-core peak) and everything else at the FP32
+// CUDA-core peak; the kernel is compute-bound when the first term of the max wins. The step time is
+// the sum over the kernels (one stream, in order). MFU = the plan's FLOPs / (step time x the tensor
+// peak of the dtype that carries most matmul FLOPs). Peak memory = the plan's arena + persistent
+// bytes (what the executor allocates).
 //
 // GPU peaks come from the vendor datasheets (cost_devices.cc has the table and its sources; the
 // README repeats it). `cpu` is this machine, measured when asked (CalibrateCpu, ~0.3 s, never
-// cached: a figure from another load or another machine would mislead), each figure the median
-// of a few runs of the CPU backend's own kernels: GEMM per dtype (at two sizes, fitted as
-// t = FLOPs / peak + elements x cost: the small products' conversion and packing); an f32 Add over
-// a cache-sized and a memory-sized array (two bandwidths: a kernel whose bytes fit the cache gets
-// the first; its FLOP rate is `vector`); Cast f32->f16, Exp, AdamUpdate, SoftmaxGrad, a fused
-// relu(a + b) and LayerNorm for the families that run slower than that (family_flops); and a
-// one-kernel plan run through the CPU backend for the per-kernel overhead.
+// cached: a figure from another load or another machine would mislead) through the CPU
+// backend's own kernels (the fastest of a few runs each): GEMM per dtype at 256^3 (the peak) and
+// 64^3 (a per-element cost beside it: the f16/bf16 conversion and the packing); an f32 Add over a
+// cache-sized and a memory-sized array (two bandwidths: a kernel whose bytes fit the cache gets
+// the first; its FLOP rate is `vector`); on one thread, Cast f32->f16, Exp, AdamUpdate,
+// SoftmaxGrad, a fused relu(a + b), LayerNorm and a Transpose for the families that run slower
+// (family_flops, half_element_s, movement_element_s); the thread pool's penalty for a kernel it
+// splits (parallel_wake_s); and a one-kernel plan run through the CPU backend for the per-kernel
+// overhead. The whole-kernel rates of split kernels swung tenfold between runs on a loaded
+// machine (whether the pool's worker got a core); the one-thread rates hold to a few percent.
 #pragma once
 
 #include <cstdint>
