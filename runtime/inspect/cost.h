@@ -27,9 +27,11 @@
 // the first; its FLOP rate is `vector`); on one thread, Cast f32->f16, Exp, AdamUpdate,
 // SoftmaxGrad, a fused relu(a + b), LayerNorm and a Transpose for the families that run slower
 // (family_flops, half_element_s, movement_element_s); the thread pool's penalty for a kernel it
-// splits (parallel_wake_s); and a one-kernel plan run through the CPU backend for the per-kernel
-// overhead. The whole-kernel rates of split kernels swung tenfold between runs on a loaded
-// machine (whether the pool's worker got a core); the one-thread rates hold to a few percent.
+// splits (parallel_wake_s); a one-kernel plan run through the CPU backend for the per-kernel
+// overhead; and the share of a core this process gets now (cpu_share: CPU time over wall time of
+// a 40 ms spin), which divides every time, since the fastest runs are the uncut ones. The
+// whole-kernel rates of split kernels swung tenfold between runs on a loaded machine (whether the
+// pool's worker got a core); the one-thread rates hold to a few percent.
 #pragma once
 
 #include <cstdint>
@@ -110,6 +112,9 @@ struct DevicePeaks {
   // (handing out the chunks, waiting for the last). GPUs: 1.
   int threads = 1;
   double parallel_wake_s = 0;
+  // CPU: the share of a core a thread gets now (CPU time over wall time of a short spin); every
+  // predicted time is divided by it, as the calibration keeps its fastest runs. GPUs: 1.
+  double cpu_share = 1;
   double overhead_s = 0;  // per kernel
 };
 // a800, a100, h100, h200 (the datasheet table), or cpu (CalibrateCpu). Unknown: InvalidInput

@@ -1,5 +1,6 @@
 // The devices of --cost (cost.h): the datasheet table of the GPUs, the CPU calibration, and the
 // roofline prediction of a plan.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -222,6 +223,22 @@ StatusOr<double> PoolPenaltySeconds(double adam_flops, int threads) {
   return std::max(fastest - 15.0 * static_cast<double>(n) / adam_flops / threads, 0.0);
 }
 
+// The share of a core this thread gets now: its CPU time over the wall time of a 40 ms spin (1 on
+// an idle machine; on a shared or oversubscribed one, what the run it predicts will get too).
+double CpuShare() {
+  auto cpu_now = [] {
+    timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+  };
+  const auto w0 = std::chrono::steady_clock::now();
+  const double c0 = cpu_now();
+  while (std::chrono::steady_clock::now() - w0 < std::chrono::milliseconds(40)) {
+  }
+  const double wall = Seconds(std::chrono::steady_clock::now() - w0);
+  return std::clamp((cpu_now() - c0) / wall, 0.05, 1.0);
+}
+
 // What a kernel costs before its work: a one-kernel plan (Relu over 8 floats) run through the
 // CPU backend, with the clock reads a trace adds.
 StatusOr<double> KernelOverhead() {
@@ -283,7 +300,8 @@ StatusOr<DevicePeaks> CalibrateCpu() {
       "calibrated now (fastest runs; the pool's penalty a median): CPU-backend GEMM 64^3 and "
       "256^3 per dtype; f32 Add over 32K and 4M elements; on one thread Cast f32->f16, Exp, "
       "AdamUpdate, SoftmaxGrad, a fused relu(a + b), LayerNorm and a Transpose; a one-kernel "
-      "plan on the CPU backend; a split AdamUpdate for the pool's penalty";
+      "plan on the CPU backend; a split AdamUpdate for the pool's penalty; a 40 ms spin for the "
+      "share of a core this process gets";
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     A8_ASSIGN_OR_RETURN(GemmFit fit, FitGemm(dtype));
     (dtype == DType::kF32   ? d.fp32
@@ -302,6 +320,7 @@ StatusOr<DevicePeaks> CalibrateCpu() {
   d.half_element_s = 1.0 / d.family_flops[CostFamily::kCast];
   A8_ASSIGN_OR_RETURN(d.movement_element_s, MovementElementSeconds());
   A8_ASSIGN_OR_RETURN(d.overhead_s, KernelOverhead());
+  d.cpu_share = CpuShare();
   d.threads = cpu::MaxThreads();
   if (d.threads > 1) {
     A8_ASSIGN_OR_RETURN(d.parallel_wake_s,
@@ -367,6 +386,9 @@ StatusOr<PlanPrediction> PredictPlan(const plan::Plan& plan, const DevicePeaks& 
     }
     p.seconds = device.overhead_s + std::max(compute, memory) + epilogue;
     if (split) p.seconds += device.parallel_wake_s;
+    // The calibration kept its fastest runs, which a time slice did not cut; a whole step gets
+    // the share of the cores the machine leaves it.
+    p.seconds /= device.cpu_share;
     if (tensor) matmul_flops[p.cost.dtype] += p.cost.flops;
     out.step_s += p.seconds;
     out.flops += p.cost.flops;

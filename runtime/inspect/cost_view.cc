@@ -63,9 +63,10 @@ std::string CostText(const PlanFile& file, const PlanPrediction& p) {
       parts.push_back(fmt::format("{} {}", CostFamilyName(family), Si(flops, "FLOP/s")));
     out += fmt::format(
         "  measured one-thread rates: {}; {:.2f} ns an f16/bf16 element, {:.2f} ns an element "
-        "moved; {:.1f} us more for a kernel split over {} threads\n",
+        "moved; {:.1f} us more for a kernel split over {} threads; {:.0f}% of a core for this "
+        "process now\n",
         fmt::join(parts, ", "), d.half_element_s * 1e9, d.movement_element_s * 1e9,
-        d.parallel_wake_s * 1e6, d.threads);
+        d.parallel_wake_s * 1e6, d.threads, 100 * d.cpu_share);
   }
   out += fmt::format(
       "step: predicted {:.4f} ms, {} FLOP, MFU {:.1f}% of the {} peak ({}), peak memory {} "
@@ -116,7 +117,8 @@ std::string CostJson(const PlanFile& file, const PlanPrediction& p) {
                  {"half_element_ns", d.half_element_s * 1e9},
                  {"movement_element_ns", d.movement_element_s * 1e9},
                  {"threads", d.threads},
-                 {"parallel_penalty_us", d.parallel_wake_s * 1e6}};
+                 {"parallel_penalty_us", d.parallel_wake_s * 1e6},
+                 {"cpu_share", d.cpu_share}};
   Json families = Json::object();
   for (const auto& [family, flops] : d.family_flops)
     families[std::string(CostFamilyName(family))] = flops;
