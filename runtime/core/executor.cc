@@ -285,6 +285,7 @@ Status Executor::RunKernel(int k, const StepInfo& info) {
   }
   if (options_.check_numerics && (info.eval || check_in_step_[k]))
     A8_RETURN_IF_ERROR(CheckKernelOutputs(k, info));
+  if (options_.after_kernel) A8_RETURN_IF_ERROR(options_.after_kernel(k, info));
   if (options_.poison_freed) Poison(k);
   return Status::Ok();
 }
@@ -448,7 +449,8 @@ bool Executor::PerKernel(const StepInfo& info) const {
   // kernels; checks between kernels need them one by one on any backend. A device backend's
   // communicator (NCCL) queues its work on streams and needs no host help.
   (void)info;
-  return backend_->host_memory() || options_.check_numerics || options_.poison_freed;
+  return backend_->host_memory() || options_.check_numerics || options_.poison_freed ||
+         options_.after_kernel != nullptr;
 }
 
 }  // namespace a8

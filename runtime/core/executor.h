@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,6 +52,10 @@ struct ExecutorOptions {
   // Data parallel: the communicator the all-reduce kernels use (not owned; null for one
   // process). The executor lets pending collectives progress between kernels.
   Communicator* comm = nullptr;
+  // Called after every kernel `k` of a step or an evaluation (then the step runs kernel by
+  // kernel): for tools that read intermediate buffers before the arena reuses them (a800c
+  // debug-precision, --numerics-stats). An error stops the step with that error.
+  std::function<Status(int k, const StepInfo& info)> after_kernel;
 };
 
 struct AlignedFree {
