@@ -240,6 +240,7 @@ struct RunFlags {
   bool steps_given = false;
   int64_t eval_every = 0, save_every = 0, log_every = 0, keep_checkpoints = 0;
   bool keep_best = false, allow_nonfinite = false;
+  bool check_numerics = false;  // also names a non-finite input sample (Dataset)
   std::string metrics, checkpoint, resume, output_dir, progress;
   std::string training_only;  // the first training-only flag given, if any
 };
@@ -268,8 +269,11 @@ int RunInference(a8::Executor& ex, const RunFlags& f) {
     return Fail(a8::InvalidInput("{}: needs a training plan (this plan infers)", f.training_only));
   auto specs = ParseSpecs(f.inputs, "--input");
   if (!specs.ok()) return Fail(specs.status());
-  auto data = a8::Dataset::Load(
-      ex.plan(), *specs, {.flag = "--input", .training = false, .allow_missing = f.synthetic});
+  auto data = a8::Dataset::Load(ex.plan(), *specs,
+                                {.flag = "--input",
+                                 .training = false,
+                                 .allow_missing = f.synthetic,
+                                 .check_numerics = f.check_numerics});
   if (!data.ok()) return Fail(data.status());
   auto metrics = OpenMetrics(f.metrics, false);
   if (metrics && !*metrics) return Fail(a8::InvalidInput("--metrics {}: cannot create", f.metrics));
@@ -310,7 +314,9 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   }
   auto specs = ParseSpecs(f.inputs, "--input");
   if (!specs.ok()) return Fail(specs.status());
-  auto data = a8::Dataset::Load(plan, *specs, {.flag = "--input", .allow_missing = f.synthetic});
+  auto data = a8::Dataset::Load(
+      plan, *specs,
+      {.flag = "--input", .allow_missing = f.synthetic, .check_numerics = f.check_numerics});
   if (!data.ok()) return Fail(data.status());
   data->SetShard(rank, ranks);
   if (ranks > 1 && data->samples() > 0 && data->batches_per_epoch() == 0) {
@@ -322,7 +328,8 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   if (!f.eval_inputs.empty()) {
     auto eval_specs = ParseSpecs(f.eval_inputs, "--eval-input");
     if (!eval_specs.ok()) return Fail(eval_specs.status());
-    auto e = a8::Dataset::Load(plan, *eval_specs, {.flag = "--eval-input"});
+    auto e = a8::Dataset::Load(plan, *eval_specs,
+                               {.flag = "--eval-input", .check_numerics = f.check_numerics});
     if (!e.ok()) return Fail(e.status());
     eval = std::move(e).value();
   } else if (f.eval_every > 0) {
@@ -420,6 +427,7 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   opts.keep_best = f.keep_best;
   opts.seed = seed;
   opts.checkpoint_extra["shuffle"] = f.shuffle ? "1" : "0";
+  opts.allow_nonfinite = f.allow_nonfinite;
   a8::Dataset& train = *data;
   bool shuffle = f.shuffle;
   // Synthetic inputs differ between ranks (each rank's share of a larger synthetic batch).
@@ -493,7 +501,8 @@ int main(int argc, char** argv) {
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string plan_path, backend = "auto";
   RunFlags f;
-  bool list_kernels = false, version = false, poison = false, check_numerics = false;
+  bool list_kernels = false, version = false, poison = false;
+  bool& check_numerics = f.check_numerics;
   app.add_option("PLAN", plan_path, "The plan file")->type_name("PLAN");
   bool no_cuda_graphs = false;
   app.add_option("--backend", backend,
@@ -556,8 +565,8 @@ int main(int argc, char** argv) {
           ->type_name("FILE.safetensors|auto"));
   training_only.push_back(
       app.add_flag("--allow-nonfinite", f.allow_nonfinite,
-                   "Training: resume from a checkpoint whose parameters or optimizer state "
-                   "hold NaN or Inf (refused otherwise)"));
+                   "Training: resume from, and save, a checkpoint whose parameters or "
+                   "optimizer state hold NaN or Inf (both refused otherwise)"));
   training_only.push_back(
       app.add_option("--keep-checkpoints", f.keep_checkpoints,
                      "Training: every save also writes NAME.step-N.safetensors beside "
