@@ -30,6 +30,7 @@
 #include "runtime/core/dataset.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/npy.h"
+#include "runtime/core/numerics_stats.h"
 #include "runtime/core/output_paths.h"
 #include "runtime/core/progress.h"
 #include "runtime/core/rank_sync.h"
@@ -241,6 +242,9 @@ struct RunFlags {
   int64_t eval_every = 0, save_every = 0, log_every = 0, keep_checkpoints = 0;
   bool keep_best = false, allow_nonfinite = false;
   bool check_numerics = false;  // also names a non-finite input sample (Dataset)
+  std::string numerics_stats;   // --numerics-stats FILE.jsonl, every `every` steps
+  int64_t every = 10;
+  a8::NumericsStats* stats = nullptr;
   std::string metrics, checkpoint, resume, output_dir, progress;
   std::string training_only;  // the first training-only flag given, if any
 };
@@ -417,7 +421,10 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   CliObserver printer(first, total, log_every, *progress, metrics ? &*metrics : nullptr,
                       ranks > 1 ? rank : -1);
   QuietObserver quiet;
-  a8::TrainObserver& observer = rank == 0 ? static_cast<a8::TrainObserver&>(printer) : quiet;
+  a8::TrainObserver& shown = rank == 0 ? static_cast<a8::TrainObserver&>(printer) : quiet;
+  std::optional<a8::NumericsStatsObserver> with_stats;
+  if (f.stats != nullptr) with_stats.emplace(shown, *f.stats);
+  a8::TrainObserver& observer = with_stats ? *with_stats : shown;
   a8::TrainOptions opts;
   opts.total_steps = total;
   opts.eval_every = f.eval_every;
@@ -573,6 +580,18 @@ int main(int argc, char** argv) {
                      "--checkpoint; keep the newest K of them")
           ->type_name("K")
           ->check(CLI::PositiveNumber));
+  training_only.push_back(
+      app.add_option("--numerics-stats", f.numerics_stats,
+                     "Training: per parameter and activation group, the shares of values that "
+                     "are zero, subnormal or within 2x of overflow in FP16, and the gradient "
+                     "headroom under the loss scale, as JSON lines (README)")
+          ->type_name("FILE.jsonl"));
+  training_only.push_back(
+      app.add_option("--every", f.every,
+                     "Training: --numerics-stats samples the first step and every N-th "
+                     "(default 10)")
+          ->type_name("N")
+          ->check(a8::cli::AtLeastOne()));
   training_only.push_back(app.add_flag(
       "--keep-best", f.keep_best,
       "Training: with --keep-checkpoints and --eval-input, also keep the checkpoint of the "
@@ -652,8 +671,19 @@ int main(int argc, char** argv) {
   opts.check_numerics = check_numerics;
   opts.seed = f.seed;
   opts.comm = comm->get();
+  std::unique_ptr<a8::NumericsStats> stats;  // rank 0 only
+  if (!f.numerics_stats.empty() && file->plan.training() && (!*comm || (*comm)->rank() == 0)) {
+    auto created = a8::NumericsStats::Create(file->plan, f.numerics_stats, f.every);
+    if (!created.ok()) return Fail(created.status());
+    stats = std::move(created).value();
+    opts.after_kernel = [s = stats.get()](int k, const a8::StepInfo& info) {
+      return s->AfterKernel(k, info);
+    };
+  }
   auto ex = a8::Executor::Create(std::move(file).value(), std::move(be).value(), opts);
   if (!ex.ok()) return Fail(ex.status().WithContext(plan_path));
+  if (stats) stats->Attach(**ex);
+  f.stats = stats.get();
   if ((*ex)->backend().name() != "cpu" && (comm->get() == nullptr || (*comm)->rank() == 0))
     std::cout << fmt::format("{}: backend {}: {}\n", kProgram, (*ex)->backend().name(),
                              (*ex)->backend().device());
