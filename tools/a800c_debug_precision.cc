@@ -114,8 +114,8 @@ int DebugPrecisionMain(int argc, char** argv) {
     std::cout << "first-step activations (" << precision.mode << " vs fp32), in plan order:\n";
     for (const ActivationDiff& d : r.activations) {
       const double rel = d.max_abs_ref > 0 ? d.max_abs_diff / d.max_abs_ref : d.max_abs_diff;
-      std::cout << fmt::format("  {:<32} {:<20} max |diff| {:<10.3g} relative {:.3g}\n", d.node,
-                               d.op, d.max_abs_diff, rel);
+      std::cout << fmt::format("  {:<24} max |diff| {:<10.3g} relative {:<10.3g} {}\n", d.node,
+                               d.max_abs_diff, rel, d.op);
     }
   }
   if (!r.needed_search) {

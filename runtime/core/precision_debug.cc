@@ -57,8 +57,14 @@ std::string Blame(const plan::Kernel& kern, const std::set<std::string>& candida
   return "";
 }
 
-// Per output buffer name: (op label, values) of the first step's forward kernels.
-using Activations = std::map<std::string, std::pair<std::string, std::vector<double>>>;
+// The first step's forward kernel outputs, by buffer name (the value's name: the same in both
+// plans where the value is computed in both).
+struct Activation {
+  int order = 0;      // the kernel's position in the plan
+  std::string label;  // "op (onnx nodes)"
+  std::vector<double> values;
+};
+using Activations = std::map<std::string, Activation>;
 
 struct RunRequest {
   std::string plan_path;
@@ -247,7 +253,10 @@ class Debugger {
           std::vector<double> v(static_cast<size_t>(Elements(b)));
           A8_RETURN_IF_ERROR(
               cpu::Cast(DTypeOf(b), DType::kF64, Elements(b), exp->BufferData(b.id()), v.data()));
-          (*req.activations)[b.name()] = {kern.op(), std::move(v)};
+          std::string nodes;
+          for (const std::string& n : kern.onnx_nodes()) nodes += (nodes.empty() ? "" : ", ") + n;
+          (*req.activations)[b.name()] = {k, fmt::format("{} ({})", kern.op(), nodes),
+                                          std::move(v)};
         }
       }
       if (req.candidates == nullptr) return Status::Ok();
@@ -366,21 +375,25 @@ class Debugger {
 
   std::vector<ActivationDiff> CompareActivations(const Activations& ref,
                                                  const Activations& low) const {
-    std::vector<ActivationDiff> out;
-    for (const auto& [name, op_values] : low) {
+    std::vector<std::pair<int, ActivationDiff>> ordered;
+    for (const auto& [name, act] : low) {
       auto it = ref.find(name);
-      if (it == ref.end() || it->second.second.size() != op_values.second.size()) continue;
+      if (it == ref.end() || it->second.values.size() != act.values.size()) continue;
       ActivationDiff d;
       d.node = name;
-      d.op = op_values.first;
-      for (size_t i = 0; i < op_values.second.size(); ++i) {
-        const double a = op_values.second[i], b = it->second.second[i];
+      d.op = act.label;
+      for (size_t i = 0; i < act.values.size(); ++i) {
+        const double a = act.values[i], b = it->second.values[i];
         const double diff = std::isfinite(a) ? std::fabs(a - b) : HUGE_VAL;
         d.max_abs_diff = std::max(d.max_abs_diff, diff);
         d.max_abs_ref = std::max(d.max_abs_ref, std::fabs(b));
       }
-      out.push_back(d);
+      ordered.emplace_back(act.order, d);
     }
+    std::sort(ordered.begin(), ordered.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<ActivationDiff> out;
+    for (auto& [order, d] : ordered) out.push_back(std::move(d));
     return out;
   }
 

@@ -70,7 +70,8 @@ struct NodeEvidence {
 };
 
 struct ActivationDiff {
-  std::string node, op;
+  std::string node;  // the output value's name
+  std::string op;    // "op (ONNX nodes)" of the kernel that wrote it in the low-precision plan
   double max_abs_diff = 0, max_abs_ref = 0;  // over the node's first output, first step
 };
 

@@ -18,11 +18,14 @@ type), but only the Mul is the node that overflows.
 - bisect: one planted layer that multiplies by 1e-4 twice before the reshape and divides twice
          after it: in FP16 the product (1e-8 of the value) rounds to zero. Run with
          --search=bisect (the backward pass's overflow would otherwise name a node at once), so
-         this checks the bisection end to end. On data a linear teacher
-         labels, fp32 learns and the zeroed amp run does not. Any node of the planted FP16 chain
-         fixes it (from the MatMul that starts it to the Reshape that ends it), so the search may
-         name any one of them, and must name only one, within the bound.
+         this checks the bisection end to end. On data a linear teacher labels, fp32 learns
+         and the zeroed amp run does not. Any node of the planted FP16 chain fixes it (from the
+         MatMul that starts it to the Reshape that ends it), so the search may name any one of
+         them, and must name only one, within the bound.
 - clean: no planted layer: amp already follows fp32, no node is named, two runs.
+
+Every case also runs --compare=activations; with an overflow, the first output of the first step
+that differs without bound from fp32 must be the planted Mul's.
 """
 import argparse
 import json
@@ -138,8 +141,15 @@ def check(planted, expected, underflow=False):
         policy = os.path.join(tmp, "policy.json")
         out = tool("a800c", "debug-precision", model, *TRAIN, *data, f"--steps={STEPS}",
                    f"--tolerance={TOLERANCE}", "-o", policy,
-                   *(["--search=bisect"] if underflow else []))
+                   *(["--search=bisect"] if underflow else []), "--compare=activations")
         print(out)
+        if expected and not underflow:
+            # The first step's activations: the first output that differs without bound from
+            # fp32 is the planted Mul's.
+            rows = [l.split() for l in out.splitlines() if "max |diff|" in l]
+            first_inf = next(r for r in rows if r[3] == "inf")
+            if first_inf[0] != f"up{min(planted)}" or f"(scale_up{min(planted)})" not in first_inf:
+                sys.exit(f"--compare=activations: first unbounded difference at {first_inf}")
         with open(policy) as f:
             p = json.load(f)
         found = [e["node"] for e in p["evidence"]]
