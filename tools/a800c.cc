@@ -34,7 +34,8 @@ int main(int argc, char** argv) {
       "a800c: ahead-of-time mixed-precision training compiler for ONNX.\n"
       "Reads MODEL (.onnx, .onnxtxt, or textual IR .a8ir), runs the pass pipeline and writes\n"
       "the result: by default the plan (schedule, memory plan, kernels, initial parameter\n"
-      "values) that a800c-run executes.",
+      "values) that a800c-run executes.\n"
+      "`a800c debug-precision MODEL ...` finds the nodes that must stay FP32 (see its --help).",
       kProgram);
   app.set_help_flag("-h,--help", "Print this help and exit");
 
