@@ -13,6 +13,7 @@
 
 #include "compiler/plan/plan_file.h"
 #include "compiler/support/file_io.h"
+#include "compiler/support/hash.h"
 #include "kernels/cpu/elementwise.h"
 #include "runtime/core/dataset.h"
 #include "runtime/core/executor.h"
@@ -73,6 +74,17 @@ struct RunRequest {
   Activations* activations = nullptr;                 // captured when set
 };
 
+// What a plan computes: its message without the kernels' reasons (`why`, which name the override
+// that chose a precision), and its initial values.
+StatusOr<std::string> PlanKey(const std::string& path) {
+  A8_ASSIGN_OR_RETURN(PlanFile f, ReadPlanFile(path));
+  for (plan::Kernel& k : *f.plan.mutable_kernels()) k.clear_why();
+  std::string bytes;
+  if (!f.plan.SerializeToString(&bytes)) return Internal("{}: cannot serialize the plan", path);
+  return ContentHash(bytes) +
+         ContentHash(std::string_view(reinterpret_cast<const char*>(f.blob.data()), f.blob.size()));
+}
+
 class Debugger {
  public:
   explicit Debugger(const PrecisionDebugOptions& o) : o_(o) {}
@@ -129,9 +141,22 @@ class Debugger {
       std::set<std::string> names;
       for (int i : fp32) names.insert(r.candidates[i]);
       A8_ASSIGN_OR_RETURN(std::string path, CompilePlan(names, ""));
-      A8_ASSIGN_OR_RETURN(PrecisionRun run, Train({path, false, &candidate_set, nullptr}));
-      Progress(fmt::format("  run {}: {} node{} in FP32 ({}): {}", runs_, names.size(),
-                           names.size() == 1 ? "" : "s", Abbreviate(names), Describe(run)));
+      // Overrides that give the same computation (in amp, any node of an FP16 follow-chain makes
+      // the whole chain FP32) share one training run.
+      A8_ASSIGN_OR_RETURN(std::string key, PlanKey(path));
+      PrecisionRun run;
+      if (auto same = by_plan_.find(key); same != by_plan_.end()) {
+        run = same->second;
+        Progress(fmt::format(
+            "  {} node{} in FP32 ({}): the same plan as an earlier run, whose "
+            "result it reuses: {}",
+            names.size(), names.size() == 1 ? "" : "s", Abbreviate(names), Describe(run)));
+      } else {
+        A8_ASSIGN_OR_RETURN(run, Train({path, false, &candidate_set, nullptr}));
+        by_plan_[key] = run;
+        Progress(fmt::format("  run {}: {} node{} in FP32 ({}): {}", runs_, names.size(),
+                             names.size() == 1 ? "" : "s", Abbreviate(names), Describe(run)));
+      }
       runs[fp32] = run;
       return outcome(run);
     };
@@ -404,8 +429,9 @@ class Debugger {
   const PrecisionDebugOptions& o_;
   std::string work_dir_;
   bool owned_dir_ = false;
-  std::map<std::string, std::string> plans_;  // fp32 set regex -> plan path
-  std::map<std::string, std::string> ops_;    // candidate -> its kernel's op
+  std::map<std::string, std::string> plans_;     // fp32 set regex -> plan path
+  std::map<std::string, std::string> ops_;       // candidate -> its kernel's op
+  std::map<std::string, PrecisionRun> by_plan_;  // PlanKey -> its run
   std::vector<double> reference_;
   int runs_ = 0, compiled_ = 0;
 };

@@ -15,7 +15,8 @@
 // step) holding an Inf or NaN names the candidate that produced it (the last candidate of a fused
 // kernel, whose result is the fused chain's last node). The search (precision_search.h) then finds
 // a minimal set, forcing nodes to FP32 with an `fp32_nodes` regex of exact names; each distinct
-// set is compiled and trained once.
+// set is compiled once, and sets whose plans are the same (kernels, buffers and initial values;
+// the kernels' reasons aside) share one training run.
 //
 // The result is written as a --policy file (WritePrecisionPolicy): `fp32_nodes` matching exactly
 // the nodes found, and `evidence`, one object per node with the deviation of the final run (all
