@@ -127,6 +127,8 @@ class Debugger {
       return r;
     }
     r.needed_search = true;
+    A8_ASSIGN_OR_RETURN(std::string low_key, PlanKey(low_plan));
+    by_plan_[low_key] = r.low;
     std::map<std::set<int>, PrecisionRun> runs;
     runs[{}] = r.low;
     std::map<std::string, int> index;
