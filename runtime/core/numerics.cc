@@ -101,11 +101,56 @@ StatusOr<std::string> BlameFusedElementwise(const plan::Plan& plan, const plan::
   return fallback;
 }
 
+// a8.FusedMatMul (forward epilogues): the GEMM's accumulator of that element, then the bias
+// added to it, each rounded to the output type; the activation (Relu, Gelu) makes no Inf of its
+// own from a finite value.
+StatusOr<std::string> BlameFusedMatMul(const plan::Plan& plan, const plan::Kernel& kern,
+                                       int64_t index, const ReadBufferF64& read) {
+  const std::string fallback = kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
+  const plan::Attribute* epilogue_attr = FindAttr(kern, "epilogue");
+  bool bgrad = false;
+  const int32_t epilogue =
+      epilogue_attr != nullptr ? ParseFusedEpilogue(epilogue_attr->s().c_str(), &bgrad) : -1;
+  if (epilogue < 0 || EpilogueIsBackward(epilogue) || kern.inputs_size() < 2 ||
+      kern.outputs_size() < 1 || kern.onnx_nodes_size() < 1)
+    return fallback;
+  const plan::Attribute* trans_attr = FindAttr(kern, "trans_b");
+  const bool trans_b = trans_attr != nullptr && trans_attr->i() != 0;
+  const plan::Buffer& out = plan.buffers(kern.outputs(0));
+  const plan::Buffer& bbuf = plan.buffers(kern.inputs(1));
+  if (out.type().dims_size() < 1 || bbuf.type().dims_size() != 2) return fallback;
+  const int64_t n = out.type().dims(out.type().dims_size() - 1);
+  const int64_t k = trans_b ? bbuf.type().dims(1) : bbuf.type().dims(0);
+  if (n <= 0 || k <= 0) return fallback;
+  A8_ASSIGN_OR_RETURN(std::vector<double> a, read(kern.inputs(0)));
+  A8_ASSIGN_OR_RETURN(std::vector<double> b, read(kern.inputs(1)));
+  const int64_t row = index / n, col = index % n;
+  if (static_cast<int64_t>(a.size()) < (row + 1) * k || static_cast<int64_t>(b.size()) < n * k)
+    return fallback;
+  const DType out_dtype = static_cast<DType>(out.type().dtype());
+  float acc = 0;  // the kernel accumulates in float
+  for (int64_t i = 0; i < k; ++i) {
+    const double bv =
+        trans_b ? b[static_cast<size_t>(col * k + i)] : b[static_cast<size_t>(i * n + col)];
+    acc += static_cast<float>(a[static_cast<size_t>(row * k + i)]) * static_cast<float>(bv);
+  }
+  if (!std::isfinite(RoundTo(out_dtype, acc))) return fallback;  // the GEMM
+  if (EpilogueHasBias(epilogue) && kern.onnx_nodes_size() >= 2 && kern.inputs_size() >= 3 &&
+      kern.inputs(2) >= 0) {
+    A8_ASSIGN_OR_RETURN(std::vector<double> bias, read(kern.inputs(2)));
+    if (static_cast<int64_t>(bias.size()) == n &&
+        !std::isfinite(RoundTo(out_dtype, acc + static_cast<float>(bias[col]))))
+      return kern.onnx_nodes(1);  // the Add of the bias
+  }
+  return kern.onnx_nodes(kern.onnx_nodes_size() - 1);
+}
+
 }  // namespace
 
 StatusOr<std::string> BlameOnnxNode(const plan::Plan& plan, const plan::Kernel& kern, int64_t index,
                                     const ReadBufferF64& read) {
   if (kern.op() == "a8.FusedElementwise") return BlameFusedElementwise(plan, kern, index, read);
+  if (kern.op() == "a8.FusedMatMul") return BlameFusedMatMul(plan, kern, index, read);
   return kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
 }
 

@@ -41,7 +41,10 @@ using ReadBufferF64 = std::function<StatusOr<std::vector<double>>(int id)>;
 //   FP16 Mul whose product exceeds 65504 is the node that overflows, even though the fused kernel
 //   computes in float). Members are the program's instructions in order, after its constant
 //   loads; a widening cast member (".f32"/".f64", exact) has no instruction.
-// - a8.FusedMatMul: its first node (the GEMM; its epilogue is not re-evaluated);
+// - a8.FusedMatMul (forward epilogues): the element's accumulator is recomputed on the host: its
+//   first node (the MatMul) when the product alone does not fit the output type, else the bias
+//   Add when adding the bias overflows, else the last node (the activation); a backward
+//   epilogue: its first node;
 // - any other kernel: its first ONNX node, else its node.
 StatusOr<std::string> BlameOnnxNode(const plan::Plan& plan, const plan::Kernel& kern, int64_t index,
                                     const ReadBufferF64& read);
