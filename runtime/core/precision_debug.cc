@@ -43,8 +43,9 @@ std::vector<bool> ForwardKernels(const plan::Plan& p) {
   return forward;
 }
 
-// The candidate a kernel's non-finite output blames: its last ONNX node that is a candidate, or
-// that names one before a '.' suffix (gradient nodes are "<node>.grad...").
+// The candidate a kernel's non-finite output blames when BlameOnnxNode names none: its last ONNX
+// node that is a candidate, or that names one before a '.' suffix (gradient nodes are
+// "<node>.grad...").
 std::string Blame(const plan::Kernel& kern, const std::set<std::string>& candidates) {
   for (auto it = kern.onnx_nodes().rbegin(); it != kern.onnx_nodes().rend(); ++it) {
     std::string name = *it;
@@ -293,7 +294,21 @@ class Debugger {
         auto bad = FindNonFinite(DTypeOf(b), exp->BufferData(id),
                                  static_cast<int64_t>(b.bytes() / DTypeSize(DTypeOf(b))));
         if (!bad) continue;
-        std::string blame = Blame(kern, *req.candidates);
+        // In a fused forward kernel, the member that made it (as --check-numerics names it).
+        std::string blame;
+        if (forward[k] && id == kern.outputs(0)) {
+          auto read = [&](int buffer) -> StatusOr<std::vector<double>> {
+            const plan::Buffer& in = pp->buffers(buffer);
+            if (!IsFloat(DTypeOf(in))) return std::vector<double>{};
+            std::vector<double> v(static_cast<size_t>(Elements(in)));
+            A8_RETURN_IF_ERROR(cpu::Cast(DTypeOf(in), DType::kF64, Elements(in),
+                                         exp->BufferData(buffer), v.data()));
+            return v;
+          };
+          auto member = BlameOnnxNode(*pp, kern, bad->index, read);
+          if (member.ok() && req.candidates->count(*member) > 0) blame = *member;
+        }
+        if (blame.empty()) blame = Blame(kern, *req.candidates);
         std::string what = fmt::format("step {}: {} ({}) output '{}' is {}", info.step + 1,
                                        blame.empty() ? kern.node() : blame, kern.op(), b.name(),
                                        NonFiniteName(bad->value));

@@ -12,8 +12,8 @@
 // The candidates are the ONNX nodes the low-precision plan computes in FP16/BF16 (its forward
 // kernels other than casts, by Kernel.onnx_nodes: a fused kernel's nodes count one by one). A
 // failing run is diagnosed: the first forward kernel output (else, the first output of the last
-// step) holding an Inf or NaN names the candidate that produced it (the last candidate of a fused
-// kernel, whose result is the fused chain's last node). The search (precision_search.h) then finds
+// step) holding an Inf or NaN names the candidate that produced it (in a fused kernel, the member
+// that made it, as --check-numerics finds it: BlameOnnxNode in numerics.h). The search (precision_search.h) then finds
 // a minimal set, forcing nodes to FP32 with an `fp32_nodes` regex of exact names; each distinct
 // set is compiled once, and sets whose plans are the same (kernels, buffers and initial values;
 // the kernels' reasons aside) share one training run.

@@ -15,6 +15,9 @@ type), but only the Mul is the node that overflows.
        it writes, given to a800c --policy, must make the amp loss curve of a800c-run match fp32
        within the tolerance (while amp without it gives a non-finite loss).
 - two: two planted layers (2 and 7); both Muls must be named, and nothing else.
+- fused: the planted Mul is followed by an Add of 1, and the two are one a8.FusedElementwise
+         computing in float: the kernel's FP16 output overflows, and the diagnosis must still name
+         the Mul (the member whose result no longer fits FP16), not the Add that ends the kernel.
 - bisect: one planted layer that multiplies by 1e-4 twice before the reshape and divides twice
          after it: in FP16 the product (1e-8 of the value) rounds to zero. Run with
          --search=bisect (the backward pass's overflow would otherwise name a node at once), so
@@ -45,7 +48,8 @@ STEPS = 12
 TOLERANCE = 0.05
 
 
-def make_model(path, planted, layers=10, width=16, batch=8, scale=6e4, underflow=False):
+def make_model(path, planted, layers=10, width=16, batch=8, scale=6e4, underflow=False,
+               fused=False):
     rng = np.random.default_rng(0)
     nodes, inits = [], []
     h = "x"
@@ -71,6 +75,12 @@ def make_model(path, planted, layers=10, width=16, batch=8, scale=6e4, underflow
                 nodes.append(helper.make_node("Mul", [up, f"big{i}"], [f"upb{i}"],
                                               name=f"scale_up_again{i}"))
                 up = f"upb{i}"
+            if fused:  # + 1 after the Mul: the two become one a8.FusedElementwise
+                one = numpy_helper.from_array(np.array(1.0, np.float32), f"one{i}")
+                nodes += [helper.make_node("Constant", [], [f"one{i}"], name=f"const_one{i}",
+                                           value=one),
+                          helper.make_node("Add", [up, f"one{i}"], [f"sh{i}"], name=f"shift{i}")]
+                up = f"sh{i}"
             nodes += [
                 helper.make_node("Reshape", [up, f"s3_{i}"], [f"r{i}"], name=f"split{i}"),
                 helper.make_node("Div", [f"r{i}", f"big{i}"], [f"down{i}"],
@@ -129,21 +139,21 @@ def teacher_data(tmp, samples=96, width=16):
             f"--input=labels={os.path.join(tmp, 'labels.npy')}"]
 
 
-def check(planted, expected, underflow=False):
+def check(planted, expected, underflow=False, fused=False):
     with tempfile.TemporaryDirectory() as tmp:
         model = os.path.join(tmp, "fragile.onnx")
         if underflow:
             make_model(model, planted, scale=1e-4, underflow=True)
             data = teacher_data(tmp)
         else:
-            make_model(model, planted)
+            make_model(model, planted, fused=fused)
             data = ["--synthetic"]
         policy = os.path.join(tmp, "policy.json")
         out = tool("a800c", "debug-precision", model, *TRAIN, *data, f"--steps={STEPS}",
                    f"--tolerance={TOLERANCE}", "-o", policy,
                    *(["--search=bisect"] if underflow else []), "--compare=activations")
         print(out)
-        if expected and not underflow:
+        if expected and not underflow and not fused:
             # The first step's activations: the first output that differs without bound from
             # fp32 is the planted Mul's.
             rows = [l.split() for l in out.splitlines() if "max |diff|" in l]
@@ -187,13 +197,15 @@ def check(planted, expected, underflow=False):
 def main():
     global ARGS
     ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["one", "two", "clean", "bisect"])
+    ap.add_argument("case", choices=["one", "two", "fused", "clean", "bisect"])
     ap.add_argument("--bin", required=True)
     ARGS = ap.parse_args()
     if ARGS.case == "one":
         check({3}, ["scale_up3"])
     elif ARGS.case == "two":
         check({2, 7}, ["scale_up2", "scale_up7"])
+    elif ARGS.case == "fused":
+        check({3}, ["scale_up3"], fused=True)
     elif ARGS.case == "bisect":
         chain = ["matmul3", "add3", "relu3", "scale_up3", "scale_up_again3", "split3",
                  "scale_down3", "scale_down_again3", "merge3"]
