@@ -10,6 +10,7 @@
 #include "compiler/driver/driver.h"
 #include "passes/pipelines.h"
 #include "runtime/device/device_registry.h"
+#include "tools/a800c_debug_precision.h"
 #include "tools/cli_common.h"
 #include "tools/precision_flags.h"
 #include "tools/training_flags.h"
@@ -27,11 +28,14 @@ int main(int argc, char** argv) {
   // once it is in the plan's blob) goes back to the system at once instead of staying in the
   // heap beside the blob: peak RSS stays near the weight bytes (tools/bench/compile_scaling.py).
   mallopt(M_MMAP_THRESHOLD, 1 << 20);
+  if (argc > 1 && std::string(argv[1]) == "debug-precision")
+    return a8::cli::DebugPrecisionMain(argc - 1, argv + 1);
   CLI::App app(
       "a800c: ahead-of-time mixed-precision training compiler for ONNX.\n"
       "Reads MODEL (.onnx, .onnxtxt, or textual IR .a8ir), runs the pass pipeline and writes\n"
       "the result: by default the plan (schedule, memory plan, kernels, initial parameter\n"
-      "values) that a800c-run executes.",
+      "values) that a800c-run executes.\n"
+      "`a800c debug-precision MODEL ...` finds the nodes that must stay FP32 (see its --help).",
       kProgram);
   app.set_help_flag("-h,--help", "Print this help and exit");
 

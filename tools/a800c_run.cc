@@ -30,6 +30,7 @@
 #include "runtime/core/dataset.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/npy.h"
+#include "runtime/core/numerics_stats.h"
 #include "runtime/core/output_paths.h"
 #include "runtime/core/progress.h"
 #include "runtime/core/rank_sync.h"
@@ -241,6 +242,10 @@ struct RunFlags {
   bool steps_given = false;
   int64_t eval_every = 0, save_every = 0, log_every = 0, keep_checkpoints = 0;
   bool keep_best = false, allow_nonfinite = false;
+  bool check_numerics = false;  // also names a non-finite input sample (Dataset)
+  std::string numerics_stats;   // --numerics-stats FILE.jsonl, every `every` steps
+  int64_t every = 10;
+  a8::NumericsStats* stats = nullptr;
   std::string metrics, checkpoint, resume, output_dir, progress;
   std::string training_only;  // the first training-only flag given, if any
 };
@@ -269,8 +274,11 @@ int RunInference(a8::Executor& ex, const RunFlags& f) {
     return Fail(a8::InvalidInput("{}: needs a training plan (this plan infers)", f.training_only));
   auto specs = ParseSpecs(f.inputs, "--input");
   if (!specs.ok()) return Fail(specs.status());
-  auto data = a8::Dataset::Load(
-      ex.plan(), *specs, {.flag = "--input", .training = false, .allow_missing = f.synthetic});
+  auto data = a8::Dataset::Load(ex.plan(), *specs,
+                                {.flag = "--input",
+                                 .training = false,
+                                 .allow_missing = f.synthetic,
+                                 .check_numerics = f.check_numerics});
   if (!data.ok()) return Fail(data.status());
   auto metrics = OpenMetrics(f.metrics, false);
   if (metrics && !*metrics) return Fail(a8::InvalidInput("--metrics {}: cannot create", f.metrics));
@@ -311,7 +319,9 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   }
   auto specs = ParseSpecs(f.inputs, "--input");
   if (!specs.ok()) return Fail(specs.status());
-  auto data = a8::Dataset::Load(plan, *specs, {.flag = "--input", .allow_missing = f.synthetic});
+  auto data = a8::Dataset::Load(
+      plan, *specs,
+      {.flag = "--input", .allow_missing = f.synthetic, .check_numerics = f.check_numerics});
   if (!data.ok()) return Fail(data.status());
   data->SetShard(rank, ranks);
   if (ranks > 1 && data->samples() > 0 && data->batches_per_epoch() == 0) {
@@ -323,7 +333,8 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   if (!f.eval_inputs.empty()) {
     auto eval_specs = ParseSpecs(f.eval_inputs, "--eval-input");
     if (!eval_specs.ok()) return Fail(eval_specs.status());
-    auto e = a8::Dataset::Load(plan, *eval_specs, {.flag = "--eval-input"});
+    auto e = a8::Dataset::Load(plan, *eval_specs,
+                               {.flag = "--eval-input", .check_numerics = f.check_numerics});
     if (!e.ok()) return Fail(e.status());
     eval = std::move(e).value();
   } else if (f.eval_every > 0) {
@@ -411,7 +422,10 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   CliObserver printer(first, total, log_every, *progress, metrics ? &*metrics : nullptr,
                       ranks > 1 ? rank : -1);
   QuietObserver quiet;
-  a8::TrainObserver& observer = rank == 0 ? static_cast<a8::TrainObserver&>(printer) : quiet;
+  a8::TrainObserver& shown = rank == 0 ? static_cast<a8::TrainObserver&>(printer) : quiet;
+  std::optional<a8::NumericsStatsObserver> with_stats;
+  if (f.stats != nullptr) with_stats.emplace(shown, *f.stats);
+  a8::TrainObserver& observer = with_stats ? *with_stats : shown;
   a8::TrainOptions opts;
   opts.total_steps = total;
   opts.eval_every = f.eval_every;
@@ -421,6 +435,7 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   opts.keep_best = f.keep_best;
   opts.seed = seed;
   opts.checkpoint_extra["shuffle"] = f.shuffle ? "1" : "0";
+  opts.allow_nonfinite = f.allow_nonfinite;
   a8::Dataset& train = *data;
   bool shuffle = f.shuffle;
   // Synthetic inputs differ between ranks (each rank's share of a larger synthetic batch).
@@ -494,7 +509,8 @@ int main(int argc, char** argv) {
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string plan_path, backend = "auto";
   RunFlags f;
-  bool list_kernels = false, version = false, poison = false, check_numerics = false;
+  bool list_kernels = false, version = false, poison = false;
+  bool& check_numerics = f.check_numerics;
   app.add_option("PLAN", plan_path, "The plan file")->type_name("PLAN");
   bool no_cuda_graphs = false;
   app.add_option("--backend", backend,
@@ -557,14 +573,26 @@ int main(int argc, char** argv) {
           ->type_name("FILE.safetensors|auto"));
   training_only.push_back(
       app.add_flag("--allow-nonfinite", f.allow_nonfinite,
-                   "Training: resume from a checkpoint whose parameters or optimizer state "
-                   "hold NaN or Inf (refused otherwise)"));
+                   "Training: resume from, and save, a checkpoint whose parameters or "
+                   "optimizer state hold NaN or Inf (both refused otherwise)"));
   training_only.push_back(
       app.add_option("--keep-checkpoints", f.keep_checkpoints,
                      "Training: every save also writes NAME.step-N.safetensors beside "
                      "--checkpoint; keep the newest K of them")
           ->type_name("K")
           ->check(CLI::PositiveNumber));
+  training_only.push_back(
+      app.add_option("--numerics-stats", f.numerics_stats,
+                     "Training: per parameter and activation group, the shares of values that "
+                     "are zero, subnormal or within 2x of overflow in FP16, and the gradient "
+                     "headroom under the loss scale, as JSON lines (README)")
+          ->type_name("FILE.jsonl"));
+  training_only.push_back(
+      app.add_option("--every", f.every,
+                     "Training: --numerics-stats samples the first step and every N-th "
+                     "(default 10)")
+          ->type_name("N")
+          ->check(a8::cli::AtLeastOne()));
   training_only.push_back(app.add_flag(
       "--keep-best", f.keep_best,
       "Training: with --keep-checkpoints and --eval-input, also keep the checkpoint of the "
@@ -659,8 +687,19 @@ int main(int argc, char** argv) {
   opts.check_numerics = check_numerics;
   opts.seed = f.seed;
   opts.comm = comm->get();
+  std::unique_ptr<a8::NumericsStats> stats;  // rank 0 only
+  if (!f.numerics_stats.empty() && file->plan.training() && (!*comm || (*comm)->rank() == 0)) {
+    auto created = a8::NumericsStats::Create(file->plan, f.numerics_stats, f.every);
+    if (!created.ok()) return Fail(created.status());
+    stats = std::move(created).value();
+    opts.after_kernel = [s = stats.get()](int k, const a8::StepInfo& info) {
+      return s->AfterKernel(k, info);
+    };
+  }
   auto ex = a8::Executor::Create(std::move(file).value(), std::move(be).value(), opts);
   if (!ex.ok()) return Fail(ex.status().WithContext(plan_path));
+  if (stats) stats->Attach(**ex);
+  f.stats = stats.get();
   if ((*ex)->backend().name() != "cpu" && (comm->get() == nullptr || (*comm)->rank() == 0))
     std::cout << fmt::format("{}: backend {}: {}\n", kProgram, (*ex)->backend().name(),
                              (*ex)->backend().device());

@@ -202,9 +202,16 @@ StatusOr<PolicyFile> ReadPolicyFile(const std::string& path) {
         return InvalidInput("--policy: {}: 'fp32_nodes' must be a string (a regex)", path);
       }
       f.fp32_nodes = value.get<std::string>();
+    } else if (key == "evidence" || key == "debug_precision") {
+      // Written by `a800c debug-precision` for the reader: why each node is in fp32_nodes.
+      if (!value.is_array() && !value.is_object()) {
+        return InvalidInput("--policy: {}: '{}' must be an array or an object", path, key);
+      }
     } else {
       return InvalidInput(
-          "--policy: {}: unknown key '{}' (expected fp32_ops, fp16_ops, fp32_nodes)", path, key);
+          "--policy: {}: unknown key '{}' (expected fp32_ops, fp16_ops, fp32_nodes, evidence, "
+          "debug_precision)",
+          path, key);
     }
   }
   return f;

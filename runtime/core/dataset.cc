@@ -1,9 +1,14 @@
 #include "runtime/core/dataset.h"
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
 #include <random>
+
+#include "runtime/core/numerics.h"
 
 namespace a8 {
 namespace {
@@ -46,6 +51,7 @@ StatusOr<Dataset> Dataset::Load(const plan::Plan& plan,
                                 const std::vector<std::pair<std::string, std::string>>& files,
                                 const DatasetOptions& options) {
   Dataset d;
+  d.check_numerics_ = options.check_numerics;
   std::string first_file;  // the file that set samples_, for the length error
   bool have_batch = false;
   for (const auto& [name, path] : files) {
@@ -107,6 +113,7 @@ StatusOr<Dataset> Dataset::Load(const plan::Plan& plan,
       }
     }
     b.array = std::move(arr);
+    b.where = where;
     d.arrays_.emplace(name, std::move(b));
   }
   if (!options.allow_missing)
@@ -140,6 +147,29 @@ void Dataset::CopySample(const Bound& b, int64_t sample, int64_t slot, uint8_t* 
               b.array.data.data() + static_cast<size_t>(sample) * b.sample_bytes, b.sample_bytes);
 }
 
+Status Dataset::CheckSample(const Bound& b, int64_t sample, int64_t step) const {
+  if (!check_numerics_) return Status::Ok();
+  const size_t size = DTypeSize(b.array.dtype);
+  const uint8_t* data = b.array.data.data() + static_cast<size_t>(sample) * b.sample_bytes;
+  auto bad = FindNonFinite(b.array.dtype, data, static_cast<int64_t>(b.sample_bytes / size));
+  if (!bad) return Status::Ok();
+  std::string element = fmt::format("element {}", bad->index);
+  if (b.array.dims.size() > 2) {  // the index within the sample, per dim
+    std::vector<int64_t> index(b.array.dims.size() - 1);
+    int64_t flat = bad->index;
+    for (size_t d = index.size(); d-- > 0;) {
+      const int64_t dim = std::max<int64_t>(b.array.dims[d + 1], 1);
+      index[d] = flat % dim;
+      flat /= dim;
+    }
+    element += fmt::format(" [{}]", fmt::join(index, ","));
+  }
+  return InvalidInput(
+      "--check-numerics: step {}: {}: sample {} holds a non-finite value: {} is {} (a graph "
+      "input, before any kernel read it)",
+      step, b.where, b.scalar ? 0 : sample, element, NonFiniteName(bad->value));
+}
+
 Status Dataset::FillTrainBatch(int64_t index, bool shuffle, uint64_t seed, Executor& ex) {
   if (index < 0) return InvalidInput("batch {}: a negative step", index);
   int64_t per_epoch = batches_per_epoch();
@@ -147,6 +177,7 @@ Status Dataset::FillTrainBatch(int64_t index, bool shuffle, uint64_t seed, Execu
     // The batch is assembled on the host and copied in once (the buffer may be device memory).
     std::vector<uint8_t> batch(ex.plan().buffers(b.buffer).bytes());
     if (b.scalar || per_epoch == 0) {
+      A8_RETURN_IF_ERROR(CheckSample(b, 0, index));
       CopySample(b, 0, 0, batch.data());
       A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, batch.data()));
       continue;
@@ -154,8 +185,9 @@ Status Dataset::FillTrainBatch(int64_t index, bool shuffle, uint64_t seed, Execu
     const int64_t global = batch_ * shard_size_;
     int64_t epoch = index / per_epoch, first = (index % per_epoch) * global + shard_rank_;
     for (int64_t j = 0; j < batch_; ++j) {
-      CopySample(b, SampleIndex(epoch, first + j * shard_size_, b.length, shuffle, seed), j,
-                 batch.data());
+      const int64_t sample = SampleIndex(epoch, first + j * shard_size_, b.length, shuffle, seed);
+      A8_RETURN_IF_ERROR(CheckSample(b, sample, index));
+      CopySample(b, sample, j, batch.data());
     }
     A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, batch.data()));
   }
@@ -168,6 +200,7 @@ Status Dataset::FillWrapped(int64_t index, bool shuffle, uint64_t seed, Executor
     const plan::Buffer& buf = ex.plan().buffers(b.buffer);
     std::vector<uint8_t> host(buf.bytes());
     if (b.scalar) {
+      A8_RETURN_IF_ERROR(CheckSample(b, 0, index));
       CopySample(b, 0, 0, host.data());
       A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, host.data()));
       continue;
@@ -175,8 +208,9 @@ Status Dataset::FillWrapped(int64_t index, bool shuffle, uint64_t seed, Executor
     int64_t batch = buf.type().dims(0);
     for (int64_t j = 0; j < batch; ++j) {
       int64_t g = index * batch + j;
-      CopySample(b, SampleIndex(g / b.length, g % b.length, b.length, shuffle, seed), j,
-                 host.data());
+      const int64_t sample = SampleIndex(g / b.length, g % b.length, b.length, shuffle, seed);
+      A8_RETURN_IF_ERROR(CheckSample(b, sample, index));
+      CopySample(b, sample, j, host.data());
     }
     A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, host.data()));
   }

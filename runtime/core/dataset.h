@@ -41,6 +41,9 @@ struct DatasetOptions {
   bool training = true;
   // Plan inputs without data are left to the caller (--synthetic).
   bool allow_missing = false;
+  // --check-numerics: a batch holding an Inf or NaN is an error naming the input, its file, the
+  // sample and the element (before any kernel reads it).
+  bool check_numerics = false;
 };
 
 class Dataset {
@@ -80,11 +83,15 @@ class Dataset {
     int64_t length = 1;       // samples along axis 0 (1 for a scalar input)
     size_t sample_bytes = 0;  // bytes of one sample
     bool scalar = false;      // a rank-0 input: the same value every step
+    std::string where;        // "--input NAME=FILE.npy"
   };
+  // check_numerics: InvalidInput when sample `sample` of `b` holds an Inf or NaN.
+  Status CheckSample(const Bound& b, int64_t sample, int64_t step) const;
   // Copies sample `sample` into slot `slot` of a host batch of b's buffer.
   void CopySample(const Bound& b, int64_t sample, int64_t slot, uint8_t* batch) const;
 
   std::map<std::string, Bound> arrays_;
+  bool check_numerics_ = false;
   int64_t samples_ = 0, batch_ = 1;
   int shard_rank_ = 0, shard_size_ = 1;
   // A few recent permutations, by (length, epoch, seed).

@@ -11,6 +11,7 @@
 
 #include "compiler/ir/types.h"
 #include "kernels/common/float16.h"
+#include "kernels/cpu/elementwise.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/core/numerics.h"
 #include "runtime/core/plan_target.h"
@@ -292,6 +293,7 @@ Status Executor::RunKernel(int k, const StepInfo& info, KernelTimer* timer) {
   }
   if (options_.check_numerics && (info.eval || check_in_step_[k]))
     A8_RETURN_IF_ERROR(CheckKernelOutputs(k, info));
+  if (options_.after_kernel) A8_RETURN_IF_ERROR(options_.after_kernel(k, info));
   if (options_.poison_freed) Poison(k);
   return Status::Ok();
 }
@@ -335,10 +337,14 @@ std::string KernelWhere(const plan::Kernel& kern, int k) {
                      kern.node(), onnx.empty() ? "none" : onnx);
 }
 
-std::string BufferWhere(const plan::Buffer& b) {
+std::string TypeText(const plan::Buffer& b) {
   TensorType type{static_cast<DType>(b.type().dtype()),
                   std::vector<int64_t>(b.type().dims().begin(), b.type().dims().end())};
-  return fmt::format("'{}' ({})", b.name(), type.ToString());
+  return type.ToString();
+}
+
+std::string BufferWhere(const plan::Buffer& b) {
+  return fmt::format("'{}' ({})", b.name(), TypeText(b));
 }
 
 // "element 5 [1,1]": the flat index and, for tensors of rank > 1, the index per dim.
@@ -367,6 +373,23 @@ std::optional<NonFinite> ScanBuffer(const plan::Buffer& b, const uint8_t* data, 
   return FindNonFinite(dtype, data, static_cast<int64_t>(b.bytes() / DTypeSize(dtype)));
 }
 
+// check_numerics: a graph input holding an Inf or NaN is reported as that input, before any
+// kernel reads it (a800c-run's Dataset names the file and sample even earlier).
+Status CheckInputBuffers(const plan::Plan& p, const std::vector<uint8_t*>& ptrs, Backend& be,
+                         const StepInfo& info) {
+  for (const plan::Binding& in : p.inputs()) {
+    const plan::Buffer& b = p.buffers(in.buffer());
+    std::optional<NonFinite> bad = ScanBuffer(b, ptrs[in.buffer()], be);
+    if (!bad) continue;
+    return InvalidInput(
+        "{}: graph input '{}' ({}) holds a non-finite value: {} is {}, before any "
+        "kernel read it",
+        NumericsWhere(info), in.name(), TypeText(b), ElementWhere(b, bad->index),
+        NonFiniteName(bad->value));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status Executor::CheckKernelOutputs(int k, const StepInfo& info) const {
@@ -378,10 +401,26 @@ Status Executor::CheckKernelOutputs(int k, const StepInfo& info) const {
     const plan::Buffer& b = p.buffers(id);
     std::optional<NonFinite> bad = ScanBuffer(b, ptrs_[id], *backend_);
     if (!bad) continue;
+    // The headline names the original ONNX node, also inside a fused kernel.
+    auto read = [this](int buffer) -> StatusOr<std::vector<double>> {
+      const plan::Buffer& in = file_.plan.buffers(buffer);
+      const DType dtype = static_cast<DType>(in.type().dtype());
+      if (!IsFloat(dtype)) return std::vector<double>{};
+      std::vector<uint8_t> raw(in.bytes());
+      A8_RETURN_IF_ERROR(ReadBuffer(buffer, raw.data()));
+      const int64_t n = static_cast<int64_t>(in.bytes() / DTypeSize(dtype));
+      std::vector<double> v(static_cast<size_t>(n));
+      A8_RETURN_IF_ERROR(cpu::Cast(dtype, DType::kF64, n, raw.data(), v.data()));
+      return v;
+    };
+    StatusOr<std::string> blamed =
+        i == 0 ? BlameOnnxNode(p, kern, bad->index, read) : StatusOr<std::string>(kern.node());
     return Internal(
-        "{}: {} wrote a non-finite value: output {} buffer {} {} is {}; loss scale {}{}",
-        NumericsWhere(info), KernelWhere(kern, k), i, BufferWhere(b), ElementWhere(b, bad->index),
-        NonFiniteName(bad->value), info.eval ? LossScale() : step_scale_,
+        "{}: ONNX node '{}' produced a non-finite value ({}): output {} buffer {} {} is {}; loss "
+        "scale {}{}",
+        NumericsWhere(info), blamed.ok() ? *blamed : kern.node(), KernelWhere(kern, k), i,
+        BufferWhere(b), ElementWhere(b, bad->index), NonFiniteName(bad->value),
+        info.eval ? LossScale() : step_scale_,
         dynamic_scaler_ && !info.eval
             ? " (dynamic loss scaling: only the forward pass and the updated parameters and "
               "state are checked, as non-finite gradients just skip an update)"
@@ -418,7 +457,10 @@ Status Executor::Run() {
   const plan::Plan& p = file_.plan;
   StepInfo info{step(), options_.seed};
   info.comm = options_.comm;
-  if (options_.check_numerics) step_scale_ = LossScale();
+  if (options_.check_numerics) {
+    step_scale_ = LossScale();
+    A8_RETURN_IF_ERROR(CheckInputBuffers(p, ptrs_, *backend_, info));
+  }
   // Everything in the arena but the inputs is undefined at the start of a step.
   if (options_.poison_freed) PoisonArenaExceptInputs();
   if (options_.tracer != nullptr && options_.tracer->Wants(info.step)) {
@@ -443,6 +485,7 @@ Status Executor::RunEval() {
   const plan::Plan& p = file_.plan;
   if (!p.training()) return InvalidInput("an evaluation step needs a training plan");
   StepInfo info{step(), options_.seed, /*eval=*/true};
+  if (options_.check_numerics) A8_RETURN_IF_ERROR(CheckInputBuffers(p, ptrs_, *backend_, info));
   if (options_.poison_freed) PoisonArenaExceptInputs();
   if (!PerKernel(info)) {
     return backend_->RunSequence(kEvalSequence, eval_kernels_, {}, info)
@@ -457,7 +500,8 @@ bool Executor::PerKernel(const StepInfo& info) const {
   // kernels; checks between kernels need them one by one on any backend. A device backend's
   // communicator (NCCL) queues its work on streams and needs no host help.
   (void)info;
-  return backend_->host_memory() || options_.check_numerics || options_.poison_freed;
+  return backend_->host_memory() || options_.check_numerics || options_.poison_freed ||
+         options_.after_kernel != nullptr;
 }
 
 }  // namespace a8

@@ -34,6 +34,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -56,6 +57,10 @@ struct ExecutorOptions {
   // a800c-run --trace (runtime/core/trace.h; not owned; null: no tracing, at no cost). The steps
   // it wants run kernel by kernel, timed by the backend's KernelTimer.
   Tracer* tracer = nullptr;
+  // Called after every kernel `k` of a step or an evaluation (then the step runs kernel by
+  // kernel): for tools that read intermediate buffers before the arena reuses them (a800c
+  // debug-precision, --numerics-stats). An error stops the step with that error.
+  std::function<Status(int k, const StepInfo& info)> after_kernel;
 };
 
 struct AlignedFree {

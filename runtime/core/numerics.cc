@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/common/float16.h"
+#include "kernels/common/fused_elementwise.h"
 
 namespace a8 {
 namespace {
@@ -29,7 +30,129 @@ std::optional<NonFinite> FirstNonFinite16(const uint8_t* data, int64_t count, ui
   return std::nullopt;
 }
 
+// `v` as the output dtype would store it.
+double RoundTo(DType dtype, double v) {
+  switch (dtype) {
+    case DType::kF16:
+      return HalfBitsToFloat(FloatToHalfBits(static_cast<float>(v)));
+    case DType::kBF16:
+      return BFloat16BitsToFloat(FloatToBFloat16Bits(static_cast<float>(v)));
+    case DType::kF32:
+      return static_cast<float>(v);
+    default:
+      return v;
+  }
+}
+
+bool EndsWith(const std::string& s, const char* tail) {
+  const size_t n = std::strlen(tail);
+  return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
+}
+
+const plan::Attribute* FindAttr(const plan::Kernel& kern, const char* name) {
+  for (const plan::Attribute& a : kern.attrs())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+StatusOr<std::string> BlameFusedElementwise(const plan::Plan& plan, const plan::Kernel& kern,
+                                            int64_t index, const ReadBufferF64& read) {
+  const std::string fallback = kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
+  const plan::Attribute* code_attr = FindAttr(kern, "program");
+  if (code_attr == nullptr || !code_attr->has_ints() || kern.outputs_size() < 1) return fallback;
+  std::vector<int64_t> code(code_attr->ints().values().begin(), code_attr->ints().values().end());
+  std::vector<float> consts;
+  if (const plan::Attribute* c = FindAttr(kern, "constants"); c != nullptr && c->has_floats())
+    consts.assign(c->floats().values().begin(), c->floats().values().end());
+  FusedProgram p;
+  if (!DecodeFusedProgram(code.data(), static_cast<int64_t>(code.size()), consts.data(),
+                          static_cast<int64_t>(consts.size()), kern.inputs_size(), &p))
+    return fallback;
+  const plan::Buffer& out = plan.buffers(kern.outputs(0));
+  const DType out_dtype = static_cast<DType>(out.type().dtype());
+  const bool wide = out_dtype == DType::kF64;
+  double in_vals[kFusedMaxInputs];
+  float in_floats[kFusedMaxInputs];
+  for (int j = 0; j < kern.inputs_size(); ++j) {
+    A8_ASSIGN_OR_RETURN(std::vector<double> v, read(kern.inputs(j)));
+    if (v.empty()) return fallback;
+    in_vals[j] = v.size() == 1 ? v[0] : v[static_cast<size_t>(index) % v.size()];
+    if (!std::isfinite(in_vals[j])) return fallback;  // not this kernel's doing
+    in_floats[j] = static_cast<float>(in_vals[j]);
+  }
+  int first_member_instr = 0;
+  while (first_member_instr < p.num_instrs && p.code[first_member_instr][0] == kFusedConst)
+    ++first_member_instr;
+  // The members that have an instruction, in order.
+  std::vector<std::string> members(kern.onnx_nodes().begin(), kern.onnx_nodes().end());
+  const int instrs = p.num_instrs - first_member_instr;
+  if (static_cast<int>(members.size()) > instrs) {
+    std::erase_if(members,
+                  [](const std::string& m) { return EndsWith(m, ".f32") || EndsWith(m, ".f64"); });
+  }
+  if (static_cast<int>(members.size()) != instrs) return fallback;
+  for (int t = first_member_instr; t < p.num_instrs; ++t) {
+    FusedProgram prefix = p;
+    prefix.num_instrs = t + 1;
+    const double v = wide ? EvalFused<double>(prefix, in_vals)
+                          : static_cast<double>(EvalFused<float>(prefix, in_floats));
+    if (!std::isfinite(RoundTo(out_dtype, v))) return members[t - first_member_instr];
+  }
+  return fallback;
+}
+
+// a8.FusedMatMul (forward epilogues): the GEMM's accumulator of that element, then the bias
+// added to it, each rounded to the output type; the activation (Relu, Gelu) makes no Inf of its
+// own from a finite value.
+StatusOr<std::string> BlameFusedMatMul(const plan::Plan& plan, const plan::Kernel& kern,
+                                       int64_t index, const ReadBufferF64& read) {
+  const std::string fallback = kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
+  const plan::Attribute* epilogue_attr = FindAttr(kern, "epilogue");
+  bool bgrad = false;
+  const int32_t epilogue =
+      epilogue_attr != nullptr ? ParseFusedEpilogue(epilogue_attr->s().c_str(), &bgrad) : -1;
+  if (epilogue < 0 || EpilogueIsBackward(epilogue) || kern.inputs_size() < 2 ||
+      kern.outputs_size() < 1 || kern.onnx_nodes_size() < 1)
+    return fallback;
+  const plan::Attribute* trans_attr = FindAttr(kern, "trans_b");
+  const bool trans_b = trans_attr != nullptr && trans_attr->i() != 0;
+  const plan::Buffer& out = plan.buffers(kern.outputs(0));
+  const plan::Buffer& bbuf = plan.buffers(kern.inputs(1));
+  if (out.type().dims_size() < 1 || bbuf.type().dims_size() != 2) return fallback;
+  const int64_t n = out.type().dims(out.type().dims_size() - 1);
+  const int64_t k = trans_b ? bbuf.type().dims(1) : bbuf.type().dims(0);
+  if (n <= 0 || k <= 0) return fallback;
+  A8_ASSIGN_OR_RETURN(std::vector<double> a, read(kern.inputs(0)));
+  A8_ASSIGN_OR_RETURN(std::vector<double> b, read(kern.inputs(1)));
+  const int64_t row = index / n, col = index % n;
+  if (static_cast<int64_t>(a.size()) < (row + 1) * k || static_cast<int64_t>(b.size()) < n * k)
+    return fallback;
+  const DType out_dtype = static_cast<DType>(out.type().dtype());
+  float acc = 0;  // the kernel accumulates in float
+  for (int64_t i = 0; i < k; ++i) {
+    const double bv =
+        trans_b ? b[static_cast<size_t>(col * k + i)] : b[static_cast<size_t>(i * n + col)];
+    acc += static_cast<float>(a[static_cast<size_t>(row * k + i)]) * static_cast<float>(bv);
+  }
+  if (!std::isfinite(RoundTo(out_dtype, acc))) return fallback;  // the GEMM
+  if (EpilogueHasBias(epilogue) && kern.onnx_nodes_size() >= 2 && kern.inputs_size() >= 3 &&
+      kern.inputs(2) >= 0) {
+    A8_ASSIGN_OR_RETURN(std::vector<double> bias, read(kern.inputs(2)));
+    if (static_cast<int64_t>(bias.size()) == n &&
+        !std::isfinite(RoundTo(out_dtype, acc + static_cast<float>(bias[col]))))
+      return kern.onnx_nodes(1);  // the Add of the bias
+  }
+  return kern.onnx_nodes(kern.onnx_nodes_size() - 1);
+}
+
 }  // namespace
+
+StatusOr<std::string> BlameOnnxNode(const plan::Plan& plan, const plan::Kernel& kern, int64_t index,
+                                    const ReadBufferF64& read) {
+  if (kern.op() == "a8.FusedElementwise") return BlameFusedElementwise(plan, kern, index, read);
+  if (kern.op() == "a8.FusedMatMul") return BlameFusedMatMul(plan, kern, index, read);
+  return kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
+}
 
 std::optional<NonFinite> FindNonFinite(DType dtype, const uint8_t* data, int64_t count) {
   switch (dtype) {

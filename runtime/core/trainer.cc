@@ -8,6 +8,7 @@
 #include "kernels/cpu/optim.h"
 #include "runtime/core/checkpoint.h"
 #include "runtime/core/checkpoint_files.h"
+#include "runtime/core/numerics.h"
 
 namespace a8 {
 namespace {
@@ -37,6 +38,28 @@ StatusOr<const plan::Buffer*> LossOutput(const Executor& ex) {
     return InvalidInput("the plan's loss '{}' is not a float scalar graph output",
                         p.train().loss());
   return loss;
+}
+
+// A checkpoint never holds what a diverged run computed: the first PARAMETER or STATE buffer
+// holding an Inf or NaN is an error.
+Status CheckFiniteBeforeSave(const Executor& ex, const std::string& path) {
+  const plan::Plan& p = ex.plan();
+  for (int id : ex.checkpoint_buffers()) {
+    const plan::Buffer& b = p.buffers(id);
+    const DType dtype = static_cast<DType>(b.type().dtype());
+    if (!IsFloat(dtype)) continue;
+    std::vector<uint8_t> raw(b.bytes());
+    A8_RETURN_IF_ERROR(ex.ReadBuffer(id, raw.data()));
+    auto bad = FindNonFinite(dtype, raw.data(), static_cast<int64_t>(b.bytes() / DTypeSize(dtype)));
+    if (!bad) continue;
+    return Internal(
+        "step {}: {} '{}' holds a non-finite value (element {} is {}): not saving {}, so that a "
+        "checkpoint never replaces finite weights with non-finite ones (--allow-nonfinite saves "
+        "it anyway)",
+        ex.step(), b.role() == plan::Buffer::PARAMETER ? "parameter" : "state", b.name(),
+        bad->index, NonFiniteName(bad->value), path);
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -151,6 +174,7 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
   bool has_best = options.keep_best && BestEvalLoss(options.checkpoint, &best_loss);
   bool save_best = false;  // this step's evaluation beat every saved one
   auto save = [&]() -> Status {
+    if (!options.allow_nonfinite) A8_RETURN_IF_ERROR(CheckFiniteBeforeSave(ex, options.checkpoint));
     CheckpointInfo info;
     info.seed = options.seed;
     info.extra = options.checkpoint_extra;
@@ -206,6 +230,13 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
     s.step_ms.push_back(rec.step_ms);
     s.final_loss = rec.loss;
     A8_RETURN_IF_ERROR(observer.OnStep(rec));
+    if (scale == nullptr && !std::isfinite(rec.loss)) {
+      return Internal(
+          "step {}: the loss is {} and this plan has no loss scaling to skip the update: "
+          "stopped (rerun with --check-numerics to find the ONNX node that produced the first "
+          "non-finite value)",
+          rec.step, NonFiniteName(rec.loss));
+    }
     if (dynamic && update_step && floor_limit > 0) {
       const double floor = p.scaler().min_scale();
       at_floor = scale_before <= floor && *scale <= floor ? at_floor + 1 : 0;

@@ -13,7 +13,9 @@
 // train.scale_buffer before the step) and whether its update was skipped for an overflow (an
 // update step whose control vector says not applied). A dynamic scale that ran at --min-scale and
 // stayed there for growth_interval consecutive updates means every scale overflows: the run
-// stops with an error naming the step and the scale.
+// stops with an error naming the step and the scale. Without a loss scaler nothing skips an
+// update, so a non-finite loss stops the run at once (after the observer saw the step), with a
+// hint to rerun with --check-numerics.
 #pragma once
 
 #include <cstdint>
@@ -71,6 +73,9 @@ struct TrainOptions {
   bool keep_best = false;
   uint64_t seed = 0;
   std::map<std::string, std::string> checkpoint_extra = {};
+  // false: a save whose parameters or optimizer state hold an Inf or NaN is refused (an error
+  // naming the tensor), so a checkpoint never replaces finite weights with non-finite ones.
+  bool allow_nonfinite = false;
 };
 
 struct TrainSummary {

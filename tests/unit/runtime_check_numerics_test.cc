@@ -133,7 +133,10 @@ PlanFile ScaledPlan(const std::string& scaler) {
   float scale = 1024.0f;
   int x = pb.Buffer("x", DType::kF32, {4}, Role::INPUT);
   int big = pb.Buffer("big", DType::kF32, {}, Role::INPUT);
-  int delta = pb.Buffer("delta", DType::kF32, {4}, Role::INPUT);
+  // The update's step: state the test writes (a non-finite graph input would be reported as
+  // that input before any kernel runs).
+  const float no_delta[4] = {};
+  int delta = pb.Buffer("delta", DType::kF32, {4}, Role::STATE, no_delta);
   int w = pb.Buffer("W", DType::kF32, {4}, Role::PARAMETER, w0.data());
   int s = pb.Buffer("scale", DType::kF32, {}, scaler == "static" ? Role::CONSTANT : Role::STATE,
                     &scale);
@@ -163,11 +166,17 @@ PlanFile ScaledPlan(const std::string& scaler) {
   return f;
 }
 
+Status SetDelta(Executor& ex, const float* delta) {
+  for (const plan::Buffer& b : ex.plan().buffers())
+    if (b.name() == "delta") return ex.WriteBuffer(b.id(), delta);
+  return Internal("no buffer 'delta'");
+}
+
 Status Step(Executor& ex, float big, float bad_delta) {
   std::vector<float> x = Positive(4, 5), delta = {0.5f, -0.25f, 0.125f, bad_delta};
   A8_RETURN_IF_ERROR(ex.SetInput("x", x.data(), 16));
   A8_RETURN_IF_ERROR(ex.SetInput("big", &big, 4));
-  A8_RETURN_IF_ERROR(ex.SetInput("delta", delta.data(), 16));
+  A8_RETURN_IF_ERROR(SetDelta(ex, delta.data()));
   return ex.Run();
 }
 
@@ -178,7 +187,9 @@ TEST(CheckNumericsTest, AnOverflowingGradientIsReportedWithoutADynamicScaler) {
     Status s = Step(*ex, 3e38f, 1.0f);
     ASSERT_FALSE(s.ok()) << scaler;
     const std::string& m = s.message();
-    EXPECT_NE(m.find("step 0: kernel 1"), std::string::npos) << m;
+    EXPECT_NE(m.find("step 0: ONNX node 'grad_node' produced a non-finite value (kernel 1 "),
+              std::string::npos)
+        << m;
     EXPECT_NE(m.find("node 'grad_node'"), std::string::npos) << m;
     EXPECT_NE(m.find("'g' (f32[4])"), std::string::npos) << m;
     EXPECT_NE(m.find("is inf"), std::string::npos) << m;
@@ -209,16 +220,31 @@ TEST(CheckNumericsTest, ADynamicScalerStillChecksTheForwardPassAndEvalSteps) {
   ASSERT_TRUE(ex->SetInput("x", x.data(), 16).ok());
   Status s = ex->RunEval();
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("step 0 (eval): kernel 0 'Mul:f32,f32->f32'"), std::string::npos)
-      << s.message();
-  EXPECT_NE(s.message().find("'y' (f32[4]) element 2 is inf"), std::string::npos) << s.message();
+  // A non-finite input is reported as that input, not as the first kernel that reads it.
+  EXPECT_EQ(s.message(),
+            "--check-numerics: step 0 (eval): graph input 'x' (f32[4]) holds a non-finite value: "
+            "element 2 is inf, before any kernel read it");
   float big = 1.0f;
   std::vector<float> delta(4, 0.0f);
   ASSERT_TRUE(ex->SetInput("big", &big, 4).ok());
-  ASSERT_TRUE(ex->SetInput("delta", delta.data(), 16).ok());
+  ASSERT_TRUE(SetDelta(*ex, delta.data()).ok());
   s = ex->Run();
   ASSERT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("step 0: kernel 0"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("step 0: graph input 'x' (f32[4])"), std::string::npos) << s.message();
+  // A finite input whose product overflows: the forward kernel is reported, with the scale.
+  x.assign(4, 3.4e38f);  // times W in [0.25, 4): some element overflows
+  big = 2.0f;
+  ASSERT_TRUE(ex->SetInput("x", x.data(), 16).ok());
+  ASSERT_TRUE(ex->SetInput("big", &big, 4).ok());
+  ASSERT_TRUE(SetDelta(*ex, delta.data()).ok());
+  s = ex->Run();
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("step 0: ONNX node 'Mul_0' produced a non-finite value (kernel 0 "
+                             "'Mul:f32,f32->f32'"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("output 0 buffer 'y' (f32[4]) element "), std::string::npos)
+      << s.message();
 }
 
 TEST(CheckNumericsTest, AResultWrittenInPlaceIntoAPersistentBufferIsChecked) {
