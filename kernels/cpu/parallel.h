@@ -1,16 +1,20 @@
 // A minimal parallel-for over the machine's cores for the CPU kernels.
 //
-// Work is split into at most MaxThreads() contiguous chunks, and only when there is enough of it
-// (`items * cost_per_item` of at least kMinWorkPerThread per chunk) to pay for the handoff to
-// another thread (microseconds); smaller loops run inline on the caller. The worker threads are a
-// process-wide pool created on first use and kept for the life of the process, so a call costs a
-// wake-up, not a thread start (idle threads poll for 200 us before sleeping, which pays on idle
-// cores; OMP_WAIT_POLICY=passive makes them sleep at once, for oversubscribed machines; see
-// parallel.cc). Each output element is written by
-// exactly one chunk, so results do not depend on the thread count. A ParallelFor inside a
-// ParallelFor (or one issued while the pool is busy with another caller's loop, or in a forked
-// child) runs inline, so the pool never deadlocks. OpenBLAS is set single-threaded (blas.h): the
-// GEMMs are split over this pool too.
+// Work is split only when there is enough of it (`items * cost_per_item` of at least
+// kMinWorkPerChunk per chunk) to pay for a hand-off to another thread (microseconds); smaller
+// loops run inline on the caller. A split loop is cut into up to ChunksPerThread() contiguous
+// chunks per thread, claimed one at a time from an atomic counter by the caller and the pool's
+// workers alike: the caller runs chunks until none is left unclaimed and then waits only for the
+// chunks a worker has already started, so a worker that is descheduled (a busy machine) or asleep
+// never stalls the loop; its share is run by whoever gets there first. The workers are a
+// process-wide pool created on first use and kept for the life of the process; an idle worker
+// polls for the next loop for a while, and that while adapts (see parallel.cc): it shrinks when
+// polling does not pay (the loops' chunks were all claimed before the worker got to them, as on a
+// machine whose other cores are busy) and grows back when it does; OMP_WAIT_POLICY=passive makes
+// them sleep at once. Each output element is written by exactly one chunk, so results do not
+// depend on the thread count. A ParallelFor inside a ParallelFor (or one issued while the pool is
+// busy with another caller's loop, or in a forked child) runs inline, so the pool never
+// deadlocks. OpenBLAS is set single-threaded (blas.h): the GEMMs are split over this pool too.
 #pragma once
 
 #include <algorithm>
@@ -35,35 +39,43 @@ inline int MaxThreads() {
 
 namespace internal {
 
-// Runs task(ctx, t) for every t in [0, n) on the pool (t = 0 on the calling thread) and returns
-// when all have finished. Returns false, having run nothing, when the pool cannot take the job
-// (called from a pool worker, or the pool is busy); the caller then runs the loop itself.
-bool PoolRun(int n, void (*task)(void* ctx, int t), void* ctx);
+// Runs task(ctx, c) for every chunk c in [0, chunks) with up to `threads` threads (the caller
+// among them) and returns when all have finished. Returns false, having run nothing, when the
+// pool cannot take the job (called from a pool worker, or the pool is busy with another caller's
+// loop); the caller then runs the loop itself.
+bool PoolRun(int threads, int chunks, void (*task)(void* ctx, int chunk), void* ctx);
+
+// How many chunks per thread a split loop is cut into (parallel.cc says why).
+int ChunksPerThread();
 
 }  // namespace internal
 
 // Calls fn(begin, end) over a partition of [0, items).
 template <typename F>
 void ParallelFor(int64_t items, int64_t cost_per_item, F&& fn) {
-  constexpr int64_t kMinWorkPerThread = int64_t{1} << 15;
+  constexpr int64_t kMinWorkPerChunk = int64_t{1} << 15;
   if (items <= 0) return;
   const int64_t work = items * std::max<int64_t>(cost_per_item, 1);
-  const int64_t threads =
-      std::min<int64_t>({MaxThreads(), items, std::max<int64_t>(work / kMinWorkPerThread, 1)});
+  const int64_t max_chunks = std::max<int64_t>(work / kMinWorkPerChunk, 1);
+  const int64_t threads = std::min<int64_t>({MaxThreads(), items, max_chunks});
   if (threads <= 1) {
     fn(int64_t{0}, items);
     return;
   }
+  const int64_t chunks =
+      std::min<int64_t>({threads * internal::ChunksPerThread(), items, max_chunks, int64_t{4095}});
   struct Ctx {
     F* fn;
     int64_t items, chunk;
-  } ctx{&fn, items, (items + threads - 1) / threads};
-  auto task = [](void* p, int t) {
-    Ctx& c = *static_cast<Ctx*>(p);
-    const int64_t b = t * c.chunk, e = std::min(c.items, b + c.chunk);
-    if (b < e) (*c.fn)(b, e);
+  } ctx{&fn, items, (items + chunks - 1) / chunks};
+  auto task = [](void* p, int c) {
+    Ctx& x = *static_cast<Ctx*>(p);
+    const int64_t b = c * x.chunk, e = std::min(x.items, b + x.chunk);
+    if (b < e) (*x.fn)(b, e);
   };
-  if (!internal::PoolRun(static_cast<int>(threads), task, &ctx)) fn(int64_t{0}, items);
+  if (!internal::PoolRun(static_cast<int>(threads), static_cast<int>(chunks), task, &ctx)) {
+    fn(int64_t{0}, items);
+  }
 }
 
 }  // namespace a8::cpu

@@ -1,6 +1,7 @@
 // The ParallelFor pool: every item runs exactly once, whether the workers are spinning (calls
 // back to back) or asleep (calls further apart than the spin), from nested loops and from
-// concurrent callers (which run inline).
+// concurrent callers (which run inline); and a worker stalled inside its chunk does not keep the
+// caller from running every chunk nobody has started.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -58,6 +59,46 @@ TEST(CpuParallelForTest, NestedAndConcurrentCallsRunInline) {
   }
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(failures.load(), 0);
+}
+
+// Every chunk a pool worker starts blocks until all the other chunks are done: the job can only
+// finish if the caller runs every chunk that no worker has claimed (a worker holds at most the
+// one chunk it is stuck in). A pool that gave each thread a fixed share would wait forever for
+// the blocked workers' other chunks; the wait is bounded (30 s, counted as a failure) so the test
+// fails instead of hanging. Calls the pool directly, with 8 chunks per thread.
+TEST(CpuParallelForTest, CallerRunsTheChunksStalledWorkersHaveNotClaimed) {
+  struct Job {
+    std::thread::id caller;
+    int chunks;
+    std::atomic<int> caller_done{0}, held_by_workers{0}, timeouts{0};
+    std::vector<std::atomic<int>> hits;
+  };
+  for (int round = 0; round < 50; ++round) {
+    Job job;
+    job.caller = std::this_thread::get_id();
+    job.chunks = 8 * MaxThreads();
+    job.hits = std::vector<std::atomic<int>>(static_cast<size_t>(job.chunks));
+    auto task = [](void* p, int c) {
+      Job& j = *static_cast<Job*>(p);
+      const bool on_caller = std::this_thread::get_id() == j.caller;
+      if (!on_caller) {
+        ++j.held_by_workers;
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+        while (j.caller_done.load() + j.held_by_workers.load() < j.chunks) {
+          if (std::chrono::steady_clock::now() > give_up) {
+            ++j.timeouts;
+            break;
+          }
+          std::this_thread::yield();
+        }
+      }
+      j.hits[c].fetch_add(1);
+      if (on_caller) ++j.caller_done;
+    };
+    ASSERT_TRUE(internal::PoolRun(MaxThreads(), job.chunks, task, &job));
+    ASSERT_EQ(job.timeouts.load(), 0) << "round " << round;
+    for (int c = 0; c < job.chunks; ++c) ASSERT_EQ(job.hits[c].load(), 1) << "chunk " << c;
+  }
 }
 
 }  // namespace
