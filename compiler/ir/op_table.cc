@@ -133,6 +133,15 @@ void AddActivations(std::vector<OpDef>* ops) {
                       G::kActivationOfInput,
                       "max(0, min(1, alpha * x + beta))",
                       "gradient of HardSigmoid: 0 < alpha x + beta < 1 ? alpha * dy : 0"});
+  AddActivation(ops,
+                {"Mish",
+                 {},
+                 {18, 22},
+                 18,
+                 P::kFollow,
+                 G::kActivationOfInput,
+                 "x * tanh(softplus(x))",
+                 "gradient of Mish: dy * (t + x (1 - t^2) sigmoid(x)), t = tanh(softplus(x))"});
 }
 
 void AddElementwiseOps(std::vector<OpDef>* ops) {

@@ -42,7 +42,7 @@ struct UnaryAttrs {
 //   above.
 // - Cost: the CPU thread pool's per-element cost (1: a few instructions, 16: a libm call).
 // - Fused: the op's a8.FusedElementwise opcode (part of the plan format: never renumber), or -1
-//   when the fuse pass leaves the op alone (ops with attributes). The next free opcode is 25.
+//   when the fuse pass leaves the op alone (ops with attributes). The next free opcode is 27.
 #define A8_UNARY_OPS(X)         \
   X(Abs, Numeric, 1, 9)         \
   X(Neg, Signed, 1, 8)          \
@@ -67,7 +67,8 @@ struct UnaryAttrs {
   X(HardSigmoid, Float, 16, -1) \
   X(Sign, Numeric, 16, -1)      \
   X(IsNaN, Predicate, 16, -1)   \
-  X(IsInf, Predicate, 16, -1)
+  X(IsInf, Predicate, 16, -1)   \
+  X(Mish, Float, 16, 25)
 
 #define A8_ACT_GRAD_OPS(X)     \
   X(Relu, Output, 1, 20)       \
@@ -79,7 +80,8 @@ struct UnaryAttrs {
   X(GeluTanh, Variant, 16, 22) \
   X(Erf, Input, 16, -1)        \
   X(Softplus, Input, 16, -1)   \
-  X(HardSigmoid, Input, 1, -1)
+  X(HardSigmoid, Input, 1, -1) \
+  X(Mish, Input, 16, 26)
 
 // The ONNX defaults of the attributes of `op` (an ONNX op name), as compiler/ir/op_table.cc
 // declares them (a registry test checks that they agree).
@@ -258,6 +260,11 @@ struct IsInfF {
   }
 };
 
+// x tanh(softplus(x)) (ONNX Mish-18).
+// clang-format off
+A8_UNARY_BODY(Mish, x * MTanh(SoftplusOf(x)))
+// clang-format on
+
 // ---- activation gradients: dx = NameGradF(g = dy, z), z the saved forward output y or input x
 // (the Reads column). A8_GRAD_BODY(Name, z, expr): a one-expression body of g and z (x or y).
 #define A8_GRAD_BODY(Name, z, ...)       \
@@ -310,6 +317,16 @@ struct HardSigmoidGradF {
     const A a = static_cast<A>(at.alpha);
     const A v = a * x + static_cast<A>(at.beta);
     return v > A(0) && v < A(1) ? a * g : A(0);
+  }
+};
+
+// With t = tanh(softplus(x)): d/dx [x t] = t + x (1 - t^2) sigmoid(x).
+struct MishGradF {
+  UnaryAttrs at;
+  template <typename A>
+  A8_HD A operator()(A g, A x) const {
+    const A t = MTanh(SoftplusOf(x));
+    return g * (t + x * (A(1) - t * t) * SigmoidOf(x));
   }
 };
 
