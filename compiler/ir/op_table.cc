@@ -49,48 +49,139 @@ std::string_view DomainName(std::string_view domain) {
   return domain.empty() ? std::string_view("ai.onnx") : domain;
 }
 
+// The activations: each with its gradient op and its math in kernels/common/unary_math.h.
+void AddActivations(std::vector<OpDef>* ops) {
+  using P = OpPrecisionClass;
+  using G = GradDecision;
+  const std::vector<int> kUnary6{6, 13};
+  const std::vector<DType> kSignedTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
+                                           DType::kI64, DType::kI32, DType::kI8};
+  AddActivation(ops, {"Relu",
+                      {},
+                      {6, 13, 14},
+                      6,
+                      P::kFollow,
+                      G::kActivationOfOutput,
+                      "max(x, 0)",
+                      "gradient of Relu from its output: y > 0 ? dy : 0",
+                      InferNumericUnary,
+                      nullptr,
+                      kSignedTypes});
+  AddActivation(ops, {"Sigmoid",
+                      {},
+                      kUnary6,
+                      6,
+                      P::kFollow,
+                      G::kActivationOfOutput,
+                      "1 / (1 + exp(-x))",
+                      "gradient of Sigmoid from its output: dy * y * (1 - y)"});
+  AddActivation(ops, {"Tanh",
+                      {},
+                      kUnary6,
+                      6,
+                      P::kFollow,
+                      G::kActivationOfOutput,
+                      "tanh(x)",
+                      "gradient of Tanh from its output: dy * (1 - y^2)"});
+  AddActivation(ops, {"Erf",
+                      {},
+                      {9, 13},
+                      9,
+                      P::kDeny,
+                      G::kActivationOfInput,
+                      "error function",
+                      "gradient of Erf: dy * 2 / sqrt(pi) * e^(-x^2)"});
+  AddActivation(ops, {"LeakyRelu",
+                      {Opt("alpha", 0.01f)},
+                      {6, 16},
+                      6,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "x >= 0 ? x : alpha * x",
+                      "gradient of LeakyRelu: x > 0 ? dy : alpha * dy"});
+  AddActivation(ops, {"Elu",
+                      {Opt("alpha", 1.0f)},
+                      {6, 22},
+                      6,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "x >= 0 ? x : alpha * (e^x - 1)",
+                      "gradient of Elu: x > 0 ? dy : alpha * e^x * dy"});
+  AddActivation(ops, {"Gelu",
+                      {Opt("approximate", "none")},
+                      {20},
+                      20,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "Gaussian error linear unit (approximate: none | tanh)",
+                      "gradient of Gelu (approximate: none | tanh) from its input",
+                      InferGelu,
+                      InferGeluGrad});
+  AddActivation(ops, {"Softplus",
+                      {},
+                      {1, 22},
+                      1,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "log(1 + e^x)",
+                      "gradient of Softplus: dy * sigmoid(x)"});
+  AddActivation(ops, {"HardSigmoid",
+                      {Opt("alpha", 0.2f), Opt("beta", 0.5f)},
+                      {6, 22},
+                      6,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "max(0, min(1, alpha * x + beta))",
+                      "gradient of HardSigmoid: 0 < alpha x + beta < 1 ? alpha * dy : 0"});
+  AddActivation(ops,
+                {"Mish",
+                 {},
+                 {18, 22},
+                 18,
+                 P::kFollow,
+                 G::kActivationOfInput,
+                 "x * tanh(softplus(x))",
+                 "gradient of Mish: dy * (t + x (1 - t^2) sigmoid(x)), t = tanh(softplus(x))"});
+}
+
 void AddElementwiseOps(std::vector<OpDef>* ops) {
   // The common "unary math" history is {1, 6, 13}; 1 had `consumed_inputs`.
   const std::vector<int> kUnary6{6, 13};
   // 6 and older have the legacy `broadcast` attribute.
   const std::vector<int> kArithmetic{7, 13, 14};
-  auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
-  add(Op("Abs", kUnary, {}, kUnary6, 6, InferNumericUnary, "|x|"));
-  add(Op("Neg", kUnary, {}, kUnary6, 6, InferNumericUnary, "-x"));
-  add(Op("Relu", kUnary, {}, {6, 13, 14}, 6, InferNumericUnary, "max(x, 0)"));
-  add(Op("Sigmoid", kUnary, {}, kUnary6, 6, InferFloatUnary, "1 / (1 + exp(-x))"));
-  add(Op("Tanh", kUnary, {}, kUnary6, 6, InferFloatUnary, "tanh(x)"));
-  add(Op("Exp", kUnary, {}, kUnary6, 6, InferFloatUnary, "e^x"));
-  add(Op("Log", kUnary, {}, kUnary6, 6, InferFloatUnary, "natural logarithm"));
-  add(Op("Sqrt", kUnary, {}, kUnary6, 6, InferFloatUnary, "square root"));
-  add(Op("Reciprocal", kUnary, {}, kUnary6, 6, InferFloatUnary, "1 / x"));
-  add(Op("Floor", kUnary, {}, kUnary6, 6, InferFloatUnary, "round down"));
-  add(Op("Ceil", kUnary, {}, kUnary6, 6, InferFloatUnary, "round up"));
-  add(Op("Erf", kUnary, {}, {9, 13}, 9, InferFloatUnary, "error function"));
-  add(Op("Sin", kUnary, {}, {7, 22}, 7, InferFloatUnary, "sine"));
-  add(Op("Cos", kUnary, {}, {7, 22}, 7, InferFloatUnary, "cosine"));
-  add(Op("Not", kUnary, {}, {1}, 1, InferLogicalNot, "logical not of a bool tensor"));
+  // Every op of this family is elementwise (with broadcasting); `in_place` marks those whose
+  // kernels may write over input 0 (unary, variadic: the CPU folds the inputs into the output one
+  // after another, starting from a copy of input 0) or over any input (binary).
+  auto add = [&](OpDef op, InPlace in_place = InPlace::kNo) {
+    op.elementwise = true;
+    op.in_place = in_place;
+    ops->push_back(std::move(op));
+  };
+  constexpr InPlace kIn0 = InPlace::kInput0, kAny = InPlace::kAnyInput;
+  AddActivations(ops);
+  add(Op("Abs", kUnary, {}, kUnary6, 6, InferNumericUnary, "|x|"), kIn0);
+  add(Op("Neg", kUnary, {}, kUnary6, 6, InferNumericUnary, "-x"), kIn0);
+  add(Op("Exp", kUnary, {}, kUnary6, 6, InferFloatUnary, "e^x"), kIn0);
+  add(Op("Log", kUnary, {}, kUnary6, 6, InferFloatUnary, "natural logarithm"), kIn0);
+  add(Op("Sqrt", kUnary, {}, kUnary6, 6, InferFloatUnary, "square root"), kIn0);
+  add(Op("Reciprocal", kUnary, {}, kUnary6, 6, InferFloatUnary, "1 / x"), kIn0);
+  add(Op("Floor", kUnary, {}, kUnary6, 6, InferFloatUnary, "round down"), kIn0);
+  add(Op("Ceil", kUnary, {}, kUnary6, 6, InferFloatUnary, "round up"), kIn0);
+  add(Op("Sin", kUnary, {}, {7, 22}, 7, InferFloatUnary, "sine"), kIn0);
+  add(Op("Cos", kUnary, {}, {7, 22}, 7, InferFloatUnary, "cosine"), kIn0);
+  add(Op("Not", kUnary, {}, {1}, 1, InferLogicalNot, "logical not of a bool tensor"), kIn0);
   add(Op("Identity", kUnary, {}, {1, 13, 14, 16, 19, 21, 23, 24, 25}, 1, InferSameAsInput0,
          "y = x"));
-  add(Op("LeakyRelu", kUnary, {Opt("alpha", 0.01f)}, {6, 16}, 6, InferFloatUnary,
-         "x >= 0 ? x : alpha * x"));
-  add(Op("Elu", kUnary, {Opt("alpha", 1.0f)}, {6, 22}, 6, InferFloatUnary,
-         "x >= 0 ? x : alpha * (e^x - 1)"));
-  add(Op("Gelu", kUnary, {Opt("approximate", "none")}, {20}, 20, InferGelu,
-         "Gaussian error linear unit (approximate: none | tanh)"));
-  add(Op("Softplus", kUnary, {}, {1, 22}, 1, InferFloatUnary, "log(1 + e^x)"));
-  add(Op("HardSigmoid", kUnary, {Opt("alpha", 0.2f), Opt("beta", 0.5f)}, {6, 22}, 6,
-         InferFloatUnary, "max(0, min(1, alpha * x + beta))"));
-  add(Op("Sign", kUnary, {}, {9, 13}, 9, InferNumericUnary, "-1, 0 or 1"));
+  add(Op("Sign", kUnary, {}, {9, 13}, 9, InferNumericUnary, "-1, 0 or 1"), kIn0);
   add(Op("IsNaN", kUnary, {}, {9, 13, 20}, 9, InferBoolUnary, "x != x, as bool"));
   add(Op("IsInf", kUnary, {Opt("detect_negative", 1), Opt("detect_positive", 1)}, {10, 20}, 10,
          InferBoolUnary, "x is +-inf, as bool"));
 
-  add(Op("Add", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a + b (broadcasting)"));
-  add(Op("Sub", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a - b (broadcasting)"));
-  add(Op("Mul", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a * b (broadcasting)"));
-  add(Op("Div", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a / b (broadcasting)"));
-  add(Op("Pow", kBinary, {}, {7, 12, 13, 15}, 7, InferPow, "x ^ y (broadcasting)"));
+  add(Op("Add", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a + b (broadcasting)"), kAny);
+  add(Op("Sub", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a - b (broadcasting)"), kAny);
+  add(Op("Mul", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a * b (broadcasting)"), kAny);
+  add(Op("Div", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a / b (broadcasting)"), kAny);
+  add(Op("Pow", kBinary, {}, {7, 12, 13, 15}, 7, InferPow, "x ^ y (broadcasting)"), kAny);
   add(Op("Mod", kBinary, {Opt("fmod", 0)}, {10, 13, 28}, 10, InferMod,
          "remainder (fmod=0: sign of divisor, fmod=1: C fmod)"));
   add(Op("Equal", kBinary, {}, {7, 11, 13, 19}, 7, InferCompareBinary, "a == b, as bool"));
@@ -98,22 +189,24 @@ void AddElementwiseOps(std::vector<OpDef>* ops) {
   add(Op("LessOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a <= b, as bool"));
   add(Op("Greater", kBinary, {}, {7, 9, 13}, 7, InferCompareBinary, "a > b, as bool"));
   add(Op("GreaterOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a >= b, as bool"));
-  add(Op("And", kBinary, {}, {7}, 7, InferLogicalBinary, "logical and (broadcasting)"));
-  add(Op("Or", kBinary, {}, {7}, 7, InferLogicalBinary, "logical or (broadcasting)"));
-  add(Op("Xor", kBinary, {}, {7}, 7, InferLogicalBinary, "logical xor (broadcasting)"));
+  add(Op("And", kBinary, {}, {7}, 7, InferLogicalBinary, "logical and (broadcasting)"), kAny);
+  add(Op("Or", kBinary, {}, {7}, 7, InferLogicalBinary, "logical or (broadcasting)"), kAny);
+  add(Op("Xor", kBinary, {}, {7}, 7, InferLogicalBinary, "logical xor (broadcasting)"), kAny);
 
   // Version 8 introduced multidirectional broadcasting for the variadic ops.
-  add(Op("Max", kVariadic, {}, {8, 12, 13}, 8, InferVariadic, "elementwise max of N inputs"));
-  add(Op("Min", kVariadic, {}, {8, 12, 13}, 8, InferVariadic, "elementwise min of N inputs"));
-  add(Op("Sum", kVariadic, {}, {8, 13}, 8, InferVariadic, "elementwise sum of N inputs"));
-  add(Op("Mean", kVariadic, {}, {8, 13}, 8, InferVariadic, "elementwise mean of N inputs"));
+  add(Op("Max", kVariadic, {}, {8, 12, 13}, 8, InferVariadic, "elementwise max of N inputs"), kIn0);
+  add(Op("Min", kVariadic, {}, {8, 12, 13}, 8, InferVariadic, "elementwise min of N inputs"), kIn0);
+  add(Op("Sum", kVariadic, {}, {8, 13}, 8, InferVariadic, "elementwise sum of N inputs"), kIn0);
+  add(Op("Mean", kVariadic, {}, {8, 13}, 8, InferVariadic, "elementwise mean of N inputs"), kIn0);
   add(Op("Where", {3, 3, 1, 1}, {}, {9, 16}, 9, InferWhere, "condition ? x : y (broadcasting)"));
   // Clip-6 has min/max attributes; the importer moves them to inputs (canonical 11).
   add(Op("Clip", {1, 3, 1, 1},
          {OptNoDefault("min", AttrKind::kFloat), OptNoDefault("max", AttrKind::kFloat)},
-         {6, 11, 12, 13}, 11, InferClip, "clamp to [min, max] (optional scalar inputs)"));
+         {6, 11, 12, 13}, 11, InferClip, "clamp to [min, max] (optional scalar inputs)"),
+      kIn0);
   add(Op("Cast", kUnary, {Req("to", AttrKind::kInt), Opt("saturate", 1), Opt("round_mode", "up")},
-         {6, 9, 13, 19, 21, 23, 24, 25, 28}, 6, InferCast, "convert to element type `to`"));
+         {6, 9, 13, 19, 21, 23, 24, 25, 28}, 6, InferCast, "convert to element type `to`"),
+      kIn0);
   add(Op("CastLike", kBinary, {Opt("saturate", 1), Opt("round_mode", "up")},
          {15, 19, 21, 23, 24, 25}, 15, InferCastLike, "convert to the element type of input 1"));
 }
@@ -161,8 +254,10 @@ void AddNnOps(std::vector<OpDef>* ops) {
          {7, 9, 11, 13}, 7, InferGemm, "alpha * A' * B' + beta * C (C broadcast to [M,N])"));
   add(Op("Conv", {2, 3, 1, 1}, ConvAttrs(false), {1, 11, 22}, 1, InferConv,
          "1-D/2-D/3-D convolution (pads, strides, dilations, group, auto_pad)"));
-  add(Op("ConvTranspose", {2, 3, 1, 1}, ConvAttrs(true), {1, 11, 22}, 1, InferConvTranspose,
-         "transposed convolution (output_padding, output_shape)"));
+  add(WithGradient(
+      GradDecision::kNotImplemented,
+      Op("ConvTranspose", {2, 3, 1, 1}, ConvAttrs(true), {1, 11, 22}, 1, InferConvTranspose,
+         "transposed convolution (output_padding, output_shape)")));
   // 9: one output in inference, or five (training, unsupported); 14: training_mode -> 3.
   add(Op("BatchNormalization", {5, 5, 1, 5},
          {Opt("epsilon", 1e-5f), Opt("momentum", 0.9f), Opt("training_mode", 0)}, {9, 14, 15}, 14,
@@ -188,10 +283,13 @@ void AddNnOps(std::vector<OpDef>* ops) {
          "log of softmax along axis"));
   // Dropout-7/10 have a `ratio` attribute (moved to an input by the importer); 7's mask has the
   // data's type, 10 and later a bool mask.
-  add(Op("Dropout", {1, 3, 1, 2},
+  OpDef dropout =
+      Op("Dropout", {1, 3, 1, 2},
          {OptNoDefault("seed", AttrKind::kInt), OptNoDefault("ratio", AttrKind::kFloat)},
          {7, 10, 12, 13, 22}, 12, InferDropout,
-         "random zeroing in training mode, identity otherwise; optional bool mask"));
+         "random zeroing in training mode, identity otherwise; optional bool mask");
+  dropout.random = true;
+  add(std::move(dropout));
   add(Op("SoftmaxCrossEntropyLoss", {2, 3, 1, 2}, LossAttrs(), {12, 13}, 12,
          InferSoftmaxCrossEntropyLoss,
          "softmax + negative log likelihood (reduction, ignore_index, weights; log_prob)"));
@@ -206,14 +304,16 @@ void AddReductionOps(std::vector<OpDef>* ops) {
   const std::vector<AttrSpec> attrs = {Opt("keepdims", 1), Opt("noop_with_empty_axes", 0),
                                        OptNoDefault("axes", AttrKind::kInts)};
   const Arity arity{1, 2, 1, 1};
-  auto add = [&](const char* name, std::vector<int> versions, int canonical, const char* doc) {
-    ops->push_back(Op(name, arity, attrs, std::move(versions), canonical, InferReduce, doc));
+  auto add = [&](const char* name, std::vector<int> versions, int canonical, const char* doc,
+                 GradDecision gradient = GradDecision::kUndeclared) {
+    ops->push_back(WithGradient(
+        gradient, Op(name, arity, attrs, std::move(versions), canonical, InferReduce, doc)));
   };
   add("ReduceSum", {1, 11, 13}, 13, "sum over axes");
   add("ReduceMean", {1, 11, 13, 18}, 18, "mean over axes");
   add("ReduceMax", {1, 11, 12, 13, 18, 20}, 18, "max over axes");
   add("ReduceMin", {1, 11, 12, 13, 18, 20}, 18, "min over axes");
-  add("ReduceProd", {1, 11, 13, 18}, 18, "product over axes");
+  add("ReduceProd", {1, 11, 13, 18}, 18, "product over axes", GradDecision::kNotImplemented);
   add("ReduceSumSquare", {1, 11, 13, 18}, 18, "sum of squares over axes");
   add("ReduceL1", {1, 11, 13, 18}, 18, "sum of absolute values over axes");
   add("ReduceL2", {1, 11, 13, 18}, 18, "Euclidean norm over axes");
@@ -250,8 +350,9 @@ void AddShapeOps(std::vector<OpDef>* ops) {
          {1, 10, 11, 13}, 10, InferSlice, "strided slice with constant starts/ends/axes/steps"));
   add(Op("Gather", kBinary, {Opt("axis", 0)}, {1, 11, 13}, 1, InferGather,
          "take slices along axis at indices"));
-  add(Op("GatherElements", kBinary, {Opt("axis", 0)}, {11, 13}, 11, InferGatherElements,
-         "take elements along axis at same-rank indices"));
+  add(WithGradient(GradDecision::kNotImplemented,
+                   Op("GatherElements", kBinary, {Opt("axis", 0)}, {11, 13}, 11,
+                      InferGatherElements, "take elements along axis at same-rank indices")));
   const std::vector<int> squeeze_versions{1, 11, 13, 21, 23, 24, 25};
   add(Op("Squeeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions, 13,
          InferSqueeze, "remove size-1 dims (constant axes, default all)"));
@@ -274,14 +375,16 @@ void AddShapeOps(std::vector<OpDef>* ops) {
   add(Op("ConstantOfShape", kUnary, {OptNoDefault("value", AttrKind::kTensor)},
          {9, 20, 21, 23, 24, 25}, 9, InferConstantOfShape,
          "a tensor of constant shape filled with `value`"));
-  add(Op(
-      "Constant", {0, 0, 1, 1},
-      {OptNoDefault("value", AttrKind::kTensor), OptNoDefault("value_float", AttrKind::kFloat),
-       OptNoDefault("value_floats", AttrKind::kFloats), OptNoDefault("value_int", AttrKind::kInt),
-       OptNoDefault("value_ints", AttrKind::kInts), OptNoDefault("value_string", AttrKind::kString),
-       OptNoDefault("value_strings", AttrKind::kStrings)},
-      {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}, 1, InferConstant,
-      "a constant tensor (the importer turns it into a constant value)"));
+  add(WithGradient(
+      GradDecision::kNone,
+      Op("Constant", {0, 0, 1, 1},
+         {OptNoDefault("value", AttrKind::kTensor), OptNoDefault("value_float", AttrKind::kFloat),
+          OptNoDefault("value_floats", AttrKind::kFloats),
+          OptNoDefault("value_int", AttrKind::kInt), OptNoDefault("value_ints", AttrKind::kInts),
+          OptNoDefault("value_string", AttrKind::kString),
+          OptNoDefault("value_strings", AttrKind::kStrings)},
+         {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}, 1, InferConstant,
+         "a constant tensor (the importer turns it into a constant value)")));
   add(Op("Range", {3, 3, 1, 1}, {Opt("stash_type", 1)}, {11, 27}, 11, InferRange,
          "start, start + delta, ... below limit (constant operands)"));
   add(Op("Trilu", {1, 2, 1, 1}, {Opt("upper", 1)}, {14}, 14, InferTrilu,
@@ -351,6 +454,16 @@ const OpDef* FindOp(std::string_view domain, std::string_view name) {
       });
   if (it == ops.end() || it->domain != domain || it->name != name) return nullptr;
   return &*it;
+}
+
+std::string QualifiedName(const OpDef& op) {
+  return op.domain.empty() ? op.name : op.domain + "." + op.name;
+}
+
+const OpDef* FindQualifiedOp(std::string_view qualified_op) {
+  const size_t dot = qualified_op.rfind('.');
+  if (dot == std::string_view::npos) return FindOp("", qualified_op);
+  return FindOp(qualified_op.substr(0, dot), qualified_op.substr(dot + 1));
 }
 
 int NewestKnownOpset(std::string_view domain) {

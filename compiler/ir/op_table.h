@@ -25,6 +25,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/attribute.h"
@@ -44,6 +45,33 @@ struct AttrSpec {
 // the op needs it, the data of constant inputs (node.input(i)->data()). Errors name the field.
 using ShapeRule = Status (*)(const Node& node, std::vector<TensorType>* outputs);
 
+// How mixed precision treats an op (PRECISION.md): allow (runs in FP16/BF16), deny (FP32),
+// follow (the precision of its inputs), pinned (FP32 always, the optimizer and step control), none
+// (no float math: casts, shapes, logic). passes/mixed_precision/policy.cc reads it.
+enum class OpPrecisionClass { kAllow, kDeny, kFollow, kPinned, kNone };
+
+// How reverse-mode autodiff (passes/autodiff) differentiates an op.
+enum class GradDecision {
+  kUndeclared,          // the decision is a rule registered in passes/autodiff/grad_rules_*.cc
+  kNone,                // not differentiable: its inputs get no gradient
+  kNotImplemented,      // differentiable, but a800c has no rule yet: build-training fails naming
+                        // the node when a loss depends on it
+  kActivationOfInput,   // dx = a8.<Op>Grad(dy, x), the generic rule (grad_rules_math.cc)
+  kActivationOfOutput,  // dx = a8.<Op>Grad(dy, y)
+};
+
+// Which inputs a kernel may overwrite with its output (passes/memory/plan_memory.cc): the CPU and
+// CUDA kernels of the op read each element before they write it.
+enum class InPlace { kNo, kInput0, kAnyInput };
+
+// One row of the kernel catalog (compiler/plan/kernel_catalog.h): `ins` and `outs` are comma-
+// separated tokens, a type variable (one capital letter, bound in `vars`) or a dtype name; suffix
+// `?` optional, `*` one or more (last token only).
+struct KernelRowSpec {
+  std::string ins, outs;
+  std::vector<std::pair<char, std::vector<DType>>> vars;
+};
+
 struct OpDef {
   std::string domain;  // "" = ai.onnx
   std::string name;
@@ -57,11 +85,27 @@ struct OpDef {
   int canonical = 0;
   ShapeRule infer = nullptr;
   std::string doc;  // one line for --list-ops
+
+  // Precision class; unset for ops still classed by policy.cc's lists.
+  std::optional<OpPrecisionClass> precision;
+  GradDecision gradient = GradDecision::kUndeclared;
+  // Traits. elementwise: output i depends on input element i only (broadcasting aside);
+  // random: draws random numbers (never merged, folded or reordered: cse, canonicalize, schedule).
+  bool elementwise = false;
+  bool random = false;
+  InPlace in_place = InPlace::kNo;
+  // The kernel signature, where the catalog row is mechanical (compiler/plan/kernel_catalog.cc
+  // derives the rows of these ops from it).
+  std::optional<KernelRowSpec> kernel;
 };
 
 // Every op, sorted by (domain, name).
 const std::vector<OpDef>& AllOps();
 const OpDef* FindOp(std::string_view domain, std::string_view name);
+// By qualified name: "Relu", "a8.ReluGrad", "ai.onnx.preview.training.Adam".
+const OpDef* FindQualifiedOp(std::string_view qualified_op);
+// The qualified name of `op`.
+std::string QualifiedName(const OpDef& op);
 
 // The newest opset of each domain that the generated version history covers.
 int NewestKnownOpset(std::string_view domain);

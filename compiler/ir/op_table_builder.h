@@ -48,6 +48,13 @@ inline OpDef Op(std::string name, Arity arity, std::vector<AttrSpec> attrs,
   return op;
 }
 
+// `op` with its gradient decision stated in the table (most ops state it through their rule in
+// passes/autodiff instead: see GradDecision).
+inline OpDef WithGradient(GradDecision decision, OpDef op) {
+  op.gradient = decision;
+  return op;
+}
+
 // The domain of a800c's internal ops ("a8.ReluGrad").
 inline constexpr const char* kA8Domain = "a8";
 
@@ -64,6 +71,26 @@ constexpr Arity kUnary{1, 1, 1, 1};
 constexpr Arity kBinary{2, 2, 1, 1};
 constexpr Arity kVariadic{1, -1, 1, 1};
 constexpr int kMany = -1;
+
+// An elementwise activation `name` and its gradient op a8.<name>Grad(dy, saved), declared
+// together (op_table_grad_math.cc): the forward op is unary, elementwise and runs in place, its
+// kernel maps `types` to itself; the gradient op takes the forward op's attributes, its class and
+// its types; `gradient` says which tensor it saves (the generic rule in
+// passes/autodiff/grad_rules_math.cc emits it). The math of both is kernels/common/unary_math.h.
+struct Activation {
+  std::string name;
+  std::vector<AttrSpec> attrs;
+  std::vector<int> implemented;
+  int canonical = 0;
+  OpPrecisionClass precision = OpPrecisionClass::kFollow;
+  GradDecision gradient = GradDecision::kActivationOfInput;
+  std::string doc;                 // the forward op's --list-ops line
+  std::string grad_doc;            // the gradient op's
+  ShapeRule infer = nullptr;       // nullptr: float in, float out (InferFloatUnary)
+  ShapeRule grad_infer = nullptr;  // nullptr: dx like dy (InferActivationGrad)
+  std::vector<DType> types = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
+};
+void AddActivation(std::vector<OpDef>* ops, Activation a);
 
 // Internal op families, one file each.
 void AddGradMathOps(std::vector<OpDef>* ops);   // op_table_grad_math.cc: elementwise/shape/reduce

@@ -29,15 +29,6 @@ Status InferActivationGrad(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {node.input(0)->type()});
 }
 
-Status InferGeluGrad(const Node& node, std::vector<TensorType>* out) {
-  const std::string approximate = node.GetString("approximate", "none");
-  if (approximate != "none" && approximate != "tanh") {
-    return InvalidInput("{}: attribute 'approximate' is '{}' (expected none or tanh)", node.Where(),
-                        approximate);
-  }
-  return InferActivationGrad(node, out);
-}
-
 // Attribute 'shape' (the forward input's dims): required, no negative dim.
 StatusOr<std::vector<int64_t>> ShapeAttr(const Node& node) {
   const Attribute* a = node.attr("shape");
@@ -108,27 +99,37 @@ Status InferSliceGrad(const Node& node, std::vector<TensorType>* out) {
 
 }  // namespace
 
+Status InferGeluGrad(const Node& node, std::vector<TensorType>* out) {
+  const std::string approximate = node.GetString("approximate", "none");
+  if (approximate != "none" && approximate != "tanh") {
+    return InvalidInput("{}: attribute 'approximate' is '{}' (expected none or tanh)", node.Where(),
+                        approximate);
+  }
+  return InferActivationGrad(node, out);
+}
+
+void AddActivation(std::vector<OpDef>* ops, Activation a) {
+  const KernelRowSpec unary{"T", "T", {{'T', a.types}}};
+  OpDef fwd = Op(a.name, kUnary, a.attrs, a.implemented, a.canonical,
+                 a.infer != nullptr ? a.infer : InferFloatUnary, a.doc);
+  fwd.precision = a.precision;
+  fwd.gradient = a.gradient;
+  fwd.elementwise = true;
+  fwd.in_place = InPlace::kInput0;
+  fwd.kernel = unary;
+  OpDef grad = InternalOp(a.name + "Grad", kBinary, a.attrs,
+                          a.grad_infer != nullptr ? a.grad_infer : InferActivationGrad, a.grad_doc);
+  grad.precision = a.precision;
+  grad.gradient = GradDecision::kNone;  // no second derivatives
+  grad.elementwise = true;
+  grad.kernel =
+      KernelRowSpec{"T,T", "T", {{'T', {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}}}};
+  ops->push_back(std::move(fwd));
+  ops->push_back(std::move(grad));
+}
+
 void AddGradMathOps(std::vector<OpDef>* ops) {
   auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
-  add(InternalOp("ReluGrad", kBinary, {}, InferActivationGrad,
-                 "gradient of Relu from its output: y > 0 ? dy : 0"));
-  add(InternalOp("SigmoidGrad", kBinary, {}, InferActivationGrad,
-                 "gradient of Sigmoid from its output: dy * y * (1 - y)"));
-  add(InternalOp("TanhGrad", kBinary, {}, InferActivationGrad,
-                 "gradient of Tanh from its output: dy * (1 - y^2)"));
-  add(InternalOp("LeakyReluGrad", kBinary, {Opt("alpha", 0.01f)}, InferActivationGrad,
-                 "gradient of LeakyRelu: x > 0 ? dy : alpha * dy"));
-  add(InternalOp("EluGrad", kBinary, {Opt("alpha", 1.0f)}, InferActivationGrad,
-                 "gradient of Elu: x > 0 ? dy : alpha * e^x * dy"));
-  add(InternalOp("GeluGrad", kBinary, {Opt("approximate", "none")}, InferGeluGrad,
-                 "gradient of Gelu (approximate: none | tanh) from its input"));
-  add(InternalOp("ErfGrad", kBinary, {}, InferActivationGrad,
-                 "gradient of Erf: dy * 2 / sqrt(pi) * e^(-x^2)"));
-  add(InternalOp("SoftplusGrad", kBinary, {}, InferActivationGrad,
-                 "gradient of Softplus: dy * sigmoid(x)"));
-  add(InternalOp("HardSigmoidGrad", kBinary, {Opt("alpha", 0.2f), Opt("beta", 0.5f)},
-                 InferActivationGrad,
-                 "gradient of HardSigmoid: 0 < alpha x + beta < 1 ? alpha * dy : 0"));
   add(InternalOp("GatherGrad", kBinary, {Opt("axis", 0), Req("shape", AttrKind::kInts)},
                  InferGatherGrad,
                  "gradient of Gather's data: zeros of `shape`, dy added at the indices"));

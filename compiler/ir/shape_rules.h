@@ -72,6 +72,7 @@ Status InferBoolUnary(const Node& node, std::vector<TensorType>* out);
 Status InferLogicalNot(const Node& node, std::vector<TensorType>* out);
 Status InferFloatUnary(const Node& node, std::vector<TensorType>* out);
 Status InferGelu(const Node& node, std::vector<TensorType>* out);
+Status InferGeluGrad(const Node& node, std::vector<TensorType>* out);  // a8.GeluGrad
 Status InferNumericUnary(const Node& node, std::vector<TensorType>* out);
 Status InferVariadic(const Node& node, std::vector<TensorType>* out);
 Status InferWhere(const Node& node, std::vector<TensorType>* out);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <map>
 
+#include "compiler/ir/op_table.h"
 #include "compiler/plan/kernel_catalog_rows.h"
 
 namespace a8 {
@@ -26,32 +27,13 @@ const DTypes kOneHotIndex = {DType::kI64, DType::kI32, DType::kF32};
 std::vector<Row> BuildRows() {
   std::vector<Row> rows;
   auto unary = [&](const char* op, const DTypes& t) { rows.push_back({op, "T", "T", {{'T', t}}}); };
-  for (const char* op : {"Sigmoid",
-                         "Tanh",
-                         "Exp",
-                         "Log",
-                         "Sqrt",
-                         "Reciprocal",
-                         "Floor",
-                         "Ceil",
-                         "Erf",
-                         "Sin",
-                         "Cos",
-                         "LeakyRelu",
-                         "Elu",
-                         "Gelu",
-                         "Softplus",
-                         "HardSigmoid",
-                         "GlobalAveragePool",
-                         "GlobalMaxPool",
-                         "Softmax",
-                         "LogSoftmax",
-                         "AveragePool"}) {
+  for (const char* op :
+       {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Sin", "Cos", "GlobalAveragePool",
+        "GlobalMaxPool", "Softmax", "LogSoftmax", "AveragePool"}) {
     unary(op, kFloat);
   }
   unary("Abs", kNumeric);
   unary("Neg", kSigned);
-  unary("Relu", kSigned);
   unary("Sign", kNumeric);
   unary("Identity", kAll);
   unary("Flatten", kAll);
@@ -129,6 +111,11 @@ std::vector<Row> BuildRows() {
       {"Range", "T,T,T", "T", {{'T', {DType::kF32, DType::kF64, DType::kI64, DType::kI32}}}});
   rows.push_back({"Trilu", "T,i64?", "T", {{'T', kAll}}});
   rows.push_back({"OneHot", "I,D,T", "T", {{'I', kOneHotIndex}, {'D', kOneHotIndex}, {'T', kAll}}});
+  // The ops that declare their signature in the op table (compiler/ir/op_table.h OpDef::kernel).
+  for (const OpDef& op : AllOps()) {
+    if (op.kernel)
+      rows.push_back({QualifiedName(op), op.kernel->ins, op.kernel->outs, op.kernel->vars});
+  }
   AddGradMathKernelRows(&rows);
   AddGradNnKernelRows(&rows);
   AddOptimizerKernelRows(&rows);

@@ -9,16 +9,18 @@
 //   Unary opcodes ignore src1. Math is in A (float for f32/f16/bf16, double for f64); kFusedRound*
 //   round to a narrower type exactly as a Cast would, so the only roundings the unfused plan does
 //   that the fused one drops are those of f16/bf16 intermediate results.
-// - a8.FusedMatMul's epilogue functions (FusedGelu, FusedGeluGrad, ...) are the same formulas as
-//   the unfused Gelu / a8.GeluGrad kernels (kernels/cpu/elementwise.cc, grad_math.cc).
+// - a8.FusedMatMul's epilogue functions (FusedGelu, FusedGeluGrad) run the same bodies as the
+//   unfused Gelu / a8.GeluGrad kernels (kernels/common/unary_math.h).
 //
-// Plain arrays and ::expf-style math only: no std:: containers, no exceptions.
+// The per-op math is kernels/common/unary_math.h's. Plain arrays only: no std:: containers, no
+// exceptions.
 #pragma once
 
 #include <math.h>
 #include <stdint.h>
 
 #include "kernels/common/float16.h"
+#include "kernels/common/unary_math.h"
 
 namespace a8 {
 
@@ -28,21 +30,11 @@ inline constexpr int kFusedMaxInstrs = 48;
 inline constexpr int kFusedMaxRegs = kFusedMaxInputs + kFusedMaxInstrs;
 inline constexpr int kFusedMaxConsts = 16;
 
+// Opcodes: the fixed ones below, and one per fusable unary op and activation gradient, the Fused
+// column of kernels/common/unary_math.h's lists (-1 there: not fusable). Opcodes are part of the
+// plan format: never renumber, only append.
 enum FusedOpcode : int32_t {
-  kFusedConst = 0,  // dst = constants[src0]
-  // Unary: dst = f(src0).
-  kFusedRelu = 1,
-  kFusedGelu = 2,      // 0.5 x erfc(-x / sqrt 2)
-  kFusedGeluTanh = 3,  // Gelu approximate="tanh"
-  kFusedSigmoid = 4,
-  kFusedTanh = 5,
-  kFusedExp = 6,
-  kFusedLog = 7,
-  kFusedNeg = 8,
-  kFusedAbs = 9,
-  kFusedSqrt = 10,
-  kFusedReciprocal = 11,
-  kFusedErf = 12,
+  kFusedConst = 0,       // dst = constants[src0]
   kFusedRoundF16 = 13,   // Cast to f16 and back: rounds to nearest even
   kFusedRoundBF16 = 14,  // Cast to bf16 and back
   kFusedRoundF32 = 15,   // Cast to f32 and back (changes something only when A is double)
@@ -51,16 +43,47 @@ enum FusedOpcode : int32_t {
   kFusedSub = 17,
   kFusedMul = 18,
   kFusedDiv = 19,
-  // Activation gradients (a8.*Grad): src0 = dy, src1 = the saved tensor the op reads.
-  kFusedReluGrad = 20,      // src1 = y: y > 0 ? dy : 0
-  kFusedGeluGrad = 21,      // src1 = x
-  kFusedGeluTanhGrad = 22,  // src1 = x
-  kFusedSigmoidGrad = 23,   // src1 = y: dy y (1 - y)
-  kFusedTanhGrad = 24,      // src1 = y: dy (1 - y^2)
-  kFusedNumOpcodes = 25,
+// Unary: dst = NameF(src0).
+#define A8_X(Name, Types, Cost, Fused) kFused##Name = Fused,
+  A8_UNARY_OPS(A8_X)
+#undef A8_X
+// Activation gradients (a8.*Grad): dst = NameGradF(src0 = dy, src1 = the saved tensor).
+#define A8_X(Name, Reads, Cost, Fused) kFused##Name##Grad = Fused,
+      A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
 };
 
-A8_HD bool FusedOpcodeIsBinary(int32_t op) { return op >= kFusedAdd && op < kFusedNumOpcodes; }
+// One past the largest opcode.
+constexpr int32_t FusedOpcodeEnd() {
+  int32_t end = kFusedDiv + 1;
+#define A8_X(Name, Kind, Cost, Fused) end = Fused + 1 > end ? Fused + 1 : end;
+  A8_UNARY_OPS(A8_X)
+  A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+  return end;
+}
+inline constexpr int32_t kFusedNumOpcodes = FusedOpcodeEnd();
+
+// Whether `op` is a defined opcode.
+A8_HD bool FusedOpcodeIsValid(int32_t op) {
+  if (op == kFusedConst || (op >= kFusedRoundF16 && op <= kFusedDiv)) return true;
+#define A8_X(Name, Kind, Cost, Fused) \
+  if (Fused > 0 && op == Fused) return true;
+  A8_UNARY_OPS(A8_X)
+  A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+  return false;
+}
+
+// Binary opcodes: arithmetic and the activation gradients.
+A8_HD bool FusedOpcodeIsBinary(int32_t op) {
+  if (op >= kFusedAdd && op <= kFusedDiv) return true;
+#define A8_X(Name, Reads, Cost, Fused) \
+  if (Fused > 0 && op == Fused) return true;
+  A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+  return false;
+}
 
 struct FusedProgram {
   int32_t num_inputs;
@@ -84,7 +107,7 @@ A8_HD bool DecodeFusedProgram(const int64_t* code, int64_t code_len, const float
   for (int64_t i = 0; i < n; ++i) {
     const int64_t op = code[4 * i], dst = code[4 * i + 1], s0 = code[4 * i + 2],
                   s1 = code[4 * i + 3];
-    if (op < 0 || op >= kFusedNumOpcodes || dst != num_inputs + i) return false;
+    if (!FusedOpcodeIsValid(static_cast<int32_t>(op)) || dst != num_inputs + i) return false;
     if (op == kFusedConst) {
       if (s0 < 0 || s0 >= num_consts) return false;
     } else {
@@ -96,59 +119,37 @@ A8_HD bool DecodeFusedProgram(const int64_t* code, int64_t code_len, const float
   return true;
 }
 
-// libm by overload: float calls the f-suffixed function (a device intrinsic under nvcc).
-A8_HD float FusedExpOf(float x) { return ::expf(x); }
-A8_HD double FusedExpOf(double x) { return ::exp(x); }
-A8_HD float FusedLogOf(float x) { return ::logf(x); }
-A8_HD double FusedLogOf(double x) { return ::log(x); }
-A8_HD float FusedTanhOf(float x) { return ::tanhf(x); }
-A8_HD double FusedTanhOf(double x) { return ::tanh(x); }
-A8_HD float FusedErfOf(float x) { return ::erff(x); }
-A8_HD double FusedErfOf(double x) { return ::erf(x); }
-A8_HD float FusedErfcOf(float x) { return ::erfcf(x); }
-A8_HD double FusedErfcOf(double x) { return ::erfc(x); }
-A8_HD float FusedSqrtOf(float x) { return ::sqrtf(x); }
-A8_HD double FusedSqrtOf(double x) { return ::sqrt(x); }
-A8_HD float FusedAbsOf(float x) { return ::fabsf(x); }
-A8_HD double FusedAbsOf(double x) { return ::fabs(x); }
-
-template <typename A>
-A8_HD A FusedRelu(A x) {
-  return x > A(0) ? x : (x == x ? A(0) : x);
-}
-
-template <typename A>
-A8_HD A FusedSigmoid(A x) {
-  if (x >= A(0)) return A(1) / (A(1) + FusedExpOf(-x));
-  const A e = FusedExpOf(x);
-  return e / (A(1) + e);
-}
-
-// Gelu: 0.5 x erfc(-x / sqrt 2) (no cancellation for x < 0); tanh form x / (1 + exp(-2u)).
+// Gelu and its gradient (approximate="tanh" or not), as the unfused kernels compute them.
 template <typename A>
 A8_HD A FusedGelu(A x, bool tanh_form) {
-  if (tanh_form) {
-    const A u = A(0.79788456080286535588) * (x + A(0.044715) * x * x * x);
-    return x / (A(1) + FusedExpOf(A(-2) * u));
-  }
-  // erfc(+Inf) is 0 and (-Inf) * 0 is NaN: Gelu(-Inf) is -0.
-  const A c = FusedErfcOf(-x * A(0.70710678118654752440));
-  return c == A(0) ? (x < A(0) ? -A(0) : A(0)) : A(0.5) * x * c;
+  return tanh_form ? GeluTanhF{}(x) : GeluF{}(x);
 }
-
-// d/dx Gelu(x) times dy, as a8.GeluGrad computes it.
 template <typename A>
 A8_HD A FusedGeluGrad(A dy, A x, bool tanh_form) {
-  if (tanh_form) {
-    const A k = A(0.79788456080286535588), c = A(0.044715);
-    const A u = k * (x + c * x * x * x);
-    const A s = FusedSigmoid(A(2) * u);
-    const A du = k * (A(1) + A(3) * c * x * x);
-    return dy * (s + A(2) * x * s * (A(1) - s) * du);
+  return tanh_form ? GeluTanhGradF{}(dy, x) : GeluGradF{}(dy, x);
+}
+
+// The unary and activation-gradient opcodes: the shared bodies of kernels/common/unary_math.h.
+// (Labels of ops that are not fusable are distinct negative numbers no program contains.)
+template <typename A>
+A8_HD A EvalFusedUnary(int32_t op, A a, A b) {
+  switch (op) {
+#define A8_X(Name, Types, Cost, Fused)                                      \
+  case (Fused > 0 ? Fused : -2 - static_cast<int32_t>(UnaryKind::k##Name)): \
+    if constexpr (Fused > 0) return static_cast<A>(Name##F{}(a));           \
+    break;
+    A8_UNARY_OPS(A8_X)
+#undef A8_X
+#define A8_X(Name, Reads, Cost, Fused)                                           \
+  case (Fused > 0 ? Fused : -1000 - static_cast<int32_t>(ActGradKind::k##Name)): \
+    if constexpr (Fused > 0) return Name##GradF{}(a, b);                         \
+    break;
+    A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+    default:
+      break;
   }
-  const A cdf = A(0.5) * FusedErfcOf(-x * A(0.70710678118654752440));
-  const A pdf = FusedExpOf(A(-0.5) * x * x) * A(0.39894228040143267794);
-  return dy * (cdf + x * pdf);
+  return a;
 }
 
 template <typename A>
@@ -172,41 +173,7 @@ A8_HD A EvalFused(const FusedProgram& p, const A* in_vals) {
     const A b = FusedOpcodeIsBinary(op) ? r[p.code[i][3]] : A(0);
     A v = a;
     switch (op) {
-      case kFusedRelu:
-        v = FusedRelu(a);
-        break;
-      case kFusedGelu:
-        v = FusedGelu(a, false);
-        break;
-      case kFusedGeluTanh:
-        v = FusedGelu(a, true);
-        break;
-      case kFusedSigmoid:
-        v = FusedSigmoid(a);
-        break;
-      case kFusedTanh:
-        v = FusedTanhOf(a);
-        break;
-      case kFusedExp:
-        v = FusedExpOf(a);
-        break;
-      case kFusedLog:
-        v = FusedLogOf(a);
-        break;
-      case kFusedNeg:
-        v = -a;
-        break;
-      case kFusedAbs:
-        v = FusedAbsOf(a);
-        break;
-      case kFusedSqrt:
-        v = FusedSqrtOf(a);
-        break;
-      case kFusedReciprocal:
-        v = A(1) / a;
-        break;
-      case kFusedErf:
-        v = FusedErfOf(a);
+      case kFusedConst:
         break;
       case kFusedRoundF16:
       case kFusedRoundBF16:
@@ -225,23 +192,9 @@ A8_HD A EvalFused(const FusedProgram& p, const A* in_vals) {
       case kFusedDiv:
         v = a / b;
         break;
-      case kFusedReluGrad:
-        v = b > A(0) ? a : A(0);
-        break;
-      case kFusedGeluGrad:
-        v = FusedGeluGrad(a, b, false);
-        break;
-      case kFusedGeluTanhGrad:
-        v = FusedGeluGrad(a, b, true);
-        break;
-      case kFusedSigmoidGrad:
-        v = a * b * (A(1) - b);
-        break;
-      case kFusedTanhGrad:
-        v = a * (A(1) - b * b);
-        break;
       default:
-        break;  // kFusedConst
+        v = EvalFusedUnary(op, a, b);
+        break;
     }
     r[dst] = v;
   }
@@ -287,7 +240,7 @@ A8_HD A ApplyEpilogue(int32_t e, bool tanh_form, A acc, A bias, A aux, A* pre) {
   switch (e) {
     case kEpilogueBiasRelu:
     case kEpilogueRelu:
-      return FusedRelu(x);
+      return ReluF{}(x);
     case kEpilogueBiasGelu:
     case kEpilogueGelu:
       return FusedGelu(x, tanh_form);

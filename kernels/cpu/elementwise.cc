@@ -14,15 +14,6 @@ namespace {
 
 constexpr int64_t kTranscendentalCost = 16;
 
-const char* UnaryName(UnaryOp op) {
-  static const char* const kNames[] = {"Abs",         "Neg",  "Relu",  "Sigmoid",    "Tanh",
-                                       "Exp",         "Log",  "Sqrt",  "Reciprocal", "Erf",
-                                       "Floor",       "Ceil", "Sin",   "Cos",        "Not",
-                                       "LeakyRelu",   "Elu",  "Gelu",  "GeluTanh",   "Softplus",
-                                       "HardSigmoid", "Sign", "IsNaN", "IsInf",      "Identity"};
-  return kNames[static_cast<int>(op)];
-}
-
 // 2^n e^r for an integral n and |r| <= ln2 / 2: a degree-7 Taylor polynomial of e^r scaled by
 // 2^n through the exponent bits (the shared tail of ExpNonPositive and ExpOfSum).
 inline float ExpReduced(float n, float r) {
@@ -160,70 +151,6 @@ __attribute__((target_clones("avx512f", "avx2,fma", "default"))) void ExpNonPosi
 
 namespace {
 
-// The float math of one unary op in A (float or double).
-template <typename A>
-A FloatUnary(UnaryOp op, A x, const UnaryAttrs& at) {
-  const A one = 1, zero = 0, half = 0.5;
-  switch (op) {
-    case UnaryOp::kAbs:
-      return std::fabs(x);
-    case UnaryOp::kNeg:
-      return -x;
-    case UnaryOp::kRelu:
-      return x > zero ? x : (x == x ? zero : x);
-    case UnaryOp::kSigmoid: {
-      if (x >= zero) return one / (one + std::exp(-x));
-      A e = std::exp(x);
-      return e / (one + e);
-    }
-    case UnaryOp::kTanh:
-      return std::tanh(x);
-    case UnaryOp::kExp:
-      return std::exp(x);
-    case UnaryOp::kLog:
-      return std::log(x);
-    case UnaryOp::kSqrt:
-      return std::sqrt(x);
-    case UnaryOp::kReciprocal:
-      return one / x;
-    case UnaryOp::kErf:
-      return std::erf(x);
-    case UnaryOp::kFloor:
-      return std::floor(x);
-    case UnaryOp::kCeil:
-      return std::ceil(x);
-    case UnaryOp::kSin:
-      return std::sin(x);
-    case UnaryOp::kCos:
-      return std::cos(x);
-    case UnaryOp::kLeakyRelu:
-      return x >= zero ? x : static_cast<A>(at.alpha) * x;
-    case UnaryOp::kElu:
-      return x >= zero ? x : static_cast<A>(at.alpha) * std::expm1(x);
-    // 0.5 x (1 + erf(x / sqrt 2)) and 0.5 x (1 + tanh(u)) written without the cancellation
-    // of 1 + erf / 1 + tanh for negative x: erfc, and 1 + tanh(u) = 2 / (1 + exp(-2u)).
-    case UnaryOp::kGelu: {
-      // erfc(+Inf) is 0 and (-Inf) * 0 is NaN: Gelu(-Inf) is -0, as the f32 kernel gives.
-      const A c = std::erfc(-x * static_cast<A>(0.70710678118654752440));
-      return c == zero ? std::copysign(zero, x) : half * x * c;
-    }
-    case UnaryOp::kGeluTanh: {
-      const A k = static_cast<A>(0.79788456080286535588);  // sqrt(2 / pi)
-      A u = k * (x + static_cast<A>(0.044715) * x * x * x);
-      return x / (one + std::exp(-2 * u));
-    }
-    case UnaryOp::kSoftplus:
-      return std::fmax(x, zero) + std::log1p(std::exp(-std::fabs(x)));
-    case UnaryOp::kHardSigmoid:
-      return std::fmax(zero,
-                       std::fmin(one, static_cast<A>(at.alpha) * x + static_cast<A>(at.beta)));
-    case UnaryOp::kSign:
-      return x > zero ? one : (x < zero ? -one : x);
-    default:
-      return x;  // kIdentity
-  }
-}
-
 // y[i] = f(x[i]) over [0, n); x == y is allowed (each element is read before it is written).
 template <typename T, typename F>
 void MapUnary(int64_t n, int64_t cost, const T* x, T* y, F f) {
@@ -232,117 +159,79 @@ void MapUnary(int64_t n, int64_t cost, const T* x, T* y, F f) {
   });
 }
 
-template <typename T>
-Status FloatUnaryKernel(UnaryOp op, int64_t n, const T* x, T* y, const UnaryAttrs& at) {
+// One float unary op: the shared body (kernels/common/unary_math.h), except Erf and Gelu in float
+// math, which run the CPU's branch-free polynomials (measured: glibc's erff/erfcf were a third of
+// BERT's forward step; unit tests check them against the shared body).
+template <typename T, typename F>
+Status FloatUnary(int64_t n, int64_t cost, const T* x, T* y, F f) {
   using A = Compute<T>;
-  // The cheap ops as their own loops (the compiler vectorises them); the rest through the
-  // generic switch, whose per-element cost is dominated by the libm call anyway.
-  switch (op) {
-    case UnaryOp::kRelu:
-      MapUnary(n, 1, x, y, [](A v) { return v > A(0) ? v : (v == v ? A(0) : v); });
-      break;
-    case UnaryOp::kNeg:
-      MapUnary(n, 1, x, y, [](A v) { return -v; });
-      break;
-    case UnaryOp::kAbs:
-      MapUnary(n, 1, x, y, [](A v) { return std::fabs(v); });
-      break;
-    case UnaryOp::kIdentity:
-      MapUnary(n, 1, x, y, [](A v) { return v; });
-      break;
-    case UnaryOp::kErf:
-      if constexpr (std::is_same_v<T, float>) {
-        ParallelFor(n, 4, [&](int64_t b, int64_t e) { ErfF32(e - b, x + b, y + b); });
-      } else if constexpr (std::is_same_v<A, float>) {
-        MapUnary(n, 4, x, y, [](A v) { return FastErf(v); });
-      } else {
-        MapUnary(n, kTranscendentalCost, x, y, [](A v) { return std::erf(v); });
-      }
-      break;
-    case UnaryOp::kGelu:
-      if constexpr (std::is_same_v<T, float>) {
-        ParallelFor(n, 6, [&](int64_t b, int64_t e) { GeluF32(e - b, x + b, y + b); });
-      } else if constexpr (std::is_same_v<A, float>) {
-        MapUnary(n, 6, x, y, [](A v) { return FastGelu(v); });
-      } else {
-        MapUnary(n, kTranscendentalCost, x, y, [&](A v) { return FloatUnary(op, v, at); });
-      }
-      break;
-    default:
-      MapUnary(n, kTranscendentalCost, x, y, [&](A v) { return FloatUnary(op, v, at); });
-      break;
-  }
-  return Status::Ok();
-}
-
-template <typename T>
-Status FloatPredicateKernel(UnaryOp op, int64_t n, const T* x, bool* y, const UnaryAttrs& at) {
-  for (int64_t i = 0; i < n; ++i) {
-    auto v = Load(x[i]);
-    if (op == UnaryOp::kIsNaN) {
-      y[i] = std::isnan(v);
+  if constexpr (std::is_same_v<F, ErfF> && std::is_same_v<A, float>) {
+    if constexpr (std::is_same_v<T, float>) {
+      ParallelFor(n, 4, [&](int64_t b, int64_t e) { ErfF32(e - b, x + b, y + b); });
     } else {
-      y[i] = std::isinf(v) && ((v > 0 && at.detect_positive) || (v < 0 && at.detect_negative));
+      MapUnary(n, 4, x, y, [](A v) { return FastErf(v); });
     }
+  } else if constexpr (std::is_same_v<F, GeluF> && std::is_same_v<A, float>) {
+    if constexpr (std::is_same_v<T, float>) {
+      ParallelFor(n, 6, [&](int64_t b, int64_t e) { GeluF32(e - b, x + b, y + b); });
+    } else {
+      MapUnary(n, 6, x, y, [](A v) { return FastGelu(v); });
+    }
+  } else {
+    MapUnary(n, cost, x, y, [f](A v) { return f(v); });
   }
   return Status::Ok();
 }
 
-template <typename T>
-Status IntUnaryKernel(UnaryOp op, int64_t n, const T* x, T* y) {
-  for (int64_t i = 0; i < n; ++i) {
-    T v = x[i];
-    bool negative = false;
-    if constexpr (std::is_signed_v<T>) negative = v < 0;
-    switch (op) {
-      case UnaryOp::kAbs:
-        y[i] = negative ? static_cast<T>(0 - v) : v;
-        break;
-      case UnaryOp::kNeg:
-        y[i] = static_cast<T>(0 - v);
-        break;
-      case UnaryOp::kRelu:
-        y[i] = negative ? T(0) : v;
-        break;
-      case UnaryOp::kSign:
-        y[i] = static_cast<T>(v == 0 ? 0 : (negative ? -1 : 1));
-        break;
-      default:
-        y[i] = v;
-        break;
+// One op of A8_UNARY_OPS, by its Types column.
+template <UnaryTypes kTypes, typename F>
+Status RunUnary(const char* name, F f, int64_t cost, DType dtype, int64_t n, const void* x,
+                void* y) {
+  if constexpr (kTypes == UnaryTypes::kBool) {
+    if (dtype != DType::kBool) {
+      return Unsupported("{}: dtype {} is not bool", name, ElemName(dtype));
     }
+    const bool* in = static_cast<const bool*>(x);
+    bool* out = static_cast<bool*>(y);
+    for (int64_t i = 0; i < n; ++i) out[i] = f(in[i]);
+    return Status::Ok();
+  } else if constexpr (kTypes == UnaryTypes::kSigned || kTypes == UnaryTypes::kNumeric) {
+    return Dispatch<TypeSet::kNumeric>(dtype, name, [&](auto tag) -> Status {
+      using T = A8_TAG_TYPE(tag);
+      const T* in = static_cast<const T*>(x);
+      T* out = static_cast<T*>(y);
+      if constexpr (kIsFloatElem<T>) return FloatUnary(n, cost, in, out, f);
+      MapUnary(n, 1, in, out, f);
+      return Status::Ok();
+    });
+  } else {
+    return Dispatch<TypeSet::kFloat>(dtype, name, [&](auto tag) -> Status {
+      using T = A8_TAG_TYPE(tag);
+      const T* in = static_cast<const T*>(x);
+      if constexpr (kTypes == UnaryTypes::kPredicate) {
+        bool* out = static_cast<bool*>(y);
+        ParallelFor(n, cost, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) out[i] = f(Load(in[i]));
+        });
+        return Status::Ok();
+      } else {
+        return FloatUnary(n, cost, in, static_cast<T*>(y), f);
+      }
+    });
   }
-  return Status::Ok();
 }
 
 }  // namespace
 
 Status Unary(UnaryOp op, DType dtype, int64_t n, const void* x, void* y, const UnaryAttrs& at) {
-  const char* name = UnaryName(op);
-  if (op == UnaryOp::kNot) {
-    if (dtype != DType::kBool)
-      return Unsupported("{}: dtype {} is not bool", name, ElemName(dtype));
-    const bool* in = static_cast<const bool*>(x);
-    bool* out = static_cast<bool*>(y);
-    for (int64_t i = 0; i < n; ++i) out[i] = !in[i];
-    return Status::Ok();
+  switch (op) {
+#define A8_X(Name, Types, Cost, Fused) \
+  case UnaryOp::k##Name:               \
+    return RunUnary<UnaryTypes::k##Types>(#Name, Name##F{at}, Cost, dtype, n, x, y);
+    A8_UNARY_OPS(A8_X)
+#undef A8_X
   }
-  const bool int_ok = op == UnaryOp::kAbs || op == UnaryOp::kNeg || op == UnaryOp::kRelu ||
-                      op == UnaryOp::kSign || op == UnaryOp::kIdentity;
-  auto kernel = [&](auto tag) -> Status {
-    using T = A8_TAG_TYPE(tag);
-    const T* in = static_cast<const T*>(x);
-    if constexpr (kIsFloatElem<T>) {
-      if (op == UnaryOp::kIsNaN || op == UnaryOp::kIsInf) {
-        return FloatPredicateKernel(op, n, in, static_cast<bool*>(y), at);
-      }
-      return FloatUnaryKernel(op, n, in, static_cast<T*>(y), at);
-    } else {
-      return IntUnaryKernel(op, n, in, static_cast<T*>(y));
-    }
-  };
-  if (int_ok) return Dispatch<TypeSet::kNumeric>(dtype, name, kernel);
-  return Dispatch<TypeSet::kFloat>(dtype, name, kernel);
+  return InvalidInput("unary op {} is not in A8_UNARY_OPS", static_cast<int>(op));
 }
 
 Status Clip(DType dtype, int64_t n, const void* x, const void* lo, const void* hi, void* y) {

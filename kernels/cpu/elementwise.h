@@ -11,49 +11,18 @@
 #include <cstdint>
 
 #include "compiler/ir/status.h"
+#include "kernels/common/unary_math.h"
 #include "kernels/cpu/dtype.h"
 
 namespace a8::cpu {
 
-enum class UnaryOp {
-  kAbs,
-  kNeg,
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kExp,
-  kLog,
-  kSqrt,
-  kReciprocal,
-  kErf,
-  kFloor,
-  kCeil,
-  kSin,
-  kCos,
-  kNot,
-  kLeakyRelu,
-  kElu,
-  kGelu,
-  kGeluTanh,
-  kSoftplus,
-  kHardSigmoid,
-  kSign,
-  kIsNaN,
-  kIsInf,
-  kIdentity,
-};
-
-// ONNX attributes of the unary ops; callers pass the op's ONNX defaults explicitly
-// (LeakyRelu alpha 0.01, Elu alpha 1, HardSigmoid alpha 0.2 beta 0.5).
-struct UnaryAttrs {
-  float alpha = 0.0f;
-  float beta = 0.0f;
-  bool detect_positive = true;  // IsInf
-  bool detect_negative = true;  // IsInf
-};
+// The unary ops and their attributes: one list and one body per op in
+// kernels/common/unary_math.h (UnaryKind, the NameF functors), shared with the CUDA kernels.
+using UnaryOp = ::a8::UnaryKind;
+using UnaryAttrs = ::a8::UnaryAttrs;
 
 // y[i] = op(x[i]) for n elements. IsNaN/IsInf write bool, Not reads and writes bool; Abs, Neg,
-// Relu, Sign and Identity also take integers; the rest take float types.
+// Relu and Sign also take integers; the rest take float types (A8_UNARY_OPS' Types column).
 Status Unary(UnaryOp op, DType dtype, int64_t n, const void* x, void* y,
              const UnaryAttrs& attrs = {});
 

@@ -12,24 +12,16 @@
 namespace a8::cpu {
 namespace {
 
-constexpr int64_t kTranscendentalCost = 16;
-
 const char* ActivationGradName(ActivationGradOp op) {
   static const char* const kNames[] = {
-      "a8.ReluGrad", "a8.SigmoidGrad", "a8.TanhGrad", "a8.LeakyReluGrad", "a8.EluGrad",
-      "a8.GeluGrad", "a8.GeluGrad",    "a8.ErfGrad",  "a8.SoftplusGrad",  "a8.HardSigmoidGrad"};
+#define A8_X(Name, Reads, Cost, Fused) "a8." #Name "Grad",
+      A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+  };
   return kNames[static_cast<int>(op)];
 }
 
-// 1 / (1 + e^-x) without overflow for large |x|.
-template <typename A>
-inline A Sigmoid(A x) {
-  if (x >= A(0)) return A(1) / (A(1) + std::exp(-x));
-  const A e = std::exp(x);
-  return e / (A(1) + e);
-}
-
-// dx[i] = f(dy[i], z[i]) over [0, n).
+// dx[i] = f(dy[i], z[i]) over [0, n) with the shared body f (kernels/common/unary_math.h).
 template <typename T, typename F>
 void MapGrad(int64_t n, int64_t cost, const T* dy, const T* z, T* dx, F f) {
   ParallelFor(n, cost, [&](int64_t b, int64_t e) {
@@ -40,57 +32,13 @@ void MapGrad(int64_t n, int64_t cost, const T* dy, const T* z, T* dx, F f) {
 template <typename T>
 void ActivationGradKernel(ActivationGradOp op, int64_t n, const T* dy, const T* z, T* dx,
                           const ActivationGradAttrs& at) {
-  using A = Compute<T>;
-  const A alpha = static_cast<A>(at.alpha), beta = static_cast<A>(at.beta);
-  const A one = 1, zero = 0;
   switch (op) {
-    case ActivationGradOp::kRelu:
-      MapGrad(n, 1, dy, z, dx, [=](A g, A y) { return y > zero ? g : zero; });
-      break;
-    case ActivationGradOp::kSigmoid:
-      MapGrad(n, 1, dy, z, dx, [=](A g, A y) { return g * y * (one - y); });
-      break;
-    case ActivationGradOp::kTanh:
-      MapGrad(n, 1, dy, z, dx, [=](A g, A y) { return g * (one - y * y); });
-      break;
-    case ActivationGradOp::kLeakyRelu:
-      MapGrad(n, 1, dy, z, dx, [=](A g, A x) { return x > zero ? g : alpha * g; });
-      break;
-    case ActivationGradOp::kElu:
-      MapGrad(n, kTranscendentalCost, dy, z, dx,
-              [=](A g, A x) { return x > zero ? g : alpha * std::exp(x) * g; });
-      break;
-    case ActivationGradOp::kGelu:
-      // d/dx [x Phi(x)] = Phi(x) + x phi(x), Phi through erfc (no cancellation for x < 0).
-      MapGrad(n, kTranscendentalCost, dy, z, dx, [=](A g, A x) {
-        const A cdf = A(0.5) * std::erfc(-x * A(0.70710678118654752440));
-        const A pdf = std::exp(A(-0.5) * x * x) * A(0.39894228040143267794);
-        return g * (cdf + x * pdf);
-      });
-      break;
-    case ActivationGradOp::kGeluTanh:
-      // With s = (1 + tanh u) / 2 = sigmoid(2u): y = x s, dy/dx = s + 2 x s (1 - s) u'(x).
-      MapGrad(n, kTranscendentalCost, dy, z, dx, [=](A g, A x) {
-        const A k = A(0.79788456080286535588), c = A(0.044715);
-        const A u = k * (x + c * x * x * x);
-        const A s = Sigmoid(A(2) * u);
-        const A du = k * (one + A(3) * c * x * x);
-        return g * (s + A(2) * x * s * (one - s) * du);
-      });
-      break;
-    case ActivationGradOp::kErf:
-      MapGrad(n, kTranscendentalCost, dy, z, dx,
-              [=](A g, A x) { return g * A(1.12837916709551257390) * std::exp(-x * x); });
-      break;
-    case ActivationGradOp::kSoftplus:
-      MapGrad(n, kTranscendentalCost, dy, z, dx, [=](A g, A x) { return g * Sigmoid(x); });
-      break;
-    case ActivationGradOp::kHardSigmoid:
-      MapGrad(n, 1, dy, z, dx, [=](A g, A x) {
-        const A v = alpha * x + beta;
-        return v > zero && v < one ? alpha * g : zero;
-      });
-      break;
+#define A8_X(Name, Reads, Cost, Fused)            \
+  case ActivationGradOp::k##Name:                 \
+    MapGrad(n, Cost, dy, z, dx, Name##GradF{at}); \
+    break;
+    A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
   }
 }
 

@@ -14,28 +14,16 @@
 #include <cstdint>
 
 #include "compiler/ir/status.h"
+#include "kernels/common/unary_math.h"
 #include "kernels/cpu/dtype.h"
 
 namespace a8::cpu {
 
-enum class ActivationGradOp {
-  kRelu,         // z = y:  y > 0 ? dy : 0
-  kSigmoid,      // z = y:  dy * y * (1 - y)
-  kTanh,         // z = y:  dy * (1 - y^2)
-  kLeakyRelu,    // z = x:  x > 0 ? dy : alpha * dy
-  kElu,          // z = x:  x > 0 ? dy : alpha * exp(x) * dy
-  kGelu,         // z = x:  dy * (Phi(x) + x phi(x))
-  kGeluTanh,     // z = x:  dy * d/dx [0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))]
-  kErf,          // z = x:  dy * 2/sqrt(pi) exp(-x^2)
-  kSoftplus,     // z = x:  dy * sigmoid(x)
-  kHardSigmoid,  // z = x:  0 < alpha x + beta < 1 ? alpha * dy : 0
-};
-
-// The ONNX attributes of the forward op (LeakyRelu/Elu alpha, HardSigmoid alpha and beta).
-struct ActivationGradAttrs {
-  float alpha = 0.0f;
-  float beta = 0.0f;
-};
+// The activation gradients and their attributes (the forward op's): one list and one body per op
+// in kernels/common/unary_math.h (ActGradKind, the NameGradF functors), shared with the CUDA
+// kernels.
+using ActivationGradOp = ::a8::ActGradKind;
+using ActivationGradAttrs = ::a8::UnaryAttrs;
 
 // dx[i] = f(dy[i], z[i]) for n elements of a float dtype; dx may alias dy.
 Status ActivationGrad(ActivationGradOp op, DType dtype, int64_t n, const void* dy, const void* z,

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "kernels/common/fused_elementwise.h"
+#include "kernels/common/unary_math.h"
 #include "kernels/device/device.h"
 
 namespace a8::A8_DEV_NS {
@@ -31,32 +32,8 @@ struct NaryShape {
   int64_t strides[kMaxNaryOperands][kElemMaxRank] = {};
 };
 
-enum class DevUnaryOp : int32_t {
-  kAbs,
-  kNeg,
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kExp,
-  kLog,
-  kSqrt,
-  kReciprocal,
-  kErf,
-  kFloor,
-  kCeil,
-  kSin,
-  kCos,
-  kNot,
-  kLeakyRelu,
-  kElu,
-  kGelu,
-  kGeluTanh,
-  kSoftplus,
-  kHardSigmoid,
-  kSign,
-  kIsNaN,
-  kIsInf,
-};
+// The unary ops: kernels/common/unary_math.h (A8_UNARY_OPS), shared with the CPU.
+using DevUnaryOp = ::a8::UnaryKind;
 
 // y[i] = op(x[i]). IsNaN/IsInf write bool, Not reads and writes bool; Abs, Neg, Relu and Sign
 // also take integers.
@@ -191,19 +168,9 @@ struct DropoutGradParams {
 };
 DevStatus DropoutGrad(DevCtx& ctx, const DropoutGradParams& p);
 
-// The a8.*Grad activation gradients (kernels/cpu/grad_math.h ActivationGradOp).
-enum class DevActGradOp : int32_t {
-  kRelu,
-  kSigmoid,
-  kTanh,
-  kLeakyRelu,
-  kElu,
-  kGelu,
-  kGeluTanh,
-  kErf,
-  kSoftplus,
-  kHardSigmoid,
-};
+// The a8.*Grad activation gradients: kernels/common/unary_math.h (A8_ACT_GRAD_OPS), shared with
+// the CPU.
+using DevActGradOp = ::a8::ActGradKind;
 struct ActGradParams {
   DevActGradOp op = DevActGradOp::kRelu;
   DType dtype = DType::kF32;

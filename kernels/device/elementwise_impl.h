@@ -164,82 +164,6 @@ struct DropoutGradKernel {
   }
 };
 
-// ---- activation gradients: f(dy, z) with z the saved forward output (Relu, Sigmoid, Tanh) or
-// input (the rest), as kernels/cpu/grad_math.cc.
-struct ReluGradF {
-  template <typename A>
-  A8_HD A operator()(A g, A y) const {
-    return y > A(0) ? g : A(0);
-  }
-};
-struct SigmoidGradF {
-  template <typename A>
-  A8_HD A operator()(A g, A y) const {
-    return g * y * (A(1) - y);
-  }
-};
-struct TanhGradF {
-  template <typename A>
-  A8_HD A operator()(A g, A y) const {
-    return g * (A(1) - y * y);
-  }
-};
-struct LeakyReluGradF {
-  float alpha;
-  template <typename A>
-  A8_HD A operator()(A g, A x) const {
-    return x > A(0) ? g : static_cast<A>(alpha) * g;
-  }
-};
-struct EluGradF {
-  float alpha;
-  template <typename A>
-  A8_HD A operator()(A g, A x) const {
-    return x > A(0) ? g : static_cast<A>(alpha) * MExp(x) * g;
-  }
-};
-// d/dx [x Phi(x)] = Phi(x) + x phi(x), Phi through erfc.
-struct GeluGradF {
-  template <typename A>
-  A8_HD A operator()(A g, A x) const {
-    const A cdf = A(0.5) * MErfc(-x * A(0.70710678118654752440));
-    const A pdf = MExp(A(-0.5) * x * x) * A(0.39894228040143267794);
-    return g * (cdf + x * pdf);
-  }
-};
-// s = sigmoid(2u): y = x s, dy/dx = s + 2 x s (1 - s) u'(x).
-struct GeluTanhGradF {
-  template <typename A>
-  A8_HD A operator()(A g, A x) const {
-    const A k = A(0.79788456080286535588), c = A(0.044715);
-    const A u = k * (x + c * x * x * x);
-    const A s = SigmoidOf(A(2) * u);
-    const A du = k * (A(1) + A(3) * c * x * x);
-    return g * (s + A(2) * x * s * (A(1) - s) * du);
-  }
-};
-struct ErfGradF {
-  template <typename A>
-  A8_HD A operator()(A g, A x) const {
-    return g * A(1.12837916709551257390) * MExp(-x * x);
-  }
-};
-struct SoftplusGradF {
-  template <typename A>
-  A8_HD A operator()(A g, A x) const {
-    return g * SigmoidOf(x);
-  }
-};
-struct HardSigmoidGradF {
-  float alpha, beta;
-  template <typename A>
-  A8_HD A operator()(A g, A x) const {
-    const A a = static_cast<A>(alpha);
-    const A v = a * x + static_cast<A>(beta);
-    return v > A(0) && v < A(1) ? a * g : A(0);
-  }
-};
-
 template <typename T, typename F>
 struct GradKernel {
   const T* dy;
@@ -259,61 +183,33 @@ DevStatus MapGrad(const DevCtx& ctx, const ActGradParams& p, F f) {
   });
 }
 
+// One op of A8_UNARY_OPS, by its Types column (kernels/common/unary_math.h).
+template <UnaryTypes kTypes, typename F>
+DevStatus RunUnary(const DevCtx& ctx, const UnaryParams& p, F f) {
+  if constexpr (kTypes == UnaryTypes::kBool) {
+    if (p.dtype != DType::kBool) return DevError("Not: the operand is not bool");
+    return ForEach(
+        ctx, p.n,
+        MapKernel<bool, bool, F>{static_cast<const bool*>(p.x), static_cast<bool*>(p.y), f});
+  } else if constexpr (kTypes == UnaryTypes::kSigned || kTypes == UnaryTypes::kNumeric) {
+    return MapNumeric(ctx, p, f);
+  } else if constexpr (kTypes == UnaryTypes::kPredicate) {
+    return MapPredicate(ctx, p, f);
+  } else {
+    return MapFloat(ctx, p, f);
+  }
+}
+
 }  // namespace
 
 DevStatus Unary(DevCtx& ctx, const UnaryParams& p) {
+  const UnaryAttrs at{p.alpha, p.beta, p.detect_positive, p.detect_negative};
   switch (p.op) {
-    case DevUnaryOp::kAbs:
-      return MapNumeric(ctx, p, AbsF{});
-    case DevUnaryOp::kNeg:
-      return MapNumeric(ctx, p, NegF{});
-    case DevUnaryOp::kRelu:
-      return MapNumeric(ctx, p, ReluF{});
-    case DevUnaryOp::kSign:
-      return MapNumeric(ctx, p, SignF{});
-    case DevUnaryOp::kSigmoid:
-      return MapFloat(ctx, p, SigmoidF{});
-    case DevUnaryOp::kTanh:
-      return MapFloat(ctx, p, TanhF{});
-    case DevUnaryOp::kExp:
-      return MapFloat(ctx, p, ExpF{});
-    case DevUnaryOp::kLog:
-      return MapFloat(ctx, p, LogF{});
-    case DevUnaryOp::kSqrt:
-      return MapFloat(ctx, p, SqrtF{});
-    case DevUnaryOp::kReciprocal:
-      return MapFloat(ctx, p, ReciprocalF{});
-    case DevUnaryOp::kErf:
-      return MapFloat(ctx, p, ErfF{});
-    case DevUnaryOp::kFloor:
-      return MapFloat(ctx, p, FloorF{});
-    case DevUnaryOp::kCeil:
-      return MapFloat(ctx, p, CeilF{});
-    case DevUnaryOp::kSin:
-      return MapFloat(ctx, p, SinF{});
-    case DevUnaryOp::kCos:
-      return MapFloat(ctx, p, CosF{});
-    case DevUnaryOp::kLeakyRelu:
-      return MapFloat(ctx, p, LeakyReluF{p.alpha});
-    case DevUnaryOp::kElu:
-      return MapFloat(ctx, p, EluF{p.alpha});
-    case DevUnaryOp::kGelu:
-      return MapFloat(ctx, p, GeluF{});
-    case DevUnaryOp::kGeluTanh:
-      return MapFloat(ctx, p, GeluTanhF{});
-    case DevUnaryOp::kSoftplus:
-      return MapFloat(ctx, p, SoftplusF{});
-    case DevUnaryOp::kHardSigmoid:
-      return MapFloat(ctx, p, HardSigmoidF{p.alpha, p.beta});
-    case DevUnaryOp::kIsNaN:
-      return MapPredicate(ctx, p, IsNaNF{});
-    case DevUnaryOp::kIsInf:
-      return MapPredicate(ctx, p, IsInfF{p.detect_positive, p.detect_negative});
-    case DevUnaryOp::kNot:
-      if (p.dtype != DType::kBool) return DevError("Not: the operand is not bool");
-      return ForEach(ctx, p.n,
-                     MapKernel<bool, bool, NotF>{static_cast<const bool*>(p.x),
-                                                 static_cast<bool*>(p.y), NotF{}});
+#define A8_X(Name, Types, Cost, Fused) \
+  case DevUnaryOp::k##Name:            \
+    return RunUnary<UnaryTypes::k##Types>(ctx, p, Name##F{at});
+    A8_UNARY_OPS(A8_X)
+#undef A8_X
   }
   return DevError("elementwise: unknown unary op");
 }
@@ -371,27 +267,13 @@ DevStatus DropoutGrad(DevCtx& ctx, const DropoutGradParams& p) {
 }
 
 DevStatus ActivationGrad(DevCtx& ctx, const ActGradParams& p) {
+  const UnaryAttrs at{p.alpha, p.beta};
   switch (p.op) {
-    case DevActGradOp::kRelu:
-      return MapGrad(ctx, p, ReluGradF{});
-    case DevActGradOp::kSigmoid:
-      return MapGrad(ctx, p, SigmoidGradF{});
-    case DevActGradOp::kTanh:
-      return MapGrad(ctx, p, TanhGradF{});
-    case DevActGradOp::kLeakyRelu:
-      return MapGrad(ctx, p, LeakyReluGradF{p.alpha});
-    case DevActGradOp::kElu:
-      return MapGrad(ctx, p, EluGradF{p.alpha});
-    case DevActGradOp::kGelu:
-      return MapGrad(ctx, p, GeluGradF{});
-    case DevActGradOp::kGeluTanh:
-      return MapGrad(ctx, p, GeluTanhGradF{});
-    case DevActGradOp::kErf:
-      return MapGrad(ctx, p, ErfGradF{});
-    case DevActGradOp::kSoftplus:
-      return MapGrad(ctx, p, SoftplusGradF{});
-    case DevActGradOp::kHardSigmoid:
-      return MapGrad(ctx, p, HardSigmoidGradF{p.alpha, p.beta});
+#define A8_X(Name, Reads, Cost, Fused) \
+  case DevActGradOp::k##Name:          \
+    return MapGrad(ctx, p, Name##GradF{at});
+    A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
   }
   return DevError("elementwise: unknown activation gradient");
 }

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 
 namespace a8::A8_DEV_NS {
@@ -17,45 +18,8 @@ inline constexpr bool kIsHalfLike = std::is_same_v<T, Half> || std::is_same_v<T,
 template <typename T>
 inline constexpr bool kIsFloatElem = std::is_floating_point_v<T> || kIsHalfLike<T>;
 
-// ---- libm by overload (the float functions are device intrinsics under nvcc).
-A8_HD float MExp(float x) { return ::expf(x); }
-A8_HD double MExp(double x) { return ::exp(x); }
-A8_HD float MExpm1(float x) { return ::expm1f(x); }
-A8_HD double MExpm1(double x) { return ::expm1(x); }
-A8_HD float MLog(float x) { return ::logf(x); }
-A8_HD double MLog(double x) { return ::log(x); }
-A8_HD float MLog1p(float x) { return ::log1pf(x); }
-A8_HD double MLog1p(double x) { return ::log1p(x); }
-A8_HD float MTanh(float x) { return ::tanhf(x); }
-A8_HD double MTanh(double x) { return ::tanh(x); }
-A8_HD float MErf(float x) { return ::erff(x); }
-A8_HD double MErf(double x) { return ::erf(x); }
-A8_HD float MErfc(float x) { return ::erfcf(x); }
-A8_HD double MErfc(double x) { return ::erfc(x); }
-A8_HD float MSqrt(float x) { return ::sqrtf(x); }
-A8_HD double MSqrt(double x) { return ::sqrt(x); }
-A8_HD float MAbs(float x) { return ::fabsf(x); }
-A8_HD double MAbs(double x) { return ::fabs(x); }
-A8_HD float MFloor(float x) { return ::floorf(x); }
-A8_HD double MFloor(double x) { return ::floor(x); }
-A8_HD float MCeil(float x) { return ::ceilf(x); }
-A8_HD double MCeil(double x) { return ::ceil(x); }
-A8_HD float MSin(float x) { return ::sinf(x); }
-A8_HD double MSin(double x) { return ::sin(x); }
-A8_HD float MCos(float x) { return ::cosf(x); }
-A8_HD double MCos(double x) { return ::cos(x); }
-A8_HD float MMax(float a, float b) { return ::fmaxf(a, b); }
-A8_HD double MMax(double a, double b) { return ::fmax(a, b); }
-A8_HD float MMin(float a, float b) { return ::fminf(a, b); }
-A8_HD double MMin(double a, double b) { return ::fmin(a, b); }
-A8_HD float MPow(float a, float b) { return ::powf(a, b); }
-A8_HD double MPow(double a, double b) { return ::pow(a, b); }
-A8_HD float MFmod(float a, float b) { return ::fmodf(a, b); }
-A8_HD double MFmod(double a, double b) { return ::fmod(a, b); }
-A8_HD bool MIsNaN(float x) { return ::isnan(x); }
-A8_HD bool MIsNaN(double x) { return ::isnan(x); }
-A8_HD bool MIsInf(float x) { return ::isinf(x); }
-A8_HD bool MIsInf(double x) { return ::isinf(x); }
+// libm by overload (MExp, MPow, ...) and the unary functors come from
+// kernels/common/unary_math.h.
 
 // ---- ONNX Cast of one element (kernels/cpu/cast_elem.h CastElem, line for line).
 
@@ -150,178 +114,6 @@ A8_HD To LoadCast(DType t, const void* p, int64_t i) {
   }
   return To{};
 }
-
-// ---- unary functors: A is the compute type (float, double, or the integer itself).
-template <typename A>
-A8_HD A SigmoidOf(A x) {
-  if (x >= A(0)) return A(1) / (A(1) + MExp(-x));
-  const A e = MExp(x);
-  return e / (A(1) + e);
-}
-
-struct AbsF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    if constexpr (std::is_integral_v<A>) {
-      if constexpr (std::is_signed_v<A>) return x < 0 ? static_cast<A>(0 - x) : x;
-      return x;
-    } else {
-      return MAbs(x);
-    }
-  }
-};
-struct NegF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    if constexpr (std::is_integral_v<A>) return static_cast<A>(0 - x);
-    return -x;
-  }
-};
-struct ReluF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    if constexpr (std::is_integral_v<A>) return x > A(0) ? x : A(0);
-    return x > A(0) ? x : (x == x ? A(0) : x);
-  }
-};
-struct SignF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    if constexpr (std::is_integral_v<A>) {
-      if constexpr (std::is_signed_v<A>) return static_cast<A>(x == 0 ? 0 : (x < 0 ? -1 : 1));
-      return static_cast<A>(x == 0 ? 0 : 1);
-    } else {
-      return x > A(0) ? A(1) : (x < A(0) ? A(-1) : x);
-    }
-  }
-};
-struct SigmoidF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return SigmoidOf(x);
-  }
-};
-struct TanhF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MTanh(x);
-  }
-};
-struct ExpF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MExp(x);
-  }
-};
-struct LogF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MLog(x);
-  }
-};
-struct SqrtF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MSqrt(x);
-  }
-};
-struct ReciprocalF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return A(1) / x;
-  }
-};
-struct ErfF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MErf(x);
-  }
-};
-struct FloorF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MFloor(x);
-  }
-};
-struct CeilF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MCeil(x);
-  }
-};
-struct SinF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MSin(x);
-  }
-};
-struct CosF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MCos(x);
-  }
-};
-struct NotF {
-  A8_HD bool operator()(bool x) const { return !x; }
-};
-struct LeakyReluF {
-  float alpha;
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return x >= A(0) ? x : static_cast<A>(alpha) * x;
-  }
-};
-struct EluF {
-  float alpha;
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return x >= A(0) ? x : static_cast<A>(alpha) * MExpm1(x);
-  }
-};
-// 0.5 x erfc(-x / sqrt 2): no cancellation of 1 + erf for negative x. Where erfc underflows
-// (x below about -14 in float, -38 in double) the result is -0, also for -Inf (the CPU's f32
-// polynomial does the same; its f64 path gives NaN there).
-struct GeluF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    const A e = MErfc(-x * A(0.70710678118654752440));
-    return e == A(0) ? A(-0.0) : A(0.5) * x * e;
-  }
-};
-// 0.5 x (1 + tanh u) = x / (1 + exp(-2u)).
-struct GeluTanhF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    const A u = A(0.79788456080286535588) * (x + A(0.044715) * x * x * x);
-    return x / (A(1) + MExp(-2 * u));
-  }
-};
-struct SoftplusF {
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MMax(x, A(0)) + MLog1p(MExp(-MAbs(x)));
-  }
-};
-struct HardSigmoidF {
-  float alpha, beta;
-  template <typename A>
-  A8_HD A operator()(A x) const {
-    return MMax(A(0), MMin(A(1), static_cast<A>(alpha) * x + static_cast<A>(beta)));
-  }
-};
-struct IsNaNF {
-  template <typename A>
-  A8_HD bool operator()(A x) const {
-    return MIsNaN(x);
-  }
-};
-struct IsInfF {
-  bool detect_positive, detect_negative;
-  template <typename A>
-  A8_HD bool operator()(A x) const {
-    return MIsInf(x) && ((x > A(0) && detect_positive) || (x < A(0) && detect_negative));
-  }
-};
 
 // ---- binary functors (kernels/cpu/binary.cc Arith / Compare).
 template <typename A>

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "compiler/ir/op_table.h"
 #include "compiler/ir/shape_rules.h"
 #include "passes/autodiff/grad_rule.h"
 #include "passes/autodiff/grad_rules_util.h"
@@ -51,28 +52,22 @@ Status FusedUnaryGrad(GradContext& ctx, std::string_view op, bool from_output, A
   return ctx.SetInputGrad(0, dx);
 }
 
-Status GradRelu(GradContext& ctx) { return FusedUnaryGrad(ctx, "a8.ReluGrad", true); }
-Status GradSigmoid(GradContext& ctx) { return FusedUnaryGrad(ctx, "a8.SigmoidGrad", true); }
-Status GradTanh(GradContext& ctx) { return FusedUnaryGrad(ctx, "a8.TanhGrad", true); }
-Status GradErf(GradContext& ctx) { return FusedUnaryGrad(ctx, "a8.ErfGrad", false); }
-Status GradSoftplus(GradContext& ctx) { return FusedUnaryGrad(ctx, "a8.SoftplusGrad", false); }
-Status GradLeakyRelu(GradContext& ctx) {
-  return FusedUnaryGrad(ctx, "a8.LeakyReluGrad", false,
-                        {{"alpha", Attribute(ctx.node().GetFloat("alpha", 0.01f))}});
-}
-Status GradElu(GradContext& ctx) {
-  return FusedUnaryGrad(ctx, "a8.EluGrad", false,
-                        {{"alpha", Attribute(ctx.node().GetFloat("alpha", 1.0f))}});
-}
-Status GradHardSigmoid(GradContext& ctx) {
+// The activations the op table declares with GradDecision::kActivationOf* (AddActivation):
+// dx = a8.<Op>Grad(dy, x or y) with the forward node's attributes, defaults filled in.
+Status GradActivation(GradContext& ctx) {
   const Node& n = ctx.node();
-  return FusedUnaryGrad(ctx, "a8.HardSigmoidGrad", false,
-                        {{"alpha", Attribute(n.GetFloat("alpha", 0.2f))},
-                         {"beta", Attribute(n.GetFloat("beta", 0.5f))}});
-}
-Status GradGelu(GradContext& ctx) {
-  return FusedUnaryGrad(ctx, "a8.GeluGrad", false,
-                        {{"approximate", Attribute(ctx.node().GetString("approximate", "none"))}});
+  const OpDef* def = FindOp(n.domain(), n.op());
+  if (def == nullptr) return Internal("{}: not in the op table", n.Where());
+  Attrs attrs;
+  for (const AttrSpec& spec : def->attrs) {
+    if (n.has_attr(spec.name)) {
+      attrs[spec.name] = *n.attr(spec.name);
+    } else if (spec.default_value) {
+      attrs[spec.name] = *spec.default_value;
+    }
+  }
+  return FusedUnaryGrad(ctx, "a8." + def->name + "Grad",
+                        def->gradient == GradDecision::kActivationOfOutput, std::move(attrs));
 }
 
 // dx = dy `op` f(z): one composed node after computing f.
@@ -413,22 +408,19 @@ Status GradGemm(GradContext& ctx) {
 void RegisterShapeGradRules(GradRuleTable* t);
 
 void RegisterMathGradRules(GradRuleTable* t) {
+  for (const OpDef& op : AllOps()) {
+    if (op.gradient == GradDecision::kActivationOfInput ||
+        op.gradient == GradDecision::kActivationOfOutput) {
+      t->Add(QualifiedName(op), GradActivation);
+    }
+  }
   t->Add("Identity", GradIdentity);
   t->Add("Neg", GradNeg);
   t->Add("Abs", GradAbs);
-  t->Add("Relu", GradRelu);
-  t->Add("LeakyRelu", GradLeakyRelu);
-  t->Add("Elu", GradElu);
-  t->Add("Sigmoid", GradSigmoid);
-  t->Add("Tanh", GradTanh);
   t->Add("Exp", GradExp);
   t->Add("Log", GradLog);
   t->Add("Sqrt", GradSqrt);
   t->Add("Reciprocal", GradReciprocal);
-  t->Add("Erf", GradErf);
-  t->Add("Gelu", GradGelu);
-  t->Add("Softplus", GradSoftplus);
-  t->Add("HardSigmoid", GradHardSigmoid);
   t->Add("Sin", GradSin);
   t->Add("Cos", GradCos);
   t->Add("Cast", GradCast);

@@ -7,11 +7,14 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <type_traits>
 
 #include "kernels/common/float16.h"
+#include "kernels/common/unary_math.h"
+#include "kernels/cpu/elementwise.h"
 #include "passes/cleanup/constant_folding.h"
 #include "passes/cleanup/constant_folding_internal.h"
 
@@ -278,46 +281,42 @@ StatusOr<Outputs> EvalPow(const Node& node, const Inputs& in) {
   return Outputs{*r};
 }
 
+// The unary ops of kernels/common/unary_math.h (A8_UNARY_OPS, not the variants), by ONNX name.
+const std::map<std::string, UnaryKind, std::less<>>& FoldableUnaryOps() {
+  static const auto* kOps = [] {
+    auto* m = new std::map<std::string, UnaryKind, std::less<>>;
+#define A8_X(Name, Types, Cost, Fused) \
+  if (UnaryTypes::k##Types != UnaryTypes::kVariant) (*m)[#Name] = UnaryKind::k##Name;
+    A8_UNARY_OPS(A8_X)
+#undef A8_X
+    return m;
+  }();
+  return *kOps;
+}
+
+// A unary op through the CPU reference kernel (kernels/cpu/elementwise.h), so that a folded
+// constant has the bits the kernel would compute at run time.
 StatusOr<Outputs> EvalUnary(const Node& node, const Inputs& in) {
-  const std::string& op = node.op();
-  const DType dt = in[0]->type.dtype;
-  const bool float_only = op == "Sqrt" || op == "Exp" || op == "Log" || op == "Reciprocal" ||
-                          op == "Floor" || op == "Ceil";
-  if (dt == DType::kBool || (float_only && !IsFloat(dt))) {
-    return Unsupported("{}: {} of {} is not folded", node.Where(), op, DTypeName(dt));
-  }
-  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, in[0]->type.dims));
-  Dispatch(dt, [&](auto tr) {
-    using Tr = decltype(tr);
-    using C = typename Tr::Compute;
-    if constexpr (!std::is_same_v<C, bool>) {
-      const auto* p = in[0]->data<typename Tr::Storage>();
-      auto* po = out->template mutable_data<typename Tr::Storage>();
-      for (int64_t i = 0; i < in[0]->num_elements(); ++i) {
-        C x = Tr::Load(p[i]), v = x;
-        if (op == "Neg") {
-          v = WrapSub(C{0}, x);
-        } else if (op == "Abs") {
-          if constexpr (std::is_floating_point_v<C>) {
-            v = std::fabs(x);
-          } else {
-            v = x < 0 ? WrapSub(C{0}, x) : x;
-          }
-        } else if (op == "Relu") {
-          v = x < C{0} ? C{0} : x;
-        } else if constexpr (std::is_floating_point_v<C>) {
-          if (op == "Sqrt") v = std::sqrt(x);
-          if (op == "Exp") v = std::exp(x);
-          if (op == "Log") v = std::log(x);
-          if (op == "Reciprocal") v = C{1} / x;
-          if (op == "Floor") v = std::floor(x);
-          if (op == "Ceil") v = std::ceil(x);
-        }
-        po[i] = Tr::Store(v);
-      }
+  UnaryKind kind = FoldableUnaryOps().at(node.op());
+  if (kind == UnaryKind::kGelu) {
+    const std::string approx = node.GetString("approximate", "none");
+    if (approx == "tanh") {
+      kind = UnaryKind::kGeluTanh;
+    } else if (approx != "none") {
+      return Unsupported("{}: approximate '{}' is not folded", node.Where(), approx);
     }
-    return 0;
-  });
+  }
+  UnaryAttrs at = DefaultUnaryAttrs(node.op().c_str());
+  at.alpha = node.GetFloat("alpha", at.alpha);
+  at.beta = node.GetFloat("beta", at.beta);
+  at.detect_positive = node.GetInt("detect_positive", 1) != 0;
+  at.detect_negative = node.GetInt("detect_negative", 1) != 0;
+  const DType dt = in[0]->type.dtype;
+  const bool predicate = kind == UnaryKind::kIsNaN || kind == UnaryKind::kIsInf;
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, predicate ? DType::kBool : dt, in[0]->type.dims));
+  const Status s =
+      cpu::Unary(kind, dt, in[0]->num_elements(), in[0]->bytes.data(), out->bytes.data(), at);
+  if (!s.ok()) return Unsupported("{}: not folded: {}", node.Where(), s.message());
   return Outputs{out};
 }
 
@@ -346,14 +345,6 @@ StatusOr<Outputs> EvalCompare(const Node& node, const Inputs& in) {
   });
   if (!r.ok()) return r.status();
   return Outputs{*r};
-}
-
-StatusOr<Outputs> EvalNot(const Node& node, const Inputs& in) {
-  if (in[0]->type.dtype != DType::kBool)
-    return InvalidInput("{}: input must be bool", node.Where());
-  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, DType::kBool, in[0]->type.dims));
-  for (size_t i = 0; i < out->bytes.size(); ++i) out->bytes[i] = in[0]->bytes[i] ? 0 : 1;
-  return Outputs{out};
 }
 
 StatusOr<Outputs> EvalWhere(const Node& node, const Inputs& in) {
@@ -552,11 +543,12 @@ StatusOr<Outputs> EvalRange(const Node& node, const Inputs& in) {
 
 bool IsMathOp(const std::string& op) {
   static const std::set<std::string> kOps = {
-      "Cast",  "Add",  "Sub",  "Mul",   "Div",   "Mod",        "Pow",         "Max",
-      "Min",   "Sum",  "Neg",  "Abs",   "Sqrt",  "Reciprocal", "Exp",         "Log",
-      "Floor", "Ceil", "Relu", "Equal", "Less",  "Greater",    "LessOrEqual", "GreaterOrEqual",
-      "Not",   "And",  "Or",   "Xor",   "Where", "ReduceProd", "ReduceSum",   "Range"};
-  return kOps.count(op) > 0;
+      "Cast",      "Add",  "Sub",     "Mul",         "Div",
+      "Mod",       "Pow",  "Max",     "Min",         "Sum",
+      "Equal",     "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+      "And",       "Or",   "Xor",     "Where",       "ReduceProd",
+      "ReduceSum", "Range"};
+  return kOps.count(op) > 0 || FoldableUnaryOps().count(op) > 0;
 }
 
 StatusOr<Outputs> EvaluateMath(const Node& node, const Inputs& in) {
@@ -567,15 +559,11 @@ StatusOr<Outputs> EvaluateMath(const Node& node, const Inputs& in) {
     return EvalArith(node, in);
   }
   if (op == "Pow") return EvalPow(node, in);
-  if (op == "Neg" || op == "Abs" || op == "Sqrt" || op == "Reciprocal" || op == "Exp" ||
-      op == "Log" || op == "Floor" || op == "Ceil" || op == "Relu") {
-    return EvalUnary(node, in);
-  }
+  if (FoldableUnaryOps().count(op) > 0) return EvalUnary(node, in);
   if (op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
       op == "GreaterOrEqual" || op == "And" || op == "Or" || op == "Xor") {
     return EvalCompare(node, in);
   }
-  if (op == "Not") return EvalNot(node, in);
   if (op == "Where") return EvalWhere(node, in);
   if (op == "ReduceProd" || op == "ReduceSum") return EvalReduce(node, in);
   if (op == "Range") return EvalRange(node, in);

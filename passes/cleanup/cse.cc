@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/op_table.h"
+
 namespace a8 {
 namespace {
 
@@ -29,10 +31,8 @@ bool SameComputation(const Node& a, const Node& b) {
 }  // namespace
 
 bool IsRandomOp(const Node& node) {
-  const std::string& op = node.op();
-  return op == "Dropout" || op == "RandomNormal" || op == "RandomUniform" ||
-         op == "RandomNormalLike" || op == "RandomUniformLike" || op == "Bernoulli" ||
-         op == "Multinomial";
+  const OpDef* def = FindOp(node.domain(), node.op());
+  return def != nullptr && def->random;
 }
 
 int64_t EliminateCommonSubexpressions(Graph& graph) {

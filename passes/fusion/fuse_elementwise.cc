@@ -17,15 +17,25 @@ namespace {
 // The opcode of an elementwise node (kFusedConst for a widening Cast, which is no instruction:
 // its output aliases its input's register), or -1 when `n` is not one we fuse.
 int32_t OpcodeOf(const Node* n) {
-  static const std::map<std::string, int32_t> kOnnx = {
-      {"Relu", kFusedRelu}, {"Sigmoid", kFusedSigmoid}, {"Tanh", kFusedTanh},
-      {"Exp", kFusedExp},   {"Log", kFusedLog},         {"Neg", kFusedNeg},
-      {"Abs", kFusedAbs},   {"Sqrt", kFusedSqrt},       {"Reciprocal", kFusedReciprocal},
-      {"Erf", kFusedErf},   {"Add", kFusedAdd},         {"Sub", kFusedSub},
-      {"Mul", kFusedMul},   {"Div", kFusedDiv}};
-  static const std::map<std::string, int32_t> kA8 = {{"ReluGrad", kFusedReluGrad},
-                                                     {"SigmoidGrad", kFusedSigmoidGrad},
-                                                     {"TanhGrad", kFusedTanhGrad}};
+  // The fusable unary ops and activation gradients: the Fused column of
+  // kernels/common/unary_math.h's lists (the Gelu variants are chosen by `approximate` below).
+  static const std::map<std::string, int32_t> kOnnx = [] {
+    std::map<std::string, int32_t> m = {
+        {"Add", kFusedAdd}, {"Sub", kFusedSub}, {"Mul", kFusedMul}, {"Div", kFusedDiv}};
+#define A8_X(Name, Types, Cost, Fused) \
+  if (Fused > 0) m[#Name] = Fused;
+    A8_UNARY_OPS(A8_X)
+#undef A8_X
+    return m;
+  }();
+  static const std::map<std::string, int32_t> kA8 = [] {
+    std::map<std::string, int32_t> m;
+#define A8_X(Name, Reads, Cost, Fused) \
+  if (Fused > 0) m[#Name "Grad"] = Fused;
+    A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+    return m;
+  }();
   const std::string approx = n->GetString("approximate", "none");
   if (n->domain().empty()) {
     if (n->op() == "Gelu") {

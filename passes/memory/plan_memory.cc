@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "compiler/ir/op_table.h"
 #include "passes/memory/liveness.h"
 
 namespace a8 {
@@ -68,30 +69,13 @@ std::vector<int> InPlaceOperands(const Node& node) {
   // The averaged gradient takes the bytes the all-reduce summed into.
   if (node.IsInternal("AllReduceWait")) return {1};
   if (!node.domain().empty() || node.num_outputs() != 1) return {};
-  static constexpr std::string_view kUnary[] = {
-      "Abs",         "Ceil",      "Cos",  "Elu",      "Erf",  "Exp",        "Floor", "Gelu",
-      "HardSigmoid", "LeakyRelu", "Log",  "Neg",      "Not",  "Reciprocal", "Relu",  "Sigmoid",
-      "Sign",        "Sin",       "Sqrt", "Softplus", "Tanh", "Cast",       "Clip"};
-  static constexpr std::string_view kBinary[] = {"Add", "Sub", "Mul", "Div",
-                                                 "Pow", "And", "Or",  "Xor"};
-  // Variadic ops fold their inputs into the output one after another (the CPU kernel starts by
-  // copying input 0 there), so only input 0 may share the output's bytes.
-  static constexpr std::string_view kVariadic[] = {"Max", "Min", "Sum", "Mean"};
-  const std::string& op = node.op();
-  for (std::string_view u : kUnary) {
-    if (op == u) return {0};
-  }
-  for (std::string_view v : kVariadic) {
-    if (op == v) return {0};
-  }
-  for (std::string_view b : kBinary) {
-    if (op == b) {
-      std::vector<int> all(node.num_inputs());
-      std::iota(all.begin(), all.end(), 0);
-      return all;
-    }
-  }
-  return {};
+  // The op table says which kernels may write over their inputs (OpDef::in_place).
+  const OpDef* def = FindOp(node.domain(), node.op());
+  if (def == nullptr || def->in_place == InPlace::kNo) return {};
+  if (def->in_place == InPlace::kInput0) return {0};
+  std::vector<int> all(node.num_inputs());
+  std::iota(all.begin(), all.end(), 0);
+  return all;
 }
 
 int InPlaceUpdateOperand(const Node& node, int output) {

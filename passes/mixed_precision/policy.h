@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/ir/op_table.h"
 #include "compiler/ir/precision_config.h"
 #include "compiler/ir/status.h"
 
@@ -45,7 +46,7 @@ namespace a8 {
 // gradient nodes `<forward>.grad`, `.grad.N`, `.grad.sum`); "" for a node that is not one.
 std::string GradientForwardName(const std::string& node_name);
 
-enum class OpPrecisionClass { kAllow, kDeny, kFollow, kPinned, kNone };
+// OpPrecisionClass is declared in compiler/ir/op_table.h, with each op.
 std::string_view OpPrecisionClassName(OpPrecisionClass c);  // "allow", "deny", ...
 
 // The default class of an op by its qualified name ("MatMul", "a8.ReluGrad"); nullopt for an

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/kernels.h"
 #include "runtime/cpu/registry.h"
+#include "runtime/cpu/unary_entries.h"
 
 namespace a8 {
 namespace {
@@ -23,29 +24,12 @@ Status CopyThrough(const KernelArgs& a) {
 
 KernelFn UnaryFn(UnaryOp op) {
   return [op](const KernelArgs& a) -> Status {
-    cpu::UnaryAttrs at;
     const std::string& name = a.kernel().op();
-    if (name == "LeakyRelu") at.alpha = a.Float("alpha", 0.01f);
-    if (name == "Elu") at.alpha = a.Float("alpha", 1.0f);
-    if (name == "HardSigmoid") {
-      at.alpha = a.Float("alpha", 0.2f);
-      at.beta = a.Float("beta", 0.5f);
-    }
-    if (name == "IsInf") {
-      at.detect_positive = a.Int("detect_positive", 1) != 0;
-      at.detect_negative = a.Int("detect_negative", 1) != 0;
-    }
-    UnaryOp u = op;
-    if (name == "Gelu") {
-      std::string approx = a.Str("approximate", "none");
-      if (approx == "tanh")
-        u = UnaryOp::kGeluTanh;
-      else if (approx != "none")
-        return InvalidInput("Gelu: approximate: unknown value '{}'", approx);
-    }
+    A8_ASSIGN_OR_RETURN(UnaryOp u, ResolveUnaryVariant(a, op));
     if (a.in(0).count() != a.out(0).count())
       return InvalidInput("{}: input and output element counts differ", name);
-    return cpu::Unary(u, a.in(0).dtype, a.out(0).count(), a.in(0).data, a.out(0).data, at);
+    return cpu::Unary(u, a.in(0).dtype, a.out(0).count(), a.in(0).data, a.out(0).data,
+                      DecodeUnaryAttrs(a, name));
   };
 }
 
@@ -133,42 +117,10 @@ Status RunDropout(const KernelArgs& a) {
 }  // namespace
 
 void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
-  struct U {
-    const char* op;
-    UnaryOp u;
-    const std::vector<DType>* types;
-  };
-  static const std::vector<DType> kBool = {DType::kBool};
-  static const std::vector<DType> kSigned = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                                             DType::kI64, DType::kI32, DType::kI8};
-  const U unary[] = {
-      {"Abs", UnaryOp::kAbs, &kNumericTypes},
-      {"Neg", UnaryOp::kNeg, &kSigned},
-      {"Relu", UnaryOp::kRelu, &kSigned},
-      {"Sigmoid", UnaryOp::kSigmoid, &kFloatTypes},
-      {"Tanh", UnaryOp::kTanh, &kFloatTypes},
-      {"Exp", UnaryOp::kExp, &kFloatTypes},
-      {"Log", UnaryOp::kLog, &kFloatTypes},
-      {"Sqrt", UnaryOp::kSqrt, &kFloatTypes},
-      {"Reciprocal", UnaryOp::kReciprocal, &kFloatTypes},
-      {"Erf", UnaryOp::kErf, &kFloatTypes},
-      {"Floor", UnaryOp::kFloor, &kFloatTypes},
-      {"Ceil", UnaryOp::kCeil, &kFloatTypes},
-      {"Sin", UnaryOp::kSin, &kFloatTypes},
-      {"Cos", UnaryOp::kCos, &kFloatTypes},
-      {"Not", UnaryOp::kNot, &kBool},
-      {"LeakyRelu", UnaryOp::kLeakyRelu, &kFloatTypes},
-      {"Elu", UnaryOp::kElu, &kFloatTypes},
-      {"Gelu", UnaryOp::kGelu, &kFloatTypes},
-      {"Softplus", UnaryOp::kSoftplus, &kFloatTypes},
-      {"HardSigmoid", UnaryOp::kHardSigmoid, &kFloatTypes},
-      {"Sign", UnaryOp::kSign, &kNumericTypes},
-      {"IsNaN", UnaryOp::kIsNaN, &kFloatTypes},
-      {"IsInf", UnaryOp::kIsInf, &kFloatTypes},
-  };
-  for (const U& u : unary) r->push_back({u.op, *u.types, 0, UnaryFn(u.u), ""});
+  for (const UnaryEntry& u : UnaryEntries()) r->push_back({u.op, *u.types, 0, UnaryFn(u.kind), ""});
   r->push_back({"Identity", kAllTypes, 0, CopyThrough, ""});
 
+  static const std::vector<DType> kBool = {DType::kBool};
   struct B {
     const char* op;
     BinaryOp b;

@@ -1,9 +1,10 @@
-// Device registry entries of the elementwise family (kernels/device/elementwise.h): unary and
-// binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike, Dropout, the activation gradients,
-// a8.DropoutGrad and a8.FusedElementwise. Each reads its attributes and dims as the CPU entry does
-// (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_grad_nn.cc, ops_fused.cc), with the
-// same defaults and error messages; broadcasting is planned by the CPU's BroadcastPlan, whose
-// coalesced dims and strides become the kernels' NaryShape.
+// Device registry entries of the elementwise family (kernels/device/elementwise.h): unary ops and
+// activation gradients (rows generated from kernels/common/unary_math.h,
+// runtime/cpu/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike, Dropout,
+// the activation gradients, a8.DropoutGrad and a8.FusedElementwise. Each reads its attributes and
+// dims as the CPU entry does (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_grad_nn.cc,
+// ops_fused.cc), with the same defaults and error messages; broadcasting is planned by the CPU's
+// BroadcastPlan, whose coalesced dims and strides become the kernels' NaryShape.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -12,6 +13,7 @@
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/device/elementwise.h"
+#include "runtime/cpu/unary_entries.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
@@ -62,27 +64,16 @@ Status CopyThrough(const KernelArgs& a, DevCtx& ctx) {
 template <DevUnaryOp kOp>
 Status RunUnary(const KernelArgs& a, DevCtx& ctx) {
   const std::string& name = a.kernel().op();
-  UnaryParams p;
-  p.op = kOp;
-  if (kOp == DevUnaryOp::kLeakyRelu) p.alpha = a.Float("alpha", 0.01f);
-  if (kOp == DevUnaryOp::kElu) p.alpha = a.Float("alpha", 1.0f);
-  if (kOp == DevUnaryOp::kHardSigmoid) {
-    p.alpha = a.Float("alpha", 0.2f);
-    p.beta = a.Float("beta", 0.5f);
-  }
-  if (kOp == DevUnaryOp::kIsInf) {
-    p.detect_positive = a.Int("detect_positive", 1) != 0;
-    p.detect_negative = a.Int("detect_negative", 1) != 0;
-  }
-  if (kOp == DevUnaryOp::kGelu) {
-    std::string approx = a.Str("approximate", "none");
-    if (approx == "tanh")
-      p.op = DevUnaryOp::kGeluTanh;
-    else if (approx != "none")
-      return InvalidInput("Gelu: approximate: unknown value '{}'", approx);
-  }
+  A8_ASSIGN_OR_RETURN(DevUnaryOp op, ResolveUnaryVariant(a, kOp));
   if (a.in(0).count() != a.out(0).count())
     return InvalidInput("{}: input and output element counts differ", name);
+  const UnaryAttrs at = DecodeUnaryAttrs(a, name);
+  UnaryParams p;
+  p.op = op;
+  p.alpha = at.alpha;
+  p.beta = at.beta;
+  p.detect_positive = at.detect_positive;
+  p.detect_negative = at.detect_negative;
   p.dtype = a.in(0).dtype;
   p.n = a.out(0).count();
   p.x = a.in(0).data;
@@ -263,21 +254,10 @@ template <DevActGradOp kOp>
 Status RunActivationGrad(const KernelArgs& a, DevCtx& ctx) {
   const std::string& name = a.kernel().op();
   ActGradParams p;
-  p.op = kOp;
-  if (kOp == DevActGradOp::kLeakyRelu) p.alpha = a.Float("alpha", 0.01f);
-  if (kOp == DevActGradOp::kElu) p.alpha = a.Float("alpha", 1.0f);
-  if (kOp == DevActGradOp::kHardSigmoid) {
-    p.alpha = a.Float("alpha", 0.2f);
-    p.beta = a.Float("beta", 0.5f);
-  }
-  if (kOp == DevActGradOp::kGelu) {
-    const std::string approx = a.Str("approximate", "none");
-    if (approx == "tanh") {
-      p.op = DevActGradOp::kGeluTanh;
-    } else if (approx != "none") {
-      return InvalidInput("{}: approximate: unknown value '{}'", name, approx);
-    }
-  }
+  A8_ASSIGN_OR_RETURN(p.op, ResolveUnaryVariant(a, kOp));
+  const UnaryAttrs at = DecodeUnaryAttrs(a, ForwardOpOf(name));
+  p.alpha = at.alpha;
+  p.beta = at.beta;
   const TensorArg &dy = a.in(0), &z = a.in(1), &dx = a.out(0);
   if (dy.count() != dx.count() || z.count() != dx.count() || dy.dtype != z.dtype ||
       dy.dtype != dx.dtype) {
@@ -326,32 +306,17 @@ Status RunFusedElementwise(const KernelArgs& a, DevCtx& ctx) {
 
 void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
   static const std::vector<DType> kBool = {DType::kBool};
-  static const std::vector<DType> kSigned = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                                             DType::kI64, DType::kI32, DType::kI8};
-  using U = DevUnaryOp;
-  r->push_back({"Abs", kNumericTypes, 0, RunUnary<U::kAbs>, ""});
-  r->push_back({"Neg", kSigned, 0, RunUnary<U::kNeg>, ""});
-  r->push_back({"Relu", kSigned, 0, RunUnary<U::kRelu>, ""});
-  r->push_back({"Sigmoid", kFloatTypes, 0, RunUnary<U::kSigmoid>, ""});
-  r->push_back({"Tanh", kFloatTypes, 0, RunUnary<U::kTanh>, ""});
-  r->push_back({"Exp", kFloatTypes, 0, RunUnary<U::kExp>, ""});
-  r->push_back({"Log", kFloatTypes, 0, RunUnary<U::kLog>, ""});
-  r->push_back({"Sqrt", kFloatTypes, 0, RunUnary<U::kSqrt>, ""});
-  r->push_back({"Reciprocal", kFloatTypes, 0, RunUnary<U::kReciprocal>, ""});
-  r->push_back({"Erf", kFloatTypes, 0, RunUnary<U::kErf>, "library erff (CPU: polynomial)"});
-  r->push_back({"Floor", kFloatTypes, 0, RunUnary<U::kFloor>, ""});
-  r->push_back({"Ceil", kFloatTypes, 0, RunUnary<U::kCeil>, ""});
-  r->push_back({"Sin", kFloatTypes, 0, RunUnary<U::kSin>, ""});
-  r->push_back({"Cos", kFloatTypes, 0, RunUnary<U::kCos>, ""});
-  r->push_back({"Not", kBool, 0, RunUnary<U::kNot>, ""});
-  r->push_back({"LeakyRelu", kFloatTypes, 0, RunUnary<U::kLeakyRelu>, ""});
-  r->push_back({"Elu", kFloatTypes, 0, RunUnary<U::kElu>, ""});
-  r->push_back({"Gelu", kFloatTypes, 0, RunUnary<U::kGelu>, "library erfcf (CPU: polynomial)"});
-  r->push_back({"Softplus", kFloatTypes, 0, RunUnary<U::kSoftplus>, ""});
-  r->push_back({"HardSigmoid", kFloatTypes, 0, RunUnary<U::kHardSigmoid>, ""});
-  r->push_back({"Sign", kNumericTypes, 0, RunUnary<U::kSign>, ""});
-  r->push_back({"IsNaN", kFloatTypes, 0, RunUnary<U::kIsNaN>, ""});
-  r->push_back({"IsInf", kFloatTypes, 0, RunUnary<U::kIsInf>, ""});
+  // The unary ops of kernels/common/unary_math.h, with the CPU entries' dtypes.
+  static const std::vector<DevKernelFn> kUnaryFns = {
+#define A8_X(Name, Types, Cost, Fused) RunUnary<DevUnaryOp::k##Name>,
+      A8_UNARY_OPS(A8_X)
+#undef A8_X
+  };
+  for (const UnaryEntry& u : UnaryEntries()) {
+    const bool polynomial_on_cpu = u.kind == DevUnaryOp::kErf || u.kind == DevUnaryOp::kGelu;
+    r->push_back({u.op, *u.types, 0, kUnaryFns[static_cast<int>(u.kind)],
+                  polynomial_on_cpu ? "library erff/erfcf (CPU: polynomial)" : ""});
+  }
   r->push_back({"Identity", kAllTypes, 0, CopyThrough, "device copy (none in place)"});
 
   using B = DevBinaryOp;
@@ -380,25 +345,15 @@ void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"Dropout", kFloatTypes, 0, RunDropout,
                 "ratio: float scalar, training_mode: bool; mask: bool; Philox as the CPU"});
 
-  using G = DevActGradOp;
-  r->push_back({"a8.ReluGrad", kFloatTypes, 0, RunActivationGrad<G::kRelu>,
-                "saved operand: same type as dy"});
-  r->push_back({"a8.SigmoidGrad", kFloatTypes, 0, RunActivationGrad<G::kSigmoid>,
-                "saved operand: same type as dy"});
-  r->push_back({"a8.TanhGrad", kFloatTypes, 0, RunActivationGrad<G::kTanh>,
-                "saved operand: same type as dy"});
-  r->push_back({"a8.LeakyReluGrad", kFloatTypes, 0, RunActivationGrad<G::kLeakyRelu>,
-                "saved operand: same type as dy"});
-  r->push_back(
-      {"a8.EluGrad", kFloatTypes, 0, RunActivationGrad<G::kElu>, "saved operand: same type as dy"});
-  r->push_back({"a8.GeluGrad", kFloatTypes, 0, RunActivationGrad<G::kGelu>,
-                "saved operand: same type as dy"});
-  r->push_back(
-      {"a8.ErfGrad", kFloatTypes, 0, RunActivationGrad<G::kErf>, "saved operand: same type as dy"});
-  r->push_back({"a8.SoftplusGrad", kFloatTypes, 0, RunActivationGrad<G::kSoftplus>,
-                "saved operand: same type as dy"});
-  r->push_back({"a8.HardSigmoidGrad", kFloatTypes, 0, RunActivationGrad<G::kHardSigmoid>,
-                "saved operand: same type as dy"});
+  static const std::vector<DevKernelFn> kActGradFns = {
+#define A8_X(Name, Reads, Cost, Fused) RunActivationGrad<DevActGradOp::k##Name>,
+      A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+  };
+  for (const ActGradEntry& g : ActGradEntries()) {
+    r->push_back({g.op, kFloatTypes, 0, kActGradFns[static_cast<int>(g.kind)],
+                  "saved operand: same type as dy"});
+  }
   r->push_back({"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"});
   r->push_back(
       {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"});

@@ -189,8 +189,8 @@ double Reference(int32_t op, double a, double b) {
       return a * b * (1 - b);
     case kFusedTanhGrad:
       return a * (1 - b * b);
-    default:
-      return a;
+    default:  // opcodes added with their op (Mish): the shared body in double
+      return EvalFusedUnary<double>(op, a, b);
   }
 }
 

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "compiler/ir/op_table.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "compiler/onnx/importer.h"
@@ -24,14 +25,10 @@ namespace {
 
 int64_t Align64(int64_t b) { return (b + 63) / 64 * 64; }
 
+// The ops whose kernels the op table declares able to run in place (OpDef::in_place).
 bool ElementwiseForChecker(const std::string& op) {
-  static const std::set<std::string> kOps = {
-      "Abs",  "Ceil",        "Cos",       "Elu",  "Erf",  "Exp",      "Floor",
-      "Gelu", "HardSigmoid", "LeakyRelu", "Log",  "Neg",  "Not",      "Reciprocal",
-      "Relu", "Sigmoid",     "Sign",      "Sin",  "Sqrt", "Softplus", "Tanh",
-      "Cast", "Clip",        "Add",       "Sub",  "Mul",  "Div",      "Pow",
-      "Max",  "Min",         "Sum",       "Mean", "And",  "Or",       "Xor"};
-  return kOps.count(op) > 0;
+  const OpDef* def = FindOp("", op);
+  return def != nullptr && def->in_place != InPlace::kNo;
 }
 
 // Every violation of the contract, one line each; empty when the plan is valid.

@@ -78,12 +78,7 @@ constexpr const char* kChain = R"(graph @chain opsets {"" = 17} {
   output %y
 })";
 
-TEST(PrecisionPolicyTest, EveryOnnxOpHasAClass) {
-  for (const OpDef& op : AllOps()) {
-    const std::string name = op.domain.empty() ? op.name : op.domain + "." + op.name;
-    EXPECT_TRUE(DefaultOpClass(name).has_value()) << name;
-  }
-}
+// Every op has a class: OpRegistryTest.EveryOpHasAPrecisionClass (op_registry_test.cc).
 
 TEST(PrecisionPolicyTest, DefaultListsFollowPrecisionMd) {
   EXPECT_EQ(DefaultOpClass("MatMul"), OpPrecisionClass::kAllow);

@@ -1,0 +1,100 @@
+// The registry rows of the unary ops and activation gradients, generated from
+// kernels/common/unary_math.h's lists, and the decode of their attributes: one copy for the CPU
+// entries (ops_elementwise.cc, ops_grad_math.cc) and the CUDA ones
+// (runtime/device/ops_elementwise.cc).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kernels/common/unary_math.h"
+#include "runtime/cpu/registry.h"
+
+namespace a8 {
+
+// One row: the qualified op of the plan, its enumerator, the dtypes of its operand.
+struct UnaryEntry {
+  const char* op;
+  UnaryKind kind;
+  const std::vector<DType>* types;
+};
+struct ActGradEntry {
+  const char* op;  // "a8.ReluGrad"
+  ActGradKind kind;
+};
+
+// The operand dtypes of a Types column.
+inline const std::vector<DType>* DTypesOf(UnaryTypes t) {
+  static const std::vector<DType> kSigned = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
+                                             DType::kI64, DType::kI32, DType::kI8};
+  static const std::vector<DType> kBool = {DType::kBool};
+  switch (t) {
+    case UnaryTypes::kSigned:
+      return &kSigned;
+    case UnaryTypes::kNumeric:
+      return &kNumericTypes;
+    case UnaryTypes::kBool:
+      return &kBool;
+    default:
+      return &kFloatTypes;
+  }
+}
+
+// Every row but the variants (GeluTanh is Gelu's entry with approximate="tanh").
+inline const std::vector<UnaryEntry>& UnaryEntries() {
+  static const std::vector<UnaryEntry> kRows = [] {
+    std::vector<UnaryEntry> rows;
+#define A8_X(Name, Types, Cost, Fused)                                           \
+  if (UnaryTypes::k##Types != UnaryTypes::kVariant) {                            \
+    rows.push_back({#Name, UnaryKind::k##Name, DTypesOf(UnaryTypes::k##Types)}); \
+  }
+    A8_UNARY_OPS(A8_X)
+#undef A8_X
+    return rows;
+  }();
+  return kRows;
+}
+inline const std::vector<ActGradEntry>& ActGradEntries() {
+  static const std::vector<ActGradEntry> kRows = [] {
+    std::vector<ActGradEntry> rows;
+#define A8_X(Name, Reads, Cost, Fused)                          \
+  if (GradReads::k##Reads != GradReads::kVariant) {             \
+    rows.push_back({"a8." #Name "Grad", ActGradKind::k##Name}); \
+  }
+    A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+    return rows;
+  }();
+  return kRows;
+}
+
+// The attributes of a unary op or activation gradient from its kernel's attributes. `lower`
+// writes every default into the plan; the ONNX defaults stand in for hand-built plans.
+inline UnaryAttrs DecodeUnaryAttrs(const KernelArgs& a, const std::string& forward_op) {
+  UnaryAttrs at = DefaultUnaryAttrs(forward_op.c_str());
+  at.alpha = a.Float("alpha", at.alpha);
+  at.beta = a.Float("beta", at.beta);
+  at.detect_positive = a.Int("detect_positive", 1) != 0;
+  at.detect_negative = a.Int("detect_negative", 1) != 0;
+  return at;
+}
+
+// The variant an attribute selects: Gelu / a8.GeluGrad with approximate="tanh" run GeluTanh.
+template <typename Kind>
+StatusOr<Kind> ResolveUnaryVariant(const KernelArgs& a, Kind kind) {
+  if (kind != Kind::kGelu) return kind;
+  const std::string approx = a.Str("approximate", "none");
+  if (approx == "tanh") return Kind::kGeluTanh;
+  if (approx != "none") {
+    return InvalidInput("{}: approximate: unknown value '{}'", a.kernel().op(), approx);
+  }
+  return kind;
+}
+
+// "a8.ReluGrad" -> "Relu".
+inline std::string ForwardOpOf(const std::string& grad_op) {
+  const size_t b = grad_op.rfind('.') == std::string::npos ? 0 : grad_op.rfind('.') + 1;
+  return grad_op.substr(b, grad_op.size() - b - 4);
+}
+
+}  // namespace a8

@@ -1,0 +1,161 @@
+// Properties of the op registry (compiler/ir/op_table.h) that every op must have, checked over
+// every entry rather than over lists that repeat the implementation's: a shape rule, a precision
+// class, a gradient decision backed by a rule, and for each kernel-catalog signature a CPU and a
+// CUDA (emulated) kernel. Also the one math body of the elementwise ops
+// (kernels/common/unary_math.h): its lists agree with the op table, and every activation
+// gradient is the derivative of its forward body.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/plan/kernel_catalog.h"
+#include "kernels/common/unary_math.h"
+#include "passes/autodiff/grad_rule.h"
+#include "passes/mixed_precision/policy.h"
+#include "runtime/cpu/registry.h"
+#include "runtime/device/device_registry.h"
+
+namespace a8 {
+namespace {
+
+// Ops that never reach a plan: the importer turns Constant into a value, autodiff replaces
+// ai.onnx.preview.training's Gradient.
+bool NeverInAPlan(const OpDef& op) {
+  return QualifiedName(op) == "Constant" ||
+         QualifiedName(op) == "ai.onnx.preview.training.Gradient";
+}
+
+TEST(OpRegistryTest, EveryOpHasAShapeRule) {
+  for (const OpDef& op : AllOps()) EXPECT_NE(op.infer, nullptr) << QualifiedName(op);
+}
+
+TEST(OpRegistryTest, EveryOpHasAPrecisionClass) {
+  for (const OpDef& op : AllOps()) {
+    EXPECT_TRUE(DefaultOpClass(QualifiedName(op)).has_value()) << QualifiedName(op);
+  }
+}
+
+// The decision is declared in the op table, or is the rule (or kNoGradient) registered in
+// passes/autodiff; an op the table calls differentiable has a rule.
+TEST(OpRegistryTest, EveryOpHasAGradientDecisionAndDifferentiableOnesHaveARule) {
+  for (const OpDef& op : AllOps()) {
+    const std::string q = QualifiedName(op);
+    if (op.gradient == GradDecision::kUndeclared && op.domain.empty()) {
+      EXPECT_NE(FindGradRule(q), nullptr) << q << ": no gradient decision";
+    }
+    if (op.gradient == GradDecision::kActivationOfInput ||
+        op.gradient == GradDecision::kActivationOfOutput) {
+      EXPECT_TRUE(HasGradient(q)) << q << " says it is differentiable but has no rule";
+      const OpDef* grad = FindOp("a8", op.name + "Grad");
+      ASSERT_NE(grad, nullptr) << q << " has no a8." << op.name << "Grad";
+      EXPECT_EQ(grad->attrs.size(), op.attrs.size()) << q;
+    }
+    if (op.gradient == GradDecision::kNone || op.gradient == GradDecision::kNotImplemented) {
+      EXPECT_FALSE(HasGradient(q)) << q;
+    }
+  }
+}
+
+TEST(OpRegistryTest, EveryCatalogSignatureHasACpuAndACudaKernel) {
+  for (const OpDef& op : AllOps()) {
+    const std::string q = QualifiedName(op);
+    if (NeverInAPlan(op)) continue;
+    ASSERT_TRUE(IsCatalogOp(q)) << q << " has no kernel-catalog row";
+    const CpuKernelEntry* cpu = FindCpuKernel(q);
+    const emu::DevKernelEntry* dev = emu::FindDeviceKernel(q);
+    ASSERT_NE(cpu, nullptr) << q << " has no CPU kernel";
+    ASSERT_NE(dev, nullptr) << q << " has no CUDA kernel";
+    if (!op.kernel) continue;
+    // The type variable of the declared signature is the entries' operand dtype set.
+    for (const auto& [var, dtypes] : op.kernel->vars) {
+      for (DType t : dtypes) {
+        EXPECT_NE(std::find(cpu->types.begin(), cpu->types.end(), t), cpu->types.end())
+            << q << ": " << var << " = " << DTypeName(t) << " has no CPU kernel";
+        EXPECT_NE(std::find(dev->types.begin(), dev->types.end(), t), dev->types.end())
+            << q << ": " << var << " = " << DTypeName(t) << " has no CUDA kernel";
+      }
+    }
+  }
+}
+
+TEST(OpRegistryTest, TraitsHoldWhereTheyAreDeclared) {
+  for (const OpDef& op : AllOps()) {
+    const std::string q = QualifiedName(op);
+    if (op.in_place != InPlace::kNo) {
+      EXPECT_TRUE(op.elementwise) << q << ": only elementwise kernels run in place";
+      EXPECT_EQ(op.max_outputs, 1) << q;
+    }
+  }
+  EXPECT_TRUE(FindOp("", "Dropout")->random);
+  EXPECT_FALSE(FindOp("", "Relu")->random);
+}
+
+// ---- the elementwise math body.
+
+TEST(UnaryMathTest, EveryListedOpIsAnElementwiseOpOfTheTableWithItsDefaults) {
+  std::vector<std::string> names;
+#define A8_X(Name, Types, Cost, Fused) \
+  if (UnaryTypes::k##Types != UnaryTypes::kVariant) names.push_back(#Name);
+  A8_UNARY_OPS(A8_X)
+#undef A8_X
+  for (const std::string& name : names) {
+    const OpDef* op = FindOp("", name);
+    ASSERT_NE(op, nullptr) << name;
+    EXPECT_TRUE(op->elementwise) << name;
+    const UnaryAttrs at = DefaultUnaryAttrs(name.c_str());
+    for (const AttrSpec& spec : op->attrs) {
+      if (spec.name == "alpha") {
+        EXPECT_EQ(spec.default_value->f(), at.alpha) << name;
+      }
+      if (spec.name == "beta") {
+        EXPECT_EQ(spec.default_value->f(), at.beta) << name;
+      }
+    }
+  }
+}
+
+TEST(UnaryMathTest, EveryListedGradientIsTheGradientOpOfAnActivation) {
+#define A8_X(Name, Reads, Cost, Fused)                                 \
+  if (GradReads::k##Reads != GradReads::kVariant) {                    \
+    const OpDef* fwd = FindOp("", #Name);                              \
+    ASSERT_NE(fwd, nullptr) << #Name;                                  \
+    EXPECT_EQ(fwd->gradient, GradReads::k##Reads == GradReads::kOutput \
+                                 ? GradDecision::kActivationOfOutput   \
+                                 : GradDecision::kActivationOfInput)   \
+        << #Name;                                                      \
+    EXPECT_NE(FindOp("a8", #Name "Grad"), nullptr) << #Name;           \
+  }
+  A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+}
+
+// d/dx f(x) by central differences in double, against NameGradF(dy = 1, z) with z = x or f(x).
+// The points avoid the kinks (Relu, LeakyRelu at 0; HardSigmoid at -2.5 and 2.5).
+TEST(UnaryMathTest, EveryActivationGradientIsTheDerivativeOfItsForwardBody) {
+  const double points[] = {-2.3, -0.7, -0.05, 0.4, 1.9};
+  auto check = [&](const char* name, auto f, auto grad, bool reads_output) {
+    const UnaryAttrs at = DefaultUnaryAttrs(name);
+    f.at = at;
+    grad.at = at;
+    for (double x : points) {
+      const double h = 1e-6;
+      const double numeric = (f(x + h) - f(x - h)) / (2 * h);
+      const double z = reads_output ? f(x) : x;
+      const double analytic = grad(1.0, z);
+      EXPECT_NEAR(analytic, numeric, 1e-6 * std::max(1.0, std::fabs(numeric)))
+          << name << " at x = " << x;
+    }
+  };
+#define A8_X(Name, Reads, Cost, Fused) \
+  check(#Name, Name##F{}, Name##GradF{}, GradReads::k##Reads == GradReads::kOutput);
+  A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+}
+
+}  // namespace
+}  // namespace a8
