@@ -103,8 +103,8 @@ int ListKernels(const std::string& backend) {
                 << "\n";
     return 0;
   }
-  std::cout << "backend cpu: " << a8::CpuKernelRegistry().size() << " ops\n";
-  for (const a8::CpuKernelEntry& e : a8::CpuKernelRegistry()) {
+  std::cout << "backend cpu: " << a8::CpuBackendRegistry().size() << " ops\n";
+  for (const a8::CpuKernelEntry& e : a8::CpuBackendRegistry()) {
     std::cout << e.op << ": " << (e.type_input >= 0 ? "input " : "output ")
               << std::max(e.type_input, 0) << " in {" << a8::DTypeList(e.types) << "}";
     if (!e.note.empty()) std::cout << "; " << e.note;

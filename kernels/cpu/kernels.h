@@ -36,7 +36,6 @@
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/loss.h"
 #include "kernels/cpu/movement.h"
-#include "kernels/cpu/norm.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/reduce.h"
