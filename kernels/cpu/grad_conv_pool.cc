@@ -1,4 +1,4 @@
-// The backward kernel of Conv's filter (see grad_nn.h).
+// Backward kernels of Conv (the filter gradient) and of MaxPool / AveragePool (see grad_nn.h).
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -45,6 +45,32 @@ Window3 MakeWindow(const Dims& in, const Dims& out, const Dims& kernel, const Di
     w.k_size *= w.k[i];
   }
   return w;
+}
+
+// Calls f(output index, input index) for every tap of every window that lies inside the input,
+// windows in row-major order, taps in row-major order within a window.
+template <typename F>
+void ForEachWindowTap(const Window3& w, F&& f) {
+  int64_t o = 0;
+  for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
+    for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
+      for (int64_t o2 = 0; o2 < w.out[2]; ++o2, ++o) {
+        for (int64_t t0 = 0; t0 < w.k[0]; ++t0) {
+          const int64_t i0 = o0 * w.s[0] - w.pb[0] + t0 * w.d[0];
+          if (i0 < 0 || i0 >= w.in[0]) continue;
+          for (int64_t t1 = 0; t1 < w.k[1]; ++t1) {
+            const int64_t i1 = o1 * w.s[1] - w.pb[1] + t1 * w.d[1];
+            if (i1 < 0 || i1 >= w.in[1]) continue;
+            for (int64_t t2 = 0; t2 < w.k[2]; ++t2) {
+              const int64_t i2 = o2 * w.s[2] - w.pb[2] + t2 * w.d[2];
+              if (i2 < 0 || i2 >= w.in[2]) continue;
+              f(o, (i0 * w.in[1] + i1) * w.in[2] + i2);
+            }
+          }
+        }
+      }
+    }
+  }
 }
 
 // col [channels * k_size, out_size]: row (c, tap) holds, per output position, the input element
@@ -100,6 +126,87 @@ Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* 
       }
     }
     out.Flush();
+    return Status::Ok();
+  });
+}
+
+Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx) {
+  A8_ASSIGN_OR_RETURN(Dims out, PoolOutputSpatial(p));
+  const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+  return Dispatch<TypeSet::kFloat>(p.dtype, "a8.MaxPoolGrad", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* in = static_cast<const T*>(x);
+    const T* g = static_cast<const T*>(dy);
+    T* res = static_cast<T*>(dx);
+    ParallelFor(p.batch * p.channels, w.out_size * w.k_size, [&](int64_t b, int64_t e) {
+      std::vector<C> acc(static_cast<size_t>(w.in_size));
+      std::vector<int64_t> best_at(static_cast<size_t>(w.out_size), -1);
+      std::vector<C> best(static_cast<size_t>(w.out_size));
+      for (int64_t plane = b; plane < e; ++plane) {
+        const T* src = in + plane * w.in_size;
+        std::fill(best_at.begin(), best_at.end(), -1);
+        // The first maximum of each window, compared as MaxPool compares (in the compute type).
+        ForEachWindowTap(w, [&](int64_t o, int64_t i) {
+          const C v = Load(src[i]);
+          if (best_at[o] < 0 || v > best[o]) {
+            best[o] = v;
+            best_at[o] = i;
+          }
+        });
+        std::fill(acc.begin(), acc.end(), C(0));
+        for (int64_t o = 0; o < w.out_size; ++o) {
+          if (best_at[o] >= 0) acc[best_at[o]] += Load(g[plane * w.out_size + o]);
+        }
+        for (int64_t i = 0; i < w.in_size; ++i) res[plane * w.in_size + i] = Store<T>(acc[i]);
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx) {
+  A8_ASSIGN_OR_RETURN(Dims out, PoolOutputSpatial(p));
+  const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+  return Dispatch<TypeSet::kFloat>(p.dtype, "a8.AveragePoolGrad", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* g = static_cast<const T*>(dy);
+    T* res = static_cast<T*>(dx);
+    // The divisor of each window, as AveragePool counts it.
+    std::vector<C> inv_count(static_cast<size_t>(w.out_size));
+    {
+      int64_t o = 0;
+      for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
+        for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
+          for (int64_t o2 = 0; o2 < w.out[2]; ++o2, ++o) {
+            const int64_t start[3] = {o0 * w.s[0] - w.pb[0], o1 * w.s[1] - w.pb[1],
+                                      o2 * w.s[2] - w.pb[2]};
+            int64_t count = 1;
+            for (int a = 0; a < 3; ++a) {
+              const int64_t lo = p.count_include_pad ? -w.pb[a] : 0;
+              const int64_t hi = p.count_include_pad ? w.in[a] + w.pe[a] : w.in[a];
+              int64_t taps = 0;
+              for (int64_t t = 0; t < w.k[a]; ++t) {
+                const int64_t pos = start[a] + t * w.d[a];
+                taps += pos >= lo && pos < hi;
+              }
+              count *= taps;
+            }
+            inv_count[o] = count > 0 ? C(1) / static_cast<C>(count) : C(0);
+          }
+        }
+      }
+    }
+    ParallelFor(p.batch * p.channels, w.out_size * w.k_size, [&](int64_t b, int64_t e) {
+      std::vector<C> acc(static_cast<size_t>(w.in_size));
+      for (int64_t plane = b; plane < e; ++plane) {
+        std::fill(acc.begin(), acc.end(), C(0));
+        const T* gp = g + plane * w.out_size;
+        ForEachWindowTap(w, [&](int64_t o, int64_t i) { acc[i] += Load(gp[o]) * inv_count[o]; });
+        for (int64_t i = 0; i < w.in_size; ++i) res[plane * w.in_size + i] = Store<T>(acc[i]);
+      }
+    });
     return Status::Ok();
   });
 }

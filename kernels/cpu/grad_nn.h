@@ -1,4 +1,4 @@
-// Gradient kernels of the NN ops (the backward halves of conv.h, Softmax, Dropout
+// Gradient kernels of the NN ops (the backward halves of conv.h, pool.h, Softmax, Dropout
 // and loss.h) and a800c's own losses (MseLoss, L1Loss, BceWithLogitsLoss) with their gradients: the
 // bodies of the internal `a8.*Grad` ops that build-training emits.
 //
@@ -7,9 +7,9 @@
 // Gradients of parameters (filters, scales, biases) are summed over the batch into one buffer of
 // the compute type and rounded once at the end.
 //
-// Layout: grad_conv_pool.cc (ConvGradFilter), grad_nn.cc (SoftmaxGrad, DropoutGrad, the loss
-// gradients, the a8 losses). The normalizations, the pools and their gradients have one body,
-// shared with the CUDA backend: kernels/device/nn_norm_impl.h, nn_pool_impl.h.
+// Layout: grad_conv_pool.cc (ConvGradFilter, MaxPoolGrad, AveragePoolGrad), grad_nn.cc
+// (SoftmaxGrad, DropoutGrad, the loss gradients, the a8 losses). The normalizations and their
+// gradients have one body, shared with the CUDA backend: kernels/device/nn_norm_impl.h.
 #pragma once
 
 #include <cstdint>
@@ -18,15 +18,25 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/loss.h"
+#include "kernels/cpu/pool.h"
 
 namespace a8::cpu {
 
-// ---- convolution (grad_conv_pool.cc)
+// ---- convolution and pooling (grad_conv_pool.cc)
 
 // dW [M, C / group, k...] of Conv(X, W): sum over the batch of dY (x) im2col(X). `p` is the
 // forward's ConvParams (out_channels = M); dY [N, M, out...] of p.dtype. dX is ConvTranspose(dY, W)
 // with the forward's attributes, and dB ReduceSum(dY): no kernel of their own.
 Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* dw);
+
+// dX [N, C, in...] of MaxPool: each dY element goes to the position the forward chose (the first
+// maximum of its window, found again from X exactly as MaxPool does); positions that win several
+// windows sum their gradients.
+Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx);
+
+// dX of AveragePool: each dY element spread evenly over the taps its window divided by
+// (count_include_pad as in the forward; padding taps receive nothing).
+Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx);
 
 // ---- softmax, dropout, losses (grad_nn.cc)
 

@@ -19,14 +19,12 @@
 //   outputs only; every sum is accumulated by one thread in a fixed order.
 //
 // Families: elementwise.h (unary, binary, Where, Clip, Cast, Dropout), gemm.h (Gemm, MatMul),
-// conv.h, pool.h (pool geometry), reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax, CumSum),
+// conv.h, pool.h, norm.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax, CumSum),
 // movement.h (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, Trilu,
 // OneHot, Range), loss.h (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss); training:
 // grad_math.h (gradients of elementwise and movement ops), grad_nn.h (gradients of conv,
-// softmax, dropout, losses; the a8 losses), optim.h (optimizer updates, step control, ONNX's
-// Adam/Momentum/Adagrad). The normalizations and pools, with their gradients, have one body
-// shared with the CUDA backend (kernels/device/nn_norm_impl.h, nn_pool_impl.h), which the CPU
-// backend runs on the host (runtime/cpu/cpu_backend.h).
+// pooling, normalizations, softmax, dropout, losses; the a8 losses), optim.h (optimizer
+// updates, step control, ONNX's Adam/Momentum/Adagrad).
 #pragma once
 
 #include "kernels/cpu/broadcast.h"

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/cpu/parallel.h"
+
 namespace a8::cpu {
 namespace {
 
@@ -56,6 +58,99 @@ StatusOr<PoolGeometry> MakePoolGeometry(const PoolParams& p, Dims* out_spatial) 
   return g;
 }
 
+// Calls f(out_index, first input index per dim, tap ranges) for every output of one plane:
+// f(o, const int64_t start[3]) where tap t of dim a sits at start[a] + t * d[a].
+template <typename F>
+void ForEachWindow(const PoolGeometry& g, F&& f) {
+  int64_t o = 0;
+  for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
+    for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
+      for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++o) {
+        const int64_t start[3] = {o0 * g.s[0] - g.pb[0], o1 * g.s[1] - g.pb[1],
+                                  o2 * g.s[2] - g.pb[2]};
+        f(o, start);
+      }
+    }
+  }
+}
+
+// Number of taps t in [0, k) with lo <= start + t * d < hi.
+int64_t CountTaps(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi) {
+  int64_t n = 0;
+  for (int64_t t = 0; t < k; ++t) {
+    int64_t pos = start + t * d;
+    n += pos >= lo && pos < hi;
+  }
+  return n;
+}
+
+// Visits the taps of a window that lie inside the input: f(flat input index within the plane).
+template <typename F>
+void ForEachTapInside(const PoolGeometry& g, const int64_t start[3], F&& f) {
+  for (int64_t t0 = 0; t0 < g.k[0]; ++t0) {
+    const int64_t i0 = start[0] + t0 * g.d[0];
+    if (i0 < 0 || i0 >= g.in[0]) continue;
+    for (int64_t t1 = 0; t1 < g.k[1]; ++t1) {
+      const int64_t i1 = start[1] + t1 * g.d[1];
+      if (i1 < 0 || i1 >= g.in[1]) continue;
+      for (int64_t t2 = 0; t2 < g.k[2]; ++t2) {
+        const int64_t i2 = start[2] + t2 * g.d[2];
+        if (i2 < 0 || i2 >= g.in[2]) continue;
+        f((i0 * g.in[1] + i1) * g.in[2] + i2);
+      }
+    }
+  }
+}
+
+// Whether every window of a 1-D/2-D pool lies wholly inside the input with contiguous taps (no
+// padding, no dilation, no ceil_mode overhang): then MaxPoolPlaneInside needs no bounds checks.
+bool WindowsInside(const PoolGeometry& g) {
+  if (g.in[0] != 1 || g.out[0] != 1 || g.k[0] != 1) return false;
+  for (int a = 1; a < 3; ++a) {
+    if (g.pb[a] != 0 || g.d[a] != 1 || (g.out[a] - 1) * g.s[a] + g.k[a] > g.in[a]) return false;
+  }
+  return true;
+}
+
+// One plane of MaxPool where WindowsInside holds: the same first-maximum rule as the general
+// loop (a NaN first tap stays, a later NaN never wins), without its per-tap bounds checks.
+template <typename T>
+void MaxPoolPlaneInside(const PoolGeometry& g, const T* src, T* dst) {
+  using C = Compute<T>;
+  const int64_t w = g.in[2], kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
+  if (kh == 2 && kw == 2 && sh == 2 && sw == 2) {
+    // The common 2x2 / stride 2 pool, taps unrolled so the loop vectorises.
+    for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+      const T* r0 = src + 2 * oh * w;
+      const T* r1 = r0 + w;
+      T* d = dst + oh * g.out[2];
+      for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+        C best = Load(r0[2 * ow]);
+        const C b = Load(r0[2 * ow + 1]), c = Load(r1[2 * ow]), e = Load(r1[2 * ow + 1]);
+        best = b > best ? b : best;
+        best = c > best ? c : best;
+        best = e > best ? e : best;
+        d[ow] = Store<T>(best);
+      }
+    }
+    return;
+  }
+  for (int64_t oh = 0; oh < g.out[1]; ++oh) {
+    const T* row = src + oh * sh * w;
+    for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      const T* win = row + ow * sw;
+      C best = Load(win[0]);
+      for (int64_t i = 0; i < kh; ++i) {
+        for (int64_t j = 0; j < kw; ++j) {
+          const C v = Load(win[i * w + j]);
+          if (v > best) best = v;
+        }
+      }
+      dst[oh * g.out[2] + ow] = Store<T>(best);
+    }
+  }
+}
+
 }  // namespace
 
 StatusOr<Dims> PoolOutputSpatial(const PoolParams& p) {
@@ -63,6 +158,121 @@ StatusOr<Dims> PoolOutputSpatial(const PoolParams& p) {
   A8_ASSIGN_OR_RETURN(PoolGeometry g, MakePoolGeometry(p, &out));
   (void)g;
   return out;
+}
+
+Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
+  A8_ASSIGN_OR_RETURN(PoolGeometry g, MakePoolGeometry(p, nullptr));
+  return Dispatch<TypeSet::kNumeric>(p.dtype, "MaxPool", [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    if constexpr (std::is_same_v<T, int32_t> || std::is_same_v<T, int64_t>) {
+      return Unsupported("MaxPool: dtype {} is not supported", ElemName(p.dtype));
+    } else {
+      const T* in = static_cast<const T*>(x);
+      T* out = static_cast<T*>(y);
+      const int64_t k_total = g.k[0] * g.k[1] * g.k[2];
+      if (indices == nullptr && WindowsInside(g)) {
+        ParallelFor(p.batch * p.channels, g.out_size * k_total, [&](int64_t b, int64_t e) {
+          for (int64_t plane = b; plane < e; ++plane) {
+            MaxPoolPlaneInside<T>(g, in + plane * g.in_size, out + plane * g.out_size);
+          }
+        });
+        return Status::Ok();
+      }
+      ParallelFor(p.batch * p.channels, g.out_size * k_total, [&](int64_t b, int64_t e) {
+        for (int64_t plane = b; plane < e; ++plane) {
+          const T* src = in + plane * g.in_size;
+          ForEachWindow(g, [&](int64_t o, const int64_t start[3]) {
+            C best = std::numeric_limits<C>::lowest();
+            if constexpr (std::is_floating_point_v<C>) best = -std::numeric_limits<C>::infinity();
+            int64_t best_i = -1;
+            ForEachTapInside(g, start, [&](int64_t i) {
+              C v = Load(src[i]);
+              if (best_i < 0 || v > best) {
+                best = v;
+                best_i = i;
+              }
+            });
+            out[plane * g.out_size + o] = Store<T>(best);
+            if (indices != nullptr) {
+              int64_t at = best_i;
+              if (p.column_major_indices) {
+                const int64_t i2 = best_i % g.in[2], i1 = (best_i / g.in[2]) % g.in[1];
+                const int64_t i0 = best_i / (g.in[2] * g.in[1]);
+                at = i0 + i1 * g.in[0] + i2 * g.in[0] * g.in[1];
+              }
+              indices[plane * g.out_size + o] = plane * g.in_size + at;
+            }
+          });
+        }
+      });
+      return Status::Ok();
+    }
+  });
+}
+
+Status AveragePool(const PoolParams& p, const void* x, void* y) {
+  A8_ASSIGN_OR_RETURN(PoolGeometry g, MakePoolGeometry(p, nullptr));
+  return Dispatch<TypeSet::kFloat>(p.dtype, "AveragePool", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    const int64_t k_total = g.k[0] * g.k[1] * g.k[2];
+    ParallelFor(p.batch * p.channels, g.out_size * k_total, [&](int64_t b, int64_t e) {
+      for (int64_t plane = b; plane < e; ++plane) {
+        const T* src = in + plane * g.in_size;
+        ForEachWindow(g, [&](int64_t o, const int64_t start[3]) {
+          C sum = 0;
+          ForEachTapInside(g, start, [&](int64_t i) { sum += Load(src[i]); });
+          int64_t count = 1;
+          for (int a = 0; a < 3; ++a) {
+            int64_t lo = p.count_include_pad ? -g.pb[a] : 0;
+            int64_t hi = p.count_include_pad ? g.in[a] + g.pe[a] : g.in[a];
+            count *= CountTaps(start[a], g.k[a], g.d[a], lo, hi);
+          }
+          out[plane * g.out_size + o] = Store<T>(count > 0 ? sum / static_cast<C>(count) : C(0));
+        });
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+Status GlobalAveragePool(DType dtype, int64_t batch, int64_t channels, int64_t spatial,
+                         const void* x, void* y) {
+  return Dispatch<TypeSet::kFloat>(dtype, "GlobalAveragePool", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    ParallelFor(batch * channels, spatial, [&](int64_t b, int64_t e) {
+      for (int64_t plane = b; plane < e; ++plane) {
+        C sum = 0;
+        for (int64_t i = 0; i < spatial; ++i) sum += Load(in[plane * spatial + i]);
+        out[plane] = Store<T>(spatial > 0 ? sum / static_cast<C>(spatial) : C(0));
+      }
+    });
+    return Status::Ok();
+  });
+}
+
+Status GlobalMaxPool(DType dtype, int64_t batch, int64_t channels, int64_t spatial, const void* x,
+                     void* y) {
+  return Dispatch<TypeSet::kFloat>(dtype, "GlobalMaxPool", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    const T* in = static_cast<const T*>(x);
+    T* out = static_cast<T*>(y);
+    ParallelFor(batch * channels, spatial, [&](int64_t b, int64_t e) {
+      for (int64_t plane = b; plane < e; ++plane) {
+        C best = -std::numeric_limits<C>::infinity();
+        for (int64_t i = 0; i < spatial; ++i) best = std::max(best, Load(in[plane * spatial + i]));
+        out[plane] = Store<T>(best);
+      }
+    });
+    return Status::Ok();
+  });
 }
 
 }  // namespace a8::cpu

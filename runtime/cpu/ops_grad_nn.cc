@@ -9,6 +9,27 @@
 namespace a8 {
 namespace {
 
+// Pool params of the forward whose input is `x_dims`; dY must have the forward's output dims.
+StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a, const cpu::Dims& x_dims) {
+  cpu::PoolParams p;
+  p.dtype = a.in(0).dtype;
+  p.batch = x_dims[0];
+  p.channels = x_dims[1];
+  p.in_spatial = SpatialDims(x_dims);
+  p.kernel = a.Ints("kernel_shape");
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  p.ceil_mode = a.Int("ceil_mode", 0) != 0;
+  p.count_include_pad = a.Int("count_include_pad", 0) != 0;
+  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::PoolOutputSpatial(p));
+  if (SpatialDims(a.in(0).dims) != out) {
+    return InvalidInput("{}: dY has spatial dims of rank {} that are not the pooled output",
+                        a.kernel().op(), a.in(0).dims.size());
+  }
+  return p;
+}
+
 Status RunConvGradFilter(const KernelArgs& a) {
   const TensorArg& dy = a.in(0);
   const TensorArg& x = a.in(1);
@@ -29,6 +50,18 @@ Status RunConvGradFilter(const KernelArgs& a) {
     return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
   }
   return cpu::ConvGradFilter(p, dy.data, x.data, a.out(0).data);
+}
+
+Status RunMaxPoolGrad(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(1), "x", 3));
+  A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a, a.in(1).dims));
+  return cpu::MaxPoolGrad(p, a.in(0).data, a.in(1).data, a.out(0).data);
+}
+
+Status RunAveragePoolGrad(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.out(0), "dX", 3));
+  A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a, a.out(0).dims));
+  return cpu::AveragePoolGrad(p, a.in(0).data, a.out(0).data);
 }
 
 void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
@@ -97,6 +130,8 @@ KernelFn PairLossGradFn(cpu::PairLoss kind) {
 
 void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"a8.ConvGradFilter", kFloatTypes, 0, RunConvGradFilter, "im2col + GEMM"});
+  r->push_back({"a8.MaxPoolGrad", kFloatTypes, 0, RunMaxPoolGrad, ""});
+  r->push_back({"a8.AveragePoolGrad", kFloatTypes, 0, RunAveragePoolGrad, ""});
   r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(false), ""});
   r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(true), ""});
   r->push_back({"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"});

@@ -1,4 +1,4 @@
-// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, losses. The normalizations and pools
+// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling, losses. The normalizations
 // run the shared device bodies (cpu_backend.h).
 #include <cstring>
 #include <vector>
@@ -91,6 +91,45 @@ Status RunConvTranspose(const KernelArgs& a) {
                             a.out(0).data);
 }
 
+StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckRank(a, 0, 3));
+  cpu::PoolParams p;
+  p.dtype = a.in(0).dtype;
+  p.batch = a.in(0).dims[0];
+  p.channels = a.in(0).dims[1];
+  p.in_spatial = SpatialDims(a.in(0).dims);
+  p.kernel = a.Ints("kernel_shape");
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  p.ceil_mode = a.Int("ceil_mode", 0) != 0;
+  p.count_include_pad = a.Int("count_include_pad", 0) != 0;
+  p.column_major_indices = a.Int("storage_order", 0) != 0;
+  return p;
+}
+
+Status RunMaxPool(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a));
+  int64_t* idx = a.has_out(1) ? reinterpret_cast<int64_t*>(a.out(1).data) : nullptr;
+  return cpu::MaxPool(p, a.in(0).data, a.out(0).data, idx);
+}
+
+Status RunAveragePool(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a));
+  return cpu::AveragePool(p, a.in(0).data, a.out(0).data);
+}
+
+KernelFn GlobalPoolFn(bool max) {
+  return [max](const KernelArgs& a) -> Status {
+    A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
+    const TensorArg& x = a.in(0);
+    int64_t spatial = cpu::NumElements(SpatialDims(x.dims));
+    return max ? cpu::GlobalMaxPool(x.dtype, x.dims[0], x.dims[1], spatial, x.data, a.out(0).data)
+               : cpu::GlobalAveragePool(x.dtype, x.dims[0], x.dims[1], spatial, x.data,
+                                        a.out(0).data);
+  };
+}
+
 StatusOr<cpu::LossParams> LossParamsOf(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
   return LossParamsFromKernel(a, a.in(0).dims, 1);
@@ -143,10 +182,16 @@ StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::D
 void RegisterNnKernels(std::vector<CpuKernelEntry>* r) {
   static const std::vector<DType> kMatMulTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                   DType::kF64, DType::kI64, DType::kI32};
+  static const std::vector<DType> kMaxPoolTypes = {DType::kF32, DType::kF16, DType::kBF16,
+                                                   DType::kF64, DType::kI8,  DType::kU8};
   r->push_back({"Gemm", kMatMulTypes, 0, RunGemm, "OpenBLAS for float types; C optional"});
   r->push_back({"MatMul", kMatMulTypes, 0, RunMatMul, "OpenBLAS for float types"});
   r->push_back({"Conv", kFloatTypes, 0, RunConv, "1-3 spatial dims, im2col + GEMM"});
   r->push_back({"ConvTranspose", kFloatTypes, 0, RunConvTranspose, "explicit pads"});
+  r->push_back({"MaxPool", kMaxPoolTypes, 0, RunMaxPool, "Indices: i64"});
+  r->push_back({"AveragePool", kFloatTypes, 0, RunAveragePool, ""});
+  r->push_back({"GlobalAveragePool", kFloatTypes, 0, GlobalPoolFn(false), ""});
+  r->push_back({"GlobalMaxPool", kFloatTypes, 0, GlobalPoolFn(true), ""});
   r->push_back({"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
                 "labels: i32/i64; log_prob optional"});
   r->push_back({"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, "labels: i32/i64"});

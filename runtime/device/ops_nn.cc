@@ -1,7 +1,7 @@
 // Device registry entries of the normalizations and pools and their gradients (kernels/device/
 // nn.h). Each reads attributes and dims exactly as its CPU entry does (runtime/cpu/ops_nn.cc,
 // ops_grad_nn.cc: same defaults, same errors for bad attributes) and launches the kernels; pool
-// geometry is validated by cpu::PoolOutputSpatial. The CPU backend runs these entries too.
+// geometry is validated by the CPU's own cpu::PoolOutputSpatial.
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -9,7 +9,6 @@
 #include "kernels/cpu/kernels.h"
 #include "kernels/device/nn.h"
 #include "runtime/device/device_registry.h"
-#include "runtime/device/pool_args.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
@@ -243,7 +242,8 @@ Status RunInstanceNormGrad(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(InstanceNormGrad(ctx, p));
 }
 
-// The pool geometry of input `x_dims` from the kernel's attributes (PoolArgsFrom validates it).
+// The pool geometry of input `x_dims` (validated, with the CPU's errors, by
+// cpu::PoolOutputSpatial), spatial dims padded to 3 with leading 1s as the kernels take them.
 StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const cpu::Dims& x_dims, DType dtype,
                               cpu::Dims* out_spatial) {
   cpu::PoolParams cp;
@@ -258,7 +258,26 @@ StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const cpu::Dims& x_dims, DTyp
   cp.ceil_mode = a.Int("ceil_mode", 0) != 0;
   cp.count_include_pad = a.Int("count_include_pad", 0) != 0;
   cp.column_major_indices = a.Int("storage_order", 0) != 0;
-  return PoolArgsFrom(cp, out_spatial);
+  A8_ASSIGN_OR_RETURN(*out_spatial, cpu::PoolOutputSpatial(cp));
+  PoolArgs p;
+  p.dtype = dtype;
+  p.planes = cp.batch * cp.channels;
+  p.count_include_pad = cp.count_include_pad;
+  p.column_major_indices = cp.column_major_indices;
+  const size_t r = cp.in_spatial.size();
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    p.in[j] = cp.in_spatial[i];
+    p.out[j] = (*out_spatial)[i];
+    p.k[j] = cp.kernel[i];
+    p.s[j] = cp.strides.empty() ? 1 : cp.strides[i];
+    p.d[j] = cp.dilations.empty() ? 1 : cp.dilations[i];
+    p.pb[j] = cp.pads.empty() ? 0 : cp.pads[i];
+    p.pe[j] = cp.pads.empty() ? 0 : cp.pads[r + i];
+  }
+  p.in_size = p.in[0] * p.in[1] * p.in[2];
+  p.out_size = p.out[0] * p.out[1] * p.out[2];
+  return p;
 }
 
 Status RunMaxPool(const KernelArgs& a, DevCtx& ctx) {
@@ -317,29 +336,6 @@ Status RunGlobalPool(const KernelArgs& a, DevCtx& ctx) {
 }
 
 }  // namespace
-
-StatusOr<PoolArgs> PoolArgsFrom(const cpu::PoolParams& cp, cpu::Dims* out_spatial) {
-  A8_ASSIGN_OR_RETURN(*out_spatial, cpu::PoolOutputSpatial(cp));
-  PoolArgs p;
-  p.dtype = cp.dtype;
-  p.planes = cp.batch * cp.channels;
-  p.count_include_pad = cp.count_include_pad;
-  p.column_major_indices = cp.column_major_indices;
-  const size_t r = cp.in_spatial.size();
-  for (size_t i = 0; i < r; ++i) {
-    const size_t j = 3 - r + i;
-    p.in[j] = cp.in_spatial[i];
-    p.out[j] = (*out_spatial)[i];
-    p.k[j] = cp.kernel[i];
-    p.s[j] = cp.strides.empty() ? 1 : cp.strides[i];
-    p.d[j] = cp.dilations.empty() ? 1 : cp.dilations[i];
-    p.pb[j] = cp.pads.empty() ? 0 : cp.pads[i];
-    p.pe[j] = cp.pads.empty() ? 0 : cp.pads[r + i];
-  }
-  p.in_size = p.in[0] * p.in[1] * p.in[2];
-  p.out_size = p.out[0] * p.out[1] * p.out[2];
-  return p;
-}
 
 void RegisterDeviceNnOps(std::vector<DevKernelEntry>* r) {
   static const std::vector<DType> kMaxPoolTypes = {DType::kF32, DType::kF16, DType::kBF16,

@@ -19,7 +19,20 @@ namespace {
 
 using cpu::Dims;
 
-using namespace cpu::testing;  // Vec, Uniform, RunAs, NumericGrad, CheckKernel
+using namespace cpu::testing;  // Vec, Uniform, NumericGrad, CheckKernel
+
+// Runs `f` with its float operands stored as `dt` (each Vec converted in, results converted back):
+// `f(dt, inputs as buffers, outputs)`.
+using Bufs = std::vector<cpu::testing::Buffer>;
+Vec RunAs(DType dt, const std::vector<Vec>& ins, size_t out_n,
+          const std::function<Status(Bufs&, cpu::testing::Buffer&)>& f) {
+  Bufs b;
+  for (const Vec& v : ins) b.push_back(cpu::testing::FromValues(dt, {int64_t(v.size())}, v));
+  cpu::testing::Buffer out = cpu::testing::MakeBuffer(dt, {int64_t(out_n)});
+  Status s = f(b, out);
+  EXPECT_TRUE(s.ok()) << s.message();
+  return cpu::testing::Values(out);
+}
 
 // ---- convolution
 
@@ -90,6 +103,66 @@ TEST(GradNnKernelTest, ConvFilterAndInputGradients) {
           });
         },
         {r, w}, NumericGrad([&](const Vec& xx) { return conv(xx, w); }, x, r), "dX");
+  }
+}
+
+// ---- pooling
+
+struct PoolCase {
+  Dims x, kernel, strides, dilations, pads;
+  bool ceil_mode, count_include_pad;
+};
+
+cpu::PoolParams ParamsOf(const PoolCase& c, DType dt) {
+  cpu::PoolParams p;
+  p.dtype = dt;
+  p.batch = c.x[0];
+  p.channels = c.x[1];
+  p.in_spatial.assign(c.x.begin() + 2, c.x.end());
+  p.kernel = c.kernel;
+  p.strides = c.strides;
+  p.dilations = c.dilations;
+  p.pads = c.pads;
+  p.ceil_mode = c.ceil_mode;
+  p.count_include_pad = c.count_include_pad;
+  return p;
+}
+
+TEST(GradNnKernelTest, MaxAndAveragePoolGradients) {
+  const PoolCase cases[] = {
+      {{2, 3, 7, 6}, {3, 2}, {2, 2}, {}, {1, 0, 1, 1}, false, false},
+      {{1, 2, 8, 7}, {3, 3}, {2, 3}, {1, 1}, {1, 1, 1, 1}, true, true},
+      {{3, 2, 11}, {4}, {3}, {2}, {2, 1}, true, false},
+      {{1, 2, 4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {0, 1, 1, 1, 0, 0}, false, true},
+      {{2, 3, 4, 4}, {4, 4}, {}, {}, {}, false, false},  // GlobalMaxPool /
+                                                         // GlobalAveragePool
+  };
+  for (const PoolCase& c : cases) {
+    const cpu::PoolParams p64 = ParamsOf(c, DType::kF64);
+    Dims out = cpu::PoolOutputSpatial(p64).value();
+    const size_t nx = cpu::NumElements(c.x), ny = c.x[0] * c.x[1] * cpu::NumElements(out);
+    const Vec x = Uniform(nx, 4), r = Uniform(ny, 5);
+    auto pool = [&](bool max, const Vec& xx) {
+      Vec yy(ny);
+      EXPECT_TRUE((max ? cpu::MaxPool(p64, xx.data(), yy.data(), nullptr)
+                       : cpu::AveragePool(p64, xx.data(), yy.data()))
+                      .ok());
+      return yy;
+    };
+    CheckKernel(
+        [&](DType dt, const std::vector<Vec>& in) {
+          return RunAs(dt, in, nx, [&](Bufs& b, cpu::testing::Buffer& o) {
+            return cpu::MaxPoolGrad(ParamsOf(c, dt), b[0].data(), b[1].data(), o.data());
+          });
+        },
+        {r, x}, NumericGrad([&](const Vec& xx) { return pool(true, xx); }, x, r), "MaxPool");
+    CheckKernel(
+        [&](DType dt, const std::vector<Vec>& in) {
+          return RunAs(dt, in, nx, [&](Bufs& b, cpu::testing::Buffer& o) {
+            return cpu::AveragePoolGrad(ParamsOf(c, dt), b[0].data(), o.data());
+          });
+        },
+        {r}, NumericGrad([&](const Vec& xx) { return pool(false, xx); }, x, r), "AveragePool");
   }
 }
 

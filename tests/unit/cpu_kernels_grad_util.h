@@ -31,19 +31,6 @@ inline Vec Round(DType dt, const Vec& v) {
   return Values(FromValues(dt, {static_cast<int64_t>(v.size())}, v));
 }
 
-// Runs `f` with its float operands stored as `dt` (each Vec converted in, results converted back):
-// `f(dt, inputs as buffers, outputs)`.
-using Bufs = std::vector<Buffer>;
-inline Vec RunAs(DType dt, const std::vector<Vec>& ins, size_t out_n,
-                 const std::function<Status(Bufs&, Buffer&)>& f) {
-  Bufs b;
-  for (const Vec& v : ins) b.push_back(FromValues(dt, {int64_t(v.size())}, v));
-  Buffer out = MakeBuffer(dt, {int64_t(out_n)});
-  Status s = f(b, out);
-  EXPECT_TRUE(s.ok()) << s.message();
-  return Values(out);
-}
-
 // d/dx of sum(f(x) * r) by central differences.
 inline Vec NumericGrad(const std::function<Vec(const Vec&)>& f, Vec x, const Vec& r,
                        double eps = 1e-6) {

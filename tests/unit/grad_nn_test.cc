@@ -22,7 +22,7 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 #include "tests/unit/grad_check_util.h"
-#include "tests/unit/shared_nn_util.h"
+#include "tests/unit/shared_norm_util.h"
 
 namespace a8 {
 namespace {

@@ -10,7 +10,7 @@
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/runtime_test_util.h"
-#include "tests/unit/shared_nn_util.h"
+#include "tests/unit/shared_norm_util.h"
 
 namespace a8 {
 namespace {

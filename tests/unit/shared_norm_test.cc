@@ -1,5 +1,5 @@
 // The normalization bodies shared by the CPU and CUDA backends (kernels/device/nn_norm_impl.h),
-// run as the CPU backend runs them (tests/unit/shared_nn_util.h): the forwards against float64
+// run as the CPU backend runs them (tests/unit/shared_norm_util.h): the forwards against float64
 // references, the gradients against central differences of the forwards in float64, and in
 // f32/f16/bf16 against their own float64 results on the same rounded inputs.
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "tests/unit/cpu_kernels_grad_util.h"
-#include "tests/unit/shared_nn_util.h"
+#include "tests/unit/shared_norm_util.h"
 
 namespace a8::cpu {
 namespace {

@@ -1,14 +1,13 @@
-// The normalization and pooling bodies the CPU and CUDA backends share (kernels/device/
-// nn_norm_impl.h, nn_pool_impl.h), called as the CPU backend calls them: on host memory, through
-// the host ForEach (the CPU thread pool). The signatures are those of the former CPU reference
-// kernels, so the float64 reference and finite-difference tests read as before.
+// The normalization bodies the CPU and CUDA backends share (kernels/device/nn_norm_impl.h), called
+// as the CPU backend calls them: on host memory, through the host ForEach (the CPU thread pool).
+// The signatures are those of the former CPU reference kernels, so the float64 reference and
+// finite-difference tests read as before.
 #pragma once
 
 #include <cstdint>
 
 #include "compiler/ir/dtype_enum.h"
 #include "compiler/ir/status.h"
-#include "kernels/cpu/pool.h"
 
 namespace a8::testing::norm {
 
@@ -52,19 +51,3 @@ Status InstanceNormGrad(DType dtype, DType param_dtype, int64_t batch, int64_t c
                         const void* scale, void* dx, void* dscale, void* dbias);
 
 }  // namespace a8::testing::norm
-
-namespace a8::testing::pool {
-
-// Y [N, C, out...]; `indices` (may be null): per output, the flat index into X of the first maximum
-// (row major, or column major with p.column_major_indices).
-Status MaxPool(const cpu::PoolParams& p, const void* x, void* y, int64_t* indices);
-Status AveragePool(const cpu::PoolParams& p, const void* x, void* y);
-// Y [N, C] over `spatial` elements per (n, c).
-Status GlobalAveragePool(DType dtype, int64_t batch, int64_t channels, int64_t spatial,
-                         const void* x, void* y);
-Status GlobalMaxPool(DType dtype, int64_t batch, int64_t channels, int64_t spatial, const void* x,
-                     void* y);
-Status MaxPoolGrad(const cpu::PoolParams& p, const void* dy, const void* x, void* dx);
-Status AveragePoolGrad(const cpu::PoolParams& p, const void* dy, void* dx);
-
-}  // namespace a8::testing::pool

@@ -1,26 +1,21 @@
-// The pooling bodies shared by the CPU and CUDA backends (kernels/device/nn_pool_impl.h), run as
-// the CPU backend runs them (tests/unit/shared_nn_util.h): MaxPool and AveragePool against float64
-// references and onnxruntime's results, the global pools, and the pool gradients against central
-// differences of the forwards.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/pool.h"
-#include "tests/unit/cpu_kernels_grad_util.h"
-#include "tests/unit/shared_nn_util.h"
+#include "tests/unit/cpu_kernels_test_util.h"
 
 namespace a8::cpu {
 namespace {
 
-using namespace testing;  // Buffer, RandomBuffer, ExpectClose, RunAs, NumericGrad, CheckKernel...
-using ::a8::testing::pool::AveragePool;
-using ::a8::testing::pool::GlobalAveragePool;
-using ::a8::testing::pool::GlobalMaxPool;
-using ::a8::testing::pool::MaxPool;
+using testing::Buffer;
+using testing::ExpectClose;
+using testing::ExpectRoundedExactly;
+using testing::FromValues;
+using testing::MakeBuffer;
+using testing::RandomBuffer;
+using testing::Values;
 
 struct PoolCase {
   Dims in, kernel, strides, dilations, pads;
@@ -78,7 +73,7 @@ void RefPool(const PoolCase& pc, const Dims& out_sp, int64_t planes, const std::
   }
 }
 
-TEST(SharedPoolTest, MaxAndAverageMatchFloat64) {
+TEST(CpuKernelPoolTest, MaxAndAverageMatchFloat64) {
   std::vector<PoolCase> cases = {
       {{9, 7}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}, false, false},
       {{9, 7}, {3, 3}, {2, 2}, {}, {1, 1, 1, 1}, true, true},
@@ -131,7 +126,7 @@ TEST(SharedPoolTest, MaxAndAverageMatchFloat64) {
   }
 }
 
-TEST(SharedPoolTest, CeilModeAndPaddingMatchOnnxRuntime) {
+TEST(CpuKernelPoolTest, CeilModeAndPaddingMatchOnnxRuntime) {
   auto run = [](bool max, Dims in, Dims k, Dims s, Dims pads, bool include) {
     PoolParams p;
     p.in_spatial = in, p.kernel = k, p.strides = s, p.pads = pads, p.ceil_mode = true;
@@ -154,7 +149,7 @@ TEST(SharedPoolTest, CeilModeAndPaddingMatchOnnxRuntime) {
   EXPECT_EQ(run(false, {7}, {3}, {3}, {1, 0}, false), (std::vector<double>{1.5, 4, 6.5}));
 }
 
-TEST(SharedPoolTest, ColumnMajorIndices) {
+TEST(CpuKernelPoolTest, ColumnMajorIndices) {
   // 2x3 plane, 2x2 window at stride 1: onnxruntime numbers storage_order=1 indices h + w * H.
   Buffer x = FromValues(DType::kF32, {1, 2, 2, 3}, {1, 9, 2, 3, 4, 8, 5, 6, 7, 1, 2, 9});
   PoolParams p;
@@ -170,7 +165,7 @@ TEST(SharedPoolTest, ColumnMajorIndices) {
   EXPECT_EQ(idx, (std::vector<int64_t>{2, 2, 8, 11}));
 }
 
-TEST(SharedPoolTest, GlobalPools) {
+TEST(CpuKernelPoolTest, GlobalPools) {
   std::mt19937_64 rng(21);
   for (DType dt : testing::kFloatDTypes) {
     Buffer x = RandomBuffer(dt, {2, 3, 65}, rng);
@@ -186,67 +181,6 @@ TEST(SharedPoolTest, GlobalPools) {
     }
     ExpectClose(ya, wa, testing::ToleranceFor(dt), nullptr, 1.0);
     ExpectRoundedExactly(ym, wm);
-  }
-}
-
-// The pool gradients against central differences of the forwards.
-
-struct PoolGradCase {
-  Dims x, kernel, strides, dilations, pads;
-  bool ceil_mode, count_include_pad;
-};
-
-PoolParams ParamsOf(const PoolGradCase& c, DType dt) {
-  PoolParams p;
-  p.dtype = dt;
-  p.batch = c.x[0];
-  p.channels = c.x[1];
-  p.in_spatial.assign(c.x.begin() + 2, c.x.end());
-  p.kernel = c.kernel;
-  p.strides = c.strides;
-  p.dilations = c.dilations;
-  p.pads = c.pads;
-  p.ceil_mode = c.ceil_mode;
-  p.count_include_pad = c.count_include_pad;
-  return p;
-}
-
-TEST(SharedPoolTest, MaxAndAveragePoolGradients) {
-  const PoolGradCase cases[] = {
-      {{2, 3, 7, 6}, {3, 2}, {2, 2}, {}, {1, 0, 1, 1}, false, false},
-      {{1, 2, 8, 7}, {3, 3}, {2, 3}, {1, 1}, {1, 1, 1, 1}, true, true},
-      {{3, 2, 11}, {4}, {3}, {2}, {2, 1}, true, false},
-      {{1, 2, 4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {0, 1, 1, 1, 0, 0}, false, true},
-      {{2, 3, 4, 4}, {4, 4}, {}, {}, {}, false, false},  // GlobalMaxPool /
-                                                         // GlobalAveragePool
-  };
-  for (const PoolGradCase& c : cases) {
-    const PoolParams p64 = ParamsOf(c, DType::kF64);
-    Dims out = PoolOutputSpatial(p64).value();
-    const size_t nx = NumElements(c.x), ny = c.x[0] * c.x[1] * NumElements(out);
-    const Vec x = Uniform(nx, 4), r = Uniform(ny, 5);
-    auto pool = [&](bool max, const Vec& xx) {
-      Vec yy(ny);
-      EXPECT_TRUE((max ? MaxPool(p64, xx.data(), yy.data(), nullptr)
-                       : AveragePool(p64, xx.data(), yy.data()))
-                      .ok());
-      return yy;
-    };
-    CheckKernel(
-        [&](DType dt, const std::vector<Vec>& in) {
-          return RunAs(dt, in, nx, [&](Bufs& b, Buffer& o) {
-            return ::a8::testing::pool::MaxPoolGrad(ParamsOf(c, dt), b[0].data(), b[1].data(),
-                                                    o.data());
-          });
-        },
-        {r, x}, NumericGrad([&](const Vec& xx) { return pool(true, xx); }, x, r), "MaxPool");
-    CheckKernel(
-        [&](DType dt, const std::vector<Vec>& in) {
-          return RunAs(dt, in, nx, [&](Bufs& b, Buffer& o) {
-            return ::a8::testing::pool::AveragePoolGrad(ParamsOf(c, dt), b[0].data(), o.data());
-          });
-        },
-        {r}, NumericGrad([&](const Vec& xx) { return pool(false, xx); }, x, r), "AveragePool");
   }
 }
 

@@ -1,10 +1,9 @@
-#include "tests/unit/shared_nn_util.h"
+#include "tests/unit/shared_norm_util.h"
 
 #include "kernels/device/nn.h"
 #include "runtime/device/device_registry.h"
-#include "runtime/device/pool_args.h"
 
-namespace a8::testing {
+namespace a8::testing::norm {
 namespace {
 
 // A host "device" context: scratch memory from the host allocator, freed after the call.
@@ -16,7 +15,7 @@ Status OnHost(Fn&& fn) {
   return emu::FromDev(s);
 }
 
-emu::BatchNormArgs ArgsOf(const norm::BatchNormParams& p) {
+emu::BatchNormArgs ArgsOf(const BatchNormParams& p) {
   emu::BatchNormArgs a;
   a.dtype = p.dtype, a.param_dtype = p.param_dtype, a.stat_dtype = p.stat_dtype;
   a.batch = p.batch, a.channels = p.channels, a.spatial = p.spatial;
@@ -25,8 +24,6 @@ emu::BatchNormArgs ArgsOf(const norm::BatchNormParams& p) {
 }
 
 }  // namespace
-
-namespace norm {
 
 Status BatchNormInference(const BatchNormParams& p, const void* x, const void* scale,
                           const void* bias, const void* mean, const void* var, void* y) {
@@ -95,51 +92,4 @@ Status InstanceNormGrad(DType dtype, DType param_dtype, int64_t batch, int64_t c
   return OnHost([&](emu::DevCtx& ctx) { return emu::InstanceNormGrad(ctx, a); });
 }
 
-}  // namespace norm
-
-namespace pool {
-
-Status MaxPool(const cpu::PoolParams& p, const void* x, void* y, int64_t* indices) {
-  cpu::Dims out;
-  A8_ASSIGN_OR_RETURN(emu::PoolArgs a, emu::PoolArgsFrom(p, &out));
-  a.x = x, a.y = y, a.indices = indices;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::MaxPool(ctx, a); });
-}
-
-Status AveragePool(const cpu::PoolParams& p, const void* x, void* y) {
-  cpu::Dims out;
-  A8_ASSIGN_OR_RETURN(emu::PoolArgs a, emu::PoolArgsFrom(p, &out));
-  a.x = x, a.y = y;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::AveragePool(ctx, a); });
-}
-
-Status GlobalAveragePool(DType dtype, int64_t batch, int64_t channels, int64_t spatial,
-                         const void* x, void* y) {
-  return OnHost([&](emu::DevCtx& ctx) {
-    return emu::GlobalAveragePool(ctx, dtype, batch * channels, spatial, x, y);
-  });
-}
-
-Status GlobalMaxPool(DType dtype, int64_t batch, int64_t channels, int64_t spatial, const void* x,
-                     void* y) {
-  return OnHost([&](emu::DevCtx& ctx) {
-    return emu::GlobalMaxPool(ctx, dtype, batch * channels, spatial, x, y);
-  });
-}
-
-Status MaxPoolGrad(const cpu::PoolParams& p, const void* dy, const void* x, void* dx) {
-  cpu::Dims out;
-  A8_ASSIGN_OR_RETURN(emu::PoolArgs a, emu::PoolArgsFrom(p, &out));
-  a.dy = dy, a.x = x, a.dx = dx;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::MaxPoolGrad(ctx, a); });
-}
-
-Status AveragePoolGrad(const cpu::PoolParams& p, const void* dy, void* dx) {
-  cpu::Dims out;
-  A8_ASSIGN_OR_RETURN(emu::PoolArgs a, emu::PoolArgsFrom(p, &out));
-  a.dy = dy, a.dx = dx;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::AveragePoolGrad(ctx, a); });
-}
-
-}  // namespace pool
-}  // namespace a8::testing
+}  // namespace a8::testing::norm
