@@ -57,8 +57,6 @@ KNOWN_DEBTS = {
     ("kernels/device/", "compiler/ir/"): "dtype_enum.h lives in compiler/ir until base/ exists",
     ("runtime/device/", "kernels/cpu/"): "dims helpers and parameter structs (cpu::Dims, "
     "cpu::NormalizeAxis, SgdParams) are filed under kernels/cpu",
-    ("runtime/device/", "runtime/cpu/"): "the kernel ABI (TensorArg, KernelArgs) is in "
-    "runtime/cpu/registry.h, not runtime/core",
 }
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_0-9]+/[^"]+)"', re.M)
