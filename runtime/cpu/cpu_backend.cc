@@ -63,6 +63,11 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
     if (std::find(types.begin(), types.end(), t) == types.end())
       return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),
                          kern.op(), DTypeName(t), DTypeList(types));
+    if (shared != nullptr) {
+      // Device entries read shape-like CONSTANT operands through TensorArg::host; here the
+      // device memory is host memory.
+      for (TensorArg& t : in) t.host = t.data;
+    }
     if (shared != nullptr && host_->blas == nullptr) {
       A8_RETURN_IF_ERROR(emu::FromDev(emu::MakeBlasEngine(nullptr, &host_->blas)));
       host_->ctx.blas = host_->blas.get();

@@ -12,11 +12,7 @@
 namespace a8 {
 namespace {
 
-using cpu::testing::Buffer;
-using cpu::testing::ExpectClose;
-using cpu::testing::RandomBuffer;
-using cpu::testing::ToleranceFor;
-using cpu::testing::Values;
+using namespace cpu::testing;  // Buffer, RandomBuffer, ExpectClose, ToleranceFor, Values
 
 TEST(OptimKernelsTest, OnnxAdamMatchesTheSpec) {
   std::mt19937_64 rng(60);
