@@ -35,6 +35,7 @@
 #include "runtime/core/progress.h"
 #include "runtime/core/rank_sync.h"
 #include "runtime/core/synthetic.h"
+#include "runtime/core/trace.h"
 #include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/device/device_backend.h"
@@ -507,6 +508,16 @@ int main(int argc, char** argv) {
                "and the loss scale (exit 1). With a dynamic loss scaler only the forward pass and "
                "the parameters and state after each step are checked: non-finite gradients are "
                "expected now and then and only skip that update");
+  std::string trace_path, trace_steps;
+  app.add_option("--trace", trace_path,
+                 "Write a Chrome/Perfetto trace (ui.perfetto.dev) of the steps run: a slice per "
+                 "kernel named by its ONNX nodes, with op, types and bytes; counters for the "
+                 "arena, the loss scale and skipped updates; one process per data-parallel rank")
+      ->type_name("FILE.json");
+  app.add_option("--trace-steps", trace_steps,
+                 "With --trace: trace only the steps A to B-1 of the step counter (A:B, A: or "
+                 ":B; default: every step)")
+      ->type_name("A:B");
   double collective_timeout = 300;
   app.add_option("--collective-timeout", collective_timeout,
                  "Data parallel (mpirun -np N a800c-run ...): a collective that does not complete "
@@ -528,6 +539,7 @@ int main(int argc, char** argv) {
   // Every output is checked before any work, so that no step is lost to a bad path at the end.
   if (auto s = a8::CheckOutputPaths({{"--checkpoint", f.checkpoint},
                                      {"--metrics", f.metrics},
+                                     {"--trace", trace_path},
                                      {"--output-dir", f.output_dir, true}});
       !s.ok())
     return Fail(s);
@@ -553,7 +565,11 @@ int main(int argc, char** argv) {
   }
   auto file = a8::ReadPlanFile(plan_path);
   if (!file.ok()) return Fail(file.status());
+  auto tracer = a8::MakeTracer(trace_path, trace_steps, parallel ? (*comm)->rank() : 0,
+                               parallel ? (*comm)->size() : 1);
+  if (!tracer.ok()) return Fail(tracer.status());
   a8::ExecutorOptions opts;
+  opts.tracer = tracer->get();
   opts.poison_freed = poison;
   opts.check_numerics = check_numerics;
   opts.seed = f.seed;
@@ -569,7 +585,13 @@ int main(int argc, char** argv) {
           "{}: an inference plan under mpirun ({} ranks): data parallel runs training plans",
           plan_path, (*comm)->size()));
     }
-    return RunInference(**ex, f);
   }
-  return RunTraining(**ex, f, plan_path, parallel ? comm->get() : nullptr);
+  const int rc = (*ex)->plan().training()
+                     ? RunTraining(**ex, f, plan_path, parallel ? comm->get() : nullptr)
+                     : RunInference(**ex, f);
+  if (*tracer == nullptr) return rc;
+  if (auto s = a8::WriteTrace(**tracer, trace_path, parallel ? comm->get() : nullptr, rc != 0);
+      !s.ok())
+    return rc != 0 ? rc : Fail(s);
+  return rc;
 }

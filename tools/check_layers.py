@@ -38,8 +38,8 @@ LAYERS = [
     ("runtime/core/", 5),
     ("runtime/cpu/", 5),  # the kernel ABI (registry.h) and the CPU's own entries
     ("runtime/device/", 6),  # the CUDA backend; its host build is a8devemu, above a8runtime
-    ("runtime/inspect/", 6),
     ("runtime/cpu/cpu_backend.", 7),  # runs runtime/device's entries on the host (a8cpubackend)
+    ("runtime/inspect/", 8),  # a800c-inspect's views; --cost times kernels on the CPU backend
 ]
 
 # Edges the design forbids whatever the ranks say: (source prefix, target prefix).

@@ -13,6 +13,9 @@
 #                                 b. tests/e2e/backend_parity.py --backend cuda --steps 20
 #                                 c. a one-rank torchrun-style a800c-run and the NCCL smoke
 #                                 d. tools/bench/gpu_bench.py (a800c vs PyTorch)
+#                                 e. tools/bench/cost_model_check.py: a800c-inspect --cost for
+#                                    the GPU nvidia-smi names against the kernel times of
+#                                    a800c-run --trace (CUDA events), per kernel and per step
 #                               Logs to $OUT/gpu-check.log, a summary to stdout; the benchmark
 #                               to $OUT/gpu_bench.json and $OUT/gpu_bench.md.
 #
@@ -21,7 +24,8 @@
 # none of our system libraries and no package manager: hence the bundle.
 # Environment (bundle): A8_JOBS (default 2), A8_GPU_BUILD_TYPE (default Release).
 # Environment (run): OUT (default ./gpu-check-out), A8_BENCH_BUDGET_S (default 360, cut to what
-# is left of the 10 minutes), A8_SKIP (comma list of steps to skip: tests,parity,smoke,bench).
+# is left of the 10 minutes), A8_SKIP (comma list of steps to skip: tests,parity,smoke,bench,
+# cost).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -61,13 +65,14 @@ bundle() {
   cmake -S . -B "$BUILD" -G Ninja -DA800C_CUDA=ON -DCMAKE_BUILD_TYPE="$type" \
     -DA800C_WERROR=OFF >/dev/null || die "cmake failed"
   echo "== build (ninja -j $jobs)"
-  ninja -C "$BUILD" -j "$jobs" a800c a800c-run a8_gpu_tests models || die "the CUDA build failed"
+  ninja -C "$BUILD" -j "$jobs" a800c a800c-run a800c-inspect a8_gpu_tests models ||
+    die "the CUDA build failed"
 
   echo "== assemble $BUNDLE/"
   rm -rf "$BUNDLE"
   mkdir -p "$BUNDLE/bin" "$BUNDLE/lib" "$BUNDLE/models"
   local b
-  for b in a800c a800c-run a8_gpu_tests; do
+  for b in a800c a800c-run a800c-inspect a8_gpu_tests; do
     cp "$BUILD/bin/$b" "$BUNDLE/bin/$b"
     strip --strip-unneeded "$BUNDLE/bin/$b"
   done
@@ -76,7 +81,8 @@ bundle() {
   for m in mlp cnn bert; do
     cp "$BUILD/models/$m.onnx" "$BUNDLE/models/" || die "$BUILD/models/$m.onnx is missing"
   done
-  cp tests/e2e/backend_parity.py tools/bench/gpu_bench.py tools/gpu-check.sh "$BUNDLE/"
+  cp tests/e2e/backend_parity.py tools/bench/gpu_bench.py tools/bench/cost_model_check.py \
+    tools/gpu-check.sh "$BUNDLE/"
 
   # Every library the binaries load that the GPU machine lacks, found by ldd (which follows the
   # dependencies of dependencies: libmpi's open-rte, open-pal, hwloc, libevent, ...).
@@ -250,6 +256,16 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda",
     step "c. NCCL smoke (a8_gpu_tests)" 90 env LD_LIBRARY_PATH="$a8_ld" "$bin/a8_gpu_tests" \
       --gtest_filter='Nccl*:-NcclTimeoutTest.*'
     rm -rf "$smoke"
+  fi
+
+  if ! skipped cost; then
+    # The cost model of the GPU this is (a800c-inspect --cost=h200 ...) against CUDA-event
+    # kernel times of traced steps; before the benchmark, which takes what time is left.
+    step "e. cost model vs trace" 150 env LD_LIBRARY_PATH="$a8_ld" PYTHONUNBUFFERED=1 \
+      python3 "$BUNDLE/cost_model_check.py" --device auto --backend cuda --models mlp,cnn,bert \
+      --repeats 1 --steps 10 --warmup 3 --batch 32 --bin "$bin" --models-dir "$BUNDLE/models" \
+      --json "$OUT/cost_model_check.json"
+    grep -A4 "^summary:" "$LOG" | sed 's/^/   /'
   fi
 
   if ! skipped bench; then

@@ -17,8 +17,10 @@ APT_PACKAGES=(
 # The Python packages of the test helpers. onnx is pinned: compiler/ir/onnx_versions.inc and
 # tests/onnx/supported_node_tests.txt were generated from this version. scikit-learn ships the
 # digits data set (models/make_digits.py); safetensors reads checkpoints in the e2e tests. onnxconverter-common is the peer of tools/bench/precision_vs_converter.py.
+# perfetto loads a800c-run --trace files in tests/e2e/trace.py (its trace processor binary is
+# downloaded on first use; without network that part of the test is skipped, saying why).
 PIP_PACKAGES=(onnx==1.23.2 onnxruntime==1.32.0 "numpy>=1.26,<3" lit==18.1.8 scikit-learn==1.9.1
-              safetensors==0.8.0 onnxconverter-common==1.16.0)
+              safetensors==0.8.0 onnxconverter-common==1.16.0 perfetto==0.59.1)
 
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi

@@ -1,8 +1,50 @@
 #include "runtime/core/backend.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstring>
+#include <utility>
 
 namespace a8 {
+namespace {
+
+double NowUs() {
+  return std::chrono::duration<double, std::micro>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+// The host clock around each kernel, on the thread that runs it (the CPU backend's kernels
+// return when done; their thread pool works inside that span).
+class HostKernelTimer : public KernelTimer {
+ public:
+  void Start(int kernel) override {
+    KernelSpan s;
+    s.kernel = kernel;
+    s.track = tid_;
+    s.start_us = NowUs();
+    spans_.push_back(s);
+  }
+  void Stop(int kernel) override {
+    const double now = NowUs();
+    if (!spans_.empty() && spans_.back().kernel == kernel)
+      spans_.back().dur_us = now - spans_.back().start_us;
+  }
+  StatusOr<std::vector<KernelSpan>> Collect() override { return std::exchange(spans_, {}); }
+  std::string track_kind() const override { return "thread"; }
+
+ private:
+  int64_t tid_ = static_cast<int64_t>(syscall(SYS_gettid));
+  std::vector<KernelSpan> spans_;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<KernelTimer>> Backend::NewKernelTimer() {
+  return std::unique_ptr<KernelTimer>(std::make_unique<HostKernelTimer>());
+}
 
 Status Backend::RunSequence(int, const std::vector<int>& kernels, const std::vector<Copy>& copies,
                             const StepInfo& step) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,29 @@
 namespace a8 {
 
 class Communicator;
+
+// One kernel run as a trace shows it (a800c-run --trace, runtime/core/trace.h).
+struct KernelSpan {
+  int kernel = 0;
+  double start_us = 0;  // the host's steady clock (CLOCK_MONOTONIC), microseconds
+  double dur_us = 0;
+  int64_t track = 0;  // the thread (CPU: its Linux thread id) or stream that ran it
+};
+
+// Times the kernels of a traced step. The executor calls Start(k) and Stop(k) around
+// Backend::Run(k) and Collect() after the step's last kernel. A host backend reads the clock on
+// the calling thread (the default, HostKernelTimer in backend.cc); a device backend records
+// events on its stream and converts their elapsed times when the step is collected.
+class KernelTimer {
+ public:
+  virtual ~KernelTimer() = default;
+  virtual void Start(int kernel) = 0;
+  virtual void Stop(int kernel) = 0;
+  // The spans since the last Collect, in the order run; waits for a device's work.
+  virtual StatusOr<std::vector<KernelSpan>> Collect() = 0;
+  // How the tracks are labelled ("thread", "CUDA stream").
+  virtual std::string track_kind() const = 0;
+};
 
 // Per-step context a kernel may read (Dropout seeds its mask from the step).
 struct StepInfo {
@@ -67,6 +91,8 @@ class Backend {
   virtual std::string device() const { return name(); }
   // Peak device memory this process allocated (0 for host memory).
   virtual uint64_t peak_device_bytes() const { return 0; }
+  // A timer for traced steps (only made when tracing: an untraced step pays nothing).
+  virtual StatusOr<std::unique_ptr<KernelTimer>> NewKernelTimer();
 };
 
 }  // namespace a8

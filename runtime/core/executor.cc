@@ -14,6 +14,7 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/core/numerics.h"
 #include "runtime/core/plan_target.h"
+#include "runtime/core/trace.h"
 
 namespace a8 {
 namespace {
@@ -155,6 +156,10 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
   }
 
   A8_RETURN_IF_ERROR(ex->backend_->Prepare(p, ex->ptrs_));
+  if (ex->options_.tracer != nullptr) {
+    A8_ASSIGN_OR_RETURN(ex->timer_, ex->backend_->NewKernelTimer());
+    ex->options_.tracer->Bind(p, ex->timer_->track_kind());
+  }
   return ex;
 }
 
@@ -276,8 +281,10 @@ void Executor::PoisonArenaExceptInputs() {
     (void)backend_->Fill(arena_base_ + at, kPoisonByte, p.arena_bytes() - at);
 }
 
-Status Executor::RunKernel(int k, const StepInfo& info) {
+Status Executor::RunKernel(int k, const StepInfo& info, KernelTimer* timer) {
+  if (timer != nullptr) timer->Start(k);
   Status s = backend_->Run(k, info);
+  if (timer != nullptr) timer->Stop(k);
   if (!s.ok()) {
     const plan::Kernel& kern = file_.plan.kernels(k);
     return s.WithContext(fmt::format("step {}{}: kernel {} '{}' (node '{}')", info.step,
@@ -414,7 +421,9 @@ Status Executor::Run() {
   if (options_.check_numerics) step_scale_ = LossScale();
   // Everything in the arena but the inputs is undefined at the start of a step.
   if (options_.poison_freed) PoisonArenaExceptInputs();
-  if (!PerKernel(info)) {
+  if (options_.tracer != nullptr && options_.tracer->Wants(info.step)) {
+    A8_RETURN_IF_ERROR(RunTraced(info));
+  } else if (!PerKernel(info)) {
     // The whole step as one sequence, which a device backend captures once and replays.
     A8_RETURN_IF_ERROR(backend_->RunSequence(kStepSequence, all_kernels_, update_copies_, info)
                            .WithContext(fmt::format("step {}", info.step)));

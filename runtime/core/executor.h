@@ -44,6 +44,8 @@
 
 namespace a8 {
 
+class Tracer;
+
 struct ExecutorOptions {
   bool poison_freed = false;
   uint64_t seed = 0;  // StepInfo::seed
@@ -51,6 +53,9 @@ struct ExecutorOptions {
   // Data parallel: the communicator the all-reduce kernels use (not owned; null for one
   // process). The executor lets pending collectives progress between kernels.
   Communicator* comm = nullptr;
+  // a800c-run --trace (runtime/core/trace.h; not owned; null: no tracing, at no cost). The steps
+  // it wants run kernel by kernel, timed by the backend's KernelTimer.
+  Tracer* tracer = nullptr;
 };
 
 struct AlignedFree {
@@ -105,7 +110,9 @@ class Executor {
   Status ValidateTraining() const;
   void PoisonArenaExceptInputs();
   void Poison(int after_kernel);
-  Status RunKernel(int k, const StepInfo& info);
+  Status RunKernel(int k, const StepInfo& info, KernelTimer* timer = nullptr);
+  // A traced step's kernels and updates (executor_trace.cc).
+  Status RunTraced(const StepInfo& info);
   // Whether this step must run kernel by kernel (checks, poisoning, host-driven collectives)
   // rather than as one backend sequence.
   bool PerKernel(const StepInfo& info) const;
@@ -133,7 +140,8 @@ class Executor {
   std::vector<bool> check_in_step_;    // per kernel: scanned by a (training) step
   std::vector<int> check_after_step_;  // update targets scanned after a step's updates
   bool dynamic_scaler_ = false;
-  double step_scale_ = 1;  // the loss scale the running step started with
+  double step_scale_ = 1;               // the loss scale the running step started with
+  std::unique_ptr<KernelTimer> timer_;  // tracing only
   int64_t step_ = 0;
 };
 

@@ -34,6 +34,8 @@ class DeviceBackend : public Backend {
   std::string device() const override;
   bool host_memory() const override { return false; }
   uint64_t peak_device_bytes() const override;
+  // Kernel spans from events on the stream (device_timer.cc).
+  StatusOr<std::unique_ptr<KernelTimer>> NewKernelTimer() override;
 
   Status Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) override;
   Status Run(int index, const StepInfo& step) override;
