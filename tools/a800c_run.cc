@@ -27,6 +27,7 @@
 #include "runtime/comm/communicator.h"
 #include "runtime/core/checkpoint.h"
 #include "runtime/core/checkpoint_files.h"
+#include "runtime/core/console_observer.h"
 #include "runtime/core/dataset.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/npy.h"
@@ -105,8 +106,8 @@ int ListKernels(const std::string& backend) {
                 << "\n";
     return 0;
   }
-  std::cout << "backend cpu: " << a8::CpuKernelRegistry().size() << " ops\n";
-  for (const a8::CpuKernelEntry& e : a8::CpuKernelRegistry()) {
+  std::cout << "backend cpu: " << a8::CpuBackendRegistry().size() << " ops\n";
+  for (const a8::CpuKernelEntry& e : a8::CpuBackendRegistry()) {
     std::cout << e.op << ": " << (e.type_input >= 0 ? "input " : "output ")
               << std::max(e.type_input, 0) << " in {" << a8::DTypeList(e.types) << "}";
     if (!e.note.empty()) std::cout << "; " << e.note;
@@ -146,92 +147,6 @@ double Percentile(std::vector<double> v, double q) {
   size_t i = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, i == 0 ? 0 : i - 1)];
 }
-
-// JSON has no NaN or infinity.
-std::string JsonNumber(double v) { return std::isfinite(v) ? fmt::format("{:.9g}", v) : "null"; }
-
-// Prints training progress (a bar on a terminal, plain lines every `log_every` steps otherwise)
-// and appends one JSON object a step to the metrics file.
-class CliObserver : public a8::TrainObserver {
- public:
-  // `rank` >= 0: data parallel, the rank that writes (metrics lines carry it).
-  CliObserver(int64_t first, int64_t total, int64_t log_every, a8::ProgressMode mode,
-              std::ofstream* metrics, int rank = -1)
-      : first_(first),
-        total_(total),
-        log_every_(log_every),
-        bar_(mode == a8::ProgressMode::kBar),
-        lines_(mode == a8::ProgressMode::kLines),
-        metrics_(metrics),
-        rank_(rank) {}
-
-  a8::Status OnStep(const a8::StepRecord& r) override {
-    if (metrics_ != nullptr) {
-      *metrics_ << fmt::format(
-          "{{\"step\": {}, {}\"loss\": {}, \"scale\": {}, \"skipped\": {}, \"lr\": {}, "
-          "\"step_ms\": {:.4f}",
-          r.step, rank_ >= 0 ? fmt::format("\"rank\": {}, ", rank_) : "", JsonNumber(r.loss),
-          JsonNumber(r.scale), r.skipped ? "true" : "false", JsonNumber(r.lr), r.step_ms);
-      if (r.has_grad_norm) *metrics_ << ", \"grad_norm\": " << JsonNumber(r.grad_norm);
-      *metrics_ << "}\n";
-      metrics_->flush();  // a killed run keeps the steps it finished
-      if (!*metrics_) return a8::Internal("--metrics: cannot write");
-    }
-    if (bar_) {
-      auto now = std::chrono::steady_clock::now();
-      if (r.step == total_ || now - drawn_ > std::chrono::milliseconds(100)) {
-        drawn_ = now;
-        double done = static_cast<double>(r.step - first_) /
-                      static_cast<double>(std::max<int64_t>(total_ - first_, 1));
-        int filled = static_cast<int>(done * 30);
-        std::cout << fmt::format("\r\033[K[{}{}] {}/{}  loss {:.4f}  lr {:.2e}  {:.2f} ms/step",
-                                 std::string(filled, '#'), std::string(30 - filled, '.'), r.step,
-                                 total_, r.loss, r.lr, r.step_ms)
-                  << std::flush;
-        open_line_ = true;
-      }
-    } else if (lines_ && (r.step % log_every_ == 0 || r.step == total_)) {
-      std::cout << fmt::format(
-          "step {}/{}: loss {:.6f}, lr {:.3e}, {:.3f} ms{}\n", r.step, total_, r.loss, r.lr,
-          r.step_ms, r.has_grad_norm ? fmt::format(", grad norm {:.4f}", r.grad_norm) : "");
-    }
-    return a8::Status::Ok();
-  }
-
-  void OnEval(const a8::EvalResult& e) override {
-    EndLine();
-    std::cout << fmt::format("eval at step {}: {} samples, loss {:.6f}", e.step, e.samples, e.loss);
-    if (e.has_accuracy)
-      std::cout << fmt::format(", accuracy {:.2f}% ({}/{})", 100 * e.accuracy, e.correct,
-                               e.samples);
-    std::cout << "\n";
-  }
-
-  void OnSave(const std::string& path, int64_t step) override {
-    EndLine();
-    std::cout << fmt::format("checkpoint {} at step {}\n", path, step);
-  }
-
-  void EndLine() {
-    if (open_line_) std::cout << "\n";
-    open_line_ = false;
-  }
-
- private:
-  int64_t first_, total_, log_every_;
-  bool bar_, lines_, open_line_ = false;
-  std::ofstream* metrics_;
-  int rank_;
-  std::chrono::steady_clock::time_point drawn_{};
-};
-
-// The other ranks of a data-parallel run: rank 0 alone prints, writes metrics and checkpoints.
-class QuietObserver : public a8::TrainObserver {
- public:
-  a8::Status OnStep(const a8::StepRecord&) override { return a8::Status::Ok(); }
-  void OnEval(const a8::EvalResult&) override {}
-  void OnSave(const std::string&, int64_t) override {}
-};
 
 struct RunFlags {
   std::vector<std::string> inputs, eval_inputs;
@@ -419,9 +334,9 @@ int RunTraining(a8::Executor& ex, const RunFlags& f, const std::string& plan_pat
   if (metrics && !*metrics) return Fail(a8::InvalidInput("--metrics {}: cannot create", f.metrics));
   auto progress = a8::ChooseProgress(f.progress, isatty(STDOUT_FILENO) != 0, environ);
   if (!progress.ok()) return Fail(progress.status());
-  CliObserver printer(first, total, log_every, *progress, metrics ? &*metrics : nullptr,
-                      ranks > 1 ? rank : -1);
-  QuietObserver quiet;
+  a8::ConsoleObserver printer(first, total, log_every, *progress, metrics ? &*metrics : nullptr,
+                              ranks > 1 ? rank : -1);
+  a8::QuietObserver quiet;
   a8::TrainObserver& shown = rank == 0 ? static_cast<a8::TrainObserver&>(printer) : quiet;
   std::optional<a8::NumericsStatsObserver> with_stats;
   if (f.stats != nullptr) with_stats.emplace(shown, *f.stats);

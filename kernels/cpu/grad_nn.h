@@ -8,8 +8,9 @@
 // the compute type and rounded once at the end.
 //
 // Layout: grad_conv_pool.cc (ConvGradFilter, MaxPoolGrad, AveragePoolGrad), grad_norm.cc
-// (BatchNormGrad, LayerNormGrad, InstanceNormGrad), grad_nn.cc (SoftmaxGrad, DropoutGrad, the loss
-// gradients, the a8 losses).
+// (BatchNormGrad, LayerNormGrad), grad_nn.cc (SoftmaxGrad, DropoutGrad, the loss gradients, the
+// a8 losses). InstanceNormalization and its gradient have one body, shared with the CUDA backend:
+// kernels/device/nn_norm_impl.h.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,7 @@ Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx)
 // (count_include_pad as in the forward; padding taps receive nothing).
 Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx);
 
-// ---- normalizations (grad_norm.cc)
+// ---- BatchNormalization, LayerNormalization (grad_norm.cc: the CPU fast paths, see norm.h)
 
 // BatchNormalization backward, X [batch, channels, spatial...] (p as for the forward). With mean
 // and var null (training mode) the batch statistics are recomputed from X and
@@ -61,12 +62,6 @@ Status BatchNormGrad(const BatchNormParams& p, const void* dy, const void* x, co
 Status LayerNormGrad(const LayerNormParams& p, const void* dy, const void* x, const void* scale,
                      const void* mean, const void* inv_std_dev, void* dx, void* dscale,
                      void* dbias);
-
-// InstanceNormalization backward: the training-mode BatchNormGrad formula per (n, c) plane; dscale,
-// dbias [channels] of param_dtype summed over the batch (may be null).
-Status InstanceNormGrad(DType dtype, DType param_dtype, int64_t batch, int64_t channels,
-                        int64_t spatial, float epsilon, const void* dy, const void* x,
-                        const void* scale, void* dx, void* dscale, void* dbias);
 
 // ---- softmax, dropout, losses (grad_nn.cc)
 

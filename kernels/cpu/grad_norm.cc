@@ -1,5 +1,5 @@
-// Backward kernels of BatchNormalization, LayerNormalization and InstanceNormalization (see
-// grad_nn.h).
+// The CPU fast paths of BatchNormalization's and LayerNormalization's backward (see grad_nn.h,
+// norm.h).
 #include <cmath>
 #include <type_traits>
 #include <vector>
@@ -198,52 +198,6 @@ Status LayerNormGrad(const LayerNormParams& p, const void* dy, const void* x, co
     });
     A8_RETURN_IF_ERROR(StoreAs(p.param_dtype, ds, dscale, op));
     return StoreAs(p.param_dtype, db, dbias, op);
-  });
-}
-
-Status InstanceNormGrad(DType dtype, DType param_dtype, int64_t batch, int64_t channels,
-                        int64_t spatial, float epsilon, const void* dy, const void* x,
-                        const void* scale, void* dx, void* dscale, void* dbias) {
-  const char* op = "a8.InstanceNormalizationGrad";
-  return Dispatch<TypeSet::kFloat>(dtype, op, [&](auto tag) -> Status {
-    using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
-    A8_ASSIGN_OR_RETURN(std::vector<C> sc, LoadAs<C>(param_dtype, scale, channels, op));
-    if (sc.empty()) return InvalidInput("{}: scale is missing", op);
-    // Each (n, c) plane is a BatchNorm channel of a batch of one: view X as [1, N * C, spatial].
-    const int64_t planes = batch * channels;
-    ChannelSums<T> s;
-    s.mean.resize(planes);
-    s.inv_std.resize(planes);
-    s.sum_dy.resize(planes);
-    s.sum_dy_xhat.resize(planes);
-    const T* xp = static_cast<const T*>(x);
-    const T* gp = static_cast<const T*>(dy);
-    SumChannels(xp, gp, 1, planes, spatial, static_cast<C>(epsilon), true, &s);
-    if (dx != nullptr) {
-      T* out = static_cast<T*>(dx);
-      const C count = static_cast<C>(spatial);
-      ParallelFor(planes, spatial * 4, [&](int64_t b, int64_t e) {
-        for (int64_t pl = b; pl < e; ++pl) {
-          const C k = sc[pl % channels] * s.inv_std[pl];
-          const C mean_dy = s.sum_dy[pl] / count, mean_dyx = s.sum_dy_xhat[pl] / count;
-          for (int64_t i = 0; i < spatial; ++i) {
-            const int64_t j = pl * spatial + i;
-            const C xhat = (Load(xp[j]) - s.mean[pl]) * s.inv_std[pl];
-            out[j] = Store<T>(k * (Load(gp[j]) - mean_dy - xhat * mean_dyx));
-          }
-        }
-      });
-    }
-    std::vector<C> ds(channels, C(0)), db(channels, C(0));
-    for (int64_t n = 0; n < batch; ++n) {
-      for (int64_t c = 0; c < channels; ++c) {
-        ds[c] += s.sum_dy_xhat[n * channels + c];
-        db[c] += s.sum_dy[n * channels + c];
-      }
-    }
-    A8_RETURN_IF_ERROR(StoreAs(param_dtype, ds, dscale, op));
-    return StoreAs(param_dtype, db, dbias, op);
   });
 }
 

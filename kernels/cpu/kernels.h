@@ -23,8 +23,10 @@
 // movement.h (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, Trilu,
 // OneHot, Range), loss.h (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss); training:
 // grad_math.h (gradients of elementwise and movement ops), grad_nn.h (gradients of conv,
-// pooling, normalizations, softmax, dropout, losses; the a8 losses), optim.h (optimizer
-// updates, step control, ONNX's Adam/Momentum/Adagrad).
+// pooling, BatchNormalization, LayerNormalization, softmax, dropout, losses; the a8 losses),
+// optim.h (optimizer updates, step control, ONNX's Adam/Momentum/Adagrad). InstanceNormalization
+// has one body, shared with the CUDA backend (kernels/device/nn_norm_impl.h), which the CPU
+// backend runs on the host (runtime/cpu/cpu_backend.h).
 #pragma once
 
 #include "kernels/cpu/broadcast.h"

@@ -1,3 +1,6 @@
+// The CPU fast paths of BatchNormalization and LayerNormalization (see norm.h): a thread per
+// channel or row, parameters loaded once per channel or row. Bit-identical to the shared body
+// (kernels/device/nn_norm_impl.h), which DeviceNnTest checks.
 #include "kernels/cpu/norm.h"
 
 #include <cmath>
@@ -8,21 +11,6 @@
 
 namespace a8::cpu {
 namespace {
-
-// Mean and population variance of x[0..n), two passes.
-template <typename T, typename C = Compute<T>>
-void Moments(const T* x, int64_t n, C* mean, C* var) {
-  C sum = 0;
-  for (int64_t i = 0; i < n; ++i) sum += Load(x[i]);
-  const C m = n > 0 ? sum / static_cast<C>(n) : C(0);
-  C sq = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    C d = Load(x[i]) - m;
-    sq += d * d;
-  }
-  *mean = m;
-  *var = n > 0 ? sq / static_cast<C>(n) : C(0);
-}
 
 // Moments of one LayerNorm row, in 8 interleaved partial sums added up in a fixed order at the
 // end: the compiler keeps them in one vector register, where Moments' single running sum is a
@@ -181,34 +169,6 @@ Status LayerNorm(const LayerNormParams& p, const void* x, const void* scale, con
     });
     A8_RETURN_IF_ERROR(StoreAs(p.stat_dtype, means, mean, op));
     return StoreAs(p.stat_dtype, inv_stds, inv_std_dev, op);
-  });
-}
-
-Status InstanceNorm(DType dtype, DType param_dtype, int64_t batch, int64_t channels,
-                    int64_t spatial, float epsilon, const void* x, const void* scale,
-                    const void* bias, void* y) {
-  return Dispatch<TypeSet::kFloat>(dtype, "InstanceNormalization", [&](auto tag) -> Status {
-    using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
-    const char* op = "InstanceNormalization";
-    A8_ASSIGN_OR_RETURN(std::vector<C> s, LoadAs<C>(param_dtype, scale, channels, op));
-    A8_ASSIGN_OR_RETURN(std::vector<C> b, LoadAs<C>(param_dtype, bias, channels, op));
-    if (s.empty() || b.empty()) return InvalidInput("{}: scale or B is missing", op);
-    const T* in = static_cast<const T*>(x);
-    T* out = static_cast<T*>(y);
-    ParallelFor(batch * channels, spatial * 4, [&](int64_t pb, int64_t pe) {
-      for (int64_t plane = pb; plane < pe; ++plane) {
-        const int64_t c = plane % channels;
-        C m, v;
-        Moments(in + plane * spatial, spatial, &m, &v);
-        const C k = s[c] / std::sqrt(v + static_cast<C>(epsilon));
-        for (int64_t i = 0; i < spatial; ++i) {
-          const int64_t j = plane * spatial + i;
-          out[j] = Store<T>((Load(in[j]) - m) * k + b[c]);
-        }
-      }
-    });
-    return Status::Ok();
   });
 }
 

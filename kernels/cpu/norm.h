@@ -1,6 +1,9 @@
-// Normalizations: BatchNormalization (inference, and training-mode forward with batch statistics
-// and the running-statistics update), LayerNormalization (with Mean and InvStdDev) and
-// InstanceNormalization.
+// BatchNormalization (inference, and the training-mode forward with batch statistics and the
+// running-statistics update) and LayerNormalization (with Mean and InvStdDev) on the CPU; their
+// backward is in grad_nn.h. Hand-tuned fast paths, kept because tools/bench/cpu_ab.py shows them
+// winning over the shared body (kernels/device/nn_norm_impl.h) on the cnn and bert training steps,
+// and checked against that body to the bit (DeviceNnTest.BatchNorm*, LayerNorm*).
+// InstanceNormalization has only the shared body.
 //
 // Statistics are computed in float for f16/bf16/f32 inputs (double for f64) with two passes
 // (mean, then the mean of squared deviations: the population variance, as ONNX defines it),
@@ -50,10 +53,5 @@ struct LayerNormParams {
 // Y, and per outer row Mean and InvStdDev (each may be null); bias may be null.
 Status LayerNorm(const LayerNormParams& p, const void* x, const void* scale, const void* bias,
                  void* y, void* mean, void* inv_std_dev);
-
-// X [batch, channels, spatial...]; scale, bias [channels] of param_dtype.
-Status InstanceNorm(DType dtype, DType param_dtype, int64_t batch, int64_t channels,
-                    int64_t spatial, float epsilon, const void* x, const void* scale,
-                    const void* bias, void* y);
 
 }  // namespace a8::cpu

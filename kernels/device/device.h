@@ -88,7 +88,9 @@ struct DevErr {
 #if defined(__CUDA_ARCH__)
     atomicCAS(reinterpret_cast<int*>(word), 0, static_cast<int>(tag));
 #else
-    if (*word == 0) *word = tag;
+    // Host launcher threads may raise at once: the first tag stays, as with atomicCAS.
+    int32_t expected = 0;
+    __atomic_compare_exchange_n(word, &expected, tag, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 #endif
   }
 };

@@ -3,6 +3,13 @@
 // A kernel is a functor with `A8_HD void operator()(int64_t i) const` over [0, n): every index
 // independent of the others (no two indices write the same element; use a two-pass reduction
 // instead of atomics, so results are deterministic and graph replay is bit-identical).
+//
+// On the host (namespace a8::emu: the cuda-emu backend, and the CPU backend, which runs these
+// bodies for every family it has no hand-tuned kernel for) ForEach is the host launcher: it
+// splits [0, n) into contiguous chunks over the CPU thread pool (kernels/cpu/parallel.h). The
+// contract above makes the result independent of the split. `cost_per_item` (about how many
+// element operations one index does: a row's length for a thread per row) lets small index
+// spaces of heavy items go parallel; the GPU launch ignores it.
 #pragma once
 
 #include <cmath>
@@ -12,6 +19,8 @@
 
 #if defined(__CUDACC__)
 #include <cuda_runtime.h>
+#else
+#include "kernels/cpu/parallel.h"
 #endif
 
 namespace a8::A8_DEV_NS {
@@ -33,7 +42,7 @@ inline DevStatus CheckLaunch(const char* what) {
 }
 
 template <typename F>
-DevStatus ForEach(const DevCtx& ctx, int64_t n, const F& f) {
+DevStatus ForEach(const DevCtx& ctx, int64_t n, const F& f, int64_t /*cost_per_item*/ = 1) {
   if (n <= 0) return DevOk();
   int64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
   if (blocks > 65535 * 8) blocks = 65535 * 8;
@@ -43,8 +52,10 @@ DevStatus ForEach(const DevCtx& ctx, int64_t n, const F& f) {
 }
 #else
 template <typename F>
-DevStatus ForEach(const DevCtx&, int64_t n, const F& f) {
-  for (int64_t i = 0; i < n; ++i) f(i);
+DevStatus ForEach(const DevCtx&, int64_t n, const F& f, int64_t cost_per_item = 1) {
+  cpu::ParallelFor(n, cost_per_item, [&f](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) f(i);
+  });
   return DevOk();
 }
 #endif

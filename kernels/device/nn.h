@@ -2,9 +2,9 @@
 // InstanceNormalization and their a8.*Grad) and of pooling (MaxPool, AveragePool, the global
 // pools, a8.MaxPoolGrad, a8.AveragePoolGrad); see kernels/device/device.h for the design.
 //
-// They mirror the CPU reference (kernels/cpu/norm.cc, pool.cc, grad_norm.cc, grad_conv_pool.cc)
-// operation by operation: statistics in float for f16/bf16/f32 data (double for f64), summed in
-// the CPU's order, so the host emulation agrees with the CPU backend to the bit. Normalizations
+// The normalizations are the CPU backend's too (it runs them on the host); the pools mirror the
+// CPU reference (kernels/cpu/pool.cc, grad_conv_pool.cc) operation by operation. Statistics are
+// in float for f16/bf16/f32 data (double for f64), summed in a fixed order. Normalizations
 // run in two passes: one thread per normalized row / channel / plane computes the statistics
 // (into scratch memory, in the compute type), then one thread per element applies them.
 // Parameters and statistics may have their own float dtype (f32 scale and running stats beside

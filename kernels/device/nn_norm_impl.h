@@ -1,7 +1,8 @@
 // The normalization kernels of kernels/device/nn.h: LayerNormalization, BatchNormalization,
-// InstanceNormalization and their gradients. Every sum runs in the order of the CPU reference
-// (kernels/cpu/norm.cc, grad_norm.cc) in the compute type C (float, or double for f64), so the
-// host emulation reproduces the CPU backend bit for bit. Per-row/channel/plane statistics go to
+// InstanceNormalization and their gradients. This is their only math: the CPU backend runs these
+// bodies on the host (runtime/cpu/cpu_backend.h), the CUDA backend on the GPU. Every sum runs in a
+// fixed order in the compute type C (float, or double for f64), so results do not depend on the
+// thread count or the launch. Per-row/channel/plane statistics go to
 // scratch memory in C, never rounded to a narrower stash before they are applied.
 #pragma once
 
@@ -26,7 +27,8 @@ A8_HD int64_t MapParam(const ParamMap& m, int64_t j) {
 }
 
 // Mean and population variance of one LayerNorm row in 8 interleaved partial sums added in a
-// fixed order, exactly as cpu::RowMoments adds them.
+// fixed order (a CPU thread keeps them in one vector register, where one running sum would be a
+// chain of dependent adds).
 template <typename T, typename C = Acc<T>>
 A8_HD void RowMoments(const T* x, int64_t n, C* mean, C* var) {
   constexpr int64_t kLanes = 8;
@@ -176,10 +178,9 @@ struct BatchNormInferStats {
   }
 };
 
-// Channel sums over [batch, spatial] in two levels, as the CPU kernels sum (kernels/cpu/norm.cc,
-// grad_norm.cc): one thread per (n, c) plane sums its plane into `part`, then one thread per
-// channel adds the planes' sums in n order. Planes of NCHW data are contiguous, so the first
-// level has batch * channels threads instead of one per channel.
+// Channel sums over [batch, spatial] in two levels: one thread per (n, c) plane sums its plane
+// into `part`, then one thread per channel adds the planes' sums in n order. Planes of NCHW data
+// are contiguous, so the first level has batch * channels threads instead of one per channel.
 enum class PlaneSum { kX, kSquaredDeviation, kDyAndDyXhat };
 
 template <typename T>
@@ -436,17 +437,19 @@ DevStatus ChannelMoments(DevCtx& ctx, const T* x, int64_t batch, int64_t channel
                          float epsilon, const BatchNormArgs* bn, Acc<T>* stats, Acc<T>* part) {
   using C = Acc<T>;
   const int64_t planes = batch * channels, count = batch * spatial;
+  A8_DEV_RETURN_IF_ERROR(ForEach(
+      ctx, planes,
+      PlanePartials<T>{x, nullptr, channels, spatial, planes, PlaneSum::kX, stats, part}, spatial));
   A8_DEV_RETURN_IF_ERROR(
-      ForEach(ctx, planes,
-              PlanePartials<T>{x, nullptr, channels, spatial, planes, PlaneSum::kX, stats, part}));
-  A8_DEV_RETURN_IF_ERROR(
-      ForEach(ctx, channels, ChannelMean<C>{part, batch, channels, count, stats}));
+      ForEach(ctx, channels, ChannelMean<C>{part, batch, channels, count, stats}, batch));
   A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes,
                                  PlanePartials<T>{x, nullptr, channels, spatial, planes,
-                                                  PlaneSum::kSquaredDeviation, stats, part}));
+                                                  PlaneSum::kSquaredDeviation, stats, part},
+                                 spatial));
   return ForEach(ctx, channels,
                  ChannelInvStd<T>{part, batch, channels, count, epsilon, bn != nullptr,
-                                  bn != nullptr ? *bn : BatchNormArgs{}, stats});
+                                  bn != nullptr ? *bn : BatchNormArgs{}, stats},
+                 batch);
 }
 
 // The backward's channel sums: stats[0, 4 * channels) = means, inv stds, sum(dY),
@@ -465,8 +468,9 @@ DevStatus ChannelGradSums(DevCtx& ctx, const ChannelSumsArgs& a, Acc<T>* stats, 
   A8_DEV_RETURN_IF_ERROR(
       ForEach(ctx, planes,
               PlanePartials<T>{x, static_cast<const T*>(a.dy), a.channels, a.spatial, planes,
-                               PlaneSum::kDyAndDyXhat, stats, part}));
-  return ForEach(ctx, a.channels, ChannelDySums<C>{part, a.batch, a.channels, stats});
+                               PlaneSum::kDyAndDyXhat, stats, part},
+              2 * a.spatial));
+  return ForEach(ctx, a.channels, ChannelDySums<C>{part, a.batch, a.channels, stats}, a.batch);
 }
 
 }  // namespace nn_detail
@@ -478,7 +482,7 @@ DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
     using C = Acc<T>;
     C* stats = nullptr;
     A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.outer, &stats));
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormRows<T>{a, stats}));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormRows<T>{a, stats}, 2 * a.inner));
     return ForEach(ctx, a.outer * a.inner, LayerNormApply<T>{a, stats});
   });
 }
@@ -494,11 +498,12 @@ DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
     const bool have_stats = a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash;
     C* stats = nullptr;
     A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.outer, &stats));
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormGradRows<T>{a, have_stats, stats}));
+    A8_DEV_RETURN_IF_ERROR(
+        ForEach(ctx, a.outer, LayerNormGradRows<T>{a, have_stats, stats}, 3 * a.inner));
     if (a.dx != nullptr)
       A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer * a.inner, LayerNormGradDx<T>{a, stats}));
     if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
-    return ForEach(ctx, a.inner, LayerNormGradParams<T>{a, stats});
+    return ForEach(ctx, a.inner, LayerNormGradParams<T>{a, stats}, a.outer);
   });
 }
 
@@ -545,7 +550,7 @@ DevStatus BatchNormGrad(DevCtx& ctx, const BatchNormGradArgs& a) {
                              stats};
       A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.batch * a.channels * a.spatial, dx));
     }
-    return ForEach(ctx, a.channels, BatchNormGradParams<T>{a, training, stats});
+    return ForEach(ctx, a.channels, BatchNormGradParams<T>{a, training, stats}, a.batch);
   });
 }
 
@@ -557,7 +562,7 @@ DevStatus InstanceNorm(DevCtx& ctx, const InstanceNormArgs& a) {
     const int64_t planes = a.batch * a.channels;
     C* stats = nullptr;
     A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * planes, &stats));
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes, InstanceNormPlanes<T>{a, stats}));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes, InstanceNormPlanes<T>{a, stats}, 2 * a.spatial));
     return ForEach(ctx, planes * a.spatial, InstanceNormApply<T>{a, stats});
   });
 }
@@ -580,7 +585,7 @@ DevStatus InstanceNormGrad(DevCtx& ctx, const InstanceNormArgs& a) {
       A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes * a.spatial, dx));
     }
     if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
-    return ForEach(ctx, a.channels, InstanceNormGradParams<T>{a, stats});
+    return ForEach(ctx, a.channels, InstanceNormGradParams<T>{a, stats}, a.batch);
   });
 }
 

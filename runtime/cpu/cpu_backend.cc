@@ -2,7 +2,38 @@
 
 #include <algorithm>
 
+#include "kernels/device/blas.h"
+#include "runtime/device/device_registry.h"
+
 namespace a8 {
+namespace {
+
+// What a shared (device) entry gets on the host: host memory is its "device" memory, the step
+// values are a plain struct, scratch comes from the host Malloc, and a data-dependent error is
+// read back after each kernel.
+struct HostDevice {
+  emu::DevCtx ctx;
+  emu::StepDev step;
+  int32_t error = 0;
+  std::unique_ptr<emu::BlasEngine> blas;
+  HostDevice() {
+    ctx.step = &step;
+    ctx.error_word = &error;
+  }
+  ~HostDevice() { emu::ReleaseScratch(ctx); }
+};
+
+const emu::DevKernelEntry* SharedEntry(const void* p) {
+  return static_cast<const emu::DevKernelEntry*>(p);
+}
+
+}  // namespace
+
+struct CpuBackend::Host : HostDevice {};
+
+CpuBackend::CpuBackend() : host_(std::make_unique<Host>()) {}
+CpuBackend::~CpuBackend() = default;
+
 Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) {
   kernels_.clear();
   kernels_.reserve(plan.kernels_size());
@@ -12,25 +43,37 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
       return fmt::format("kernel {} '{}' (node '{}')", k, kern.name(), kern.node());
     };
     const CpuKernelEntry* e = FindCpuKernel(kern.op());
-    if (e == nullptr)
+    const emu::DevKernelEntry* shared = e == nullptr ? emu::FindDeviceKernel(kern.op()) : nullptr;
+    if (e == nullptr && shared == nullptr)
       return Unsupported("{}: the CPU backend has no implementation of op '{}'", where(),
                          kern.op());
+    const std::vector<DType>& types = e != nullptr ? e->types : shared->types;
+    const int type_input = e != nullptr ? e->type_input : shared->type_input;
     std::vector<TensorArg> in, out, tattrs;
     for (int id : kern.inputs()) in.push_back(BindBuffer(plan, buffers, id));
     for (int id : kern.outputs()) out.push_back(BindBuffer(plan, buffers, id));
     for (const plan::Attribute& a : kern.attrs())
       if (a.has_tensor_buffer()) tattrs.push_back(BindBuffer(plan, buffers, a.tensor_buffer()));
-    const std::vector<TensorArg>& side = e->type_input >= 0 ? in : out;
-    int ti = std::max(e->type_input, 0);
+    const std::vector<TensorArg>& side = type_input >= 0 ? in : out;
+    int ti = std::max(type_input, 0);
     if (ti >= static_cast<int>(side.size()) || !side[ti].present)
       return InvalidInput("{}: missing the {} {} that gives its dtype", where(),
-                          e->type_input >= 0 ? "input" : "output", ti);
+                          type_input >= 0 ? "input" : "output", ti);
     DType t = side[ti].dtype;
-    if (std::find(e->types.begin(), e->types.end(), t) == e->types.end())
+    if (std::find(types.begin(), types.end(), t) == types.end())
       return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),
-                         kern.op(), DTypeName(t), DTypeList(e->types));
+                         kern.op(), DTypeName(t), DTypeList(types));
+    if (shared != nullptr) {
+      // Device entries read shape-like CONSTANT operands through TensorArg::host; here the
+      // device memory is host memory.
+      for (TensorArg& t : in) t.host = t.data;
+    }
+    if (shared != nullptr && host_->blas == nullptr) {
+      A8_RETURN_IF_ERROR(emu::FromDev(emu::MakeBlasEngine(nullptr, &host_->blas)));
+      host_->ctx.blas = host_->blas.get();
+    }
     kernels_.push_back(
-        Prepared{e, KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs))});
+        Prepared{e, shared, KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs))});
   }
   return Status::Ok();
 }
@@ -40,9 +83,53 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
     return Internal("kernel index {} out of range (prepared {})", index, kernels_.size());
   Prepared& p = kernels_[index];
   p.args.step = step;
-  return p.entry->fn(p.args);
+  if (p.entry != nullptr) return p.entry->fn(p.args);
+  host_->step.step = step.step;
+  host_->step.seed = step.seed;
+  host_->step.eval = step.eval ? 1 : 0;
+  host_->error = 0;
+  host_->ctx.error_tag = index + 1;
+  A8_RETURN_IF_ERROR(SharedEntry(p.shared)->fn(p.args, host_->ctx));
+  if (host_->error != 0) {
+    return InvalidInput("kernel {} '{}' (node '{}'): an index or label input is out of range",
+                        index, p.args.kernel().name(), p.args.kernel().node());
+  }
+  return Status::Ok();
 }
 
 std::unique_ptr<Backend> MakeCpuBackend() { return std::make_unique<CpuBackend>(); }
+
+const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
+  static const std::vector<CpuKernelEntry> rows = [] {
+    std::vector<CpuKernelEntry> r = CpuKernelRegistry();
+    for (const emu::DevKernelEntry& e : emu::DeviceKernelRegistry()) {
+      if (FindCpuKernel(e.op) != nullptr) continue;
+      auto fn = [dev = e.fn](const KernelArgs& a) -> Status {
+        HostDevice host;
+        host.step.step = a.step.step;
+        host.step.seed = a.step.seed;
+        host.step.eval = a.step.eval ? 1 : 0;
+        A8_RETURN_IF_ERROR(dev(a, host.ctx));
+        if (host.error != 0)
+          return InvalidInput("{}: an index or label input is out of range", a.kernel().op());
+        return Status::Ok();
+      };
+      r.push_back({e.op, e.types, e.type_input, fn,
+                   e.note.empty() ? "shared body" : "shared body; " + e.note});
+    }
+    std::sort(r.begin(), r.end(),
+              [](const CpuKernelEntry& a, const CpuKernelEntry& b) { return a.op < b.op; });
+    return r;
+  }();
+  return rows;
+}
+
+const CpuKernelEntry* FindCpuBackendKernel(const std::string& op) {
+  const std::vector<CpuKernelEntry>& r = CpuBackendRegistry();
+  auto it =
+      std::lower_bound(r.begin(), r.end(), op,
+                       [](const CpuKernelEntry& e, const std::string& o) { return e.op < o; });
+  return it != r.end() && it->op == op ? &*it : nullptr;
+}
 
 }  // namespace a8

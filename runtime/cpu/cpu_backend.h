@@ -1,7 +1,12 @@
-// The CPU backend: runs every kernel through the registry (registry.h), which wraps the
-// reference kernels of kernels/cpu/. GEMM-shaped work uses OpenBLAS's threads (all cores by
-// default, OPENBLAS_NUM_THREADS to change it); other kernels split independent outputs over
-// threads (kernels/cpu/parallel.h). Results do not depend on the thread count.
+// The CPU backend. Every kernel runs through one of two registries:
+//   - the CPU's own entries (registry.h, runtime/cpu/ops_*.cc), which wrap the hand-tuned kernels
+//     of kernels/cpu/ (GEMM tiles, direct convolution, elementwise, softmax...);
+//   - for every other op, the CUDA backend's entry (runtime/device/ops_*.cc) compiled for the
+//     host (namespace a8::emu): the same attribute decoding and the same A8_HD math body as on
+//     the GPU (kernels/device/*_impl.h), launched by the host ForEach over the CPU thread pool
+//     (kernels/device/launch.h). So a family without a CPU fast path has one math body.
+// GEMM-shaped work is split over the same pool (kernels/cpu/parallel.h). Results do not depend
+// on the thread count.
 #pragma once
 
 #include <memory>
@@ -15,6 +20,8 @@ namespace a8 {
 
 class CpuBackend : public Backend {
  public:
+  CpuBackend();
+  ~CpuBackend() override;
   std::string name() const override { return "cpu"; }
   // Resolves every kernel to a registry entry and checks its type operand's dtype; binds the
   // operands. Unsupported names the kernel index, its name and its node.
@@ -22,13 +29,23 @@ class CpuBackend : public Backend {
   Status Run(int index, const StepInfo& step) override;
 
  private:
+  struct Host;  // the host DevCtx of the shared bodies (cpu_backend.cc)
   struct Prepared {
-    const CpuKernelEntry* entry;
+    const CpuKernelEntry* entry;  // null: a shared body (`shared`)
+    const void* shared;           // emu::DevKernelEntry
     KernelArgs args;
   };
   std::vector<Prepared> kernels_;
+  std::unique_ptr<Host> host_;
 };
 
 std::unique_ptr<Backend> MakeCpuBackend();
+
+// Every op the CPU backend runs, sorted by op: its own entries (CpuKernelRegistry) and, for the
+// other ops, the shared device entries wrapped to run on the host (each call with its own
+// scratch memory; their note starts with "shared body"). For tests and --list-kernels: the
+// backend itself keeps one host context for all its kernels.
+const std::vector<CpuKernelEntry>& CpuBackendRegistry();
+const CpuKernelEntry* FindCpuBackendKernel(const std::string& op);
 
 }  // namespace a8

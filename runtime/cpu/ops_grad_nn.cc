@@ -11,17 +11,7 @@ namespace {
 
 // Pool params of the forward whose input is `x_dims`; dY must have the forward's output dims.
 StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a, const cpu::Dims& x_dims) {
-  cpu::PoolParams p;
-  p.dtype = a.in(0).dtype;
-  p.batch = x_dims[0];
-  p.channels = x_dims[1];
-  p.in_spatial = SpatialDims(x_dims);
-  p.kernel = a.Ints("kernel_shape");
-  p.strides = a.Ints("strides");
-  p.dilations = a.Ints("dilations");
-  p.pads = a.Ints("pads");
-  p.ceil_mode = a.Int("ceil_mode", 0) != 0;
-  p.count_include_pad = a.Int("count_include_pad", 0) != 0;
+  cpu::PoolParams p = PoolParamsFromKernel(a, x_dims, a.in(0).dtype);
   A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::PoolOutputSpatial(p));
   if (SpatialDims(a.in(0).dims) != out) {
     return InvalidInput("{}: dY has spatial dims of rank {} that are not the pooled output",
@@ -31,25 +21,8 @@ StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a, const cpu::Dims& x_d
 }
 
 Status RunConvGradFilter(const KernelArgs& a) {
-  const TensorArg& dy = a.in(0);
-  const TensorArg& x = a.in(1);
-  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
-  cpu::ConvParams p;
-  p.dtype = x.dtype;
-  p.batch = x.dims[0];
-  p.in_channels = x.dims[1];
-  p.out_channels = dy.dims[1];
-  p.group = a.Int("group", 1);
-  p.in_spatial = SpatialDims(x.dims);
-  p.kernel = a.Ints("kernel_shape");
-  p.strides = a.Ints("strides");
-  p.dilations = a.Ints("dilations");
-  p.pads = a.Ints("pads");
-  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
-  if (SpatialDims(dy.dims) != out || dy.dims[0] != p.batch) {
-    return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
-  }
-  return cpu::ConvGradFilter(p, dy.data, x.data, a.out(0).data);
+  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvGradFilterParams(a));
+  return cpu::ConvGradFilter(p, a.in(0).data, a.in(1).data, a.out(0).data);
 }
 
 Status RunMaxPoolGrad(const KernelArgs& a) {
@@ -105,15 +78,6 @@ Status RunLayerNormGrad(const KernelArgs& a) {
   }
   return cpu::LayerNormGrad(p, a.in(0).data, x.data, a.in(2).data, InOrNull(a, 3), InOrNull(a, 4),
                             OutOrNull(a, 0), OutOrNull(a, 1), OutOrNull(a, 2));
-}
-
-Status RunInstanceNormGrad(const KernelArgs& a) {
-  const TensorArg& x = a.in(1);
-  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
-  return cpu::InstanceNormGrad(x.dtype, a.in(2).dtype, x.dims[0], x.dims[1],
-                               cpu::NumElements(SpatialDims(x.dims)), a.Float("epsilon", 1e-5f),
-                               a.in(0).data, x.data, a.in(2).data, OutOrNull(a, 0), OutOrNull(a, 1),
-                               OutOrNull(a, 2));
 }
 
 KernelFn SoftmaxGradFn(bool log) {
@@ -185,7 +149,6 @@ void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r) {
                 "scale and statistics: own float dtypes"});
   r->push_back({"a8.LayerNormalizationGrad", kFloatTypes, 0, RunLayerNormGrad,
                 "Mean/InvStdDev optional (recomputed)"});
-  r->push_back({"a8.InstanceNormalizationGrad", kFloatTypes, 0, RunInstanceNormGrad, ""});
   r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(false), ""});
   r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(true), ""});
   r->push_back({"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"});

@@ -91,17 +91,7 @@ Status RunPad(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, a.ConstInts(1));
   if (!a.has_in(1)) pads = a.Ints("pads");
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> axes, a.ConstInts(3));
-  if (!axes.empty()) {
-    if (pads.size() != 2 * axes.size())
-      return InvalidInput("Pad: pads has {} values for {} axes", pads.size(), axes.size());
-    std::vector<int64_t> full(2 * rank, 0);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(axes[i], rank, "Pad"));
-      full[ax] = pads[i];
-      full[ax + rank] = pads[i + axes.size()];
-    }
-    pads = std::move(full);
-  }
+  A8_RETURN_IF_ERROR(ExpandPadAxes(rank, axes, &pads));
   std::string mode = a.Str("mode", "constant");
   cpu::PadMode m;
   if (mode == "constant")

@@ -1,4 +1,5 @@
-// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling, normalizations, losses.
+// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling, BatchNormalization,
+// LayerNormalization, losses. InstanceNormalization runs the shared device body (cpu_backend.h).
 #include <cstring>
 #include <vector>
 
@@ -92,19 +93,7 @@ Status RunConvTranspose(const KernelArgs& a) {
 
 StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(CheckRank(a, 0, 3));
-  cpu::PoolParams p;
-  p.dtype = a.in(0).dtype;
-  p.batch = a.in(0).dims[0];
-  p.channels = a.in(0).dims[1];
-  p.in_spatial = SpatialDims(a.in(0).dims);
-  p.kernel = a.Ints("kernel_shape");
-  p.strides = a.Ints("strides");
-  p.dilations = a.Ints("dilations");
-  p.pads = a.Ints("pads");
-  p.ceil_mode = a.Int("ceil_mode", 0) != 0;
-  p.count_include_pad = a.Int("count_include_pad", 0) != 0;
-  p.column_major_indices = a.Int("storage_order", 0) != 0;
-  return p;
+  return PoolParamsFromKernel(a, a.in(0).dims, a.in(0).dtype);
 }
 
 Status RunMaxPool(const KernelArgs& a) {
@@ -200,14 +189,6 @@ Status RunLayerNorm(const KernelArgs& a) {
                         a.has_out(2) ? a.out(2).data : nullptr);
 }
 
-Status RunInstanceNorm(const KernelArgs& a) {
-  A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
-  const TensorArg& x = a.in(0);
-  return cpu::InstanceNorm(x.dtype, a.in(1).dtype, x.dims[0], x.dims[1],
-                           cpu::NumElements(SpatialDims(x.dims)), a.Float("epsilon", 1e-5f), x.data,
-                           a.in(1).data, a.in(2).data, a.out(0).data);
-}
-
 StatusOr<cpu::LossParams> LossParamsOf(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
   return LossParamsFromKernel(a, a.in(0).dims, 1);
@@ -228,35 +209,6 @@ Status RunNll(const KernelArgs& a) {
 
 }  // namespace
 
-StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::Dims& scores_dims,
-                                               int labels_input) {
-  if (scores_dims.size() < 2) {
-    return InvalidInput("{}: scores have rank {}, need at least 2", a.kernel().op(),
-                        scores_dims.size());
-  }
-  cpu::LossParams p;
-  p.dtype = a.in(0).dtype;
-  p.label_dtype = a.in(labels_input).dtype;
-  p.batch = scores_dims[0];
-  p.classes = scores_dims[1];
-  p.extra = cpu::NumElements(cpu::Dims(scores_dims.begin() + 2, scores_dims.end()));
-  const std::string red = a.Str("reduction", "mean");
-  if (red == "none") {
-    p.reduction = cpu::LossReduction::kNone;
-  } else if (red == "sum") {
-    p.reduction = cpu::LossReduction::kSum;
-  } else if (red == "mean") {
-    p.reduction = cpu::LossReduction::kMean;
-  } else {
-    return InvalidInput("{}: reduction: unknown value '{}'", a.kernel().op(), red);
-  }
-  if (a.attr("ignore_index") != nullptr) {
-    p.has_ignore_index = true;
-    p.ignore_index = a.Int("ignore_index", 0);
-  }
-  return p;
-}
-
 void RegisterNnKernels(std::vector<CpuKernelEntry>* r) {
   static const std::vector<DType> kMatMulTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                   DType::kF64, DType::kI64, DType::kI32};
@@ -274,7 +226,6 @@ void RegisterNnKernels(std::vector<CpuKernelEntry>* r) {
                 "scale/bias and statistics: own float dtypes; training_mode"});
   r->push_back({"LayerNormalization", kFloatTypes, 0, RunLayerNorm,
                 "scale/bias: own float dtype; Mean/InvStdDev: stash dtype"});
-  r->push_back({"InstanceNormalization", kFloatTypes, 0, RunInstanceNorm, ""});
   r->push_back({"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
                 "labels: i32/i64; log_prob optional"});
   r->push_back({"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, "labels: i32/i64"});

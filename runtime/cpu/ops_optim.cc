@@ -68,36 +68,19 @@ Status RunAdamUpdate(const KernelArgs& a) {
 // ---- loss scaling
 
 Status RunUnscaleCheckFinite(const KernelArgs& a) {
-  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
-  const int n = a.num_inputs() - 1;
-  if (n < 1 || a.num_outputs() != n + 1) {
-    return InvalidInput(
-        "a8.UnscaleCheckFinite: {} inputs and {} outputs; expected scale, n "
-        "gradients, and n outputs plus found_inf",
-        a.num_inputs(), a.num_outputs());
-  }
+  A8_ASSIGN_OR_RETURN(const int n, UnscaleCheckFiniteOperands(a));
   std::vector<DType> dtypes;
   std::vector<int64_t> counts;
   std::vector<const void*> grads;
   std::vector<float*> outs;
   for (int i = 0; i < n; ++i) {
-    const TensorArg& g = a.in(1 + i);
-    const TensorArg& o = a.out(i);
-    if (!g.present || !o.present || o.dtype != DType::kF32) {
-      return InvalidInput("a8.UnscaleCheckFinite: gradient {} needs an input and an f32 output", i);
-    }
-    A8_RETURN_IF_ERROR(RequireSameCount(a, o, g, "output"));
-    dtypes.push_back(g.dtype);
-    counts.push_back(g.count());
-    grads.push_back(g.data);
-    outs.push_back(reinterpret_cast<float*>(o.data));
-  }
-  const TensorArg& found = a.out(n);
-  if (!found.present || found.dtype != DType::kF32 || found.count() != 1) {
-    return InvalidInput("a8.UnscaleCheckFinite: output found_inf must be an f32 scalar");
+    dtypes.push_back(a.in(1 + i).dtype);
+    counts.push_back(a.in(1 + i).count());
+    grads.push_back(a.in(1 + i).data);
+    outs.push_back(reinterpret_cast<float*>(a.out(i).data));
   }
   return cpu::UnscaleCheckFinite(*reinterpret_cast<const float*>(a.in(0).data), dtypes, counts,
-                                 grads, outs, reinterpret_cast<float*>(found.data));
+                                 grads, outs, reinterpret_cast<float*>(a.out(n).data));
 }
 
 Status RunUpdateScale(const KernelArgs& a) {

@@ -1,79 +1,19 @@
 // The CPU backend's kernel registry: one entry per op (the plan's Kernel.op), each wrapping the
-// functions of kernels/cpu/kernels.h.
+// hand-tuned functions of kernels/cpu/kernels.h. Ops without an entry here run the shared device
+// entries on the host (runtime/cpu/cpu_backend.h). The kernel ABI (TensorArg, KernelArgs, operand
+// checks) is runtime/core/kernel_args.h.
 //
 // An entry declares the dtypes it takes for its "type operand" (input `type_input`, or output 0
-// when type_input is -1) and a function that runs one kernel from `KernelArgs`: the kernel's
-// bound input/output tensors (dtype, dims from the plan's static types, address) and its
-// attributes. Attribute getters take the ONNX default for a missing optional attribute, so a
-// plan that omits one still runs. Shape-like operands (Reshape's shape, Slice's starts...) are
-// CONSTANT buffers whose bytes are already in the persistent region; output dims come from the
-// output buffers' types.
+// when type_input is -1) and a function that runs one kernel from `KernelArgs`.
 #pragma once
 
-#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
-#include "compiler/ir/status.h"
-#include "compiler/ir/types.h"
-#include "compiler/plan/plan.pb.h"
-#include "kernels/cpu/conv.h"
-#include "kernels/cpu/dtype.h"
-#include "kernels/cpu/loss.h"
-#include "kernels/cpu/optim.h"
-#include "runtime/core/backend.h"
+#include "runtime/core/kernel_args.h"
 
 namespace a8 {
-
-struct TensorArg {
-  bool present = false;  // false for an absent optional input/output
-  DType dtype = DType::kF32;
-  cpu::Dims dims;
-  uint8_t* data = nullptr;
-  // A host copy of the bytes of a CONSTANT buffer where `data` is device memory (the device
-  // backends set it; null otherwise): host setup code reads shape-like operands through it.
-  const uint8_t* host = nullptr;
-  const uint8_t* host_data() const { return host != nullptr ? host : data; }
-  int64_t count() const { return cpu::NumElements(dims); }
-  size_t bytes() const { return static_cast<size_t>(count()) * DTypeSize(dtype); }
-};
-
-class KernelArgs {
- public:
-  KernelArgs(const plan::Kernel* kernel, std::vector<TensorArg> in, std::vector<TensorArg> out,
-             std::vector<TensorArg> tensor_attrs)
-      : kernel_(kernel),
-        in_(std::move(in)),
-        out_(std::move(out)),
-        tensor_attrs_(std::move(tensor_attrs)) {}
-
-  const plan::Kernel& kernel() const { return *kernel_; }
-  int num_inputs() const { return static_cast<int>(in_.size()); }
-  int num_outputs() const { return static_cast<int>(out_.size()); }
-  bool has_in(int i) const { return i < num_inputs() && in_[i].present; }
-  bool has_out(int i) const { return i < num_outputs() && out_[i].present; }
-  // in(i)/out(i) of an absent operand is a TensorArg with present = false.
-  const TensorArg& in(int i) const { return i < num_inputs() ? in_[i] : absent_; }
-  const TensorArg& out(int i) const { return i < num_outputs() ? out_[i] : absent_; }
-
-  const plan::Attribute* attr(const std::string& name) const;
-  int64_t Int(const std::string& name, int64_t dflt) const;
-  float Float(const std::string& name, float dflt) const;
-  std::string Str(const std::string& name, const std::string& dflt) const;
-  std::vector<int64_t> Ints(const std::string& name) const;    // empty when missing
-  const TensorArg* TensorAttr(const std::string& name) const;  // null when missing
-
-  // The values of integer input `i` (i64 or i32; an absent input gives an empty list).
-  StatusOr<std::vector<int64_t>> ConstInts(int i) const;
-
-  StepInfo step;
-
- private:
-  const plan::Kernel* kernel_;
-  std::vector<TensorArg> in_, out_, tensor_attrs_;
-  TensorArg absent_;
-};
 
 using KernelFn = std::function<Status(const KernelArgs&)>;
 
@@ -89,40 +29,9 @@ struct CpuKernelEntry {
 const std::vector<CpuKernelEntry>& CpuKernelRegistry();
 const CpuKernelEntry* FindCpuKernel(const std::string& op);
 
-// Operand checks shared by the CPU and CUDA entries. Operands of one kernel must agree in element
-// count (the compiler's shape rules guarantee it for plans it writes; a hand-edited plan gets an
-// error, not an out-of-bounds access); input i must be a `dtype` scalar.
-Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg& like,
-                        const char* what);
-Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what);
-// `t` (named `what` in the message) has at least `min_rank` dims.
-Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank);
-// The spatial dims of an [N, C, d...] tensor (none below rank 3).
-cpu::Dims SpatialDims(const cpu::Dims& d);
-// The ONNX preview-training optimizers' operands: R (an f32 or f64 scalar), T (an i64 scalar),
-// then `groups` groups of n tensors (X, G, states...) and (groups - 1) groups of outputs, each
-// group member's tensors and outputs of one dtype and size.
-Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups);
-// a8.TrainControl's and a8.UpdateScale's operand and attribute checks and attributes (the CPU
-// and CUDA entries read their scalar inputs themselves: the host or the device).
-StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a);
-StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a);
-// a8.SgdUpdate's / a8.AdamUpdate's operand checks (the control vector, input 2, is f32[kCtlSize];
-// every tensor has the parameter's size; SGD's momentum buffer comes as input 3 and output 1
-// together, and momentum needs it) and attributes.
-StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a);
-StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a);
-// Conv / ConvTranspose / a8.ConvGradFilter geometry from the operands' dims and the attributes.
-StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose);
-// The plan buffer `id` as a kernel operand (absent for id < 0), at `buffers[id]`.
-TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id);
-
-// "f32,f16,bf16,f64" for the --list-kernels listing.
-std::string DTypeList(const std::vector<DType>& types);
-
 // Registration, one function per family (registry.cc calls them in order).
 void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r);
-void RegisterNnKernels(std::vector<CpuKernelEntry>* r);  // Gemm, conv, pool, norm, loss
+void RegisterNnKernels(std::vector<CpuKernelEntry>* r);  // Gemm, conv, pool, norms, loss
 void RegisterReduceKernels(std::vector<CpuKernelEntry>* r);
 void RegisterMovementKernels(std::vector<CpuKernelEntry>* r);  // incl. reshape-likes, Shape
 // Internal ops (domain "a8"; CpuKernelEntry::op is qualified: "a8.ReluGrad").
@@ -132,20 +41,5 @@ void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r);
 void RegisterDistKernels(
     std::vector<CpuKernelEntry>* r);  // ops_dist.cc: gradient all-reduce  // ops_optim.cc
 void RegisterFusedKernels(std::vector<CpuKernelEntry>* r);  // ops_fused.cc: the fuse pass's ops
-
-// The LossParams of a loss kernel or its gradient (ops_nn.cc): scores of `scores_dims`
-// [N, C, d...], input 0's dtype, labels at input `labels_input`, the `reduction` and
-// `ignore_index` attributes.
-StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::Dims& scores_dims,
-                                               int labels_input);
-
-// Dtype sets.
-inline const std::vector<DType> kFloatTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-inline const std::vector<DType> kNumericTypes = {DType::kF32, DType::kF16, DType::kBF16,
-                                                 DType::kF64, DType::kI64, DType::kI32,
-                                                 DType::kI8,  DType::kU8};
-inline const std::vector<DType> kAllTypes = {DType::kF32, DType::kF16, DType::kBF16,
-                                             DType::kF64, DType::kI64, DType::kI32,
-                                             DType::kI8,  DType::kU8,  DType::kBool};
 
 }  // namespace a8

@@ -1,7 +1,7 @@
 // The CUDA backend's kernel registry (and its host emulation's: the same sources, compiled once
 // per namespace, see kernels/device/device.h). One entry per plan op, like the CPU registry
-// (runtime/cpu/registry.h), whose KernelArgs it shares: TensorArg::data is device memory here,
-// and only TensorArg::host (CONSTANT buffers) may be read by host code.
+// (runtime/cpu/registry.h); both take the KernelArgs of runtime/core/kernel_args.h. TensorArg::data
+// is device memory here, and only TensorArg::host (CONSTANT buffers) may be read by host code.
 //
 // An entry's function runs on the host: it reads the kernel's attributes and dims, and launches
 // device work on ctx.stream. Rules for entry functions, so that a step can be captured once as a
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "kernels/device/device.h"
-#include "runtime/cpu/registry.h"
+#include "runtime/core/kernel_args.h"
 
 namespace a8::A8_DEV_NS {
 

@@ -314,21 +314,8 @@ Status ConvGradFilter(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
   if (dy.dtype != x.dtype || a.out(0).dtype != x.dtype)
     return InvalidInput("{}: operands of different dtypes", a.kernel().op());
-  cpu::ConvParams p;
-  p.dtype = x.dtype;
-  p.batch = x.dims[0];
-  p.in_channels = x.dims[1];
-  p.out_channels = dy.dims.size() > 1 ? dy.dims[1] : 0;
-  p.group = a.Int("group", 1);
-  p.in_spatial = SpatialDims(x.dims);
-  p.kernel = a.Ints("kernel_shape");
-  p.strides = a.Ints("strides");
-  p.dilations = a.Ints("dilations");
-  p.pads = a.Ints("pads");
+  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvGradFilterParams(a));
   A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
-  if (SpatialDims(dy.dims) != out || dy.dims[0] != p.batch) {
-    return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
-  }
   cpu::Dims w_dims = {p.out_channels, p.in_channels / p.group};
   w_dims.insert(w_dims.end(), p.kernel.begin(), p.kernel.end());
   A8_RETURN_IF_ERROR(CheckOutDims(a, w_dims));

@@ -201,32 +201,13 @@ Status RunAdamUpdate(const KernelArgs& a, DevCtx& ctx) {
 // ---- loss scaling
 
 Status RunUnscaleCheckFinite(const KernelArgs& a, DevCtx& ctx) {
-  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
-  const int n = a.num_inputs() - 1;
-  if (n < 1 || a.num_outputs() != n + 1) {
-    return InvalidInput(
-        "a8.UnscaleCheckFinite: {} inputs and {} outputs; expected scale, n "
-        "gradients, and n outputs plus found_inf",
-        a.num_inputs(), a.num_outputs());
-  }
+  A8_ASSIGN_OR_RETURN(const int n, UnscaleCheckFiniteOperands(a));
   std::vector<UnscaleTensor> tensors;
   for (int i = 0; i < n; ++i) {
     const TensorArg& g = a.in(1 + i);
-    const TensorArg& o = a.out(i);
-    if (!g.present || !o.present || o.dtype != DType::kF32) {
-      return InvalidInput("a8.UnscaleCheckFinite: gradient {} needs an input and an f32 output", i);
-    }
-    A8_RETURN_IF_ERROR(RequireSameCount(a, o, g, "output"));
-    if (std::find(kFloatTypes.begin(), kFloatTypes.end(), g.dtype) == kFloatTypes.end()) {
-      return Unsupported("a8.UnscaleCheckFinite: gradient {} has dtype {} (a float type expected)",
-                         i, DTypeName(g.dtype));
-    }
-    tensors.push_back({g.dtype, g.count(), g.data, reinterpret_cast<float*>(o.data)});
+    tensors.push_back({g.dtype, g.count(), g.data, reinterpret_cast<float*>(a.out(i).data)});
   }
   const TensorArg& found = a.out(n);
-  if (!found.present || found.dtype != DType::kF32 || found.count() != 1) {
-    return InvalidInput("a8.UnscaleCheckFinite: output found_inf must be an f32 scalar");
-  }
   UnscaleParams p;
   p.scale = reinterpret_cast<const float*>(a.in(0).data);
   p.tensors = tensors.data();

@@ -334,17 +334,7 @@ Status Pad(const KernelArgs& a, DevCtx& ctx) {
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, HostInts(a, 1));
   if (!a.has_in(1)) pads = a.Ints("pads");
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> axes, HostInts(a, 3));
-  if (!axes.empty()) {
-    if (pads.size() != 2 * axes.size())
-      return InvalidInput("Pad: pads has {} values for {} axes", pads.size(), axes.size());
-    std::vector<int64_t> full(2 * rank, 0);
-    for (size_t i = 0; i < axes.size(); ++i) {
-      A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(axes[i], rank, "Pad"));
-      full[ax] = pads[i];
-      full[ax + rank] = pads[i + axes.size()];
-    }
-    pads = std::move(full);
-  }
+  A8_RETURN_IF_ERROR(ExpandPadAxes(rank, axes, &pads));
   const std::string mode = a.Str("mode", "constant");
   movement::PadParams p;
   if (mode == "constant")

@@ -246,18 +246,7 @@ Status RunInstanceNormGrad(const KernelArgs& a, DevCtx& ctx) {
 // cpu::PoolOutputSpatial), spatial dims padded to 3 with leading 1s as the kernels take them.
 StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const cpu::Dims& x_dims, DType dtype,
                               cpu::Dims* out_spatial) {
-  cpu::PoolParams cp;
-  cp.dtype = dtype;
-  cp.batch = x_dims[0];
-  cp.channels = x_dims[1];
-  cp.in_spatial = SpatialDims(x_dims);
-  cp.kernel = a.Ints("kernel_shape");
-  cp.strides = a.Ints("strides");
-  cp.dilations = a.Ints("dilations");
-  cp.pads = a.Ints("pads");
-  cp.ceil_mode = a.Int("ceil_mode", 0) != 0;
-  cp.count_include_pad = a.Int("count_include_pad", 0) != 0;
-  cp.column_major_indices = a.Int("storage_order", 0) != 0;
+  const cpu::PoolParams cp = PoolParamsFromKernel(a, x_dims, dtype);
   A8_ASSIGN_OR_RETURN(*out_spatial, cpu::PoolOutputSpatial(cp));
   PoolArgs p;
   p.dtype = dtype;

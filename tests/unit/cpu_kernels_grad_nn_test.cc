@@ -12,26 +12,14 @@
 
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernels.h"
-#include "tests/unit/cpu_kernels_test_util.h"
+#include "tests/unit/cpu_kernels_grad_util.h"
 
 namespace a8 {
 namespace {
 
 using cpu::Dims;
-using Vec = std::vector<double>;
 
-Vec Uniform(size_t n, uint64_t seed, double lo = -1, double hi = 1) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(lo, hi);
-  Vec v(n);
-  for (double& x : v) x = d(rng);
-  return v;
-}
-
-// `v` rounded to `dt` and back.
-Vec Round(DType dt, const Vec& v) {
-  return cpu::testing::Values(cpu::testing::FromValues(dt, {static_cast<int64_t>(v.size())}, v));
-}
+using namespace cpu::testing;  // Vec, Uniform, NumericGrad, CheckKernel
 
 // Runs `f` with its float operands stored as `dt` (each Vec converted in, results converted back):
 // `f(dt, inputs as buffers, outputs)`.
@@ -44,51 +32,6 @@ Vec RunAs(DType dt, const std::vector<Vec>& ins, size_t out_n,
   Status s = f(b, out);
   EXPECT_TRUE(s.ok()) << s.message();
   return cpu::testing::Values(out);
-}
-
-// d/dx of sum(f(x) * r) by central differences.
-Vec NumericGrad(const std::function<Vec(const Vec&)>& f, Vec x, const Vec& r, double eps = 1e-6) {
-  Vec g(x.size());
-  for (size_t i = 0; i < x.size(); ++i) {
-    const double x0 = x[i];
-    double l[2] = {0, 0};
-    for (int s = 0; s < 2; ++s) {
-      x[i] = x0 + (s == 0 ? eps : -eps);
-      Vec y = f(x);
-      for (size_t j = 0; j < y.size(); ++j) l[s] += y[j] * r[j];
-    }
-    x[i] = x0;
-    g[i] = (l[0] - l[1]) / (2 * eps);
-  }
-  return g;
-}
-
-// |got - want| <= tol * (|want| + scale * 1e-2): `scale` is max |want|, so elements that are sums
-// of cancelling terms are held to the precision of the whole gradient.
-void ExpectNear(const Vec& got, const Vec& want, double tol, const std::string& what) {
-  ASSERT_EQ(got.size(), want.size()) << what;
-  double scale = 0;
-  for (double w : want) scale = std::max(scale, std::fabs(w));
-  int failures = 0;
-  for (size_t i = 0; i < got.size() && failures < 5; ++i) {
-    if (!(std::fabs(got[i] - want[i]) <= tol * (std::fabs(want[i]) + 1e-2 * scale + 1e-6))) {
-      ADD_FAILURE() << what << " element " << i << ": got " << got[i] << " want " << want[i];
-      ++failures;
-    }
-  }
-}
-
-// A kernel's gradient checked two ways: in f64 against `numeric`, and in f32/f16/bf16 against its
-// f64 result on the same (rounded) inputs. `run(dt, inputs)` returns the gradient.
-void CheckKernel(const std::function<Vec(DType, const std::vector<Vec>&)>& run,
-                 const std::vector<Vec>& inputs, const Vec& numeric, const std::string& what) {
-  ExpectNear(run(DType::kF64, inputs), numeric, 1e-6, what + " f64 vs numeric");
-  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {
-    std::vector<Vec> rounded;
-    for (const Vec& v : inputs) rounded.push_back(Round(dt, v));
-    ExpectNear(run(dt, rounded), run(DType::kF64, rounded), 8 * cpu::testing::ToleranceFor(dt),
-               what + " " + cpu::ElemName(dt));
-  }
 }
 
 // ---- convolution
@@ -220,156 +163,6 @@ TEST(GradNnKernelTest, MaxAndAveragePoolGradients) {
           });
         },
         {r}, NumericGrad([&](const Vec& xx) { return pool(false, xx); }, x, r), "AveragePool");
-  }
-}
-
-// ---- normalizations
-
-TEST(GradNnKernelTest, BatchNormTrainingAndInferenceGradients) {
-  for (Dims xd : {Dims{4, 3, 5}, Dims{3, 2, 3, 4}, Dims{6, 5}}) {
-    const int64_t c = xd[1], nx = cpu::NumElements(xd);
-    cpu::BatchNormParams p;
-    p.dtype = DType::kF64, p.param_dtype = DType::kF64, p.stat_dtype = DType::kF64;
-    p.batch = xd[0], p.channels = c, p.spatial = nx / (xd[0] * c), p.epsilon = 1e-3f;
-    const Vec x = Uniform(nx, 6, -2, 2), s = Uniform(c, 7, 0.5, 2), b = Uniform(c, 8),
-              m = Uniform(c, 9), v = Uniform(c, 10, 0.5, 2), r = Uniform(nx, 11);
-    for (bool training : {true, false}) {
-      // f(x, scale, bias, mean, var) -> Y.
-      auto fwd = [&](Vec xx, Vec ss, Vec bb, Vec mm, Vec vv) {
-        Vec y(nx), rm(c), rv(c);
-        if (training) {
-          EXPECT_TRUE(cpu::BatchNormTraining(p, xx.data(), ss.data(), bb.data(), mm.data(),
-                                             vv.data(), y.data(), rm.data(), rv.data(), nullptr,
-                                             nullptr)
-                          .ok());
-        } else {
-          EXPECT_TRUE(cpu::BatchNormInference(p, xx.data(), ss.data(), bb.data(), mm.data(),
-                                              vv.data(), y.data())
-                          .ok());
-        }
-        return y;
-      };
-      const std::vector<Vec> numeric = {
-          NumericGrad([&](const Vec& t) { return fwd(t, s, b, m, v); }, x, r),
-          NumericGrad([&](const Vec& t) { return fwd(x, t, b, m, v); }, s, r),
-          NumericGrad([&](const Vec& t) { return fwd(x, s, t, m, v); }, b, r),
-          NumericGrad([&](const Vec& t) { return fwd(x, s, b, t, v); }, m, r),
-          NumericGrad([&](const Vec& t) { return fwd(x, s, b, m, t); }, v, r)};
-      for (int out = 0; out < (training ? 3 : 5); ++out) {
-        CheckKernel(
-            [&](DType dt, const std::vector<Vec>& in) {
-              cpu::BatchNormParams q = p;
-              q.dtype = dt;
-              // Parameters and statistics stay f32 beside f16/bf16 data, as mixed precision has.
-              q.param_dtype = q.stat_dtype = dt == DType::kF64 ? DType::kF64 : DType::kF32;
-              cpu::testing::Buffer g = cpu::testing::FromValues(dt, xd, in[0]);
-              cpu::testing::Buffer xb = cpu::testing::FromValues(dt, xd, in[1]);
-              std::vector<cpu::testing::Buffer> pv;
-              for (int i = 2; i < 5; ++i)
-                pv.push_back(cpu::testing::FromValues(q.param_dtype, {c}, in[i]));
-              std::vector<cpu::testing::Buffer> o = {cpu::testing::MakeBuffer(dt, xd)};
-              for (int i = 0; i < 4; ++i) o.push_back(cpu::testing::MakeBuffer(q.param_dtype, {c}));
-              Status st = cpu::BatchNormGrad(
-                  q, g.data(), xb.data(), pv[0].data(), training ? nullptr : pv[1].data(),
-                  training ? nullptr : pv[2].data(), o[0].data(), o[1].data(), o[2].data(),
-                  training ? nullptr : o[3].data(), training ? nullptr : o[4].data());
-              EXPECT_TRUE(st.ok()) << st.message();
-              return cpu::testing::Values(o[out]);
-            },
-            {r, x, s, m, v}, numeric[out],
-            "BatchNorm training=" + std::to_string(training) + " output " + std::to_string(out));
-      }
-    }
-  }
-}
-
-TEST(GradNnKernelTest, LayerNormGradientsWithAndWithoutStatistics) {
-  for (auto [xd, axis] :
-       {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 3, 5}, 1}, std::pair{Dims{4, 2, 3}, 2}}) {
-    cpu::LayerNormParams p;
-    p.dtype = p.param_dtype = p.stat_dtype = DType::kF64;
-    p.outer = cpu::NumElements(Dims(xd.begin(), xd.begin() + axis));
-    p.inner = cpu::NumElements(Dims(xd.begin() + axis, xd.end()));
-    p.epsilon = 1e-3f;
-    const int64_t nx = p.outer * p.inner;
-    const Vec x = Uniform(nx, 12, -2, 2), s = Uniform(p.inner, 13, 0.5, 2),
-              b = Uniform(p.inner, 14), r = Uniform(nx, 15);
-    Vec mean(p.outer), inv(p.outer), y(nx);
-    auto fwd = [&](const Vec& xx, const Vec& ss, const Vec& bb) {
-      Vec yy(nx);
-      EXPECT_TRUE(
-          cpu::LayerNorm(p, xx.data(), ss.data(), bb.data(), yy.data(), mean.data(), inv.data())
-              .ok());
-      return yy;
-    };
-    const std::vector<Vec> numeric = {
-        NumericGrad([&](const Vec& t) { return fwd(t, s, b); }, x, r),
-        NumericGrad([&](const Vec& t) { return fwd(x, t, b); }, s, r),
-        NumericGrad([&](const Vec& t) { return fwd(x, s, t); }, b, r)};
-    for (bool stats : {true, false}) {
-      for (int out = 0; out < 3; ++out) {
-        CheckKernel(
-            [&](DType dt, const std::vector<Vec>& in) {
-              cpu::LayerNormParams q = p;
-              q.dtype = q.param_dtype = dt;
-              q.stat_dtype = dt == DType::kF64 ? DType::kF64 : DType::kF32;
-              // The forward's Mean and InvStdDev for these (rounded) inputs.
-              cpu::testing::Buffer xb = cpu::testing::FromValues(dt, xd, in[1]);
-              cpu::testing::Buffer sb = cpu::testing::FromValues(dt, {p.inner}, in[2]);
-              cpu::testing::Buffer g = cpu::testing::FromValues(dt, xd, in[0]);
-              cpu::testing::Buffer yb = cpu::testing::MakeBuffer(dt, xd);
-              cpu::testing::Buffer mb = cpu::testing::MakeBuffer(q.stat_dtype, {p.outer});
-              cpu::testing::Buffer ib = cpu::testing::MakeBuffer(q.stat_dtype, {p.outer});
-              EXPECT_TRUE(
-                  cpu::LayerNorm(q, xb.data(), sb.data(), nullptr, yb.data(), mb.data(), ib.data())
-                      .ok());
-              std::vector<cpu::testing::Buffer> o = {cpu::testing::MakeBuffer(dt, xd),
-                                                     cpu::testing::MakeBuffer(dt, {p.inner}),
-                                                     cpu::testing::MakeBuffer(dt, {p.inner})};
-              Status st = cpu::LayerNormGrad(
-                  q, g.data(), xb.data(), sb.data(), stats ? mb.data() : nullptr,
-                  stats ? ib.data() : nullptr, o[0].data(), o[1].data(), o[2].data());
-              EXPECT_TRUE(st.ok()) << st.message();
-              return cpu::testing::Values(o[out]);
-            },
-            {r, x, s}, numeric[out], "LayerNorm output " + std::to_string(out));
-      }
-    }
-  }
-}
-
-TEST(GradNnKernelTest, InstanceNormGradients) {
-  for (Dims xd : {Dims{2, 3, 5}, Dims{3, 2, 2, 3}}) {
-    const int64_t n = xd[0], c = xd[1], nx = cpu::NumElements(xd), sp = nx / (n * c);
-    const Vec x = Uniform(nx, 16, -2, 2), s = Uniform(c, 17, 0.5, 2), b = Uniform(c, 18),
-              r = Uniform(nx, 19);
-    auto fwd = [&](const Vec& xx, const Vec& ss, const Vec& bb) {
-      Vec y(nx);
-      EXPECT_TRUE(cpu::InstanceNorm(DType::kF64, DType::kF64, n, c, sp, 1e-3f, xx.data(), ss.data(),
-                                    bb.data(), y.data())
-                      .ok());
-      return y;
-    };
-    const std::vector<Vec> numeric = {
-        NumericGrad([&](const Vec& t) { return fwd(t, s, b); }, x, r),
-        NumericGrad([&](const Vec& t) { return fwd(x, t, b); }, s, r),
-        NumericGrad([&](const Vec& t) { return fwd(x, s, t); }, b, r)};
-    for (int out = 0; out < 3; ++out) {
-      CheckKernel(
-          [&](DType dt, const std::vector<Vec>& in) {
-            cpu::testing::Buffer g = cpu::testing::FromValues(dt, xd, in[0]);
-            cpu::testing::Buffer xb = cpu::testing::FromValues(dt, xd, in[1]);
-            cpu::testing::Buffer sb = cpu::testing::FromValues(dt, {c}, in[2]);
-            std::vector<cpu::testing::Buffer> o = {cpu::testing::MakeBuffer(dt, xd),
-                                                   cpu::testing::MakeBuffer(dt, {c}),
-                                                   cpu::testing::MakeBuffer(dt, {c})};
-            EXPECT_TRUE(cpu::InstanceNormGrad(dt, dt, n, c, sp, 1e-3f, g.data(), xb.data(),
-                                              sb.data(), o[0].data(), o[1].data(), o[2].data())
-                            .ok());
-            return cpu::testing::Values(o[out]);
-          },
-          {r, x, s}, numeric[out], "InstanceNorm output " + std::to_string(out));
-    }
   }
 }
 

@@ -1,6 +1,9 @@
 // The normalization and pooling kernels of the CUDA backend (kernels/device/nn*.h), run through
-// its host emulation against the CPU backend. The kernels sum in the CPU kernels' order, so the
-// emulation must agree to the bit (tolerance 0) for every dtype, mixed parameter dtypes included.
+// its host emulation (in a8_gpu_tests: on the GPU) against the CPU backend, to the bit (tolerance
+// 0) for every dtype, mixed parameter dtypes included. The pools sum in the CPU kernels' order.
+// The normalizations are one body that the CPU backend runs on the host too: here that checks the
+// host launcher against the emulated device entry, on the GPU the CUDA launch against the host;
+// their float64 references are in shared_norm_test.cc.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -404,7 +407,7 @@ void ExpectDirectSame(const plan::Kernel& k, const std::vector<HostTensor>& ins,
     KernelArgs args(&k, ti, to, {});
     args.step.eval = eval;
     if (backend == 0) {
-      status.push_back(FindCpuKernel(k.op())->fn(args));
+      status.push_back(FindCpuBackendKernel(k.op())->fn(args));
     } else {
       emu::StepDev step;
       emu::DevCtx ctx;

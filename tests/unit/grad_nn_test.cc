@@ -19,9 +19,10 @@
 #include "kernels/cpu/kernels.h"
 #include "passes/autodiff/grad_rule.h"
 #include "passes/lowering/lower.h"
-#include "runtime/cpu/registry.h"
+#include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 #include "tests/unit/grad_check_util.h"
+#include "tests/unit/shared_norm_util.h"
 
 namespace a8 {
 namespace {
@@ -30,9 +31,9 @@ using testing::GradCheckCase;
 using testing::GradCheckInput;
 using Bytes = std::vector<uint8_t>;
 
-// Runs one node on the CPU registry: inputs and outputs are the byte buffers of `values`.
+// Runs one node as the CPU backend runs it: inputs and outputs are the byte buffers of `values`.
 Status RunNode(const Node& n, std::map<const Value*, Bytes>* values, const StepInfo& step = {}) {
-  const CpuKernelEntry* e = FindCpuKernel(n.qualified_op());
+  const CpuKernelEntry* e = FindCpuBackendKernel(n.qualified_op());
   if (e == nullptr) return Internal("no CPU kernel for {}", n.qualified_op());
   plan::Kernel k;
   k.set_op(n.qualified_op());
@@ -496,7 +497,7 @@ TEST(GradNnEvalStepTest, BatchNormUsesAndKeepsTheRunningStatistics) {
       cpu::testing::RandomBuffer(DType::kF32, {c}, rng),
       cpu::testing::RandomBuffer(DType::kF32, {c}, rng, 0.5, 2)};
   for (int i = 0; i < 5; ++i) values[in[i]] = bufs[i].bytes;
-  cpu::BatchNormParams p;
+  testing::norm::BatchNormParams p;
   p.batch = n, p.channels = c, p.spatial = sp, p.momentum = 0.8f;
   for (bool eval : {true, false}) {
     SCOPED_TRACE(eval ? "eval" : "train");
@@ -505,15 +506,16 @@ TEST(GradNnEvalStepTest, BatchNormUsesAndKeepsTheRunningStatistics) {
     ASSERT_TRUE(RunNode(**node, &values, step).ok());
     std::vector<float> y(n * c * sp), rm(c), rv(c);
     if (eval) {
-      ASSERT_TRUE(cpu::BatchNormInference(p, bufs[0].data(), bufs[1].data(), bufs[2].data(),
-                                          bufs[3].data(), bufs[4].data(), y.data())
+      ASSERT_TRUE(testing::norm::BatchNormInference(p, bufs[0].data(), bufs[1].data(),
+                                                    bufs[2].data(), bufs[3].data(), bufs[4].data(),
+                                                    y.data())
                       .ok());
       std::memcpy(rm.data(), bufs[3].data(), c * 4);
       std::memcpy(rv.data(), bufs[4].data(), c * 4);
     } else {
-      ASSERT_TRUE(cpu::BatchNormTraining(p, bufs[0].data(), bufs[1].data(), bufs[2].data(),
-                                         bufs[3].data(), bufs[4].data(), y.data(), rm.data(),
-                                         rv.data(), nullptr, nullptr)
+      ASSERT_TRUE(testing::norm::BatchNormTraining(p, bufs[0].data(), bufs[1].data(),
+                                                   bufs[2].data(), bufs[3].data(), bufs[4].data(),
+                                                   y.data(), rm.data(), rv.data())
                       .ok());
     }
     EXPECT_EQ(std::memcmp(values[(*node)->output(0)].data(), y.data(), y.size() * 4), 0);

@@ -1,8 +1,8 @@
-// The optimizer ops (kernels/cpu/optim.h, compiler/ir/op_table_optim.cc, runtime/cpu/
-// ops_optim.cc): every kernel against a float64 reference written here from the PyTorch / ONNX
-// formulas (independent of the kernel code), over several steps with random data; not-applied steps
-// keep every byte; in place gives the bytes of out of place; a step run from a plan gives the
-// kernels' bytes; the shape rules' types and errors.
+// The optimizer ops (kernels/cpu/optim.h, runtime/cpu/ops_optim.cc): every kernel against a
+// float64 reference written here from the PyTorch formulas (independent of the kernel code), over
+// several steps with random data; not-applied steps keep every byte; in place gives the bytes of
+// out of place; a step run from a plan gives the kernels' bytes. The ONNX preview.training
+// optimizers: optim_onnx_test.cc; the shape rules: optim_shape_rules_test.cc.
 #include "kernels/cpu/optim.h"
 
 #include <gmock/gmock.h>
@@ -17,7 +17,6 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 #include "tests/unit/runtime_test_util.h"
-#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
@@ -410,102 +409,6 @@ TEST(OptimKernelsTest, AdamFirstUpdateIsLrTimesSign) {
   EXPECT_FLOAT_EQ(x[2], 2.99f);
 }
 
-// ---------------------------------------------------------------- ONNX
-// preview.training optimizers
-
-TEST(OptimKernelsTest, OnnxAdamMatchesTheSpec) {
-  std::mt19937_64 rng(60);
-  cpu::OnnxAdamParams p;
-  p.alpha = 0.95f;
-  p.beta = 0.85f;
-  p.epsilon = 1e-2f;
-  p.norm_coefficient = 0.001f;
-  p.norm_coefficient_post = 0.02f;
-  for (DType t : {DType::kF32, DType::kF64}) {
-    for (int64_t step : {0, 1, 4}) {
-      const int64_t n = 23;
-      Buffer x = RandomBuffer(t, {n}, rng), g = RandomBuffer(t, {n}, rng);
-      Buffer v = RandomBuffer(t, {n}, rng), h = RandomBuffer(t, {n}, rng, 0.1, 2.0);
-      std::vector<double> rx = Values(x), rg = Values(g), rv = Values(v), rh = Values(h);
-      const double r = 0.1, alpha = p.alpha, beta = p.beta;
-      const double r_adj =
-          step > 0 ? r * std::sqrt(1 - std::pow(beta, step)) / (1 - std::pow(alpha, step)) : r;
-      for (int64_t i = 0; i < n; ++i) {
-        const double gr = double{p.norm_coefficient} * rx[i] + rg[i];
-        rv[i] = alpha * rv[i] + (1 - alpha) * gr;
-        rh[i] = beta * rh[i] + (1 - beta) * gr * gr;
-        const double xn = rx[i] - r_adj * rv[i] / (std::sqrt(rh[i]) + double{p.epsilon});
-        rx[i] = (1 - double{p.norm_coefficient_post}) * xn;
-      }
-      ASSERT_TRUE(cpu::OnnxAdam(p, t, n, r, step, x.data(), g.data(), v.data(), h.data(), x.data(),
-                                v.data(), h.data())
-                      .ok());
-      const double tol = 4 * ToleranceFor(t);
-      ExpectClose(x, rx, tol, nullptr, 1.0);  // O(1) values: scale |want| + 1
-      ExpectClose(v, rv, tol, nullptr, 1.0);
-      ExpectClose(h, rh, tol);
-    }
-  }
-}
-
-TEST(OptimKernelsTest, OnnxMomentumMatchesTheSpec) {
-  std::mt19937_64 rng(61);
-  for (bool nesterov : {false, true}) {
-    cpu::OnnxMomentumParams p;
-    p.alpha = 0.9f;
-    p.beta = 0.3f;
-    p.norm_coefficient = 0.01f;
-    p.nesterov = nesterov;
-    for (DType t : {DType::kF32, DType::kF64}) {
-      for (int64_t step : {0, 3}) {
-        const int64_t n = 31;
-        Buffer x = RandomBuffer(t, {n}, rng), g = RandomBuffer(t, {n}, rng);
-        Buffer v = RandomBuffer(t, {n}, rng);
-        std::vector<double> rx = Values(x), rg = Values(g), rv = Values(v);
-        const double r = 0.05, alpha = p.alpha, beta = step > 0 ? double{p.beta} : 1.0;
-        for (int64_t i = 0; i < n; ++i) {
-          const double gr = double{p.norm_coefficient} * rx[i] + rg[i];
-          rv[i] = alpha * rv[i] + beta * gr;
-          rx[i] -= r * (nesterov ? gr + alpha * rv[i] : rv[i]);
-        }
-        Buffer xo = x, vo = v;
-        ASSERT_TRUE(
-            cpu::OnnxMomentum(p, t, n, r, step, x.data(), g.data(), v.data(), xo.data(), vo.data())
-                .ok());
-        ExpectClose(xo, rx, 4 * ToleranceFor(t), nullptr, 1.0);
-        ExpectClose(vo, rv, 4 * ToleranceFor(t), nullptr, 1.0);
-      }
-    }
-  }
-}
-
-TEST(OptimKernelsTest, OnnxAdagradMatchesTheSpec) {
-  std::mt19937_64 rng(62);
-  cpu::OnnxAdagradParams p;
-  p.decay_factor = 0.1f;
-  p.epsilon = 1e-5f;
-  p.norm_coefficient = 0.001f;
-  for (DType t : {DType::kF32, DType::kF64}) {
-    for (int64_t step : {0, 5}) {
-      const int64_t n = 13;
-      Buffer x = RandomBuffer(t, {n}, rng), g = RandomBuffer(t, {n}, rng);
-      Buffer h = RandomBuffer(t, {n}, rng, 0.0, 3.0);
-      std::vector<double> rx = Values(x), rg = Values(g), rh = Values(h);
-      const double r = 0.1 / (1 + step * double{p.decay_factor});
-      for (int64_t i = 0; i < n; ++i) {
-        const double gr = double{p.norm_coefficient} * rx[i] + rg[i];
-        rh[i] += gr * gr;
-        rx[i] -= r * gr / (std::sqrt(rh[i]) + double{p.epsilon});
-      }
-      ASSERT_TRUE(
-          cpu::OnnxAdagrad(p, t, n, 0.1, step, x.data(), g.data(), h.data(), x.data(), h.data())
-              .ok());
-      ExpectClose(x, rx, 4 * ToleranceFor(t), nullptr, 1.0);
-      ExpectClose(h, rh, 4 * ToleranceFor(t));
-    }
-  }
-}
-
 // ---------------------------------------------------------------- CPU registry
 
 // GlobalNormSq -> TrainControl -> SgdUpdate and AdamUpdate run from a plan give the bytes of direct
@@ -598,73 +501,6 @@ TEST(OptimRegistryTest, AStepFromAPlanMatchesTheKernels) {
   EXPECT_EQ(got(6), w_adam.bytes);
   EXPECT_EQ(got(7), m_next.bytes);
   EXPECT_EQ(got(8), v_next.bytes);
-}
-
-// ---------------------------------------------------------------- shape rules
-
-using shape_test::F32;
-using shape_test::I64;
-using shape_test::T;
-
-class OptimShapeRulesTest : public shape_test::ShapeRulesFixture {
- protected:
-  StatusOr<std::vector<TensorType>> A8(const std::string& op, std::vector<Value*> inputs,
-                                       std::map<std::string, Attribute> attrs, int outputs) {
-    return Infer(op, std::move(inputs), std::move(attrs), outputs, 1, "a8");
-  }
-};
-
-TEST_F(OptimShapeRulesTest, TrainControl) {
-  Value* step = In(I64({}));
-  Value* updates = In(F32({}));
-  auto out = A8("TrainControl", {step, updates, In(F32({}))}, {{"lr", Attribute(0.1f)}}, 3);
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  EXPECT_EQ((*out)[0], F32({5}));
-  EXPECT_EQ((*out)[1], I64({}));
-  EXPECT_EQ((*out)[2], F32({}));
-  EXPECT_FALSE(A8("TrainControl", {step, updates},
-                  {{"lr", Attribute(0.1f)}, {"schedule", Attribute("linear")}}, 3)
-                   .ok());
-  EXPECT_FALSE(A8("TrainControl", {step, updates},
-                  {{"lr", Attribute(0.1f)}, {"accumulate", Attribute(0)}}, 3)
-                   .ok());
-  EXPECT_FALSE(A8("TrainControl", {updates, updates}, {{"lr", Attribute(0.1f)}}, 3).ok());
-  EXPECT_FALSE(A8("TrainControl", {step, updates}, {}, 3).ok());  // lr is required
-}
-
-TEST_F(OptimShapeRulesTest, GlobalNormSqAndGradAccumulate) {
-  auto out = A8("GlobalNormSq", {In(F32({3, 4})), In(F32({7}))}, {}, 1);
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  EXPECT_EQ((*out)[0], F32({}));
-  EXPECT_FALSE(A8("GlobalNormSq", {In(F32({3})), In(T(DType::kF16, {3}))}, {}, 1).ok());
-  EXPECT_FALSE(A8("GlobalNormSq", {In(I64({3}))}, {}, 1).ok());
-
-  out = A8("GradAccumulate", {In(F32({2, 3})), In(T(DType::kF16, {2, 3})), In(I64({}))},
-           {{"accumulate", Attribute(4)}}, 1);
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  EXPECT_EQ((*out)[0], F32({2, 3}));
-  EXPECT_FALSE(A8("GradAccumulate", {In(F32({2, 3})), In(F32({3, 2})), In(I64({}))}, {}, 1).ok());
-}
-
-TEST_F(OptimShapeRulesTest, Updates) {
-  Value* p = In(F32({4, 5}));
-  Value* g = In(T(DType::kBF16, {4, 5}));
-  Value* ctl = In(F32({5}));
-  auto out = A8("SgdUpdate", {p, g, ctl}, {}, 1);
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  EXPECT_EQ((*out)[0], F32({4, 5}));
-  out = A8("SgdUpdate", {p, g, ctl, In(F32({4, 5}))}, {{"momentum", Attribute(0.9f)}}, 2);
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  EXPECT_EQ((*out)[1], F32({4, 5}));
-  EXPECT_FALSE(A8("SgdUpdate", {p, g, ctl}, {{"momentum", Attribute(0.9f)}}, 1).ok());
-  EXPECT_FALSE(A8("SgdUpdate", {p, g, ctl, In(F32({4, 5}))}, {}, 1).ok());
-  EXPECT_FALSE(A8("SgdUpdate", {p, g, In(F32({4}))}, {}, 1).ok());
-
-  out = A8("AdamUpdate", {p, g, ctl, In(F32({4, 5})), In(F32({4, 5}))}, {}, 3);
-  ASSERT_TRUE(out.ok()) << out.status().message();
-  for (const TensorType& t : *out) EXPECT_EQ(t, F32({4, 5}));
-  EXPECT_FALSE(A8("AdamUpdate", {p, g, ctl, In(F32({4, 5})), In(F32({5, 4}))}, {}, 3).ok());
-  EXPECT_FALSE(A8("AdamUpdate", {p, In(F32({4})), ctl, In(F32({4, 5})), p}, {}, 3).ok());
 }
 
 }  // namespace

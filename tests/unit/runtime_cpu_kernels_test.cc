@@ -10,6 +10,7 @@
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/runtime_test_util.h"
+#include "tests/unit/shared_norm_util.h"
 
 namespace a8 {
 namespace {
@@ -74,10 +75,10 @@ TEST(RuntimeCpuKernelsTest, LayerNormBroadcastsScaleAndBias) {
   std::vector<float> got = RunPlan(pb.Finish(), x);
   std::vector<float> full_scale(15), full_bias(15), want(30);
   for (int i = 0; i < 15; ++i) full_scale[i] = scale[i % 5], full_bias[i] = bias[i % 5];
-  cpu::LayerNormParams p;
+  testing::norm::LayerNormParams p;
   p.outer = 2, p.inner = 15, p.epsilon = 1e-5f;
-  ASSERT_TRUE(cpu::LayerNorm(p, x.data(), full_scale.data(), full_bias.data(), want.data(),
-                             nullptr, nullptr)
+  ASSERT_TRUE(testing::norm::LayerNorm(p, x.data(), full_scale.data(), full_bias.data(),
+                                       want.data(), nullptr, nullptr)
                   .ok());
   ExpectSame(got, want);
 }
@@ -207,7 +208,7 @@ TEST(RuntimeCpuKernelsTest, IntegerGemmWithTransposeAlphaBeta) {
 TEST(RuntimeCpuKernelsTest, EveryCatalogOpHasACpuEntry) {
   std::vector<std::string> missing, rejected;
   for (const KernelPattern& row : AllKernelPatterns()) {
-    const CpuKernelEntry* e = FindCpuKernel(row.op);
+    const CpuKernelEntry* e = FindCpuBackendKernel(row.op);
     if (e == nullptr) {
       missing.push_back(row.op);
       continue;

@@ -1,0 +1,259 @@
+// ONNX -> IR: graph inputs (with --shape and --batch), initializers, Constant nodes and every
+// other node, upgraded to the canonical version (importer_internal.h).
+#include <fmt/ranges.h>
+
+#include <optional>
+#include <set>
+#include <string_view>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/onnx/import_upgrade.h"
+#include "compiler/onnx/importer_internal.h"
+
+namespace a8::onnx_import {
+
+StatusOr<TensorType> Importer::BindInputType(const onnx::ValueInfoProto& vi) {
+  const std::string what = fmt::format("graph input '{}'", vi.name());
+  A8_ASSIGN_OR_RETURN(const DType dtype, TensorElemType(vi, what));
+  const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
+  TensorType type{dtype, {}};
+  auto given = opts_.shapes.find(vi.name());
+  if (given != opts_.shapes.end()) {
+    type.dims = given->second;
+    for (size_t i = 0; i < type.dims.size(); ++i) {
+      if (type.dims[i] < 0) {
+        return InvalidInput("--shape {}: dim {} is negative ({})", vi.name(), i, type.dims[i]);
+      }
+    }
+    if (tt.has_shape()) {
+      if (tt.shape().dim_size() != type.rank()) {
+        return InvalidInput("--shape {}: gives rank {}, but the model declares rank {}", vi.name(),
+                            type.rank(), tt.shape().dim_size());
+      }
+      for (int i = 0; i < tt.shape().dim_size(); ++i) {
+        const auto& d = tt.shape().dim(i);
+        if (d.has_dim_value() && d.dim_value() >= 0 && d.dim_value() != type.dims[i]) {
+          return InvalidInput("--shape {}: dim {} is {}, but the model declares {}", vi.name(), i,
+                              type.dims[i], d.dim_value());
+        }
+      }
+    }
+  } else {
+    if (!tt.has_shape()) {
+      return InvalidInput("{}: has no shape; give one with --shape={}:D0xD1x...", what, vi.name());
+    }
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      if (d.has_dim_value() && d.dim_value() >= 0) {
+        type.dims.push_back(d.dim_value());
+      } else if (i == 0 && opts_.batch) {
+        type.dims.push_back(*opts_.batch);
+      } else {
+        type.dims.push_back(1);
+        if (opts_.warnings) {
+          opts_.warnings->push_back(fmt::format(
+              "input '{}' dim {} ('{}') is dynamic; bound to 1 (use --batch or --shape)", vi.name(),
+              i, d.dim_param().empty() ? "?" : d.dim_param()));
+        }
+      }
+    }
+  }
+  auto n = type.NumElements();
+  if (!n.ok()) return n.status().WithContext(what);
+  return type;
+}
+
+Status Importer::ImportInputs() {
+  for (const auto& [name, dims] : opts_.shapes) {
+    if (!input_decls_.count(name) || initializers_.count(name)) {
+      std::vector<std::string> names;
+      for (const onnx::ValueInfoProto& vi : graph_.input()) {
+        if (!initializers_.count(vi.name())) names.push_back(vi.name());
+      }
+      return InvalidInput("--shape {}: the model has no input '{}' (inputs: {})", name, name,
+                          fmt::join(names, ", "));
+    }
+  }
+  for (const onnx::ValueInfoProto& vi : graph_.input()) {
+    // An input that also has an initializer is a weight with a default (ONNX IR < 4 lists every
+    // initializer as an input): it becomes a parameter in ImportInitializers.
+    if (initializers_.count(vi.name())) continue;
+    A8_ASSIGN_OR_RETURN(TensorType type, BindInputType(vi));
+    RecordGraphValue(g_->AddInput(vi.name(), std::move(type)));
+  }
+  return Status::Ok();
+}
+
+Status Importer::ImportInitializers() {
+  // Which initializers are used only as attribute-like operands (and are not graph outputs).
+  std::map<std::string, bool> only_attribute_like;
+  for (const onnx::NodeProto& n : graph_.node()) {
+    for (int i = 0; i < n.input_size(); ++i) {
+      if (!initializers_.count(n.input(i))) continue;
+      const bool attr_like = IsAttributeLikeOperand(NormalizeDomain(n.domain()), n.op_type(), i);
+      auto [it, inserted] = only_attribute_like.emplace(n.input(i), attr_like);
+      if (!inserted) it->second = it->second && attr_like;
+    }
+  }
+  for (const onnx::ValueInfoProto& vi : graph_.output()) only_attribute_like[vi.name()] = false;
+  if (opts_.identity_aliases != nullptr) {
+    for (const onnx::NodeProto& n : graph_.node()) {
+      if (n.op_type() == "Identity" && NormalizeDomain(n.domain()).empty() && n.input_size() == 1 &&
+          n.output_size() == 1 && initializers_.count(n.input(0)) > 0)
+        (*opts_.identity_aliases)[n.input(0)].push_back(n.output(0));
+    }
+  }
+
+  for (int i = 0; i < graph_.initializer_size(); ++i) {
+    const onnx::TensorProto& t = graph_.initializer(i);
+    const std::string what = fmt::format("initializer '{}'", t.name());
+    A8_ASSIGN_OR_RETURN(auto data, TensorFromOnnx(t, what, model_dir_));
+    if (release_float_data_ != nullptr && IsFloat(data->type.dtype)) {
+      std::string().swap(*release_float_data_->mutable_initializer(i)->mutable_raw_data());
+    }
+    auto decl = input_decls_.find(t.name());
+    if (decl != input_decls_.end() && decl->second->type().has_tensor_type()) {
+      const auto& tt = decl->second->type().tensor_type();
+      if (tt.elem_type() != DTypeToOnnx(data->type.dtype)) {
+        return InvalidInput(
+            "{}: the graph input of the same name declares element type {}, the "
+            "data is {}",
+            what, OnnxElemTypeName(tt.elem_type()), DTypeName(data->type.dtype));
+      }
+    }
+    auto use = only_attribute_like.find(t.name());
+    const bool constant =
+        !IsFloat(data->type.dtype) || (use != only_attribute_like.end() && use->second);
+    Value* v = constant ? g_->AddConstant(t.name(), std::move(data))
+                        : g_->AddParameter(t.name(), std::move(data));
+    RecordGraphValue(v);
+  }
+  return Status::Ok();
+}
+
+Status Importer::ImportConstantNode(const onnx::NodeProto& n, const std::string& where) {
+  if (n.output_size() != 1 || n.output(0).empty()) {
+    return InvalidInput("{}: a Constant has exactly one output", where);
+  }
+  if (n.attribute_size() != 1) {
+    return InvalidInput("{}: a Constant has exactly one value attribute, got {}", where,
+                        n.attribute_size());
+  }
+  const onnx::AttributeProto& a = n.attribute(0);
+  const std::string& key = a.name();
+  if (key == "value_string" || key == "value_strings" || key == "sparse_value") {
+    return Unsupported("{}: attribute '{}': {} constants are not supported", where, key,
+                       key == "sparse_value" ? "sparse" : "string");
+  }
+  A8_ASSIGN_OR_RETURN(Attribute attr, AttributeFromOnnx(a, where, model_dir_));
+  std::shared_ptr<TensorData> data;
+  if (key == "value" && attr.kind() == AttrKind::kTensor) {
+    data = std::make_shared<TensorData>(*attr.tensor());
+  } else if (key == "value_float" && attr.kind() == AttrKind::kFloat) {
+    data = TensorData::FromFloats({attr.f()}, {});
+  } else if (key == "value_floats" && attr.kind() == AttrKind::kFloats) {
+    data = TensorData::FromFloats(attr.floats(), {static_cast<int64_t>(attr.floats().size())});
+  } else if (key == "value_int" && attr.kind() == AttrKind::kInt) {
+    data = TensorData::FromInt64s({attr.i()}, {});
+  } else if (key == "value_ints" && attr.kind() == AttrKind::kInts) {
+    data = TensorData::FromInt64s(attr.ints(), {static_cast<int64_t>(attr.ints().size())});
+  } else {
+    return InvalidInput("{}: attribute '{}' of kind {} is not a Constant value", where, key,
+                        AttrKindName(attr.kind()));
+  }
+  RecordGraphValue(g_->AddConstant(n.output(0), std::move(data)));
+  return Status::Ok();
+}
+
+Status Importer::ImportNode(int index) {
+  const onnx::NodeProto& n = graph_.node(index);
+  const std::string domain = NormalizeDomain(n.domain());
+  const std::string& name = node_names_[index];
+  const std::string where = NodeWhere(name, domain, n.op_type());
+  if (domain != "" && domain != kTrainingDomain) {
+    return Unsupported("{}: ops of domain '{}' are not supported (a800c supports ai.onnx and {})",
+                       where, n.domain(), kTrainingDomain);
+  }
+  if (!g_->opsets.count(domain)) {
+    return InvalidInput("{}: domain '{}' is not in the model's opset_import", where, n.domain());
+  }
+  std::vector<Value*> inputs;
+  for (int i = 0; i < n.input_size(); ++i) {
+    const std::string& in = n.input(i);
+    if (in.empty()) {
+      inputs.push_back(nullptr);
+      continue;
+    }
+    Value* v = g_->FindValue(in);
+    if (!v) {
+      if (producer_.count(in)) {
+        return InvalidInput("{}: input '{}' is used before it is produced (cycle or wrong order)",
+                            where, in);
+      }
+      return InvalidInput(
+          "{}: input {} '{}' is not produced by any node, graph input or "
+          "initializer",
+          where, i, in);
+    }
+    inputs.push_back(v);
+  }
+  if (domain.empty() && n.op_type() == "Constant") return ImportConstantNode(n, where);
+  // Attributes first, so that a subgraph is reported as such even on an unsupported op (If).
+  std::map<std::string, Attribute> attrs;
+  for (const onnx::AttributeProto& a : n.attribute()) {
+    A8_ASSIGN_OR_RETURN(Attribute attr, AttributeFromOnnx(a, where, model_dir_));
+    if (!attrs.emplace(a.name(), std::move(attr)).second) {
+      return InvalidInput("{}: attribute '{}' is given twice", where, a.name());
+    }
+  }
+
+  const OpDef* def = FindOp(domain, n.op_type());
+  if (!def) {
+    if (OnnxKnowsOp(domain, n.op_type())) {
+      return Unsupported("{}: op '{}' of {} is not supported by a800c", where, n.op_type(),
+                         DomainName(domain));
+    }
+    return InvalidInput("{}: unknown op '{}' in domain {}", where, n.op_type(), DomainName(domain));
+  }
+  auto version = ResolveOpVersion(*def, g_->opsets.at(domain));
+  if (!version.ok()) return version.status().WithContext(where);
+
+  // Trailing empty outputs are absent; an empty one in the middle gets a fresh name.
+  int num_outputs = n.output_size();
+  while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
+  std::vector<std::pair<std::string, TensorType>> outputs;
+  std::vector<const onnx::TypeProto*> declared;
+  for (int i = 0; i < num_outputs; ++i) {
+    const std::string& out = n.output(i);
+    const std::string out_name = out.empty() ? FreshName(fmt::format("{}.out{}", name, i)) : out;
+    auto vi = value_info_.find(out);
+    const onnx::TypeProto* type = vi == value_info_.end() ? nullptr : vi->second;
+    std::optional<TensorType> t = type ? StaticType(*type) : std::nullopt;
+    outputs.emplace_back(out_name, t.value_or(TensorType{}));
+    declared.push_back(type);
+  }
+  Node* node = g_->AddNode(n.op_type(), domain, inputs, outputs, std::move(attrs), name);
+  for (int i = 0; i < num_outputs; ++i) {
+    if (declared[i]) RecordDeclaredType(node->output(i), *declared[i]);
+  }
+
+  UpgradeContext ctx;
+  ctx.graph = g_.get();
+  ctx.fresh_name = [this](const std::string& base) { return FreshName(base); };
+  ctx.known_rank = [this, index](const Value* v) -> std::optional<int64_t> {
+    auto it = known_rank_.find(v);
+    if (it != known_rank_.end()) return it->second;
+    return OnnxInferredRank(v->name(), index);
+  };
+  ctx.known_dtype = [this](const Value* v) -> std::optional<DType> {
+    auto it = known_dtype_.find(v);
+    if (it == known_dtype_.end()) return std::nullopt;
+    return it->second;
+  };
+  A8_RETURN_IF_ERROR(UpgradeNode(node, *version, def->canonical, ctx));
+  A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*node, *def));
+  node->set_version(def->canonical);
+  return Status::Ok();
+}
+
+}  // namespace a8::onnx_import

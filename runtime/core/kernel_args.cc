@@ -1,0 +1,376 @@
+#include "runtime/core/kernel_args.h"
+
+#include <algorithm>
+
+#include "kernels/cpu/reduce.h"
+
+namespace a8 {
+
+const plan::Attribute* KernelArgs::attr(const std::string& name) const {
+  for (const plan::Attribute& a : kernel_->attrs())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
+int64_t KernelArgs::Int(const std::string& name, int64_t dflt) const {
+  const plan::Attribute* a = attr(name);
+  if (a == nullptr) return dflt;
+  if (a->has_i()) return a->i();
+  if (a->has_f()) return static_cast<int64_t>(a->f());
+  return dflt;
+}
+
+float KernelArgs::Float(const std::string& name, float dflt) const {
+  const plan::Attribute* a = attr(name);
+  if (a == nullptr) return dflt;
+  if (a->has_f()) return a->f();
+  if (a->has_i()) return static_cast<float>(a->i());
+  return dflt;
+}
+
+std::string KernelArgs::Str(const std::string& name, const std::string& dflt) const {
+  const plan::Attribute* a = attr(name);
+  return a != nullptr && a->has_s() ? a->s() : dflt;
+}
+
+std::vector<int64_t> KernelArgs::Ints(const std::string& name) const {
+  const plan::Attribute* a = attr(name);
+  if (a == nullptr || !a->has_ints()) return {};
+  return {a->ints().values().begin(), a->ints().values().end()};
+}
+
+const TensorArg* KernelArgs::TensorAttr(const std::string& name) const {
+  const plan::Attribute* a = attr(name);
+  if (a == nullptr || !a->has_tensor_buffer()) return nullptr;
+  int i = 0;
+  for (const plan::Attribute& b : kernel_->attrs()) {
+    if (&b == a) break;
+    if (b.has_tensor_buffer()) ++i;
+  }
+  return i < static_cast<int>(tensor_attrs_.size()) ? &tensor_attrs_[i] : nullptr;
+}
+
+StatusOr<std::vector<int64_t>> KernelArgs::ConstInts(int i) const {
+  const TensorArg& t = in(i);
+  if (!t.present) return std::vector<int64_t>{};
+  std::vector<int64_t> v(static_cast<size_t>(t.count()));
+  if (t.dtype == DType::kI64) {
+    std::copy_n(reinterpret_cast<const int64_t*>(t.host_data()), v.size(), v.begin());
+  } else if (t.dtype == DType::kI32) {
+    std::copy_n(reinterpret_cast<const int32_t*>(t.host_data()), v.size(), v.begin());
+  } else {
+    return InvalidInput("input {}: expected i64 or i32 values, got {}", i, DTypeName(t.dtype));
+  }
+  return v;
+}
+
+Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg& like,
+                        const char* what) {
+  if (t.count() != like.count()) {
+    return InvalidInput("{}: {} has {} elements, expected {}", a.kernel().op(), what, t.count(),
+                        like.count());
+  }
+  return Status::Ok();
+}
+
+Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what) {
+  const TensorArg& t = a.in(i);
+  if (!t.present || t.dtype != dtype || t.count() != 1) {
+    return InvalidInput("{}: input {} ({}) must be a {} scalar", a.kernel().op(), i, what,
+                        DTypeName(dtype));
+  }
+  return Status::Ok();
+}
+
+Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank) {
+  if (t.dims.size() < min_rank) {
+    return InvalidInput("{}: {} has rank {}, needs at least {}", a.kernel().op(), what,
+                        t.dims.size(), min_rank);
+  }
+  return Status::Ok();
+}
+
+cpu::Dims SpatialDims(const cpu::Dims& d) {
+  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
+}
+
+Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups) {
+  const std::string& op = a.kernel().op();
+  const int tensors = a.num_inputs() - 2;
+  if (tensors < groups || tensors % groups != 0 ||
+      a.num_outputs() != (groups - 1) * (tensors / groups)) {
+    return InvalidInput("{}: {} inputs and {} outputs do not form R, T and {} groups", op,
+                        a.num_inputs(), a.num_outputs(), groups);
+  }
+  const TensorArg& r = a.in(0);
+  if (!r.present || r.count() != 1 || (r.dtype != DType::kF32 && r.dtype != DType::kF64)) {
+    return InvalidInput("{}: input R must be an f32 or f64 scalar", op);
+  }
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI64, "T"));
+  // Group member i: X_i, G_i, states_i... and its outputs, all of one dtype and size.
+  const int n = tensors / groups;
+  for (int i = 0; i < n; ++i) {
+    const TensorArg& x0 = a.in(2 + i);
+    for (int g = 0; g < groups; ++g) {
+      const TensorArg& x = a.in(2 + g * n + i);
+      if (!x.present || x.dtype != x0.dtype || x.count() != x0.count())
+        return InvalidInput("{}: the tensors of group member {} differ in type", op, i);
+    }
+    for (int g = 0; g < groups - 1; ++g) {
+      const TensorArg& y = a.out(g * n + i);
+      if (!y.present || y.dtype != x0.dtype || y.count() != x0.count())
+        return InvalidInput("{}: the outputs of group member {} differ in type", op, i);
+    }
+  }
+  return Status::Ok();
+}
+
+StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kI64, "step"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kF32, "updates"));
+  cpu::TrainControlParams p;
+  p.lr = a.Float("lr", 0.0f);
+  const std::string schedule = a.Str("schedule", "constant");
+  if (schedule != "constant" && schedule != "cosine") {
+    return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
+  }
+  p.cosine = schedule == "cosine";
+  p.warmup_steps = a.Int("warmup_steps", 0);
+  p.total_steps = a.Int("total_steps", 0);
+  p.min_lr = a.Float("min_lr", 0.0f);
+  p.accumulate = a.Int("accumulate", 1);
+  p.max_grad_norm = a.Float("max_grad_norm", 0.0f);
+  if (a.has_in(2)) A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "sq_norm"));
+  if (a.has_in(3)) A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kF32, "found_inf"));
+  if (a.out(0).count() != cpu::kCtlSize || a.out(1).count() != 1 || a.out(2).count() != 1) {
+    return InvalidInput("a8.TrainControl: outputs must be f32[{}], i64[], f32[]",
+                        static_cast<int>(cpu::kCtlSize));
+  }
+  A8_RETURN_IF_ERROR(cpu::CheckTrainControlParams(p));
+  return p;
+}
+
+StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kI32, "tracker"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "found_inf"));
+  A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kI64, "step"));
+  if (a.num_outputs() != 2 || a.out(0).dtype != DType::kF32 || a.out(0).count() != 1 ||
+      a.out(1).dtype != DType::kI32 || a.out(1).count() != 1) {
+    return InvalidInput("a8.UpdateScale: outputs must be f32[] and i32[]");
+  }
+  cpu::UpdateScaleParams p;
+  p.growth_factor = a.Float("growth_factor", 2.0f);
+  p.backoff_factor = a.Float("backoff_factor", 0.5f);
+  p.growth_interval = a.Int("growth_interval", 2000);
+  p.min_scale = a.Float("min_scale", 0.0f);
+  p.max_scale = a.Float("max_scale", 0.0f);
+  p.accumulate = a.Int("accumulate", 1);
+  A8_RETURN_IF_ERROR(cpu::CheckUpdateScaleParams(p));
+  return p;
+}
+
+namespace {
+
+// The control vector (a8.TrainControl's ctl) of an update, input 2.
+Status CheckControl(const KernelArgs& a) {
+  const TensorArg& ctl = a.in(2);
+  if (!ctl.present || ctl.dtype != DType::kF32 || ctl.count() != cpu::kCtlSize) {
+    return InvalidInput("{}: input 2 (ctl) must be f32[{}]", a.kernel().op(),
+                        static_cast<int>(cpu::kCtlSize));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckControl(a));
+  const TensorArg& param = a.in(0);
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), param, "param_next"));
+  const bool has_buf = a.has_in(3);
+  if (has_buf != a.has_out(1)) {
+    return InvalidInput("a8.SgdUpdate: momentum_buf and momentum_buf_next go together");
+  }
+  if (has_buf) {
+    A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
+    A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
+  }
+  cpu::SgdParams p;
+  p.momentum = a.Float("momentum", 0.0f);
+  p.dampening = a.Float("dampening", 0.0f);
+  p.nesterov = a.Int("nesterov", 0) != 0;
+  p.weight_decay = a.Float("weight_decay", 0.0f);
+  if (p.momentum != 0.0f && !has_buf) {
+    return InvalidInput("a8.SgdUpdate: momentum {} needs the momentum buffer input and output",
+                        p.momentum);
+  }
+  return p;
+}
+
+StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(CheckControl(a));
+  const TensorArg& param = a.in(0);
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(1), param, "grad"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
+  A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
+  for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
+  cpu::AdamParams p;
+  p.beta1 = a.Float("beta1", 0.9f);
+  p.beta2 = a.Float("beta2", 0.999f);
+  p.eps = a.Float("eps", 1e-8f);
+  p.weight_decay = a.Float("weight_decay", 0.0f);
+  p.decoupled = a.Int("decoupled", 0) != 0;
+  return p;
+}
+
+StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(0), "input 0", 3));
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(1), "input 1", 3));
+  if (a.out(0).dims.size() < 2) return InvalidInput("{}: output rank < 2", a.kernel().op());
+  cpu::ConvParams p;
+  p.dtype = a.in(0).dtype;
+  p.batch = a.in(0).dims[0];
+  p.in_channels = a.in(0).dims[1];
+  p.out_channels = a.out(0).dims[1];
+  p.group = a.Int("group", 1);
+  p.in_spatial = SpatialDims(a.in(0).dims);
+  p.kernel = SpatialDims(a.in(1).dims);
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  if (transpose) p.output_padding = a.Ints("output_padding");
+  return p;
+}
+
+StatusOr<int> UnscaleCheckFiniteOperands(const KernelArgs& a) {
+  A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
+  const int n = a.num_inputs() - 1;
+  if (n < 1 || a.num_outputs() != n + 1) {
+    return InvalidInput(
+        "a8.UnscaleCheckFinite: {} inputs and {} outputs; expected scale, n "
+        "gradients, and n outputs plus found_inf",
+        a.num_inputs(), a.num_outputs());
+  }
+  for (int i = 0; i < n; ++i) {
+    const TensorArg& g = a.in(1 + i);
+    const TensorArg& o = a.out(i);
+    if (!g.present || !o.present || o.dtype != DType::kF32) {
+      return InvalidInput("a8.UnscaleCheckFinite: gradient {} needs an input and an f32 output", i);
+    }
+    A8_RETURN_IF_ERROR(RequireSameCount(a, o, g, "output"));
+    if (std::find(kFloatTypes.begin(), kFloatTypes.end(), g.dtype) == kFloatTypes.end()) {
+      return Unsupported("a8.UnscaleCheckFinite: gradient {} has dtype {} (a float type expected)",
+                         i, DTypeName(g.dtype));
+    }
+  }
+  const TensorArg& found = a.out(n);
+  if (!found.present || found.dtype != DType::kF32 || found.count() != 1) {
+    return InvalidInput("a8.UnscaleCheckFinite: output found_inf must be an f32 scalar");
+  }
+  return n;
+}
+
+StatusOr<cpu::ConvParams> ConvGradFilterParams(const KernelArgs& a) {
+  const TensorArg& dy = a.in(0);
+  const TensorArg& x = a.in(1);
+  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
+  cpu::ConvParams p;
+  p.dtype = x.dtype;
+  p.batch = x.dims[0];
+  p.in_channels = x.dims[1];
+  p.out_channels = dy.dims.size() > 1 ? dy.dims[1] : 0;
+  p.group = a.Int("group", 1);
+  p.in_spatial = SpatialDims(x.dims);
+  p.kernel = a.Ints("kernel_shape");
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
+  if (SpatialDims(dy.dims) != out || dy.dims[0] != p.batch) {
+    return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
+  }
+  return p;
+}
+
+Status ExpandPadAxes(int64_t rank, const std::vector<int64_t>& axes, std::vector<int64_t>* pads) {
+  if (axes.empty()) return Status::Ok();
+  if (pads->size() != 2 * axes.size())
+    return InvalidInput("Pad: pads has {} values for {} axes", pads->size(), axes.size());
+  std::vector<int64_t> full(2 * rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(axes[i], rank, "Pad"));
+    full[ax] = (*pads)[i];
+    full[ax + rank] = (*pads)[i + axes.size()];
+  }
+  *pads = std::move(full);
+  return Status::Ok();
+}
+
+cpu::PoolParams PoolParamsFromKernel(const KernelArgs& a, const cpu::Dims& x_dims, DType dtype) {
+  cpu::PoolParams p;
+  p.dtype = dtype;
+  p.batch = x_dims[0];
+  p.channels = x_dims[1];
+  p.in_spatial = SpatialDims(x_dims);
+  p.kernel = a.Ints("kernel_shape");
+  p.strides = a.Ints("strides");
+  p.dilations = a.Ints("dilations");
+  p.pads = a.Ints("pads");
+  p.ceil_mode = a.Int("ceil_mode", 0) != 0;
+  p.count_include_pad = a.Int("count_include_pad", 0) != 0;
+  p.column_major_indices = a.Int("storage_order", 0) != 0;
+  return p;
+}
+
+TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id) {
+  TensorArg t;
+  if (id < 0 || id >= plan.buffers_size()) return t;
+  const plan::Buffer& b = plan.buffers(id);
+  t.present = true;
+  t.dtype = static_cast<DType>(b.type().dtype());
+  t.dims.assign(b.type().dims().begin(), b.type().dims().end());
+  t.data = id < static_cast<int>(buffers.size()) ? buffers[id] : nullptr;
+  return t;
+}
+
+std::string DTypeList(const std::vector<DType>& types) {
+  std::string s;
+  for (DType t : types) {
+    if (!s.empty()) s += ",";
+    s += DTypeName(t);
+  }
+  return s;
+}
+
+StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::Dims& scores_dims,
+                                               int labels_input) {
+  if (scores_dims.size() < 2) {
+    return InvalidInput("{}: scores have rank {}, need at least 2", a.kernel().op(),
+                        scores_dims.size());
+  }
+  cpu::LossParams p;
+  p.dtype = a.in(0).dtype;
+  p.label_dtype = a.in(labels_input).dtype;
+  p.batch = scores_dims[0];
+  p.classes = scores_dims[1];
+  p.extra = cpu::NumElements(cpu::Dims(scores_dims.begin() + 2, scores_dims.end()));
+  const std::string red = a.Str("reduction", "mean");
+  if (red == "none") {
+    p.reduction = cpu::LossReduction::kNone;
+  } else if (red == "sum") {
+    p.reduction = cpu::LossReduction::kSum;
+  } else if (red == "mean") {
+    p.reduction = cpu::LossReduction::kMean;
+  } else {
+    return InvalidInput("{}: reduction: unknown value '{}'", a.kernel().op(), red);
+  }
+  if (a.attr("ignore_index") != nullptr) {
+    p.has_ignore_index = true;
+    p.ignore_index = a.Int("ignore_index", 0);
+  }
+  return p;
+}
+
+}  // namespace a8
