@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "runtime/core/precision_debug.h"
+#include "runtime/cpu/cpu_backend.h"
 #include "tools/cli_common.h"
 #include "tools/precision_flags.h"
 #include "tools/training_flags.h"
@@ -107,6 +108,7 @@ int DebugPrecisionMain(int argc, char** argv) {
   o.work_dir = work_dir;
   o.progress = [](const std::string& line) { std::cout << "debug-precision: " << line << "\n"; };
 
+  o.make_backend = [] { return MakeCpuBackend(); };
   auto result = DebugPrecision(o);
   if (!result.ok()) return Fail(result.status());
   const PrecisionDebugResult& r = *result;

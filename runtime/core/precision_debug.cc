@@ -21,7 +21,6 @@
 #include "runtime/core/precision_search.h"
 #include "runtime/core/synthetic.h"
 #include "runtime/core/trainer.h"
-#include "runtime/cpu/cpu_backend.h"
 
 namespace a8 {
 namespace {
@@ -325,7 +324,7 @@ class Debugger {
       return Status::Ok();
     };
     A8_ASSIGN_OR_RETURN(std::unique_ptr<Executor> ex,
-                        Executor::Create(std::move(file), MakeCpuBackend(), eo));
+                        Executor::Create(std::move(file), o_.make_backend(), eo));
     pp = &ex->plan();
     exp = ex.get();
     A8_ASSIGN_OR_RETURN(
@@ -470,6 +469,7 @@ std::string ExactNamesRegex(const std::vector<std::string>& names) {
 }
 
 StatusOr<PrecisionDebugResult> DebugPrecision(const PrecisionDebugOptions& options) {
+  if (!options.make_backend) return Internal("DebugPrecision: no backend factory");
   Debugger d(options);
   return d.Run();
 }

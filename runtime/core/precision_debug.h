@@ -26,12 +26,14 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "compiler/driver/driver.h"
 #include "compiler/ir/status.h"
+#include "runtime/core/backend.h"
 
 namespace a8 {
 
@@ -50,6 +52,9 @@ struct PrecisionDebugOptions {
   bool guided = true;
   std::string work_dir;  // where plans are written ("": a fresh temporary folder)
   std::function<void(const std::string&)> progress;  // one line per event
+  // The backend every training run uses (the tool passes the CPU backend's factory; runtime/core
+  // sits below the backends, so it cannot name one itself).
+  std::function<std::unique_ptr<Backend>()> make_backend;
 };
 
 // One training run's loss curve and verdict.

@@ -4,7 +4,7 @@
 
 #include "kernels/cpu/kernels.h"
 #include "runtime/cpu/registry.h"
-#include "runtime/cpu/unary_entries.h"
+#include "runtime/core/unary_entries.h"
 
 namespace a8 {
 namespace {

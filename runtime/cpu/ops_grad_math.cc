@@ -2,7 +2,7 @@
 // kernels/cpu/grad_math.h).
 #include "kernels/cpu/grad_math.h"
 #include "runtime/cpu/registry.h"
-#include "runtime/cpu/unary_entries.h"
+#include "runtime/core/unary_entries.h"
 
 namespace a8 {
 namespace {

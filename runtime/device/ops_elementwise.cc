@@ -1,6 +1,6 @@
 // Device registry entries of the elementwise family (kernels/device/elementwise.h): unary ops and
 // activation gradients (rows generated from kernels/common/unary_math.h,
-// runtime/cpu/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike, Dropout,
+// runtime/core/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike, Dropout,
 // the activation gradients, a8.DropoutGrad and a8.FusedElementwise. Each reads its attributes and
 // dims as the CPU entry does (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_grad_nn.cc,
 // ops_fused.cc), with the same defaults and error messages; broadcasting is planned by the CPU's
@@ -13,7 +13,7 @@
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/kernels.h"
 #include "kernels/device/elementwise.h"
-#include "runtime/cpu/unary_entries.h"
+#include "runtime/core/unary_entries.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {

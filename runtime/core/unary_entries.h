@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "kernels/common/unary_math.h"
-#include "runtime/cpu/registry.h"
+#include "runtime/core/kernel_args.h"
 
 namespace a8 {
 
