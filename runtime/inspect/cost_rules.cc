@@ -6,6 +6,7 @@
 #include <string>
 
 #include "kernels/common/fused_elementwise.h"
+#include "kernels/common/unary_math.h"
 #include "runtime/inspect/cost.h"
 
 namespace a8 {
@@ -86,6 +87,18 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
                        "Trilu", "a8.GatherGrad", "a8.SliceGrad"});
     add(F::kView, {"Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"});
     add(F::kCollective, {"a8.AllReduceStart", "a8.AllReduceWait"});
+    // Every other unary op and activation gradient from kernels/common/unary_math.h's lists (a new
+    // op there gets a rule without an edit here): a few instructions an element (Cost 1) are
+    // elementwise, a libm call (Cost 16) transcendental. The lists above keep their own choice.
+    auto family = [](int cost) { return cost <= 1 ? F::kElementwise : F::kTranscendental; };
+#define A8_X(Name, Types, Cost, Fused) \
+  if (std::string_view(#Types) != "Variant") t.emplace(#Name, family(Cost));
+    A8_UNARY_OPS(A8_X)
+#undef A8_X
+#define A8_X(Name, Reads, Cost, Fused) \
+  if (std::string_view(#Reads) != "Variant") t.emplace("a8." #Name "Grad", family(Cost));
+    A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
     return t;
   }());
   return *table;

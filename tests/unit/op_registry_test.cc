@@ -17,6 +17,7 @@
 #include "kernels/common/unary_math.h"
 #include "passes/autodiff/grad_rule.h"
 #include "passes/mixed_precision/policy.h"
+#include "runtime/cpu/cpu_backend.h"
 #include "runtime/cpu/registry.h"
 #include "runtime/device/device_registry.h"
 
@@ -66,7 +67,8 @@ TEST(OpRegistryTest, EveryCatalogSignatureHasACpuAndACudaKernel) {
     const std::string q = QualifiedName(op);
     if (NeverInAPlan(op)) continue;
     ASSERT_TRUE(IsCatalogOp(q)) << q << " has no kernel-catalog row";
-    const CpuKernelEntry* cpu = FindCpuKernel(q);
+    // The CPU backend's resolution: its own kernel, else the shared (device) body on the host.
+    const CpuKernelEntry* cpu = FindCpuBackendKernel(q);
     const emu::DevKernelEntry* dev = emu::FindDeviceKernel(q);
     ASSERT_NE(cpu, nullptr) << q << " has no CPU kernel";
     ASSERT_NE(dev, nullptr) << q << " has no CUDA kernel";
