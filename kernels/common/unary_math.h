@@ -163,12 +163,20 @@ A8_HD A SoftplusOf(A x) {
     }                               \
   };
 
+// Integer negation that wraps as two's complement (-INT64_MIN == INT64_MIN, as numpy and
+// onnxruntime give) instead of overflowing, which is undefined for signed types.
+template <typename A>
+A8_HD A WrapNeg(A x) {
+  using U = std::make_unsigned_t<A>;
+  return static_cast<A>(static_cast<U>(0) - static_cast<U>(x));
+}
+
 struct AbsF {
   UnaryAttrs at;
   template <typename A>
   A8_HD A operator()(A x) const {
     if constexpr (std::is_integral_v<A>) {
-      if constexpr (std::is_signed_v<A>) return x < 0 ? static_cast<A>(0 - x) : x;
+      if constexpr (std::is_signed_v<A>) return x < 0 ? WrapNeg(x) : x;
       return x;
     } else {
       return MAbs(x);
@@ -179,7 +187,7 @@ struct NegF {
   UnaryAttrs at;
   template <typename A>
   A8_HD A operator()(A x) const {
-    if constexpr (std::is_integral_v<A>) return static_cast<A>(0 - x);
+    if constexpr (std::is_integral_v<A>) return WrapNeg(x);
     return -x;
   }
 };
