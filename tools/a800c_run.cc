@@ -38,9 +38,8 @@
 #include "runtime/core/synthetic.h"
 #include "runtime/core/trace.h"
 #include "runtime/core/trainer.h"
-#include "runtime/cpu/cpu_backend.h"
-#include "runtime/device/device_backend.h"
 #include "tools/cli_common.h"
+#include "tools/run_backends.h"
 #if defined(A800C_HAVE_CUDA)
 #include "runtime/comm/comm_nccl.h"
 #endif
@@ -51,69 +50,12 @@ constexpr const char* kProgram = "a800c-run";
 
 int Fail(const a8::Status& s) { return a8::cli::Fail(kProgram, s); }
 
-// --backend: cpu; cuda (this build's CUDA backend, on the GPU of this process); cuda-emu (the
-// CUDA backend's kernels run on the host: for checking them without a GPU); auto (cuda when
-// this build has it and a GPU is usable, else cpu).
-a8::StatusOr<std::unique_ptr<a8::Backend>> MakeBackend(const std::string& name, bool graphs) {
-  if (name == "cpu") return a8::MakeCpuBackend();
-  if (name == "cuda-emu") return a8::MakeCudaEmuBackend();
-#if defined(A800C_HAVE_CUDA)
-  if (name == "cuda" || name == "auto") {
-    auto be = a8::MakeCudaBackend(graphs);
-    if (be.ok() || name == "cuda") {
-      if (!be.ok()) return be.status().WithContext("--backend=cuda");
-      return be;
-    }
-    return a8::MakeCpuBackend();  // auto without a usable GPU
-  }
-#else
-  (void)graphs;
-  if (name == "auto") return a8::MakeCpuBackend();
-  if (name == "cuda")
-    return a8::Internal(
-        "--backend=cuda: this a800c-run was built without CUDA (no nvcc was found when it was "
-        "configured; rebuild with -DA800C_CUDA=ON on a machine with the CUDA toolkit)");
-#endif
-  return a8::InvalidInput("--backend={}: unknown backend", name);
-}
-
 // A device backend's peak memory (device allocations of this process: the plan's regions, the
 // scratch and library workspaces), one line benchmarks read.
 void PrintPeakMemory(const a8::Executor& ex) {
   if (const uint64_t peak = ex.backend().peak_device_bytes(); peak > 0)
     std::cout << fmt::format("{}: peak device memory {:.1f} MiB ({} bytes)\n", kProgram,
                              static_cast<double>(peak) / (1 << 20), peak);
-}
-
-// --list-kernels: the registry of the chosen backend.
-int ListKernels(const std::string& backend) {
-  if (backend == "cuda" || backend == "cuda-emu") {
-    // The CUDA backend's registry: the same sources as its host emulation's.
-    const auto& reg = a8::emu::DeviceKernelRegistry();
-    std::cout << "backend " << backend << ": " << reg.size() << " ops\n";
-    for (const auto& e : reg) {
-      std::cout << e.op << ": " << (e.type_input >= 0 ? "input " : "output ")
-                << std::max(e.type_input, 0) << " in {" << a8::DTypeList(e.types) << "}";
-      if (!e.note.empty()) std::cout << "; " << e.note;
-      std::cout << "\n";
-    }
-    std::vector<std::string> missing;
-    for (const a8::CpuKernelEntry& c : a8::CpuKernelRegistry())
-      if (a8::emu::FindDeviceKernel(c.op) == nullptr) missing.push_back(c.op);
-    if (!missing.empty())
-      std::cout << "not yet on " << backend << " (" << missing.size()
-                << " ops of the CPU backend): " << fmt::format("{}", fmt::join(missing, " "))
-                << "\n";
-    return 0;
-  }
-  std::cout << "backend cpu: " << a8::CpuBackendRegistry().size() << " ops\n";
-  for (const a8::CpuKernelEntry& e : a8::CpuBackendRegistry()) {
-    std::cout << e.op << ": " << (e.type_input >= 0 ? "input " : "output ")
-              << std::max(e.type_input, 0) << " in {" << a8::DTypeList(e.types) << "}";
-    if (!e.note.empty()) std::cout << "; " << e.note;
-    std::cout << "\n";
-  }
-  return 0;
 }
 
 a8::DType DTypeOf(const a8::plan::Buffer& b) { return static_cast<a8::DType>(b.type().dtype()); }
@@ -562,7 +504,7 @@ int main(int argc, char** argv) {
     std::cout << a8::VersionString(kProgram) << "\n";
     return 0;
   }
-  if (list_kernels) return ListKernels(backend);
+  if (list_kernels) return a8::cli::ListKernels(backend);
   if (plan_path.empty()) return Fail(a8::InvalidInput("PLAN: no plan given (see --help)"));
   // Every output is checked before any work, so that no step is lost to a bad path at the end.
   if (auto s = a8::CheckOutputPaths({{"--checkpoint", f.checkpoint},
@@ -573,7 +515,7 @@ int main(int argc, char** argv) {
     return Fail(s);
 
   // The backend first: on a GPU, the NCCL communicator below needs to know it runs on one.
-  auto be = MakeBackend(backend, !no_cuda_graphs);
+  auto be = a8::cli::MakeBackend(backend, !no_cuda_graphs);
   if (!be.ok()) return Fail(be.status());
   // Data parallel: the launcher's ranks (mpirun); nullptr for one process.
   auto comm = a8::CreateCommunicator(collective_timeout);

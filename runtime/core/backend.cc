@@ -8,13 +8,14 @@
 #include <utility>
 
 namespace a8 {
-namespace {
 
-double NowUs() {
+double SteadyNowUs() {
   return std::chrono::duration<double, std::micro>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
 }
+
+namespace {
 
 // The host clock around each kernel, on the thread that runs it (the CPU backend's kernels
 // return when done; their thread pool works inside that span).
@@ -24,11 +25,11 @@ class HostKernelTimer : public KernelTimer {
     KernelSpan s;
     s.kernel = kernel;
     s.track = tid_;
-    s.start_us = NowUs();
+    s.start_us = SteadyNowUs();
     spans_.push_back(s);
   }
   void Stop(int kernel) override {
-    const double now = NowUs();
+    const double now = SteadyNowUs();
     if (!spans_.empty() && spans_.back().kernel == kernel)
       spans_.back().dur_us = now - spans_.back().start_us;
   }

@@ -19,6 +19,9 @@ namespace a8 {
 
 class Communicator;
 
+// The clock of KernelSpan: the host's steady clock (CLOCK_MONOTONIC) in microseconds.
+double SteadyNowUs();
+
 // One kernel run as a trace shows it (a800c-run --trace, runtime/core/trace.h).
 struct KernelSpan {
   int kernel = 0;

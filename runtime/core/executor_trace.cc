@@ -1,6 +1,5 @@
 // Executor::RunTraced: one step of a800c-run --trace (runtime/core/trace.h). Kept apart from
 // executor.cc so that an untraced step's code path is the one it always was.
-#include <chrono>
 #include <cmath>
 
 #include "kernels/common/optim_math.h"
@@ -9,15 +8,6 @@
 #include "runtime/core/trace.h"
 
 namespace a8 {
-namespace {
-
-double NowUs() {
-  return std::chrono::duration<double, std::micro>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-}  // namespace
 
 Status Executor::RunTraced(const StepInfo& info) {
   const plan::Plan& p = file_.plan;
@@ -25,14 +15,14 @@ Status Executor::RunTraced(const StepInfo& info) {
   const std::string& mode = p.scaler().mode();
   const bool scaled = p.training() && (mode == "static" || mode == "dynamic");
   const double scale = scaled ? LossScale() : 1.0;
-  const double start = NowUs();
+  const double start = SteadyNowUs();
   for (int k = 0; k < p.kernels_size(); ++k) {
     A8_RETURN_IF_ERROR(RunKernel(k, info, timer_.get()));
     if (info.comm != nullptr) info.comm->Progress();
   }
   A8_RETURN_IF_ERROR(backend_->RunSequence(kNoCapture, {}, update_copies_, info));
   A8_ASSIGN_OR_RETURN(std::vector<KernelSpan> spans, timer_->Collect());
-  const double end = NowUs();
+  const double end = SteadyNowUs();
   tracer.AddStep(info.step, start, end, spans);
   if (!scaled) return Status::Ok();
   tracer.AddCounter("loss scale", start, scale);
