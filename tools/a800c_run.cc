@@ -369,13 +369,16 @@ int main(int argc, char** argv) {
   bool list_kernels = false, version = false, poison = false;
   bool& check_numerics = f.check_numerics;
   app.add_option("PLAN", plan_path, "The plan file")->type_name("PLAN");
-  bool no_cuda_graphs = false;
+  bool no_cuda_graphs = false, reference = false;
   app.add_option("--backend", backend,
                  "auto (CUDA when this build has it and a GPU is usable, else CPU), cpu, cuda, "
                  "or cuda-emu (the CUDA backend's kernels run on the CPU, for checking them "
                  "without a GPU; slow)")
       ->type_name("auto|cpu|cuda|cuda-emu")
       ->check(CLI::IsMember({"auto", "cpu", "cuda", "cuda-emu"}));
+  app.add_flag("--reference", reference,
+               "CPU backend: run the reference kernels (bit-identical to cuda-emu) instead of the "
+               "fast ones (oneDNN GEMMs: AMX/AVX-512 where the CPU has them)");
   app.add_flag("--no-cuda-graphs", no_cuda_graphs,
                "CUDA: launch every kernel of every step instead of replaying the step captured "
                "as one CUDA graph (for comparing the two)");
@@ -515,7 +518,7 @@ int main(int argc, char** argv) {
     return Fail(s);
 
   // The backend first: on a GPU, the NCCL communicator below needs to know it runs on one.
-  auto be = a8::cli::MakeBackend(backend, !no_cuda_graphs);
+  auto be = a8::cli::MakeBackend(backend, !no_cuda_graphs, reference);
   if (!be.ok()) return Fail(be.status());
   // Data parallel: the launcher's ranks (mpirun); nullptr for one process.
   auto comm = a8::CreateCommunicator(collective_timeout);
@@ -557,7 +560,7 @@ int main(int argc, char** argv) {
   if (!ex.ok()) return Fail(ex.status().WithContext(plan_path));
   if (stats) stats->Attach(**ex);
   f.stats = stats.get();
-  if ((*ex)->backend().name() != "cpu" && (comm->get() == nullptr || (*comm)->rank() == 0))
+  if (comm->get() == nullptr || (*comm)->rank() == 0)
     std::cout << fmt::format("{}: backend {}: {}\n", kProgram, (*ex)->backend().name(),
                              (*ex)->backend().device());
   if (!(*ex)->plan().training()) {

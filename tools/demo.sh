@@ -109,7 +109,8 @@ echo "   host (--backend=cuda-emu; on a GPU machine --backend=cuda runs it on th
 $a800c build/models/mlp.onnx --loss=cross_entropy --optimizer=adamw --lr=1e-3 --batch=32 \
   -o "$out/mlp_cuda.plan"
 for be in cpu cuda-emu; do
-  build/bin/a800c-run "$out/mlp_cuda.plan" --backend=$be --synthetic --seed=3 --steps=20 \
+  ref=(); [ "$be" = cpu ] && ref=(--reference)  # the CPU's reference kernels: cuda-emu's bits
+  build/bin/a800c-run "$out/mlp_cuda.plan" --backend=$be "${ref[@]}" --synthetic --seed=3 --steps=20 \
     --log-every=20 | tail -n 1 | sed 's/^a800c-run:/  /' | sed 's/ in [0-9.]* s: median [0-9.]* ms\/step//'
 done
 echo

@@ -27,8 +27,11 @@ void PrintEntry(const Entry& e) {
 
 }  // namespace
 
-a8::StatusOr<std::unique_ptr<a8::Backend>> MakeBackend(const std::string& name, bool graphs) {
-  if (name == "cpu") return a8::MakeCpuBackend();
+namespace {
+
+a8::StatusOr<std::unique_ptr<a8::Backend>> MakeNamedBackend(const std::string& name, bool graphs,
+                                                            a8::cpu::KernelMode cpu_mode) {
+  if (name == "cpu") return a8::MakeCpuBackend(cpu_mode);
   if (name == "cuda-emu") return a8::MakeCudaEmuBackend();
 #if defined(A800C_HAVE_CUDA)
   if (name == "cuda" || name == "auto") {
@@ -37,17 +40,31 @@ a8::StatusOr<std::unique_ptr<a8::Backend>> MakeBackend(const std::string& name, 
       if (!be.ok()) return be.status().WithContext("--backend=cuda");
       return be;
     }
-    return a8::MakeCpuBackend();  // auto without a usable GPU
+    return a8::MakeCpuBackend(cpu_mode);  // auto without a usable GPU
   }
 #else
   (void)graphs;
-  if (name == "auto") return a8::MakeCpuBackend();
+  if (name == "auto") return a8::MakeCpuBackend(cpu_mode);
   if (name == "cuda")
     return a8::Internal(
         "--backend=cuda: this a800c-run was built without CUDA (no nvcc was found when it was "
         "configured; rebuild with -DA800C_CUDA=ON on a machine with the CUDA toolkit)");
 #endif
   return a8::InvalidInput("--backend={}: unknown backend", name);
+}
+
+}  // namespace
+
+a8::StatusOr<std::unique_ptr<a8::Backend>> MakeBackend(const std::string& name, bool graphs,
+                                                       bool reference) {
+  const auto mode = reference ? a8::cpu::KernelMode::kReference : a8::cpu::KernelMode::kFast;
+  A8_ASSIGN_OR_RETURN(std::unique_ptr<a8::Backend> be, MakeNamedBackend(name, graphs, mode));
+  if (reference && be->name() != "cpu") {
+    return a8::InvalidInput(
+        "--reference: only the cpu backend has a reference mode (--backend={} runs {})", name,
+        be->name());
+  }
+  return be;
 }
 
 int ListKernels(const std::string& backend) {

@@ -10,7 +10,9 @@ APT_PACKAGES=(
   llvm-14-tools                                       # FileCheck, not
   clang-14 libclang-rt-14-dev                         # the libFuzzer target
   libcli11-dev libfmt-dev nlohmann-json3-dev          # CLI, formatting, JSON
-  libopenblas-dev                                     # CPU GEMM
+  libopenblas-dev                                     # CPU GEMM (the reference)
+  libdnnl-dev ocl-icd-opencl-dev                      # CPU GEMM fast path (oneDNN: AMX, AVX-512;
+                                                      # its CMake config asks for OpenCL)
   libxxhash-dev                                       # the model hash (XXH3, header-only use)
   libopenmpi-dev openmpi-bin                          # data parallel on CPUs
 )

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -35,11 +36,25 @@ Status FusedMatMulTyped(const FusedMatMulParams& p, const T* a, const T* b, cons
     acc = y;
     A8_RETURN_IF_ERROR(Gemm(g, a, b, nullptr, acc));
   } else {
-    g.dtype = DType::kF32;
-    const std::vector<float> af = ToFloat(a, p.m * p.k), bf = ToFloat(b, p.k * p.n);
     acc_store.resize(static_cast<size_t>(p.m * p.n));
     acc = acc_store.data();
-    A8_RETURN_IF_ERROR(Gemm(g, af.data(), bf.data(), nullptr, acc));
+    // The fast path reads the f16/bf16 operands as they are and writes the f32 accumulator.
+    bool fast = false;
+    if (internal::FastGemmEnabled() && p.m > 0 && p.n > 0 && p.k > 0) {
+      internal::FastGemmArgs f;
+      f.ab_type = p.dtype;
+      f.c_type = DType::kF32;
+      f.trans_b = p.trans_b;
+      f.m = p.m;
+      f.n = p.n;
+      f.k = p.k;
+      A8_ASSIGN_OR_RETURN(fast, internal::FastGemm(f, a, b, acc));
+    }
+    if (!fast) {
+      g.dtype = DType::kF32;
+      const std::vector<float> af = ToFloat(a, p.m * p.k), bf = ToFloat(b, p.k * p.n);
+      A8_RETURN_IF_ERROR(Gemm(g, af.data(), bf.data(), nullptr, acc));
+    }
   }
   const bool pre_out = out1 != nullptr && !p.bgrad;
   ParallelFor(p.m, p.n * 4, [&](int64_t r0, int64_t r1) {

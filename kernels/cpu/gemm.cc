@@ -9,6 +9,7 @@
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/broadcast.h"
+#include "kernels/cpu/onednn_gemm.h"
 
 namespace a8::cpu {
 namespace {
@@ -108,6 +109,33 @@ void IntMatMul(const MatMulShape& s, const T* a, const T* b, T* y) {
       }
     }
   }
+}
+
+bool IsFastGemmType(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+// The fast path of MatMul (onednn_gemm.h) where its batch layout allows: B shared (folded into
+// M), A shared, or both batched alike. Returns false when the reference must run instead.
+StatusOr<bool> FastMatMul(DType dtype, const MatMulShape& s, const void* a, const void* b,
+                          void* y) {
+  if (!internal::FastGemmEnabled() || !IsFastGemmType(dtype) || s.k == 0) return false;
+  const int64_t batches = NumElements(s.out_batch), na = NumElements(s.a_batch),
+                nb = NumElements(s.b_batch);
+  if (batches == 0 || s.m == 0 || s.n == 0) return false;
+  internal::FastGemmArgs g;
+  g.ab_type = g.c_type = dtype;
+  g.m = s.m;
+  g.n = s.n;
+  g.k = s.k;
+  if (nb == 1 && na == batches) {
+    g.m = batches * s.m;  // B is shared: one product with the batch folded into M
+  } else if ((na == batches || na == 1) && (nb == batches || nb == 1)) {
+    g.batch = batches;
+    g.stride_a = na == 1 ? 0 : s.m * s.k;
+    g.stride_b = nb == 1 ? 0 : s.k * s.n;
+  } else {
+    return false;  // batch dims broadcast against each other: the reference handles it
+  }
+  return internal::FastGemm(g, a, b, y);
 }
 
 }  // namespace
@@ -259,6 +287,8 @@ Status MatMul(DType dtype, const Dims& a_dims, const void* a, const Dims& b_dims
               static_cast<int64_t*>(y));
     return Status::Ok();
   }
+  A8_ASSIGN_OR_RETURN(bool fast, FastMatMul(dtype, s, a, b, y));
+  if (fast) return Status::Ok();
   return Dispatch<TypeSet::kFloat>(dtype, "MatMul", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     ComputeView<T> av(a, NumElements(a_dims));
@@ -285,6 +315,25 @@ Status Gemm(const GemmParams& p, const void* a, const void* b, const void* c, vo
       return InvalidInput("Gemm: C dims [{}] do not broadcast to [{},{}]", fmt::join(p.c_dims, ","),
                           p.m, p.n);
     }
+  }
+  const bool with_c = c != nullptr && p.beta != 0.0f;
+  if (internal::FastGemmEnabled() && IsFastGemmType(p.dtype) && p.m > 0 && p.n > 0 && p.k > 0 &&
+      (!with_c || p.beta == 1.0f)) {
+    internal::FastGemmArgs g;
+    g.ab_type = g.c_type = p.dtype;
+    g.trans_a = p.trans_a;
+    g.trans_b = p.trans_b;
+    g.m = p.m;
+    g.n = p.n;
+    g.k = p.k;
+    g.alpha = p.alpha;
+    if (with_c) {
+      g.addend = c;
+      g.add_rows = c_rows;
+      g.add_cols = c_cols;
+    }
+    A8_ASSIGN_OR_RETURN(bool fast, internal::FastGemm(g, a, b, y));
+    if (fast) return Status::Ok();
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "Gemm", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);

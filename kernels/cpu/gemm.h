@@ -5,6 +5,10 @@
 // as tensor cores do), f64 through dgemm; untransposed float products on CPUs with AVX-512
 // through our own register-tile kernel instead (blas.h: GemmF32Avx512), also float accumulate.
 // MatMul also takes i32/i64 (wrapping integer sums).
+//
+// That is the reference (kernel_mode.h). In the fast mode, f32/f16/bf16 products run through
+// oneDNN instead where it has a fast kernel on this CPU (onednn_gemm.h: AMX for bf16): operands
+// read in their own dtype, f32 accumulation, one rounding of the output.
 #pragma once
 
 #include <cstdint>

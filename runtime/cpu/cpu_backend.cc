@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/device/blas.h"
 #include "runtime/device/device_registry.h"
 
@@ -31,7 +32,7 @@ const emu::DevKernelEntry* SharedEntry(const void* p) {
 
 struct CpuBackend::Host : HostDevice {};
 
-CpuBackend::CpuBackend() : host_(std::make_unique<Host>()) {}
+CpuBackend::CpuBackend(cpu::KernelMode mode) : mode_(mode), host_(std::make_unique<Host>()) {}
 CpuBackend::~CpuBackend() = default;
 
 Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) {
@@ -83,6 +84,7 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
     return Internal("kernel index {} out of range (prepared {})", index, kernels_.size());
   Prepared& p = kernels_[index];
   p.args.step = step;
+  const cpu::ScopedKernelMode scoped_mode(mode_);
   if (p.entry != nullptr) return p.entry->fn(p.args);
   host_->step.step = step.step;
   host_->step.seed = step.seed;
@@ -97,7 +99,14 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
   return Status::Ok();
 }
 
-std::unique_ptr<Backend> MakeCpuBackend() { return std::make_unique<CpuBackend>(); }
+std::string CpuBackend::device() const {
+  if (mode_ == cpu::KernelMode::kReference) return "reference kernels";
+  return "fast kernels (GEMM: " + cpu::internal::FastGemmDescription() + ")";
+}
+
+std::unique_ptr<Backend> MakeCpuBackend(cpu::KernelMode mode) {
+  return std::make_unique<CpuBackend>(mode);
+}
 
 const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
   static const std::vector<CpuKernelEntry> rows = [] {

@@ -7,12 +7,18 @@
 //     (kernels/device/launch.h). So a family without a CPU fast path has one math body.
 // GEMM-shaped work is split over the same pool (kernels/cpu/parallel.h). Results do not depend
 // on the thread count.
+//
+// Two modes (kernels/cpu/kernel_mode.h): the fast one (the default of a800c-run: GEMMs through
+// oneDNN, AMX/AVX-512 where the CPU has them, within each dtype's rounding of the reference) and
+// the reference (--reference: bit-identical to cuda-emu). The library default is the reference,
+// so tests that pin exact values keep them.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/kernel_mode.h"
 #include "runtime/core/backend.h"
 #include "runtime/cpu/registry.h"
 
@@ -20,9 +26,12 @@ namespace a8 {
 
 class CpuBackend : public Backend {
  public:
-  CpuBackend();
+  explicit CpuBackend(cpu::KernelMode mode = cpu::KernelMode::kReference);
   ~CpuBackend() override;
   std::string name() const override { return "cpu"; }
+  // "fast kernels (GEMM: oneDNN 2.6.3 (bf16: brg:avx512_core_amx_bf16, ...))" or "reference
+  // kernels": which implementation runs, for a800c-run's banner.
+  std::string device() const override;
   // Resolves every kernel to a registry entry and checks its type operand's dtype; binds the
   // operands. Unsupported names the kernel index, its name and its node.
   Status Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) override;
@@ -35,11 +44,12 @@ class CpuBackend : public Backend {
     const void* shared;           // emu::DevKernelEntry
     KernelArgs args;
   };
+  cpu::KernelMode mode_;
   std::vector<Prepared> kernels_;
   std::unique_ptr<Host> host_;
 };
 
-std::unique_ptr<Backend> MakeCpuBackend();
+std::unique_ptr<Backend> MakeCpuBackend(cpu::KernelMode mode = cpu::KernelMode::kReference);
 
 // Every op the CPU backend runs, sorted by op: its own entries (CpuKernelRegistry) and, for the
 // other ops, the shared device entries wrapped to run on the host (each call with its own

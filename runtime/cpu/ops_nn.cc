@@ -214,8 +214,10 @@ void RegisterNnKernels(std::vector<CpuKernelEntry>* r) {
                                                   DType::kF64, DType::kI64, DType::kI32};
   static const std::vector<DType> kMaxPoolTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                    DType::kF64, DType::kI8,  DType::kU8};
-  r->push_back({"Gemm", kMatMulTypes, 0, RunGemm, "OpenBLAS for float types; C optional"});
-  r->push_back({"MatMul", kMatMulTypes, 0, RunMatMul, "OpenBLAS for float types"});
+  r->push_back({"Gemm", kMatMulTypes, 0, RunGemm,
+                "float types: oneDNN (fast), OpenBLAS (--reference); C optional"});
+  r->push_back(
+      {"MatMul", kMatMulTypes, 0, RunMatMul, "float types: oneDNN (fast), OpenBLAS (--reference)"});
   r->push_back({"Conv", kFloatTypes, 0, RunConv, "1-3 spatial dims, im2col + GEMM"});
   r->push_back({"ConvTranspose", kFloatTypes, 0, RunConvTranspose, "explicit pads"});
   r->push_back({"MaxPool", kMaxPoolTypes, 0, RunMaxPool, "Indices: i64"});

@@ -102,8 +102,12 @@ def main():
                 # The state after one step (every kernel of a step, checked tightly), and the
                 # losses of --steps steps (rounding differences compound: ReLUs near zero flip,
                 # BatchNorm divides by small variances, so the bound there is the loss's).
-                cpu, _ = train(args, plan, "cpu", f"{model}.{mode}.cpu1", work, 1)
-                _, cpu_loss = train(args, plan, "cpu", f"{model}.{mode}.cpu", work, args.steps)
+                # The CPU side runs its reference kernels (--reference): the fast ones (oneDNN)
+                # sum in other orders and are checked against the reference on their own
+                # (tests/unit/cpu_kernels_fast_gemm_test.cc).
+                cpu, _ = train(args, plan, "cpu", f"{model}.{mode}.cpu1", work, 1, "--reference")
+                _, cpu_loss = train(args, plan, "cpu", f"{model}.{mode}.cpu", work, args.steps,
+                                    "--reference")
                 # The backend's own error (no GPU, no CUDA in this build) means skip.
                 p = subprocess.run([os.path.join(args.bin, "a800c-run"), plan,
                                     f"--backend={args.backend}", "--synthetic", "--steps=1"],

@@ -1,0 +1,56 @@
+// The fast path of the CPU GEMMs: oneDNN matmul primitives (Debian's libdnnl, 2.6).
+//
+// oneDNN picks its kernel at run time: AMX tiles for bf16 on CPUs with AMX (brg:avx512_core_amx),
+// AVX-512-BF16 / AVX-512-FP16 dot products, AVX-512 or AVX2 FMA for f32. Operands are read in
+// their own dtype (no widened copy in memory), products accumulate in f32 and the output is
+// rounded once, as tensor cores do. Where oneDNN has only its reference implementation for a
+// dtype on this CPU (no AVX-512 for bf16/f16), FastGemm declines and the caller runs the reference
+// kernel instead.
+//
+// Primitives are created once per (shape, dtypes, transposes, scale, addend shape) and kept for the
+// life of the process. oneDNN runs single-threaded on whichever thread calls it (its OpenMP thread
+// count is set to 1 on every calling thread); the work is split over the kernels' own pool
+// (parallel.h), so the thread count follows MaxThreads() and no second pool competes for the cores.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/ir/status.h"
+#include "kernels/cpu/dtype.h"
+
+namespace a8::cpu::internal {
+
+// C[b] = alpha op(A[b]) op(B[b]) (+ addend) for b in [0, batch), all row major and dense:
+// A is [m, k] ([k, m] with trans_a), B is [k, n] ([n, k] with trans_b), C is [m, n]. A and B have
+// `ab_type` (f32, f16 or bf16), C and the addend `c_type` (ab_type, or f32). A batch stride of 0
+// broadcasts that operand over the batch. The addend (2-D only, batch 1) is [add_rows, add_cols],
+// each 1 or the full size, broadcast to [m, n] and added after the scale.
+struct FastGemmArgs {
+  DType ab_type = DType::kF32, c_type = DType::kF32;
+  bool trans_a = false, trans_b = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  int64_t stride_a = 0, stride_b = 0;  // elements between batches; 0 broadcasts
+  float alpha = 1.0f;
+  const void* addend = nullptr;
+  int64_t add_rows = 1, add_cols = 1;
+};
+
+// Whether the fast path may run on this thread now: the fast mode is on (kernel_mode.h).
+bool FastGemmEnabled();
+
+// Runs the product through oneDNN and returns true, or returns false, having written nothing, when
+// oneDNN has no fast implementation for it on this CPU (the caller then runs the reference).
+// Errors: sizes or dtypes outside the contract above.
+StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, void* c);
+
+// How many oneDNN primitive executions this process has run (for tests: proof that a product
+// took the fast path rather than being declined).
+int64_t FastGemmExecutions();
+
+// What the fast path runs, e.g. "oneDNN 2.6.3 (bf16: brg:avx512_core_amx_bf16, f32:
+// brg:avx512_core, f16: brg:avx512_core_fp16)", probed once on a small product of each dtype; the
+// dtype reads "reference" where FastGemm declines it.
+std::string FastGemmDescription();
+
+}  // namespace a8::cpu::internal

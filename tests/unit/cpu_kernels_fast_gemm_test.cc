@@ -1,0 +1,174 @@
+// The fast GEMM path (oneDNN, kernels/cpu/onednn_gemm.h) against the reference kernels on random
+// data, within each dtype's tolerance (cpu_kernels_test_util.h, scaled by sum |a||b| per output:
+// the two paths sum in different orders and each rounds its output once). Where this CPU has no
+// fast oneDNN kernel for a dtype, the test skips and says so.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "kernels/cpu/fused.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/kernel_mode.h"
+#include "kernels/cpu/onednn_gemm.h"
+#include "tests/unit/cpu_kernels_test_util.h"
+
+namespace a8::cpu {
+namespace {
+
+using testing::Buffer;
+using testing::ExpectClose;
+using testing::MakeBuffer;
+using testing::RandomBuffer;
+using testing::Values;
+
+class FastGemmTest : public ::testing::TestWithParam<DType> {
+ protected:
+  // Skips (with the reason printed) when oneDNN declines this dtype on this CPU.
+  void SetUp() override {
+    internal::FastGemmArgs g;
+    g.ab_type = g.c_type = GetParam();
+    g.m = g.n = g.k = 32;
+    Buffer a = MakeBuffer(GetParam(), {32, 32}), y = MakeBuffer(GetParam(), {32, 32});
+    StatusOr<bool> ran = internal::FastGemm(g, a.data(), a.data(), y.data());
+    ASSERT_TRUE(ran.ok()) << ran.status().message();
+    if (!*ran) {
+      GTEST_SKIP() << "oneDNN has no fast " << ElemName(GetParam()) << " matmul on this CPU ("
+                   << internal::FastGemmDescription() << ")";
+    }
+  }
+  std::mt19937_64 rng_{20};
+};
+
+// sum_l |a[i,l]| |b[l,j]| for row-major [m,k] x [k,n] (the tolerance's scale).
+std::vector<double> Magnitudes(const Buffer& a, const Buffer& b, int64_t batch, int64_t m,
+                               int64_t n, int64_t k, bool b_shared) {
+  const std::vector<double> av = Values(a), bv = Values(b);
+  std::vector<double> mag(static_cast<size_t>(batch * m * n));
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    const double* pa = av.data() + bi * m * k;
+    const double* pb = bv.data() + (b_shared ? 0 : bi * k * n);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double s = 0;
+        for (int64_t l = 0; l < k; ++l) s += std::fabs(pa[i * k + l] * pb[l * n + j]);
+        mag[(bi * m + i) * n + j] = s;
+      }
+  }
+  return mag;
+}
+
+TEST_P(FastGemmTest, MatMulMatchesReference) {
+  const DType t = GetParam();
+  struct Case {
+    Dims a, b;
+    bool b_shared;
+  };
+  // Sizes that are not multiples of the tiles; batched with B shared (folded into M), and both
+  // batched (attention's per-head products); one product large enough to be split over threads.
+  const Case cases[] = {{{37, 70}, {70, 45}, true},
+                        {{3, 17, 33}, {33, 29}, true},
+                        {{4, 9, 16}, {4, 16, 12}, false},
+                        {{256, 320}, {320, 200}, true}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "a [" << c.a.size() << "-d], k " << c.a.back());
+    Buffer a = RandomBuffer(t, c.a, rng_), b = RandomBuffer(t, c.b, rng_);
+    const Dims out = *MatMulOutputDims(c.a, c.b);
+    Buffer ref = MakeBuffer(t, out), fast = MakeBuffer(t, out);
+    ASSERT_TRUE(MatMul(t, c.a, a.data(), c.b, b.data(), ref.data()).ok());
+    const int64_t before = internal::FastGemmExecutions();
+    {
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(MatMul(t, c.a, a.data(), c.b, b.data(), fast.data()).ok());
+    }
+    EXPECT_GT(internal::FastGemmExecutions(), before) << "the fast path declined the product";
+    const int64_t k = c.a.back(), n = c.b.back(), m = c.a[c.a.size() - 2];
+    const int64_t batch = NumElements(out) / (m * n);
+    const std::vector<double> mag = Magnitudes(a, b, batch, m, n, k, c.b_shared);
+    ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+  }
+}
+
+TEST_P(FastGemmTest, GemmTransposesAlphaAndBiasMatchReference) {
+  const DType t = GetParam();
+  const int64_t m = 33, n = 70, k = 41;
+  for (int variant = 0; variant < 4; ++variant) {
+    GemmParams p;
+    p.dtype = t;
+    p.m = m;
+    p.n = n;
+    p.k = k;
+    p.trans_a = (variant & 1) != 0;
+    p.trans_b = (variant & 2) != 0;
+    p.alpha = variant == 3 ? 0.5f : 1.0f;
+    p.c_dims = variant == 2 ? Dims{m, 1} : Dims{n};
+    SCOPED_TRACE(::testing::Message() << "variant " << variant);
+    Buffer a = RandomBuffer(t, p.trans_a ? Dims{k, m} : Dims{m, k}, rng_);
+    Buffer b = RandomBuffer(t, p.trans_b ? Dims{n, k} : Dims{k, n}, rng_);
+    Buffer c = RandomBuffer(t, p.c_dims, rng_);
+    Buffer ref = MakeBuffer(t, {m, n}), fast = MakeBuffer(t, {m, n});
+    ASSERT_TRUE(Gemm(p, a.data(), b.data(), c.data(), ref.data()).ok());
+    const int64_t before = internal::FastGemmExecutions();
+    {
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(Gemm(p, a.data(), b.data(), c.data(), fast.data()).ok());
+    }
+    EXPECT_GT(internal::FastGemmExecutions(), before) << "the fast path declined the product";
+    // Scale: k * 4 (|a|, |b| < 2) plus |c|: loose enough for any order, tight against a wrong
+    // transpose or a missing bias (errors of order 1 and more).
+    std::vector<double> mag(static_cast<size_t>(m * n), 4.0 * k + 2.0);
+    ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+  }
+}
+
+TEST_P(FastGemmTest, FusedMatMulMatchesReference) {
+  const DType t = GetParam();
+  FusedMatMulParams p;
+  p.dtype = t;
+  p.m = 40;
+  p.n = 24;
+  p.k = 56;
+  p.epilogue = kEpilogueBias;
+  Buffer a = RandomBuffer(t, {p.m, p.k}, rng_), b = RandomBuffer(t, {p.k, p.n}, rng_);
+  Buffer bias = RandomBuffer(t, {p.n}, rng_);
+  Buffer ref = MakeBuffer(t, {p.m, p.n}), fast = MakeBuffer(t, {p.m, p.n});
+  ASSERT_TRUE(FusedMatMul(p, a.data(), b.data(), bias.data(), nullptr, ref.data(), nullptr).ok());
+  const int64_t before = internal::FastGemmExecutions();
+  {
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(
+        FusedMatMul(p, a.data(), b.data(), bias.data(), nullptr, fast.data(), nullptr).ok());
+  }
+  EXPECT_GT(internal::FastGemmExecutions(), before) << "the fast path declined the product";
+  std::vector<double> mag = Magnitudes(a, b, 1, p.m, p.n, p.k, true);
+  for (double& v : mag) v += 2.0;
+  ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, FastGemmTest,
+                         ::testing::Values(DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(ElemName(info.param)); });
+
+TEST(FastGemmArgsTest, BadArgumentsAreErrors) {
+  internal::FastGemmArgs g;
+  g.ab_type = DType::kF64;
+  g.m = g.n = g.k = 4;
+  float x[16] = {};
+  EXPECT_FALSE(internal::FastGemm(g, x, x, x).ok());
+  g.ab_type = DType::kF32;
+  g.m = 0;
+  EXPECT_FALSE(internal::FastGemm(g, x, x, x).ok());
+}
+
+// The mode is the calling thread's and is restored by the scope.
+TEST(KernelModeTest, ScopedModeRestores) {
+  EXPECT_EQ(CurrentKernelMode(), KernelMode::kReference);
+  {
+    ScopedKernelMode fast(KernelMode::kFast);
+    EXPECT_TRUE(internal::FastGemmEnabled());
+  }
+  EXPECT_FALSE(internal::FastGemmEnabled());
+}
+
+}  // namespace
+}  // namespace a8::cpu
