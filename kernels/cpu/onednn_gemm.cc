@@ -11,6 +11,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
@@ -71,6 +72,11 @@ struct Entry {
   std::string impl;
   dnnl::matmul prim;
   memory::desc a_md, b_md, c_md, add_md;
+  // B in the layout the kernel wants (AMX: VNNI blocks), made by `pack_b` into a per-thread
+  // buffer before each product: oneDNN 2.6's own copy of a plain B inside the product measured
+  // slower (tools/bench/README.md). Empty when the kernel reads B as it is.
+  memory::desc packed_b_md;
+  dnnl::reorder pack_b;
 };
 
 // Descriptors of one product; B and C may be column slices of wider matrices (ldb, ldc).
@@ -96,11 +102,18 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key) {
     attr.set_post_ops(ops);
   }
   try {
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a_md, e->b_md, e->c_md), attr, Engine());
+    // B's layout is left to oneDNN ("any"), then B is packed into it by a reorder.
+    const memory::desc any_b({bb, key.k, key.n}, ab, Tag::any);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a_md, any_b, e->c_md), attr, Engine());
     e->impl = pd.impl_info_str();
     // The reference implementation is orders of magnitude slower than ours: decline it.
     if (e->impl.rfind("ref", 0) == 0) return e;
     e->prim = dnnl::matmul(pd);
+    if (pd.weights_desc() != e->b_md) {
+      e->packed_b_md = pd.weights_desc();
+      e->pack_b =
+          dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), e->b_md, Engine(), e->packed_b_md));
+    }
     e->usable = true;
   } catch (const dnnl::error&) {
     // unimplemented for these types on this CPU: declined, the caller runs the reference
@@ -120,10 +133,21 @@ std::shared_ptr<const Entry> FindEntry(const Key& key) {
 void Execute(const Entry& e, const void* a, const void* b, void* c, const void* addend) {
   dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
-  std::unordered_map<int, memory> args = {
-      {DNNL_ARG_SRC, memory(e.a_md, eng, const_cast<void*>(a))},
-      {DNNL_ARG_WEIGHTS, memory(e.b_md, eng, const_cast<void*>(b))},
-      {DNNL_ARG_DST, memory(e.c_md, eng, c)}};
+  memory b_mem(e.b_md, eng, const_cast<void*>(b));
+  if (e.packed_b_md.get_size() > 0) {
+    // Kept for the next product on this thread; 4 KiB aligned, as oneDNN's own buffers (AMX
+    // tile loads from a misaligned B measured slower).
+    thread_local std::vector<uint8_t> packed;
+    constexpr size_t kAlign = 4096;
+    packed.resize(std::max(packed.size(), e.packed_b_md.get_size() + kAlign));
+    const auto base = reinterpret_cast<uintptr_t>(packed.data());
+    memory p(e.packed_b_md, eng, reinterpret_cast<void*>((base + kAlign - 1) & ~(kAlign - 1)));
+    e.pack_b.execute(s, b_mem, p);
+    b_mem = p;
+  }
+  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(e.a_md, eng, const_cast<void*>(a))},
+                                          {DNNL_ARG_WEIGHTS, b_mem},
+                                          {DNNL_ARG_DST, memory(e.c_md, eng, c)}};
   if (addend != nullptr) {
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
                  memory(e.add_md, eng, const_cast<void*>(addend)));
@@ -167,6 +191,7 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
   auto* pc = static_cast<uint8_t*>(c);
   const auto* padd = static_cast<const uint8_t*>(g.addend);
   const int64_t work = g.batch * g.m * g.n * g.k;
+  if (g.ab_type == DType::kF32 && work < kMinFastF32Work) return false;
   const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), work / kParallelWork + 1));
   Key key{g.ab_type,
           g.c_type,
