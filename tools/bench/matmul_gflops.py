@@ -1,0 +1,139 @@
+#!/usr/bin/env python3
+"""GFLOP/s of one MatMul plan on the CPU backend against PyTorch, side by side in one run.
+
+Builds a one-MatMul ONNX model (Y = A @ B, A and B graph inputs of SIZE x SIZE), compiles it in
+fp32 (`--precision=fp32`, f32 inputs) and bf16 (`--precision=bf16`, the inputs declared bf16, so
+the plan is the MatMul alone with no casts, as PyTorch multiplies bf16 tensors), then alternates
+`--rounds` rounds of: a800c-run (fast kernels, and with `--reference` when asked) and PyTorch
+(`torch.matmul` on tensors of the same dtype, `torch.set_num_threads(THREADS)`, in the Python of
+`--torch-python`). a800c's time is each step's `step_ms` from `--metrics` after `--warmup` steps
+(the step is the one MatMul kernel; input filling is outside it); PyTorch's is each call's time
+after the same warmup. Prints the median GFLOP/s (2 SIZE^3 / time) of each side, the ratio
+a800c/PyTorch, and the load average before and after.
+
+    python3 tools/bench/matmul_gflops.py --build build [--threads 1] [--rounds 4] [--steps 40]
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+TORCH_SCRIPT = r"""
+import sys, time, json, torch
+size, dtype, steps, warmup, threads = int(sys.argv[1]), sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+torch.set_num_threads(threads)
+dt = {"fp32": torch.float32, "bf16": torch.bfloat16}[dtype]
+g = torch.Generator().manual_seed(0)
+a = torch.randn(size, size, generator=g).to(dt)
+b = torch.randn(size, size, generator=g).to(dt)
+times = []
+with torch.no_grad():
+    for i in range(steps + warmup):
+        t0 = time.perf_counter()
+        y = torch.matmul(a, b)
+        t1 = time.perf_counter()
+        if i >= warmup:
+            times.append((t1 - t0) * 1e3)
+print(json.dumps({"ms": times, "version": torch.__version__}))
+"""
+
+
+def make_model(path, size, elem_type):
+    import onnx
+    from onnx import TensorProto, helper
+    t = {"fp32": TensorProto.FLOAT, "bf16": TensorProto.BFLOAT16}[elem_type]
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["A", "B"], ["Y"], name="matmul")], "matmul",
+        [helper.make_tensor_value_info("A", t, [size, size]),
+         helper.make_tensor_value_info("B", t, [size, size])],
+        [helper.make_tensor_value_info("Y", t, [size, size])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, path)
+
+
+def run_a800c(build, plan, steps, warmup, threads, metrics, reference):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
+    cmd = [os.path.join(build, "bin", "a800c-run"), plan, "--backend=cpu", "--synthetic",
+           f"--steps={steps + warmup}", f"--metrics={metrics}"]
+    if reference:
+        cmd.append("--reference")
+    p = subprocess.run(cmd, check=True, capture_output=True, text=True, env=env)
+    banner = next((l for l in p.stdout.splitlines() if "backend cpu" in l), "")
+    with open(metrics) as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    return [r["step_ms"] for r in rows[warmup:]], banner
+
+
+def run_torch(python, size, dtype, steps, warmup, threads):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    p = subprocess.run([python, "-c", TORCH_SCRIPT, str(size), dtype, str(steps), str(warmup),
+                        str(threads)], check=True, capture_output=True, text=True, env=env)
+    out = json.loads(p.stdout.strip().splitlines()[-1])
+    return out["ms"], out["version"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default="build", help="build folder (bin/)")
+    ap.add_argument("--size", type=int, default=1024)
+    ap.add_argument("--dtypes", default="fp32,bf16")
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=40)
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--reference", action="store_true",
+                    help="also run a800c-run --reference (the reference kernels)")
+    ap.add_argument("--torch-python", default="/work/venv-torch/bin/python",
+                    help="a Python with torch (optional; without it only a800c runs)")
+    args = ap.parse_args()
+    have_torch = os.path.exists(args.torch_python)
+    flops = 2.0 * args.size ** 3
+    print(f"load average before: {os.getloadavg()}")
+    print(f"MatMul {args.size}^3, {args.threads} thread(s), {args.rounds} rounds x {args.steps} "
+          f"steps, medians")
+    with tempfile.TemporaryDirectory() as work:
+        sides = ["a800c"] + (["a800c-ref"] if args.reference else []) + \
+            (["torch"] if have_torch else [])
+        rows = []
+        for dtype in args.dtypes.split(","):
+            model = os.path.join(work, f"matmul.{dtype}.onnx")
+            plan = os.path.join(work, f"matmul.{dtype}.plan")
+            make_model(model, args.size, dtype)
+            subprocess.run([os.path.join(args.build, "bin", "a800c"), model, "-o", plan,
+                            f"--precision={dtype}"], check=True, capture_output=True)
+            times = {s: [] for s in sides}
+            banner = version = ""
+            for _ in range(args.rounds):
+                for side in sides:
+                    if side == "torch":
+                        t, version = run_torch(args.torch_python, args.size, dtype, args.steps,
+                                               args.warmup, args.threads)
+                    else:
+                        t, b = run_a800c(args.build, plan, args.steps, args.warmup,
+                                         args.threads, os.path.join(work, "m.jsonl"),
+                                         side == "a800c-ref")
+                        banner = banner or (b if side == "a800c" else "")
+                    times[side] += t
+            gf = {s: flops / (statistics.median(times[s]) * 1e-3) / 1e9 for s in sides}
+            rows.append((dtype, gf))
+            if banner:
+                print(banner)
+        header = f"{'dtype':<6}" + "".join(f"{s + ' GFLOP/s':>20}" for s in sides)
+        if have_torch:
+            header += f"{'a800c/torch':>13}"
+        print(header)
+        for dtype, gf in rows:
+            line = f"{dtype:<6}" + "".join(f"{gf[s]:>20.1f}" for s in sides)
+            if have_torch:
+                line += f"{gf['a800c'] / gf['torch']:>13.2f}"
+            print(line)
+        if have_torch:
+            print(f"torch {version}")
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
