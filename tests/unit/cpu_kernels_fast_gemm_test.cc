@@ -98,8 +98,11 @@ TEST_P(FastGemmTest, MatMulMatchesReference) {
 
 TEST_P(FastGemmTest, GemmTransposesAlphaAndBiasMatchReference) {
   const DType t = GetParam();
-  const int64_t m = 33, n = 70, k = 41;
-  for (int variant = 0; variant < 4; ++variant) {
+  // Variants 0-3 small (one call), 4-7 large enough to be split into column slices over two or
+  // more threads (slices of a transposed B and of a row bias included).
+  for (int variant = 0; variant < 8; ++variant) {
+    const bool large = variant >= 4;
+    const int64_t m = large ? 96 : 33, n = large ? 300 : 70, k = large ? 160 : 41;
     GemmParams p;
     p.dtype = t;
     p.m = m;
@@ -107,8 +110,8 @@ TEST_P(FastGemmTest, GemmTransposesAlphaAndBiasMatchReference) {
     p.k = k;
     p.trans_a = (variant & 1) != 0;
     p.trans_b = (variant & 2) != 0;
-    p.alpha = variant == 3 ? 0.5f : 1.0f;
-    p.c_dims = variant == 2 ? Dims{m, 1} : Dims{n};
+    p.alpha = variant % 4 == 3 ? 0.5f : 1.0f;
+    p.c_dims = variant % 4 == 2 ? Dims{m, 1} : variant == 5 ? Dims{m, n} : Dims{n};
     SCOPED_TRACE(::testing::Message() << "variant " << variant);
     Buffer a = RandomBuffer(t, p.trans_a ? Dims{k, m} : Dims{m, k}, rng_);
     Buffer b = RandomBuffer(t, p.trans_b ? Dims{n, k} : Dims{k, n}, rng_);
@@ -121,9 +124,10 @@ TEST_P(FastGemmTest, GemmTransposesAlphaAndBiasMatchReference) {
       ASSERT_TRUE(Gemm(p, a.data(), b.data(), c.data(), fast.data()).ok());
     }
     ExpectRan(t, m * n * k, before);
-    // Scale: k * 4 (|a|, |b| < 2) plus |c|: loose enough for any order, tight against a wrong
-    // transpose or a missing bias (errors of order 1 and more).
-    std::vector<double> mag(static_cast<size_t>(m * n), 4.0 * k + 2.0);
+    // Scale: k (the mean of sum |a||b| for values uniform in [-2, 2)) plus |c| < 2: room for
+    // any summation order and one rounding, tight against a wrong transpose, slice or bias
+    // (errors of the order of the results, ~sqrt(k)).
+    std::vector<double> mag(static_cast<size_t>(m * n), k + 2.0);
     ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
   }
 }
