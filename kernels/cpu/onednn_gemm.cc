@@ -81,6 +81,9 @@ struct Entry {
 
 // Descriptors of one product; B and C may be column slices of wider matrices (ldb, ldc).
 std::shared_ptr<const Entry> MakeEntry(const Key& key) {
+  // A primitive is planned for the OpenMP thread count of the thread that creates it (and then
+  // runs that many threads, whoever executes it): make that count 1 first.
+  ThreadStream();
   auto e = std::make_shared<Entry>();
   const int64_t ba = key.batch_a, bb = key.batch_b, bc = std::max(ba, bb);
   const auto ab = DnnlType(key.ab);
