@@ -70,4 +70,11 @@ A8_HD C Param(DType t, const void* p, int64_t i) {
   return static_cast<C>(LoadParam(t, p, i));
 }
 
+// The same, for a parameter array of storage type P (float, Half, BF16, double): the dtype
+// resolved once per launch (DispatchFloat), not per element.
+template <typename C, typename P>
+A8_HD C ParamOf(const P* p, int64_t i) {
+  return static_cast<C>(static_cast<double>(Elem<P>::Load(p[i])));
+}
+
 }  // namespace a8::A8_DEV_NS::nn_detail

@@ -75,23 +75,40 @@ struct LayerNormRows {
   }
 };
 
-template <typename T>
+// Row-shaped (launch.h, ForEachRow): rows of `inner`, P the storage type of scale and bias.
+template <typename T, typename P>
 struct LayerNormApply {
   using C = Acc<T>;
   LayerNormArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t r = i / a.inner, j = i - r * a.inner;
-    const C s = Param<C>(a.param_dtype, a.scale, MapParam(a.scale_map, j));
-    C y = (Ld(static_cast<const T*>(a.x), i) - stats[r]) * stats[a.outer + r] * s;
-    if (a.bias != nullptr) y = y + Param<C>(a.param_dtype, a.bias, MapParam(a.bias_map, j));
-    St(static_cast<T*>(a.y), i, y);
+  A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const {
+    const T* x = static_cast<const T*>(a.x) + r * a.inner;
+    T* y = static_cast<T*>(a.y) + r * a.inner;
+    const P* scale = static_cast<const P*>(a.scale);
+    const P* bias = static_cast<const P*>(a.bias);
+    const C m = stats[r], inv = stats[a.outer + r];
+    if (a.scale_map.dense && (bias == nullptr || a.bias_map.dense)) {  // the same, vectorised
+      if (bias == nullptr) {
+        for (int64_t j = j0; j < j1; ++j) St(y, j, (Ld(x, j) - m) * inv * ParamOf<C>(scale, j));
+      } else {
+        for (int64_t j = j0; j < j1; ++j) {
+          St(y, j, (Ld(x, j) - m) * inv * ParamOf<C>(scale, j) + ParamOf<C>(bias, j));
+        }
+      }
+      return;
+    }
+    for (int64_t j = j0; j < j1; ++j) {
+      const C s = ParamOf<C>(scale, MapParam(a.scale_map, j));
+      C v = (Ld(x, j) - m) * inv * s;
+      if (bias != nullptr) v = v + ParamOf<C>(bias, MapParam(a.bias_map, j));
+      St(y, j, v);
+    }
   }
 };
 
 // ---- a8.LayerNormalizationGrad. stats: [outer] means, inv stds, mean(g), mean(g * xhat) with
 // g = dY * scale.
-template <typename T>
+template <typename T, typename P>
 struct LayerNormGradRows {
   using C = Acc<T>;
   LayerNormGradArgs a;
@@ -120,8 +137,9 @@ struct LayerNormGradRows {
     stats[a.outer + r] = inv;
     if (a.dx == nullptr) return;
     C sum_g = 0, sum_gx = 0;
+    const P* scale = static_cast<const P*>(a.scale);
     for (int64_t i = 0; i < a.inner; ++i) {
-      const C g = Ld(grow, i) * Param<C>(a.param_dtype, a.scale, i);
+      const C g = Ld(grow, i) * ParamOf<C>(scale, i);
       sum_g += g;
       sum_gx += g * (Ld(row, i) - m) * inv;
     }
@@ -130,38 +148,56 @@ struct LayerNormGradRows {
   }
 };
 
-template <typename T>
+// Row-shaped: rows of `inner`, P the storage type of scale.
+template <typename T, typename P>
 struct LayerNormGradDx {
   using C = Acc<T>;
   LayerNormGradArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t r = i / a.inner, j = i - r * a.inner;
+  A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const {
+    const T* x = static_cast<const T*>(a.x) + r * a.inner;
+    const T* dy = static_cast<const T*>(a.dy) + r * a.inner;
+    T* dx = static_cast<T*>(a.dx) + r * a.inner;
+    const P* scale = static_cast<const P*>(a.scale);
     const C m = stats[r], inv = stats[a.outer + r];
     const C mean_g = stats[2 * a.outer + r], mean_gx = stats[3 * a.outer + r];
-    const C xhat = (Ld(static_cast<const T*>(a.x), i) - m) * inv;
-    const C g = Ld(static_cast<const T*>(a.dy), i) * Param<C>(a.param_dtype, a.scale, j);
-    St(static_cast<T*>(a.dx), i, inv * (g - mean_g - xhat * mean_gx));
+    for (int64_t j = j0; j < j1; ++j) {
+      const C xhat = (Ld(x, j) - m) * inv;
+      const C g = Ld(dy, j) * ParamOf<C>(scale, j);
+      St(dx, j, inv * (g - mean_g - xhat * mean_gx));
+    }
   }
 };
 
-// dScale and dBias: one thread per normalized element j, rows in order.
+// dScale and dBias of normalized elements [j0, j1): each a sum over the rows in order, kept in
+// `acc` ([2 * inner] of scratch). Row-shaped over one row of `inner`: a GPU thread sums one
+// column; the host walks the rows once for a whole range of columns (contiguous loads).
 template <typename T>
 struct LayerNormGradParams {
   using C = Acc<T>;
   LayerNormGradArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t j) const {
+  C* acc;
+  A8_HD void Span(int64_t, int64_t j0, int64_t j1) const {
     const T* x = static_cast<const T*>(a.x);
     const T* dy = static_cast<const T*>(a.dy);
-    C ds = 0, db = 0;
+    C* ds = acc;
+    C* db = acc + a.inner;
+    for (int64_t j = j0; j < j1; ++j) ds[j] = db[j] = C(0);
     for (int64_t r = 0; r < a.outer; ++r) {
-      const C g = Ld(dy, r * a.inner + j);
-      ds += g * (Ld(x, r * a.inner + j) - stats[r]) * stats[a.outer + r];
-      db += g;
+      const T* xr = x + r * a.inner;
+      const T* gr = dy + r * a.inner;
+      const C m = stats[r], inv = stats[a.outer + r];
+      for (int64_t j = j0; j < j1; ++j) {
+        const C g = Ld(gr, j);
+        ds[j] += g * (Ld(xr, j) - m) * inv;
+        db[j] += g;
+      }
     }
-    if (a.dscale != nullptr) StoreParam(a.param_dtype, a.dscale, j, ds);
-    if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, j, db);
+    for (int64_t j = j0; j < j1; ++j) {
+      if (a.dscale != nullptr) StoreParam(a.param_dtype, a.dscale, j, ds[j]);
+      if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, j, db[j]);
+    }
   }
 };
 
@@ -268,16 +304,20 @@ struct ChannelInvStd {
   }
 };
 
-template <typename T>
+// Row-shaped: a row is an (n, c) plane of `spatial`, P the storage type of scale and bias.
+template <typename T, typename P>
 struct BatchNormApply {
   using C = Acc<T>;
   BatchNormArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t c = (i / a.spatial) % a.channels;
-    const C k = stats[a.channels + c] * Param<C>(a.param_dtype, a.scale, c);
-    const C shift = Param<C>(a.param_dtype, a.bias, c);
-    St(static_cast<T*>(a.y), i, (Ld(static_cast<const T*>(a.x), i) - stats[c]) * k + shift);
+  A8_HD void Span(int64_t plane, int64_t j0, int64_t j1) const {
+    const int64_t c = plane % a.channels;
+    const T* x = static_cast<const T*>(a.x) + plane * a.spatial;
+    T* y = static_cast<T*>(a.y) + plane * a.spatial;
+    const C m = stats[c];
+    const C k = stats[a.channels + c] * ParamOf<C>(static_cast<const P*>(a.scale), c);
+    const C shift = ParamOf<C>(static_cast<const P*>(a.bias), c);
+    for (int64_t j = j0; j < j1; ++j) St(y, j, (Ld(x, j) - m) * k + shift);
   }
 };
 
@@ -339,29 +379,39 @@ struct BatchNormGradParams {
 };
 
 // dX = scale * inv * (dY - mean(dY) - xhat * mean(dY * xhat)) over a channel (the means only
-// with batch statistics); `group` is the number of channels sharing a scale element's period.
-template <typename T>
-struct NormGradDx {
-  using C = Acc<T>;
+// with batch statistics). Row-shaped: a row is a plane of `spatial`, P the storage type of scale.
+struct NormGradDxArgs {
   const void* x;
   const void* dy;
   void* dx;
-  DType param_dtype;
   const void* scale;
   int64_t channels;        // of the stats
   int64_t scale_channels;  // scale index: channel % scale_channels
   int64_t spatial, count;
   bool batch_stats;
+};
+
+template <typename T, typename P>
+struct NormGradDx {
+  using C = Acc<T>;
+  NormGradDxArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t c = (i / spatial) % channels;
+  A8_HD void Span(int64_t plane, int64_t j0, int64_t j1) const {
+    const int64_t channels = a.channels, spatial = a.spatial;
+    const bool batch_stats = a.batch_stats;
+    const int64_t c = plane % channels;
     const C m = stats[c], inv = stats[channels + c];
-    const C k = Param<C>(param_dtype, scale, c % scale_channels) * inv;
-    const C n = static_cast<C>(count);
+    const C k = ParamOf<C>(static_cast<const P*>(a.scale), c % a.scale_channels) * inv;
+    const C n = static_cast<C>(a.count);
     const C mean_dy = batch_stats ? stats[2 * channels + c] / n : C(0);
     const C mean_dyx = batch_stats ? stats[3 * channels + c] / n : C(0);
-    const C xhat = (Ld(static_cast<const T*>(x), i) - m) * inv;
-    St(static_cast<T*>(dx), i, k * (Ld(static_cast<const T*>(dy), i) - mean_dy - xhat * mean_dyx));
+    const T* xp = static_cast<const T*>(a.x) + plane * spatial;
+    const T* dyp = static_cast<const T*>(a.dy) + plane * spatial;
+    T* dxp = static_cast<T*>(a.dx) + plane * spatial;
+    for (int64_t j = j0; j < j1; ++j) {
+      const C xhat = (Ld(xp, j) - m) * inv;
+      St(dxp, j, k * (Ld(dyp, j) - mean_dy - xhat * mean_dyx));
+    }
   }
 };
 
@@ -389,16 +439,18 @@ struct InstanceNormPlanes {
   }
 };
 
+// Row-shaped: a row is a plane of `spatial`.
 template <typename T>
 struct InstanceNormApply {
   using C = Acc<T>;
   InstanceNormArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t pl = i / a.spatial;
+  A8_HD void Span(int64_t pl, int64_t j0, int64_t j1) const {
     const C b = Param<C>(a.param_dtype, a.bias, pl % a.channels);
-    const C y = (Ld(static_cast<const T*>(a.x), i) - stats[pl]) * stats[a.batch * a.channels + pl];
-    St(static_cast<T*>(a.y), i, y + b);
+    const C m = stats[pl], k = stats[a.batch * a.channels + pl];
+    const T* x = static_cast<const T*>(a.x) + pl * a.spatial;
+    T* y = static_cast<T*>(a.y) + pl * a.spatial;
+    for (int64_t j = j0; j < j1; ++j) St(y, j, (Ld(x, j) - m) * k + b);
   }
 };
 
@@ -473,6 +525,24 @@ DevStatus ChannelGradSums(DevCtx& ctx, const ChannelSumsArgs& a, Acc<T>* stats, 
   return ForEach(ctx, a.channels, ChannelDySums<C>{part, a.batch, a.channels, stats}, a.batch);
 }
 
+// BatchNormalization's Y from the statistics: a row per (n, c) plane.
+template <typename T>
+DevStatus ApplyBatchNorm(DevCtx& ctx, const BatchNormArgs& a, const Acc<T>* stats) {
+  return DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+    return ForEachRow(ctx, a.batch * a.channels, a.spatial,
+                      BatchNormApply<T, decltype(ptag)>{a, stats});
+  });
+}
+
+// dX of `planes` planes from the backward's channel sums.
+template <typename T>
+DevStatus ApplyNormGradDx(DevCtx& ctx, DType param_dtype, int64_t planes, const NormGradDxArgs& a,
+                          const Acc<T>* stats) {
+  return DispatchFloat(param_dtype, [&](auto ptag) -> DevStatus {
+    return ForEachRow(ctx, planes, a.spatial, NormGradDx<T, decltype(ptag)>{a, stats});
+  });
+}
+
 }  // namespace nn_detail
 
 DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
@@ -483,7 +553,9 @@ DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
     C* stats = nullptr;
     A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.outer, &stats));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormRows<T>{a, stats}, 2 * a.inner));
-    return ForEach(ctx, a.outer * a.inner, LayerNormApply<T>{a, stats});
+    return DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+      return ForEachRow(ctx, a.outer, a.inner, LayerNormApply<T, decltype(ptag)>{a, stats});
+    });
   });
 }
 
@@ -497,13 +569,19 @@ DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
     const bool exact_stash = !std::is_same_v<C, double> || a.stat_dtype == DType::kF64;
     const bool have_stats = a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash;
     C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.outer, &stats));
-    A8_DEV_RETURN_IF_ERROR(
-        ForEach(ctx, a.outer, LayerNormGradRows<T>{a, have_stats, stats}, 3 * a.inner));
-    if (a.dx != nullptr)
-      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer * a.inner, LayerNormGradDx<T>{a, stats}));
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.outer + 2 * a.inner, &stats));
+    A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+      return ForEach(ctx, a.outer, LayerNormGradRows<T, decltype(ptag)>{a, have_stats, stats},
+                     3 * a.inner);
+    }));
+    if (a.dx != nullptr) {
+      A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+        return ForEachRow(ctx, a.outer, a.inner, LayerNormGradDx<T, decltype(ptag)>{a, stats});
+      }));
+    }
     if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
-    return ForEach(ctx, a.inner, LayerNormGradParams<T>{a, stats}, a.outer);
+    return ForEachRow(ctx, 1, a.inner, LayerNormGradParams<T>{a, stats, stats + 4 * a.outer},
+                      a.outer);
   });
 }
 
@@ -515,7 +593,7 @@ DevStatus BatchNormInference(DevCtx& ctx, const BatchNormArgs& a) {
     C* stats = nullptr;
     A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.channels, &stats));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, BatchNormInferStats<T>{a, stats}));
-    return ForEach(ctx, a.batch * a.channels * a.spatial, BatchNormApply<T>{a, stats});
+    return ApplyBatchNorm<T>(ctx, a, stats);
   });
 }
 
@@ -529,7 +607,7 @@ DevStatus BatchNormTraining(DevCtx& ctx, const BatchNormArgs& a) {
     A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(ctx, static_cast<const T*>(a.x), a.batch, a.channels,
                                              a.spatial, a.epsilon, &a, stats,
                                              stats + 2 * a.channels));
-    return ForEach(ctx, a.batch * a.channels * a.spatial, BatchNormApply<T>{a, stats});
+    return ApplyBatchNorm<T>(ctx, a, stats);
   });
 }
 
@@ -545,10 +623,11 @@ DevStatus BatchNormGrad(DevCtx& ctx, const BatchNormGradArgs& a) {
                                a.epsilon, training, a.stat_dtype, a.mean,     a.var};
     A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * a.channels));
     if (a.dx != nullptr) {
-      const NormGradDx<T> dx{a.x,        a.dy,       a.dx,      a.param_dtype,       a.scale,
-                             a.channels, a.channels, a.spatial, a.batch * a.spatial, training,
-                             stats};
-      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.batch * a.channels * a.spatial, dx));
+      const NormGradDxArgs dx{a.x,        a.dy,       a.dx,      a.scale,
+                              a.channels, a.channels, a.spatial, a.batch * a.spatial,
+                              training};
+      A8_DEV_RETURN_IF_ERROR(
+          ApplyNormGradDx<T>(ctx, a.param_dtype, a.batch * a.channels, dx, stats));
     }
     return ForEach(ctx, a.channels, BatchNormGradParams<T>{a, training, stats}, a.batch);
   });
@@ -563,7 +642,7 @@ DevStatus InstanceNorm(DevCtx& ctx, const InstanceNormArgs& a) {
     C* stats = nullptr;
     A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * planes, &stats));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes, InstanceNormPlanes<T>{a, stats}, 2 * a.spatial));
-    return ForEach(ctx, planes * a.spatial, InstanceNormApply<T>{a, stats});
+    return ForEachRow(ctx, planes, a.spatial, InstanceNormApply<T>{a, stats});
   });
 }
 
@@ -580,9 +659,9 @@ DevStatus InstanceNormGrad(DevCtx& ctx, const InstanceNormArgs& a) {
                                a.epsilon, true, DType::kF32, nullptr, nullptr};
     A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * planes));
     if (a.dx != nullptr) {
-      const NormGradDx<T> dx{a.x,        a.dy,      a.dx,      a.param_dtype, a.scale, planes,
-                             a.channels, a.spatial, a.spatial, true,          stats};
-      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes * a.spatial, dx));
+      const NormGradDxArgs dx{a.x,        a.dy,      a.dx,      a.scale, planes,
+                              a.channels, a.spatial, a.spatial, true};
+      A8_DEV_RETURN_IF_ERROR(ApplyNormGradDx<T>(ctx, a.param_dtype, planes, dx, stats));
     }
     if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
     return ForEach(ctx, a.channels, InstanceNormGradParams<T>{a, stats}, a.batch);
