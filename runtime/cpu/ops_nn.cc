@@ -1,6 +1,7 @@
 // CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling, losses. The normalizations
 // (BatchNormalization, LayerNormalization, InstanceNormalization) run the shared device bodies
-// (kernels/device/nn_norm_impl.h) through the CPU backend's host launch (cpu_backend.h).
+// (kernels/device/nn_norm_impl.h, nn_layer_norm_impl.h) through the CPU backend's host launch
+// (cpu_backend.h).
 #include <cstring>
 #include <vector>
 
