@@ -2,11 +2,14 @@
 // kernels (kernels/cpu/binary.cc), the device kernels (kernels/device/elementwise_binary_impl.h)
 // and, through the CPU kernels, constant folding.
 //
-// A functor maps two elements in their compute type A (float for f16/bf16/f32, double for f64,
-// the integer itself for integer ops). Integer arithmetic wraps as two's complement (computed
-// unsigned); integer division and modulo by zero give 0, and by -1 never overflow. Float Max/Min
-// propagate a NaN (a + b). Plain ::powf-style math only: no std:: containers, no exceptions.
+// VisitBinary maps the ops' one enum (BinaryKind) to them. A functor maps two elements in their
+// compute type A (float for f16/bf16/f32, double for f64, the integer itself for integer ops).
+// Integer arithmetic wraps as two's complement (computed unsigned); integer division and modulo by
+// zero give 0, and by -1 never overflow. Float Max/Min propagate a NaN (a + b). Plain ::powf-style
+// math only: no std:: containers, no exceptions.
 #pragma once
+
+#include <stdint.h>
 
 #include <type_traits>
 
@@ -163,5 +166,84 @@ struct OrF {
 struct XorF {
   A8_HD bool operator()(bool a, bool b) const { return a != b; }
 };
+
+// The binary ops, one enum for both backends (cpu::BinaryOp and DevBinaryOp are its names
+// there). Mod is ONNX Mod with fmod=0 (the sign of the divisor, Python %), FMod with fmod=1 (C
+// fmod, the sign of the dividend).
+enum class BinaryKind : int32_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMod,
+  kFMod,
+  kMax,
+  kMin,
+  kEqual,
+  kLess,
+  kLessOrEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor,
+};
+
+// The name in messages (Mod with fmod=1 is "Mod(fmod)").
+inline const char* BinaryKindName(BinaryKind op) {
+  static const char* const kNames[] = {
+      "Add", "Sub", "Mul",   "Div",  "Pow",         "Mod",     "Mod(fmod)",
+      "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+      "And", "Or",  "Xor"};
+  return kNames[static_cast<int>(op)];
+}
+
+// Whether `op` writes bool (comparisons, logic) rather than the input dtype.
+A8_HD bool BinaryKindIsBool(BinaryKind op) { return op >= BinaryKind::kEqual; }
+
+// The functor of `op`, handed to the visitor of its kind: arith(F) for Add ... Min, compare(F)
+// for Equal ... GreaterOrEqual, logic(F) for And, Or, Xor. The three return the same type. Host
+// code (the backends' dispatch).
+template <typename Arith, typename Compare, typename Logic>
+auto VisitBinary(BinaryKind op, Arith&& arith, Compare&& compare, Logic&& logic) {
+  switch (op) {
+    case BinaryKind::kAdd:
+      return arith(AddF{});
+    case BinaryKind::kSub:
+      return arith(SubF{});
+    case BinaryKind::kMul:
+      return arith(MulF{});
+    case BinaryKind::kDiv:
+      return arith(DivF{});
+    case BinaryKind::kPow:
+      return arith(PowF{});
+    case BinaryKind::kMod:
+      return arith(ModF{false});
+    case BinaryKind::kFMod:
+      return arith(ModF{true});
+    case BinaryKind::kMax:
+      return arith(MaxF{});
+    case BinaryKind::kMin:
+      return arith(MinF{});
+    case BinaryKind::kEqual:
+      return compare(EqualF{});
+    case BinaryKind::kLess:
+      return compare(LessF{});
+    case BinaryKind::kLessOrEqual:
+      return compare(LessOrEqualF{});
+    case BinaryKind::kGreater:
+      return compare(GreaterF{});
+    case BinaryKind::kGreaterOrEqual:
+      return compare(GreaterOrEqualF{});
+    case BinaryKind::kAnd:
+      return logic(AndF{});
+    case BinaryKind::kOr:
+      return logic(OrF{});
+    case BinaryKind::kXor:
+      break;
+  }
+  return logic(XorF{});
+}
 
 }  // namespace a8

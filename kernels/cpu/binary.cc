@@ -9,59 +9,19 @@
 namespace a8::cpu {
 namespace {
 
-const char* BinaryName(BinaryOp op) {
-  static const char* const kNames[] = {
-      "Add", "Sub", "Mul",   "Div",  "Pow",         "Mod",     "Mod(fmod)",
-      "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-      "And", "Or",  "Xor"};
-  return kNames[static_cast<int>(op)];
-}
-
-// Arithmetic in the compute type C of the operands: the shared bodies (binary_math.h).
+// Arithmetic (Add ... Min) and comparison or logic in the compute type C of the operands: the
+// shared bodies (binary_math.h).
 template <typename C>
 C Arith(BinaryOp op, C a, C b) {
-  switch (op) {
-    case BinaryOp::kAdd:
-      return AddF{}(a, b);
-    case BinaryOp::kSub:
-      return SubF{}(a, b);
-    case BinaryOp::kMul:
-      return MulF{}(a, b);
-    case BinaryOp::kDiv:
-      return DivF{}(a, b);
-    case BinaryOp::kPow:
-      return PowF{}(a, b);
-    case BinaryOp::kMod:
-      return ModF{false}(a, b);
-    case BinaryOp::kFMod:
-      return ModF{true}(a, b);
-    case BinaryOp::kMax:
-      return MaxF{}(a, b);
-    default:
-      return MinF{}(a, b);  // kMin
-  }
+  const auto none = [](auto) { return C{}; };  // not an arithmetic op: not called with one
+  return VisitBinary(
+      op, [&](auto f) { return static_cast<C>(f(a, b)); }, none, none);
 }
-
 template <typename C>
 bool Compare(BinaryOp op, C a, C b) {
-  switch (op) {
-    case BinaryOp::kEqual:
-      return EqualF{}(a, b);
-    case BinaryOp::kLess:
-      return LessF{}(a, b);
-    case BinaryOp::kLessOrEqual:
-      return LessOrEqualF{}(a, b);
-    case BinaryOp::kGreater:
-      return GreaterF{}(a, b);
-    case BinaryOp::kGreaterOrEqual:
-      return GreaterOrEqualF{}(a, b);
-    case BinaryOp::kAnd:
-      return AndF{}(a, b);
-    case BinaryOp::kOr:
-      return OrF{}(a, b);
-    default:
-      return XorF{}(a, b);  // kXor on bool
-  }
+  const auto compare = [&](auto f) -> bool { return f(a, b); };
+  return VisitBinary(
+      op, [](auto) { return false; }, compare, compare);
 }
 
 template <typename T, typename F>
@@ -154,11 +114,11 @@ Status MixedPow(const BroadcastPlan& plan, const T* a, DType b_dtype, const void
 
 }  // namespace
 
-bool BinaryOutputIsBool(BinaryOp op) { return op >= BinaryOp::kEqual; }
+bool BinaryOutputIsBool(BinaryOp op) { return BinaryKindIsBool(op); }
 
 Status Binary(BinaryOp op, DType a_dtype, const Dims& a_dims, const void* a, DType b_dtype,
               const Dims& b_dims, const void* b, void* y) {
-  const char* name = BinaryName(op);
+  const char* name = BinaryKindName(op);
   A8_ASSIGN_OR_RETURN(Dims out_dims, BroadcastDims({a_dims, b_dims}, name));
   A8_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan({a_dims, b_dims}, out_dims, name));
   if (a_dtype != b_dtype && op != BinaryOp::kPow) {
