@@ -1,8 +1,7 @@
 // Broadcasting binary ops and Where (declared in elementwise.h).
 #include <cmath>
-#include <limits>
-#include <type_traits>
 
+#include "kernels/common/binary_math.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/cast_elem.h"
 #include "kernels/cpu/elementwise.h"
@@ -10,120 +9,19 @@
 namespace a8::cpu {
 namespace {
 
-const char* BinaryName(BinaryOp op) {
-  static const char* const kNames[] = {
-      "Add", "Sub", "Mul",   "Div",  "Pow",         "Mod",     "Mod(fmod)",
-      "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-      "And", "Or",  "Xor"};
-  return kNames[static_cast<int>(op)];
-}
-
-template <typename C>
-C FloatMod(C a, C b, bool c_fmod) {
-  C r = std::fmod(a, b);
-  if (!c_fmod && r != C(0) && ((r < C(0)) != (b < C(0)))) r += b;
-  return r;
-}
-
-template <typename C>
-C IntPow(C base, C exp) {
-  if constexpr (std::is_signed_v<C>) {
-    if (exp < 0) {
-      if (base == 1) return 1;
-      if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-      return 0;
-    }
-  }
-  using U = std::make_unsigned_t<C>;
-  U result = 1, b = static_cast<U>(base);
-  for (U e = static_cast<U>(exp); e != 0; e >>= 1) {
-    if (e & 1) result *= b;
-    b *= b;
-  }
-  return static_cast<C>(result);
-}
-
-// Arithmetic in the compute type C of the operands.
+// Arithmetic (Add ... Min) and comparison or logic in the compute type C of the operands: the
+// shared bodies (binary_math.h).
 template <typename C>
 C Arith(BinaryOp op, C a, C b) {
-  if constexpr (std::is_floating_point_v<C>) {
-    switch (op) {
-      case BinaryOp::kAdd:
-        return a + b;
-      case BinaryOp::kSub:
-        return a - b;
-      case BinaryOp::kMul:
-        return a * b;
-      case BinaryOp::kDiv:
-        return a / b;
-      case BinaryOp::kPow:
-        return std::pow(a, b);
-      case BinaryOp::kMod:
-        return FloatMod(a, b, false);
-      case BinaryOp::kFMod:
-        return FloatMod(a, b, true);
-      case BinaryOp::kMax:
-        return (a != a || b != b) ? a + b : (a < b ? b : a);
-      default:
-        return (a != a || b != b) ? a + b : (b < a ? b : a);  // kMin
-    }
-  } else {
-    using U = std::make_unsigned_t<C>;
-    switch (op) {
-      case BinaryOp::kAdd:
-        return static_cast<C>(static_cast<U>(a) + static_cast<U>(b));
-      case BinaryOp::kSub:
-        return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
-      case BinaryOp::kMul:
-        return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
-      case BinaryOp::kDiv:
-        if (b == 0) return 0;
-        if constexpr (std::is_signed_v<C>) {
-          if (b == C(-1)) return static_cast<C>(U(0) - static_cast<U>(a));
-        }
-        return static_cast<C>(a / b);
-      case BinaryOp::kPow:
-        return IntPow(a, b);
-      case BinaryOp::kMod:
-      case BinaryOp::kFMod: {
-        if (b == 0) return 0;
-        if constexpr (std::is_signed_v<C>) {
-          if (b == C(-1)) return 0;
-          C r = static_cast<C>(a % b);
-          if (op == BinaryOp::kMod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<C>(r + b);
-          return r;
-        } else {
-          return static_cast<C>(a % b);
-        }
-      }
-      case BinaryOp::kMax:
-        return a < b ? b : a;
-      default:
-        return b < a ? b : a;  // kMin
-    }
-  }
+  const auto none = [](auto) { return C{}; };  // not an arithmetic op: not called with one
+  return VisitBinary(
+      op, [&](auto f) { return static_cast<C>(f(a, b)); }, none, none);
 }
-
 template <typename C>
 bool Compare(BinaryOp op, C a, C b) {
-  switch (op) {
-    case BinaryOp::kEqual:
-      return a == b;
-    case BinaryOp::kLess:
-      return a < b;
-    case BinaryOp::kLessOrEqual:
-      return a <= b;
-    case BinaryOp::kGreater:
-      return a > b;
-    case BinaryOp::kGreaterOrEqual:
-      return a >= b;
-    case BinaryOp::kAnd:
-      return a && b;
-    case BinaryOp::kOr:
-      return a || b;
-    default:
-      return a != b;  // kXor on bool
-  }
+  const auto compare = [&](auto f) -> bool { return f(a, b); };
+  return VisitBinary(
+      op, [](auto) { return false; }, compare, compare);
 }
 
 template <typename T, typename F>
@@ -170,20 +68,22 @@ bool FastFloatBinary(BinaryOp op, const BroadcastPlan& plan, const T* a, const T
     using C = Compute<T>;
     switch (op) {
       case BinaryOp::kAdd:
-        MapBinary(plan, a, b, y, [](C u, C v) { return u + v; });
+        MapBinary(plan, a, b, y, [](C u, C v) { return AddF{}(u, v); });
         return true;
       case BinaryOp::kSub:
-        MapBinary(plan, a, b, y, [](C u, C v) { return u - v; });
+        MapBinary(plan, a, b, y, [](C u, C v) { return SubF{}(u, v); });
         return true;
       case BinaryOp::kMul:
-        MapBinary(plan, a, b, y, [](C u, C v) { return u * v; });
+        MapBinary(plan, a, b, y, [](C u, C v) { return MulF{}(u, v); });
         return true;
       case BinaryOp::kDiv:
-        MapBinary(plan, a, b, y, [](C u, C v) { return u / v; });
+        MapBinary(plan, a, b, y, [](C u, C v) { return DivF{}(u, v); });
         return true;
       case BinaryOp::kMax:
+        MapBinary(plan, a, b, y, [](C u, C v) { return MaxF{}(u, v); });
+        return true;
       case BinaryOp::kMin:
-        MapBinary(plan, a, b, y, [op](C u, C v) { return Arith(op, u, v); });
+        MapBinary(plan, a, b, y, [](C u, C v) { return MinF{}(u, v); });
         return true;
       default:
         return false;
@@ -214,11 +114,11 @@ Status MixedPow(const BroadcastPlan& plan, const T* a, DType b_dtype, const void
 
 }  // namespace
 
-bool BinaryOutputIsBool(BinaryOp op) { return op >= BinaryOp::kEqual; }
+bool BinaryOutputIsBool(BinaryOp op) { return BinaryKindIsBool(op); }
 
 Status Binary(BinaryOp op, DType a_dtype, const Dims& a_dims, const void* a, DType b_dtype,
               const Dims& b_dims, const void* b, void* y) {
-  const char* name = BinaryName(op);
+  const char* name = BinaryKindName(op);
   A8_ASSIGN_OR_RETURN(Dims out_dims, BroadcastDims({a_dims, b_dims}, name));
   A8_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan({a_dims, b_dims}, out_dims, name));
   if (a_dtype != b_dtype && op != BinaryOp::kPow) {

@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "compiler/ir/status.h"
+#include "kernels/common/binary_math.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/cpu/dtype.h"
 
@@ -26,25 +27,7 @@ using UnaryAttrs = ::a8::UnaryAttrs;
 Status Unary(UnaryOp op, DType dtype, int64_t n, const void* x, void* y,
              const UnaryAttrs& attrs = {});
 
-enum class BinaryOp {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kPow,
-  kMod,   // ONNX Mod fmod=0: the result has the sign of the divisor (Python %)
-  kFMod,  // ONNX Mod fmod=1: C fmod, the sign of the dividend
-  kMax,
-  kMin,
-  kEqual,
-  kLess,
-  kLessOrEqual,
-  kGreater,
-  kGreaterOrEqual,
-  kAnd,
-  kOr,
-  kXor,
-};
+using BinaryOp = ::a8::BinaryKind;  // kernels/common/binary_math.h
 
 // Whether `op` writes bool (comparisons, logic) rather than the input dtype.
 bool BinaryOutputIsBool(BinaryOp op);

@@ -1,5 +1,5 @@
-// Gradient kernels of the NN ops (the backward halves of conv.h, pool.h, norm.h, Softmax, Dropout
-// and loss.h) and a800c's own losses (MseLoss, L1Loss, BceWithLogitsLoss) with their gradients: the
+// Gradient kernels of the NN ops (the backward halves of conv.h, pool.h, Softmax, Dropout and
+// loss.h) and a800c's own losses (MseLoss, L1Loss, BceWithLogitsLoss) with their gradients: the
 // bodies of the internal `a8.*Grad` ops that build-training emits.
 //
 // As everywhere in kernels/cpu: f16/bf16/f32 are computed in float and rounded once, f64 in double;
@@ -7,10 +7,9 @@
 // Gradients of parameters (filters, scales, biases) are summed over the batch into one buffer of
 // the compute type and rounded once at the end.
 //
-// Layout: grad_conv_pool.cc (ConvGradFilter, MaxPoolGrad, AveragePoolGrad), grad_norm.cc
-// (BatchNormGrad, LayerNormGrad), grad_nn.cc (SoftmaxGrad, DropoutGrad, the loss gradients, the
-// a8 losses). InstanceNormalization and its gradient have one body, shared with the CUDA backend:
-// kernels/device/nn_norm_impl.h.
+// Layout: grad_conv_pool.cc (ConvGradFilter, MaxPoolGrad, AveragePoolGrad), grad_nn.cc
+// (SoftmaxGrad, DropoutGrad, the loss gradients, the a8 losses). The normalizations and their
+// gradients have one body, shared with the CUDA backend: kernels/device/nn_norm_impl.h.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +18,6 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/loss.h"
-#include "kernels/cpu/norm.h"
 #include "kernels/cpu/pool.h"
 
 namespace a8::cpu {
@@ -39,29 +37,6 @@ Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx)
 // dX of AveragePool: each dY element spread evenly over the taps its window divided by
 // (count_include_pad as in the forward; padding taps receive nothing).
 Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx);
-
-// ---- BatchNormalization, LayerNormalization (grad_norm.cc: the CPU fast paths, see norm.h)
-
-// BatchNormalization backward, X [batch, channels, spatial...] (p as for the forward). With mean
-// and var null (training mode) the batch statistics are recomputed from X and
-//   dX = scale * inv_std * (dY - mean(dY) - x_hat * mean(dY * x_hat)),
-// otherwise (inference mode) mean/var (p.stat_dtype) are the statistics used and
-//   dX = scale * inv_std * dY, dmean = -sum(dX), dvar = -scale / 2 * inv_std^2 * sum(dY * x_hat).
-// Always dscale = sum(dY * x_hat), dbias = sum(dY) (p.param_dtype). Any output may be null;
-// dmean/dvar (p.stat_dtype) only in inference mode.
-Status BatchNormGrad(const BatchNormParams& p, const void* dy, const void* x, const void* scale,
-                     const void* mean, const void* var, void* dx, void* dscale, void* dbias,
-                     void* dmean, void* dvar);
-
-// LayerNormalization backward over rows of p.inner elements: with g = dY * scale,
-//   dX = inv_std * (g - mean(g) - x_hat * mean(g * x_hat)),
-// dscale[i] = sum over rows of dY * x_hat, dbias[i] = sum of dY ([inner], p.param_dtype; may be
-// null). `mean` / `inv_std_dev` (p.stat_dtype, [outer]) are the forward's Mean and InvStdDev
-// outputs; they are recomputed from X when null, or when their dtype is narrower than the compute
-// type (an f32 stash of an f64 forward, which normalized with the double statistics).
-Status LayerNormGrad(const LayerNormParams& p, const void* dy, const void* x, const void* scale,
-                     const void* mean, const void* inv_std_dev, void* dx, void* dscale,
-                     void* dbias);
 
 // ---- softmax, dropout, losses (grad_nn.cc)
 

@@ -19,14 +19,14 @@
 //   outputs only; every sum is accumulated by one thread in a fixed order.
 //
 // Families: elementwise.h (unary, binary, Where, Clip, Cast, Dropout), gemm.h (Gemm, MatMul),
-// conv.h, pool.h, norm.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax, CumSum),
-// movement.h (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, Trilu,
-// OneHot, Range), loss.h (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss); training:
-// grad_math.h (gradients of elementwise and movement ops), grad_nn.h (gradients of conv,
-// pooling, BatchNormalization, LayerNormalization, softmax, dropout, losses; the a8 losses),
-// optim.h (optimizer updates, step control, ONNX's Adam/Momentum/Adagrad). InstanceNormalization
-// has one body, shared with the CUDA backend (kernels/device/nn_norm_impl.h), which the CPU
-// backend runs on the host (runtime/cpu/cpu_backend.h).
+// conv.h, pool.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax, CumSum), movement.h
+// (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, Trilu, OneHot, Range),
+// loss.h (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss); training: grad_math.h (gradients
+// of elementwise and movement ops), grad_nn.h (gradients of conv, pooling, softmax, dropout,
+// losses; the a8 losses), optim.h (optimizer updates, step control, ONNX's Adam/Momentum/Adagrad).
+// The normalizations (BatchNormalization, LayerNormalization, InstanceNormalization) and their
+// gradients have one body, shared with the CUDA backend (kernels/device/nn_norm_impl.h), which
+// the CPU backend runs on the host (runtime/cpu/cpu_backend.h).
 #pragma once
 
 #include "kernels/cpu/broadcast.h"
@@ -38,7 +38,6 @@
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/loss.h"
 #include "kernels/cpu/movement.h"
-#include "kernels/cpu/norm.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/reduce.h"

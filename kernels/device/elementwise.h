@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/binary_math.h"
 #include "kernels/common/fused_elementwise.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/device/device.h"
@@ -50,25 +51,7 @@ struct UnaryParams {
 };
 DevStatus Unary(DevCtx& ctx, const UnaryParams& p);
 
-enum class DevBinaryOp : int32_t {
-  kAdd,
-  kSub,
-  kMul,
-  kDiv,
-  kPow,
-  kMod,   // sign of the divisor (Python %)
-  kFMod,  // C fmod
-  kMax,
-  kMin,
-  kEqual,
-  kLess,
-  kLessOrEqual,
-  kGreater,
-  kGreaterOrEqual,
-  kAnd,
-  kOr,
-  kXor,
-};
+using DevBinaryOp = ::a8::BinaryKind;  // kernels/common/binary_math.h
 
 // y = a op b broadcast by `shape` (2 operands); y of `n` elements, dtype a_dtype (bool for
 // comparisons and logic). b_dtype differs from a_dtype only for Pow (math in double, stored like

@@ -184,43 +184,10 @@ DevStatus Binary(DevCtx& ctx, const BinaryParams& p) {
     });
   }
   if (p.a_dtype != p.b_dtype) return DevError("elementwise: operand dtypes differ");
-  switch (p.op) {
-    case DevBinaryOp::kAdd:
-      return Arith(ctx, p, AddF{});
-    case DevBinaryOp::kSub:
-      return Arith(ctx, p, SubF{});
-    case DevBinaryOp::kMul:
-      return Arith(ctx, p, MulF{});
-    case DevBinaryOp::kDiv:
-      return Arith(ctx, p, DivF{});
-    case DevBinaryOp::kPow:
-      return Arith(ctx, p, PowF{});
-    case DevBinaryOp::kMod:
-      return Arith(ctx, p, ModF{false});
-    case DevBinaryOp::kFMod:
-      return Arith(ctx, p, ModF{true});
-    case DevBinaryOp::kMax:
-      return Arith(ctx, p, MaxF{});
-    case DevBinaryOp::kMin:
-      return Arith(ctx, p, MinF{});
-    case DevBinaryOp::kEqual:
-      return Compare<true>(ctx, p, EqualF{});
-    case DevBinaryOp::kLess:
-      return Compare<false>(ctx, p, LessF{});
-    case DevBinaryOp::kLessOrEqual:
-      return Compare<false>(ctx, p, LessOrEqualF{});
-    case DevBinaryOp::kGreater:
-      return Compare<false>(ctx, p, GreaterF{});
-    case DevBinaryOp::kGreaterOrEqual:
-      return Compare<false>(ctx, p, GreaterOrEqualF{});
-    case DevBinaryOp::kAnd:
-      return Logic(ctx, p, AndF{});
-    case DevBinaryOp::kOr:
-      return Logic(ctx, p, OrF{});
-    case DevBinaryOp::kXor:
-      return Logic(ctx, p, XorF{});
-  }
-  return DevError("elementwise: unknown binary op");
+  return VisitBinary(
+      p.op, [&](auto f) { return Arith(ctx, p, f); },
+      [&](auto f) { return Compare<std::is_same_v<decltype(f), EqualF>>(ctx, p, f); },
+      [&](auto f) { return Logic(ctx, p, f); });
 }
 
 DevStatus Fold(DevCtx& ctx, const FoldParams& p) {

@@ -1,13 +1,13 @@
 // The per-element math of the elementwise device kernels (kernels/device/elementwise.h), for the
-// kernels/device/elementwise*_impl.h files only: libm by overload, the ONNX Cast of one element,
-// and one small A8_HD functor per op. Each mirrors the CPU reference's expression exactly
-// (kernels/cpu/elementwise.cc, binary.cc, cast_elem.h, grad_math.cc), so the emulation agrees
-// with it bit for bit where both call the same libm.
+// kernels/device/elementwise*_impl.h files only: the ONNX Cast of one element (mirroring
+// kernels/cpu/cast_elem.h exactly) and the broadcast indexing. The unary and binary math is
+// kernels/common/unary_math.h and binary_math.h, shared with the CPU kernels.
 #pragma once
 
 #include <cstdint>
 #include <type_traits>
 
+#include "kernels/common/binary_math.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 
@@ -115,156 +115,7 @@ A8_HD To LoadCast(DType t, const void* p, int64_t i) {
   return To{};
 }
 
-// ---- binary functors (kernels/cpu/binary.cc Arith / Compare).
-template <typename A>
-using WrapOf = std::make_unsigned_t<A>;
-
-struct AddF {
-  template <typename A>
-  A8_HD A operator()(A a, A b) const {
-    if constexpr (std::is_integral_v<A>) {
-      return static_cast<A>(static_cast<WrapOf<A>>(a) + static_cast<WrapOf<A>>(b));
-    } else {
-      return a + b;
-    }
-  }
-};
-struct SubF {
-  template <typename A>
-  A8_HD A operator()(A a, A b) const {
-    if constexpr (std::is_integral_v<A>) {
-      return static_cast<A>(static_cast<WrapOf<A>>(a) - static_cast<WrapOf<A>>(b));
-    } else {
-      return a - b;
-    }
-  }
-};
-struct MulF {
-  template <typename A>
-  A8_HD A operator()(A a, A b) const {
-    if constexpr (std::is_integral_v<A>) {
-      return static_cast<A>(static_cast<WrapOf<A>>(a) * static_cast<WrapOf<A>>(b));
-    } else {
-      return a * b;
-    }
-  }
-};
-struct DivF {
-  template <typename A>
-  A8_HD A operator()(A a, A b) const {
-    if constexpr (std::is_integral_v<A>) {
-      if (b == 0) return 0;
-      if constexpr (std::is_signed_v<A>) {
-        if (b == A(-1)) return static_cast<A>(WrapOf<A>(0) - static_cast<WrapOf<A>>(a));
-      }
-      return static_cast<A>(a / b);
-    } else {
-      return a / b;
-    }
-  }
-};
-struct PowF {
-  template <typename A>
-  A8_HD A operator()(A base, A exp) const {
-    if constexpr (std::is_integral_v<A>) {
-      if constexpr (std::is_signed_v<A>) {
-        if (exp < 0) {
-          if (base == 1) return 1;
-          if (base == -1) return (exp % 2 == 0) ? 1 : -1;
-          return 0;
-        }
-      }
-      using U = WrapOf<A>;
-      U result = 1, b = static_cast<U>(base);
-      for (U e = static_cast<U>(exp); e != 0; e >>= 1) {
-        if (e & 1) result = static_cast<U>(result * b);
-        b = static_cast<U>(b * b);
-      }
-      return static_cast<A>(result);
-    } else {
-      return MPow(base, exp);
-    }
-  }
-};
-// c_fmod: C fmod (sign of the dividend); else the sign of the divisor.
-struct ModF {
-  bool c_fmod;
-  template <typename A>
-  A8_HD A operator()(A a, A b) const {
-    if constexpr (std::is_integral_v<A>) {
-      if (b == 0) return 0;
-      if constexpr (std::is_signed_v<A>) {
-        if (b == A(-1)) return 0;
-        A r = static_cast<A>(a % b);
-        if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<A>(r + b);
-        return r;
-      } else {
-        return static_cast<A>(a % b);
-      }
-    } else {
-      A r = MFmod(a, b);
-      if (!c_fmod && r != A(0) && ((r < A(0)) != (b < A(0)))) r += b;
-      return r;
-    }
-  }
-};
-struct MaxF {
-  template <typename A>
-  A8_HD A operator()(A a, A b) const {
-    if constexpr (!std::is_integral_v<A>) {
-      if (a != a || b != b) return a + b;
-    }
-    return a < b ? b : a;
-  }
-};
-struct MinF {
-  template <typename A>
-  A8_HD A operator()(A a, A b) const {
-    if constexpr (!std::is_integral_v<A>) {
-      if (a != a || b != b) return a + b;
-    }
-    return b < a ? b : a;
-  }
-};
-struct EqualF {
-  template <typename A>
-  A8_HD bool operator()(A a, A b) const {
-    return a == b;
-  }
-};
-struct LessF {
-  template <typename A>
-  A8_HD bool operator()(A a, A b) const {
-    return a < b;
-  }
-};
-struct LessOrEqualF {
-  template <typename A>
-  A8_HD bool operator()(A a, A b) const {
-    return a <= b;
-  }
-};
-struct GreaterF {
-  template <typename A>
-  A8_HD bool operator()(A a, A b) const {
-    return a > b;
-  }
-};
-struct GreaterOrEqualF {
-  template <typename A>
-  A8_HD bool operator()(A a, A b) const {
-    return a >= b;
-  }
-};
-struct AndF {
-  A8_HD bool operator()(bool a, bool b) const { return a && b; }
-};
-struct OrF {
-  A8_HD bool operator()(bool a, bool b) const { return a || b; }
-};
-struct XorF {
-  A8_HD bool operator()(bool a, bool b) const { return a != b; }
-};
+// The binary functors (AddF, ..., XorF) come from kernels/common/binary_math.h.
 
 // ---- broadcasting: operand offsets of output element i.
 template <int K>

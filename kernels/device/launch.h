@@ -27,6 +27,24 @@ namespace a8::A8_DEV_NS {
 
 constexpr int kThreadsPerBlock = 256;
 
+// A row-shaped kernel, over `rows` rows of `cols` elements (element i = r * cols + j), is a
+// functor with `A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const` that computes elements
+// [j0, j1) of row r, loading what the row shares (its statistics, a channel's parameters) once
+// before its loop. ForEachRow launches it: on the GPU one thread an element (SpanPerElement:
+// Span(r, j, j + 1)); on the host one call per row piece, so the index division and the row's
+// loads leave the inner loop. Every element runs the same arithmetic either way, so the results
+// are bit-identical.
+template <typename F>
+struct SpanPerElement {
+  F f;
+  int64_t cols;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t r = i / cols;
+    const int64_t j = i - r * cols;
+    f.Span(r, j, j + 1);
+  }
+};
+
 #if defined(__CUDACC__)
 template <typename F>
 __global__ void ForEachKernel(int64_t n, F f) {
@@ -50,11 +68,37 @@ DevStatus ForEach(const DevCtx& ctx, int64_t n, const F& f, int64_t /*cost_per_i
                   static_cast<cudaStream_t>(ctx.stream)>>>(n, f);
   return CheckLaunch("kernel launch");
 }
+
+template <typename F>
+DevStatus ForEachRow(const DevCtx& ctx, int64_t rows, int64_t cols, const F& f,
+                     int64_t /*cost_per_item*/ = 1) {
+  if (rows <= 0 || cols <= 0) return DevOk();
+  return ForEach(ctx, rows * cols, SpanPerElement<F>{f, cols});
+}
 #else
 template <typename F>
 DevStatus ForEach(const DevCtx&, int64_t n, const F& f, int64_t cost_per_item = 1) {
   cpu::ParallelFor(n, cost_per_item, [&f](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) f(i);
+  });
+  return DevOk();
+}
+
+// The host launch of a row-shaped kernel: the pool's chunks of the flat index space are cut at
+// row ends, one Span call per piece of a row.
+template <typename F>
+DevStatus ForEachRow(const DevCtx&, int64_t rows, int64_t cols, const F& f,
+                     int64_t cost_per_item = 1) {
+  if (rows <= 0 || cols <= 0) return DevOk();
+  cpu::ParallelFor(rows * cols, cost_per_item, [&f, cols](int64_t begin, int64_t end) {
+    int64_t r = begin / cols, j = begin - r * cols;
+    while (begin < end) {
+      const int64_t piece = end - begin < cols - j ? end - begin : cols - j;
+      f.Span(r, j, j + piece);
+      begin += piece;
+      ++r;
+      j = 0;
+    }
   });
   return DevOk();
 }

@@ -1,6 +1,7 @@
-// Helpers shared by kernels/device/nn_norm_impl.h and nn_pool_impl.h: parameters and statistics
-// of their own float dtype (loaded exactly, stored like cpu::CastElem), sqrt in the compute type.
-// Kept in namespace nn_detail so that other families' helpers of the same names never collide.
+// Helpers shared by kernels/device/nn_norm_impl.h, nn_layer_norm_impl.h and nn_pool_impl.h:
+// parameters and statistics of their own float dtype (loaded exactly, stored like cpu::CastElem),
+// sqrt in the compute type, scratch memory. Kept in namespace nn_detail so that other families'
+// helpers of the same names never collide.
 #pragma once
 
 #include <cmath>
@@ -68,6 +69,22 @@ A8_HD void StoreParam(DType t, void* p, int64_t i, C v) {
 template <typename C>
 A8_HD C Param(DType t, const void* p, int64_t i) {
   return static_cast<C>(LoadParam(t, p, i));
+}
+
+// The same, for a parameter array of storage type P (float, Half, BF16, double): the dtype
+// resolved once per launch (DispatchFloat), not per element.
+template <typename C, typename P>
+A8_HD C ParamOf(const P* p, int64_t i) {
+  return static_cast<C>(static_cast<double>(Elem<P>::Load(p[i])));
+}
+
+// `n` compute-type values of scratch memory.
+template <typename C>
+DevStatus ScratchOf(DevCtx& ctx, int64_t n, C** out) {
+  void* p = nullptr;
+  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, static_cast<size_t>(n > 0 ? n : 1) * sizeof(C), &p));
+  *out = static_cast<C*>(p);
+  return DevOk();
 }
 
 }  // namespace a8::A8_DEV_NS::nn_detail

@@ -1,9 +1,9 @@
-// The normalization kernels of kernels/device/nn.h: LayerNormalization, BatchNormalization,
-// InstanceNormalization and their gradients. This is their only math: the CPU backend runs these
-// bodies on the host (runtime/cpu/cpu_backend.h), the CUDA backend on the GPU. Every sum runs in a
-// fixed order in the compute type C (float, or double for f64), so results do not depend on the
-// thread count or the launch. Per-row/channel/plane statistics go to
-// scratch memory in C, never rounded to a narrower stash before they are applied.
+// The normalization kernels of kernels/device/nn.h: BatchNormalization, InstanceNormalization
+// and their gradients (LayerNormalization: nn_layer_norm_impl.h). This is their only math: the CPU
+// backend runs these bodies on the host (runtime/cpu/cpu_backend.h), the CUDA backend on the GPU.
+// Every sum runs in a fixed order in the compute type C (float, or double for f64), so results do
+// not depend on the thread count or the launch. Per-row/channel/plane statistics go to scratch
+// memory in C, never rounded to a narrower stash before they are applied.
 #pragma once
 
 #include <type_traits>
@@ -14,156 +14,6 @@
 
 namespace a8::A8_DEV_NS {
 namespace nn_detail {
-
-// Where a broadcast LayerNorm parameter holds element j of a row.
-A8_HD int64_t MapParam(const ParamMap& m, int64_t j) {
-  if (m.dense) return j;
-  int64_t off = 0;
-  for (int a = m.rank - 1; a >= 0; --a) {
-    off += (j % m.dims[a]) * m.strides[a];
-    j /= m.dims[a];
-  }
-  return off;
-}
-
-// Mean and population variance of one LayerNorm row in 8 interleaved partial sums added in a
-// fixed order (a CPU thread keeps them in one vector register, where one running sum would be a
-// chain of dependent adds).
-template <typename T, typename C = Acc<T>>
-A8_HD void RowMoments(const T* x, int64_t n, C* mean, C* var) {
-  constexpr int64_t kLanes = 8;
-  const int64_t body = n - n % kLanes;
-  C lanes[kLanes] = {};
-  for (int64_t i = 0; i < body; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += Ld(x, i + l);
-  }
-  C sum = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
-          ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-  for (int64_t i = body; i < n; ++i) sum += Ld(x, i);
-  const C m = n > 0 ? sum / static_cast<C>(n) : C(0);
-  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = C(0);
-  for (int64_t i = 0; i < body; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) {
-      const C v = Ld(x, i + l);
-      lanes[l] += (v - m) * (v - m);
-    }
-  }
-  C sq = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
-         ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-  for (int64_t i = body; i < n; ++i) {
-    const C v = Ld(x, i);
-    sq += (v - m) * (v - m);
-  }
-  *mean = m;
-  *var = n > 0 ? sq / static_cast<C>(n) : C(0);
-}
-
-// ---- LayerNormalization: rows of `inner` elements. stats: [outer] means, [outer] inv stds.
-template <typename T>
-struct LayerNormRows {
-  using C = Acc<T>;
-  LayerNormArgs a;
-  C* stats;
-  A8_HD void operator()(int64_t r) const {
-    C m, v;
-    RowMoments(static_cast<const T*>(a.x) + r * a.inner, a.inner, &m, &v);
-    const C inv = C(1) / Sqrt(v + static_cast<C>(a.epsilon));
-    stats[r] = m;
-    stats[a.outer + r] = inv;
-    if (a.mean != nullptr) StoreParam(a.stat_dtype, a.mean, r, m);
-    if (a.inv_std_dev != nullptr) StoreParam(a.stat_dtype, a.inv_std_dev, r, inv);
-  }
-};
-
-template <typename T>
-struct LayerNormApply {
-  using C = Acc<T>;
-  LayerNormArgs a;
-  const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t r = i / a.inner, j = i - r * a.inner;
-    const C s = Param<C>(a.param_dtype, a.scale, MapParam(a.scale_map, j));
-    C y = (Ld(static_cast<const T*>(a.x), i) - stats[r]) * stats[a.outer + r] * s;
-    if (a.bias != nullptr) y = y + Param<C>(a.param_dtype, a.bias, MapParam(a.bias_map, j));
-    St(static_cast<T*>(a.y), i, y);
-  }
-};
-
-// ---- a8.LayerNormalizationGrad. stats: [outer] means, inv stds, mean(g), mean(g * xhat) with
-// g = dY * scale.
-template <typename T>
-struct LayerNormGradRows {
-  using C = Acc<T>;
-  LayerNormGradArgs a;
-  bool have_stats;
-  C* stats;
-  A8_HD void operator()(int64_t r) const {
-    const T* row = static_cast<const T*>(a.x) + r * a.inner;
-    const T* grow = static_cast<const T*>(a.dy) + r * a.inner;
-    const C inner = static_cast<C>(a.inner);
-    C m, inv;
-    if (have_stats) {
-      m = Param<C>(a.stat_dtype, a.mean, r);
-      inv = Param<C>(a.stat_dtype, a.inv_std_dev, r);
-    } else {
-      C sum = 0;
-      for (int64_t i = 0; i < a.inner; ++i) sum += Ld(row, i);
-      m = sum / inner;
-      C sq = 0;
-      for (int64_t i = 0; i < a.inner; ++i) {
-        const C d = Ld(row, i) - m;
-        sq += d * d;
-      }
-      inv = C(1) / Sqrt(sq / inner + static_cast<C>(a.epsilon));
-    }
-    stats[r] = m;
-    stats[a.outer + r] = inv;
-    if (a.dx == nullptr) return;
-    C sum_g = 0, sum_gx = 0;
-    for (int64_t i = 0; i < a.inner; ++i) {
-      const C g = Ld(grow, i) * Param<C>(a.param_dtype, a.scale, i);
-      sum_g += g;
-      sum_gx += g * (Ld(row, i) - m) * inv;
-    }
-    stats[2 * a.outer + r] = sum_g / inner;
-    stats[3 * a.outer + r] = sum_gx / inner;
-  }
-};
-
-template <typename T>
-struct LayerNormGradDx {
-  using C = Acc<T>;
-  LayerNormGradArgs a;
-  const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t r = i / a.inner, j = i - r * a.inner;
-    const C m = stats[r], inv = stats[a.outer + r];
-    const C mean_g = stats[2 * a.outer + r], mean_gx = stats[3 * a.outer + r];
-    const C xhat = (Ld(static_cast<const T*>(a.x), i) - m) * inv;
-    const C g = Ld(static_cast<const T*>(a.dy), i) * Param<C>(a.param_dtype, a.scale, j);
-    St(static_cast<T*>(a.dx), i, inv * (g - mean_g - xhat * mean_gx));
-  }
-};
-
-// dScale and dBias: one thread per normalized element j, rows in order.
-template <typename T>
-struct LayerNormGradParams {
-  using C = Acc<T>;
-  LayerNormGradArgs a;
-  const C* stats;
-  A8_HD void operator()(int64_t j) const {
-    const T* x = static_cast<const T*>(a.x);
-    const T* dy = static_cast<const T*>(a.dy);
-    C ds = 0, db = 0;
-    for (int64_t r = 0; r < a.outer; ++r) {
-      const C g = Ld(dy, r * a.inner + j);
-      ds += g * (Ld(x, r * a.inner + j) - stats[r]) * stats[a.outer + r];
-      db += g;
-    }
-    if (a.dscale != nullptr) StoreParam(a.param_dtype, a.dscale, j, ds);
-    if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, j, db);
-  }
-};
 
 // ---- BatchNormalization. stats: [channels] means, [channels] inv stds.
 template <typename T>
@@ -268,16 +118,20 @@ struct ChannelInvStd {
   }
 };
 
-template <typename T>
+// Row-shaped: a row is an (n, c) plane of `spatial`, P the storage type of scale and bias.
+template <typename T, typename P>
 struct BatchNormApply {
   using C = Acc<T>;
   BatchNormArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t c = (i / a.spatial) % a.channels;
-    const C k = stats[a.channels + c] * Param<C>(a.param_dtype, a.scale, c);
-    const C shift = Param<C>(a.param_dtype, a.bias, c);
-    St(static_cast<T*>(a.y), i, (Ld(static_cast<const T*>(a.x), i) - stats[c]) * k + shift);
+  A8_HD void Span(int64_t plane, int64_t j0, int64_t j1) const {
+    const int64_t c = plane % a.channels;
+    const T* x = static_cast<const T*>(a.x) + plane * a.spatial;
+    T* y = static_cast<T*>(a.y) + plane * a.spatial;
+    const C m = stats[c];
+    const C k = stats[a.channels + c] * ParamOf<C>(static_cast<const P*>(a.scale), c);
+    const C shift = ParamOf<C>(static_cast<const P*>(a.bias), c);
+    for (int64_t j = j0; j < j1; ++j) St(y, j, (Ld(x, j) - m) * k + shift);
   }
 };
 
@@ -339,29 +193,39 @@ struct BatchNormGradParams {
 };
 
 // dX = scale * inv * (dY - mean(dY) - xhat * mean(dY * xhat)) over a channel (the means only
-// with batch statistics); `group` is the number of channels sharing a scale element's period.
-template <typename T>
-struct NormGradDx {
-  using C = Acc<T>;
+// with batch statistics). Row-shaped: a row is a plane of `spatial`, P the storage type of scale.
+struct NormGradDxArgs {
   const void* x;
   const void* dy;
   void* dx;
-  DType param_dtype;
   const void* scale;
   int64_t channels;        // of the stats
   int64_t scale_channels;  // scale index: channel % scale_channels
   int64_t spatial, count;
   bool batch_stats;
+};
+
+template <typename T, typename P>
+struct NormGradDx {
+  using C = Acc<T>;
+  NormGradDxArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t c = (i / spatial) % channels;
+  A8_HD void Span(int64_t plane, int64_t j0, int64_t j1) const {
+    const int64_t channels = a.channels, spatial = a.spatial;
+    const bool batch_stats = a.batch_stats;
+    const int64_t c = plane % channels;
     const C m = stats[c], inv = stats[channels + c];
-    const C k = Param<C>(param_dtype, scale, c % scale_channels) * inv;
-    const C n = static_cast<C>(count);
+    const C k = ParamOf<C>(static_cast<const P*>(a.scale), c % a.scale_channels) * inv;
+    const C n = static_cast<C>(a.count);
     const C mean_dy = batch_stats ? stats[2 * channels + c] / n : C(0);
     const C mean_dyx = batch_stats ? stats[3 * channels + c] / n : C(0);
-    const C xhat = (Ld(static_cast<const T*>(x), i) - m) * inv;
-    St(static_cast<T*>(dx), i, k * (Ld(static_cast<const T*>(dy), i) - mean_dy - xhat * mean_dyx));
+    const T* xp = static_cast<const T*>(a.x) + plane * spatial;
+    const T* dyp = static_cast<const T*>(a.dy) + plane * spatial;
+    T* dxp = static_cast<T*>(a.dx) + plane * spatial;
+    for (int64_t j = j0; j < j1; ++j) {
+      const C xhat = (Ld(xp, j) - m) * inv;
+      St(dxp, j, k * (Ld(dyp, j) - mean_dy - xhat * mean_dyx));
+    }
   }
 };
 
@@ -389,16 +253,18 @@ struct InstanceNormPlanes {
   }
 };
 
+// Row-shaped: a row is a plane of `spatial`.
 template <typename T>
 struct InstanceNormApply {
   using C = Acc<T>;
   InstanceNormArgs a;
   const C* stats;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t pl = i / a.spatial;
+  A8_HD void Span(int64_t pl, int64_t j0, int64_t j1) const {
     const C b = Param<C>(a.param_dtype, a.bias, pl % a.channels);
-    const C y = (Ld(static_cast<const T*>(a.x), i) - stats[pl]) * stats[a.batch * a.channels + pl];
-    St(static_cast<T*>(a.y), i, y + b);
+    const C m = stats[pl], k = stats[a.batch * a.channels + pl];
+    const T* x = static_cast<const T*>(a.x) + pl * a.spatial;
+    T* y = static_cast<T*>(a.y) + pl * a.spatial;
+    for (int64_t j = j0; j < j1; ++j) St(y, j, (Ld(x, j) - m) * k + b);
   }
 };
 
@@ -419,15 +285,6 @@ struct InstanceNormGradParams {
     if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, c, db);
   }
 };
-
-// `n` compute-type values of scratch memory.
-template <typename C>
-DevStatus ScratchOf(DevCtx& ctx, int64_t n, C** out) {
-  void* p = nullptr;
-  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, static_cast<size_t>(n > 0 ? n : 1) * sizeof(C), &p));
-  *out = static_cast<C*>(p);
-  return DevOk();
-}
 
 // The means and inverse standard deviations of every channel over [batch, spatial] into
 // stats[0, 2 * channels), with BatchNorm's running update when `bn` is given; `part` holds
@@ -473,39 +330,25 @@ DevStatus ChannelGradSums(DevCtx& ctx, const ChannelSumsArgs& a, Acc<T>* stats, 
   return ForEach(ctx, a.channels, ChannelDySums<C>{part, a.batch, a.channels, stats}, a.batch);
 }
 
+// BatchNormalization's Y from the statistics: a row per (n, c) plane.
+template <typename T>
+DevStatus ApplyBatchNorm(DevCtx& ctx, const BatchNormArgs& a, const Acc<T>* stats) {
+  return DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+    return ForEachRow(ctx, a.batch * a.channels, a.spatial,
+                      BatchNormApply<T, decltype(ptag)>{a, stats});
+  });
+}
+
+// dX of `planes` planes from the backward's channel sums.
+template <typename T>
+DevStatus ApplyNormGradDx(DevCtx& ctx, DType param_dtype, int64_t planes, const NormGradDxArgs& a,
+                          const Acc<T>* stats) {
+  return DispatchFloat(param_dtype, [&](auto ptag) -> DevStatus {
+    return ForEachRow(ctx, planes, a.spatial, NormGradDx<T, decltype(ptag)>{a, stats});
+  });
+}
+
 }  // namespace nn_detail
-
-DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
-  using namespace nn_detail;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    using C = Acc<T>;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.outer, &stats));
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormRows<T>{a, stats}, 2 * a.inner));
-    return ForEach(ctx, a.outer * a.inner, LayerNormApply<T>{a, stats});
-  });
-}
-
-DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
-  using namespace nn_detail;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    using C = Acc<T>;
-    // The forward normalized with statistics of the compute type; a narrower stash is only a
-    // rounded copy of them, so recompute instead (as the CPU kernel does).
-    const bool exact_stash = !std::is_same_v<C, double> || a.stat_dtype == DType::kF64;
-    const bool have_stats = a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.outer, &stats));
-    A8_DEV_RETURN_IF_ERROR(
-        ForEach(ctx, a.outer, LayerNormGradRows<T>{a, have_stats, stats}, 3 * a.inner));
-    if (a.dx != nullptr)
-      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer * a.inner, LayerNormGradDx<T>{a, stats}));
-    if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
-    return ForEach(ctx, a.inner, LayerNormGradParams<T>{a, stats}, a.outer);
-  });
-}
 
 DevStatus BatchNormInference(DevCtx& ctx, const BatchNormArgs& a) {
   using namespace nn_detail;
@@ -515,7 +358,7 @@ DevStatus BatchNormInference(DevCtx& ctx, const BatchNormArgs& a) {
     C* stats = nullptr;
     A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.channels, &stats));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, BatchNormInferStats<T>{a, stats}));
-    return ForEach(ctx, a.batch * a.channels * a.spatial, BatchNormApply<T>{a, stats});
+    return ApplyBatchNorm<T>(ctx, a, stats);
   });
 }
 
@@ -529,7 +372,7 @@ DevStatus BatchNormTraining(DevCtx& ctx, const BatchNormArgs& a) {
     A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(ctx, static_cast<const T*>(a.x), a.batch, a.channels,
                                              a.spatial, a.epsilon, &a, stats,
                                              stats + 2 * a.channels));
-    return ForEach(ctx, a.batch * a.channels * a.spatial, BatchNormApply<T>{a, stats});
+    return ApplyBatchNorm<T>(ctx, a, stats);
   });
 }
 
@@ -545,10 +388,11 @@ DevStatus BatchNormGrad(DevCtx& ctx, const BatchNormGradArgs& a) {
                                a.epsilon, training, a.stat_dtype, a.mean,     a.var};
     A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * a.channels));
     if (a.dx != nullptr) {
-      const NormGradDx<T> dx{a.x,        a.dy,       a.dx,      a.param_dtype,       a.scale,
-                             a.channels, a.channels, a.spatial, a.batch * a.spatial, training,
-                             stats};
-      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.batch * a.channels * a.spatial, dx));
+      const NormGradDxArgs dx{a.x,        a.dy,       a.dx,      a.scale,
+                              a.channels, a.channels, a.spatial, a.batch * a.spatial,
+                              training};
+      A8_DEV_RETURN_IF_ERROR(
+          ApplyNormGradDx<T>(ctx, a.param_dtype, a.batch * a.channels, dx, stats));
     }
     return ForEach(ctx, a.channels, BatchNormGradParams<T>{a, training, stats}, a.batch);
   });
@@ -563,7 +407,7 @@ DevStatus InstanceNorm(DevCtx& ctx, const InstanceNormArgs& a) {
     C* stats = nullptr;
     A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * planes, &stats));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes, InstanceNormPlanes<T>{a, stats}, 2 * a.spatial));
-    return ForEach(ctx, planes * a.spatial, InstanceNormApply<T>{a, stats});
+    return ForEachRow(ctx, planes, a.spatial, InstanceNormApply<T>{a, stats});
   });
 }
 
@@ -580,9 +424,9 @@ DevStatus InstanceNormGrad(DevCtx& ctx, const InstanceNormArgs& a) {
                                a.epsilon, true, DType::kF32, nullptr, nullptr};
     A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * planes));
     if (a.dx != nullptr) {
-      const NormGradDx<T> dx{a.x,        a.dy,      a.dx,      a.param_dtype, a.scale, planes,
-                             a.channels, a.spatial, a.spatial, true,          stats};
-      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes * a.spatial, dx));
+      const NormGradDxArgs dx{a.x,        a.dy,      a.dx,      a.scale, planes,
+                              a.channels, a.spatial, a.spatial, true};
+      A8_DEV_RETURN_IF_ERROR(ApplyNormGradDx<T>(ctx, a.param_dtype, planes, dx, stats));
     }
     if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
     return ForEach(ctx, a.channels, InstanceNormGradParams<T>{a, stats}, a.batch);

@@ -2,7 +2,8 @@
 // grad_conv_pool.cc: windows visited in row-major order, taps in row-major order, sums in the
 // compute type, the first maximum winning (a NaN first tap stays, a later NaN never wins).
 // The gradients gather: one thread per input element walks, in increasing order, the output
-// windows that contain it, so each dX element is the CPU's sum in the CPU's order, no atomics.
+// windows that contain it, so each dX element is the CPU's sum in the CPU's order, no atomics;
+// MaxPoolGrad first finds each window's maximum once (WindowArgMaxFn).
 #pragma once
 
 #include <limits>
@@ -88,7 +89,14 @@ A8_HD void CoveringRange(const PoolArgs& a, int d, int64_t i, int64_t* lo, int64
   *hi = last < a.out[d] - 1 ? last : a.out[d] - 1;
 }
 A8_HD bool IsTap(const PoolArgs& a, int d, int64_t i, int64_t o) {
-  return (i + a.pb[d] - o * a.s[d]) % a.d[d] == 0;
+  return a.d[d] == 1 || (i + a.pb[d] - o * a.s[d]) % a.d[d] == 0;
+}
+
+// AverageCount's factor of dim d for the window of output position o along it.
+A8_HD int64_t AverageCountAlong(const PoolArgs& a, int d, int64_t o) {
+  const int64_t lo = a.count_include_pad ? -a.pb[d] : 0;
+  const int64_t hi = a.count_include_pad ? a.in[d] + a.pe[d] : a.in[d];
+  return CountTaps(o * a.s[d] - a.pb[d], a.k[d], a.d[d], lo, hi);
 }
 
 template <typename T>
@@ -144,40 +152,67 @@ struct AveragePoolFn {
   }
 };
 
-// dX of MaxPool (max = true: each covering window's dY goes to its first maximum, found again
-// from X) or AveragePool (each covering window's dY / its divisor).
+// The in-plane index of each output window's first maximum (-1: no tap inside the input):
+// MaxPoolGrad's first pass, so each window's maximum is found once, not again for every input
+// element it covers.
+template <typename T>
+struct WindowArgMaxFn {
+  PoolArgs a;
+  int64_t* argmax;  // [planes * out_size]
+  A8_HD void operator()(int64_t idx) const {
+    const int64_t plane = idx / a.out_size, o = idx - plane * a.out_size;
+    int64_t oc[3], start[3];
+    Unflatten(a.out, o, oc);
+    WindowStart(a, oc, start);
+    Acc<T> best;
+    argmax[idx] = WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best);
+  }
+};
+
+// dX of MaxPool (max = true: each covering window's dY goes to its first maximum, `argmax`) or
+// AveragePool (each covering window's dY / its divisor). Row-shaped (launch.h, ForEachRow): a row
+// is a line of in[2] elements of a plane, so the covering ranges of dims 0 and 1 are found once.
 template <typename T, bool kMax>
 struct PoolGradFn {
   using C = Acc<T>;
   PoolArgs a;
-  A8_HD void operator()(int64_t idx) const {
-    const int64_t plane = idx / a.in_size, p = idx - plane * a.in_size;
-    const T* src = kMax ? static_cast<const T*>(a.x) + plane * a.in_size : nullptr;
+  const int64_t* argmax;  // kMax: WindowArgMaxFn's
+  A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const {
+    const int64_t lines = a.in[0] * a.in[1];
+    const int64_t plane = r / lines, line = r - plane * lines;
+    const int64_t i0 = line / a.in[1], i1 = line - i0 * a.in[1];
     const T* g = static_cast<const T*>(a.dy) + plane * a.out_size;
-    int64_t ic[3], lo[3], hi[3];
-    Unflatten(a.in, p, ic);
-    for (int d = 0; d < 3; ++d) CoveringRange(a, d, ic[d], &lo[d], &hi[d]);
-    C acc = 0;
-    int64_t oc[3], start[3];
-    for (oc[0] = lo[0]; oc[0] <= hi[0]; ++oc[0]) {
-      if (!IsTap(a, 0, ic[0], oc[0])) continue;
-      for (oc[1] = lo[1]; oc[1] <= hi[1]; ++oc[1]) {
-        if (!IsTap(a, 1, ic[1], oc[1])) continue;
-        for (oc[2] = lo[2]; oc[2] <= hi[2]; ++oc[2]) {
-          if (!IsTap(a, 2, ic[2], oc[2])) continue;
-          const int64_t o = (oc[0] * a.out[1] + oc[1]) * a.out[2] + oc[2];
-          WindowStart(a, oc, start);
-          if constexpr (kMax) {
-            C best;
-            if (WindowArgMax<T>(a, src, start, &best) == p) acc += Ld(g, o);
-          } else {
-            const int64_t count = AverageCount(a, start);
-            acc += Ld(g, o) * (count > 0 ? C(1) / static_cast<C>(count) : C(0));
+    const int64_t* best = kMax ? argmax + plane * a.out_size : nullptr;
+    T* dx = static_cast<T*>(a.dx) + r * a.in[2];
+    int64_t lo[3], hi[3];
+    CoveringRange(a, 0, i0, &lo[0], &hi[0]);
+    CoveringRange(a, 1, i1, &lo[1], &hi[1]);
+    for (int64_t i2 = j0; i2 < j1; ++i2) {
+      const int64_t p = line * a.in[2] + i2;
+      CoveringRange(a, 2, i2, &lo[2], &hi[2]);
+      C acc = 0;
+      int64_t oc[3];
+      for (oc[0] = lo[0]; oc[0] <= hi[0]; ++oc[0]) {
+        if (!IsTap(a, 0, i0, oc[0])) continue;
+        // AveragePool's divisor, dim by dim (AverageCount's product; integers, so exact).
+        const int64_t count0 = kMax ? 1 : AverageCountAlong(a, 0, oc[0]);
+        for (oc[1] = lo[1]; oc[1] <= hi[1]; ++oc[1]) {
+          if (!IsTap(a, 1, i1, oc[1])) continue;
+          const int64_t count1 = kMax ? 1 : count0 * AverageCountAlong(a, 1, oc[1]);
+          for (oc[2] = lo[2]; oc[2] <= hi[2]; ++oc[2]) {
+            if (!IsTap(a, 2, i2, oc[2])) continue;
+            const int64_t o = (oc[0] * a.out[1] + oc[1]) * a.out[2] + oc[2];
+            if constexpr (kMax) {
+              if (best[o] == p) acc += Ld(g, o);
+            } else {
+              const int64_t count = count1 * AverageCountAlong(a, 2, oc[2]);
+              acc += Ld(g, o) * (count > 0 ? C(1) / static_cast<C>(count) : C(0));
+            }
           }
         }
       }
+      St(dx, i2, acc);
     }
-    St(static_cast<T*>(a.dx), idx, acc);
   }
 };
 
@@ -232,7 +267,15 @@ DevStatus MaxPoolGrad(DevCtx& ctx, const PoolArgs& a) {
   using namespace nn_detail;
   return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
     using T = decltype(tag);
-    return ForEach(ctx, a.planes * a.in_size, PoolGradFn<T, true>{a});
+    void* argmax = nullptr;
+    const int64_t windows = a.planes * a.out_size;
+    A8_DEV_RETURN_IF_ERROR(
+        Scratch(ctx, static_cast<size_t>(windows > 0 ? windows : 1) * sizeof(int64_t), &argmax));
+    const int64_t taps = a.k[0] * a.k[1] * a.k[2];
+    A8_DEV_RETURN_IF_ERROR(
+        ForEach(ctx, windows, WindowArgMaxFn<T>{a, static_cast<int64_t*>(argmax)}, taps));
+    return ForEachRow(ctx, a.planes * a.in[0] * a.in[1], a.in[2],
+                      PoolGradFn<T, true>{a, static_cast<const int64_t*>(argmax)});
   });
 }
 
@@ -240,7 +283,7 @@ DevStatus AveragePoolGrad(DevCtx& ctx, const PoolArgs& a) {
   using namespace nn_detail;
   return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
     using T = decltype(tag);
-    return ForEach(ctx, a.planes * a.in_size, PoolGradFn<T, false>{a});
+    return ForEachRow(ctx, a.planes * a.in[0] * a.in[1], a.in[2], PoolGradFn<T, false>{a, nullptr});
   });
 }
 

@@ -1,6 +1,7 @@
-// The constant evaluator: dispatch, the shared helpers, and the data-movement ops (Shape, Size,
-// Reshape, Gather, Concat, Slice, Transpose, Expand, Tile, Split, ...). Arithmetic lives in
-// constant_folding_math.cc.
+// The constant evaluator: dispatch and the data-movement ops (Shape, Size, Reshape, Gather,
+// Concat, Slice, Transpose, Expand, Tile, Split, ...; Transpose, Expand and Tile run the CPU
+// kernels). Arithmetic lives in constant_folding_math.cc, the shared helpers in
+// constant_folding_util.cc.
 #include "passes/cleanup/constant_folding.h"
 
 #include <fmt/format.h>
@@ -12,104 +13,14 @@
 #include <set>
 #include <string>
 
+#include "kernels/cpu/movement.h"
 #include "passes/cleanup/constant_folding_internal.h"
 
 namespace a8 {
-namespace folding {
-
-StatusOr<std::shared_ptr<TensorData>> NewTensor(const Node& node, DType dtype,
-                                                std::vector<int64_t> dims) {
-  TensorType type{dtype, std::move(dims)};
-  StatusOr<int64_t> n = type.NumElements();
-  if (!n.ok()) return n.status().WithContext(node.Where());
-  if (*n > kMaxFoldElements) {
-    return Unsupported("{}: result {} has more than {} elements; not folded", node.Where(),
-                       type.ToString(), kMaxFoldElements);
-  }
-  return TensorData::Make(std::move(type));
-}
-
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
-  return s;
-}
-
-StatusOr<std::vector<int64_t>> Broadcast(const Node& node, const std::vector<int64_t>& a,
-                                         const std::vector<int64_t>& b) {
-  size_t rank = std::max(a.size(), b.size());
-  std::vector<int64_t> out(rank);
-  for (size_t i = 0; i < rank; ++i) {
-    int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
-    int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
-    if (da != db && da != 1 && db != 1) {
-      return InvalidInput("{}: shapes [{}] and [{}] do not broadcast", node.Where(),
-                          fmt::join(a, ","), fmt::join(b, ","));
-    }
-    out[i] = da == 1 ? db : da;
-  }
-  return out;
-}
-
-namespace {
-
-// For each element of a tensor of `out_dims`, sum_d contrib(d, coordinate_d).
-template <typename Fn>
-std::vector<int64_t> SourceIndex(const std::vector<int64_t>& out_dims, Fn contrib) {
-  int64_t n = 1;
-  for (int64_t d : out_dims) n *= d;
-  const int rank = static_cast<int>(out_dims.size());
-  std::vector<int64_t> index(n);
-  std::vector<int64_t> c(rank, 0);
-  for (int64_t i = 0; i < n; ++i) {
-    int64_t s = 0;
-    for (int d = 0; d < rank; ++d) s += contrib(d, c[d]);
-    index[i] = s;
-    for (int d = rank - 1; d >= 0; --d) {
-      if (++c[d] < out_dims[d]) break;
-      c[d] = 0;
-    }
-  }
-  return index;
-}
-
-}  // namespace
-
-std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in_dims,
-                                    const std::vector<int64_t>& out_dims) {
-  const size_t pad = out_dims.size() - in_dims.size();
-  std::vector<int64_t> in_strides = Strides(in_dims);
-  return SourceIndex(out_dims, [&](int d, int64_t c) -> int64_t {
-    if (static_cast<size_t>(d) < pad) return 0;
-    size_t k = d - pad;
-    return in_dims[k] == 1 ? 0 : c * in_strides[k];
-  });
-}
-
-void GatherElements(const TensorData& in, const std::vector<int64_t>& index, TensorData* out) {
-  const size_t es = DTypeSize(in.type.dtype);
-  for (size_t i = 0; i < index.size(); ++i) {
-    std::memcpy(out->bytes.data() + i * es, in.bytes.data() + index[i] * es, es);
-  }
-}
-
-StatusOr<std::vector<int64_t>> IntsOf(const Node& node, const Inputs& in, int i,
-                                      const char* field) {
-  if (i >= static_cast<int>(in.size()) || !in[i]) {
-    return InvalidInput("{}: input {} ('{}') is missing", node.Where(), i, field);
-  }
-  if (!IsInteger(in[i]->type.dtype)) {
-    return InvalidInput("{}: input {} ('{}') must be an integer tensor, got {}", node.Where(), i,
-                        field, in[i]->type.ToString());
-  }
-  return in[i]->ToInt64Vector();
-}
-
-}  // namespace folding
-
 namespace {
 
 using folding::Inputs;
+using folding::KernelResult;
 using folding::NewTensor;
 using folding::Outputs;
 
@@ -259,10 +170,8 @@ StatusOr<Outputs> EvalTranspose(const Node& node, const Inputs& in) {
   std::vector<int64_t> dims(rank);
   for (int64_t d = 0; d < rank; ++d) dims[d] = src[perm[d]];
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  auto strides = folding::Strides(src);
-  folding::GatherElements(
-      *in[0], folding::SourceIndex(dims, [&](int d, int64_t c) { return c * strides[perm[d]]; }),
-      out.get());
+  A8_RETURN_IF_ERROR(KernelResult(
+      node, cpu::Transpose(in[0]->type.dtype, src, perm, in[0]->bytes.data(), out->bytes.data())));
   return Outputs{out};
 }
 
@@ -422,7 +331,8 @@ StatusOr<Outputs> EvalExpand(const Node& node, const Inputs& in) {
   A8_ASSIGN_OR_RETURN(auto shape, folding::IntsOf(node, in, 1, "shape"));
   A8_ASSIGN_OR_RETURN(auto dims, folding::Broadcast(node, in[0]->type.dims, shape));
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  folding::GatherElements(*in[0], folding::BroadcastIndex(in[0]->type.dims, dims), out.get());
+  A8_RETURN_IF_ERROR(KernelResult(node, cpu::Expand(in[0]->type.dtype, in[0]->type.dims,
+                                                    in[0]->bytes.data(), dims, out->bytes.data())));
   return Outputs{out};
 }
 
@@ -442,11 +352,8 @@ StatusOr<Outputs> EvalTile(const Node& node, const Inputs& in) {
     dims[d] = src[d] * repeats[d];
   }
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  auto strides = folding::Strides(src);
-  folding::GatherElements(
-      *in[0],
-      folding::SourceIndex(dims, [&](int d, int64_t c) { return (c % src[d]) * strides[d]; }),
-      out.get());
+  A8_RETURN_IF_ERROR(KernelResult(
+      node, cpu::Tile(in[0]->type.dtype, src, repeats, in[0]->bytes.data(), out->bytes.data())));
   return Outputs{out};
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/common/binary_math.h"
 #include "kernels/common/float16.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/cpu/elementwise.h"
@@ -74,103 +75,16 @@ auto Dispatch(DType t, Fn&& fn) {
   return fn(Bool{});
 }
 
-template <typename T>
-T Wrap(std::make_unsigned_t<T> v) {
-  return static_cast<T>(v);  // modular since C++20
-}
-template <typename T>
-T WrapAdd(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return Wrap<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-  } else {
-    return a + b;
-  }
-}
-template <typename T>
-T WrapSub(T a, T b) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    using U = std::make_unsigned_t<T>;
-    return Wrap<T>(static_cast<U>(static_cast<U>(a) - static_cast<U>(b)));
-  } else {
-    return a - b;
-  }
-}
-template <typename T>
-T WrapMul(T a, T b) {
-  if constexpr (std::is_same_v<T, bool>) {
-    return a && b;
-  } else if constexpr (std::is_integral_v<T>) {
-    using U = std::make_unsigned_t<T>;
-    using W = std::conditional_t<(sizeof(U) < sizeof(unsigned)), unsigned, U>;
-    return Wrap<T>(
-        static_cast<U>(static_cast<W>(static_cast<U>(a)) * static_cast<W>(static_cast<U>(b))));
-  } else {
-    return a * b;
-  }
-}
-
-// The elementwise binary ops on one dtype. Returns false on an integer division by zero.
-template <typename C>
-bool Binary(const std::string& op, C a, C b, int64_t fmod, C* r) {
-  if (op == "Add" || op == "Sum") {
-    *r = WrapAdd(a, b);
-  } else if (op == "Sub") {
-    *r = WrapSub(a, b);
-  } else if (op == "Mul") {
-    *r = WrapMul(a, b);
-  } else if (op == "Max") {
-    *r = a < b ? b : a;
-  } else if (op == "Min") {
-    *r = b < a ? b : a;
-  } else if (op == "Div") {
-    if constexpr (std::is_integral_v<C>) {
-      if (b == 0) return false;
-      if constexpr (std::is_signed_v<C>) {
-        if (b == -1) {  // avoids the one overflowing case, INT_MIN / -1, which wraps
-          *r = WrapSub(C{0}, a);
-          return true;
-        }
-      }
-    }
-    *r = a / b;
-  } else if (op == "Mod") {
-    if constexpr (std::is_integral_v<C>) {
-      if (b == 0) return false;
-      if constexpr (std::is_signed_v<C>) {
-        if (b == -1) {
-          *r = 0;
-          return true;
-        }
-      }
-      C m = a % b;
-      if (!fmod && m != 0 && ((m < 0) != (b < 0))) m = static_cast<C>(m + b);
-      *r = m;
-    } else {
-      *r = std::fmod(a, b);
-    }
-  } else {
-    return false;
-  }
-  return true;
-}
-
-// Pairwise broadcast of two tensors of the same dtype through fn(Compute, Compute) -> Out.
-template <typename Tr, typename OutTr, typename Fn>
-StatusOr<TensorDataPtr> BroadcastBinary(const Node& node, const TensorData& a, const TensorData& b,
-                                        DType out_dtype, Fn fn) {
+// `op` of two constant tensors through the CPU kernel (kernels/cpu/binary.cc, whose math is
+// kernels/common/binary_math.h), so that a folded constant has the bits the kernel would compute
+// at run time. `out_dtype`: the operands' dtype, or bool for comparisons.
+StatusOr<TensorDataPtr> RunBinaryKernel(const Node& node, cpu::BinaryOp op, const TensorData& a,
+                                        const TensorData& b, DType out_dtype) {
   A8_ASSIGN_OR_RETURN(auto dims, Broadcast(node, a.type.dims, b.type.dims));
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, out_dtype, dims));
-  const auto ia = BroadcastIndex(a.type.dims, dims);
-  const auto ib = BroadcastIndex(b.type.dims, dims);
-  const auto* pa = a.data<typename Tr::Storage>();
-  const auto* pb = b.data<typename Tr::Storage>();
-  auto* po = out->template mutable_data<typename OutTr::Storage>();
-  for (size_t i = 0; i < ia.size(); ++i) {
-    typename OutTr::Compute r{};
-    A8_RETURN_IF_ERROR(fn(Tr::Load(pa[ia[i]]), Tr::Load(pb[ib[i]]), &r));
-    po[i] = OutTr::Store(r);
-  }
+  A8_RETURN_IF_ERROR(
+      KernelResult(node, cpu::Binary(op, a.type.dtype, a.type.dims, a.bytes.data(), b.type.dtype,
+                                     b.type.dims, b.bytes.data(), out->bytes.data())));
   return TensorDataPtr(out);
 }
 
@@ -208,30 +122,30 @@ StatusOr<Outputs> SumHalfInFloat(const Node& node, const Inputs& in) {
 StatusOr<Outputs> EvalArith(const Node& node, const Inputs& in) {
   A8_RETURN_IF_ERROR(SameDType(node, in));
   const std::string& op = node.op();
-  const int64_t fmod = node.GetInt("fmod", 0);
   const DType dt = in[0]->type.dtype;
   if (dt == DType::kBool) return Unsupported("{}: bool arithmetic is not folded", node.Where());
   if (op == "Sum" && in.size() > 2 && (dt == DType::kF16 || dt == DType::kBF16)) {
     return SumHalfInFloat(node, in);
   }
+  static const std::map<std::string, cpu::BinaryOp, std::less<>> kOps = {
+      {"Add", cpu::BinaryOp::kAdd}, {"Sum", cpu::BinaryOp::kAdd}, {"Sub", cpu::BinaryOp::kSub},
+      {"Mul", cpu::BinaryOp::kMul}, {"Div", cpu::BinaryOp::kDiv}, {"Mod", cpu::BinaryOp::kMod},
+      {"Max", cpu::BinaryOp::kMax}, {"Min", cpu::BinaryOp::kMin}};
+  cpu::BinaryOp kind = kOps.at(op);
+  if (kind == cpu::BinaryOp::kMod && node.GetInt("fmod", 0) != 0) kind = cpu::BinaryOp::kFMod;
   TensorDataPtr acc = in[0];
   for (size_t k = 1; k < in.size(); ++k) {
-    auto r = Dispatch(dt, [&](auto tr) -> StatusOr<TensorDataPtr> {
-      using Tr = decltype(tr);
-      using C = typename Tr::Compute;
-      if constexpr (std::is_same_v<C, bool>) {
-        return Unsupported("{}: bool arithmetic is not folded", node.Where());
-      } else {
-        return BroadcastBinary<Tr, Tr>(node, *acc, *in[k], dt, [&](C a, C b, C* out) -> Status {
-          if (!Binary<C>(op, a, b, fmod, out)) {
-            return InvalidInput("{}: integer division by zero in constant data", node.Where());
-          }
-          return Status::Ok();
-        });
+    // The kernel gives 0 for an integer division by zero; a constant that does it is an error.
+    if ((kind == cpu::BinaryOp::kDiv || kind == cpu::BinaryOp::kMod ||
+         kind == cpu::BinaryOp::kFMod) &&
+        !IsFloat(dt)) {
+      for (int64_t i = 0; i < in[k]->num_elements(); ++i) {
+        if (in[k]->GetInt64(i) == 0) {
+          return InvalidInput("{}: integer division by zero in constant data", node.Where());
+        }
       }
-    });
-    if (!r.ok()) return r.status();
-    acc = *r;
+    }
+    A8_ASSIGN_OR_RETURN(acc, RunBinaryKernel(node, kind, *acc, *in[k], dt));
   }
   return Outputs{acc};
 }
@@ -247,35 +161,39 @@ StatusOr<Outputs> EvalPow(const Node& node, const Inputs& in) {
   auto r = Dispatch(base, [&](auto tb) -> StatusOr<TensorDataPtr> {
     using TB = decltype(tb);
     using CB = typename TB::Compute;
-    return Dispatch(expo, [&](auto te) -> StatusOr<TensorDataPtr> {
-      using TE = decltype(te);
-      using CE = typename TE::Compute;
-      A8_ASSIGN_OR_RETURN(auto dims, Broadcast(node, in[0]->type.dims, in[1]->type.dims));
-      A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, base, dims));
-      const auto ia = BroadcastIndex(in[0]->type.dims, dims);
-      const auto ib = BroadcastIndex(in[1]->type.dims, dims);
-      const auto* pa = in[0]->data<typename TB::Storage>();
-      const auto* pb = in[1]->data<typename TE::Storage>();
-      auto* po = out->template mutable_data<typename TB::Storage>();
-      for (size_t i = 0; i < ia.size(); ++i) {
-        CB x = TB::Load(pa[ia[i]]);
-        CE y = TE::Load(pb[ib[i]]);
-        CB v;
-        if (scalar && e0 == 2.0) {
-          v = WrapMul(x, x);
-        } else if (scalar && e0 == 3.0) {
-          v = WrapMul(WrapMul(x, x), x);
-        } else if constexpr (std::is_integral_v<CB>) {
-          double p = std::pow(static_cast<double>(x), static_cast<double>(y));
-          v = std::isfinite(p) && std::fabs(p) < 9.2e18 ? static_cast<CB>(static_cast<int64_t>(p))
-                                                        : CB{0};
-        } else {
-          v = static_cast<CB>(std::pow(x, y));
+    if constexpr (std::is_same_v<CB, bool>) {
+      return Unsupported("{}: bool Pow is not folded", node.Where());
+    } else {
+      return Dispatch(expo, [&](auto te) -> StatusOr<TensorDataPtr> {
+        using TE = decltype(te);
+        using CE = typename TE::Compute;
+        A8_ASSIGN_OR_RETURN(auto dims, Broadcast(node, in[0]->type.dims, in[1]->type.dims));
+        A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, base, dims));
+        const auto ia = BroadcastIndex(in[0]->type.dims, dims);
+        const auto ib = BroadcastIndex(in[1]->type.dims, dims);
+        const auto* pa = in[0]->data<typename TB::Storage>();
+        const auto* pb = in[1]->data<typename TE::Storage>();
+        auto* po = out->template mutable_data<typename TB::Storage>();
+        for (size_t i = 0; i < ia.size(); ++i) {
+          CB x = TB::Load(pa[ia[i]]);
+          CE y = TE::Load(pb[ib[i]]);
+          CB v;
+          if (scalar && e0 == 2.0) {
+            v = MulF{}(x, x);
+          } else if (scalar && e0 == 3.0) {
+            v = MulF{}(MulF{}(x, x), x);
+          } else if constexpr (std::is_integral_v<CB>) {
+            double p = std::pow(static_cast<double>(x), static_cast<double>(y));
+            v = std::isfinite(p) && std::fabs(p) < 9.2e18 ? static_cast<CB>(static_cast<int64_t>(p))
+                                                          : CB{0};
+          } else {
+            v = static_cast<CB>(std::pow(x, y));
+          }
+          po[i] = TB::Store(v);
         }
-        po[i] = TB::Store(v);
-      }
-      return TensorDataPtr(out);
-    });
+        return TensorDataPtr(out);
+      });
+    }
   });
   if (!r.ok()) return r.status();
   return Outputs{*r};
@@ -327,24 +245,17 @@ StatusOr<Outputs> EvalCompare(const Node& node, const Inputs& in) {
   if ((op == "And" || op == "Or" || op == "Xor") && dt != DType::kBool) {
     return InvalidInput("{}: inputs must be bool, got {}", node.Where(), DTypeName(dt));
   }
-  auto r = Dispatch(dt, [&](auto tr) -> StatusOr<TensorDataPtr> {
-    using Tr = decltype(tr);
-    using C = typename Tr::Compute;
-    return BroadcastBinary<Tr, Bool>(node, *in[0], *in[1], DType::kBool,
-                                     [&](C a, C b, bool* out) -> Status {
-                                       if (op == "Equal") *out = a == b;
-                                       if (op == "Less") *out = a < b;
-                                       if (op == "Greater") *out = a > b;
-                                       if (op == "LessOrEqual") *out = a <= b;
-                                       if (op == "GreaterOrEqual") *out = a >= b;
-                                       if (op == "And") *out = a && b;
-                                       if (op == "Or") *out = a || b;
-                                       if (op == "Xor") *out = a != b;
-                                       return Status::Ok();
-                                     });
-  });
-  if (!r.ok()) return r.status();
-  return Outputs{*r};
+  static const std::map<std::string, cpu::BinaryOp, std::less<>> kOps = {
+      {"Equal", cpu::BinaryOp::kEqual},
+      {"Less", cpu::BinaryOp::kLess},
+      {"Greater", cpu::BinaryOp::kGreater},
+      {"LessOrEqual", cpu::BinaryOp::kLessOrEqual},
+      {"GreaterOrEqual", cpu::BinaryOp::kGreaterOrEqual},
+      {"And", cpu::BinaryOp::kAnd},
+      {"Or", cpu::BinaryOp::kOr},
+      {"Xor", cpu::BinaryOp::kXor}};
+  A8_ASSIGN_OR_RETURN(auto out, RunBinaryKernel(node, kOps.at(op), *in[0], *in[1], DType::kBool));
+  return Outputs{out};
 }
 
 StatusOr<Outputs> EvalWhere(const Node& node, const Inputs& in) {
@@ -355,15 +266,11 @@ StatusOr<Outputs> EvalWhere(const Node& node, const Inputs& in) {
   A8_ASSIGN_OR_RETURN(auto xy, Broadcast(node, in[1]->type.dims, in[2]->type.dims));
   A8_ASSIGN_OR_RETURN(auto dims, Broadcast(node, in[0]->type.dims, xy));
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[1]->type.dtype, dims));
-  const auto ic = BroadcastIndex(in[0]->type.dims, dims);
-  const auto ix = BroadcastIndex(in[1]->type.dims, dims);
-  const auto iy = BroadcastIndex(in[2]->type.dims, dims);
-  const size_t es = DTypeSize(out->type.dtype);
-  for (size_t i = 0; i < ic.size(); ++i) {
-    const bool c = in[0]->bytes[ic[i]] != 0;
-    const uint8_t* src = c ? in[1]->bytes.data() + ix[i] * es : in[2]->bytes.data() + iy[i] * es;
-    std::memcpy(out->bytes.data() + i * es, src, es);
-  }
+  // Bool constants hold 0 or 1 (TensorData), as the kernel's bool reads them.
+  A8_RETURN_IF_ERROR(KernelResult(
+      node, cpu::Where(in[0]->type.dims, reinterpret_cast<const bool*>(in[0]->bytes.data()),
+                       out->type.dtype, in[1]->type.dims, in[1]->bytes.data(), in[2]->type.dims,
+                       in[2]->bytes.data(), out->bytes.data())));
   return Outputs{out};
 }
 
@@ -489,7 +396,7 @@ StatusOr<Outputs> EvalReduce(const Node& node, const Inputs& in) {
       const auto* p = in[0]->data<typename Tr::Storage>();
       for (size_t i = 0; i < target.size(); ++i) {
         C& a = acc[target[i]];
-        a = prod ? WrapMul(a, Tr::Load(p[i])) : WrapAdd(a, Tr::Load(p[i]));
+        a = prod ? MulF{}(a, Tr::Load(p[i])) : AddF{}(a, Tr::Load(p[i]));
       }
       auto* po = out->template mutable_data<typename Tr::Storage>();
       for (size_t i = 0; i < acc.size(); ++i) po[i] = Tr::Store(acc[i]);
@@ -515,8 +422,12 @@ StatusOr<Outputs> EvalRange(const Node& node, const Inputs& in) {
     const C start = Tr::Load(in[0]->data<typename Tr::Storage>()[0]);
     const C limit = Tr::Load(in[1]->data<typename Tr::Storage>()[0]);
     const C delta = Tr::Load(in[2]->data<typename Tr::Storage>()[0]);
-    if (delta == C{0}) return std::nan("");
-    return std::ceil((1.0 * WrapSub(limit, start)) / static_cast<double>(delta));
+    if constexpr (std::is_same_v<C, bool>) {
+      return std::nan("");  // not reached: bool is declined above
+    } else {
+      if (delta == C{0}) return std::nan("");
+      return std::ceil((1.0 * SubF{}(limit, start)) / static_cast<double>(delta));
+    }
   });
   if (std::isnan(count)) return InvalidInput("{}: delta is 0", node.Where());
   if (!(count <= static_cast<double>(kMaxFoldElements))) {
@@ -532,7 +443,7 @@ StatusOr<Outputs> EvalRange(const Node& node, const Inputs& in) {
     auto* po = out->template mutable_data<typename Tr::Storage>();
     for (int64_t i = 0; i < n; ++i) {
       po[i] = Tr::Store(value);
-      value = WrapAdd(value, step);
+      if constexpr (!std::is_same_v<C, bool>) value = AddF{}(value, step);
     }
     return 0;
   });

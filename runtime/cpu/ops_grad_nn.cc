@@ -40,46 +40,6 @@ Status RunAveragePoolGrad(const KernelArgs& a) {
 void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
 const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).data : nullptr; }
 
-Status RunBatchNormGrad(const KernelArgs& a) {
-  const TensorArg& x = a.in(1);
-  A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 1));
-  cpu::BatchNormParams p;
-  p.dtype = x.dtype;
-  p.param_dtype = a.in(2).dtype;
-  p.stat_dtype = a.has_in(3) ? a.in(3).dtype : p.param_dtype;
-  p.batch = x.dims[0];
-  p.channels = x.dims.size() > 1 ? x.dims[1] : 1;
-  p.spatial = cpu::NumElements(SpatialDims(x.dims));
-  p.epsilon = a.Float("epsilon", 1e-5f);
-  return cpu::BatchNormGrad(p, a.in(0).data, x.data, a.in(2).data, InOrNull(a, 3), InOrNull(a, 4),
-                            OutOrNull(a, 0), OutOrNull(a, 1), OutOrNull(a, 2), OutOrNull(a, 3),
-                            OutOrNull(a, 4));
-}
-
-Status RunLayerNormGrad(const KernelArgs& a) {
-  const TensorArg& x = a.in(1);
-  const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", -1), rank, "LayerNorm"));
-  cpu::LayerNormParams p;
-  p.dtype = x.dtype;
-  p.param_dtype = a.in(2).dtype;
-  p.stat_dtype = a.has_in(3) ? a.in(3).dtype : DType::kF32;
-  p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
-  p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
-  p.epsilon = a.Float("epsilon", 1e-5f);
-  if (a.in(2).count() != p.inner) {
-    return Unsupported(
-        "{}: Scale of {} elements for a normalized size of {} "
-        "(broadcast Scale)",
-        a.kernel().op(), a.in(2).count(), p.inner);
-  }
-  if (a.has_in(3) != a.has_in(4) || (a.has_in(4) && a.in(4).dtype != p.stat_dtype)) {
-    return InvalidInput("{}: Mean and InvStdDev come together, of one dtype", a.kernel().op());
-  }
-  return cpu::LayerNormGrad(p, a.in(0).data, x.data, a.in(2).data, InOrNull(a, 3), InOrNull(a, 4),
-                            OutOrNull(a, 0), OutOrNull(a, 1), OutOrNull(a, 2));
-}
-
 KernelFn SoftmaxGradFn(bool log) {
   return [log](const KernelArgs& a) -> Status {
     const TensorArg& y = a.in(1);
@@ -145,10 +105,6 @@ void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"a8.ConvGradFilter", kFloatTypes, 0, RunConvGradFilter, "im2col + GEMM"});
   r->push_back({"a8.MaxPoolGrad", kFloatTypes, 0, RunMaxPoolGrad, ""});
   r->push_back({"a8.AveragePoolGrad", kFloatTypes, 0, RunAveragePoolGrad, ""});
-  r->push_back({"a8.BatchNormalizationGrad", kFloatTypes, 0, RunBatchNormGrad,
-                "scale and statistics: own float dtypes"});
-  r->push_back({"a8.LayerNormalizationGrad", kFloatTypes, 0, RunLayerNormGrad,
-                "Mean/InvStdDev optional (recomputed)"});
   r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(false), ""});
   r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(true), ""});
   r->push_back({"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"});

@@ -1,5 +1,7 @@
-// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling, BatchNormalization,
-// LayerNormalization, losses. InstanceNormalization runs the shared device body (cpu_backend.h).
+// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling, losses. The normalizations
+// (BatchNormalization, LayerNormalization, InstanceNormalization) run the shared device bodies
+// (kernels/device/nn_norm_impl.h, nn_layer_norm_impl.h) through the CPU backend's host launch
+// (cpu_backend.h).
 #include <cstring>
 #include <vector>
 
@@ -118,77 +120,6 @@ KernelFn GlobalPoolFn(bool max) {
   };
 }
 
-Status RunBatchNorm(const KernelArgs& a) {
-  A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
-  const TensorArg& x = a.in(0);
-  cpu::BatchNormParams p;
-  p.dtype = x.dtype;
-  p.param_dtype = a.in(1).dtype;
-  p.stat_dtype = a.in(3).dtype;
-  p.batch = x.dims[0];
-  p.channels = x.dims[1];
-  p.spatial = cpu::NumElements(SpatialDims(x.dims));
-  p.epsilon = a.Float("epsilon", 1e-5f);
-  p.momentum = a.Float("momentum", 0.9f);
-  if (a.Int("training_mode", 0) == 0 || a.step.eval) {
-    A8_RETURN_IF_ERROR(cpu::BatchNormInference(p, x.data, a.in(1).data, a.in(2).data, a.in(3).data,
-                                               a.in(4).data, a.out(0).data));
-    // An evaluation step of a training plan normalizes with the running statistics and leaves
-    // them as they are: the running-stat outputs are copies of the inputs.
-    for (int i = 1; i <= 2; ++i) {
-      if (a.has_out(i) && a.out(i).data != a.in(i + 2).data) {
-        if (a.out(i).bytes() != a.in(i + 2).bytes())
-          return InvalidInput("BatchNormalization: running-stat output {} size differs", i);
-        std::memmove(a.out(i).data, a.in(i + 2).data, a.out(i).bytes());
-      }
-    }
-    return Status::Ok();
-  }
-  std::vector<uint8_t> rm, rv;
-  void* rm_out = a.out(1).data;
-  void* rv_out = a.out(2).data;
-  size_t stat_bytes = static_cast<size_t>(p.channels) * DTypeSize(p.stat_dtype);
-  if (!a.has_out(1)) {
-    rm.resize(stat_bytes);
-    rm_out = rm.data();
-  }
-  if (!a.has_out(2)) {
-    rv.resize(stat_bytes);
-    rv_out = rv.data();
-  }
-  return cpu::BatchNormTraining(p, x.data, a.in(1).data, a.in(2).data, a.in(3).data, a.in(4).data,
-                                a.out(0).data, rm_out, rv_out, nullptr, nullptr);
-}
-
-Status RunLayerNorm(const KernelArgs& a) {
-  const TensorArg& x = a.in(0);
-  int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis,
-                      cpu::NormalizeAxis(a.Int("axis", -1), rank, "LayerNormalization"));
-  cpu::LayerNormParams p;
-  p.dtype = x.dtype;
-  p.param_dtype = a.in(1).dtype;
-  p.stat_dtype = a.has_out(1) ? a.out(1).dtype : a.has_out(2) ? a.out(2).dtype : DType::kF32;
-  p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
-  p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
-  p.epsilon = a.Float("epsilon", 1e-5f);
-  // Scale and B may broadcast to the normalized dims (the shape rule allows it); the kernel
-  // reads `inner` elements of each, so expand them first.
-  const cpu::Dims normalized(x.dims.begin() + axis, x.dims.end());
-  std::vector<uint8_t> expanded[2];
-  const void* params[2] = {a.in(1).data, a.has_in(2) ? a.in(2).data : nullptr};
-  for (int i = 0; i < 2; ++i) {
-    if (params[i] == nullptr || a.in(1 + i).count() == p.inner) continue;
-    expanded[i].resize(static_cast<size_t>(p.inner) * DTypeSize(a.in(1 + i).dtype));
-    A8_RETURN_IF_ERROR(cpu::Expand(a.in(1 + i).dtype, a.in(1 + i).dims, params[i], normalized,
-                                   expanded[i].data()));
-    params[i] = expanded[i].data();
-  }
-  return cpu::LayerNorm(p, x.data, params[0], params[1], a.out(0).data,
-                        a.has_out(1) ? a.out(1).data : nullptr,
-                        a.has_out(2) ? a.out(2).data : nullptr);
-}
-
 StatusOr<cpu::LossParams> LossParamsOf(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
   return LossParamsFromKernel(a, a.in(0).dims, 1);
@@ -224,10 +155,6 @@ void RegisterNnKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"AveragePool", kFloatTypes, 0, RunAveragePool, ""});
   r->push_back({"GlobalAveragePool", kFloatTypes, 0, GlobalPoolFn(false), ""});
   r->push_back({"GlobalMaxPool", kFloatTypes, 0, GlobalPoolFn(true), ""});
-  r->push_back({"BatchNormalization", kFloatTypes, 0, RunBatchNorm,
-                "scale/bias and statistics: own float dtypes; training_mode"});
-  r->push_back({"LayerNormalization", kFloatTypes, 0, RunLayerNorm,
-                "scale/bias: own float dtype; Mean/InvStdDev: stash dtype"});
   r->push_back({"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
                 "labels: i32/i64; log_prob optional"});
   r->push_back({"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, "labels: i32/i64"});

@@ -1,10 +1,10 @@
 // Device registry entries of the elementwise family (kernels/device/elementwise.h): unary ops and
 // activation gradients (rows generated from kernels/common/unary_math.h,
-// runtime/core/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike, Dropout,
-// the activation gradients, a8.DropoutGrad and a8.FusedElementwise. Each reads its attributes and
-// dims as the CPU entry does (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_grad_nn.cc,
-// ops_fused.cc), with the same defaults and error messages; broadcasting is planned by the CPU's
-// BroadcastPlan, whose coalesced dims and strides become the kernels' NaryShape.
+// runtime/core/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike,
+// Dropout, the activation gradients, a8.DropoutGrad and a8.FusedElementwise. Each reads its
+// attributes and dims as the CPU entry does (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc,
+// ops_grad_nn.cc, ops_fused.cc), with the same defaults and error messages; broadcasting is planned
+// by the CPU's BroadcastPlan, whose coalesced dims and strides become the kernels' NaryShape.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -81,21 +81,12 @@ Status RunUnary(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(Unary(ctx, p));
 }
 
-// The CPU's names in binary ops' messages (Mod with fmod=1 is "Mod(fmod)").
-const char* BinaryName(DevBinaryOp op) {
-  static const char* const kNames[] = {
-      "Add", "Sub", "Mul",   "Div",  "Pow",         "Mod",     "Mod(fmod)",
-      "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-      "And", "Or",  "Xor"};
-  return kNames[static_cast<int>(op)];
-}
-
 template <DevBinaryOp kOp>
 Status RunBinary(const KernelArgs& a, DevCtx& ctx) {
   BinaryParams p;
   p.op = kOp;
   if (kOp == DevBinaryOp::kMod && a.Int("fmod", 0) != 0) p.op = DevBinaryOp::kFMod;
-  const char* name = BinaryName(p.op);
+  const char* name = BinaryKindName(p.op);
   const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
   A8_ASSIGN_OR_RETURN(cpu::Dims out_dims, cpu::BroadcastDims({x.dims, w.dims}, name));
   A8_ASSIGN_OR_RETURN(p.shape, ShapeOf({x.dims, w.dims}, out_dims, name));

@@ -15,9 +15,9 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/movement.h"
-#include "kernels/cpu/norm.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/device/nn.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/inspect/cost.h"
 
@@ -176,14 +176,21 @@ StatusOr<std::map<CostFamily, double>> FamilyRates() {
                                                      DType::kF32, n, p1.data());
                       }));
   rates[CostFamily::kFused] = 2.0 * static_cast<double>(n) / fused;
-  // LayerNormalization over rows of 1024: the rule's eight FLOPs an element.
-  cpu::LayerNormParams ln;
+  // LayerNormalization over rows of 1024 (the shared body, on the host as the CPU backend runs
+  // it): the rule's eight FLOPs an element.
+  emu::LayerNormArgs ln;
   ln.outer = n / 1024;
   ln.inner = 1024;
-  A8_ASSIGN_OR_RETURN(double norm, Fastest(31, [&] {
-                        return cpu::LayerNorm(ln, x.data(), v.data(), g.data(), p1.data(),
-                                              m1.data(), v1.data());
-                      }));
+  ln.x = x.data(), ln.scale = v.data(), ln.bias = g.data(), ln.y = p1.data();
+  ln.mean = m1.data(), ln.inv_std_dev = v1.data();
+  emu::DevCtx host;
+  const auto layer_norm = [&]() -> Status {
+    const emu::DevStatus s = emu::LayerNorm(host, ln);
+    return s.ok() ? Status::Ok() : Internal("cost calibration: LayerNorm: {}", s.what);
+  };
+  StatusOr<double> norm_or = Fastest(31, layer_norm);
+  emu::ReleaseScratch(host);
+  A8_ASSIGN_OR_RETURN(double norm, std::move(norm_or));
   rates[CostFamily::kNormalization] = 8.0 * static_cast<double>(n) / norm;
   return rates;
 }

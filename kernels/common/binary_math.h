@@ -1,0 +1,249 @@
+// The one math body of every elementwise binary op: an A8_HD functor per op, used by the CPU
+// kernels (kernels/cpu/binary.cc), the device kernels (kernels/device/elementwise_binary_impl.h)
+// and, through the CPU kernels, constant folding.
+//
+// VisitBinary maps the ops' one enum (BinaryKind) to them. A functor maps two elements in their
+// compute type A (float for f16/bf16/f32, double for f64, the integer itself for integer ops).
+// Integer arithmetic wraps as two's complement (computed unsigned); integer division and modulo by
+// zero give 0, and by -1 never overflow. Float Max/Min propagate a NaN (a + b). Plain ::powf-style
+// math only: no std:: containers, no exceptions.
+#pragma once
+
+#include <stdint.h>
+
+#include <type_traits>
+
+#include "kernels/common/unary_math.h"
+
+namespace a8 {
+
+template <typename A>
+using WrapOf = std::make_unsigned_t<A>;
+
+struct AddF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<WrapOf<A>>(a) + static_cast<WrapOf<A>>(b));
+    } else {
+      return a + b;
+    }
+  }
+};
+struct SubF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<WrapOf<A>>(a) - static_cast<WrapOf<A>>(b));
+    } else {
+      return a - b;
+    }
+  }
+};
+struct MulF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      return static_cast<A>(static_cast<WrapOf<A>>(a) * static_cast<WrapOf<A>>(b));
+    } else {
+      return a * b;
+    }
+  }
+};
+struct DivF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<A>) {
+        if (b == A(-1)) return static_cast<A>(WrapOf<A>(0) - static_cast<WrapOf<A>>(a));
+      }
+      return static_cast<A>(a / b);
+    } else {
+      return a / b;
+    }
+  }
+};
+struct PowF {
+  template <typename A>
+  A8_HD A operator()(A base, A exp) const {
+    if constexpr (std::is_integral_v<A>) {
+      if constexpr (std::is_signed_v<A>) {
+        if (exp < 0) {
+          if (base == 1) return 1;
+          if (base == -1) return (exp % 2 == 0) ? 1 : -1;
+          return 0;
+        }
+      }
+      using U = WrapOf<A>;
+      U result = 1, b = static_cast<U>(base);
+      for (U e = static_cast<U>(exp); e != 0; e >>= 1) {
+        if (e & 1) result = static_cast<U>(result * b);
+        b = static_cast<U>(b * b);
+      }
+      return static_cast<A>(result);
+    } else {
+      return MPow(base, exp);
+    }
+  }
+};
+// c_fmod: C fmod (sign of the dividend); else the sign of the divisor.
+struct ModF {
+  bool c_fmod;
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (b == 0) return 0;
+      if constexpr (std::is_signed_v<A>) {
+        if (b == A(-1)) return 0;
+        A r = static_cast<A>(a % b);
+        if (!c_fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<A>(r + b);
+        return r;
+      } else {
+        return static_cast<A>(a % b);
+      }
+    } else {
+      A r = MFmod(a, b);
+      if (!c_fmod && r != A(0) && ((r < A(0)) != (b < A(0)))) r += b;
+      return r;
+    }
+  }
+};
+struct MaxF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (!std::is_integral_v<A>) {
+      if (a != a || b != b) return a + b;
+    }
+    return a < b ? b : a;
+  }
+};
+struct MinF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (!std::is_integral_v<A>) {
+      if (a != a || b != b) return a + b;
+    }
+    return b < a ? b : a;
+  }
+};
+struct EqualF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a == b;
+  }
+};
+struct LessF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a < b;
+  }
+};
+struct LessOrEqualF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a <= b;
+  }
+};
+struct GreaterF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a > b;
+  }
+};
+struct GreaterOrEqualF {
+  template <typename A>
+  A8_HD bool operator()(A a, A b) const {
+    return a >= b;
+  }
+};
+struct AndF {
+  A8_HD bool operator()(bool a, bool b) const { return a && b; }
+};
+struct OrF {
+  A8_HD bool operator()(bool a, bool b) const { return a || b; }
+};
+struct XorF {
+  A8_HD bool operator()(bool a, bool b) const { return a != b; }
+};
+
+// The binary ops, one enum for both backends (cpu::BinaryOp and DevBinaryOp are its names
+// there). Mod is ONNX Mod with fmod=0 (the sign of the divisor, Python %), FMod with fmod=1 (C
+// fmod, the sign of the dividend).
+enum class BinaryKind : int32_t {
+  kAdd,
+  kSub,
+  kMul,
+  kDiv,
+  kPow,
+  kMod,
+  kFMod,
+  kMax,
+  kMin,
+  kEqual,
+  kLess,
+  kLessOrEqual,
+  kGreater,
+  kGreaterOrEqual,
+  kAnd,
+  kOr,
+  kXor,
+};
+
+// The name in messages (Mod with fmod=1 is "Mod(fmod)").
+inline const char* BinaryKindName(BinaryKind op) {
+  static const char* const kNames[] = {
+      "Add", "Sub", "Mul",   "Div",  "Pow",         "Mod",     "Mod(fmod)",
+      "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
+      "And", "Or",  "Xor"};
+  return kNames[static_cast<int>(op)];
+}
+
+// Whether `op` writes bool (comparisons, logic) rather than the input dtype.
+A8_HD bool BinaryKindIsBool(BinaryKind op) { return op >= BinaryKind::kEqual; }
+
+// The functor of `op`, handed to the visitor of its kind: arith(F) for Add ... Min, compare(F)
+// for Equal ... GreaterOrEqual, logic(F) for And, Or, Xor. The three return the same type. Host
+// code (the backends' dispatch).
+template <typename Arith, typename Compare, typename Logic>
+auto VisitBinary(BinaryKind op, Arith&& arith, Compare&& compare, Logic&& logic) {
+  switch (op) {
+    case BinaryKind::kAdd:
+      return arith(AddF{});
+    case BinaryKind::kSub:
+      return arith(SubF{});
+    case BinaryKind::kMul:
+      return arith(MulF{});
+    case BinaryKind::kDiv:
+      return arith(DivF{});
+    case BinaryKind::kPow:
+      return arith(PowF{});
+    case BinaryKind::kMod:
+      return arith(ModF{false});
+    case BinaryKind::kFMod:
+      return arith(ModF{true});
+    case BinaryKind::kMax:
+      return arith(MaxF{});
+    case BinaryKind::kMin:
+      return arith(MinF{});
+    case BinaryKind::kEqual:
+      return compare(EqualF{});
+    case BinaryKind::kLess:
+      return compare(LessF{});
+    case BinaryKind::kLessOrEqual:
+      return compare(LessOrEqualF{});
+    case BinaryKind::kGreater:
+      return compare(GreaterF{});
+    case BinaryKind::kGreaterOrEqual:
+      return compare(GreaterOrEqualF{});
+    case BinaryKind::kAnd:
+      return logic(AndF{});
+    case BinaryKind::kOr:
+      return logic(OrF{});
+    case BinaryKind::kXor:
+      break;
+  }
+  return logic(XorF{});
+}
+
+}  // namespace a8
