@@ -12,6 +12,7 @@
 #include "compiler/ir/types.h"
 #include "kernels/common/float16.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/core/numerics.h"
 #include "runtime/core/plan_target.h"
@@ -138,7 +139,14 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
       if (init == nullptr)
         return Internal("buffer {} ('{}'): blob range {} + {} is outside the blob ({} bytes)", i,
                         b.name(), b.blob_offset(), b.bytes(), ex->file_.BlobSize());
-      A8_RETURN_IF_ERROR(be.CopyIn(ex->ptrs_[i], init, b.bytes()));
+      if (be.host_memory()) {  // over the thread pool: first-touch faults split with the copy
+        uint8_t* dst = ex->ptrs_[i];
+        cpu::ParallelFor(static_cast<int64_t>(b.bytes()), 1, [&](int64_t begin, int64_t end) {
+          std::memcpy(dst + begin, init + begin, static_cast<size_t>(end - begin));
+        });
+      } else {
+        A8_RETURN_IF_ERROR(be.CopyIn(ex->ptrs_[i], init, b.bytes()));
+      }
     }
     if (persistent && b.has_init_cast_of()) {
       A8_RETURN_IF_ERROR(FillWorkingCopy(p, i, ex->file_, ex->ptrs_[i], be));
