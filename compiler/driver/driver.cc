@@ -343,13 +343,13 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   lower.model_hash = loaded->model_hash;
   lower.target = opts.target;
   lower.release_weights = true;  // the graph is not used after lowering
+  lower.blob_in_pieces = true;   // the weights go from the graph's tensors to the file
   auto plan = LowerToPlan(graph, lower);
   if (!plan.ok()) return WithSource(plan.status(), graph.source);
+  if (output != "-") return WritePlanFile(*plan, output);  // atomic; handles devices and links
   A8_ASSIGN_OR_RETURN(std::string head, SerializePlanHead(*plan));
-  // WriteOutput writes atomically (temporary file, fsync, rename), as WritePlanFile does, and
-  // also handles `-o -`, devices and links. The blob goes from where lowering put it.
-  const std::string_view pieces[] = {
-      head, {reinterpret_cast<const char*>(plan->blob.data()), plan->blob.size()}};
+  std::vector<std::string_view> pieces = PlanBlobViews(*plan);
+  pieces.insert(pieces.begin(), head);
   return WriteOutput(output, pieces, stdout_stream);
 }
 

@@ -5,6 +5,7 @@
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 #include <onnx/defs/parser.h>
 #include <onnx/onnx_pb.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,10 +13,13 @@
 #include <climits>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <string_view>
+#include <thread>
 
 #include "compiler/onnx/importer.h"
+#include "compiler/onnx/model_scan.h"
 #include "compiler/support/hash.h"
 
 namespace a8 {
@@ -114,6 +118,57 @@ Status ParseModelBytes(const std::string& bytes, const std::string& source_name,
   return Status::Ok();
 }
 
+// A model file mapped into memory: hashed in one pass (on a second thread, beside the rest),
+// walked for its weights (model_scan.h) and parsed without them; each weight is then copied from
+// the mapping into the IR once, and the mapping's pages are dropped behind each pass, so that the
+// weights are resident about once.
+StatusOr<std::unique_ptr<Graph>> ImportMapped(std::string_view bytes, const std::string& path,
+                                              const std::string& dir, const ImportOptions& opts) {
+  std::string hash;
+  std::thread hasher;
+  if (opts.model_hash != nullptr) {
+    hasher = std::thread([bytes, &hash] {
+      constexpr size_t kChunk = size_t{8} << 20;
+      ContentHasher h;
+      for (size_t at = 0; at < bytes.size(); at += kChunk) {
+        const std::string_view chunk = bytes.substr(at, kChunk);
+        h.Update(chunk);
+        DropMappedPages(chunk);
+      }
+      hash = h.Finish();
+    });
+  }
+  auto import = [&]() -> StatusOr<std::unique_ptr<Graph>> {
+    ImportOptions without_hash = opts;  // set below, once the hasher is done
+    without_hash.model_hash = nullptr;
+    onnx::ModelProto model;
+    std::optional<ModelWithoutWeights> stripped = StripInitializerData(bytes);
+    if (stripped.has_value() && model.ParseFromString(stripped->message) &&
+        model.training_info_size() == 0) {
+      stripped->message = std::string();
+      return ImportOnnxModelWithRawData(std::move(model), stripped->raw_data, path, dir,
+                                        without_hash);
+    }
+    // Bytes the walk does not take, a message protobuf rejects, or training_info (imported from
+    // the whole message): parse it all, and let protobuf name what is wrong.
+    model.Clear();
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                              static_cast<int>(bytes.size()));
+    in.SetTotalBytesLimit(INT_MAX);
+    if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
+      return InvalidInput(
+                 "not a valid ONNX model: the protobuf does not parse (truncated or corrupt "
+                 "file?)")
+          .WithContext(path);
+    }
+    return ImportOnnxModelConsuming(std::move(model), path, dir, without_hash);
+  };
+  StatusOr<std::unique_ptr<Graph>> g = import();
+  if (hasher.joinable()) hasher.join();
+  if (opts.model_hash != nullptr) *opts.model_hash = std::move(hash);
+  return g;
+}
+
 }  // namespace
 
 StatusOr<std::unique_ptr<Graph>> ImportOnnxBytes(const std::string& bytes,
@@ -151,6 +206,17 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path,
       close(fd);
       return shape.WithContext(path);
     }
+    if (S_ISREG(st.st_mode)) {
+      void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+      if (map != MAP_FAILED) {
+        close(fd);  // the mapping keeps the file
+        auto g =
+            ImportMapped(std::string_view(static_cast<const char*>(map), size), path, dir, opts);
+        munmap(map, size);
+        return g;
+      }
+    }
+    // Not a regular file (a pipe), or it cannot be mapped: read it as a stream.
     onnx::ModelProto model;
     HashingFileStream stream(fd);
     bool parsed;

@@ -24,6 +24,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -71,5 +72,11 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxModelConsuming(onnx::ModelProto&& mod
                                                           const std::string& source_name,
                                                           const std::string& model_dir,
                                                           const ImportOptions& opts = {});
+// The same for a model whose float initializers' raw_data were left out of the message
+// (StripInitializerData, model_scan.h): `raw_data` per initializer, views of a private file
+// mapping that outlives the call. Each is copied into the IR once and its pages then dropped.
+StatusOr<std::unique_ptr<Graph>> ImportOnnxModelWithRawData(
+    onnx::ModelProto&& model, const std::vector<std::optional<std::string_view>>& raw_data,
+    const std::string& source_name, const std::string& model_dir, const ImportOptions& opts = {});
 
 }  // namespace a8

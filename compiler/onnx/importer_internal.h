@@ -51,6 +51,12 @@ class Importer {
   // Float initializers' bytes are freed from `graph` (the graph being imported) as soon as the IR
   // holds them, so that a model with its weights inside the protobuf is not held twice.
   void ReleaseFloatDataFrom(onnx::GraphProto* graph) { release_float_data_ = graph; }
+  // Initializer i's raw_data is `(*raw_data)[i]` where set: left out of the message by
+  // StripInitializerData (model_scan.h), a view of the mapped model file, copied into the IR once
+  // and its pages then dropped.
+  void UseRawDataOutside(const std::vector<std::optional<std::string_view>>* raw_data) {
+    raw_outside_ = raw_data;
+  }
 
   StatusOr<std::unique_ptr<Graph>> Run() {
     g_ = std::make_unique<Graph>();
@@ -115,6 +121,7 @@ class Importer {
   const onnx::ModelProto& model_;
   const onnx::GraphProto& graph_;
   onnx::GraphProto* release_float_data_ = nullptr;
+  const std::vector<std::optional<std::string_view>>* raw_outside_ = nullptr;
   const std::string source_;
   const std::string model_dir_;
   const ImportOptions& opts_;

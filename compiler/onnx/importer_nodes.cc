@@ -9,6 +9,7 @@
 #include "compiler/ir/op_table.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer_internal.h"
+#include "compiler/onnx/model_scan.h"
 
 namespace a8::onnx_import {
 
@@ -107,7 +108,13 @@ Status Importer::ImportInitializers() {
   for (int i = 0; i < graph_.initializer_size(); ++i) {
     const onnx::TensorProto& t = graph_.initializer(i);
     const std::string what = fmt::format("initializer '{}'", t.name());
-    A8_ASSIGN_OR_RETURN(auto data, TensorFromOnnx(t, what, model_dir_));
+    const std::string_view* raw = nullptr;
+    if (raw_outside_ != nullptr && static_cast<size_t>(i) < raw_outside_->size() &&
+        (*raw_outside_)[i].has_value()) {
+      raw = &*(*raw_outside_)[i];
+    }
+    A8_ASSIGN_OR_RETURN(auto data, TensorFromOnnx(t, what, model_dir_, raw));
+    if (raw != nullptr) DropMappedPages(*raw);
     if (release_float_data_ != nullptr && IsFloat(data->type.dtype)) {
       std::string().swap(*release_float_data_->mutable_initializer(i)->mutable_raw_data());
     }

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "compiler/ir/attribute.h"
 #include "compiler/ir/graph.h"
@@ -29,9 +30,11 @@ class TypeProto;
 namespace a8 {
 
 // `model_dir` is the folder external data resolves against; "" rejects external data.
+// `raw_data`, when given, is the tensor's raw_data held outside the message (model_scan.h).
 StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
                                                      const std::string& what,
-                                                     const std::string& model_dir);
+                                                     const std::string& model_dir,
+                                                     const std::string_view* raw_data = nullptr);
 
 // Writes `data` as a TensorProto with `raw_data` (little-endian, bool one byte per element).
 void TensorToOnnx(const TensorData& data, const std::string& name, onnx::TensorProto* t);

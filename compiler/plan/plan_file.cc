@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <limits>
+#include <memory>
 #include <string_view>
 
 #include "compiler/ir/types.h"
@@ -56,7 +57,28 @@ std::string Fnv1a64Hex(const std::string& bytes) {
   return fmt::format("{:016x}", h);
 }
 
-StatusOr<std::string> SerializePlanHead(const PlanFile& pf) {
+const uint8_t* PlanFile::BlobBytes(uint64_t offset, uint64_t n) const {
+  if (pieces.empty()) {
+    return offset <= blob.size() && n <= blob.size() - offset ? blob.data() + offset : nullptr;
+  }
+  // The last piece starting at or before `offset`.
+  auto it = std::upper_bound(pieces.begin(), pieces.end(), offset,
+                             [](uint64_t at, const PlanBlobPiece& p) { return at < p.offset; });
+  if (it == pieces.begin()) return nullptr;
+  --it;
+  const uint64_t in = offset - it->offset;
+  if (in > it->bytes.size() || n > it->bytes.size() - in) return nullptr;
+  return it->bytes.data() + in;
+}
+
+namespace {
+
+// Zeros for the gaps between blob pieces (alignment padding).
+constexpr size_t kZeroBytes = 4096;
+const char kZeros[kZeroBytes] = {};
+
+// The header (checksum left zero), the message and the padding up to the blob.
+StatusOr<std::string> HeadWithoutCrc(const PlanFile& pf) {
   Status valid = ValidatePlan(pf, "plan");
   if (!valid.ok()) return Internal("the compiler made an invalid plan: {}", valid.message());
   std::string message;
@@ -68,32 +90,84 @@ StatusOr<std::string> SerializePlanHead(const PlanFile& pf) {
   PutU32(&out, kHeaderBytesAt, kPlanHeaderBytes);
   PutU64(&out, kMessageBytesAt, message.size());
   PutU64(&out, kBlobOffsetAt, blob_offset);
-  PutU64(&out, kBlobBytesAt, pf.blob.size());
+  PutU64(&out, kBlobBytesAt, pf.BlobSize());
   out += message;
   out.resize(blob_offset, '\0');
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string_view> PlanBlobViews(const PlanFile& pf) {
+  std::vector<std::string_view> views;
+  if (pf.pieces.empty()) {
+    views.emplace_back(reinterpret_cast<const char*>(pf.blob.data()), pf.blob.size());
+    return views;
+  }
+  uint64_t at = 0;
+  auto zeros = [&](uint64_t until) {
+    for (; at < until; at += std::min<uint64_t>(until - at, kZeroBytes)) {
+      views.emplace_back(kZeros, static_cast<size_t>(std::min<uint64_t>(until - at, kZeroBytes)));
+    }
+  };
+  for (const PlanBlobPiece& piece : pf.pieces) {
+    zeros(piece.offset);
+    views.emplace_back(reinterpret_cast<const char*>(piece.bytes.data()), piece.bytes.size());
+    at += piece.bytes.size();
+  }
+  zeros(pf.pieces_size);
+  return views;
+}
+
+StatusOr<std::string> SerializePlanHead(const PlanFile& pf) {
+  A8_ASSIGN_OR_RETURN(std::string out, HeadWithoutCrc(pf));
   // One pass over the bytes: the head, then the blob where it lies (never copied here).
-  const uint32_t crc = Crc32c(out.data() + kPlanHeaderBytes, out.size() - kPlanHeaderBytes);
-  PutU32(&out, kCrcAt, Crc32c(pf.blob.data(), pf.blob.size(), crc));
+  uint32_t crc = Crc32c(out.data() + kPlanHeaderBytes, out.size() - kPlanHeaderBytes);
+  for (std::string_view v : PlanBlobViews(pf)) crc = Crc32c(v.data(), v.size(), crc);
+  PutU32(&out, kCrcAt, crc);
   return out;
 }
 
 StatusOr<std::string> SerializePlan(const PlanFile& pf) {
   A8_ASSIGN_OR_RETURN(std::string out, SerializePlanHead(pf));
-  out.append(reinterpret_cast<const char*>(pf.blob.data()), pf.blob.size());
+  for (std::string_view v : PlanBlobViews(pf)) out.append(v);
   return out;
 }
 
 Status WritePlanFile(const PlanFile& pf, const std::string& path) {
-  A8_ASSIGN_OR_RETURN(std::string head, SerializePlanHead(pf));
-  const std::string_view pieces[] = {
-      head, {reinterpret_cast<const char*>(pf.blob.data()), pf.blob.size()}};
-  return WriteFileAtomically(path, pieces);
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    // A device or a pipe is written in place, in order: the checksum must come first.
+    A8_ASSIGN_OR_RETURN(std::string head, SerializePlanHead(pf));
+    std::vector<std::string_view> pieces = PlanBlobViews(pf);
+    pieces.insert(pieces.begin(), head);
+    return WriteFileAtomically(path, pieces);
+  }
+  A8_ASSIGN_OR_RETURN(std::string head, HeadWithoutCrc(pf));
+  std::vector<std::string_view> pieces = PlanBlobViews(pf);
+  pieces.insert(pieces.begin(), head);
+  // The checksum is computed as the bytes go out and lands in the header, written last.
+  uint32_t crc = 0;
+  WriteStream stream;
+  stream.observe_from = kPlanHeaderBytes;
+  stream.observe = [&crc](std::string_view bytes) {
+    crc = Crc32c(bytes.data(), bytes.size(), crc);
+  };
+  stream.final_head = [&] {
+    std::string header = head.substr(0, kPlanHeaderBytes);
+    PutU32(&header, kCrcAt, crc);
+    return header;
+  };
+  return WriteFileAtomically(path, pieces, stream);
 }
 
 namespace {
 
 // ParsePlan over any bytes: a string, or the mapping of a plan file (ReadPlanFile).
-StatusOr<PlanFile> ParsePlanBytes(std::string_view bytes, const std::string& src) {
+// With `mapping`, the blob stays where `bytes` are (one piece kept alive by it); else it is copied.
+StatusOr<PlanFile> ParsePlanBytes(std::string_view bytes, const std::string& src,
+                                  std::shared_ptr<const void> mapping = nullptr) {
   const uint64_t size = bytes.size();
   if (size < kPlanHeaderBytes) {
     return InvalidInput("{}: the file has {} bytes, less than the {}-byte plan header", src, size,
@@ -163,7 +237,16 @@ StatusOr<PlanFile> ParsePlanBytes(std::string_view bytes, const std::string& src
     return InvalidInput("{}: format_version {} in the message differs from the header's {}", src,
                         pf.plan.format_version(), version);
   }
-  pf.blob.assign(bytes.begin() + static_cast<std::ptrdiff_t>(blob_offset), bytes.end());
+  if (mapping != nullptr && blob_bytes > 0) {
+    pf.pieces.push_back(PlanBlobPiece{
+        0,
+        std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()) + blob_offset,
+                                 static_cast<size_t>(blob_bytes)),
+        std::move(mapping)});
+    pf.pieces_size = blob_bytes;
+  } else {
+    pf.blob.assign(bytes.begin() + static_cast<std::ptrdiff_t>(blob_offset), bytes.end());
+  }
   A8_RETURN_IF_ERROR(ValidatePlan(pf, src));
   return pf;
 }
@@ -174,8 +257,22 @@ StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& src) {
   return ParsePlanBytes(bytes, src);
 }
 
+namespace {
+
+// A read-only mapping of a whole file, unmapped when the last PlanFile piece using it goes.
+struct FileMapping {
+  void* addr = nullptr;
+  size_t size = 0;
+  ~FileMapping() {
+    if (addr != nullptr) munmap(addr, size);
+  }
+};
+
+}  // namespace
+
 // The file is mapped, not read into a buffer: its bytes are checked and parsed where the page
-// cache holds them, and the blob is copied out once.
+// cache holds them, and the blob stays there (PlanFile.pieces): the runtime copies each initial
+// value once, into its region.
 StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return InvalidInput("{}: cannot open the plan: {}", path, std::strerror(errno));
@@ -196,10 +293,10 @@ StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
     return InvalidInput("{}: cannot map the plan: {}", path, std::strerror(map_errno));
   }
   madvise(map, size, MADV_SEQUENTIAL);
-  StatusOr<PlanFile> pf =
-      ParsePlanBytes(std::string_view(static_cast<const char*>(map), size), path);
-  munmap(map, size);
-  return pf;
+  auto mapping = std::make_shared<FileMapping>();
+  mapping->addr = map;
+  mapping->size = size;
+  return ParsePlanBytes(std::string_view(static_cast<const char*>(map), size), path, mapping);
 }
 
 const char* PlanBufferRoleName(int role) {

@@ -17,6 +17,8 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -31,19 +33,42 @@ inline constexpr uint32_t kPlanFormatVersion = A800C_PLAN_FORMAT_VERSION;
 inline constexpr uint32_t kPlanHeaderBytes = 64;
 inline constexpr uint32_t kPlanAlignment = 64;
 
+// A piece of a plan's blob held elsewhere: `bytes` stay valid while `owner` lives.
+struct PlanBlobPiece {
+  uint64_t offset = 0;  // where the piece lies in the blob
+  std::span<const uint8_t> bytes;
+  std::shared_ptr<const void> owner;
+};
+
 struct PlanFile {
   plan::Plan plan;
-  std::vector<uint8_t> blob;  // initial values of PERSISTENT buffers
+  // The initial values of PERSISTENT buffers: `blob`, or, when `pieces` is not empty, the pieces
+  // (ascending, not overlapping; the bytes between them and up to `pieces_size` are zeros) and
+  // `blob` empty. Pieces are how the weights travel without being copied: the compiler's lowering
+  // points at the tensors it lowers, and ReadPlanFile at the mapping of the file (one piece).
+  std::vector<uint8_t> blob;
+  std::vector<PlanBlobPiece> pieces;
+  uint64_t pieces_size = 0;
+
+  uint64_t BlobSize() const { return pieces.empty() ? blob.size() : pieces_size; }
+  // Bytes [offset, offset + n) of the blob where they lie in one piece (or in `blob`); nullptr
+  // where they are outside the blob or cross a piece's end. Callers check the range first.
+  const uint8_t* BlobBytes(uint64_t offset, uint64_t n) const;
 };
 
 // Serialises a plan (validating it first, so the compiler never writes a plan the runtime would
 // reject). The file is written atomically: a temporary file in the same folder, fsync, rename.
 Status WritePlanFile(const PlanFile& plan, const std::string& path);
+// The weights are streamed from where they lie (PlanFile.pieces), the checksum computed as they
+// go out (WriteStream in compiler/support/file_io.h).
 StatusOr<std::string> SerializePlan(const PlanFile& plan);
 // The file without its blob: the header (its checksum covering the blob too), the message and
 // the padding up to the blob. A plan file is these bytes followed by `plan.blob`, written
 // without joining them (WritePlanFile, the driver).
 StatusOr<std::string> SerializePlanHead(const PlanFile& plan);
+// The blob as it lies in the file: the pieces in order with the zeros between them (views of
+// `plan`'s memory and of a static page of zeros), or `plan.blob`.
+std::vector<std::string_view> PlanBlobViews(const PlanFile& plan);
 
 StatusOr<PlanFile> ReadPlanFile(const std::string& path);
 StatusOr<PlanFile> ParsePlan(const std::string& bytes, const std::string& source_name);

@@ -129,9 +129,13 @@ Status CheckBuffer(const PlanFile& pf, int i, const std::string& src) {
       return InvalidInput("{}: blob_offset {} is not a multiple of {}", where, b.blob_offset(),
                           kPlanAlignment);
     }
-    if (b.blob_offset() > pf.blob.size() || bytes > pf.blob.size() - b.blob_offset()) {
+    if (b.blob_offset() > pf.BlobSize() || bytes > pf.BlobSize() - b.blob_offset()) {
       return InvalidInput("{}: blob_offset {} + {} bytes is outside the blob ({} bytes)", where,
-                          b.blob_offset(), bytes, pf.blob.size());
+                          b.blob_offset(), bytes, pf.BlobSize());
+    }
+    if (bytes > 0 && pf.BlobBytes(b.blob_offset(), bytes) == nullptr) {
+      return InvalidInput("{}: blob_offset {} + {} bytes is not in one piece of the blob", where,
+                          b.blob_offset(), bytes);
     }
   } else if (b.blob_offset() != 0) {
     return InvalidInput("{}: blob_offset {} without has_init", where, b.blob_offset());
@@ -278,8 +282,8 @@ Status CheckKernelShapes(const PlanFile& pf, int k, const std::string& src,
     if (it != constants->end()) return it->second;
     auto d = std::make_shared<TensorData>();
     d->type = type_of(id);
-    d->bytes.assign(pf.blob.begin() + static_cast<std::ptrdiff_t>(b.blob_offset()),
-                    pf.blob.begin() + static_cast<std::ptrdiff_t>(b.blob_offset() + b.bytes()));
+    const uint8_t* at = pf.BlobBytes(b.blob_offset(), b.bytes());  // CheckBuffer: in one piece
+    if (at != nullptr) d->bytes.assign(at, at + b.bytes());
     (*constants)[id] = d;
     return d;
   };
@@ -429,9 +433,17 @@ Status ValidatePlan(const PlanFile& pf, const std::string& src) {
     return InvalidInput("{}: arena_lower_bound {} is larger than arena_bytes {}", src,
                         p.arena_lower_bound(), p.arena_bytes());
   }
-  if (p.blob_bytes() != pf.blob.size()) {
+  if (p.blob_bytes() != pf.BlobSize()) {
     return InvalidInput("{}: blob_bytes is {}, but the blob has {} bytes", src, p.blob_bytes(),
-                        pf.blob.size());
+                        pf.BlobSize());
+  }
+  for (size_t i = 0; i < pf.pieces.size(); ++i) {
+    const PlanBlobPiece& piece = pf.pieces[i];
+    const uint64_t end = i + 1 < pf.pieces.size() ? pf.pieces[i + 1].offset : pf.pieces_size;
+    if (!pf.blob.empty() || piece.offset > end || piece.bytes.size() > end - piece.offset) {
+      return InvalidInput("{}: blob piece {} ({} bytes at {}) overlaps the next or the end ({})",
+                          src, i, piece.bytes.size(), piece.offset, end);
+    }
   }
   std::set<std::string> names;
   for (int i = 0; i < p.buffers_size(); ++i) {

@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
+#include <limits>
 #include <map>
 #include <regex>
 #include <set>
@@ -71,6 +73,26 @@ bool IsExporterConstantName(const std::string& name) {
 // Whether `d` holds an Inf/NaN or a value below -1e30 (finfo.min stands for -inf in masks).
 bool LooksLikeMask(const TensorData& d) {
   const int64_t n = d.num_elements();
+  if (d.type.dtype == DType::kF32) {  // the common case, read as it lies, four lanes at a time
+    // Masked: !(x > -1e30f && x <= max), i.e. NaN, +-Inf, and -1e30f (the float nearest -1e30,
+    // just below it) or less: the test below in float. GetDouble's switch per element cost
+    // ~0.2 s on BERT-base's weights.
+    using Floats = float __attribute__((vector_size(16)));
+    using Ints = int32_t __attribute__((vector_size(16)));
+    constexpr float kLow = -1e30f, kHigh = std::numeric_limits<float>::max();
+    const float* x = d.data<float>();
+    const Floats low = {kLow, kLow, kLow, kLow}, high = {kHigh, kHigh, kHigh, kHigh};
+    Ints bad = {0, 0, 0, 0};
+    int64_t i = 0;
+    for (; i + 4 <= n; i += 4) {
+      Floats v;
+      std::memcpy(&v, x + i, sizeof(v));
+      bad |= ~((v > low) & (v <= high));
+    }
+    bool mask = (bad[0] | bad[1] | bad[2] | bad[3]) != 0;
+    for (; i < n; ++i) mask |= !((x[i] > kLow) & (x[i] <= kHigh));
+    return mask;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const double x = d.GetDouble(i);
     if (!std::isfinite(x) || x < -1e30) return true;

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 
@@ -148,12 +149,14 @@ class Lowering {
     p.mutable_scaler()->set_mode("none");
     num_kernels_ = static_cast<int>(graph_.num_nodes());
 
-    // The blob is sized once: growing it would copy the weights again and again.
-    uint64_t blob_bound = 0;
-    for (Value* v : graph_.graph_values()) {
-      if (v->data()) blob_bound += AlignUp(v->data()->bytes.size());
+    if (!options_.blob_in_pieces) {
+      // The blob is sized once: growing it would copy the weights again and again.
+      uint64_t blob_bound = 0;
+      for (Value* v : graph_.graph_values()) {
+        if (v->data()) blob_bound += AlignUp(v->data()->bytes.size());
+      }
+      out_.blob.reserve(blob_bound);
     }
-    out_.blob.reserve(blob_bound);
     FindWorkingCopies();
     if (options_.release_weights) {  // made at load: their bytes are not needed from here on
       for (Value* v : graph_.graph_values()) {
@@ -187,7 +190,8 @@ class Lowering {
     int index = 0;
     for (Node* node : graph_.nodes()) A8_RETURN_IF_ERROR(AddKernel(*node, index++));
     p.set_persistent_bytes(AlignUp(persistent_));
-    p.set_blob_bytes(out_.blob.size());
+    if (options_.blob_in_pieces) out_.pieces_size = blob_end_;
+    p.set_blob_bytes(out_.BlobSize());
     for (Value* v : graph_.inputs()) AddBinding(p.add_inputs(), v);
     for (Value* v : graph_.outputs()) AddBinding(p.add_outputs(), v);
     A8_RETURN_IF_ERROR(AddTraining());
@@ -297,15 +301,17 @@ class Lowering {
   bool IsAllZero(const TensorData* data) {
     auto [it, added] = all_zero_.emplace(data, false);
     if (added) {
+      // Every byte equals the first and the first is 0: memcmp against itself, one byte on.
+      const std::vector<uint8_t>& b = data->bytes;
       it->second =
-          std::all_of(data->bytes.begin(), data->bytes.end(), [](uint8_t c) { return c == 0; });
+          b.empty() || (b[0] == 0 && std::memcmp(b.data(), b.data() + 1, b.size() - 1) == 0);
     }
     return it->second;
   }
 
   // A PERSISTENT buffer with (optional) initial bytes.
   Status AddPersistent(const std::string& name, const TensorType& type, plan::Buffer::Role role,
-                       const TensorData* data) {
+                       const TensorDataPtr& data) {
     plan::Buffer* b = NewBuffer(name, type);
     b->set_region(plan::Buffer::PERSISTENT);
     b->set_role(role);
@@ -319,10 +325,15 @@ class Lowering {
                         name, data->type.ToString(), data->bytes.size(), type.ToString());
       }
       // State that starts at zero (optimizer moments, counters) is zeros at load: no bytes.
-      if (role == plan::Buffer::STATE && IsAllZero(data)) return Status::Ok();
-      const size_t at = AlignUp(out_.blob.size());
-      out_.blob.resize(at, 0);
-      out_.blob.insert(out_.blob.end(), data->bytes.begin(), data->bytes.end());
+      if (role == plan::Buffer::STATE && IsAllZero(data.get())) return Status::Ok();
+      const size_t at = AlignUp(blob_end_);
+      if (options_.blob_in_pieces) {  // the plan keeps the tensor, not a copy of it
+        out_.pieces.push_back(PlanBlobPiece{at, data->bytes, data});
+      } else {
+        out_.blob.resize(at, 0);
+        out_.blob.insert(out_.blob.end(), data->bytes.begin(), data->bytes.end());
+      }
+      blob_end_ = at + data->bytes.size();
       b->set_has_init(true);
       b->set_blob_offset(at);
     }
@@ -367,11 +378,11 @@ class Lowering {
     }
     switch (v->role()) {
       case ValueRole::kParameter:
-        return AddPersistent(v->name(), v->type(), plan::Buffer::PARAMETER, v->data().get());
+        return AddPersistent(v->name(), v->type(), plan::Buffer::PARAMETER, v->data());
       case ValueRole::kState:
-        return AddPersistent(v->name(), v->type(), plan::Buffer::STATE, v->data().get());
+        return AddPersistent(v->name(), v->type(), plan::Buffer::STATE, v->data());
       case ValueRole::kConstant:
-        return AddPersistent(v->name(), v->type(), plan::Buffer::CONSTANT, v->data().get());
+        return AddPersistent(v->name(), v->type(), plan::Buffer::CONSTANT, v->data());
       case ValueRole::kInput:
       case ValueRole::kIntermediate:
         break;
@@ -441,7 +452,7 @@ class Lowering {
         buffer_name = graph_.UniqueName(fmt::format("{}.{}", base, s));
       }
       A8_RETURN_IF_ERROR(
-          AddPersistent(buffer_name, a.tensor()->type, plan::Buffer::CONSTANT, a.tensor().get()));
+          AddPersistent(buffer_name, a.tensor()->type, plan::Buffer::CONSTANT, a.tensor()));
       pa->set_tensor_buffer(ids_.at(buffer_name));
     }
     k->set_node(node.name());
@@ -461,6 +472,7 @@ class Lowering {
   PlanFile out_;
   std::map<std::string, int> ids_;
   std::map<const Value*, const Value*> cast_of_;  // working copy -> its FP32 master
+  uint64_t blob_end_ = 0;                         // the blob's size so far
   std::map<const TensorData*, bool> all_zero_;
   std::vector<TensorDataPtr> checked_;  // keeps all_zero_'s keys alive (release_weights)
   uint64_t persistent_ = 0;

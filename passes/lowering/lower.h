@@ -48,6 +48,9 @@ struct LowerOptions {
   // is dropped from the graph once it is in the blob or made at load, so that the weights are
   // not held twice while the plan is built.
   bool release_weights = false;
+  // The blob as PlanFile.pieces pointing at the graph's tensors (kept alive by the plan), not a
+  // copy of them: for a caller that streams the plan to a file (the driver).
+  bool blob_in_pieces = false;
 };
 
 // Errors: Internal "lower: the graph has no memory plan; run plan-memory first" without

@@ -16,8 +16,11 @@
 //
 // Placement is the "greedy by size" heuristic of TFLite's arena planner: buffers (an in-place
 // chain is one buffer) in decreasing size, each at the lowest offset where it overlaps no placed
-// buffer whose live range overlaps its own. A few orders and fits (lowest offset, best fit) are
-// tried and the smallest arena kept; ties keep the first, so the plan is deterministic.
+// buffer whose live range overlaps its own. Two orders and two fits (lowest offset, best fit)
+// are tried and the smallest arena kept; ties keep the first, so the plan is deterministic:
+// decreasing size, which wins on every example model, walks every placed buffer for each one
+// placed (O(n^2)); order of first use is placed as a run-time allocator would, with ordered sets
+// of the free gaps (O(n log n) for best fit).
 //
 // State updates in place: a value that is the new value of a parameter or state
 // (Graph::updates), produced by an optimizer op that may overwrite that operand

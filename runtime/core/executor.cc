@@ -12,6 +12,7 @@
 #include "compiler/ir/types.h"
 #include "kernels/common/float16.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/core/numerics.h"
 #include "runtime/core/plan_target.h"
@@ -31,37 +32,70 @@ constexpr size_t kHugePage = size_t{2} << 20;
 // Buffer `i` (F16/BF16) from its FP32 master's initial bytes, rounded as the Cast kernel rounds
 // (Buffer.init_cast_of; ReadPlan validated both buffers). A master without an initial value is
 // zeros, and so is its copy.
-Status FillWorkingCopy(const plan::Plan& p, int i, const std::vector<uint8_t>& blob, uint8_t* dst,
+Status FillWorkingCopy(const plan::Plan& p, int i, const PlanFile& file, uint8_t* dst,
                        Backend& be) {
   const plan::Buffer& b = p.buffers(i);
   const plan::Buffer& master = p.buffers(b.init_cast_of());
   if (!master.has_init()) return Status::Ok();
-  if (master.blob_offset() > blob.size() || master.bytes() > blob.size() - master.blob_offset() ||
-      master.bytes() != 2 * b.bytes())
+  const uint8_t* bytes = file.BlobBytes(master.blob_offset(), master.bytes());
+  if (bytes == nullptr || master.bytes() != 2 * b.bytes())
     return Internal("buffer {} ('{}'): init_cast_of {} does not fit", i, b.name(),
                     b.init_cast_of());
   const bool half = b.type().dtype() == plan::F16;
-  const float* src = reinterpret_cast<const float*>(blob.data() + master.blob_offset());
-  std::vector<uint16_t> low(b.bytes() / 2);
-  for (size_t k = 0; k < low.size(); ++k) {
-    low[k] = half ? FloatToHalfBits(src[k]) : FloatToBFloat16Bits(src[k]);
+  const float* src = reinterpret_cast<const float*>(bytes);
+  // Host memory: the CPU Cast kernel itself writes the copy (over the thread pool).
+  if (be.host_memory()) {
+    return cpu::Cast(DType::kF32, half ? DType::kF16 : DType::kBF16,
+                     static_cast<int64_t>(b.bytes() / 2), src, dst);
   }
-  return be.CopyIn(dst, low.data(), b.bytes());
+  // Device memory: rounded on the host in chunks that stay in the cache on their way there.
+  constexpr size_t kChunk = size_t{1} << 15;
+  std::vector<uint16_t> low(std::min<size_t>(kChunk, b.bytes() / 2));
+  for (size_t at = 0; at < b.bytes() / 2; at += kChunk) {
+    const size_t n = std::min(kChunk, b.bytes() / 2 - at);
+    for (size_t k = 0; k < n; ++k) {
+      low[k] = half ? FloatToHalfBits(src[at + k]) : FloatToBFloat16Bits(src[at + k]);
+    }
+    A8_RETURN_IF_ERROR(be.CopyIn(dst + 2 * at, low.data(), 2 * n));
+  }
+  return Status::Ok();
 }
 
+// Zeroed host memory. Regions of 2 MiB and more are fresh anonymous mappings: the kernel hands
+// them out as zeros when first touched, so nothing here writes (or faults in) a byte that the
+// blob or a step does not.
 AlignedBytes AllocateAligned(uint64_t bytes) {
-  const size_t align = bytes >= kHugePage ? kHugePage : kAlign;
-  size_t n = static_cast<size_t>((std::max<uint64_t>(bytes, 1) + align - 1) / align * align);
-  auto* p = static_cast<uint8_t*>(std::aligned_alloc(align, n));
-  if (p == nullptr) return AlignedBytes(p);
-  if (align == kHugePage) madvise(p, n, MADV_HUGEPAGE);  // advice only: failure is harmless
-  std::memset(p, 0, n);
-  return AlignedBytes(p);
+  if (bytes < kHugePage) {
+    const size_t n =
+        static_cast<size_t>((std::max<uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign);
+    auto* p = static_cast<uint8_t*>(std::aligned_alloc(kAlign, n));
+    if (p != nullptr) std::memset(p, 0, n);
+    return AlignedBytes(p);
+  }
+  const size_t n = static_cast<size_t>((bytes + kHugePage - 1) / kHugePage * kHugePage);
+  void* map =
+      mmap(nullptr, n + kHugePage, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (map == MAP_FAILED) return AlignedBytes(nullptr);
+  // Keep the 2 MiB-aligned part; give back the rest.
+  auto* base = static_cast<uint8_t*>(map);
+  const uintptr_t addr = reinterpret_cast<uintptr_t>(base);
+  uint8_t* p = base + ((kHugePage - addr % kHugePage) % kHugePage);
+  if (p > base) munmap(base, static_cast<size_t>(p - base));
+  const size_t tail = static_cast<size_t>(base + n + kHugePage - (p + n));
+  if (tail > 0) munmap(p + n, tail);
+  madvise(p, n, MADV_HUGEPAGE);  // advice only: failure is harmless
+  return AlignedBytes(p, AlignedFree{n});
 }
 
 }  // namespace
 
-void AlignedFree::operator()(uint8_t* p) const { std::free(p); }
+void AlignedFree::operator()(uint8_t* p) const {
+  if (mapped > 0) {
+    munmap(p, mapped);
+  } else {
+    std::free(p);
+  }
+}
 
 StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
                                                      std::unique_ptr<Backend> backend,
@@ -101,15 +135,21 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
                       b.name(), b.offset(), b.bytes(), size);
     ex->ptrs_[i] = (persistent ? ex->persistent_base_ : ex->arena_base_) + b.offset();
     if (persistent && b.has_init()) {
-      if (b.blob_offset() > ex->file_.blob.size() ||
-          b.bytes() > ex->file_.blob.size() - b.blob_offset())
+      const uint8_t* init = ex->file_.BlobBytes(b.blob_offset(), b.bytes());
+      if (init == nullptr)
         return Internal("buffer {} ('{}'): blob range {} + {} is outside the blob ({} bytes)", i,
-                        b.name(), b.blob_offset(), b.bytes(), ex->file_.blob.size());
-      A8_RETURN_IF_ERROR(
-          be.CopyIn(ex->ptrs_[i], ex->file_.blob.data() + b.blob_offset(), b.bytes()));
+                        b.name(), b.blob_offset(), b.bytes(), ex->file_.BlobSize());
+      if (be.host_memory()) {  // over the thread pool: first-touch faults split with the copy
+        uint8_t* dst = ex->ptrs_[i];
+        cpu::ParallelFor(static_cast<int64_t>(b.bytes()), 1, [&](int64_t begin, int64_t end) {
+          std::memcpy(dst + begin, init + begin, static_cast<size_t>(end - begin));
+        });
+      } else {
+        A8_RETURN_IF_ERROR(be.CopyIn(ex->ptrs_[i], init, b.bytes()));
+      }
     }
     if (persistent && b.has_init_cast_of()) {
-      A8_RETURN_IF_ERROR(FillWorkingCopy(p, i, ex->file_.blob, ex->ptrs_[i], be));
+      A8_RETURN_IF_ERROR(FillWorkingCopy(p, i, ex->file_, ex->ptrs_[i], be));
     }
   }
   for (const plan::Binding& bind : p.inputs())

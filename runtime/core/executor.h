@@ -63,7 +63,9 @@ struct ExecutorOptions {
   std::function<Status(int k, const StepInfo& info)> after_kernel;
 };
 
+// Frees a host region: from the heap, or, for `mapped` > 0, a mapping of that many bytes.
 struct AlignedFree {
+  size_t mapped = 0;
   void operator()(uint8_t* p) const;
 };
 using AlignedBytes = std::unique_ptr<uint8_t[], AlignedFree>;

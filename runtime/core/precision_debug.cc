@@ -81,8 +81,9 @@ StatusOr<std::string> PlanKey(const std::string& path) {
   for (plan::Kernel& k : *f.plan.mutable_kernels()) k.clear_why();
   std::string bytes;
   if (!f.plan.SerializeToString(&bytes)) return Internal("{}: cannot serialize the plan", path);
-  return ContentHash(bytes) +
-         ContentHash(std::string_view(reinterpret_cast<const char*>(f.blob.data()), f.blob.size()));
+  ContentHasher blob;
+  for (std::string_view v : PlanBlobViews(f)) blob.Update(v);
+  return ContentHash(bytes) + blob.Finish();
 }
 
 class Debugger {

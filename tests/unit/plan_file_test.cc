@@ -147,7 +147,12 @@ TEST(PlanFileTest, WriteAndReadFileAtomically) {
   ASSERT_TRUE(WritePlanFile(pf, path).ok());
   auto back = ReadPlanFile(path);
   ASSERT_TRUE(back.ok()) << back.status().message();
-  EXPECT_EQ(back->blob, pf.blob);
+  // The blob stays in the file's mapping: one piece, the bytes written.
+  ASSERT_EQ(back->BlobSize(), pf.blob.size());
+  ASSERT_EQ(back->pieces.size(), 1u);
+  const uint8_t* mapped = back->BlobBytes(0, pf.blob.size());
+  ASSERT_NE(mapped, nullptr);
+  EXPECT_EQ(std::vector<uint8_t>(mapped, mapped + pf.blob.size()), pf.blob);
   // An invalid plan is not written, and the existing file stays as it was.
   const std::string before = *SerializePlan(pf);
   PlanFile bad = pf;
