@@ -1,13 +1,13 @@
 // a800c: the compiler's command line (CLI.md). Parses flags with CLI11 and hands the job to the
 // driver library; this file only maps flags to CompileOptions and statuses to exit codes.
-#include <CLI/CLI.hpp>
 #include <malloc.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "compiler/driver/driver.h"
+#include "driver/driver.h"
 #include "passes/pipelines.h"
 #include "runtime/device/device_registry.h"
 #include "tools/a800c_debug_precision.h"

@@ -1,5 +1,5 @@
 // The compiler's library entry (see driver.h).
-#include "compiler/driver/driver.h"
+#include "driver/driver.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -28,6 +28,7 @@
 #include "passes/lowering/lower.h"
 #include "passes/mixed_precision/policy.h"
 #include "passes/pipelines.h"
+#include "passes/registry.h"
 
 #ifndef A800C_VERSION
 #error "A800C_VERSION must be defined by the build (CMakeLists.txt)"
@@ -217,6 +218,7 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const ImportOptions& im
 }
 
 Status RunPasses(Graph& graph, const std::vector<std::string>& passes, PassManagerOptions pm) {
+  if (pm.registry == nullptr) pm.registry = &RegisteredPasses();
   PassManager manager(std::move(pm));
   A8_RETURN_IF_ERROR(WithSource(manager.AddPasses(passes), "--passes"));
   return WithSource(manager.Run(graph), graph.source);
