@@ -19,6 +19,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/onnx/exporter.h"
+#include "compiler/plan/kernel_catalog.h"
 #include "compiler/plan/plan_file.h"
 #include "compiler/support/file_io.h"
 #include "compiler/support/hash.h"
@@ -403,7 +404,7 @@ void PrintPassList(std::ostream& os) {
   }
 }
 
-void PrintOpList(std::ostream& os, const std::function<bool(const std::string&)>& has_cuda_kernel) {
+void PrintOpList(std::ostream& os) {
   struct Row {
     std::string op, versions, canonical, gradient;
     const std::string* doc;
@@ -422,7 +423,7 @@ void PrintOpList(std::ostream& os, const std::function<bool(const std::string&)>
     const GradRule rule = FindGradRule(row.op);
     row.gradient = rule == nullptr ? "no" : rule == kNoGradient ? "none" : "yes";
     row.doc = &def.doc;
-    row.cuda = !has_cuda_kernel ? "?" : has_cuda_kernel(row.op) ? "yes" : "no";
+    row.cuda = IsCatalogOp(row.op) ? "yes" : "no";
     op_width = std::max(op_width, row.op.size());
     versions_width = std::max(versions_width, row.versions.size());
     rows.push_back(std::move(row));

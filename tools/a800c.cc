@@ -9,7 +9,6 @@
 
 #include "driver/driver.h"
 #include "passes/pipelines.h"
-#include "runtime/device/device_registry.h"
 #include "tools/a800c_debug_precision.h"
 #include "tools/cli_common.h"
 #include "tools/precision_flags.h"
@@ -103,9 +102,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (list_ops) {
-    // The CUDA backend's registry (the same source as its host emulation's).
-    a8::PrintOpList(std::cout,
-                    [](const std::string& op) { return a8::emu::FindDeviceKernel(op) != nullptr; });
+    a8::PrintOpList(std::cout);
     return 0;
   }
   if (model.empty()) return Fail(a8::InvalidInput("MODEL: no model given (see --help)"));
