@@ -1,10 +1,11 @@
 // Builds RegisteredPasses() from passes/passes.def: the one list of pass names, descriptions
 // and columns that the manager, the pipelines and `a800c --list-passes` read.
+#include "passes/registry.h"
+
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "compiler/pass/pass_manager.h"
 // One include per pass in passes.def (a macro cannot generate an #include).
 #include "passes/analysis/shape_inference.h"
 #include "passes/autodiff/build_training.h"
@@ -35,11 +36,6 @@ const std::vector<PassInfo>& RegisteredPasses() {
   return kPasses;
 }
 
-const PassInfo* FindPass(const std::string& name) {
-  for (const PassInfo& info : RegisteredPasses()) {
-    if (info.name == name) return &info;
-  }
-  return nullptr;
-}
+const PassInfo* FindPass(const std::string& name) { return FindPassIn(RegisteredPasses(), name); }
 
 }  // namespace a8

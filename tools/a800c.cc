@@ -1,15 +1,14 @@
 // a800c: the compiler's command line (CLI.md). Parses flags with CLI11 and hands the job to the
 // driver library; this file only maps flags to CompileOptions and statuses to exit codes.
-#include <CLI/CLI.hpp>
 #include <malloc.h>
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include "compiler/driver/driver.h"
+#include "driver/driver.h"
 #include "passes/pipelines.h"
-#include "runtime/device/device_registry.h"
 #include "tools/a800c_debug_precision.h"
 #include "tools/cli_common.h"
 #include "tools/precision_flags.h"
@@ -103,9 +102,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (list_ops) {
-    // The CUDA backend's registry (the same source as its host emulation's).
-    a8::PrintOpList(std::cout,
-                    [](const std::string& op) { return a8::emu::FindDeviceKernel(op) != nullptr; });
+    a8::PrintOpList(std::cout);
     return 0;
   }
   if (model.empty()) return Fail(a8::InvalidInput("MODEL: no model given (see --help)"));

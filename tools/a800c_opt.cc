@@ -1,19 +1,17 @@
 // a800c-opt: runs passes over textual IR (or an ONNX model) and prints the IR (CLI.md). The
 // test harness of the passes: every lit test of a pass runs through here. The verifier runs on
 // the input and after every pass.
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <iostream>
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
-
+#include "compiler/ir/printer.h"
+#include "driver/driver.h"
 #include "tools/cli_common.h"
 #include "tools/precision_flags.h"
 #include "tools/training_flags.h"
-
-#include "compiler/driver/driver.h"
-#include "compiler/ir/printer.h"
 
 namespace {
 

@@ -2,14 +2,13 @@
 // CLI11 parsing with that convention, and the dump flags of a800c and a800c-opt.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
-
-#include "compiler/driver/driver.h"
 #include "compiler/ir/status.h"
+#include "driver/driver.h"
 
 namespace a8::cli {
 

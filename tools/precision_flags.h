@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/driver/driver.h"
 #include "compiler/ir/precision_config.h"
 #include "compiler/ir/status.h"
+#include "driver/driver.h"
 
 namespace a8::cli {
 

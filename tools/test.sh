@@ -24,9 +24,11 @@ ctest --test-dir build --output-on-failure -j "$jobs"
 echo "== sanitizer build (address, undefined): unit tests and bad-input tests"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DA800C_SANITIZE=ON -DA800C_CUDA=OFF \
   >/dev/null
-ninja -C build-asan -j "$jobs" a8_unit_tests a800c a800c-opt a800c-run a800c-inspect models
+ninja -C build-asan -j "$jobs" a8_unit_tests a8_cpu_kernel_tests a800c a800c-opt a800c-run \
+  a800c-inspect models
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 build-asan/bin/a8_unit_tests --gtest_brief=1
+build-asan/bin/a8_cpu_kernel_tests --gtest_brief=1
 lit -sv build-asan/tests/lit --filter 'errors/'
 
 if [ "$fuzz_seconds" != 0 ] && command -v clang++-14 >/dev/null; then

@@ -45,9 +45,7 @@ size_t DTypeSize(DType t) {
   return 0;
 }
 
-bool IsFloat(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kF64;
-}
+bool IsFloat(DType t) { return IsFloatDType(t); }
 bool IsInteger(DType t) {
   return t == DType::kI64 || t == DType::kI32 || t == DType::kI8 || t == DType::kU8;
 }

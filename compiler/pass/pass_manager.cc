@@ -22,13 +22,18 @@ constexpr int kMaxFixedPointIterations = 32;
 // The pass after which every value's type is known (see PassManagerOptions::input_typed).
 constexpr std::string_view kShapeInferencePass = "shape-inference";
 
-std::string KnownPassNames() {
+const std::vector<PassInfo>& NoPasses() {
+  static const std::vector<PassInfo> kNone;
+  return kNone;
+}
+
+std::string KnownPassNames(const std::vector<PassInfo>& registry) {
   std::string known;
-  for (const PassInfo& info : RegisteredPasses()) {
+  for (const PassInfo& info : registry) {
     if (!known.empty()) known += ", ";
     known += info.name;
   }
-  return known;
+  return known.empty() ? "none" : known;
 }
 
 std::string JoinNames(const std::vector<std::string>& names) {
@@ -109,14 +114,25 @@ std::string_view PassModeName(PassMode m) {
   return "?";
 }
 
+const std::vector<PassInfo>& PassManager::Registry() const {
+  return opts_.registry != nullptr ? *opts_.registry : NoPasses();
+}
+
+const PassInfo* FindPassIn(const std::vector<PassInfo>& registry, const std::string& name) {
+  for (const PassInfo& info : registry) {
+    if (info.name == name) return &info;
+  }
+  return nullptr;
+}
+
 Status PassManager::AddPasses(const std::vector<std::string>& names) {
   for (const std::string& name : names) {
-    if (FindPass(name) == nullptr) {
-      return InvalidInput("unknown pass '{}' (known: {})", name, KnownPassNames());
+    if (FindPassIn(Registry(), name) == nullptr) {
+      return InvalidInput("unknown pass '{}' (known: {})", name, KnownPassNames(Registry()));
     }
   }
   for (const std::string& name : names) {
-    const PassInfo* info = FindPass(name);
+    const PassInfo* info = FindPassIn(Registry(), name);
     AddPass(name, info->create(), info->repeat);
   }
   return Status::Ok();
@@ -131,7 +147,7 @@ Status PassManager::Run(Graph& g) {
   // Every pass name an option mentions must exist, so that a typo is an error, not a silent
   // no-op. --stop-after must also name a pass of this pipeline.
   auto known = [&](const std::string& name) {
-    return FindPass(name) != nullptr ||
+    return FindPassIn(Registry(), name) != nullptr ||
            std::find(names_.begin(), names_.end(), name) != names_.end();
   };
   for (const auto* list : {&opts_.print_before, &opts_.print_after}) {
@@ -139,14 +155,14 @@ Status PassManager::Run(Graph& g) {
       if (!known(name)) {
         return InvalidInput("{}={}: unknown pass '{}' (known: {})",
                             list == &opts_.print_before ? "--print-ir-before" : "--print-ir-after",
-                            name, name, KnownPassNames());
+                            name, name, KnownPassNames(Registry()));
       }
     }
   }
   if (!opts_.stop_after.empty()) {
     if (!known(opts_.stop_after)) {
       return InvalidInput("--stop-after={}: unknown pass '{}' (known: {})", opts_.stop_after,
-                          opts_.stop_after, KnownPassNames());
+                          opts_.stop_after, KnownPassNames(Registry()));
     }
     if (std::find(names_.begin(), names_.end(), opts_.stop_after) == names_.end()) {
       return InvalidInput("--stop-after={}: pass '{}' is not in the pipeline ({})",

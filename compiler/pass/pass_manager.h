@@ -1,7 +1,9 @@
 // Runs a pipeline of passes by name, with the dump and timing options of CLI.md.
 //
-// Passes are registered once, in passes/passes.def (name, class, description, when it applies);
-// this manager looks them up by name, runs them in order, and:
+// Passes are registered once, in passes/passes.def (name, class, description, when it applies;
+// passes/registry.h `RegisteredPasses()`); the caller hands that registry to the manager
+// (PassManagerOptions::registry: the manager sits below the passes and does not know them), which
+// looks passes up by name, runs them in order, and:
 // - verifies the IR after each pass when `verify_each` is set (tests do);
 // - prints `// -----// IR Dump Before|After PASS //----- //` banners and the IR to `dump_stream`
 //   for --print-ir-after-all / --print-ir-before / --print-ir-after;
@@ -41,11 +43,13 @@ struct PassInfo {
   PassMode mode = PassMode::kBoth;
 };
 
-// Every registered pass, in passes.def order.
-const std::vector<PassInfo>& RegisteredPasses();
-const PassInfo* FindPass(const std::string& name);
+// The entry named `name` of `registry`, or null.
+const PassInfo* FindPassIn(const std::vector<PassInfo>& registry, const std::string& name);
 
 struct PassManagerOptions {
+  // The passes AddPasses and the dump/stop options may name (passes/registry.h
+  // RegisteredPasses() in the driver); null: none, only the objects given to AddPass.
+  const std::vector<PassInfo>* registry = nullptr;
   bool verify_each = false;
   bool print_after_all = false;
   std::set<std::string> print_before;
@@ -86,6 +90,7 @@ class PassManager {
     std::unique_ptr<Pass> pass;
     PassRepeat repeat;
   };
+  const std::vector<PassInfo>& Registry() const;
   PassManagerOptions opts_;
   std::vector<std::string> names_;
   std::vector<Entry> passes_;  // parallel to names_

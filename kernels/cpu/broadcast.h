@@ -16,19 +16,10 @@
 
 namespace a8::cpu {
 
-struct BroadcastPlan {
-  Dims out_dims;              // the broadcast output dims
-  Dims dims;                  // coalesced, never empty (a scalar is {1})
-  std::vector<Dims> strides;  // per input, per coalesced dim; 0 where broadcast
-};
-
-// Output dims of broadcasting `inputs` together, or InvalidInput naming `op` and the dims.
-StatusOr<Dims> BroadcastDims(const std::vector<Dims>& inputs, const char* op);
-
-// The plan for broadcasting `inputs` to `out_dims` (which must be their broadcast, or a shape
-// they broadcast to, as for Expand).
-StatusOr<BroadcastPlan> MakeBroadcastPlan(const std::vector<Dims>& inputs, const Dims& out_dims,
-                                          const char* op);
+// The plan and the output dims (kernels/common/kernel_types.h).
+using a8::BroadcastDims;
+using a8::BroadcastPlan;
+using a8::MakeBroadcastPlan;
 
 // Calls f(out_offset, const int64_t* in_offsets, length, const int64_t* in_inner_strides) for
 // every innermost row of the output. `cost` is the work per element, for the thread split.

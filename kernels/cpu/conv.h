@@ -13,18 +13,7 @@
 
 namespace a8::cpu {
 
-struct ConvParams {
-  DType dtype = DType::kF32;
-  int64_t batch = 1;
-  int64_t in_channels = 0;   // C of X
-  int64_t out_channels = 0;  // M of Y
-  int64_t group = 1;
-  Dims in_spatial;  // X's spatial dims
-  Dims kernel;      // W's spatial dims
-  Dims strides, dilations;
-  Dims pads;            // ONNX order: begin of every spatial dim, then end of every one
-  Dims output_padding;  // ConvTranspose only
-};
+using a8::ConvParams;  // kernels/common/kernel_types.h
 
 // Y's spatial dims: Conv: floor((in + pads - ((k - 1) * d + 1)) / s) + 1; ConvTranspose:
 // s * (in - 1) + output_padding + (k - 1) * d + 1 - pads. InvalidInput when inconsistent.

@@ -15,10 +15,15 @@
 #include "compiler/ir/status.h"
 #include "compiler/ir/types.h"
 #include "kernels/common/float16.h"
+#include "kernels/common/kernel_types.h"
 
 namespace a8::cpu {
 
-using Dims = std::vector<int64_t>;
+// The shared kernel vocabulary (kernels/common/kernel_types.h), under the CPU kernels' names.
+using a8::Dims;
+using a8::ElemName;
+using a8::NumElements;
+using a8::Strides;
 
 struct Half {
   uint16_t bits;
@@ -81,27 +86,6 @@ inline size_t ElemSize(DType t) {
     default:
       return 1;
   }
-}
-
-inline const char* ElemName(DType t) {
-  static const char* const kNames[] = {"f32", "f16", "bf16", "f64", "i64",
-                                       "i32", "i8",  "u8",   "bool"};
-  size_t i = static_cast<size_t>(t);
-  return i < 9 ? kNames[i] : "invalid";
-}
-
-inline int64_t NumElements(const Dims& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
-}
-
-// Row-major strides of `dims`.
-inline Dims Strides(const Dims& dims) {
-  Dims s(dims.size(), 1);
-  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
-    s[i] = s[i + 1] * dims[i + 1];
-  return s;
 }
 
 enum class TypeSet { kFloat, kNumeric, kAll };

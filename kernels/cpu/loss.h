@@ -14,18 +14,8 @@
 
 namespace a8::cpu {
 
-enum class LossReduction { kNone, kMean, kSum };
-
-struct LossParams {
-  DType dtype = DType::kF32;        // scores / log-probabilities, weights, loss, log_prob
-  DType label_dtype = DType::kI64;  // i32 or i64
-  int64_t batch = 1;                // N
-  int64_t classes = 1;              // C
-  int64_t extra = 1;                // product of the trailing dims d1..dk (1 when there are none)
-  LossReduction reduction = LossReduction::kMean;
-  bool has_ignore_index = false;
-  int64_t ignore_index = 0;
-};
+using a8::LossParams;  // kernels/common/kernel_types.h
+using a8::LossReduction;
 
 // scores [N, C, d...], labels [N, d...], weights [C] or null. loss is a scalar for mean/sum and
 // [N, d...] for none; log_prob (may be null) is LogSoftmax(scores, axis 1), [N, C, d...].

@@ -157,46 +157,6 @@ Status Split(DType dtype, const Dims& dims, int64_t axis, const std::vector<int6
   return Status::Ok();
 }
 
-StatusOr<SliceSpec> ResolveSlice(const Dims& dims, const std::vector<int64_t>& starts,
-                                 const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
-                                 const std::vector<int64_t>& steps) {
-  const int64_t rank = static_cast<int64_t>(dims.size());
-  if (starts.size() != ends.size() || (!axes.empty() && axes.size() != starts.size()) ||
-      (!steps.empty() && steps.size() != starts.size())) {
-    return InvalidInput("Slice: starts, ends, axes and steps have different lengths");
-  }
-  SliceSpec s;
-  s.start.assign(rank, 0);
-  s.step.assign(rank, 1);
-  s.count = dims;
-  std::vector<bool> seen(rank, false);
-  for (size_t i = 0; i < starts.size(); ++i) {
-    A8_ASSIGN_OR_RETURN(
-        int64_t a, NormalizeAxis(axes.empty() ? static_cast<int64_t>(i) : axes[i], rank, "Slice"));
-    if (seen[a]) return InvalidInput("Slice: axis {} is repeated", a);
-    seen[a] = true;
-    const int64_t step = steps.empty() ? 1 : steps[i];
-    if (step == 0) return InvalidInput("Slice: step of axis {} is 0", a);
-    const int64_t d = dims[a];
-    auto clamp = [](int64_t v, int64_t lo, int64_t hi) { return std::min(std::max(v, lo), hi); };
-    // Clamping as the ONNX Slice spec (and onnxruntime) define it.
-    int64_t st = starts[i] < 0 ? starts[i] + d : starts[i];
-    int64_t en = ends[i] < 0 ? ends[i] + d : ends[i];
-    if (step > 0) {
-      st = clamp(st, 0, d);
-      en = clamp(en, 0, d);
-      s.count[a] = en > st ? (en - st + step - 1) / step : 0;
-    } else {
-      st = clamp(st, 0, d - 1);
-      en = clamp(en, -1, d - 1);
-      s.count[a] = st > en ? (st - en + (-step) - 1) / (-step) : 0;
-    }
-    s.start[a] = st;
-    s.step[a] = step;
-  }
-  return s;
-}
-
 Status Slice(DType dtype, const Dims& dims, const SliceSpec& spec, const void* x, void* y) {
   const Dims strides = Strides(dims);
   const size_t rank = dims.size();

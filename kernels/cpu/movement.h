@@ -26,17 +26,9 @@ Status Concat(DType dtype, const std::vector<Dims>& in_dims, const std::vector<c
 Status Split(DType dtype, const Dims& dims, int64_t axis, const std::vector<int64_t>& sizes,
              const void* x, const std::vector<void*>& ys);
 
-// ONNX Slice resolved to a start, step and count per dim.
-struct SliceSpec {
-  Dims start, step, count;  // per dim of the input
-  Dims out_dims() const { return count; }
-};
-
-// Resolves ONNX Slice inputs (negative and out-of-range starts/ends clamped as ONNX specifies,
-// negative steps, axes defaulting to 0..n-1 and steps to 1).
-StatusOr<SliceSpec> ResolveSlice(const Dims& dims, const std::vector<int64_t>& starts,
-                                 const std::vector<int64_t>& ends, const std::vector<int64_t>& axes,
-                                 const std::vector<int64_t>& steps);
+// ONNX Slice resolved to a start, step and count per dim (kernels/common/kernel_types.h).
+using a8::ResolveSlice;
+using a8::SliceSpec;
 
 Status Slice(DType dtype, const Dims& dims, const SliceSpec& spec, const void* x, void* y);
 
@@ -55,7 +47,7 @@ Status Expand(DType dtype, const Dims& dims, const void* x, const Dims& out_dims
 Status Tile(DType dtype, const Dims& dims, const std::vector<int64_t>& repeats, const void* x,
             void* y);
 
-enum class PadMode { kConstant, kReflect, kEdge };
+using a8::PadMode;  // kernels/common/kernel_types.h
 
 // pads: ONNX order (begins of every dim, then ends); negative pads crop. `value` (one element of
 // dtype, or null for zero) fills kConstant. Reflect needs dims > pads on each side.

@@ -164,8 +164,8 @@ Status Check(const FastGemmArgs& g) {
   const bool ab_ok =
       g.ab_type == DType::kF32 || g.ab_type == DType::kF16 || g.ab_type == DType::kBF16;
   if (!ab_ok || (g.c_type != g.ab_type && g.c_type != DType::kF32)) {
-    return InvalidInput("FastGemm: unsupported dtypes {} x {} -> {}", DTypeName(g.ab_type),
-                        DTypeName(g.ab_type), DTypeName(g.c_type));
+    return InvalidInput("FastGemm: unsupported dtypes {} x {} -> {}", ElemName(g.ab_type),
+                        ElemName(g.ab_type), ElemName(g.c_type));
   }
   if (g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) {
     return InvalidInput("FastGemm: sizes must be positive: batch {} m {} n {} k {}", g.batch, g.m,
@@ -277,7 +277,7 @@ std::string FastGemmDescription() {
     for (DType t : types) {
       Key key{t, t, false, false, 1, 1, 64, 64, 64, 64, 64, 1, 1, 1.0f, false};
       std::shared_ptr<const Entry> e = FindEntry(key);
-      out += fmt::format("{}{}: {}", t == DType::kBF16 ? "" : ", ", DTypeName(t),
+      out += fmt::format("{}{}: {}", t == DType::kBF16 ? "" : ", ", ElemName(t),
                          e->usable ? e->impl : "reference");
     }
     return out + ")";

@@ -14,15 +14,7 @@
 
 namespace a8::cpu {
 
-struct PoolParams {
-  DType dtype = DType::kF32;
-  int64_t batch = 1, channels = 1;
-  Dims in_spatial, kernel;
-  Dims strides, dilations, pads;  // empty: 1s, 1s, 0s; pads ONNX order (begins, then ends)
-  bool ceil_mode = false;
-  bool count_include_pad = false;     // AveragePool
-  bool column_major_indices = false;  // MaxPool storage_order=1
-};
+using a8::PoolParams;  // kernels/common/kernel_types.h
 
 StatusOr<Dims> PoolOutputSpatial(const PoolParams& p);
 

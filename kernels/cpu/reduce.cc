@@ -180,13 +180,6 @@ void SoftmaxRowsF32(int64_t rows, int64_t len, const float* x, float* y) {
 
 }  // namespace
 
-StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* op) {
-  if (axis < -rank || axis >= rank) {
-    return InvalidInput("{}: axis {} is out of range for rank {}", op, axis, rank);
-  }
-  return axis < 0 ? axis + rank : axis;
-}
-
 StatusOr<Dims> ReduceOutputDims(const Dims& in_dims, const std::vector<int64_t>& axes,
                                 bool keepdims) {
   A8_ASSIGN_OR_RETURN(std::vector<bool> mask, AxisMask(in_dims, axes, "Reduce"));
@@ -205,7 +198,7 @@ Status Reduce(ReduceOp op, DType dtype, const Dims& in_dims, const std::vector<i
   const char* name = ReduceName(op);
   A8_ASSIGN_OR_RETURN(std::vector<bool> mask, AxisMask(in_dims, axes, name));
   int64_t outer, len, inner;
-  if ((op == ReduceOp::kSum || op == ReduceOp::kMean) && IsFloat(dtype) &&
+  if ((op == ReduceOp::kSum || op == ReduceOp::kMean) && IsFloatDType(dtype) &&
       ContiguousRun(in_dims, mask, &outer, &len, &inner)) {
     return Dispatch<TypeSet::kFloat>(dtype, name, [&](auto tag) {
       using T = A8_TAG_TYPE(tag);

@@ -42,7 +42,6 @@ Status Softmax(DType dtype, const Dims& dims, int64_t axis, bool log, const void
 Status CumSum(DType dtype, const Dims& dims, int64_t axis, bool exclusive, bool reverse,
               const void* x, void* y);
 
-// `axis` in [-rank, rank) made non-negative, or InvalidInput naming `op`.
-StatusOr<int64_t> NormalizeAxis(int64_t axis, int64_t rank, const char* op);
+using a8::NormalizeAxis;  // kernels/common/kernel_types.h
 
 }  // namespace a8::cpu

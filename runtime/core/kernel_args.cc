@@ -2,7 +2,10 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/reduce.h"
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/optim.h"
+#include "kernels/cpu/pool.h"
 
 namespace a8 {
 
@@ -90,9 +93,7 @@ Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size
   return Status::Ok();
 }
 
-cpu::Dims SpatialDims(const cpu::Dims& d) {
-  return d.size() > 2 ? cpu::Dims(d.begin() + 2, d.end()) : cpu::Dims{};
-}
+Dims SpatialDims(const Dims& d) { return d.size() > 2 ? Dims(d.begin() + 2, d.end()) : Dims{}; }
 
 Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups) {
   const std::string& op = a.kernel().op();
@@ -225,11 +226,11 @@ StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a) {
   return p;
 }
 
-StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
+StatusOr<ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
   A8_RETURN_IF_ERROR(CheckRank(a, a.in(0), "input 0", 3));
   A8_RETURN_IF_ERROR(CheckRank(a, a.in(1), "input 1", 3));
   if (a.out(0).dims.size() < 2) return InvalidInput("{}: output rank < 2", a.kernel().op());
-  cpu::ConvParams p;
+  ConvParams p;
   p.dtype = a.in(0).dtype;
   p.batch = a.in(0).dims[0];
   p.in_channels = a.in(0).dims[1];
@@ -272,11 +273,11 @@ StatusOr<int> UnscaleCheckFiniteOperands(const KernelArgs& a) {
   return n;
 }
 
-StatusOr<cpu::ConvParams> ConvGradFilterParams(const KernelArgs& a) {
+StatusOr<ConvParams> ConvGradFilterParams(const KernelArgs& a) {
   const TensorArg& dy = a.in(0);
   const TensorArg& x = a.in(1);
   A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
-  cpu::ConvParams p;
+  ConvParams p;
   p.dtype = x.dtype;
   p.batch = x.dims[0];
   p.in_channels = x.dims[1];
@@ -287,7 +288,7 @@ StatusOr<cpu::ConvParams> ConvGradFilterParams(const KernelArgs& a) {
   p.strides = a.Ints("strides");
   p.dilations = a.Ints("dilations");
   p.pads = a.Ints("pads");
-  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
+  A8_ASSIGN_OR_RETURN(Dims out, ConvOutputDims(p, false));
   if (SpatialDims(dy.dims) != out || dy.dims[0] != p.batch) {
     return InvalidInput("{}: dY does not have the convolution's output dims", a.kernel().op());
   }
@@ -300,7 +301,7 @@ Status ExpandPadAxes(int64_t rank, const std::vector<int64_t>& axes, std::vector
     return InvalidInput("Pad: pads has {} values for {} axes", pads->size(), axes.size());
   std::vector<int64_t> full(2 * rank, 0);
   for (size_t i = 0; i < axes.size(); ++i) {
-    A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(axes[i], rank, "Pad"));
+    A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(axes[i], rank, "Pad"));
     full[ax] = (*pads)[i];
     full[ax + rank] = (*pads)[i + axes.size()];
   }
@@ -308,8 +309,8 @@ Status ExpandPadAxes(int64_t rank, const std::vector<int64_t>& axes, std::vector
   return Status::Ok();
 }
 
-cpu::PoolParams PoolParamsFromKernel(const KernelArgs& a, const cpu::Dims& x_dims, DType dtype) {
-  cpu::PoolParams p;
+PoolParams PoolParamsFromKernel(const KernelArgs& a, const Dims& x_dims, DType dtype) {
+  PoolParams p;
   p.dtype = dtype;
   p.batch = x_dims[0];
   p.channels = x_dims[1];
@@ -344,25 +345,25 @@ std::string DTypeList(const std::vector<DType>& types) {
   return s;
 }
 
-StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::Dims& scores_dims,
-                                               int labels_input) {
+StatusOr<LossParams> LossParamsFromKernel(const KernelArgs& a, const Dims& scores_dims,
+                                          int labels_input) {
   if (scores_dims.size() < 2) {
     return InvalidInput("{}: scores have rank {}, need at least 2", a.kernel().op(),
                         scores_dims.size());
   }
-  cpu::LossParams p;
+  LossParams p;
   p.dtype = a.in(0).dtype;
   p.label_dtype = a.in(labels_input).dtype;
   p.batch = scores_dims[0];
   p.classes = scores_dims[1];
-  p.extra = cpu::NumElements(cpu::Dims(scores_dims.begin() + 2, scores_dims.end()));
+  p.extra = NumElements(Dims(scores_dims.begin() + 2, scores_dims.end()));
   const std::string red = a.Str("reduction", "mean");
   if (red == "none") {
-    p.reduction = cpu::LossReduction::kNone;
+    p.reduction = LossReduction::kNone;
   } else if (red == "sum") {
-    p.reduction = cpu::LossReduction::kSum;
+    p.reduction = LossReduction::kSum;
   } else if (red == "mean") {
-    p.reduction = cpu::LossReduction::kMean;
+    p.reduction = LossReduction::kMean;
   } else {
     return InvalidInput("{}: reduction: unknown value '{}'", a.kernel().op(), red);
   }
@@ -371,6 +372,17 @@ StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::D
     p.ignore_index = a.Int("ignore_index", 0);
   }
   return p;
+}
+
+StatusOr<Dims> ConvOutputDims(const ConvParams& p, bool transpose) {
+  return cpu::ConvOutputSpatial(p, transpose);
+}
+
+StatusOr<Dims> PoolOutputDims(const PoolParams& p) { return cpu::PoolOutputSpatial(p); }
+
+bool HostFloat(const TensorArg& t, float* v) {
+  if (!t.present || t.host == nullptr || t.count() < 1) return false;
+  return cpu::Cast(t.dtype, DType::kF32, 1, t.host, v).ok();
 }
 
 }  // namespace a8

@@ -16,11 +16,8 @@
 #include "compiler/ir/status.h"
 #include "compiler/ir/types.h"
 #include "compiler/plan/plan.pb.h"
-#include "kernels/cpu/conv.h"
-#include "kernels/cpu/dtype.h"
-#include "kernels/cpu/loss.h"
-#include "kernels/cpu/optim.h"
-#include "kernels/cpu/pool.h"
+#include "kernels/common/kernel_types.h"
+#include "kernels/common/optim_math.h"
 #include "runtime/core/backend.h"
 
 namespace a8 {
@@ -28,13 +25,13 @@ namespace a8 {
 struct TensorArg {
   bool present = false;  // false for an absent optional input/output
   DType dtype = DType::kF32;
-  cpu::Dims dims;
+  Dims dims;
   uint8_t* data = nullptr;
   // A host copy of the bytes of a CONSTANT buffer where `data` is device memory (the device
   // backends set it; null otherwise): host setup code reads shape-like operands through it.
   const uint8_t* host = nullptr;
   const uint8_t* host_data() const { return host != nullptr ? host : data; }
-  int64_t count() const { return cpu::NumElements(dims); }
+  int64_t count() const { return NumElements(dims); }
   size_t bytes() const { return static_cast<size_t>(count()) * DTypeSize(dtype); }
 };
 
@@ -83,7 +80,7 @@ Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what);
 // `t` (named `what` in the message) has at least `min_rank` dims.
 Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank);
 // The spatial dims of an [N, C, d...] tensor (none below rank 3).
-cpu::Dims SpatialDims(const cpu::Dims& d);
+Dims SpatialDims(const Dims& d);
 // The ONNX preview-training optimizers' operands: R (an f32 or f64 scalar), T (an i64 scalar),
 // then `groups` groups of n tensors (X, G, states...) and (groups - 1) groups of outputs, each
 // group member's tensors and outputs of one dtype and size.
@@ -98,21 +95,29 @@ StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a);
 StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a);
 StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a);
 // Conv / ConvTranspose / a8.ConvGradFilter geometry from the operands' dims and the attributes.
-StatusOr<cpu::ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose);
+StatusOr<ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose);
 // a8.UnscaleCheckFinite(scale, g_1..g_n) -> (o_1..o_n, found_inf): scale an f32 scalar, each
 // gradient present and of a float dtype with an f32 output of its size, found_inf an f32 scalar.
 // Returns n.
 StatusOr<int> UnscaleCheckFiniteOperands(const KernelArgs& a);
 // a8.ConvGradFilter(dY, X){kernel_shape, strides, dilations, pads, group}: the forward's
 // ConvParams (X of rank >= 3), with dY checked against the convolution's output dims.
-StatusOr<cpu::ConvParams> ConvGradFilterParams(const KernelArgs& a);
+StatusOr<ConvParams> ConvGradFilterParams(const KernelArgs& a);
 // Pad's `pads` given for `axes` only (opset 18) as the full [begins..., ends...] of a rank-`rank`
 // tensor; `pads` unchanged when `axes` is empty.
 Status ExpandPadAxes(int64_t rank, const std::vector<int64_t>& axes, std::vector<int64_t>* pads);
 // A pool kernel's attributes (kernel_shape, strides, dilations, pads, ceil_mode,
 // count_include_pad, storage_order) for an input of `x_dims` [N, C, d...] (rank >= 3, checked
-// by the caller) of `dtype`; cpu::PoolOutputSpatial validates the geometry.
-cpu::PoolParams PoolParamsFromKernel(const KernelArgs& a, const cpu::Dims& x_dims, DType dtype);
+// by the caller) of `dtype`; PoolOutputDims validates the geometry.
+PoolParams PoolParamsFromKernel(const KernelArgs& a, const Dims& x_dims, DType dtype);
+// The output spatial dims of a convolution (transposed or not) or a pool, or InvalidInput when
+// the geometry is inconsistent. One rule for every backend: the CPU kernels' own
+// (kernels/cpu/conv.h ConvOutputSpatial, pool.h PoolOutputSpatial).
+StatusOr<Dims> ConvOutputDims(const ConvParams& p, bool transpose);
+StatusOr<Dims> PoolOutputDims(const PoolParams& p);
+// A scalar operand's value as a float when it is a CONSTANT with a host copy (for the host-side
+// checks of a device entry); false otherwise.
+bool HostFloat(const TensorArg& t, float* v);
 // The plan buffer `id` as a kernel operand (absent for id < 0), at `buffers[id]`.
 TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id);
 
@@ -122,8 +127,8 @@ std::string DTypeList(const std::vector<DType>& types);
 // The LossParams of a loss kernel or its gradient (ops_nn.cc): scores of `scores_dims`
 // [N, C, d...], input 0's dtype, labels at input `labels_input`, the `reduction` and
 // `ignore_index` attributes.
-StatusOr<cpu::LossParams> LossParamsFromKernel(const KernelArgs& a, const cpu::Dims& scores_dims,
-                                               int labels_input);
+StatusOr<LossParams> LossParamsFromKernel(const KernelArgs& a, const Dims& scores_dims,
+                                          int labels_input);
 
 // Dtype sets.
 inline const std::vector<DType> kFloatTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};

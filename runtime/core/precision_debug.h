@@ -31,8 +31,8 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/driver/driver.h"
 #include "compiler/ir/status.h"
+#include "driver/driver.h"
 #include "runtime/core/backend.h"
 
 namespace a8 {

@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/broadcast.h"
-#include "kernels/cpu/kernels.h"
+#include "kernels/common/kernel_types.h"
 #include "kernels/device/elementwise.h"
 #include "runtime/core/unary_entries.h"
 #include "runtime/device/device_registry.h"
@@ -21,9 +20,8 @@ namespace {
 
 // The kernels' view of broadcasting `inputs` to `out_dims`; the CPU's errors for shapes that do
 // not broadcast.
-StatusOr<NaryShape> ShapeOf(const std::vector<cpu::Dims>& inputs, const cpu::Dims& out_dims,
-                            const char* op) {
-  A8_ASSIGN_OR_RETURN(cpu::BroadcastPlan plan, cpu::MakeBroadcastPlan(inputs, out_dims, op));
+StatusOr<NaryShape> ShapeOf(const std::vector<Dims>& inputs, const Dims& out_dims, const char* op) {
+  A8_ASSIGN_OR_RETURN(BroadcastPlan plan, MakeBroadcastPlan(inputs, out_dims, op));
   if (plan.dims.size() > static_cast<size_t>(kElemMaxRank) ||
       inputs.size() > static_cast<size_t>(kMaxNaryOperands)) {
     return Unsupported("{}: the CUDA kernel broadcasts at most {} operands of rank {}", op,
@@ -39,18 +37,12 @@ StatusOr<NaryShape> ShapeOf(const std::vector<cpu::Dims>& inputs, const cpu::Dim
   return s;
 }
 
-Status CheckOutputCount(const char* op, const TensorArg& y, const cpu::Dims& dims) {
-  if (y.count() != cpu::NumElements(dims)) {
+Status CheckOutputCount(const char* op, const TensorArg& y, const Dims& dims) {
+  if (y.count() != NumElements(dims)) {
     return InvalidInput("{}: the output has {} elements, the broadcast {}", op, y.count(),
-                        cpu::NumElements(dims));
+                        NumElements(dims));
   }
   return Status::Ok();
-}
-
-// A scalar operand's value when it is a CONSTANT with a host copy (for the CPU's checks).
-bool HostFloat(const TensorArg& t, float* v) {
-  if (!t.present || t.host == nullptr || t.count() < 1) return false;
-  return cpu::Cast(t.dtype, DType::kF32, 1, t.host, v).ok();
 }
 
 Status CopyThrough(const KernelArgs& a, DevCtx& ctx) {
@@ -88,15 +80,14 @@ Status RunBinary(const KernelArgs& a, DevCtx& ctx) {
   if (kOp == DevBinaryOp::kMod && a.Int("fmod", 0) != 0) p.op = DevBinaryOp::kFMod;
   const char* name = BinaryKindName(p.op);
   const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
-  A8_ASSIGN_OR_RETURN(cpu::Dims out_dims, cpu::BroadcastDims({x.dims, w.dims}, name));
+  A8_ASSIGN_OR_RETURN(Dims out_dims, BroadcastDims({x.dims, w.dims}, name));
   A8_ASSIGN_OR_RETURN(p.shape, ShapeOf({x.dims, w.dims}, out_dims, name));
   if (x.dtype != w.dtype && p.op != DevBinaryOp::kPow) {
-    return InvalidInput("{}: operand dtypes {} and {} differ", name, cpu::ElemName(x.dtype),
-                        cpu::ElemName(w.dtype));
+    return InvalidInput("{}: operand dtypes {} and {} differ", name, ElemName(x.dtype),
+                        ElemName(w.dtype));
   }
   if (p.op == DevBinaryOp::kPow && w.dtype == DType::kBool) {
-    return Unsupported("{}: dtype {} is not supported by the CUDA kernel", name,
-                       cpu::ElemName(w.dtype));
+    return Unsupported("{}: dtype {} is not supported by the CUDA kernel", name, ElemName(w.dtype));
   }
   A8_RETURN_IF_ERROR(CheckOutputCount(name, y, out_dims));
   p.a_dtype = x.dtype;
@@ -117,8 +108,8 @@ Status RunVariadic(const KernelArgs& a, DevCtx& ctx) {
   const int num = a.num_inputs();
   for (int i = 0; i < num; ++i) {
     if (a.in(i).dtype != y.dtype) {
-      return InvalidInput("{}: operand dtypes {} and {} differ", name, cpu::ElemName(y.dtype),
-                          cpu::ElemName(a.in(i).dtype));
+      return InvalidInput("{}: operand dtypes {} and {} differ", name, ElemName(y.dtype),
+                          ElemName(a.in(i).dtype));
     }
   }
   int next = 0;
@@ -128,7 +119,7 @@ Status RunVariadic(const KernelArgs& a, DevCtx& ctx) {
     p.dtype = y.dtype;
     p.n = y.count();
     p.y = y.data;
-    std::vector<cpu::Dims> dims;
+    std::vector<Dims> dims;
     std::vector<const void*> ptrs;
     if (next > 0) {
       dims.push_back(y.dims);
@@ -150,7 +141,7 @@ Status RunVariadic(const KernelArgs& a, DevCtx& ctx) {
 
 Status RunWhere(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &c = a.in(0), &x = a.in(1), &w = a.in(2), &y = a.out(0);
-  A8_ASSIGN_OR_RETURN(cpu::Dims out_dims, cpu::BroadcastDims({c.dims, x.dims, w.dims}, "Where"));
+  A8_ASSIGN_OR_RETURN(Dims out_dims, BroadcastDims({c.dims, x.dims, w.dims}, "Where"));
   WhereParams p;
   A8_ASSIGN_OR_RETURN(p.shape, ShapeOf({c.dims, x.dims, w.dims}, out_dims, "Where"));
   A8_RETURN_IF_ERROR(CheckOutputCount("Where", y, out_dims));

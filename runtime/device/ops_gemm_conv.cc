@@ -1,7 +1,7 @@
 // Device entries of the GEMM / convolution family: Gemm, MatMul, Conv, ConvTranspose,
 // a8.ConvGradFilter, a8.FusedMatMul. Each reads its attributes and dims as the CPU entry does
 // (runtime/cpu/ops_nn.cc, ops_grad_nn.cc, ops_fused.cc: same defaults and messages; conv
-// geometry through the CPU's own cpu::ConvOutputSpatial) and describes the work to the BLAS
+// geometry through kernel_args.h ConvOutputDims) and describes the work to the BLAS
 // engine (kernels/device/blas.h) as row-major strided-batched GEMMs and convolutions. Integer
 // products are plain device kernels (kernels/device/gemm_conv.h).
 #include <fmt/ranges.h>
@@ -10,15 +10,14 @@
 #include <vector>
 
 #include "kernels/common/fused_elementwise.h"
-#include "kernels/cpu/broadcast.h"
-#include "kernels/cpu/conv.h"
+#include "kernels/common/kernel_types.h"
 #include "kernels/device/gemm_conv.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
 
-Status CheckOutDims(const KernelArgs& a, const cpu::Dims& want) {
+Status CheckOutDims(const KernelArgs& a, const Dims& want) {
   if (a.out(0).dims != want)
     return InvalidInput("{}: output dims [{}] are not the computed [{}]", a.kernel().op(),
                         fmt::join(a.out(0).dims, ","), fmt::join(want, ","));
@@ -31,16 +30,16 @@ Status Run(DevCtx& ctx, const GemmDesc& d) { return FromDev(ctx.blas->Gemm(ctx, 
 
 struct MatMulShape {
   int64_t m, n, k;
-  cpu::Dims a_batch, b_batch, out_batch, out_dims;
+  Dims a_batch, b_batch, out_batch, out_dims;
 };
 
 // numpy matmul shapes, with the CPU kernel's messages (kernels/cpu/gemm.cc).
-StatusOr<MatMulShape> ResolveMatMul(const cpu::Dims& a_dims, const cpu::Dims& b_dims) {
+StatusOr<MatMulShape> ResolveMatMul(const Dims& a_dims, const Dims& b_dims) {
   if (a_dims.empty() || b_dims.empty()) {
     return InvalidInput("MatMul: operands must have rank >= 1, got [{}] and [{}]",
                         fmt::join(a_dims, ","), fmt::join(b_dims, ","));
   }
-  cpu::Dims a = a_dims, b = b_dims;
+  Dims a = a_dims, b = b_dims;
   if (a.size() == 1) a.insert(a.begin(), 1);
   if (b.size() == 1) b.push_back(1);
   MatMulShape s;
@@ -53,7 +52,7 @@ StatusOr<MatMulShape> ResolveMatMul(const cpu::Dims& a_dims, const cpu::Dims& b_
   }
   s.a_batch.assign(a.begin(), a.end() - 2);
   s.b_batch.assign(b.begin(), b.end() - 2);
-  A8_ASSIGN_OR_RETURN(s.out_batch, cpu::BroadcastDims({s.a_batch, s.b_batch}, "MatMul"));
+  A8_ASSIGN_OR_RETURN(s.out_batch, BroadcastDims({s.a_batch, s.b_batch}, "MatMul"));
   s.out_dims = s.out_batch;
   if (a_dims.size() > 1) s.out_dims.push_back(s.m);
   if (b_dims.size() > 1) s.out_dims.push_back(s.n);
@@ -62,8 +61,8 @@ StatusOr<MatMulShape> ResolveMatMul(const cpu::Dims& a_dims, const cpu::Dims& b_
 
 // Per output batch dim, the element stride of an operand with batch dims `in` (right-aligned)
 // whose matrices have `matrix` elements; 0 where it broadcasts.
-cpu::Dims BatchStrides(const cpu::Dims& out, const cpu::Dims& in, int64_t matrix) {
-  cpu::Dims s(out.size(), 0);
+Dims BatchStrides(const Dims& out, const Dims& in, int64_t matrix) {
+  Dims s(out.size(), 0);
   int64_t stride = matrix;
   for (size_t i = out.size(), j = in.size(); i-- > 0;) {
     if (j == 0) break;
@@ -85,8 +84,8 @@ Status MatMul(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckOutDims(a, s.out_dims));
   if (w.dtype != x.dtype || y.dtype != x.dtype)
     return InvalidInput("MatMul: operands of different dtypes");
-  const cpu::Dims as = BatchStrides(s.out_batch, s.a_batch, s.m * s.k);
-  const cpu::Dims bs = BatchStrides(s.out_batch, s.b_batch, s.k * s.n);
+  const Dims as = BatchStrides(s.out_batch, s.a_batch, s.m * s.k);
+  const Dims bs = BatchStrides(s.out_batch, s.b_batch, s.k * s.n);
   if (!IsFloat(x.dtype)) {
     if (s.out_batch.size() > static_cast<size_t>(kMaxBatchRank))
       return Unsupported("MatMul: {} batch dims (the CUDA kernel takes {})", s.out_batch.size(),
@@ -179,7 +178,7 @@ Status Gemm(const KernelArgs& a, DevCtx& ctx) {
   int64_t c_rows = 1, c_cols = 1;
   const bool has_c = a.has_in(2);
   if (has_c) {
-    const cpu::Dims& cd = a.in(2).dims;
+    const Dims& cd = a.in(2).dims;
     if (cd.size() > 2) return InvalidInput("Gemm: C has rank {} > 2", cd.size());
     if (cd.size() >= 1) c_cols = cd.back();
     if (cd.size() == 2) c_rows = cd[0];
@@ -231,8 +230,8 @@ Status Gemm(const KernelArgs& a, DevCtx& ctx) {
 // ---- convolutions
 
 // The descriptor's geometry from resolved CPU params (defaults: stride and dilation 1, pad 0).
-void SetGeometry(const cpu::ConvParams& p, const cpu::Dims& in_spatial,
-                 const cpu::Dims& out_spatial, ConvDesc* d) {
+void SetGeometry(const ConvParams& p, const Dims& in_spatial, const Dims& out_spatial,
+                 ConvDesc* d) {
   d->dtype = p.dtype;
   d->rank = static_cast<int>(in_spatial.size());
   d->group = p.group;
@@ -264,9 +263,9 @@ Status CheckFilterAndBias(const KernelArgs& a, int64_t filters, int64_t per_grou
 }
 
 Status Conv(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvParamsOf(a, false));
-  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
-  cpu::Dims y_dims = {p.batch, p.out_channels};
+  A8_ASSIGN_OR_RETURN(ConvParams p, ConvParamsOf(a, false));
+  A8_ASSIGN_OR_RETURN(Dims out, ConvOutputDims(p, false));
+  Dims y_dims = {p.batch, p.out_channels};
   y_dims.insert(y_dims.end(), out.begin(), out.end());
   A8_RETURN_IF_ERROR(CheckOutDims(a, y_dims));
   A8_RETURN_IF_ERROR(
@@ -287,9 +286,9 @@ Status Conv(const KernelArgs& a, DevCtx& ctx) {
 // ConvTranspose is the convolution's data gradient: its output is the convolution's x (channels
 // M), its input the convolution's y (channels C), W [C, M / group, k...] the same filter.
 Status ConvTranspose(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvParamsOf(a, true));
-  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, true));
-  cpu::Dims y_dims = {p.batch, p.out_channels};
+  A8_ASSIGN_OR_RETURN(ConvParams p, ConvParamsOf(a, true));
+  A8_ASSIGN_OR_RETURN(Dims out, ConvOutputDims(p, true));
+  Dims y_dims = {p.batch, p.out_channels};
   y_dims.insert(y_dims.end(), out.begin(), out.end());
   A8_RETURN_IF_ERROR(CheckOutDims(a, y_dims));
   A8_RETURN_IF_ERROR(
@@ -314,9 +313,9 @@ Status ConvGradFilter(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckRank(a, x, "x", 3));
   if (dy.dtype != x.dtype || a.out(0).dtype != x.dtype)
     return InvalidInput("{}: operands of different dtypes", a.kernel().op());
-  A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvGradFilterParams(a));
-  A8_ASSIGN_OR_RETURN(cpu::Dims out, cpu::ConvOutputSpatial(p, false));
-  cpu::Dims w_dims = {p.out_channels, p.in_channels / p.group};
+  A8_ASSIGN_OR_RETURN(ConvParams p, ConvGradFilterParams(a));
+  A8_ASSIGN_OR_RETURN(Dims out, ConvOutputDims(p, false));
+  Dims w_dims = {p.out_channels, p.in_channels / p.group};
   w_dims.insert(w_dims.end(), p.kernel.begin(), p.kernel.end());
   A8_RETURN_IF_ERROR(CheckOutDims(a, w_dims));
   ConvDesc d;

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/optim.h"
+#include "kernels/common/kernel_types.h"
+#include "kernels/common/optim_math.h"
 #include "kernels/device/loss_optim.h"
 #include "runtime/device/device_registry.h"
 
@@ -24,12 +25,11 @@ void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).dat
 // ---- losses
 
 // The LossShape of a loss kernel or its gradient (the CPU's LossParamsFromKernel and checks).
-StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const cpu::Dims& scores_dims,
-                                int labels_input) {
-  A8_ASSIGN_OR_RETURN(cpu::LossParams lp, LossParamsFromKernel(a, scores_dims, labels_input));
+StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const Dims& scores_dims, int labels_input) {
+  A8_ASSIGN_OR_RETURN(a8::LossParams lp, LossParamsFromKernel(a, scores_dims, labels_input));
   if (lp.label_dtype != DType::kI32 && lp.label_dtype != DType::kI64) {
     return Unsupported("{}: label dtype {} (i32 or i64 expected)", a.kernel().op(),
-                       cpu::ElemName(lp.label_dtype));
+                       ElemName(lp.label_dtype));
   }
   LossShape s;
   s.dtype = lp.dtype;
@@ -37,9 +37,9 @@ StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const cpu::Dims& scores_dim
   s.batch = lp.batch;
   s.classes = lp.classes;
   s.extra = lp.extra;
-  s.reduction = lp.reduction == cpu::LossReduction::kNone  ? DevLossReduction::kNone
-                : lp.reduction == cpu::LossReduction::kSum ? DevLossReduction::kSum
-                                                           : DevLossReduction::kMean;
+  s.reduction = lp.reduction == a8::LossReduction::kNone  ? DevLossReduction::kNone
+                : lp.reduction == a8::LossReduction::kSum ? DevLossReduction::kSum
+                                                          : DevLossReduction::kMean;
   s.has_ignore_index = lp.has_ignore_index;
   s.ignore_index = lp.ignore_index;
   return s;

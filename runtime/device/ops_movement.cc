@@ -9,15 +9,12 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/movement.h"
-#include "kernels/cpu/reduce.h"
+#include "kernels/common/kernel_types.h"
 #include "kernels/device/movement.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
-
-using cpu::Dims;
 
 // The values of shape-like input `i` (absent or empty: none). Read on the host, so the operand
 // must be a CONSTANT buffer with a host copy.
@@ -75,10 +72,10 @@ Status RunStridedCopy(DevCtx& ctx, const char* op, const std::vector<MapDim>& di
 // A gather-style map: y (contiguous over `out_dims`) reads x with `src_strides` (and wraps).
 Status RunGatherMap(DevCtx& ctx, const char* op, const Dims& out_dims, const Dims& src_strides,
                     const Dims& src_mod, int64_t src_base, const TensorArg& x, const TensorArg& y) {
-  if (cpu::NumElements(out_dims) != y.count())
+  if (NumElements(out_dims) != y.count())
     return InvalidInput("{}: the output buffer has {} elements, the op writes {}", op, y.count(),
-                        cpu::NumElements(out_dims));
-  const Dims dst = cpu::Strides(out_dims);
+                        NumElements(out_dims));
+  const Dims dst = Strides(out_dims);
   std::vector<MapDim> m;
   for (size_t i = 0; i < out_dims.size(); ++i)
     m.push_back({out_dims[i], src_strides[i], src_mod.empty() ? 0 : src_mod[i], dst[i]});
@@ -87,7 +84,7 @@ Status RunGatherMap(DevCtx& ctx, const char* op, const Dims& out_dims, const Dim
 
 Status CheckIndexDType(DType dt, const char* op) {
   if (dt != DType::kI32 && dt != DType::kI64)
-    return Unsupported("{}: index dtype {} (i32 or i64 expected)", op, cpu::ElemName(dt));
+    return Unsupported("{}: index dtype {} (i32 or i64 expected)", op, ElemName(dt));
   return Status::Ok();
 }
 
@@ -113,7 +110,7 @@ Status Transpose(const KernelArgs& a, DevCtx& ctx) {
       return InvalidInput("Transpose: perm [{}] is not a permutation", fmt::join(p, ","));
     seen[v] = true;
   }
-  const Dims strides = cpu::Strides(dims);
+  const Dims strides = Strides(dims);
   Dims out_dims(rank), in_strides(rank);
   for (int64_t i = 0; i < rank; ++i) out_dims[i] = dims[p[i]], in_strides[i] = strides[p[i]];
   return RunGatherMap(ctx, "Transpose", out_dims, in_strides, {}, 0, a.in(0), a.out(0));
@@ -123,8 +120,8 @@ Status Concat(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& y = a.out(0);
   if (a.num_inputs() == 0) return InvalidInput("Concat: 0 inputs with 0 shapes");
   const Dims& d0 = a.in(0).dims;
-  A8_ASSIGN_OR_RETURN(
-      int64_t ax, cpu::NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(d0.size()), "Concat"));
+  A8_ASSIGN_OR_RETURN(int64_t ax,
+                      NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(d0.size()), "Concat"));
   int64_t outer = 1, inner = 1, total = 0;
   for (int i = 0; i < a.num_inputs(); ++i) {
     const Dims& d = a.in(i).dims;
@@ -155,8 +152,8 @@ Status Concat(const KernelArgs& a, DevCtx& ctx) {
 Status Split(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(0);
   const Dims& dims = x.dims;
-  A8_ASSIGN_OR_RETURN(
-      int64_t ax, cpu::NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(dims.size()), "Split"));
+  A8_ASSIGN_OR_RETURN(int64_t ax,
+                      NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(dims.size()), "Split"));
   std::vector<int64_t> sizes;
   for (int i = 0; i < a.num_outputs(); ++i) {
     if (!a.has_out(i) || a.out(i).dims.size() != dims.size())
@@ -193,10 +190,10 @@ Status Slice(const KernelArgs& a, DevCtx& ctx) {
     axes = a.Ints("axes");
   }
   const Dims& dims = a.in(0).dims;
-  A8_ASSIGN_OR_RETURN(cpu::SliceSpec spec, cpu::ResolveSlice(dims, starts, ends, axes, steps));
+  A8_ASSIGN_OR_RETURN(SliceSpec spec, ResolveSlice(dims, starts, ends, axes, steps));
   if (spec.out_dims() != a.out(0).dims)
     return InvalidInput("Slice: the resolved output dims differ from the output buffer's");
-  const Dims strides = cpu::Strides(dims);
+  const Dims strides = Strides(dims);
   Dims in_strides(dims.size());
   int64_t base = 0;
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -212,7 +209,7 @@ Status Expand(const KernelArgs& a, DevCtx& ctx) {
   if (d.size() > rank)
     return InvalidInput("Expand: input rank {} exceeds output rank {}", d.size(), rank);
   const size_t pad = rank - d.size();
-  const Dims xs = cpu::Strides(d);
+  const Dims xs = Strides(d);
   Dims strides(rank, 0);
   for (size_t i = pad; i < rank; ++i) {
     const int64_t di = d[i - pad];
@@ -236,7 +233,7 @@ Status Tile(const KernelArgs& a, DevCtx& ctx) {
     out_dims.push_back(repeats[i] * dims[i]);
     mods.push_back(dims[i]);
   }
-  return RunGatherMap(ctx, "Tile", out_dims, cpu::Strides(dims), mods, 0, a.in(0), a.out(0));
+  return RunGatherMap(ctx, "Tile", out_dims, Strides(dims), mods, 0, a.in(0), a.out(0));
 }
 
 Status SliceGrad(const KernelArgs& a, DevCtx& ctx) {
@@ -258,7 +255,7 @@ Status SliceGrad(const KernelArgs& a, DevCtx& ctx) {
   }
   // Zero bits are 0.0 in every float dtype; then dy lands on its strided positions.
   if (dx.bytes() > 0) A8_RETURN_IF_ERROR(FromDev(Fill(dx.data, 0, dx.bytes(), ctx.stream)));
-  const Dims stride = cpu::Strides(data_dims), src = cpu::Strides(dy_dims);
+  const Dims stride = Strides(data_dims), src = Strides(dy_dims);
   std::vector<MapDim> m;
   int64_t base = 0;
   for (size_t d = 0; d < rank; ++d) {
@@ -271,17 +268,16 @@ Status SliceGrad(const KernelArgs& a, DevCtx& ctx) {
 Status Gather(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &x = a.in(0), &idx = a.in(1), &y = a.out(0);
   A8_ASSIGN_OR_RETURN(
-      int64_t ax,
-      cpu::NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), "Gather"));
+      int64_t ax, NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), "Gather"));
   A8_RETURN_IF_ERROR(CheckIndexDType(idx.dtype, "Gather"));
   movement::GatherParams p;
   p.err = ErrOf(ctx);
   p.elem_size = static_cast<int>(DTypeSize(x.dtype));
   p.index_i32 = idx.dtype == DType::kI32;
-  p.outer = cpu::NumElements(Dims(x.dims.begin(), x.dims.begin() + ax));
+  p.outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + ax));
   p.dim = x.dims[ax];
   p.nidx = idx.count();
-  p.inner = cpu::NumElements(Dims(x.dims.begin() + ax + 1, x.dims.end()));
+  p.inner = NumElements(Dims(x.dims.begin() + ax + 1, x.dims.end()));
   if (p.outer * p.nidx * p.inner != y.count())
     return InvalidInput("Gather: the output buffer has {} elements, the op writes {}", y.count(),
                         p.outer * p.nidx * p.inner);
@@ -294,7 +290,7 @@ Status Gather(const KernelArgs& a, DevCtx& ctx) {
 Status GatherElements(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &x = a.in(0), &idx = a.in(1), &y = a.out(0);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(a.Int("axis", 0), rank, "GatherElements"));
+  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis", 0), rank, "GatherElements"));
   if (static_cast<int64_t>(idx.dims.size()) != rank)
     return InvalidInput("GatherElements: indices rank {} differs from data rank {}",
                         idx.dims.size(), rank);
@@ -316,7 +312,7 @@ Status GatherElements(const KernelArgs& a, DevCtx& ctx) {
   p.index_i32 = idx.dtype == DType::kI32;
   p.rank = static_cast<int>(rank);
   p.axis = static_cast<int>(ax);
-  const Dims strides = cpu::Strides(x.dims);
+  const Dims strides = Strides(x.dims);
   for (int64_t i = 0; i < rank; ++i) {
     p.index_dims[i] = idx.dims[i];
     p.data_strides[i] = strides[i];
@@ -358,9 +354,9 @@ Status Pad(const KernelArgs& a, DevCtx& ctx) {
       return InvalidInput("Pad: reflect pads {}+{} must be smaller than dim {} ({})", pads[i],
                           pads[rank + i], i, x.dims[i]);
   }
-  if (cpu::NumElements(out_dims) != y.count())
+  if (NumElements(out_dims) != y.count())
     return InvalidInput("Pad: the output buffer has {} elements, the op writes {}", y.count(),
-                        cpu::NumElements(out_dims));
+                        NumElements(out_dims));
   if (y.count() == 0) return Status::Ok();
   if (rank > movement::kMaxMapRank)
     return Unsupported("Pad: rank {} (the CUDA kernel takes up to {})", rank,
@@ -404,16 +400,16 @@ Status Trilu(const KernelArgs& a, DevCtx& ctx) {
 Status OneHot(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &idx = a.in(0), &y = a.out(0);
   const int64_t rank = static_cast<int64_t>(y.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(a.Int("axis", -1), rank, "OneHot"));
+  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis", -1), rank, "OneHot"));
   if (a.in(2).count() != 2 || a.in(2).dtype != y.dtype)
     return InvalidInput("OneHot: values must be 2 elements of the output dtype");
   movement::OneHotParams p;
   p.depth = y.dims[ax];
   if (p.depth < 1) return InvalidInput("OneHot: depth {} < 1", p.depth);
   A8_RETURN_IF_ERROR(
-      cpu::NormalizeAxis(ax, static_cast<int64_t>(idx.dims.size()) + 1, "OneHot").status());
-  p.outer = cpu::NumElements(Dims(idx.dims.begin(), idx.dims.begin() + ax));
-  p.inner = cpu::NumElements(Dims(idx.dims.begin() + ax, idx.dims.end()));
+      NormalizeAxis(ax, static_cast<int64_t>(idx.dims.size()) + 1, "OneHot").status());
+  p.outer = NumElements(Dims(idx.dims.begin(), idx.dims.begin() + ax));
+  p.inner = NumElements(Dims(idx.dims.begin() + ax, idx.dims.end()));
   if (p.outer * p.depth * p.inner != y.count())
     return InvalidInput("OneHot: the output buffer has {} elements, the op writes {}", y.count(),
                         p.outer * p.depth * p.inner);
@@ -501,15 +497,15 @@ Status GatherGrad(const KernelArgs& a, DevCtx& ctx) {
     return InvalidInput("{}: dy has {} dims, expected {} from data and indices", op, dy.dims.size(),
                         want.size());
   if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
-    return Unsupported("{}: indices must be i64 or i32, got {}", op, cpu::ElemName(idx.dtype));
+    return Unsupported("{}: indices must be i64 or i32, got {}", op, ElemName(idx.dtype));
   movement::GatherGradParams p;
   p.err = ErrOf(ctx);
   p.dtype = dy.dtype;
   p.index_i32 = idx.dtype == DType::kI32;
-  p.outer = cpu::NumElements(Dims(data_dims.begin(), data_dims.begin() + axis));
+  p.outer = NumElements(Dims(data_dims.begin(), data_dims.begin() + axis));
   p.dim = data_dims[axis];
   p.nidx = idx.count();
-  p.inner = cpu::NumElements(Dims(data_dims.begin() + axis + 1, data_dims.end()));
+  p.inner = NumElements(Dims(data_dims.begin() + axis + 1, data_dims.end()));
   p.dy = dy.data;
   p.indices = idx.data;
   p.dx = dx.data;

@@ -1,12 +1,12 @@
 // Device registry entries of the normalizations and pools and their gradients (kernels/device/
 // nn.h). Each reads attributes and dims exactly as its CPU entry does (runtime/cpu/ops_nn.cc,
 // ops_grad_nn.cc: same defaults, same errors for bad attributes) and launches the kernels; pool
-// geometry is validated by the CPU's own cpu::PoolOutputSpatial.
+// geometry is validated by kernel_args.h PoolOutputDims.
 #include <fmt/ranges.h>
 
 #include <algorithm>
 
-#include "kernels/cpu/kernels.h"
+#include "kernels/common/kernel_types.h"
 #include "kernels/device/nn.h"
 #include "runtime/device/device_registry.h"
 
@@ -35,9 +35,9 @@ const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).
 
 // How a LayerNorm parameter of `dims` broadcasts to the normalized dims (numpy rules, checked
 // as the CPU's Expand checks them).
-StatusOr<ParamMap> MapParam(const cpu::Dims& dims, const cpu::Dims& normalized) {
+StatusOr<ParamMap> MapParam(const Dims& dims, const Dims& normalized) {
   ParamMap m;
-  if (cpu::NumElements(dims) == cpu::NumElements(normalized)) return m;
+  if (NumElements(dims) == NumElements(normalized)) return m;
   const size_t rank = normalized.size();
   if (dims.size() > rank)
     return InvalidInput("Expand: input rank {} exceeds output rank {}", dims.size(), rank);
@@ -67,8 +67,7 @@ StatusOr<ParamMap> MapParam(const cpu::Dims& dims, const cpu::Dims& normalized) 
 Status RunLayerNorm(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(0);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis,
-                      cpu::NormalizeAxis(a.Int("axis", -1), rank, "LayerNormalization"));
+  A8_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a.Int("axis", -1), rank, "LayerNormalization"));
   if (!a.has_in(1)) return InvalidInput("LayerNormalization: Scale is missing");
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(1)));
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(2)));
@@ -77,11 +76,11 @@ Status RunLayerNorm(const KernelArgs& a, DevCtx& ctx) {
   p.param_dtype = a.in(1).dtype;
   p.stat_dtype = a.has_out(1) ? a.out(1).dtype : a.has_out(2) ? a.out(2).dtype : DType::kF32;
   A8_RETURN_IF_ERROR(CheckFloat(a, a.has_out(1) ? a.out(1) : a.out(2)));
-  p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
-  p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
+  p.outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + axis));
+  p.inner = NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
   p.epsilon = a.Float("epsilon", 1e-5f);
   // Scale and B may broadcast to the normalized dims (the shape rule allows it).
-  const cpu::Dims normalized(x.dims.begin() + axis, x.dims.end());
+  const Dims normalized(x.dims.begin() + axis, x.dims.end());
   A8_ASSIGN_OR_RETURN(p.scale_map, MapParam(a.in(1).dims, normalized));
   if (a.has_in(2)) {
     A8_ASSIGN_OR_RETURN(p.bias_map, MapParam(a.in(2).dims, normalized));
@@ -98,13 +97,13 @@ Status RunLayerNorm(const KernelArgs& a, DevCtx& ctx) {
 Status RunLayerNormGrad(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(1);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", -1), rank, "LayerNorm"));
+  A8_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a.Int("axis", -1), rank, "LayerNorm"));
   LayerNormGradArgs p;
   p.dtype = x.dtype;
   p.param_dtype = a.in(2).dtype;
   p.stat_dtype = a.has_in(3) ? a.in(3).dtype : DType::kF32;
-  p.outer = cpu::NumElements(cpu::Dims(x.dims.begin(), x.dims.begin() + axis));
-  p.inner = cpu::NumElements(cpu::Dims(x.dims.begin() + axis, x.dims.end()));
+  p.outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + axis));
+  p.inner = NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
   p.epsilon = a.Float("epsilon", 1e-5f);
   if (!a.has_in(2)) return InvalidInput("{}: Scale is missing", a.kernel().op());
   if (a.in(2).count() != p.inner) {
@@ -142,7 +141,7 @@ Status RunBatchNorm(const KernelArgs& a, DevCtx& ctx) {
   p.stat_dtype = a.in(3).dtype;
   p.batch = x.dims[0];
   p.channels = x.dims[1];
-  p.spatial = cpu::NumElements(SpatialDims(x.dims));
+  p.spatial = NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   p.momentum = a.Float("momentum", 0.9f);
   p.x = x.data;
@@ -179,7 +178,7 @@ Status RunBatchNormGrad(const KernelArgs& a, DevCtx& ctx) {
   p.stat_dtype = a.has_in(3) ? a.in(3).dtype : p.param_dtype;
   p.batch = x.dims[0];
   p.channels = x.dims.size() > 1 ? x.dims[1] : 1;
-  p.spatial = cpu::NumElements(SpatialDims(x.dims));
+  p.spatial = NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   const char* op = "a8.BatchNormalizationGrad";
   p.mean = InOrNull(a, 3);
@@ -208,7 +207,7 @@ StatusOr<InstanceNormArgs> InstanceNormArgsOf(const KernelArgs& a, const TensorA
   p.param_dtype = a.in(scale_input).dtype;
   p.batch = x.dims[0];
   p.channels = x.dims[1];
-  p.spatial = cpu::NumElements(SpatialDims(x.dims));
+  p.spatial = NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(scale_input)));
   return p;
@@ -243,11 +242,11 @@ Status RunInstanceNormGrad(const KernelArgs& a, DevCtx& ctx) {
 }
 
 // The pool geometry of input `x_dims` (validated, with the CPU's errors, by
-// cpu::PoolOutputSpatial), spatial dims padded to 3 with leading 1s as the kernels take them.
-StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const cpu::Dims& x_dims, DType dtype,
-                              cpu::Dims* out_spatial) {
-  const cpu::PoolParams cp = PoolParamsFromKernel(a, x_dims, dtype);
-  A8_ASSIGN_OR_RETURN(*out_spatial, cpu::PoolOutputSpatial(cp));
+// PoolOutputDims), spatial dims padded to 3 with leading 1s as the kernels take them.
+StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const Dims& x_dims, DType dtype,
+                              Dims* out_spatial) {
+  const PoolParams cp = PoolParamsFromKernel(a, x_dims, dtype);
+  A8_ASSIGN_OR_RETURN(*out_spatial, PoolOutputDims(cp));
   PoolArgs p;
   p.dtype = dtype;
   p.planes = cp.batch * cp.channels;
@@ -271,7 +270,7 @@ StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const cpu::Dims& x_dims, DTyp
 
 Status RunMaxPool(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 3));
-  cpu::Dims out;
+  Dims out;
   A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, a.in(0).dims, a.in(0).dtype, &out));
   p.x = a.in(0).data;
   p.y = a.out(0).data;
@@ -281,7 +280,7 @@ Status RunMaxPool(const KernelArgs& a, DevCtx& ctx) {
 
 Status RunAveragePool(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 3));
-  cpu::Dims out;
+  Dims out;
   A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, a.in(0).dims, a.in(0).dtype, &out));
   p.x = a.in(0).data;
   p.y = a.out(0).data;
@@ -289,8 +288,8 @@ Status RunAveragePool(const KernelArgs& a, DevCtx& ctx) {
 }
 
 // Pool args of the forward whose input is `x_dims`; dY (input 0) must have its output dims.
-StatusOr<PoolArgs> PoolGradArgsOf(const KernelArgs& a, const cpu::Dims& x_dims) {
-  cpu::Dims out;
+StatusOr<PoolArgs> PoolGradArgsOf(const KernelArgs& a, const Dims& x_dims) {
+  Dims out;
   A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, x_dims, a.in(0).dtype, &out));
   if (SpatialDims(a.in(0).dims) != out) {
     return InvalidInput("{}: dY has spatial dims of rank {} that are not the pooled output",
@@ -318,7 +317,7 @@ template <bool kMax>
 Status RunGlobalPool(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 2));
   const TensorArg& x = a.in(0);
-  const int64_t spatial = cpu::NumElements(SpatialDims(x.dims));
+  const int64_t spatial = NumElements(SpatialDims(x.dims));
   const int64_t planes = x.dims[0] * x.dims[1];
   return FromDev(kMax ? GlobalMaxPool(ctx, x.dtype, planes, spatial, x.data, a.out(0).data)
                       : GlobalAveragePool(ctx, x.dtype, planes, spatial, x.data, a.out(0).data));

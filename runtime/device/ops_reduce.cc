@@ -7,14 +7,12 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/cpu/reduce.h"
+#include "kernels/common/kernel_types.h"
 #include "kernels/device/reduce.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
-
-using cpu::Dims;
 
 // The values of integer input `i` (absent or empty: none), read on the host: the operand must
 // be a CONSTANT buffer with a host copy.
@@ -71,11 +69,11 @@ Status RunReduce(const KernelArgs& a, DevCtx& ctx) {
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   std::vector<bool> reduced(x.dims.size(), axes.empty());
   for (int64_t axis : axes) {
-    A8_ASSIGN_OR_RETURN(int64_t ax, cpu::NormalizeAxis(axis, rank, op.c_str()));
+    A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(axis, rank, op.c_str()));
     if (reduced[ax]) return InvalidInput("{}: axis {} is repeated", op, axis);
     reduced[ax] = true;
   }
-  const Dims strides = cpu::Strides(x.dims);
+  const Dims strides = Strides(x.dims);
   std::vector<std::pair<int64_t, int64_t>> kept_axes, red_axes;
   ReduceParams p;
   p.op = kOp;
@@ -108,8 +106,8 @@ template <bool kIsMax>
 Status RunArgReduce(const KernelArgs& a, DevCtx& ctx) {
   const char* name = kIsMax ? "ArgMax" : "ArgMin";
   const TensorArg& x = a.in(0);
-  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", 0),
-                                                       static_cast<int64_t>(x.dims.size()), name));
+  A8_ASSIGN_OR_RETURN(int64_t axis,
+                      NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), name));
   ArgReduceParams p;
   p.is_max = kIsMax;
   p.select_last = a.Int("select_last_index", 0) != 0;
@@ -126,8 +124,8 @@ template <bool kLog>
 Status RunSoftmax(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(0);
   A8_ASSIGN_OR_RETURN(int64_t axis,
-                      cpu::NormalizeAxis(a.Int("axis", -1), static_cast<int64_t>(x.dims.size()),
-                                         kLog ? "LogSoftmax" : "Softmax"));
+                      NormalizeAxis(a.Int("axis", -1), static_cast<int64_t>(x.dims.size()),
+                                    kLog ? "LogSoftmax" : "Softmax"));
   SoftmaxParams p;
   p.log = kLog;
   p.dtype = x.dtype;
@@ -142,8 +140,8 @@ Status RunSoftmaxGrad(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& y = a.in(1);
   const int64_t rank = static_cast<int64_t>(y.dims.size());
   // As the CPU entry: a rank-0 y is one line of one element.
-  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", -1),
-                                                       std::max<int64_t>(rank, 1), "SoftmaxGrad"));
+  A8_ASSIGN_OR_RETURN(int64_t axis,
+                      NormalizeAxis(a.Int("axis", -1), std::max<int64_t>(rank, 1), "SoftmaxGrad"));
   SoftmaxGradParams p;
   p.log = kLog;
   p.dtype = y.dtype;
@@ -161,7 +159,7 @@ Status RunCumSum(const KernelArgs& a, DevCtx& ctx) {
   if (axis.size() != 1) return InvalidInput("CumSum: axis must hold one value");
   const TensorArg& x = a.in(0);
   A8_ASSIGN_OR_RETURN(int64_t ax,
-                      cpu::NormalizeAxis(axis[0], static_cast<int64_t>(x.dims.size()), "CumSum"));
+                      NormalizeAxis(axis[0], static_cast<int64_t>(x.dims.size()), "CumSum"));
   CumSumParams p;
   p.exclusive = a.Int("exclusive", 0) != 0;
   p.reverse = a.Int("reverse", 0) != 0;

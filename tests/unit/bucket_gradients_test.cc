@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "compiler/driver/driver.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
+#include "driver/driver.h"
 
 namespace a8 {
 namespace {

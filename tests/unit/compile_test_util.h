@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
-#include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
+#include "driver/driver.h"
 
 namespace a8::testing {
 

@@ -35,10 +35,6 @@ inline double ToleranceFor(DType t) {
   }
 }
 
-inline bool IsFloatDType(DType t) {
-  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kF64;
-}
-
 // float64 -> bf16, round to nearest even, independent of float16.h (normal range only).
 inline uint16_t DoubleToBFloat16Bits(double d) {
   if (std::isnan(d)) return 0x7fc0;

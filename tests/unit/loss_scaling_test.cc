@@ -15,15 +15,14 @@
 #include <string>
 #include <vector>
 
-#include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
+#include "driver/driver.h"
 #include "kernels/common/float16.h"
 #include "kernels/cpu/optim.h"
 #include "passes/autodiff/build_training.h"
 #include "runtime/core/executor.h"
 #include "runtime/core/trainer.h"
 #include "runtime/cpu/cpu_backend.h"
-
 #include "tests/unit/compile_test_util.h"
 
 namespace a8 {

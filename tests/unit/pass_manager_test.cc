@@ -13,6 +13,7 @@
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "passes/pipelines.h"
+#include "passes/registry.h"
 
 namespace a8 {
 namespace {
@@ -76,6 +77,7 @@ std::unique_ptr<Graph> MakeGraph() {
 
 PassManager MakeManager(PassManagerOptions opts, std::vector<std::string>* log,
                         const std::vector<std::string>& names) {
+  opts.registry = &RegisteredPasses();
   PassManager pm(std::move(opts));
   for (const std::string& n : names) pm.AddPass(n, std::make_unique<RecordingPass>(n, log));
   return pm;
@@ -127,8 +129,19 @@ TEST(PassManagerTest, StopAfterAPassNotInThePipelineIsAnError) {
   EXPECT_TRUE(log.empty());
 }
 
-TEST(PassManagerTest, UnknownPassNameIsAnErrorListingTheKnownOnes) {
+TEST(PassManagerTest, WithoutARegistryNoPassIsKnownByName) {
+  // The manager sits below the passes: it knows only the registry its caller hands it.
   PassManager pm({});
+  Status s = pm.AddPasses({"dce"});
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_NE(s.message().find("unknown pass 'dce' (known: none)"), std::string::npos) << s.message();
+}
+
+TEST(PassManagerTest, UnknownPassNameIsAnErrorListingTheKnownOnes) {
+  PassManagerOptions opts;
+  opts.registry = &RegisteredPasses();
+  PassManager pm(opts);
   Status s = pm.AddPasses({"shape-inference", "no-such-pass"});
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.code(), StatusCode::kInvalidInput);

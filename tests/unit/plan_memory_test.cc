@@ -19,6 +19,7 @@
 #include "compiler/onnx/importer.h"
 #include "compiler/pass/pass_manager.h"
 #include "passes/memory/schedule.h"
+#include "passes/registry.h"
 
 namespace a8 {
 namespace {
@@ -203,6 +204,7 @@ std::unique_ptr<Graph> RandomDag(uint32_t seed, int num_nodes) {
 
 Status RunPasses(Graph& g, const std::vector<std::string>& names) {
   PassManagerOptions opts;
+  opts.registry = &RegisteredPasses();
   PassManager pm(opts);
   A8_RETURN_IF_ERROR(pm.AddPasses(names));
   return pm.Run(g);
@@ -351,6 +353,7 @@ TEST(PlanMemoryTest, ExampleModelsWithinTenPercentOfTheBound) {
     PassManagerOptions pm_opts;
     pm_opts.input_typed = false;
     pm_opts.verify_each = true;
+    pm_opts.registry = &RegisteredPasses();
     PassManager pm(pm_opts);
     ASSERT_TRUE(pm.AddPasses({"shape-inference", "canonicalize", "schedule", "plan-memory"}).ok());
     Status st = pm.Run(**g);

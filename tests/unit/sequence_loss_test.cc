@@ -12,8 +12,8 @@
 #include <random>
 #include <vector>
 
-#include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
+#include "driver/driver.h"
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/temp_path_util.h"

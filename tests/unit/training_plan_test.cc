@@ -8,8 +8,8 @@
 #include <sstream>
 #include <string>
 
-#include "compiler/driver/driver.h"
 #include "compiler/plan/plan_file.h"
+#include "driver/driver.h"
 #include "tests/unit/compile_test_util.h"
 
 namespace a8 {

@@ -118,10 +118,10 @@ Status ListParameters(const CompileOptions& opts, std::ostream& os,
 
 // The `a800c --list-passes` / `--list-ops` tables.
 void PrintPassList(std::ostream& os);
-// `has_cuda_kernel(op)` fills the cuda column (the CUDA backend's registry lives in the runtime,
-// which the compiler library does not link); without it the column says "?".
-void PrintOpList(std::ostream& os,
-                 const std::function<bool(const std::string&)>& has_cuda_kernel = nullptr);
+// The cuda column comes from the registry, not from the runtime: "yes" when the op has
+// kernel-catalog signatures (compiler/plan/kernel_catalog.h IsCatalogOp), which every backend
+// implements (OpRegistryTest checks the CPU and CUDA registries against the catalog).
+void PrintOpList(std::ostream& os);
 // Training: a warning for each parameter that Identity nodes also name (ImportOptions::
 // identity_aliases): an exporter merged initializers of equal values, and they train as one.
 void WarnAboutMergedParameters(const Graph& graph,

@@ -1,5 +1,5 @@
 // The compiler's library entry (see driver.h).
-#include "compiler/driver/driver.h"
+#include "driver/driver.h"
 
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -19,6 +19,7 @@
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/onnx/exporter.h"
+#include "compiler/plan/kernel_catalog.h"
 #include "compiler/plan/plan_file.h"
 #include "compiler/support/file_io.h"
 #include "compiler/support/hash.h"
@@ -28,6 +29,7 @@
 #include "passes/lowering/lower.h"
 #include "passes/mixed_precision/policy.h"
 #include "passes/pipelines.h"
+#include "passes/registry.h"
 
 #ifndef A800C_VERSION
 #error "A800C_VERSION must be defined by the build (CMakeLists.txt)"
@@ -217,6 +219,7 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const ImportOptions& im
 }
 
 Status RunPasses(Graph& graph, const std::vector<std::string>& passes, PassManagerOptions pm) {
+  if (pm.registry == nullptr) pm.registry = &RegisteredPasses();
   PassManager manager(std::move(pm));
   A8_RETURN_IF_ERROR(WithSource(manager.AddPasses(passes), "--passes"));
   return WithSource(manager.Run(graph), graph.source);
@@ -401,7 +404,7 @@ void PrintPassList(std::ostream& os) {
   }
 }
 
-void PrintOpList(std::ostream& os, const std::function<bool(const std::string&)>& has_cuda_kernel) {
+void PrintOpList(std::ostream& os) {
   struct Row {
     std::string op, versions, canonical, gradient;
     const std::string* doc;
@@ -420,7 +423,7 @@ void PrintOpList(std::ostream& os, const std::function<bool(const std::string&)>
     const GradRule rule = FindGradRule(row.op);
     row.gradient = rule == nullptr ? "no" : rule == kNoGradient ? "none" : "yes";
     row.doc = &def.doc;
-    row.cuda = !has_cuda_kernel ? "?" : has_cuda_kernel(row.op) ? "yes" : "no";
+    row.cuda = IsCatalogOp(row.op) ? "yes" : "no";
     op_width = std::max(op_width, row.op.size());
     versions_width = std::max(versions_width, row.versions.size());
     rows.push_back(std::move(row));
