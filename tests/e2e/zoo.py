@@ -165,7 +165,10 @@ def check_emu(meta, plans, work):
 # Exports a800c does not take yet: the op, named in its one error (exit 2) with the node. The
 # README lists them; when the op lands, this test fails until the entry goes.
 UNSUPPORTED = {
-    ("mobilenet_v3_small", "dynamo"): "HardSwish",  # the TorchScript export at opset 13 trains
+    ("mobilenet_v3_small", "dynamo"): "HardSwish",
+    # At opset 13 (HardSwish written as x * HardSigmoid(x)), BatchNorm's training form is
+    # BatchNormalization-9 with 5 outputs, which a800c does not upgrade to version 14's.
+    ("mobilenet_v3_small", "torchscript"): "BatchNormalization",
     ("gpt2", "dynamo"): "GatherND",  # transformers' mask construction (advanced indexing)
 }
 
@@ -174,7 +177,7 @@ def check_unsupported(model, op):
     p = subprocess.run([os.path.join(ARGS.bin, "a800c"), model, "-o", os.devnull,
                         "--precision=fp32"], capture_output=True, text=True)
     message = p.stderr.strip()
-    assert p.returncode == 2 and f"({op}): op '{op}'" in message and "node '" in message, (
+    assert p.returncode == 2 and f"({op}): " in message and "node '" in message, (
         p.returncode, message)
     assert len(message.splitlines()) == 1, message
     print(f"  not supported, as expected: {message}")
