@@ -39,6 +39,11 @@ def main():
                                 "--no-emu"], capture_output=True, text=True)
             rows = json.load(open(row.name)) if p.returncode == 0 else []
         for r in rows:
+            if "refused" in r:
+                why = r["refused"].split(": error: ", 1)[-1].split(": ", 1)[-1]
+                print(f"| {model} | {r['exporter']} | {r['nodes']} | {r['parameters']:,} | "
+                      f"a800c refuses: {why[:170]} | | | | |")
+                continue
             d = r["deviation"]
             print(f"| {model} | {r['exporter']} | {r['nodes']} | {r['parameters']:,} | "
                   f"{r['compile_s']:.2f} | {r['step_ms']:.2f} | {d['fp32']:.1e} | {d['amp']:.1e} "
