@@ -11,11 +11,12 @@ torchvision, transformers, onnxscript; never the build or CI):
 Each model gets models/zoo/NAME/ (models/zoo/README.md lists them and what each shows):
 
 - model.onnx: the dynamo exporter's graph (torch.onnx.export(dynamo=True), opset 18+, with
-  optimize=False: its optimizer folds BatchNorm into Conv and tied weights' transposes into new
-  constants, which then would train apart); model_ts.onnx: the TorchScript exporter's (dynamo=False, opset 17),
-  where it works, in training mode (TrainingMode.TRAINING, no constant folding: in eval mode it
-  folds BatchNorm into Conv). Dropout is 0 everywhere; a800c trains BatchNormalization on batch
-  statistics, as model.train().
+  optimize=False except DYNAMO_OPTIMIZE: its optimizer folds BatchNorm into Conv and tied
+  weights' transposes into new constants, which then would train apart); model_ts.onnx: the
+  TorchScript exporter's (dynamo=False, opset 17 or TS_OPSET), where it works, in training mode
+  (TrainingMode.TRAINING, no constant folding: in eval mode it folds BatchNorm into Conv).
+  Dropout is 0 everywhere; a800c trains BatchNormalization on batch statistics, as
+  model.train().
 - params.txt / params_ts.txt: named_parameters(), each with the initializer that holds it.
 - the inputs (input_ids.npy, pixel_values.npy, decoder_input_ids.npy) and labels.npy;
 - logits.npy: the eval-mode output on that batch (logits_train.npy: in train mode, where
@@ -24,8 +25,9 @@ Each model gets models/zoo/NAME/ (models/zoo/README.md lists them and what each 
   (lr 1e-3, betas 0.9/0.999, eps 1e-8, weight decay 0.01) with model.train(), of PyTorch's
   cross_entropy (mean over the labels that are not -100);
 - meta.json: what the test needs (inputs, the class axis, the exporters and why one failed), and
-  the control: the largest relative difference between PyTorch's float32 curve and the same
-  run in float64 (the floor under any comparison of float32 curves).
+  the controls: the largest relative difference between PyTorch's float32 curve and the same
+  run in float64 (the floor under any comparison of float32 curves), and between its autocast
+  curves (float16 with GradScaler, bfloat16) and its float32 ones.
 
 Parameters are seeded and perturbed so that no two are equal (exporters merge equal
 initializers; a fresh model has zero biases and unit norm weights).
@@ -150,7 +152,8 @@ def t5():
                                    relative_attention_max_distance=16, dropout_rate=0.0,
                                    feed_forward_proj="relu", tie_word_embeddings=True,
                                    decoder_start_token_id=0, pad_token_id=0)
-    return hf(transformers.T5ForConditionalGeneration(eager(config)), ["input_ids", "decoder_input_ids"])
+    return hf(transformers.T5ForConditionalGeneration(eager(config)),
+              ["input_ids", "decoder_input_ids"])
 
 
 # name: (builder, kind, what it shows)
@@ -371,7 +374,8 @@ def make(name):
 
 def autocast_controls(name):
     """meta.json's pytorch_autocast_vs_fp32: how far PyTorch's own autocast curves (float16 with
-    GradScaler, and bfloat16, on the CPU) go from its float32 ones, the largest relative step difference: the
+    GradScaler, and bfloat16, on the CPU) go from its float32 ones, the largest relative step
+    difference: the
     scale against which a800c's amp and bf16 curves are judged."""
     out = os.path.join(ZOO, name)
     inputs, labels = data(MODELS[name][1])
