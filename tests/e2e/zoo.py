@@ -5,6 +5,7 @@ exporter, model_ts.onnx from the TorchScript exporter, where meta.json says it e
 
     python3 tests/e2e/zoo.py NAME --bin build/bin --zoo models/zoo [--row FILE.json]
 
+- params: the initializers a800c trains by default are the module's named_parameters();
 - logits: the fp32 inference plan's output on the stored batch within 1e-4 of PyTorch's, relative
   to the largest |logit| (an element-wise ratio is meaningless for logits near 0);
 - curves: `--precision=fp32|amp|bf16` training plans, 20 steps of SGD (lr 0.1) and of AdamW (lr
@@ -23,6 +24,7 @@ time, the median fp32 step time and the largest deviation per precision.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -90,6 +92,23 @@ def train(plan, meta, work, backend="cpu", steps=STEPS):
         rows = [json.loads(line) for line in f]
     return (np.array([r["loss"] for r in rows]), [r["step_ms"] for r in rows],
             [bool(r.get("skipped", False)) for r in rows])
+
+
+def check_params(model, exporter):
+    """a800c's default parameter choice (less the export's --freeze) trains exactly the module's
+    named_parameters(): params.txt names the initializer holding each."""
+    table = run("a800c", "--list-params", model)[0].stdout.splitlines()
+    rows = [line.split(None, 3) for line in table[1:-1]]  # header, ..., summary
+    trained = {row[0] for row in rows if row[2] == "trained"}
+    for flag in EXTRA_FLAGS.get((ARGS.model, exporter), []):
+        if flag.startswith("--freeze="):
+            trained = {n for n in trained if not re.search(flag[len("--freeze="):], n)}
+    name = "params.txt" if exporter == "dynamo" else "params_ts.txt"
+    with open(path(name)) as f:
+        expected = {line.split()[1] for line in f if line.strip()}
+    assert trained == expected, (f"trained but no parameter: {sorted(trained - expected)}; "
+                                 f"a parameter not trained: {sorted(expected - trained)}")
+    print(f"  parameters: the {len(trained)} trained are named_parameters() ({name})")
 
 
 def check_logits(model, meta, export, work):
@@ -216,6 +235,7 @@ def main():
         EXPORTER = exporter
         with tempfile.TemporaryDirectory() as work:
             model = path(export["file"])
+            check_params(model, exporter)
             check_logits(model, meta, export, work)
             deviation, compile_s, step_ms, plans = check_curves(model, meta, work)
             if not ARGS.no_emu:
