@@ -93,6 +93,25 @@ for m in mlp cnn bert; do
     sed "s/^a800c-run:/   $m:/"
 done
 echo
+echo "== A Llama from the model zoo (LlamaForCausalLM as PyTorch's dynamo exporter writes it:"
+echo "   RMSNorm, rotary, SwiGLU, grouped-query attention), 20 AdamW steps in amp against PyTorch's"
+echo "   own fp32 curve (models/zoo/llama/loss_adamw.npy)"
+z=models/zoo/llama
+$a800c $z/model.onnx --loss=cross_entropy --class-axis=-1 --optimizer=adamw --lr=1e-3 \
+  --weight-decay=0.01 --freeze='^unsqueeze_1[45]$' -o "$out/llama.plan"
+build/bin/a800c-run "$out/llama.plan" --input input_ids=$z/input_ids.npy \
+  --input labels=$z/labels.npy --steps=20 --log-every=20 --metrics="$out/llama.jsonl" | tail -n 1 |
+  sed 's/^a800c-run:/  /'
+python3 - "$out/llama.jsonl" $z/loss_adamw.npy <<'EOF'
+import json, sys
+import numpy as np
+a = [json.loads(line)["loss"] for line in open(sys.argv[1])]
+b = np.load(sys.argv[2])
+worst = max(abs(x - y) / y for x, y in zip(a, b))
+print(f"   loss {a[0]:.4f} -> {a[-1]:.4f} (PyTorch fp32: {b[0]:.4f} -> {b[-1]:.4f}); "
+      f"largest step difference {worst:.1e}")
+EOF
+echo
 echo "== Data parallel: the same training on 2 processes (mpirun -np 2), batch 16 each, one"
 echo "   loss scaler for both ranks, parameters checked byte-identical at the end"
 $a800c build/models/mlp.onnx --loss=cross_entropy --optimizer=adamw --lr=1e-3 --batch=16 \

@@ -116,6 +116,7 @@ int64_t PromoteFoldedWeights(Graph& graph, const std::set<std::string>& folded) 
 StatusOr<bool> Canonicalize::Run(Graph& graph) {
   bool changed = false;
   std::set<std::string> folded;
+  const bool had_parameters = !graph.parameters().empty();
   for (int round = 0; round < kMaxRounds; ++round) {
     A8_ASSIGN_OR_RETURN(int64_t n_folded, FoldConstants(graph, &folded));
     const int64_t n_identities = RemoveIdentities(graph);
@@ -129,8 +130,11 @@ StatusOr<bool> Canonicalize::Run(Graph& graph) {
     if (n_folded + n_identities + n_merged + dead.nodes + dead.constants == 0) break;
     changed = true;
   }
+  // A model that holds weights as initializers holds all of them there: what folds in it is
+  // computed from shapes and constants (the dynamo exporter's attention masks of an all-ones
+  // mask, T5's zero position bias of layers without one), never a weight to train.
   const int64_t promoted =
-      options_.promote_folded_weights ? PromoteFoldedWeights(graph, folded) : 0;
+      options_.promote_folded_weights && !had_parameters ? PromoteFoldedWeights(graph, folded) : 0;
   stats_["weights-promoted"] += promoted;
   return changed || promoted > 0;
 }

@@ -18,9 +18,11 @@
 // in this run becomes a parameter (role kParameter, same name and data) when it is a float
 // tensor with more than one element, all finite, that some node reads as data (not as a
 // shape-like operand, see IsShapeOperand). That is how an exporter's `ConstantOfShape + Add`
-// weight becomes trainable like an initializer. Scalars stay constants (scales, epsilons), and
-// so do tensors holding Inf/NaN (attention masks are not weights). Constants that came from the
-// model itself keep the role the importer gave them.
+// weight becomes trainable like an initializer. Only in a graph without parameters: a model
+// that holds its weights as initializers holds all of them there, and what folds in it (an
+// attention mask from an all-ones mask, a zero position bias) is not a weight. Scalars stay
+// constants (scales, epsilons), and so do tensors holding Inf/NaN (attention masks are not
+// weights). Constants that came from the model itself keep the role the importer gave them.
 //
 // Types stay valid: folding checks each result against the inferred type, and the rewrites only
 // forward values of equal type. Run shape-inference first.

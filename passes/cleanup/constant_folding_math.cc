@@ -290,12 +290,23 @@ T FloatToInt(double v) {
   }
 }
 
+StatusOr<Outputs> EvalCastTo(const Node& node, const Inputs& in, StatusOr<DType> dst);
+
 StatusOr<Outputs> EvalCast(const Node& node, const Inputs& in) {
   const Attribute* to = node.attr("to");
   if (!to || to->kind() != AttrKind::kInt) {
     return InvalidInput("{}: attribute 'to' is missing", node.Where());
   }
-  StatusOr<DType> dst = DTypeFromOnnx(static_cast<int>(to->i()));
+  return EvalCastTo(node, in, DTypeFromOnnx(static_cast<int>(to->i())));
+}
+
+// CastLike(x, like): Cast to like's dtype (the dynamo exporter types its constants this way,
+// CastLike(Constant, Constant), also where a shape rule needs the value: Range's start).
+StatusOr<Outputs> EvalCastLike(const Node& node, const Inputs& in) {
+  return EvalCastTo(node, in, in[1]->type.dtype);
+}
+
+StatusOr<Outputs> EvalCastTo(const Node& node, const Inputs& in, StatusOr<DType> dst) {
   if (!dst.ok()) return dst.status().WithContext(node.Where());
   const TensorData& src = *in[0];
   const bool from_float = IsFloat(src.type.dtype);
@@ -454,17 +465,19 @@ StatusOr<Outputs> EvalRange(const Node& node, const Inputs& in) {
 
 bool IsMathOp(const std::string& op) {
   static const std::set<std::string> kOps = {
-      "Cast",      "Add",  "Sub",     "Mul",         "Div",
-      "Mod",       "Pow",  "Max",     "Min",         "Sum",
-      "Equal",     "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
-      "And",       "Or",   "Xor",     "Where",       "ReduceProd",
-      "ReduceSum", "Range"};
+      "Cast",       "CastLike",  "Add",         "Sub",
+      "Mul",        "Div",       "Mod",         "Pow",
+      "Max",        "Min",       "Sum",         "Equal",
+      "Less",       "Greater",   "LessOrEqual", "GreaterOrEqual",
+      "And",        "Or",        "Xor",         "Where",
+      "ReduceProd", "ReduceSum", "Range"};
   return kOps.count(op) > 0 || FoldableUnaryOps().count(op) > 0;
 }
 
 StatusOr<Outputs> EvaluateMath(const Node& node, const Inputs& in) {
   const std::string& op = node.op();
   if (op == "Cast") return EvalCast(node, in);
+  if (op == "CastLike") return EvalCastLike(node, in);
   if (op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Max" ||
       op == "Min" || op == "Sum") {
     return EvalArith(node, in);

@@ -38,7 +38,15 @@ class CastInserter {
   Value* As(Value* v, DType t, Node* consumer) {
     if (v->dtype() == t) return v;
     auto key = std::make_pair(v, t);
-    if (auto it = casts_.find(key); it != casts_.end()) return it->second;
+    if (auto it = casts_.find(key); it != casts_.end()) {
+      // A cast made for a later consumer (the operands of nodes without a precision are cast
+      // after those of the others): it moves up to this one, still after v's producer.
+      Node* cast = it->second->producer();
+      if (cast != nullptr && cast->op() == "Cast" && Precedes(consumer, cast)) {
+        graph_.MoveNode(cast, consumer);
+      }
+      return it->second;
+    }
     const std::string name = graph_.UniqueName(v->name() + "." + std::string(DTypeName(t)));
     // A constant is rounded here, once, instead of by a Cast every step.
     if (v->role() == ValueRole::kConstant && v->data() && v->dtype() == DType::kF32 &&
@@ -75,6 +83,15 @@ class CastInserter {
   }
 
  private:
+  // Whether `a` comes before `b` in the node order.
+  bool Precedes(const Node* a, const Node* b) const {
+    for (const Node* n : graph_.nodes()) {
+      if (n == a) return true;
+      if (n == b) return false;
+    }
+    return false;
+  }
+
   Value* MakeCast(Value* v, DType t, const std::string& name, Node* before) {
     std::map<std::string, Attribute> attrs;
     attrs["to"] = Attribute(static_cast<int64_t>(DTypeToOnnx(t)));

@@ -141,6 +141,27 @@ TEST(CanonicalizeTest, FoldedWeightSubgraphBecomesAParameter) {
   EXPECT_EQ(stats["weights-promoted"], 1);
 }
 
+TEST(CanonicalizeTest, NoPromotionBesideInitializerWeights) {
+  // The dynamo exporter's BERT: weights are initializers, and the extended attention mask of an
+  // all-ones mask folds to a finite float tensor (zeros) that an Add reads as data.
+  Graph g;
+  Value* x = g.AddInput("x", F32({2, 3}));
+  Value* w = g.AddParameter("w", TensorData::FromFloats(RandomFloats(12, 31), {3, 4}));
+  Node* fill = g.AddNode(
+      "ConstantOfShape", "", {g.AddConstant("mshape", I64({2, 4}, {2}))}, {{"mask", F32({2, 4})}},
+      {{"value", Attribute(TensorDataPtr(TensorData::FromFloats({0.0f}, {1})))}}, "fill");
+  Node* mm = g.AddNode("MatMul", "", {x, w}, {{"h", F32({2, 4})}}, {}, "mm");
+  Node* add =
+      g.AddNode("Add", "", {mm->output(0), fill->output(0)}, {{"y", F32({2, 4})}}, {}, "add");
+  g.AddOutput(add->output(0));
+  auto stats = Cleanup(g);
+  EXPECT_EQ(g.parameters(), std::vector<Value*>{w});
+  Value* mask = g.FindValue("mask");
+  ASSERT_NE(mask, nullptr);
+  EXPECT_EQ(mask->role(), ValueRole::kConstant);
+  EXPECT_EQ(stats["weights-promoted"], 0);
+}
+
 TEST(CanonicalizeTest, PromotionCanBeTurnedOff) {
   Graph g;
   Value* x = g.AddInput("x", F32({2, 3}));
