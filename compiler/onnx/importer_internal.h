@@ -68,7 +68,16 @@ class Importer {
  private:
   Status CheckModel();
   Status CollectNames();
-  StatusOr<TensorType> BindInputType(const onnx::ValueInfoProto& vi);
+  // The flags that name inputs and dims (--shape, --bind, --dim) name ones the model has.
+  Status CheckInputFlags();
+  // The type of a graph input: --shape, else its declared dims with symbolic ones bound from
+  // `named` (--dim and --batch's names) or, for dim 0, --batch; each dim left unbound is appended
+  // to `unbound` (with the flags that set it) and given a placeholder.
+  StatusOr<TensorType> BindInputType(const onnx::ValueInfoProto& vi,
+                                     const std::map<std::string, int64_t>& named,
+                                     std::vector<std::string>* unbound);
+  // A graph input frozen by --bind: a constant, checked against the declared type.
+  Status ImportBoundInput(const onnx::ValueInfoProto& vi, TensorDataPtr data);
   Status ImportInputs();
   Status ImportInitializers();
   Status ImportNode(int index);
