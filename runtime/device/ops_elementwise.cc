@@ -1,10 +1,10 @@
 // Device registry entries of the elementwise family (kernels/device/elementwise.h): unary ops and
 // activation gradients (rows generated from kernels/common/unary_math.h,
-// runtime/core/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike, Dropout,
-// the activation gradients, a8.DropoutGrad and a8.FusedElementwise. Each reads its attributes and
-// dims as the CPU entry does (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_grad_nn.cc,
-// ops_fused.cc), with the same defaults and error messages; broadcasting is planned by the CPU's
-// BroadcastPlan, whose coalesced dims and strides become the kernels' NaryShape.
+// runtime/core/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike,
+// Dropout, the activation gradients, a8.DropoutGrad and a8.FusedElementwise. Each reads its
+// attributes and dims as the CPU entry does (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc,
+// ops_grad_nn.cc, ops_fused.cc), with the same defaults and error messages; broadcasting is planned
+// by the CPU's BroadcastPlan, whose coalesced dims and strides become the kernels' NaryShape.
 #include <algorithm>
 #include <cstring>
 #include <string>
@@ -72,6 +72,9 @@ Status RunUnary(const KernelArgs& a, DevCtx& ctx) {
   p.op = op;
   p.alpha = at.alpha;
   p.beta = at.beta;
+  p.gamma = at.gamma;
+  p.bias = at.bias;
+  p.lambd = at.lambd;
   p.detect_positive = at.detect_positive;
   p.detect_negative = at.detect_negative;
   p.dtype = a.in(0).dtype;
@@ -258,6 +261,9 @@ Status RunActivationGrad(const KernelArgs& a, DevCtx& ctx) {
   const UnaryAttrs at = DecodeUnaryAttrs(a, ForwardOpOf(name));
   p.alpha = at.alpha;
   p.beta = at.beta;
+  p.gamma = at.gamma;
+  p.bias = at.bias;
+  p.lambd = at.lambd;
   const TensorArg &dy = a.in(0), &z = a.in(1), &dx = a.out(0);
   if (dy.count() != dx.count() || z.count() != dx.count() || dy.dtype != z.dtype ||
       dy.dtype != dx.dtype) {
