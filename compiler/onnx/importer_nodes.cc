@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "compiler/ir/op_table.h"
+#include "compiler/onnx/import_decompose.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer_internal.h"
 
@@ -314,6 +315,9 @@ Status Importer::ImportNode(int index) {
     }
   }
 
+  if (domain.empty() && IsDecomposedOp(n.op_type())) {
+    return ImportDecomposedNode(index, where, std::move(inputs), std::move(attrs));
+  }
   const OpDef* def = FindOp(domain, n.op_type());
   if (!def) {
     if (OnnxKnowsOp(domain, n.op_type())) {
@@ -344,6 +348,13 @@ Status Importer::ImportNode(int index) {
     if (declared[i]) RecordDeclaredType(node->output(i), *declared[i]);
   }
 
+  A8_RETURN_IF_ERROR(UpgradeNode(node, *version, def->canonical, MakeUpgradeContext(index)));
+  A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*node, *def));
+  node->set_version(def->canonical);
+  return Status::Ok();
+}
+
+UpgradeContext Importer::MakeUpgradeContext(int index) {
   UpgradeContext ctx;
   ctx.graph = g_.get();
   ctx.fresh_name = [this](const std::string& base) { return FreshName(base); };
@@ -357,9 +368,43 @@ Status Importer::ImportNode(int index) {
     if (it == known_dtype_.end()) return std::nullopt;
     return it->second;
   };
-  A8_RETURN_IF_ERROR(UpgradeNode(node, *version, def->canonical, ctx));
-  A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*node, *def));
-  node->set_version(def->canonical);
+  return ctx;
+}
+
+Status Importer::ImportDecomposedNode(int index, const std::string& where,
+                                      std::vector<Value*> inputs,
+                                      std::map<std::string, Attribute> attrs) {
+  const onnx::NodeProto& n = graph_.node(index);
+  const int64_t opset = g_->opsets.at("");
+  std::optional<int> version = OnnxSinceVersion("", n.op_type(), opset);
+  if (!version) {
+    return InvalidInput("{}: {} is not defined at opset {} of ai.onnx", where, n.op_type(), opset);
+  }
+  DecomposeRequest req;
+  req.op = n.op_type();
+  req.version = *version;
+  req.name = node_names_[index];
+  req.where = where;
+  req.inputs = std::move(inputs);
+  req.attrs = std::move(attrs);
+  req.fresh_name = [this](const std::string& base) { return FreshName(base); };
+  int num_outputs = n.output_size();
+  while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
+  for (int i = 0; i < num_outputs; ++i) {
+    if (n.output(i).empty()) return InvalidInput("{}: output {} has no name", where, i);
+    auto vi = value_info_.find(n.output(i));
+    std::optional<TensorType> t = vi == value_info_.end() ? std::nullopt : StaticType(*vi->second);
+    req.outputs.emplace_back(n.output(i), t.value_or(TensorType{}));
+  }
+  A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(*g_, std::move(req)));
+  for (const DecomposedNode& d : nodes) {
+    const OpDef* def = FindOp(d.node->domain(), d.node->op());
+    if (def == nullptr) return Internal("{}: decomposed into unknown op {}", where, d.node->op());
+    A8_RETURN_IF_ERROR(
+        UpgradeNode(d.node, d.since_version, def->canonical, MakeUpgradeContext(index)));
+    A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*d.node, *def));
+    d.node->set_version(def->canonical);
+  }
   return Status::Ok();
 }
 

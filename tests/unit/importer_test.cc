@@ -211,6 +211,41 @@ g (float[2, 6] x, int64[2] shape) => (float[?, ?] y) { y = Reshape (x, shape) })
               HasSubstr("--bind shape: the input also has a --shape"));
 }
 
+// PRelu and ReduceLogSum import as nodes of ops a800c has (import_decompose.h).
+TEST(ImporterTest, DecomposesPReluAndReduceLogSum) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 16]>
+g (float[2, 3] x, float[3] slope) => (float[2, 3] y) { y = PRelu (x, slope) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<std::string> ops;
+  for (Node* n : (*g)->NodeList()) ops.push_back(n->op() + ":" + n->name());
+  EXPECT_EQ(ops,
+            (std::vector<std::string>{"Relu:PRelu_0.pos", "Neg:PRelu_0.neg_x", "Relu:PRelu_0.neg",
+                                      "Mul:PRelu_0.scaled", "Sub:PRelu_0"}));
+  EXPECT_EQ((*g)->outputs()[0]->producer()->op(), "Sub");
+
+  Status s = ImportError(R"(<ir_version: 3, opset_import: ["" : 6]>
+g (float[2, 3] x, float[3] slope) => (float[2, 3] y) { y = PRelu (x, slope) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("node 'PRelu_0' (PRelu): PRelu-6 broadcasts the slope"));
+
+  // Before 18 the axes are an attribute: ReduceSum gets them as an input (its canonical form).
+  g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] x) => (float[2, 1] y) { y = ReduceLogSum <axes = [1]> (x) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<Node*> nodes = (*g)->NodeList();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0]->op(), "ReduceSum");
+  ASSERT_TRUE(nodes[0]->has_input(1));
+  EXPECT_EQ(nodes[0]->input(1)->data()->ToInt64Vector(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(nodes[1]->op(), "Log");
+  EXPECT_EQ(nodes[1]->output(0)->name(), "y");
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[2, 3] x) => (float[2, 1] y) { y = ReduceLogSum <axes = [1]> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'ReduceLogSum_0' (ReduceLogSum): unknown attribute "
+                                     "'axes'"));
+}
+
 TEST(ImporterTest, UpgradesUnsqueeze11AxesAttributeToInput) {
   auto model = ParseModelText(R"(<ir_version: 7, opset_import: ["" : 11]>
 g (float[2, 3] x) => (float[1, 2, 1, 3] y) { y = Unsqueeze <axes = [0, 2]> (x) })");
