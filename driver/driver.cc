@@ -130,6 +130,34 @@ StatusOr<int64_t> ParseBatchFlag(const std::string& text) {
   return n;
 }
 
+Status ParseDimFlag(const std::string& text, std::map<std::string, int64_t>* dims) {
+  auto bad = [&](std::string_view why) {
+    return InvalidInput("--dim={}: {}; expected NAME=V, e.g. seq=128", text, why);
+  };
+  size_t eq = text.rfind('=');
+  if (eq == std::string::npos) return bad("no '=' between the dim name and its size");
+  std::string name = text.substr(0, eq);
+  std::string_view value = std::string_view(text).substr(eq + 1);
+  if (name.empty()) return bad("the dim name is empty");
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
+    return bad(fmt::format("'{}' is not a size", value));
+  }
+  if (v < 1) return bad(fmt::format("the size {} must be >= 1", v));
+  if (dims->count(name) > 0) return bad(fmt::format("dim '{}' is given twice", name));
+  (*dims)[name] = v;
+  return Status::Ok();
+}
+
+StatusOr<std::pair<std::string, std::string>> SplitBindFlag(const std::string& text) {
+  size_t eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size()) {
+    return InvalidInput("--bind={}: expected NAME=FILE.npy, e.g. shape=shape.npy", text);
+  }
+  return std::make_pair(text.substr(0, eq), text.substr(eq + 1));
+}
+
 StatusOr<std::vector<std::string>> ParseNameList(const std::string& flag, const std::string& text) {
   std::vector<std::string> names;
   size_t start = 0;
@@ -183,9 +211,17 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const ImportOptions& im
 
   LoadedGraph loaded;
   if (EndsWith(path, ".a8ir")) {
-    if (import_opts.warnings != nullptr && (!import_opts.shapes.empty() || import_opts.batch)) {
+    if (!import_opts.bound.empty()) {
+      return InvalidInput(
+          "{}: --bind needs an ONNX model (textual IR has no graph inputs to "
+          "freeze; declare a constant in the IR instead)",
+          path);
+    }
+    if (import_opts.warnings != nullptr &&
+        (!import_opts.shapes.empty() || import_opts.batch || !import_opts.dims.empty())) {
       import_opts.warnings->push_back(fmt::format(
-          "{}: --shape and --batch are ignored for textual IR (its types are static)", path));
+          "{}: --shape, --batch and --dim are ignored for textual IR (its types are static)",
+          path));
     }
     A8_ASSIGN_OR_RETURN(std::string text, ReadTextFile(path));
     loaded.model_hash = ContentHash(text);

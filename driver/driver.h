@@ -40,6 +40,14 @@ Status ParseShapeFlag(const std::string& text, std::map<std::string, std::vector
 // Parses `--batch=N` (an integer N >= 1).
 StatusOr<int64_t> ParseBatchFlag(const std::string& text);
 
+// Parses one `--dim=NAME=V` value into `dims` (V >= 1; NAME is the model's dim_param and may
+// contain '=', the last one separates the size).
+Status ParseDimFlag(const std::string& text, std::map<std::string, int64_t>* dims);
+
+// Splits one `--bind=NAME=FILE.npy` value into the input name and the file (the first '='
+// separates them); the caller reads the array (the compiler does not read .npy files).
+StatusOr<std::pair<std::string, std::string>> SplitBindFlag(const std::string& text);
+
 // Parses a comma-separated list of names ("a,b,c"); empty items are an error naming `flag`.
 StatusOr<std::vector<std::string>> ParseNameList(const std::string& flag, const std::string& text);
 
@@ -88,7 +96,7 @@ struct CompileOptions {
   std::string model;   // MODEL
   std::string output;  // -o: a path, "-" for stdout, "" for stdout with --emit=ir
   EmitKind emit = EmitKind::kPlan;
-  ImportOptions import;  // --shape, --batch (warnings are reported through `warn`)
+  ImportOptions import;  // --shape, --batch, --dim, --bind (warnings go to `warn`)
   std::optional<std::vector<std::string>> passes;  // --passes; nullopt: the default pipeline
   PassManagerOptions pm;  // dumps, timing, --stop-after, --verify-each; streams set by caller
   // The training flags (--loss, --optimizer, ...); nullopt: an inference plan, unless the model

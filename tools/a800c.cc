@@ -9,6 +9,7 @@
 
 #include "driver/driver.h"
 #include "passes/pipelines.h"
+#include "runtime/core/npy.h"
 #include "tools/a800c_debug_precision.h"
 #include "tools/cli_common.h"
 #include "tools/precision_flags.h"
@@ -39,7 +40,7 @@ int main(int argc, char** argv) {
   app.set_help_flag("-h,--help", "Print this help and exit");
 
   std::string model, output, emit = "plan", batch;
-  std::vector<std::string> shapes;
+  std::vector<std::string> shapes, dims, binds;
   a8::PipelineFlags pipeline;
   std::string passes;
   bool list_passes = false, list_ops = false, list_params = false, version = false;
@@ -59,6 +60,15 @@ int main(int argc, char** argv) {
   app.add_option("--batch", batch,
                  "Binds the first dim of every input whose first dim is dynamic (N >= 1)")
       ->type_name("N");
+  app.add_option("--dim", dims,
+                 "Binds the symbolic dim NAME (the model's dim_param) in every input (repeatable)")
+      ->type_name("NAME=V")
+      ->allow_extra_args(false);
+  app.add_option("--bind", binds,
+                 "Freezes graph input NAME to the array in FILE.npy: a constant before shape "
+                 "inference, for shapes, axes or pads that arrive as inputs (repeatable)")
+      ->type_name("NAME=FILE.npy")
+      ->allow_extra_args(false);
   std::string target = "any";
   app.add_option("--target", target,
                  "The machine the plan is for: cpu, sm_80 (A100/A800) or sm_90 (H100/H200); "
@@ -126,6 +136,17 @@ int main(int argc, char** argv) {
   for (const std::string& shape : shapes) {
     a8::Status s = a8::ParseShapeFlag(shape, &opts.import.shapes);
     if (!s.ok()) return Fail(s);
+  }
+  for (const std::string& dim : dims) {
+    if (a8::Status s = a8::ParseDimFlag(dim, &opts.import.dims); !s.ok()) return Fail(s);
+  }
+  for (const std::string& bind : binds) {
+    auto name_file = a8::SplitBindFlag(bind);
+    if (!name_file.ok()) return Fail(name_file.status());
+    auto data = a8::ReadNpyTensor(name_file->second);
+    if (!data.ok()) return Fail(data.status().WithContext("--bind " + name_file->first));
+    if (!opts.import.bound.emplace(name_file->first, *data).second)
+      return Fail(a8::InvalidInput("--bind {}: the input is given twice", name_file->first));
   }
   if (app.count("--batch") > 0) {
     auto n = a8::ParseBatchFlag(batch);

@@ -142,6 +142,92 @@ void AddActivations(std::vector<OpDef>* ops) {
                  G::kActivationOfInput,
                  "x * tanh(softplus(x))",
                  "gradient of Mish: dy * (t + x (1 - t^2) sigmoid(x)), t = tanh(softplus(x))"});
+  // The trigonometric and hyperbolic family: steep or unbounded near the ends of their domains,
+  // so FP32 (kDeny, as Erf).
+  struct Trig {
+    const char* name;
+    std::vector<int> versions;
+    const char* doc;
+    const char* grad_doc;
+  };
+  const Trig kTrig[] = {
+      {"Tan", {7, 22}, "tangent", "gradient of Tan: dy * (1 + tan(x)^2)"},
+      {"Asin", {7, 22}, "arcsine", "gradient of Asin: dy / sqrt(1 - x^2)"},
+      {"Acos", {7, 22}, "arccosine", "gradient of Acos: -dy / sqrt(1 - x^2)"},
+      {"Atan", {7, 22}, "arctangent", "gradient of Atan: dy / (1 + x^2)"},
+      {"Sinh", {9, 22}, "hyperbolic sine", "gradient of Sinh: dy * cosh(x)"},
+      {"Cosh", {9, 22}, "hyperbolic cosine", "gradient of Cosh: dy * sinh(x)"},
+      {"Asinh", {9, 22}, "inverse hyperbolic sine", "gradient of Asinh: dy / sqrt(x^2 + 1)"},
+      {"Acosh", {9, 22}, "inverse hyperbolic cosine", "gradient of Acosh: dy / sqrt(x^2 - 1)"},
+      {"Atanh", {9, 22}, "inverse hyperbolic tangent", "gradient of Atanh: dy / (1 - x^2)"},
+  };
+  for (const Trig& t : kTrig) {
+    AddActivation(ops, {t.name,
+                        {},
+                        t.versions,
+                        t.versions[0],
+                        P::kDeny,
+                        G::kActivationOfInput,
+                        t.doc,
+                        t.grad_doc});
+  }
+  AddActivation(ops, {"Softsign",
+                      {},
+                      {1, 22},
+                      1,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "x / (1 + |x|)",
+                      "gradient of Softsign: dy / (1 + |x|)^2"});
+  AddActivation(
+      ops, {"Selu",
+            {Opt("alpha", 1.67326319217681884765625f), Opt("gamma", 1.05070102214813232421875f)},
+            {6, 22},
+            6,
+            P::kFollow,
+            G::kActivationOfInput,
+            "gamma * (x > 0 ? x : alpha * (e^x - 1))",
+            "gradient of Selu: gamma * (x > 0 ? dy : alpha * e^x * dy)"});
+  AddActivation(ops, {"Celu",
+                      {Opt("alpha", 1.0f)},
+                      {12, 28},
+                      12,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "max(0, x) + min(0, alpha * (e^(x / alpha) - 1))",
+                      "gradient of Celu: x > 0 ? dy : e^(x / alpha) * dy"});
+  AddActivation(ops, {"ThresholdedRelu",
+                      {Opt("alpha", 1.0f)},
+                      {10, 22},
+                      10,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "x > alpha ? x : 0",
+                      "gradient of ThresholdedRelu: x > alpha ? dy : 0"});
+  AddActivation(ops, {"Shrink",
+                      {Opt("bias", 0.0f), Opt("lambd", 0.5f)},
+                      {9},
+                      9,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "x < -lambd ? x + bias : (x > lambd ? x - bias : 0)",
+                      "gradient of Shrink: |x| > lambd ? dy : 0"});
+  AddActivation(ops, {"Swish",
+                      {Opt("alpha", 1.0f)},
+                      {24},
+                      24,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "x * sigmoid(alpha * x)",
+                      "gradient of Swish: dy * (s + alpha x s (1 - s)), s = sigmoid(alpha x)"});
+  AddActivation(ops, {"HardSwish",
+                      {},
+                      {14, 22},
+                      14,
+                      P::kFollow,
+                      G::kActivationOfInput,
+                      "x * max(0, min(1, x / 6 + 1/2))",
+                      "gradient of HardSwish: x < -3 ? 0 : x > 3 ? dy : dy * (x / 3 + 1/2)"});
 }
 
 void AddElementwiseOps(std::vector<OpDef>* ops) {
@@ -169,6 +255,7 @@ void AddElementwiseOps(std::vector<OpDef>* ops) {
   add(Op("Ceil", kUnary, {}, kUnary6, 6, InferFloatUnary, "round up"), kIn0);
   add(Op("Sin", kUnary, {}, {7, 22}, 7, InferFloatUnary, "sine"), kIn0);
   add(Op("Cos", kUnary, {}, {7, 22}, 7, InferFloatUnary, "cosine"), kIn0);
+  add(Op("Round", kUnary, {}, {11, 22}, 11, InferFloatUnary, "round half to even"), kIn0);
   add(Op("Not", kUnary, {}, {1}, 1, InferLogicalNot, "logical not of a bool tensor"), kIn0);
   add(Op("Identity", kUnary, {}, {1, 13, 14, 16, 19, 21, 23, 24, 25}, 1, InferSameAsInput0,
          "y = x"));

@@ -55,8 +55,13 @@ StatusOr<std::vector<int64_t>> ConstantInts(const Node& node, int i, std::string
   const Value* v = node.input(i);
   if (v == nullptr) return InvalidInput("{}: input '{}' is missing", node.Where(), field);
   if (v->data() == nullptr) {
-    return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes)",
-                       node.Where(), field);
+    // A graph input can be frozen from the command line; say how.
+    const std::string hint =
+        v->role() == ValueRole::kInput
+            ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", v->name(), v->name())
+            : std::string();
+    return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes){}",
+                       node.Where(), field, hint);
   }
   if (!IsInteger(v->data()->type.dtype)) {
     return InvalidInput("{}: input '{}' must be an integer tensor, got {}", node.Where(), field,
@@ -69,8 +74,13 @@ StatusOr<TensorDataPtr> ConstantData(const Node& node, int i, std::string_view f
   const Value* v = node.input(i);
   if (v == nullptr) return InvalidInput("{}: input '{}' is missing", node.Where(), field);
   if (v->data() == nullptr) {
-    return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes)",
-                       node.Where(), field);
+    // A graph input can be frozen from the command line; say how.
+    const std::string hint =
+        v->role() == ValueRole::kInput
+            ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", v->name(), v->name())
+            : std::string();
+    return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes){}",
+                       node.Where(), field, hint);
   }
   return v->data();
 }

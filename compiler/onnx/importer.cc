@@ -49,6 +49,29 @@ bool OnnxKnowsOp(std::string_view domain, std::string_view name) {
   return false;
 }
 
+std::optional<int> OnnxSinceVersion(std::string_view domain, std::string_view name, int64_t opset) {
+  struct History {
+    std::string_view domain, name;
+    std::vector<int> versions;
+  };
+#define A8_ONNX_OP(domain, name, ...) History{domain, name, __VA_ARGS__},
+#define A8_ONNX_NEWEST(domain, opset)
+  static const std::vector<History> kHistories = {
+#include "compiler/ir/onnx_versions.inc"
+  };
+#undef A8_ONNX_OP
+#undef A8_ONNX_NEWEST
+  for (const History& h : kHistories) {
+    if (h.domain != domain || h.name != name) continue;
+    std::optional<int> since;
+    for (int v : h.versions) {
+      if (v <= opset) since = v;
+    }
+    return since;
+  }
+  return std::nullopt;
+}
+
 bool IsAttributeLikeOperand(const std::string& domain, const std::string& op, int index) {
   if (domain == kTrainingDomain) {
     return (op == "Adam" || op == "Adagrad" || op == "Momentum") && (index == 0 || index == 1);

@@ -12,7 +12,11 @@
 //   Unsqueeze/Squeeze/Reduce*/Split/Slice/Clip/Pad/Dropout), node.version() = OpDef::canonical;
 // - initializers become parameters (float) or constants (integer/bool, and float initializers
 //   that feed only shape-like operands); Constant nodes become constants;
-// - dynamic dims of graph inputs are bound from `shapes` and `batch`, else to 1 with a warning;
+// - symbolic dims of graph inputs are bound from `shapes`, `dims` (by name) and `batch`; a dim
+//   left unbound is an error listing every such dim, its input and the flag that sets it, and a
+//   negative dim in the model is an error (a dim is never silently 1);
+// - graph inputs named in `bound` become constants with that data (before shape inference, so
+//   shapes that arrive as inputs are static);
 // - unnamed nodes get names `<Op>_<index>`; every value keeps its ONNX name;
 // - external data: relative paths only, no `..`, no symlink out of the model's folder, offset and
 //   length inside the file.
@@ -39,8 +43,14 @@ namespace a8 {
 struct ImportOptions {
   // `--shape=NAME:D0xD1x...`: full shapes for named inputs.
   std::map<std::string, std::vector<int64_t>> shapes;
-  // `--batch=N`: binds the first dim of every input whose first dim is dynamic.
+  // `--batch=N`: binds the first dim of every input whose first dim is dynamic (and, when that
+  // dim is named, the name wherever else it appears).
   std::optional<int64_t> batch;
+  // `--dim=NAME=V`: binds the symbolic dim NAME (an ONNX dim_param) in every input.
+  std::map<std::string, int64_t> dims;
+  // `--bind=NAME=FILE.npy`: graph inputs frozen to constants with this data (dtype and declared
+  // dims must match).
+  std::map<std::string, TensorDataPtr> bound;
   // Warnings (e.g. a dynamic dim bound to 1) are appended here; the driver prints them.
   std::vector<std::string>* warnings = nullptr;
   // Float initializers that Identity nodes read, with the names those Identity nodes give them:

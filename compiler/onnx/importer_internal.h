@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer.h"
 #include "compiler/onnx/onnx_util.h"
 
@@ -31,6 +32,8 @@ std::string NodeWhere(const std::string& name, const std::string& domain, const 
 // Ops that onnx defines (its full history, onnx_versions.inc): an op there but not in a800c's
 // table is "not supported", anything else is "unknown".
 bool OnnxKnowsOp(std::string_view domain, std::string_view name);
+// The since_version of ONNX op `name` at `opset` (onnx_versions.inc), if it is defined there.
+std::optional<int> OnnxSinceVersion(std::string_view domain, std::string_view name, int64_t opset);
 // Operands that carry what older opsets had as attributes (shapes, axes, bounds, rates). A float
 // initializer used only there is a constant, not a trainable parameter.
 bool IsAttributeLikeOperand(const std::string& domain, const std::string& op, int index);
@@ -74,11 +77,24 @@ class Importer {
  private:
   Status CheckModel();
   Status CollectNames();
-  StatusOr<TensorType> BindInputType(const onnx::ValueInfoProto& vi);
+  // The flags that name inputs and dims (--shape, --bind, --dim) name ones the model has.
+  Status CheckInputFlags();
+  // The type of a graph input: --shape, else its declared dims with symbolic ones bound from
+  // `named` (--dim and --batch's names) or, for dim 0, --batch; each dim left unbound is appended
+  // to `unbound` (with the flags that set it) and given a placeholder.
+  StatusOr<TensorType> BindInputType(const onnx::ValueInfoProto& vi,
+                                     const std::map<std::string, int64_t>& named,
+                                     std::vector<std::string>* unbound);
+  // A graph input frozen by --bind: a constant, checked against the declared type.
+  Status ImportBoundInput(const onnx::ValueInfoProto& vi, TensorDataPtr data);
   Status ImportInputs();
   Status ImportInitializers();
   Status ImportNode(int index);
   Status ImportConstantNode(const onnx::NodeProto& n, const std::string& where);
+  // An op imported as nodes of other ops (import_decompose.h).
+  Status ImportDecomposedNode(int index, const std::string& where, std::vector<Value*> inputs,
+                              std::map<std::string, Attribute> attrs);
+  UpgradeContext MakeUpgradeContext(int index);
   Status ImportOutputs();
 
   void RecordDeclaredType(const Value* v, const onnx::TypeProto& type) {

@@ -7,13 +7,25 @@
 #include <string_view>
 
 #include "compiler/ir/op_table.h"
+#include "compiler/onnx/import_decompose.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer_internal.h"
 #include "compiler/onnx/model_scan.h"
 
 namespace a8::onnx_import {
 
-StatusOr<TensorType> Importer::BindInputType(const onnx::ValueInfoProto& vi) {
+namespace {
+
+// "'N'" for a named dim, "(unnamed)" for one with neither a value nor a name.
+std::string DimLabel(const onnx::TensorShapeProto::Dimension& d) {
+  return d.dim_param().empty() ? "(unnamed)" : fmt::format("'{}'", d.dim_param());
+}
+
+}  // namespace
+
+StatusOr<TensorType> Importer::BindInputType(const onnx::ValueInfoProto& vi,
+                                             const std::map<std::string, int64_t>& named,
+                                             std::vector<std::string>* unbound) {
   const std::string what = fmt::format("graph input '{}'", vi.name());
   A8_ASSIGN_OR_RETURN(const DType dtype, TensorElemType(vi, what));
   const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
@@ -45,17 +57,29 @@ StatusOr<TensorType> Importer::BindInputType(const onnx::ValueInfoProto& vi) {
     }
     for (int i = 0; i < tt.shape().dim_size(); ++i) {
       const auto& d = tt.shape().dim(i);
-      if (d.has_dim_value() && d.dim_value() >= 0) {
+      if (d.has_dim_value()) {
+        // ONNX dims are >= 0 (0: an empty tensor); a negative one is no way to say "dynamic".
+        if (d.dim_value() < 0) {
+          return InvalidInput("{}: dim {} is {}; a dim is a size >= 0 or a symbolic name", what, i,
+                              d.dim_value());
+        }
         type.dims.push_back(d.dim_value());
+        continue;
+      }
+      auto by_name = d.dim_param().empty() ? named.end() : named.find(d.dim_param());
+      if (by_name != named.end()) {
+        type.dims.push_back(by_name->second);
       } else if (i == 0 && opts_.batch) {
         type.dims.push_back(*opts_.batch);
       } else {
-        type.dims.push_back(1);
-        if (opts_.warnings) {
-          opts_.warnings->push_back(fmt::format(
-              "input '{}' dim {} ('{}') is dynamic; bound to 1 (use --batch or --shape)", vi.name(),
-              i, d.dim_param().empty() ? "?" : d.dim_param()));
-        }
+        type.dims.push_back(1);  // a placeholder: the caller fails on any unbound dim
+        const std::string flags =
+            d.dim_param().empty()
+                ? fmt::format("{}--shape={}:D0xD1x...", i == 0 ? "--batch=SIZE or " : "", vi.name())
+                : fmt::format("{}--dim={}=SIZE or --shape={}:D0xD1x...",
+                              i == 0 ? "--batch=SIZE, " : "", d.dim_param(), vi.name());
+        unbound->push_back(
+            fmt::format("input '{}' dim {} {} (set {})", vi.name(), i, DimLabel(d), flags));
       }
     }
   }
@@ -64,23 +88,107 @@ StatusOr<TensorType> Importer::BindInputType(const onnx::ValueInfoProto& vi) {
   return type;
 }
 
-Status Importer::ImportInputs() {
+Status Importer::CheckInputFlags() {
+  std::vector<std::string> names;  // the graph inputs that are data, for the messages
+  std::set<std::string> params;    // every symbolic dim name of those inputs
+  for (const onnx::ValueInfoProto& vi : graph_.input()) {
+    if (initializers_.count(vi.name())) continue;
+    names.push_back(vi.name());
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) continue;
+    for (const auto& d : vi.type().tensor_type().shape().dim()) {
+      if (!d.has_dim_value() && !d.dim_param().empty()) params.insert(d.dim_param());
+    }
+  }
+  auto is_input = [&](const std::string& name) {
+    return input_decls_.count(name) && !initializers_.count(name);
+  };
   for (const auto& [name, dims] : opts_.shapes) {
-    if (!input_decls_.count(name) || initializers_.count(name)) {
-      std::vector<std::string> names;
-      for (const onnx::ValueInfoProto& vi : graph_.input()) {
-        if (!initializers_.count(vi.name())) names.push_back(vi.name());
-      }
+    if (!is_input(name)) {
       return InvalidInput("--shape {}: the model has no input '{}' (inputs: {})", name, name,
                           fmt::join(names, ", "));
     }
   }
+  for (const auto& [name, data] : opts_.bound) {
+    if (!is_input(name)) {
+      return InvalidInput("--bind {}: the model has no input '{}' (inputs: {})", name, name,
+                          fmt::join(names, ", "));
+    }
+    if (opts_.shapes.count(name)) {
+      return InvalidInput("--bind {}: the input also has a --shape; give one or the other", name);
+    }
+  }
+  for (const auto& [name, value] : opts_.dims) {
+    if (!params.count(name)) {
+      return InvalidInput("--dim {}: no input has a dim named '{}' ({})", name, name,
+                          params.empty() ? std::string("the inputs have no named dims")
+                                         : fmt::format("named dims: {}", fmt::join(params, ", ")));
+    }
+    if (value < 0) return InvalidInput("--dim {}: the size is negative ({})", name, value);
+  }
+  return Status::Ok();
+}
+
+Status Importer::ImportBoundInput(const onnx::ValueInfoProto& vi, TensorDataPtr data) {
+  const std::string what = fmt::format("--bind {}", vi.name());
+  A8_ASSIGN_OR_RETURN(const DType dtype,
+                      TensorElemType(vi, fmt::format("graph input '{}'", vi.name())));
+  if (data->type.dtype != dtype) {
+    return InvalidInput("{}: the array is {}, the model declares {}", what,
+                        DTypeName(data->type.dtype), DTypeName(dtype));
+  }
+  const onnx::TypeProto::Tensor& tt = vi.type().tensor_type();
+  if (tt.has_shape()) {
+    if (tt.shape().dim_size() != data->type.rank()) {
+      return InvalidInput("{}: the array has rank {}, the model declares rank {}", what,
+                          data->type.rank(), tt.shape().dim_size());
+    }
+    for (int i = 0; i < tt.shape().dim_size(); ++i) {
+      const auto& d = tt.shape().dim(i);
+      if (d.has_dim_value() && d.dim_value() != data->type.dims[i]) {
+        return InvalidInput("{}: dim {} of the array is {}, the model declares {}", what, i,
+                            data->type.dims[i], d.dim_value());
+      }
+    }
+  }
+  RecordGraphValue(g_->AddConstant(vi.name(), std::move(data)));
+  return Status::Ok();
+}
+
+Status Importer::ImportInputs() {
+  A8_RETURN_IF_ERROR(CheckInputFlags());
+  // Names bound by --dim, then the names of leading dims that --batch binds (so that a batch dim
+  // named 'N' is N in every input that uses the name).
+  std::map<std::string, int64_t> named = opts_.dims;
+  if (opts_.batch) {
+    for (const onnx::ValueInfoProto& vi : graph_.input()) {
+      if (initializers_.count(vi.name()) || opts_.shapes.count(vi.name()) ||
+          opts_.bound.count(vi.name()) || !vi.type().has_tensor_type()) {
+        continue;
+      }
+      const auto& tt = vi.type().tensor_type();
+      if (tt.has_shape() && tt.shape().dim_size() > 0 && !tt.shape().dim(0).has_dim_value() &&
+          !tt.shape().dim(0).dim_param().empty()) {
+        named.emplace(tt.shape().dim(0).dim_param(), *opts_.batch);
+      }
+    }
+  }
+  std::vector<std::string> unbound;
   for (const onnx::ValueInfoProto& vi : graph_.input()) {
     // An input that also has an initializer is a weight with a default (ONNX IR < 4 lists every
     // initializer as an input): it becomes a parameter in ImportInitializers.
     if (initializers_.count(vi.name())) continue;
-    A8_ASSIGN_OR_RETURN(TensorType type, BindInputType(vi));
+    auto bound = opts_.bound.find(vi.name());
+    if (bound != opts_.bound.end()) {
+      A8_RETURN_IF_ERROR(ImportBoundInput(vi, bound->second));
+      continue;
+    }
+    A8_ASSIGN_OR_RETURN(TensorType type, BindInputType(vi, named, &unbound));
     RecordGraphValue(g_->AddInput(vi.name(), std::move(type)));
+  }
+  if (!unbound.empty()) {
+    return InvalidInput("a800c needs static shapes, and {} not bound: {}",
+                        unbound.size() == 1 ? "this dim is" : "these dims are",
+                        fmt::join(unbound, "; "));
   }
   return Status::Ok();
 }
@@ -214,6 +322,9 @@ Status Importer::ImportNode(int index) {
     }
   }
 
+  if (domain.empty() && IsDecomposedOp(n.op_type())) {
+    return ImportDecomposedNode(index, where, std::move(inputs), std::move(attrs));
+  }
   const OpDef* def = FindOp(domain, n.op_type());
   if (!def) {
     if (OnnxKnowsOp(domain, n.op_type())) {
@@ -244,6 +355,13 @@ Status Importer::ImportNode(int index) {
     if (declared[i]) RecordDeclaredType(node->output(i), *declared[i]);
   }
 
+  A8_RETURN_IF_ERROR(UpgradeNode(node, *version, def->canonical, MakeUpgradeContext(index)));
+  A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*node, *def));
+  node->set_version(def->canonical);
+  return Status::Ok();
+}
+
+UpgradeContext Importer::MakeUpgradeContext(int index) {
   UpgradeContext ctx;
   ctx.graph = g_.get();
   ctx.fresh_name = [this](const std::string& base) { return FreshName(base); };
@@ -257,9 +375,43 @@ Status Importer::ImportNode(int index) {
     if (it == known_dtype_.end()) return std::nullopt;
     return it->second;
   };
-  A8_RETURN_IF_ERROR(UpgradeNode(node, *version, def->canonical, ctx));
-  A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*node, *def));
-  node->set_version(def->canonical);
+  return ctx;
+}
+
+Status Importer::ImportDecomposedNode(int index, const std::string& where,
+                                      std::vector<Value*> inputs,
+                                      std::map<std::string, Attribute> attrs) {
+  const onnx::NodeProto& n = graph_.node(index);
+  const int64_t opset = g_->opsets.at("");
+  std::optional<int> version = OnnxSinceVersion("", n.op_type(), opset);
+  if (!version) {
+    return InvalidInput("{}: {} is not defined at opset {} of ai.onnx", where, n.op_type(), opset);
+  }
+  DecomposeRequest req;
+  req.op = n.op_type();
+  req.version = *version;
+  req.name = node_names_[index];
+  req.where = where;
+  req.inputs = std::move(inputs);
+  req.attrs = std::move(attrs);
+  req.fresh_name = [this](const std::string& base) { return FreshName(base); };
+  int num_outputs = n.output_size();
+  while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
+  for (int i = 0; i < num_outputs; ++i) {
+    if (n.output(i).empty()) return InvalidInput("{}: output {} has no name", where, i);
+    auto vi = value_info_.find(n.output(i));
+    std::optional<TensorType> t = vi == value_info_.end() ? std::nullopt : StaticType(*vi->second);
+    req.outputs.emplace_back(n.output(i), t.value_or(TensorType{}));
+  }
+  A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(*g_, std::move(req)));
+  for (const DecomposedNode& d : nodes) {
+    const OpDef* def = FindOp(d.node->domain(), d.node->op());
+    if (def == nullptr) return Internal("{}: decomposed into unknown op {}", where, d.node->op());
+    A8_RETURN_IF_ERROR(
+        UpgradeNode(d.node, d.since_version, def->canonical, MakeUpgradeContext(index)));
+    A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*d.node, *def));
+    d.node->set_version(def->canonical);
+  }
   return Status::Ok();
 }
 

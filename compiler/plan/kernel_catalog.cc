@@ -28,8 +28,8 @@ std::vector<Row> BuildRows() {
   std::vector<Row> rows;
   auto unary = [&](const char* op, const DTypes& t) { rows.push_back({op, "T", "T", {{'T', t}}}); };
   for (const char* op :
-       {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Sin", "Cos", "GlobalAveragePool",
-        "GlobalMaxPool", "Softmax", "LogSoftmax", "AveragePool"}) {
+       {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos",
+        "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "AveragePool"}) {
     unary(op, kFloat);
   }
   unary("Abs", kNumeric);

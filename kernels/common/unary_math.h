@@ -26,10 +26,13 @@ namespace a8 {
 // The ONNX attributes a unary op or activation gradient reads. The values of an op that has no
 // such attribute are ignored; DefaultUnaryAttrs gives the ONNX defaults.
 struct UnaryAttrs {
-  float alpha = 0.0f;           // LeakyRelu, Elu, HardSigmoid
+  float alpha = 0.0f;           // LeakyRelu, Elu, HardSigmoid, Selu, Celu, ThresholdedRelu, Swish
   float beta = 0.0f;            // HardSigmoid
   bool detect_positive = true;  // IsInf
   bool detect_negative = true;  // IsInf
+  float gamma = 0.0f;           // Selu
+  float bias = 0.0f;            // Shrink
+  float lambd = 0.0f;           // Shrink
 };
 
 // The lists. Columns:
@@ -42,46 +45,80 @@ struct UnaryAttrs {
 //   above.
 // - Cost: the CPU thread pool's per-element cost (1: a few instructions, 16: a libm call).
 // - Fused: the op's a8.FusedElementwise opcode (part of the plan format: never renumber), or -1
-//   when the fuse pass leaves the op alone (ops with attributes). The next free opcode is 27.
-#define A8_UNARY_OPS(X)         \
-  X(Abs, Numeric, 1, 9)         \
-  X(Neg, Signed, 1, 8)          \
-  X(Relu, Signed, 1, 1)         \
-  X(Sigmoid, Float, 16, 4)      \
-  X(Tanh, Float, 16, 5)         \
-  X(Exp, Float, 16, 6)          \
-  X(Log, Float, 16, 7)          \
-  X(Sqrt, Float, 16, 10)        \
-  X(Reciprocal, Float, 16, 11)  \
-  X(Erf, Float, 16, 12)         \
-  X(Floor, Float, 16, -1)       \
-  X(Ceil, Float, 16, -1)        \
-  X(Sin, Float, 16, -1)         \
-  X(Cos, Float, 16, -1)         \
-  X(Not, Bool, 1, -1)           \
-  X(LeakyRelu, Float, 16, -1)   \
-  X(Elu, Float, 16, -1)         \
-  X(Gelu, Float, 16, 2)         \
-  X(GeluTanh, Variant, 16, 3)   \
-  X(Softplus, Float, 16, -1)    \
-  X(HardSigmoid, Float, 16, -1) \
-  X(Sign, Numeric, 16, -1)      \
-  X(IsNaN, Predicate, 16, -1)   \
-  X(IsInf, Predicate, 16, -1)   \
-  X(Mish, Float, 16, 25)
+//   when the fuse pass leaves the op alone (ops with attributes, and the ops added after the
+//   opcodes were fixed). The next free opcode is 27.
+#define A8_UNARY_OPS(X)            \
+  X(Abs, Numeric, 1, 9)            \
+  X(Neg, Signed, 1, 8)             \
+  X(Relu, Signed, 1, 1)            \
+  X(Sigmoid, Float, 16, 4)         \
+  X(Tanh, Float, 16, 5)            \
+  X(Exp, Float, 16, 6)             \
+  X(Log, Float, 16, 7)             \
+  X(Sqrt, Float, 16, 10)           \
+  X(Reciprocal, Float, 16, 11)     \
+  X(Erf, Float, 16, 12)            \
+  X(Floor, Float, 16, -1)          \
+  X(Ceil, Float, 16, -1)           \
+  X(Sin, Float, 16, -1)            \
+  X(Cos, Float, 16, -1)            \
+  X(Not, Bool, 1, -1)              \
+  X(LeakyRelu, Float, 16, -1)      \
+  X(Elu, Float, 16, -1)            \
+  X(Gelu, Float, 16, 2)            \
+  X(GeluTanh, Variant, 16, 3)      \
+  X(Softplus, Float, 16, -1)       \
+  X(HardSigmoid, Float, 16, -1)    \
+  X(Sign, Numeric, 16, -1)         \
+  X(IsNaN, Predicate, 16, -1)      \
+  X(IsInf, Predicate, 16, -1)      \
+  X(Mish, Float, 16, 25)           \
+  X(Tan, Float, 16, -1)            \
+  X(Asin, Float, 16, -1)           \
+  X(Acos, Float, 16, -1)           \
+  X(Atan, Float, 16, -1)           \
+  X(Sinh, Float, 16, -1)           \
+  X(Cosh, Float, 16, -1)           \
+  X(Asinh, Float, 16, -1)          \
+  X(Acosh, Float, 16, -1)          \
+  X(Atanh, Float, 16, -1)          \
+  X(Round, Float, 1, -1)           \
+  X(Softsign, Float, 1, -1)        \
+  X(Selu, Float, 16, -1)           \
+  X(Celu, Float, 16, -1)           \
+  X(ThresholdedRelu, Float, 1, -1) \
+  X(Shrink, Float, 1, -1)          \
+  X(Swish, Float, 16, -1)          \
+  X(HardSwish, Float, 1, -1)
 
-#define A8_ACT_GRAD_OPS(X)     \
-  X(Relu, Output, 1, 20)       \
-  X(Sigmoid, Output, 1, 23)    \
-  X(Tanh, Output, 1, 24)       \
-  X(LeakyRelu, Input, 1, -1)   \
-  X(Elu, Input, 16, -1)        \
-  X(Gelu, Input, 16, 21)       \
-  X(GeluTanh, Variant, 16, 22) \
-  X(Erf, Input, 16, -1)        \
-  X(Softplus, Input, 16, -1)   \
-  X(HardSigmoid, Input, 1, -1) \
-  X(Mish, Input, 16, 26)
+#define A8_ACT_GRAD_OPS(X)         \
+  X(Relu, Output, 1, 20)           \
+  X(Sigmoid, Output, 1, 23)        \
+  X(Tanh, Output, 1, 24)           \
+  X(LeakyRelu, Input, 1, -1)       \
+  X(Elu, Input, 16, -1)            \
+  X(Gelu, Input, 16, 21)           \
+  X(GeluTanh, Variant, 16, 22)     \
+  X(Erf, Input, 16, -1)            \
+  X(Softplus, Input, 16, -1)       \
+  X(HardSigmoid, Input, 1, -1)     \
+  X(Mish, Input, 16, 26)           \
+  X(Tan, Input, 16, -1)            \
+  X(Asin, Input, 16, -1)           \
+  X(Acos, Input, 16, -1)           \
+  X(Atan, Input, 16, -1)           \
+  X(Sinh, Input, 16, -1)           \
+  X(Cosh, Input, 16, -1)           \
+  X(Asinh, Input, 16, -1)          \
+  X(Acosh, Input, 16, -1)          \
+  X(Atanh, Input, 16, -1)          \
+  X(Softsign, Input, 1, -1)        \
+  X(Selu, Input, 16, -1)           \
+  X(Celu, Input, 16, -1)           \
+  X(ThresholdedRelu, Input, 1, -1) \
+  X(Shrink, Input, 1, -1)          \
+  X(Swish, Input, 16, -1)          \
+  X(HardSwish, Input, 1, -1)
 
 // The ONNX defaults of the attributes of `op` (an ONNX op name), as compiler/ir/op_table.cc
 // declares them (a registry test checks that they agree).
@@ -95,6 +132,9 @@ inline UnaryAttrs DefaultUnaryAttrs(const char* op) {
   if (is("LeakyRelu")) at.alpha = 0.01f;
   if (is("Elu")) at.alpha = 1.0f;
   if (is("HardSigmoid")) at.alpha = 0.2f, at.beta = 0.5f;
+  if (is("Selu")) at.alpha = 1.67326319217681884765625f, at.gamma = 1.05070102214813232421875f;
+  if (is("Celu") || is("ThresholdedRelu") || is("Swish")) at.alpha = 1.0f;
+  if (is("Shrink")) at.bias = 0.0f, at.lambd = 0.5f;
   return at;
 }
 
@@ -125,6 +165,27 @@ A8_HD float MSin(float x) { return ::sinf(x); }
 A8_HD double MSin(double x) { return ::sin(x); }
 A8_HD float MCos(float x) { return ::cosf(x); }
 A8_HD double MCos(double x) { return ::cos(x); }
+A8_HD float MTan(float x) { return ::tanf(x); }
+A8_HD double MTan(double x) { return ::tan(x); }
+A8_HD float MAsin(float x) { return ::asinf(x); }
+A8_HD double MAsin(double x) { return ::asin(x); }
+A8_HD float MAcos(float x) { return ::acosf(x); }
+A8_HD double MAcos(double x) { return ::acos(x); }
+A8_HD float MAtan(float x) { return ::atanf(x); }
+A8_HD double MAtan(double x) { return ::atan(x); }
+A8_HD float MSinh(float x) { return ::sinhf(x); }
+A8_HD double MSinh(double x) { return ::sinh(x); }
+A8_HD float MCosh(float x) { return ::coshf(x); }
+A8_HD double MCosh(double x) { return ::cosh(x); }
+A8_HD float MAsinh(float x) { return ::asinhf(x); }
+A8_HD double MAsinh(double x) { return ::asinh(x); }
+A8_HD float MAcosh(float x) { return ::acoshf(x); }
+A8_HD double MAcosh(double x) { return ::acosh(x); }
+A8_HD float MAtanh(float x) { return ::atanhf(x); }
+A8_HD double MAtanh(double x) { return ::atanh(x); }
+// Round half to even (ONNX Round), in the default rounding mode.
+A8_HD float MRint(float x) { return ::rintf(x); }
+A8_HD double MRint(double x) { return ::rint(x); }
 A8_HD float MMax(float a, float b) { return ::fmaxf(a, b); }
 A8_HD double MMax(double a, double b) { return ::fmax(a, b); }
 A8_HD float MMin(float a, float b) { return ::fminf(a, b); }
@@ -271,6 +332,30 @@ struct IsInfF {
 // x tanh(softplus(x)) (ONNX Mish-18).
 // clang-format off
 A8_UNARY_BODY(Mish, x * MTanh(SoftplusOf(x)))
+A8_UNARY_BODY(Tan, MTan(x))
+A8_UNARY_BODY(Asin, MAsin(x))
+A8_UNARY_BODY(Acos, MAcos(x))
+A8_UNARY_BODY(Atan, MAtan(x))
+A8_UNARY_BODY(Sinh, MSinh(x))
+A8_UNARY_BODY(Cosh, MCosh(x))
+A8_UNARY_BODY(Asinh, MAsinh(x))
+A8_UNARY_BODY(Acosh, MAcosh(x))
+A8_UNARY_BODY(Atanh, MAtanh(x))
+A8_UNARY_BODY(Round, MRint(x))
+A8_UNARY_BODY(Softsign, x / (A(1) + MAbs(x)))
+// gamma * (x > 0 ? x : alpha * (e^x - 1)) (ONNX Selu-6).
+A8_UNARY_BODY(Selu, static_cast<A>(at.gamma) *
+                        (x > A(0) ? x : static_cast<A>(at.alpha) * MExpm1(x)))
+// max(0, x) + min(0, alpha * (e^(x / alpha) - 1)) (ONNX Celu-12).
+A8_UNARY_BODY(Celu, x > A(0) ? x : static_cast<A>(at.alpha) * MExpm1(x / static_cast<A>(at.alpha)))
+A8_UNARY_BODY(ThresholdedRelu, x > static_cast<A>(at.alpha) ? x : A(0))
+// x < -lambd ? x + bias : x > lambd ? x - bias : 0 (ONNX Shrink-9).
+A8_UNARY_BODY(Shrink, x < -static_cast<A>(at.lambd) ? x + static_cast<A>(at.bias)
+                      : x > static_cast<A>(at.lambd) ? x - static_cast<A>(at.bias) : A(0))
+// x * sigmoid(alpha * x) (ONNX Swish-24).
+A8_UNARY_BODY(Swish, x * SigmoidOf(static_cast<A>(at.alpha) * x))
+// x * max(0, min(1, x / 6 + 1/2)) (ONNX HardSwish-14).
+A8_UNARY_BODY(HardSwish, x * MMax(A(0), MMin(A(1), x / A(6) + A(0.5))))
 // clang-format on
 
 // ---- activation gradients: dx = NameGradF(g = dy, z), z the saved forward output y or input x
@@ -335,6 +420,37 @@ struct MishGradF {
   A8_HD A operator()(A g, A x) const {
     const A t = MTanh(SoftplusOf(x));
     return g * (t + x * (A(1) - t * t) * SigmoidOf(x));
+  }
+};
+
+// The trigonometric and hyperbolic family, Softsign, Selu, Celu, ThresholdedRelu, Shrink, Swish
+// and HardSwish, from the saved input x.
+// clang-format off
+A8_GRAD_BODY(Tan, x, g * (A(1) + MTan(x) * MTan(x)))
+A8_GRAD_BODY(Asin, x, g / MSqrt(A(1) - x * x))
+A8_GRAD_BODY(Acos, x, -g / MSqrt(A(1) - x * x))
+A8_GRAD_BODY(Atan, x, g / (A(1) + x * x))
+A8_GRAD_BODY(Sinh, x, g * MCosh(x))
+A8_GRAD_BODY(Cosh, x, g * MSinh(x))
+A8_GRAD_BODY(Asinh, x, g / MSqrt(x * x + A(1)))
+A8_GRAD_BODY(Acosh, x, g / MSqrt(x * x - A(1)))
+A8_GRAD_BODY(Atanh, x, g / (A(1) - x * x))
+A8_GRAD_BODY(Softsign, x, g / ((A(1) + MAbs(x)) * (A(1) + MAbs(x))))
+A8_GRAD_BODY(Selu, x, static_cast<A>(at.gamma) *
+                          (x > A(0) ? g : static_cast<A>(at.alpha) * MExp(x) * g))
+A8_GRAD_BODY(Celu, x, x > A(0) ? g : MExp(x / static_cast<A>(at.alpha)) * g)
+A8_GRAD_BODY(ThresholdedRelu, x, x > static_cast<A>(at.alpha) ? g : A(0))
+A8_GRAD_BODY(Shrink, x, x < -static_cast<A>(at.lambd) || x > static_cast<A>(at.lambd) ? g : A(0))
+A8_GRAD_BODY(HardSwish, x, x < A(-3) ? A(0) : (x > A(3) ? g : g * (x / A(3) + A(0.5))))
+// clang-format on
+// d/dx [x s(a x)] = s + a x s (1 - s), s = sigmoid(a x).
+struct SwishGradF {
+  UnaryAttrs at;
+  template <typename A>
+  A8_HD A operator()(A g, A x) const {
+    const A a = static_cast<A>(at.alpha);
+    const A s = SigmoidOf(a * x);
+    return g * (s + a * x * s * (A(1) - s));
   }
 };
 

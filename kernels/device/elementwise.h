@@ -48,6 +48,9 @@ struct UnaryParams {
   float beta = 0.0f;   // HardSigmoid
   bool detect_positive = true;
   bool detect_negative = true;
+  float gamma = 0.0f;  // Selu
+  float bias = 0.0f;   // Shrink
+  float lambd = 0.0f;  // Shrink
 };
 DevStatus Unary(DevCtx& ctx, const UnaryParams& p);
 
@@ -163,6 +166,9 @@ struct ActGradParams {
   void* dx = nullptr;
   float alpha = 0.0f;
   float beta = 0.0f;
+  float gamma = 0.0f;
+  float bias = 0.0f;
+  float lambd = 0.0f;
 };
 DevStatus ActivationGrad(DevCtx& ctx, const ActGradParams& p);
 

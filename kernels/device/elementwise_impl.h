@@ -203,7 +203,10 @@ DevStatus RunUnary(const DevCtx& ctx, const UnaryParams& p, F f) {
 }  // namespace
 
 DevStatus Unary(DevCtx& ctx, const UnaryParams& p) {
-  const UnaryAttrs at{p.alpha, p.beta, p.detect_positive, p.detect_negative};
+  UnaryAttrs at{p.alpha, p.beta, p.detect_positive, p.detect_negative};
+  at.gamma = p.gamma;
+  at.bias = p.bias;
+  at.lambd = p.lambd;
   switch (p.op) {
 #define A8_X(Name, Types, Cost, Fused) \
   case DevUnaryOp::k##Name:            \
@@ -267,7 +270,10 @@ DevStatus DropoutGrad(DevCtx& ctx, const DropoutGradParams& p) {
 }
 
 DevStatus ActivationGrad(DevCtx& ctx, const ActGradParams& p) {
-  const UnaryAttrs at{p.alpha, p.beta};
+  UnaryAttrs at{p.alpha, p.beta};
+  at.gamma = p.gamma;
+  at.bias = p.bias;
+  at.lambd = p.lambd;
   switch (p.op) {
 #define A8_X(Name, Reads, Cost, Fused) \
   case DevActGradOp::k##Name:          \

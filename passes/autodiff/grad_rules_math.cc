@@ -455,6 +455,7 @@ void RegisterMathGradRules(GradRuleTable* t) {
                          "IsInf",
                          "Floor",
                          "Ceil",
+                         "Round",
                          "Sign",
                          "Mod",
                          "ConstantOfShape",

@@ -227,6 +227,9 @@ StatusOr<Outputs> EvalUnary(const Node& node, const Inputs& in) {
   UnaryAttrs at = DefaultUnaryAttrs(node.op().c_str());
   at.alpha = node.GetFloat("alpha", at.alpha);
   at.beta = node.GetFloat("beta", at.beta);
+  at.gamma = node.GetFloat("gamma", at.gamma);
+  at.bias = node.GetFloat("bias", at.bias);
+  at.lambd = node.GetFloat("lambd", at.lambd);
   at.detect_positive = node.GetInt("detect_positive", 1) != 0;
   at.detect_negative = node.GetInt("detect_negative", 1) != 0;
   const DType dt = in[0]->type.dtype;

@@ -65,6 +65,7 @@ const std::map<std::string, OpPrecisionClass, std::less<>>& DefaultClasses() {
                                     "Sign",
                                     "Ceil",
                                     "Floor",
+                                    "Round",
                                     "Max",
                                     "Min",
                                     "Mean",

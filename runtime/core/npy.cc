@@ -217,6 +217,14 @@ StatusOr<NpyArray> ReadNpyFile(const std::string& path, bool bf16_from_u2) {
   return ParseNpy(ss.str(), path, bf16_from_u2);
 }
 
+StatusOr<TensorDataPtr> ReadNpyTensor(const std::string& path) {
+  A8_ASSIGN_OR_RETURN(NpyArray array, ReadNpyFile(path));
+  auto data = std::make_shared<TensorData>();
+  data->type = TensorType{array.dtype, std::move(array.dims)};
+  data->bytes = std::move(array.data);
+  return TensorDataPtr(std::move(data));
+}
+
 std::string SerializeNpy(DType dtype, const std::vector<int64_t>& dims, const void* data) {
   std::string shape = "(";
   for (size_t i = 0; i < dims.size(); ++i) {

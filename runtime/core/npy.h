@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/attribute.h"
 #include "compiler/ir/status.h"
 #include "compiler/ir/types.h"
 
@@ -27,6 +28,9 @@ struct NpyArray {
 StatusOr<NpyArray> ParseNpy(const std::string& bytes, const std::string& source,
                             bool bf16_from_u2 = false);
 StatusOr<NpyArray> ReadNpyFile(const std::string& path, bool bf16_from_u2 = false);
+
+// A .npy file as constant tensor data (`a800c --bind`): the dtype and dims of the array.
+StatusOr<TensorDataPtr> ReadNpyTensor(const std::string& path);
 
 // Serialises as format 1.0 (2.0 when the header does not fit in 65535 bytes).
 std::string SerializeNpy(DType dtype, const std::vector<int64_t>& dims, const void* data);

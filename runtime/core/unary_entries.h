@@ -74,6 +74,9 @@ inline UnaryAttrs DecodeUnaryAttrs(const KernelArgs& a, const std::string& forwa
   UnaryAttrs at = DefaultUnaryAttrs(forward_op.c_str());
   at.alpha = a.Float("alpha", at.alpha);
   at.beta = a.Float("beta", at.beta);
+  at.gamma = a.Float("gamma", at.gamma);
+  at.bias = a.Float("bias", at.bias);
+  at.lambd = a.Float("lambd", at.lambd);
   at.detect_positive = a.Int("detect_positive", 1) != 0;
   at.detect_negative = a.Int("detect_negative", 1) != 0;
   return at;

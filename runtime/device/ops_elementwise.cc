@@ -64,6 +64,9 @@ Status RunUnary(const KernelArgs& a, DevCtx& ctx) {
   p.op = op;
   p.alpha = at.alpha;
   p.beta = at.beta;
+  p.gamma = at.gamma;
+  p.bias = at.bias;
+  p.lambd = at.lambd;
   p.detect_positive = at.detect_positive;
   p.detect_negative = at.detect_negative;
   p.dtype = a.in(0).dtype;
@@ -240,6 +243,9 @@ Status RunActivationGrad(const KernelArgs& a, DevCtx& ctx) {
   const UnaryAttrs at = DecodeUnaryAttrs(a, ForwardOpOf(name));
   p.alpha = at.alpha;
   p.beta = at.beta;
+  p.gamma = at.gamma;
+  p.bias = at.bias;
+  p.lambd = at.lambd;
   const TensorArg &dy = a.in(0), &z = a.in(1), &dx = a.out(0);
   if (dy.count() != dx.count() || z.count() != dx.count() || dy.dtype != z.dtype ||
       dy.dtype != dx.dtype) {

@@ -8,7 +8,10 @@ must:
   3. produce an ONNX model that onnx.checker accepts,
   4. whose graph outputs have the expected shapes and dtypes (a800c's own shape inference),
   5. and that onnxruntime runs to the expected outputs (the case's rtol/atol).
-Every other case is counted as skipped. `--all` tries every case instead and prints why each
+A case whose shapes, axes or pads arrive as graph inputs is compiled with `--bind NAME=FILE.npy`
+for each input that a800c's error names (its "freeze graph input 'NAME' with --bind" hint), the
+array taken from the test data set (one compile per data set). Every other case is counted as
+skipped. `--all` tries every case instead and prints why each
 unsupported one fails; `--write-supported` rewrites the list from such a run.
 
 `--run-cpu A800C_RUN` also runs every supported case on a800c's CPU backend: compile the model to
@@ -29,6 +32,7 @@ import concurrent.futures
 import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -43,6 +47,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TRAINING_DOMAIN = "ai.onnx.preview.training"
 SUPPORTED = os.path.join(HERE, "supported_node_tests.txt")
 CPU_UNSUPPORTED = os.path.join(HERE, "cpu_unsupported_node_tests.txt")
+# a800c's hint when a shape-like operand is a graph input (shape_rules_common.cc, ConstantData).
+BIND_HINT = re.compile(r"freeze graph input '(.+?)' with --bind=")
+# case -> the graph inputs it binds (found by run_case, used by run_cpu_case).
+BINDS = {}
 
 
 def load_tensor(path):
@@ -52,41 +60,100 @@ def load_tensor(path):
     return numpy_helper.to_array(t)
 
 
+def bind_flags(case_dir, ds, names, workdir, tag):
+    """--bind flags for the graph inputs `names`, with the arrays of data set `ds`."""
+    model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+    all_in = [i.name for i in model.graph.input]
+    flags = []
+    for n in names:
+        p = os.path.join(ds, f"input_{all_in.index(n)}.pb")
+        npy = os.path.join(workdir, f"{os.path.basename(case_dir)}.{tag}.bind.{all_in.index(n)}.npy")
+        np.save(npy, load_tensor(p))
+        flags.append(f"--bind={n}={npy}")
+    return flags
+
+
+def find_binds(a800c, case_dir, workdir):
+    """The graph inputs that a800c asks to freeze (its --bind hint), with data set 0's arrays:
+    (names, stderr of the last import). Stops when an import passes or gives no new hint."""
+    model_path = os.path.join(case_dir, "model.onnx")
+    datasets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
+    model = onnx.load(model_path, load_external_data=False)
+    all_in = [i.name for i in model.graph.input]
+    names = []
+    while True:
+        flags = bind_flags(case_dir, datasets[0], names, workdir, "probe") if names else []
+        r = subprocess.run([a800c, model_path, "--precision=fp32", "--emit=ir", "-o", "-"]
+                           + flags, capture_output=True, text=True, timeout=120)
+        hint = BIND_HINT.search(r.stderr) if r.returncode != 0 and datasets else None
+        if hint is None or hint.group(1) in names or hint.group(1) not in all_in:
+            return names, r
+        names.append(hint.group(1))
+
+
+def import_error(r):
+    """The message of a failed import (--emit=ir) run, or None."""
+    if r.returncode == 0:
+        return None
+    return "import: " + r.stderr.strip().splitlines()[-1] if r.stderr.strip() else \
+        f"import: exit {r.returncode}"
+
+
+def import_export(a800c, model_path, flags, out_path, imported=False):
+    """Imports (--emit=ir; skipped when `imported`) and exports (--emit=onnx) with `flags`;
+    returns an error or None."""
+    if not imported:
+        r = subprocess.run([a800c, model_path, "--precision=fp32", "--emit=ir", "-o", "-"]
+                           + flags, capture_output=True, text=True, timeout=120)
+        if import_error(r):
+            return import_error(r)
+    r = subprocess.run([a800c, model_path, "--precision=fp32", "--emit=onnx", "-o", out_path]
+                       + flags, capture_output=True, text=True, timeout=120)
+    if r.returncode != 0:
+        return "export: " + (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
+    return None
+
+
 def run_case(a800c, case_dir, workdir):
     """Returns (ok, message)."""
     name = os.path.basename(case_dir)
     if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
         return False, "inputs or outputs are not tensors"
     model_path = os.path.join(case_dir, "model.onnx")
-    r = subprocess.run([a800c, model_path, "--precision=fp32", "--emit=ir", "-o", "-"], capture_output=True,
-                       text=True, timeout=120)
-    if r.returncode != 0:
-        return False, "import: " + r.stderr.strip().splitlines()[-1] if r.stderr.strip() else \
-            f"import: exit {r.returncode}"
-    out_path = os.path.join(workdir, name + ".onnx")
-    r = subprocess.run([a800c, model_path, "--precision=fp32", "--emit=onnx", "-o", out_path], capture_output=True,
-                       text=True, timeout=120)
-    if r.returncode != 0:
-        return False, "export: " + (r.stderr.strip().splitlines() or [f"exit {r.returncode}"])[-1]
-    try:
-        exported = onnx.load(out_path)
-        onnx.checker.check_model(exported)
-    except Exception as e:
-        return False, f"onnx.checker: {str(e).splitlines()[0][:200]}"
+    # The probe is data set 0's import step.
+    binds, probe = find_binds(a800c, case_dir, workdir)
+    BINDS[name] = binds
+    if import_error(probe):
+        return False, import_error(probe)
     original = onnx.load(model_path)
     tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
-    # onnxruntime has no ai.onnx.preview.training kernels: a model that keeps such nodes after
-    # a800c (the optimizers) is checked for shapes and dtypes here and for values by --run-cpu.
-    runs_in_ort = all(n.domain != TRAINING_DOMAIN for n in exported.graph.node)
-    try:
-        sess = ort.InferenceSession(out_path, providers=["CPUExecutionProvider"]) \
-            if runs_in_ort else None
-    except Exception as e:
-        return False, f"onnxruntime load: {str(e).splitlines()[0][:200]}"
     in_names = [i.name for i in original.graph.input]
     out_names = [o.name for o in original.graph.output]
-    exported_outputs = {o.name: o for o in exported.graph.output}
-    for ds in sorted(glob.glob(os.path.join(case_dir, "test_data_set_*"))):
+    exported = None
+    for k, ds in enumerate(sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))):
+        # Bound inputs are part of the compiled model: one compile per data set.
+        if exported is None or binds:
+            out_path = os.path.join(workdir, f"{name}.{k}.onnx")
+            err = import_export(a800c, model_path,
+                                bind_flags(case_dir, ds, binds, workdir, str(k)), out_path,
+                                imported=k == 0)
+            if err:
+                return False, err
+            try:
+                exported = onnx.load(out_path)
+                onnx.checker.check_model(exported)
+            except Exception as e:
+                return False, f"onnx.checker: {str(e).splitlines()[0][:200]}"
+            # onnxruntime has no ai.onnx.preview.training kernels: a model that keeps such nodes
+            # after a800c (the optimizers) is checked for shapes and dtypes here and for values
+            # by --run-cpu.
+            runs_in_ort = all(n.domain != TRAINING_DOMAIN for n in exported.graph.node)
+            try:
+                sess = ort.InferenceSession(out_path, providers=["CPUExecutionProvider"]) \
+                    if runs_in_ort else None
+            except Exception as e:
+                return False, f"onnxruntime load: {str(e).splitlines()[0][:200]}"
+            exported_outputs = {o.name: o for o in exported.graph.output}
         feeds = {}
         for j, n in enumerate(in_names):
             p = os.path.join(ds, f"input_{j}.pb")
@@ -146,18 +213,23 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
     if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
         return False, "inputs or outputs are not tensors"
     model_path = os.path.join(case_dir, "model.onnx")
-    plan = os.path.join(workdir, name + ".plan")
-    r = subprocess.run([a800c, model_path, "-o", plan] + compile_flags, capture_output=True,
-                       text=True, timeout=120)
-    if r.returncode != 0:
-        return False, "compile: " + _first_line(r.stderr, f"exit {r.returncode}")
+    binds = BINDS.get(name, [])
     original = onnx.load(model_path)
     tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
     inits = {i.name for i in original.graph.initializer}
-    in_names = [i.name for i in original.graph.input if i.name not in inits]
+    in_names = [i.name for i in original.graph.input if i.name not in inits and i.name not in binds]
     all_in = [i.name for i in original.graph.input]
     out_names = [o.name for o in original.graph.output]
+    plan = None
     for k, ds in enumerate(sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))):
+        # Bound inputs are part of the plan: one compile per data set.
+        if plan is None or binds:
+            plan = os.path.join(workdir, f"{name}.{k}.plan")
+            flags = compile_flags + bind_flags(case_dir, ds, binds, workdir, f"cpu{k}")
+            r = subprocess.run([a800c, model_path, "-o", plan] + flags, capture_output=True,
+                               text=True, timeout=120)
+            if r.returncode != 0:
+                return False, "compile: " + _first_line(r.stderr, f"exit {r.returncode}")
         cmd = [a800c_run, plan, "--backend=cpu", "--steps=1"]
         for j, n in enumerate(all_in):
             p = os.path.join(ds, f"input_{j}.pb")

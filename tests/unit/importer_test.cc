@@ -37,10 +37,11 @@ Status ImportError(const std::string& text, const ImportOptions& opts = {}) {
   return g.ok() ? Status::Ok() : g.status();
 }
 
-TEST(ImporterTest, ImportsMlpWithDefaultBindingWarning) {
+TEST(ImporterTest, ImportsMlpWithDimBoundByName) {
   std::vector<std::string> warnings;
   ImportOptions opts;
   opts.warnings = &warnings;
+  opts.dims["N"] = 1;
   auto g = ImportText(kMlp, opts);
   ASSERT_TRUE(g.ok()) << g.status().message();
   Graph& graph = **g;
@@ -51,8 +52,7 @@ TEST(ImporterTest, ImportsMlpWithDefaultBindingWarning) {
   EXPECT_EQ(graph.inputs()[0]->name(), "x");
   EXPECT_EQ(graph.inputs()[0]->type(), (TensorType{DType::kF32, {1, 4}}));
   EXPECT_EQ(graph.inputs()[1]->type(), (TensorType{DType::kI64, {2}}));
-  ASSERT_EQ(warnings.size(), 1u);
-  EXPECT_EQ(warnings[0], "input 'x' dim 0 ('N') is dynamic; bound to 1 (use --batch or --shape)");
+  EXPECT_TRUE(warnings.empty());
 
   // The float initializer is a parameter with its data, the integer one a constant.
   Value* w = graph.FindValue("w");
@@ -108,6 +108,142 @@ TEST(ImporterTest, BindsDynamicDimsFromShapesAndBatch) {
   ImportOptions zero_batch;
   zero_batch.batch = 0;
   EXPECT_THAT(ImportError(kMlp, zero_batch).message(), HasSubstr("--batch must be at least 1"));
+}
+
+// Two inputs share the symbolic dim 'B'; 'T' and an unnamed dim appear once each.
+constexpr char kSymbolic[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[B, T] x, float[B, ?] m) => (float[B, T] y) { y = Identity (x) })";
+
+TEST(ImporterTest, UnboundDimsAreOneErrorListingEach) {
+  Status s = ImportError(kSymbolic);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.message(),
+            "test.onnxtxt: a800c needs static shapes, and these dims are not bound: "
+            "input 'x' dim 0 'B' (set --batch=SIZE, --dim=B=SIZE or --shape=x:D0xD1x...); "
+            "input 'x' dim 1 'T' (set --dim=T=SIZE or --shape=x:D0xD1x...); "
+            "input 'm' dim 0 'B' (set --batch=SIZE, --dim=B=SIZE or --shape=m:D0xD1x...); "
+            "input 'm' dim 1 (unnamed) (set --shape=m:D0xD1x...)");
+
+  // --batch binds the leading dims, and their name 'B' everywhere; the rest still fail.
+  ImportOptions batch;
+  batch.batch = 4;
+  s = ImportError(kSymbolic, batch);
+  EXPECT_THAT(s.message(), HasSubstr("these dims are not bound: input 'x' dim 1 'T' (set "
+                                     "--dim=T=SIZE or --shape=x:D0xD1x...); input 'm' dim 1"));
+  EXPECT_THAT(s.message(), ::testing::Not(HasSubstr("'B'")));
+
+  ImportOptions all;
+  all.dims["B"] = 2;
+  all.dims["T"] = 5;
+  all.shapes["m"] = {2, 7};
+  auto g = ImportText(kSymbolic, all);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->inputs()[0]->dims(), (std::vector<int64_t>{2, 5}));
+  EXPECT_EQ((*g)->inputs()[1]->dims(), (std::vector<int64_t>{2, 7}));
+
+  // --dim takes precedence over --batch for a named leading dim.
+  ImportOptions both = all;
+  both.batch = 9;
+  g = ImportText(kSymbolic, both);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->inputs()[0]->dims(), (std::vector<int64_t>{2, 5}));
+
+  ImportOptions typo;
+  typo.dims["S"] = 3;
+  EXPECT_THAT(ImportError(kSymbolic, typo).message(),
+              HasSubstr("--dim S: no input has a dim named 'S' (named dims: B, T)"));
+}
+
+TEST(ImporterTest, NegativeDimInTheModelIsAnError) {
+  constexpr char kNegative[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, -3] x) => (float[2, -3] y) { y = Identity (x) })";
+  ImportOptions batch;
+  batch.batch = 2;
+  Status s = ImportError(kNegative, batch);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_EQ(s.message(),
+            "test.onnxtxt: graph input 'x': dim 1 is -3; a dim is a size >= 0 or a symbolic "
+            "name");
+  // An empty tensor (dim 0) is valid ONNX.
+  constexpr char kEmpty[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 0] x) => (float[2, 0] y) { y = Identity (x) })";
+  auto g = ImportText(kEmpty);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->inputs()[0]->dims(), (std::vector<int64_t>{2, 0}));
+}
+
+// --bind: a graph input becomes a constant before shape inference, so a Reshape whose shape
+// arrives as an input gets a static type.
+TEST(ImporterTest, BindFreezesAGraphInputToAConstant) {
+  constexpr char kReshape[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 6] x, int64[2] shape) => (float[?, ?] y) { y = Reshape (x, shape) })";
+  ImportOptions opts;
+  opts.bound["shape"] = TensorData::FromInt64s({3, 4}, {2});
+  auto g = ImportText(kReshape, opts);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_EQ((*g)->inputs().size(), 1u);
+  EXPECT_EQ((*g)->inputs()[0]->name(), "x");
+  const Value* shape = (*g)->FindValue("shape");
+  ASSERT_NE(shape, nullptr);
+  EXPECT_TRUE(shape->is_constant());
+  EXPECT_EQ(shape->data()->ToInt64Vector(), (std::vector<int64_t>{3, 4}));
+
+  ImportOptions wrong_dtype;
+  wrong_dtype.bound["shape"] = TensorData::FromFloats({3, 4}, {2});
+  EXPECT_THAT(ImportError(kReshape, wrong_dtype).message(),
+              HasSubstr("--bind shape: the array is f32, the model declares i64"));
+  ImportOptions wrong_dims;
+  wrong_dims.bound["shape"] = TensorData::FromInt64s({3, 4, 1}, {3});
+  EXPECT_THAT(ImportError(kReshape, wrong_dims).message(),
+              HasSubstr("--bind shape: dim 0 of the array is 3, the model declares 2"));
+  ImportOptions wrong_rank;
+  wrong_rank.bound["shape"] = TensorData::FromInt64s({3, 4}, {1, 2});
+  EXPECT_THAT(ImportError(kReshape, wrong_rank).message(),
+              HasSubstr("--bind shape: the array has rank 2, the model declares rank 1"));
+  ImportOptions unknown;
+  unknown.bound["axes"] = TensorData::FromInt64s({0}, {1});
+  EXPECT_THAT(ImportError(kReshape, unknown).message(),
+              HasSubstr("--bind axes: the model has no input 'axes' (inputs: x, shape)"));
+  ImportOptions both;
+  both.bound["shape"] = TensorData::FromInt64s({3, 4}, {2});
+  both.shapes["shape"] = {2};
+  EXPECT_THAT(ImportError(kReshape, both).message(),
+              HasSubstr("--bind shape: the input also has a --shape"));
+}
+
+// PRelu and ReduceLogSum import as nodes of ops a800c has (import_decompose.h).
+TEST(ImporterTest, DecomposesPReluAndReduceLogSum) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 16]>
+g (float[2, 3] x, float[3] slope) => (float[2, 3] y) { y = PRelu (x, slope) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<std::string> ops;
+  for (Node* n : (*g)->NodeList()) ops.push_back(n->op() + ":" + n->name());
+  EXPECT_EQ(ops,
+            (std::vector<std::string>{"Relu:PRelu_0.pos", "Neg:PRelu_0.neg_x", "Relu:PRelu_0.neg",
+                                      "Mul:PRelu_0.scaled", "Sub:PRelu_0"}));
+  EXPECT_EQ((*g)->outputs()[0]->producer()->op(), "Sub");
+
+  Status s = ImportError(R"(<ir_version: 3, opset_import: ["" : 6]>
+g (float[2, 3] x, float[3] slope) => (float[2, 3] y) { y = PRelu (x, slope) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("node 'PRelu_0' (PRelu): PRelu-6 broadcasts the slope"));
+
+  // Before 18 the axes are an attribute: ReduceSum gets them as an input (its canonical form).
+  g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] x) => (float[2, 1] y) { y = ReduceLogSum <axes = [1]> (x) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::vector<Node*> nodes = (*g)->NodeList();
+  ASSERT_EQ(nodes.size(), 2u);
+  EXPECT_EQ(nodes[0]->op(), "ReduceSum");
+  ASSERT_TRUE(nodes[0]->has_input(1));
+  EXPECT_EQ(nodes[0]->input(1)->data()->ToInt64Vector(), (std::vector<int64_t>{1}));
+  EXPECT_EQ(nodes[1]->op(), "Log");
+  EXPECT_EQ(nodes[1]->output(0)->name(), "y");
+
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[2, 3] x) => (float[2, 1] y) { y = ReduceLogSum <axes = [1]> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'ReduceLogSum_0' (ReduceLogSum): unknown attribute "
+                                     "'axes'"));
 }
 
 TEST(ImporterTest, UpgradesUnsqueeze11AxesAttributeToInput) {
@@ -178,8 +314,11 @@ g (float[2, 3] x) => (float[2, 3] y) { t = Relu (x) y = LogSoftmax (t) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ((*g)->NodeList().at(1)->version(), 13);
   // ... unless it cannot either (a Reshape to a shape of unknown length).
+  ImportOptions k;
+  k.dims["K"] = 2;
   s = ImportError(R"(<ir_version: 7, opset_import: ["" : 11]>
-g (float[2, 3] x, int64[K] shape) => (float[2, 3] y) { t = Reshape (x, shape) y = Softmax (t) })");
+g (float[2, 3] x, int64[K] shape) => (float[2, 3] y) { t = Reshape (x, shape) y = Softmax (t) })",
+                  k);
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   EXPECT_THAT(s.message(), HasSubstr("node 'Softmax_1' (Softmax): Softmax-11 flattens its input "
                                      "to 2D at axis 1; a800c accepts that only when axis is the "
@@ -294,7 +433,9 @@ TEST(ImporterTest, RejectsEmptyRandomAndTruncatedFiles) {
 
   std::string bytes;
   ASSERT_TRUE(ParseModelText(kMlp).SerializeToString(&bytes));
-  ASSERT_TRUE(ImportOnnxBytes(bytes, "whole.onnx", "").ok());
+  ImportOptions batch;
+  batch.batch = 2;
+  ASSERT_TRUE(ImportOnnxBytes(bytes, "whole.onnx", "", batch).ok());
   for (size_t cut : {bytes.size() / 2, bytes.size() - 3}) {
     s = ImportOnnxBytes(bytes.substr(0, cut), "cut.onnx", "").status();
     EXPECT_THAT(s.message(), HasSubstr("cut.onnx: not a valid ONNX model")) << cut;
@@ -329,7 +470,9 @@ TEST(ImporterTest, FileErrorsNameTheFile) {
   EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
   EXPECT_THAT(s.message(), HasSubstr("bad.onnxtxt: ONNX text does not parse"));
   std::string good = dir.Write("good.onnxtxt", kMlp);
-  auto g = ImportOnnxFile(good);
+  ImportOptions batch;
+  batch.batch = 2;
+  auto g = ImportOnnxFile(good, batch);
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ((*g)->source, good);
   EXPECT_EQ((*g)->num_nodes(), 3u);
@@ -525,7 +668,8 @@ g (float[2] x) => (float[2] y) { y = Relu (x) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ((*g)->opsets.count("ai.onnx.ml"), 0u);
 
-  auto bad = ::a8::testing::ImportText(R"(<ir_version: 8, opset_import: ["" : 13, "com.microsoft" : 1]>
+  auto bad =
+      ::a8::testing::ImportText(R"(<ir_version: 8, opset_import: ["" : 13, "com.microsoft" : 1]>
 g (float[2] x) => (float[2] y) { y = com.microsoft.FastGelu (x) })");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kUnsupported);

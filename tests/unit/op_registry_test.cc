@@ -117,6 +117,15 @@ TEST(UnaryMathTest, EveryListedOpIsAnElementwiseOpOfTheTableWithItsDefaults) {
       if (spec.name == "beta") {
         EXPECT_EQ(spec.default_value->f(), at.beta) << name;
       }
+      if (spec.name == "gamma") {
+        EXPECT_EQ(spec.default_value->f(), at.gamma) << name;
+      }
+      if (spec.name == "bias") {
+        EXPECT_EQ(spec.default_value->f(), at.bias) << name;
+      }
+      if (spec.name == "lambd") {
+        EXPECT_EQ(spec.default_value->f(), at.lambd) << name;
+      }
     }
   }
 }
@@ -144,14 +153,19 @@ TEST(UnaryMathTest, EveryActivationGradientIsTheDerivativeOfItsForwardBody) {
     const UnaryAttrs at = DefaultUnaryAttrs(name);
     f.at = at;
     grad.at = at;
+    int checked = 0;
     for (double x : points) {
       const double h = 1e-6;
+      // Outside the domain (Asin, Acos, Atanh beyond 1, Acosh below 1) there is nothing to check.
+      if (!std::isfinite(f(x - h)) || !std::isfinite(f(x + h))) continue;
+      ++checked;
       const double numeric = (f(x + h) - f(x - h)) / (2 * h);
       const double z = reads_output ? f(x) : x;
       const double analytic = grad(1.0, z);
       EXPECT_NEAR(analytic, numeric, 1e-6 * std::max(1.0, std::fabs(numeric)))
           << name << " at x = " << x;
     }
+    EXPECT_GE(checked, 1) << name << ": no point of its domain";
   };
 #define A8_X(Name, Reads, Cost, Fused) \
   check(#Name, Name##F{}, Name##GradF{}, GradReads::k##Reads == GradReads::kOutput);

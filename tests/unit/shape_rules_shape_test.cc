@@ -40,9 +40,10 @@ TEST_F(ShapeRulesShapeTest, Reductions) {
 
   Status s = Error("ReduceSum", {x, In(I64({1}))});
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_EQ(s.message(),
-            "node 'n' (ReduceSum): input 'axes' must be a constant (a800c needs "
-            "static shapes)");
+  EXPECT_THAT(s.message(),
+              ::testing::StartsWith("node 'n' (ReduceSum): input 'axes' must be a constant "
+                                    "(a800c needs static shapes); freeze graph input 'x"));
+  EXPECT_THAT(s.message(), ::testing::EndsWith("=FILE.npy"));
   s = Error("ReduceProd", {x, Ints({3})});
   EXPECT_EQ(s.message(),
             "node 'n' (ReduceProd): axes 3 is out of range for rank 3 (expected "

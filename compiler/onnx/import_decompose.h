@@ -1,0 +1,50 @@
+// ONNX ops that a800c imports as a few nodes of ops it has: their ONNX definitions written out
+// (as onnx's own function bodies do), so that they get shape rules, precision, both backends'
+// kernels and gradients from the ops they are made of, without kernels of their own.
+//
+//   PRelu-7/9/16 (x, slope)  -> Sub(Relu(x), Mul(slope, Relu(Neg(x))))
+//       equal to x < 0 ? slope * x : x, slope broadcast to x (unidirectional from PRelu-7 on;
+//       PRelu-1/6 broadcast differently and are refused);
+//   ReduceLogSum-1..28       -> Log(ReduceSum(x, axes, keepdims, noop_with_empty_axes))
+//       (an empty reduction gives log(0) = -inf, as ONNX says).
+//
+// Every node made here is named `<node>.<op>` (the last one, which produces the ONNX outputs,
+// keeps the node's name) and comes back with the ONNX since_version its form has, for the caller
+// to upgrade to the op's canonical form and check like any imported node.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "compiler/ir/graph.h"
+#include "compiler/ir/status.h"
+
+namespace a8 {
+
+// Whether `op` of the default domain is imported as a decomposition.
+bool IsDecomposedOp(std::string_view op);
+
+struct DecomposedNode {
+  Node* node;
+  int since_version;  // the ONNX version of the form the node was built in
+};
+
+struct DecomposeRequest {
+  std::string op;     // the ONNX op
+  int version = 0;    // its since_version at the model's opset
+  std::string name;   // the node's name
+  std::string where;  // "node 'n' (PRelu)", for errors
+  std::vector<Value*> inputs;
+  std::vector<std::pair<std::string, TensorType>> outputs;
+  std::map<std::string, Attribute> attrs;
+  std::function<std::string(const std::string& base)> fresh_name;
+};
+
+// Emits the nodes for `req` into `g`, in order.
+StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req);
+
+}  // namespace a8
