@@ -96,7 +96,11 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
   };
   for (Value* g : grads) {
     const DType t = g->dtype();
-    if (open.count(t) > 0 && open[t].first_read < produced(g)) close(t);
+    // A bucket must be waited for before its first reader, so a gradient produced at or after
+    // that reader starts a new one. "At": with batch 1 a parameter's gradient can be an
+    // activation gradient too (a ReduceSum over a batch axis of 1 folds away), read by the very
+    // node that produces the next parameter's gradient; one bucket for both was a cycle.
+    if (open.count(t) > 0 && open[t].first_read <= produced(g)) close(t);
     Bucket& b = open[t];
     if (b.grads.empty()) b.first_read = first_read(g);
     b.grads.push_back(g);
