@@ -70,25 +70,10 @@ def write_params(model, path, out=OUT):
     """params.txt: each named parameter and the initializer that holds it in the export. The
     exporter's constant folding renames a parameter it transforms (position embeddings gathered
     at fixed positions become `embedding_1`, the LM head's weight transposed for Gemm `val_N`);
-    such a tensor is found by its values (equal to the parameter, reshaped or transposed)."""
-    import onnx
-    from onnx import numpy_helper
+    make_zoo.write_params finds such a tensor by its values."""
+    from make_zoo import write_params as write_params_file
 
-    inits = {i.name: numpy_helper.to_array(i) for i in onnx.load(path).graph.initializer}
-    lines = []
-    for name, p in model.named_parameters():
-        value = p.detach().numpy()
-        if name in inits:
-            lines.append(f"{name} {name}")
-            continue
-        held = [k for k, v in inits.items() if v.dtype == value.dtype and v.size == value.size
-                and (np.array_equal(v.reshape(value.shape), value)
-                     or (value.ndim == 2 and np.array_equal(v, value.T)))]
-        if len(held) != 1:
-            raise SystemExit(f"{name}: held by {held or 'no initializer'} in {path}")
-        lines.append(f"{name} {held[0]}")
-    with open(os.path.join(out, "params.txt"), "w") as f:
-        f.write("".join(line + "\n" for line in lines))
+    write_params_file(model, path, os.path.join(out, "params.txt"))
 
 
 def curve(model, ids, labels, optimizer, shift):
