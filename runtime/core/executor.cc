@@ -134,7 +134,7 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
       return Internal("buffer {} ('{}'): offset {} + {} bytes is outside its region ({} bytes)", i,
                       b.name(), b.offset(), b.bytes(), size);
     ex->ptrs_[i] = (persistent ? ex->persistent_base_ : ex->arena_base_) + b.offset();
-    if (persistent && b.has_init()) {
+    if (persistent && b.has_init() && b.bytes() > 0) {  // an empty tensor has nothing to copy
       const uint8_t* init = ex->file_.BlobBytes(b.blob_offset(), b.bytes());
       if (init == nullptr)
         return Internal("buffer {} ('{}'): blob range {} + {} is outside the blob ({} bytes)", i,
