@@ -92,6 +92,9 @@ struct Activation {
 };
 void AddActivation(std::vector<OpDef>* ops, Activation a);
 
+// The activations and their gradients (op_table_activations.cc), added by AddElementwiseOps.
+void AddActivations(std::vector<OpDef>* ops);
+
 // Internal op families, one file each.
 void AddGradMathOps(std::vector<OpDef>* ops);   // op_table_grad_math.cc: elementwise/shape/reduce
 void AddGradNnOps(std::vector<OpDef>* ops);     // op_table_grad_nn.cc: nn gradients, a8 losses
