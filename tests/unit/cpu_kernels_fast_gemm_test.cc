@@ -33,7 +33,8 @@ class FastGemmTest : public ::testing::TestWithParam<DType> {
     StatusOr<bool> ran = internal::FastGemm(g, a.data(), a.data(), y.data());
     ASSERT_TRUE(ran.ok()) << ran.status().message();
     if (!*ran) {
-      GTEST_SKIP() << "oneDNN has no fast " << ElemName(GetParam()) << " matmul on this CPU ("
+      GTEST_SKIP() << "oneDNN has no fast " << ElemName(GetParam())
+                   << " matmul with this CPU and oneDNN version ("
                    << internal::FastGemmDescription() << ")";
     }
   }
