@@ -7,6 +7,7 @@
 
 #include "kernels/common/philox.h"
 #include "kernels/cpu/cast_elem.h"
+#include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -160,12 +161,15 @@ void MapUnary(int64_t n, int64_t cost, const T* x, T* y, F f) {
 }
 
 // One float unary op: the shared body (kernels/common/unary_math.h), except Erf and Gelu in float
-// math, which run the CPU's branch-free polynomials (measured: glibc's erff/erfcf were a third of
-// BERT's forward step; unit tests check them against the shared body).
+// math in the fast mode, which run the CPU's branch-free polynomials (measured: glibc's
+// erff/erfcf were a third of BERT's forward step; unit tests check them against the shared body).
+// The reference mode runs the shared body, as cuda-emu does (kernel_mode.h).
 template <typename T, typename F>
 Status FloatUnary(int64_t n, int64_t cost, const T* x, T* y, F f) {
   using A = Compute<T>;
-  if constexpr (std::is_same_v<F, ErfF> && std::is_same_v<A, float>) {
+  if (CurrentKernelMode() == KernelMode::kReference) {
+    MapUnary(n, cost, x, y, [f](A v) { return f(v); });
+  } else if constexpr (std::is_same_v<F, ErfF> && std::is_same_v<A, float>) {
     if constexpr (std::is_same_v<T, float>) {
       ParallelFor(n, 4, [&](int64_t b, int64_t e) { ErfF32(e - b, x + b, y + b); });
     } else {

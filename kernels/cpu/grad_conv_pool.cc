@@ -3,8 +3,10 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/common/conv_batch_chunk.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -73,16 +75,17 @@ void ForEachWindowTap(const Window3& w, F&& f) {
   }
 }
 
-// col [channels * k_size, out_size]: row (c, tap) holds, per output position, the input element
-// that tap reads (0 in the padding). Rows are independent, so they are split over the pool.
+// col [channels * k_size, out_size], rows `ld` apart: row (c, tap) holds, per output position,
+// the input element that tap reads (0 in the padding). Rows are independent, so they are split
+// over the pool.
 template <typename C>
-void Im2Col(const Window3& w, int64_t channels, const C* img, C* col) {
+void Im2Col(const Window3& w, int64_t channels, const C* img, C* col, int64_t ld) {
   ParallelFor(channels * w.k_size, w.out_size, [&](int64_t b, int64_t e) {
     for (int64_t row = b; row < e; ++row) {
       const int64_t c = row / w.k_size, kk = row % w.k_size;
       const int64_t t2 = kk % w.k[2], t1 = (kk / w.k[2]) % w.k[1], t0 = kk / (w.k[2] * w.k[1]);
       const C* src = img + c * w.in_size;
-      C* dst = col + row * w.out_size;
+      C* dst = col + row * ld;
       int64_t o = 0;
       for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
         const int64_t i0 = o0 * w.s[0] - w.pb[0] + t0 * w.d[0];
@@ -115,14 +118,35 @@ Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* 
     ComputeView<T> dyv(dy, p.batch * y_sample);
     ComputeOutput<T> out(dw, p.out_channels * rows);
     std::fill(out.data(), out.data() + p.out_channels * rows, C(0));
-    std::vector<C> col(static_cast<size_t>(rows * w.out_size));
-    for (int64_t n = 0; n < p.batch; ++n) {
+    // The reference mode takes the samples in the device's chunks (conv_batch_chunk.h): one GEMM
+    // per group and chunk sums over its samples x output positions, the same float operations
+    // in the same order as cuda-emu. The fast mode takes one sample at a time (smaller columns).
+    const int64_t nb_max = CurrentKernelMode() == KernelMode::kReference
+                               ? ConvBatchChunk(p.batch, p.in_channels * w.k_size * w.out_size)
+                               : 1;
+    std::vector<C> col(static_cast<size_t>(rows * nb_max * w.out_size));
+    std::vector<C> dyt(nb_max > 1 ? static_cast<size_t>(mg * nb_max * w.out_size) : 0);
+    for (int64_t n0 = 0; n0 < p.batch; n0 += nb_max) {
+      const int64_t nb = std::min(nb_max, p.batch - n0), np = nb * w.out_size;
       for (int64_t gi = 0; gi < p.group; ++gi) {
-        Im2Col(w, cg, xv.data() + n * x_sample + gi * cg * w.in_size, col.data());
-        // dW_g [mg, rows] += dY_g [mg, out_size] col^T.
-        BlasGemm(false, true, mg, rows, w.out_size, C(1),
-                 dyv.data() + n * y_sample + gi * mg * w.out_size, w.out_size, col.data(),
-                 w.out_size, C(1), out.data() + gi * mg * rows, rows);
+        // col_g [rows, np] and dY_g [mg, np]: column j * out_size + o is sample n0 + j's o.
+        for (int64_t j = 0; j < nb; ++j) {
+          Im2Col(w, cg, xv.data() + (n0 + j) * x_sample + gi * cg * w.in_size,
+                 col.data() + j * w.out_size, np);
+        }
+        const C* dyg = dyv.data() + n0 * y_sample + gi * mg * w.out_size;
+        if (nb > 1) {
+          for (int64_t m = 0; m < mg; ++m) {
+            for (int64_t j = 0; j < nb; ++j) {
+              const C* src = dyg + j * y_sample + m * w.out_size;
+              std::copy(src, src + w.out_size, dyt.data() + m * np + j * w.out_size);
+            }
+          }
+          dyg = dyt.data();
+        }
+        // dW_g [mg, rows] (+)= dY_g [mg, np] col_g^T.
+        BlasGemm(false, true, mg, rows, np, C(1), dyg, np, col.data(), np, C(n0 > 0 ? 1 : 0),
+                 out.data() + gi * mg * rows, rows);
       }
     }
     out.Flush();

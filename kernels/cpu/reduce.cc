@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -154,10 +155,10 @@ void SumRun(bool mean, int64_t outer, int64_t len, int64_t inner, const T* x, T*
   });
 }
 
-// f32 Softmax over contiguous rows of `len`: per chunk of rows, the shifted scores x - max go
-// to y, one vectorised exp runs over the whole chunk (BERT's rows are 16 long: a libm call per
-// element was most of its Softmax), then each row is scaled by 1 / its sum (summed in order).
-// y may be x.
+// The fast mode's f32 Softmax over contiguous rows of `len`: per chunk of rows, the shifted scores
+// x - max go to y, one vectorised exp runs over the whole chunk (BERT's rows are 16 long: a libm
+// call per element was most of its Softmax), then each row is scaled by 1 / its sum (summed in
+// order). y may be x.
 void SoftmaxRowsF32(int64_t rows, int64_t len, const float* x, float* y) {
   ParallelFor(rows, len, [&](int64_t b, int64_t e) {
     for (int64_t r = b; r < e; ++r) {
@@ -274,7 +275,7 @@ Status Softmax(DType dtype, const Dims& dims, int64_t axis, bool log, const void
     const T* in = static_cast<const T*>(x);
     T* out = static_cast<T*>(y);
     if constexpr (std::is_same_v<T, float>) {
-      if (!log && inner == 1 && len > 0) {
+      if (!log && inner == 1 && len > 0 && CurrentKernelMode() == KernelMode::kFast) {
         SoftmaxRowsF32(outer, len, in, out);
         return Status::Ok();
       }

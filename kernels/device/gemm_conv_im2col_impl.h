@@ -4,16 +4,16 @@
 // (kernels/cpu/conv.cc, grad_conv_pool.cc): f16/bf16 products accumulate in float and round once,
 // a bias is added to the unrounded sum, the filter gradient sums over the whole batch unrounded.
 //
-// Samples are processed in chunks whose column matrix stays under kMaxColElems elements.
+// Samples are processed in chunks whose column matrix stays under kConvMaxColElems elements
+// (kernels/common/conv_batch_chunk.h, shared with the CPU reference's filter gradient).
 #pragma once
 
+#include "kernels/common/conv_batch_chunk.h"
 #include "kernels/device/gemm_conv.h"
 #include "kernels/device/launch.h"
 
 namespace a8::A8_DEV_NS {
 namespace gemm_conv {
-
-inline constexpr int64_t kMaxColElems = int64_t{1} << 25;
 
 // Spatial geometry padded to 3 dims (leading 1s): the image is x, the grid is y; grid position
 // o reads image position o * s - pb + t * d for tap t.
@@ -152,8 +152,7 @@ DevStatus ConvByGemmTyped(DevCtx& ctx, BlasEngine& engine, const ConvDesc& c) {
   const int64_t rows = cg * g.k_size;  // K of the forward GEMM
   const int64_t x_sample = c.in_channels * g.img_size, y_sample = c.out_channels * g.grid_size;
   const int64_t per_sample = c.in_channels * g.k_size * g.grid_size;
-  const int64_t chunk = per_sample > 0 ? kMaxColElems / per_sample : c.batch;
-  const int64_t nb_max = chunk < 1 ? 1 : (chunk > c.batch ? c.batch : chunk);
+  const int64_t nb_max = ConvBatchChunk(c.batch, per_sample);
   const bool pointwise = IsPointwise(g);
   const DType acc_type = c.dtype == DType::kF64 ? DType::kF64 : DType::kF32;
   T* x = static_cast<T*>(c.x);

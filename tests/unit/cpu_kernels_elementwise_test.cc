@@ -5,6 +5,7 @@
 #include "kernels/common/philox.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/kernel_mode.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 
 namespace a8::cpu {
@@ -69,23 +70,27 @@ std::vector<UnaryCase> UnaryCases() {
   };
 }
 
+// Both modes: the fast one runs Erf and Gelu as polynomials, the reference the shared body.
 TEST(CpuKernelUnaryTest, FloatOpsMatchFloat64Reference) {
   std::mt19937_64 rng(1);
-  for (const UnaryCase& c : UnaryCases()) {
-    for (DType dt : testing::kFloatDTypes) {
-      for (int64_t n : {1, 3, 17, 65, 4099}) {
-        SCOPED_TRACE(std::to_string(static_cast<int>(c.op)) + " " + ElemName(dt) +
-                     " n=" + std::to_string(n));
-        Buffer x = RandomBuffer(dt, {n}, rng, c.lo, c.hi);
-        Buffer y = MakeBuffer(dt, {n});
-        ASSERT_TRUE(Unary(c.op, dt, n, x.data(), y.data(), c.attrs).ok());
-        std::vector<double> want;
-        for (double v : Values(x)) want.push_back(c.ref(v));
-        if (c.exact) {
-          ExpectRoundedExactly(y, want);
-        } else {
-          double tol = dt == DType::kF64 ? 1e-13 : 2 * testing::ToleranceFor(dt);
-          ExpectClose(y, want, tol, nullptr, 1e-5);
+  for (KernelMode mode : {KernelMode::kReference, KernelMode::kFast}) {
+    ScopedKernelMode scoped(mode);
+    for (const UnaryCase& c : UnaryCases()) {
+      for (DType dt : testing::kFloatDTypes) {
+        for (int64_t n : {1, 3, 17, 65, 4099}) {
+          SCOPED_TRACE(std::to_string(static_cast<int>(c.op)) + " " + ElemName(dt) +
+                       " n=" + std::to_string(n));
+          Buffer x = RandomBuffer(dt, {n}, rng, c.lo, c.hi);
+          Buffer y = MakeBuffer(dt, {n});
+          ASSERT_TRUE(Unary(c.op, dt, n, x.data(), y.data(), c.attrs).ok());
+          std::vector<double> want;
+          for (double v : Values(x)) want.push_back(c.ref(v));
+          if (c.exact) {
+            ExpectRoundedExactly(y, want);
+          } else {
+            double tol = dt == DType::kF64 ? 1e-13 : 2 * testing::ToleranceFor(dt);
+            ExpectClose(y, want, tol, nullptr, 1e-5);
+          }
         }
       }
     }
@@ -121,6 +126,7 @@ TEST(CpuKernelUnaryTest, IntegerOpsAndPredicates) {
 // (odd sizes exercise the vector loop's remainder), in place, and with the special values.
 TEST(CpuKernelUnaryTest, GeluIsRelativelyAccurateInTheTails) {
   std::mt19937_64 rng(7);
+  ScopedKernelMode fast(KernelMode::kFast);
   auto ref = [](double x) { return 0.5 * x * std::erfc(-x / M_SQRT2); };
   for (double range : {0.5, 3.0, 9.0, 12.0}) {
     for (DType dt : {DType::kF32, DType::kF16, DType::kBF16}) {

@@ -62,8 +62,10 @@ double Tol(DType t) {
 
 // Runs `op` with every operand of dtype `t` (integer inputs in [-4, 4]) on the CPU backend and
 // on cuda-emu; every output must agree within Tol(t).
+// exact: bit for bit (no tolerance).
 void Expect(const std::string& op, DType t, const std::vector<Operand>& ins,
-            const std::vector<Operand>& outs, const AttrFn& attrs = nullptr, double scale = 8) {
+            const std::vector<Operand>& outs, const AttrFn& attrs = nullptr, double scale = 8,
+            bool exact = false) {
   SCOPED_TRACE(op + " " + std::string(DTypeName(t)));
   PlanBuilder b;
   std::vector<int> in_ids, out_ids;
@@ -83,7 +85,7 @@ void Expect(const std::string& op, DType t, const std::vector<Operand>& ins,
     out_ids.push_back(b.Buffer("out" + std::to_string(i), t, outs[i].dims, plan::Buffer::OUTPUT));
   plan::Kernel* k = b.Kernel(op, in_ids, out_ids);
   if (attrs) attrs(k);
-  ExpectEmuMatchesCpu(b.Finish(), inputs, Tol(t), Tol(t) * scale);
+  ExpectEmuMatchesCpu(b.Finish(), inputs, exact ? 0 : Tol(t), exact ? 0 : Tol(t) * scale);
 }
 
 // ---- MatMul
@@ -198,6 +200,31 @@ TEST(DeviceGemmConvTest, ConvGradFilter) {
             PlanBuilder::Ints(k, "kernel_shape", kernel);
           },
           64);
+    }
+  }
+}
+
+// The filter gradient's sum over samples x positions is one GEMM per chunk of samples on both
+// sides (kernels/common/conv_batch_chunk.h), so cuda-emu equals the CPU reference bit for bit,
+// also where several samples share a GEMM (small images: EfficientNet's squeeze-excitation 1x1
+// convs on [N, C, 1, 1] and its depthwise convs differed in the last bit when the CPU summed
+// each sample's GEMM into dW).
+TEST(DeviceGemmConvTest, ConvGradFilterBitForBitOverTheBatch) {
+  const ConvCase cases[] = {
+      {{16, 24, 1, 1}, {6, 24, 1, 1}, {16, 6, 1, 1}},                               // SE 1x1
+      {{8, 12, 4, 4}, {12, 1, 3, 3}, {8, 12, 4, 4}, {}, {}, {1, 1, 1, 1}, {}, 12},  // depthwise
+      {{8, 4, 6, 6}, {6, 4, 3, 3}, {8, 6, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}},
+  };
+  for (const ConvCase& c : cases) {
+    Dims kernel(c.w.begin() + 2, c.w.end());
+    for (DType t : kFloats) {
+      Expect(
+          "a8.ConvGradFilter", t, {D(c.y), D(c.x)}, {D(c.w)},
+          [&](plan::Kernel* k) {
+            ConvAttrs(c)(k);
+            PlanBuilder::Ints(k, "kernel_shape", kernel);
+          },
+          0, /*exact=*/true);
     }
   }
 }
