@@ -166,7 +166,7 @@ void AddNnOps(std::vector<OpDef>* ops) {
          "transposed convolution (output_padding, output_shape)")));
   // 9: one output in inference, or five (training, unsupported); 14: training_mode -> 3.
   add(Op("BatchNormalization", {5, 5, 1, 5},
-         {Opt("epsilon", 1e-5f), Opt("momentum", 0.9f), Opt("training_mode", 0)}, {9, 14, 15}, 14,
+         {Opt("epsilon", 1e-5f), Opt("momentum", 0.9f), Opt("training_mode", 0)}, {1, 6, 7, 9, 14, 15}, 14,
          InferBatchNormalization,
          "batch normalization over N and spatial dims (training_mode: batch statistics)"));
   add(Op("LayerNormalization", {2, 3, 1, 3},

@@ -126,6 +126,32 @@ class Upgrader {
   const UpgradeContext& ctx_;
 };
 
+// BatchNormalization-1/6/7/9 to 14: `consumed_inputs` (1) goes; `spatial` (1-7) must be 1, its
+// default (0 normalizes each element over N alone); `is_test` (1-6) must agree with the outputs.
+// Before 14 the outputs say the mode: Y alone is inference, more is training, which 14 spells
+// training_mode=1 with the outputs Y, running_mean, running_var (the importer drops the
+// training form's saved_mean and saved_var when nothing reads them).
+Status UpgradeBatchNormalization(Node* node, int from) {
+  node->RemoveAttr("consumed_inputs");
+  if (node->GetInt("spatial", 1) != 1) {
+    return Unsupported(
+        "{}: BatchNormalization-{} with spatial={} (statistics per element rather than per "
+        "channel) is not supported",
+        node->Where(), from, node->GetInt("spatial", 1));
+  }
+  node->RemoveAttr("spatial");
+  const bool training = node->num_outputs() > 1;
+  if (node->has_attr("is_test") && (node->GetInt("is_test", 0) != 0) == training) {
+    return InvalidInput(
+        "{}: is_test={} does not match its outputs: inference (is_test=1) has output Y "
+        "alone, training (is_test=0) has Y, mean and var (and saved_mean, saved_var)",
+        node->Where(), node->GetInt("is_test", 0));
+  }
+  node->RemoveAttr("is_test");
+  if (training) node->SetAttr("training_mode", Attribute(static_cast<int64_t>(1)));
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status UpgradeNode(Node* node, int from, int to, const UpgradeContext& ctx) {
@@ -171,12 +197,7 @@ Status UpgradeNode(Node* node, int from, int to, const UpgradeContext& ctx) {
     }
     return u.FloatToInput("ratio", 1, "ratio", DType::kF32);
   }
-  if (op == "BatchNormalization" && from < 14 && node->num_outputs() > 1) {
-    return Unsupported(
-        "{}: BatchNormalization-{} with {} outputs is training mode, which a800c "
-        "supports from version 14 on (training_mode=1)",
-        node->Where(), from, node->num_outputs());
-  }
+  if (op == "BatchNormalization" && from < 14) return UpgradeBatchNormalization(node, from);
   if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && from < 13) {
     return u.SoftmaxLastAxisOnly(from);
   }

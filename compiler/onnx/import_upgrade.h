@@ -9,8 +9,10 @@
 // Softmax/LogSoftmax/Hardmax before 13 coerce their input to 2D at `axis`; that equals the
 // version-13 meaning only when `axis` is the last axis, so it is accepted only then (the rank
 // must be known from the model's declared types or onnx's shape inference), else Unsupported
-// naming the node. BatchNormalization before 14 in training mode (5 outputs) and Dropout-7 with
-// its mask output (typed like the data, bool from 10 on) are Unsupported.
+// naming the node. BatchNormalization-1/6/7/9 becomes 14's form: `consumed_inputs` and `spatial`
+// (=1; spatial=0 is Unsupported) and `is_test` (checked against the outputs) go, and more outputs
+// than Y mean training_mode=1 (the importer drops the unread saved_mean/saved_var outputs).
+// Dropout-7 with its mask output (typed like the data, bool from 10 on) is Unsupported.
 // Ops without an entry here did not change form between the versions a800c implements.
 #pragma once
 

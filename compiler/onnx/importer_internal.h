@@ -90,6 +90,9 @@ class Importer {
   Status ImportInputs();
   Status ImportInitializers();
   Status ImportNode(int index);
+  // Unsupported (naming the node, the output and `why`) when a later node or a graph output
+  // reads one of node `index`'s outputs from `from` on: for outputs the import drops.
+  Status UnreadOutputs(int index, int from, const char* why) const;
   Status ImportConstantNode(const onnx::NodeProto& n, const std::string& where);
   // An op imported as nodes of other ops (import_decompose.h).
   Status ImportDecomposedNode(int index, const std::string& where, std::vector<Value*> inputs,

@@ -280,6 +280,29 @@ Status Importer::ImportConstantNode(const onnx::NodeProto& n, const std::string&
   return Status::Ok();
 }
 
+Status Importer::UnreadOutputs(int index, int from, const char* why) const {
+  const onnx::NodeProto& n = graph_.node(index);
+  for (int i = from; i < n.output_size(); ++i) {
+    const std::string& out = n.output(i);
+    if (out.empty()) continue;
+    for (const onnx::ValueInfoProto& g : graph_.output()) {
+      if (g.name() == out) {
+        return Unsupported("{}: output '{}' is a graph output; {}",
+                           NodeWhere(node_names_[index], "", n.op_type()), out, why);
+      }
+    }
+    for (int k = index + 1; k < graph_.node_size(); ++k) {
+      for (const std::string& in : graph_.node(k).input()) {
+        if (in != out) continue;
+        return Unsupported("{}: output '{}' is read by node '{}'; {}",
+                           NodeWhere(node_names_[index], "", n.op_type()), out, node_names_[k],
+                           why);
+      }
+    }
+  }
+  return Status::Ok();
+}
+
 Status Importer::ImportNode(int index) {
   const onnx::NodeProto& n = graph_.node(index);
   const std::string domain = NormalizeDomain(n.domain());
@@ -339,6 +362,11 @@ Status Importer::ImportNode(int index) {
   // Trailing empty outputs are absent; an empty one in the middle gets a fresh name.
   int num_outputs = n.output_size();
   while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
+  if (domain.empty() && n.op_type() == "BatchNormalization" && *version < 14 && num_outputs > 3) {
+    A8_RETURN_IF_ERROR(
+        UnreadOutputs(index, 3, "BatchNormalization-14 has no saved_mean/saved_var"));
+    num_outputs = 3;  // the training form's saved_mean and saved_var (import_upgrade.h)
+  }
   std::vector<std::pair<std::string, TensorType>> outputs;
   std::vector<const onnx::TypeProto*> declared;
   for (int i = 0; i < num_outputs; ++i) {

@@ -15,8 +15,7 @@ exporter, model_ts.onnx from the TorchScript exporter, where meta.json says it e
   against fp32); a step the loss scaler skips for overflow is compared with PyTorch's loss after
   as many updates (the skipped step leaves the weights as they were);
 - emu: the fp32 and amp SGD plans on cuda-emu (the CUDA backend's kernels run on the host) give
-  the CPU backend's losses (`--reference` kernels) bit for bit (2 steps: cuda-emu is slow),
-  except the known gaps of EMU_GAPS (first loss bit for bit, the second within 1e-6).
+  the CPU backend's losses (`--reference` kernels) bit for bit (2 steps: cuda-emu is slow).
 
 --row writes what tools/bench/zoo_table.py tabulates: per export the nodes, parameters, compile
 time, the median fp32 step time and the largest deviation per precision.
@@ -171,30 +170,13 @@ def check_curves(model, meta, work):
     return deviation, compile_s, float(np.median(step_ms[1:])), plans
 
 
-# Models whose second loss differs by ~1e-7 between cpu --reference and cuda-emu: the forward
-# pass (first loss) is bit-identical, a gradient kernel is not (T5: the tied lm_head/embedding
-# gradient differs; EfficientNet: every Conv weight). Not found yet; listed so that the other
-# models stay checked bit for bit and a new gap fails.
-EMU_GAPS = {
-    "t5": "the tied lm_head.weight gradient differs in 22 of 2048 elements after one step",
-    "efficientnet": "Conv weight gradients differ after one step (SiLU, squeeze-excitation)",
-}
-
-
 def check_emu(meta, plans, work):
     for precision in ("fp32", "amp"):
         plan = plans[precision, "sgd"]
         # The CPU's reference kernels and the CUDA backend's kernels run on the host give the
-        # same losses bit for bit, except where EMU_GAPS records a known, unexplained gap.
+        # same losses bit for bit.
         cpu = train(plan, meta, work, "cpu", steps=2, extra=("--reference",))[0]
         emu = train(plan, meta, work, "cuda-emu", steps=2)[0]
-        if ARGS.model in EMU_GAPS:
-            assert cpu[0] == emu[0], (precision, cpu.tolist(), emu.tolist())
-            rel = float(np.max(np.abs(cpu - emu) / np.abs(cpu)))
-            assert rel <= 1e-6, (precision, cpu.tolist(), emu.tolist())
-            print(f"  {precision} on cuda-emu: within {rel:.1e} of cpu --reference "
-                  f"(KNOWN GAP: {EMU_GAPS[ARGS.model]})")
-            continue
         assert cpu.tolist() == emu.tolist(), (precision, cpu.tolist(), emu.tolist())
         print(f"  {precision} on cuda-emu == cpu --reference (bit for bit): {cpu.tolist()}")
 
@@ -202,9 +184,6 @@ def check_emu(meta, plans, work):
 # Exports a800c does not take yet: the op, named in its one error (exit 2) with the node. The
 # README lists them; when the op lands, this test fails until the entry goes.
 UNSUPPORTED = {
-    # At opset 13 (HardSwish written as x * HardSigmoid(x)), BatchNorm's training form is
-    # BatchNormalization-9 with 5 outputs, which a800c does not upgrade to version 14's.
-    ("mobilenet_v3_small", "torchscript"): "BatchNormalization",
     ("gpt2", "dynamo"): "GatherND",  # transformers' mask construction (advanced indexing)
 }
 

@@ -330,11 +330,6 @@ TEST(ImporterTest, RejectsLegacyFormsWithDifferentMeaning) {
 g (float[2, 3] x) => (float[2, 3] y, float[2, 3] m) { y, m = Dropout (x) })");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
   EXPECT_THAT(s.message(), HasSubstr("node 'Dropout_0' (Dropout): Dropout-7's mask output"));
-  s = ImportError(R"(<ir_version: 7, opset_import: ["" : 9]>
-g (float[2, 3] x, float[3] s, float[3] b, float[3] mean, float[3] var)
-  => (float[2, 3] y, float[3] m2, float[3] v2, float[3] sm, float[3] sv)
-{ y, m2, v2, sm, sv = BatchNormalization (x, s, b, mean, var) })");
-  EXPECT_THAT(s.message(), HasSubstr("BatchNormalization-9 with 5 outputs is training mode"));
 }
 
 TEST(ImporterTest, ConstantNodesBecomeConstants) {
