@@ -68,9 +68,14 @@ def inputs(meta, labels=True):
 # exporter's graph_signature would say they are no parameters; a800c does not read it yet).
 EXTRA_FLAGS = {("llama", "dynamo"): ["--freeze=^unsqueeze_1[45]$"]}
 # Curves known to leave PyTorch's by more than the bound: measured, printed, not failed on.
+# T5 bf16 SGD: meta.json's control (PyTorch's bf16 autocast 2.1e-2 from its fp32 curve) is a
+# lucky draw: from 7 starting points 1e-6 (relative) away, which move PyTorch's fp32 curve by
+# 1.3e-6, PyTorch's own bf16 autocast curve deviates 1.4e-1 to 1.7e-1
+# (models/zoo/autocast_spread.py t5), as a800c's does.
 KNOWN_DEVIATIONS = {
-    ("t5", "bf16", "sgd"): "a800c's bf16 T5 leaves the fp32 curve ~8x further than PyTorch's own "
-                           "bf16 autocast (1.7e-1 against 2.1e-2 at step 19): not explained yet",
+    ("t5", "bf16", "sgd"): "PyTorch's own bf16 autocast deviates 1.4e-1 to 1.7e-1 from starting "
+                           "points 1e-6 away (autocast_spread.py); meta.json's 2.1e-2 is one "
+                           "lucky draw, so 3x it is no bound for this chaotic curve",
 }
 
 
