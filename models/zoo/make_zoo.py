@@ -173,8 +173,9 @@ MODELS = {
 # ---- data, references, exports ------------------------------------------------------------------
 
 # The TorchScript exporter's opset where it is not 17: at 13 it writes HardSwish as
-# x * HardSigmoid(x) (HardSwish is opset 14; a800c has no HardSwish yet), but BatchNorm's
-# training form as BatchNormalization-9 with 5 outputs, which a800c refuses (see README).
+# x * HardSigmoid(x) (HardSwish is opset 14; a800c had none when this export was made), and
+# BatchNorm's training form as BatchNormalization-9 with 5 outputs, which a800c's import upgrades
+# to version 14's training_mode=1 (kept at 13: the zoo's one export of that form).
 TS_OPSET = {"mobilenet_v3_small": 13}
 # The dynamo exporter's optimizer where it changes no parameter (Llama: untied, no BatchNorm, no
 # position table): it folds transformers' mask construction, whose advanced indexing is a
