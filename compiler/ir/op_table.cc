@@ -164,10 +164,11 @@ void AddNnOps(std::vector<OpDef>* ops) {
       GradDecision::kNotImplemented,
       Op("ConvTranspose", {2, 3, 1, 1}, ConvAttrs(true), {1, 11, 22}, 1, InferConvTranspose,
          "transposed convolution (output_padding, output_shape)")));
-  // 9: one output in inference, or five (training, unsupported); 14: training_mode -> 3.
+  // 1-9: one output in inference, more in training (import_upgrade.cc: 14's form); 14:
+  // training_mode -> 3.
   add(Op("BatchNormalization", {5, 5, 1, 5},
-         {Opt("epsilon", 1e-5f), Opt("momentum", 0.9f), Opt("training_mode", 0)}, {1, 6, 7, 9, 14, 15}, 14,
-         InferBatchNormalization,
+         {Opt("epsilon", 1e-5f), Opt("momentum", 0.9f), Opt("training_mode", 0)},
+         {1, 6, 7, 9, 14, 15}, 14, InferBatchNormalization,
          "batch normalization over N and spatial dims (training_mode: batch statistics)"));
   add(Op("LayerNormalization", {2, 3, 1, 3},
          {Opt("axis", -1), Opt("epsilon", 1e-5f), Opt("stash_type", 1)}, {17}, 17,
