@@ -41,13 +41,17 @@ Status CheckArity(const DecomposeRequest& req, size_t inputs) {
 }
 
 StatusOr<std::vector<DecomposedNode>> DecomposePRelu(Graph& g, const DecomposeRequest& req) {
-  if (req.version < 7) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 2));
+  // PRelu-1/6 define a one-element slope (shared by every channel) and, implicitly, one of X's
+  // shape; both mean the same under PRelu-7's broadcasting. Other slopes (Caffe2's per-channel
+  // [C]) are not defined there.
+  const Value* slope_in = req.inputs[1];
+  if (req.version < 7 && !(slope_in->data() && slope_in->data()->num_elements() == 1)) {
     return Unsupported(
-        "{}: PRelu-{} broadcasts the slope in a legacy way; a800c supports PRelu "
-        "from version 7 (opset 7) on",
+        "{}: PRelu-{} defines only a one-element constant slope (others broadcast in a legacy "
+        "way); a800c supports other slopes from PRelu-7 (opset 7) on",
         req.where, req.version);
   }
-  A8_RETURN_IF_ERROR(CheckArity(req, 2));
   if (!req.attrs.empty()) {
     return InvalidInput("{}: unknown attribute '{}'", req.where, req.attrs.begin()->first);
   }
@@ -108,9 +112,15 @@ StatusOr<std::vector<int64_t>> UpsampleScales(const DecomposeRequest& req) {
   } else {
     const Value* v = req.inputs.size() == 2 ? req.inputs[1] : nullptr;
     if (v == nullptr || v->data() == nullptr) {
+      // A graph input can be frozen from the command line; say how.
+      const std::string hint =
+          v != nullptr && v->role() == ValueRole::kInput
+              ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", v->name(),
+                            v->name())
+              : std::string();
       return Unsupported(
-          "{}: Upsample-{}'s 'scales' must be a constant (a800c needs static shapes)", req.where,
-          req.version);
+          "{}: Upsample-{}'s input 'scales' must be a constant (a800c needs static shapes){}",
+          req.where, req.version, hint);
     }
     for (int64_t i = 0; i < v->data()->num_elements(); ++i)
       scales.push_back(v->data()->GetDouble(i));

@@ -4,7 +4,7 @@
 //
 //   PRelu-7/9/16 (x, slope)  -> Sub(Relu(x), Mul(slope, Relu(Neg(x))))
 //       equal to x < 0 ? slope * x : x, slope broadcast to x (unidirectional from PRelu-7 on;
-//       PRelu-1/6 broadcast differently and are refused);
+//       PRelu-1/6 only with a one-element constant slope, the form they define);
 //   ReduceLogSum-1..28       -> Log(ReduceSum(x, axes, keepdims, noop_with_empty_axes))
 //       (an empty reduction gives log(0) = -inf, as ONNX says).
 //   Upsample-1/7/9, mode 'nearest', integer scales s (attributes, or a constant input)

@@ -252,6 +252,8 @@ def build(op, v):
             return Case([data(x)], {"scales": [1.0, 1.0, 2.0, 3.0], "mode": "nearest"})
         return Case([data(x), init(np.array([1, 1, 2, 3], F32))], {"mode": "nearest"})
     if op == "PRelu":
+        if v < 7:  # the one form PRelu-1/6 define: one slope shared by every channel
+            return Case([data(rnd(2, 3, 4, seed=51)), init(np.array([0.25], F32))])
         return Case([data(rnd(2, 3, 4, seed=51)), init(rnd(4, seed=52))])
     return build_binary(op, v) or build_nn(op, v) or build_shape(op, v)
 

@@ -51,8 +51,6 @@ EXPECTED_REFUSALS = {
     ("BatchNormalization", 1): "spatial/is_test/consumed_inputs forms: owned by issue 14",
     ("BatchNormalization", 6): "spatial/is_test forms: owned by issue 14",
     ("BatchNormalization", 7): "spatial attribute: owned by issue 14",
-    ("PRelu", 1): "PRelu-1/6 broadcast the slope differently from PRelu-7 (refused at import)",
-    ("PRelu", 6): "PRelu-1/6 broadcast the slope differently from PRelu-7 (refused at import)",
 }
 
 

@@ -226,7 +226,13 @@ g (float[2, 3] x, float[3] slope) => (float[2, 3] y) { y = PRelu (x, slope) })")
   Status s = ImportError(R"(<ir_version: 3, opset_import: ["" : 6]>
 g (float[2, 3] x, float[3] slope) => (float[2, 3] y) { y = PRelu (x, slope) })");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_THAT(s.message(), HasSubstr("node 'PRelu_0' (PRelu): PRelu-6 broadcasts the slope"));
+  EXPECT_THAT(s.message(), HasSubstr("node 'PRelu_0' (PRelu): PRelu-6 defines only a one-element "
+                                     "constant slope"));
+  // The one-element slope PRelu-1/6 define.
+  g = ImportText(R"(<ir_version: 3, opset_import: ["" : 6]>
+g (float[2, 3] x) => (float[2, 3] y) <float[1] slope = {0.25}> { y = PRelu (x, slope) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->outputs()[0]->producer()->op(), "Sub");
 
   // Before 18 the axes are an attribute: ReduceSum gets them as an input (its canonical form).
   g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
