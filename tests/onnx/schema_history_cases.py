@@ -135,7 +135,7 @@ def build_nn(op, v):
         return Case([data(rnd(1, 2, 6, 6, seed=19))], attrs)
     if op in ("GlobalAveragePool", "GlobalMaxPool"):
         return Case([data(rnd(1, 2, 4, 5, seed=20))])
-    if op in ("Softmax", "LogSoftmax"):
+    if op in ("Softmax", "LogSoftmax", "Hardmax"):
         # axis=1 of a rank-3 input: before 13, the 2-D coercion over dims 1 and 2.
         return Case([data(rnd(2, 3, 4, seed=21))], {"axis": 1})
     if op == "Dropout":
@@ -145,6 +145,21 @@ def build_nn(op, v):
         if v < 12:
             return Case([data(x)], {"ratio": 0.25}, outputs=2)
         return Case([data(x), init(np.array(0.25, F32))], outputs=2)
+    if op == "RMSNormalization":
+        return Case([data(rnd(2, 3, 4, seed=14)), init(rnd(4, seed=15))], {"axis": -1})
+    if op == "GroupNormalization":  # scale/bias per group in 18, per channel from 21
+        c = 2 if v < 21 else 4
+        return Case([data(rnd(2, 4, 3, seed=14)), init(rnd(c, seed=15)), init(rnd(c, seed=16))],
+                    {"num_groups": 2, "epsilon": 1e-3})
+    if op == "LpNormalization":
+        return Case([data(rnd(2, 3, seed=24))], {"axis": 1, "p": 2})
+    if op == "LRN":
+        return Case([data(rnd(1, 5, 3, 3, seed=25))], {"size": 3, "alpha": 0.01, "beta": 0.75})
+    if op == "SpaceToDepth":
+        return Case([data(rnd(1, 2, 4, 4, seed=26))], {"blocksize": 2})
+    if op == "DepthToSpace":
+        return Case([data(rnd(1, 8, 2, 3, seed=27))],
+                    {"blocksize": 2, **({"mode": "CRD"} if v >= 11 else {})})
     if op == "SoftmaxCrossEntropyLoss":
         return Case([data(rnd(3, 5, seed=23)), ints([0, 4, 2])], {"reduction": "mean"})
     if op == "NegativeLogLikelihoodLoss":
@@ -213,11 +228,31 @@ def build_shape(op, v):
                      init(np.array([-1.0, 2.0], F32))])
     if op == "Where":
         return Case([data(rnd(2, 3, seed=41) > 0), data(rnd(2, 3, seed=42)), data(rnd(3, seed=43))])
+    if op == "EyeLike":
+        return Case([data(rnd(3, 4, seed=54))], {"k": 1})
+    if op == "Compress":
+        return Case([data(rnd(3, 2, seed=55)), init(np.array([True, False, True]))], {"axis": 0})
+    if op == "CenterCropPad":
+        return Case([data(rnd(4, 5, seed=56)), ints([3, 6])])
     if op in ("ArgMax", "ArgMin"):
         return Case([data(x)], {"axis": 1, "keepdims": 0})
     if op == "CumSum":
         return Case([data(rnd(2, 3, seed=44)), init(np.array(1, I64))], {"reverse": 1})
     return None
+
+
+# Every op with a case here; schema_history_test.py tests those a800c supports.
+CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) | set(REDUCE) | {
+    "IsNaN", "IsInf", "Not", "Clip", "Cast", "CastLike", "PRelu", "Upsample", "Pow", "Mod",
+    "MatMul", "Gemm", "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization",
+    "LayerNormalization", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "Softmax", "LogSoftmax", "Hardmax", "Dropout", "SoftmaxCrossEntropyLoss",
+    "NegativeLogLikelihoodLoss", "RMSNormalization", "GroupNormalization", "LpNormalization",
+    "LRN", "SpaceToDepth", "DepthToSpace", "Reshape", "Flatten", "Transpose", "Concat", "Split",
+    "Slice", "Gather", "GatherElements", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
+    "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
+    "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
+    "BitwiseXor", "BitwiseNot", "BitShift"}
 
 
 def build(op, v):
@@ -226,6 +261,14 @@ def build(op, v):
         return Case([data(rnd(2, 3, 4, lo=lo, hi=hi, seed=sum(map(ord, op)) % 97))])
     if op in ("IsNaN", "IsInf"):
         return Case([data(np.array([1.0, np.nan, np.inf, -np.inf, -2.0], F32))])
+    if op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
+        return Case([data(np.array([[1, 6, -3], [12, 0, 7]], np.int32)),
+                     data(np.array([3, 5, -1], np.int32))])
+    if op == "BitwiseNot":
+        return Case([data(np.array([[1, 6, -3], [12, 0, 7]], np.int32))])
+    if op == "BitShift":
+        return Case([data(np.array([1, 6, 200, 7], np.uint8)),
+                     data(np.array([1, 2, 1, 0], np.uint8))], {"direction": "LEFT"})
     if op == "Not":
         return Case([data(rnd(2, 3, seed=45) > 0)])
     if op in VARIADIC:

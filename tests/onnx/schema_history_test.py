@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Every version of every ONNX op a800c supports, from onnx's schema history, against onnxruntime.
 
-For each op that `a800c --list-ops` lists in ai.onnx (plus the ops the importer decomposes) and
+For each op that `a800c --list-ops` lists in ai.onnx (plus the ops with a case that a800c
+imports as a few other ops: PRelu, ReduceLogSum, Upsample, ...) and
 each since_version of it in `onnx.defs.get_all_schemas_with_history()`, a one-node model at that
 opset (schema_history_cases.py: the version's own form, legacy attributes included) is
   1. run by onnxruntime (the reference; ORT accepts most old opsets),
@@ -42,10 +43,6 @@ import schema_history_cases as cases  # noqa: E402
 
 ort.set_default_logger_severity(3)
 
-# Ops a800c imports as a few nodes of other ops (compiler/onnx/import_decompose.h); --list-ops
-# does not list them.
-DECOMPOSED = ("PRelu", "ReduceLogSum", "Upsample")
-
 # (op, version) -> why a800c refuses it (with one error naming the node, the op and the version).
 EXPECTED_REFUSALS = {
     ("BatchNormalization", 1): "spatial/is_test/consumed_inputs forms: owned by issue 14",
@@ -61,13 +58,27 @@ ORT_DEVIATIONS = {
 }
 
 
-def supported_ops(a800c):
+def imports_op(a800c, op, v, workdir):
+    """Whether a800c imports `op` at all (the ops it decomposes are not in --list-ops): the
+    newest version's case, unless a800c says the op is not supported."""
+    model, _, _ = make_model(op, v, cases.build(op, v))
+    path = os.path.join(workdir, f"probe_{op}.onnx")
+    onnx.save(model, path)
+    r = subprocess.run([a800c, path, "--precision=fp32", "--emit=ir", "-o", os.devnull],
+                       capture_output=True, text=True, timeout=120)
+    return f"op '{op}' of ai.onnx is not supported by a800c" not in r.stderr
+
+
+def supported_ops(a800c, workdir):
+    """The ai.onnx ops of --list-ops, and the ops with a case that a800c imports otherwise."""
     out = subprocess.run([a800c, "--list-ops"], capture_output=True, text=True, check=True).stdout
-    ops = set(DECOMPOSED)
+    ops = set()
     for line in out.splitlines()[1:]:
         name = line.split()[0] if line.split() else ""
         if name and "." not in name:
             ops.add(name)
+    newest = histories(cases.CASE_OPS - ops)
+    ops |= {op for op, vs in newest.items() if imports_op(a800c, op, vs[-1], workdir)}
     return sorted(ops)
 
 
@@ -236,14 +247,14 @@ def main():
     p.add_argument("-v", action="store_true", help="print every case")
     p.add_argument("--op", action="append", help="only these ops")
     args = p.parse_args()
-    ops = supported_ops(args.a800c)
-    if args.op:
-        ops = [o for o in ops if o in args.op]
-    hist = histories(ops)
-    todo = [(op, v) for op in ops for v in hist.get(op, [])]
     results = {}
     with tempfile.TemporaryDirectory() as work, \
             concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
+        ops = supported_ops(args.a800c, work)
+        if args.op:
+            ops = [o for o in ops if o in args.op]
+        hist = histories(ops)
+        todo = [(op, v) for op in ops for v in hist.get(op, [])]
         futs = {pool.submit(run_case, args.a800c, args.a800c_run, op, v, work): (op, v)
                 for op, v in todo}
         for f in concurrent.futures.as_completed(futs):
