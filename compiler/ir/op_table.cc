@@ -50,10 +50,10 @@ std::string_view DomainName(std::string_view domain) {
 }
 
 void AddElementwiseOps(std::vector<OpDef>* ops) {
-  // The common "unary math" history is {1, 6, 13}; 1 had `consumed_inputs`.
-  const std::vector<int> kUnary6{6, 13};
-  // 6 and older have the legacy `broadcast` attribute.
-  const std::vector<int> kArithmetic{7, 13, 14};
+  // The common "unary math" history is {1, 6, 13}; 1 had `consumed_inputs` (dropped at import).
+  const std::vector<int> kUnary6{1, 6, 13};
+  // 1 and 6 have the legacy `broadcast`/`axis` attributes (import_upgrade_legacy.h).
+  const std::vector<int> kArithmetic{1, 6, 7, 13, 14};
   // Every op of this family is elementwise (with broadcasting); `in_place` marks those whose
   // kernels may write over input 0 (unary, variadic: the CPU folds the inputs into the output one
   // after another, starting from a copy of input 0) or over any input (binary).
@@ -87,31 +87,36 @@ void AddElementwiseOps(std::vector<OpDef>* ops) {
   add(Op("Sub", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a - b (broadcasting)"), kAny);
   add(Op("Mul", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a * b (broadcasting)"), kAny);
   add(Op("Div", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a / b (broadcasting)"), kAny);
-  add(Op("Pow", kBinary, {}, {7, 12, 13, 15}, 7, InferPow, "x ^ y (broadcasting)"), kAny);
+  add(Op("Pow", kBinary, {}, {1, 7, 12, 13, 15}, 7, InferPow, "x ^ y (broadcasting)"), kAny);
   add(Op("Mod", kBinary, {Opt("fmod", 0)}, {10, 13, 28}, 10, InferMod,
          "remainder (fmod=0: sign of divisor, fmod=1: C fmod)"));
-  add(Op("Equal", kBinary, {}, {7, 11, 13, 19}, 7, InferCompareBinary, "a == b, as bool"));
-  add(Op("Less", kBinary, {}, {7, 9, 13}, 7, InferCompareBinary, "a < b, as bool"));
+  add(Op("Equal", kBinary, {}, {1, 7, 11, 13, 19}, 7, InferCompareBinary, "a == b, as bool"));
+  add(Op("Less", kBinary, {}, {1, 7, 9, 13}, 7, InferCompareBinary, "a < b, as bool"));
   add(Op("LessOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a <= b, as bool"));
-  add(Op("Greater", kBinary, {}, {7, 9, 13}, 7, InferCompareBinary, "a > b, as bool"));
+  add(Op("Greater", kBinary, {}, {1, 7, 9, 13}, 7, InferCompareBinary, "a > b, as bool"));
   add(Op("GreaterOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a >= b, as bool"));
-  add(Op("And", kBinary, {}, {7}, 7, InferLogicalBinary, "logical and (broadcasting)"), kAny);
-  add(Op("Or", kBinary, {}, {7}, 7, InferLogicalBinary, "logical or (broadcasting)"), kAny);
-  add(Op("Xor", kBinary, {}, {7}, 7, InferLogicalBinary, "logical xor (broadcasting)"), kAny);
+  add(Op("And", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical and (broadcasting)"), kAny);
+  add(Op("Or", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical or (broadcasting)"), kAny);
+  add(Op("Xor", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical xor (broadcasting)"), kAny);
 
-  // Version 8 introduced multidirectional broadcasting for the variadic ops.
-  add(Op("Max", kVariadic, {}, {8, 12, 13}, 8, InferVariadic, "elementwise max of N inputs"), kIn0);
-  add(Op("Min", kVariadic, {}, {8, 12, 13}, 8, InferVariadic, "elementwise min of N inputs"), kIn0);
-  add(Op("Sum", kVariadic, {}, {8, 13}, 8, InferVariadic, "elementwise sum of N inputs"), kIn0);
-  add(Op("Mean", kVariadic, {}, {8, 13}, 8, InferVariadic, "elementwise mean of N inputs"), kIn0);
+  // Version 8 introduced multidirectional broadcasting for the variadic ops; 1 and 6 require
+  // equal shapes, which it accepts unchanged.
+  add(Op("Max", kVariadic, {}, {1, 6, 8, 12, 13}, 8, InferVariadic, "elementwise max of N inputs"),
+      kIn0);
+  add(Op("Min", kVariadic, {}, {1, 6, 8, 12, 13}, 8, InferVariadic, "elementwise min of N inputs"),
+      kIn0);
+  add(Op("Sum", kVariadic, {}, {1, 6, 8, 13}, 8, InferVariadic, "elementwise sum of N inputs"),
+      kIn0);
+  add(Op("Mean", kVariadic, {}, {1, 6, 8, 13}, 8, InferVariadic, "elementwise mean of N inputs"),
+      kIn0);
   add(Op("Where", {3, 3, 1, 1}, {}, {9, 16}, 9, InferWhere, "condition ? x : y (broadcasting)"));
-  // Clip-6 has min/max attributes; the importer moves them to inputs (canonical 11).
+  // Clip-1/6 have min/max attributes; the importer moves them to inputs (canonical 11).
   add(Op("Clip", {1, 3, 1, 1},
          {OptNoDefault("min", AttrKind::kFloat), OptNoDefault("max", AttrKind::kFloat)},
-         {6, 11, 12, 13}, 11, InferClip, "clamp to [min, max] (optional scalar inputs)"),
+         {1, 6, 11, 12, 13}, 11, InferClip, "clamp to [min, max] (optional scalar inputs)"),
       kIn0);
   add(Op("Cast", kUnary, {Req("to", AttrKind::kInt), Opt("saturate", 1), Opt("round_mode", "up")},
-         {6, 9, 13, 19, 21, 23, 24, 25, 28}, 6, InferCast, "convert to element type `to`"),
+         {1, 6, 9, 13, 19, 21, 23, 24, 25, 28}, 6, InferCast, "convert to element type `to`"),
       kIn0);
   add(Op("CastLike", kBinary, {Opt("saturate", 1), Opt("round_mode", "up")},
          {15, 19, 21, 23, 24, 25}, 15, InferCastLike, "convert to the element type of input 1"));
@@ -154,10 +159,10 @@ void AddNnOps(std::vector<OpDef>* ops) {
   auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
   add(Op("MatMul", kBinary, {}, {1, 9, 13}, 1, InferMatMul,
          "numpy matmul: 1-D operands, batch broadcasting"));
-  // Gemm-6 and older have the legacy `broadcast` attribute.
+  // Gemm-1/6 have the legacy `broadcast` attribute (dropped at import: Gemm-7's broadcast).
   add(Op("Gemm", {2, 3, 1, 1},
          {Opt("alpha", 1.0f), Opt("beta", 1.0f), Opt("transA", 0), Opt("transB", 0)},
-         {7, 9, 11, 13}, 7, InferGemm, "alpha * A' * B' + beta * C (C broadcast to [M,N])"));
+         {1, 6, 7, 9, 11, 13}, 7, InferGemm, "alpha * A' * B' + beta * C (C broadcast to [M,N])"));
   add(Op("Conv", {2, 3, 1, 1}, ConvAttrs(false), {1, 11, 22}, 1, InferConv,
          "1-D/2-D/3-D convolution (pads, strides, dilations, group, auto_pad)"));
   add(WithGradient(
@@ -173,27 +178,27 @@ void AddNnOps(std::vector<OpDef>* ops) {
   add(Op("LayerNormalization", {2, 3, 1, 3},
          {Opt("axis", -1), Opt("epsilon", 1e-5f), Opt("stash_type", 1)}, {17}, 17,
          InferLayerNormalization, "normalize over dims [axis, rank); outputs Y, Mean, InvStdDev"));
-  add(Op("InstanceNormalization", {3, 3, 1, 1}, {Opt("epsilon", 1e-5f)}, {6, 22}, 6,
+  add(Op("InstanceNormalization", {3, 3, 1, 1}, {Opt("epsilon", 1e-5f)}, {1, 6, 22}, 6,
          InferInstanceNormalization, "normalize each (n, c) over the spatial dims"));
-  add(Op("MaxPool", {1, 1, 1, 2}, PoolAttrs(true), {8, 10, 11, 12, 22}, 8, InferPool,
+  add(Op("MaxPool", {1, 1, 1, 2}, PoolAttrs(true), {1, 8, 10, 11, 12, 22}, 8, InferPool,
          "max pooling (ceil_mode, dilations; optional Indices output)"));
-  add(Op("AveragePool", {1, 1, 1, 1}, PoolAttrs(false), {7, 10, 11, 19, 22}, 7, InferPool,
+  add(Op("AveragePool", {1, 1, 1, 1}, PoolAttrs(false), {1, 7, 10, 11, 19, 22}, 7, InferPool,
          "average pooling (count_include_pad, ceil_mode)"));
   add(Op("GlobalAveragePool", kUnary, {}, {1, 22}, 1, InferGlobalPool,
          "mean over all spatial dims"));
   add(Op("GlobalMaxPool", kUnary, {}, {1, 22}, 1, InferGlobalPool, "max over all spatial dims"));
-  // Softmax < 13 normalizes over the flattened dims [axis, rank); the importer upgrades it only
-  // when axis is the last axis, where both definitions agree.
+  // Softmax < 13 normalizes over the flattened dims [axis, rank); the importer writes that
+  // coercion out as Reshape -> Softmax(axis=-1) -> Reshape (import_upgrade_legacy.h).
   add(Op("Softmax", kUnary, {Opt("axis", -1)}, {1, 11, 13}, 13, InferSoftmax,
          "softmax along axis"));
   add(Op("LogSoftmax", kUnary, {Opt("axis", -1)}, {1, 11, 13}, 13, InferSoftmax,
          "log of softmax along axis"));
-  // Dropout-7/10 have a `ratio` attribute (moved to an input by the importer); 7's mask has the
-  // data's type, 10 and later a bool mask.
+  // Dropout-1/6/7/10 have a `ratio` attribute (moved to an input by the importer); 1/6 also
+  // `is_test`; 1/6/7's mask has the data's type (a Cast of the bool mask at import).
   OpDef dropout =
       Op("Dropout", {1, 3, 1, 2},
          {OptNoDefault("seed", AttrKind::kInt), OptNoDefault("ratio", AttrKind::kFloat)},
-         {7, 10, 12, 13, 22}, 12, InferDropout,
+         {1, 6, 7, 10, 12, 13, 22}, 12, InferDropout,
          "random zeroing in training mode, identity otherwise; optional bool mask");
   dropout.random = true;
   add(std::move(dropout));
@@ -237,19 +242,21 @@ void AddReductionOps(std::vector<OpDef>* ops) {
 
 void AddShapeOps(std::vector<OpDef>* ops) {
   auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
-  add(Op("Reshape", kBinary, {Opt("allowzero", 0)}, {5, 13, 14, 19, 21, 23, 24, 25}, 5,
+  add(Op("Reshape", kBinary, {Opt("allowzero", 0)}, {1, 5, 13, 14, 19, 21, 23, 24, 25}, 5,
          InferReshape, "reshape to a constant shape (0 copies a dim, -1 infers one)"));
   add(Op("Flatten", kUnary, {Opt("axis", 1)}, {1, 9, 11, 13, 21, 23, 24, 25}, 1, InferFlatten,
          "reshape to 2-D at axis"));
   add(Op("Transpose", kUnary, {OptNoDefault("perm", AttrKind::kInts)}, {1, 13, 21, 23, 24, 25}, 1,
          InferTranspose, "permute dims (default: reverse)"));
-  add(Op("Concat", {1, kMany, 1, 1}, {Req("axis", AttrKind::kInt)}, {4, 11, 13}, 4, InferConcat,
+  add(Op("Concat", {1, kMany, 1, 1}, {Req("axis", AttrKind::kInt)}, {1, 4, 11, 13}, 4, InferConcat,
          "concatenate along axis"));
-  // Split-2/11 take `split` as an attribute, 13 as an input, 18 adds num_outputs.
+  // Split-1 takes `split` as an attribute or an input, 2/11 as an attribute, 13 as an input, 18
+  // adds num_outputs.
   add(Op("Split", {1, 2, 1, kMany},
          {Opt("axis", 0), OptNoDefault("num_outputs", AttrKind::kInt),
           OptNoDefault("split", AttrKind::kInts)},
-         {2, 11, 13, 18}, 18, InferSplit, "split along axis (sizes, num_outputs or equal parts)"));
+         {1, 2, 11, 13, 18}, 18, InferSplit,
+         "split along axis (sizes, num_outputs or equal parts)"));
   // Slice-1 takes starts/ends/axes as attributes; the importer moves them to inputs.
   add(Op("Slice", {1, 5, 1, 1},
          {OptNoDefault("starts", AttrKind::kInts), OptNoDefault("ends", AttrKind::kInts),
@@ -267,14 +274,16 @@ void AddShapeOps(std::vector<OpDef>* ops) {
          InferUnsqueeze, "insert size-1 dims at constant axes"));
   add(Op("Expand", kBinary, {}, {8, 13}, 8, InferExpand,
          "broadcast to a constant shape (bidirectional)"));
-  // Pad-2 takes pads/value as attributes; 18 adds the axes input; 19 adds mode=wrap, which the
-  // shape rule rejects.
+  // Pad-1 (`paddings`) and Pad-2 take pads/value as attributes; 18 adds the axes input; 19 adds
+  // mode=wrap, which the shape rule rejects.
   add(Op("Pad", {1, 4, 1, 1},
          {Opt("mode", "constant"), OptNoDefault("pads", AttrKind::kInts),
           OptNoDefault("value", AttrKind::kFloat)},
-         {2, 11, 13, 18, 19, 21, 23, 24, 25}, 18, InferPad,
+         {1, 2, 11, 13, 18, 19, 21, 23, 24, 25}, 18, InferPad,
          "pad with constant pads (modes constant, reflect, edge)"));
-  add(Op("Tile", kBinary, {}, {6, 13}, 6, InferTile, "repeat along each dim (constant repeats)"));
+  // Tile-1 takes (input, tiles, axis); the importer makes them Tile-6's repeats.
+  add(Op("Tile", kBinary, {}, {1, 6, 13}, 6, InferTile,
+         "repeat along each dim (constant repeats)"));
   add(Op("Shape", kUnary, {Opt("start", 0), OptNoDefault("end", AttrKind::kInt)},
          {1, 13, 15, 19, 21, 23, 24, 25}, 1, InferShape, "the input's dims [start, end) as i64"));
   add(Op("Size", kUnary, {}, {1, 13, 19, 21, 23, 24, 25}, 1, InferSize,

@@ -11,14 +11,15 @@
 // definition changed in a way a800c does not handle is left out of `implemented`, so that model
 // gets a clear error instead of wrong semantics.
 //
-// `implemented` also holds versions older than opset 9 where they equal a later one but for
-// element types (Abs-6, MatMul-1, ...), since opset-9 models resolve to them. `canonical` is the
-// oldest implemented version that has the form the IR uses: for ops whose form never changed,
-// the oldest implemented version (Relu 6, Gemm 7); for ops where an attribute became an input,
-// the newest such form (Squeeze/Unsqueeze/ReduceSum 13, other Reduce* 18, Split 18: `split`
-// input since 13, `num_outputs` since 18; Slice 10, Clip 11, Dropout 12, Pad 18,
-// BatchNormalization 14 for training_mode, Softmax/LogSoftmax 13). OpDef::attrs also lists the
-// pre-upgrade attributes (Squeeze-11's `axes`, ...), and the shape rules accept either form.
+// `implemented` holds every version back to opset 1 that the importer upgrades to `canonical`
+// (compiler/onnx/import_upgrade.h), and versions that equal a later one but for element types.
+// `canonical` is the oldest version that has the form the IR uses: for ops whose form changed
+// only by legacy attributes the importer drops, the first version without them (Relu 6,
+// Gemm 7); for ops where an attribute became an input, the newest such form
+// (Squeeze/Unsqueeze/ReduceSum 13, other Reduce* 18, Split 18: `split` input since 13,
+// `num_outputs` since 18; Slice 10, Clip 11, Dropout 12, Pad 18, BatchNormalization 14 for
+// training_mode, Softmax/LogSoftmax 13, Tile 6). OpDef::attrs also lists the pre-upgrade
+// attributes (Squeeze-11's `axes`, ...), and the shape rules accept either form.
 #pragma once
 
 #include <map>

@@ -8,12 +8,12 @@ namespace a8 {
 void AddActivations(std::vector<OpDef>* ops) {
   using P = OpPrecisionClass;
   using G = GradDecision;
-  const std::vector<int> kUnary6{6, 13};
+  const std::vector<int> kUnary6{1, 6, 13};  // 1 had `consumed_inputs`
   const std::vector<DType> kSignedTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
                                            DType::kI64, DType::kI32, DType::kI8};
   AddActivation(ops, {"Relu",
                       {},
-                      {6, 13, 14},
+                      {1, 6, 13, 14},
                       6,
                       P::kFollow,
                       G::kActivationOfOutput,
@@ -48,7 +48,7 @@ void AddActivations(std::vector<OpDef>* ops) {
                       "gradient of Erf: dy * 2 / sqrt(pi) * e^(-x^2)"});
   AddActivation(ops, {"LeakyRelu",
                       {Opt("alpha", 0.01f)},
-                      {6, 16},
+                      {1, 6, 16},
                       6,
                       P::kFollow,
                       G::kActivationOfInput,
@@ -56,7 +56,7 @@ void AddActivations(std::vector<OpDef>* ops) {
                       "gradient of LeakyRelu: x > 0 ? dy : alpha * dy"});
   AddActivation(ops, {"Elu",
                       {Opt("alpha", 1.0f)},
-                      {6, 22},
+                      {1, 6, 22},
                       6,
                       P::kFollow,
                       G::kActivationOfInput,
@@ -82,7 +82,7 @@ void AddActivations(std::vector<OpDef>* ops) {
                       "gradient of Softplus: dy * sigmoid(x)"});
   AddActivation(ops, {"HardSigmoid",
                       {Opt("alpha", 0.2f), Opt("beta", 0.5f)},
-                      {6, 22},
+                      {1, 6, 22},
                       6,
                       P::kFollow,
                       G::kActivationOfInput,
@@ -137,7 +137,7 @@ void AddActivations(std::vector<OpDef>* ops) {
   AddActivation(
       ops, {"Selu",
             {Opt("alpha", 1.67326319217681884765625f), Opt("gamma", 1.05070102214813232421875f)},
-            {6, 22},
+            {1, 6, 22},
             6,
             P::kFollow,
             G::kActivationOfInput,

@@ -41,13 +41,17 @@ Status CheckArity(const DecomposeRequest& req, size_t inputs) {
 }
 
 StatusOr<std::vector<DecomposedNode>> DecomposePRelu(Graph& g, const DecomposeRequest& req) {
-  if (req.version < 7) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 2));
+  // PRelu-1/6 define a one-element slope (shared by every channel) and, implicitly, one of X's
+  // shape; both mean the same under PRelu-7's broadcasting. Other slopes (Caffe2's per-channel
+  // [C]) are not defined there.
+  const Value* slope_in = req.inputs[1];
+  if (req.version < 7 && !(slope_in->data() && slope_in->data()->num_elements() == 1)) {
     return Unsupported(
-        "{}: PRelu-{} broadcasts the slope in a legacy way; a800c supports PRelu "
-        "from version 7 (opset 7) on",
+        "{}: PRelu-{} defines only a one-element constant slope (others broadcast in a legacy "
+        "way); a800c supports other slopes from PRelu-7 (opset 7) on",
         req.where, req.version);
   }
-  A8_RETURN_IF_ERROR(CheckArity(req, 2));
   if (!req.attrs.empty()) {
     return InvalidInput("{}: unknown attribute '{}'", req.where, req.attrs.begin()->first);
   }
@@ -83,13 +87,114 @@ StatusOr<std::vector<DecomposedNode>> DecomposeReduceLogSum(Graph& g, const Deco
   return e.nodes();
 }
 
+// The integer scales of Upsample-1 (height_scale, width_scale of a 4-D input), -7 (`scales`)
+// or -9 (a constant `scales` input).
+StatusOr<std::vector<int64_t>> UpsampleScales(const DecomposeRequest& req) {
+  std::vector<double> scales;
+  auto attr = [&](const std::string& name) -> const Attribute* {
+    auto it = req.attrs.find(name);
+    return it == req.attrs.end() ? nullptr : &it->second;
+  };
+  if (req.version < 7) {
+    const Attribute* h = attr("height_scale");
+    const Attribute* w = attr("width_scale");
+    if (!h || !w || h->kind() != AttrKind::kFloat || w->kind() != AttrKind::kFloat) {
+      return InvalidInput("{}: Upsample-1 needs float attributes height_scale and width_scale",
+                          req.where);
+    }
+    scales = {1.0, 1.0, h->f(), w->f()};
+  } else if (req.version < 9) {
+    const Attribute* a = attr("scales");
+    if (!a || a->kind() != AttrKind::kFloats) {
+      return InvalidInput("{}: Upsample-7 needs the floats attribute 'scales'", req.where);
+    }
+    scales.assign(a->floats().begin(), a->floats().end());
+  } else {
+    const Value* v = req.inputs.size() == 2 ? req.inputs[1] : nullptr;
+    if (v == nullptr || v->data() == nullptr) {
+      // A graph input can be frozen from the command line; say how.
+      const std::string hint =
+          v != nullptr && v->role() == ValueRole::kInput
+              ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", v->name(),
+                            v->name())
+              : std::string();
+      return Unsupported(
+          "{}: Upsample-{}'s input 'scales' must be a constant (a800c needs static shapes){}",
+          req.where, req.version, hint);
+    }
+    for (int64_t i = 0; i < v->data()->num_elements(); ++i)
+      scales.push_back(v->data()->GetDouble(i));
+  }
+  std::vector<int64_t> out;
+  for (double s : scales) {
+    if (s < 1 || s != static_cast<double>(static_cast<int64_t>(s))) {
+      return Unsupported(
+          "{}: Upsample-{} with scale {} needs Resize, which a800c does not have (it supports "
+          "Upsample with integer scales in mode 'nearest')",
+          req.where, req.version, s);
+    }
+    out.push_back(static_cast<int64_t>(s));
+  }
+  return out;
+}
+
+// Upsample in mode 'nearest' with integer scales s: y[.., i, ..] = x[.., i / s, ..], that is each
+// element repeated s times along its dim: Unsqueeze a size-1 dim after each dim, Expand it to s,
+// Reshape to Shape(x) * s.
+StatusOr<std::vector<DecomposedNode>> DecomposeUpsample(Graph& g, const DecomposeRequest& req) {
+  if (req.version >= 10) {
+    return InvalidInput("{}: Upsample is deprecated from opset 10 on (ONNX replaced it by Resize)",
+                        req.where);
+  }
+  const size_t inputs = req.version == 9 ? 2 : 1;
+  A8_RETURN_IF_ERROR(CheckArity(req, inputs));
+  for (const auto& [key, value] : req.attrs) {
+    const bool known = key == "mode" ||
+                       (req.version < 7 && (key == "height_scale" || key == "width_scale")) ||
+                       (req.version >= 7 && req.version < 9 && key == "scales");
+    if (!known) return InvalidInput("{}: unknown attribute '{}'", req.where, key);
+  }
+  auto mode = req.attrs.find("mode");
+  if (mode != req.attrs.end() &&
+      (mode->second.kind() != AttrKind::kString || mode->second.s() != "nearest")) {
+    return Unsupported(
+        "{}: Upsample-{} in mode '{}' needs Resize, which a800c does not have (it supports "
+        "Upsample in mode 'nearest' with integer scales)",
+        req.where, req.version,
+        mode->second.kind() == AttrKind::kString ? mode->second.s() : std::string("?"));
+  }
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> scales, UpsampleScales(req));
+  const int64_t rank = static_cast<int64_t>(scales.size());
+  std::vector<int64_t> axes, expand;
+  for (int64_t i = 0; i < rank; ++i) {
+    axes.push_back(2 * i + 1);
+    expand.push_back(1);
+    expand.push_back(scales[static_cast<size_t>(i)]);
+  }
+  auto ints = [&](const std::string& what, const std::vector<int64_t>& v) {
+    return g.AddConstant(req.fresh_name(req.name + "." + what),
+                         TensorData::FromInt64s(v, {static_cast<int64_t>(v.size())}));
+  };
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* spread = e.Emit("Unsqueeze", 13, {x, ints("spread_axes", axes)}, {}, "spread", false);
+  Value* copies = e.Emit("Expand", 13, {spread, ints("copies_shape", expand)}, {}, "copies", false);
+  Value* shape = e.Emit("Shape", 13, {x}, {}, "shape", false);
+  Value* out_shape = e.Emit("Mul", 14, {shape, ints("scales", scales)}, {}, "out_shape", false);
+  e.Emit("Reshape", 14, {copies, out_shape}, {}, "", true);
+  return e.nodes();
+}
+
 }  // namespace
 
-bool IsDecomposedOp(std::string_view op) { return op == "PRelu" || op == "ReduceLogSum"; }
+bool IsDecomposedOp(std::string_view op) {
+  return op == "PRelu" || op == "ReduceLogSum" || op == "Upsample";
+}
 
 StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req) {
   if (req.op == "PRelu") return DecomposePRelu(g, req);
   if (req.op == "ReduceLogSum") return DecomposeReduceLogSum(g, req);
+  if (req.op == "Upsample") return DecomposeUpsample(g, req);
   return Internal("{}: {} is not a decomposed op", req.where, req.op);
 }
 

@@ -4,9 +4,15 @@
 //
 //   PRelu-7/9/16 (x, slope)  -> Sub(Relu(x), Mul(slope, Relu(Neg(x))))
 //       equal to x < 0 ? slope * x : x, slope broadcast to x (unidirectional from PRelu-7 on;
-//       PRelu-1/6 broadcast differently and are refused);
+//       PRelu-1/6 only with a one-element constant slope, the form they define);
 //   ReduceLogSum-1..28       -> Log(ReduceSum(x, axes, keepdims, noop_with_empty_axes))
 //       (an empty reduction gives log(0) = -inf, as ONNX says).
+//   Upsample-1/7/9, mode 'nearest', integer scales s (attributes, or a constant input)
+//                            -> Reshape(Expand(Unsqueeze(x, [1, 3, ..]), [1, s0, 1, s1, ..]),
+//                                       Shape(x) * s)
+//       each element repeated s times along its dim, as nearest upsampling by an integer does;
+//       other modes and scales need Resize, which a800c does not have: Unsupported, naming the
+//       node. Upsample-10 is deprecated (an error, as onnx's checker says).
 //
 // Every node made here is named `<node>.<op>` (the last one, which produces the ONNX outputs,
 // keeps the node's name) and comes back with the ONNX since_version its form has, for the caller

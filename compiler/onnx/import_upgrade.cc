@@ -1,12 +1,65 @@
 #include "compiler/onnx/import_upgrade.h"
 
+#include <onnx/onnx_pb.h>
+
 #include <cstring>
 #include <string_view>
 
+#include "compiler/onnx/import_upgrade_legacy.h"
 #include "kernels/common/float16.h"
 
 namespace a8 {
 namespace {
+
+// The ops that had `broadcast`/`axis` attributes before version 7.
+bool HasLegacyBroadcast(std::string_view op) {
+  return op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Pow" || op == "Equal" ||
+         op == "Greater" || op == "Less" || op == "And" || op == "Or" || op == "Xor";
+}
+
+// Cast-1's `to` is the name of a TensorProto.DataType ("FLOAT"); from Cast-6 on, its number.
+Status CastToAsNumber(Node* node) {
+  const Attribute* a = node->attr("to");
+  if (!a || a->kind() != AttrKind::kString) return Status::Ok();
+  onnx::TensorProto_DataType value = onnx::TensorProto_DataType_UNDEFINED;
+  if (!onnx::TensorProto_DataType_Parse(a->s(), &value) ||
+      value == onnx::TensorProto_DataType_UNDEFINED) {
+    return InvalidInput("{}: attribute 'to' = '{}' is not an ONNX element type name", node->Where(),
+                        a->s());
+  }
+  node->SetAttr("to", Attribute(static_cast<int64_t>(value)));
+  return Status::Ok();
+}
+
+// Tile-1 (input, tiles, axis), tiles and axis scalars of the input's type: `tiles` copies along
+// `axis`. Tile-6 takes one count per dim (repeats, i64).
+Status TileRepeatsFromAxis(Node* node, const UpgradeContext& ctx) {
+  const Value* tiles = node->input(1);
+  const Value* axis = node->input(2);
+  // Float initializers are parameters: what counts is that the data is known.
+  if (!tiles || !axis || !tiles->data() || !axis->data() || tiles->data()->num_elements() != 1 ||
+      axis->data()->num_elements() != 1) {
+    return Unsupported("{}: Tile-1's 'tiles' and 'axis' must be constant scalars", node->Where());
+  }
+  std::optional<int64_t> rank = node->has_input(0) ? ctx.known_rank(node->input(0)) : std::nullopt;
+  if (!rank) {
+    return Unsupported("{}: Tile-1 needs the input's rank (declare it in value_info)",
+                       node->Where());
+  }
+  const int64_t a = static_cast<int64_t>(axis->data()->GetDouble(0));
+  const int64_t n = static_cast<int64_t>(tiles->data()->GetDouble(0));
+  if (a < 0 || a >= *rank || n < 0) {
+    return InvalidInput("{}: Tile-1 with tiles={} along axis {} of a rank-{} input", node->Where(),
+                        n, a, *rank);
+  }
+  std::vector<int64_t> repeats(static_cast<size_t>(*rank), 1);
+  repeats[static_cast<size_t>(a)] = n;
+  Value* r = ctx.graph->AddConstant(ctx.fresh_name(node->name() + ".repeats"),
+                                    TensorData::FromInt64s(repeats, {*rank}));
+  node->RemoveTrailingInputs(1);
+  node->SetInput(1, r);
+  return Status::Ok();
+}
 
 bool IsReduce(std::string_view op) {
   return op == "ReduceL1" || op == "ReduceL2" || op == "ReduceLogSum" || op == "ReduceLogSumExp" ||
@@ -87,29 +140,6 @@ class Upgrader {
     return ctx_.known_dtype(node_->input(0)).value_or(DType::kF32);
   }
 
-  Status SoftmaxLastAxisOnly(int from) {
-    const int64_t axis = node_->GetInt("axis", 1);
-    std::optional<int64_t> rank =
-        node_->has_input(0) ? ctx_.known_rank(node_->input(0)) : std::nullopt;
-    if (!rank) {
-      return Unsupported(
-          "{}: {}-{} flattens its input to 2D at axis {}; a800c accepts that only "
-          "when axis is the last axis, and the input's rank is unknown "
-          "(add a value_info for '{}' or use opset 13)",
-          node_->Where(), node_->op(), from, axis,
-          node_->has_input(0) ? node_->input(0)->name() : "");
-    }
-    const int64_t normalized = axis < 0 ? axis + *rank : axis;
-    if (normalized != *rank - 1) {
-      return Unsupported(
-          "{}: {}-{} with axis={} on a rank-{} input flattens several axes into "
-          "one; a800c supports it only when axis is the last axis",
-          node_->Where(), node_->op(), from, axis, *rank);
-    }
-    node_->SetAttr("axis", Attribute(normalized));
-    return Status::Ok();
-  }
-
  private:
   Status SetNewInput(int index, const std::string& field, TensorDataPtr data) {
     if (node_->has_input(index)) {
@@ -158,6 +188,27 @@ Status UpgradeNode(Node* node, int from, int to, const UpgradeContext& ctx) {
   if (from >= to || !node->domain().empty()) return Status::Ok();
   Upgrader u(node, ctx);
   const std::string& op = node->op();
+  // Version 1's `consumed_inputs` was a memory-reuse hint without meaning for the result.
+  if (from < 6) node->RemoveAttr("consumed_inputs");
+  if (HasLegacyBroadcast(op) && from < 7) return UpgradeLegacyBroadcast(node, from, ctx);
+  if (op == "Gemm" && from < 7) {
+    // broadcast=0 required C to be [M, N]; broadcast=1 is Gemm-7's unidirectional broadcast.
+    node->RemoveAttr("broadcast");
+    return Status::Ok();
+  }
+  if (op == "Concat" && from < 4 && !node->has_attr("axis")) {
+    node->SetAttr("axis", Attribute(int64_t{1}));  // Concat-1's default
+    return Status::Ok();
+  }
+  if (op == "Reshape" && from < 5) return u.IntsToInput("shape", 1, "shape");
+  if (op == "Selu" && from < 6) {
+    // Selu-1's defaults were rounded to 5 digits; Selu-6 changed them.
+    if (!node->has_attr("alpha")) node->SetAttr("alpha", Attribute(1.6732f));
+    if (!node->has_attr("gamma")) node->SetAttr("gamma", Attribute(1.0507f));
+    return Status::Ok();
+  }
+  if (op == "Cast" && from < 6) return CastToAsNumber(node);
+  if (op == "Tile" && from < 6) return TileRepeatsFromAxis(node, ctx);
   if ((op == "Unsqueeze" || op == "Squeeze") && from < 13) {
     return u.IntsToInput("axes", 1, "axes");
   }
@@ -189,17 +240,14 @@ Status UpgradeNode(Node* node, int from, int to, const UpgradeContext& ctx) {
     return u.FloatToInput("value", 2, "value", u.Input0DType());
   }
   if (op == "Dropout" && from < 12) {
-    if (from < 10 && node->num_outputs() > 1) {
-      return Unsupported(
-          "{}: Dropout-{}'s mask output has the data's element type (bool from "
-          "Dropout-10 on); a800c supports it only without the mask output",
-          node->Where(), from);
-    }
+    // Dropout-1/6's is_test: a800c's Dropout is active exactly when the graph is trained.
+    node->RemoveAttr("is_test");
+    A8_RETURN_IF_ERROR(UpgradeDropoutMask(node, from, ctx));
     return u.FloatToInput("ratio", 1, "ratio", DType::kF32);
   }
   if (op == "BatchNormalization" && from < 14) return UpgradeBatchNormalization(node, from);
   if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && from < 13) {
-    return u.SoftmaxLastAxisOnly(from);
+    return UpgradeSoftmaxCoercion(node, from, ctx);
   }
   return Status::Ok();
 }

@@ -12,7 +12,9 @@ A case whose shapes, axes or pads arrive as graph inputs is compiled with `--bin
 for each input that a800c's error names (its "freeze graph input 'NAME' with --bind" hint), the
 array taken from the test data set (one compile per data set). Every other case is counted as
 skipped. `--all` tries every case instead and prints why each
-unsupported one fails; `--write-supported` rewrites the list from such a run.
+unsupported one fails, with its class (node_test_reasons.py: the excluded classes, such as strings
+or ai.onnx.ml, then the work left, such as a missing op), and counts the classes;
+`--write-reasons FILE` writes that list; `--write-supported` rewrites the supported list.
 
 `--run-cpu A800C_RUN` also runs every supported case on a800c's CPU backend: compile the model to
 a plan (a800c model.onnx -o x.plan), write each input as .npy (one batch: the plan's batch is the
@@ -41,6 +43,9 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import node_test_reasons  # noqa: E402
 
 ort.set_default_logger_severity(3)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -309,6 +314,8 @@ def main():
     ap.add_argument("--data", required=True, help="folder written by gen_node_tests.py")
     ap.add_argument("--all", action="store_true", help="try every case, not only the supported")
     ap.add_argument("--write-supported", action="store_true")
+    ap.add_argument("--write-reasons", metavar="FILE",
+                    help="with --all: write each unsupported case with its class and message")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("-v", action="store_true", help="print every case")
     ap.add_argument("--run-cpu", metavar="A800C_RUN",
@@ -336,12 +343,23 @@ def main():
             except Exception as e:  # a timeout or a harness bug: a failure, never a skip
                 results[c] = (False, f"harness: {e}")
     failed = [c for c in supported if not results[c][0]]
+    # The class of each unsupported case (node_test_reasons.py).
+    classes = {c: node_test_reasons.classify(os.path.join(args.data, "node", c), msg)
+               for c, (ok, msg) in results.items() if not ok and c not in supported}
     for c in sorted(results):
         ok, msg = results[c]
         if args.v or (not ok and c in supported) or (args.all and not ok):
             tag = "PASS" if ok else ("FAIL" if c in supported else "UNSUPPORTED")
-            print(f"{tag}: {c}: {msg}")
+            why = f"[{classes[c]}] " if c in classes else ""
+            print(f"{tag}: {c}: {why}{msg}")
     if args.all:
+        print("\n".join(node_test_reasons.summarize(classes)))
+        if args.write_reasons:
+            with open(args.write_reasons, "w") as f:
+                f.write("# ONNX node tests a800c does not pass, each with its class "
+                        "(tests/onnx/node_test_reasons.py) and message.\n")
+                for c in sorted(classes):
+                    f.write(f"{c}  # {classes[c]}: {results[c][1]}\n")
         newly = sorted(c for c, (ok, _) in results.items() if ok and c not in supported)
         print(f"passing but not in the supported list: {len(newly)}")
         if args.write_supported:

@@ -1,0 +1,327 @@
+"""One small model per (op, since_version) for schema_history_test.py.
+
+`build(op, version)` returns a Case: the node's inputs (graph inputs fed with data, or
+initializers, which a800c needs for shape-like operands), its attributes and its output count,
+in the form that version of the op takes. Old versions use their legacy forms on purpose
+(broadcast/axis attributes, attributes that later became inputs, Softmax's 2-D coercion at an
+inner axis, Dropout-7's typed mask), since those are what the upgrader must get right.
+"""
+import numpy as np
+
+F32 = np.float32
+I64 = np.int64
+
+
+class Case:
+    def __init__(self, inputs, attrs=None, outputs=1):
+        # inputs: list of (array or None, is_initializer); None is an absent optional input.
+        self.inputs = inputs
+        self.attrs = attrs or {}
+        self.outputs = outputs
+
+
+def rnd(*shape, lo=-2.0, hi=2.0, seed=0, dtype=F32):
+    rng = np.random.default_rng(seed + 7 * len(shape) + sum(shape))
+    return rng.uniform(lo, hi, size=shape).astype(dtype)
+
+
+def data(a):
+    return (a, False)
+
+
+def init(a):
+    return (np.asarray(a), True)
+
+
+def ints(v):
+    return init(np.array(v, dtype=I64))
+
+
+# Unary float ops: the input range each one is defined on.
+UNARY = {
+    "Abs": (-2, 2), "Neg": (-2, 2), "Exp": (-2, 2), "Log": (0.5, 3), "Sqrt": (0.5, 3),
+    "Reciprocal": (0.5, 3), "Floor": (-3, 3), "Ceil": (-3, 3), "Sin": (-3, 3), "Cos": (-3, 3),
+    "Tan": (-1, 1), "Asin": (-0.9, 0.9), "Acos": (-0.9, 0.9), "Atan": (-3, 3),
+    "Sinh": (-2, 2), "Cosh": (-2, 2), "Asinh": (-2, 2), "Acosh": (1.1, 3),
+    "Atanh": (-0.9, 0.9), "Erf": (-2, 2), "Round": (-3, 3), "Sigmoid": (-3, 3),
+    "Tanh": (-3, 3), "Relu": (-2, 2), "Softplus": (-2, 2), "Softsign": (-2, 2),
+    "Mish": (-2, 2), "HardSwish": (-4, 4), "Selu": (-2, 2), "Elu": (-2, 2),
+    "LeakyRelu": (-2, 2), "HardSigmoid": (-4, 4), "ThresholdedRelu": (-2, 2), "Celu": (-2, 2),
+    "Shrink": (-2, 2), "Gelu": (-2, 2), "Swish": (-2, 2), "Sign": (-2, 2), "Identity": (-2, 2),
+}
+ARITH = ("Add", "Sub", "Mul", "Div")
+COMPARE = ("Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual")
+LOGIC = ("And", "Or", "Xor")
+VARIADIC = ("Max", "Min", "Sum", "Mean")
+REDUCE = ("ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean",
+          "ReduceMin", "ReduceProd", "ReduceSum", "ReduceSumSquare")
+
+
+def legacy_broadcast(a, b, v):
+    """Before version 7: B [3] broadcast into A [2,3,4] from axis 1 (legacy broadcasting)."""
+    if v < 7:
+        return Case([data(a), data(b)], {"broadcast": 1, "axis": 1})
+    return Case([data(a), data(b)])
+
+
+def build_binary(op, v):
+    if op in ARITH or op == "Pow":
+        lo = 0.5 if op in ("Div", "Pow") else -2.0
+        a = rnd(2, 3, 4, lo=0.5 if op == "Pow" else -2.0, seed=1)
+        b = rnd(3, 1, lo=lo, seed=2) if v >= 7 else rnd(3, lo=lo, seed=2)
+        if op == "Pow":
+            b = rnd(3, 1, lo=-1.5, hi=1.5, seed=2) if v >= 7 else rnd(3, lo=-1.5, hi=1.5, seed=2)
+        return legacy_broadcast(a, b, v)
+    if op in COMPARE:
+        # Equal before 11 takes only bool and integer types.
+        if op == "Equal":
+            a = np.array([[[1, 2, 3, 4]] * 3] * 2, dtype=I64)
+            b = np.array([[1], [3], [4]], dtype=I64) if v >= 7 else np.array([1, 3, 4], dtype=I64)
+        else:
+            a = rnd(2, 3, 4, seed=3)
+            b = rnd(3, 1, seed=4) if v >= 7 else rnd(3, seed=4)
+        return legacy_broadcast(a, b, v)
+    if op in LOGIC:
+        a = rnd(2, 3, 4, seed=5) > 0
+        b = rnd(3, 1, seed=6) > 0 if v >= 7 else rnd(3, seed=6) > 0
+        return legacy_broadcast(a, b, v)
+    if op == "Mod":
+        return Case([data(np.array([[7, -7, 5], [9, -3, 0]], I64)),
+                     data(np.array([3, 4, -2], I64))])
+    return None
+
+
+def build_reduce(op, v):
+    x = rnd(2, 3, 4, lo=0.5, hi=2.0, seed=7)
+    axes_input = v >= (13 if op == "ReduceSum" else 18)
+    if axes_input:
+        return Case([data(x), ints([1])], {"keepdims": 0})
+    return Case([data(x)], {"axes": [1], "keepdims": 0})
+
+
+def build_nn(op, v):
+    if op == "MatMul":
+        return Case([data(rnd(2, 3, seed=8)), data(rnd(3, 4, seed=9))])
+    if op == "Gemm":
+        attrs = {"alpha": 0.5, "beta": 2.0, "transB": 1}
+        if v < 7:
+            attrs["broadcast"] = 1
+        return Case([data(rnd(2, 3, seed=8)), init(rnd(4, 3, seed=9)), init(rnd(4, seed=10))],
+                    attrs)
+    if op == "Conv":
+        return Case([data(rnd(1, 2, 5, 5, seed=11)), init(rnd(3, 2, 3, 3, seed=12)),
+                     init(rnd(3, seed=13))], {"pads": [1, 1, 1, 1], "strides": [1, 2]})
+    if op == "ConvTranspose":
+        return Case([data(rnd(1, 2, 4, 4, seed=11)), init(rnd(2, 3, 3, 3, seed=12)),
+                     init(rnd(3, seed=13))], {"strides": [2, 2]})
+    if op == "BatchNormalization":
+        attrs = {"epsilon": 1e-3}
+        if v < 7:
+            attrs["is_test"] = 1
+        if v < 9:
+            attrs["spatial"] = 1
+        return Case([data(rnd(2, 3, 4, 4, seed=14)), init(rnd(3, seed=15)), init(rnd(3, seed=16)),
+                     init(rnd(3, seed=17)), init(rnd(3, lo=0.5, hi=2, seed=18))], attrs)
+    if op == "InstanceNormalization":
+        return Case([data(rnd(2, 3, 4, 4, seed=14)), init(rnd(3, seed=15)), init(rnd(3, seed=16))],
+                    {"epsilon": 1e-3})
+    if op == "LayerNormalization":
+        return Case([data(rnd(2, 3, 4, seed=14)), init(rnd(4, seed=15)), init(rnd(4, seed=16))],
+                    {"axis": -1})
+    if op in ("MaxPool", "AveragePool"):
+        attrs = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+        if op == "AveragePool" and v >= 7:
+            attrs["count_include_pad"] = 1
+        return Case([data(rnd(1, 2, 6, 6, seed=19))], attrs)
+    if op in ("GlobalAveragePool", "GlobalMaxPool"):
+        return Case([data(rnd(1, 2, 4, 5, seed=20))])
+    if op in ("Softmax", "LogSoftmax", "Hardmax"):
+        # axis=1 of a rank-3 input: before 13, the 2-D coercion over dims 1 and 2.
+        return Case([data(rnd(2, 3, 4, seed=21))], {"axis": 1})
+    if op == "Dropout":
+        x = rnd(2, 3, seed=22)
+        if v < 7:  # in test mode the mask "is not filled": only the output is compared
+            return Case([data(x)], {"is_test": 1, "ratio": 0.25})
+        if v < 12:
+            return Case([data(x)], {"ratio": 0.25}, outputs=2)
+        return Case([data(x), init(np.array(0.25, F32))], outputs=2)
+    if op == "RMSNormalization":
+        return Case([data(rnd(2, 3, 4, seed=14)), init(rnd(4, seed=15))], {"axis": -1})
+    if op == "GroupNormalization":  # scale/bias per group in 18, per channel from 21
+        c = 2 if v < 21 else 4
+        return Case([data(rnd(2, 4, 3, seed=14)), init(rnd(c, seed=15)), init(rnd(c, seed=16))],
+                    {"num_groups": 2, "epsilon": 1e-3})
+    if op == "LpNormalization":
+        return Case([data(rnd(2, 3, seed=24))], {"axis": 1, "p": 2})
+    if op == "LRN":
+        return Case([data(rnd(1, 5, 3, 3, seed=25))], {"size": 3, "alpha": 0.01, "beta": 0.75})
+    if op == "SpaceToDepth":
+        return Case([data(rnd(1, 2, 4, 4, seed=26))], {"blocksize": 2})
+    if op == "DepthToSpace":
+        return Case([data(rnd(1, 8, 2, 3, seed=27))],
+                    {"blocksize": 2, **({"mode": "CRD"} if v >= 11 else {})})
+    if op == "SoftmaxCrossEntropyLoss":
+        return Case([data(rnd(3, 5, seed=23)), ints([0, 4, 2])], {"reduction": "mean"})
+    if op == "NegativeLogLikelihoodLoss":
+        return Case([data(rnd(3, 5, seed=23)), ints([0, 4, 2])], {"reduction": "sum"})
+    return None
+
+
+def build_shape(op, v):
+    x = rnd(2, 3, 4, seed=30)
+    if op == "Reshape":
+        return Case([data(x)], {"shape": [3, -1]}) if v < 5 else Case([data(x), ints([3, -1])])
+    if op == "Flatten":
+        return Case([data(x)], {"axis": 2})
+    if op == "Transpose":
+        return Case([data(x)], {"perm": [2, 0, 1]})
+    if op == "Concat":
+        c = Case([data(rnd(2, 3, seed=31)), data(rnd(2, 2, seed=32))])
+        if v >= 4:
+            c.attrs["axis"] = 1  # Concat-1 defaults to 1
+        return c
+    if op == "Split":
+        y = rnd(2, 3, seed=33)
+        if v >= 13:
+            return Case([data(y), ints([1, 2])], {"axis": 1}, outputs=2)
+        return Case([data(y)], {"axis": 1, "split": [1, 2]}, outputs=2)
+    if op == "Slice":
+        if v < 10:
+            return Case([data(x)], {"starts": [1, 0], "ends": [3, -1], "axes": [1, 2]})
+        return Case([data(x), ints([1, 0]), ints([3, -1]), ints([1, 2]), ints([1, 2])])
+    if op == "Gather":
+        return Case([data(x), ints([2, 0])], {"axis": 1})
+    if op == "GatherElements":
+        return Case([data(rnd(2, 3, seed=34)), ints([[2, 0], [1, 1]])], {"axis": 1})
+    if op in ("Squeeze", "Unsqueeze"):
+        y = rnd(2, 1, 3, seed=35) if op == "Squeeze" else rnd(2, 3, seed=35)
+        return Case([data(y)], {"axes": [1]}) if v < 13 else Case([data(y), ints([1])])
+    if op == "Expand":
+        return Case([data(rnd(3, 1, seed=36)), ints([2, 3, 4])])
+    if op == "Pad":
+        y = rnd(2, 3, seed=37)
+        if v < 11:
+            return Case([data(y)], {"paddings" if v < 2 else "pads": [0, 1, 0, 2], "value": 1.5})
+        return Case([data(y), ints([0, 1, 0, 2]), init(np.array(1.5, F32))])
+    if op == "Tile":
+        y = rnd(2, 3, seed=38)
+        if v < 6:  # tiles and axis have the input's type
+            return Case([data(y), init(np.array(2, F32)), init(np.array(1, F32))])
+        return Case([data(y), ints([2, 1])])
+    if op == "Shape":
+        return Case([data(x)], {"start": 1} if v >= 15 else {})
+    if op == "Size":
+        return Case([data(x)])
+    if op == "ConstantOfShape":
+        from onnx import numpy_helper
+        return Case([ints([2, 3])], {"value": numpy_helper.from_array(np.array([2.5], F32))})
+    if op == "Constant":
+        from onnx import numpy_helper
+        return Case([], {"value": numpy_helper.from_array(rnd(2, 3, seed=39))})
+    if op == "Range":
+        return Case([init(np.array(1.0, F32)), init(np.array(4.0, F32)),
+                     init(np.array(0.5, F32))])
+    if op == "Trilu":
+        return Case([data(rnd(3, 4, seed=40)), ints(1)], {"upper": 0})
+    if op == "OneHot":
+        return Case([data(np.array([0, 2, 1], I64)), init(np.array(3, I64)),
+                     init(np.array([-1.0, 2.0], F32))])
+    if op == "Where":
+        return Case([data(rnd(2, 3, seed=41) > 0), data(rnd(2, 3, seed=42)), data(rnd(3, seed=43))])
+    if op == "EyeLike":
+        return Case([data(rnd(3, 4, seed=54))], {"k": 1})
+    if op == "Compress":
+        return Case([data(rnd(3, 2, seed=55)), init(np.array([True, False, True]))], {"axis": 0})
+    if op == "CenterCropPad":
+        return Case([data(rnd(4, 5, seed=56)), ints([3, 6])])
+    if op in ("ArgMax", "ArgMin"):
+        return Case([data(x)], {"axis": 1, "keepdims": 0})
+    if op == "CumSum":
+        return Case([data(rnd(2, 3, seed=44)), init(np.array(1, I64))], {"reverse": 1})
+    return None
+
+
+# Every op with a case here; schema_history_test.py tests those a800c supports.
+CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) | set(REDUCE) | {
+    "IsNaN", "IsInf", "Not", "Clip", "Cast", "CastLike", "PRelu", "Upsample", "Pow", "Mod",
+    "MatMul", "Gemm", "Conv", "ConvTranspose", "BatchNormalization", "InstanceNormalization",
+    "LayerNormalization", "MaxPool", "AveragePool", "GlobalAveragePool", "GlobalMaxPool",
+    "Softmax", "LogSoftmax", "Hardmax", "Dropout", "SoftmaxCrossEntropyLoss",
+    "NegativeLogLikelihoodLoss", "RMSNormalization", "GroupNormalization", "LpNormalization",
+    "LRN", "SpaceToDepth", "DepthToSpace", "Reshape", "Flatten", "Transpose", "Concat", "Split",
+    "Slice", "Gather", "GatherElements", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
+    "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
+    "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
+    "BitwiseXor", "BitwiseNot", "BitShift"}
+
+
+def build(op, v):
+    if op in UNARY:
+        lo, hi = UNARY[op]
+        return Case([data(rnd(2, 3, 4, lo=lo, hi=hi, seed=sum(map(ord, op)) % 97))])
+    if op in ("IsNaN", "IsInf"):
+        return Case([data(np.array([1.0, np.nan, np.inf, -np.inf, -2.0], F32))])
+    if op in ("BitwiseAnd", "BitwiseOr", "BitwiseXor"):
+        return Case([data(np.array([[1, 6, -3], [12, 0, 7]], np.int32)),
+                     data(np.array([3, 5, -1], np.int32))])
+    if op == "BitwiseNot":
+        return Case([data(np.array([[1, 6, -3], [12, 0, 7]], np.int32))])
+    if op == "BitShift":
+        return Case([data(np.array([1, 6, 200, 7], np.uint8)),
+                     data(np.array([1, 2, 1, 0], np.uint8))], {"direction": "LEFT"})
+    if op == "Not":
+        return Case([data(rnd(2, 3, seed=45) > 0)])
+    if op in VARIADIC:
+        if v < 8:  # no broadcasting before 8
+            return Case([data(rnd(2, 3, seed=46)), data(rnd(2, 3, seed=47)),
+                         data(rnd(2, 3, seed=48))])
+        return Case([data(rnd(2, 3, seed=46)), data(rnd(3, seed=47)), data(rnd(2, 1, seed=48))])
+    if op == "Clip":
+        x = rnd(2, 3, 4, seed=49)
+        if v < 11:
+            return Case([data(x)], {"min": -0.5, "max": 0.75})
+        return Case([data(x), init(np.array(-0.5, F32)), init(np.array(0.75, F32))])
+    if op == "Cast":
+        return Case([data(rnd(2, 3, seed=50))], {"to": "DOUBLE" if v < 6 else 11})
+    if op == "CastLike":
+        return Case([data(rnd(2, 3, seed=50)), data(np.zeros(1, np.float64))])
+    if op in REDUCE:
+        return build_reduce(op, v)
+    if op == "Upsample":  # nearest, integer scales (a800c has no Resize for the other forms)
+        x = rnd(1, 2, 3, 4, seed=53)
+        if v < 7:
+            return Case([data(x)], {"height_scale": 2.0, "width_scale": 3.0})
+        if v < 9:
+            return Case([data(x)], {"scales": [1.0, 1.0, 2.0, 3.0], "mode": "nearest"})
+        return Case([data(x), init(np.array([1, 1, 2, 3], F32))], {"mode": "nearest"})
+    if op == "PRelu":
+        if v < 7:  # the one form PRelu-1/6 define: one slope shared by every channel
+            return Case([data(rnd(2, 3, 4, seed=51)), init(np.array([0.25], F32))])
+        return Case([data(rnd(2, 3, 4, seed=51)), init(rnd(4, seed=52))])
+    return build_binary(op, v) or build_nn(op, v) or build_shape(op, v)
+
+
+def spec_equivalent(op, v, case):
+    """For legacy forms that neither ORT nor onnx's version converter takes: (version, Case) of
+    the same computation in the next form ORT runs, written from the spec by hand, or None."""
+    if case.attrs.get("broadcast") == 1 and "axis" in case.attrs:
+        # Legacy broadcasting: B's dims align with A's from `axis` on: B gets trailing 1s.
+        (a, a_init), (b, b_init) = case.inputs
+        b = b.reshape(b.shape + (1,) * (a.ndim - case.attrs["axis"] - b.ndim))
+        attrs = {k: x for k, x in case.attrs.items() if k not in ("broadcast", "axis")}
+        return 7, Case([(a, a_init), (b, b_init)], attrs)
+    if op == "Cast" and v < 6:
+        from onnx import TensorProto
+        return 6, Case(case.inputs, {"to": getattr(TensorProto, case.attrs["to"])})
+    if op == "Pad" and v < 2:
+        attrs = dict(case.attrs)
+        attrs["pads"] = attrs.pop("paddings")
+        return 2, Case(case.inputs, attrs)
+    if op == "Tile" and v < 6:
+        (x, x_init), (tiles, _), (axis, _) = case.inputs
+        repeats = [1] * x.ndim
+        repeats[int(axis)] = int(tiles)
+        return 6, Case([(x, x_init), (np.array(repeats, I64), True)])
+    if op == "Split" and v < 2:
+        return 2, Case(case.inputs, case.attrs, case.outputs)
+    return None
