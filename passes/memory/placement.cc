@@ -38,12 +38,6 @@ class IntervalUnion {
     return it == spans_.end() ? nullptr : &*it;
   }
 
-  // Where the span after `span` (one of this set's) begins, or the largest int64_t.
-  int64_t BeginAfter(const Span* span) const {
-    return span + 1 == spans_.data() + spans_.size() ? std::numeric_limits<int64_t>::max()
-                                                     : (span + 1)->first;
-  }
-
  private:
   std::vector<Span> spans_;
 };
@@ -53,48 +47,47 @@ class Placer {
   explicit Placer(int positions) {
     while (leaves_ < positions) leaves_ *= 2;
     own_.resize(2 * leaves_);
-    sub_.resize(2 * leaves_);
+    starts_.resize(2 * leaves_);
   }
 
   // The offset for `size` bytes conflicting with nothing placed over [first, last] (leaf
-  // indices).
+  // indices). A placed buffer conflicts when it covers `first` (it is in `own` of a node on the
+  // path from that leaf to the root: one of its canonical nodes holds the leaf) or begins in
+  // [first, last] (it is in `starts` of the canonical node of [first, last] holding its first
+  // leaf).
   int64_t Find(int64_t size, int first, int last, Fit fit) {
     sets_.clear();
     auto use = [&](const IntervalUnion& s) {
       if (!s.empty()) sets_.push_back(&s);
     };
     for (int lo = first + leaves_, hi = last + leaves_ + 1; lo < hi; lo >>= 1, hi >>= 1) {
-      if (lo & 1) use(sub_[lo++]);
-      if (hi & 1) use(sub_[--hi]);
+      if (lo & 1) use(starts_[lo++]);
+      if (hi & 1) use(starts_[--hi]);
     }
-    for (int a = first + leaves_, b = last + leaves_; a >= 1; a >>= 1, b >>= 1) {
-      use(own_[a]);
-      if (b != a) use(own_[b]);
-    }
-    // Walk the holes of the union of the sets in address order. x moves up past the span of
-    // any set that holds it until a full round of the sets leaves it in place; `next` is then
-    // the lowest span start above x, from that round's lookups.
-    constexpr int64_t kNone = std::numeric_limits<int64_t>::max();
-    const int count = static_cast<int>(sets_.size());
+    for (int a = first + leaves_; a >= 1; a >>= 1) use(own_[a]);
+    // Walk the holes of the union of the sets in address order, with a heap of each set's
+    // first span ending after x (refreshed lazily): spans starting at or below x move x past
+    // their end; the lowest start above x ends the hole at x.
+    heap_.clear();
+    auto push = [&](int set, int64_t x) {
+      if (const IntervalUnion::Span* span = sets_[set]->After(x)) {
+        heap_.push_back({span->first, span->second, set});
+        std::push_heap(heap_.begin(), heap_.end(), Later);
+      }
+    };
+    for (int i = 0; i < static_cast<int>(sets_.size()); ++i) push(i, 0);
     int64_t best = -1, best_hole = 0;
     int64_t x = 0;
-    int i = 0;
     for (;;) {
-      int64_t next = kNone;
-      for (int unmoved = 0; unmoved < count; i = i + 1 == count ? 0 : i + 1) {
-        const IntervalUnion::Span* span = sets_[i]->After(x);
-        if (span == nullptr) {
-          ++unmoved;
-        } else if (span->first <= x) {
-          x = span->second;
-          next = sets_[i]->BeginAfter(span);  // this set's next span: it holds x no longer
-          unmoved = 1;
-        } else {
-          next = std::min(next, span->first);
-          ++unmoved;
-        }
+      while (!heap_.empty() && heap_.front().begin <= x) {
+        std::pop_heap(heap_.begin(), heap_.end(), Later);
+        const Head head = heap_.back();
+        heap_.pop_back();
+        x = std::max(x, head.end);
+        push(head.set, x);
       }
-      if (next == kNone) return best >= 0 ? best : x;  // x: the top of every conflicting buffer
+      if (heap_.empty()) return best >= 0 ? best : x;  // x: the top of every conflicting buffer
+      const int64_t next = heap_.front().begin;
       const int64_t hole = next - x;
       if (hole >= size && (best < 0 || (fit == Fit::kBest && hole < best_hole))) {
         best = x;
@@ -108,28 +101,23 @@ class Placer {
 
   void Add(int64_t begin, int64_t end, int first, int last) {
     for (int lo = first + leaves_, hi = last + leaves_ + 1; lo < hi; lo >>= 1, hi >>= 1) {
-      if (lo & 1) {
-        own_[lo].Add(begin, end);
-        sub_[lo++].Add(begin, end);
-      }
-      if (hi & 1) {
-        own_[--hi].Add(begin, end);
-        sub_[hi].Add(begin, end);
-      }
+      if (lo & 1) own_[lo++].Add(begin, end);
+      if (hi & 1) own_[--hi].Add(begin, end);
     }
-    // Every node on the paths from the two end leaves to the root meets the range; the
-    // ancestors of the canonical nodes are among them.
-    for (int a = first + leaves_, b = last + leaves_; a >= 1; a >>= 1, b >>= 1) {
-      sub_[a].Add(begin, end);
-      if (b != a) sub_[b].Add(begin, end);
-    }
+    for (int a = first + leaves_; a >= 1; a >>= 1) starts_[a].Add(begin, end);
   }
 
  private:
   int leaves_ = 1;
-  std::vector<IntervalUnion> own_;  // buffers whose range covers the node's
-  std::vector<IntervalUnion> sub_;  // buffers whose range meets the node's (all of the subtree's)
+  std::vector<IntervalUnion> own_;     // buffers whose canonical nodes include this one
+  std::vector<IntervalUnion> starts_;  // buffers whose first position is in the node's range
   std::vector<const IntervalUnion*> sets_;
+  struct Head {
+    int64_t begin, end;
+    int set;
+  };
+  static bool Later(const Head& a, const Head& b) { return a.begin > b.begin; }
+  std::vector<Head> heap_;  // a min-heap by begin
 };
 
 }  // namespace

@@ -8,13 +8,15 @@
 // (Fit::kLowest) or in the smallest hole (Fit::kBest; the lowest of equal holes) between the
 // buffers already placed that conflict with it, else on top of all of them: the greedy step of
 // TFLite's "greedy by size" arena planner. It finds those holes with a segment tree over the
-// positions whose nodes hold merged address intervals (`sub`: every placed buffer whose range
-// meets the node's; `own`: those whose range covers it): the buffers conflicting with a range
-// are the `sub` sets of its O(log n) canonical nodes and the `own` sets of their ancestors, so
-// one placement reads O(log n) small sets (their unions' pieces below the chosen offset) instead
-// of every placed buffer. The offsets are those of PlaceInOrderReference, the direct O(n^2) walk
-// over every placed buffer in address order,
-// which is kept as the unit tests' oracle.
+// positions whose nodes hold merged address intervals: `own`, the buffers whose canonical
+// decomposition includes the node, and `starts`, the buffers whose first position lies in the
+// node's range. The buffers conflicting with [first, last] are those covering `first` (the
+// `own` sets on the path from that leaf to the root) and those starting in [first, last] (the
+// `starts` sets of its canonical nodes): O(log n) small sets, whose holes a heap of each set's
+// next interval walks in address order. A placement reads the pieces of those unions below the
+// offset it picks rather than every placed buffer; a training graph's long-lived activations
+// still make that a few pieces per layer. The offsets are those of PlaceInOrderReference, the
+// direct O(n^2) walk over every placed buffer in address order, kept as the unit tests' oracle.
 #pragma once
 
 #include <cstdint>

@@ -20,7 +20,7 @@
 // are tried and the smallest arena kept; ties keep the first, so the plan is deterministic:
 // decreasing size, which wins on every example model, is placed by PlaceInOrder (placement.h: a
 // segment tree over positions holding merged address intervals, O(log n) small sets read per
-// buffer); order of first use is placed as a run-time allocator would, with ordered sets of the
+// buffer, same offsets as the direct walk); order of first use is placed as a run-time allocator would, with ordered sets of the
 // free gaps (O(n log n) for best fit).
 //
 // State updates in place: a value that is the new value of a parameter or state
