@@ -13,67 +13,22 @@
 
 #include "compiler/ir/op_table.h"
 #include "passes/memory/liveness.h"
+#include "passes/memory/placement.h"
 
 namespace a8 {
 namespace {
 
 constexpr const char* kPass = "plan-memory";
 
-// One arena buffer: a value, or an in-place chain of values sharing bytes.
-struct Buffer {
-  int64_t size = 0;  // aligned
-  int first = 0;
-  int last = 0;
-  int64_t offset = 0;
-};
-
-enum class Fit { kLowest, kBest };
-
-// Places `buffers` in `order`; returns the arena size (sum of nothing placed yet is 0).
-// The placed buffers are kept sorted by (offset, end), so the ones live at the same time as the
-// next buffer come out in address order from one scan: no sort per buffer (which made this pass
-// the largest part of compiling a training graph), and the same offsets as sorting them would
-// give.
-int64_t Place(std::vector<Buffer>& buffers, const std::vector<int>& order, Fit fit) {
-  struct Placed {
-    int64_t begin, end;
-    int first, last;
-    bool operator<(const Placed& o) const {
-      return std::pair(begin, end) < std::pair(o.begin, o.end);
-    }
-  };
-  std::vector<Placed> placed;
-  placed.reserve(order.size());
-  int64_t arena = 0;
-  for (int b : order) {
-    Buffer& buf = buffers[b];
-    int64_t best_offset = -1, best_gap = 0;
-    int64_t cursor = 0;
-    for (const Placed& p : placed) {
-      if (!(p.first <= buf.last && buf.first <= p.last)) continue;  // not live at the same time
-      int64_t gap = p.begin - cursor;
-      if (gap >= buf.size && (best_offset < 0 || (fit == Fit::kBest && gap < best_gap))) {
-        best_offset = cursor;
-        best_gap = gap;
-        if (fit == Fit::kLowest) break;
-      }
-      cursor = std::max(cursor, p.end);
-    }
-    if (best_offset < 0) best_offset = cursor;  // after every overlapping buffer
-    buf.offset = best_offset;
-    arena = std::max(arena, buf.offset + buf.size);
-    const Placed mine{buf.offset, buf.offset + buf.size, buf.first, buf.last};
-    placed.insert(std::upper_bound(placed.begin(), placed.end(), mine), mine);
-  }
-  return arena;
-}
+// One arena buffer: a value, or an in-place chain of values sharing bytes (size aligned).
+using Buffer = PlacedBuffer;
 
 // Places `order`, sorted by first use, as an allocator would at run time: a buffer whose last
 // use has passed frees its bytes, and each new one takes the lowest (kLowest) or the smallest
 // (kBest; the lowest of equals) free gap between the live buffers that holds it, else goes on
-// top of them. These are the offsets Place gives for the same order (the buffers live at one
-// time never share bytes, so the gaps between them are the gaps Place walks), found with
-// ordered sets instead of a walk over every placed buffer: O(n log n) for kBest; kLowest walks
+// top of them. These are the offsets PlaceInOrder gives for the same order (the buffers live at
+// one time never share bytes, so the gaps between them are the holes PlaceInOrder finds), found
+// with ordered sets instead of a walk over every placed buffer: O(n log n) for kBest; kLowest walks
 // the gaps in address order until one fits.
 int64_t PlaceInTimeOrder(std::vector<Buffer>& buffers, const std::vector<int>& order, Fit fit) {
   std::map<int64_t, int64_t> blocks;           // live buffers: begin -> end
@@ -271,8 +226,8 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
     if (sort_kind == 1) std::sort(sorted.begin(), sorted.end(), by_first);
     for (Fit fit : {Fit::kLowest, Fit::kBest}) {
       // In order of first use, the live buffers' gaps are all there is to look at.
-      const int64_t arena =
-          sort_kind == 1 ? PlaceInTimeOrder(buffers, sorted, fit) : Place(buffers, sorted, fit);
+      const int64_t arena = sort_kind == 1 ? PlaceInTimeOrder(buffers, sorted, fit)
+                                           : PlaceInOrder(buffers, sorted, fit);
       if (best_arena < 0 || arena < best_arena) {
         best_arena = arena;
         best_offsets.clear();
