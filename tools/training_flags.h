@@ -2,6 +2,8 @@
 // TrainingConfig. Without --loss there is no training: the plan is an inference plan.
 #pragma once
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
@@ -111,28 +113,36 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
                  "(default: dynamic with --precision=amp or fp16, none otherwise)")
       ->type_name("dynamic|static:VALUE|none")
       ->group(scaling);
-  app.add_option("--init-scale", c.init_scale, "dynamic: the first scale (default: 65536)")
+  app.add_option("--init-scale", c.init_scale,
+                 fmt::format("dynamic: the first scale (default: {})", TrainingConfig{}.init_scale))
       ->type_name("X")
       ->group(scaling);
-  app.add_option("--growth-factor", c.growth_factor,
-                 "dynamic: scale multiplier after --growth-interval clean updates (default: 2)")
+  app.add_option(
+         "--growth-factor", c.growth_factor,
+         fmt::format(
+             "dynamic: scale multiplier after --growth-interval clean updates (default: {})",
+             TrainingConfig{}.growth_factor))
       ->type_name("X")
       ->group(scaling);
   app.add_option("--backoff-factor", c.backoff_factor,
-                 "dynamic: scale multiplier after an overflow (default: 0.5)")
+                 fmt::format("dynamic: scale multiplier after an overflow (default: {})",
+                             TrainingConfig{}.backoff_factor))
       ->type_name("X")
       ->group(scaling);
   app.add_option("--growth-interval", c.growth_interval,
-                 "dynamic: clean updates between growths (default: 2000)")
+                 fmt::format("dynamic: clean updates between growths (default: {})",
+                             TrainingConfig{}.growth_interval))
       ->type_name("N")
       ->group(scaling);
   app.add_option("--min-scale", c.min_scale,
-                 "dynamic: the floor of the scale; a run whose scale stays there for "
-                 "--growth-interval updates stops (default: 1)")
+                 fmt::format("dynamic: the floor of the scale; a run whose scale stays there for "
+                             "--growth-interval updates stops (default: {})",
+                             TrainingConfig{}.min_scale))
       ->type_name("X")
       ->group(scaling);
-  app.add_option("--max-scale", c.max_scale,
-                 "dynamic: the ceiling of the scale (default: 16777216)")
+  app.add_option(
+         "--max-scale", c.max_scale,
+         fmt::format("dynamic: the ceiling of the scale (default: {})", TrainingConfig{}.max_scale))
       ->type_name("X")
       ->group(scaling);
   const char* dp = "Data parallel (mpirun -np N a800c-run PLAN ...)";

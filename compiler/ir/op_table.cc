@@ -157,18 +157,22 @@ std::vector<AttrSpec> LossAttrs() {
 
 void AddNnOps(std::vector<OpDef>* ops) {
   auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
-  add(Op("MatMul", kBinary, {}, {1, 9, 13}, 1, InferMatMul,
-         "numpy matmul: 1-D operands, batch broadcasting"));
+  add(Multiplies({0, 1}, Op("MatMul", kBinary, {}, {1, 9, 13}, 1, InferMatMul,
+                            "numpy matmul: 1-D operands, batch broadcasting")));
   // Gemm-1/6 have the legacy `broadcast` attribute (dropped at import: Gemm-7's broadcast).
-  add(Op("Gemm", {2, 3, 1, 1},
+  add(Multiplies(
+      {0, 1},
+      Op("Gemm", {2, 3, 1, 1},
          {Opt("alpha", 1.0f), Opt("beta", 1.0f), Opt("transA", 0), Opt("transB", 0)},
-         {1, 6, 7, 9, 11, 13}, 7, InferGemm, "alpha * A' * B' + beta * C (C broadcast to [M,N])"));
-  add(Op("Conv", {2, 3, 1, 1}, ConvAttrs(false), {1, 11, 22}, 1, InferConv,
-         "1-D/2-D/3-D convolution (pads, strides, dilations, group, auto_pad)"));
+         {1, 6, 7, 9, 11, 13}, 7, InferGemm, "alpha * A' * B' + beta * C (C broadcast to [M,N])")));
+  add(Multiplies({0, 1},
+                 Op("Conv", {2, 3, 1, 1}, ConvAttrs(false), {1, 11, 22}, 1, InferConv,
+                    "1-D/2-D/3-D convolution (pads, strides, dilations, group, auto_pad)")));
   add(WithGradient(
       GradDecision::kNotImplemented,
-      Op("ConvTranspose", {2, 3, 1, 1}, ConvAttrs(true), {1, 11, 22}, 1, InferConvTranspose,
-         "transposed convolution (output_padding, output_shape)")));
+      Multiplies({0, 1},
+                 Op("ConvTranspose", {2, 3, 1, 1}, ConvAttrs(true), {1, 11, 22}, 1,
+                    InferConvTranspose, "transposed convolution (output_padding, output_shape)"))));
   // 1-9: one output in inference, more in training (import_upgrade.cc: 14's form); 14:
   // training_mode -> 3.
   add(Op("BatchNormalization", {5, 5, 1, 5},

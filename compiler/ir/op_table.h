@@ -95,6 +95,9 @@ struct OpDef {
   bool elementwise = false;
   bool random = false;
   InPlace in_place = InPlace::kNo;
+  // The inputs that this op's GEMMs or convolutions multiply (the operands TF32 tensor cores
+  // read): in --precision=tf32, lower lists the f32 ones in Kernel.tf32_inputs (tf32.h).
+  std::vector<int> tf32_inputs;
   // The kernel signature, where the catalog row is mechanical (compiler/plan/kernel_catalog.cc
   // derives the rows of these ops from it).
   std::optional<KernelRowSpec> kernel;

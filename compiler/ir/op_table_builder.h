@@ -55,6 +55,12 @@ inline OpDef WithGradient(GradDecision decision, OpDef op) {
   return op;
 }
 
+// `op`, a GEMM or convolution whose `inputs` are the operands it multiplies (OpDef::tf32_inputs).
+inline OpDef Multiplies(std::vector<int> inputs, OpDef op) {
+  op.tf32_inputs = std::move(inputs);
+  return op;
+}
+
 // The domain of a800c's internal ops ("a8.ReluGrad").
 inline constexpr const char* kA8Domain = "a8";
 

@@ -158,13 +158,15 @@ Status InferFusedElementwise(const Node& node, std::vector<TensorType>* out) {
 }  // namespace
 
 void AddFusedOps(std::vector<OpDef>* ops) {
-  ops->push_back(InternalOp(
-      "FusedMatMul", {2, 4, 1, 2},
-      {Req("epilogue", AttrKind::kString), Opt("trans_b", 0), Opt("approximate", "none")},
-      InferFusedMatMul,
-      "GEMM with an epilogue: (A, B[, bias][, aux]) -> (Y[, pre-activation | bias gradient]); "
-      "epilogue bias|bias_relu|bias_gelu|relu|gelu|drelu|dgelu|drelu_bgrad|dgelu_bgrad, float "
-      "accumulation, one rounding"));
+  ops->push_back(Multiplies(
+      {0, 1},
+      InternalOp(
+          "FusedMatMul", {2, 4, 1, 2},
+          {Req("epilogue", AttrKind::kString), Opt("trans_b", 0), Opt("approximate", "none")},
+          InferFusedMatMul,
+          "GEMM with an epilogue: (A, B[, bias][, aux]) -> (Y[, pre-activation | bias gradient]); "
+          "epilogue bias|bias_relu|bias_gelu|relu|gelu|drelu|dgelu|drelu_bgrad|dgelu_bgrad, float "
+          "accumulation, one rounding")));
   ops->push_back(InternalOp(
       "FusedElementwise", kVariadic,
       {Req("program", AttrKind::kInts), OptNoDefault("constants", AttrKind::kFloats),

@@ -299,8 +299,9 @@ std::vector<AttrSpec> With(std::vector<AttrSpec> a, std::vector<AttrSpec> more) 
 
 void AddGradNnOps(std::vector<OpDef>* ops) {
   auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
-  add(InternalOp("ConvGradFilter", {2, 2, 1, 1}, With(WindowAttrs(), {Opt("group", 1)}),
-                 InferConvGradFilter, "Conv's dW from (dY, X): im2col + GEMM"));
+  add(Multiplies({0, 1},
+                 InternalOp("ConvGradFilter", {2, 2, 1, 1}, With(WindowAttrs(), {Opt("group", 1)}),
+                            InferConvGradFilter, "Conv's dW from (dY, X): im2col + GEMM")));
   add(InternalOp("MaxPoolGrad", {2, 2, 1, 1},
                  With(WindowAttrs(), {Opt("ceil_mode", 0), Opt("storage_order", 0)}),
                  InferMaxPoolGrad, "MaxPool's dX from (dY, X): dY to each window's first max"));

@@ -20,6 +20,7 @@
 
 #include "compiler/ir/op_table_builder.h"
 #include "compiler/ir/shape_rules.h"
+#include "kernels/common/optim_math.h"
 
 namespace a8 {
 namespace {
@@ -163,16 +164,19 @@ Status InferUpdateScale(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireType(node, 1, "tracker", TensorType{DType::kI32, {}}));
   A8_RETURN_IF_ERROR(RequireType(node, 2, "found_inf", kF32Scalar));
   A8_RETURN_IF_ERROR(RequireType(node, 3, "step", kI64Scalar));
-  if (node.GetInt("growth_interval", 2000) < 1) {
+  const cpu::UpdateScaleParams d;  // the defaults (op_table_optim.cc declares them from it too)
+  if (node.GetInt("growth_interval", d.growth_interval) < 1) {
     return InvalidInput("{}: attribute 'growth_interval' must be at least 1, got {}", node.Where(),
-                        node.GetInt("growth_interval", 2000));
+                        node.GetInt("growth_interval", d.growth_interval));
   }
   if (node.GetInt("accumulate", 1) < 1) {
     return InvalidInput("{}: attribute 'accumulate' must be at least 1, got {}", node.Where(),
                         node.GetInt("accumulate", 1));
   }
-  A8_RETURN_IF_ERROR(RequireNonNegative(node, "min_scale", node.GetFloat("min_scale", 0.0f)));
-  A8_RETURN_IF_ERROR(RequireNonNegative(node, "max_scale", node.GetFloat("max_scale", 0.0f)));
+  A8_RETURN_IF_ERROR(
+      RequireNonNegative(node, "min_scale", node.GetFloat("min_scale", d.min_scale)));
+  A8_RETURN_IF_ERROR(
+      RequireNonNegative(node, "max_scale", node.GetFloat("max_scale", d.max_scale)));
   return SetOutputs(node, out, {kF32Scalar, TensorType{DType::kI32, {}}});
 }
 
@@ -249,10 +253,12 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
   ops->push_back(InternalOp("UnscaleCheckFinite", {2, kMany, 2, kMany}, {}, InferUnscaleCheckFinite,
                             "(scale, g_1..g_n) -> (g_1 / scale..g_n / scale as f32, found_inf: 1 "
                             "when any element is Inf/NaN)"));
+  const cpu::UpdateScaleParams scaler;  // its attribute defaults: the kernel's (optim_math.h)
   ops->push_back(InternalOp(
       "UpdateScale", {4, 4, 2, 2},
-      {Opt("growth_factor", 2.0f), Opt("backoff_factor", 0.5f), Opt("growth_interval", 2000),
-       Opt("min_scale", 0.0f), Opt("max_scale", 0.0f), Opt("accumulate", 1)},
+      {Opt("growth_factor", scaler.growth_factor), Opt("backoff_factor", scaler.backoff_factor),
+       Opt("growth_interval", scaler.growth_interval), Opt("min_scale", scaler.min_scale),
+       Opt("max_scale", scaler.max_scale), Opt("accumulate", scaler.accumulate)},
       InferUpdateScale,
       "PyTorch's _amp_update_scale_: (scale, tracker, found_inf, step) -> "
       "(scale_next, tracker_next)"));

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/optim_math.h"
+
 namespace a8 {
 
 struct TrainingConfig {
@@ -43,9 +45,11 @@ struct TrainingConfig {
   std::string loss_scale;  // dynamic | static:V | none; "" = the precision mode's default
                            // (dynamic for amp and fp16, none otherwise: PRECISION.md)
   float init_scale = 65536.0f;
-  float growth_factor = 2.0f;
-  float backoff_factor = 0.5f;
-  int64_t growth_interval = 2000;
+  // The dynamic scaler's factors and interval: the a8.UpdateScale kernel's defaults
+  // (cpu::UpdateScaleParams, kernels/common/optim_math.h: the one place they are written).
+  float growth_factor = cpu::UpdateScaleParams{}.growth_factor;
+  float backoff_factor = cpu::UpdateScaleParams{}.backoff_factor;
+  int64_t growth_interval = cpu::UpdateScaleParams{}.growth_interval;
   float min_scale = 1.0f;
   float max_scale = 16777216.0f;
   // Data parallel (bucket-gradients): gradients are all-reduced in buckets of about this many

@@ -2,6 +2,7 @@
 // the op table's shape rules, and bindings; the training fields are checked in
 // plan_training_check.cc. The reader and the writer both run it.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <limits>
@@ -185,6 +186,33 @@ Status CheckInitCast(const plan::Plan& p, int i, const std::string& src) {
   return Status::Ok();
 }
 
+// Kernel.tf32_inputs is exactly what lower writes: in a tf32 plan, the f32 inputs among the
+// op's OpDef::tf32_inputs; in any other plan, none. (So a tf32 plan written before the field
+// existed, which lists none, is an error rather than a plan that silently runs in full FP32.)
+Status CheckTf32Inputs(const plan::Plan& p, const plan::Kernel& kernel, const KernelSignature& sig,
+                       const std::string& where) {
+  std::vector<int> want;
+  const OpDef* def = FindQualifiedOp(kernel.op());
+  if (p.precision() == "tf32" && def != nullptr) {
+    for (int i : def->tf32_inputs) {
+      if (i < static_cast<int>(sig.inputs.size()) && sig.inputs[i] == DType::kF32)
+        want.push_back(i);
+    }
+  }
+  const std::vector<int> got(kernel.tf32_inputs().begin(), kernel.tf32_inputs().end());
+  if (got == want) return Status::Ok();
+  if (p.precision() != "tf32") {
+    return InvalidInput(
+        "{}: tf32_inputs [{}] in a '{}' plan (only --precision=tf32 reads "
+        "operands as TF32)",
+        where, fmt::join(got, ", "), p.precision());
+  }
+  return InvalidInput(
+      "{}: tf32_inputs [{}], expected [{}] (the f32 inputs that op '{}' "
+      "multiplies; a tf32 plan from an older a800c lists none: recompile it)",
+      where, fmt::join(got, ", "), fmt::join(want, ", "), kernel.op());
+}
+
 Status CheckKernelEntry(const plan::Plan& p, int k, const std::string& src) {
   const plan::Kernel& kernel = p.kernels(k);
   const std::string where = fmt::format("{}: kernel {} ('{}')", src, k, kernel.name());
@@ -235,6 +263,7 @@ Status CheckKernelEntry(const plan::Plan& p, int k, const std::string& src) {
                                [&](int j) { return sig->inputs[j]; }));
   A8_RETURN_IF_ERROR(check_ids("outputs", kernel.outputs(), sig->outputs.size(),
                                [&](int j) { return std::optional<DType>(sig->outputs[j]); }));
+  A8_RETURN_IF_ERROR(CheckTf32Inputs(p, kernel, *sig, where));
   for (int a = 0; a < kernel.attrs_size(); ++a) {
     const plan::Attribute& attr = kernel.attrs(a);
     if (attr.name().empty()) return InvalidInput("{}: attrs[{}] has no name", where, a);

@@ -3,30 +3,41 @@
 // calls the CPU reference GEMM (kernels/cpu/blas.h: float accumulation for f32/f16/bf16, double
 // for f64, alpha and beta applied by the GEMM, one rounding to D); epilogues and convolutions
 // take the device fallbacks the CUDA engine uses where cuBLASLt/cuDNN cannot
-// (gemm_conv.h: GemmViaAcc, ConvByGemm), so CI runs those kernels too.
+// (gemm_conv.h: GemmViaAcc, ConvByGemm), so CI runs those kernels too. With DevCtx::tf32 (the
+// kernel's Kernel.tf32_inputs) f32 A and B are rounded to TF32 first (kernels/common/tf32.h), as
+// the CPU backend rounds the kernel's operands: TF32 tensor cores read them so.
 #include "kernels/cpu/blas.h"
 
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
+#include "kernels/common/tf32.h"
 #include "kernels/device/gemm_conv.h"
 #include "kernels/device/launch.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
 
-// rows x cols elements of T, rows `ld` apart, as a dense compute-type matrix.
+// rows x cols elements of T, rows `ld` apart, as a dense compute-type matrix; f32 rounded to
+// TF32 when `tf32`.
 template <typename T, typename C>
-void LoadDense(const T* src, int64_t rows, int64_t cols, int64_t ld, std::vector<C>* out) {
+void LoadDense(const T* src, int64_t rows, int64_t cols, int64_t ld, bool tf32,
+               std::vector<C>* out) {
   out->resize(static_cast<size_t>(rows * cols));
   for (int64_t i = 0; i < rows; ++i) {
     for (int64_t j = 0; j < cols; ++j) (*out)[i * cols + j] = static_cast<C>(Ld(src, i * ld + j));
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (tf32) {
+      for (C& v : *out) v = RoundToTf32(v);
+    }
   }
 }
 
 // D = alpha op(A) op(B) + beta C for every batch; T is A/B's type, U is D's.
 template <typename T, typename U>
-DevStatus PlainGemm(const GemmDesc& d) {
+DevStatus PlainGemm(const GemmDesc& d, bool tf32) {
   using C = Acc<T>;
   const T* a = static_cast<const T*>(d.a);
   const T* b = static_cast<const T*>(d.b);
@@ -44,8 +55,8 @@ DevStatus PlainGemm(const GemmDesc& d) {
     if (d.k == 0) {
       for (C& v : acc) v = beta == C(0) ? C(0) : beta * v;
     } else {
-      LoadDense(a + bi * d.stride_a, a_rows, a_cols, d.lda, &av);
-      LoadDense(b + bi * d.stride_b, b_rows, b_cols, d.ldb, &bv);
+      LoadDense(a + bi * d.stride_a, a_rows, a_cols, d.lda, tf32, &av);
+      LoadDense(b + bi * d.stride_b, b_rows, b_cols, d.ldb, tf32, &bv);
       cpu::internal::BlasGemm(d.trans_a, d.trans_b, d.m, d.n, d.k, alpha, av.data(), a_cols,
                               bv.data(), b_cols, beta, acc.data(), d.n);
     }
@@ -65,8 +76,8 @@ class EmuBlasEngine : public BlasEngine {
       return GemmViaAcc(ctx, *this, d);
     return DispatchFloat(d.a_type, [&](auto tag) -> DevStatus {
       using T = decltype(tag);
-      if (d.c_type == d.a_type) return PlainGemm<T, T>(d);
-      return PlainGemm<T, float>(d);  // CheckGemmDesc: the only other output is f32
+      if (d.c_type == d.a_type) return PlainGemm<T, T>(d, ctx.tf32);
+      return PlainGemm<T, float>(d, ctx.tf32);  // CheckGemmDesc: the only other output is f32
     });
   }
 

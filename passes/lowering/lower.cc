@@ -439,6 +439,15 @@ class Lowering {
     for (int i = 0; i < n; ++i)
       k->add_inputs(node.has_input(i) ? ids_.at(node.input(i)->name()) : -1);
     for (const Value* v : node.outputs()) k->add_outputs(ids_.at(v->name()));
+    // --precision=tf32: the f32 operands of its GEMMs/convolutions may be read as TF32.
+    if (graph_.precision && graph_.precision->mode == PrecisionMode::kTf32) {
+      if (const OpDef* def = FindOp(node.domain(), node.op())) {
+        for (int i : def->tf32_inputs) {
+          if (i < n && node.has_input(i) && node.input(i)->dtype() == DType::kF32)
+            k->add_tf32_inputs(i);
+        }
+      }
+    }
     for (const auto& [attr_name, a] : attrs) {
       plan::Attribute* pa = k->add_attrs();
       if (a.kind() != AttrKind::kTensor) {

@@ -160,13 +160,14 @@ StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a) {
       a.out(1).dtype != DType::kI32 || a.out(1).count() != 1) {
     return InvalidInput("a8.UpdateScale: outputs must be f32[] and i32[]");
   }
+  const cpu::UpdateScaleParams d;  // the op's attribute defaults
   cpu::UpdateScaleParams p;
-  p.growth_factor = a.Float("growth_factor", 2.0f);
-  p.backoff_factor = a.Float("backoff_factor", 0.5f);
-  p.growth_interval = a.Int("growth_interval", 2000);
-  p.min_scale = a.Float("min_scale", 0.0f);
-  p.max_scale = a.Float("max_scale", 0.0f);
-  p.accumulate = a.Int("accumulate", 1);
+  p.growth_factor = a.Float("growth_factor", d.growth_factor);
+  p.backoff_factor = a.Float("backoff_factor", d.backoff_factor);
+  p.growth_interval = a.Int("growth_interval", d.growth_interval);
+  p.min_scale = a.Float("min_scale", d.min_scale);
+  p.max_scale = a.Float("max_scale", d.max_scale);
+  p.accumulate = a.Int("accumulate", d.accumulate);
   A8_RETURN_IF_ERROR(cpu::CheckUpdateScaleParams(p));
   return p;
 }

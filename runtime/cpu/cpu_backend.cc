@@ -2,7 +2,9 @@
 
 #include <algorithm>
 
+#include "kernels/common/tf32.h"
 #include "kernels/cpu/onednn_gemm.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/device/blas.h"
 #include "runtime/device/device_registry.h"
 
@@ -28,6 +30,19 @@ const emu::DevKernelEntry* SharedEntry(const void* p) {
   return static_cast<const emu::DevKernelEntry*>(p);
 }
 
+// The floats that kernel `kern`'s TF32 copies of its tf32_inputs take (those that name an f32
+// input; Prepare rejects the others).
+int64_t Tf32Floats(const plan::Plan& plan, const plan::Kernel& kern) {
+  int64_t n = 0;
+  for (int i : kern.tf32_inputs()) {
+    const int id = i >= 0 && i < kern.inputs_size() ? kern.inputs(i) : -1;
+    if (id < 0 || id >= plan.buffers_size()) continue;
+    const plan::TensorType& t = plan.buffers(id).type();
+    if (t.dtype() == plan::F32) n += NumElements(Dims(t.dims().begin(), t.dims().end()));
+  }
+  return n;
+}
+
 }  // namespace
 
 struct CpuBackend::Host : HostDevice {};
@@ -38,6 +53,10 @@ CpuBackend::~CpuBackend() = default;
 Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) {
   kernels_.clear();
   kernels_.reserve(plan.kernels_size());
+  int64_t tf32_floats = 0;
+  for (const plan::Kernel& kern : plan.kernels())
+    tf32_floats = std::max(tf32_floats, Tf32Floats(plan, kern));
+  tf32_scratch_.assign(static_cast<size_t>(tf32_floats), 0.0f);
   for (int k = 0; k < plan.kernels_size(); ++k) {
     const plan::Kernel& kern = plan.kernels(k);
     auto where = [&] {
@@ -73,8 +92,21 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
       A8_RETURN_IF_ERROR(emu::FromDev(emu::MakeBlasEngine(nullptr, &host_->blas)));
       host_->ctx.blas = host_->blas.get();
     }
-    kernels_.push_back(
-        Prepared{e, shared, KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs))});
+    // Kernel.tf32_inputs: the kernel reads TF32 copies of those operands (kernels/common/tf32.h),
+    // as the CUDA backend's GEMMs and convolutions read them on TF32 tensor cores.
+    std::vector<Tf32Operand> tf32;
+    float* next = tf32_scratch_.data();
+    for (int i : kern.tf32_inputs()) {
+      if (i < 0 || i >= static_cast<int>(in.size()) || !in[i].present || in[i].dtype != DType::kF32)
+        return InvalidInput("{}: tf32_inputs names input {}, which is not a present f32 input",
+                            where(), i);
+      tf32.push_back({reinterpret_cast<const float*>(in[i].data), next, in[i].count()});
+      in[i].data = reinterpret_cast<uint8_t*>(next);
+      next += in[i].count();
+    }
+    kernels_.push_back(Prepared{e, shared,
+                                KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs)),
+                                std::move(tf32)});
   }
   return Status::Ok();
 }
@@ -84,6 +116,11 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
     return Internal("kernel index {} out of range (prepared {})", index, kernels_.size());
   Prepared& p = kernels_[index];
   p.args.step = step;
+  for (const Tf32Operand& t : p.tf32) {
+    cpu::ParallelFor(t.n, 1, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) t.dst[i] = RoundToTf32(t.src[i]);
+    });
+  }
   const cpu::ScopedKernelMode scoped_mode(mode_);
   if (p.entry != nullptr) return p.entry->fn(p.args);
   host_->step.step = step.step;

@@ -39,13 +39,22 @@ class CpuBackend : public Backend {
 
  private:
   struct Host;  // the host DevCtx of the shared bodies (cpu_backend.cc)
+  // An operand of Kernel.tf32_inputs: its `n` floats are rounded to TF32 into `dst` (the
+  // kernel's args point there) before each run.
+  struct Tf32Operand {
+    const float* src;
+    float* dst;
+    int64_t n;
+  };
   struct Prepared {
     const CpuKernelEntry* entry;  // null: a shared body (`shared`)
     const void* shared;           // emu::DevKernelEntry
     KernelArgs args;
+    std::vector<Tf32Operand> tf32;
   };
   cpu::KernelMode mode_;
   std::vector<Prepared> kernels_;
+  std::vector<float> tf32_scratch_;  // shared by the kernels' TF32 operands (one kernel at a time)
   std::unique_ptr<Host> host_;
 };
 

@@ -140,7 +140,6 @@ Status DeviceBackend::Fill(uint8_t* dst, uint8_t byte, uint64_t bytes) {
 Status DeviceBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) {
   kernels_.clear();
   const_host_.assign(plan.buffers_size(), {});
-  ctx_.tf32 = plan.precision() == "tf32";
   // Host copies of the small constants (their device bytes were uploaded by the executor).
   for (int id = 0; id < plan.buffers_size() && id < static_cast<int>(buffers.size()); ++id) {
     const plan::Buffer& b = plan.buffers(id);
@@ -173,8 +172,9 @@ Status DeviceBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*
     if (std::find(e->types.begin(), e->types.end(), t) == e->types.end())
       return Unsupported("{}: the CUDA kernel of '{}' does not take {} (it takes {})", where(),
                          kern.op(), DTypeName(t), DTypeList(e->types));
-    kernels_.push_back(
-        Prepared{e, KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs))});
+    kernels_.push_back(Prepared{e,
+                                KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs)),
+                                kern.tf32_inputs_size() > 0});
   }
   return Status::Ok();
 }
@@ -197,6 +197,7 @@ Status DeviceBackend::Run(int index, const StepInfo& step) {
   Prepared& p = kernels_[index];
   p.args.step = step;
   ctx_.error_tag = index + 1;
+  ctx_.tf32 = p.tf32;
   A8_RETURN_IF_ERROR(p.entry->fn(p.args, ctx_));
   // Kernel by kernel (checks between kernels): each is finished on return.
   return EndOfStep(step);
@@ -210,6 +211,7 @@ Status DeviceBackend::RunEager(const std::vector<int>& kernels, const std::vecto
     Prepared& p = kernels_[k];
     p.args.step = step;
     ctx_.error_tag = k + 1;
+    ctx_.tf32 = p.tf32;
     Status s = p.entry->fn(p.args, ctx_);
     if (!s.ok()) {
       const plan::Kernel& kern = p.args.kernel();

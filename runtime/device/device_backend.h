@@ -63,6 +63,7 @@ class DeviceBackend : public Backend {
   struct Prepared {
     const DevKernelEntry* entry;
     KernelArgs args;
+    bool tf32;  // Kernel.tf32_inputs is not empty: its GEMMs/convolutions may use TF32
   };
   struct Sequence {
     int runs = 0;

@@ -339,15 +339,18 @@ StatusOr<DevicePeaks> CalibrateCpu() {
 StatusOr<PlanPrediction> PredictPlan(const plan::Plan& plan, const DevicePeaks& device) {
   PlanPrediction out;
   out.device = device;
-  const bool tf32 = plan.precision() == "tf32";
-  auto matmul_peak = [&](DType dtype) {
+  // TF32 is the kernel's (Kernel.tf32_inputs), as on the GPU; the MFU peak is TF32's when the
+  // plan has any such kernel.
+  bool tf32 = false;
+  for (const plan::Kernel& k : plan.kernels()) tf32 = tf32 || k.tf32_inputs_size() > 0;
+  auto matmul_peak = [&](DType dtype, bool kernel_tf32) {
     switch (dtype) {
       case DType::kF16:
         return device.tensor_f16;
       case DType::kBF16:
         return device.tensor_bf16;
       case DType::kF32:
-        return tf32 ? device.tensor_tf32 : device.fp32;
+        return kernel_tf32 ? device.tensor_tf32 : device.fp32;
       default:
         return device.fp32 / 2;  // f64
     }
@@ -359,7 +362,8 @@ StatusOr<PlanPrediction> PredictPlan(const plan::Plan& plan, const DevicePeaks& 
     A8_ASSIGN_OR_RETURN(p.cost, EstimateKernelCost(plan, k));
     const bool tensor = p.cost.family == CostFamily::kMatMul || p.cost.family == CostFamily::kConv;
     auto family = device.family_flops.find(p.cost.family);
-    const double peak = tensor                                ? matmul_peak(p.cost.dtype)
+    const bool kernel_tf32 = plan.kernels(k).tf32_inputs_size() > 0;
+    const double peak = tensor ? matmul_peak(p.cost.dtype, kernel_tf32)
                         : family != device.family_flops.end() ? family->second
                                                               : device.vector;
     const double bw = device.cache_bw > 0 && p.cost.bytes <= device.cache_bytes ? device.cache_bw
@@ -415,7 +419,7 @@ StatusOr<PlanPrediction> PredictPlan(const plan::Plan& plan, const DevicePeaks& 
     out.mfu_peak = device.vector;
     out.mfu_dtype = "vector";
   } else {
-    out.mfu_peak = matmul_peak(mfu_dtype);
+    out.mfu_peak = matmul_peak(mfu_dtype, tf32);
     out.mfu_dtype = std::string(DTypeName(mfu_dtype));
     if (mfu_dtype == DType::kF32 && tf32) out.mfu_dtype = "tf32";
   }

@@ -62,9 +62,9 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
                           "a8.GradAccumulate",
                           "a8.UnscaleCheckFinite"});
     add(F::kCast, {"Cast", "CastLike"});
-    add(F::kTranscendental, {"Cos", "Elu", "Erf", "Exp", "Gelu", "Log", "Pow", "Sigmoid", "Sin",
-                             "Softplus", "Tanh", "a8.EluGrad", "a8.ErfGrad", "a8.GeluGrad",
-                             "a8.SigmoidGrad", "a8.SoftplusGrad", "a8.TanhGrad"});
+    // Pow is the one binary op that calls libm (binary_math.h has no cost column); the unary ops
+    // and activation gradients are classed from unary_math.h's lists below.
+    add(F::kTranscendental, {"Pow"});
     add(F::kFused, {"a8.FusedElementwise"});
     add(F::kPool, {"AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool",
                    "a8.AveragePoolGrad", "a8.MaxPoolGrad"});
@@ -89,7 +89,9 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
     add(F::kCollective, {"a8.AllReduceStart", "a8.AllReduceWait"});
     // Every other unary op and activation gradient from kernels/common/unary_math.h's lists (a new
     // op there gets a rule without an edit here): a few instructions an element (Cost 1) are
-    // elementwise, a libm call (Cost 16) transcendental. The lists above keep their own choice.
+    // elementwise, a libm call (Cost 16) transcendental (a8.SigmoidGrad and a8.TanhGrad read the
+    // saved output: Cost 1). The elementwise list above keeps its own choice for the cheap libm
+    // calls (Sqrt, Floor, Sign, ...).
     auto family = [](int cost) { return cost <= 1 ? F::kElementwise : F::kTranscendental; };
 #define A8_X(Name, Types, Cost, Fused) \
   if (std::string_view(#Types) != "Variant") t.emplace(#Name, family(Cost));

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The CUDA backend's kernels against the CPU reference backend, on the example models.
 
-Each example model (mlp, cnn, bert) is compiled as a training plan in fp32, amp and fp16 and
+Each example model (mlp, cnn, bert) is compiled as a training plan in fp32, tf32, amp and fp16 and
 trained for a few steps with seeded synthetic data on the CPU backend and on BACKEND; the
 checkpoints (FP32 master weights, optimizer moments, loss-scaler state, FP16 working copies) and
 the per-step losses must agree.
@@ -38,10 +38,24 @@ MODELS = {"mlp": ["--batch=16"], "cnn": ["--batch=8"], "bert": ["--batch=4"]}
 # fp32 measured 7.5e-5 in the token embedding's gradient), and im2col convolutions that round f16
 # per chunk of samples (measured 1.5e-4 in amp); cuda: cuBLASLt/cuDNN sum in other orders, and
 # FP16 GEMMs round the tensor-core way.
-TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "amp": (2e-3, 1e-4), "fp16": (2e-3, 1e-4)},
-       "cuda": {"fp32": (1e-3, 1e-5), "amp": (2e-2, 1e-3), "fp16": (2e-2, 1e-3)}}
+# tf32: both host backends round the GEMM/conv operands the plan lists (Kernel.tf32_inputs) to
+# TF32 and multiply in FP32, so cuda-emu keeps fp32's bounds: mlp is bit-identical, cnn's worst
+# element 0.04 of the bound (measured; a CPU that ignored the plan's TF32 is 10,000x the bound
+# there). But rounding to TF32 turns an FP32 operand one ulp off into one TF32 ulp (2^-11) off
+# where the two straddle a rounding boundary: BERT's forward is bit-identical in tf32, its
+# backward is not (the attention's softmax gradient sums in another order, as in fp32, and the
+# GEMMs after it round those ulps), and the embeddings' gradients, sums with heavy cancellation
+# through LayerNorm, come out 370x the bound. So for (bert, tf32) the state is not compared
+# element by element (STATE_NOT_COMPARED); its losses are, within fp32's loss bound (measured
+# 0.53; a CPU that ignored TF32 gives 5.2).
+TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (2e-3, 1e-4),
+                    "fp16": (2e-3, 1e-4)},
+       "cuda": {"fp32": (1e-3, 1e-5), "tf32": (2e-2, 1e-3), "amp": (2e-2, 1e-3),
+                "fp16": (2e-2, 1e-3)}}
+STATE_NOT_COMPARED = {("bert", "tf32")}
 # The losses of --steps steps: relative to the loss itself.
-LOSS_TOL = {"fp32": (1e-4, 1e-6), "amp": (1e-2, 1e-4), "fp16": (1e-2, 1e-4)}
+LOSS_TOL = {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (1e-2, 1e-4),
+            "fp16": (1e-2, 1e-4)}
 
 
 def sh(cmd):
@@ -89,7 +103,7 @@ def main():
     ap.add_argument("--models", required=True)
     ap.add_argument("--backend", default="cuda-emu", choices=["cuda-emu", "cuda"])
     ap.add_argument("--steps", type=int, default=3)
-    ap.add_argument("--modes", default="fp32,amp,fp16")
+    ap.add_argument("--modes", default="fp32,tf32,amp,fp16")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as work:
@@ -123,7 +137,10 @@ def main():
                       f"{args.backend} {np.array2string(dev_loss, precision=5)}")
                 compare(f"{model} {mode} losses", {"loss": cpu_loss}, {"loss": dev_loss},
                         *LOSS_TOL[mode])
-                compare(f"{model} {mode} state after one step", cpu, dev, rtol, atol)
+                if (model, mode) in STATE_NOT_COMPARED:
+                    print(f"  {model} {mode} state after one step: not compared (TOL's comment)")
+                else:
+                    compare(f"{model} {mode} state after one step", cpu, dev, rtol, atol)
                 if args.backend == "cuda":
                     graph, graph_loss = train(args, plan, "cuda", f"{model}.{mode}.graph", work,
                                               args.steps)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/plan/kernel_catalog.h"
+#include "kernels/common/unary_math.h"
 
 namespace a8 {
 namespace {
@@ -48,6 +49,31 @@ TEST(CostTest, EveryCatalogOpHasACostRule) {
   }
   EXPECT_GT(ops, 100);
   EXPECT_FALSE(CostFamilyOf("NoSuchOp").has_value());
+}
+
+TEST(CostTest, UnaryFamiliesComeFromTheUnaryMathLists) {
+  // A libm call (Cost 16 in unary_math.h) is transcendental unless the elementwise list claims
+  // it; a few instructions (Cost 1) never are, whatever the op's name suggests.
+  int transcendental = 0;
+#define A8_X(Name, Types, Cost, Fused)                                 \
+  if (Cost <= 1) {                                                     \
+    EXPECT_EQ(CostFamilyOf(#Name), CostFamily::kElementwise) << #Name; \
+  }                                                                    \
+  transcendental += CostFamilyOf(#Name) == CostFamily::kTranscendental;
+  A8_UNARY_OPS(A8_X)
+#undef A8_X
+#define A8_X(Name, Reads, Cost, Fused)                                              \
+  if (Cost <= 1) {                                                                  \
+    EXPECT_EQ(CostFamilyOf("a8." #Name "Grad"), CostFamily::kElementwise) << #Name; \
+  }
+  A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+  EXPECT_GT(transcendental, 20);
+  for (const char* op :
+       {"Exp", "Softplus", "Mish", "Atanh", "a8.SoftplusGrad", "a8.GeluGrad", "Pow"})
+    EXPECT_EQ(CostFamilyOf(op), CostFamily::kTranscendental) << op;
+  for (const char* op : {"a8.SigmoidGrad", "a8.TanhGrad", "Sqrt", "Relu"})
+    EXPECT_EQ(CostFamilyOf(op), CostFamily::kElementwise) << op;
 }
 
 TEST(CostTest, MatMulIsTwiceTheMultiplyAdds) {
