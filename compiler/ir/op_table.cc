@@ -347,6 +347,7 @@ std::vector<OpDef> BuildTable() {
   AddGradNnOps(&ops);
   AddOptimizerOps(&ops);
   AddFusedOps(&ops);
+  AddGatherNdOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

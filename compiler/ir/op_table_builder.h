@@ -106,5 +106,6 @@ void AddGradMathOps(std::vector<OpDef>* ops);   // op_table_grad_math.cc: elemen
 void AddGradNnOps(std::vector<OpDef>* ops);     // op_table_grad_nn.cc: nn gradients, a8 losses
 void AddOptimizerOps(std::vector<OpDef>* ops);  // op_table_optim.cc: updates, step control
 void AddFusedOps(std::vector<OpDef>* ops);      // op_table_fused.cc: the fuse pass's kernels
+void AddGatherNdOps(std::vector<OpDef>* ops);   // op_table_gather_nd.cc: GatherND, its gradient
 
 }  // namespace a8

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/onnx/import_sequence.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer.h"
 #include "compiler/onnx/onnx_util.h"
@@ -97,6 +98,14 @@ class Importer {
   // An op imported as nodes of other ops (import_decompose.h).
   Status ImportDecomposedNode(int index, const std::string& where, std::vector<Value*> inputs,
                               std::map<std::string, Attribute> attrs);
+  // SplitToSequence is recorded in sequences_; each SequenceAt becomes a Slice (import_sequence.h).
+  Status ImportSplitToSequence(int index, const std::string& where,
+                               const std::vector<Value*>& inputs,
+                               const std::map<std::string, Attribute>& attrs);
+  Status ImportSequenceAt(int index, const std::string& where);
+  // Upgrades and checks nodes made at import from one ONNX node (decompositions, SequenceAt).
+  Status FinishMadeNodes(int index, const std::string& where,
+                         const std::vector<DecomposedNode>& nodes);
   UpgradeContext MakeUpgradeContext(int index);
   Status ImportOutputs();
 
@@ -156,6 +165,7 @@ class Importer {
   std::map<const Value*, DType> known_dtype_;
   std::map<std::string, int64_t> onnx_ranks_;  // from onnx's inference over nodes [0, upto)
   int onnx_ranks_upto_ = 0;
+  std::map<std::string, SequenceSplit> sequences_;  // SplitToSequence outputs
 };
 
 }  // namespace a8::onnx_import

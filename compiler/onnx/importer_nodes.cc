@@ -315,12 +315,19 @@ Status Importer::ImportNode(int index) {
   if (!g_->opsets.count(domain)) {
     return InvalidInput("{}: domain '{}' is not in the model's opset_import", where, n.domain());
   }
+  if (domain.empty() && n.op_type() == "SequenceAt") return ImportSequenceAt(index, where);
   std::vector<Value*> inputs;
   for (int i = 0; i < n.input_size(); ++i) {
     const std::string& in = n.input(i);
     if (in.empty()) {
       inputs.push_back(nullptr);
       continue;
+    }
+    if (auto seq = sequences_.find(in); seq != sequences_.end()) {
+      return Unsupported(
+          "{}: input '{}' is the sequence made by {}; a800c takes a sequence only through "
+          "SequenceAt at a constant position",
+          where, in, seq->second.where);
     }
     Value* v = g_->FindValue(in);
     if (!v) {
@@ -345,6 +352,9 @@ Status Importer::ImportNode(int index) {
     }
   }
 
+  if (domain.empty() && n.op_type() == "SplitToSequence") {
+    return ImportSplitToSequence(index, where, inputs, attrs);
+  }
   if (domain.empty() && IsDecomposedOp(n.op_type())) {
     return ImportDecomposedNode(index, where, std::move(inputs), std::move(attrs));
   }
@@ -432,6 +442,11 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
     req.outputs.emplace_back(n.output(i), t.value_or(TensorType{}));
   }
   A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(*g_, std::move(req)));
+  return FinishMadeNodes(index, where, nodes);
+}
+
+Status Importer::FinishMadeNodes(int index, const std::string& where,
+                                 const std::vector<DecomposedNode>& nodes) {
   for (const DecomposedNode& d : nodes) {
     const OpDef* def = FindOp(d.node->domain(), d.node->op());
     if (def == nullptr) return Internal("{}: decomposed into unknown op {}", where, d.node->op());

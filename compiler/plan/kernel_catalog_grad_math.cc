@@ -8,6 +8,8 @@ void AddGradMathKernelRows(std::vector<Row>* rows) {
   // The activation gradients' rows come from the op table (AddActivation).
   rows->push_back(
       {"a8.GatherGrad", "T,I", "T", {{'T', kFloat}, {'I', {DType::kI64, DType::kI32}}}});
+  rows->push_back(
+      {"a8.GatherNDGrad", "T,I", "T", {{'T', kFloat}, {'I', {DType::kI64, DType::kI32}}}});
   rows->push_back({"a8.SliceGrad", "T", "T", {{'T', kFloat}}});
 }
 

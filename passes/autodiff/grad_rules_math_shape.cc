@@ -158,6 +158,17 @@ Status GradGather(GradContext& ctx) {
   return ctx.SetInputGrad(0, dx);
 }
 
+// GatherND: dy added at each index tuple's slice of zeros of data's shape (a8.GatherNDGrad).
+Status GradGatherND(GradContext& ctx) {
+  if (!ctx.needs_grad(0)) return Status::Ok();
+  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+  A8_ASSIGN_OR_RETURN(Value * dx,
+                      ctx.Emit1("a8.GatherNDGrad", {dy, In(ctx, 1)},
+                                {{"batch_dims", Attribute(ctx.node().GetInt("batch_dims", 0))},
+                                 {"shape", Attribute(In(ctx, 0)->dims())}}));
+  return ctx.SetInputGrad(0, dx);
+}
+
 // Tile: dy viewed as [r0, d0, r1, d1, ...] summed over the repeat axes.
 Status GradTile(GradContext& ctx) {
   if (!ctx.needs_grad(0)) return Status::Ok();
@@ -379,6 +390,7 @@ void RegisterShapeGradRules(GradRuleTable* t) {
   t->Add("Split", GradSplit);
   t->Add("Slice", GradSlice);
   t->Add("Gather", GradGather);
+  t->Add("GatherND", GradGatherND);
   t->Add("Tile", GradTile);
   t->Add("Pad", GradPad);
   t->Add("CumSum", GradCumSum);

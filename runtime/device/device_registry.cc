@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "runtime/device/ops_gather_nd.h"
+
 namespace a8::A8_DEV_NS {
 
 Status FromDev(const DevStatus& s) {
@@ -19,6 +21,7 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceLossOptimOps(r);
     RegisterDeviceGemmConvOps(r);
     RegisterDeviceDistOps(r);
+    RegisterDeviceGatherNdOps(r);
     std::sort(r->begin(), r->end(),
               [](const DevKernelEntry& a, const DevKernelEntry& b) { return a.op < b.op; });
     return r;
