@@ -6,7 +6,9 @@
 //       equal to x < 0 ? slope * x : x, slope broadcast to x (unidirectional from PRelu-7 on;
 //       PRelu-1/6 broadcast differently and are refused);
 //   ReduceLogSum-1..28       -> Log(ReduceSum(x, axes, keepdims, noop_with_empty_axes))
-//       (an empty reduction gives log(0) = -inf, as ONNX says).
+//       (an empty reduction gives log(0) = -inf, as ONNX says);
+//   RMSNormalization, LpNormalization, Hardmax, EyeLike, SpaceToDepth, DepthToSpace: see
+//       import_decompose_nn.cc.
 //
 // Every node made here is named `<node>.<op>` (the last one, which produces the ONNX outputs,
 // keeps the node's name) and comes back with the ONNX since_version its form has, for the caller
@@ -15,6 +17,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -42,7 +45,13 @@ struct DecomposeRequest {
   std::vector<std::pair<std::string, TensorType>> outputs;
   std::map<std::string, Attribute> attrs;
   std::function<std::string(const std::string& base)> fresh_name;
+  // The rank the model declares (or onnx infers) for a value, when known.
+  std::function<std::optional<int64_t>(const Value* v)> known_rank;
 };
+
+// The ops of import_decompose_nn.cc (a subset of IsDecomposedOp) and their decomposition.
+bool IsDecomposedNnOp(std::string_view op);
+StatusOr<std::vector<DecomposedNode>> DecomposeNn(Graph& g, const DecomposeRequest& req);
 
 // Emits the nodes for `req` into `g`, in order.
 StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req);
