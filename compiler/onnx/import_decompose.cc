@@ -68,15 +68,31 @@ StatusOr<std::vector<DecomposedNode>> DecomposeReduceLogSum(Graph& g, const Deco
   return e.nodes();
 }
 
+// BitwiseNot-18 (x) -> BitwiseXor(x, all ones), all ones being 0 - 1 in x's type (wrapping).
+StatusOr<std::vector<DecomposedNode>> DecomposeBitwiseNot(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 1));
+  if (!req.attrs.empty()) {
+    return InvalidInput("{}: unknown attribute '{}'", req.where, req.attrs.begin()->first);
+  }
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* zero = e.Emit("CastLike", 15, {e.Int64s("zero", {0}, {}), x}, {}, "zero", false);
+  Value* one = e.Emit("CastLike", 15, {e.Int64s("one", {1}, {}), x}, {}, "one", false);
+  Value* ones = e.Emit("Sub", 14, {zero, one}, {}, "all_ones", false);
+  e.Emit("BitwiseXor", 18, {x, ones}, {}, "", true);
+  return e.nodes();
+}
+
 }  // namespace
 
 bool IsDecomposedOp(std::string_view op) {
-  return op == "PRelu" || op == "ReduceLogSum" || IsDecomposedNnOp(op);
+  return op == "PRelu" || op == "ReduceLogSum" || op == "BitwiseNot" || IsDecomposedNnOp(op);
 }
 
 StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req) {
   if (req.op == "PRelu") return DecomposePRelu(g, req);
   if (req.op == "ReduceLogSum") return DecomposeReduceLogSum(g, req);
+  if (req.op == "BitwiseNot") return DecomposeBitwiseNot(g, req);
   if (IsDecomposedNnOp(req.op)) return DecomposeNn(g, req);
   return Internal("{}: {} is not a decomposed op", req.where, req.op);
 }

@@ -7,6 +7,7 @@
 //       PRelu-1/6 broadcast differently and are refused);
 //   ReduceLogSum-1..28       -> Log(ReduceSum(x, axes, keepdims, noop_with_empty_axes))
 //       (an empty reduction gives log(0) = -inf, as ONNX says);
+//   BitwiseNot-18 (x)         -> BitwiseXor(x, Sub(CastLike(0, x), CastLike(1, x)));
 //   RMSNormalization, LpNormalization, Hardmax, EyeLike, SpaceToDepth, DepthToSpace: see
 //       import_decompose_nn.cc.
 //
