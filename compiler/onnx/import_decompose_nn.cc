@@ -15,6 +15,12 @@
 //   DepthToSpace-1/11/13/28, SpaceToDepth-1/13/28 (x; blocksize, mode DCR/CRD) -> Reshape,
 //       Transpose, Reshape, the shapes computed from Shape(x) (folded): the numpy definitions of
 //       the ONNX documentation.
+//   Compress-9/11 (x, condition; axis) with a constant condition (a graph input frozen with
+//       --bind) -> Gather(x, the indices where condition holds, axis); without an axis, of
+//       Reshape(x, [-1]).
+//   CenterCropPad-18 (x, shape; axes) with a constant shape -> Pad(Slice(x, crop window), pads,
+//       axes), the window and the pads computed from Shape(x) (folded): crop start
+//       max(d - t, 0) / 2, pad before max(t - d, 0) / 2, the odd pixel after.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -272,11 +278,110 @@ StatusOr<std::vector<DecomposedNode>> DecomposeSpaceDepth(Graph& g, const Decomp
   return e.nodes();
 }
 
+// Input `i` must be constant data: a graph input gets the --bind hint that run_node_tests.py
+// and users follow.
+Status RequireConstant(const DecomposeRequest& req, int i, std::string_view field) {
+  const Value* v = req.inputs[i];
+  if (v->data() != nullptr) return Status::Ok();
+  const std::string hint =
+      v->role() == ValueRole::kInput
+          ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", v->name(), v->name())
+          : std::string();
+  return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes){}", req.where,
+                     field, hint);
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeCompress(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 2));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"axis"}));
+  const Value* cond = req.inputs[1];
+  if (cond->data() == nullptr) {
+    const std::string hint = cond->role() == ValueRole::kInput
+                                 ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy",
+                                               cond->name(), cond->name())
+                                 : std::string();
+    return Unsupported("{}: input 'condition' must be a constant (a800c needs static shapes){}",
+                       req.where, hint);
+  }
+  if (cond->data()->type.dims.size() != 1) {
+    return InvalidInput("{}: input 'condition' must be 1-D, got {}", req.where,
+                        cond->data()->type.ToString());
+  }
+  std::vector<int64_t> indices;
+  for (int64_t i = 0; i < cond->data()->num_elements(); ++i) {
+    if (cond->data()->GetInt64(i) != 0) indices.push_back(i);
+  }
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* index = e.Int64s("indices", indices, {static_cast<int64_t>(indices.size())});
+  int64_t axis = 0;
+  if (auto it = req.attrs.find("axis"); it != req.attrs.end()) {
+    A8_ASSIGN_OR_RETURN(axis, IntAttr(req, "axis", std::nullopt));
+  } else {
+    x = e.Emit("Reshape", 14, {x, e.Int64s("flat_shape", {-1}, {1})}, {}, "flat", false);
+  }
+  e.Emit("Gather", 13, {x, index}, {{"axis", axis}}, "", true);
+  return e.nodes();
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeCenterCropPad(Graph& g,
+                                                             const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 2));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"axes"}));
+  A8_RETURN_IF_ERROR(RequireConstant(req, 1, "shape"));
+  const TensorData& shape_data = *req.inputs[1]->data();
+  if (shape_data.type.dims.size() != 1 ||
+      (shape_data.type.dtype != DType::kI64 && shape_data.type.dtype != DType::kI32)) {
+    return InvalidInput("{}: input 'shape' must be a 1-D integer tensor, got {}", req.where,
+                        shape_data.type.ToString());
+  }
+  const std::vector<int64_t> target = shape_data.ToInt64Vector();
+  std::vector<int64_t> axes;
+  if (auto it = req.attrs.find("axes"); it != req.attrs.end()) {
+    if (it->second.kind() != AttrKind::kInts) {
+      return InvalidInput("{}: attribute 'axes' must be ints", req.where);
+    }
+    axes = it->second.ints();
+  } else {
+    for (size_t i = 0; i < target.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (axes.size() != target.size()) {
+    return InvalidInput("{}: 'shape' has {} values for {} axes", req.where, target.size(),
+                        axes.size());
+  }
+  for (int64_t t : target) {
+    if (t < 0) return InvalidInput("{}: 'shape' has a negative dim {}", req.where, t);
+  }
+  const int64_t k = static_cast<int64_t>(axes.size());
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* t = e.Int64s("target", target, {k});
+  Value* ax = e.Int64s("axes", axes, {k});
+  Value* zero = e.Int64s("zero", {0}, {1});
+  Value* two = e.Int64s("two", {2}, {1});
+  Value* shape = e.Emit("Shape", 15, {x}, {}, "shape", false);
+  Value* d = e.Emit("Gather", 13, {shape, ax}, {{"axis", 0}}, "dims", false);
+  Value* over = e.Emit("Max", 13, {e.Emit("Sub", 14, {d, t}, {}, "d_minus_t", false), zero}, {},
+                       "crop", false);
+  Value* start = e.Emit("Div", 14, {over, two}, {}, "crop_start", false);
+  Value* kept = e.Emit("Min", 13, {d, t}, {}, "kept", false);
+  Value* end = e.Emit("Add", 14, {start, kept}, {}, "crop_end", false);
+  Value* cropped = e.Emit("Slice", 13, {x, start, end, ax}, {}, "cropped", false);
+  Value* grow = e.Emit("Max", 13, {e.Emit("Sub", 14, {t, d}, {}, "t_minus_d", false), zero}, {},
+                       "pad", false);
+  Value* before = e.Emit("Div", 14, {grow, two}, {}, "pad_before", false);
+  Value* after = e.Emit("Sub", 14, {grow, before}, {}, "pad_after", false);
+  Value* pads = e.Emit("Concat", 13, {before, after}, {{"axis", 0}}, "pads", false);
+  e.Emit("Pad", 18, {cropped, pads, nullptr, ax}, {}, "", true);
+  return e.nodes();
+}
+
 }  // namespace
 
 bool IsDecomposedNnOp(std::string_view op) {
   return op == "RMSNormalization" || op == "LpNormalization" || op == "Hardmax" ||
-         op == "EyeLike" || op == "DepthToSpace" || op == "SpaceToDepth";
+         op == "EyeLike" || op == "DepthToSpace" || op == "SpaceToDepth" || op == "Compress" ||
+         op == "CenterCropPad";
 }
 
 StatusOr<std::vector<DecomposedNode>> DecomposeNn(Graph& g, const DecomposeRequest& req) {
@@ -284,6 +389,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeNn(Graph& g, const DecomposeReque
   if (req.op == "LpNormalization") return DecomposeLpNorm(g, req);
   if (req.op == "Hardmax") return DecomposeHardmax(g, req);
   if (req.op == "EyeLike") return DecomposeEyeLike(g, req);
+  if (req.op == "Compress") return DecomposeCompress(g, req);
+  if (req.op == "CenterCropPad") return DecomposeCenterCropPad(g, req);
   if (req.op == "DepthToSpace" || req.op == "SpaceToDepth") return DecomposeSpaceDepth(g, req);
   return Internal("{}: {} is not a decomposed op", req.where, req.op);
 }

@@ -105,10 +105,39 @@ g (float[1, 2, 4] x) => (float[1, 8, 2] y) { y = SpaceToDepth <blocksize = 2> (x
   EXPECT_THAT(s.message(), HasSubstr("takes a 4-D input [N, C, H, W], got rank 3"));
 }
 
+TEST(ImportDecomposeNnTest, CompressNeedsAConstantCondition) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[3, 2] x) => (float[2] y) <bool[4] c = {1, 0, 0, 1}> { y = Compress (x, c) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"Reshape", "Gather"}));
+  EXPECT_EQ((*g)->NodeList()[1]->input(1)->data()->ToInt64Vector(), (std::vector<int64_t>{0, 3}));
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[3, 2] x, bool[3] c) => (float[2, 2] y) { y = Compress <axis = 0> (x, c) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(),
+              HasSubstr("(Compress): input 'condition' must be a constant (a800c "
+                        "needs static shapes); freeze graph input 'c' with --bind=c="));
+}
+
+TEST(ImportDecomposeNnTest, CenterCropPadCropsAndPadsAroundTheCenter) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[5, 2] x) => (float[2, 5] y) <int64[2] s = {2, 5}> { y = CenterCropPad (x, s) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g).back(), "Pad");
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[5, 2] x, int64[1] s) => (float[5, 4] y) { y = CenterCropPad <axes = [1]> (x, s) })");
+  EXPECT_THAT(s.message(), HasSubstr("(CenterCropPad): input 'shape' must be a constant (a800c "
+                                     "needs static shapes); freeze graph input 's' with --bind"));
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[5, 2] x) => (float[5, 4] y) <int64[2] s = {2, 5}> { y = CenterCropPad <axes = [1]> (x, s) })");
+  EXPECT_THAT(s.message(), HasSubstr("'shape' has 2 values for 1 axes"));
+}
+
 // A gradient check of `op` imported as its decomposition: the nodes are upgraded to their
 // canonical forms and typed as the importer and shape-inference would.
 GradCheckCase Decomposed(const std::string& op, int version, std::map<std::string, Attribute> attrs,
-                         const std::vector<TensorType>& inputs) {
+                         const std::vector<TensorType>& inputs,
+                         const std::vector<GradCheckInput>& constants = {}) {
   GradCheckCase c;
   c.op = op;
   for (const TensorType& t : inputs) {
@@ -116,6 +145,7 @@ GradCheckCase Decomposed(const std::string& op, int version, std::map<std::strin
     in.type = t;
     c.inputs.push_back(in);
   }
+  for (const GradCheckInput& in : constants) c.inputs.push_back(in);
   c.build = [op, version, attrs](
                 Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
     auto counter = std::make_shared<int>(0);
@@ -170,6 +200,18 @@ TEST(ImportDecomposeNnTest, GradientsMatchFiniteDifferences) {
                                       {TensorType{DType::kF64, {3, 4}}}));
     }
   }
+  GradCheckInput condition;
+  condition.type = TensorType{DType::kBool, {3}};
+  condition.values = {1, 0, 1};
+  condition.constant = true;
+  ExpectGradientsMatch(Decomposed("Compress", 11, {{"axis", Attribute(1)}},
+                                  {TensorType{DType::kF64, {2, 3}}}, {condition}));
+  GradCheckInput target;
+  target.type = TensorType{DType::kI64, {2}};
+  target.values = {2, 5};
+  target.constant = true;
+  ExpectGradientsMatch(
+      Decomposed("CenterCropPad", 18, {}, {TensorType{DType::kF64, {5, 2}}}, {target}));
   // RMSNormalization computes in float (stash_type 1): a float32 step and bound.
   for (int axis : {-1, 1}) {
     SCOPED_TRACE("RMSNormalization axis=" + std::to_string(axis));
