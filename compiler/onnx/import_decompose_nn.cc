@@ -21,6 +21,12 @@
 //   CenterCropPad-18 (x, shape; axes) with a constant shape -> Pad(Slice(x, crop window), pads,
 //       axes), the window and the pads computed from Shape(x) (folded): crop start
 //       max(d - t, 0) / 2, pad before max(t - d, 0) / 2, the odd pixel after.
+//   GroupNormalization-21 (x, scale, bias; num_groups, epsilon, stash_type=1) -> in float:
+//       Reshape(x, [N, G, -1]), mean and variance over the last axis (ReduceMean), normalized,
+//       reshaped back, then * scale + bias per channel. Needs x's rank.
+//   LRN-1/13 (x; size, alpha, beta, bias) -> x / (bias + alpha * AveragePool(x^2))^beta, the
+//       pool over channels of Reshape(x^2, [N, 1, C, -1]) with kernel [size, 1], count_include_pad
+//       and pads floor((size-1)/2) before, ceil after: ONNX's window sum divided by size.
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -376,12 +382,95 @@ StatusOr<std::vector<DecomposedNode>> DecomposeCenterCropPad(Graph& g,
   return e.nodes();
 }
 
+StatusOr<std::vector<DecomposedNode>> DecomposeGroupNorm(Graph& g, const DecomposeRequest& req) {
+  if (req.version < 21) {
+    return Unsupported(
+        "{}: GroupNormalization-{} scales per group; a800c supports version 21 (per channel)",
+        req.where, req.version);
+  }
+  A8_RETURN_IF_ERROR(CheckArity(req, 3));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"num_groups", "epsilon", "stash_type"}));
+  A8_ASSIGN_OR_RETURN(int64_t groups, IntAttr(req, "num_groups", std::nullopt));
+  A8_ASSIGN_OR_RETURN(float epsilon, FloatAttr(req, "epsilon", 1e-5f));
+  A8_ASSIGN_OR_RETURN(int64_t stash, IntAttr(req, "stash_type", 1));
+  if (stash != kOnnxFloat) {
+    return Unsupported("{}: stash_type {} is not supported (a800c computes in float: 1)", req.where,
+                       stash);
+  }
+  if (groups <= 0)
+    return InvalidInput("{}: num_groups must be positive, got {}", req.where, groups);
+  A8_ASSIGN_OR_RETURN(int64_t rank, RankOf(req, "GroupNormalization"));
+  if (rank < 2) return InvalidInput("{}: input 'X' must have rank 2 or more", req.where);
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* xf = e.Emit("Cast", 13, {x}, {{"to", Attribute(kOnnxFloat)}}, "xf", false);
+  Value* grouped = e.Emit("Reshape", 14, {xf, e.Int64s("group_shape", {0, groups, -1}, {3})}, {},
+                          "grouped", false);
+  const std::map<std::string, Attribute> last_axis = {{"axes", Attribute(std::vector<int64_t>{2})},
+                                                      {"keepdims", 1}};
+  Value* mean = e.Emit("ReduceMean", 13, {grouped}, last_axis, "mean", false);
+  Value* centered = e.Emit("Sub", 14, {grouped, mean}, {}, "centered", false);
+  Value* sq = e.Emit("Mul", 14, {centered, centered}, {}, "sq", false);
+  Value* var = e.Emit("ReduceMean", 13, {sq}, last_axis, "var", false);
+  Value* eps = e.Constant("epsilon", TensorData::FromFloats({epsilon}, {}));
+  Value* stddev =
+      e.Emit("Sqrt", 13, {e.Emit("Add", 14, {var, eps}, {}, "var_eps", false)}, {}, "std", false);
+  Value* nf = e.Emit("Div", 14, {centered, stddev}, {}, "normalized_f", false);
+  Value* shape = e.Emit("Shape", 15, {x}, {}, "shape", false);
+  Value* n = e.Emit("CastLike", 15, {e.Emit("Reshape", 14, {nf, shape}, {}, "ungrouped", false), x},
+                    {}, "normalized", false);
+  std::vector<int64_t> channel_shape(static_cast<size_t>(rank - 1), 1);
+  channel_shape[0] = -1;
+  Value* cs = e.Int64s("channel_shape", channel_shape, {rank - 1});
+  Value* scale = e.Emit("Reshape", 14, {req.inputs[1], cs}, {}, "scale", false);
+  Value* bias = e.Emit("Reshape", 14, {req.inputs[2], cs}, {}, "bias", false);
+  Value* scaled = e.Emit("Mul", 14, {n, scale}, {}, "scaled", false);
+  e.Emit("Add", 14, {scaled, bias}, {}, "", true);
+  return e.nodes();
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeLrn(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 1));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"size", "alpha", "beta", "bias"}));
+  A8_ASSIGN_OR_RETURN(int64_t size, IntAttr(req, "size", std::nullopt));
+  A8_ASSIGN_OR_RETURN(float alpha, FloatAttr(req, "alpha", 1e-4f));
+  A8_ASSIGN_OR_RETURN(float beta, FloatAttr(req, "beta", 0.75f));
+  A8_ASSIGN_OR_RETURN(float bias, FloatAttr(req, "bias", 1.0f));
+  if (size <= 0) return InvalidInput("{}: size must be positive, got {}", req.where, size);
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* sq = e.Emit("Mul", 14, {x, x}, {}, "sq", false);
+  Value* planes = e.Emit(
+      "Concat", 13,
+      {e.Emit("Shape", 15, {x}, {{"start", 0}, {"end", 1}}, "n", false), e.Int64s("one", {1}, {1}),
+       e.Emit("Shape", 15, {x}, {{"start", 1}, {"end", 2}}, "c", false),
+       e.Int64s("minus1", {-1}, {1})},
+      {{"axis", 0}}, "planes", false);
+  Value* sq4 = e.Emit("Reshape", 14, {sq, planes}, {}, "sq_planes", false);
+  Value* avg = e.Emit("AveragePool", 19, {sq4},
+                      {{"kernel_shape", Attribute(std::vector<int64_t>{size, 1})},
+                       {"pads", Attribute(std::vector<int64_t>{(size - 1) / 2, 0, size / 2, 0})},
+                       {"count_include_pad", 1}},
+                      "window_mean", false);
+  Value* shape = e.Emit("Shape", 15, {x}, {}, "shape", false);
+  Value* mean = e.Emit("Reshape", 14, {avg, shape}, {}, "window_mean_x", false);
+  auto scalar = [&](const std::string& suffix, float v) {
+    return e.Emit("CastLike", 15, {e.Constant(suffix, TensorData::FromFloats({v}, {})), x}, {},
+                  suffix + "_x", false);
+  };
+  Value* scaled = e.Emit("Mul", 14, {mean, scalar("alpha", alpha)}, {}, "scaled", false);
+  Value* base = e.Emit("Add", 14, {scaled, scalar("bias", bias)}, {}, "base", false);
+  Value* den = e.Emit("Pow", 15, {base, scalar("beta", beta)}, {}, "denominator", false);
+  e.Emit("Div", 14, {x, den}, {}, "", true);
+  return e.nodes();
+}
+
 }  // namespace
 
 bool IsDecomposedNnOp(std::string_view op) {
   return op == "RMSNormalization" || op == "LpNormalization" || op == "Hardmax" ||
          op == "EyeLike" || op == "DepthToSpace" || op == "SpaceToDepth" || op == "Compress" ||
-         op == "CenterCropPad";
+         op == "CenterCropPad" || op == "GroupNormalization" || op == "LRN";
 }
 
 StatusOr<std::vector<DecomposedNode>> DecomposeNn(Graph& g, const DecomposeRequest& req) {
@@ -391,6 +480,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeNn(Graph& g, const DecomposeReque
   if (req.op == "EyeLike") return DecomposeEyeLike(g, req);
   if (req.op == "Compress") return DecomposeCompress(g, req);
   if (req.op == "CenterCropPad") return DecomposeCenterCropPad(g, req);
+  if (req.op == "GroupNormalization") return DecomposeGroupNorm(g, req);
+  if (req.op == "LRN") return DecomposeLrn(g, req);
   if (req.op == "DepthToSpace" || req.op == "SpaceToDepth") return DecomposeSpaceDepth(g, req);
   return Internal("{}: {} is not a decomposed op", req.where, req.op);
 }

@@ -133,6 +133,21 @@ g (float[5, 2] x) => (float[5, 4] y) <int64[2] s = {2, 5}> { y = CenterCropPad <
   EXPECT_THAT(s.message(), HasSubstr("'shape' has 2 values for 1 axes"));
 }
 
+TEST(ImportDecomposeNnTest, GroupNormalizationAndLrnErrors) {
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[2, 4, 3] x, float[2] s, float[2] b) => (float[2, 4, 3] y) {
+  y = GroupNormalization <num_groups = 2> (x, s, b) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("GroupNormalization-18 scales per group"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 21]>
+g (float[2, 4, 3] x, float[4] s, float[4] b) => (float[2, 4, 3] y) {
+  y = GroupNormalization (x, s, b) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'num_groups' is required"));
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 4, 3] x) => (float[2, 4, 3] y) { y = LRN <size = 0> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("(LRN): size must be positive, got 0"));
+}
+
 // A gradient check of `op` imported as its decomposition: the nodes are upgraded to their
 // canonical forms and typed as the importer and shape-inference would.
 GradCheckCase Decomposed(const std::string& op, int version, std::map<std::string, Attribute> attrs,
@@ -212,6 +227,12 @@ TEST(ImportDecomposeNnTest, GradientsMatchFiniteDifferences) {
   target.constant = true;
   ExpectGradientsMatch(
       Decomposed("CenterCropPad", 18, {}, {TensorType{DType::kF64, {5, 2}}}, {target}));
+  ExpectGradientsMatch(Decomposed("LRN", 13,
+                                  {{"size", Attribute(3)},
+                                   {"alpha", Attribute(0.5f)},
+                                   {"beta", Attribute(0.75f)},
+                                   {"bias", Attribute(1.0f)}},
+                                  {TensorType{DType::kF64, {2, 4, 3}}}));
   // RMSNormalization computes in float (stash_type 1): a float32 step and bound.
   for (int axis : {-1, 1}) {
     SCOPED_TRACE("RMSNormalization axis=" + std::to_string(axis));
@@ -225,6 +246,14 @@ TEST(ImportDecomposeNnTest, GradientsMatchFiniteDifferences) {
     c.atol = 2e-3;
     ExpectGradientsMatch(c);
   }
+  // GroupNormalization too (stash_type 1).
+  GradCheckCase c = Decomposed("GroupNormalization", 21, {{"num_groups", Attribute(2)}},
+                               {TensorType{DType::kF32, {2, 4, 3}}, TensorType{DType::kF32, {4}},
+                                TensorType{DType::kF32, {4}}});
+  c.eps = 1e-2;
+  c.rtol = 2e-2;
+  c.atol = 2e-3;
+  ExpectGradientsMatch(c);
 }
 
 }  // namespace
