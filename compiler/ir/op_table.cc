@@ -64,6 +64,7 @@ void AddElementwiseOps(std::vector<OpDef>* ops) {
   };
   constexpr InPlace kIn0 = InPlace::kInput0, kAny = InPlace::kAnyInput;
   AddActivations(ops);
+  AddBitwiseOps(ops);
   add(Op("Abs", kUnary, {}, kUnary6, 6, InferNumericUnary, "|x|"), kIn0);
   add(Op("Neg", kUnary, {}, kUnary6, 6, InferNumericUnary, "-x"), kIn0);
   add(Op("Exp", kUnary, {}, kUnary6, 6, InferFloatUnary, "e^x"), kIn0);

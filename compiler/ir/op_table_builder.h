@@ -100,6 +100,7 @@ void AddActivation(std::vector<OpDef>* ops, Activation a);
 
 // The activations and their gradients (op_table_activations.cc), added by AddElementwiseOps.
 void AddActivations(std::vector<OpDef>* ops);
+void AddBitwiseOps(std::vector<OpDef>* ops);  // op_table_bitwise.cc
 
 // Internal op families, one file each.
 void AddGradMathOps(std::vector<OpDef>* ops);   // op_table_grad_math.cc: elementwise/shape/reduce

@@ -2,32 +2,10 @@
 
 #include <fmt/format.h>
 
+#include "compiler/onnx/import_decompose_internal.h"
+
 namespace a8 {
-namespace {
-
-// One node of a decomposition with a single output: a fresh intermediate `<name>.<suffix>`, or
-// the ONNX output when `last`.
-class Emitter {
- public:
-  Emitter(Graph& g, const DecomposeRequest& req) : g_(g), req_(req) {}
-
-  Value* Emit(const std::string& op, int since_version, std::vector<Value*> inputs,
-              std::map<std::string, Attribute> attrs, const std::string& suffix, bool last) {
-    std::pair<std::string, TensorType> out =
-        last ? req_.outputs[0]
-             : std::make_pair(req_.fresh_name(req_.name + "." + suffix), TensorType{});
-    Node* n = g_.AddNode(op, "", std::move(inputs), {out}, std::move(attrs),
-                         last ? req_.name : req_.name + "." + suffix);
-    nodes_.push_back({n, since_version});
-    return n->output(0);
-  }
-  std::vector<DecomposedNode> nodes() const { return nodes_; }
-
- private:
-  Graph& g_;
-  const DecomposeRequest& req_;
-  std::vector<DecomposedNode> nodes_;
-};
+namespace decompose_internal {
 
 Status CheckArity(const DecomposeRequest& req, size_t inputs) {
   if (req.inputs.size() != inputs || req.outputs.size() != 1) {
@@ -39,6 +17,13 @@ Status CheckArity(const DecomposeRequest& req, size_t inputs) {
   }
   return Status::Ok();
 }
+
+}  // namespace decompose_internal
+
+namespace {
+
+using decompose_internal::CheckArity;
+using decompose_internal::Emitter;
 
 StatusOr<std::vector<DecomposedNode>> DecomposePRelu(Graph& g, const DecomposeRequest& req) {
   A8_RETURN_IF_ERROR(CheckArity(req, 2));
@@ -185,16 +170,34 @@ StatusOr<std::vector<DecomposedNode>> DecomposeUpsample(Graph& g, const Decompos
   return e.nodes();
 }
 
+// BitwiseNot-18 (x) -> BitwiseXor(x, all ones), all ones being 0 - 1 in x's type (wrapping).
+StatusOr<std::vector<DecomposedNode>> DecomposeBitwiseNot(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 1));
+  if (!req.attrs.empty()) {
+    return InvalidInput("{}: unknown attribute '{}'", req.where, req.attrs.begin()->first);
+  }
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* zero = e.Emit("CastLike", 15, {e.Int64s("zero", {0}, {}), x}, {}, "zero", false);
+  Value* one = e.Emit("CastLike", 15, {e.Int64s("one", {1}, {}), x}, {}, "one", false);
+  Value* ones = e.Emit("Sub", 14, {zero, one}, {}, "all_ones", false);
+  e.Emit("BitwiseXor", 18, {x, ones}, {}, "", true);
+  return e.nodes();
+}
+
 }  // namespace
 
 bool IsDecomposedOp(std::string_view op) {
-  return op == "PRelu" || op == "ReduceLogSum" || op == "Upsample";
+  return op == "PRelu" || op == "ReduceLogSum" || op == "Upsample" || op == "BitwiseNot" ||
+         IsDecomposedNnOp(op);
 }
 
 StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req) {
   if (req.op == "PRelu") return DecomposePRelu(g, req);
   if (req.op == "ReduceLogSum") return DecomposeReduceLogSum(g, req);
   if (req.op == "Upsample") return DecomposeUpsample(g, req);
+  if (req.op == "BitwiseNot") return DecomposeBitwiseNot(g, req);
+  if (IsDecomposedNnOp(req.op)) return DecomposeNn(g, req);
   return Internal("{}: {} is not a decomposed op", req.where, req.op);
 }
 

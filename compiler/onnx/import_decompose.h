@@ -6,13 +6,16 @@
 //       equal to x < 0 ? slope * x : x, slope broadcast to x (unidirectional from PRelu-7 on;
 //       PRelu-1/6 only with a one-element constant slope, the form they define);
 //   ReduceLogSum-1..28       -> Log(ReduceSum(x, axes, keepdims, noop_with_empty_axes))
-//       (an empty reduction gives log(0) = -inf, as ONNX says).
+//       (an empty reduction gives log(0) = -inf, as ONNX says);
 //   Upsample-1/7/9, mode 'nearest', integer scales s (attributes, or a constant input)
 //                            -> Reshape(Expand(Unsqueeze(x, [1, 3, ..]), [1, s0, 1, s1, ..]),
 //                                       Shape(x) * s)
 //       each element repeated s times along its dim, as nearest upsampling by an integer does;
 //       other modes and scales need Resize, which a800c does not have: Unsupported, naming the
-//       node. Upsample-10 is deprecated (an error, as onnx's checker says).
+//       node. Upsample-10 is deprecated (an error, as onnx's checker says);
+//   BitwiseNot-18 (x)         -> BitwiseXor(x, Sub(CastLike(0, x), CastLike(1, x)));
+//   RMSNormalization, LpNormalization, Hardmax, EyeLike, SpaceToDepth, DepthToSpace: see
+//       import_decompose_nn.cc.
 //
 // Every node made here is named `<node>.<op>` (the last one, which produces the ONNX outputs,
 // keeps the node's name) and comes back with the ONNX since_version its form has, for the caller
@@ -21,6 +24,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,7 +52,13 @@ struct DecomposeRequest {
   std::vector<std::pair<std::string, TensorType>> outputs;
   std::map<std::string, Attribute> attrs;
   std::function<std::string(const std::string& base)> fresh_name;
+  // The rank the model declares (or onnx infers) for a value, when known.
+  std::function<std::optional<int64_t>(const Value* v)> known_rank;
 };
+
+// The ops of import_decompose_nn.cc (a subset of IsDecomposedOp) and their decomposition.
+bool IsDecomposedNnOp(std::string_view op);
+StatusOr<std::vector<DecomposedNode>> DecomposeNn(Graph& g, const DecomposeRequest& req);
 
 // Emits the nodes for `req` into `g`, in order.
 StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req);

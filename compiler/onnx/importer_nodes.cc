@@ -433,6 +433,7 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   req.inputs = std::move(inputs);
   req.attrs = std::move(attrs);
   req.fresh_name = [this](const std::string& base) { return FreshName(base); };
+  req.known_rank = MakeUpgradeContext(index).known_rank;
   int num_outputs = n.output_size();
   while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
   for (int i = 0; i < num_outputs; ++i) {

@@ -167,6 +167,63 @@ struct XorF {
   A8_HD bool operator()(bool a, bool b) const { return a != b; }
 };
 
+// The bitwise ops of integers (BitwiseAnd/Or/Xor, BitShift). Never called with a float type (the
+// backends' entries take integers only); they return `a` there so that every visitor compiles.
+struct BitwiseAndF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) return static_cast<A>(a & b);
+    return a;
+  }
+};
+struct BitwiseOrF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) return static_cast<A>(a | b);
+    return a;
+  }
+};
+struct BitwiseXorF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) return static_cast<A>(a ^ b);
+    return a;
+  }
+};
+// ONNX BitShift-28: a right shift of a signed type is arithmetic; a shift by a negative amount or
+// by the type's width or more gives what the sign extension alone gives (-1 for a right shift
+// of a negative value, else 0). Left shifts drop the bits past the top (computed unsigned).
+template <typename A>
+A8_HD bool ShiftOutOfRange(A b) {
+  if constexpr (std::is_signed_v<A>) {
+    if (b < 0) return true;
+  }
+  return static_cast<uint64_t>(b) >= sizeof(A) * 8;
+}
+struct ShiftLeftF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (ShiftOutOfRange(b)) return 0;
+      return static_cast<A>(static_cast<WrapOf<A>>(static_cast<WrapOf<A>>(a) << b));
+    }
+    return a;
+  }
+};
+struct ShiftRightF {
+  template <typename A>
+  A8_HD A operator()(A a, A b) const {
+    if constexpr (std::is_integral_v<A>) {
+      if (ShiftOutOfRange(b)) {
+        if constexpr (std::is_signed_v<A>) return a < 0 ? A(-1) : A(0);
+        return 0;
+      }
+      return static_cast<A>(a >> b);  // arithmetic for signed A (C++20)
+    }
+    return a;
+  }
+};
+
 // The binary ops, one enum for both backends (cpu::BinaryOp and DevBinaryOp are its names
 // there). Mod is ONNX Mod with fmod=0 (the sign of the divisor, Python %), FMod with fmod=1 (C
 // fmod, the sign of the dividend).
@@ -188,23 +245,52 @@ enum class BinaryKind : int32_t {
   kAnd,
   kOr,
   kXor,
+  // Integer-only arithmetic (after the bool ops, so that older values keep their numbers).
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
+  kShiftLeft,
+  kShiftRight,
 };
 
 // The name in messages (Mod with fmod=1 is "Mod(fmod)").
 inline const char* BinaryKindName(BinaryKind op) {
-  static const char* const kNames[] = {
-      "Add", "Sub", "Mul",   "Div",  "Pow",         "Mod",     "Mod(fmod)",
-      "Max", "Min", "Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual",
-      "And", "Or",  "Xor"};
+  static const char* const kNames[] = {"Add",
+                                       "Sub",
+                                       "Mul",
+                                       "Div",
+                                       "Pow",
+                                       "Mod",
+                                       "Mod(fmod)",
+                                       "Max",
+                                       "Min",
+                                       "Equal",
+                                       "Less",
+                                       "LessOrEqual",
+                                       "Greater",
+                                       "GreaterOrEqual",
+                                       "And",
+                                       "Or",
+                                       "Xor",
+                                       "BitwiseAnd",
+                                       "BitwiseOr",
+                                       "BitwiseXor",
+                                       "BitShift(LEFT)",
+                                       "BitShift(RIGHT)"};
   return kNames[static_cast<int>(op)];
 }
 
 // Whether `op` writes bool (comparisons, logic) rather than the input dtype.
-A8_HD bool BinaryKindIsBool(BinaryKind op) { return op >= BinaryKind::kEqual; }
+A8_HD bool BinaryKindIsBool(BinaryKind op) {
+  return op >= BinaryKind::kEqual && op <= BinaryKind::kXor;
+}
+
+// Whether `op` takes integer operands only (the bitwise ops).
+A8_HD bool BinaryKindIsIntegerOnly(BinaryKind op) { return op >= BinaryKind::kBitwiseAnd; }
 
 // The functor of `op`, handed to the visitor of its kind: arith(F) for Add ... Min, compare(F)
-// for Equal ... GreaterOrEqual, logic(F) for And, Or, Xor. The three return the same type. Host
-// code (the backends' dispatch).
+// for Equal ... GreaterOrEqual, logic(F) for And, Or, Xor; arith(F) for the bitwise ops. The three
+// return the same type. Host code (the backends' dispatch).
 template <typename Arith, typename Compare, typename Logic>
 auto VisitBinary(BinaryKind op, Arith&& arith, Compare&& compare, Logic&& logic) {
   switch (op) {
@@ -240,6 +326,16 @@ auto VisitBinary(BinaryKind op, Arith&& arith, Compare&& compare, Logic&& logic)
       return logic(AndF{});
     case BinaryKind::kOr:
       return logic(OrF{});
+    case BinaryKind::kBitwiseAnd:
+      return arith(BitwiseAndF{});
+    case BinaryKind::kBitwiseOr:
+      return arith(BitwiseOrF{});
+    case BinaryKind::kBitwiseXor:
+      return arith(BitwiseXorF{});
+    case BinaryKind::kShiftLeft:
+      return arith(ShiftLeftF{});
+    case BinaryKind::kShiftRight:
+      return arith(ShiftRightF{});
     case BinaryKind::kXor:
       break;
   }

@@ -125,6 +125,9 @@ Status Binary(BinaryOp op, DType a_dtype, const Dims& a_dims, const void* a, DTy
     return InvalidInput("{}: operand dtypes {} and {} differ", name, ElemName(a_dtype),
                         ElemName(b_dtype));
   }
+  if (BinaryKindIsIntegerOnly(op) && (IsFloatDType(a_dtype) || a_dtype == DType::kBool)) {
+    return Unsupported("{}: dtype {} is not an integer type", name, ElemName(a_dtype));
+  }
   const bool logic = op == BinaryOp::kAnd || op == BinaryOp::kOr || op == BinaryOp::kXor;
   // Equal takes bool too (ONNX Equal-11+); the other comparisons do not.
   if (logic || (op == BinaryOp::kEqual && a_dtype == DType::kBool)) {

@@ -184,6 +184,9 @@ DevStatus Binary(DevCtx& ctx, const BinaryParams& p) {
     });
   }
   if (p.a_dtype != p.b_dtype) return DevError("elementwise: operand dtypes differ");
+  if (BinaryKindIsIntegerOnly(p.op) && (IsFloatDType(p.a_dtype) || p.a_dtype == DType::kBool)) {
+    return DevError("elementwise: a bitwise op on a non-integer operand");
+  }
   return VisitBinary(
       p.op, [&](auto f) { return Arith(ctx, p, f); },
       [&](auto f) { return Compare<std::is_same_v<decltype(f), EqualF>>(ctx, p, f); },

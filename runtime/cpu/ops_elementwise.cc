@@ -3,8 +3,8 @@
 #include <cstring>
 
 #include "kernels/cpu/kernels.h"
-#include "runtime/cpu/registry.h"
 #include "runtime/core/unary_entries.h"
+#include "runtime/cpu/registry.h"
 
 namespace a8 {
 namespace {
@@ -37,6 +37,7 @@ KernelFn BinaryFn(BinaryOp op) {
   return [op](const KernelArgs& a) -> Status {
     BinaryOp b = op;
     if (a.kernel().op() == "Mod" && a.Int("fmod", 0) != 0) b = BinaryOp::kFMod;
+    if (b == BinaryOp::kShiftLeft && a.Str("direction", "") == "RIGHT") b = BinaryOp::kShiftRight;
     return cpu::Binary(b, a.in(0).dtype, a.in(0).dims, a.in(0).data, a.in(1).dtype, a.in(1).dims,
                        a.in(1).data, a.out(0).data);
   };
@@ -121,6 +122,7 @@ void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"Identity", kAllTypes, 0, CopyThrough, ""});
 
   static const std::vector<DType> kBool = {DType::kBool};
+  static const std::vector<DType> kIntegers = {DType::kI64, DType::kI32, DType::kI8, DType::kU8};
   struct B {
     const char* op;
     BinaryOp b;
@@ -142,6 +144,10 @@ void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
       {"And", BinaryOp::kAnd, &kBool, ""},
       {"Or", BinaryOp::kOr, &kBool, ""},
       {"Xor", BinaryOp::kXor, &kBool, ""},
+      {"BitwiseAnd", BinaryOp::kBitwiseAnd, &kIntegers, ""},
+      {"BitwiseOr", BinaryOp::kBitwiseOr, &kIntegers, ""},
+      {"BitwiseXor", BinaryOp::kBitwiseXor, &kIntegers, ""},
+      {"BitShift", BinaryOp::kShiftLeft, &kIntegers, "direction attribute"},
   };
   for (const B& b : binary) r->push_back({b.op, *b.types, 0, BinaryFn(b.b), b.note});
   r->push_back({"Max", kNumericTypes, 0, VariadicFn(BinaryOp::kMax, false), "N inputs"});

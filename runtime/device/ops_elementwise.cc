@@ -81,6 +81,9 @@ Status RunBinary(const KernelArgs& a, DevCtx& ctx) {
   BinaryParams p;
   p.op = kOp;
   if (kOp == DevBinaryOp::kMod && a.Int("fmod", 0) != 0) p.op = DevBinaryOp::kFMod;
+  if (kOp == DevBinaryOp::kShiftLeft && a.Str("direction", "") == "RIGHT") {
+    p.op = DevBinaryOp::kShiftRight;
+  }
   const char* name = BinaryKindName(p.op);
   const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
   A8_ASSIGN_OR_RETURN(Dims out_dims, BroadcastDims({x.dims, w.dims}, name));
@@ -322,6 +325,11 @@ void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"And", kBool, 0, RunBinary<B::kAnd>, ""});
   r->push_back({"Or", kBool, 0, RunBinary<B::kOr>, ""});
   r->push_back({"Xor", kBool, 0, RunBinary<B::kXor>, ""});
+  static const std::vector<DType> kIntegers = {DType::kI64, DType::kI32, DType::kI8, DType::kU8};
+  r->push_back({"BitwiseAnd", kIntegers, 0, RunBinary<B::kBitwiseAnd>, "broadcast"});
+  r->push_back({"BitwiseOr", kIntegers, 0, RunBinary<B::kBitwiseOr>, "broadcast"});
+  r->push_back({"BitwiseXor", kIntegers, 0, RunBinary<B::kBitwiseXor>, "broadcast"});
+  r->push_back({"BitShift", kIntegers, 0, RunBinary<B::kShiftLeft>, "direction attribute"});
   r->push_back({"Max", kNumericTypes, 0, RunVariadic<B::kMax, false>, "N inputs"});
   r->push_back({"Min", kNumericTypes, 0, RunVariadic<B::kMin, false>, "N inputs"});
   r->push_back({"Sum", kNumericTypes, 0, RunVariadic<B::kAdd, false>, "N inputs"});

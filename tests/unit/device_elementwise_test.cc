@@ -284,6 +284,23 @@ TEST(DeviceElementwiseTest, ComparisonsAndLogic) {
     ExpectBinary(op, DType::kBool, DType::kBool, DType::kBool, -1, 1);
 }
 
+// The bitwise ops of integers (kernels/common/binary_math.h): shift amounts from negative to
+// past the widest type's width (the out-of-range rule of BitShift-28).
+TEST(DeviceElementwiseTest, BitwiseOps) {
+  for (DType t : {DType::kI64, DType::kI32, DType::kI8, DType::kU8}) {
+    const double lo = t == DType::kU8 ? 0 : -100;
+    for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
+      ExpectBinary(op, t, t, t, lo, 100);
+    for (const char* dir : {"LEFT", "RIGHT"}) {
+      ExpectBinary("BitShift", t, t, t, t == DType::kU8 ? 0 : -3, 70, [dir](plan::Kernel* k) {
+        plan::Attribute* a = k->add_attrs();
+        a->set_name("direction");
+        a->set_s(dir);
+      });
+    }
+  }
+}
+
 // Equal on bool, against a direct reference (the CPU kernel's own test is
 // CpuKernelBinaryTest.EqualOnBool).
 TEST(DeviceElementwiseTest, EqualOnBool) {

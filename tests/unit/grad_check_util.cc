@@ -119,21 +119,35 @@ void ExpectGradientsMatch(const GradCheckCase& c) {
     }
   }
 
-  const size_t dot = c.op.rfind('.');
-  const std::string domain = dot == std::string::npos ? "" : c.op.substr(0, dot);
-  const std::string op = dot == std::string::npos ? c.op : c.op.substr(dot + 1);
-  const OpDef* def = FindOp(domain, op);
-  ASSERT_NE(def, nullptr) << "unknown op " << c.op;
-  if (!domain.empty()) g.opsets[domain] = 1;
-  std::vector<std::pair<std::string, TensorType>> outs;
-  for (int k = 0; k < c.num_outputs; ++k) outs.emplace_back("y" + std::to_string(k), TensorType{});
-  Node* node = g.AddNode(op, domain, operands, outs, c.attrs, "node");
-  node->set_version(def->canonical);
   std::vector<TensorType> types;
-  Status st = def->infer(*node, &types);
-  ASSERT_TRUE(st.ok()) << st.message();
-  ASSERT_EQ(static_cast<int>(types.size()), c.num_outputs);
-  for (int k = 0; k < c.num_outputs; ++k) node->output(k)->set_type(types[k]);
+  std::vector<Value*> results;
+  if (c.build) {
+    auto built = c.build(g, operands);
+    ASSERT_TRUE(built.ok()) << built.status().message();
+    ASSERT_EQ(static_cast<int>(built->size()), c.num_outputs);
+    results = *built;
+    for (Value* v : results) types.push_back(v->type());
+  } else {
+    const size_t dot = c.op.rfind('.');
+    const std::string domain = dot == std::string::npos ? "" : c.op.substr(0, dot);
+    const std::string op = dot == std::string::npos ? c.op : c.op.substr(dot + 1);
+    const OpDef* def = FindOp(domain, op);
+    ASSERT_NE(def, nullptr) << "unknown op " << c.op;
+    if (!domain.empty()) g.opsets[domain] = 1;
+    std::vector<std::pair<std::string, TensorType>> outs;
+    for (int k = 0; k < c.num_outputs; ++k) {
+      outs.emplace_back("y" + std::to_string(k), TensorType{});
+    }
+    Node* node = g.AddNode(op, domain, operands, outs, c.attrs, "node");
+    node->set_version(def->canonical);
+    Status st = def->infer(*node, &types);
+    ASSERT_TRUE(st.ok()) << st.message();
+    ASSERT_EQ(static_cast<int>(types.size()), c.num_outputs);
+    for (int k = 0; k < c.num_outputs; ++k) {
+      node->output(k)->set_type(types[k]);
+      results.push_back(node->output(k));
+    }
+  }
 
   // L = sum_k ReduceSum(y_k * r_k).
   std::vector<int> loss_outputs = c.loss_outputs;
@@ -148,7 +162,7 @@ void ExpectGradientsMatch(const GradCheckCase& c) {
     std::vector<double> r;
     for (int64_t e = 0; e < t.CheckedNumElements(); ++e) r.push_back(uniform(rng));
     Value* rv = g.AddConstant("r" + std::to_string(k), Data(t, r));
-    Node* mul = g.AddNode("Mul", "", {node->output(k), rv}, {{"m" + std::to_string(k), t}}, {},
+    Node* mul = g.AddNode("Mul", "", {results[k], rv}, {{"m" + std::to_string(k), t}}, {},
                           "mul" + std::to_string(k));
     mul->set_version(7);
     Node* sum = g.AddNode("ReduceSum", "", {mul->output(0)},

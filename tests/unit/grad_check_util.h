@@ -9,11 +9,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "compiler/ir/attribute.h"
+#include "compiler/ir/graph.h"
 #include "compiler/ir/types.h"
 
 namespace a8::testing {
@@ -32,6 +34,9 @@ struct GradCheckInput {
 
 struct GradCheckCase {
   std::string op;  // qualified: "MatMul", "a8.MseLoss"
+  // Instead of one node of `op`: builds the nodes on the operands (an op imported as several
+  // nodes, import_decompose.h) and returns the outputs, typed.
+  std::function<StatusOr<std::vector<Value*>>(Graph& g, const std::vector<Value*>& operands)> build;
   std::vector<GradCheckInput> inputs;
   std::map<std::string, Attribute> attrs;
   int num_outputs = 1;

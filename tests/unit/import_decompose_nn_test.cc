@@ -1,0 +1,260 @@
+// The ops that import as nodes of other ops (import_decompose_nn.cc): what they import as, the
+// errors a bad node gets, and their gradients (through the ops they are made of) against finite
+// differences. Their values are checked by the ONNX node tests (onnx_node_tests).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/onnx/import_decompose.h"
+#include "compiler/onnx/import_upgrade.h"
+#include "passes/analysis/shape_inference.h"
+#include "tests/unit/grad_check_util.h"
+#include "tests/unit/onnx_test_util.h"
+
+namespace a8 {
+namespace {
+
+using ::a8::testing::ExpectGradientsMatch;
+using ::a8::testing::GradCheckCase;
+using ::a8::testing::GradCheckInput;
+using ::a8::testing::ImportText;
+using ::testing::HasSubstr;
+
+std::vector<std::string> Ops(const Graph& g) {
+  std::vector<std::string> ops;
+  for (Node* n : g.NodeList()) ops.push_back(n->op());
+  return ops;
+}
+
+Status ImportError(const std::string& text) {
+  auto g = ImportText(text);
+  EXPECT_FALSE(g.ok());
+  return g.ok() ? Status::Ok() : g.status();
+}
+
+TEST(ImportDecomposeNnTest, RmsNormalizationComputesInFloat) {
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3, 4] x, float[3, 4] s) => (float[2, 3, 4] y) { y = RMSNormalization <axis = 1> (x, s) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"Cast", "Mul", "ReduceMean", "Add", "Sqrt", "Div",
+                                                "CastLike", "Mul"}));
+  // axis 1 of a rank-3 input: the mean is over axes 1 and 2.
+  Node* mean = (*g)->NodeList()[2];
+  ASSERT_TRUE(mean->has_input(1));
+  EXPECT_EQ(mean->input(1)->data()->ToInt64Vector(), (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ((*g)->outputs()[0]->producer()->name(), "RMSNormalization_0");
+
+  Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3] x, float[3] s) => (float[2, 3] y) { y = RMSNormalization <stash_type = 10> (x, s) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(),
+              HasSubstr("node 'RMSNormalization_0' (RMSNormalization): stash_type 10"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3] x, float[3] s) => (float[2, 3] y) { y = RMSNormalization <axis = 2> (x, s) })");
+  EXPECT_THAT(s.message(), HasSubstr("axis 2 is out of range for rank 2"));
+}
+
+TEST(ImportDecomposeNnTest, LpNormalizationAndErrors) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] x) => (float[2, 3] y) { y = LpNormalization <p = 1, axis = 0> (x) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"ReduceL1", "Div"}));
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] x) => (float[2, 3] y) { y = LpNormalization <p = 3> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("(LpNormalization): p must be 1 or 2, got 3"));
+}
+
+TEST(ImportDecomposeNnTest, HardmaxPicksTheFirstMaximumAlongAxis) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3, 4] x) => (float[2, 3, 4] y) { y = Hardmax <axis = 1> (x) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"Shape", "ConstantOfShape", "CumSum", "Reshape",
+                                                "ArgMax", "Equal", "CastLike"}));
+  // Hardmax-11 coerces to 2-D at `axis`: flattened, then reshaped back.
+  g = ImportText(R"(<ir_version: 6, opset_import: ["" : 11]>
+g (float[2, 3, 4] x) => (float[2, 3, 4] y) { y = Hardmax <axis = 1> (x) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g).front(), "Flatten");
+  EXPECT_EQ(Ops(**g).back(), "Reshape");
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] x) => (float[2, 3] y) { y = Hardmax <axis = -3> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("(Hardmax): axis -3 is out of range for rank 2"));
+}
+
+TEST(ImportDecomposeNnTest, EyeLikeAndSpaceDepthErrors) {
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3, 4] x) => (float[2, 3, 4] y) { y = EyeLike (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("(EyeLike): EyeLike takes a 2-D input, got rank 3"));
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 8, 2, 2] x) => (float[1, 2, 4, 4] y) { y = DepthToSpace <blocksize = 2, mode = "XYZ"> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("(DepthToSpace): mode must be DCR or CRD, got 'XYZ'"));
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 8, 2, 2] x) => (float[1, 2, 4, 4] y) { y = DepthToSpace (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("(DepthToSpace): attribute 'blocksize' is required"));
+  // SpaceToDepth has a mode only from version 28.
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 2, 4, 4] x) => (float[1, 8, 2, 2] y) { y = SpaceToDepth <blocksize = 2, mode = "CRD"> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("(SpaceToDepth): unknown attribute 'mode'"));
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[1, 2, 4] x) => (float[1, 8, 2] y) { y = SpaceToDepth <blocksize = 2> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("takes a 4-D input [N, C, H, W], got rank 3"));
+}
+
+TEST(ImportDecomposeNnTest, CompressNeedsAConstantCondition) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[3, 2] x) => (float[2] y) <bool[4] c = {1, 0, 0, 1}> { y = Compress (x, c) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"Reshape", "Gather"}));
+  EXPECT_EQ((*g)->NodeList()[1]->input(1)->data()->ToInt64Vector(), (std::vector<int64_t>{0, 3}));
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[3, 2] x, bool[3] c) => (float[2, 2] y) { y = Compress <axis = 0> (x, c) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(),
+              HasSubstr("(Compress): input 'condition' must be a constant (a800c "
+                        "needs static shapes); freeze graph input 'c' with --bind=c="));
+}
+
+TEST(ImportDecomposeNnTest, CenterCropPadCropsAndPadsAroundTheCenter) {
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[5, 2] x) => (float[2, 5] y) <int64[2] s = {2, 5}> { y = CenterCropPad (x, s) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g).back(), "Pad");
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[5, 2] x, int64[1] s) => (float[5, 4] y) { y = CenterCropPad <axes = [1]> (x, s) })");
+  EXPECT_THAT(s.message(), HasSubstr("(CenterCropPad): input 'shape' must be a constant (a800c "
+                                     "needs static shapes); freeze graph input 's' with --bind"));
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[5, 2] x) => (float[5, 4] y) <int64[2] s = {2, 5}> { y = CenterCropPad <axes = [1]> (x, s) })");
+  EXPECT_THAT(s.message(), HasSubstr("'shape' has 2 values for 1 axes"));
+}
+
+TEST(ImportDecomposeNnTest, GroupNormalizationAndLrnErrors) {
+  Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 18]>
+g (float[2, 4, 3] x, float[2] s, float[2] b) => (float[2, 4, 3] y) {
+  y = GroupNormalization <num_groups = 2> (x, s, b) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("GroupNormalization-18 scales per group"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 21]>
+g (float[2, 4, 3] x, float[4] s, float[4] b) => (float[2, 4, 3] y) {
+  y = GroupNormalization (x, s, b) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'num_groups' is required"));
+  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 4, 3] x) => (float[2, 4, 3] y) { y = LRN <size = 0> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("(LRN): size must be positive, got 0"));
+}
+
+// A gradient check of `op` imported as its decomposition: the nodes are upgraded to their
+// canonical forms and typed as the importer and shape-inference would.
+GradCheckCase Decomposed(const std::string& op, int version, std::map<std::string, Attribute> attrs,
+                         const std::vector<TensorType>& inputs,
+                         const std::vector<GradCheckInput>& constants = {}) {
+  GradCheckCase c;
+  c.op = op;
+  for (const TensorType& t : inputs) {
+    GradCheckInput in;
+    in.type = t;
+    c.inputs.push_back(in);
+  }
+  for (const GradCheckInput& in : constants) c.inputs.push_back(in);
+  c.build = [op, version, attrs](
+                Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
+    auto counter = std::make_shared<int>(0);
+    DecomposeRequest req;
+    req.op = op;
+    req.version = version;
+    req.name = "node";
+    req.where = "node 'node' (" + op + ")";
+    req.inputs = operands;
+    req.outputs = {{"y0", TensorType{}}};
+    req.attrs = attrs;
+    req.fresh_name = [counter](const std::string& base) {
+      return base + "." + std::to_string((*counter)++);
+    };
+    req.known_rank = [](const Value* v) -> std::optional<int64_t> {
+      return static_cast<int64_t>(v->dims().size());
+    };
+    UpgradeContext ctx;
+    ctx.graph = &g;
+    ctx.fresh_name = req.fresh_name;
+    ctx.known_rank = req.known_rank;
+    ctx.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
+    A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
+    for (const DecomposedNode& d : nodes) {
+      const OpDef* def = FindOp("", d.node->op());
+      if (def == nullptr) return Internal("no op {}", d.node->op());
+      A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
+      d.node->set_version(def->canonical);
+    }
+    auto inferred = ShapeInference().Run(g);
+    if (!inferred.ok()) return inferred.status();
+    return std::vector<Value*>{g.FindValue("y0")};
+  };
+  return c;
+}
+
+TEST(ImportDecomposeNnTest, GradientsMatchFiniteDifferences) {
+  const TensorType f64_4d{DType::kF64, {1, 8, 2, 3}};
+  for (const char* mode : {"DCR", "CRD"}) {
+    SCOPED_TRACE(mode);
+    ExpectGradientsMatch(Decomposed(
+        "DepthToSpace", 13, {{"blocksize", Attribute(2)}, {"mode", Attribute(mode)}}, {f64_4d}));
+    ExpectGradientsMatch(Decomposed("SpaceToDepth", 28,
+                                    {{"blocksize", Attribute(2)}, {"mode", Attribute(mode)}},
+                                    {TensorType{DType::kF64, {1, 2, 4, 2}}}));
+  }
+  for (int p : {1, 2}) {
+    for (int axis : {0, -1}) {
+      SCOPED_TRACE("p=" + std::to_string(p) + " axis=" + std::to_string(axis));
+      ExpectGradientsMatch(Decomposed("LpNormalization", 22,
+                                      {{"p", Attribute(p)}, {"axis", Attribute(axis)}},
+                                      {TensorType{DType::kF64, {3, 4}}}));
+    }
+  }
+  GradCheckInput condition;
+  condition.type = TensorType{DType::kBool, {3}};
+  condition.values = {1, 0, 1};
+  condition.constant = true;
+  ExpectGradientsMatch(Decomposed("Compress", 11, {{"axis", Attribute(1)}},
+                                  {TensorType{DType::kF64, {2, 3}}}, {condition}));
+  GradCheckInput target;
+  target.type = TensorType{DType::kI64, {2}};
+  target.values = {2, 5};
+  target.constant = true;
+  ExpectGradientsMatch(
+      Decomposed("CenterCropPad", 18, {}, {TensorType{DType::kF64, {5, 2}}}, {target}));
+  ExpectGradientsMatch(Decomposed("LRN", 13,
+                                  {{"size", Attribute(3)},
+                                   {"alpha", Attribute(0.5f)},
+                                   {"beta", Attribute(0.75f)},
+                                   {"bias", Attribute(1.0f)}},
+                                  {TensorType{DType::kF64, {2, 4, 3}}}));
+  // RMSNormalization computes in float (stash_type 1): a float32 step and bound.
+  for (int axis : {-1, 1}) {
+    SCOPED_TRACE("RMSNormalization axis=" + std::to_string(axis));
+    const std::vector<int64_t> scale =
+        axis == 1 ? std::vector<int64_t>{3, 4} : std::vector<int64_t>{4};
+    GradCheckCase c =
+        Decomposed("RMSNormalization", 23, {{"axis", Attribute(axis)}},
+                   {TensorType{DType::kF32, {2, 3, 4}}, TensorType{DType::kF32, scale}});
+    c.eps = 1e-2;
+    c.rtol = 2e-2;
+    c.atol = 2e-3;
+    ExpectGradientsMatch(c);
+  }
+  // GroupNormalization too (stash_type 1).
+  GradCheckCase c = Decomposed("GroupNormalization", 21, {{"num_groups", Attribute(2)}},
+                               {TensorType{DType::kF32, {2, 4, 3}}, TensorType{DType::kF32, {4}},
+                                TensorType{DType::kF32, {4}}});
+  c.eps = 1e-2;
+  c.rtol = 2e-2;
+  c.atol = 2e-3;
+  ExpectGradientsMatch(c);
+}
+
+}  // namespace
+}  // namespace a8
