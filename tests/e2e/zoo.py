@@ -70,6 +70,12 @@ def inputs(meta, labels=True):
 EXTRA_FLAGS = {("llama", "dynamo"): ["--freeze=^unsqueeze_1[45]$"]}
 # Curves known to leave PyTorch's by more than the bound: measured, printed, not failed on.
 KNOWN_DEVIATIONS = {
+    ("efficientnet", "bf16", "sgd"): "the bf16 SGD curve is chaotic around steps 4-8: with the "
+                                     "oneDNN forward convolution (each output within one bf16 ulp "
+                                     "plus f32 summation error of the reference's, "
+                                     "FastConvUlpTest) the torchscript export deviates 6.9e-1 at "
+                                     "step 8, the dynamo export of the same model 3.2e-1 (before "
+                                     "it: 4.3e-1 and 2.9e-1); adamw stays within 2e-2",
     ("t5", "bf16", "sgd"): "a800c's bf16 T5 leaves the fp32 curve ~8x further than PyTorch's own "
                            "bf16 autocast (1.7e-1 against 2.1e-2 at step 19): not explained yet",
 }
