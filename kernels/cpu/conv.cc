@@ -313,6 +313,11 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
 
 Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
   A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, true, nullptr));
+  if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
+    A8_ASSIGN_OR_RETURN(Dims out_spatial, ConvOutputSpatial(p, true));
+    A8_ASSIGN_OR_RETURN(bool fast, internal::FastConvTranspose(p, out_spatial, x, w, bias, y));
+    if (fast) return Status::Ok();
+  }
   return Dispatch<TypeSet::kFloat>(p.dtype, "ConvTranspose", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;

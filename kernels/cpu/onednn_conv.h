@@ -1,5 +1,6 @@
-// The fast path of the CPU forward convolution: oneDNN convolution primitives (Debian's libdnnl,
-// 2.6), as onednn_gemm.h does for the GEMMs.
+// The fast path of the CPU convolution and its gradients (ConvTranspose, which is the data
+// gradient, and a8.ConvGradFilter): oneDNN convolution primitives (Debian's libdnnl, 2.6), as
+// onednn_gemm.h does for the GEMMs.
 //
 // Where it runs: 2-D convolutions without groups, in bf16 (AMX brgconv where the CPU has it,
 // AVX-512-BF16 otherwise) and in f32 with at least kMinFastF32Channels input channels; the
@@ -28,6 +29,17 @@ inline constexpr int64_t kMinFastF32Channels = 16;
 // `out_spatial`: Y's spatial dims (ConvOutputSpatial).
 StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
                         const void* bias, void* y);
+
+// Y = ConvTranspose(X, W) (no bias, no output_padding), as the data gradient of the convolution
+// from Y's shape to X's through oneDNN; `p` and `out_spatial` as ConvTranspose's (conv.h).
+StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
+                                 const void* w, const void* bias, void* y);
+
+// dW of the forward convolution `p` (a8.ConvGradFilter, grad_nn.h) through oneDNN, in one call
+// on the calling thread: bf16 always, f32 only with one thread (with more, today's kernel splits
+// the work over the pool and measured faster).
+StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, const void* dy,
+                                  const void* x, void* dw);
 
 // How many oneDNN convolutions this process has run (for tests: proof the fast path ran).
 int64_t FastConvExecutions();

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_gemm.h"
@@ -92,6 +93,59 @@ TEST_P(FastConvTest, MatchesReference) {
                  << internal::FastGemmDescription() << ")";
   }
   EXPECT_EQ(ran, 4) << "the fast path declined some convolutions it ran others of";
+}
+
+// dX (ConvTranspose of dY with the forward's attributes, as autodiff emits it) and dW
+// (a8.ConvGradFilter) against the reference, on shapes whose ConvTranspose needs no
+// output_padding.
+TEST_P(FastConvTest, GradientsMatchReference) {
+  const DType t = GetParam();
+  const ConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, false},
+                            {5, 16, 9, 9, 16, 3, 2, 1, 1, 1, false},
+                            {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, false}};
+  int ran = 0;
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(::testing::Message()
+                 << "case n" << c.n << " c" << c.c << " s" << c.stride << " d" << c.dilation);
+    const ConvParams p = Params(t, c);
+    StatusOr<Dims> out = ConvOutputSpatial(p, false);
+    ASSERT_TRUE(out.ok());
+    ConvParams pt = p;  // ConvTranspose: dY [N, M, out] -> dX [N, C, in]
+    pt.in_channels = c.m;
+    pt.out_channels = c.c;
+    pt.in_spatial = *out;
+    StatusOr<Dims> back = ConvOutputSpatial(pt, true);
+    ASSERT_TRUE(back.ok());
+    ASSERT_EQ(*back, (Dims{c.h, c.w})) << "a case that needs output_padding";
+    Buffer x = RandomBuffer(t, {c.n, c.c, c.h, c.w}, rng_);
+    Buffer w = RandomBuffer(t, {c.m, c.c, c.k, c.k}, rng_);
+    Buffer dy = RandomBuffer(t, {c.n, c.m, (*out)[0], (*out)[1]}, rng_);
+    Buffer dx_ref = MakeBuffer(t, {c.n, c.c, c.h, c.w}), dx = dx_ref;
+    Buffer dw_ref = MakeBuffer(t, {c.m, c.c, c.k, c.k}), dw = dw_ref;
+    ASSERT_TRUE(ConvTranspose(pt, dy.data(), w.data(), nullptr, dx_ref.data()).ok());
+    ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), dw_ref.data()).ok());
+    const int64_t before = internal::FastConvExecutions();
+    {
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(ConvTranspose(pt, dy.data(), w.data(), nullptr, dx.data()).ok());
+      ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), dw.data()).ok());
+    }
+    const int64_t executed = internal::FastConvExecutions() - before;
+    if (executed == 0) continue;
+    EXPECT_GE(executed, 2) << "one of the two gradients was declined";
+    ++ran;
+    // Scales: dX sums M k^2 products at most; dW sums N out products.
+    std::vector<double> mag_x(static_cast<size_t>(dx.size()), c.m * c.k * c.k);
+    std::vector<double> mag_w(static_cast<size_t>(dw.size()), c.n * (*out)[0] * (*out)[1]);
+    ExpectClose(dx, Values(dx_ref), 2 * testing::ToleranceFor(t), &mag_x);
+    ExpectClose(dw, Values(dw_ref), 2 * testing::ToleranceFor(t), &mag_w);
+  }
+  if (ran == 0) {
+    GTEST_SKIP() << "oneDNN has no fast " << ElemName(t)
+                 << " convolution gradients with this CPU and oneDNN version ("
+                 << internal::FastGemmDescription() << ")";
+  }
+  EXPECT_EQ(ran, 3);
 }
 
 TEST_P(FastConvTest, FewChannelsInF32AndGroupsStayOnTheReference) {
