@@ -6,6 +6,8 @@
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/onednn_conv.h"
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -219,6 +221,10 @@ StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose) {
 Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
   Dims out_spatial;
   A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, false, &out_spatial));
+  if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
+    A8_ASSIGN_OR_RETURN(bool fast, internal::FastConv(p, out_spatial, x, w, bias, y));
+    if (fast) return Status::Ok();
+  }
   return Dispatch<TypeSet::kFloat>(p.dtype, "Conv", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
@@ -248,8 +254,8 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
       // would otherwise make one tiny GEMM per sample.
       constexpr int64_t kMaxColElems = int64_t{1} << 22;
       const int64_t per_sample = std::max<int64_t>(cg * g.k_size, mg) * g.grid_size;
-      const int64_t nb = std::clamp<int64_t>(kMaxColElems / std::max<int64_t>(per_sample, 1), 1,
-                                             p.batch);
+      const int64_t nb =
+          std::clamp<int64_t>(kMaxColElems / std::max<int64_t>(per_sample, 1), 1, p.batch);
       std::vector<C> col(static_cast<size_t>(cg * g.k_size * nb * g.grid_size));
       std::vector<C> tmp(static_cast<size_t>(mg * nb * g.grid_size));
       std::vector<C> bias_c(static_cast<size_t>(p.out_channels), C(0));
@@ -260,8 +266,8 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
       for (int64_t n0 = 0; n0 < p.batch; n0 += nb) {
         const int64_t cnt = std::min(nb, p.batch - n0), ld = cnt * g.grid_size;
         Im2Col(g, cg, cnt, xv.data() + n0 * x_sample, x_sample, col.data(), ld);
-        BlasGemm(false, false, mg, ld, cg * g.k_size, C(1), wv.data(), cg * g.k_size,
-                 col.data(), ld, C(0), tmp.data(), ld);
+        BlasGemm(false, false, mg, ld, cg * g.k_size, C(1), wv.data(), cg * g.k_size, col.data(),
+                 ld, C(0), tmp.data(), ld);
         ParallelFor(cnt * mg, g.grid_size, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) {
             const int64_t j = t / mg, m = t % mg;
@@ -307,6 +313,11 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
 
 Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
   A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, true, nullptr));
+  if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
+    A8_ASSIGN_OR_RETURN(Dims out_spatial, ConvOutputSpatial(p, true));
+    A8_ASSIGN_OR_RETURN(bool fast, internal::FastConvTranspose(p, out_spatial, x, w, bias, y));
+    if (fast) return Status::Ok();
+  }
   return Dispatch<TypeSet::kFloat>(p.dtype, "ConvTranspose", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;

@@ -7,6 +7,8 @@
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernel_mode.h"
+#include "kernels/cpu/onednn_conv.h"
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -107,6 +109,10 @@ void Im2Col(const Window3& w, int64_t channels, const C* img, C* col, int64_t ld
 
 Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* dw) {
   A8_ASSIGN_OR_RETURN(Dims out, ConvOutputSpatial(p, /*transpose=*/false));
+  if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
+    A8_ASSIGN_OR_RETURN(bool fast, internal::FastConvGradFilter(p, out, dy, x, dw));
+    if (fast) return Status::Ok();
+  }
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
   return Dispatch<TypeSet::kFloat>(p.dtype, "a8.ConvGradFilter", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);

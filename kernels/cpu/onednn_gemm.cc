@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/stable_regions.h"
 
 namespace a8::cpu::internal {
 namespace {
@@ -24,8 +25,15 @@ using Tag = memory::format_tag;
 
 std::atomic<int64_t> executions{0};
 
-// Below this many multiply-adds a product runs as one call on the caller's thread.
+// Below this many multiply-adds a product runs as one call on the caller's thread (f32), and 16x
+// as many in bf16/f16, which AMX multiplies about 16x as fast: a thread's share should stay well
+// above the pool's hand-off cost.
 constexpr int64_t kParallelWork = int64_t{1} << 22;
+constexpr int64_t kParallelWorkLow = int64_t{1} << 26;
+
+// Column slices per thread: a worker descheduled on a busy machine then holds up one narrow slice
+// rather than half of the product (the caller runs every slice no worker has started).
+constexpr int64_t kSlicesPerThread = 4;
 
 dnnl::engine& Engine() {
   static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -60,9 +68,10 @@ struct Key {
   int64_t batch_a, batch_b, m, n, k, ldb, ldc, add_rows, add_cols;
   float alpha;
   bool addend;
+  int64_t lda = 0;  // 0: A is dense (k, or m when transposed); else a row slice of a wider A
   auto Tie() const {
     return std::tie(ab, c, ta, tb, batch_a, batch_b, m, n, k, ldb, ldc, add_rows, add_cols, alpha,
-                    addend);
+                    addend, lda);
   }
   bool operator<(const Key& o) const { return Tie() < o.Tie(); }
 };
@@ -72,9 +81,15 @@ struct Entry {
   std::string impl;
   dnnl::matmul prim;
   memory::desc a_md, b_md, c_md, add_md;
-  // B in the layout the kernel wants (AMX: VNNI blocks), made by `pack_b` into a per-thread
-  // buffer before each product: oneDNN 2.6's own copy of a plain B inside the product measured
-  // slower (tools/bench/README.md). Empty when the kernel reads B as it is.
+  // The primitive's scratch memory, given per call from the calling thread's buffer: one primitive
+  // runs on several threads at once (row and column slices), and its own scratchpad would be
+  // shared by them (row slices of a product computed wrong rows without this).
+  memory::desc scratch_md;
+  // B in the layout the kernel wants (AMX: VNNI blocks), made by `pack_b`: once per write for a
+  // B in stable memory (a weight), else into a per-thread buffer before each product. Packing
+  // and a product from the packed B measured faster than oneDNN 2.6 reading a plain B (1024^3
+  // bf16, one thread, best of 30: 2.15 ms against 2.98; packed once: 1.94). Empty when the
+  // kernel reads B as it is (a batched B).
   memory::desc packed_b_md;
   dnnl::reorder pack_b;
 };
@@ -88,30 +103,49 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key) {
   const int64_t ba = key.batch_a, bb = key.batch_b, bc = std::max(ba, bb);
   const auto ab = DnnlType(key.ab);
   // Strides: dims are [batch, rows, cols]; a transposed operand is stored [batch, cols, rows].
-  e->a_md = memory::desc(
-      {ba, key.m, key.k}, ab,
-      key.ta ? memory::dims{key.m * key.k, 1, key.m} : memory::dims{key.m * key.k, key.k, 1});
+  // One matrix each is described in 2-D: oneDNN 2.6 picks a blocked layout for B ("any") only
+  // for a 2-D B, and a product from a packed B measured 1.3x faster on AMX (tools/bench).
+  // (oneDNN 2.6 declines a 2-D product whose addend is a column, or whose C is a column slice
+  // when it has an addend: those stay 3-D.)
+  const bool flat = ba == 1 && bb == 1 && (!key.addend || (key.ldc == key.n && key.add_cols != 1));
+  auto dims = [flat](int64_t batch, int64_t rows, int64_t cols) {
+    return flat ? memory::dims{rows, cols} : memory::dims{batch, rows, cols};
+  };
+  auto strides = [flat](int64_t batch_stride, int64_t row_stride, int64_t col_stride) {
+    return flat ? memory::dims{row_stride, col_stride}
+                : memory::dims{batch_stride, row_stride, col_stride};
+  };
+  const int64_t lda = key.lda != 0 ? key.lda : key.ta ? key.m : key.k;
+  e->a_md = memory::desc(dims(ba, key.m, key.k), ab,
+                         key.ta ? strides(key.m * key.k, 1, lda) : strides(key.m * key.k, lda, 1));
   e->b_md = memory::desc(
-      {bb, key.k, key.n}, ab,
-      key.tb ? memory::dims{key.k * key.n, 1, key.k} : memory::dims{key.k * key.ldb, key.ldb, 1});
-  e->c_md = memory::desc({bc, key.m, key.n}, DnnlType(key.c), {key.m * key.ldc, key.ldc, 1});
+      dims(bb, key.k, key.n), ab,
+      key.tb ? strides(key.k * key.n, 1, key.k) : strides(key.k * key.ldb, key.ldb, 1));
+  e->c_md =
+      memory::desc(dims(bc, key.m, key.n), DnnlType(key.c), strides(key.m * key.ldc, key.ldc, 1));
   dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
   if (key.alpha != 1.0f) attr.set_output_scales(0, {key.alpha});
   if (key.addend) {
-    e->add_md = memory::desc({1, key.add_rows, key.add_cols}, DnnlType(key.c),
-                             {key.add_rows * key.ldc, key.add_cols == 1 ? 1 : key.ldc, 1});
+    // A row (one row, a slice of columns) is described dense, as a row of one is.
+    const int64_t add_row_stride = key.add_cols == 1   ? 1
+                                   : key.add_rows == 1 ? key.add_cols
+                                                       : key.ldc;
+    e->add_md = memory::desc(dims(1, key.add_rows, key.add_cols), DnnlType(key.c),
+                             strides(key.add_rows * add_row_stride, add_row_stride, 1));
     dnnl::post_ops ops;
     ops.append_binary(dnnl::algorithm::binary_add, e->add_md);
     attr.set_post_ops(ops);
   }
   try {
     // B's layout is left to oneDNN ("any"), then B is packed into it by a reorder.
-    const memory::desc any_b({bb, key.k, key.n}, ab, Tag::any);
+    const memory::desc any_b(dims(bb, key.k, key.n), ab, Tag::any);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(e->a_md, any_b, e->c_md), attr, Engine());
     e->impl = pd.impl_info_str();
     // The reference implementation is orders of magnitude slower than ours: decline it.
     if (e->impl.rfind("ref", 0) == 0) return e;
     e->prim = dnnl::matmul(pd);
+    e->scratch_md = pd.scratchpad_desc();
     if (pd.weights_desc() != e->b_md) {
       e->packed_b_md = pd.weights_desc();
       e->pack_b =
@@ -133,24 +167,102 @@ std::shared_ptr<const Entry> FindEntry(const Key& key) {
   return it->second;
 }
 
-void Execute(const Entry& e, const void* a, const void* b, void* c, const void* addend) {
+// 4 KiB aligned, as oneDNN's own buffers (AMX tile loads from a misaligned B measured slower).
+constexpr size_t kPackAlign = 4096;
+
+void* AlignedIn(std::vector<uint8_t>& bytes, size_t size) {
+  if (bytes.size() < size + kPackAlign) bytes.resize(size + kPackAlign);
+  const auto base = reinterpret_cast<uintptr_t>(bytes.data());
+  return reinterpret_cast<void*>((base + kPackAlign - 1) & ~(kPackAlign - 1));
+}
+
+// A packed copy of a B that lies in stable memory (stable_regions.h), for one entry's layout.
+struct PackedCopy {
+  std::mutex mu;
+  uint64_t generation = 0;  // of B's region when packed; 0: not packed yet
+  std::vector<uint8_t> bytes;
+};
+
+// Packed copies take at most this many bytes in all; beyond it B is packed on every call.
+constexpr size_t kMaxPackedBytes = size_t{2} << 30;
+
+struct PackCache {
+  std::mutex mu;
+  std::map<std::pair<uintptr_t, const Entry*>, std::shared_ptr<PackedCopy>> copies;
+  size_t bytes = 0;
+};
+
+PackCache& Packs() {
+  static PackCache* cache = new PackCache();  // leaked, as the primitives it refers to
+  return *cache;
+}
+
+std::atomic<int64_t> packs{0};
+
+// The packed copy of B for `e`, up to date with B's region generation `generation`, or null
+// when the cache is full.
+std::shared_ptr<PackedCopy> CachedPack(const Entry& e, const void* b, uint64_t generation) {
+  PackCache& cache = Packs();
+  std::shared_ptr<PackedCopy> copy;
+  {
+    std::lock_guard<std::mutex> lock(cache.mu);
+    auto [it, added] = cache.copies.try_emplace({reinterpret_cast<uintptr_t>(b), &e});
+    if (added) {
+      const size_t size = e.packed_b_md.get_size() + kPackAlign;
+      if (cache.bytes + size > kMaxPackedBytes) {
+        cache.copies.erase(it);
+        return nullptr;
+      }
+      cache.bytes += size;
+      it->second = std::make_shared<PackedCopy>();
+    }
+    copy = it->second;
+  }
+  std::lock_guard<std::mutex> lock(copy->mu);
+  if (copy->generation != generation) {
+    memory src(e.b_md, Engine(), const_cast<void*>(b));
+    memory dst(e.packed_b_md, Engine(), AlignedIn(copy->bytes, e.packed_b_md.get_size()));
+    dnnl::stream& s = ThreadStream();
+    e.pack_b.execute(s, src, dst);
+    s.wait();
+    copy->generation = generation;
+    packs.fetch_add(1, std::memory_order_relaxed);
+  }
+  return copy;
+}
+
+// `packed_b`: B already in e's packed layout (shared by the row slices of one product), or null.
+void Execute(const Entry& e, const void* a, const void* b, void* c, const void* addend,
+             const void* packed_b = nullptr) {
   dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
   memory b_mem(e.b_md, eng, const_cast<void*>(b));
-  if (e.packed_b_md.get_size() > 0) {
-    // Kept for the next product on this thread; 4 KiB aligned, as oneDNN's own buffers (AMX
-    // tile loads from a misaligned B measured slower).
-    thread_local std::vector<uint8_t> packed;
-    constexpr size_t kAlign = 4096;
-    packed.resize(std::max(packed.size(), e.packed_b_md.get_size() + kAlign));
-    const auto base = reinterpret_cast<uintptr_t>(packed.data());
-    memory p(e.packed_b_md, eng, reinterpret_cast<void*>((base + kAlign - 1) & ~(kAlign - 1)));
-    e.pack_b.execute(s, b_mem, p);
-    b_mem = p;
+  std::shared_ptr<PackedCopy> cached;  // held until the product is done
+  if (packed_b != nullptr) {
+    b_mem = memory(e.packed_b_md, eng, const_cast<void*>(packed_b));
+  } else if (e.packed_b_md.get_size() > 0) {
+    // A B in stable memory (a weight) is packed once per write of it; any other B is packed
+    // into a per-thread buffer before each product.
+    const uint64_t generation = StableGeneration(b, e.b_md.get_size());
+    if (generation != 0) cached = CachedPack(e, b, generation);
+    if (cached != nullptr) {
+      b_mem = memory(e.packed_b_md, eng, AlignedIn(cached->bytes, e.packed_b_md.get_size()));
+    } else {
+      thread_local std::vector<uint8_t> packed;
+      memory p(e.packed_b_md, eng, AlignedIn(packed, e.packed_b_md.get_size()));
+      e.pack_b.execute(s, b_mem, p);
+      packs.fetch_add(1, std::memory_order_relaxed);
+      b_mem = p;
+    }
   }
   std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(e.a_md, eng, const_cast<void*>(a))},
                                           {DNNL_ARG_WEIGHTS, b_mem},
                                           {DNNL_ARG_DST, memory(e.c_md, eng, c)}};
+  if (e.scratch_md.get_size() > 0) {
+    thread_local std::vector<uint8_t> scratch;
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 memory(e.scratch_md, eng, AlignedIn(scratch, e.scratch_md.get_size())));
+  }
   if (addend != nullptr) {
     args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
                  memory(e.add_md, eng, const_cast<void*>(addend)));
@@ -180,9 +292,81 @@ Status Check(const FastGemmArgs& g) {
   return Status::Ok();
 }
 
+// One product (batch 1) over `threads`: row slices of A and C (16-row aligned, kSlicesPerThread a
+// thread) against one packed B, packed once for all of them (a B in stable memory: once per
+// write). Row slices cost nothing measurable against one call (1024^3 bf16, one thread: 256-row
+// slices 1.92 ms, one call 1.85), where column slices cost up to 1.7x (512 columns: 3.08 ms).
+bool RowSlices(const FastGemmArgs& g, const Key& key, int threads, const uint8_t* pa,
+               const uint8_t* pb, uint8_t* pc, const uint8_t* padd) {
+  const size_t ab_size = ElemSize(g.ab_type), c_size = ElemSize(g.c_type);
+  const int64_t pieces = threads * kSlicesPerThread;
+  const int64_t rows = std::max<int64_t>((g.m + pieces * 16 - 1) / (pieces * 16) * 16, 16);
+  const int64_t slices = (g.m + rows - 1) / rows;
+  auto slice_entry = [&](int64_t height) {
+    Key k = key;
+    k.m = height;
+    k.lda = g.trans_a ? g.m : g.k;
+    if (g.add_rows != 1) k.add_rows = height;
+    return FindEntry(k);
+  };
+  std::shared_ptr<const Entry> full = slice_entry(rows),
+                               last = slice_entry(g.m - rows * (slices - 1));
+  if (!full->usable || !last->usable) return false;
+  // B packed once for each distinct layout the two entries want (usually one).
+  thread_local std::vector<uint8_t> own[2];
+  std::shared_ptr<PackedCopy> cached[2];
+  const void* packed[2] = {nullptr, nullptr};
+  const Entry* entries[2] = {full.get(), last.get()};
+  for (int i = 0; i < 2; ++i) {
+    const Entry& e = *entries[i];
+    if (e.packed_b_md.get_size() == 0) continue;
+    if (i == 1 && e.packed_b_md == full->packed_b_md) {
+      packed[1] = packed[0];
+      break;
+    }
+    const uint64_t generation = StableGeneration(pb, e.b_md.get_size());
+    if (generation != 0) cached[i] = CachedPack(e, pb, generation);
+    if (cached[i] != nullptr) {
+      packed[i] = AlignedIn(cached[i]->bytes, e.packed_b_md.get_size());
+    } else {
+      void* dst = AlignedIn(own[i], e.packed_b_md.get_size());
+      memory src(e.b_md, Engine(), const_cast<uint8_t*>(pb)), p(e.packed_b_md, Engine(), dst);
+      e.pack_b.execute(ThreadStream(), src, p);
+      ThreadStream().wait();
+      packs.fetch_add(1, std::memory_order_relaxed);
+      packed[i] = dst;
+    }
+  }
+  auto run_slice = [&](int64_t s) {
+    const int64_t r0 = s * rows;
+    const int i = s == slices - 1 ? 1 : 0;
+    const uint8_t* add =
+        padd == nullptr ? nullptr : padd + (g.add_rows == 1 ? 0 : r0 * g.add_cols) * c_size;
+    Execute(*entries[i], pa + (g.trans_a ? r0 : r0 * g.k) * ab_size, pb, pc + r0 * g.n * c_size,
+            add, packed[i]);
+  };
+  auto task = [](void* ctx, int s) { (*static_cast<decltype(run_slice)*>(ctx))(s); };
+  if (!internal::PoolRun(threads, static_cast<int>(slices), task, &run_slice)) {
+    for (int64_t s = 0; s < slices; ++s) run_slice(s);
+  }
+  return true;
+}
+
 }  // namespace
 
 int64_t FastGemmExecutions() { return executions.load(std::memory_order_relaxed); }
+
+int64_t FastGemmPacks() { return packs.load(std::memory_order_relaxed); }
+
+void DropCachedCopies(uintptr_t begin, uintptr_t end) {
+  PackCache& cache = Packs();
+  std::lock_guard<std::mutex> lock(cache.mu);
+  auto it = cache.copies.lower_bound({begin, nullptr});
+  while (it != cache.copies.end() && it->first.first < end) {
+    cache.bytes -= it->first.second->packed_b_md.get_size() + kPackAlign;
+    it = cache.copies.erase(it);
+  }
+}
 
 bool FastGemmEnabled() { return CurrentKernelMode() == KernelMode::kFast; }
 
@@ -195,7 +379,8 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
   const auto* padd = static_cast<const uint8_t*>(g.addend);
   const int64_t work = g.batch * g.m * g.n * g.k;
   if (g.ab_type == DType::kF32 && work < kMinFastF32Work) return false;
-  const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), work / kParallelWork + 1));
+  const int64_t split_work = g.ab_type == DType::kF32 ? kParallelWork : kParallelWorkLow;
+  const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), work / split_work + 1));
   Key key{g.ab_type,
           g.c_type,
           g.trans_a,
@@ -241,9 +426,11 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
     });
     return true;
   }
-  // Column slices of B and C (each thread packs only its slice of B), 64-column aligned; a
+  if (g.batch == 1) return RowSlices(g, key, threads, pa, pb, pc, padd);
+  // Column slices of B and C, 64-column aligned (each slice packs only its part of B); a
   // transposed B's slice is a block of its rows, so the same pointer arithmetic works with ldb k.
-  const int64_t per = std::max<int64_t>((g.n + threads * 64 - 1) / (threads * 64) * 64, 64);
+  const int64_t pieces = threads * kSlicesPerThread;
+  const int64_t per = std::max<int64_t>((g.n + pieces * 64 - 1) / (pieces * 64) * 64, 64);
   const int64_t slices = (g.n + per - 1) / per;
   auto slice_key = [&](int64_t width) {
     Key k = key;
@@ -254,18 +441,21 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
   };
   std::shared_ptr<const Entry> full = slice_key(per), last = slice_key(g.n - per * (slices - 1));
   if (!full->usable || !last->usable) return false;
-  ParallelFor(slices, kParallelWork, [&](int64_t s0, int64_t s1) {
-    for (int64_t s = s0; s < s1; ++s) {
-      const int64_t c0 = s * per;
-      const Entry& e = s == slices - 1 ? *last : *full;
-      for (int64_t bi = 0; bi < g.batch; ++bi) {
-        const uint8_t* add = padd == nullptr ? nullptr : padd + (g.add_cols == 1 ? 0 : c0) * c_size;
-        Execute(e, pa + bi * g.stride_a * ab_size,
-                pb + (bi * g.stride_b + (g.trans_b ? c0 * g.k : c0)) * ab_size,
-                pc + (bi * g.m * g.n + c0) * c_size, add);
-      }
+  auto run_slice = [&](int64_t s) {
+    const int64_t c0 = s * per;
+    const Entry& e = s == slices - 1 ? *last : *full;
+    for (int64_t bi = 0; bi < g.batch; ++bi) {
+      const uint8_t* add = padd == nullptr ? nullptr : padd + (g.add_cols == 1 ? 0 : c0) * c_size;
+      Execute(e, pa + bi * g.stride_a * ab_size,
+              pb + (bi * g.stride_b + (g.trans_b ? c0 * g.k : c0)) * ab_size,
+              pc + (bi * g.m * g.n + c0) * c_size, add);
     }
-  });
+  };
+  // One pool chunk per slice (ParallelFor would merge them into one chunk per thread).
+  auto task = [](void* ctx, int s) { (*static_cast<decltype(run_slice)*>(ctx))(s); };
+  if (!internal::PoolRun(threads, static_cast<int>(slices), task, &run_slice)) {
+    for (int64_t s = 0; s < slices; ++s) run_slice(s);
+  }
   return true;
 }
 

@@ -8,9 +8,12 @@
 // kernel instead.
 //
 // Primitives are created once per (shape, dtypes, transposes, scale, addend shape) and kept for the
-// life of the process. oneDNN runs single-threaded on whichever thread calls it (its OpenMP thread
-// count is set to 1 on every calling thread); the work is split over the kernels' own pool
-// (parallel.h), so the thread count follows MaxThreads() and no second pool competes for the cores.
+// life of the process. Where the kernel wants B in a blocked layout (AMX: VNNI blocks), a B that
+// lies in stable memory (a weight, stable_regions.h) is repacked only after a write to it; any
+// other B is repacked before each product. oneDNN runs single-threaded on whichever thread calls it
+// (its OpenMP thread count is set to 1 on every calling thread); the work is split over the
+// kernels' own pool (parallel.h), so the thread count follows MaxThreads() and no second pool
+// competes for the cores.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +55,10 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
 // How many oneDNN primitive executions this process has run (for tests: proof that a product
 // took the fast path rather than being declined).
 int64_t FastGemmExecutions();
+
+// How many times this process has packed a B into the kernel's layout (for tests: a B in stable
+// memory, stable_regions.h, is packed once per write of it, any other B once per product).
+int64_t FastGemmPacks();
 
 // What the fast path runs, e.g. "oneDNN 2.6.3 (bf16: brg:avx512_core_amx_bf16, f32:
 // brg:avx512_core, f16: brg:avx512_core_fp16)", probed once on a small product of each dtype; the

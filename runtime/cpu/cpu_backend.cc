@@ -5,6 +5,7 @@
 #include "kernels/common/tf32.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/stable_regions.h"
 #include "kernels/device/blas.h"
 #include "runtime/device/device_registry.h"
 
@@ -48,10 +49,21 @@ int64_t Tf32Floats(const plan::Plan& plan, const plan::Kernel& kern) {
 struct CpuBackend::Host : HostDevice {};
 
 CpuBackend::CpuBackend(cpu::KernelMode mode) : mode_(mode), host_(std::make_unique<Host>()) {}
-CpuBackend::~CpuBackend() = default;
+CpuBackend::~CpuBackend() { cpu::ForgetStableRegions(this); }
 
 Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) {
   kernels_.clear();
+  cpu::ForgetStableRegions(this);
+  if (mode_ == cpu::KernelMode::kFast) {
+    for (const plan::Buffer& b : plan.buffers()) {
+      const bool weight_like = b.role() == plan::Buffer::PARAMETER ||
+                               b.role() == plan::Buffer::STATE ||
+                               b.role() == plan::Buffer::CONSTANT;
+      if (b.region() != plan::Buffer::PERSISTENT || !weight_like) continue;
+      if (b.id() >= 0 && b.id() < static_cast<int>(buffers.size()))
+        cpu::WatchStableRegion(this, buffers[b.id()], b.bytes());
+    }
+  }
   kernels_.reserve(plan.kernels_size());
   int64_t tf32_floats = 0;
   for (const plan::Kernel& kern : plan.kernels())
@@ -104,9 +116,12 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
       in[i].data = reinterpret_cast<uint8_t*>(next);
       next += in[i].count();
     }
+    std::vector<std::pair<uint8_t*, size_t>> writes;
+    for (const TensorArg& t : out)
+      if (t.present && t.data != nullptr) writes.emplace_back(t.data, t.bytes());
     kernels_.push_back(Prepared{e, shared,
                                 KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs)),
-                                std::move(tf32)});
+                                std::move(tf32), std::move(writes)});
   }
   return Status::Ok();
 }
@@ -122,6 +137,12 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
     });
   }
   const cpu::ScopedKernelMode scoped_mode(mode_);
+  struct ReportWrites {
+    const Prepared& p;
+    ~ReportWrites() {
+      for (const auto& [data, bytes] : p.writes) cpu::NoteWrite(data, bytes);
+    }
+  } report{p};
   if (p.entry != nullptr) return p.entry->fn(p.args);
   host_->step.step = step.step;
   host_->step.seed = step.seed;
@@ -134,6 +155,25 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
                         index, p.args.kernel().name(), p.args.kernel().node());
   }
   return Status::Ok();
+}
+
+Status CpuBackend::RunSequence(int key, const std::vector<int>& kernels,
+                               const std::vector<Copy>& copies, const StepInfo& step) {
+  Status s = Backend::RunSequence(key, kernels, copies, step);
+  for (const Copy& c : copies) cpu::NoteWrite(c.dst, c.bytes);
+  return s;
+}
+
+Status CpuBackend::CopyIn(uint8_t* dst, const void* src, uint64_t bytes) {
+  Status s = Backend::CopyIn(dst, src, bytes);
+  cpu::NoteWrite(dst, bytes);
+  return s;
+}
+
+Status CpuBackend::Fill(uint8_t* dst, uint8_t byte, uint64_t bytes) {
+  Status s = Backend::Fill(dst, byte, bytes);
+  cpu::NoteWrite(dst, bytes);
+  return s;
 }
 
 std::string CpuBackend::device() const {

@@ -36,6 +36,13 @@ class CpuBackend : public Backend {
   // operands. Unsupported names the kernel index, its name and its node.
   Status Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) override;
   Status Run(int index, const StepInfo& step) override;
+  // The fast mode reports every write to its PERSISTENT parameter, state and constant buffers
+  // (registered as stable memory, kernels/cpu/stable_regions.h, so the GEMMs keep their weights
+  // packed): kernel outputs, update copies, copies in and fills.
+  Status RunSequence(int key, const std::vector<int>& kernels, const std::vector<Copy>& copies,
+                     const StepInfo& step) override;
+  Status CopyIn(uint8_t* dst, const void* src, uint64_t bytes) override;
+  Status Fill(uint8_t* dst, uint8_t byte, uint64_t bytes) override;
 
  private:
   struct Host;  // the host DevCtx of the shared bodies (cpu_backend.cc)
@@ -51,6 +58,7 @@ class CpuBackend : public Backend {
     const void* shared;           // emu::DevKernelEntry
     KernelArgs args;
     std::vector<Tf32Operand> tf32;
+    std::vector<std::pair<uint8_t*, size_t>> writes;  // the outputs: reported after each run
   };
   cpu::KernelMode mode_;
   std::vector<Prepared> kernels_;

@@ -83,6 +83,12 @@ KNOWN_DEVIATIONS = {
     ("gpt2", "amp", "sgd"): "PyTorch's own fp16 autocast deviates 5.6e-3 to 6.9e-2 (median "
                             "4.3e-2) from starting points 1e-6 away (autocast_spread.py); "
                             "meta.json's 4.6e-3 is one lucky draw on this chaotic curve",
+    ("efficientnet", "bf16", "sgd"): "the bf16 SGD curve is chaotic around steps 4-8: with the "
+                                     "oneDNN forward convolution (each output within one bf16 ulp "
+                                     "plus f32 summation error of the reference's, "
+                                     "FastConvUlpTest) the torchscript export deviates 6.9e-1 at "
+                                     "step 8, the dynamo export of the same model 3.2e-1 (before "
+                                     "it: 4.3e-1 and 2.9e-1); adamw stays within 2e-2",
 }
 
 

@@ -1,15 +1,22 @@
 #!/usr/bin/env python3
 """GFLOP/s of one MatMul plan on the CPU backend against PyTorch, side by side in one run.
 
-Builds a one-MatMul ONNX model (Y = A @ B, A and B graph inputs of SIZE x SIZE), compiles it in
-fp32 (`--precision=fp32`, f32 inputs) and bf16 (`--precision=bf16`, the inputs declared bf16, so
-the plan is the MatMul alone with no casts, as PyTorch multiplies bf16 tensors), then alternates
-`--rounds` rounds of: a800c-run (fast kernels, and with `--reference` when asked) and PyTorch
-(`torch.matmul` on tensors of the same dtype, `torch.set_num_threads(THREADS)`, in the Python of
-`--torch-python`). a800c's time is each step's `step_ms` from `--metrics` after `--warmup` steps
-(the step is the one MatMul kernel; input filling is outside it); PyTorch's is each call's time
-after the same warmup. Prints the median GFLOP/s (2 SIZE^3 / time) of each side and the ratio
-a800c/PyTorch, the same from each side's best step, and the load average before and after.
+Builds a one-MatMul ONNX model (Y = A @ B, SIZE x SIZE; A a graph input; B a weight, an
+initializer of the same dtype, as a layer's, or with `--b=input` a second graph input that gets
+new data every step), compiles it in fp32 (`--precision=fp32`) and bf16 (`--precision=bf16`, A
+and B bf16, so the plan is the MatMul alone with no casts, as PyTorch multiplies bf16 tensors),
+then alternates `--rounds` rounds of: a800c-run (fast kernels, and with `--reference` when asked)
+and PyTorch (`torch.matmul` on tensors of the same dtype, `torch.set_num_threads(THREADS)`, in
+the Python of `--torch-python`).
+
+a800c's time is each step's `step_ms` from `--metrics` after `--warmup` steps (the step is the
+one MatMul kernel; input filling is outside it); PyTorch's is each call's time after the same
+warmup. The inputs come from .npy files (`--input`): each step copies them in, which leaves them
+in the cache as PyTorch's tensors are. (`--synthetic` would generate new values each step
+through a double-precision temporary, which evicts the caches: 1024^3 bf16 best steps 2.4-2.9
+ms against 1.7-1.8 with `--input`, load 15.) Prints the median GFLOP/s (2 SIZE^3 / time) of each
+side and the ratio a800c/PyTorch, the same from each side's best step, and the load average
+before and after.
 
     python3 tools/bench/matmul_gflops.py --build build [--threads 1] [--rounds 4] [--steps 40]
 """
@@ -41,22 +48,52 @@ print(json.dumps({"ms": times, "version": torch.__version__}))
 """
 
 
-def make_model(path, size, elem_type):
+def bf16_bits(x):
+    """float32 array -> its bf16 rounding (nearest even) as uint16 bits."""
+    import numpy as np
+    bits = x.astype(np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16).astype(np.uint16)
+
+
+def save_inputs(folder, size, elem_type, b_kind):
+    """The graph inputs as .npy files (bf16 as uint16 bits); returns the --input flags."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    flags = []
+    for name in ["A"] + (["B"] if b_kind == "input" else []):
+        x = rng.standard_normal((size, size)).astype(np.float32)
+        path = os.path.join(folder, f"{name}.{elem_type}.npy")
+        np.save(path, bf16_bits(x) if elem_type == "bf16" else x)
+        flags.append(f"--input={name}={path}")
+    return flags
+
+
+def make_model(path, size, elem_type, b_kind):
+    import numpy as np
     import onnx
-    from onnx import TensorProto, helper
+    from onnx import TensorProto, helper, numpy_helper
     t = {"fp32": TensorProto.FLOAT, "bf16": TensorProto.BFLOAT16}[elem_type]
+    inputs = [helper.make_tensor_value_info("A", t, [size, size])]
+    initializers = []
+    if b_kind == "input":
+        inputs.append(helper.make_tensor_value_info("B", t, [size, size]))
+    else:
+        b = np.random.default_rng(1).standard_normal((size, size)).astype(np.float32)
+        if elem_type == "bf16":
+            initializers.append(helper.make_tensor("B", t, [size, size],
+                                                   bf16_bits(b).tobytes(), raw=True))
+        else:
+            initializers.append(numpy_helper.from_array(b, "B"))
     graph = helper.make_graph(
-        [helper.make_node("MatMul", ["A", "B"], ["Y"], name="matmul")], "matmul",
-        [helper.make_tensor_value_info("A", t, [size, size]),
-         helper.make_tensor_value_info("B", t, [size, size])],
-        [helper.make_tensor_value_info("Y", t, [size, size])])
+        [helper.make_node("MatMul", ["A", "B"], ["Y"], name="matmul")], "matmul", inputs,
+        [helper.make_tensor_value_info("Y", t, [size, size])], initializer=initializers)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     onnx.save(model, path)
 
 
-def run_a800c(build, plan, steps, warmup, threads, metrics, reference):
+def run_a800c(build, plan, inputs, steps, warmup, threads, metrics, reference):
     env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
-    cmd = [os.path.join(build, "bin", "a800c-run"), plan, "--backend=cpu", "--synthetic",
+    cmd = [os.path.join(build, "bin", "a800c-run"), plan, "--backend=cpu", *inputs,
            f"--steps={steps + warmup}", f"--metrics={metrics}"]
     if reference:
         cmd.append("--reference")
@@ -84,6 +121,9 @@ def main():
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--b", choices=["weight", "input"], default="weight",
+                    help="B as a weight (an initializer, packed once) or a graph input (new "
+                    "data every step, packed every step)")
     ap.add_argument("--reference", action="store_true",
                     help="also run a800c-run --reference (the reference kernels)")
     ap.add_argument("--torch-python", default="/work/venv-torch/bin/python",
@@ -92,8 +132,8 @@ def main():
     have_torch = os.path.exists(args.torch_python)
     flops = 2.0 * args.size ** 3
     print(f"load average before: {os.getloadavg()}")
-    print(f"MatMul {args.size}^3, {args.threads} thread(s), {args.rounds} rounds x {args.steps} "
-          f"steps, medians")
+    print(f"MatMul {args.size}^3 (B a graph {args.b}), {args.threads} thread(s), {args.rounds} "
+          f"rounds x {args.steps} steps, medians")
     with tempfile.TemporaryDirectory() as work:
         sides = ["a800c"] + (["a800c-ref"] if args.reference else []) + \
             (["torch"] if have_torch else [])
@@ -101,7 +141,8 @@ def main():
         for dtype in args.dtypes.split(","):
             model = os.path.join(work, f"matmul.{dtype}.onnx")
             plan = os.path.join(work, f"matmul.{dtype}.plan")
-            make_model(model, args.size, dtype)
+            make_model(model, args.size, dtype, args.b)
+            inputs = save_inputs(work, args.size, dtype, args.b)
             subprocess.run([os.path.join(args.build, "bin", "a800c"), model, "-o", plan,
                             f"--precision={dtype}"], check=True, capture_output=True)
             times = {s: [] for s in sides}
@@ -112,7 +153,7 @@ def main():
                         t, version = run_torch(args.torch_python, args.size, dtype, args.steps,
                                                args.warmup, args.threads)
                     else:
-                        t, b = run_a800c(args.build, plan, args.steps, args.warmup,
+                        t, b = run_a800c(args.build, plan, inputs, args.steps, args.warmup,
                                          args.threads, os.path.join(work, "m.jsonl"),
                                          side == "a800c-ref")
                         banner = banner or (b if side == "a800c" else "")

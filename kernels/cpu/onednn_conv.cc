@@ -1,0 +1,274 @@
+#include "kernels/cpu/onednn_conv.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <oneapi/dnnl/dnnl.hpp>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu::internal {
+namespace {
+
+using dnnl::memory;
+using Tag = memory::format_tag;
+
+std::atomic<int64_t> executions{0};
+
+dnnl::engine& Engine() {
+  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+// One OpenMP thread per calling thread, as in onednn_gemm.cc: the kernels' pool is the only one.
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream* stream = [] {
+    omp_set_num_threads(1);
+    return new dnnl::stream(Engine());  // leaked: a thread_local destructor may outlive oneDNN
+  }();
+  return *stream;
+}
+
+enum class Pass { kForward, kBackwardData, kBackwardWeights };
+
+// Everything a primitive depends on: the pass, dtype, whether there is a bias, and the forward
+// convolution's sizes (N C H W, M kh kw, strides, dilations, pads begin/end, output H W).
+struct Key {
+  Pass pass;
+  DType dtype;
+  bool bias;
+  std::vector<int64_t> sizes;
+  bool operator<(const Key& o) const {
+    return std::tie(pass, dtype, bias, sizes) < std::tie(o.pass, o.dtype, o.bias, o.sizes);
+  }
+};
+
+// One primitive with two inputs and an output, each stored plain (NCHW / OIHW) and reordered to
+// and from the layout the primitive wants. Forward: X, W -> Y. Backward data: dY, W -> dX.
+// Backward weights: X, dY -> dW.
+struct Entry {
+  bool usable = false;
+  dnnl::primitive prim;
+  int arg0 = 0, arg1 = 0, arg_out = 0;
+  memory::desc in0_md, in1_md, out_md, b_md;           // as stored
+  memory::desc in0i_md, in1i_md, outi_md, scratch_md;  // as the primitive wants them
+  dnnl::reorder to_in0, to_in1, from_out;              // empty where the layouts agree
+};
+
+void* AlignedIn(std::vector<uint8_t>& bytes, size_t size) {
+  constexpr size_t kAlign = 4096;
+  if (bytes.size() < size + kAlign) bytes.resize(size + kAlign);
+  const auto base = reinterpret_cast<uintptr_t>(bytes.data());
+  return reinterpret_cast<void*>((base + kAlign - 1) & ~(kAlign - 1));
+}
+
+std::shared_ptr<const Entry> MakeEntry(const Key& key) {
+  ThreadStream();  // a primitive is planned for its creating thread's OpenMP count: 1
+  auto e = std::make_shared<Entry>();
+  const std::vector<int64_t>& s = key.sizes;
+  const memory::dims x{s[0], s[1], s[2], s[3]}, w{s[4], s[1], s[5], s[6]},
+      y{s[0], s[4], s[15], s[16]};
+  const memory::dims strides{s[7], s[8]}, dilations{s[9] - 1, s[10] - 1}, pad_l{s[11], s[12]},
+      pad_r{s[13], s[14]};
+  const memory::data_type dt =
+      key.dtype == DType::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
+  const memory::desc x_md(x, dt, Tag::nchw), w_md(w, dt, Tag::oihw), y_md(y, dt, Tag::nchw);
+  const memory::desc x_any(x, dt, Tag::any), w_any(w, dt, Tag::any), y_any(y, dt, Tag::any);
+  if (key.bias) e->b_md = memory::desc({s[4]}, dt, Tag::a);
+  try {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // one primitive, several threads
+    const auto alg = dnnl::algorithm::convolution_direct;
+    const dnnl::prop_kind prop = key.pass == Pass::kForward ? dnnl::prop_kind::forward_inference
+                                                            : dnnl::prop_kind::forward_training;
+    const dnnl::convolution_forward::primitive_desc fwd(
+        dnnl::convolution_forward::desc(prop, alg, x_any, w_any, e->b_md, y_any, strides, dilations,
+                                        pad_l, pad_r),
+        attr, Engine());
+    std::string impl;
+    if (key.pass == Pass::kForward) {
+      impl = fwd.impl_info_str();
+      e->prim = dnnl::convolution_forward(fwd);
+      e->arg0 = DNNL_ARG_SRC, e->arg1 = DNNL_ARG_WEIGHTS, e->arg_out = DNNL_ARG_DST;
+      e->in0_md = x_md, e->in1_md = w_md, e->out_md = y_md;
+      e->in0i_md = fwd.src_desc(), e->in1i_md = fwd.weights_desc(), e->outi_md = fwd.dst_desc();
+      e->scratch_md = fwd.scratchpad_desc();
+    } else if (key.pass == Pass::kBackwardData) {
+      const dnnl::convolution_backward_data::primitive_desc bwd(
+          dnnl::convolution_backward_data::desc(alg, x_any, w_any, y_any, strides, dilations, pad_l,
+                                                pad_r),
+          attr, Engine(), fwd);
+      impl = bwd.impl_info_str();
+      e->prim = dnnl::convolution_backward_data(bwd);
+      e->arg0 = DNNL_ARG_DIFF_DST, e->arg1 = DNNL_ARG_WEIGHTS, e->arg_out = DNNL_ARG_DIFF_SRC;
+      e->in0_md = y_md, e->in1_md = w_md, e->out_md = x_md;
+      e->in0i_md = bwd.diff_dst_desc(), e->in1i_md = bwd.weights_desc();
+      e->outi_md = bwd.diff_src_desc();
+      e->scratch_md = bwd.scratchpad_desc();
+    } else {
+      const dnnl::convolution_backward_weights::primitive_desc bwd(
+          dnnl::convolution_backward_weights::desc(alg, x_any, w_any, y_any, strides, dilations,
+                                                   pad_l, pad_r),
+          attr, Engine(), fwd);
+      impl = bwd.impl_info_str();
+      e->prim = dnnl::convolution_backward_weights(bwd);
+      e->arg0 = DNNL_ARG_SRC, e->arg1 = DNNL_ARG_DIFF_DST, e->arg_out = DNNL_ARG_DIFF_WEIGHTS;
+      e->in0_md = x_md, e->in1_md = y_md, e->out_md = w_md;
+      e->in0i_md = bwd.src_desc(), e->in1i_md = bwd.diff_dst_desc();
+      e->outi_md = bwd.diff_weights_desc();
+      e->scratch_md = bwd.scratchpad_desc();
+    }
+    if (impl.find("ref") != std::string::npos) return e;  // declined: today's kernels win
+    if (e->in0i_md != e->in0_md)
+      e->to_in0 = dnnl::reorder({Engine(), e->in0_md, Engine(), e->in0i_md});
+    if (e->in1i_md != e->in1_md)
+      e->to_in1 = dnnl::reorder({Engine(), e->in1_md, Engine(), e->in1i_md});
+    if (e->outi_md != e->out_md)
+      e->from_out = dnnl::reorder({Engine(), e->outi_md, Engine(), e->out_md});
+    e->usable = true;
+  } catch (const dnnl::error&) {
+    // unimplemented here: declined
+  }
+  return e;
+}
+
+std::shared_ptr<const Entry> FindEntry(const Key& key) {
+  static std::mutex mu;
+  static auto* cache = new std::map<Key, std::shared_ptr<const Entry>>();  // leaked, as oneDNN
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(key);
+  if (it == cache->end()) it = cache->emplace(key, MakeEntry(key)).first;
+  return it->second;
+}
+
+// Runs one primitive on the calling thread, through its own layout buffers.
+void Execute(const Entry& e, const void* in0, const void* in1, const void* bias, void* out) {
+  dnnl::engine& eng = Engine();
+  dnnl::stream& s = ThreadStream();
+  thread_local std::vector<uint8_t> buf0, buf1, bufo, scratch;
+  memory m0(e.in0_md, eng, const_cast<void*>(in0)), m1(e.in1_md, eng, const_cast<void*>(in1));
+  memory mo(e.out_md, eng, out);
+  memory i0 = m0, i1 = m1, io = mo;
+  if (e.to_in0) {
+    i0 = memory(e.in0i_md, eng, AlignedIn(buf0, e.in0i_md.get_size()));
+    e.to_in0.execute(s, m0, i0);
+  }
+  if (e.to_in1) {
+    i1 = memory(e.in1i_md, eng, AlignedIn(buf1, e.in1i_md.get_size()));
+    e.to_in1.execute(s, m1, i1);
+  }
+  if (e.from_out) io = memory(e.outi_md, eng, AlignedIn(bufo, e.outi_md.get_size()));
+  std::unordered_map<int, memory> args = {{e.arg0, i0}, {e.arg1, i1}, {e.arg_out, io}};
+  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e.b_md, eng, const_cast<void*>(bias)));
+  if (e.scratch_md.get_size() > 0) {
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 memory(e.scratch_md, eng, AlignedIn(scratch, e.scratch_md.get_size())));
+  }
+  e.prim.execute(s, args);
+  if (e.from_out) e.from_out.execute(s, io, mo);
+  s.wait();
+  executions.fetch_add(1, std::memory_order_relaxed);
+}
+
+// Whether the fast path takes a convolution of these params at all (see onednn_conv.h).
+bool Takes(const ConvParams& p, const Dims& out_spatial) {
+  if (p.dtype != DType::kF32 && p.dtype != DType::kBF16) return false;
+  if (p.group != 1 || p.in_spatial.size() != 2 || p.kernel.size() != 2 || out_spatial.size() != 2 ||
+      p.batch < 1 || p.out_channels < 1 || p.in_channels < 1) {
+    return false;
+  }
+  return p.dtype != DType::kF32 || p.in_channels >= kMinFastF32Channels;
+}
+
+// The key of forward convolution `p` (X [N, C, in], W [M, C, k], Y [N, M, out]) for `batch`.
+Key KeyOf(Pass pass, const ConvParams& p, const Dims& out, int64_t batch, bool bias) {
+  auto at = [](const Dims& d, size_t i, int64_t none) { return d.empty() ? none : d[i]; };
+  return Key{pass,
+             p.dtype,
+             bias,
+             {batch, p.in_channels, p.in_spatial[0], p.in_spatial[1], p.out_channels, p.kernel[0],
+              p.kernel[1], at(p.strides, 0, 1), at(p.strides, 1, 1), at(p.dilations, 0, 1),
+              at(p.dilations, 1, 1), at(p.pads, 0, 0), at(p.pads, 1, 0), at(p.pads, 2, 0),
+              at(p.pads, 3, 0), out[0], out[1]}};
+}
+
+// Runs pass kForward or kBackwardData of forward convolution `p` with the batch split over the
+// pool: `in0` and `out` are per-sample tensors of in0_sample / out_sample elements, `in1` (W)
+// is shared.
+bool RunSplit(Pass pass, const ConvParams& p, const Dims& out, const void* in0, const void* in1,
+              const void* bias, void* dst, int64_t in0_sample, int64_t out_sample) {
+  const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), p.batch));
+  const int64_t per = (p.batch + threads - 1) / threads;
+  const int64_t parts = (p.batch + per - 1) / per;
+  std::shared_ptr<const Entry> full = FindEntry(KeyOf(pass, p, out, per, bias != nullptr)),
+                               last = FindEntry(KeyOf(pass, p, out, p.batch - per * (parts - 1),
+                                                      bias != nullptr));
+  if (!full->usable || !last->usable) return false;
+  const size_t elem = ElemSize(p.dtype);
+  const auto* p0 = static_cast<const uint8_t*>(in0);
+  auto* po = static_cast<uint8_t*>(dst);
+  auto run = [&](int64_t part) {
+    const Entry& e = part == parts - 1 ? *last : *full;
+    Execute(e, p0 + part * per * in0_sample * elem, in1, bias, po + part * per * out_sample * elem);
+  };
+  if (parts == 1) {
+    run(0);
+    return true;
+  }
+  ParallelFor(parts, int64_t{1} << 30, [&](int64_t b, int64_t end) {
+    for (int64_t part = b; part < end; ++part) run(part);
+  });
+  return true;
+}
+
+}  // namespace
+
+int64_t FastConvExecutions() { return executions.load(std::memory_order_relaxed); }
+
+StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
+                        const void* bias, void* y) {
+  if (!Takes(p, out_spatial)) return false;
+  return RunSplit(Pass::kForward, p, out_spatial, x, w, bias, y,
+                  p.in_channels * p.in_spatial[0] * p.in_spatial[1],
+                  p.out_channels * out_spatial[0] * out_spatial[1]);
+}
+
+StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
+                                 const void* w, const void* bias, void* y) {
+  // ConvTranspose(X, W) is the data gradient of the convolution Y -> X with the same W
+  // ([C, M, k]: that convolution's [out, in, k]); output_padding has no such convolution.
+  for (int64_t op : p.output_padding)
+    if (op != 0) return false;
+  if (bias != nullptr || out_spatial.size() != 2) return false;
+  ConvParams conv = p;
+  conv.in_channels = p.out_channels;
+  conv.out_channels = p.in_channels;
+  conv.in_spatial = out_spatial;
+  conv.output_padding.clear();
+  if (!Takes(conv, p.in_spatial)) return false;
+  return RunSplit(Pass::kBackwardData, conv, p.in_spatial, x, w, nullptr, y,
+                  p.in_channels * p.in_spatial[0] * p.in_spatial[1],
+                  p.out_channels * out_spatial[0] * out_spatial[1]);
+}
+
+StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, const void* dy,
+                                  const void* x, void* dw) {
+  if (!Takes(p, out_spatial)) return false;
+  // One call sums over the whole batch on one thread; in f32 today's im2col + GEMM over the pool
+  // measured faster with two threads (tools/bench/README.md), in bf16 AMX on one core wins.
+  if (p.dtype == DType::kF32 && MaxThreads() > 1) return false;
+  std::shared_ptr<const Entry> e =
+      FindEntry(KeyOf(Pass::kBackwardWeights, p, out_spatial, p.batch, false));
+  if (!e->usable) return false;
+  Execute(*e, x, dy, nullptr, dw);  // one call: dW sums over the whole batch
+  return true;
+}
+
+}  // namespace a8::cpu::internal

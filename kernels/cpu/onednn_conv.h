@@ -1,0 +1,47 @@
+// The fast path of the CPU convolution and its gradients (ConvTranspose, which is the data
+// gradient, and a8.ConvGradFilter): oneDNN convolution primitives (Debian's libdnnl, 2.6), as
+// onednn_gemm.h does for the GEMMs.
+//
+// Where it runs: 2-D convolutions without groups, in bf16 (AMX brgconv where the CPU has it,
+// AVX-512-BF16 otherwise) and in f32 with at least kMinFastF32Channels input channels; the
+// other convolutions, and any that oneDNN has only its reference implementation for, stay on
+// today's kernels (conv.h). Measured, 3x3 pad 1, batch 8, one thread, best of 20 (load 9-10):
+//   C=M=64, 32x32: today 43.6 ms fp32 / 37.5 ms bf16, oneDNN 3.5 / 0.66 (with the layout reorders)
+//   C=M=128, 16x16: today 17.5 / 19.9, oneDNN 3.4 / 0.43
+//   C=3, M=64, 64x64: today 1.03 / 2.99, oneDNN 1.22 / 0.90 (so f32 keeps today's kernel there)
+// X and Y stay NCHW in memory: each call reorders them to and from the primitive's blocked
+// layouts (included above), and W into its own; products accumulate in f32, Y is rounded once.
+// The batch is split over the kernels' pool (parallel.h), one sub-batch a thread.
+#pragma once
+
+#include <cstdint>
+
+#include "compiler/ir/status.h"
+#include "kernels/common/kernel_types.h"
+#include "kernels/cpu/dtype.h"
+
+namespace a8::cpu::internal {
+
+inline constexpr int64_t kMinFastF32Channels = 16;
+
+// Y = Conv(X, W) + B (bias may be null) through oneDNN and returns true, or returns false, having
+// written nothing, where the fast path does not take this convolution (see above).
+// `out_spatial`: Y's spatial dims (ConvOutputSpatial).
+StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
+                        const void* bias, void* y);
+
+// Y = ConvTranspose(X, W) (no bias, no output_padding), as the data gradient of the convolution
+// from Y's shape to X's through oneDNN; `p` and `out_spatial` as ConvTranspose's (conv.h).
+StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
+                                 const void* w, const void* bias, void* y);
+
+// dW of the forward convolution `p` (a8.ConvGradFilter, grad_nn.h) through oneDNN, in one call
+// on the calling thread: bf16 always, f32 only with one thread (with more, today's kernel splits
+// the work over the pool and measured faster).
+StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, const void* dy,
+                                  const void* x, void* dw);
+
+// How many oneDNN convolutions this process has run (for tests: proof the fast path ran).
+int64_t FastConvExecutions();
+
+}  // namespace a8::cpu::internal
