@@ -191,6 +191,10 @@ def build_shape(op, v):
         return Case([data(x), ints([1, 0]), ints([3, -1]), ints([1, 2]), ints([1, 2])])
     if op == "Gather":
         return Case([data(x), ints([2, 0])], {"axis": 1})
+    if op == "GatherND":  # batch_dims from 12 on
+        if v < 12:
+            return Case([data(rnd(2, 3, 4, seed=33)), ints([[0, 1], [1, 2]])])
+        return Case([data(rnd(2, 3, 4, seed=33)), ints([[2], [0]])], {"batch_dims": 1})
     if op == "GatherElements":
         return Case([data(rnd(2, 3, seed=34)), ints([[2, 0], [1, 1]])], {"axis": 1})
     if op in ("Squeeze", "Unsqueeze"):
@@ -249,7 +253,7 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "Softmax", "LogSoftmax", "Hardmax", "Dropout", "SoftmaxCrossEntropyLoss",
     "NegativeLogLikelihoodLoss", "RMSNormalization", "GroupNormalization", "LpNormalization",
     "LRN", "SpaceToDepth", "DepthToSpace", "Reshape", "Flatten", "Transpose", "Concat", "Split",
-    "Slice", "Gather", "GatherElements", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
+    "Slice", "Gather", "GatherND", "GatherElements", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
     "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift"}
