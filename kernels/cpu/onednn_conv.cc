@@ -1,7 +1,5 @@
 #include "kernels/cpu/onednn_conv.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <map>
@@ -12,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/onednn_context.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu::internal {
@@ -21,20 +20,6 @@ using dnnl::memory;
 using Tag = memory::format_tag;
 
 std::atomic<int64_t> executions{0};
-
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// One OpenMP thread per calling thread, as in onednn_gemm.cc: the kernels' pool is the only one.
-dnnl::stream& ThreadStream() {
-  thread_local dnnl::stream* stream = [] {
-    omp_set_num_threads(1);
-    return new dnnl::stream(Engine());  // leaked: a thread_local destructor may outlive oneDNN
-  }();
-  return *stream;
-}
 
 enum class Pass { kForward, kBackwardData, kBackwardWeights };
 

@@ -1,7 +1,6 @@
 #include "kernels/cpu/onednn_gemm.h"
 
 #include <fmt/format.h>
-#include <omp.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "kernels/cpu/kernel_mode.h"
+#include "kernels/cpu/onednn_context.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/stable_regions.h"
 
@@ -34,21 +34,6 @@ constexpr int64_t kParallelWorkLow = int64_t{1} << 26;
 // Column slices per thread: a worker descheduled on a busy machine then holds up one narrow slice
 // rather than half of the product (the caller runs every slice no worker has started).
 constexpr int64_t kSlicesPerThread = 4;
-
-dnnl::engine& Engine() {
-  static dnnl::engine engine(dnnl::engine::kind::cpu, 0);
-  return engine;
-}
-
-// oneDNN's OpenMP parallel regions are 1 thread wide on every thread that calls it: the kernels'
-// pool is the only one. Set on first use by each thread (the count is per thread in OpenMP).
-dnnl::stream& ThreadStream() {
-  thread_local dnnl::stream* stream = [] {
-    omp_set_num_threads(1);
-    return new dnnl::stream(Engine());  // leaked: a thread_local destructor may outlive oneDNN
-  }();
-  return *stream;
-}
 
 memory::data_type DnnlType(DType t) {
   switch (t) {
