@@ -1,8 +1,11 @@
 // insert-casts: retypes results and reads operands through one shared Cast per (value, type).
 #include "passes/mixed_precision/insert_casts.h"
 
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -28,9 +31,42 @@ TensorDataPtr RoundTo(const TensorData& data, DType t) {
   return out;
 }
 
+// Program order without walking the node list: every node the pass started with has its
+// position, and every cast it makes sits in the run of casts right before one of them (its
+// anchor), or at the end of the list. So an original node comes before a cast exactly when it
+// comes before the cast's anchor.
+class CastOrder {
+ public:
+  static constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
+
+  explicit CastOrder(const std::vector<Node*>& nodes) {
+    for (size_t i = 0; i < nodes.size(); ++i) position_[nodes[i]] = static_cast<int64_t>(i);
+  }
+
+  // The position of an original node; -1 for a node the pass made.
+  int64_t Position(const Node* n) const {
+    auto it = position_.find(n);
+    return it == position_.end() ? -1 : it->second;
+  }
+  // Records that `cast` now sits right before original node `before` (nullptr: at the end).
+  void Place(const Node* cast, const Node* before) {
+    anchor_[cast] = before == nullptr ? kEnd : Position(before);
+  }
+  // Whether original node `a` comes before `cast` in the node order.
+  bool Precedes(const Node* a, const Node* cast) const {
+    auto it = anchor_.find(cast);
+    return it != anchor_.end() && Position(a) >= 0 && Position(a) < it->second;
+  }
+
+ private:
+  std::unordered_map<const Node*, int64_t> position_;
+  std::unordered_map<const Node*, int64_t> anchor_;
+};
+
 class CastInserter {
  public:
-  CastInserter(Graph& g, std::map<std::string, int64_t>& stats) : graph_(g), stats_(stats) {}
+  CastInserter(Graph& g, const std::vector<Node*>& nodes, std::map<std::string, int64_t>& stats)
+      : graph_(g), first_(nodes.empty() ? nullptr : nodes.front()), order_(nodes), stats_(stats) {}
 
   // The value `v` in type `t`: `v` itself, or the one Cast of it to `t`, made before `consumer`
   // (the first consumer that asks, in program order) or at the start of the step for
@@ -42,8 +78,9 @@ class CastInserter {
       // A cast made for a later consumer (the operands of nodes without a precision are cast
       // after those of the others): it moves up to this one, still after v's producer.
       Node* cast = it->second->producer();
-      if (cast != nullptr && cast->op() == "Cast" && Precedes(consumer, cast)) {
+      if (cast != nullptr && cast->op() == "Cast" && order_.Precedes(consumer, cast)) {
         graph_.MoveNode(cast, consumer);
+        order_.Place(cast, consumer);
       }
       return it->second;
     }
@@ -56,9 +93,15 @@ class CastInserter {
       casts_[key] = c;
       return c;
     }
+    // At the start of the step: before the first node, which is the first original node or a
+    // cast in the run before it.
     Node* before = consumer;
-    if (v->producer() == nullptr) before = *graph_.nodes().begin();
-    Value* c = MakeCast(v, t, name, before);
+    Node* anchor = consumer;
+    if (v->producer() == nullptr) {
+      before = *graph_.nodes().begin();
+      anchor = first_;
+    }
+    Value* c = MakeCast(v, t, name, before, anchor);
     casts_[key] = c;
     return c;
   }
@@ -67,13 +110,19 @@ class CastInserter {
   void KeepInterface(Value* v, DType old_type) {
     const std::string name = v->name();
     const std::vector<Use> uses = v->uses();
+    // Before its first reader in program order (all readers are original nodes: this runs
+    // before any operand is cast), or at the end.
     Node* before = nullptr;
-    for (Node* n : graph_.nodes()) {
-      for (const Use& u : uses) before = before == nullptr && u.node == n ? n : before;
-      if (before != nullptr) break;
+    int64_t first = CastOrder::kEnd;
+    for (const Use& u : uses) {
+      const int64_t p = order_.Position(u.node);
+      if (p >= 0 && p < first) {
+        first = p;
+        before = u.node;
+      }
     }
     graph_.RenameValue(v, graph_.UniqueName(name + "." + std::string(DTypeName(v->dtype()))));
-    Value* c = MakeCast(v, old_type, graph_.UniqueName(name + ".tmp"), before);
+    Value* c = MakeCast(v, old_type, graph_.UniqueName(name + ".tmp"), before, before);
     graph_.ReplaceAllUsesWith(v, c);
     for (const Use& u : uses) u.node->SetInput(u.operand, v);
     c->producer()->SetInput(0, v);
@@ -83,26 +132,22 @@ class CastInserter {
   }
 
  private:
-  // Whether `a` comes before `b` in the node order.
-  bool Precedes(const Node* a, const Node* b) const {
-    for (const Node* n : graph_.nodes()) {
-      if (n == a) return true;
-      if (n == b) return false;
-    }
-    return false;
-  }
-
-  Value* MakeCast(Value* v, DType t, const std::string& name, Node* before) {
+  // A Cast of `v` to `t` placed before `before` (nullptr: at the end), in the run of casts
+  // right before original node `anchor`.
+  Value* MakeCast(Value* v, DType t, const std::string& name, Node* before, const Node* anchor) {
     std::map<std::string, Attribute> attrs;
     attrs["to"] = Attribute(static_cast<int64_t>(DTypeToOnnx(t)));
     Node* n = graph_.AddNode("Cast", "", {v}, {{name, TensorType{t, v->dims()}}}, std::move(attrs),
                              name, before);
     n->set_version(FindOp("", "Cast")->canonical);
+    order_.Place(n, anchor);
     ++stats_["casts-inserted"];
     return n->output(0);
   }
 
   Graph& graph_;
+  Node* first_;
+  CastOrder order_;
   std::map<std::string, int64_t>& stats_;
   std::map<std::pair<Value*, DType>, Value*> casts_;
 };
@@ -166,7 +211,7 @@ StatusOr<bool> InsertCasts::Run(Graph& graph) {
     if (std::optional<DType> t = AssignedPrecision(*n)) assigned.emplace_back(n, *t);
   }
   if (assigned.empty()) return false;
-  CastInserter casts(graph, stats_);
+  CastInserter casts(graph, nodes, stats_);
   bool changed = false;
 
   // Results first, so that operands see their producers' final types.

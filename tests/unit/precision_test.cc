@@ -292,6 +292,46 @@ TEST(InsertCastsTest, TheOptimizerReadsLowGradientsDirectly) {
   EXPECT_EQ(update->output(0)->dtype(), DType::kF32);
 }
 
+TEST(InsertCastsTest, EachCastSitsBeforeItsFirstReaderInProgramOrder) {
+  auto g = Parse(R"(graph @g opsets {"" = 17} {
+  input %x : f32[2,3]
+  input %d : f64[2,3]
+  param %w : f32[3,3] = [0.5, -0.25, 0.125, 1.0, -0.75, 0.375, 0.25, -0.5, 1.5]
+  %h = MatMul(%x, %w) {a8.precision="f16", a8.why="allow"} : f32[2,3] loc("mm")
+  %c1 = CastLike(%d, %h) : f32[2,3] loc("early")
+  %s = Softmax(%h) {a8.precision="f32", a8.why="deny", axis=1} : f32[2,3] loc("softmax")
+  %c2 = CastLike(%d, %h) : f32[2,3] loc("late")
+  %y = Relu(%h) {a8.precision="f16", a8.why="follow"} : f32[2,3] loc("relu")
+  %e = CastLike(%d, %y) : f32[2,3] loc("reader")
+  %t = Tanh(%y) {a8.precision="f32", a8.why="deny"} : f32[2,3] loc("tanh")
+  output %c1
+  output %s
+  output %c2
+  output %y
+  output %e
+  output %t
+})");
+  // Program order tanh, reader; the uses of %y are in the other order.
+  g->MoveNode(const_cast<Node*>(NodeNamed(*g, "tanh")), const_cast<Node*>(NodeNamed(*g, "reader")));
+  InsertCasts pass;
+  ASSERT_TRUE(pass.Run(*g).ok());
+  ASSERT_TRUE(Verify(*g).ok()) << PrintIrToString(*g);
+  // The graph-level operands are cast at the start (the later one first); %h's one f32 cast,
+  // made for the softmax, moves up to the earlier CastLike and stays there for the later one;
+  // the output %y is cast back under its name before its first reader in program order.
+  std::vector<std::string> order;
+  for (const Node* n : g->nodes()) order.push_back(n->op() + ":" + n->output(0)->name());
+  EXPECT_EQ(order, (std::vector<std::string>{"Cast:w.f16", "Cast:x.f16", "MatMul:h", "Cast:h.f32",
+                                             "CastLike:c1", "Softmax:s", "CastLike:c2",
+                                             "Relu:y.f16", "Cast:y", "Tanh:t", "CastLike:e"}))
+      << PrintIrToString(*g);
+  EXPECT_EQ(NodeNamed(*g, "early")->input(1)->name(), "h.f32");
+  EXPECT_EQ(NodeNamed(*g, "late")->input(1)->name(), "h.f32");
+  EXPECT_EQ(NodeNamed(*g, "tanh")->input(0)->name(), "y");
+  EXPECT_EQ(NodeNamed(*g, "reader")->input(1)->name(), "y");
+  EXPECT_EQ(pass.stats()["casts-inserted"], 4);
+}
+
 TEST(FoldCastsTest, WideningRoundTripsFoldNarrowingOnesStay) {
   EXPECT_TRUE(FloatWidens(DType::kF16, DType::kF32));
   EXPECT_TRUE(FloatWidens(DType::kBF16, DType::kF64));
