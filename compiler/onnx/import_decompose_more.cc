@@ -1,0 +1,216 @@
+// ONNX ops imported as a few nodes of ops a800c has (see import_decompose.h), continued:
+//
+//   LpPool-1/2/11/18/22 (x; p, kernel_shape, pads, strides, dilations, auto_pad)
+//       -> (AveragePool(|x|^p, count_include_pad=1) * prod(kernel_shape))^(1/p): the window sum
+//       of |x|^p (pads count as zeros, as ONNX's window sum has them), then its p-th root;
+//       |x|^2 is x * x and the square root Sqrt (p = 2), |x|^1 is Abs (p = 1). ceil_mode 1 is
+//       Unsupported (the partial last window would be divided by its clipped size).
+//   MeanVarianceNormalization-9/13 (x; axes=[0, 2, 3]) -> ONNX's function body:
+//       (x - E[x]) / (Sqrt(E[x^2] - E[x]^2) + 1e-9), the means ReduceMean over axes.
+//   ReverseSequence-10 (x, sequence_lens; batch_axis, time_axis) -> GatherElements(x, index,
+//       time_axis), index[t, b] = t < lens[b] ? lens[b] - 1 - t : t expanded to x's shape (from
+//       an iota along time_axis: folded to a constant when the lengths are).
+//   CumProd-26 (x, axis; exclusive, reverse) with a constant axis -> ReduceProd over j of
+//       Where(mask[i, j], x[.., j, ..], 1), mask j <= i (j < i exclusive; >= and > reverse):
+//       exact (the same products in the same order as a running product, unlike
+//       Exp(CumSum(Log x))), and O(n^2) along the axis. ReduceProd has no gradient in a800c,
+//       so neither has CumProd.
+#include <fmt/format.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/onnx/import_decompose_internal.h"
+
+namespace a8::decompose_internal {
+namespace {
+
+const Attribute* FindAttr(const DecomposeRequest& req, const std::string& name) {
+  auto it = req.attrs.find(name);
+  return it == req.attrs.end() ? nullptr : &it->second;
+}
+
+// A float scalar constant cast to x's type.
+Value* ScalarLike(Emitter& e, Value* x, const std::string& suffix, float v) {
+  return e.Emit("CastLike", 15, {e.Constant(suffix, TensorData::FromFloats({v}, {})), x}, {},
+                suffix + "_x", false);
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeLpPool(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 1));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"p", "kernel_shape", "pads", "strides", "dilations",
+                                      "auto_pad", "ceil_mode"}));
+  // p: a float before LpPool-2, an int from it on.
+  double p = 2;
+  if (const Attribute* a = FindAttr(req, "p")) {
+    if (a->kind() == AttrKind::kInt) {
+      p = static_cast<double>(a->i());
+    } else if (a->kind() == AttrKind::kFloat && req.version < 2) {
+      p = a->f();
+    } else {
+      return InvalidInput("{}: attribute 'p' must be an int, got {}", req.where,
+                          AttrKindName(a->kind()));
+    }
+  }
+  if (!(p > 0)) return InvalidInput("{}: p must be positive, got {}", req.where, p);
+  const Attribute* kernel = FindAttr(req, "kernel_shape");
+  if (kernel == nullptr || kernel->kind() != AttrKind::kInts || kernel->ints().empty()) {
+    return InvalidInput("{}: attribute 'kernel_shape' (ints) is required", req.where);
+  }
+  A8_ASSIGN_OR_RETURN(int64_t ceil_mode, IntAttr(req, "ceil_mode", 0));
+  if (ceil_mode != 0) {
+    return Unsupported(
+        "{}: LpPool with ceil_mode 1 is not supported (a800c imports LpPool as an AveragePool "
+        "window sum, which the partial last window would not give)",
+        req.where);
+  }
+  int64_t window = 1;
+  for (int64_t k : kernel->ints()) {
+    if (k <= 0) return InvalidInput("{}: kernel_shape has {}, not positive", req.where, k);
+    window *= k;
+  }
+  std::map<std::string, Attribute> pool = {{"count_include_pad", Attribute(int64_t{1})}};
+  for (const char* name : {"kernel_shape", "pads", "strides", "dilations", "auto_pad"}) {
+    if (const Attribute* a = FindAttr(req, name)) pool.emplace(name, *a);
+  }
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* powered = p == 2   ? e.Emit("Mul", 14, {x, x}, {}, "sq", false)
+                   : p == 1 ? e.Emit("Abs", 13, {x}, {}, "abs", false)
+                            : e.Emit("Pow", 15,
+                                     {e.Emit("Abs", 13, {x}, {}, "abs", false),
+                                      ScalarLike(e, x, "p", static_cast<float>(p))},
+                                     {}, "pow", false);
+  Value* mean = e.Emit("AveragePool", 19, {powered}, pool, "window_mean", false);
+  Value* sum = e.Emit("Mul", 14, {mean, ScalarLike(e, x, "window", static_cast<float>(window))},
+                      {}, "window_sum", false);
+  if (p == 1) {
+    e.Emit("Identity", 13, {sum}, {}, "", true);
+  } else if (p == 2) {
+    e.Emit("Sqrt", 13, {sum}, {}, "", true);
+  } else {
+    e.Emit("Pow", 15, {sum, ScalarLike(e, x, "inv_p", static_cast<float>(1 / p))}, {}, "", true);
+  }
+  return e.nodes();
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeMvn(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 1));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"axes"}));
+  std::vector<int64_t> axes = {0, 2, 3};
+  if (const Attribute* a = FindAttr(req, "axes")) {
+    if (a->kind() != AttrKind::kInts) {
+      return InvalidInput("{}: attribute 'axes' must be ints, got {}", req.where,
+                          AttrKindName(a->kind()));
+    }
+    axes.assign(a->ints().begin(), a->ints().end());
+  }
+  const std::map<std::string, Attribute> reduce = {{"axes", Attribute(axes)}, {"keepdims", 1}};
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* mean = e.Emit("ReduceMean", 13, {x}, reduce, "mean", false);
+  Value* mean_sq = e.Emit("Mul", 14, {mean, mean}, {}, "mean_sq", false);
+  Value* sq = e.Emit("Mul", 14, {x, x}, {}, "sq", false);
+  Value* sq_mean = e.Emit("ReduceMean", 13, {sq}, reduce, "sq_mean", false);
+  Value* var = e.Emit("Sub", 14, {sq_mean, mean_sq}, {}, "var", false);
+  Value* stddev = e.Emit("Sqrt", 13, {var}, {}, "std", false);
+  Value* den = e.Emit("Add", 14, {stddev, ScalarLike(e, x, "epsilon", 1e-9f)}, {}, "std_eps", false);
+  Value* centered = e.Emit("Sub", 14, {x, mean}, {}, "centered", false);
+  e.Emit("Div", 14, {centered, den}, {}, "", true);
+  return e.nodes();
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeReverseSequence(Graph& g,
+                                                               const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 2));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"batch_axis", "time_axis"}));
+  A8_ASSIGN_OR_RETURN(int64_t batch_axis, IntAttr(req, "batch_axis", 1));
+  A8_ASSIGN_OR_RETURN(int64_t time_axis, IntAttr(req, "time_axis", 0));
+  if (!((batch_axis == 0 && time_axis == 1) || (batch_axis == 1 && time_axis == 0))) {
+    return InvalidInput("{}: batch_axis and time_axis must be 0 and 1 in some order, got {} and {}",
+                        req.where, batch_axis, time_axis);
+  }
+  A8_ASSIGN_OR_RETURN(int64_t rank, RankOf(req, "ReverseSequence"));
+  if (rank < 2) return InvalidInput("{}: input 'input' must have rank 2 or more", req.where);
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  Value* lens = req.inputs[1];
+  // t along time_axis and lens along batch_axis of a [d0, d1] index.
+  Value* t = e.Emit("Unsqueeze", 13, {Iota(e, x, time_axis, "t"), e.Int64s("t_axis", {batch_axis}, {1})},
+                    {}, "t_2d", false);
+  Value* l = e.Emit("Unsqueeze", 13, {lens, e.Int64s("lens_axis", {time_axis}, {1})}, {},
+                    "lens_2d", false);
+  Value* inside = e.Emit("Less", 13, {t, l}, {}, "inside", false);
+  Value* last = e.Emit("Sub", 14, {l, e.Int64s("one", {1}, {})}, {}, "last", false);
+  Value* reversed = e.Emit("Sub", 14, {last, t}, {}, "reversed", false);
+  Value* index = e.Emit("Where", 16, {inside, reversed, t}, {}, "index_2d", false);
+  if (rank > 2) {
+    std::vector<int64_t> rest;
+    for (int64_t a = 2; a < rank; ++a) rest.push_back(a);
+    index = e.Emit("Unsqueeze", 13, {index, e.Int64s("rest_axes", rest, {rank - 2})}, {},
+                   "index_nd", false);
+  }
+  Value* shape = e.Emit("Shape", 15, {x}, {}, "shape", false);
+  index = e.Emit("Expand", 13, {index, shape}, {}, "index", false);
+  e.Emit("GatherElements", 13, {x, index}, {{"axis", time_axis}}, "", true);
+  return e.nodes();
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeCumProd(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 2));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"exclusive", "reverse"}));
+  A8_ASSIGN_OR_RETURN(int64_t exclusive, IntAttr(req, "exclusive", 0));
+  A8_ASSIGN_OR_RETURN(int64_t reverse, IntAttr(req, "reverse", 0));
+  A8_RETURN_IF_ERROR(RequireConstant(req, 1, "axis"));
+  const TensorData& axis_data = *req.inputs[1]->data();
+  if (axis_data.num_elements() != 1) {
+    return InvalidInput("{}: input 'axis' must have one element, got {}", req.where,
+                        axis_data.num_elements());
+  }
+  A8_ASSIGN_OR_RETURN(int64_t rank, RankOf(req, "CumProd"));
+  A8_ASSIGN_OR_RETURN(int64_t axis,
+                      NormalizedAxis(req, static_cast<int64_t>(axis_data.GetDouble(0)), rank));
+  Emitter e(g, req);
+  Value* x = req.inputs[0];
+  // i (the output's position) as [n, 1], j (the factor's) as [n].
+  Value* j = Iota(e, x, axis, "j");
+  Value* i = e.Emit("Unsqueeze", 13, {j, e.Int64s("i_axis", {1}, {1})}, {}, "i", false);
+  const char* compare = reverse ? (exclusive ? "Greater" : "GreaterOrEqual")
+                                : (exclusive ? "Less" : "LessOrEqual");
+  Value* mask = e.Emit(compare, exclusive ? 13 : 16, {j, i}, {}, "mask", false);
+  if (axis + 1 < rank) {
+    std::vector<int64_t> trailing;
+    for (int64_t a = 2; a < rank - axis + 1; ++a) trailing.push_back(a);
+    mask = e.Emit("Unsqueeze", 13,
+                  {mask, e.Int64s("mask_axes", trailing, {static_cast<int64_t>(trailing.size())})},
+                  {}, "mask_nd", false);
+  }
+  Value* factors = e.Emit("Unsqueeze", 13, {x, e.Int64s("factor_axis", {axis}, {1})}, {},
+                          "factors", false);
+  Value* one = e.Emit("CastLike", 15, {e.Int64s("one", {1}, {}), x}, {}, "one", false);
+  Value* taken = e.Emit("Where", 16, {mask, factors, one}, {}, "taken", false);
+  e.Emit("ReduceProd", 18, {taken, e.Int64s("j_axis", {axis + 1}, {1})}, {{"keepdims", 0}}, "",
+         true);
+  return e.nodes();
+}
+
+}  // namespace
+
+bool IsDecomposedMoreOp(std::string_view op) {
+  return op == "LpPool" || op == "MeanVarianceNormalization" || op == "ReverseSequence" ||
+         op == "CumProd" || op == "Einsum";
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeMore(Graph& g, const DecomposeRequest& req) {
+  if (req.op == "LpPool") return DecomposeLpPool(g, req);
+  if (req.op == "MeanVarianceNormalization") return DecomposeMvn(g, req);
+  if (req.op == "ReverseSequence") return DecomposeReverseSequence(g, req);
+  if (req.op == "CumProd") return DecomposeCumProd(g, req);
+  if (req.op == "Einsum") return DecomposeEinsum(g, req);
+  return Internal("{}: {} is not a decomposed op", req.where, req.op);
+}
+
+}  // namespace a8::decompose_internal
