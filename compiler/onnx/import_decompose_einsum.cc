@@ -86,11 +86,11 @@ Value* TakeDiagonals(Emitter& e, Value* x, std::vector<int>& labels, const std::
                         s + "_along", false);
         };
         const std::string s = fmt::format("{}_diag{}_{}", name, p, q);
-        Value* mask = e.Emit("Equal", 13, {along(p, s + "_p"), along(q, s + "_q")}, {},
-                             s + "_mask", false);
-        Value* zero = e.Emit("CastLike", 15,
-                             {e.Constant(s + "_zero", TensorData::FromFloats({0.0f}, {})), x}, {},
-                             s + "_zero_x", false);
+        Value* mask =
+            e.Emit("Equal", 13, {along(p, s + "_p"), along(q, s + "_q")}, {}, s + "_mask", false);
+        Value* zero =
+            e.Emit("CastLike", 15, {e.Constant(s + "_zero", TensorData::FromFloats({0.0f}, {})), x},
+                   {}, s + "_zero_x", false);
         Value* kept = e.Emit("Where", 16, {mask, x, zero}, {}, s + "_kept", false);
         x = e.Emit("ReduceSum", 13, {kept, Axes(e, s + "_axes", {static_cast<int64_t>(q)})},
                    {{"keepdims", 0}}, s, false);
@@ -123,10 +123,10 @@ StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeR
   std::vector<Term> terms;
   for (size_t start = 0;;) {
     const size_t comma = lhs.find(',', start);
-    A8_ASSIGN_OR_RETURN(Term t, ParseTerm(req, std::string_view(lhs).substr(
-                                                   start, comma == std::string::npos
-                                                              ? std::string::npos
-                                                              : comma - start)));
+    A8_ASSIGN_OR_RETURN(
+        Term t,
+        ParseTerm(req, std::string_view(lhs).substr(
+                           start, comma == std::string::npos ? std::string::npos : comma - start)));
     terms.push_back(std::move(t));
     if (comma == std::string::npos) break;
     start = comma + 1;
@@ -142,9 +142,10 @@ StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeR
     const int64_t letters = static_cast<int64_t>(terms[i].before.size() + terms[i].after.size());
     std::optional<int64_t> rank = req.known_rank ? req.known_rank(req.inputs[i]) : std::nullopt;
     if (!rank && terms[i].ellipsis) {
-      return Unsupported("{}: Einsum with '...' needs the rank of input '{}', which the model does "
-                         "not declare",
-                         req.where, req.inputs[i]->name());
+      return Unsupported(
+          "{}: Einsum with '...' needs the rank of input '{}', which the model does "
+          "not declare",
+          req.where, req.inputs[i]->name());
     }
     if (rank && (terms[i].ellipsis ? *rank < letters : *rank != letters)) {
       return InvalidInput("{}: equation '{}' gives operand {} {} labels, input '{}' has rank {}",
@@ -241,14 +242,14 @@ StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeR
       x = e.Emit("ReduceSum", 13, {x, Axes(e, fmt::format("in{}_own_axes", i), own_sums)},
                  {{"keepdims", 1}}, fmt::format("in{}_own_sum", i), false);
     }
-    product =
-        product == nullptr ? x : e.Emit("Mul", 14, {product, x}, {}, fmt::format("mul{}", i), false);
+    product = product == nullptr
+                  ? x
+                  : e.Emit("Mul", 14, {product, x}, {}, fmt::format("mul{}", i), false);
   }
   if (all_rank > out_rank) {
     std::vector<int64_t> summed;
     for (int64_t p = out_rank; p < all_rank; ++p) summed.push_back(p);
-    e.Emit("ReduceSum", 13, {product, Axes(e, "summed_axes", summed)}, {{"keepdims", 0}}, "",
-           true);
+    e.Emit("ReduceSum", 13, {product, Axes(e, "summed_axes", summed)}, {{"keepdims", 0}}, "", true);
   } else {
     // Every label is in the output: the product (or the lone operand) is the result.
     e.Emit("Identity", 13, {product}, {}, "", true);

@@ -7,9 +7,10 @@
 //       Unsupported (the partial last window would be divided by its clipped size).
 //   MeanVarianceNormalization-9/13 (x; axes=[0, 2, 3]) -> ONNX's function body:
 //       (x - E[x]) / (Sqrt(E[x^2] - E[x]^2) + 1e-9), the means ReduceMean over axes.
-//   ReverseSequence-10 (x, sequence_lens; batch_axis, time_axis) -> GatherElements(x, index,
-//       time_axis), index[t, b] = t < lens[b] ? lens[b] - 1 - t : t expanded to x's shape (from
-//       an iota along time_axis: folded to a constant when the lengths are).
+//   ReverseSequence-10 (x, sequence_lens; batch_axis, time_axis) -> Gather(Reshape(x, [-1,
+//       dims 2..]), row * d1 + column), the time index t < lens[b] ? lens[b] - 1 - t : t and b
+//       the row and column in x's order (from iotas along the axes: folded to a constant when
+//       the lengths are).
 //   CumProd-26 (x, axis; exclusive, reverse) with a constant axis -> ReduceProd over j of
 //       Where(mask[i, j], x[.., j, ..], 1), mask j <= i (j < i exclusive; >= and > reverse):
 //       exact (the same products in the same order as a running product, unlike
@@ -41,8 +42,8 @@ Value* ScalarLike(Emitter& e, Value* x, const std::string& suffix, float v) {
 
 StatusOr<std::vector<DecomposedNode>> DecomposeLpPool(Graph& g, const DecomposeRequest& req) {
   A8_RETURN_IF_ERROR(CheckArity(req, 1));
-  A8_RETURN_IF_ERROR(CheckAttrs(req, {"p", "kernel_shape", "pads", "strides", "dilations",
-                                      "auto_pad", "ceil_mode"}));
+  A8_RETURN_IF_ERROR(CheckAttrs(
+      req, {"p", "kernel_shape", "pads", "strides", "dilations", "auto_pad", "ceil_mode"}));
   // p: a float before LpPool-2, an int from it on.
   double p = 2;
   if (const Attribute* a = FindAttr(req, "p")) {
@@ -85,8 +86,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeLpPool(Graph& g, const DecomposeR
                                       ScalarLike(e, x, "p", static_cast<float>(p))},
                                      {}, "pow", false);
   Value* mean = e.Emit("AveragePool", 19, {powered}, pool, "window_mean", false);
-  Value* sum = e.Emit("Mul", 14, {mean, ScalarLike(e, x, "window", static_cast<float>(window))},
-                      {}, "window_sum", false);
+  Value* sum = e.Emit("Mul", 14, {mean, ScalarLike(e, x, "window", static_cast<float>(window))}, {},
+                      "window_sum", false);
   if (p == 1) {
     e.Emit("Identity", 13, {sum}, {}, "", true);
   } else if (p == 2) {
@@ -117,7 +118,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeMvn(Graph& g, const DecomposeRequ
   Value* sq_mean = e.Emit("ReduceMean", 13, {sq}, reduce, "sq_mean", false);
   Value* var = e.Emit("Sub", 14, {sq_mean, mean_sq}, {}, "var", false);
   Value* stddev = e.Emit("Sqrt", 13, {var}, {}, "std", false);
-  Value* den = e.Emit("Add", 14, {stddev, ScalarLike(e, x, "epsilon", 1e-9f)}, {}, "std_eps", false);
+  Value* den =
+      e.Emit("Add", 14, {stddev, ScalarLike(e, x, "epsilon", 1e-9f)}, {}, "std_eps", false);
   Value* centered = e.Emit("Sub", 14, {x, mean}, {}, "centered", false);
   e.Emit("Div", 14, {centered, den}, {}, "", true);
   return e.nodes();
@@ -139,23 +141,31 @@ StatusOr<std::vector<DecomposedNode>> DecomposeReverseSequence(Graph& g,
   Value* x = req.inputs[0];
   Value* lens = req.inputs[1];
   // t along time_axis and lens along batch_axis of a [d0, d1] index.
-  Value* t = e.Emit("Unsqueeze", 13, {Iota(e, x, time_axis, "t"), e.Int64s("t_axis", {batch_axis}, {1})},
-                    {}, "t_2d", false);
-  Value* l = e.Emit("Unsqueeze", 13, {lens, e.Int64s("lens_axis", {time_axis}, {1})}, {},
-                    "lens_2d", false);
+  Value* t =
+      e.Emit("Unsqueeze", 13, {Iota(e, x, time_axis, "t"), e.Int64s("t_axis", {batch_axis}, {1})},
+             {}, "t_2d", false);
+  Value* l = e.Emit("Unsqueeze", 13, {lens, e.Int64s("lens_axis", {time_axis}, {1})}, {}, "lens_2d",
+                    false);
   Value* inside = e.Emit("Less", 13, {t, l}, {}, "inside", false);
   Value* last = e.Emit("Sub", 14, {l, e.Int64s("one", {1}, {})}, {}, "last", false);
   Value* reversed = e.Emit("Sub", 14, {last, t}, {}, "reversed", false);
-  Value* index = e.Emit("Where", 16, {inside, reversed, t}, {}, "index_2d", false);
-  if (rank > 2) {
-    std::vector<int64_t> rest;
-    for (int64_t a = 2; a < rank; ++a) rest.push_back(a);
-    index = e.Emit("Unsqueeze", 13, {index, e.Int64s("rest_axes", rest, {rank - 2})}, {},
-                   "index_nd", false);
-  }
-  Value* shape = e.Emit("Shape", 15, {x}, {}, "shape", false);
-  index = e.Emit("Expand", 13, {index, shape}, {}, "index", false);
-  e.Emit("GatherElements", 13, {x, index}, {{"axis", time_axis}}, "", true);
+  Value* index = e.Emit("Where", 16, {inside, reversed, t}, {}, "time_index", false);
+  // Gather rows of x flattened to [d0 * d1, ...] (Gather has a gradient, GatherElements not):
+  // row index * d1 + column index, the batch index b from an iota along batch_axis.
+  Value* b =
+      e.Emit("Unsqueeze", 13, {Iota(e, x, batch_axis, "b"), e.Int64s("b_axis", {time_axis}, {1})},
+             {}, "b_2d", false);
+  Value* d1 = e.Emit("Shape", 15, {x}, {{"start", 1}, {"end", 2}}, "d1", false);
+  Value* row = time_axis == 0 ? index : b;
+  Value* column = time_axis == 0 ? b : index;
+  Value* flat_index =
+      e.Emit("Add", 14, {e.Emit("Mul", 14, {row, d1}, {}, "row_start", false), column}, {},
+             "flat_index", false);
+  Value* rest = e.Emit("Shape", 15, {x}, {{"start", 2}}, "rest", false);
+  Value* rows_shape = e.Emit("Concat", 13, {e.Int64s("minus1", {-1}, {1}), rest}, {{"axis", 0}},
+                             "rows_shape", false);
+  Value* rows = e.Emit("Reshape", 14, {x, rows_shape}, {}, "rows", false);
+  e.Emit("Gather", 13, {rows, flat_index}, {{"axis", 0}}, "", true);
   return e.nodes();
 }
 
@@ -178,8 +188,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeCumProd(Graph& g, const Decompose
   // i (the output's position) as [n, 1], j (the factor's) as [n].
   Value* j = Iota(e, x, axis, "j");
   Value* i = e.Emit("Unsqueeze", 13, {j, e.Int64s("i_axis", {1}, {1})}, {}, "i", false);
-  const char* compare = reverse ? (exclusive ? "Greater" : "GreaterOrEqual")
-                                : (exclusive ? "Less" : "LessOrEqual");
+  const char* compare =
+      reverse ? (exclusive ? "Greater" : "GreaterOrEqual") : (exclusive ? "Less" : "LessOrEqual");
   Value* mask = e.Emit(compare, exclusive ? 13 : 16, {j, i}, {}, "mask", false);
   if (axis + 1 < rank) {
     std::vector<int64_t> trailing;
@@ -188,8 +198,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeCumProd(Graph& g, const Decompose
                   {mask, e.Int64s("mask_axes", trailing, {static_cast<int64_t>(trailing.size())})},
                   {}, "mask_nd", false);
   }
-  Value* factors = e.Emit("Unsqueeze", 13, {x, e.Int64s("factor_axis", {axis}, {1})}, {},
-                          "factors", false);
+  Value* factors =
+      e.Emit("Unsqueeze", 13, {x, e.Int64s("factor_axis", {axis}, {1})}, {}, "factors", false);
   Value* one = e.Emit("CastLike", 15, {e.Int64s("one", {1}, {}), x}, {}, "one", false);
   Value* taken = e.Emit("Where", 16, {mask, factors, one}, {}, "taken", false);
   e.Emit("ReduceProd", 18, {taken, e.Int64s("j_axis", {axis + 1}, {1})}, {{"keepdims", 0}}, "",
