@@ -1,17 +1,21 @@
-// Einsum-12 (inputs; equation) imported as nodes a800c has, the equation parsed at import:
+// Einsum-12/28 (inputs; equation) imported as nodes a800c has, the equation parsed at import.
+// Each operand's repeated label (a diagonal, "ii") first -> Where(Equal(iota_p, iota_q), x, 0)
+// summed over the second of the two dims (exact: the other terms are zeros). Then:
 //
-//   1. each operand's repeated label (a diagonal, "ii") -> Where(Equal(iota_p, iota_q), x, 0)
-//      summed over the second of the two dims (exact: the other terms are zeros);
-//   2. each operand -> Transpose to the global label order (the output's labels, then the summed
-//      ones in order of appearance) and Unsqueeze of the labels it lacks (size 1, broadcast);
-//      a summed label only it has is summed there (ReduceSum, keepdims) to keep step 3 small;
-//   3. Mul of all operands (numpy broadcasting, so "..." broadcasts as numpy's einsum does), then
-//      ReduceSum over the summed labels (the trailing dims): the output in its label order.
+//   two operands (the common case: "bij,bjk->bik", "bhqd,bkhd->bhqk", "i,i") -> one batched
+//       MatMul: a label only one operand has and the output lacks is summed there (ReduceSum);
+//       a Transpose to [batch, M, K] and [batch, K, N] (batch: in both and the output; M, N: in
+//       the output and one operand; K: summed, in both), a Reshape of each group to one dim
+//       (its size a ReduceProd of Shape: folded), MatMul, a Reshape to [batch, M.., N..] and a
+//       Transpose to the output's order;
+//   other counts, or a summed "..." dim (which may broadcast, 1 against n, where a MatMul dim
+//       cannot) -> the definition: each operand transposed to the global label order (the
+//       output's labels, then the summed ones) with Unsqueeze of the labels it lacks, a label
+//       only it has summed there; Mul of all of them (numpy broadcasting), ReduceSum over the
+//       summed labels. This holds the product over all labels, so it is for small operands.
 //
 // The output without "->" is numpy's: the "..." dims, then the labels seen once, sorted.
-// This is the definition, not a contraction planner: step 3 holds the product over all labels
-// (b * i * j * k elements for "bij,bjk->bik"), where a MatMul would not. "..." needs the
-// operands' ranks at import.
+// "..." needs the operands' ranks at import.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -100,6 +104,97 @@ Value* TakeDiagonals(Emitter& e, Value* x, std::vector<int>& labels, const std::
     }
   }
   return x;
+}
+
+bool Has(const std::vector<int>& labels, int l) {
+  return std::find(labels.begin(), labels.end(), l) != labels.end();
+}
+
+// Transpose of x (labels `from`) to the labels `to` (the same set), if they differ.
+Value* Permute(Emitter& e, Value* x, const std::vector<int>& from, const std::vector<int>& to,
+               const std::string& suffix, bool last) {
+  std::vector<int64_t> perm;
+  bool identity = true;
+  for (int l : to) {
+    perm.push_back(std::find(from.begin(), from.end(), l) - from.begin());
+    identity = identity && perm.back() == static_cast<int64_t>(perm.size() - 1);
+  }
+  if (identity && !last) return x;
+  if (identity) return e.Emit("Identity", 13, {x}, {}, "", true);
+  return e.Emit("Transpose", 13, {x}, {{"perm", Attribute(perm)}}, suffix, last);
+}
+
+// Two operands a (labels la) and b (lb) contracted by one batched MatMul: a as [batch, M, K],
+// b as [batch, K, N] (M, N: the output labels only one has; K: the summed labels both have;
+// those only one has summed first), each group flattened to one dim, then the product reshaped
+// to [batch, M, N] and transposed to the output's order. The output.
+void ContractByMatMul(Emitter& e, Value* a, std::vector<int> la, Value* b, std::vector<int> lb,
+                      const std::vector<int>& out) {
+  auto sum_own = [&](Value* x, std::vector<int>& l, const std::vector<int>& other,
+                     const std::string& s) {
+    std::vector<int64_t> axes;
+    std::vector<int> kept;
+    for (size_t i = 0; i < l.size(); ++i) {
+      if (!Has(other, l[i]) && !Has(out, l[i])) {
+        axes.push_back(static_cast<int64_t>(i));
+      } else {
+        kept.push_back(l[i]);
+      }
+    }
+    if (axes.empty()) return x;
+    l = kept;
+    return e.Emit("ReduceSum", 13, {x, Axes(e, s + "_own_axes", axes)}, {{"keepdims", 0}},
+                  s + "_own_sum", false);
+  };
+  a = sum_own(a, la, lb, "in0");
+  b = sum_own(b, lb, la, "in1");
+  std::vector<int> batch, m, n, k;
+  for (int l : out) {
+    if (Has(la, l) && Has(lb, l)) batch.push_back(l);
+  }
+  for (int l : la) {
+    if (!Has(lb, l)) m.push_back(l);
+    if (Has(lb, l) && !Has(out, l)) k.push_back(l);
+  }
+  for (int l : lb) {
+    if (!Has(la, l)) n.push_back(l);
+  }
+  auto concat = [](std::vector<int> x, const std::vector<int>& y) {
+    x.insert(x.end(), y.begin(), y.end());
+    return x;
+  };
+  const int64_t nb = static_cast<int64_t>(batch.size());
+  const int64_t nm = static_cast<int64_t>(m.size()), nk = static_cast<int64_t>(k.size());
+  Value* at = Permute(e, a, la, concat(concat(batch, m), k), "in0_t", false);
+  Value* bt = Permute(e, b, lb, concat(concat(batch, k), n), "in1_t", false);
+  auto shape = [&](Value* x, int64_t start, std::optional<int64_t> end, const std::string& s) {
+    std::map<std::string, Attribute> attrs = {{"start", Attribute(start)}};
+    if (end) attrs.emplace("end", Attribute(*end));
+    return e.Emit("Shape", 15, {x}, attrs, s, false);
+  };
+  Value* kprod = nk == 0 ? e.Int64s("k_size", {1}, {1})
+                         : e.Emit("ReduceProd", 13, {shape(at, nb + nm, std::nullopt, "k_dims")},
+                                  {{"keepdims", 1}}, "k_size", false);
+  std::vector<int64_t> copy(static_cast<size_t>(nb), 0);
+  Value* copy_batch = e.Int64s("copy_batch", copy, {nb});
+  Value* minus1 = e.Int64s("minus1", {-1}, {1});
+  Value* a_shape =
+      e.Emit("Concat", 13, {copy_batch, minus1, kprod}, {{"axis", 0}}, "in0_3d_shape", false);
+  Value* b_shape =
+      e.Emit("Concat", 13, {copy_batch, kprod, minus1}, {{"axis", 0}}, "in1_3d_shape", false);
+  Value* a3 = e.Emit("Reshape", 14, {at, a_shape}, {}, "in0_3d", false);
+  Value* b3 = e.Emit("Reshape", 14, {bt, b_shape}, {}, "in1_3d", false);
+  Value* c = e.Emit("MatMul", 13, {a3, b3}, {}, "matmul", false);
+  std::vector<Value*> dims;
+  if (nb > 0) dims.push_back(shape(c, 0, nb, "batch_dims"));
+  if (nm > 0) dims.push_back(shape(at, nb, nb + nm, "m_dims"));
+  if (!n.empty()) dims.push_back(shape(bt, nb + nk, std::nullopt, "n_dims"));
+  Value* out_shape = dims.empty() ? e.Int64s("scalar_shape", {}, {0})
+                                  : e.Emit("Concat", 13, dims, {{"axis", 0}}, "out_shape", false);
+  const std::vector<int> bmn = concat(concat(batch, m), n);
+  const bool transpose = bmn != out;
+  Value* y = e.Emit("Reshape", 14, {c, out_shape}, {}, transpose ? "unflat" : "", !transpose);
+  if (transpose) Permute(e, y, bmn, out, "", true);
 }
 
 }  // namespace
@@ -206,6 +301,16 @@ StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeR
     std::vector<int> l = labels[i];
     operands.push_back(TakeDiagonals(e, req.inputs[i], l, fmt::format("in{}", i)));
     kept_labels.push_back(l);
+  }
+  // Two operands whose summed labels are letters (a "..." dim may broadcast, which a MatMul
+  // dim cannot): one MatMul.
+  bool matmul = operands.size() == 2;
+  for (int l : order) {
+    if (l >= kEllipsisBase && !Has(out_labels, l)) matmul = false;
+  }
+  if (matmul) {
+    ContractByMatMul(e, operands[0], kept_labels[0], operands[1], kept_labels[1], out_labels);
+    return e.nodes();
   }
   std::map<int, int> operands_with;
   for (const auto& l : kept_labels) {

@@ -153,9 +153,15 @@ TEST(ImportDecomposeNnTest, EinsumParsesTheEquation) {
   auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2, 3, 4] a, float[2, 4, 5] b) => (float[2, 3, 5] y) { y = Einsum <equation = "bij, bjk -> bik"> (a, b) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  // The global order is b, i, k, j: b gets k, a gets k and b gets i as size-1 dims.
-  EXPECT_EQ(Ops(**g),
-            (std::vector<std::string>{"Unsqueeze", "Transpose", "Unsqueeze", "Mul", "ReduceSum"}));
+  // Two operands: one batched MatMul of [b, i, j] and [b, j, k] (the group sizes folded).
+  EXPECT_THAT(Ops(**g), ::testing::Contains("MatMul"));
+  EXPECT_THAT(Ops(**g), ::testing::Not(::testing::Contains("Mul")));
+  EXPECT_EQ(Ops(**g).back(), "Reshape");
+  // A summed "..." may broadcast (1 against n), which a MatMul dim cannot: Mul and ReduceSum.
+  g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
+g (float[2, 3] a, float[1, 3] b) => (float y) { y = Einsum <equation = "...i,...i->"> (a, b) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"Mul", "ReduceSum"}));
   EXPECT_EQ((*g)->outputs()[0]->producer()->name(), "Einsum_0");
   // Implicit output: the labels seen once, sorted ("ji" -> "ij", the transpose of a [2, 3]).
   g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
@@ -335,6 +341,9 @@ TEST(ImportDecomposeNnTest, EinsumLpPoolMvnReverseSequenceGradients) {
       {"i,i", {{DType::kF64, {4}}, {DType::kF64, {4}}}},
       {"...j,jk", {{DType::kF64, {2, 2, 3}}, {DType::kF64, {3, 2}}}},
       {"ij,kj->", {f64_23, {DType::kF64, {4, 3}}}},
+      {"ij,jk,kl->il", {f64_23, {DType::kF64, {3, 2}}, {DType::kF64, {2, 2}}}},
+      {"...i,...i->", {f64_23, {DType::kF64, {1, 3}}}},
+      {"bhqd,bkhd->bhqk", {{DType::kF64, {1, 2, 3, 2}}, {DType::kF64, {1, 4, 2, 2}}}},
   };
   for (const EinsumCase& c : einsums) {
     SCOPED_TRACE(c.equation);
