@@ -16,6 +16,8 @@
 //       exact (the same products in the same order as a running product, unlike
 //       Exp(CumSum(Log x))), and O(n^2) along the axis. ReduceProd has no gradient in a800c,
 //       so neither has CumProd.
+//   SwiGLU-28 (a, b; alpha) -> Mul(Swish(a; alpha), b): ONNX's function body (the inputs have one
+//       shape: a rank that differs is an error, Mul would broadcast it).
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -207,11 +209,30 @@ StatusOr<std::vector<DecomposedNode>> DecomposeCumProd(Graph& g, const Decompose
   return e.nodes();
 }
 
+StatusOr<std::vector<DecomposedNode>> DecomposeSwiGlu(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 2));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"alpha"}));
+  A8_ASSIGN_OR_RETURN(float alpha, FloatAttr(req, "alpha", 1.0f));
+  if (req.known_rank) {
+    std::optional<int64_t> ra = req.known_rank(req.inputs[0]), rb = req.known_rank(req.inputs[1]);
+    if (ra && rb && *ra != *rb) {
+      return InvalidInput(
+          "{}: inputs 'A' and 'B' must have one shape (SwiGLU does not "
+          "broadcast), got ranks {} and {}",
+          req.where, *ra, *rb);
+    }
+  }
+  Emitter e(g, req);
+  Value* gate = e.Emit("Swish", 24, {req.inputs[0]}, {{"alpha", Attribute(alpha)}}, "gate", false);
+  e.Emit("Mul", 14, {gate, req.inputs[1]}, {}, "", true);
+  return e.nodes();
+}
+
 }  // namespace
 
 bool IsDecomposedMoreOp(std::string_view op) {
   return op == "LpPool" || op == "MeanVarianceNormalization" || op == "ReverseSequence" ||
-         op == "CumProd" || op == "Einsum";
+         op == "CumProd" || op == "Einsum" || op == "SwiGLU";
 }
 
 StatusOr<std::vector<DecomposedNode>> DecomposeMore(Graph& g, const DecomposeRequest& req) {
@@ -220,6 +241,7 @@ StatusOr<std::vector<DecomposedNode>> DecomposeMore(Graph& g, const DecomposeReq
   if (req.op == "ReverseSequence") return DecomposeReverseSequence(g, req);
   if (req.op == "CumProd") return DecomposeCumProd(g, req);
   if (req.op == "Einsum") return DecomposeEinsum(g, req);
+  if (req.op == "SwiGLU") return DecomposeSwiGlu(g, req);
   return Internal("{}: {} is not a decomposed op", req.where, req.op);
 }
 

@@ -191,6 +191,17 @@ g (float[2, 3] a) => (float[2] y) { y = Einsum <equation = "...i...->i"> (a) })"
   EXPECT_THAT(s.message(), HasSubstr("has more than one '...'"));
 }
 
+TEST(ImportDecomposeNnTest, SwiGluIsSwishTimesTheValue) {
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 28]>
+g (float[2, 4] a, float[2, 4] b) => (float[2, 4] y) { y = SwiGLU <alpha = 1.5> (a, b) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"Swish", "Mul"}));
+  EXPECT_FLOAT_EQ((*g)->NodeList()[0]->attrs().at("alpha").f(), 1.5f);
+  Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 28]>
+g (float[2, 4] a, float[4] b) => (float[2, 4] y) { y = SwiGLU (a, b) })");
+  EXPECT_THAT(s.message(), HasSubstr("(SwiGLU): inputs 'A' and 'B' must have one shape"));
+}
+
 TEST(ImportDecomposeNnTest, CumProdLpPoolReverseSequenceErrors) {
   auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 26]>
 g (float[2, 3] x) => (float[2, 3] y) <int64 a = {-1}> { y = CumProd <reverse = 1> (x, a) })");
@@ -360,6 +371,7 @@ TEST(ImportDecomposeNnTest, EinsumLpPoolMvnReverseSequenceGradients) {
                                     {f64_pool}));
   }
   ExpectGradientsMatch(Decomposed("MeanVarianceNormalization", 13, {}, {f64_pool}));
+  ExpectGradientsMatch(Decomposed("SwiGLU", 28, {{"alpha", Attribute(1.5f)}}, {f64_23, f64_23}));
   for (int time_axis : {0, 1}) {
     SCOPED_TRACE("ReverseSequence time_axis=" + std::to_string(time_axis));
     GradCheckInput lens;
