@@ -16,6 +16,10 @@
 //       exact (the same products in the same order as a running product, unlike
 //       Exp(CumSum(Log x))), and O(n^2) along the axis. ReduceProd has no gradient in a800c,
 //       so neither has CumProd.
+//   AffineGrid-20 (theta [N, k, k+1], size [N, C, (D,) H, W] constant; align_corners) ->
+//       Reshape(MatMul(base, Transpose(theta, [0, 2, 1])), [N, (D,) H, W, k]), base the
+//       constant [(D *) H * W, k+1] of the homogeneous positions (x, y, (z,) 1), each coordinate
+//       start + i * step as onnx's reference computes it (in double, then cast to theta's type).
 //   SwiGLU-28 (a, b; alpha) -> Mul(Swish(a; alpha), b): ONNX's function body (the inputs have one
 //       shape: a rank that differs is an error, Mul would broadcast it).
 #include <fmt/format.h>
@@ -228,11 +232,64 @@ StatusOr<std::vector<DecomposedNode>> DecomposeSwiGlu(Graph& g, const DecomposeR
   return e.nodes();
 }
 
+StatusOr<std::vector<DecomposedNode>> DecomposeAffineGrid(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 2));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"align_corners"}));
+  A8_ASSIGN_OR_RETURN(int64_t align, IntAttr(req, "align_corners", 0));
+  A8_RETURN_IF_ERROR(RequireConstant(req, 1, "size"));
+  const std::vector<int64_t> size = req.inputs[1]->data()->ToInt64Vector();
+  if (size.size() != 4 && size.size() != 5) {
+    return InvalidInput("{}: input 'size' must have 4 (2-D) or 5 (3-D) values, got {}", req.where,
+                        size.size());
+  }
+  const std::vector<int64_t> spatial(size.begin() + 2, size.end());  // [(D,) H, W]
+  const size_t k = spatial.size();
+  int64_t points = 1;
+  for (int64_t d : spatial) {
+    if (d <= 0) return InvalidInput("{}: input 'size' has {}, not positive", req.where, d);
+    points *= d;
+  }
+  // The coordinate of index i along a dim of n: onnx's reference (np.arange(start, stop, step)).
+  auto coordinate = [&](int64_t i, int64_t n) {
+    const double step = align ? 2.0 / static_cast<double>(n - 1) : 2.0 / static_cast<double>(n);
+    const double start = align ? -1.0 : -1.0 + step / 2;
+    return i == 0 ? start : start + static_cast<double>(i) * step;
+  };
+  std::vector<float> base;
+  base.reserve(static_cast<size_t>(points) * (k + 1));
+  for (int64_t p = 0; p < points; ++p) {
+    // The point's indices, W fastest; the row is (x, y, (z,) 1): W's coordinate first.
+    std::vector<int64_t> index(k);
+    int64_t rest = p;
+    for (size_t d = k; d-- > 0;) {
+      index[d] = rest % spatial[d];
+      rest /= spatial[d];
+    }
+    for (size_t d = k; d-- > 0;)
+      base.push_back(static_cast<float>(coordinate(index[d], spatial[d])));
+    base.push_back(1.0f);
+  }
+  Emitter e(g, req);
+  Value* theta = req.inputs[0];
+  Value* base_c =
+      e.Constant("base", TensorData::FromFloats(base, {points, static_cast<int64_t>(k + 1)}));
+  Value* base_t = e.Emit("CastLike", 15, {base_c, theta}, {}, "base_t", false);
+  Value* theta_t = e.Emit("Transpose", 13, {theta},
+                          {{"perm", Attribute(std::vector<int64_t>{0, 2, 1})}}, "theta_t", false);
+  Value* grid = e.Emit("MatMul", 13, {base_t, theta_t}, {}, "grid_flat", false);
+  std::vector<int64_t> shape = {size[0]};
+  shape.insert(shape.end(), spatial.begin(), spatial.end());
+  shape.push_back(static_cast<int64_t>(k));
+  e.Emit("Reshape", 14, {grid, e.Int64s("grid_shape", shape, {static_cast<int64_t>(shape.size())})},
+         {}, "", true);
+  return e.nodes();
+}
+
 }  // namespace
 
 bool IsDecomposedMoreOp(std::string_view op) {
   return op == "LpPool" || op == "MeanVarianceNormalization" || op == "ReverseSequence" ||
-         op == "CumProd" || op == "Einsum" || op == "SwiGLU";
+         op == "CumProd" || op == "Einsum" || op == "SwiGLU" || op == "AffineGrid";
 }
 
 StatusOr<std::vector<DecomposedNode>> DecomposeMore(Graph& g, const DecomposeRequest& req) {
@@ -242,6 +299,7 @@ StatusOr<std::vector<DecomposedNode>> DecomposeMore(Graph& g, const DecomposeReq
   if (req.op == "CumProd") return DecomposeCumProd(g, req);
   if (req.op == "Einsum") return DecomposeEinsum(g, req);
   if (req.op == "SwiGLU") return DecomposeSwiGlu(g, req);
+  if (req.op == "AffineGrid") return DecomposeAffineGrid(g, req);
   return Internal("{}: {} is not a decomposed op", req.where, req.op);
 }
 

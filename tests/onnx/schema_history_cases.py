@@ -171,6 +171,8 @@ def build_nn(op, v):
     if op == "Einsum":
         return Case([data(rnd(2, 3, 4, seed=31)), data(rnd(2, 4, 2, seed=32))],
                     {"equation": "bij,bjk->bik"})
+    if op == "AffineGrid":
+        return Case([data(rnd(2, 2, 3, seed=34)), ints([2, 1, 3, 4])], {"align_corners": 1})
     if op == "CumProd":
         return Case([data(rnd(3, 4, seed=33)), ints(1)], {"exclusive": 1})
     if op == "SoftmaxCrossEntropyLoss":
@@ -266,7 +268,7 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
-    "ReverseSequence", "Einsum", "CumProd"}
+    "ReverseSequence", "Einsum", "CumProd", "AffineGrid"}
 
 
 def build(op, v):

@@ -202,6 +202,30 @@ g (float[2, 4] a, float[4] b) => (float[2, 4] y) { y = SwiGLU (a, b) })");
   EXPECT_THAT(s.message(), HasSubstr("(SwiGLU): inputs 'A' and 'B' must have one shape"));
 }
 
+TEST(ImportDecomposeNnTest, AffineGridNeedsAConstantSize) {
+  // [1, 1, 2, 3] with align_corners 0: x in {-2/3, 0, 2/3}, y in {-1/2, 1/2}, rows (x, y, 1).
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 20]>
+g (float[1, 2, 3] t) => (float[1, 2, 3, 2] y) <int64[4] s = {1, 1, 2, 3}> { y = AffineGrid (t, s) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"CastLike", "Transpose", "MatMul", "Reshape"}));
+  const Value* base = (*g)->NodeList()[0]->input(0);
+  ASSERT_NE(base->data(), nullptr);
+  std::vector<double> got;
+  for (int64_t i = 0; i < base->data()->num_elements(); ++i)
+    got.push_back(base->data()->GetDouble(i));
+  const std::vector<double> want = {-2.0 / 3, -0.5, 1, 0, -0.5, 1, 2.0 / 3, -0.5, 1,
+                                    -2.0 / 3, 0.5,  1, 0, 0.5,  1, 2.0 / 3, 0.5,  1};
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i;
+  Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 20]>
+g (float[1, 2, 3] t, int64[4] s) => (float[1, 2, 3, 2] y) { y = AffineGrid (t, s) })");
+  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_THAT(s.message(), HasSubstr("(AffineGrid): input 'size' must be a constant"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 20]>
+g (float[1, 2, 3] t) => (float[1, 2, 3, 2] y) <int64[3] s = {1, 2, 3}> { y = AffineGrid (t, s) })");
+  EXPECT_THAT(s.message(), HasSubstr("input 'size' must have 4 (2-D) or 5 (3-D) values, got 3"));
+}
+
 TEST(ImportDecomposeNnTest, CumProdLpPoolReverseSequenceErrors) {
   auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 26]>
 g (float[2, 3] x) => (float[2, 3] y) <int64 a = {-1}> { y = CumProd <reverse = 1> (x, a) })");
@@ -371,6 +395,21 @@ TEST(ImportDecomposeNnTest, EinsumLpPoolMvnReverseSequenceGradients) {
                                     {f64_pool}));
   }
   ExpectGradientsMatch(Decomposed("MeanVarianceNormalization", 13, {}, {f64_pool}));
+  for (int align : {0, 1}) {
+    SCOPED_TRACE("AffineGrid align_corners=" + std::to_string(align));
+    GradCheckInput size2d;
+    size2d.type = TensorType{DType::kI64, {4}};
+    size2d.values = {2, 1, 3, 4};
+    size2d.constant = true;
+    ExpectGradientsMatch(Decomposed("AffineGrid", 20, {{"align_corners", Attribute(align)}},
+                                    {TensorType{DType::kF64, {2, 2, 3}}}, {size2d}));
+    GradCheckInput size3d;
+    size3d.type = TensorType{DType::kI64, {5}};
+    size3d.values = {1, 1, 2, 3, 2};
+    size3d.constant = true;
+    ExpectGradientsMatch(Decomposed("AffineGrid", 20, {{"align_corners", Attribute(align)}},
+                                    {TensorType{DType::kF64, {1, 3, 4}}}, {size3d}));
+  }
   ExpectGradientsMatch(Decomposed("SwiGLU", 28, {{"alpha", Attribute(1.5f)}}, {f64_23, f64_23}));
   for (int time_axis : {0, 1}) {
     SCOPED_TRACE("ReverseSequence time_axis=" + std::to_string(time_axis));
