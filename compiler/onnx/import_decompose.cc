@@ -189,7 +189,7 @@ StatusOr<std::vector<DecomposedNode>> DecomposeBitwiseNot(Graph& g, const Decomp
 
 bool IsDecomposedOp(std::string_view op) {
   return op == "PRelu" || op == "ReduceLogSum" || op == "Upsample" || op == "BitwiseNot" ||
-         IsDecomposedNnOp(op);
+         IsDecomposedNnOp(op) || decompose_internal::IsDecomposedMoreOp(op);
 }
 
 StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req) {
@@ -198,6 +198,8 @@ StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req) 
   if (req.op == "Upsample") return DecomposeUpsample(g, req);
   if (req.op == "BitwiseNot") return DecomposeBitwiseNot(g, req);
   if (IsDecomposedNnOp(req.op)) return DecomposeNn(g, req);
+  if (decompose_internal::IsDecomposedMoreOp(req.op))
+    return decompose_internal::DecomposeMore(g, req);
   return Internal("{}: {} is not a decomposed op", req.where, req.op);
 }
 

@@ -2,8 +2,12 @@
 // the arity check. Internal to compiler/onnx.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -46,5 +50,28 @@ class Emitter {
 
 // The request has exactly `inputs` present inputs and one output.
 Status CheckArity(const DecomposeRequest& req, size_t inputs);
+
+// Every attribute of the request is one of `known`.
+Status CheckAttrs(const DecomposeRequest& req, std::initializer_list<std::string_view> known);
+// An attribute's value, `def` when absent (required when `def` is empty).
+StatusOr<int64_t> IntAttr(const DecomposeRequest& req, const std::string& name,
+                          std::optional<int64_t> def);
+StatusOr<float> FloatAttr(const DecomposeRequest& req, const std::string& name, float def);
+StatusOr<std::string> StringAttr(const DecomposeRequest& req, const std::string& name,
+                                 const std::string& def);
+// The rank of input 0, which the decomposition needs for `why`.
+StatusOr<int64_t> RankOf(const DecomposeRequest& req, std::string_view why);
+// `axis` in [0, rank), or an error naming the node.
+StatusOr<int64_t> NormalizedAxis(const DecomposeRequest& req, int64_t axis, int64_t rank);
+// Input `i` must be constant data: a graph input gets the --bind hint.
+Status RequireConstant(const DecomposeRequest& req, int i, std::string_view field);
+// 0, 1, .., d - 1 (int64) for d = dim `start` of x: folded to a constant by shape inference.
+Value* Iota(Emitter& e, Value* x, int64_t start, const std::string& suffix);
+
+// The ops of import_decompose_more.cc and import_decompose_einsum.cc (LpPool,
+// MeanVarianceNormalization, ReverseSequence, CumProd, Einsum) and their decomposition.
+bool IsDecomposedMoreOp(std::string_view op);
+StatusOr<std::vector<DecomposedNode>> DecomposeMore(Graph& g, const DecomposeRequest& req);
+StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeRequest& req);
 
 }  // namespace a8::decompose_internal

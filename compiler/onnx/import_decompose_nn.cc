@@ -42,70 +42,17 @@ namespace a8 {
 namespace {
 
 using decompose_internal::CheckArity;
+using decompose_internal::CheckAttrs;
 using decompose_internal::Emitter;
+using decompose_internal::FloatAttr;
+using decompose_internal::IntAttr;
+using decompose_internal::Iota;
+using decompose_internal::NormalizedAxis;
+using decompose_internal::RankOf;
+using decompose_internal::RequireConstant;
+using decompose_internal::StringAttr;
 
 constexpr int64_t kOnnxFloat = 1;  // TensorProto.FLOAT
-
-Status CheckAttrs(const DecomposeRequest& req, std::initializer_list<std::string_view> known) {
-  for (const auto& [key, value] : req.attrs) {
-    bool ok = false;
-    for (std::string_view k : known) ok = ok || key == k;
-    if (!ok) return InvalidInput("{}: unknown attribute '{}'", req.where, key);
-  }
-  return Status::Ok();
-}
-
-StatusOr<int64_t> IntAttr(const DecomposeRequest& req, const std::string& name,
-                          std::optional<int64_t> def) {
-  auto it = req.attrs.find(name);
-  if (it == req.attrs.end()) {
-    if (def) return *def;
-    return InvalidInput("{}: attribute '{}' is required", req.where, name);
-  }
-  if (it->second.kind() != AttrKind::kInt) {
-    return InvalidInput("{}: attribute '{}' must be an int, got {}", req.where, name,
-                        AttrKindName(it->second.kind()));
-  }
-  return it->second.i();
-}
-
-StatusOr<float> FloatAttr(const DecomposeRequest& req, const std::string& name, float def) {
-  auto it = req.attrs.find(name);
-  if (it == req.attrs.end()) return def;
-  if (it->second.kind() != AttrKind::kFloat) {
-    return InvalidInput("{}: attribute '{}' must be a float, got {}", req.where, name,
-                        AttrKindName(it->second.kind()));
-  }
-  return it->second.f();
-}
-
-StatusOr<std::string> StringAttr(const DecomposeRequest& req, const std::string& name,
-                                 const std::string& def) {
-  auto it = req.attrs.find(name);
-  if (it == req.attrs.end()) return def;
-  if (it->second.kind() != AttrKind::kString) {
-    return InvalidInput("{}: attribute '{}' must be a string, got {}", req.where, name,
-                        AttrKindName(it->second.kind()));
-  }
-  return it->second.s();
-}
-
-// The rank of input 0, which the decomposition needs for `why`.
-StatusOr<int64_t> RankOf(const DecomposeRequest& req, std::string_view why) {
-  std::optional<int64_t> rank = req.known_rank ? req.known_rank(req.inputs[0]) : std::nullopt;
-  if (!rank) {
-    return Unsupported("{}: {} needs the rank of input '{}', which the model does not declare",
-                       req.where, why, req.inputs[0]->name());
-  }
-  return *rank;
-}
-
-StatusOr<int64_t> NormalizedAxis(const DecomposeRequest& req, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= rank) {
-    return InvalidInput("{}: axis {} is out of range for rank {}", req.where, axis, rank);
-  }
-  return axis < 0 ? axis + rank : axis;
-}
 
 StatusOr<std::vector<DecomposedNode>> DecomposeRmsNorm(Graph& g, const DecomposeRequest& req) {
   A8_RETURN_IF_ERROR(CheckArity(req, 2));
@@ -157,15 +104,6 @@ StatusOr<std::vector<DecomposedNode>> DecomposeLpNorm(Graph& g, const DecomposeR
 }
 
 // [0, 1, ..., d-1] as i64 where d = dims [start, start+1) of `x` (folded once x's shape is known).
-Value* Iota(Emitter& e, Value* x, int64_t start, const std::string& suffix) {
-  Value* dim =
-      e.Emit("Shape", 15, {x}, {{"start", start}, {"end", start + 1}}, suffix + "_dim", false);
-  Value* ones = e.Emit("ConstantOfShape", 9, {dim},
-                       {{"value", Attribute(TensorDataPtr(TensorData::FromInt64s({1}, {1})))}},
-                       suffix + "_ones", false);
-  Value* zero = e.Int64s(suffix + "_axis", {0}, {});
-  return e.Emit("CumSum", 14, {ones, zero}, {{"exclusive", 1}}, suffix, false);
-}
 
 StatusOr<std::vector<DecomposedNode>> DecomposeHardmax(Graph& g, const DecomposeRequest& req) {
   A8_RETURN_IF_ERROR(CheckArity(req, 1));
@@ -282,19 +220,6 @@ StatusOr<std::vector<DecomposedNode>> DecomposeSpaceDepth(Graph& g, const Decomp
   Value* moved = e.Emit("Transpose", 13, {blocks}, {{"perm", Attribute(perm)}}, "moved", false);
   e.Emit("Reshape", 14, {moved, shape4}, {}, "", true);
   return e.nodes();
-}
-
-// Input `i` must be constant data: a graph input gets the --bind hint that run_node_tests.py
-// and users follow.
-Status RequireConstant(const DecomposeRequest& req, int i, std::string_view field) {
-  const Value* v = req.inputs[i];
-  if (v->data() != nullptr) return Status::Ok();
-  const std::string hint =
-      v->role() == ValueRole::kInput
-          ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", v->name(), v->name())
-          : std::string();
-  return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes){}", req.where,
-                     field, hint);
 }
 
 StatusOr<std::vector<DecomposedNode>> DecomposeCompress(Graph& g, const DecomposeRequest& req) {

@@ -160,6 +160,21 @@ def build_nn(op, v):
     if op == "DepthToSpace":
         return Case([data(rnd(1, 8, 2, 3, seed=27))],
                     {"blocksize": 2, **({"mode": "CRD"} if v >= 11 else {})})
+    if op == "LpPool":  # p is a float in LpPool-1, an int from 2 on
+        return Case([data(rnd(1, 2, 4, 5, seed=28))],
+                    {"kernel_shape": [2, 3], "pads": [1, 0, 0, 1], "strides": [1, 2],
+                     "p": 3.0 if v < 2 else 3})
+    if op == "MeanVarianceNormalization":
+        return Case([data(rnd(2, 3, 4, 2, seed=29))], {"axes": [0, 2]})
+    if op == "ReverseSequence":
+        return Case([data(rnd(4, 3, 2, seed=30)), ints([4, 1, 2])], {"time_axis": 0, "batch_axis": 1})
+    if op == "Einsum":
+        return Case([data(rnd(2, 3, 4, seed=31)), data(rnd(2, 4, 2, seed=32))],
+                    {"equation": "bij,bjk->bik"})
+    if op == "AffineGrid":
+        return Case([data(rnd(2, 2, 3, seed=34)), ints([2, 1, 3, 4])], {"align_corners": 1})
+    if op == "CumProd":
+        return Case([data(rnd(3, 4, seed=33)), ints(1)], {"exclusive": 1})
     if op == "SoftmaxCrossEntropyLoss":
         return Case([data(rnd(3, 5, seed=23)), ints([0, 4, 2])], {"reduction": "mean"})
     if op == "NegativeLogLikelihoodLoss":
@@ -256,7 +271,8 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "Slice", "Gather", "GatherND", "GatherElements", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
     "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
-    "BitwiseXor", "BitwiseNot", "BitShift"}
+    "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
+    "ReverseSequence", "Einsum", "CumProd", "AffineGrid"}
 
 
 def build(op, v):
