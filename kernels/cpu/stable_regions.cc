@@ -61,17 +61,35 @@ void ForgetStableRegions(const void* owner) {
   for (const auto& [begin, end] : dropped) internal::DropCachedCopies(begin, end);
 }
 
+namespace {
+
+// The first region that overlaps [begin, ...) or starts after begin (r.mu held).
+std::map<uintptr_t, Region>::iterator FirstFrom(Registry& r, uintptr_t begin) {
+  auto it = r.regions.upper_bound(begin);
+  if (it != r.regions.begin() && std::prev(it)->second.end > begin) it = std::prev(it);
+  return it;
+}
+
+}  // namespace
+
 void NoteWrite(const void* p, size_t bytes) {
   Registry& r = Regions();
   if (bytes == 0 || !r.any.load(std::memory_order_acquire)) return;
   const auto begin = reinterpret_cast<uintptr_t>(p);
   const uintptr_t end = begin + bytes;
   std::lock_guard<std::mutex> lock(r.mu);
-  auto it = r.regions.upper_bound(begin);
-  if (it != r.regions.begin() && std::prev(it)->second.end > begin) it = std::prev(it);
-  for (; it != r.regions.end() && it->first < end; ++it) {
+  for (auto it = FirstFrom(r, begin); it != r.regions.end() && it->first < end; ++it) {
     it->second.generation = ++r.next_generation;
   }
+}
+
+bool OverlapsStableRegion(const void* p, size_t bytes) {
+  Registry& r = Regions();
+  if (bytes == 0 || !r.any.load(std::memory_order_acquire)) return false;
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lock(r.mu);
+  auto it = FirstFrom(r, begin);
+  return it != r.regions.end() && it->first < begin + bytes;
 }
 
 namespace internal {

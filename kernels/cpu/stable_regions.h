@@ -32,6 +32,10 @@ void ForgetStableRegions(const void* owner);
 // Reports a write to [p, p + bytes): every region it overlaps gets a new generation.
 void NoteWrite(const void* p, size_t bytes);
 
+// Whether [p, p + bytes) overlaps a registered region: a caller whose writes land at fixed
+// addresses asks once and reports only those writes.
+bool OverlapsStableRegion(const void* p, size_t bytes);
+
 namespace internal {
 
 // The generation of the region that holds all of [p, p + bytes), or 0 when none does.

@@ -118,7 +118,8 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
     }
     std::vector<std::pair<uint8_t*, size_t>> writes;
     for (const TensorArg& t : out)
-      if (t.present && t.data != nullptr) writes.emplace_back(t.data, t.bytes());
+      if (t.present && t.data != nullptr && cpu::OverlapsStableRegion(t.data, t.bytes()))
+        writes.emplace_back(t.data, t.bytes());
     kernels_.push_back(Prepared{e, shared,
                                 KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs)),
                                 std::move(tf32), std::move(writes)});

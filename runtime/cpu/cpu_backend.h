@@ -58,7 +58,7 @@ class CpuBackend : public Backend {
     const void* shared;           // emu::DevKernelEntry
     KernelArgs args;
     std::vector<Tf32Operand> tf32;
-    std::vector<std::pair<uint8_t*, size_t>> writes;  // the outputs: reported after each run
+    std::vector<std::pair<uint8_t*, size_t>> writes;  // outputs in stable regions: reported
   };
   cpu::KernelMode mode_;
   std::vector<Prepared> kernels_;

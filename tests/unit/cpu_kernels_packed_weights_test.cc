@@ -39,8 +39,14 @@ TEST(StableRegionsTest, AGenerationChangesOnlyWithAnOverlappingWrite) {
   EXPECT_NE(g1, g0);
   NoteWrite(p - 5, 6);
   EXPECT_NE(internal::StableGeneration(p, 100), g1);
+  // The same overlap rule answers OverlapsStableRegion (which outputs the CPU backend reports).
+  EXPECT_TRUE(OverlapsStableRegion(p + 99, 10));
+  EXPECT_TRUE(OverlapsStableRegion(p - 5, 6));
+  EXPECT_FALSE(OverlapsStableRegion(p + 100, 10));
+  EXPECT_FALSE(OverlapsStableRegion(p - 10, 10));
   ForgetStableRegions(&owner);
   EXPECT_EQ(internal::StableGeneration(p, 100), 0u);
+  EXPECT_FALSE(OverlapsStableRegion(p, 100));
 }
 
 // C = A B in bf16 (the dtype AMX reads B packed in), one product on the calling thread.
