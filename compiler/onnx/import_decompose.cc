@@ -185,22 +185,29 @@ StatusOr<std::vector<DecomposedNode>> DecomposeBitwiseNot(Graph& g, const Decomp
   return e.nodes();
 }
 
-}  // namespace
-
-bool IsDecomposedOp(std::string_view op) {
-  return op == "PRelu" || op == "ReduceLogSum" || op == "Upsample" || op == "BitwiseNot" ||
-         IsDecomposedNnOp(op) || decompose_internal::IsDecomposedMoreOp(op);
+// Every decomposed op of the default domain and its function.
+const decompose_internal::DecomposeTable& Decompositions() {
+  static const decompose_internal::DecomposeTable table = [] {
+    decompose_internal::DecomposeTable t = {{"PRelu", DecomposePRelu},
+                                            {"ReduceLogSum", DecomposeReduceLogSum},
+                                            {"Upsample", DecomposeUpsample},
+                                            {"BitwiseNot", DecomposeBitwiseNot}};
+    decompose_internal::AddNnDecompositions(&t);
+    decompose_internal::AddMoreDecompositions(&t);
+    return t;
+  }();
+  return table;
 }
 
+}  // namespace
+
+bool IsDecomposedOp(std::string_view op) { return Decompositions().count(op) != 0; }
+
 StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req) {
-  if (req.op == "PRelu") return DecomposePRelu(g, req);
-  if (req.op == "ReduceLogSum") return DecomposeReduceLogSum(g, req);
-  if (req.op == "Upsample") return DecomposeUpsample(g, req);
-  if (req.op == "BitwiseNot") return DecomposeBitwiseNot(g, req);
-  if (IsDecomposedNnOp(req.op)) return DecomposeNn(g, req);
-  if (decompose_internal::IsDecomposedMoreOp(req.op))
-    return decompose_internal::DecomposeMore(g, req);
-  return Internal("{}: {} is not a decomposed op", req.where, req.op);
+  auto it = Decompositions().find(req.op);
+  if (it == Decompositions().end())
+    return Internal("{}: {} is not a decomposed op", req.where, req.op);
+  return it->second(g, req);
 }
 
 }  // namespace a8

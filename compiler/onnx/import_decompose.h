@@ -56,10 +56,6 @@ struct DecomposeRequest {
   std::function<std::optional<int64_t>(const Value* v)> known_rank;
 };
 
-// The ops of import_decompose_nn.cc (a subset of IsDecomposedOp) and their decomposition.
-bool IsDecomposedNnOp(std::string_view op);
-StatusOr<std::vector<DecomposedNode>> DecomposeNn(Graph& g, const DecomposeRequest& req);
-
 // Emits the nodes for `req` into `g`, in order.
 StatusOr<std::vector<DecomposedNode>> Decompose(Graph& g, DecomposeRequest req);
 

@@ -68,10 +68,14 @@ Status RequireConstant(const DecomposeRequest& req, int i, std::string_view fiel
 // 0, 1, .., d - 1 (int64) for d = dim `start` of x: folded to a constant by shape inference.
 Value* Iota(Emitter& e, Value* x, int64_t start, const std::string& suffix);
 
-// The ops of import_decompose_more.cc and import_decompose_einsum.cc (LpPool,
-// MeanVarianceNormalization, ReverseSequence, CumProd, Einsum) and their decomposition.
-bool IsDecomposedMoreOp(std::string_view op);
-StatusOr<std::vector<DecomposedNode>> DecomposeMore(Graph& g, const DecomposeRequest& req);
+// Each decomposed op's name and function, named once: IsDecomposedOp and Decompose read this.
+using DecomposeFn = StatusOr<std::vector<DecomposedNode>> (*)(Graph& g,
+                                                              const DecomposeRequest& req);
+using DecomposeTable = std::map<std::string_view, DecomposeFn>;
+// Add the ops of import_decompose_nn.cc, and of import_decompose_more.cc with
+// import_decompose_einsum.cc, to `t`.
+void AddNnDecompositions(DecomposeTable* t);
+void AddMoreDecompositions(DecomposeTable* t);
 StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeRequest& req);
 
 }  // namespace a8::decompose_internal

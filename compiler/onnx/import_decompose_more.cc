@@ -287,20 +287,14 @@ StatusOr<std::vector<DecomposedNode>> DecomposeAffineGrid(Graph& g, const Decomp
 
 }  // namespace
 
-bool IsDecomposedMoreOp(std::string_view op) {
-  return op == "LpPool" || op == "MeanVarianceNormalization" || op == "ReverseSequence" ||
-         op == "CumProd" || op == "Einsum" || op == "SwiGLU" || op == "AffineGrid";
-}
-
-StatusOr<std::vector<DecomposedNode>> DecomposeMore(Graph& g, const DecomposeRequest& req) {
-  if (req.op == "LpPool") return DecomposeLpPool(g, req);
-  if (req.op == "MeanVarianceNormalization") return DecomposeMvn(g, req);
-  if (req.op == "ReverseSequence") return DecomposeReverseSequence(g, req);
-  if (req.op == "CumProd") return DecomposeCumProd(g, req);
-  if (req.op == "Einsum") return DecomposeEinsum(g, req);
-  if (req.op == "SwiGLU") return DecomposeSwiGlu(g, req);
-  if (req.op == "AffineGrid") return DecomposeAffineGrid(g, req);
-  return Internal("{}: {} is not a decomposed op", req.where, req.op);
+void AddMoreDecompositions(DecomposeTable* t) {
+  t->insert({{"LpPool", DecomposeLpPool},
+             {"MeanVarianceNormalization", DecomposeMvn},
+             {"ReverseSequence", DecomposeReverseSequence},
+             {"CumProd", DecomposeCumProd},
+             {"Einsum", DecomposeEinsum},
+             {"SwiGLU", DecomposeSwiGlu},
+             {"AffineGrid", DecomposeAffineGrid}});
 }
 
 }  // namespace a8::decompose_internal

@@ -392,23 +392,17 @@ StatusOr<std::vector<DecomposedNode>> DecomposeLrn(Graph& g, const DecomposeRequ
 
 }  // namespace
 
-bool IsDecomposedNnOp(std::string_view op) {
-  return op == "RMSNormalization" || op == "LpNormalization" || op == "Hardmax" ||
-         op == "EyeLike" || op == "DepthToSpace" || op == "SpaceToDepth" || op == "Compress" ||
-         op == "CenterCropPad" || op == "GroupNormalization" || op == "LRN";
-}
-
-StatusOr<std::vector<DecomposedNode>> DecomposeNn(Graph& g, const DecomposeRequest& req) {
-  if (req.op == "RMSNormalization") return DecomposeRmsNorm(g, req);
-  if (req.op == "LpNormalization") return DecomposeLpNorm(g, req);
-  if (req.op == "Hardmax") return DecomposeHardmax(g, req);
-  if (req.op == "EyeLike") return DecomposeEyeLike(g, req);
-  if (req.op == "Compress") return DecomposeCompress(g, req);
-  if (req.op == "CenterCropPad") return DecomposeCenterCropPad(g, req);
-  if (req.op == "GroupNormalization") return DecomposeGroupNorm(g, req);
-  if (req.op == "LRN") return DecomposeLrn(g, req);
-  if (req.op == "DepthToSpace" || req.op == "SpaceToDepth") return DecomposeSpaceDepth(g, req);
-  return Internal("{}: {} is not a decomposed op", req.where, req.op);
+void decompose_internal::AddNnDecompositions(decompose_internal::DecomposeTable* t) {
+  t->insert({{"RMSNormalization", DecomposeRmsNorm},
+             {"LpNormalization", DecomposeLpNorm},
+             {"Hardmax", DecomposeHardmax},
+             {"EyeLike", DecomposeEyeLike},
+             {"Compress", DecomposeCompress},
+             {"CenterCropPad", DecomposeCenterCropPad},
+             {"GroupNormalization", DecomposeGroupNorm},
+             {"LRN", DecomposeLrn},
+             {"DepthToSpace", DecomposeSpaceDepth},
+             {"SpaceToDepth", DecomposeSpaceDepth}});
 }
 
 }  // namespace a8
