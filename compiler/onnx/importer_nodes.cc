@@ -11,6 +11,7 @@
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer_internal.h"
 #include "compiler/onnx/model_scan.h"
+#include "compiler/onnx/torch_signature.h"
 
 namespace a8::onnx_import {
 
@@ -205,6 +206,13 @@ Status Importer::ImportInitializers() {
     }
   }
   for (const onnx::ValueInfoProto& vi : graph_.output()) only_attribute_like[vi.name()] = false;
+  // The dynamo exporter's BUFFERs (torch_signature.h) are module state, not parameters: constant,
+  // but for BatchNormalization's running statistics, which training updates as state.
+  std::set<std::string> buffers = TorchExportBuffers(graph_);
+  for (const onnx::NodeProto& n : graph_.node()) {
+    if (n.op_type() != "BatchNormalization" || !NormalizeDomain(n.domain()).empty()) continue;
+    for (const std::string& in : n.input()) buffers.erase(in);
+  }
   if (opts_.identity_aliases != nullptr) {
     for (const onnx::NodeProto& n : graph_.node()) {
       if (n.op_type() == "Identity" && NormalizeDomain(n.domain()).empty() && n.input_size() == 1 &&
@@ -237,8 +245,9 @@ Status Importer::ImportInitializers() {
       }
     }
     auto use = only_attribute_like.find(t.name());
-    const bool constant =
-        !IsFloat(data->type.dtype) || (use != only_attribute_like.end() && use->second);
+    const bool constant = !IsFloat(data->type.dtype) ||
+                          (use != only_attribute_like.end() && use->second) ||
+                          buffers.count(t.name()) > 0;
     Value* v = constant ? g_->AddConstant(t.name(), std::move(data))
                         : g_->AddParameter(t.name(), std::move(data));
     RecordGraphValue(v);
