@@ -98,7 +98,7 @@ echo "   RMSNorm, rotary, SwiGLU, grouped-query attention), 20 AdamW steps in am
 echo "   own fp32 curve (models/zoo/llama/loss_adamw.npy)"
 z=models/zoo/llama
 $a800c $z/model.onnx --loss=cross_entropy --class-axis=-1 --optimizer=adamw --lr=1e-3 \
-  --weight-decay=0.01 --freeze='^unsqueeze_1[45]$' -o "$out/llama.plan"
+  --weight-decay=0.01 -o "$out/llama.plan"
 build/bin/a800c-run "$out/llama.plan" --input input_ids=$z/input_ids.npy \
   --input labels=$z/labels.npy --steps=20 --log-every=20 --metrics="$out/llama.jsonl" | tail -n 1 |
   sed 's/^a800c-run:/  /'
