@@ -177,10 +177,12 @@ MODELS = {
 # BatchNorm's training form as BatchNormalization-9 with 5 outputs, which a800c's import upgrades
 # to version 14's training_mode=1 (kept at 13: the zoo's one export of that form).
 TS_OPSET = {"mobilenet_v3_small": 13}
-# The dynamo exporter's optimizer where it changes no parameter (Llama: untied, no BatchNorm, no
-# position table): it folds transformers' mask construction, whose advanced indexing is a
-# GatherND (a800c has no GatherND yet, see README).
-DYNAMO_OPTIMIZE = {"llama": True}
+# The dynamo exporter's optimizer, per model (none now): it folds computations on parameters and
+# buffers into new initializers named after ops. Llama was exported with it on while a800c had no
+# GatherND (transformers' mask indexing), and its rotary cos/sin tables then became initializers
+# that only --freeze could keep constant; unoptimized, inv_freq stays a BUFFER of the graph
+# signature, which a800c's import keeps constant.
+DYNAMO_OPTIMIZE = {}
 
 OPTIMIZERS = {
     "sgd": lambda p: torch.optim.SGD(p, lr=0.1),
@@ -243,8 +245,9 @@ def data(kind):
     return {"input_ids": ids, "decoder_input_ids": decoder}, labels
 
 
-def curve(name, inputs, labels, make_optimizer, dtype=torch.float32, autocast=None):
-    """The loss at each step; `autocast`: the forward under torch.autocast("cpu", autocast)."""
+def curve(name, inputs, labels, make_optimizer, dtype=torch.float32, autocast=None, skipped=None):
+    """The loss at each step; `autocast`: the forward under torch.autocast("cpu", autocast);
+    `skipped`: a list that gets, per step, whether GradScaler skipped it (overflow)."""
     model = fresh(name).to(dtype)
     model.train()
     optimizer = make_optimizer(model.parameters())
@@ -265,11 +268,25 @@ def curve(name, inputs, labels, make_optimizer, dtype=torch.float32, autocast=No
             loss.backward()
             optimizer.step()
         else:
+            scale = scaler.get_scale()
             scaler.scale(loss).backward()
             scaler.step(optimizer)
             scaler.update()
+            if skipped is not None:  # the scale backs off exactly when the step was skipped
+                skipped.append(scaler.get_scale() < scale)
+        if skipped is not None and scaler is None:
+            skipped.append(False)
         losses.append(loss.item())
     return np.array(losses, dtype=np.float64)
+
+
+def deviation(losses, ref, skipped=None):
+    """The largest relative step difference from the float32 curve `ref`, as tests/e2e/zoo.py
+    measures a800c's: a step the loss scaler skipped left the weights as they were, so each loss
+    is compared with `ref`'s after as many updates."""
+    skipped = np.zeros(len(losses), bool) if skipped is None else np.array(skipped, bool)
+    updates = np.concatenate([[0], np.cumsum(~skipped)[:-1]])
+    return float((np.abs(losses - ref[updates]) / np.abs(ref[updates])).max())
 
 
 def write_params(model, path, out):
