@@ -6,7 +6,7 @@ torchvision, transformers, onnxscript; never the build or CI):
     /work/venv-torch/bin/pip install torch torchvision onnxscript onnx transformers
     /work/venv-torch/bin/python models/zoo/make_zoo.py [--controls] [NAME ...]
 
-(--controls: only recompute meta.json's PyTorch autocast controls of existing models.)
+(--controls: only recompute meta.json's PyTorch autocast controls and spread of existing models.)
 
 Each model gets models/zoo/NAME/ (models/zoo/README.md lists them and what each shows):
 
@@ -27,7 +27,8 @@ Each model gets models/zoo/NAME/ (models/zoo/README.md lists them and what each 
 - meta.json: what the test needs (inputs, the class axis, the exporters and why one failed), and
   the controls: the largest relative difference between PyTorch's float32 curve and the same
   run in float64 (the floor under any comparison of float32 curves), and between its autocast
-  curves (float16 with GradScaler, bfloat16) and its float32 ones.
+  curves (float16 with GradScaler, bfloat16) and its float32 ones, once from the zoo's start
+  (pytorch_autocast_vs_fp32) and from 8 starts (pytorch_autocast_spread, which the test reads).
 
 Parameters are seeded and perturbed so that no two are equal (exporters merge equal
 initializers; a fresh model has zero biases and unit norm weights).
@@ -412,6 +413,15 @@ def autocast_controls(name):
     print(f"{name}: PyTorch autocast vs fp32: {controls}")
 
 
+def autocast_spread(name, n=8, rel=1e-6):
+    """meta.json's pytorch_autocast_spread, which bounds the zoo test's amp and bf16 curves: the
+    autocast control from n starting points (autocast_spread.py --store)."""
+    import autocast_spread as spread
+    for optimizer in OPTIMIZERS:
+        for low in spread.DTYPES:
+            spread.store(name, low, optimizer, spread.spread(name, optimizer, low, n, rel), n, rel)
+
+
 def main():
     import torchvision
     import transformers
@@ -422,6 +432,7 @@ def main():
         if not only_controls:
             make(name)
         autocast_controls(name)
+        autocast_spread(name)
     print(f"torch {torch.__version__}, torchvision {torchvision.__version__}, "
           f"transformers {transformers.__version__}")
 
