@@ -209,9 +209,9 @@ def main():
     parser.add_argument("--row", help="write the table row(s) here as JSON")
     parser.add_argument("--no-emu", action="store_true")
     parser.add_argument("--a800c-flag", action="append", default=[],
-                        help="one more flag for the amp and bf16 training compiles, e.g. a precision fault "
-                             "made on purpose (--a800c-flag=--fp16-ops=Softmax): the test must "
-                             "then fail")
+                        help="one more flag for the amp and bf16 training compiles, e.g. a "
+                             "precision fault made on purpose (--a800c-flag=--fp16-ops=Softmax; "
+                             "models/zoo/README.md says which faults the bounds catch)")
     ARGS = parser.parse_args()
     with open(path("meta.json")) as f:
         meta = json.load(f)
