@@ -185,13 +185,25 @@ StatusOr<std::vector<DecomposedNode>> DecomposeBitwiseNot(Graph& g, const Decomp
   return e.nodes();
 }
 
+// Scatter-9/11 (deprecated in 11) is ScatterElements-11 under another name.
+StatusOr<std::vector<DecomposedNode>> DecomposeScatter(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 3));
+  for (const auto& [key, value] : req.attrs) {
+    if (key != "axis") return InvalidInput("{}: unknown attribute '{}'", req.where, key);
+  }
+  Emitter e(g, req);
+  e.Emit("ScatterElements", 11, req.inputs, req.attrs, "", true);
+  return e.nodes();
+}
+
 // Every decomposed op of the default domain and its function.
 const decompose_internal::DecomposeTable& Decompositions() {
   static const decompose_internal::DecomposeTable table = [] {
     decompose_internal::DecomposeTable t = {{"PRelu", DecomposePRelu},
                                             {"ReduceLogSum", DecomposeReduceLogSum},
                                             {"Upsample", DecomposeUpsample},
-                                            {"BitwiseNot", DecomposeBitwiseNot}};
+                                            {"BitwiseNot", DecomposeBitwiseNot},
+                                            {"Scatter", DecomposeScatter}};
     decompose_internal::AddNnDecompositions(&t);
     decompose_internal::AddMoreDecompositions(&t);
     return t;
