@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/parser.h"
+#include "passes/autodiff/autodiff.h"
 #include "tests/unit/grad_check_util.h"
 #include "tests/unit/shape_rules_test_util.h"
 
@@ -104,6 +106,34 @@ TEST(ScatterGradCheckTest, TopKFiniteDifferences) {
   testing::ExpectGradientsMatch(c);
   c.attrs = {{"axis", Attribute(int64_t{0})}, {"largest", Attribute(int64_t{0})}};
   testing::ExpectGradientsMatch(c);
+}
+
+// Reductions mul/max/min have no rule: a loss that depends on data or updates through them is an
+// error naming the node and the reduction.
+TEST(ScatterGradCheckTest, OtherReductionsAreNotDifferentiable) {
+  for (const char* red : {"mul", "max", "min"}) {
+    for (const char* op : {"ScatterND", "ScatterElements"}) {
+      const std::string idx = std::string(op) == "ScatterND" ? "i64[2,1]" : "i64[2,3]";
+      auto g = ParseIr(fmt::format(R"(graph @t {{
+  input %x : f32[4,3]
+  input %i : {}
+  input %u : {}
+  %y = {}(%x, %i, %u) {{reduction="{}"}} : f32[4,3]
+  %l = ReduceSum(%y) {{keepdims=0}} : f32[]
+  output %l
+}})",
+                                   idx, "f32[2,3]", op, red),
+                       "t.a8ir");
+      ASSERT_TRUE(g.ok()) << g.status().message();
+      auto grads = BuildGradients(**g, (*g)->FindValue("l"), {(*g)->FindValue("u")});
+      ASSERT_FALSE(grads.ok()) << op << " " << red;
+      const std::string& msg = grads.status().message();
+      EXPECT_NE(msg.find(fmt::format("{} with reduction '{}' is not differentiable", op, red)),
+                std::string::npos)
+          << msg;
+      EXPECT_NE(msg.find(fmt::format("({})", op)), std::string::npos) << msg;  // node.Where()
+    }
+  }
 }
 
 }  // namespace
