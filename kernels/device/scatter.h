@@ -2,13 +2,15 @@
 // (ONNX 1/10/11): one body each (scatter_impl.h), run by the CUDA backend, its host emulation
 // (cuda-emu) and the CPU backend (through its host launch), so all three give the same bits.
 //
-// The scatters are deterministic without atomics: each output element is computed by one thread
-// that starts from data and applies, in index order, every update addressed to it. With
-// reduction 'none' and repeated indices the last update in index order wins (ONNX leaves this
-// undefined; onnxruntime's CPU kernel does the same). An index in [-len, len) counts from the end
-// when negative; one out of range raises the kernel's error (the element keeps data's value),
-// never an access out of bounds. Cost: ScatterND scans the index tuples once per output row
-// (O(rows * nq)), ScatterElements the indices along the axis once per output element.
+// The scatters are deterministic without atomics: y = data is copied first, then one thread per
+// column of the slices (ScatterND) or per line of indices along the axis (ScatterElements) applies
+// its updates in index order, so each element receives its updates in index order and no two
+// threads write one element. With reduction 'none' and repeated indices the last update in index
+// order wins (ONNX leaves this undefined; onnxruntime's CPU kernel does the same). An index in
+// [-len, len) counts from the end when negative; one out of range raises the kernel's error (that
+// update is dropped), never an access out of bounds. Work: the copy, plus O(nq * depth * slice)
+// (ScatterND) or O(indices) (ScatterElements); the parallelism is the slice length or the number
+// of index lines (a fully indexed ScatterND, slice 1, runs its tuples in one thread).
 //
 // TopK keeps, per row along the axis, the k largest (or smallest) elements by insertion into the
 // outputs (O(n * k) a row, one thread a row); ties go to the lower index (onnxruntime's order),

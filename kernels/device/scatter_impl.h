@@ -59,54 +59,53 @@ A8_HD int64_t TupleCell(const ScatterNDParams& p, int64_t t) {
   return cell;
 }
 
-// One row (cell) of y: data's row, then each tuple that addresses the row, in order.
+// y = data, before the updates.
+template <typename T>
+struct CopyFn {
+  const T* src;
+  T* dst;
+  A8_HD void operator()(int64_t i) const { dst[i] = src[i]; }
+};
+
+// Column s of y (viewed as [cells, slice]): every tuple's update of column s, in tuple order.
 template <typename T>
 struct ScatterNDFn {
   ScatterNDParams p;
-  A8_HD void Span(int64_t cell, int64_t j0, int64_t j1) const {
-    const T* data = static_cast<const T*>(p.data);
+  A8_HD void operator()(int64_t s) const {
     const T* u = static_cast<const T*>(p.updates);
     T* y = static_cast<T*>(p.y);
-    const int64_t row = cell * p.slice;
-    for (int64_t j = j0; j < j1; ++j) y[row + j] = data[row + j];
     for (int64_t t = 0; t < p.nq; ++t) {
-      if (TupleCell(p, t) != cell) continue;
-      for (int64_t j = j0; j < j1; ++j) Apply(p.reduction, y, row + j, u, t * p.slice + j);
+      const int64_t cell = TupleCell(p, t);
+      if (cell >= 0) Apply(p.reduction, y, cell * p.slice + s, u, t * p.slice + s);
     }
   }
 };
 
+// One line of indices along the axis (a coordinate of indices' other dims): its updates in order
+// along the axis, into the same line of y.
 template <typename T>
 struct ScatterElementsFn {
   ScatterElementsParams p;
-  A8_HD void operator()(int64_t i) const {
-    T* y = static_cast<T*>(p.y);
-    y[i] = static_cast<const T*>(p.data)[i];
-    // i's coordinates in data; the first element of indices on the same line along the axis.
-    int64_t rest = i, base = 0, stride = 1, axis_stride = 1, target = 0;
-    bool covered = true;
+  int64_t data_strides[kMaxRank];
+  int64_t index_strides[kMaxRank];
+  A8_HD void operator()(int64_t line) const {
+    int64_t rest = line, at = 0, out = 0;
     for (int d = p.rank - 1; d >= 0; --d) {
-      const int64_t c = rest % p.data_dims[d];
-      rest /= p.data_dims[d];
-      if (d == p.axis) {
-        target = c;
-        axis_stride = stride;
-      } else if (c >= p.index_dims[d]) {
-        covered = false;
-      } else {
-        base += c * stride;
-      }
-      stride *= p.index_dims[d];
+      if (d == p.axis) continue;
+      const int64_t c = rest % p.index_dims[d];
+      rest /= p.index_dims[d];
+      at += c * index_strides[d];
+      out += c * data_strides[d];
     }
-    if (!covered) return;
     const int64_t len = p.data_dims[p.axis];
-    for (int64_t j = 0; j < p.index_dims[p.axis]; ++j) {
-      const int64_t at = base + j * axis_stride;
+    T* y = static_cast<T*>(p.y);
+    const T* u = static_cast<const T*>(p.updates);
+    for (int64_t j = 0; j < p.index_dims[p.axis]; ++j, at += index_strides[p.axis]) {
       const int64_t k = NormalizeIndex(LoadIndex(p.index_i32, p.indices, at), len);
       if (k < 0) {
         p.err.Raise();
-      } else if (k == target) {
-        Apply(p.reduction, y, i, static_cast<const T*>(p.updates), at);
+      } else {
+        Apply(p.reduction, y, out + k * data_strides[p.axis], u, at);
       }
     }
   }
@@ -158,7 +157,10 @@ DevStatus ScatterND(DevCtx& ctx, const ScatterNDParams& p) {
   int64_t cells = 1;
   for (int k = 0; k < p.depth; ++k) cells *= p.index_dims[k];
   return DispatchAll(p.dtype, [&](auto t) {
-    return ForEachRow(ctx, cells, p.slice, ScatterNDFn<decltype(t)>{p}, p.nq * p.depth + 1);
+    using T = decltype(t);
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, cells * p.slice,
+                                   CopyFn<T>{static_cast<const T*>(p.data), static_cast<T*>(p.y)}));
+    return ForEach(ctx, p.slice, ScatterNDFn<T>{p}, p.nq * (p.depth + 1));
   });
 }
 
@@ -167,10 +169,21 @@ DevStatus ScatterElements(DevCtx& ctx, const ScatterElementsParams& p) {
     return DevError("ScatterElements: rank or axis out of range");
   if (p.reduction < kNone || p.reduction > kMin)
     return DevError("ScatterElements: unknown reduction");
-  int64_t n = 1;
+  int64_t n = 1, lines = 1, ds = 1, is = 1;
   for (int k = 0; k < p.rank; ++k) n *= p.data_dims[k];
   return DispatchAll(p.dtype, [&](auto t) {
-    return ForEach(ctx, n, ScatterElementsFn<decltype(t)>{p}, p.index_dims[p.axis] + 1);
+    using T = decltype(t);
+    ScatterElementsFn<T> f{p, {}, {}};
+    for (int d = p.rank - 1; d >= 0; --d) {
+      f.data_strides[d] = ds;
+      f.index_strides[d] = is;
+      ds *= p.data_dims[d];
+      is *= p.index_dims[d];
+      if (d != p.axis) lines *= p.index_dims[d];
+    }
+    A8_DEV_RETURN_IF_ERROR(
+        ForEach(ctx, n, CopyFn<T>{static_cast<const T*>(p.data), static_cast<T*>(p.y)}));
+    return ForEach(ctx, lines, f, p.index_dims[p.axis] + 1);
   });
 }
 
