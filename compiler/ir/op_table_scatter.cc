@@ -107,7 +107,7 @@ Status InferTopK(const Node& node, std::vector<TensorType>* out) {
     return InvalidInput("{}: attribute 'k' belongs to TopK-1 (from TopK-10 on, k is input 'K')",
                         node.Where());
   }
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> k, ConstantInts(node, 1, "input 'K'"));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> k, ConstantInts(node, 1, "K"));
   if (k.size() != 1) {
     return InvalidInput("{}: input 'K' must hold one value, got {}", node.Where(), k.size());
   }
