@@ -223,6 +223,9 @@ def build_shape(op, v):
             attrs["reduction"] = "add" if v == 16 else "min"
             idx = [[2, 2], [1, 1]]
         return Case([data(rnd(2, 3, seed=59)), ints(idx), data(rnd(2, 2, seed=60))], attrs)
+    if op == "TensorScatter":  # a KV-cache write along axis -2, wrapping in mode circular
+        return Case([data(rnd(2, 4, 3, seed=62)), data(rnd(2, 2, 3, seed=63)),
+                     data(np.array([3, 1], I64))], {"mode": "circular"})
     if op == "TopK":  # k an attribute before 10; largest/sorted from 11
         y = rnd(3, 5, seed=61)
         if v < 10:
@@ -285,7 +288,7 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "NegativeLogLikelihoodLoss", "RMSNormalization", "GroupNormalization", "LpNormalization",
     "LRN", "SpaceToDepth", "DepthToSpace", "Reshape", "Flatten", "Transpose", "Concat", "Split",
     "Slice", "Gather", "GatherND", "GatherElements", "ScatterND", "ScatterElements",
-    "Scatter", "TopK", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
+    "Scatter", "TensorScatter", "TopK", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
     "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
