@@ -349,6 +349,7 @@ std::vector<OpDef> BuildTable() {
   AddOptimizerOps(&ops);
   AddFusedOps(&ops);
   AddGatherNdOps(&ops);
+  AddScatterOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

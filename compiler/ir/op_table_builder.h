@@ -108,5 +108,6 @@ void AddGradNnOps(std::vector<OpDef>* ops);     // op_table_grad_nn.cc: nn gradi
 void AddOptimizerOps(std::vector<OpDef>* ops);  // op_table_optim.cc: updates, step control
 void AddFusedOps(std::vector<OpDef>* ops);      // op_table_fused.cc: the fuse pass's kernels
 void AddGatherNdOps(std::vector<OpDef>* ops);   // op_table_gather_nd.cc: GatherND, its gradient
+void AddScatterOps(std::vector<OpDef>* ops);    // op_table_scatter.cc: ScatterND/Elements, TopK
 
 }  // namespace a8

@@ -185,13 +185,80 @@ StatusOr<std::vector<DecomposedNode>> DecomposeBitwiseNot(Graph& g, const Decomp
   return e.nodes();
 }
 
+// Scatter-9/11 (deprecated in 11) is ScatterElements-11 under another name.
+StatusOr<std::vector<DecomposedNode>> DecomposeScatter(Graph& g, const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 3));
+  for (const auto& [key, value] : req.attrs) {
+    if (key != "axis") return InvalidInput("{}: unknown attribute '{}'", req.where, key);
+  }
+  Emitter e(g, req);
+  e.Emit("ScatterElements", 11, req.inputs, req.attrs, "", true);
+  return e.nodes();
+}
+
+// TensorScatter-24 (past_cache, update, write_indices?) {axis=-2, mode}: the KV-cache write
+//   present[p.., w[b] + i (mod max_seq when circular), ..] = update[p.., i, ..]
+// as ScatterElements along `axis` with the index (w[b] + i) broadcast to update's shape; an index
+// past the cache in mode 'linear' is the scatter's run error.
+StatusOr<std::vector<DecomposedNode>> DecomposeTensorScatter(Graph& g,
+                                                             const DecomposeRequest& req) {
+  const bool has_w = req.inputs.size() == 3 && req.inputs[2] != nullptr;
+  if (req.inputs.size() < 2 || req.inputs.size() > 3 || req.inputs[0] == nullptr ||
+      req.inputs[1] == nullptr || req.outputs.size() != 1) {
+    return InvalidInput(
+        "{}: TensorScatter takes past_cache, update, optional write_indices and one output",
+        req.where);
+  }
+  A8_RETURN_IF_ERROR(decompose_internal::CheckAttrs(req, {"axis", "mode"}));
+  A8_ASSIGN_OR_RETURN(int64_t rank, decompose_internal::RankOf(req, "TensorScatter"));
+  A8_ASSIGN_OR_RETURN(int64_t axis_attr, decompose_internal::IntAttr(req, "axis", -2));
+  A8_ASSIGN_OR_RETURN(int64_t axis, decompose_internal::NormalizedAxis(req, axis_attr, rank));
+  if (axis == 0) {
+    return InvalidInput("{}: attribute 'axis' must not be the batch axis 0", req.where);
+  }
+  A8_ASSIGN_OR_RETURN(std::string mode, decompose_internal::StringAttr(req, "mode", "linear"));
+  if (mode != "linear" && mode != "circular") {
+    return InvalidInput("{}: attribute 'mode' '{}' must be linear or circular", req.where, mode);
+  }
+  Emitter e(g, req);
+  Value* past = req.inputs[0];
+  Value* update = req.inputs[1];
+  // i along `axis` of a tensor of update's rank (ones elsewhere).
+  std::vector<int64_t> other_axes;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d != axis) other_axes.push_back(d);
+  }
+  Value* pos = e.Emit("Unsqueeze", 13,
+                      {decompose_internal::Iota(e, update, axis, "seq"),
+                       e.Int64s("seq_axes", other_axes, {static_cast<int64_t>(other_axes.size())})},
+                      {}, "seq_nd", false);
+  if (has_w) {
+    std::vector<int64_t> trailing;
+    for (int64_t d = 1; d < rank; ++d) trailing.push_back(d);
+    Value* w = e.Emit(
+        "Unsqueeze", 13,
+        {req.inputs[2], e.Int64s("w_axes", trailing, {static_cast<int64_t>(trailing.size())})}, {},
+        "write_nd", false);
+    pos = e.Emit("Add", 14, {w, pos}, {}, "pos", false);
+  }
+  if (mode == "circular") {
+    Value* max_seq =
+        e.Emit("Shape", 15, {past}, {{"start", axis}, {"end", axis + 1}}, "max_seq", false);
+    pos = e.Emit("Mod", 13, {pos, max_seq}, {}, "pos_mod", false);
+  }
+  Value* shape = e.Emit("Shape", 15, {update}, {}, "update_shape", false);
+  Value* index = e.Emit("Expand", 13, {pos, shape}, {}, "index", false);
+  e.Emit("ScatterElements", 18, {past, index, update}, {{"axis", Attribute(axis)}}, "", true);
+  return e.nodes();
+}
+
 // Every decomposed op of the default domain and its function.
 const decompose_internal::DecomposeTable& Decompositions() {
   static const decompose_internal::DecomposeTable table = [] {
-    decompose_internal::DecomposeTable t = {{"PRelu", DecomposePRelu},
-                                            {"ReduceLogSum", DecomposeReduceLogSum},
-                                            {"Upsample", DecomposeUpsample},
-                                            {"BitwiseNot", DecomposeBitwiseNot}};
+    decompose_internal::DecomposeTable t = {
+        {"PRelu", DecomposePRelu},       {"ReduceLogSum", DecomposeReduceLogSum},
+        {"Upsample", DecomposeUpsample}, {"BitwiseNot", DecomposeBitwiseNot},
+        {"Scatter", DecomposeScatter},   {"TensorScatter", DecomposeTensorScatter}};
     decompose_internal::AddNnDecompositions(&t);
     decompose_internal::AddMoreDecompositions(&t);
     return t;

@@ -121,6 +121,19 @@ class Upgrader {
     return Status::Ok();
   }
 
+  // Moves the int attribute `attr` (if present) to input `index` as an i64[1] constant.
+  Status IntToInput(const std::string& attr, int index, const std::string& field) {
+    const Attribute* a = node_->attr(attr);
+    if (!a) return Status::Ok();
+    if (a->kind() != AttrKind::kInt) {
+      return InvalidInput("{}: attribute '{}' must be an int, got {}", node_->Where(), attr,
+                          AttrKindName(a->kind()));
+    }
+    A8_RETURN_IF_ERROR(SetNewInput(index, field, TensorData::FromInt64s({a->i()}, {1})));
+    node_->RemoveAttr(attr);
+    return Status::Ok();
+  }
+
   // Moves the float attribute `attr` (if present) to input `index` as a scalar of `dtype`.
   Status FloatToInput(const std::string& attr, int index, const std::string& field, DType dtype) {
     const Attribute* a = node_->attr(attr);
@@ -244,6 +257,10 @@ Status UpgradeNode(Node* node, int from, int to, const UpgradeContext& ctx) {
     node->RemoveAttr("is_test");
     A8_RETURN_IF_ERROR(UpgradeDropoutMask(node, from, ctx));
     return u.FloatToInput("ratio", 1, "ratio", DType::kF32);
+  }
+  if (op == "TopK" && from < 10) {
+    if (!node->has_attr("k")) return InvalidInput("{}: TopK-1 needs attribute 'k'", node->Where());
+    return u.IntToInput("k", 1, "K");
   }
   if (op == "BatchNormalization" && from < 14) return UpgradeBatchNormalization(node, from);
   if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && from < 13) {

@@ -8,7 +8,7 @@
 //   Unsqueeze/Squeeze axes (<13), ReduceSum axes (<13), other Reduce* axes (<18),
 //   Split split (<13; and num_outputs when the canonical form is Split-18), Slice
 //   starts/ends/axes (<10), Clip min/max (<11), Pad pads (`paddings` in Pad-1)/value (<11),
-//   Dropout ratio (<12), Reshape-1 shape, Tile-1 (tiles, axis) -> Tile-6 repeats.
+//   Dropout ratio (<12), Reshape-1 shape, Tile-1 (tiles, axis) -> Tile-6 repeats, TopK-1 k (<10).
 // The opset 1-6 attributes:
 //   `consumed_inputs` (version 1, a memory hint) is dropped; Gemm-1/6's `broadcast` is dropped
 //   (broadcast=1 is Gemm-7's broadcast, broadcast=0 required C to be [M, N]); Concat-1 without

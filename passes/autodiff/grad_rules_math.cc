@@ -406,6 +406,8 @@ Status GradGemm(GradContext& ctx) {
 
 // The shape and reduction rules (grad_rules_math_shape.cc).
 void RegisterShapeGradRules(GradRuleTable* t);
+// ScatterND, ScatterElements, TopK (grad_rules_scatter.cc).
+void RegisterScatterGradRules(GradRuleTable* t);
 
 void RegisterMathGradRules(GradRuleTable* t) {
   for (const OpDef& op : AllOps()) {
@@ -464,6 +466,7 @@ void RegisterMathGradRules(GradRuleTable* t) {
     t->Add(op, kNoGradient);
   }
   RegisterShapeGradRules(t);
+  RegisterScatterGradRules(t);
 }
 
 }  // namespace a8

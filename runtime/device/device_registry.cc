@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "runtime/device/ops_gather_nd.h"
+#include "runtime/device/ops_scatter.h"
 
 namespace a8::A8_DEV_NS {
 
@@ -22,6 +23,7 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceGemmConvOps(r);
     RegisterDeviceDistOps(r);
     RegisterDeviceGatherNdOps(r);
+    RegisterDeviceScatterOps(r);
     std::sort(r->begin(), r->end(),
               [](const DevKernelEntry& a, const DevKernelEntry& b) { return a.op < b.op; });
     return r;

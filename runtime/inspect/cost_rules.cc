@@ -74,7 +74,7 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
                    "a8.AveragePoolGrad", "a8.MaxPoolGrad"});
     add(F::kReduction, {"ArgMax", "ArgMin", "CumSum", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
                         "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
-                        "ReduceSumSquare", "a8.GlobalNormSq"});
+                        "ReduceSumSquare", "TopK", "a8.GlobalNormSq"});
     add(F::kNormalization,
         {"BatchNormalization", "InstanceNormalization", "LayerNormalization",
          "a8.BatchNormalizationGrad", "a8.InstanceNormalizationGrad", "a8.LayerNormalizationGrad"});
@@ -86,10 +86,12 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
     add(F::kOptimizer, {"a8.SgdUpdate", "a8.AdamUpdate", "a8.TrainControl", "a8.UpdateScale",
                         "ai.onnx.preview.training.Adagrad", "ai.onnx.preview.training.Adam",
                         "ai.onnx.preview.training.Momentum"});
-    add(F::kMovement, {"Concat", "ConstantOfShape", "Expand", "Gather", "GatherElements",
-                       "GatherND", "OneHot", "Pad", "Range", "Shape", "Size", "Slice", "Split",
-                       "Tile", "Transpose", "Trilu", "a8.GatherGrad", "a8.GatherNDGrad",
-                       "a8.SliceGrad"});
+    add(F::kMovement,
+        {"Concat",      "ConstantOfShape", "Expand", "Gather",        "GatherElements",
+         "GatherND",    "OneHot",          "Pad",    "Range",         "ScatterElements",
+         "ScatterND",   "Shape",           "Size",   "Slice",         "Split",
+         "Tile",        "Transpose",       "Trilu",  "a8.GatherGrad", "a8.GatherNDGrad",
+         "a8.SliceGrad"});
     add(F::kView, {"Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"});
     add(F::kCollective, {"a8.AllReduceStart", "a8.AllReduceWait"});
     // Every other unary op and activation gradient from kernels/common/unary_math.h's lists (a new

@@ -320,12 +320,20 @@ def main():
     ap.add_argument("-v", action="store_true", help="print every case")
     ap.add_argument("--run-cpu", metavar="A800C_RUN",
                     help="also run the supported cases on the CPU backend with this a800c-run")
+    ap.add_argument("-k", metavar="SUBSTRING",
+                    help="only the cases whose name contains SUBSTRING (to iterate on a few ops)")
     ap.add_argument("--write-cpu-unsupported", action="store_true",
                     help="with --run-cpu: rewrite cpu_unsupported_node_tests.txt from this run")
     args = ap.parse_args()
 
     cases = sorted(os.listdir(os.path.join(args.data, "node")))
     supported = [l.strip() for l in open(SUPPORTED) if l.strip() and not l.startswith("#")]
+    if args.k:
+        if args.write_supported or args.write_cpu_unsupported:
+            print("-k cannot be combined with --write-supported or --write-cpu-unsupported")
+            return 2
+        cases = [c for c in cases if args.k in c]
+        supported = [c for c in supported if args.k in c]
     missing = sorted(set(supported) - set(cases))
     if missing:
         print(f"supported cases missing from the generated data: {missing[:10]}")

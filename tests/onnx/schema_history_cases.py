@@ -212,6 +212,25 @@ def build_shape(op, v):
         return Case([data(rnd(2, 3, 4, seed=33)), ints([[2], [0]])], {"batch_dims": 1})
     if op == "GatherElements":
         return Case([data(rnd(2, 3, seed=34)), ints([[2, 0], [1, 1]])], {"axis": 1})
+    if op == "ScatterND":  # reduction from 16 on (max/min from 18)
+        attrs = {"reduction": "mul"} if v == 16 else {"reduction": "max"} if v >= 18 else {}
+        return Case([data(rnd(4, 3, seed=57)), ints([[1], [3], [1]] if attrs else [[1], [3]]),
+                     data(rnd(3 if attrs else 2, 3, seed=58))], attrs)
+    if op in ("ScatterElements", "Scatter"):  # Scatter-9/11 is ScatterElements-11's old name
+        attrs = {"axis": 1}
+        idx = [[2, 0], [1, 2]]
+        if op == "ScatterElements" and v >= 16:  # repeats combine under a reduction
+            attrs["reduction"] = "add" if v == 16 else "min"
+            idx = [[2, 2], [1, 1]]
+        return Case([data(rnd(2, 3, seed=59)), ints(idx), data(rnd(2, 2, seed=60))], attrs)
+    if op == "TensorScatter":  # a KV-cache write along axis -2, wrapping in mode circular
+        return Case([data(rnd(2, 4, 3, seed=62)), data(rnd(2, 2, 3, seed=63)),
+                     data(np.array([3, 1], I64))], {"mode": "circular"})
+    if op == "TopK":  # k an attribute before 10; largest/sorted from 11
+        y = rnd(3, 5, seed=61)
+        if v < 10:
+            return Case([data(y)], {"k": 2, "axis": 1}, outputs=2)
+        return Case([data(y), ints([2])], {"axis": 0} if v == 10 else {"largest": 0}, outputs=2)
     if op in ("Squeeze", "Unsqueeze"):
         y = rnd(2, 1, 3, seed=35) if op == "Squeeze" else rnd(2, 3, seed=35)
         return Case([data(y)], {"axes": [1]}) if v < 13 else Case([data(y), ints([1])])
@@ -268,7 +287,8 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "Softmax", "LogSoftmax", "Hardmax", "Dropout", "SoftmaxCrossEntropyLoss",
     "NegativeLogLikelihoodLoss", "RMSNormalization", "GroupNormalization", "LpNormalization",
     "LRN", "SpaceToDepth", "DepthToSpace", "Reshape", "Flatten", "Transpose", "Concat", "Split",
-    "Slice", "Gather", "GatherND", "GatherElements", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
+    "Slice", "Gather", "GatherND", "GatherElements", "ScatterND", "ScatterElements",
+    "Scatter", "TensorScatter", "TopK", "Squeeze", "Unsqueeze", "Expand", "Pad", "Tile", "Shape",
     "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",

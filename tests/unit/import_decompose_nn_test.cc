@@ -303,6 +303,24 @@ GradCheckCase Decomposed(const std::string& op, int version, std::map<std::strin
   return c;
 }
 
+// TensorScatter-24 (a ScatterElements along the sequence axis): gradients of the cache and the
+// update, linear and circular, with and without write_indices.
+TEST(ImportDecomposeNnTest, TensorScatterGradients) {
+  const std::vector<TensorType> cache_update = {TensorType{DType::kF64, {2, 4, 3}},
+                                                TensorType{DType::kF64, {2, 2, 3}}};
+  for (const char* mode : {"linear", "circular"}) {
+    SCOPED_TRACE(mode);
+    GradCheckInput w;
+    w.type = TensorType{DType::kI64, {2}};
+    w.values =
+        std::string(mode) == "linear" ? std::vector<double>{1, 2} : std::vector<double>{3, 1};
+    w.constant = true;
+    ExpectGradientsMatch(
+        Decomposed("TensorScatter", 24, {{"mode", Attribute(mode)}}, cache_update, {w}));
+  }
+  ExpectGradientsMatch(Decomposed("TensorScatter", 24, {{"axis", Attribute(1)}}, cache_update));
+}
+
 TEST(ImportDecomposeNnTest, GradientsMatchFiniteDifferences) {
   const TensorType f64_4d{DType::kF64, {1, 8, 2, 3}};
   for (const char* mode : {"DCR", "CRD"}) {
