@@ -194,6 +194,7 @@ const decompose_internal::DecomposeTable& Decompositions() {
                                             {"BitwiseNot", DecomposeBitwiseNot}};
     decompose_internal::AddNnDecompositions(&t);
     decompose_internal::AddMoreDecompositions(&t);
+    decompose_internal::AddAttentionDecompositions(&t);
     return t;
   }();
   return table;
