@@ -318,6 +318,8 @@ def main():
                     help="with --all: write each unsupported case with its class and message")
     ap.add_argument("-j", type=int, default=os.cpu_count() or 2)
     ap.add_argument("-v", action="store_true", help="print every case")
+    ap.add_argument("-k", metavar="REGEX",
+                    help="only the cases whose name matches REGEX (re.search), to iterate on a few")
     ap.add_argument("--run-cpu", metavar="A800C_RUN",
                     help="also run the supported cases on the CPU backend with this a800c-run")
     ap.add_argument("--write-cpu-unsupported", action="store_true",
@@ -330,6 +332,9 @@ def main():
     if missing:
         print(f"supported cases missing from the generated data: {missing[:10]}")
         return 1
+    if args.k:
+        cases = [c for c in cases if re.search(args.k, c)]
+        supported = [c for c in supported if re.search(args.k, c)]
     todo = cases if args.all else supported
     results = {}
     with tempfile.TemporaryDirectory() as work, \
