@@ -56,6 +56,9 @@ struct DecomposeRequest {
   std::function<std::optional<int64_t>(const Value* v)> known_rank;
   // The element type the model declares for a value, when known (may be unset).
   std::function<std::optional<DType>(const Value* v)> known_dtype;
+  // Tells the importer the rank of an output the decomposition knows (for a later node that
+  // needs it, such as Attention after RotaryEmbedding, which onnx's inference may not know).
+  std::function<void(const Value* v, int64_t rank)> note_rank;
 };
 
 // Emits the nodes for `req` into `g`, in order.

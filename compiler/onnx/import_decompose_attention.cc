@@ -69,6 +69,21 @@ std::optional<int64_t> KnownHeads(const Value* v) {
   return std::nullopt;
 }
 
+void NoteRank(const DecomposeRequest& req, const Value* v, int64_t rank) {
+  if (req.note_rank) req.note_rank(v, rank);
+}
+
+// Q's rank; K's or V's when Q's is not known (the spec gives the three the same rank).
+StatusOr<int64_t> AttentionRank(const DecomposeRequest& req) {
+  for (int i = 0; i < 3 && req.known_rank; ++i) {
+    if (std::optional<int64_t> rank = req.known_rank(req.inputs[i])) return *rank;
+  }
+  return Unsupported(
+      "{}: Attention needs the rank of Q, K or V (3-D or 4-D), which the model "
+      "does not declare for '{}'",
+      req.where, req.inputs[0]->name());
+}
+
 std::optional<DType> KnownDType(const DecomposeRequest& req, const Value* v) {
   if (v->data() != nullptr) return v->data()->type.dtype;
   if (req.known_dtype) return req.known_dtype(v);
@@ -99,7 +114,7 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
                          "scale", "softcap", "softmax_precision"}));
   }
   AttentionAttrs a;
-  A8_ASSIGN_OR_RETURN(a.rank, RankOf(req, "Attention"));
+  A8_ASSIGN_OR_RETURN(a.rank, AttentionRank(req));
   if (a.rank != 3 && a.rank != 4) {
     return InvalidInput(
         "{}: Q must be 3-D [batch, seq, hidden] or 4-D [batch, heads, seq, head], "
@@ -228,12 +243,22 @@ class AttentionBuilder {
     if (WantsOutput(req_, 3) && a_.mode == 3) {
       e_.EmitOutput(3, "Identity", 16, {p}, {}, "qk_matmul_output");
     }
+    Value* out;
     if (a_.rank == 4) {
-      e_.EmitOutput(0, "MatMul", 13, {p, v_heads}, {}, "");
+      out = e_.EmitOutput(0, "MatMul", 13, {p, v_heads}, {}, "");
     } else {
       Value* y = Emit("MatMul", 13, {p, v_heads}, "y_heads");
       Value* y_t = Emit("Transpose", 13, {y}, "y_t", {{"perm", Ints({0, 2, 1, 3})}});
-      e_.EmitOutput(0, "Reshape", 14, {y_t, e_.Int64s("merged_shape", {0, 0, -1}, {3})}, {}, "");
+      out = e_.EmitOutput(0, "Reshape", 14, {y_t, e_.Int64s("merged_shape", {0, 0, -1}, {3})}, {},
+                          "");
+    }
+    NoteRank(req_, out, a_.rank);
+    for (DecomposedNode& d : e_.nodes()) {
+      // present_key, present_value and qk_matmul_output are 4-D.
+      Value* o = d.node->output(0);
+      for (size_t i = 1; i < req_.outputs.size(); ++i) {
+        if (WantsOutput(req_, i) && o->name() == req_.outputs[i].first) NoteRank(req_, o, 4);
+      }
     }
     return e_.nodes();
   }
@@ -520,11 +545,10 @@ StatusOr<std::vector<DecomposedNode>> DecomposeRotaryEmbedding(Graph& g,
   Value* out =
       x_pass ? emit("Concat", 13, {rotated, x_pass}, "y_bshd", {{"axis", Attribute(int64_t{3})}})
              : rotated;
-  if (rank == 4) {
-    e.Emit("Transpose", 13, {out}, swap_seq_heads, "", true);
-  } else {
-    e.Emit("Reshape", 14, {out, emit("Shape", 15, {x}, "x_shape")}, {}, "", true);
-  }
+  Value* y = rank == 4
+                 ? e.Emit("Transpose", 13, {out}, swap_seq_heads, "", true)
+                 : e.Emit("Reshape", 14, {out, emit("Shape", 15, {x}, "x_shape")}, {}, "", true);
+  NoteRank(req, y, rank);
   return e.nodes();
 }
 

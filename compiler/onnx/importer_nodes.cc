@@ -436,6 +436,7 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   const UpgradeContext ctx = MakeUpgradeContext(index);
   req.known_rank = ctx.known_rank;
   req.known_dtype = ctx.known_dtype;
+  req.note_rank = [this](const Value* v, int64_t rank) { known_rank_[v] = rank; };
   int num_outputs = n.output_size();
   while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
   for (int i = 0; i < num_outputs; ++i) {

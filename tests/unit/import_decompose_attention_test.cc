@@ -64,6 +64,18 @@ g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v) => (float[2, 4, 16] y,
   EXPECT_EQ((*g)->outputs()[1]->type().ToString(), "f32[2,4,4,6]");
 }
 
+TEST(ImportDecomposeAttentionTest, AttentionAfterRotaryEmbeddingKnowsTheRank) {
+  // onnx's inference in the importer may not know RotaryEmbedding (a newer opset than its own):
+  // the decomposition tells the importer the rank of its output, which Attention needs.
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3, 8] x, float[2, 3, 2] c, float[2, 3, 2] s) => (float[2, 3, 8] y) {
+  qr = RotaryEmbedding <num_heads = 2> (x, c, s)
+  kr = RotaryEmbedding <num_heads = 2, interleaved = 1> (x, c, s)
+  y = Attention <q_num_heads = 2, kv_num_heads = 2> (qr, kr, kr) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->outputs()[0]->producer()->op(), "Reshape");
+}
+
 TEST(ImportDecomposeAttentionTest, BadAttentionNodesGetOneClearError) {
   Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
 g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v) => (float[2, 4, 16] y) {
