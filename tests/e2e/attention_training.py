@@ -12,7 +12,8 @@ gradients come from the ops they are made of. Checked:
      cross-entropy; dL/dw is recomputed for every element of every weight (the projections and
      the rotary cos/sin caches, gathered by position) by central finite differences in float64
      with onnx's ReferenceEvaluator on the same model in double;
-  2. the first step's loss (a800c-run's metrics) equals the reference's loss;
+  2. the first step's loss (a800c-run's metrics) equals the reference's loss, and the CUDA
+     backend's kernel code on the host (--backend=cuda-emu) takes the same step;
   3. training: AdamW memorises 64 random samples: the mean loss of the last epoch is at most a
      quarter of the first's.
 """
@@ -81,10 +82,11 @@ def tool(args, *cmd):
     return p
 
 
-def train(args, work, model_path, feeds, flags, run_flags):
+def train(args, work, model_path, feeds, flags, run_flags, compile_plan=True):
     plan = os.path.join(work, "model.plan")
-    tool(args, "a800c", model_path, "-o", plan, "--precision=fp32", "--loss=cross_entropy",
-         "--batch=16", *flags)
+    if compile_plan:
+        tool(args, "a800c", model_path, "-o", plan, "--precision=fp32", "--loss=cross_entropy",
+             "--batch=16", *flags)
     inputs = []
     for k, v in feeds.items():
         np.save(os.path.join(work, f"{k}.npy"), v)
@@ -150,6 +152,15 @@ def main():
         print(f"gradients: {checked} weight elements match finite differences (largest |g| "
               f"{largest:.3g}, worst error {worst:.2g} of the bound |err| <= 1e-4 + 1e-3 |g|); "
               f"step-1 loss {losses[0]:.6f} vs reference {ref:.6f}")
+
+        # The CUDA backend's kernel code on the host takes the same step.
+        emu_losses, emu = train(args, work, model_path, feeds, [],
+                                ["--steps=1", "--backend=cuda-emu"], compile_plan=False)
+        worst_emu = max(float(np.max(np.abs(emu[k].astype(np.float64) - after[k])))
+                        for k in weights)
+        assert worst_emu <= 1e-6 and abs(emu_losses[0] - losses[0]) <= 1e-6, \
+            (worst_emu, emu_losses[0], losses[0])
+        print(f"cuda-emu: the same step, max |w_emu - w_cpu| = {worst_emu:.2g}")
 
         # 3: AdamW memorises the 64 samples.
         epochs = 60
