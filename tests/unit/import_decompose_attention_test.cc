@@ -76,6 +76,20 @@ g (float[2, 3, 8] x, float[2, 3, 2] c, float[2, 3, 2] s) => (float[2, 3, 8] y) {
   EXPECT_EQ((*g)->outputs()[0]->producer()->op(), "Reshape");
 }
 
+TEST(ImportDecomposeAttentionTest, GqaWithHeadCountsUnknownAtImport) {
+  // Q and K made by other nodes: their head counts are unknown at import, so the repeat count is
+  // Shape(Q)[1] / Shape(K)[1], which shape inference folds.
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 4, 3, 8] q, float[2, 2, 5, 8] k, float[2, 2, 5, 6] v) => (float[2, 4, 3, 6] y) {
+  qa = Relu (q)
+  ka = Relu (k)
+  y = Attention (qa, ka, v) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Count(**g, "Expand"), 2);  // K and V, each by Shape(Q)[1] / Shape(K)[1]
+  ASSERT_TRUE(ShapeInference().Run(**g).ok());
+  EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,4,3,6]");
+}
+
 TEST(ImportDecomposeAttentionTest, BadAttentionNodesGetOneClearError) {
   Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
 g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v) => (float[2, 4, 16] y) {
