@@ -79,8 +79,8 @@ StatusOr<int64_t> AttentionRank(const DecomposeRequest& req) {
     if (std::optional<int64_t> rank = req.known_rank(req.inputs[i])) return *rank;
   }
   return Unsupported(
-      "{}: Attention needs the rank of Q, K or V (3-D or 4-D), which the model "
-      "does not declare for '{}'",
+      "{}: Attention needs the rank of Q, K or V (3-D or 4-D), which the model does not declare "
+      "for '{}'",
       req.where, req.inputs[0]->name());
 }
 
@@ -117,8 +117,7 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
   A8_ASSIGN_OR_RETURN(a.rank, AttentionRank(req));
   if (a.rank != 3 && a.rank != 4) {
     return InvalidInput(
-        "{}: Q must be 3-D [batch, seq, hidden] or 4-D [batch, heads, seq, head], "
-        "got rank {}",
+        "{}: Q must be 3-D [batch, seq, hidden] or 4-D [batch, heads, seq, head], got rank {}",
         req.where, a.rank);
   }
   A8_ASSIGN_OR_RETURN(a.q_heads, IntAttr(req, "q_num_heads", 0));
@@ -146,8 +145,7 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
     A8_ASSIGN_OR_RETURN(float scale, FloatAttr(req, "scale", 0));
     if (!(scale > 0)) {
       return Unsupported(
-          "{}: attribute 'scale' {} is not positive (Q and K are scaled by its "
-          "square root)",
+          "{}: attribute 'scale' {} is not positive (Q and K are scaled by its square root)",
           req.where, scale);
     }
     a.scale = scale;
@@ -158,9 +156,7 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
     // TensorProto FLOAT, FLOAT16, DOUBLE, BFLOAT16: the float types the spec allows.
     if (p != 1 && p != 10 && p != 11 && p != 16) {
       return InvalidInput(
-          "{}: attribute 'softmax_precision' {} is not a float type (1, 10, 11, "
-          "16)",
-          req.where, p);
+          "{}: attribute 'softmax_precision' {} is not a float type (1, 10, 11, 16)", req.where, p);
     }
     a.softmax_precision = p;
   }
@@ -173,8 +169,7 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
   A8_ASSIGN_OR_RETURN(a.right_window, IntAttr(req, "right_window_size", -1));
   if (a.left_window < -1 || a.right_window < -1) {
     return InvalidInput(
-        "{}: left_window_size and right_window_size must be -1 or non-negative, "
-        "got {} and {}",
+        "{}: left_window_size and right_window_size must be -1 or non-negative, got {} and {}",
         req.where, a.left_window, a.right_window);
   }
   return a;
@@ -253,7 +248,7 @@ class AttentionBuilder {
                           "");
     }
     NoteRank(req_, out, a_.rank);
-    for (DecomposedNode& d : e_.nodes()) {
+    for (const DecomposedNode& d : e_.nodes()) {
       // present_key, present_value and qk_matmul_output are 4-D.
       Value* o = d.node->output(0);
       for (size_t i = 1; i < req_.outputs.size(); ++i) {
@@ -354,8 +349,8 @@ class AttentionBuilder {
       std::optional<DType> dt = KnownDType(req_, mask);
       if (!dt) {
         return Unsupported(
-            "{}: the element type of input 'attn_mask' ('{}') is not declared "
-            "(a bool mask and a float bias decompose differently)",
+            "{}: the element type of input 'attn_mask' ('{}') is not declared (a bool mask and a "
+            "float bias decompose differently)",
             req_.where, mask->name());
       }
       Value* m = *dt == DType::kBool ? select(mask, "mask_bias")
@@ -457,8 +452,7 @@ StatusOr<std::vector<DecomposedNode>> DecomposeRotaryEmbedding(Graph& g,
   A8_ASSIGN_OR_RETURN(int64_t rank, RankOf(req, "RotaryEmbedding"));
   if (rank != 3 && rank != 4) {
     return InvalidInput(
-        "{}: X must be 3-D [batch, seq, hidden] or 4-D [batch, heads, seq, "
-        "head], got rank {}",
+        "{}: X must be 3-D [batch, seq, hidden] or 4-D [batch, heads, seq, head], got rank {}",
         req.where, rank);
   }
   if (rank == 3 && heads <= 0) {
@@ -467,9 +461,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeRotaryEmbedding(Graph& g,
   }
   if (rd < 0 || rd % 2 != 0) {
     return InvalidInput(
-        "{}: attribute 'rotary_embedding_dim' must be even and non-negative, "
-        "got {}",
-        req.where, rd);
+        "{}: attribute 'rotary_embedding_dim' must be even and non-negative, got {}", req.where,
+        rd);
   }
   if (interleaved != 0 && interleaved != 1) {
     return InvalidInput("{}: attribute 'interleaved' must be 0 or 1, got {}", req.where,

@@ -27,7 +27,10 @@ passed, failed, listed) are printed apart from the import/export counts;
 `--write-cpu-unsupported` rewrites that list from a run (review the diff).
 
     python3 tests/onnx/run_node_tests.py --a800c build/bin/a800c --data DIR [--all] [-j N]
-        [--run-cpu build/bin/a800c-run]
+        [--run-cpu build/bin/a800c-run] [-k REGEX]
+
+`-k REGEX` keeps only the cases whose name matches (re.search), supported and not, to iterate on
+a few (`-k '^test_(attention|rotary)'`); the counts are then of those cases.
 """
 import argparse
 import concurrent.futures
