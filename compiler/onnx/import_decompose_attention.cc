@@ -321,6 +321,21 @@ class AttentionBuilder {
     return Emit("Reshape", 14, {x, shape}, name + "_q_heads");
   }
 
+  // past + new kv length, when the declared types of K (and past_key) give it.
+  std::optional<int64_t> KnownKvLength() const {
+    const Value* k = Input(req_, 1);
+    const size_t seq_axis = a_.rank == 4 ? 2 : 1;
+    if (k->dims().size() != static_cast<size_t>(a_.rank) || k->dims()[seq_axis] < 0) {
+      return std::nullopt;
+    }
+    int64_t len = k->dims()[seq_axis];
+    if (const Value* past = Input(req_, 4)) {
+      if (past->dims().size() != 4 || past->dims()[2] < 0) return std::nullopt;
+      len += past->dims()[2];
+    }
+    return len;
+  }
+
   // sqrt(scale) in Q's type, scale defaulting to 1 / sqrt(head_size).
   Value* SqrtScale(Value* q) {
     if (a_.scale) {
@@ -355,15 +370,28 @@ class AttentionBuilder {
       }
       Value* m = *dt == DType::kBool ? select(mask, "mask_bias")
                                      : Emit("CastLike", 15, {mask, q}, "mask_bias");
-      // A mask shorter than the total kv length is padded with -inf (disallowed).
-      Value* pad =
-          Emit("Sub", 14, {total_kv, Emit("Shape", 15, {mask}, "mask_len", {{"start", -1}})},
-               "mask_pad");
-      Value* pads = Emit("Concat", 13, {e_.Int64s("mask_pad_begin", {0}, {1}), pad}, "mask_pads",
-                         {{"axis", 0}});
-      add(Emit("Pad", 18, {m, pads, neg_inf_, e_.Int64s("mask_pad_axes", {-1}, {1})},
-               "mask_padded"),
-          "bias_mask");
+      // A mask shorter than the total kv length is padded with -inf (disallowed); no Pad when
+      // the lengths are known to be equal at import.
+      const std::optional<int64_t> kv_len = KnownKvLength();
+      const std::optional<int64_t> mask_len = mask->dims().empty() || mask->dims().back() <= 0
+                                                  ? std::nullopt
+                                                  : std::optional(mask->dims().back());
+      if (kv_len && mask_len && *mask_len > *kv_len) {
+        return InvalidInput("{}: attn_mask's last dim {} is longer than the total kv length {}",
+                            req_.where, *mask_len, *kv_len);
+      }
+      if (kv_len && mask_len && *mask_len == *kv_len) {
+        add(m, "bias_mask");
+      } else {
+        Value* pad =
+            Emit("Sub", 14, {total_kv, Emit("Shape", 15, {mask}, "mask_len", {{"start", -1}})},
+                 "mask_pad");
+        Value* pads = Emit("Concat", 13, {e_.Int64s("mask_pad_begin", {0}, {1}), pad}, "mask_pads",
+                           {{"axis", 0}});
+        add(Emit("Pad", 18, {m, pads, neg_inf_, e_.Int64s("mask_pad_axes", {-1}, {1})},
+                 "mask_padded"),
+            "bias_mask");
+      }
     }
     const bool window = a_.left_window >= 0 || a_.right_window >= 0;
     if (!a_.is_causal && !window && !nonpad) return bias;

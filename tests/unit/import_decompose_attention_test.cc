@@ -105,6 +105,11 @@ g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v, float[1, 2, 2,
   y = Attention (q, k, v, , pk) })");
   EXPECT_THAT(s.message(), HasSubstr("'past_key' and 'past_value' must be given together"));
   s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v, bool[3, 5] m) => (float[1, 2, 3, 4] y) {
+  y = Attention (q, k, v, m) })");
+  EXPECT_THAT(s.message(),
+              HasSubstr("attn_mask's last dim 5 is longer than the total kv length 3"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
 g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v) => (float[1, 2, 3, 4] y) {
   y = Attention <softmax_precision = 7> (q, k, v) })");
   EXPECT_THAT(s.message(), HasSubstr("attribute 'softmax_precision' 7 is not a float type"));
