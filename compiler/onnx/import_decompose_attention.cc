@@ -143,9 +143,9 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
   a.is_causal = causal == 1;
   if (req.attrs.count("scale")) {
     A8_ASSIGN_OR_RETURN(float scale, FloatAttr(req, "scale", 0));
-    if (!(scale > 0)) {
-      return Unsupported(
-          "{}: attribute 'scale' {} is not positive (Q and K are scaled by its square root)",
+    if (!(scale >= 0)) {
+      return InvalidInput(
+          "{}: attribute 'scale' {} is negative or NaN (Q and K are scaled by its square root)",
           req.where, scale);
     }
     a.scale = scale;

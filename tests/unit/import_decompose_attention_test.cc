@@ -111,6 +111,10 @@ g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v, bool[3, 5] m) 
               HasSubstr("attn_mask's last dim 5 is longer than the total kv length 3"));
   s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
 g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v) => (float[1, 2, 3, 4] y) {
+  y = Attention <scale = -0.5> (q, k, v) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'scale' -0.5 is negative or NaN"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v) => (float[1, 2, 3, 4] y) {
   y = Attention <softmax_precision = 7> (q, k, v) })");
   EXPECT_THAT(s.message(), HasSubstr("attribute 'softmax_precision' 7 is not a float type"));
   s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
