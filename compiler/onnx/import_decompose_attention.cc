@@ -18,7 +18,9 @@
 //          -inf set to zero (the spec's fully-masked rows: their logits are replaced by 0 first,
 //          so that neither the values nor the gradients see a NaN); Y = MatMul(P, V), merged
 //          back to [B, S, H * Dv] for 3-D inputs. qk_matmul_output is qk (mode 0), after softcap
-//          (1), with the bias (2), or P (3).
+//          (1), with the bias (2), or P (3). Mode 0 with softcap is the raw qk, as the spec's
+//          text and onnxruntime have it (onnx's reference implementation returns it softcapped;
+//          no node test has that combination).
 //       Differentiable: Y, present_key, present_value and qk_matmul_output with respect to Q,
 //       K, V, past_key, past_value and a float attn_mask; not a bool mask or nonpad_kv_seqlen.
 //   RotaryEmbedding (X, cos_cache, sin_cache, position_ids?; interleaved, rotary_embedding_dim,
