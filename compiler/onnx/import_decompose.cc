@@ -261,6 +261,7 @@ const decompose_internal::DecomposeTable& Decompositions() {
         {"Scatter", DecomposeScatter},   {"TensorScatter", DecomposeTensorScatter}};
     decompose_internal::AddNnDecompositions(&t);
     decompose_internal::AddMoreDecompositions(&t);
+    decompose_internal::AddAttentionDecompositions(&t);
     return t;
   }();
   return table;

@@ -15,7 +15,7 @@
 //       node. Upsample-10 is deprecated (an error, as onnx's checker says);
 //   BitwiseNot-18 (x)         -> BitwiseXor(x, Sub(CastLike(0, x), CastLike(1, x)));
 //   RMSNormalization, LpNormalization, Hardmax, EyeLike, SpaceToDepth, DepthToSpace: see
-//       import_decompose_nn.cc.
+//       import_decompose_nn.cc; Attention and RotaryEmbedding: import_decompose_attention.cc.
 //
 // Every node made here is named `<node>.<op>` (the last one, which produces the ONNX outputs,
 // keeps the node's name) and comes back with the ONNX since_version its form has, for the caller
@@ -54,6 +54,11 @@ struct DecomposeRequest {
   std::function<std::string(const std::string& base)> fresh_name;
   // The rank the model declares (or onnx infers) for a value, when known.
   std::function<std::optional<int64_t>(const Value* v)> known_rank;
+  // The element type the model declares for a value, when known (may be unset).
+  std::function<std::optional<DType>(const Value* v)> known_dtype;
+  // Tells the importer the rank of an output the decomposition knows (for a later node that
+  // needs it, such as Attention after RotaryEmbedding, which onnx's inference may not know).
+  std::function<void(const Value* v, int64_t rank)> note_rank;
 };
 
 // Emits the nodes for `req` into `g`, in order.

@@ -32,6 +32,15 @@ class Emitter {
     nodes_.push_back({n, since_version});
     return n->output(0);
   }
+  // One node whose output is the request's output `i` (of an op with several outputs, such as
+  // Attention): named as the node for output 0, `<name>.<suffix>` for the others.
+  Value* EmitOutput(size_t i, const std::string& op, int since_version, std::vector<Value*> inputs,
+                    std::map<std::string, Attribute> attrs, const std::string& suffix) {
+    Node* n = g_.AddNode(op, "", std::move(inputs), {req_.outputs[i]}, std::move(attrs),
+                         i == 0 ? req_.name : req_.name + "." + suffix);
+    nodes_.push_back({n, since_version});
+    return n->output(0);
+  }
   // A compile-time constant `<name>.<suffix>` (an axis, a shape, epsilon).
   Value* Constant(const std::string& suffix, TensorDataPtr data) {
     return g_.AddConstant(req_.fresh_name(req_.name + "." + suffix), std::move(data));
@@ -76,6 +85,8 @@ using DecomposeTable = std::map<std::string_view, DecomposeFn>;
 // import_decompose_einsum.cc, to `t`.
 void AddNnDecompositions(DecomposeTable* t);
 void AddMoreDecompositions(DecomposeTable* t);
+// Attention and RotaryEmbedding (import_decompose_attention.cc).
+void AddAttentionDecompositions(DecomposeTable* t);
 StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeRequest& req);
 
 }  // namespace a8::decompose_internal

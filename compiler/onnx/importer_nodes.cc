@@ -442,11 +442,20 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   req.inputs = std::move(inputs);
   req.attrs = std::move(attrs);
   req.fresh_name = [this](const std::string& base) { return FreshName(base); };
-  req.known_rank = MakeUpgradeContext(index).known_rank;
+  const UpgradeContext ctx = MakeUpgradeContext(index);
+  req.known_rank = ctx.known_rank;
+  req.known_dtype = ctx.known_dtype;
+  req.note_rank = [this](const Value* v, int64_t rank) { known_rank_[v] = rank; };
   int num_outputs = n.output_size();
   while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
   for (int i = 0; i < num_outputs; ++i) {
-    if (n.output(i).empty()) return InvalidInput("{}: output {} has no name", where, i);
+    // An absent optional output before a present one (Attention's qk_matmul_output without the
+    // present key and value) comes with an empty name: the decomposition skips it.
+    if (n.output(i).empty()) {
+      if (i == 0) return InvalidInput("{}: output 0 has no name", where);
+      req.outputs.emplace_back("", TensorType{});
+      continue;
+    }
     auto vi = value_info_.find(n.output(i));
     std::optional<TensorType> t = vi == value_info_.end() ? std::nullopt : StaticType(*vi->second);
     req.outputs.emplace_back(n.output(i), t.value_or(TensorType{}));

@@ -175,6 +175,26 @@ def build_nn(op, v):
         return Case([data(rnd(2, 2, 3, seed=34)), ints([2, 1, 3, 4])], {"align_corners": 1})
     if op == "CumProd":
         return Case([data(rnd(3, 4, seed=33)), ints(1)], {"exclusive": 1})
+    if op == "Attention":
+        if v == 23:  # 4-D with a KV cache, causal from the past length, every output
+            return Case([data(rnd(2, 2, 3, 4, seed=35)), data(rnd(2, 2, 3, 4, seed=36)),
+                         data(rnd(2, 2, 3, 5, seed=37)), data(rnd(3, 5, seed=38)),
+                         data(rnd(2, 2, 2, 4, seed=39)), data(rnd(2, 2, 2, 5, seed=40))],
+                        {"is_causal": 1, "qk_matmul_output_mode": 2}, outputs=4)
+        if v == 24:  # 4-D GQA with an external cache (nonpad_kv_seqlen) and a bool mask
+            mask = rnd(3, 6, seed=41) > -1.0
+            return Case([data(rnd(2, 4, 3, 4, seed=42)), data(rnd(2, 2, 6, 4, seed=43)),
+                         data(rnd(2, 2, 6, 4, seed=44)), data(mask), (None, False), (None, False),
+                         data(np.array([5, 3], I64))], {"is_causal": 1})
+        # 3-D GQA with a sliding window and softcap
+        return Case([data(rnd(2, 4, 16, seed=45)), data(rnd(2, 5, 8, seed=46)),
+                     data(rnd(2, 5, 8, seed=47))],
+                    {"q_num_heads": 4, "kv_num_heads": 2, "is_causal": 1, "left_window_size": 2,
+                     "softcap": 3.0, "scale": 0.5})
+    if op == "RotaryEmbedding":  # 4-D with position ids, interleaved, a partial rotation
+        return Case([data(rnd(2, 2, 3, 6, seed=48)), data(rnd(8, 2, seed=49)),
+                     data(rnd(8, 2, seed=50)), data(np.array([[0, 3, 5], [7, 1, 2]], I64))],
+                    {"interleaved": 1, "rotary_embedding_dim": 4})
     if op == "SoftmaxCrossEntropyLoss":
         return Case([data(rnd(3, 5, seed=23)), ints([0, 4, 2])], {"reduction": "mean"})
     if op == "NegativeLogLikelihoodLoss":
@@ -292,7 +312,7 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
-    "ReverseSequence", "Einsum", "CumProd", "AffineGrid"}
+    "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding"}
 
 
 def build(op, v):

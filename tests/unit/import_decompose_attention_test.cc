@@ -1,0 +1,273 @@
+// Attention and RotaryEmbedding, imported as nodes of other ops (import_decompose_attention.cc):
+// what they import as, the errors a bad node gets, and their gradients through the decomposition
+// against finite differences (every differentiable output and input, causal and padding masks,
+// GQA, the KV cache, softcap). Their values are checked by the ONNX node tests (onnx_node_tests).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/onnx/import_decompose.h"
+#include "compiler/onnx/import_upgrade.h"
+#include "passes/analysis/shape_inference.h"
+#include "tests/unit/grad_check_util.h"
+#include "tests/unit/onnx_test_util.h"
+
+namespace a8 {
+namespace {
+
+using ::a8::testing::ExpectGradientsMatch;
+using ::a8::testing::GradCheckCase;
+using ::a8::testing::GradCheckInput;
+using ::a8::testing::ImportText;
+using ::testing::HasSubstr;
+
+int Count(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (Node* node : g.NodeList()) n += node->op() == op;
+  return n;
+}
+
+Status ImportError(const std::string& text) {
+  auto g = ImportText(text);
+  EXPECT_FALSE(g.ok());
+  return g.ok() ? Status::Ok() : g.status();
+}
+
+TEST(ImportDecomposeAttentionTest, AttentionImportsAsMatMulSoftmaxMatMul) {
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3, 4, 8] q, float[2, 3, 6, 8] k, float[2, 3, 6, 8] v) => (float[2, 3, 4, 8] y) {
+  y = Attention (q, k, v) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Count(**g, "MatMul"), 2);
+  EXPECT_EQ(Count(**g, "Softmax"), 1);
+  // Equal head counts: no GQA repeat; no mask: no bias, no fully-masked-row guard.
+  EXPECT_EQ(Count(**g, "Expand"), 0);
+  EXPECT_EQ(Count(**g, "Where"), 0);
+  EXPECT_EQ((*g)->outputs()[0]->producer()->op(), "MatMul");
+  EXPECT_EQ((*g)->outputs()[0]->producer()->name(), "Attention_0");
+}
+
+TEST(ImportDecomposeAttentionTest, SkippedPresentOutputsAndGqa) {
+  // Y and qk_matmul_output with the present key and value skipped (empty names), 3-D GQA.
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v) => (float[2, 4, 16] y, float[2, 4, 4, 6] qk) {
+  y, , , qk = Attention <q_num_heads = 4, kv_num_heads = 2, is_causal = 1, qk_matmul_output_mode = 3> (q, k, v) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Count(**g, "Expand"), 2);  // K and V repeated for 4 query heads
+  EXPECT_EQ((*g)->outputs()[1]->producer()->name(), "Attention_0.qk_matmul_output");
+  EXPECT_EQ((*g)->outputs()[1]->type().ToString(), "f32[2,4,4,6]");
+}
+
+TEST(ImportDecomposeAttentionTest, AttentionAfterRotaryEmbeddingKnowsTheRank) {
+  // onnx's inference in the importer may not know RotaryEmbedding (a newer opset than its own):
+  // the decomposition tells the importer the rank of its output, which Attention needs.
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3, 8] x, float[2, 3, 2] c, float[2, 3, 2] s) => (float[2, 3, 8] y) {
+  qr = RotaryEmbedding <num_heads = 2> (x, c, s)
+  kr = RotaryEmbedding <num_heads = 2, interleaved = 1> (x, c, s)
+  y = Attention <q_num_heads = 2, kv_num_heads = 2> (qr, kr, kr) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ((*g)->outputs()[0]->producer()->op(), "Reshape");
+}
+
+TEST(ImportDecomposeAttentionTest, GqaWithHeadCountsUnknownAtImport) {
+  // Q and K made by other nodes: their head counts are unknown at import, so the repeat count is
+  // Shape(Q)[1] / Shape(K)[1], which shape inference folds.
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 4, 3, 8] q, float[2, 2, 5, 8] k, float[2, 2, 5, 6] v) => (float[2, 4, 3, 6] y) {
+  qa = Relu (q)
+  ka = Relu (k)
+  y = Attention (qa, ka, v) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Count(**g, "Expand"), 2);  // K and V, each by Shape(Q)[1] / Shape(K)[1]
+  ASSERT_TRUE(ShapeInference().Run(**g).ok());
+  EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,4,3,6]");
+}
+
+TEST(ImportDecomposeAttentionTest, BadAttentionNodesGetOneClearError) {
+  Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v) => (float[2, 4, 16] y) {
+  y = Attention <q_num_heads = 4> (q, k, v) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'Attention_0' (Attention): 3-D inputs need positive "
+                                     "attributes q_num_heads and kv_num_heads, got 4 and 0"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v) => (float[2, 4, 16] y) {
+  y = Attention <q_num_heads = 3, kv_num_heads = 2> (q, k, v) })");
+  EXPECT_THAT(s.message(), HasSubstr("q_num_heads 3 is not a multiple of kv_num_heads 2"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v, float[1, 2, 2, 4] pk) => (float[1, 2, 3, 4] y) {
+  y = Attention (q, k, v, , pk) })");
+  EXPECT_THAT(s.message(), HasSubstr("'past_key' and 'past_value' must be given together"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v, bool[3, 5] m) => (float[1, 2, 3, 4] y) {
+  y = Attention (q, k, v, m) })");
+  EXPECT_THAT(s.message(),
+              HasSubstr("attn_mask's last dim 5 is longer than the total kv length 3"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v) => (float[1, 2, 3, 4] y) {
+  y = Attention <scale = -0.5> (q, k, v) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'scale' -0.5 is negative or NaN"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v) => (float[1, 2, 3, 4] y) {
+  y = Attention <softmax_precision = 7> (q, k, v) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'softmax_precision' 7 is not a float type"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v) => (float[1, 2, 3, 4] y) {
+  y = Attention <left_window_size = 2> (q, k, v) })");
+  EXPECT_THAT(s.message(), HasSubstr("(Attention): unknown attribute 'left_window_size'"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 25]>
+g (float[1, 2, 3, 4] q, float[1, 2, 3, 4] k, float[1, 2, 3, 4] v) => (float[1, 2, 3, 4] y) {
+  y = Attention <q_num_heads = 2, kv_num_heads = 2> (q, k, v) })");
+  EXPECT_THAT(s.message(), HasSubstr("must not be given for 4-D inputs"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 3, 4] x, float[3, 2] c, float[3, 2] s) => (float[1, 3, 4] y) {
+  y = RotaryEmbedding (x, c, s) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'RotaryEmbedding_0' (RotaryEmbedding): a 3-D X needs a "
+                                     "positive attribute 'num_heads', got 0"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 1, 3, 4] x, float[1, 3, 2] c, float[1, 3, 2] s) => (float[1, 1, 3, 4] y) {
+  y = RotaryEmbedding <rotary_embedding_dim = 3> (x, c, s) })");
+  EXPECT_THAT(s.message(), HasSubstr("'rotary_embedding_dim' must be even and non-negative"));
+}
+
+// A gradient check of `op` imported as its decomposition with `num_outputs` outputs: the nodes
+// are upgraded to their canonical forms and typed as the importer and shape inference would.
+GradCheckCase Decomposed(const std::string& op, int version, std::map<std::string, Attribute> attrs,
+                         std::vector<GradCheckInput> inputs, int num_outputs = 1) {
+  GradCheckCase c;
+  c.op = op;
+  c.inputs = std::move(inputs);
+  c.num_outputs = num_outputs;
+  c.build = [op, version, attrs, num_outputs](
+                Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
+    auto counter = std::make_shared<int>(0);
+    DecomposeRequest req;
+    req.op = op;
+    req.version = version;
+    req.name = "node";
+    req.where = "node 'node' (" + op + ")";
+    req.inputs = operands;
+    while (!req.inputs.empty() && req.inputs.back() == nullptr) req.inputs.pop_back();
+    for (int i = 0; i < num_outputs; ++i) req.outputs.push_back({"y" + std::to_string(i), {}});
+    req.attrs = attrs;
+    req.fresh_name = [counter](const std::string& base) {
+      return base + "." + std::to_string((*counter)++);
+    };
+    req.known_rank = [](const Value* v) -> std::optional<int64_t> {
+      return static_cast<int64_t>(v->dims().size());
+    };
+    req.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
+    UpgradeContext ctx;
+    ctx.graph = &g;
+    ctx.fresh_name = req.fresh_name;
+    ctx.known_rank = req.known_rank;
+    ctx.known_dtype = req.known_dtype;
+    A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
+    for (const DecomposedNode& d : nodes) {
+      const OpDef* def = FindOp("", d.node->op());
+      if (def == nullptr) return Internal("no op {}", d.node->op());
+      A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
+      d.node->set_version(def->canonical);
+    }
+    auto inferred = ShapeInference().Run(g);
+    if (!inferred.ok()) return inferred.status();
+    std::vector<Value*> outs;
+    for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue("y" + std::to_string(i)));
+    return outs;
+  };
+  return c;
+}
+
+GradCheckInput F64(std::vector<int64_t> dims) {
+  GradCheckInput in;
+  in.type = TensorType{DType::kF64, std::move(dims)};
+  return in;
+}
+
+GradCheckInput Fixed(DType dtype, std::vector<int64_t> dims, std::vector<double> values) {
+  GradCheckInput in;
+  in.type = TensorType{dtype, std::move(dims)};
+  in.values = std::move(values);
+  in.differentiable = false;
+  return in;
+}
+
+GradCheckInput Absent() {
+  GradCheckInput in;
+  in.absent = true;
+  return in;
+}
+
+TEST(ImportDecomposeAttentionTest, AttentionGradientsMatchFiniteDifferences) {
+  // 4-D, the default scale.
+  ExpectGradientsMatch(
+      Decomposed("Attention", 23, {}, {F64({1, 2, 3, 4}), F64({1, 2, 5, 4}), F64({1, 2, 5, 3})}));
+  // Causal with a float mask shorter than the kv length (padded with -inf), softcap, scale: the
+  // mask is differentiable too.
+  ExpectGradientsMatch(
+      Decomposed("Attention", 23,
+                 {{"is_causal", Attribute(int64_t{1})},
+                  {"softcap", Attribute(2.0f)},
+                  {"scale", Attribute(0.3f)}},
+                 {F64({1, 2, 4, 3}), F64({1, 2, 4, 3}), F64({1, 2, 4, 2}), F64({4, 3})}));
+  // 3-D GQA (4 query heads, 2 kv heads) with a bool mask whose second row attends to nothing
+  // (its output and gradients are zero, never NaN).
+  ExpectGradientsMatch(
+      Decomposed("Attention", 23,
+                 {{"q_num_heads", Attribute(int64_t{4})}, {"kv_num_heads", Attribute(int64_t{2})}},
+                 {F64({2, 3, 8}), F64({2, 4, 4}), F64({2, 4, 6}),
+                  Fixed(DType::kBool, {3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0})}));
+  // The KV cache: every output (Y, present_key, present_value, qk_matmul_output) with respect
+  // to Q, K, V, the float mask and the past key and value, causal from the past length (not in
+  // mode 2, whose output then holds -inf).
+  for (int64_t mode : {0, 1, 2, 3}) {
+    SCOPED_TRACE("qk_matmul_output_mode " + std::to_string(mode));
+    ExpectGradientsMatch(Decomposed("Attention", 23,
+                                    {{"is_causal", Attribute(int64_t{mode != 2})},
+                                     {"softcap", Attribute(1.5f)},
+                                     {"qk_matmul_output_mode", Attribute(mode)}},
+                                    {F64({1, 2, 2, 3}), F64({1, 2, 2, 3}), F64({1, 2, 2, 3}),
+                                     F64({1, 1, 2, 4}), F64({1, 2, 2, 3}), F64({1, 2, 2, 3})},
+                                    4));
+  }
+  // Attention-24's external cache: padding and bottom-right causal alignment per batch; the
+  // second batch's first query row is fully masked (nonpad 2 < 3 queries).
+  ExpectGradientsMatch(Decomposed("Attention", 24, {{"is_causal", Attribute(int64_t{1})}},
+                                  {F64({2, 1, 3, 2}), F64({2, 1, 5, 2}), F64({2, 1, 5, 2}),
+                                   Absent(), Absent(), Absent(), Fixed(DType::kI64, {2}, {4, 2})}));
+  // Attention-25's sliding window, with softmax in float.
+  GradCheckCase window = Decomposed("Attention", 25,
+                                    {{"left_window_size", Attribute(int64_t{1})},
+                                     {"right_window_size", Attribute(int64_t{1})},
+                                     {"softmax_precision", Attribute(int64_t{1})}},
+                                    {F64({1, 1, 4, 2}), F64({1, 1, 4, 2}), F64({1, 1, 4, 2})});
+  window.eps = 1e-3;
+  window.rtol = 1e-3;
+  window.atol = 1e-5;
+  ExpectGradientsMatch(window);
+}
+
+TEST(ImportDecomposeAttentionTest, RotaryEmbeddingGradientsMatchFiniteDifferences) {
+  for (int64_t interleaved : {0, 1}) {
+    SCOPED_TRACE("interleaved " + std::to_string(interleaved));
+    // 4-D [B, H, S, D] with position ids into [max_pos, rd / 2] caches, a partial rotation.
+    ExpectGradientsMatch(Decomposed(
+        "RotaryEmbedding", 23,
+        {{"interleaved", Attribute(interleaved)}, {"rotary_embedding_dim", Attribute(int64_t{4})}},
+        {F64({1, 2, 3, 6}), F64({5, 2}), F64({5, 2}), Fixed(DType::kI64, {1, 3}, {4, 0, 2})}));
+    // 3-D [B, S, H * D] without position ids: caches [B, S, D / 2].
+    ExpectGradientsMatch(
+        Decomposed("RotaryEmbedding", 23,
+                   {{"interleaved", Attribute(interleaved)}, {"num_heads", Attribute(int64_t{2})}},
+                   {F64({2, 3, 8}), F64({2, 3, 2}), F64({2, 3, 2})}));
+  }
+}
+
+}  // namespace
+}  // namespace a8
