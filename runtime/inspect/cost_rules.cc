@@ -2,6 +2,7 @@
 // the non-matmul families are conventions (the order of magnitude an implementation needs), the
 // matmul and convolution counts are exact multiply-adds x 2.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -86,10 +87,10 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
     add(F::kOptimizer, {"a8.SgdUpdate", "a8.AdamUpdate", "a8.TrainControl", "a8.UpdateScale",
                         "ai.onnx.preview.training.Adagrad", "ai.onnx.preview.training.Adam",
                         "ai.onnx.preview.training.Momentum"});
-    add(F::kMovement, {"Concat", "ConstantOfShape", "Expand", "Gather", "GatherElements",
-                       "GatherND", "OneHot", "Pad", "Range", "Shape", "Size", "Slice", "Split",
-                       "Tile", "Transpose", "Trilu", "a8.GatherGrad", "a8.GatherNDGrad",
-                       "a8.SliceGrad"});
+    add(F::kMovement,
+        {"Concat", "ConstantOfShape", "Expand", "Gather", "GatherElements", "GatherND", "OneHot",
+         "Pad", "Range", "Shape", "Size", "Slice", "Split", "Tile", "Transpose", "Trilu",
+         "a8.GatherGrad", "a8.GatherNDGrad", "a8.SliceGrad"});
     add(F::kView, {"Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"});
     add(F::kCollective, {"a8.AllReduceStart", "a8.AllReduceWait"});
     // Every other unary op and activation gradient from kernels/common/unary_math.h's lists (a new
@@ -181,37 +182,14 @@ double OptimizerFlopsPerElement(std::string_view op) {
 }  // namespace
 
 std::string_view CostFamilyName(CostFamily family) {
-  switch (family) {
-    case F::kMatMul:
-      return "matmul";
-    case F::kConv:
-      return "conv";
-    case F::kElementwise:
-      return "elementwise";
-    case F::kCast:
-      return "cast";
-    case F::kTranscendental:
-      return "transcendental";
-    case F::kFused:
-      return "fused";
-    case F::kPool:
-      return "pool";
-    case F::kReduction:
-      return "reduction";
-    case F::kNormalization:
-      return "normalization";
-    case F::kSoftmaxLoss:
-      return "softmax/loss";
-    case F::kOptimizer:
-      return "optimizer";
-    case F::kMovement:
-      return "movement";
-    case F::kView:
-      return "view";
-    case F::kCollective:
-      return "collective";
-  }
-  return "?";
+  // Indexed by the enum, in its order.
+  static constexpr std::string_view kNames[] = {
+      "matmul",    "conv",     "elementwise", "cast",          "transcendental",
+      "fused",     "pool",     "reduction",   "normalization", "softmax/loss",
+      "optimizer", "movement", "view",        "collective"};
+  static_assert(std::size(kNames) == static_cast<size_t>(F::kCollective) + 1);
+  const auto i = static_cast<size_t>(family);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 std::optional<CostFamily> CostFamilyOf(std::string_view op) {
