@@ -21,7 +21,9 @@
 #include "kernels/cpu/elementwise.h"
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/registry.h"
 #include "runtime/device/device_backend.h"
+#include "runtime/device/device_registry.h"
 #include "tests/unit/runtime_test_util.h"
 
 namespace a8::testing {
@@ -95,6 +97,16 @@ inline std::map<std::string, std::vector<uint8_t>> RunOn(
     out[e.plan().buffers(id).name()] = std::move(bytes);
   }
   return out;
+}
+
+// The CUDA backend has an entry for `op` with the CPU entry's dtypes and type operand.
+inline void ExpectDeviceEntryLikeCpu(const std::string& op) {
+  const CpuKernelEntry* c = FindCpuKernel(op);
+  const emu::DevKernelEntry* d = emu::FindDeviceKernel(op);
+  ASSERT_NE(c, nullptr) << op;
+  ASSERT_NE(d, nullptr) << op;
+  EXPECT_EQ(d->types, c->types) << op;
+  EXPECT_EQ(d->type_input, c->type_input) << op;
 }
 
 // The backend under test: cuda-emu, or the CUDA backend in a8_gpu_tests.
