@@ -99,6 +99,18 @@ inline std::map<std::string, std::vector<uint8_t>> RunOn(
   return out;
 }
 
+// `n` random integers in [lo, hi] as `dtype`, as raw bytes: ties for ArgMax/ArgMin and pools,
+// exact products for ReduceProd.
+inline std::vector<uint8_t> SmallInts(DType dtype, int64_t n, uint32_t seed, int lo, int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = d(rng);
+  std::vector<uint8_t> out(static_cast<size_t>(n) * DTypeSize(dtype));
+  EXPECT_TRUE(cpu::Cast(DType::kF64, dtype, n, v.data(), out.data()).ok());
+  return out;
+}
+
 // The CUDA backend has an entry for `op` with the CPU entry's dtypes and type operand.
 inline void ExpectDeviceEntryLikeCpu(const std::string& op) {
   const CpuKernelEntry* c = FindCpuKernel(op);
