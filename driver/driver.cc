@@ -14,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "base/enum_names.h"
 #include "compiler/ir/op_table.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
@@ -72,22 +73,13 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
 
 }  // namespace
 
-std::string_view EmitKindName(EmitKind e) {
-  switch (e) {
-    case EmitKind::kPlan:
-      return "plan";
-    case EmitKind::kOnnx:
-      return "onnx";
-    case EmitKind::kIr:
-      return "ir";
-  }
-  return "?";
-}
+constexpr EnumName<EmitKind> kEmitKindNames[] = {
+    {EmitKind::kPlan, "plan"}, {EmitKind::kOnnx, "onnx"}, {EmitKind::kIr, "ir"}};
+
+std::string_view EmitKindName(EmitKind e) { return NameIn(kEmitKindNames, e, "?"); }
 
 StatusOr<EmitKind> ParseEmitKind(std::string_view text) {
-  for (EmitKind e : {EmitKind::kPlan, EmitKind::kOnnx, EmitKind::kIr}) {
-    if (text == EmitKindName(e)) return e;
-  }
+  if (std::optional<EmitKind> e = ValueIn(kEmitKindNames, text)) return *e;
   return InvalidInput("--emit={}: expected plan, onnx or ir", text);
 }
 

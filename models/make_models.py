@@ -161,6 +161,11 @@ def make_bert(layers, hidden=64, heads=4, seq=16, vocab=1000, classes=2, ffn=Non
             y = b.op("MatMul", [x, b.weight(f"{p}.{name}.weight", [din, dout])], name=f"{p}.{name}.matmul")
             return b.op("Add", [y, b.const(f"{p}.{name}.bias", np.zeros(dout, np.float32))], name=f"{p}.{name}.add")
 
+        def layer_norm(x, name):
+            gamma = b.const(f"{name}.gamma", np.ones(hidden, np.float32))
+            beta = b.const(f"{name}.beta", np.zeros(hidden, np.float32))
+            return b.op("LayerNormalization", [x, gamma, beta], name=name, axis=-1, epsilon=1e-12)
+
         def heads_of(x, name):
             y = b.op("Reshape", [x, split_shape], name=f"{p}.{name}.reshape")
             return b.op("Transpose", [y], name=f"{p}.{name}.transpose", perm=[0, 2, 1, 3])
@@ -178,9 +183,7 @@ def make_bert(layers, hidden=64, heads=4, seq=16, vocab=1000, classes=2, ffn=Non
         c = b.op("Reshape", [c, merge_shape], name=f"{p}.context.reshape")
         o = dense(c, hidden, hidden, "out")
         h = b.op("Add", [h, o], name=f"{p}.attn.residual")
-        h = b.op("LayerNormalization", [h, b.const(f"{p}.ln1.gamma", np.ones(hidden, np.float32)),
-                                        b.const(f"{p}.ln1.beta", np.zeros(hidden, np.float32))],
-                 name=f"{p}.ln1", axis=-1, epsilon=1e-12)
+        h = layer_norm(h, f"{p}.ln1")
         f = dense(h, hidden, ffn, "ffn1")
         g = b.op("Div", [f, sqrt2], name=f"{p}.gelu.div")
         g = b.op("Erf", [g], name=f"{p}.gelu.erf")
@@ -189,9 +192,7 @@ def make_bert(layers, hidden=64, heads=4, seq=16, vocab=1000, classes=2, ffn=Non
         g = b.op("Mul", [g, half], name=f"{p}.gelu.half")
         f = dense(g, ffn, hidden, "ffn2")
         h = b.op("Add", [h, f], name=f"{p}.ffn.residual")
-        h = b.op("LayerNormalization", [h, b.const(f"{p}.ln2.gamma", np.ones(hidden, np.float32)),
-                                        b.const(f"{p}.ln2.beta", np.zeros(hidden, np.float32))],
-                 name=f"{p}.ln2", axis=-1, epsilon=1e-12)
+        h = layer_norm(h, f"{p}.ln2")
 
     pooled = b.op("ReduceMean", [h], name="pool", axes=[1], keepdims=0)
     b.op("Gemm", [pooled, b.weight("classifier.weight", [classes, hidden]),

@@ -45,20 +45,28 @@ std::shared_ptr<TensorData> TensorData::Make(TensorType type) {
   return t;
 }
 
+namespace {
+
+// A tensor of `dtype` holding `v` (its element type's bytes), shaped `dims`.
+template <typename T>
+std::shared_ptr<TensorData> FromValues(DType dtype, const std::vector<T>& v,
+                                       std::vector<int64_t> dims) {
+  auto t = TensorData::Make(TensorType{dtype, std::move(dims)});
+  assert(t->num_elements() == static_cast<int64_t>(v.size()));
+  if (!v.empty()) std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(T));
+  return t;
+}
+
+}  // namespace
+
 std::shared_ptr<TensorData> TensorData::FromInt64s(const std::vector<int64_t>& v,
                                                    std::vector<int64_t> dims) {
-  auto t = Make(TensorType{DType::kI64, std::move(dims)});
-  assert(t->num_elements() == static_cast<int64_t>(v.size()));
-  if (!v.empty()) std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(int64_t));
-  return t;
+  return FromValues(DType::kI64, v, std::move(dims));
 }
 
 std::shared_ptr<TensorData> TensorData::FromFloats(const std::vector<float>& v,
                                                    std::vector<int64_t> dims) {
-  auto t = Make(TensorType{DType::kF32, std::move(dims)});
-  assert(t->num_elements() == static_cast<int64_t>(v.size()));
-  if (!v.empty()) std::memcpy(t->bytes.data(), v.data(), v.size() * sizeof(float));
-  return t;
+  return FromValues(DType::kF32, v, std::move(dims));
 }
 
 std::string_view AttrKindName(AttrKind k) {

@@ -30,6 +30,14 @@ Status RequireSameDims(const Node& node, int a, std::string_view name_a, int b,
   return Status::Ok();
 }
 
+// Inputs a (float) and b of one dtype and the same dims: a gradient and the value it is of.
+Status RequireFloatPair(const Node& node, int a, std::string_view name_a, int b,
+                        std::string_view name_b) {
+  A8_RETURN_IF_ERROR(RequireFloat(node, a, name_a));
+  A8_RETURN_IF_ERROR(RequireSameDType(node, a, name_a, b, name_b));
+  return RequireSameDims(node, a, name_a, b, name_b);
+}
+
 Status RequireMinRank(const Node& node, int i, std::string_view name, int64_t rank) {
   if (node.input(i)->type().rank() < rank) {
     return InvalidInput("{}: input '{}' must have rank >= {}, got {}", node.Where(), name, rank,
@@ -38,12 +46,17 @@ Status RequireMinRank(const Node& node, int i, std::string_view name, int64_t ra
   return Status::Ok();
 }
 
-// dy [N, M, out...] and x [N, C, in...] -> dW [M, C / group, kernel_shape...].
-Status InferConvGradFilter(const Node& node, std::vector<TensorType>* out) {
+// The operands (dy, x, ...) of a conv or pool gradient: dy float, x of its dtype and rank >= 3.
+Status RequireDyAndSpatialX(const Node& node) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "x"));
-  A8_RETURN_IF_ERROR(RequireMinRank(node, 1, "x", 3));
+  return RequireMinRank(node, 1, "x", 3);
+}
+
+// dy [N, M, out...] and x [N, C, in...] -> dW [M, C / group, kernel_shape...].
+Status InferConvGradFilter(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireDyAndSpatialX(node));
   const std::vector<int64_t>& x = node.input(1)->dims();
   const std::vector<int64_t>& dy = node.input(0)->dims();
   const std::vector<int64_t> kernel = node.GetInts("kernel_shape");
@@ -61,10 +74,7 @@ Status InferConvGradFilter(const Node& node, std::vector<TensorType>* out) {
 
 // MaxPoolGrad(dy, x) -> dx like x.
 Status InferMaxPoolGrad(const Node& node, std::vector<TensorType>* out) {
-  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
-  A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "x"));
-  A8_RETURN_IF_ERROR(RequireMinRank(node, 1, "x", 3));
+  A8_RETURN_IF_ERROR(RequireDyAndSpatialX(node));
   const std::vector<int64_t>& x = node.input(1)->dims();
   const std::vector<int64_t>& dy = node.input(0)->dims();
   if (dy.size() != x.size() || dy[0] != x[0] || dy[1] != x[1]) {
@@ -90,9 +100,7 @@ Status InferAveragePoolGrad(const Node& node, std::vector<TensorType>* out) {
 // BatchNormalizationGrad(dy, x, scale, mean?, var?) -> dx, dscale, dbias[, dmean, dvar].
 Status InferBatchNormGrad(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
-  A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "x"));
-  A8_RETURN_IF_ERROR(RequireSameDims(node, 0, "dy", 1, "x"));
+  A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "dy", 1, "x"));
   A8_RETURN_IF_ERROR(RequireMinRank(node, 1, "x", 1));
   A8_RETURN_IF_ERROR(RequireFloat(node, 2, "scale"));
   const std::vector<int64_t>& x = node.input(1)->dims();
@@ -125,9 +133,7 @@ Status InferBatchNormGrad(const Node& node, std::vector<TensorType>* out) {
 // Scale's shape).
 Status InferLayerNormGrad(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
-  A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "x"));
-  A8_RETURN_IF_ERROR(RequireSameDims(node, 0, "dy", 1, "x"));
+  A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "dy", 1, "x"));
   A8_RETURN_IF_ERROR(RequireFloat(node, 2, "scale"));
   const TensorType& x = node.input(1)->type();
   A8_ASSIGN_OR_RETURN(int64_t axis,
@@ -154,9 +160,7 @@ Status InferLayerNormGrad(const Node& node, std::vector<TensorType>* out) {
 // InstanceNormalizationGrad(dy, x, scale) -> dx, dscale, dbias.
 Status InferInstanceNormGrad(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
-  A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "x"));
-  A8_RETURN_IF_ERROR(RequireSameDims(node, 0, "dy", 1, "x"));
+  A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "dy", 1, "x"));
   A8_RETURN_IF_ERROR(RequireMinRank(node, 1, "x", 3));
   A8_RETURN_IF_ERROR(RequireFloat(node, 2, "scale"));
   if (node.input(2)->dims() != std::vector<int64_t>{node.input(1)->dims()[1]}) {
@@ -170,9 +174,7 @@ Status InferInstanceNormGrad(const Node& node, std::vector<TensorType>* out) {
 // SoftmaxGrad / LogSoftmaxGrad(dy, y){axis} -> dx like y.
 Status InferSoftmaxGrad(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
-  A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "y"));
-  A8_RETURN_IF_ERROR(RequireSameDims(node, 0, "dy", 1, "y"));
+  A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "dy", 1, "y"));
   A8_RETURN_IF_ERROR(
       NormalizeAxis(node, "attribute 'axis'", node.GetInt("axis", -1), node.input(1)->type().rank())
           .status());
@@ -268,9 +270,7 @@ Status InferNllGrad(const Node& node, std::vector<TensorType>* out) {
 // MseLoss / L1Loss / BceWithLogitsLoss(pred, target) -> a scalar of their dtype.
 Status InferPairLoss(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "pred"));
-  A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "pred", 1, "target"));
-  A8_RETURN_IF_ERROR(RequireSameDims(node, 0, "pred", 1, "target"));
+  A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "pred", 1, "target"));
   return SetOutputs(node, out, {{node.input(0)->dtype(), {}}});
 }
 

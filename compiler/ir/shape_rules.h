@@ -38,8 +38,17 @@ StatusOr<std::vector<int64_t>> ConstantInts(const Node& node, int i, std::string
 // enough for any real model, small enough that the product of two cannot overflow int64.
 inline constexpr int64_t kMaxAttrDim = int64_t{1} << 31;
 
+// ONNX auto_pad SAME_UPPER / SAME_LOWER resolved: pads[i] (begin) and pads[i + n] (end) of each
+// of the n = spatial.size() dims, the odd one at the end for SAME_UPPER. A transposed window
+// (ConvTranspose) pads as if the input divided by the strides. `pads` has 2 * n entries.
+void SameAutoPads(bool upper, bool transpose, const std::vector<int64_t>& spatial,
+                  const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                  const std::vector<int64_t>& dilations, std::vector<int64_t>* pads);
+
 // The data of constant input `i`, or an Unsupported error naming it when it is not constant.
 StatusOr<TensorDataPtr> ConstantData(const Node& node, int i, std::string_view field);
+// Input `i`, `field`, as a shape: ConstantInts of a 1-D tensor, every dim >= 0.
+StatusOr<std::vector<int64_t>> ConstantShape(const Node& node, int i, std::string_view field);
 // Ints given either as constant input `i` (canonical form) or as the attribute of the same name
 // (the pre-upgrade form: Squeeze-11's axes, Split-11's split, ...); nullopt when neither is.
 StatusOr<std::optional<std::vector<int64_t>>> IntsOperand(const Node& node, int i,

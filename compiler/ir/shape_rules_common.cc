@@ -51,25 +51,6 @@ StatusOr<int64_t> NormalizeAxis(const Node& node, std::string_view field, int64_
   return axis < 0 ? axis + rank : axis;
 }
 
-StatusOr<std::vector<int64_t>> ConstantInts(const Node& node, int i, std::string_view field) {
-  const Value* v = node.input(i);
-  if (v == nullptr) return InvalidInput("{}: input '{}' is missing", node.Where(), field);
-  if (v->data() == nullptr) {
-    // A graph input can be frozen from the command line; say how.
-    const std::string hint =
-        v->role() == ValueRole::kInput
-            ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", v->name(), v->name())
-            : std::string();
-    return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes){}",
-                       node.Where(), field, hint);
-  }
-  if (!IsInteger(v->data()->type.dtype)) {
-    return InvalidInput("{}: input '{}' must be an integer tensor, got {}", node.Where(), field,
-                        v->data()->type.ToString());
-  }
-  return v->data()->ToInt64Vector();
-}
-
 StatusOr<TensorDataPtr> ConstantData(const Node& node, int i, std::string_view field) {
   const Value* v = node.input(i);
   if (v == nullptr) return InvalidInput("{}: input '{}' is missing", node.Where(), field);
@@ -83,6 +64,45 @@ StatusOr<TensorDataPtr> ConstantData(const Node& node, int i, std::string_view f
                        node.Where(), field, hint);
   }
   return v->data();
+}
+
+StatusOr<std::vector<int64_t>> ConstantInts(const Node& node, int i, std::string_view field) {
+  A8_ASSIGN_OR_RETURN(TensorDataPtr data, ConstantData(node, i, field));
+  if (!IsInteger(data->type.dtype)) {
+    return InvalidInput("{}: input '{}' must be an integer tensor, got {}", node.Where(), field,
+                        data->type.ToString());
+  }
+  return data->ToInt64Vector();
+}
+
+void SameAutoPads(bool upper, bool transpose, const std::vector<int64_t>& spatial,
+                  const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                  const std::vector<int64_t>& dilations, std::vector<int64_t>* pads) {
+  const size_t n = spatial.size();
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t effective_kernel = (kernel[i] - 1) * dilations[i] + 1;
+    const int64_t residual = transpose ? 0 : spatial[i] % strides[i];
+    const int64_t total =
+        std::max<int64_t>(0, effective_kernel - (residual == 0 ? strides[i] : residual));
+    const int64_t small = total / 2, big = total - small;
+    (*pads)[i] = upper ? small : big;
+    (*pads)[i + n] = upper ? big : small;
+  }
+}
+
+StatusOr<std::vector<int64_t>> ConstantShape(const Node& node, int i, std::string_view field) {
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(node, i, field));
+  if (node.input(i)->type().rank() != 1) {
+    return InvalidInput("{}: input '{}' must be 1-D, got {}", node.Where(), field,
+                        node.input(i)->type().ToString());
+  }
+  for (int64_t d : shape) {
+    if (d < 0) {
+      return InvalidInput("{}: input '{}' {} has a negative dim", node.Where(), field,
+                          DimsString(shape));
+    }
+  }
+  return shape;
 }
 
 StatusOr<std::optional<std::vector<int64_t>>> IntsOperand(const Node& node, int i,

@@ -135,17 +135,7 @@ Status InferSize(const Node& node, std::vector<TensorType>* out) {
 
 Status InferConstantOfShape(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(node, 0, "input"));
-  if (node.input(0)->type().rank() != 1) {
-    return InvalidInput("{}: input 'input' must be 1-D, got {}", node.Where(),
-                        node.input(0)->type().ToString());
-  }
-  for (int64_t d : shape) {
-    if (d < 0) {
-      return InvalidInput("{}: input 'input' {} has a negative dim", node.Where(),
-                          DimsString(shape));
-    }
-  }
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantShape(node, 0, "input"));
   DType dtype = DType::kF32;
   if (const Attribute* value = node.attr("value")) {
     if (value->kind() != AttrKind::kTensor || value->tensor() == nullptr ||

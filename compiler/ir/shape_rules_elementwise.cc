@@ -34,18 +34,23 @@ StatusOr<std::vector<int64_t>> BroadcastAll(const Node& node, bool same_dtype) {
   return dims;
 }
 
+// At least `min_inputs` inputs of one dtype, broadcast together: the result has their dtype, or
+// bool for a comparison.
+Status InferSameDTypeBroadcast(const Node& node, int min_inputs, bool compare,
+                               std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, min_inputs));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
+  return SetOutputs(node, out, {{compare ? DType::kBool : node.input(0)->dtype(), dims}});
+}
+
 }  // namespace
 
 Status InferBroadcastBinary(const Node& node, std::vector<TensorType>* out) {
-  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
-  return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});
+  return InferSameDTypeBroadcast(node, 2, /*compare=*/false, out);
 }
 
 Status InferCompareBinary(const Node& node, std::vector<TensorType>* out) {
-  A8_RETURN_IF_ERROR(RequireInputs(node, 2));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
-  return SetOutputs(node, out, {{DType::kBool, dims}});
+  return InferSameDTypeBroadcast(node, 2, /*compare=*/true, out);
 }
 
 Status InferLogicalBinary(const Node& node, std::vector<TensorType>* out) {
@@ -100,9 +105,7 @@ Status InferNumericUnary(const Node& node, std::vector<TensorType>* out) {
 }
 
 Status InferVariadic(const Node& node, std::vector<TensorType>* out) {
-  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
-  return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});
+  return InferSameDTypeBroadcast(node, 1, /*compare=*/false, out);
 }
 
 Status InferPow(const Node& node, std::vector<TensorType>* out) {

@@ -31,8 +31,16 @@ StatusOr<std::vector<int64_t>> SpatialAttr(const Node& node, const std::string& 
   return a->ints();
 }
 
-// Geometry of a convolution or pooling window over the spatial dims, with the pads resolved
-// from `pads` or `auto_pad` exactly as onnx's convPoolShapeInference does.
+// Input 0, `name`, of an op over [N, C, spatial...] must have rank >= 3.
+Status RequireSpatialRank(const Node& node, std::string_view name) {
+  const TensorType& x = node.input(0)->type();
+  if (x.rank() < 3) {
+    return InvalidInput("{}: input '{}' must have rank >= 3 (N, C, spatial...), got {}",
+                        node.Where(), name, x.ToString());
+  }
+  return Status::Ok();
+}
+
 struct Window {
   std::vector<int64_t> kernel, strides, dilations, pads;
 };
@@ -68,15 +76,8 @@ StatusOr<Window> ReadWindow(const Node& node, const std::vector<int64_t>& spatia
   }
   w.pads.assign(2 * n, 0);
   if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") return w;
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t effective_kernel = (w.kernel[i] - 1) * w.dilations[i] + 1;
-    const int64_t residual = transpose ? 0 : spatial[i] % w.strides[i];
-    const int64_t total =
-        std::max<int64_t>(0, effective_kernel - (residual == 0 ? w.strides[i] : residual));
-    const int64_t small = total / 2, big = total - small;
-    w.pads[i] = auto_pad == "SAME_UPPER" ? small : big;
-    w.pads[i + n] = auto_pad == "SAME_UPPER" ? big : small;
-  }
+  SameAutoPads(auto_pad == "SAME_UPPER", transpose, spatial, w.kernel, w.strides, w.dilations,
+               &w.pads);
   return w;
 }
 
@@ -166,10 +167,7 @@ Status InferGemm(const Node& node, std::vector<TensorType>* out) {
 Status CheckConvOperands(const Node& node) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& x = node.input(0)->type();
-  if (x.rank() < 3) {
-    return InvalidInput("{}: input 'X' must have rank >= 3 (N, C, spatial...), got {}",
-                        node.Where(), x.ToString());
-  }
+  A8_RETURN_IF_ERROR(RequireSpatialRank(node, "X"));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", 1, "W"));
   A8_RETURN_IF_ERROR(RequireRank(node, 1, "W", x.rank()));
@@ -262,10 +260,7 @@ Status InferConvTranspose(const Node& node, std::vector<TensorType>* out) {
 Status InferPool(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
-  if (x.rank() < 3) {
-    return InvalidInput("{}: input 'X' must have rank >= 3 (N, C, spatial...), got {}",
-                        node.Where(), x.ToString());
-  }
+  A8_RETURN_IF_ERROR(RequireSpatialRank(node, "X"));
   if (x.dtype == DType::kBool) {
     return InvalidInput("{}: input 'X' must be numeric, got {}", node.Where(), x.ToString());
   }
@@ -287,10 +282,7 @@ Status InferPool(const Node& node, std::vector<TensorType>* out) {
 Status InferGlobalPool(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
-  if (x.rank() < 3) {
-    return InvalidInput("{}: input 'X' must have rank >= 3 (N, C, spatial...), got {}",
-                        node.Where(), x.ToString());
-  }
+  A8_RETURN_IF_ERROR(RequireSpatialRank(node, "X"));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
   std::vector<int64_t> dims(x.dims.size(), 1);
   dims[0] = x.dims[0];
@@ -374,10 +366,7 @@ Status InferLayerNormalization(const Node& node, std::vector<TensorType>* out) {
 Status InferInstanceNormalization(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   const TensorType& x = node.input(0)->type();
-  if (x.rank() < 3) {
-    return InvalidInput("{}: input 'input' must have rank >= 3 (N, C, spatial...), got {}",
-                        node.Where(), x.ToString());
-  }
+  A8_RETURN_IF_ERROR(RequireSpatialRank(node, "input"));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "input"));
   static constexpr const char* kNames[] = {"input", "scale", "B"};
   for (int i = 1; i < 3; ++i) {

@@ -281,17 +281,7 @@ Status InferUnsqueeze(const Node& node, std::vector<TensorType>* out) {
 
 Status InferExpand(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(node, 1, "shape"));
-  if (node.input(1)->type().rank() != 1) {
-    return InvalidInput("{}: input 'shape' must be 1-D, got {}", node.Where(),
-                        node.input(1)->type().ToString());
-  }
-  for (int64_t d : shape) {
-    if (d < 0) {
-      return InvalidInput("{}: input 'shape' {} has a negative dim", node.Where(),
-                          DimsString(shape));
-    }
-  }
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantShape(node, 1, "shape"));
   A8_ASSIGN_OR_RETURN(
       std::vector<int64_t> dims,
       BroadcastShapes(node.input(0)->dims(), shape, node.Where() + ": input 'input' and 'shape'"));

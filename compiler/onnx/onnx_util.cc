@@ -12,6 +12,8 @@
 #include <limits>
 #include <system_error>
 
+#include "base/enum_names.h"
+
 namespace a8 {
 namespace {
 
@@ -386,20 +388,13 @@ Status AttributeToOnnx(const Node& n, const std::string& name, const Attribute& 
 }
 
 std::string OnnxTypeCaseName(const onnx::TypeProto& type) {
-  switch (type.value_case()) {
-    case onnx::TypeProto::kTensorType:
-      return "tensor";
-    case onnx::TypeProto::kSequenceType:
-      return "sequence";
-    case onnx::TypeProto::kMapType:
-      return "map";
-    case onnx::TypeProto::kOptionalType:
-      return "optional";
-    case onnx::TypeProto::kSparseTensorType:
-      return "sparse_tensor";
-    default:
-      return "unknown";
-  }
+  using T = onnx::TypeProto;
+  static constexpr EnumName<T::ValueCase> kNames[] = {{T::kTensorType, "tensor"},
+                                                      {T::kSequenceType, "sequence"},
+                                                      {T::kMapType, "map"},
+                                                      {T::kOptionalType, "optional"},
+                                                      {T::kSparseTensorType, "sparse_tensor"}};
+  return std::string(NameIn(kNames, type.value_case(), "unknown"));
 }
 
 }  // namespace a8

@@ -22,4 +22,12 @@ class Pass {
   std::map<std::string, int64_t> stats_;
 };
 
+// Declares `class NAME : public Pass` whose only member is Run (defined in the pass's .cc): the
+// shape of every pass that keeps no options or state of its own.
+#define A8_DECLARE_PASS(NAME)                  \
+  class NAME : public Pass {                   \
+   public:                                     \
+    StatusOr<bool> Run(Graph& graph) override; \
+  }
+
 }  // namespace a8

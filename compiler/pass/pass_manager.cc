@@ -2,13 +2,14 @@
 // See pass_manager.h for the options; all output is deterministic except the timings.
 #include "compiler/pass/pass_manager.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
 
-#include <fmt/format.h>
-
+#include "base/enum_names.h"
 #include "compiler/ir/printer.h"
 #include "compiler/ir/verifier.h"
 
@@ -103,15 +104,10 @@ std::string_view PassRepeatName(PassRepeat r) {
 }
 
 std::string_view PassModeName(PassMode m) {
-  switch (m) {
-    case PassMode::kBoth:
-      return "both";
-    case PassMode::kTraining:
-      return "training";
-    case PassMode::kInference:
-      return "inference";
-  }
-  return "?";
+  static constexpr EnumName<PassMode> kNames[] = {{PassMode::kBoth, "both"},
+                                                  {PassMode::kTraining, "training"},
+                                                  {PassMode::kInference, "inference"}};
+  return NameIn(kNames, m, "?");
 }
 
 const std::vector<PassInfo>& PassManager::Registry() const {
@@ -222,7 +218,8 @@ Status PassManager::Run(Graph& g) {
       PrintBanner(*dump, "After", name, g, DumpOptions(typed));
     }
     if (!opts_.dump_dir.empty()) {
-      A8_RETURN_IF_ERROR(WriteDump(opts_.dump_dir, static_cast<int>(i) + 1, name, g, DumpOptions(typed)));
+      A8_RETURN_IF_ERROR(
+          WriteDump(opts_.dump_dir, static_cast<int>(i) + 1, name, g, DumpOptions(typed)));
     }
     timing.push_back(TimingRow{name, std::chrono::duration<double, std::milli>(end - start).count(),
                                pass.stats()});

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/matmul_shape.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/onednn_gemm.h"
@@ -31,37 +32,6 @@ int64_t BatchSource(const Dims& out, const Dims& in, int64_t index) {
     stride *= d;
   }
   return src;
-}
-
-struct MatMulShape {
-  int64_t m, n, k;
-  Dims a_batch, b_batch, out_batch;
-  Dims out_dims;
-};
-
-StatusOr<MatMulShape> ResolveMatMul(const Dims& a_dims, const Dims& b_dims) {
-  if (a_dims.empty() || b_dims.empty()) {
-    return InvalidInput("MatMul: operands must have rank >= 1, got [{}] and [{}]",
-                        fmt::join(a_dims, ","), fmt::join(b_dims, ","));
-  }
-  Dims a = a_dims, b = b_dims;
-  if (a.size() == 1) a.insert(a.begin(), 1);
-  if (b.size() == 1) b.push_back(1);
-  MatMulShape s;
-  s.m = a[a.size() - 2];
-  s.k = a.back();
-  s.n = b.back();
-  if (b[b.size() - 2] != s.k) {
-    return InvalidInput("MatMul: inner dims differ: [{}] @ [{}]", fmt::join(a_dims, ","),
-                        fmt::join(b_dims, ","));
-  }
-  s.a_batch.assign(a.begin(), a.end() - 2);
-  s.b_batch.assign(b.begin(), b.end() - 2);
-  A8_ASSIGN_OR_RETURN(s.out_batch, BroadcastDims({s.a_batch, s.b_batch}, "MatMul"));
-  s.out_dims = s.out_batch;
-  if (a_dims.size() > 1) s.out_dims.push_back(s.m);
-  if (b_dims.size() > 1) s.out_dims.push_back(s.n);
-  return s;
 }
 
 template <typename C>

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/common/conv_batch_chunk.h"
+#include "kernels/common/pool_window.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernel_mode.h"
@@ -55,26 +56,9 @@ Window3 MakeWindow(const Dims& in, const Dims& out, const Dims& kernel, const Di
 // windows in row-major order, taps in row-major order within a window.
 template <typename F>
 void ForEachWindowTap(const Window3& w, F&& f) {
-  int64_t o = 0;
-  for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
-    for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
-      for (int64_t o2 = 0; o2 < w.out[2]; ++o2, ++o) {
-        for (int64_t t0 = 0; t0 < w.k[0]; ++t0) {
-          const int64_t i0 = o0 * w.s[0] - w.pb[0] + t0 * w.d[0];
-          if (i0 < 0 || i0 >= w.in[0]) continue;
-          for (int64_t t1 = 0; t1 < w.k[1]; ++t1) {
-            const int64_t i1 = o1 * w.s[1] - w.pb[1] + t1 * w.d[1];
-            if (i1 < 0 || i1 >= w.in[1]) continue;
-            for (int64_t t2 = 0; t2 < w.k[2]; ++t2) {
-              const int64_t i2 = o2 * w.s[2] - w.pb[2] + t2 * w.d[2];
-              if (i2 < 0 || i2 >= w.in[2]) continue;
-              f(o, (i0 * w.in[1] + i1) * w.in[2] + i2);
-            }
-          }
-        }
-      }
-    }
-  }
+  ForEachWindow(w, [&](int64_t o, const int64_t start[3]) {
+    ForEachTapInside(w, start, [&](int64_t i) { f(o, i); });
+  });
 }
 
 // col [channels * k_size, out_size], rows `ld` apart: row (c, tap) holds, per output position,
@@ -205,29 +189,10 @@ Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx) {
     T* res = static_cast<T*>(dx);
     // The divisor of each window, as AveragePool counts it.
     std::vector<C> inv_count(static_cast<size_t>(w.out_size));
-    {
-      int64_t o = 0;
-      for (int64_t o0 = 0; o0 < w.out[0]; ++o0) {
-        for (int64_t o1 = 0; o1 < w.out[1]; ++o1) {
-          for (int64_t o2 = 0; o2 < w.out[2]; ++o2, ++o) {
-            const int64_t start[3] = {o0 * w.s[0] - w.pb[0], o1 * w.s[1] - w.pb[1],
-                                      o2 * w.s[2] - w.pb[2]};
-            int64_t count = 1;
-            for (int a = 0; a < 3; ++a) {
-              const int64_t lo = p.count_include_pad ? -w.pb[a] : 0;
-              const int64_t hi = p.count_include_pad ? w.in[a] + w.pe[a] : w.in[a];
-              int64_t taps = 0;
-              for (int64_t t = 0; t < w.k[a]; ++t) {
-                const int64_t pos = start[a] + t * w.d[a];
-                taps += pos >= lo && pos < hi;
-              }
-              count *= taps;
-            }
-            inv_count[o] = count > 0 ? C(1) / static_cast<C>(count) : C(0);
-          }
-        }
-      }
-    }
+    ForEachWindow(w, [&](int64_t o, const int64_t start[3]) {
+      const int64_t count = AverageCount(w, start, p.count_include_pad);
+      inv_count[o] = count > 0 ? C(1) / static_cast<C>(count) : C(0);
+    });
     ParallelFor(p.batch * p.channels, w.out_size * w.k_size, [&](int64_t b, int64_t e) {
       std::vector<C> acc(static_cast<size_t>(w.in_size));
       for (int64_t plane = b; plane < e; ++plane) {

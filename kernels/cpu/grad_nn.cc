@@ -53,6 +53,23 @@ Status TargetFactors(const LossParams& p, const T* dloss, const void* labels, co
   return Status::Ok();
 }
 
+// Dispatches on the loss dtype T and runs body(tag, factor, label_of) with the TargetFactors
+// (in Compute<T>) of the loss's targets.
+template <typename Body>
+Status WithTargetFactors(const LossParams& p, const char* op, const void* dloss, const void* labels,
+                         const void* weights, Body&& body) {
+  return Dispatch<TypeSet::kFloat>(p.dtype, op, [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    using C = Compute<T>;
+    std::vector<C> factor;
+    std::vector<int64_t> label_of;
+    A8_RETURN_IF_ERROR(TargetFactors<C>(p, static_cast<const T*>(dloss), labels,
+                                        static_cast<const T*>(weights), op, &factor, &label_of));
+    body(tag, factor, label_of);
+    return Status::Ok();
+  });
+}
+
 }  // namespace
 
 Status SoftmaxGrad(DType dtype, const Dims& dims, int64_t axis, bool log, const void* dy,
@@ -107,57 +124,49 @@ Status DropoutGrad(DType dtype, int64_t n, const void* dy, const bool* mask, flo
 
 Status SoftmaxCrossEntropyLossGrad(const LossParams& p, const void* dloss, const void* scores,
                                    const void* labels, const void* weights, void* dscores) {
-  const char* op = "a8.SoftmaxCrossEntropyLossGrad";
-  return Dispatch<TypeSet::kFloat>(p.dtype, op, [&](auto tag) -> Status {
-    using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
-    std::vector<C> factor;
-    std::vector<int64_t> label_of;
-    A8_RETURN_IF_ERROR(TargetFactors<C>(p, static_cast<const T*>(dloss), labels,
-                                        static_cast<const T*>(weights), op, &factor, &label_of));
-    const T* x = static_cast<const T*>(scores);
-    T* res = static_cast<T*>(dscores);
-    // d/dx_c of -log softmax(x)_label = softmax(x)_c - [c == label], times -factor.
-    ParallelFor(p.batch * p.extra, p.classes * kTranscendentalCost, [&](int64_t b, int64_t e) {
-      for (int64_t t = b; t < e; ++t) {
-        const int64_t n = t / p.extra, d = t % p.extra;
-        const int64_t base = n * p.classes * p.extra + d;
-        const C f = factor[t];
-        C m = -std::numeric_limits<C>::infinity();
-        for (int64_t c = 0; c < p.classes; ++c) m = std::max(m, Load(x[base + c * p.extra]));
-        C s = 0;
-        for (int64_t c = 0; c < p.classes; ++c) s += std::exp(Load(x[base + c * p.extra]) - m);
-        for (int64_t c = 0; c < p.classes; ++c) {
-          const int64_t j = base + c * p.extra;
-          const C prob = std::exp(Load(x[j]) - m) / s;
-          res[j] = Store<T>(label_of[t] < 0 ? C(0) : -f * (prob - (c == label_of[t] ? 1 : 0)));
-        }
-      }
-    });
-    return Status::Ok();
-  });
+  return WithTargetFactors(
+      p, "a8.SoftmaxCrossEntropyLossGrad", dloss, labels, weights,
+      [&](auto tag, const auto& factor, const std::vector<int64_t>& label_of) {
+        using T = A8_TAG_TYPE(tag);
+        using C = Compute<T>;
+        const T* x = static_cast<const T*>(scores);
+        T* res = static_cast<T*>(dscores);
+        // d/dx_c of -log softmax(x)_label = softmax(x)_c - [c == label], times -factor.
+        ParallelFor(p.batch * p.extra, p.classes * kTranscendentalCost, [&](int64_t b, int64_t e) {
+          for (int64_t t = b; t < e; ++t) {
+            const int64_t n = t / p.extra, d = t % p.extra;
+            const int64_t base = n * p.classes * p.extra + d;
+            const C f = factor[t];
+            C m = -std::numeric_limits<C>::infinity();
+            for (int64_t c = 0; c < p.classes; ++c) m = std::max(m, Load(x[base + c * p.extra]));
+            C s = 0;
+            for (int64_t c = 0; c < p.classes; ++c) s += std::exp(Load(x[base + c * p.extra]) - m);
+            for (int64_t c = 0; c < p.classes; ++c) {
+              const int64_t j = base + c * p.extra;
+              const C prob = std::exp(Load(x[j]) - m) / s;
+              res[j] = Store<T>(label_of[t] < 0 ? C(0) : -f * (prob - (c == label_of[t] ? 1 : 0)));
+            }
+          }
+        });
+      });
 }
 
 Status NegativeLogLikelihoodLossGrad(const LossParams& p, const void* dloss, const void* labels,
                                      const void* weights, void* dinput) {
-  const char* op = "a8.NegativeLogLikelihoodLossGrad";
-  return Dispatch<TypeSet::kFloat>(p.dtype, op, [&](auto tag) -> Status {
-    using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
-    std::vector<C> factor;
-    std::vector<int64_t> label_of;
-    A8_RETURN_IF_ERROR(TargetFactors<C>(p, static_cast<const T*>(dloss), labels,
-                                        static_cast<const T*>(weights), op, &factor, &label_of));
-    T* res = static_cast<T*>(dinput);
-    const int64_t total = p.batch * p.classes * p.extra;
-    std::fill(res, res + total, Store<T>(C(0)));
-    for (int64_t t = 0; t < p.batch * p.extra; ++t) {
-      if (label_of[t] < 0) continue;
-      const int64_t n = t / p.extra, d = t % p.extra;
-      res[(n * p.classes + label_of[t]) * p.extra + d] = Store<T>(factor[t]);
-    }
-    return Status::Ok();
-  });
+  return WithTargetFactors(p, "a8.NegativeLogLikelihoodLossGrad", dloss, labels, weights,
+                           [&](auto tag, const auto& factor, const std::vector<int64_t>& label_of) {
+                             using T = A8_TAG_TYPE(tag);
+                             using C = Compute<T>;
+                             T* res = static_cast<T*>(dinput);
+                             const int64_t total = p.batch * p.classes * p.extra;
+                             std::fill(res, res + total, Store<T>(C(0)));
+                             for (int64_t t = 0; t < p.batch * p.extra; ++t) {
+                               if (label_of[t] < 0) continue;
+                               const int64_t n = t / p.extra, d = t % p.extra;
+                               res[(n * p.classes + label_of[t]) * p.extra + d] =
+                                   Store<T>(factor[t]);
+                             }
+                           });
 }
 
 Status PairLossForward(PairLoss kind, DType dtype, int64_t n, const void* pred, const void* target,

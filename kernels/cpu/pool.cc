@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/common/pool_window.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -56,50 +57,6 @@ StatusOr<PoolGeometry> MakePoolGeometry(const PoolParams& p, Dims* out_spatial) 
   }
   if (out_spatial != nullptr) *out_spatial = out;
   return g;
-}
-
-// Calls f(out_index, first input index per dim, tap ranges) for every output of one plane:
-// f(o, const int64_t start[3]) where tap t of dim a sits at start[a] + t * d[a].
-template <typename F>
-void ForEachWindow(const PoolGeometry& g, F&& f) {
-  int64_t o = 0;
-  for (int64_t o0 = 0; o0 < g.out[0]; ++o0) {
-    for (int64_t o1 = 0; o1 < g.out[1]; ++o1) {
-      for (int64_t o2 = 0; o2 < g.out[2]; ++o2, ++o) {
-        const int64_t start[3] = {o0 * g.s[0] - g.pb[0], o1 * g.s[1] - g.pb[1],
-                                  o2 * g.s[2] - g.pb[2]};
-        f(o, start);
-      }
-    }
-  }
-}
-
-// Number of taps t in [0, k) with lo <= start + t * d < hi.
-int64_t CountTaps(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi) {
-  int64_t n = 0;
-  for (int64_t t = 0; t < k; ++t) {
-    int64_t pos = start + t * d;
-    n += pos >= lo && pos < hi;
-  }
-  return n;
-}
-
-// Visits the taps of a window that lie inside the input: f(flat input index within the plane).
-template <typename F>
-void ForEachTapInside(const PoolGeometry& g, const int64_t start[3], F&& f) {
-  for (int64_t t0 = 0; t0 < g.k[0]; ++t0) {
-    const int64_t i0 = start[0] + t0 * g.d[0];
-    if (i0 < 0 || i0 >= g.in[0]) continue;
-    for (int64_t t1 = 0; t1 < g.k[1]; ++t1) {
-      const int64_t i1 = start[1] + t1 * g.d[1];
-      if (i1 < 0 || i1 >= g.in[1]) continue;
-      for (int64_t t2 = 0; t2 < g.k[2]; ++t2) {
-        const int64_t i2 = start[2] + t2 * g.d[2];
-        if (i2 < 0 || i2 >= g.in[2]) continue;
-        f((i0 * g.in[1] + i1) * g.in[2] + i2);
-      }
-    }
-  }
 }
 
 // Whether every window of a 1-D/2-D pool lies wholly inside the input with contiguous taps (no
@@ -225,12 +182,7 @@ Status AveragePool(const PoolParams& p, const void* x, void* y) {
         ForEachWindow(g, [&](int64_t o, const int64_t start[3]) {
           C sum = 0;
           ForEachTapInside(g, start, [&](int64_t i) { sum += Load(src[i]); });
-          int64_t count = 1;
-          for (int a = 0; a < 3; ++a) {
-            int64_t lo = p.count_include_pad ? -g.pb[a] : 0;
-            int64_t hi = p.count_include_pad ? g.in[a] + g.pe[a] : g.in[a];
-            count *= CountTaps(start[a], g.k[a], g.d[a], lo, hi);
-          }
+          const int64_t count = AverageCount(g, start, p.count_include_pad);
           out[plane * g.out_size + o] = Store<T>(count > 0 ? sum / static_cast<C>(count) : C(0));
         });
       }
@@ -239,40 +191,43 @@ Status AveragePool(const PoolParams& p, const void* x, void* y) {
   });
 }
 
-Status GlobalAveragePool(DType dtype, int64_t batch, int64_t channels, int64_t spatial,
-                         const void* x, void* y) {
-  return Dispatch<TypeSet::kFloat>(dtype, "GlobalAveragePool", [&](auto tag) {
+namespace {
+
+// y[plane] = the mean (or, kMax, the max) of the plane's `spatial` elements, for the
+// batch * channels planes of x.
+template <bool kMax>
+Status GlobalPool(const char* op, DType dtype, int64_t planes, int64_t spatial, const void* x,
+                  void* y) {
+  return Dispatch<TypeSet::kFloat>(dtype, op, [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
     const T* in = static_cast<const T*>(x);
     T* out = static_cast<T*>(y);
-    ParallelFor(batch * channels, spatial, [&](int64_t b, int64_t e) {
+    ParallelFor(planes, spatial, [&](int64_t b, int64_t e) {
       for (int64_t plane = b; plane < e; ++plane) {
-        C sum = 0;
-        for (int64_t i = 0; i < spatial; ++i) sum += Load(in[plane * spatial + i]);
-        out[plane] = Store<T>(spatial > 0 ? sum / static_cast<C>(spatial) : C(0));
+        C acc = kMax ? -std::numeric_limits<C>::infinity() : C(0);
+        for (int64_t i = 0; i < spatial; ++i) {
+          const C v = Load(in[plane * spatial + i]);
+          acc = kMax ? std::max(acc, v) : acc + v;
+        }
+        if (!kMax) acc = spatial > 0 ? acc / static_cast<C>(spatial) : C(0);
+        out[plane] = Store<T>(acc);
       }
     });
     return Status::Ok();
   });
 }
 
+}  // namespace
+
+Status GlobalAveragePool(DType dtype, int64_t batch, int64_t channels, int64_t spatial,
+                         const void* x, void* y) {
+  return GlobalPool<false>("GlobalAveragePool", dtype, batch * channels, spatial, x, y);
+}
+
 Status GlobalMaxPool(DType dtype, int64_t batch, int64_t channels, int64_t spatial, const void* x,
                      void* y) {
-  return Dispatch<TypeSet::kFloat>(dtype, "GlobalMaxPool", [&](auto tag) {
-    using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
-    const T* in = static_cast<const T*>(x);
-    T* out = static_cast<T*>(y);
-    ParallelFor(batch * channels, spatial, [&](int64_t b, int64_t e) {
-      for (int64_t plane = b; plane < e; ++plane) {
-        C best = -std::numeric_limits<C>::infinity();
-        for (int64_t i = 0; i < spatial; ++i) best = std::max(best, Load(in[plane * spatial + i]));
-        out[plane] = Store<T>(best);
-      }
-    });
-    return Status::Ok();
-  });
+  return GlobalPool<true>("GlobalMaxPool", dtype, batch * channels, spatial, x, y);
 }
 
 }  // namespace a8::cpu

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "kernels/common/fused_elementwise.h"
 #include "kernels/device/device.h"
 
 namespace a8::A8_DEV_NS {
@@ -37,6 +38,35 @@ enum class GemmEpilogue : int32_t {
   kDRelu,
   kDGelu,
 };
+
+// Each engine epilogue with the fused-elementwise epilogue (kernels/common/fused_elementwise.h)
+// that computes it; kNone has none.
+struct GemmEpilogueRow {
+  GemmEpilogue gemm;
+  int32_t fused;
+};
+inline constexpr GemmEpilogueRow kGemmEpilogues[] = {
+    {GemmEpilogue::kBias, kEpilogueBias},         {GemmEpilogue::kRelu, kEpilogueRelu},
+    {GemmEpilogue::kGelu, kEpilogueGelu},         {GemmEpilogue::kBiasRelu, kEpilogueBiasRelu},
+    {GemmEpilogue::kBiasGelu, kEpilogueBiasGelu}, {GemmEpilogue::kDRelu, kEpilogueDRelu},
+    {GemmEpilogue::kDGelu, kEpilogueDGelu},
+};
+
+// The fused epilogue of `e`; -1 for kNone.
+inline int32_t FusedEpilogueOf(GemmEpilogue e) {
+  for (const GemmEpilogueRow& row : kGemmEpilogues) {
+    if (row.gemm == e) return row.fused;
+  }
+  return -1;
+}
+
+// The engine epilogue of fused epilogue `e` (a8.FusedMatMul's attribute); kBias for any other.
+inline GemmEpilogue GemmEpilogueOf(int32_t e) {
+  for (const GemmEpilogueRow& row : kGemmEpilogues) {
+    if (row.fused == e) return row.gemm;
+  }
+  return GemmEpilogue::kBias;
+}
 
 // One strided-batched, row-major GEMM: for every b in [0, batch),
 //   D_b = epilogue(alpha op(A_b) op(B_b) + beta C_b),  C_b = D_b (in place; read only if beta != 0)

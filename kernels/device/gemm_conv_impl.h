@@ -189,28 +189,6 @@ struct ColumnSumFn {
   }
 };
 
-inline int32_t FusedEpilogueOf(GemmEpilogue e) {
-  switch (e) {
-    case GemmEpilogue::kBias:
-      return kEpilogueBias;
-    case GemmEpilogue::kRelu:
-      return kEpilogueRelu;
-    case GemmEpilogue::kGelu:
-      return kEpilogueGelu;
-    case GemmEpilogue::kBiasRelu:
-      return kEpilogueBiasRelu;
-    case GemmEpilogue::kBiasGelu:
-      return kEpilogueBiasGelu;
-    case GemmEpilogue::kDRelu:
-      return kEpilogueDRelu;
-    case GemmEpilogue::kDGelu:
-      return kEpilogueDGelu;
-    case GemmEpilogue::kNone:
-      break;
-  }
-  return -1;
-}
-
 inline bool IsFloatType(DType t) {
   return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16 || t == DType::kF64;
 }
@@ -343,7 +321,7 @@ DevStatus GemmViaAcc(DevCtx& ctx, BlasEngine& engine, const GemmDesc& d) {
                                   d.ldc,
                                   d.stride_c,
                                   d.ldaux,
-                                  gemm_conv::FusedEpilogueOf(d.epilogue),
+                                  FusedEpilogueOf(d.epilogue),
                                   d.gelu_tanh,
                                   d.bias_grad != nullptr,
                                   static_cast<const T*>(d.bias),

@@ -186,29 +186,27 @@ DevStatus UpdateScale(DevCtx& ctx, const UpdateScaleParams& p);
 
 // ---- a8 parameter updates (torch.optim formulas; skipped when ctl[cpu::kCtlApplied] == 0)
 
-struct SgdUpdateParams {
-  cpu::SgdParams math;  // the attributes
+// The operands every a8 update has: (param, grad, ctl, state...) -> (param_next, state_next...).
+template <typename Math>
+struct ParamUpdateOperands {
+  Math math;  // the attributes
   DType param_dtype = DType::kF32, grad_dtype = DType::kF32;
   int64_t n = 0;
   const float* ctl = nullptr;
   const void* param = nullptr;
   const void* grad = nullptr;
-  const void* buf = nullptr;  // null without a momentum buffer
   void* param_next = nullptr;
+};
+
+struct SgdUpdateParams : ParamUpdateOperands<cpu::SgdParams> {
+  const void* buf = nullptr;  // null without a momentum buffer
   void* buf_next = nullptr;
 };
 DevStatus SgdUpdate(DevCtx& ctx, const SgdUpdateParams& p);
 
-struct AdamUpdateParams {
-  cpu::AdamParams math;  // the attributes
-  DType param_dtype = DType::kF32, grad_dtype = DType::kF32;
-  int64_t n = 0;
-  const float* ctl = nullptr;
-  const void* param = nullptr;
-  const void* grad = nullptr;
+struct AdamUpdateParams : ParamUpdateOperands<cpu::AdamParams> {
   const void* m = nullptr;
   const void* v = nullptr;
-  void* param_next = nullptr;
   void* m_next = nullptr;
   void* v_next = nullptr;
 };

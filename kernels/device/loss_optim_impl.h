@@ -10,20 +10,13 @@
 #include <cmath>
 #include <limits>
 
+#include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/loss_optim.h"
 
 namespace a8::A8_DEV_NS {
 namespace loss_detail {
 
-A8_HD float Exp(float v) { return ::expf(v); }
-A8_HD double Exp(double v) { return ::exp(v); }
-A8_HD float Log(float v) { return ::logf(v); }
-A8_HD double Log(double v) { return ::log(v); }
-A8_HD float Log1p(float v) { return ::log1pf(v); }
-A8_HD double Log1p(double v) { return ::log1p(v); }
-A8_HD float Fabs(float v) { return ::fabsf(v); }
-A8_HD double Fabs(double v) { return ::fabs(v); }
 // std::max(a, b) (a when they are unordered).
 template <typename C>
 A8_HD C Max(C a, C b) {
@@ -64,7 +57,7 @@ A8_HD void SoftmaxStats(const T* x, int64_t base, int64_t classes, int64_t extra
   C mx = -std::numeric_limits<C>::infinity();
   for (int64_t c = 0; c < classes; ++c) mx = Max(mx, Ld(x, base + c * extra));
   C sum = 0;
-  for (int64_t c = 0; c < classes; ++c) sum += Exp(Ld(x, base + c * extra) - mx);
+  for (int64_t c = 0; c < classes; ++c) sum += MExp(Ld(x, base + c * extra) - mx);
   *m = mx;
   *s = sum;
 }
@@ -90,7 +83,7 @@ struct LossTargetFn {
     if (kSoftmax) {
       C sum;
       SoftmaxStats(x, base, s.classes, s.extra, &m, &sum);
-      log_s = Log(sum);
+      log_s = MLog(sum);
       if (log_prob != nullptr) {
         for (int64_t c = 0; c < s.classes; ++c) {
           const int64_t j = base + c * s.extra;
@@ -191,7 +184,7 @@ struct SceGradFn {
     SoftmaxStats(x, base, s.classes, s.extra, &m, &sum);
     for (int64_t c = 0; c < s.classes; ++c) {
       const int64_t j = base + c * s.extra;
-      const C prob = Exp(Ld(x, j) - m) / sum;
+      const C prob = MExp(Ld(x, j) - m) / sum;
       St(dx, j, -f * (prob - (c == label ? 1 : 0)));
     }
   }
@@ -238,10 +231,10 @@ struct PairTermFn {
         v = (xv - tv) * (xv - tv);
         break;
       case DevPairLoss::kL1:
-        v = Fabs(xv - tv);
+        v = MAbs(xv - tv);
         break;
       case DevPairLoss::kBceWithLogits:
-        v = rn::Add(rn::Sub(Max(xv, C(0)), rn::Mul(xv, tv)), Log1p(Exp(-Fabs(xv))));
+        v = rn::Add(rn::Sub(Max(xv, C(0)), rn::Mul(xv, tv)), MLog1p(MExp(-MAbs(xv))));
         break;
     }
     term[i] = v;
@@ -287,7 +280,7 @@ struct PairGradFn {
         break;
       }
       case DevPairLoss::kBceWithLogits: {
-        const C z = Exp(-Fabs(xv));
+        const C z = MExp(-MAbs(xv));
         const C sig = xv >= 0 ? C(1) / (C(1) + z) : z / (C(1) + z);
         gp = (sig - tv) * k;
         gt = -xv * k;

@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/common/pool_window.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/nn.h"
 
@@ -33,47 +34,15 @@ A8_HD int64_t WindowArgMax(const PoolArgs& a, const T* src, const int64_t start[
     best = std::numeric_limits<C>::lowest();
   }
   int64_t best_i = -1;
-  for (int64_t t0 = 0; t0 < a.k[0]; ++t0) {
-    const int64_t i0 = start[0] + t0 * a.d[0];
-    if (i0 < 0 || i0 >= a.in[0]) continue;
-    for (int64_t t1 = 0; t1 < a.k[1]; ++t1) {
-      const int64_t i1 = start[1] + t1 * a.d[1];
-      if (i1 < 0 || i1 >= a.in[1]) continue;
-      for (int64_t t2 = 0; t2 < a.k[2]; ++t2) {
-        const int64_t i2 = start[2] + t2 * a.d[2];
-        if (i2 < 0 || i2 >= a.in[2]) continue;
-        const int64_t i = (i0 * a.in[1] + i1) * a.in[2] + i2;
-        const C v = Ld(src, i);
-        if (best_i < 0 || v > best) {
-          best = v;
-          best_i = i;
-        }
-      }
+  ForEachTapInside(a, start, [&](int64_t i) {
+    const C v = Ld(src, i);
+    if (best_i < 0 || v > best) {
+      best = v;
+      best_i = i;
     }
-  }
+  });
   *best_out = best;
   return best_i;
-}
-
-// Number of taps t in [0, k) with lo <= start + t * d < hi.
-A8_HD int64_t CountTaps(int64_t start, int64_t k, int64_t d, int64_t lo, int64_t hi) {
-  int64_t n = 0;
-  for (int64_t t = 0; t < k; ++t) {
-    const int64_t pos = start + t * d;
-    n += pos >= lo && pos < hi;
-  }
-  return n;
-}
-
-// The divisor of AveragePool's window at `start`.
-A8_HD int64_t AverageCount(const PoolArgs& a, const int64_t start[3]) {
-  int64_t count = 1;
-  for (int d = 0; d < 3; ++d) {
-    const int64_t lo = a.count_include_pad ? -a.pb[d] : 0;
-    const int64_t hi = a.count_include_pad ? a.in[d] + a.pe[d] : a.in[d];
-    count *= CountTaps(start[d], a.k[d], a.d[d], lo, hi);
-  }
-  return count;
 }
 
 A8_HD void WindowStart(const PoolArgs& a, const int64_t o[3], int64_t start[3]) {
@@ -134,20 +103,8 @@ struct AveragePoolFn {
     Unflatten(a.out, o, oc);
     WindowStart(a, oc, start);
     C sum = 0;
-    for (int64_t t0 = 0; t0 < a.k[0]; ++t0) {
-      const int64_t i0 = start[0] + t0 * a.d[0];
-      if (i0 < 0 || i0 >= a.in[0]) continue;
-      for (int64_t t1 = 0; t1 < a.k[1]; ++t1) {
-        const int64_t i1 = start[1] + t1 * a.d[1];
-        if (i1 < 0 || i1 >= a.in[1]) continue;
-        for (int64_t t2 = 0; t2 < a.k[2]; ++t2) {
-          const int64_t i2 = start[2] + t2 * a.d[2];
-          if (i2 < 0 || i2 >= a.in[2]) continue;
-          sum += Ld(src, (i0 * a.in[1] + i1) * a.in[2] + i2);
-        }
-      }
-    }
-    const int64_t count = AverageCount(a, start);
+    ForEachTapInside(a, start, [&](int64_t i) { sum += Ld(src, i); });
+    const int64_t count = AverageCount(a, start, a.count_include_pad);
     St(static_cast<T*>(a.y), idx, count > 0 ? sum / static_cast<C>(count) : C(0));
   }
 };

@@ -8,20 +8,12 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/reduce.h"
 
 namespace a8::A8_DEV_NS {
 namespace reduce_detail {
-
-A8_HD float Exp(float x) { return ::expf(x); }
-A8_HD double Exp(double x) { return ::exp(x); }
-A8_HD float Log(float x) { return ::logf(x); }
-A8_HD double Log(double x) { return ::log(x); }
-A8_HD float Sqrt(float x) { return ::sqrtf(x); }
-A8_HD double Sqrt(double x) { return ::sqrt(x); }
-A8_HD float Fmax(float a, float b) { return ::fmaxf(a, b); }
-A8_HD double Fmax(double a, double b) { return ::fmax(a, b); }
 
 template <typename A>
 A8_HD A Infinity() {
@@ -148,12 +140,12 @@ struct ReduceKernel {
     if constexpr (std::is_floating_point_v<A>) {
       A m = -Infinity<A>();
       Cursor c{base};
-      for (int64_t r = 0; r < red_count; ++r, c.Next(red)) m = Fmax(m, Val(c.off));
+      for (int64_t r = 0; r < red_count; ++r, c.Next(red)) m = MMax(m, Val(c.off));
       if (m == Infinity<A>() || m == -Infinity<A>()) return m;
       A s = 0;
       Cursor d{base};
-      for (int64_t r = 0; r < red_count; ++r, d.Next(red)) s += Exp(Val(d.off) - m);
-      return m + Log(s);
+      for (int64_t r = 0; r < red_count; ++r, d.Next(red)) s += MExp(Val(d.off) - m);
+      return m + MLog(s);
     } else {
       return A(0);  // integers go through double (host setup)
     }
@@ -176,7 +168,7 @@ struct ReduceKernel {
       }
     }
     if constexpr (std::is_floating_point_v<A>) {
-      if (op == DevReduceOp::kL2) return Sqrt(s);
+      if (op == DevReduceOp::kL2) return MSqrt(s);
     }
     return s;
   }
@@ -250,14 +242,14 @@ struct SoftmaxKernel {
     C sum = 0;
     for (int64_t k = 0; k < view.len; ++k) {
       const C d = Ld(x, base + k * step) - m;
-      sum += d < kExpIsZero ? C(0) : Exp(d);
+      sum += d < kExpIsZero ? C(0) : MExp(d);
     }
-    const C log_sum = log ? Log(sum) : C(0), inv_sum = C(1) / sum;
+    const C log_sum = log ? MLog(sum) : C(0), inv_sum = C(1) / sum;
     for (int64_t k = 0; k < view.len; ++k) {
       const int64_t j = base + k * step;
       const C d = Ld(x, j) - m;
       // exp is recomputed rather than kept in y: y may be x, and f16 y would round it.
-      const C v = log ? d - log_sum : (d < kExpIsZero ? C(0) : Exp(d)) * inv_sum;
+      const C v = log ? d - log_sum : (d < kExpIsZero ? C(0) : MExp(d)) * inv_sum;
       St(y, j, v);
     }
   }
@@ -282,7 +274,7 @@ struct SoftmaxGradKernel {
     for (int64_t k = 0; k < view.len; ++k) {
       const int64_t j = base + k * step;
       const C yv = Ld(y, j), gv = Ld(dy, j);
-      St(dx, j, log ? gv - Exp(yv) * sum : yv * (gv - sum));
+      St(dx, j, log ? gv - MExp(yv) * sum : yv * (gv - sum));
     }
   }
 };

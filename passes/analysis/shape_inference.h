@@ -25,10 +25,6 @@
 
 namespace a8 {
 
-class ShapeInference : public Pass {
- public:
-  ShapeInference() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(ShapeInference);
 
 }  // namespace a8

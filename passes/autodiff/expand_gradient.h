@@ -17,10 +17,6 @@
 
 namespace a8 {
 
-class ExpandGradient : public Pass {
- public:
-  ExpandGradient() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(ExpandGradient);
 
 }  // namespace a8

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "compiler/ir/shape_rules.h"
 #include "passes/autodiff/grad_rule.h"
 
 namespace a8 {
@@ -35,15 +36,9 @@ StatusOr<Window> ResolveWindow(const Node& node, const std::vector<int64_t>& ker
   }
   const std::string auto_pad = node.GetString("auto_pad", "NOTSET");
   if (!node.has_attr("pads") && (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER")) {
-    for (size_t i = 0; i < n; ++i) {
-      const int64_t effective = (w.kernel[i] - 1) * w.dilations[i] + 1;
-      const int64_t residual = x[i + 2] % w.strides[i];
-      const int64_t total =
-          std::max<int64_t>(0, effective - (residual == 0 ? w.strides[i] : residual));
-      const int64_t small = total / 2, big = total - small;
-      w.pads[i] = auto_pad == "SAME_UPPER" ? small : big;
-      w.pads[i + n] = auto_pad == "SAME_UPPER" ? big : small;
-    }
+    SameAutoPads(auto_pad == "SAME_UPPER", /*transpose=*/false,
+                 std::vector<int64_t>(x.begin() + 2, x.end()), w.kernel, w.strides, w.dilations,
+                 &w.pads);
   }
   return w;
 }
@@ -109,7 +104,10 @@ Status ConvGrad(GradContext& ctx) {
   return Status::Ok();
 }
 
-Status MaxPoolGrad(GradContext& ctx) {
+// MaxPool (kMax) -> a8.MaxPoolGrad(dy, x); AveragePool -> a8.AveragePoolGrad(dy), which takes
+// x's shape and count_include_pad as attributes.
+template <bool kMax>
+Status PoolGrad(GradContext& ctx) {
   const Node& node = ctx.node();
   Value* dy = ctx.output_grad(0);
   if (dy == nullptr || !ctx.needs_grad(0)) return Status::Ok();
@@ -117,21 +115,15 @@ Status MaxPoolGrad(GradContext& ctx) {
   A8_ASSIGN_OR_RETURN(Window w, ResolveWindow(node, node.GetInts("kernel_shape")));
   Attrs attrs = WindowAttrs(w);
   attrs["ceil_mode"] = Attribute(node.GetInt("ceil_mode", 0));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("a8.MaxPoolGrad", {dy, node.input(0)}, attrs));
-  return ctx.SetInputGrad(0, dx);
-}
-
-Status AveragePoolGrad(GradContext& ctx) {
-  const Node& node = ctx.node();
-  Value* dy = ctx.output_grad(0);
-  if (dy == nullptr || !ctx.needs_grad(0)) return Status::Ok();
-  A8_RETURN_IF_ERROR(RequireSpatialRank(node));
-  A8_ASSIGN_OR_RETURN(Window w, ResolveWindow(node, node.GetInts("kernel_shape")));
-  Attrs attrs = WindowAttrs(w);
-  attrs["ceil_mode"] = Attribute(node.GetInt("ceil_mode", 0));
-  attrs["count_include_pad"] = Attribute(node.GetInt("count_include_pad", 0));
-  attrs["x_shape"] = Attribute(node.input(0)->dims());
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("a8.AveragePoolGrad", {dy}, attrs));
+  std::vector<Value*> inputs = {dy};
+  if (kMax) {
+    inputs.push_back(node.input(0));
+  } else {
+    attrs["count_include_pad"] = Attribute(node.GetInt("count_include_pad", 0));
+    attrs["x_shape"] = Attribute(node.input(0)->dims());
+  }
+  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1(kMax ? "a8.MaxPoolGrad" : "a8.AveragePoolGrad",
+                                            std::move(inputs), attrs));
   return ctx.SetInputGrad(0, dx);
 }
 
@@ -336,8 +328,8 @@ Status PairLossGrad(GradContext& ctx) {
 
 void RegisterNnGradRules(GradRuleTable* t) {
   t->Add("Conv", ConvGrad);
-  t->Add("MaxPool", MaxPoolGrad);
-  t->Add("AveragePool", AveragePoolGrad);
+  t->Add("MaxPool", PoolGrad<true>);
+  t->Add("AveragePool", PoolGrad<false>);
   t->Add("GlobalAveragePool", GlobalPoolGrad<false>);
   t->Add("GlobalMaxPool", GlobalPoolGrad<true>);
   t->Add("BatchNormalization", BatchNormGrad);

@@ -29,10 +29,6 @@ bool IsRandomOp(const Node& node);
 // number of nodes whose uses moved; 0 means nothing changed.
 int64_t EliminateCommonSubexpressions(Graph& graph);
 
-class CommonSubexpressionElimination : public Pass {
- public:
-  CommonSubexpressionElimination() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(CommonSubexpressionElimination);
 
 }  // namespace a8

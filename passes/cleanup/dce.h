@@ -25,10 +25,6 @@ struct DeadCodeCounts {
 // The walk itself, shared with canonicalize.
 DeadCodeCounts RemoveDeadCode(Graph& graph);
 
-class DeadCodeElimination : public Pass {
- public:
-  DeadCodeElimination() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(DeadCodeElimination);
 
 }  // namespace a8

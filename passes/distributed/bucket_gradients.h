@@ -26,10 +26,6 @@
 
 namespace a8 {
 
-class BucketGradients : public Pass {
- public:
-  BucketGradients() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(BucketGradients);
 
 }  // namespace a8

@@ -31,10 +31,6 @@
 
 namespace a8 {
 
-class Fuse : public Pass {
- public:
-  Fuse() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(Fuse);
 
 }  // namespace a8

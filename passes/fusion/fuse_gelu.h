@@ -19,10 +19,6 @@
 
 namespace a8 {
 
-class FuseGelu : public Pass {
- public:
-  FuseGelu() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(FuseGelu);
 
 }  // namespace a8

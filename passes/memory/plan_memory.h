@@ -52,10 +52,6 @@ int InPlaceUpdateOperand(const Node& node, int output);
 // The plan for the graph's current node order.
 StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph);
 
-class PlanMemory : public Pass {
- public:
-  PlanMemory() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(PlanMemory);
 
 }  // namespace a8

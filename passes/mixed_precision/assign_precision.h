@@ -31,11 +31,7 @@
 
 namespace a8 {
 
-class AssignPrecision : public Pass {
- public:
-  AssignPrecision() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(AssignPrecision);
 
 // The dtype a node's string attribute `name` names ("f16"); nullopt when it has none.
 std::optional<DType> DTypeAttribute(const Node& node, const std::string& name);

@@ -17,11 +17,7 @@
 
 namespace a8 {
 
-class FoldCasts : public Pass {
- public:
-  FoldCasts() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(FoldCasts);
 
 // Whether every value of type `from` is exactly representable in type `to` (float types).
 bool FloatWidens(DType from, DType to);

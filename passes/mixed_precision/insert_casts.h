@@ -29,10 +29,6 @@
 
 namespace a8 {
 
-class InsertCasts : public Pass {
- public:
-  InsertCasts() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(InsertCasts);
 
 }  // namespace a8

@@ -37,10 +37,6 @@ struct LossScaleMode {
 // before import). Errors name the flag.
 StatusOr<LossScaleMode> ParseLossScale(const TrainingConfig& config);
 
-class LossScaling : public Pass {
- public:
-  LossScaling() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(LossScaling);
 
 }  // namespace a8

@@ -22,11 +22,7 @@
 
 namespace a8 {
 
-class PinFp32 : public Pass {
- public:
-  PinFp32() = default;
-  StatusOr<bool> Run(Graph& graph) override;
-};
+A8_DECLARE_PASS(PinFp32);
 
 // The type `a8.edge` names on `node`; nullopt when it has none.
 std::optional<DType> EdgePrecision(const Node& node);

@@ -2,6 +2,7 @@
 #include "passes/mixed_precision/policy.h"
 
 #include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -204,19 +205,11 @@ StatusOr<PolicyFile> ReadPolicyFile(const std::string& path) {
 }  // namespace
 
 std::string_view OpPrecisionClassName(OpPrecisionClass c) {
-  switch (c) {
-    case OpPrecisionClass::kAllow:
-      return "allow";
-    case OpPrecisionClass::kDeny:
-      return "deny";
-    case OpPrecisionClass::kFollow:
-      return "follow";
-    case OpPrecisionClass::kPinned:
-      return "pinned";
-    case OpPrecisionClass::kNone:
-      return "none";
-  }
-  return "none";
+  // Indexed by the enum, in its order.
+  static constexpr std::string_view kNames[] = {"allow", "deny", "follow", "pinned", "none"};
+  static_assert(std::size(kNames) == static_cast<size_t>(OpPrecisionClass::kNone) + 1);
+  const auto i = static_cast<size_t>(c);
+  return i < std::size(kNames) ? kNames[i] : "none";
 }
 
 std::optional<OpPrecisionClass> DefaultOpClass(std::string_view qualified_op) {

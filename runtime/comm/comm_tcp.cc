@@ -241,16 +241,18 @@ class TcpCommunicator : public Communicator {
                     size_, what, peer);
   }
 
-  Status Send(int fd, const void* data, size_t bytes, Clock::time_point deadline,
-              const std::string& what, int peer) {
-    const auto* p = static_cast<const uint8_t*>(data);
+  // Moves `bytes` at p through fd, io(p, n) (a send or a recv) each time poll says the socket is
+  // ready for `events`: until all are moved, the deadline passes or the peer closes.
+  template <typename Byte, typename Io>
+  Status Transfer(int fd, short events, Byte* p, size_t bytes, Clock::time_point deadline,
+                  const std::string& what, int peer, Io io) {
     while (bytes > 0) {
-      pollfd pf{fd, POLLOUT, 0};
+      pollfd pf{fd, events, 0};
       int ready = poll(&pf, 1, MsLeft(deadline));
       if (ready == 0) return Timeout(what, peer);
       if (ready < 0 && errno != EINTR) return Errno(what);
       if (ready < 0) continue;
-      ssize_t n = send(fd, p, bytes, MSG_NOSIGNAL);
+      ssize_t n = io(p, bytes);
       if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
       if (n <= 0) return Closed(what, peer);
       p += n;
@@ -259,22 +261,16 @@ class TcpCommunicator : public Communicator {
     return Status::Ok();
   }
 
+  Status Send(int fd, const void* data, size_t bytes, Clock::time_point deadline,
+              const std::string& what, int peer) {
+    return Transfer(fd, POLLOUT, static_cast<const uint8_t*>(data), bytes, deadline, what, peer,
+                    [fd](const uint8_t* p, size_t n) { return send(fd, p, n, MSG_NOSIGNAL); });
+  }
+
   Status Recv(int fd, void* data, size_t bytes, Clock::time_point deadline, const std::string& what,
               int peer) {
-    auto* p = static_cast<uint8_t*>(data);
-    while (bytes > 0) {
-      pollfd pf{fd, POLLIN, 0};
-      int ready = poll(&pf, 1, MsLeft(deadline));
-      if (ready == 0) return Timeout(what, peer);
-      if (ready < 0 && errno != EINTR) return Errno(what);
-      if (ready < 0) continue;
-      ssize_t n = recv(fd, p, bytes, 0);
-      if (n < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      if (n <= 0) return Closed(what, peer);
-      p += n;
-      bytes -= static_cast<size_t>(n);
-    }
-    return Status::Ok();
+    return Transfer(fd, POLLIN, static_cast<uint8_t*>(data), bytes, deadline, what, peer,
+                    [fd](uint8_t* p, size_t n) { return recv(fd, p, n, 0); });
   }
 
   int rank_, size_;

@@ -14,9 +14,7 @@ namespace a8 {
 namespace {
 
 std::string DimsText(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
+  return fmt::format("[{}]", fmt::join(d, ","));
 }
 
 bool IsLabels(const plan::Plan& plan, const std::string& name) {

@@ -1,6 +1,7 @@
 #include "runtime/core/kernel_args.h"
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
@@ -15,20 +16,27 @@ const plan::Attribute* KernelArgs::attr(const std::string& name) const {
   return nullptr;
 }
 
-int64_t KernelArgs::Int(const std::string& name, int64_t dflt) const {
-  const plan::Attribute* a = attr(name);
+namespace {
+
+// The number attribute `a` holds as a T, from the field of T's kind when it has that one (f for a
+// float, i for an integer), else from the other; `dflt` when it is absent or has neither.
+template <typename T>
+T AttrNumber(const plan::Attribute* a, T dflt) {
   if (a == nullptr) return dflt;
-  if (a->has_i()) return a->i();
-  if (a->has_f()) return static_cast<int64_t>(a->f());
+  if (std::is_floating_point_v<T> && a->has_f()) return static_cast<T>(a->f());
+  if (a->has_i()) return static_cast<T>(a->i());
+  if (a->has_f()) return static_cast<T>(a->f());
   return dflt;
 }
 
+}  // namespace
+
+int64_t KernelArgs::Int(const std::string& name, int64_t dflt) const {
+  return AttrNumber(attr(name), dflt);
+}
+
 float KernelArgs::Float(const std::string& name, float dflt) const {
-  const plan::Attribute* a = attr(name);
-  if (a == nullptr) return dflt;
-  if (a->has_f()) return a->f();
-  if (a->has_i()) return static_cast<float>(a->i());
-  return dflt;
+  return AttrNumber(attr(name), dflt);
 }
 
 std::string KernelArgs::Str(const std::string& name, const std::string& dflt) const {

@@ -6,6 +6,8 @@
 #include <limits>
 #include <sstream>
 
+#include "base/enum_names.h"
+
 namespace a8 {
 namespace {
 
@@ -104,27 +106,12 @@ uint64_t ReadLE(const std::string& b, size_t at, int n) {
 }  // namespace
 
 const char* NpyDescr(DType dtype) {
-  switch (dtype) {
-    case DType::kF32:
-      return "<f4";
-    case DType::kF16:
-      return "<f2";
-    case DType::kBF16:
-      return "<u2";
-    case DType::kF64:
-      return "<f8";
-    case DType::kI64:
-      return "<i8";
-    case DType::kI32:
-      return "<i4";
-    case DType::kI8:
-      return "|i1";
-    case DType::kU8:
-      return "|u1";
-    case DType::kBool:
-      return "|b1";
-  }
-  return "?";
+  // Each descr is a literal, so the view's data is a NUL-terminated string.
+  static constexpr EnumName<DType> kDescrs[] = {
+      {DType::kF32, "<f4"}, {DType::kF16, "<f2"}, {DType::kBF16, "<u2"},
+      {DType::kF64, "<f8"}, {DType::kI64, "<i8"}, {DType::kI32, "<i4"},
+      {DType::kI8, "|i1"},  {DType::kU8, "|u1"},  {DType::kBool, "|b1"}};
+  return NameIn(kDescrs, dtype, "?").data();
 }
 
 StatusOr<NpyArray> ParseNpy(const std::string& bytes, const std::string& source,

@@ -7,6 +7,7 @@
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/stable_regions.h"
 #include "kernels/device/blas.h"
+#include "runtime/core/op_registry.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8 {
@@ -204,19 +205,14 @@ const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
       r.push_back({e.op, e.types, e.type_input, fn,
                    e.note.empty() ? "shared body" : "shared body; " + e.note});
     }
-    std::sort(r.begin(), r.end(),
-              [](const CpuKernelEntry& a, const CpuKernelEntry& b) { return a.op < b.op; });
+    SortByOp(&r);
     return r;
   }();
   return rows;
 }
 
 const CpuKernelEntry* FindCpuBackendKernel(const std::string& op) {
-  const std::vector<CpuKernelEntry>& r = CpuBackendRegistry();
-  auto it =
-      std::lower_bound(r.begin(), r.end(), op,
-                       [](const CpuKernelEntry& e, const std::string& o) { return e.op < o; });
-  return it != r.end() && it->op == op ? &*it : nullptr;
+  return FindByOp(CpuBackendRegistry(), op);
 }
 
 }  // namespace a8

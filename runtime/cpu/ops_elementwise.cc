@@ -12,16 +12,6 @@ namespace {
 using cpu::BinaryOp;
 using cpu::UnaryOp;
 
-// The bytes of in(0) copied to out(0) (same element count and dtype).
-Status CopyThrough(const KernelArgs& a) {
-  if (a.in(0).bytes() != a.out(0).bytes())
-    return InvalidInput("'{}': input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
-                        a.out(0).bytes());
-  if (a.in(0).data != a.out(0).data && a.out(0).bytes() > 0)
-    std::memmove(a.out(0).data, a.in(0).data, a.out(0).bytes());
-  return Status::Ok();
-}
-
 KernelFn UnaryFn(UnaryOp op) {
   return [op](const KernelArgs& a) -> Status {
     const std::string& name = a.kernel().op();
@@ -119,7 +109,6 @@ Status RunDropout(const KernelArgs& a) {
 
 void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
   for (const UnaryEntry& u : UnaryEntries()) r->push_back({u.op, *u.types, 0, UnaryFn(u.kind), ""});
-  r->push_back({"Identity", kAllTypes, 0, CopyThrough, ""});
 
   static const std::vector<DType> kBool = {DType::kBool};
   static const std::vector<DType> kIntegers = {DType::kI64, DType::kI32, DType::kI8, DType::kU8};

@@ -184,6 +184,7 @@ void RegisterMovementKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"OneHot", kAllTypes, -1, RunOneHot,
                 "indices: numeric (float truncated); depth from the output"});
   r->push_back({"Range", kRangeTypes, -1, RunRange, "constant start/limit/delta"});
+  r->push_back({"Identity", kAllTypes, 0, Copy, ""});
   r->push_back({"Reshape", kAllTypes, 0, Copy, "a copy"});
   r->push_back({"Flatten", kAllTypes, 0, Copy, "a copy"});
   r->push_back({"Squeeze", kAllTypes, 0, Copy, "a copy"});

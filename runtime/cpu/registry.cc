@@ -1,6 +1,6 @@
 #include "runtime/cpu/registry.h"
 
-#include <algorithm>
+#include "runtime/core/op_registry.h"
 
 namespace a8 {
 
@@ -16,19 +16,14 @@ const std::vector<CpuKernelEntry>& CpuKernelRegistry() {
     RegisterOptimizerKernels(r);
     RegisterDistKernels(r);
     RegisterFusedKernels(r);
-    std::sort(r->begin(), r->end(),
-              [](const CpuKernelEntry& a, const CpuKernelEntry& b) { return a.op < b.op; });
+    SortByOp(r);
     return r;
   }();
   return *entries;
 }
 
 const CpuKernelEntry* FindCpuKernel(const std::string& op) {
-  const auto& r = CpuKernelRegistry();
-  auto it =
-      std::lower_bound(r.begin(), r.end(), op,
-                       [](const CpuKernelEntry& e, const std::string& o) { return e.op < o; });
-  return it != r.end() && it->op == op ? &*it : nullptr;
+  return FindByOp(CpuKernelRegistry(), op);
 }
 
 }  // namespace a8

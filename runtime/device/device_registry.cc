@@ -1,7 +1,6 @@
 #include "runtime/device/device_registry.h"
 
-#include <algorithm>
-
+#include "runtime/core/op_registry.h"
 #include "runtime/device/ops_gather_nd.h"
 #include "runtime/device/ops_scatter.h"
 
@@ -10,6 +9,13 @@ namespace a8::A8_DEV_NS {
 Status FromDev(const DevStatus& s) {
   if (s.ok()) return Status::Ok();
   return Internal("device: {}", s.what);
+}
+
+StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
+  if (!a.has_in(i) || a.in(i).count() == 0) return std::vector<int64_t>{};
+  if (a.in(i).host == nullptr)
+    return Unsupported("{}: input {} must be a constant on the CUDA backend", a.kernel().op(), i);
+  return a.ConstInts(i);
 }
 
 const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
@@ -24,19 +30,14 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceDistOps(r);
     RegisterDeviceGatherNdOps(r);
     RegisterDeviceScatterOps(r);
-    std::sort(r->begin(), r->end(),
-              [](const DevKernelEntry& a, const DevKernelEntry& b) { return a.op < b.op; });
+    SortByOp(r);
     return r;
   }();
   return *entries;
 }
 
 const DevKernelEntry* FindDeviceKernel(const std::string& op) {
-  const auto& r = DeviceKernelRegistry();
-  auto it =
-      std::lower_bound(r.begin(), r.end(), op,
-                       [](const DevKernelEntry& e, const std::string& o) { return e.op < o; });
-  return it != r.end() && it->op == op ? &*it : nullptr;
+  return FindByOp(DeviceKernelRegistry(), op);
 }
 
 }  // namespace a8::A8_DEV_NS

@@ -38,6 +38,10 @@ const DevKernelEntry* FindDeviceKernel(const std::string& op);
 // A device error as a Status (Internal, "CUDA: ...").
 Status FromDev(const DevStatus& s);
 
+// The values of integer input `i` (absent or empty: none), read on the host: the operand must be
+// a CONSTANT buffer with a host copy (Unsupported naming the op otherwise).
+StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i);
+
 // Registration, one function per family (device_registry.cc calls them).
 void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r);  // ops_elementwise.cc
 void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r);     // ops_movement.cc

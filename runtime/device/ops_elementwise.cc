@@ -45,14 +45,6 @@ Status CheckOutputCount(const char* op, const TensorArg& y, const Dims& dims) {
   return Status::Ok();
 }
 
-Status CopyThrough(const KernelArgs& a, DevCtx& ctx) {
-  if (a.in(0).bytes() != a.out(0).bytes())
-    return InvalidInput("'{}': input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
-                        a.out(0).bytes());
-  if (a.in(0).data == a.out(0).data || a.out(0).bytes() == 0) return Status::Ok();
-  return FromDev(CopyOnDevice(a.out(0).data, a.in(0).data, a.out(0).bytes(), ctx.stream));
-}
-
 template <DevUnaryOp kOp>
 Status RunUnary(const KernelArgs& a, DevCtx& ctx) {
   const std::string& name = a.kernel().op();
@@ -308,7 +300,6 @@ void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
     r->push_back({u.op, *u.types, 0, kUnaryFns[static_cast<int>(u.kind)],
                   polynomial_on_cpu ? "library erff/erfcf (CPU: polynomial)" : ""});
   }
-  r->push_back({"Identity", kAllTypes, 0, CopyThrough, "device copy (none in place)"});
 
   using B = DevBinaryOp;
   r->push_back({"Add", kNumericTypes, 0, RunBinary<B::kAdd>, "broadcast"});

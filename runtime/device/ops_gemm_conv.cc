@@ -11,6 +11,7 @@
 
 #include "kernels/common/fused_elementwise.h"
 #include "kernels/common/kernel_types.h"
+#include "kernels/common/matmul_shape.h"
 #include "kernels/device/gemm_conv.h"
 #include "runtime/device/device_registry.h"
 
@@ -27,37 +28,6 @@ Status CheckOutDims(const KernelArgs& a, const Dims& want) {
 Status Run(DevCtx& ctx, const GemmDesc& d) { return FromDev(ctx.blas->Gemm(ctx, d)); }
 
 // ---- MatMul
-
-struct MatMulShape {
-  int64_t m, n, k;
-  Dims a_batch, b_batch, out_batch, out_dims;
-};
-
-// numpy matmul shapes, with the CPU kernel's messages (kernels/cpu/gemm.cc).
-StatusOr<MatMulShape> ResolveMatMul(const Dims& a_dims, const Dims& b_dims) {
-  if (a_dims.empty() || b_dims.empty()) {
-    return InvalidInput("MatMul: operands must have rank >= 1, got [{}] and [{}]",
-                        fmt::join(a_dims, ","), fmt::join(b_dims, ","));
-  }
-  Dims a = a_dims, b = b_dims;
-  if (a.size() == 1) a.insert(a.begin(), 1);
-  if (b.size() == 1) b.push_back(1);
-  MatMulShape s;
-  s.m = a[a.size() - 2];
-  s.k = a.back();
-  s.n = b.back();
-  if (b[b.size() - 2] != s.k) {
-    return InvalidInput("MatMul: inner dims differ: [{}] @ [{}]", fmt::join(a_dims, ","),
-                        fmt::join(b_dims, ","));
-  }
-  s.a_batch.assign(a.begin(), a.end() - 2);
-  s.b_batch.assign(b.begin(), b.end() - 2);
-  A8_ASSIGN_OR_RETURN(s.out_batch, BroadcastDims({s.a_batch, s.b_batch}, "MatMul"));
-  s.out_dims = s.out_batch;
-  if (a_dims.size() > 1) s.out_dims.push_back(s.m);
-  if (b_dims.size() > 1) s.out_dims.push_back(s.n);
-  return s;
-}
 
 // Per output batch dim, the element stride of an operand with batch dims `in` (right-aligned)
 // whose matrices have `matrix` elements; 0 where it broadcasts.
@@ -332,25 +302,6 @@ Status ConvGradFilter(const KernelArgs& a, DevCtx& ctx) {
 
 // ---- a8.FusedMatMul (compiler/ir/op_table_fused.cc): one GEMM with an engine epilogue.
 
-GemmEpilogue EngineEpilogue(int32_t e) {
-  switch (e) {
-    case kEpilogueBiasRelu:
-      return GemmEpilogue::kBiasRelu;
-    case kEpilogueBiasGelu:
-      return GemmEpilogue::kBiasGelu;
-    case kEpilogueRelu:
-      return GemmEpilogue::kRelu;
-    case kEpilogueGelu:
-      return GemmEpilogue::kGelu;
-    case kEpilogueDRelu:
-      return GemmEpilogue::kDRelu;
-    case kEpilogueDGelu:
-      return GemmEpilogue::kDGelu;
-    default:
-      return GemmEpilogue::kBias;
-  }
-}
-
 Status FusedMatMul(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
   const std::string epilogue = a.Str("epilogue", "");
@@ -394,7 +345,7 @@ Status FusedMatMul(const KernelArgs& a, DevCtx& ctx) {
   g.a = x.data;
   g.b = w.data;
   g.c = y.data;
-  g.epilogue = EngineEpilogue(e);
+  g.epilogue = GemmEpilogueOf(e);
   g.gelu_tanh = approx == "tanh";
   g.bias = bias.present ? bias.data : nullptr;
   g.aux = aux.present ? aux.data : nullptr;

@@ -71,29 +71,22 @@ Status RunNll(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(NegativeLogLikelihoodLoss(ctx, p));
 }
 
-// a8.SoftmaxCrossEntropyLossGrad(dloss, scores, labels, weights?) -> dscores.
-Status RunSceGrad(const KernelArgs& a, DevCtx& ctx) {
+// a8.SoftmaxCrossEntropyLossGrad(dloss, scores, labels, weights?) -> dscores (kScores) and
+// a8.NegativeLogLikelihoodLossGrad(dloss, labels, weights?) -> dinput: one decode, the operands
+// after dloss shifted by the scores.
+template <bool kScores>
+Status RunClassLossGrad(const KernelArgs& a, DevCtx& ctx) {
+  constexpr int kLabels = kScores ? 2 : 1;
   LossGradParams p;
-  A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.in(1).dims, 2));
+  A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, kScores ? a.in(1).dims : a.out(0).dims, kLabels));
   p.shape.err = ErrOf(ctx);
   p.dloss = a.in(0).data;
-  p.scores = a.in(1).data;
-  p.labels = a.in(2).data;
-  p.weights = InOrNull(a, 3);
+  if (kScores) p.scores = a.in(1).data;
+  p.labels = a.in(kLabels).data;
+  p.weights = InOrNull(a, kLabels + 1);
   p.dscores = a.out(0).data;
-  return FromDev(SoftmaxCrossEntropyLossGrad(ctx, p));
-}
-
-// a8.NegativeLogLikelihoodLossGrad(dloss, labels, weights?) -> dinput.
-Status RunNllGrad(const KernelArgs& a, DevCtx& ctx) {
-  LossGradParams p;
-  A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.out(0).dims, 1));
-  p.shape.err = ErrOf(ctx);
-  p.dloss = a.in(0).data;
-  p.labels = a.in(1).data;
-  p.weights = InOrNull(a, 2);
-  p.dscores = a.out(0).data;
-  return FromDev(NegativeLogLikelihoodLossGrad(ctx, p));
+  return FromDev(kScores ? SoftmaxCrossEntropyLossGrad(ctx, p)
+                         : NegativeLogLikelihoodLossGrad(ctx, p));
 }
 
 template <DevPairLoss kKind>
@@ -163,36 +156,37 @@ Status RunGradAccumulate(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(GradAccumulate(ctx, p));
 }
 
+// The operands a8.SgdUpdate and a8.AdamUpdate share: (param, grad, ctl, ...) -> (param_next,
+// ...), with the attributes `math`.
+template <typename Math>
+void SetUpdateOperands(const KernelArgs& a, const Math& math, ParamUpdateOperands<Math>* p) {
+  const TensorArg& param = a.in(0);
+  p->math = math;
+  p->param_dtype = param.dtype;
+  p->grad_dtype = a.in(1).dtype;
+  p->n = param.count();
+  p->ctl = reinterpret_cast<const float*>(a.in(2).data);
+  p->param = param.data;
+  p->grad = a.in(1).data;
+  p->param_next = a.out(0).data;
+}
+
 Status RunSgdUpdate(const KernelArgs& a, DevCtx& ctx) {
   SgdUpdateParams p;
-  A8_ASSIGN_OR_RETURN(p.math, SgdUpdateOperands(a));
-  const TensorArg& param = a.in(0);
+  A8_ASSIGN_OR_RETURN(const cpu::SgdParams math, SgdUpdateOperands(a));
+  SetUpdateOperands(a, math, &p);
   const bool has_buf = a.has_in(3);
-  p.param_dtype = param.dtype;
-  p.grad_dtype = a.in(1).dtype;
-  p.n = param.count();
-  p.ctl = reinterpret_cast<const float*>(a.in(2).data);
-  p.param = param.data;
-  p.grad = a.in(1).data;
   p.buf = has_buf ? a.in(3).data : nullptr;
-  p.param_next = a.out(0).data;
   p.buf_next = has_buf ? a.out(1).data : nullptr;
   return FromDev(SgdUpdate(ctx, p));
 }
 
 Status RunAdamUpdate(const KernelArgs& a, DevCtx& ctx) {
   AdamUpdateParams p;
-  A8_ASSIGN_OR_RETURN(p.math, AdamUpdateOperands(a));
-  const TensorArg& param = a.in(0);
-  p.param_dtype = param.dtype;
-  p.grad_dtype = a.in(1).dtype;
-  p.n = param.count();
-  p.ctl = reinterpret_cast<const float*>(a.in(2).data);
-  p.param = param.data;
-  p.grad = a.in(1).data;
+  A8_ASSIGN_OR_RETURN(const cpu::AdamParams math, AdamUpdateOperands(a));
+  SetUpdateOperands(a, math, &p);
   p.m = a.in(3).data;
   p.v = a.in(4).data;
-  p.param_next = a.out(0).data;
   p.m_next = a.out(1).data;
   p.v_next = a.out(2).data;
   return FromDev(AdamUpdate(ctx, p));
@@ -304,9 +298,10 @@ void RegisterDeviceLossOptimOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
                 "labels: i32/i64; log_prob optional; one thread per target"});
   r->push_back({"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, kRowSum});
-  r->push_back({"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunSceGrad,
+  r->push_back({"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunClassLossGrad<true>,
                 "labels: i32/i64; one thread per target"});
-  r->push_back({"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunNllGrad, "labels: i32/i64"});
+  r->push_back({"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunClassLossGrad<false>,
+                "labels: i32/i64"});
   r->push_back({"a8.MseLoss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kMse>,
                 "the sum in one thread (CPU order)"});
   r->push_back({"a8.L1Loss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kL1>,

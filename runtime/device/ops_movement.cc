@@ -16,15 +16,6 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-// The values of shape-like input `i` (absent or empty: none). Read on the host, so the operand
-// must be a CONSTANT buffer with a host copy.
-StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
-  if (!a.has_in(i) || a.in(i).count() == 0) return std::vector<int64_t>{};
-  if (a.in(i).host == nullptr)
-    return Unsupported("{}: input {} must be a constant on the CUDA backend", a.kernel().op(), i);
-  return a.ConstInts(i);
-}
-
 // One dim of an index map: coordinate c reads src at (c % src_mod or c) * src_stride and writes
 // dst at c * dst_stride.
 struct MapDim {
@@ -523,6 +514,7 @@ void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"Slice", kAllTypes, 0, Slice, "starts/ends/axes/steps: constant i32/i64"});
   r->push_back({"Expand", kAllTypes, 0, Expand, "shape: constant i64"});
   r->push_back({"Tile", kAllTypes, 0, Tile, "repeats: constant i64"});
+  r->push_back({"Identity", kAllTypes, 0, Copy, "device copy (none in place)"});
   r->push_back({"Reshape", kAllTypes, 0, Copy, "a device copy"});
   r->push_back({"Flatten", kAllTypes, 0, Copy, "a device copy"});
   r->push_back({"Squeeze", kAllTypes, 0, Copy, "a device copy"});

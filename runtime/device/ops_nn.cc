@@ -94,6 +94,17 @@ Status RunLayerNorm(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(LayerNorm(ctx, p));
 }
 
+// The operands every normalization gradient has: (dy, x, scale, ...) -> (dx?, dscale?, dbias?).
+template <typename P>
+void SetNormGradOperands(const KernelArgs& a, const TensorArg& x, P* p) {
+  p->dy = a.in(0).data;
+  p->x = x.data;
+  p->scale = a.in(2).data;
+  p->dx = OutOrNull(a, 0);
+  p->dscale = OutOrNull(a, 1);
+  p->dbias = OutOrNull(a, 2);
+}
+
 Status RunLayerNormGrad(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(1);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
@@ -117,14 +128,9 @@ Status RunLayerNormGrad(const KernelArgs& a, DevCtx& ctx) {
   }
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(2)));
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(3)));
-  p.dy = a.in(0).data;
-  p.x = x.data;
-  p.scale = a.in(2).data;
+  SetNormGradOperands(a, x, &p);
   p.mean = InOrNull(a, 3);
   p.inv_std_dev = InOrNull(a, 4);
-  p.dx = OutOrNull(a, 0);
-  p.dscale = OutOrNull(a, 1);
-  p.dbias = OutOrNull(a, 2);
   return FromDev(LayerNormGrad(ctx, p));
 }
 
@@ -191,12 +197,7 @@ Status RunBatchNormGrad(const KernelArgs& a, DevCtx& ctx) {
   if (!a.has_in(2)) return InvalidInput("{}: scale is missing", op);
   for (const TensorArg* t : {&a.in(2), &a.in(3), &a.in(4), &a.out(1), &a.out(3)})
     A8_RETURN_IF_ERROR(CheckFloat(a, *t));
-  p.dy = a.in(0).data;
-  p.x = x.data;
-  p.scale = a.in(2).data;
-  p.dx = OutOrNull(a, 0);
-  p.dscale = OutOrNull(a, 1);
-  p.dbias = OutOrNull(a, 2);
+  SetNormGradOperands(a, x, &p);
   return FromDev(BatchNormGrad(ctx, p));
 }
 
@@ -232,12 +233,7 @@ Status RunInstanceNormGrad(const KernelArgs& a, DevCtx& ctx) {
   if (!a.has_in(2)) return InvalidInput("a8.InstanceNormalizationGrad: scale is missing");
   A8_ASSIGN_OR_RETURN(InstanceNormArgs p, InstanceNormArgsOf(a, x, 2));
   A8_RETURN_IF_ERROR(CheckFloat(a, a.out(1)));
-  p.dy = a.in(0).data;
-  p.x = x.data;
-  p.scale = a.in(2).data;
-  p.dx = OutOrNull(a, 0);
-  p.dscale = OutOrNull(a, 1);
-  p.dbias = OutOrNull(a, 2);
+  SetNormGradOperands(a, x, &p);
   return FromDev(InstanceNormGrad(ctx, p));
 }
 

@@ -14,15 +14,6 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-// The values of integer input `i` (absent or empty: none), read on the host: the operand must
-// be a CONSTANT buffer with a host copy.
-StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
-  if (!a.has_in(i) || a.in(i).count() == 0) return std::vector<int64_t>{};
-  if (a.in(i).host == nullptr)
-    return Unsupported("{}: input {} must be a constant on the CUDA backend", a.kernel().op(), i);
-  return a.ConstInts(i);
-}
-
 // Appends an axis (outermost first) to an index space, dropping size-1 axes and merging an axis
 // into the previous one when the two are contiguous in memory (the walk order is unchanged).
 void AddAxis(std::vector<std::pair<int64_t, int64_t>>* axes, int64_t dim, int64_t stride) {

@@ -1,6 +1,7 @@
 #include "runtime/inspect/checkpoint_inspect.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -14,9 +15,7 @@ namespace a8 {
 namespace {
 
 std::string ShapeText(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
+  return fmt::format("[{}]", fmt::join(d, ","));
 }
 
 std::string Meta(const SafetensorsFile& f, const std::string& key) {

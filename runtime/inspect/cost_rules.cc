@@ -2,6 +2,7 @@
 // the non-matmul families are conventions (the order of magnitude an implementation needs), the
 // matmul and convolution counts are exact multiply-adds x 2.
 #include <algorithm>
+#include <iterator>
 #include <map>
 #include <string>
 
@@ -183,37 +184,14 @@ double OptimizerFlopsPerElement(std::string_view op) {
 }  // namespace
 
 std::string_view CostFamilyName(CostFamily family) {
-  switch (family) {
-    case F::kMatMul:
-      return "matmul";
-    case F::kConv:
-      return "conv";
-    case F::kElementwise:
-      return "elementwise";
-    case F::kCast:
-      return "cast";
-    case F::kTranscendental:
-      return "transcendental";
-    case F::kFused:
-      return "fused";
-    case F::kPool:
-      return "pool";
-    case F::kReduction:
-      return "reduction";
-    case F::kNormalization:
-      return "normalization";
-    case F::kSoftmaxLoss:
-      return "softmax/loss";
-    case F::kOptimizer:
-      return "optimizer";
-    case F::kMovement:
-      return "movement";
-    case F::kView:
-      return "view";
-    case F::kCollective:
-      return "collective";
-  }
-  return "?";
+  // Indexed by the enum, in its order.
+  static constexpr std::string_view kNames[] = {
+      "matmul",    "conv",     "elementwise", "cast",          "transcendental",
+      "fused",     "pool",     "reduction",   "normalization", "softmax/loss",
+      "optimizer", "movement", "view",        "collective"};
+  static_assert(std::size(kNames) == static_cast<size_t>(F::kCollective) + 1);
+  const auto i = static_cast<size_t>(family);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 std::optional<CostFamily> CostFamilyOf(std::string_view op) {

@@ -52,16 +52,11 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from case_main import mpirun  # noqa: E402
+
 ARGS = None
 BOUND = {"fp32": 1e-5, "amp": 2e-2}
-
-
-def mpirun(np_, *cmd, timeout=120, env=None):
-    base = ["mpirun", "--oversubscribe", "-np", str(np_)]
-    if os.geteuid() == 0:
-        base.append("--allow-run-as-root")
-    e = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1", **(env or {}))
-    return subprocess.run(base + list(cmd), capture_output=True, text=True, timeout=timeout, env=e)
 
 
 def a800c(model, plan, *flags):

@@ -13,24 +13,17 @@
             plain "step k/N" lines, no bar and no escape codes; --progress=bar forces the bar
             (the test sees its escape codes) and --progress=none leaves the step lines out.
 """
-import argparse
 import os
 import random
 import subprocess
 import sys
-import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from case_main import mpirun, run_case  # noqa: E402
 
 ARGS = None
 STEPS = 40
-
-
-def mpirun(np_, *cmd, timeout=120, env=None):
-    base = ["mpirun", "--oversubscribe", "-np", str(np_)]
-    if os.geteuid() == 0:
-        base.append("--allow-run-as-root")
-    e = dict(os.environ, OMPI_MCA_rmaps_base_oversubscribe="1", **(env or {}))
-    return subprocess.run(base + list(cmd), capture_output=True, text=True, timeout=timeout, env=e)
 
 
 def plan_for(work):
@@ -115,18 +108,7 @@ def case_progress(work):
 
 
 def main():
-    global ARGS
-    cases = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("case", choices=sorted(cases))
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--data", required=True)
-    ARGS = ap.parse_args()
-    with tempfile.TemporaryDirectory(prefix=f"a8_restart_{ARGS.case}_") as work:
-        start = time.time()
-        cases[ARGS.case](work)
-        print(f"{ARGS.case}: ok in {time.time() - start:.1f} s")
+    run_case(globals(), "a8_restart_")
 
 
 if __name__ == "__main__":

@@ -21,17 +21,17 @@
             and the latest under the plain name; with --keep-best and an eval set, the one of
             the lowest eval loss stays too, whatever its age.
 """
-import argparse
 import json
 import os
 import random
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
+
+from case_main import run_case
 
 ARGS = None
 TABLE = []
@@ -275,18 +275,7 @@ def case_keep(work):
 
 
 def main():
-    global ARGS
-    cases = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=sorted(cases))
-    parser.add_argument("--bin", required=True)
-    parser.add_argument("--models", required=True)
-    parser.add_argument("--data", required=True)
-    ARGS = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix=f"a8_ckpt_{ARGS.case}_") as work:
-        start = time.time()
-        cases[ARGS.case](work)
-        print(f"{ARGS.case}: ok in {time.time() - start:.1f} s")
+    run_case(globals(), "a8_ckpt_")
 
 
 if __name__ == "__main__":

@@ -34,15 +34,15 @@
               count (a8.updates, its bias correction) does not move while the step counter does,
               the scale halves and the growth tracker resets; the metrics say `skipped`.
 """
-import argparse
 import json
 import os
 import re
 import subprocess
 import sys
-import tempfile
 
 import numpy as np
+
+from case_main import run_case
 
 ARGS = None
 
@@ -235,16 +235,7 @@ def case_overflow(work):
 
 
 def main():
-    global ARGS
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=["mlp_digits", "cnn_curve", "bert_curve", "emit_onnx",
-                                            "overflow"])
-    parser.add_argument("--bin", required=True)
-    parser.add_argument("--models", required=True)
-    parser.add_argument("--data", required=True)
-    ARGS = parser.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        globals()[f"case_{ARGS.case}"](work)
+    run_case(globals(), "a8_precision_")
 
 
 if __name__ == "__main__":

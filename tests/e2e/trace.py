@@ -12,13 +12,13 @@ Cases (one ctest each):
              its events; an inference plan: kernels and arena, no scaler counters.
   dist       mpirun -np 2: one merged file, pid = rank, both ranks' kernels and collectives.
 """
-import argparse
 import json
 import os
 import shutil
 import subprocess
 import sys
-import tempfile
+
+from case_main import run_case
 
 ARGS = None
 
@@ -171,14 +171,7 @@ def case_dist(work):
 
 
 def main():
-    global ARGS
-    ap = argparse.ArgumentParser()
-    ap.add_argument("case", choices=["cpu", "emu", "dist"])
-    ap.add_argument("--bin", required=True)
-    ap.add_argument("--models", required=True)
-    ARGS = ap.parse_args()
-    with tempfile.TemporaryDirectory() as work:
-        globals()[f"case_{ARGS.case}"](work)
+    run_case(globals(), "a8_trace_", data=False)
 
 
 if __name__ == "__main__":

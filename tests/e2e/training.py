@@ -22,7 +22,6 @@ One CASE a ctest test (tests/CMakeLists.txt, label e2e):
                step runs.
 - safetensors: the checkpoint file read by Python's safetensors and by hand (the layout).
 """
-import argparse
 import json
 import os
 import re
@@ -30,10 +29,11 @@ import signal
 import struct
 import subprocess
 import sys
-import tempfile
 import time
 
 import numpy as np
+
+from case_main import run_case
 
 ARGS = None
 
@@ -333,19 +333,7 @@ def case_safetensors(work):
 
 
 def main():
-    global ARGS
-    cases = {k[5:]: v for k, v in globals().items() if k.startswith("case_")}
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("case", choices=sorted(cases))
-    parser.add_argument("--bin", required=True)
-    parser.add_argument("--models", required=True)
-    parser.add_argument("--data", required=True)
-    ARGS = parser.parse_args()
-    with tempfile.TemporaryDirectory(prefix=f"a8_e2e_{ARGS.case}_") as work:
-        ARGS.work = work
-        start = time.time()
-        cases[ARGS.case](work)
-        print(f"{ARGS.case}: ok in {time.time() - start:.1f} s")
+    run_case(globals(), "a8_e2e_")
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@
 #include "passes/analysis/shape_inference.h"
 #include "passes/cleanup/cse.h"
 #include "passes/cleanup/dce.h"
+#include "tests/unit/random_util.h"
 
 namespace a8 {
 namespace {
@@ -28,11 +29,8 @@ std::shared_ptr<TensorData> Bool(bool b) {
   return t;
 }
 std::vector<float> RandomFloats(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
+  return testing::RandomFloats(static_cast<size_t>(n), seed,
+                               std::uniform_real_distribution<float>(-2.0f, 2.0f));
 }
 
 void ExpectVerifies(const Graph& g) {

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "kernels/common/float16.h"
+#include "tests/unit/random_util.h"
 
 namespace a8 {
 namespace {
@@ -32,11 +33,8 @@ Data I64(const std::vector<int64_t>& v, std::vector<int64_t> dims) {
 }
 
 std::vector<float> RandomFloats(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> dist(-4.0f, 4.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
+  return testing::RandomFloats(static_cast<size_t>(n), seed,
+                               std::uniform_real_distribution<float>(-4.0f, 4.0f));
 }
 
 std::vector<double> AsDoubles(const TensorData& t) {

@@ -16,11 +16,7 @@
 namespace a8::cpu {
 namespace {
 
-using testing::Buffer;
-using testing::ExpectClose;
-using testing::MakeBuffer;
-using testing::RandomBuffer;
-using testing::Values;
+using namespace testing;  // cpu::testing: Buffer, ExpectClose, MakeBuffer, RandomBuffer, Values
 
 class FastGemmTest : public ::testing::TestWithParam<DType> {
  protected:

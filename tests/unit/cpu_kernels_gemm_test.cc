@@ -14,11 +14,7 @@
 namespace a8::cpu {
 namespace {
 
-using testing::Buffer;
-using testing::ExpectClose;
-using testing::MakeBuffer;
-using testing::RandomBuffer;
-using testing::Values;
+using namespace testing;  // cpu::testing: Buffer, ExpectClose, MakeBuffer, RandomBuffer, Values
 
 // Reference numpy matmul in float64; `mag` gets sum |a||b| per output element.
 std::vector<double> RefMatMul(const Dims& ad, const std::vector<double>& a, const Dims& bd,

@@ -9,13 +9,8 @@
 namespace a8::cpu {
 namespace {
 
-using testing::Buffer;
-using testing::ExpectClose;
-using testing::ExpectRoundedExactly;
-using testing::FromValues;
-using testing::MakeBuffer;
-using testing::RandomBuffer;
-using testing::Values;
+using namespace testing;  // cpu::testing: Buffer, ExpectClose, ExpectRoundedExactly, FromValues,
+                          // MakeBuffer, RandomBuffer, Values
 
 struct PoolCase {
   Dims in, kernel, strides, dilations, pads;

@@ -9,13 +9,8 @@
 namespace a8::cpu {
 namespace {
 
-using testing::Buffer;
-using testing::ExpectClose;
-using testing::ExpectRoundedExactly;
-using testing::FromValues;
-using testing::MakeBuffer;
-using testing::RandomBuffer;
-using testing::Values;
+using namespace testing;  // cpu::testing: Buffer, ExpectClose, ExpectRoundedExactly, FromValues,
+                          // MakeBuffer, RandomBuffer, Values
 
 // Groups the input elements by output element (reduced axes dropped), in row-major order.
 std::vector<std::vector<double>> GroupByOutput(const Dims& dims, std::vector<int64_t> axes,

@@ -121,12 +121,7 @@ TEST(DeviceElementwiseTest, EveryCpuEntryHasADeviceEntryWithTheSameTypes) {
   }
   EXPECT_GT(ops.size(), 50u);
   for (const std::string& op : ops) {
-    const CpuKernelEntry* c = FindCpuKernel(op);
-    const emu::DevKernelEntry* d = emu::FindDeviceKernel(op);
-    ASSERT_NE(c, nullptr) << op;
-    ASSERT_NE(d, nullptr) << op;
-    EXPECT_EQ(d->types, c->types) << op;
-    EXPECT_EQ(d->type_input, c->type_input) << op;
+    testing::ExpectDeviceEntryLikeCpu(op);
   }
 }
 

@@ -29,17 +29,6 @@ std::string Where(const std::string& op, DType t, const cpu::Dims& dims) {
   return fmt::format("{} {} [{}]", op, DTypeName(t), fmt::join(dims, ","));
 }
 
-// Random small integers as `dtype`: ties for ArgMax/ArgMin, exact products for ReduceProd.
-std::vector<uint8_t> SmallInts(DType dtype, int64_t n, uint32_t seed, int lo, int hi) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> d(lo, hi);
-  std::vector<double> v(static_cast<size_t>(n));
-  for (double& x : v) x = d(rng);
-  std::vector<uint8_t> out(static_cast<size_t>(n) * DTypeSize(dtype));
-  EXPECT_TRUE(cpu::Cast(DType::kF64, dtype, n, v.data(), out.data()).ok());
-  return out;
-}
-
 // A plan of one kernel: x (input) [, axes (a CONSTANT i64, when given)] -> y (out_dtype).
 PlanFile OneKernel(const std::string& op, DType t, const cpu::Dims& dims,
                    const std::optional<std::vector<int64_t>>& axes, const cpu::Dims& out_dims,

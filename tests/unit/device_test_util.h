@@ -21,7 +21,9 @@
 #include "kernels/cpu/elementwise.h"
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "runtime/cpu/registry.h"
 #include "runtime/device/device_backend.h"
+#include "runtime/device/device_registry.h"
 #include "tests/unit/runtime_test_util.h"
 
 namespace a8::testing {
@@ -95,6 +97,28 @@ inline std::map<std::string, std::vector<uint8_t>> RunOn(
     out[e.plan().buffers(id).name()] = std::move(bytes);
   }
   return out;
+}
+
+// `n` random integers in [lo, hi] as `dtype`, as raw bytes: ties for ArgMax/ArgMin and pools,
+// exact products for ReduceProd.
+inline std::vector<uint8_t> SmallInts(DType dtype, int64_t n, uint32_t seed, int lo, int hi) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int> d(lo, hi);
+  std::vector<double> v(static_cast<size_t>(n));
+  for (double& x : v) x = d(rng);
+  std::vector<uint8_t> out(static_cast<size_t>(n) * DTypeSize(dtype));
+  EXPECT_TRUE(cpu::Cast(DType::kF64, dtype, n, v.data(), out.data()).ok());
+  return out;
+}
+
+// The CUDA backend has an entry for `op` with the CPU entry's dtypes and type operand.
+inline void ExpectDeviceEntryLikeCpu(const std::string& op) {
+  const CpuKernelEntry* c = FindCpuKernel(op);
+  const emu::DevKernelEntry* d = emu::FindDeviceKernel(op);
+  ASSERT_NE(c, nullptr) << op;
+  ASSERT_NE(d, nullptr) << op;
+  EXPECT_EQ(d->types, c->types) << op;
+  EXPECT_EQ(d->type_input, c->type_input) << op;
 }
 
 // The backend under test: cuda-emu, or the CUDA backend in a8_gpu_tests.

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,44 @@ struct GradCheckCase {
   double atol = 1e-7;
   uint64_t seed = 1;
 };
+
+// Inputs of a case: a differentiable one (no values: uniform in [-1, 1] from the case's seed).
+inline GradCheckInput Input(DType t, std::vector<int64_t> dims, std::vector<double> values = {}) {
+  GradCheckInput in;
+  in.type = {t, std::move(dims)};
+  in.values = std::move(values);
+  return in;
+}
+
+// A non-differentiable input with fixed values.
+inline GradCheckInput Fixed(DType t, std::vector<int64_t> dims, std::vector<double> values) {
+  GradCheckInput in = Input(t, std::move(dims), std::move(values));
+  in.differentiable = false;
+  return in;
+}
+
+// A graph constant with fixed values (shapes, axes, pads).
+inline GradCheckInput Const(DType t, std::vector<int64_t> dims, std::vector<double> values) {
+  GradCheckInput in = Fixed(t, std::move(dims), std::move(values));
+  in.constant = true;
+  return in;
+}
+
+inline GradCheckInput Absent() {
+  GradCheckInput in;
+  in.absent = true;
+  return in;
+}
+
+// A differentiable f64 input with values in [0.5, 2] (Log, Sqrt, divisors, Pow's base).
+inline GradCheckInput Positive(std::vector<int64_t> dims, uint64_t seed = 11) {
+  GradCheckInput in = Input(DType::kF64, std::move(dims));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(0.5, 2.0);
+  in.values.resize(static_cast<size_t>(in.type.CheckedNumElements()));
+  for (double& x : in.values) x = d(rng);
+  return in;
+}
 
 // Adds GoogleTest failures naming the input, the element, and both values.
 void ExpectGradientsMatch(const GradCheckCase& c);

@@ -16,45 +16,17 @@ using Dims = std::vector<int64_t>;
 using testing::GradCheckCase;
 using testing::GradCheckInput;
 
+using testing::Absent;
+using testing::Fixed;
+using testing::Positive;
+
 // A differentiable f64 input, random in [-1, 1].
-GradCheckInput X(Dims dims) {
-  GradCheckInput in;
-  in.type = {DType::kF64, std::move(dims)};
-  return in;
-}
-
-// A differentiable f64 input with values in [0.5, 2] (Log, Sqrt, divisors, Pow's base).
-GradCheckInput Positive(Dims dims, uint64_t seed = 11) {
-  GradCheckInput in = X(std::move(dims));
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> dist(0.5, 2.0);
-  int64_t n = 1;
-  for (int64_t d : in.type.dims) n *= d;
-  for (int64_t i = 0; i < n; ++i) in.values.push_back(dist(rng));
-  return in;
-}
-
-// A non-differentiable input with fixed values.
-GradCheckInput Fixed(DType t, Dims dims, std::vector<double> values) {
-  GradCheckInput in;
-  in.type = {t, std::move(dims)};
-  in.values = std::move(values);
-  in.differentiable = false;
-  return in;
-}
+GradCheckInput X(Dims dims) { return testing::Input(DType::kF64, std::move(dims)); }
 
 // An i64 graph constant (shapes, axes, pads): 1-D, or a scalar with `scalar`.
 GradCheckInput Ints(const std::vector<int64_t>& v, bool scalar = false) {
-  GradCheckInput in = Fixed(DType::kI64, scalar ? Dims{} : Dims{static_cast<int64_t>(v.size())},
-                            std::vector<double>(v.begin(), v.end()));
-  in.constant = true;
-  return in;
-}
-
-GradCheckInput Absent() {
-  GradCheckInput in;
-  in.absent = true;
-  return in;
+  return testing::Const(DType::kI64, scalar ? Dims{} : Dims{static_cast<int64_t>(v.size())},
+                        std::vector<double>(v.begin(), v.end()));
 }
 
 void Check(const std::string& op, std::vector<GradCheckInput> inputs, Attrs attrs = {},

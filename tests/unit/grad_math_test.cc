@@ -18,12 +18,8 @@ namespace {
 
 using cpu::ActivationGradOp;
 using cpu::Dims;
-using cpu::testing::Buffer;
-using cpu::testing::ExpectClose;
-using cpu::testing::MakeBuffer;
-using cpu::testing::RandomBuffer;
-using cpu::testing::ToleranceFor;
-using cpu::testing::Values;
+using namespace cpu::testing;  // Buffer, ExpectClose, MakeBuffer, RandomBuffer, ToleranceFor,
+                               // Values
 
 double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 

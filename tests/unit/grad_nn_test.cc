@@ -257,36 +257,12 @@ void Check(std::string op, std::vector<GradCheckInput> inputs, Attrs attrs = {},
   if (!eager_only) testing::ExpectGradientsMatch(c);
 }
 
-GradCheckInput Input(DType t, std::vector<int64_t> dims, std::vector<double> v = {}) {
-  GradCheckInput in;
-  in.type = {t, std::move(dims)};
-  in.values = std::move(v);
-  return in;
-}
+using testing::Absent;
+using testing::Const;
+using testing::Fixed;
+using testing::Input;
+using testing::Positive;
 GradCheckInput F64(std::vector<int64_t> dims) { return Input(DType::kF64, std::move(dims)); }
-GradCheckInput Fixed(DType t, std::vector<int64_t> dims, std::vector<double> v) {
-  GradCheckInput in = Input(t, std::move(dims), std::move(v));
-  in.differentiable = false;
-  return in;
-}
-GradCheckInput Const(DType t, std::vector<int64_t> dims, std::vector<double> v) {
-  GradCheckInput in = Fixed(t, std::move(dims), std::move(v));
-  in.constant = true;
-  return in;
-}
-GradCheckInput Absent() {
-  GradCheckInput in;
-  in.absent = true;
-  return in;
-}
-GradCheckInput Positive(std::vector<int64_t> dims, uint64_t seed) {
-  GradCheckInput in = F64(std::move(dims));
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> d(0.5, 2.0);
-  in.values.resize(static_cast<size_t>(in.type.CheckedNumElements()));
-  for (double& x : in.values) x = d(rng);
-  return in;
-}
 std::vector<double> Labels(int64_t n, int64_t classes) {
   std::vector<double> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = static_cast<double>((i * 2 + 1) % classes);

@@ -5,43 +5,25 @@
 
 #include <nlohmann/json.hpp>
 
+#include "tests/unit/plan_proto_util.h"
+
 namespace a8 {
 namespace {
 
 plan::Buffer* AddBuffer(plan::Plan& p, const std::string& name, plan::Buffer::Role role,
                         std::vector<int64_t> dims, int first, int last, uint64_t offset) {
-  plan::Buffer* b = p.add_buffers();
-  b->set_id(p.buffers_size() - 1);
-  b->set_name(name);
-  b->mutable_type()->set_dtype(plan::F32);
-  uint64_t n = 1;
-  for (int64_t d : dims) {
-    b->mutable_type()->add_dims(d);
-    n *= d;
-  }
-  b->set_bytes(n * 4);
-  b->set_role(role);
   const bool persistent = role == plan::Buffer::PARAMETER || role == plan::Buffer::STATE ||
                           role == plan::Buffer::CONSTANT;
-  b->set_region(persistent ? plan::Buffer::PERSISTENT : plan::Buffer::ARENA);
-  b->set_offset(offset);
-  b->set_first(first);
-  b->set_last(last);
-  b->set_alias_of(-1);
-  return b;
+  return testing::AddPlanBuffer(p, name, plan::F32, dims,
+                                persistent ? plan::Buffer::PERSISTENT : plan::Buffer::ARENA, role,
+                                offset, first, last);
 }
 
 // x[4x8] -> Gemm(w[8x16], bias[16]) -> h[4x16] -> Relu -> y[4x16] (in place over h).
 PlanFile TinyPlan() {
   PlanFile pf;
   plan::Plan& p = pf.plan;
-  p.set_format_version(kPlanFormatVersion);
-  p.set_compiler_version("0.1.0");
-  p.set_model_name("tiny");
-  p.set_model_hash("fnv1a64:0123456789abcdef");
-  p.set_target("any");
-  p.set_precision("fp32");
-  p.set_alignment(64);
+  testing::SetPlanHeader(p, "0.1.0", "tiny", "fnv1a64:0123456789abcdef", "any", "fp32");
   AddBuffer(p, "x", plan::Buffer::INPUT, {4, 8}, -1, 0, 0);           // 128 bytes
   AddBuffer(p, "w", plan::Buffer::PARAMETER, {8, 16}, -1, 2, 0);      // 512
   AddBuffer(p, "bias", plan::Buffer::PARAMETER, {16}, -1, 2, 512);    // 64
@@ -50,32 +32,16 @@ PlanFile TinyPlan() {
   p.set_arena_bytes(384);
   p.set_arena_lower_bound(384);
   p.set_persistent_bytes(576);
-  plan::Kernel* g = p.add_kernels();
-  g->set_name("Gemm:f32,f32,f32->f32");
-  g->set_op("Gemm");
-  g->set_version(13);
-  for (int i : {0, 1, 2}) g->add_inputs(i);
-  g->add_outputs(3);
-  g->set_node("fc");
+  plan::Kernel* g =
+      testing::AddPlanKernel(p, "Gemm:f32,f32,f32->f32", "Gemm", 13, {0, 1, 2}, {3}, "fc");
   g->add_onnx_nodes("fc");
   g->add_onnx_nodes("fc_bias");
   g->set_why("fp32 by request");
   plan::Attribute* a = g->add_attrs();
   a->set_name("transB");
   a->set_i(0);
-  plan::Kernel* r = p.add_kernels();
-  r->set_name("Relu:f32->f32");
-  r->set_op("Relu");
-  r->set_version(14);
-  r->add_inputs(3);
-  r->add_outputs(4);
-  r->set_node("relu");
-  plan::Binding* in = p.add_inputs();
-  in->set_name("x");
-  in->set_buffer(0);
-  plan::Binding* out = p.add_outputs();
-  out->set_name("y");
-  out->set_buffer(4);
+  testing::AddPlanKernel(p, "Relu:f32->f32", "Relu", 14, {3}, {4}, "relu");
+  testing::BindPlanIo(p, "x", 0, "y", 4);
   return pf;
 }
 

@@ -21,12 +21,7 @@
 namespace a8 {
 namespace {
 
-using cpu::testing::Buffer;
-using cpu::testing::ExpectClose;
-using cpu::testing::RandomBuffer;
-using cpu::testing::RoundTo;
-using cpu::testing::ToleranceFor;
-using cpu::testing::Values;
+using namespace cpu::testing;  // Buffer, ExpectClose, RandomBuffer, RoundTo, ToleranceFor, Values
 
 // ---------------------------------------------------------------- TrainControl
 

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "passes/lowering/lower.h"
+#include "tests/unit/plan_proto_util.h"
 
 namespace a8 {
 namespace {
@@ -19,33 +20,11 @@ PlanFile SmallPlan(uint32_t seed) {
   std::mt19937 rng(seed);
   PlanFile pf;
   plan::Plan& p = pf.plan;
-  p.set_format_version(kPlanFormatVersion);
-  p.set_compiler_version("test");
-  p.set_model_name("m.onnx");
-  p.set_model_hash("fnv1a64:0000000000000000");
-  p.set_target("cpu");
-  p.set_precision("fp32");
-  p.set_alignment(64);
+  testing::SetPlanHeader(p, "test", "m.onnx", "fnv1a64:0000000000000000", "cpu", "fp32");
   p.mutable_scaler()->set_mode("none");
   auto add = [&](const char* name, std::vector<int64_t> dims, plan::Buffer::Region region,
                  plan::Buffer::Role role, uint64_t offset, int first, int last) {
-    plan::Buffer* b = p.add_buffers();
-    b->set_id(p.buffers_size() - 1);
-    b->set_name(name);
-    b->mutable_type()->set_dtype(plan::F32);
-    int64_t n = 1;
-    for (int64_t d : dims) {
-      b->mutable_type()->add_dims(d);
-      n *= d;
-    }
-    b->set_bytes(static_cast<uint64_t>(n) * 4);
-    b->set_region(region);
-    b->set_role(role);
-    b->set_offset(offset);
-    b->set_first(first);
-    b->set_last(last);
-    b->set_alias_of(-1);
-    return b;
+    return testing::AddPlanBuffer(p, name, plan::F32, dims, region, role, offset, first, last);
   };
   add("x", {2, 3}, plan::Buffer::ARENA, plan::Buffer::INPUT, 0, -1, 0);
   add("h", {2, 3}, plan::Buffer::ARENA, plan::Buffer::INTERMEDIATE, 64, 0, 1);
@@ -62,33 +41,16 @@ PlanFile SmallPlan(uint32_t seed) {
   pf.blob.resize(80);
   for (uint8_t& byte : pf.blob) byte = static_cast<uint8_t>(rng());
   p.set_blob_bytes(80);
-  plan::Kernel* relu = p.add_kernels();
-  relu->set_name("Relu:f32->f32");
-  relu->set_op("Relu");
-  relu->set_version(6);
-  relu->add_inputs(0);
-  relu->add_outputs(1);
-  relu->set_node("relu0");
-  relu->add_onnx_nodes("relu0");
-  plan::Kernel* gemm = p.add_kernels();
-  gemm->set_name("Gemm:f32,f32,f32->f32");
-  gemm->set_op("Gemm");
-  gemm->set_version(7);
-  for (int id : {1, 3, 4}) gemm->add_inputs(id);
-  gemm->add_outputs(2);
+  testing::AddPlanKernel(p, "Relu:f32->f32", "Relu", 6, {0}, {1}, "relu0")->add_onnx_nodes("relu0");
+  plan::Kernel* gemm =
+      testing::AddPlanKernel(p, "Gemm:f32,f32,f32->f32", "Gemm", 7, {1, 3, 4}, {2}, "gemm0");
   plan::Attribute* alpha = gemm->add_attrs();
   alpha->set_name("alpha");
   alpha->set_f(0.5f);
   plan::Attribute* trans = gemm->add_attrs();
   trans->set_name("transB");
   trans->set_i(0);
-  gemm->set_node("gemm0");
-  plan::Binding* in = p.add_inputs();
-  in->set_name("x");
-  in->set_buffer(0);
-  plan::Binding* out = p.add_outputs();
-  out->set_name("y");
-  out->set_buffer(2);
+  testing::BindPlanIo(p, "x", 0, "y", 2);
   return pf;
 }
 

@@ -16,6 +16,7 @@
 #include "kernels/common/float16.h"
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
+#include "tests/unit/plan_proto_util.h"
 
 namespace a8 {
 namespace {
@@ -81,34 +82,12 @@ TEST(PlanStreamTest, ContentHasherInPiecesEqualsOneShot) {
 PlanFile CastPlan() {
   PlanFile pf;
   plan::Plan& p = pf.plan;
-  p.set_format_version(kPlanFormatVersion);
-  p.set_compiler_version("test");
-  p.set_model_name("m.onnx");
-  p.set_model_hash("xxh3:0000000000000000");
-  p.set_target("cpu");
-  p.set_precision("amp");
-  p.set_alignment(64);
+  testing::SetPlanHeader(p, "test", "m.onnx", "xxh3:0000000000000000", "cpu", "amp");
   p.mutable_scaler()->set_mode("none");
   auto add = [&](const char* name, plan::DType dtype, std::vector<int64_t> dims,
                  plan::Buffer::Region region, plan::Buffer::Role role, uint64_t offset, int first,
                  int last) {
-    plan::Buffer* b = p.add_buffers();
-    b->set_id(p.buffers_size() - 1);
-    b->set_name(name);
-    b->mutable_type()->set_dtype(dtype);
-    int64_t n = 1;
-    for (int64_t d : dims) {
-      b->mutable_type()->add_dims(d);
-      n *= d;
-    }
-    b->set_bytes(static_cast<uint64_t>(n) * (dtype == plan::F32 ? 4 : 2));
-    b->set_region(region);
-    b->set_role(role);
-    b->set_offset(offset);
-    b->set_first(first);
-    b->set_last(last);
-    b->set_alias_of(-1);
-    return b;
+    return testing::AddPlanBuffer(p, name, dtype, dims, region, role, offset, first, last);
   };
   add("x", plan::F32, {3, 4}, plan::Buffer::ARENA, plan::Buffer::INPUT, 0, -1, 0);
   add("y", plan::F32, {3, 4}, plan::Buffer::ARENA, plan::Buffer::OUTPUT, 64, 0, 1);
@@ -127,20 +106,8 @@ PlanFile CastPlan() {
   pf.blob.resize(48);
   std::memcpy(pf.blob.data(), values.data(), 48);
   p.set_blob_bytes(48);
-  plan::Kernel* add_k = p.add_kernels();
-  add_k->set_name("Add:f32,f32->f32");
-  add_k->set_op("Add");
-  add_k->set_version(14);
-  add_k->add_inputs(0);
-  add_k->add_inputs(2);
-  add_k->add_outputs(1);
-  add_k->set_node("add0");
-  plan::Binding* in = p.add_inputs();
-  in->set_name("x");
-  in->set_buffer(0);
-  plan::Binding* out = p.add_outputs();
-  out->set_name("y");
-  out->set_buffer(1);
+  testing::AddPlanKernel(p, "Add:f32,f32->f32", "Add", 14, {0, 2}, {1}, "add0");
+  testing::BindPlanIo(p, "x", 0, "y", 1);
   return pf;
 }
 

@@ -25,11 +25,7 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr float kInf = std::numeric_limits<float>::infinity();
 
 std::vector<float> Positive(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(0.25f, 4.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
+  return testing::RandomFloats(n, seed, std::uniform_real_distribution<float>(0.25f, 4.0f));
 }
 
 std::unique_ptr<Executor> Make(PlanFile f, bool check) {
@@ -90,32 +86,30 @@ TEST(CheckNumericsTest, FindsTheFirstNonFiniteElementOfEveryFloatType) {
       b[i] = FloatToBFloat16Bits(v[i]);
     }
     auto bytes = [](const auto& vec) { return reinterpret_cast<const uint8_t*>(vec.data()); };
-    EXPECT_FALSE(FindNonFinite(DType::kF32, bytes(v), n));
-    EXPECT_FALSE(FindNonFinite(DType::kF64, bytes(d), n));
-    EXPECT_FALSE(FindNonFinite(DType::kF16, bytes(h), n));
-    EXPECT_FALSE(FindNonFinite(DType::kBF16, bytes(b), n));
+    // Each dtype's buffer and the name of the non-finite value planted at `at` below.
+    const struct {
+      DType dtype;
+      const uint8_t* data;
+      const char* planted;
+    } probes[] = {{DType::kF32, bytes(v), "nan"},
+                  {DType::kF64, bytes(d), "-inf"},
+                  {DType::kF16, bytes(h), "inf"},
+                  {DType::kBF16, bytes(b), "nan"}};
+    for (const auto& p : probes)
+      EXPECT_FALSE(FindNonFinite(p.dtype, p.data, n)) << DTypeName(p.dtype);
     const int64_t at = n / 2;
     v[at] = kNaN;
     d[at] = -std::numeric_limits<double>::infinity();
     h[at] = FloatToHalfBits(70000.0f);  // overflows f16 to +Inf
     b[at] = FloatToBFloat16Bits(kNaN);
     if (at + 1 < n) v[at + 1] = kInf;  // only the first is reported
-    auto f32 = FindNonFinite(DType::kF32, bytes(v), n);
-    ASSERT_TRUE(f32);
-    EXPECT_EQ(f32->index, at);
-    EXPECT_EQ(NonFiniteName(f32->value), "nan");
-    auto f64 = FindNonFinite(DType::kF64, bytes(d), n);
-    ASSERT_TRUE(f64);
-    EXPECT_EQ(f64->index, at);
-    EXPECT_EQ(NonFiniteName(f64->value), "-inf");
-    auto f16 = FindNonFinite(DType::kF16, bytes(h), n);
-    ASSERT_TRUE(f16);
-    EXPECT_EQ(f16->index, at);
-    EXPECT_EQ(NonFiniteName(f16->value), "inf");
-    auto bf16 = FindNonFinite(DType::kBF16, bytes(b), n);
-    ASSERT_TRUE(bf16);
-    EXPECT_EQ(bf16->index, at);
-    EXPECT_EQ(NonFiniteName(bf16->value), "nan");
+    for (const auto& p : probes) {
+      SCOPED_TRACE(DTypeName(p.dtype));
+      auto hit = FindNonFinite(p.dtype, p.data, n);
+      ASSERT_TRUE(hit);
+      EXPECT_EQ(hit->index, at);
+      EXPECT_EQ(NonFiniteName(hit->value), p.planted);
+    }
   }
   // Integers are never non-finite, whatever their bits.
   std::vector<int32_t> ints = {-1, 0x7f800000, 0x7fc00000};

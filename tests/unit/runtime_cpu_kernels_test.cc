@@ -19,11 +19,7 @@ using testing::PlanBuilder;
 using B = plan::Buffer;
 
 std::vector<float> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
+  return testing::RandomFloats(n, seed, std::normal_distribution<float>(0.0f, 1.0f));
 }
 
 // Runs a one-step plan with float input "x" and returns output "y" as floats.

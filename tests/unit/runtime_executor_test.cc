@@ -17,11 +17,7 @@ using testing::PlanBuilder;
 using Role = plan::Buffer;  // for Role::INPUT etc.
 
 std::vector<float> Random(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
+  return testing::RandomFloats(n, seed, std::normal_distribution<float>(0.0f, 1.0f));
 }
 
 // y = relu(x @ W) + b, with y reusing x's bytes and the Relu in place over h.

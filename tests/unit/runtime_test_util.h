@@ -10,6 +10,7 @@
 
 #include "compiler/plan/kernel_catalog.h"
 #include "compiler/plan/plan_file.h"
+#include "tests/unit/random_util.h"
 
 namespace a8::testing {
 
