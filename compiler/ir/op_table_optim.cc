@@ -230,12 +230,14 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
                             InferSgdUpdate,
                             "PyTorch SGD: (param, grad, ctl[, momentum_buf]) -> (param_next[, "
                             "momentum_buf_next])"));
-  ops->push_back(InternalOp("AdamUpdate", {5, 5, 3, 3},
-                            {Opt("beta1", 0.9f), Opt("beta2", 0.999f), Opt("eps", 1e-8f),
-                             Opt("weight_decay", 0.0f), Opt("decoupled", 0)},
-                            InferAdamUpdate,
-                            "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
-                            "v_next)"));
+  const cpu::AdamParams adam;  // its attribute defaults: the kernel's (train_defaults.h)
+  ops->push_back(
+      InternalOp("AdamUpdate", {5, 5, 3, 3},
+                 {Opt("beta1", adam.beta1), Opt("beta2", adam.beta2), Opt("eps", adam.eps),
+                  Opt("weight_decay", adam.weight_decay), Opt("decoupled", 0)},
+                 InferAdamUpdate,
+                 "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
+                 "v_next)"));
   ops->push_back(
       InternalOp("AllReduceStart", {1, kMany, 1, 1},
                  {Req("bucket", AttrKind::kInt), Opt("dtype", "f32"), Opt("every", int64_t{1})},
