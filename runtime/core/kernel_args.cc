@@ -199,11 +199,11 @@ StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a) {
     A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
     A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
   }
-  cpu::SgdParams p;
-  p.momentum = a.Float("momentum", 0.0f);
-  p.dampening = a.Float("dampening", 0.0f);
-  p.nesterov = a.Int("nesterov", 0) != 0;
-  p.weight_decay = a.Float("weight_decay", 0.0f);
+  cpu::SgdParams p;  // its members hold the defaults (the op table's, optim_math.h)
+  p.momentum = a.Float("momentum", p.momentum);
+  p.dampening = a.Float("dampening", p.dampening);
+  p.nesterov = a.Int("nesterov", p.nesterov ? 1 : 0) != 0;
+  p.weight_decay = a.Float("weight_decay", p.weight_decay);
   if (p.momentum != 0.0f && !has_buf) {
     return InvalidInput("a8.SgdUpdate: momentum {} needs the momentum buffer input and output",
                         p.momentum);
