@@ -284,6 +284,12 @@ Status WriteOutput(const std::string& path, std::string_view bytes, std::ostream
   return WriteOutput(path, pieces, stdout_stream);
 }
 
+Status ValidateCompileConfig(const CompileConfig& config) {
+  if (config.training) A8_RETURN_IF_ERROR(CheckTrainingConfig(*config.training));
+  if (config.precision) A8_RETURN_IF_ERROR(PrecisionPolicy::Create(*config.precision).status());
+  return Status::Ok();
+}
+
 Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
                const std::function<void(const std::string&)>& warn) {
   // Flags first, so that a typo costs no import.
@@ -299,8 +305,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
       opts.target != "sm_90") {
     return InvalidInput("--target={}: expected cpu, sm_80 or sm_90", opts.target);
   }
-  if (opts.training) A8_RETURN_IF_ERROR(CheckTrainingConfig(*opts.training));
-  if (opts.precision) A8_RETURN_IF_ERROR(PrecisionPolicy::Create(*opts.precision).status());
+  A8_RETURN_IF_ERROR(ValidateCompileConfig(opts.config));
 
   std::vector<std::string> warnings;
   std::map<std::string, std::vector<std::string>> aliases;
@@ -322,20 +327,17 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
           opts.model, ValueRoleName(v->role()), v->name());
     }
   }
-  if (opts.training) {
-    if (graph.training) {
-      return InvalidInput(
-          "--loss: {} carries its own training definition (TrainingInfoProto); "
-          "drop the training flags",
-          opts.model);
-    }
-    graph.training = opts.training;
+  if (opts.config.training && graph.train_step) {
+    return InvalidInput(
+        "--loss: {} carries its own training definition (TrainingInfoProto); "
+        "drop the training flags",
+        opts.model);
   }
-  graph.precision = opts.precision;
-  if (graph.training) WarnAboutMergedParameters(graph, aliases, warn);
+  if (opts.config.training || graph.train_step) WarnAboutMergedParameters(graph, aliases, warn);
 
   PassManagerOptions pm = opts.pm;
   pm.input_typed = loaded->typed;
+  pm.config = &opts.config;
   std::vector<std::string> passes;
   if (opts.passes) {
     passes = *opts.passes;
@@ -346,8 +348,8 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   }
   if (!opts.fuse) std::erase(passes, std::string("fuse"));
   A8_RETURN_IF_ERROR(RunPasses(graph, passes, pm));
-  if (opts.note && graph.training && !graph.training->parameter_summary.empty()) {
-    opts.note(graph.training->parameter_summary);
+  if (opts.note && graph.train_step && !graph.train_step->parameter_summary.empty()) {
+    opts.note(graph.train_step->parameter_summary);
   }
 
   switch (opts.emit) {
@@ -375,6 +377,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   lower.target = opts.target;
   lower.release_weights = true;  // the graph is not used after lowering
   lower.blob_in_pieces = true;   // the weights go from the graph's tensors to the file
+  lower.config = &opts.config;
   auto plan = LowerToPlan(graph, lower);
   if (!plan.ok()) return WithSource(plan.status(), graph.source);
   if (output != "-") return WritePlanFile(*plan, output);  // atomic; handles devices and links
@@ -402,15 +405,16 @@ Status ListParameters(const CompileOptions& opts, std::ostream& os,
   pm.input_typed = loaded->typed;
   A8_RETURN_IF_ERROR(RunPasses(graph, passes, pm));
   std::vector<const Value*> roots;
-  const std::string logits = opts.training ? opts.training->logits : "";
+  const std::optional<TrainingConfig>& flags = opts.config.training;
+  const std::string logits = flags ? flags->logits : "";
   for (const Value* v : graph.outputs()) {
     if (logits.empty() || v->name() == logits) roots.push_back(v);
   }
   if (roots.empty()) {
     return InvalidInput("--logits: the model has no output '{}'", logits);
   }
-  const std::string freeze = opts.training ? opts.training->freeze : "";
-  const std::string trainable = opts.training ? opts.training->trainable_regex : "";
+  const std::string freeze = flags ? flags->freeze : "";
+  const std::string trainable = flags ? flags->trainable_regex : "";
   A8_ASSIGN_OR_RETURN(std::vector<ParamDecision> decisions,
                       ChooseParameters(graph, roots, freeze, trainable));
   os << ParameterTable(decisions) << ParameterSummary(decisions) << "\n";

@@ -99,11 +99,11 @@ struct CompileOptions {
   ImportOptions import;  // --shape, --batch, --dim, --bind (warnings go to `warn`)
   std::optional<std::vector<std::string>> passes;  // --passes; nullopt: the default pipeline
   PassManagerOptions pm;  // dumps, timing, --stop-after, --verify-each; streams set by caller
-  // The training flags (--loss, --optimizer, ...); nullopt: an inference plan, unless the model
-  // carries a TrainingInfoProto.
-  std::optional<TrainingConfig> training;
-  // The precision flags (--precision, --fp32-ops, ...); nullopt: fp32.
-  std::optional<PrecisionConfig> precision;
+  // The typed compile configuration: the training flags (--loss, --optimizer, the scaler, ...;
+  // config.training nullopt: an inference plan, unless the model carries a TrainingInfoProto)
+  // and the precision flags (--precision, --fp32-ops, ...; nullopt: fp32). Compile validates it
+  // once (ValidateCompileConfig) and hands it to every pass and to lowering.
+  CompileConfig config;
   // false (--no-fuse): the `fuse` pass is left out of whichever pass list runs.
   bool fuse = true;
   // --target: "any" (default: a plan every backend runs), "cpu", "sm_80" or "sm_90"; recorded in
@@ -112,6 +112,11 @@ struct CompileOptions {
   // Training: receives the one-line parameter summary (ParameterSummary) once build-training ran.
   std::function<void(const std::string&)> note;
 };
+
+// Checks the whole compile configuration once, before any import: the training flags
+// (CheckTrainingConfig: loss, optimizer, ranges, the loss scaler, data parallel) and the
+// precision overrides (regexes, policy file). Errors name the flag (CLI.md).
+Status ValidateCompileConfig(const CompileConfig& config);
 
 // The whole `a800c MODEL` job. Warnings (import) go to `warn` as they are known; the result goes
 // to the output file or `stdout_stream`.

@@ -125,13 +125,13 @@ int main(int argc, char** argv) {
   opts.emit = *emit_kind;
   if (list_params) {
     // The selection flags need no --loss here: they say what --list-params should assume.
-    opts.training = training.config;
+    opts.config.training = training.config;
   } else {
     auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
     if (!training_config.ok()) return Fail(training_config.status());
-    opts.training = *training_config;
+    opts.config.training = *training_config;
   }
-  if (auto s = a8::cli::ApplyPrecisionFlags(app, precision, &opts.precision); !s.ok())
+  if (auto s = a8::cli::ApplyPrecisionFlags(app, precision, &opts.config.precision); !s.ok())
     return Fail(s);
   for (const std::string& shape : shapes) {
     a8::Status s = a8::ParseShapeFlag(shape, &opts.import.shapes);

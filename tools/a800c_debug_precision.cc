@@ -89,8 +89,9 @@ int DebugPrecisionMain(int argc, char** argv) {
                              precision.mode));
   auto training_config = TrainingConfigFromFlags(app, training);
   if (!training_config.ok()) return Fail(training_config.status());
-  o.compile.training = *training_config;
-  if (Status s = ApplyPrecisionFlags(app, precision, &o.compile.precision); !s.ok()) return Fail(s);
+  o.compile.config.training = *training_config;
+  if (Status s = ApplyPrecisionFlags(app, precision, &o.compile.config.precision); !s.ok())
+    return Fail(s);
   for (const std::string& shape : shapes)
     if (Status s = ParseShapeFlag(shape, &o.compile.import.shapes); !s.ok()) return Fail(s);
   if (app.count("--batch") > 0) {

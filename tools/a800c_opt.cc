@@ -77,17 +77,22 @@ int main(int argc, char** argv) {
   if (!s.ok()) return Fail(s);
   s = a8::CheckOutputPath(output);
   if (!s.ok()) return Fail(s);
+  // The compile configuration, checked once before the import; the passes receive it.
+  a8::CompileConfig config;
+  auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
+  if (!training_config.ok()) return Fail(training_config.status());
+  config.training = *training_config;
+  s = a8::cli::ApplyPrecisionFlags(app, precision, &config.precision);
+  if (!s.ok()) return Fail(s);
+  s = a8::ValidateCompileConfig(config);
+  if (!s.ok()) return Fail(s);
+  pm.config = &config;
 
   std::vector<std::string> warnings;
   import_opts.warnings = &warnings;
   auto loaded = a8::LoadGraph(file, import_opts);
   for (const std::string& w : warnings) std::cerr << kProgram << ": warning: " << w << "\n";
   if (!loaded.ok()) return Fail(loaded.status());
-  auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
-  if (!training_config.ok()) return Fail(training_config.status());
-  if (*training_config) loaded->graph->training = *training_config;
-  s = a8::cli::ApplyPrecisionFlags(app, precision, &loaded->graph->precision);
-  if (!s.ok()) return Fail(s);
   pm.input_typed = loaded->typed;
   s = a8::RunPasses(*loaded->graph, pass_list, pm);
   if (!s.ok()) return Fail(s);

@@ -52,24 +52,32 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
                  "Optimizer with FP32 master weights, PyTorch's definitions (default: adamw)")
       ->type_name("sgd|momentum|nesterov|adam|adamw")
       ->group(group);
-  app.add_option("--lr", c.lr, "Learning rate (default: 1e-3)")->type_name("X")->group(group);
-  app.add_option("--momentum", c.momentum, "momentum/nesterov: momentum (default: 0.9)")
+  app.add_option("--lr", c.lr, fmt::format("Learning rate (default: {})", defaults::kLr))
       ->type_name("X")
       ->group(group);
-  app.add_option("--dampening", c.dampening, "momentum: dampening (default: 0)")
+  app.add_option("--momentum", c.momentum,
+                 fmt::format("momentum/nesterov: momentum (default: {})", defaults::kMomentum))
       ->type_name("X")
       ->group(group);
-  app.add_option("--beta1", c.beta1, "adam/adamw: beta1 (default: 0.9)")
+  app.add_option("--dampening", c.dampening,
+                 fmt::format("momentum: dampening (default: {})", defaults::kDampening))
       ->type_name("X")
       ->group(group);
-  app.add_option("--beta2", c.beta2, "adam/adamw: beta2 (default: 0.999)")
+  app.add_option("--beta1", c.beta1,
+                 fmt::format("adam/adamw: beta1 (default: {})", defaults::kBeta1))
       ->type_name("X")
       ->group(group);
-  app.add_option("--eps", c.eps, "adam/adamw: epsilon (default: 1e-8)")
+  app.add_option("--beta2", c.beta2,
+                 fmt::format("adam/adamw: beta2 (default: {})", defaults::kBeta2))
       ->type_name("X")
       ->group(group);
-  app.add_option("--weight-decay", c.weight_decay,
-                 "Weight decay (default: 0.01 for adamw, decoupled; 0 for the others, L2)")
+  app.add_option("--eps", c.eps, fmt::format("adam/adamw: epsilon (default: {})", defaults::kEps))
+      ->type_name("X")
+      ->group(group);
+  app.add_option(
+         "--weight-decay", c.weight_decay,
+         fmt::format("Weight decay (default: {} for adamw, decoupled; {} for the others, L2)",
+                     defaults::kAdamWWeightDecay, defaults::kWeightDecay))
       ->type_name("X")
       ->group(group);
   app.add_option("--clip-grad-norm", c.clip_grad_norm,
@@ -114,35 +122,35 @@ inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
       ->type_name("dynamic|static:VALUE|none")
       ->group(scaling);
   app.add_option("--init-scale", c.init_scale,
-                 fmt::format("dynamic: the first scale (default: {})", TrainingConfig{}.init_scale))
+                 fmt::format("dynamic: the first scale (default: {})", defaults::kInitScale))
       ->type_name("X")
       ->group(scaling);
   app.add_option(
          "--growth-factor", c.growth_factor,
          fmt::format(
              "dynamic: scale multiplier after --growth-interval clean updates (default: {})",
-             TrainingConfig{}.growth_factor))
+             defaults::kGrowthFactor))
       ->type_name("X")
       ->group(scaling);
   app.add_option("--backoff-factor", c.backoff_factor,
                  fmt::format("dynamic: scale multiplier after an overflow (default: {})",
-                             TrainingConfig{}.backoff_factor))
+                             defaults::kBackoffFactor))
       ->type_name("X")
       ->group(scaling);
   app.add_option("--growth-interval", c.growth_interval,
                  fmt::format("dynamic: clean updates between growths (default: {})",
-                             TrainingConfig{}.growth_interval))
+                             defaults::kGrowthInterval))
       ->type_name("N")
       ->group(scaling);
   app.add_option("--min-scale", c.min_scale,
                  fmt::format("dynamic: the floor of the scale; a run whose scale stays there for "
                              "--growth-interval updates stops (default: {})",
-                             TrainingConfig{}.min_scale))
+                             defaults::kMinScale))
       ->type_name("X")
       ->group(scaling);
   app.add_option(
          "--max-scale", c.max_scale,
-         fmt::format("dynamic: the ceiling of the scale (default: {})", TrainingConfig{}.max_scale))
+         fmt::format("dynamic: the ceiling of the scale (default: {})", defaults::kMaxScale))
       ->type_name("X")
       ->group(scaling);
   const char* dp = "Data parallel (mpirun -np N a800c-run PLAN ...)";

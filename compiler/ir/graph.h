@@ -18,7 +18,6 @@
 
 #include "compiler/ir/attribute.h"
 #include "compiler/ir/memory_plan.h"
-#include "compiler/ir/precision_config.h"
 #include "compiler/ir/training_config.h"
 #include "compiler/ir/types.h"
 
@@ -147,12 +146,11 @@ class Graph {
   // Set by plan-memory (passes/memory/plan_memory.h); printed and parsed as the graph's trailing
   // `memory { ... }` block. Any pass that changes nodes after it must clear it.
   std::optional<MemoryPlan> memory_plan;
-  // Set for a graph that is to become a training step (the driver's training flags, or the
-  // model's TrainingInfoProto); build-training reads and completes it. Not part of the IR text.
-  std::optional<TrainingConfig> training;
-  // The precision mode and overrides (--precision, ...); assign-precision reads it, lower writes
-  // plan.precision from it. nullopt means fp32. Not part of the IR text.
-  std::optional<PrecisionConfig> precision;
+  // The graph's training step, once there is one: build-training creates it from the training
+  // flags (the compile configuration, which the passes receive from the PassManager and which
+  // is not stored here), the importer from a model's TrainingInfoProto; loss-scaling completes
+  // it and lowering writes Plan.train from it. Not part of the IR text.
+  std::optional<TrainingStep> train_step;
 
   // ---- values
   Value* AddInput(const std::string& name, TensorType type);

@@ -224,18 +224,22 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
   ops->push_back(InternalOp("GradAccumulate", {3, 3, 1, 1}, {Opt("accumulate", 1)},
                             InferGradAccumulate,
                             "(acc, g, step) -> (step % accumulate == 0 ? 0 : acc) + g"));
-  ops->push_back(InternalOp("SgdUpdate", {3, 4, 1, 2},
-                            {Opt("momentum", 0.0f), Opt("dampening", 0.0f), Opt("nesterov", 0),
-                             Opt("weight_decay", 0.0f)},
-                            InferSgdUpdate,
-                            "PyTorch SGD: (param, grad, ctl[, momentum_buf]) -> (param_next[, "
-                            "momentum_buf_next])"));
-  ops->push_back(InternalOp("AdamUpdate", {5, 5, 3, 3},
-                            {Opt("beta1", 0.9f), Opt("beta2", 0.999f), Opt("eps", 1e-8f),
-                             Opt("weight_decay", 0.0f), Opt("decoupled", 0)},
-                            InferAdamUpdate,
-                            "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
-                            "v_next)"));
+  const cpu::SgdParams sgd;  // its attribute defaults: the kernel's (optim_math.h)
+  ops->push_back(
+      InternalOp("SgdUpdate", {3, 4, 1, 2},
+                 {Opt("momentum", sgd.momentum), Opt("dampening", sgd.dampening),
+                  Opt("nesterov", sgd.nesterov ? 1 : 0), Opt("weight_decay", sgd.weight_decay)},
+                 InferSgdUpdate,
+                 "PyTorch SGD: (param, grad, ctl[, momentum_buf]) -> (param_next[, "
+                 "momentum_buf_next])"));
+  const cpu::AdamParams adam;  // its attribute defaults: the kernel's (train_defaults.h)
+  ops->push_back(
+      InternalOp("AdamUpdate", {5, 5, 3, 3},
+                 {Opt("beta1", adam.beta1), Opt("beta2", adam.beta2), Opt("eps", adam.eps),
+                  Opt("weight_decay", adam.weight_decay), Opt("decoupled", 0)},
+                 InferAdamUpdate,
+                 "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
+                 "v_next)"));
   ops->push_back(
       InternalOp("AllReduceStart", {1, kMany, 1, 1},
                  {Req("bucket", AttrKind::kInt), Opt("dtype", "f32"), Opt("every", int64_t{1})},

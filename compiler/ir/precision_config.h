@@ -1,7 +1,7 @@
 // The precision request of a compile (PRECISION.md): the mode and the user's overrides, as the
-// flags spell them. The driver sets `Graph::precision` from it; assign-precision reads it. A graph
-// without it (or with mode fp32) is compiled in FP32 and the mixed-precision passes change
-// nothing.
+// flags spell them: part of the compile configuration (compiler/pass/compile_config.h), which the
+// passes receive; assign-precision reads it. A compile without it (or with mode fp32) is in FP32
+// and the mixed-precision passes change nothing.
 #pragma once
 
 #include <string>

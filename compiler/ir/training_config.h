@@ -1,22 +1,26 @@
-// What `build-training` turns a forward graph into: the loss, the optimizer and its settings
-// (the training flags of CLI.md), and, once the pass has run, where it put things.
+// The training flags of CLI.md (TrainingConfig: the loss, the optimizer and its settings, the
+// loss scaler's settings, data parallel) and what the passes of a training step record on the
+// graph (TrainingStep).
 //
-// The driver fills `Graph::training` from the flags (or the importer from a model's
-// TrainingInfoProto); a graph without it is an inference graph and build-training leaves it
-// alone. Defaults follow PyTorch's optimizers, except that the learning rate has a default
-// (1e-3) so that `--loss` alone gives a working plan.
+// TrainingConfig is part of the compile configuration (compiler/pass/compile_config.h): the
+// driver validates it once (CheckTrainingConfig) and hands it to the passes that read it; it is
+// not stored on the graph. Defaults are train_defaults.h's, written nowhere else.
+//
+// TrainingStep is the graph's own record of its training step: which of its values are the
+// loss, the labels, the step counters, the loss scale. build-training (or the importer, for a
+// model's TrainingInfoProto) creates it, loss-scaling completes it, lowering writes it to
+// Plan.train.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "kernels/common/optim_math.h"
+#include "kernels/common/train_defaults.h"
 
 namespace a8 {
 
 struct TrainingConfig {
-  // ---- requested (flags)
   std::string loss;               // cross_entropy | mse | bce_logits | l1 | output:NAME | onnx
   std::string logits;             // the model output the loss reads; "" = the first output
   std::string labels = "labels";  // the name of the new label input
@@ -27,11 +31,11 @@ struct TrainingConfig {
   int64_t ignore_index = -100;  // cross_entropy: labels equal to this do not count (PyTorch's)
   bool shift_labels = false;    // cross_entropy: logits[:, t] predict labels[:, t + 1] (causal LM)
   std::string optimizer = "adamw";  // sgd | momentum | nesterov | adam | adamw | onnx
-  float lr = 1e-3f;
-  float momentum = 0.9f;   // momentum, nesterov
-  float dampening = 0.0f;  // momentum (PyTorch SGD's dampening)
-  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
-  float weight_decay = -1.0f;            // < 0: the optimizer's default (adamw 0.01, others 0)
+  float lr = defaults::kLr;
+  float momentum = defaults::kMomentum;    // momentum, nesterov
+  float dampening = defaults::kDampening;  // momentum (PyTorch SGD's dampening)
+  float beta1 = defaults::kBeta1, beta2 = defaults::kBeta2, eps = defaults::kEps;
+  float weight_decay = -1.0f;            // < 0: the optimizer's default (EffectiveWeightDecay)
   float clip_grad_norm = 0.0f;           // 0: off
   int64_t accumulate = 1;                // micro-steps per update
   std::string lr_schedule = "constant";  // constant | cosine
@@ -44,14 +48,12 @@ struct TrainingConfig {
   // Loss scaling (PRECISION.md "Loss scaling").
   std::string loss_scale;  // dynamic | static:V | none; "" = the precision mode's default
                            // (dynamic for amp and fp16, none otherwise: PRECISION.md)
-  float init_scale = 65536.0f;
-  // The dynamic scaler's factors and interval: the a8.UpdateScale kernel's defaults
-  // (cpu::UpdateScaleParams, kernels/common/optim_math.h: the one place they are written).
-  float growth_factor = cpu::UpdateScaleParams{}.growth_factor;
-  float backoff_factor = cpu::UpdateScaleParams{}.backoff_factor;
-  int64_t growth_interval = cpu::UpdateScaleParams{}.growth_interval;
-  float min_scale = 1.0f;
-  float max_scale = 16777216.0f;
+  float init_scale = defaults::kInitScale;
+  float growth_factor = defaults::kGrowthFactor;
+  float backoff_factor = defaults::kBackoffFactor;
+  int64_t growth_interval = defaults::kGrowthInterval;
+  float min_scale = defaults::kMinScale;
+  float max_scale = defaults::kMaxScale;
   // Data parallel (bucket-gradients): gradients are all-reduced in buckets of about this many
   // MiB, in this dtype on the wire ("f32" or "f16").
   double bucket_mb = 25.0;
@@ -59,11 +61,16 @@ struct TrainingConfig {
 
   float EffectiveWeightDecay() const {
     if (weight_decay >= 0.0f) return weight_decay;
-    return optimizer == "adamw" ? 0.01f : 0.0f;
+    return optimizer == "adamw" ? defaults::kAdamWWeightDecay : defaults::kWeightDecay;
   }
+};
 
-  // ---- filled by build-training
-  bool built = false;
+// The training step a graph holds, by value names (Graph::train_step).
+struct TrainingStep {
+  // The model's own TrainingInfoProto (loss and optimizer "onnx"): build-training leaves it
+  // alone, expand-gradient names its loss.
+  bool from_model = false;
+  // ---- filled by build-training (or the importer and expand-gradient for from_model)
   std::string loss_output;    // graph output holding the loss
   std::string logits_output;  // graph output accuracy is computed from ("" none)
   std::string labels_input;   // graph input of the labels ("" none)
@@ -75,6 +82,7 @@ struct TrainingConfig {
   std::vector<std::string> frozen_reasons;
   std::string parameter_summary;  // ParameterSummary's one line, printed by the compile
   // ---- filled by loss-scaling
+  std::string scale_mode;     // "static" or "dynamic" (Plan.scaler.mode); "" = not scaled
   std::string scale_value;    // the f32[] loss scale: state (dynamic) or a constant (static)
   std::string tracker_state;  // dynamic: the i32[] growth tracker
 };

@@ -70,11 +70,7 @@ Status ApplyTrainingBindings(const OnnxTraining& training, Graph& graph) {
     if (target->role() == ValueRole::kConstant) target->set_role(ValueRole::kState);
     graph.AddUpdate(target, value);
   }
-  TrainingConfig config;
-  config.loss = "onnx";
-  config.optimizer = "onnx";
-  config.built = true;
-  graph.training = config;
+  graph.train_step.emplace().from_model = true;
   return Status::Ok();
 }
 

@@ -6,7 +6,7 @@
 // a800c merges the algorithm into the model's graph before import (its inputs, initializers,
 // nodes and outputs are appended; its outputs become plan outputs), then records the bindings
 // as state updates (Graph::AddUpdate) and marks the graph as an ONNX training step
-// (TrainingConfig loss "onnx"): `expand-gradient` expands the Gradient nodes, no loss or
+// (Graph::train_step, from_model): `expand-gradient` expands the Gradient nodes, no loss or
 // optimizer is added. Supported: one TrainingInfoProto whose `initialization` graph is empty
 // (initial values come from the initializers); anything else is a clear Unsupported error.
 #pragma once
@@ -31,7 +31,7 @@ struct OnnxTraining {
 StatusOr<OnnxTraining> MergeTrainingInfo(const onnx::ModelProto& model);
 
 // After import: turns the bindings into state updates (a target initializer that was imported
-// as a constant becomes state) and sets graph.training.
+// as a constant becomes state) and sets graph.train_step (from_model).
 Status ApplyTrainingBindings(const OnnxTraining& training, Graph& graph);
 
 }  // namespace a8

@@ -181,6 +181,7 @@ Status PassManager::Run(Graph& g) {
   for (size_t i = 0; i < names_.size(); ++i) {
     const std::string& name = names_[i];
     Pass& pass = *passes_[i].pass;
+    if (opts_.config != nullptr) pass.SetConfig(opts_.config);
     if (dump != nullptr && opts_.print_before.count(name) > 0) {
       PrintBanner(*dump, "Before", name, g, DumpOptions(typed));
     }

@@ -65,6 +65,9 @@ struct PassManagerOptions {
   // Dumps print every initializer's values (--print-weights) instead of `<elided>` beyond 16
   // elements, so that a dump compiles to the same plan.
   bool print_weights = false;
+  // The compile configuration every pass receives (Pass::SetConfig) before it runs; null leaves
+  // each pass's own (an inference compile in fp32 unless the caller set one on a pass it added).
+  const CompileConfig* config = nullptr;
 };
 
 class PassManager {

@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "kernels/common/float16.h"
+#include "kernels/common/train_defaults.h"
 
 namespace a8::cpu {
 
@@ -101,12 +102,12 @@ A8_HD float InverseScale(float scale) {
 }
 
 struct UpdateScaleParams {
-  float growth_factor = 2.0f;
-  float backoff_factor = 0.5f;
-  int64_t growth_interval = 2000;  // >= 1
-  float min_scale = 0.0f;          // backoff never goes below it (0: no floor, as PyTorch)
-  float max_scale = 0.0f;          // growth never goes above it (0: no ceiling, as PyTorch)
-  int64_t accumulate = 1;          // the scale changes only on update steps
+  float growth_factor = defaults::kGrowthFactor;
+  float backoff_factor = defaults::kBackoffFactor;
+  int64_t growth_interval = defaults::kGrowthInterval;  // >= 1
+  float min_scale = 0.0f;  // backoff never goes below it (0: no floor, as PyTorch)
+  float max_scale = 0.0f;  // growth never goes above it (0: no ceiling, as PyTorch)
+  int64_t accumulate = 1;  // the scale changes only on update steps
 };
 
 // One step of PyTorch's _amp_update_scale_ (products in double, as its kernels compute
@@ -165,10 +166,10 @@ A8_HD void SgdElement(const SgdStep<F>& s, F grad, F* param, F* buf) {
 }
 
 struct AdamParams {
-  float beta1 = 0.9f;
-  float beta2 = 0.999f;
-  float eps = 1e-8f;
-  float weight_decay = 0.0f;
+  float beta1 = defaults::kBeta1;
+  float beta2 = defaults::kBeta2;
+  float eps = defaults::kEps;
+  float weight_decay = defaults::kWeightDecay;
   bool decoupled = false;  // AdamW
 };
 

@@ -67,10 +67,12 @@ StatusOr<Node*> Rebuild(Graph& g, Node* n, const std::vector<std::string>& new_o
 
 class Builder {
  public:
-  explicit Builder(Graph& g) : g_(g), cfg_(*g.training) {}
+  // `cfg` was checked once by the driver (CheckTrainingConfig); the step is recorded in
+  // `g.train_step`.
+  Builder(Graph& g, const TrainingConfig& cfg)
+      : g_(g), cfg_(cfg), step_(g.train_step.emplace()), class_axis_(cfg.class_axis) {}
 
   Status Run() {
-    A8_RETURN_IF_ERROR(CheckTrainingConfig(cfg_));
     if (g_.outputs().empty()) return InvalidInput("{}: the model has no outputs", g_.source);
     A8_RETURN_IF_ERROR(ToTrainingMode());
     A8_ASSIGN_OR_RETURN(Value * loss, AttachLoss());
@@ -88,10 +90,9 @@ class Builder {
     }
     GradientOptions grad_options;
     grad_options.seed = g_.AddConstant(g_.UniqueName(loss->name() + ".grad.seed"), one);
-    cfg_.grad_seed = grad_options.seed->name();
+    step_.grad_seed = grad_options.seed->name();
     A8_ASSIGN_OR_RETURN(std::vector<Value*> grads, BuildGradients(g_, loss, params, grad_options));
     A8_RETURN_IF_ERROR(AddOptimizer(params, grads));
-    cfg_.built = true;
     return Status::Ok();
   }
 
@@ -173,8 +174,8 @@ class Builder {
         return InvalidInput("--loss=output:{}: the output has type {}; a loss must be float", name,
                             loss->type().ToString());
       }
-      cfg_.loss_output = loss->name();
-      cfg_.logits_output = logits == loss ? "" : logits->name();
+      step_.loss_output = loss->name();
+      step_.logits_output = logits == loss ? "" : logits->name();
       return loss;
     }
     if (!IsFloat(logits->dtype())) {
@@ -205,14 +206,13 @@ class Builder {
     std::vector<Value*> outputs = {loss};
     outputs.insert(outputs.end(), model_outputs.begin(), model_outputs.end());
     g_.SetOutputs(outputs);
-    cfg_.loss_output = loss->name();
+    step_.loss_output = loss->name();
     // Accuracy reads one row of classes per label: only when the classes are the last axis and
     // each label belongs to its own row (not shifted).
     const bool rows_of_classes =
-        kind != "cross_entropy" ||
-        (!cfg_.shift_labels && cfg_.class_axis == logits->type().rank() - 1);
-    cfg_.logits_output = rows_of_classes ? logits->name() : "";
-    cfg_.labels_input = cfg_.labels;
+        kind != "cross_entropy" || (!cfg_.shift_labels && class_axis_ == logits->type().rank() - 1);
+    step_.logits_output = rows_of_classes ? logits->name() : "";
+    step_.labels_input = cfg_.labels;
     return loss;
   }
 
@@ -231,7 +231,7 @@ class Builder {
     }
     int64_t axis = 1;
     if (cfg_.has_class_axis) {
-      axis = cfg_.class_axis < 0 ? cfg_.class_axis + rank : cfg_.class_axis;
+      axis = class_axis_ < 0 ? class_axis_ + rank : class_axis_;
       if (axis < 1 || axis >= rank) {
         return InvalidInput(
             "--class-axis={}: the logits '{}' are {}; the class axis must be one of 1..{} (or "
@@ -246,7 +246,7 @@ class Builder {
           "segmentation)",
           logits->name(), type.ToString(), rank);
     }
-    cfg_.class_axis = axis;
+    class_axis_ = axis;
     std::vector<int64_t> label_dims = type.dims;
     label_dims.erase(label_dims.begin() + axis);
     if (cfg_.shift_labels && (label_dims.size() < 2 || label_dims[1] < 2)) {
@@ -307,13 +307,13 @@ class Builder {
     for (const ParamDecision& d : decisions) {
       if (d.trained) {
         params.push_back(d.value);
-        cfg_.trainable.push_back(d.value->name());
+        step_.trainable.push_back(d.value->name());
       } else {
-        cfg_.frozen.push_back(d.value->name());
-        cfg_.frozen_reasons.push_back(d.reason);
+        step_.frozen.push_back(d.value->name());
+        step_.frozen_reasons.push_back(d.reason);
       }
     }
-    cfg_.parameter_summary = ParameterSummary(decisions);
+    step_.parameter_summary = ParameterSummary(decisions);
     if (params.empty()) {
       std::string why = "the loss depends on no float parameter";
       if (!cfg_.trainable_regex.empty()) {
@@ -323,7 +323,7 @@ class Builder {
         why = fmt::format(
             "every parameter the loss depends on is frozen (--freeze='{}' matches "
             "all {})",
-            cfg_.freeze, cfg_.frozen.size());
+            cfg_.freeze, step_.frozen.size());
       }
       return InvalidInput(
           "{}: nothing to train: {} (a800c --list-params {} says why each is kept "
@@ -423,58 +423,31 @@ class Builder {
         if (buf != nullptr) g_.AddUpdate(buf, outs[1]);
       }
     }
-    cfg_.step_state = step->name();
-    cfg_.control_state = control->name();
+    step_.step_state = step->name();
+    step_.control_state = control->name();
     return Status::Ok();
   }
 
   Graph& g_;
   std::map<std::pair<DType, std::vector<int64_t>>, TensorDataPtr> zeros_;
-  TrainingConfig& cfg_;
+  const TrainingConfig& cfg_;
+  TrainingStep& step_;
+  int64_t class_axis_;  // cfg_.class_axis, normalized by AttachLoss
 };
 
 }  // namespace
 
-Status CheckTrainingConfig(const TrainingConfig& cfg) {
-  static const std::set<std::string> kOptimizers = {"sgd", "momentum", "nesterov", "adam", "adamw"};
-  if (kOptimizers.count(cfg.optimizer) == 0) {
-    return InvalidInput(
-        "--optimizer: unknown optimizer '{}' (expected sgd, momentum, nesterov, "
-        "adam or adamw)",
-        cfg.optimizer);
-  }
-  const std::string& loss = cfg.loss;
-  static const std::set<std::string> kLosses = {"cross_entropy", "mse", "bce_logits", "l1", "onnx"};
-  if (kLosses.count(loss) == 0 && loss.rfind("output:", 0) != 0) {
-    return InvalidInput(
-        "--loss: unknown loss '{}' (expected cross_entropy, mse, bce_logits, l1 "
-        "or output:NAME)",
-        loss);
-  }
-  if (!(cfg.lr > 0.0f)) return InvalidInput("--lr: must be > 0, got {}", cfg.lr);
-  if (cfg.accumulate < 1) {
-    return InvalidInput("--accumulate: must be >= 1, got {}", cfg.accumulate);
-  }
-  if (cfg.clip_grad_norm < 0.0f) {
-    return InvalidInput("--clip-grad-norm: must be >= 0, got {}", cfg.clip_grad_norm);
-  }
-  if (cfg.lr_schedule != "constant" && cfg.lr_schedule != "cosine") {
-    return InvalidInput("--lr-schedule: unknown schedule '{}' (expected constant or cosine)",
-                        cfg.lr_schedule);
-  }
-  if (cfg.lr_schedule == "cosine" && cfg.total_steps <= cfg.warmup_steps) {
-    return InvalidInput("--lr-schedule=cosine needs --total-steps > --warmup-steps (got {} and {})",
-                        cfg.total_steps, cfg.warmup_steps);
-  }
-  return ParseLossScale(cfg).status();
-}
-
 StatusOr<bool> BuildTraining::Run(Graph& graph) {
-  if (!graph.training || graph.training->built || graph.training->loss == "onnx") return false;
+  const std::optional<TrainingConfig>& flags = config().training;
+  if (!flags || graph.train_step || flags->loss == "onnx") return false;
   const size_t before = graph.num_nodes();
-  A8_RETURN_IF_ERROR(Builder(graph).Run());
+  Status built = Builder(graph, *flags).Run();
+  if (!built.ok()) {
+    graph.train_step.reset();
+    return built;
+  }
   stats()["nodes-added"] = static_cast<int64_t>(graph.num_nodes() - before);
-  stats()["parameters-trained"] = static_cast<int64_t>(graph.training->trainable.size());
+  stats()["parameters-trained"] = static_cast<int64_t>(graph.train_step->trainable.size());
   return true;
 }
 

@@ -1,7 +1,9 @@
 // build-training: turns a forward graph into one full training step.
 //
-// Runs only on a graph with `Graph::training` set (the driver's --loss/--optimizer flags, or a
-// model's TrainingInfoProto); otherwise it changes nothing, so inference plans are untouched.
+// Runs only when the compile configuration has training flags (config().training: --loss,
+// --optimizer, ...) and the graph has no training step yet (a model's TrainingInfoProto brings
+// its own); otherwise it changes nothing, so inference plans are untouched. It records the step
+// it builds in `Graph::train_step`.
 //
 // What the step computes, in order:
 // 1. the forward graph in training mode: BatchNormalization uses batch statistics and its
@@ -12,7 +14,7 @@
 //    input (`--labels`, default `labels`): SoftmaxCrossEntropyLoss (i64 class indices; logits
 //    [N,C] or [N,C,d..]), a8.MseLoss, a8.L1Loss, a8.BceWithLogitsLoss (labels of the logits'
 //    type and shape), or `output:NAME` (a model output that already is the loss, an f32
-//    scalar); the seed d(loss)/d(loss) is an f32 constant of its own (TrainingConfig::grad_seed);
+//    scalar); the seed d(loss)/d(loss) is an f32 constant of its own (TrainingStep::grad_seed);
 // 3. the gradients of the loss with respect to every trainable parameter (float parameters the
 //    loss depends on, minus --freeze), by reverse-mode autodiff (autodiff.h);
 // 4. the update: with --accumulate=N each gradient is summed into FP32 state over N micro-steps
@@ -31,10 +33,6 @@
 #include "compiler/pass/pass.h"
 
 namespace a8 {
-
-// Checks the flags alone (known loss and optimizer, ranges), so the driver can reject a typo
-// before importing the model. Errors name the flag.
-Status CheckTrainingConfig(const TrainingConfig& config);
 
 class BuildTraining : public Pass {
  public:

@@ -73,9 +73,9 @@ StatusOr<bool> ExpandGradient::Run(Graph& graph) {
     }
     A8_ASSIGN_OR_RETURN(std::vector<Value*> grads, BuildGradients(graph, y, wrt));
     // In a TrainingInfoProto step the differentiated value is the loss the runner reports.
-    if (graph.training && graph.training->loss == "onnx" && graph.training->loss_output.empty()) {
+    if (graph.train_step && graph.train_step->from_model && graph.train_step->loss_output.empty()) {
       if (!y->is_graph_output()) graph.AddOutput(y);
-      graph.training->loss_output = y->name();
+      graph.train_step->loss_output = y->name();
     }
     // Outputs keep their names: a graph output (or a gradient that is an input or constant, or
     // shared by two outputs) goes through an Identity renamed after the Gradient's output.

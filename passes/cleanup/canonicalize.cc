@@ -42,8 +42,9 @@ StatusOr<int64_t> FoldConstants(Graph& graph, std::set<std::string>* folded) {
   return count;
 }
 
-// The input that `node` passes through unchanged, or null.
-Value* ForwardedInput(const Node& node) {
+// The input that `node` passes through unchanged, or null. `training`: the graph is or will
+// become a training step.
+Value* ForwardedInput(const Node& node, bool training) {
   if (!node.domain().empty() || node.num_outputs() < 1 || !node.has_input(0)) return nullptr;
   const std::string& op = node.op();
   Value* in = node.input(0);
@@ -53,8 +54,8 @@ Value* ForwardedInput(const Node& node) {
   if (op == "Cast" || op == "Reshape" || op == "Expand") return in;  // same type checked above
   if (op == "Dropout") {
     // A graph that will become a training step keeps its Dropouts: build-training turns them
-    // on (before build-training, `training` is set but not yet built).
-    if (node.graph() != nullptr && node.graph()->training) return nullptr;
+    // on.
+    if (training) return nullptr;
     if (node.num_outputs() > 1 &&
         (!node.output(1)->uses().empty() || node.output(1)->is_graph_output())) {
       return nullptr;
@@ -69,10 +70,10 @@ Value* ForwardedInput(const Node& node) {
   return nullptr;
 }
 
-int64_t RemoveIdentities(Graph& graph) {
+int64_t RemoveIdentities(Graph& graph, bool training) {
   int64_t count = 0;
   for (Node* node : graph.NodeList()) {
-    Value* in = ForwardedInput(*node);
+    Value* in = ForwardedInput(*node, training);
     if (!in) continue;
     Value* out = node->output(0);
     std::vector<Use> uses = out->uses();
@@ -119,7 +120,8 @@ StatusOr<bool> Canonicalize::Run(Graph& graph) {
   const bool had_parameters = !graph.parameters().empty();
   for (int round = 0; round < kMaxRounds; ++round) {
     A8_ASSIGN_OR_RETURN(int64_t n_folded, FoldConstants(graph, &folded));
-    const int64_t n_identities = RemoveIdentities(graph);
+    const int64_t n_identities =
+        RemoveIdentities(graph, config().training.has_value() || graph.train_step.has_value());
     const int64_t n_merged = EliminateCommonSubexpressions(graph);
     const DeadCodeCounts dead = RemoveDeadCode(graph);
     stats_["nodes-folded"] += n_folded;

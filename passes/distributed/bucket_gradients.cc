@@ -50,14 +50,9 @@ std::vector<Value*> Gradients(const std::vector<Node*>& nodes, int64_t* every) {
 }  // namespace
 
 StatusOr<bool> BucketGradients::Run(Graph& graph) {
-  if (!graph.training || !graph.training->built) return false;
-  const TrainingConfig& cfg = *graph.training;
-  if (!(cfg.bucket_mb > 0) || !std::isfinite(cfg.bucket_mb)) {
-    return InvalidInput("--bucket-mb: must be a positive number of MiB, got {}", cfg.bucket_mb);
-  }
-  if (cfg.allreduce_dtype != "f32" && cfg.allreduce_dtype != "f16") {
-    return InvalidInput("--allreduce-dtype: expected f32 or f16, got '{}'", cfg.allreduce_dtype);
-  }
+  if (!graph.train_step) return false;
+  // --bucket-mb and --allreduce-dtype were checked with the other flags (CheckTrainingConfig).
+  const TrainingConfig& cfg = config().training_or_defaults();
   const std::vector<Node*> nodes = graph.NodeList();
   std::unordered_map<const Node*, int> position;
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) position[nodes[i]] = i;

@@ -11,7 +11,6 @@
 #include "compiler/ir/op_table.h"
 #include "compiler/plan/kernel_catalog.h"
 #include "kernels/common/float16.h"
-#include "passes/mixed_precision/loss_scaling.h"
 
 #ifndef A800C_VERSION
 #error "A800C_VERSION must be defined by the build (CMakeLists.txt)"
@@ -140,8 +139,7 @@ class Lowering {
     p.set_model_name(options_.model_name);
     p.set_model_hash(options_.model_hash);
     p.set_target(options_.target);
-    p.set_precision(graph_.precision ? std::string(PrecisionModeName(graph_.precision->mode))
-                                     : std::string("fp32"));
+    p.set_precision(std::string(PrecisionModeName(Config().mode())));
     p.set_training(false);
     p.set_alignment(kAlign);
     p.set_arena_bytes(AlignUp(static_cast<uint64_t>(mp.arena_bytes)));
@@ -201,22 +199,10 @@ class Lowering {
   }
 
  private:
-  // Plan.scaler from the flags loss-scaling applied.
-  Status SetScaler(const TrainingConfig& c) {
-    A8_ASSIGN_OR_RETURN(LossScaleMode mode, ParseLossScale(c));
-    plan::LossScaler* s = out_.plan.mutable_scaler();
-    s->set_mode(mode.mode);
-    if (mode.mode == "static") {
-      s->set_init_scale(mode.static_scale);
-      return Status::Ok();
-    }
-    s->set_init_scale(c.init_scale);
-    s->set_growth_factor(c.growth_factor);
-    s->set_backoff_factor(c.backoff_factor);
-    s->set_growth_interval(static_cast<int32_t>(c.growth_interval));
-    s->set_min_scale(c.min_scale);
-    s->set_max_scale(c.max_scale);
-    return Status::Ok();
+  // The compile configuration, or an fp32 one without training flags.
+  const CompileConfig& Config() const {
+    static const CompileConfig kNone;
+    return options_.config != nullptr ? *options_.config : kNone;
   }
 
   // State updates, and for a built training graph the Training message with its eval kernels:
@@ -230,15 +216,17 @@ class Lowering {
     }
     // A TrainingInfoProto graph without a Gradient node has no loss to report: its updates
     // still apply, but it is run as a plain step.
-    if (!graph_.training || !graph_.training->built || graph_.training->loss_output.empty()) {
-      return Status::Ok();
-    }
-    const TrainingConfig& c = *graph_.training;
+    if (!graph_.train_step || graph_.train_step->loss_output.empty()) return Status::Ok();
+    const TrainingStep& step = *graph_.train_step;
+    // The flags' settings; a model's own TrainingInfoProto step has none: the defaults, with
+    // loss and optimizer "onnx".
+    TrainingConfig c = Config().training_or_defaults();
+    if (step.from_model) c.loss = c.optimizer = "onnx";
     p.set_training(true);
     plan::Training* t = p.mutable_train();
-    t->set_loss(c.loss_output);
-    t->set_logits(c.logits_output);
-    t->set_labels(c.labels_input);
+    t->set_loss(step.loss_output);
+    t->set_logits(step.logits_output);
+    t->set_labels(step.labels_input);
     t->set_loss_kind(c.loss.rfind("output:", 0) == 0 ? "output" : c.loss);
     t->set_optimizer(c.optimizer);
     t->set_lr(c.lr);
@@ -256,12 +244,14 @@ class Lowering {
       auto it = ids_.find(name);
       return it == ids_.end() ? -1 : it->second;
     };
-    t->set_step_buffer(c.step_state.empty() ? -1 : id_of(c.step_state));
-    t->set_control_buffer(c.control_state.empty() ? -1 : id_of(c.control_state));
-    t->set_scale_buffer(c.scale_value.empty() ? -1 : id_of(c.scale_value));
-    if (!c.scale_value.empty()) A8_RETURN_IF_ERROR(SetScaler(c));
-    for (const std::string& n : c.trainable) t->add_trainable(n);
-    for (const std::string& n : c.frozen) t->add_frozen(n);
+    t->set_step_buffer(step.step_state.empty() ? -1 : id_of(step.step_state));
+    t->set_control_buffer(step.control_state.empty() ? -1 : id_of(step.control_state));
+    t->set_scale_buffer(step.scale_value.empty() ? -1 : id_of(step.scale_value));
+    // The scaler's mode; its settings are stored once, where the step reads them: the scale
+    // buffer's initial value (static: the scale) and the a8.UpdateScale kernel's attributes.
+    if (!step.scale_mode.empty()) p.mutable_scaler()->set_mode(step.scale_mode);
+    for (const std::string& n : step.trainable) t->add_trainable(n);
+    for (const std::string& n : step.frozen) t->add_frozen(n);
     // Eval kernels: backwards from the graph outputs.
     std::set<const Value*> needed(graph_.outputs().begin(), graph_.outputs().end());
     std::vector<Node*> nodes = graph_.NodeList();
@@ -440,7 +430,7 @@ class Lowering {
       k->add_inputs(node.has_input(i) ? ids_.at(node.input(i)->name()) : -1);
     for (const Value* v : node.outputs()) k->add_outputs(ids_.at(v->name()));
     // --precision=tf32: the f32 operands of its GEMMs/convolutions may be read as TF32.
-    if (graph_.precision && graph_.precision->mode == PrecisionMode::kTf32) {
+    if (Config().tf32()) {
       if (const OpDef* def = FindOp(node.domain(), node.op())) {
         for (int i : def->tf32_inputs) {
           if (i < n && node.has_input(i) && node.input(i)->dtype() == DType::kF32)

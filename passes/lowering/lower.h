@@ -26,6 +26,7 @@
 
 #include "compiler/ir/graph.h"
 #include "compiler/ir/status.h"
+#include "compiler/pass/compile_config.h"
 #include "compiler/plan/plan_file.h"
 
 namespace a8 {
@@ -51,6 +52,9 @@ struct LowerOptions {
   // The blob as PlanFile.pieces pointing at the graph's tensors (kept alive by the plan), not a
   // copy of them: for a caller that streams the plan to a file (the driver).
   bool blob_in_pieces = false;
+  // The compile configuration (not owned): plan.precision, the TF32 kernels and Plan.train's
+  // settings come from it. Null: an fp32 compile without training flags.
+  const CompileConfig* config = nullptr;
 };
 
 // Errors: Internal "lower: the graph has no memory plan; run plan-memory first" without

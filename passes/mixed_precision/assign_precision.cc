@@ -61,8 +61,8 @@ std::optional<DType> AssignedPrecision(const Node& node) {
 }
 
 StatusOr<bool> AssignPrecision::Run(Graph& graph) {
-  if (!graph.precision || !graph.precision->mixed()) return false;
-  A8_ASSIGN_OR_RETURN(PrecisionPolicy policy, PrecisionPolicy::Create(*graph.precision));
+  if (!config().mixed()) return false;
+  A8_ASSIGN_OR_RETURN(PrecisionPolicy policy, PrecisionPolicy::Create(*config().precision));
   const DType low = policy.low_type();
   const std::vector<Node*> nodes = graph.NodeList();
   std::unordered_map<std::string, const Node*> by_name;

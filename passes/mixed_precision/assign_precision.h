@@ -1,7 +1,8 @@
 // assign-precision: decides the compute type of every float node (PRECISION.md).
 //
-// Runs only when `Graph::precision` asks for amp, fp16 or bf16; in fp32 and tf32 it changes
-// nothing (tf32 is lower's: it lists each GEMM/conv kernel's TF32 operands, Kernel.tf32_inputs).
+// Runs only when the compile configuration (config().precision) asks for amp, fp16 or bf16; in
+// fp32 and tf32 it changes nothing (tf32 is lower's: it lists each GEMM/conv kernel's TF32
+// operands, Kernel.tf32_inputs).
 //
 // Guarantees, after Run, for every node that reads or writes f32/f16/bf16 (nodes touching f64 are
 // left alone: that is the gradient checks' type) and whose op computes in a float type:

@@ -27,7 +27,7 @@ bool FloatWidens(DType from, DType to) {
 
 StatusOr<bool> FoldCasts::Run(Graph& graph) {
   // fp32 and tf32 compile the model as written, its own Casts included.
-  if (!graph.precision || !graph.precision->mixed()) return false;
+  if (!config().mixed()) return false;
   bool changed = false;
   std::map<std::pair<Value*, DType>, Value*> first_cast;
   for (Node* n : graph.NodeList()) {

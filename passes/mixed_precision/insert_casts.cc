@@ -262,7 +262,7 @@ StatusOr<bool> InsertCasts::Run(Graph& graph) {
       n->SetInput(i, casts.As(v, it->second, n));
     }
   }
-  if (graph.precision && graph.precision->mode == PrecisionMode::kFp16) {
+  if (config().mode() == PrecisionMode::kFp16) {
     KeepLowWorkingCopies(graph, stats_);
   }
   // Constants now read only through their rounded copies.

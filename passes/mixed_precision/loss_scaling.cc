@@ -31,13 +31,14 @@ TensorDataPtr Scalar(DType dtype, double v) {
 
 class Scaler {
  public:
-  Scaler(Graph& g, const LossScaleMode& mode) : g_(g), cfg_(*g.training), mode_(mode) {}
+  Scaler(Graph& g, const TrainingConfig& cfg, const LossScaleMode& mode)
+      : g_(g), cfg_(cfg), step_(*g.train_step), mode_(mode) {}
 
   StatusOr<int64_t> Run() {
-    Value* seed = g_.FindValue(cfg_.grad_seed);
+    Value* seed = g_.FindValue(step_.grad_seed);
     if (seed == nullptr || !seed->is_constant()) {
       return Internal("loss-scaling: the loss-gradient seed '{}' is not a constant of the graph",
-                      cfg_.grad_seed);
+                      step_.grad_seed);
     }
     // The step's optimizer: its control node, and the nodes that read gradients.
     Node* control = nullptr;
@@ -55,7 +56,7 @@ class Scaler {
       return Unsupported(
           "--loss-scale={}: the training step has no a8 optimizer (a model's own "
           "TrainingInfoProto algorithm cannot be loss-scaled)",
-          cfg_.loss_scale);
+          cfg_.loss_scale.empty() ? mode_.mode : cfg_.loss_scale);
     }
     if (control->has_input(3)) {
       return Internal("loss-scaling: {} already reads a found_inf flag", control->Where());
@@ -146,84 +147,30 @@ class Scaler {
                {"a8.scale.next", "a8.growth_tracker.next"}, attrs, "a8.update_scale", first));
       g_.AddUpdate(scale, update->output(0));
       g_.AddUpdate(tracker, update->output(1));
-      cfg_.tracker_state = tracker->name();
+      step_.tracker_state = tracker->name();
     }
-    cfg_.scale_value = scale->name();
+    step_.scale_value = scale->name();
+    step_.scale_mode = mode_.mode;
     return static_cast<int64_t>(grads.size());
   }
 
  private:
   Graph& g_;
-  TrainingConfig& cfg_;
+  const TrainingConfig& cfg_;
+  TrainingStep& step_;
   const LossScaleMode& mode_;
 };
 
 }  // namespace
 
-StatusOr<LossScaleMode> ParseLossScale(const TrainingConfig& c) {
-  LossScaleMode m;
-  const std::string& s = c.loss_scale;
-  if (s.empty()) {
-    m.mode = "none";  // the precision's default, resolved by the pass (DefaultLossScale)
-  } else if (s == "none" || s == "dynamic") {
-    m.mode = s;
-  } else if (s.rfind("static:", 0) == 0) {
-    const std::string value = s.substr(7);
-    char* end = nullptr;
-    const double v = value.empty() ? 0.0 : std::strtod(value.c_str(), &end);
-    if (value.empty() || end != value.c_str() + value.size() || !std::isfinite(v) || !(v > 0) ||
-        !std::isfinite(static_cast<float>(v))) {
-      return InvalidInput("--loss-scale={}: the static scale must be a finite number > 0", s);
-    }
-    m.mode = "static";
-    m.static_scale = static_cast<float>(v);
-  } else {
-    return InvalidInput("--loss-scale: unknown mode '{}' (expected dynamic, static:VALUE or none)",
-                        s);
-  }
-  auto positive = [](float v) { return std::isfinite(v) && v > 0.0f; };
-  if (!positive(c.init_scale)) {
-    return InvalidInput("--init-scale: must be a finite number > 0, got {}", c.init_scale);
-  }
-  if (!std::isfinite(c.growth_factor) || !(c.growth_factor > 1.0f)) {
-    return InvalidInput("--growth-factor: must be > 1, got {}", c.growth_factor);
-  }
-  if (!(c.backoff_factor > 0.0f && c.backoff_factor < 1.0f)) {
-    return InvalidInput("--backoff-factor: must be in (0, 1), got {}", c.backoff_factor);
-  }
-  if (c.growth_interval < 1 || c.growth_interval > INT32_MAX) {
-    return InvalidInput("--growth-interval: must be in [1, {}], got {}", INT32_MAX,
-                        c.growth_interval);
-  }
-  if (!positive(c.min_scale)) {
-    return InvalidInput("--min-scale: must be a finite number > 0, got {}", c.min_scale);
-  }
-  if (!positive(c.max_scale) || c.max_scale < c.min_scale) {
-    return InvalidInput("--max-scale: must be a finite number >= --min-scale ({}), got {}",
-                        c.min_scale, c.max_scale);
-  }
-  if (c.init_scale < c.min_scale || c.init_scale > c.max_scale) {
-    return InvalidInput("--init-scale: {} is outside [--min-scale, --max-scale] = [{}, {}]",
-                        c.init_scale, c.min_scale, c.max_scale);
-  }
-  return m;
-}
-
 StatusOr<bool> LossScaling::Run(Graph& graph) {
-  if (!graph.training || !graph.training->built || !graph.training->scale_value.empty()) {
-    return false;
-  }
-  TrainingConfig& cfg = *graph.training;
-  if (cfg.loss_scale.empty()) {
-    // PRECISION.md: amp and fp16 scale dynamically by default; fp32, tf32 and bf16 do not. A
-    // TrainingInfoProto step has no seed of a8's to scale.
-    const bool low = graph.precision && (graph.precision->mode == PrecisionMode::kAmp ||
-                                         graph.precision->mode == PrecisionMode::kFp16);
-    cfg.loss_scale = low && !cfg.grad_seed.empty() ? "dynamic" : "none";
-  }
-  A8_ASSIGN_OR_RETURN(LossScaleMode mode, ParseLossScale(cfg));
+  if (!graph.train_step || !graph.train_step->scale_value.empty()) return false;
+  // A model's own TrainingInfoProto step has no flags: the defaults, and no seed to scale.
+  const TrainingConfig& cfg = config().training_or_defaults();
+  A8_ASSIGN_OR_RETURN(LossScaleMode mode, EffectiveLossScale(cfg, config().mode(),
+                                                             !graph.train_step->grad_seed.empty()));
   if (mode.mode == "none") return false;
-  A8_ASSIGN_OR_RETURN(int64_t unscaled, Scaler(graph, mode).Run());
+  A8_ASSIGN_OR_RETURN(int64_t unscaled, Scaler(graph, cfg, mode).Run());
   stats()["gradients-unscaled"] = unscaled;
   return true;
 }

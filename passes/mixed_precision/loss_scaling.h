@@ -1,11 +1,12 @@
 // loss-scaling: dynamic (or static) loss scaling inside a built training step, PRECISION.md
 // "Loss scaling (dynamic)", PyTorch's GradScaler without any host synchronisation.
 //
-// Runs on a graph that build-training has built with TrainingConfig::loss_scale other than
-// "none"; changes nothing otherwise. On such a graph:
+// Runs on a graph that build-training has built (Graph::train_step) when the compile
+// configuration's --loss-scale (EffectiveLossScale, compile_config.h) is not "none"; changes
+// nothing otherwise. On such a graph:
 // 1. the scale is state `a8.scale` (f32[], --init-scale) with the growth tracker
 //    `a8.growth_tracker` (i32[], 0) for `dynamic`, or the constant `a8.scale` for `static:V`;
-// 2. the loss-gradient seed (TrainingConfig::grad_seed, 1) is replaced by the scale in all its
+// 2. the loss-gradient seed (TrainingStep::grad_seed, 1) is replaced by the scale in all its
 //    uses, so every gradient is computed scaled;
 // 3. one a8.UnscaleCheckFinite(scale, g_1..g_n) -> (g_1'..g_n' f32, found_inf) takes the
 //    gradients the optimizer reads: after a8.GradAccumulate (an Inf/NaN of any micro-step stays
@@ -17,7 +18,7 @@
 // 5. dynamic: a8.UpdateScale(scale, tracker, found_inf, step) -> (scale', tracker') with the
 //    flags' settings, state updates of the scale and the tracker (PyTorch's _amp_update_scale_,
 //    on update steps only).
-// It records the scale's value name (and the tracker's) in the TrainingConfig for lowering.
+// It records the scale's value name (and the tracker's) in Graph::train_step for lowering.
 #pragma once
 
 #include <string>
@@ -26,16 +27,6 @@
 #include "compiler/pass/pass.h"
 
 namespace a8 {
-
-// The parsed --loss-scale: mode "none", "static" (with `static_scale`) or "dynamic".
-struct LossScaleMode {
-  std::string mode = "none";
-  float static_scale = 1.0f;
-};
-
-// Parses and checks --loss-scale and the scaler flags of `config` (CheckTrainingConfig calls it
-// before import). Errors name the flag.
-StatusOr<LossScaleMode> ParseLossScale(const TrainingConfig& config);
 
 A8_DECLARE_PASS(LossScaling);
 

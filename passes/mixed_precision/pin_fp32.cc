@@ -31,7 +31,7 @@ bool FromDefaults(const Node& n) {
 std::optional<DType> EdgePrecision(const Node& node) { return DTypeAttribute(node, "a8.edge"); }
 
 StatusOr<bool> PinFp32::Run(Graph& graph) {
-  if (!graph.precision || !graph.precision->mixed()) return false;
+  if (!config().mixed()) return false;
   const std::vector<Node*> nodes = graph.NodeList();
   for (const Node* n : nodes) {
     std::optional<DType> t = AssignedPrecision(*n);

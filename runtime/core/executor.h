@@ -78,6 +78,7 @@ class Executor {
                                                     ExecutorOptions options = {});
 
   const plan::Plan& plan() const { return file_.plan; }
+  const PlanFile& file() const { return file_; }
   const Backend& backend() const { return *backend_; }
 
   // The buffer bound to input / output `name`, or null.

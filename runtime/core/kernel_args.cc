@@ -207,11 +207,11 @@ StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a) {
     A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
     A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
   }
-  cpu::SgdParams p;
-  p.momentum = a.Float("momentum", 0.0f);
-  p.dampening = a.Float("dampening", 0.0f);
-  p.nesterov = a.Int("nesterov", 0) != 0;
-  p.weight_decay = a.Float("weight_decay", 0.0f);
+  cpu::SgdParams p;  // its members hold the defaults (the op table's, optim_math.h)
+  p.momentum = a.Float("momentum", p.momentum);
+  p.dampening = a.Float("dampening", p.dampening);
+  p.nesterov = a.Int("nesterov", p.nesterov ? 1 : 0) != 0;
+  p.weight_decay = a.Float("weight_decay", p.weight_decay);
   if (p.momentum != 0.0f && !has_buf) {
     return InvalidInput("a8.SgdUpdate: momentum {} needs the momentum buffer input and output",
                         p.momentum);
@@ -226,11 +226,11 @@ StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
   for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
-  cpu::AdamParams p;
-  p.beta1 = a.Float("beta1", 0.9f);
-  p.beta2 = a.Float("beta2", 0.999f);
-  p.eps = a.Float("eps", 1e-8f);
-  p.weight_decay = a.Float("weight_decay", 0.0f);
+  cpu::AdamParams p;  // its members hold the defaults (kernels/common/train_defaults.h)
+  p.beta1 = a.Float("beta1", p.beta1);
+  p.beta2 = a.Float("beta2", p.beta2);
+  p.eps = a.Float("eps", p.eps);
+  p.weight_decay = a.Float("weight_decay", p.weight_decay);
   p.decoupled = a.Int("decoupled", 0) != 0;
   return p;
 }

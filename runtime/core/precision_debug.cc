@@ -94,9 +94,9 @@ class Debugger {
     if (o_.steps < 1) return InvalidInput("--steps={}: expected at least 1", o_.steps);
     if (!(o_.tolerance > 0) || !std::isfinite(o_.tolerance))
       return InvalidInput("--tolerance={}: expected a positive number", o_.tolerance);
-    if (!o_.compile.precision || !o_.compile.precision->mixed())
+    if (!o_.compile.config.precision || !o_.compile.config.precision->mixed())
       return InvalidInput("--precision: debug-precision compares amp, fp16 or bf16 with fp32");
-    if (!o_.compile.training)
+    if (!o_.compile.config.training)
       return InvalidInput("{}: debug-precision trains: give --loss (and --optimizer)",
                           o_.compile.model);
     A8_RETURN_IF_ERROR(MakeWorkDir());
@@ -190,7 +190,7 @@ class Debugger {
 
  private:
   std::string ModeName() const {
-    return std::string(PrecisionModeName(o_.compile.precision->mode));
+    return std::string(PrecisionModeName(o_.compile.config.precision->mode));
   }
 
   Status MakeWorkDir() {
@@ -224,9 +224,9 @@ class Debugger {
     c.output = (fs::path(work_dir_) / fmt::format("{}{}.plan", tag, plans_.size())).string();
     c.note = nullptr;
     if (!fp32) {
-      c.precision.reset();
+      c.config.precision.reset();
     } else if (!fp32->empty()) {
-      c.precision->overrides.push_back(PrecisionOverride::Fp32Nodes(key));
+      c.config.precision->overrides.push_back(PrecisionOverride::Fp32Nodes(key));
     }
     std::ostringstream unused;
     auto warn = [&](const std::string& w) {
@@ -492,7 +492,7 @@ Status WritePrecisionPolicy(const std::string& path, const PrecisionDebugOptions
   j["evidence"] = evidence;
   nlohmann::ordered_json about;
   about["model"] = options.compile.model;
-  about["precision"] = std::string(PrecisionModeName(options.compile.precision->mode));
+  about["precision"] = std::string(PrecisionModeName(options.compile.config.precision->mode));
   about["steps"] = options.steps;
   about["tolerance"] = options.tolerance;
   about["training_runs"] = r.runs;

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "compiler/plan/plan_scaler.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/optim.h"
 #include "runtime/core/checkpoint.h"
@@ -156,7 +157,9 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
   };
   A8_RETURN_IF_ERROR(read_state());
   const int64_t accumulate = std::max<int64_t>(t.accumulate(), 1);
-  const int64_t floor_limit = p.scaler().growth_interval();
+  // The dynamic scaler's settings, from the a8.UpdateScale kernel that applies them.
+  A8_ASSIGN_OR_RETURN(const PlanScaler scaler_settings, PlanScalerOf(ex.file()));
+  const int64_t floor_limit = dynamic ? scaler_settings.update.growth_interval : 0;
   int64_t at_floor = 0;  // consecutive updates that ran at the floor and stayed there
   TrainSummary s;
   s.scaled = scale != nullptr;
@@ -238,7 +241,7 @@ StatusOr<TrainSummary> Train(Executor& ex, const FillInputs& fill, Dataset* eval
           rec.step, NonFiniteName(rec.loss));
     }
     if (dynamic && update_step && floor_limit > 0) {
-      const double floor = p.scaler().min_scale();
+      const double floor = scaler_settings.update.min_scale;
       at_floor = scale_before <= floor && *scale <= floor ? at_floor + 1 : 0;
       if (at_floor >= floor_limit) {
         return Internal(

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "compiler/ir/types.h"
+#include "compiler/plan/plan_scaler.h"
 
 namespace a8 {
 namespace {
@@ -215,15 +216,20 @@ std::string InspectText(const PlanFile& pf) {
   line(fmt::format("  model hash: {}", p.model_hash()));
   line(fmt::format("  target: {}  precision: {}  training: {}", p.target(), p.precision(),
                    p.training() ? "yes" : "no"));
-  const plan::LossScaler& s = p.scaler();
-  if (s.mode().empty() || s.mode() == "none") {
-    line(fmt::format("  loss scaler: {}", s.mode().empty() ? "none" : s.mode()));
+  const StatusOr<PlanScaler> scaler = PlanScalerOf(pf);
+  if (!scaler.ok()) {
+    line(fmt::format("  loss scaler: {} ({})", p.scaler().mode(), scaler.status().message()));
+  } else if (scaler->mode == "none") {
+    line("  loss scaler: none");
+  } else if (scaler->mode == "static") {
+    line(fmt::format("  loss scaler: static (scale {})", scaler->init_scale));
   } else {
+    const cpu::UpdateScaleParams& u = scaler->update;
     line(
         fmt::format("  loss scaler: {} (init {}, growth {} every {} steps, backoff {}, "
                     "range [{}, {}])",
-                    s.mode(), s.init_scale(), s.growth_factor(), s.growth_interval(),
-                    s.backoff_factor(), s.min_scale(), s.max_scale()));
+                    scaler->mode, scaler->init_scale, u.growth_factor, u.growth_interval,
+                    u.backoff_factor, u.min_scale, u.max_scale));
   }
   for (const auto& b : p.inputs())
     line(fmt::format("  input {}: {}", b.name(), ShapeStr(p.buffers(b.buffer()).type())));
@@ -354,14 +360,19 @@ std::string InspectJson(const PlanFile& pf) {
                {"precision", p.precision()},
                {"training", p.training()},
                {"alignment", p.alignment()}};
-  const plan::LossScaler& s = p.scaler();
-  j["scaler"] = {{"mode", s.mode().empty() ? "none" : s.mode()},
-                 {"init_scale", static_cast<double>(s.init_scale())},
-                 {"growth_factor", static_cast<double>(s.growth_factor())},
-                 {"backoff_factor", static_cast<double>(s.backoff_factor())},
-                 {"growth_interval", s.growth_interval()},
-                 {"min_scale", static_cast<double>(s.min_scale())},
-                 {"max_scale", static_cast<double>(s.max_scale())}};
+  // The scaler's settings from where the plan stores them (plan_scaler.h); a plan without a
+  // scaler, or a static one, reports zeros for what it does not have, as before.
+  const StatusOr<PlanScaler> scaler = PlanScalerOf(pf);
+  PlanScaler s = scaler.ok() ? *scaler : PlanScaler{};
+  if (s.mode != "dynamic") s.update = cpu::UpdateScaleParams{0, 0, 0, 0, 0, 0};
+  if (s.mode == "none") s.init_scale = 0;
+  j["scaler"] = {{"mode", s.mode},
+                 {"init_scale", static_cast<double>(s.init_scale)},
+                 {"growth_factor", static_cast<double>(s.update.growth_factor)},
+                 {"backoff_factor", static_cast<double>(s.update.backoff_factor)},
+                 {"growth_interval", s.update.growth_interval},
+                 {"min_scale", static_cast<double>(s.update.min_scale)},
+                 {"max_scale", static_cast<double>(s.update.max_scale)}};
   if (p.training()) {
     const plan::Training& t = p.train();
     j["training"] = {

@@ -217,8 +217,9 @@ TEST(BuildTrainingTest, BatchNormBecomesTrainingModeWithStateUpdates) {
   TrainingConfig cfg;
   cfg.loss = "cross_entropy";
   cfg.optimizer = "sgd";
-  g->training = cfg;
-  auto changed = BuildTraining().Run(*g);
+  CompileConfig config;
+  config.training = cfg;
+  auto changed = BuildTraining().SetConfig(&config).Run(*g);
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   EXPECT_EQ(g->FindValue("m")->role(), ValueRole::kState);
   EXPECT_EQ(g->FindValue("v")->role(), ValueRole::kState);
@@ -228,7 +229,7 @@ TEST(BuildTrainingTest, BatchNormBecomesTrainingModeWithStateUpdates) {
   }
   EXPECT_EQ(running, 2);
   // s and b are trained; the running statistics are not parameters any more.
-  EXPECT_EQ(g->training->trainable, (std::vector<std::string>{"s", "b"}));
+  EXPECT_EQ(g->train_step->trainable, (std::vector<std::string>{"s", "b"}));
   Status v = Verify(*g);
   EXPECT_TRUE(v.ok()) << v.message() << PrintIrToString(*g);
 }

@@ -50,9 +50,11 @@ Bucketed Compile(double bucket_mb, const char* ir = kMlp) {
   training.logits = "y";
   training.optimizer = "sgd";
   training.bucket_mb = bucket_mb;
-  out.graph->training = training;
+  CompileConfig config;
+  config.training = training;
   PassManagerOptions pm;
   pm.verify_each = true;
+  pm.config = &config;
   Status s = RunPasses(
       *out.graph, {"shape-inference", "build-training", "loss-scaling", "bucket-gradients"}, pm);
   EXPECT_TRUE(s.ok()) << s.message();

@@ -31,7 +31,7 @@ inline PlanFile CompileTrainingPlan(const std::string& model, int64_t batch,
                               .string();
   opts.output = out;
   opts.import.batch = batch;
-  opts.training = training;
+  opts.config.training = training;
   std::ostringstream stdout_stream;
   Status s = Compile(opts, stdout_stream, [](const std::string&) {});
   EXPECT_TRUE(s.ok()) << s.message();

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/plan/plan_file.h"
+#include "compiler/plan/plan_scaler.h"
 #include "driver/driver.h"
 #include "kernels/common/float16.h"
 #include "kernels/cpu/optim.h"
@@ -241,8 +242,11 @@ TEST(LossScalingTest, PassPutsScaleUnscaleAndUpdateInThePlan) {
   PlanFile pf = CompileScaledMlp("dynamic", 4.0f, 2);
   const plan::Plan& p = pf.plan;
   EXPECT_EQ(p.scaler().mode(), "dynamic");
-  EXPECT_EQ(p.scaler().init_scale(), 4.0f);
-  EXPECT_EQ(p.scaler().growth_interval(), 2);
+  // The settings are stored once: the scale buffer's initial value and the UpdateScale kernel.
+  auto settings = PlanScalerOf(pf);
+  ASSERT_TRUE(settings.ok()) << settings.status().message();
+  EXPECT_EQ(settings->init_scale, 4.0f);
+  EXPECT_EQ(settings->update.growth_interval, 2);
   const plan::Buffer* scale = Find(p, "a8.scale");
   ASSERT_NE(scale, nullptr);
   EXPECT_EQ(p.train().scale_buffer(), scale->id());
@@ -260,7 +264,9 @@ TEST(LossScalingTest, PassPutsScaleUnscaleAndUpdateInThePlan) {
   EXPECT_EQ(none.plan.train().scale_buffer(), -1);
   PlanFile fixed = CompileScaledMlp("static:128", 4.0f, 2);
   EXPECT_EQ(fixed.plan.scaler().mode(), "static");
-  EXPECT_EQ(fixed.plan.scaler().init_scale(), 128.0f);
+  auto fixed_settings = PlanScalerOf(fixed);
+  ASSERT_TRUE(fixed_settings.ok()) << fixed_settings.status().message();
+  EXPECT_EQ(fixed_settings->init_scale, 128.0f);
 }
 
 // PRECISION.md's worked example in-graph: init 4, growth 2, backoff 0.5, interval 2; then a real

@@ -33,12 +33,13 @@ constexpr const char* kLayerNorm = R"(graph @t opsets {"" = 17} {
 
 StatusOr<bool> AssignThenPin(Graph& g, PrecisionMode mode,
                              std::vector<PrecisionOverride> overrides = {}) {
-  g.precision = PrecisionConfig{};
-  g.precision->mode = mode;
-  g.precision->overrides = std::move(overrides);
-  auto assigned = AssignPrecision().Run(g);
+  CompileConfig config;
+  config.precision = PrecisionConfig{};
+  config.precision->mode = mode;
+  config.precision->overrides = std::move(overrides);
+  auto assigned = AssignPrecision().SetConfig(&config).Run(g);
   if (!assigned.ok()) return assigned.status();
-  return PinFp32().Run(g);
+  return PinFp32().SetConfig(&config).Run(g);
 }
 
 TEST(PinFp32Test, LayerNormReadingF16GetsAnF16EdgeAndFp32Statistics) {

@@ -31,6 +31,21 @@ PrecisionConfig Mode(PrecisionMode m) {
   return c;
 }
 
+// The compile configuration the passes of a test read: the test sets its precision first
+// (SetPrecision) and runs the passes through Configured (or MixedPrecisionPasses). A test that
+// sets none runs its passes unconfigured (fp32).
+CompileConfig& TestConfig() {
+  static CompileConfig config;
+  return config;
+}
+void SetPrecision(const PrecisionConfig& precision) { TestConfig().precision = precision; }
+template <typename P>
+P Configured() {
+  P pass;
+  pass.SetConfig(&TestConfig());
+  return pass;
+}
+
 std::unique_ptr<Graph> Parse(const std::string& text) {
   auto g = ParseIr(text);
   EXPECT_TRUE(g.ok()) << g.status().message();
@@ -55,6 +70,7 @@ std::vector<std::unique_ptr<Pass>> MixedPrecisionPasses() {
   passes.push_back(std::make_unique<AssignPrecision>());
   passes.push_back(std::make_unique<InsertCasts>());
   passes.push_back(std::make_unique<FoldCasts>());
+  for (std::unique_ptr<Pass>& p : passes) p->SetConfig(&TestConfig());
   return passes;
 }
 
@@ -112,8 +128,8 @@ TEST(PrecisionPolicyTest, OverridesAreCheckedAndWinInOrder) {
     auto g = Parse(kChain);
     PrecisionConfig cfg = Mode(PrecisionMode::kAmp);
     cfg.overrides = std::move(overrides);
-    g->precision = cfg;
-    EXPECT_TRUE(AssignPrecision().Run(*g).ok());
+    SetPrecision(cfg);
+    EXPECT_TRUE(Configured<AssignPrecision>().Run(*g).ok());
     return g;
   };
   // The file alone.
@@ -145,7 +161,7 @@ TEST(AssignPrecisionTest, Fp32AndTf32ChangeNothing) {
   for (PrecisionMode m : {PrecisionMode::kFp32, PrecisionMode::kTf32}) {
     auto g = Parse(kChain);
     const std::string before = PrintIrToString(*g);
-    g->precision = Mode(m);
+    SetPrecision(Mode(m));
     for (std::unique_ptr<Pass>& p : MixedPrecisionPasses()) {
       auto changed = p->Run(*g);
       ASSERT_TRUE(changed.ok());
@@ -157,8 +173,8 @@ TEST(AssignPrecisionTest, Fp32AndTf32ChangeNothing) {
 
 TEST(AssignPrecisionTest, AmpPaintsFollowOpsBetweenLowOpsAndKeepsDenyFeedersFp32) {
   auto g = Parse(kChain);
-  g->precision = Mode(PrecisionMode::kAmp);
-  auto changed = AssignPrecision().Run(*g);
+  SetPrecision(Mode(PrecisionMode::kAmp));
+  auto changed = Configured<AssignPrecision>().Run(*g);
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   EXPECT_TRUE(*changed);
   EXPECT_EQ(Precision(*g, "mm0"), "f16/allow");
@@ -171,12 +187,12 @@ TEST(AssignPrecisionTest, AmpPaintsFollowOpsBetweenLowOpsAndKeepsDenyFeedersFp32
 
 TEST(AssignPrecisionTest, Bf16AndPureFp16) {
   auto g = Parse(kChain);
-  g->precision = Mode(PrecisionMode::kBf16);
-  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  SetPrecision(Mode(PrecisionMode::kBf16));
+  ASSERT_TRUE(Configured<AssignPrecision>().Run(*g).ok());
   EXPECT_EQ(Precision(*g, "relu"), "bf16/follow");
   auto h = Parse(kChain);
-  h->precision = Mode(PrecisionMode::kFp16);
-  ASSERT_TRUE(AssignPrecision().Run(*h).ok());
+  SetPrecision(Mode(PrecisionMode::kFp16));
+  ASSERT_TRUE(Configured<AssignPrecision>().Run(*h).ok());
   EXPECT_EQ(Precision(*h, "tanh"), "f16/mode");
   EXPECT_EQ(Precision(*h, "softmax"), "f32/pinned");
 }
@@ -196,8 +212,8 @@ TEST(AssignPrecisionTest, GradientNodesFollowTheirForwardNode) {
 })");
   PrecisionConfig c = Mode(PrecisionMode::kAmp);
   c.overrides = {PrecisionOverride::Fp32Nodes("^mm1$")};
-  g->precision = c;
-  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  SetPrecision(c);
+  ASSERT_TRUE(Configured<AssignPrecision>().Run(*g).ok());
   // relu feeds an FP32 MatMul only, so it is FP32, and so is its gradient; the reduction of a
   // gradient stays FP32 (deny) in any case.
   EXPECT_EQ(Precision(*g, "relu"), "f32/follow");
@@ -209,8 +225,8 @@ TEST(AssignPrecisionTest, GradientNodesFollowTheirForwardNode) {
     n->RemoveAttr("a8.precision");
     n->RemoveAttr("a8.why");
   }
-  g->precision = c;
-  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  SetPrecision(c);
+  ASSERT_TRUE(Configured<AssignPrecision>().Run(*g).ok());
   EXPECT_EQ(Precision(*g, "relu"), "f16/follow");
   EXPECT_EQ(Precision(*g, "relu.grad"), "f16/follow");
 }
@@ -222,18 +238,18 @@ TEST(AssignPrecisionTest, F64GraphsAreLeftAlone) {
   %y = MatMul(%x, %w) : f64[2,3] loc("mm")
   output %y
 })");
-  g->precision = Mode(PrecisionMode::kAmp);
-  auto changed = AssignPrecision().Run(*g);
+  SetPrecision(Mode(PrecisionMode::kAmp));
+  auto changed = Configured<AssignPrecision>().Run(*g);
   ASSERT_TRUE(changed.ok());
   EXPECT_FALSE(*changed);
 }
 
 TEST(InsertCastsTest, OneCastPerValueAndTypeAndOutputsKeepTheirTypes) {
   auto g = Parse(kChain);
-  g->precision = Mode(PrecisionMode::kFp16);
-  ASSERT_TRUE(AssignPrecision().Run(*g).ok());
+  SetPrecision(Mode(PrecisionMode::kFp16));
+  ASSERT_TRUE(Configured<AssignPrecision>().Run(*g).ok());
   InsertCasts pass;
-  auto changed = pass.Run(*g);
+  auto changed = pass.SetConfig(&TestConfig()).Run(*g);
   ASSERT_TRUE(changed.ok()) << changed.status().message();
   EXPECT_TRUE(*changed);
   Status v = Verify(*g);
@@ -349,9 +365,9 @@ TEST(FoldCastsTest, WideningRoundTripsFoldNarrowingOnesStay) {
   output %a
   output %b
 })");
-  g->precision = Mode(PrecisionMode::kAmp);
+  SetPrecision(Mode(PrecisionMode::kAmp));
   FoldCasts pass;
-  auto changed = pass.Run(*g);
+  auto changed = pass.SetConfig(&TestConfig()).Run(*g);
   ASSERT_TRUE(changed.ok());
   EXPECT_TRUE(*changed);
   ASSERT_TRUE(Verify(*g).ok()) << PrintIrToString(*g);
@@ -362,7 +378,7 @@ TEST(FoldCastsTest, WideningRoundTripsFoldNarrowingOnesStay) {
 
 TEST(AssignPrecisionTest, ThePlanRecordsTheModeAndEachKernelsReason) {
   auto g = Parse(kChain);
-  g->precision = Mode(PrecisionMode::kAmp);
+  SetPrecision(Mode(PrecisionMode::kAmp));
   std::vector<std::unique_ptr<Pass>> passes = MixedPrecisionPasses();
   passes.push_back(std::make_unique<Schedule>());
   passes.push_back(std::make_unique<PlanMemory>());
@@ -370,7 +386,9 @@ TEST(AssignPrecisionTest, ThePlanRecordsTheModeAndEachKernelsReason) {
     auto r = p->Run(*g);
     ASSERT_TRUE(r.ok()) << r.status().message();
   }
-  auto plan = LowerToPlan(*g, LowerOptions{});
+  LowerOptions lower;
+  lower.config = &TestConfig();
+  auto plan = LowerToPlan(*g, lower);
   ASSERT_TRUE(plan.ok()) << plan.status().message();
   EXPECT_EQ(plan->plan.precision(), "amp");
   std::map<std::string, std::string> why;

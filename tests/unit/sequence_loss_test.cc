@@ -95,7 +95,7 @@ void CheckOneStep(const Case& c) {
   t.ignore_index = c.ignore_index;
   t.optimizer = "sgd";
   t.lr = 1.0f;
-  opts.training = t;
+  opts.config.training = t;
   Status s = Compile(opts, std::cout, [](const std::string&) {});
   ASSERT_TRUE(s.ok()) << s.message();
   auto file = ReadPlanFile(plan_path);

@@ -249,9 +249,12 @@ TEST(Tf32Test, LowerListsTheF32MultiplicandsInTf32PlansOnly) {
   ASSERT_TRUE(Verify(**g).ok());
   for (PrecisionMode mode : {PrecisionMode::kFp32, PrecisionMode::kTf32, PrecisionMode::kAmp}) {
     SCOPED_TRACE(PrecisionModeName(mode));
-    (*g)->precision = PrecisionConfig{};
-    (*g)->precision->mode = mode;
-    auto pf = LowerToPlan(**g, LowerOptions{});
+    CompileConfig config;
+    config.precision = PrecisionConfig{};
+    config.precision->mode = mode;
+    LowerOptions lower;
+    lower.config = &config;
+    auto pf = LowerToPlan(**g, lower);
     ASSERT_TRUE(pf.ok()) << pf.status().message();
     ASSERT_EQ(pf->plan.kernels_size(), 2);
     const plan::Kernel& gemm = pf->plan.kernels(0);
