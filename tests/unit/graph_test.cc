@@ -186,7 +186,10 @@ TEST(GraphTest, EraseGraphValueKeepsCreationOrder) {
     EXPECT_EQ(g.FindValue(name), nullptr);
     ASSERT_EQ(g.graph_values(), expected) << "after erasing " << name;
     std::vector<Value*> inputs, params;
-    for (Value* w : expected) (w->role() == ValueRole::kInput ? inputs : params).push_back(w);
+    for (Value* w : expected) {
+      if (w->role() == ValueRole::kInput) inputs.push_back(w);
+      if (w->role() == ValueRole::kParameter) params.push_back(w);
+    }
     ASSERT_EQ(g.inputs(), inputs);
     ASSERT_EQ(g.parameters(), params);
     if (round % 7 == 3) {  // a value added between erasures goes last
