@@ -14,7 +14,8 @@ a800c training, onnxruntime, then again), measures:
   --precision=amp -o PLAN` (training), each in its own process (wait4's rusage of that process;
   CPU time depends less on the machine's load than wall time);
 - the plan's bytes and the weight bytes (the model's float initializers);
-- the per-pass split of the training compile (`--pass-timing`, the median of the repeats);
+- the per-pass split of the training compile (`--pass-timing`: wall and thread CPU time,
+  the median of the repeats);
 - onnxruntime's InferenceSession creation on the same forward graph (CPU provider, default
   options), in its own process: wall and CPU time of the creation, peak RSS of the process;
 - with --first-step, on the first graph's training plan: the seconds from launching
