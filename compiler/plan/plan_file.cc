@@ -296,17 +296,16 @@ bool MostlyCached(void* map, size_t size) {
 // chunks on a second thread, while this one computes the CRC-32C of the bytes past the header as
 // they arrive. For a plan that is not in the page cache (the writer uses O_DIRECT, so right after
 // a compile it is not): the page cache's readahead of a mapping read this disk at ~0.3 GB/s,
-// large direct reads at 1.3-1.7 GB/s (tools/bench/README.md). Null when the file system refuses
-// O_DIRECT or a read fails (the caller maps the file instead); `*crc` is set on success.
-std::shared_ptr<FileMapping> ReadDirect(const std::string& path, size_t size, uint32_t* crc) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
-  if (fd < 0) return nullptr;
+// large direct reads at 1.3-1.7 GB/s (tools/bench/README.md). `fd` is the file already opened
+// (and mapped) by the caller, so that a plan renamed over it meanwhile is not read instead. Null
+// when the file system refuses O_DIRECT or a read fails (the caller uses its mapping instead);
+// `*crc` is set on success.
+std::shared_ptr<FileMapping> ReadDirect(int fd, size_t size, uint32_t* crc) {
+  const int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_DIRECT) != 0) return nullptr;
   const size_t mapped = (size + kDirectAlign - 1) / kDirectAlign * kDirectAlign;
   void* mem = mmap(nullptr, mapped, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mem == MAP_FAILED) {
-    close(fd);
-    return nullptr;
-  }
+  if (mem == MAP_FAILED) return nullptr;
   auto mapping = std::make_shared<FileMapping>();
   mapping->addr = mem;
   mapping->size = mapped;
@@ -356,7 +355,6 @@ std::shared_ptr<FileMapping> ReadDirect(const std::string& path, size_t size, ui
     done = upto;
   }
   reader.join();
-  close(fd);
   if (!ok || failed) return nullptr;
   mprotect(mem, mapped, PROT_READ);  // the plan's bytes are read-only, as a file mapping
   *crc = c;
@@ -384,18 +382,21 @@ StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
   }
   void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   const int map_errno = errno;
-  close(fd);  // the mapping keeps the file
   if (map == MAP_FAILED) {
+    close(fd);
     return InvalidInput("{}: cannot map the plan: {}", path, std::strerror(map_errno));
   }
   if (size > kPlanHeaderBytes && size >= kDirectChunk && !MostlyCached(map, size)) {
     uint32_t crc = 0;
-    if (std::shared_ptr<FileMapping> read = ReadDirect(path, size, &crc)) {
+    std::shared_ptr<FileMapping> read = ReadDirect(fd, size, &crc);
+    if (read != nullptr) {
+      close(fd);
       munmap(map, size);
       return ParsePlanBytes(std::string_view(static_cast<const char*>(read->addr), size), path,
                             read, crc);
     }
   }
+  close(fd);  // the mapping keeps the file
   // Fault it all in now (what MAP_POPULATE did; advice only, failure is harmless).
   madvise(map, size, MADV_SEQUENTIAL);
   madvise(map, size, MADV_POPULATE_READ);
