@@ -65,6 +65,7 @@ Value* Graph::NewValue(const std::string& name, TensorType type, ValueRole role)
   v->name_ = UniqueName(name.empty() ? std::string("v") : name);
   v->type_ = std::move(type);
   v->role_ = role;
+  v->id_ = next_value_id_++;
   Value* raw = v.get();
   by_name_[raw->name_] = raw;
   values_.push_back(std::move(v));
@@ -84,6 +85,7 @@ Value* Graph::AddGraphValue(const std::string& name, ValueRole role, TensorType 
                             TensorDataPtr data) {
   Value* v = NewValue(name, std::move(type), role);
   v->data_ = std::move(data);
+  v->graph_index_ = static_cast<int64_t>(graph_values_.size());
   graph_values_.push_back(v);
   if (role == ValueRole::kInput) inputs_.push_back(v);
   return v;
@@ -110,12 +112,19 @@ Value* Graph::FindValue(const std::string& name) const {
   return it == by_name_.end() ? nullptr : it->second;
 }
 
-std::vector<Value*> Graph::graph_values() const { return graph_values_; }
+std::vector<Value*> Graph::graph_values() const {
+  if (erased_graph_values_ == 0) return graph_values_;
+  std::vector<Value*> out;
+  out.reserve(graph_values_.size() - erased_graph_values_);
+  for (Value* v : graph_values_)
+    if (v) out.push_back(v);
+  return out;
+}
 
 std::vector<Value*> Graph::parameters() const {
   std::vector<Value*> out;
   for (Value* v : graph_values_)
-    if (v->role() == ValueRole::kParameter) out.push_back(v);
+    if (v && v->role() == ValueRole::kParameter) out.push_back(v);
   return out;
 }
 
@@ -152,11 +161,27 @@ void Graph::ReplaceOutput(int i, Value* v) {
 
 void Graph::EraseGraphValue(Value* v) {
   assert(v->uses_.empty() && !v->is_graph_output() && v->producer_ == nullptr);
-  graph_values_.erase(std::find(graph_values_.begin(), graph_values_.end(), v));
+  assert(v->graph_index_ >= 0 && graph_values_[v->graph_index_] == v);
+  graph_values_[v->graph_index_] = nullptr;
+  v->graph_index_ = -1;
+  ++erased_graph_values_;
+  if (erased_graph_values_ * 2 > static_cast<int64_t>(graph_values_.size())) CompactGraphValues();
+  // Graph inputs are few: a scan is cheap.
   auto in = std::find(inputs_.begin(), inputs_.end(), v);
   if (in != inputs_.end()) inputs_.erase(in);
   by_name_.erase(v->name_);
   values_.erase(v->self_);
+}
+
+void Graph::CompactGraphValues() {
+  size_t kept = 0;
+  for (Value* v : graph_values_) {
+    if (v == nullptr) continue;
+    v->graph_index_ = static_cast<int64_t>(kept);
+    graph_values_[kept++] = v;
+  }
+  graph_values_.resize(kept);
+  erased_graph_values_ = 0;
 }
 
 void Graph::RemoveUse(Value* v, Node* n, int operand) {
@@ -179,6 +204,7 @@ Node* Graph::AddNode(const std::string& op, const std::string& domain, std::vect
   auto n = std::make_unique<Node>();
   Node* raw = n.get();
   raw->graph_ = this;
+  raw->id_ = next_node_id_++;
   raw->op_ = op;
   raw->domain_ = domain;
   raw->name_ = node_name;

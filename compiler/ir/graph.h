@@ -43,6 +43,10 @@ struct Use {
 class Value {
  public:
   const std::string& name() const { return name_; }
+  // Dense per-graph number, given at creation and never reused (0, 1, 2, ...; erased values
+  // leave gaps): passes index vectors by it instead of hashing pointers. Below
+  // Graph::value_id_bound().
+  int id() const { return id_; }
   const TensorType& type() const { return type_; }
   void set_type(TensorType t) { type_ = std::move(t); }
   DType dtype() const { return type_.dtype; }
@@ -72,12 +76,18 @@ class Value {
   std::vector<Use> uses_;
   int graph_output_count_ = 0;
   TensorDataPtr data_;
+  int id_ = 0;
+  // A graph-level value's slot in Graph::graph_values_ (-1 otherwise): O(1) erase.
+  int64_t graph_index_ = -1;
   std::list<std::unique_ptr<Value>>::iterator self_;  // in Graph::values_: O(1) erase
 };
 
 class Node {
  public:
   const std::string& op() const { return op_; }
+  // Dense per-graph number, given at creation and never reused (see Value::id()). Below
+  // Graph::node_id_bound(). Not the position in the node order.
+  int id() const { return id_; }
   // "" for the default ONNX domain (ai.onnx), "ai.onnx.preview.training", "a8" for internal ops.
   const std::string& domain() const { return domain_; }
   // Whether this is a800c's internal op `a8.<op>`.
@@ -125,6 +135,7 @@ class Node {
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   std::map<std::string, Attribute> attrs_;
+  int id_ = 0;
   std::list<std::unique_ptr<Node>>::iterator self_;
 };
 
@@ -174,8 +185,13 @@ class Graph {
   void SetOutputs(std::vector<Value*> outs);
   void AddOutput(Value* v);
   void ReplaceOutput(int i, Value* v);
-  // Erases a graph-level value with no uses that is not an output.
+  // Erases a graph-level value with no uses that is not an output. O(1) amortized: the slot in
+  // the creation-order list is cleared and the list compacted once half of it is cleared.
   void EraseGraphValue(Value* v);
+  // One more than the largest Value::id() / Node::id() given so far: the size of a vector
+  // indexed by id.
+  int value_id_bound() const { return next_value_id_; }
+  int node_id_bound() const { return next_node_id_; }
 
   // ---- training: state updates (ONNX TrainingInfoProto's update_binding)
   // After every step, graph-level value `target` (a parameter or state) takes the value of
@@ -232,7 +248,13 @@ class Graph {
   std::list<std::unique_ptr<Node>> nodes_;
   std::list<std::unique_ptr<Value>> values_;
   std::unordered_map<std::string, Value*> by_name_;
-  std::vector<Value*> graph_values_;  // inputs, params, state, constants in creation order
+  void CompactGraphValues();
+
+  // Inputs, params, state, constants in creation order; erased ones are null until compacted.
+  std::vector<Value*> graph_values_;
+  int64_t erased_graph_values_ = 0;  // null slots in graph_values_
+  int next_value_id_ = 0;
+  int next_node_id_ = 0;
   std::vector<Value*> inputs_;
   std::vector<Value*> outputs_;
   std::vector<StateUpdate> updates_;

@@ -6,7 +6,6 @@
 #include <map>
 #include <set>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "compiler/ir/op_table.h"
@@ -54,8 +53,9 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
   // --bucket-mb and --allreduce-dtype were checked with the other flags (CheckTrainingConfig).
   const TrainingConfig& cfg = config().training_or_defaults();
   const std::vector<Node*> nodes = graph.NodeList();
-  std::unordered_map<const Node*, int> position;
-  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) position[nodes[i]] = i;
+  std::vector<int> by_id(graph.node_id_bound(), 0);  // program position, by Node::id()
+  for (int i = 0; i < static_cast<int>(nodes.size()); ++i) by_id[nodes[i]->id()] = i;
+  auto position = [&](const Node* n) { return by_id[n->id()]; };
   int64_t every = 1;
   std::vector<Value*> grads = Gradients(nodes, &every);
   // A gradient the user reads as a graph output stays this rank's own (an accumulator that is
@@ -65,10 +65,10 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
                              [&](const Value* v) { return outputs.count(v) > 0; }),
               grads.end());
   if (grads.empty()) return false;
-  auto produced = [&](const Value* v) { return position.at(v->producer()); };
+  auto produced = [&](const Value* v) { return position(v->producer()); };
   auto first_read = [&](const Value* v) {
     int first = static_cast<int>(nodes.size());
-    for (const Use& u : v->uses()) first = std::min(first, position.at(u.node));
+    for (const Use& u : v->uses()) first = std::min(first, position(u.node));
     return first;
   };
   std::stable_sort(grads.begin(), grads.end(),
@@ -138,7 +138,7 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
       }
       Node* first = nullptr;
       for (const Use& u : uses) {
-        if (first == nullptr || position.at(u.node) < position.at(first)) first = u.node;
+        if (first == nullptr || position(u.node) < position(first)) first = u.node;
       }
       Node* wait = graph.AddNode("AllReduceWait", "a8", {start->output(0), g},
                                  {{graph.UniqueName(g->name() + ".avg"), g->type()}}, wait_attrs,

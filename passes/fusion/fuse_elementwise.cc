@@ -122,8 +122,13 @@ bool Analyze(Group* g) {
 }
 
 // Grows the group of `root` backwards through single-use producers.
-Group Grow(Node* root, const std::set<const Node*>& taken,
-           const std::map<const Node*, size_t>& position) {
+// `taken` and `position` are indexed by Node::id() (nodes made after they were filled are
+// never a member's producer; they count as taken).
+Group Grow(Node* root, const std::vector<char>& taken, const std::vector<size_t>& position) {
+  auto is_taken = [&](const Node* n) {
+    return static_cast<size_t>(n->id()) >= taken.size() || taken[n->id()] != 0;
+  };
+  auto before = [&](const Node* a, const Node* b) { return position[a->id()] < position[b->id()]; };
   Group g;
   g.members = {root};
   const std::vector<int64_t>& dims = root->output(0)->dims();
@@ -131,22 +136,20 @@ Group Grow(Node* root, const std::set<const Node*>& taken,
     std::vector<Value*> operands = g.members[i]->inputs();
     for (Value* v : operands) {
       Node* p = v->producer();
-      if (p == nullptr || taken.count(p) > 0 || v->uses().size() != 1 || v->is_graph_output() ||
+      if (p == nullptr || is_taken(p) || v->uses().size() != 1 || v->is_graph_output() ||
           v->dims() != dims || !Fusable(p) ||
           std::find(g.members.begin(), g.members.end(), p) != g.members.end()) {
         continue;
       }
       g.members.push_back(p);
       std::vector<Node*> sorted = g.members;
-      std::sort(sorted.begin(), sorted.end(),
-                [&](const Node* a, const Node* b) { return position.at(a) < position.at(b); });
+      std::sort(sorted.begin(), sorted.end(), before);
       Group trial = g;
       trial.members = sorted;
       if (!Analyze(&trial)) g.members.pop_back();
     }
   }
-  std::sort(g.members.begin(), g.members.end(),
-            [&](const Node* a, const Node* b) { return position.at(a) < position.at(b); });
+  std::sort(g.members.begin(), g.members.end(), before);
   return g;
 }
 
@@ -216,20 +219,21 @@ Status Emit(Graph& graph, const Group& g) {
 
 StatusOr<int> FuseElementwiseChains(Graph& graph, Stats* stats) {
   const std::vector<Node*> order = graph.NodeList();
-  std::map<const Node*, size_t> position;
-  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
-  std::set<const Node*> taken;
+  // By Node::id(): maps keyed by node grew faster than the graph.
+  std::vector<size_t> position(graph.node_id_bound(), 0);
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]->id()] = i;
+  std::vector<char> taken(graph.node_id_bound(), 0);
   int fused = 0;
   // Last to first: a group grows from its root (the node whose result leaves it) backwards.
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     Node* root = *it;
-    if (taken.count(root) > 0 || !Fusable(root)) continue;
+    if (taken[root->id()] || !Fusable(root)) continue;
     Group g = Grow(root, taken, position);
     if (g.members.size() < 2 || !Analyze(&g) || !ShapeAgrees(g, root) ||
         !PrecisionAgrees(g, root) || OpcodeOf(root) == kFusedConst) {
       continue;
     }
-    for (const Node* m : g.members) taken.insert(m);
+    for (const Node* m : g.members) taken[m->id()] = 1;
     A8_RETURN_IF_ERROR(Emit(graph, g));
     (*stats)["elementwise-nodes-fused"] += static_cast<int64_t>(g.members.size());
     ++(*stats)["elementwise-chains-fused"];

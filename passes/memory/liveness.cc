@@ -1,7 +1,7 @@
 #include "passes/memory/liveness.h"
 
 #include <algorithm>
-#include <unordered_map>
+#include <vector>
 
 namespace a8 {
 
@@ -29,19 +29,22 @@ StatusOr<std::vector<LiveValue>> ComputeLiveness(const Graph& graph,
                                                  const std::vector<Node*>& order,
                                                  const char* pass_name) {
   const int num_nodes = static_cast<int>(order.size());
-  std::unordered_map<const Node*, int> position;
-  for (int i = 0; i < num_nodes; ++i) position[order[i]] = i;
+  // Indexed by Node::id(): a hash map here grew faster than the graph.
+  std::vector<int> position(graph.node_id_bound(), -1);
+  for (int i = 0; i < num_nodes; ++i) position[order[i]->id()] = i;
 
   std::vector<LiveValue> values;
   auto add = [&](Value* v, int first) -> Status {
     A8_ASSIGN_OR_RETURN(int64_t bytes, ValueBytes(*v, pass_name));
     int last = first;
     for (const Use& use : v->uses()) {
-      auto it = position.find(use.node);
-      if (it == position.end()) {
+      const int at = use.node->graph() == &graph && use.node->id() < graph.node_id_bound()
+                         ? position[use.node->id()]
+                         : -1;
+      if (at < 0) {
         return Internal("{}: a use of '%{}' is not in the node order", pass_name, v->name());
       }
-      last = std::max(last, it->second);
+      last = std::max(last, at);
     }
     if (v->is_graph_output()) last = num_nodes;
     values.push_back({v, bytes, first, last});

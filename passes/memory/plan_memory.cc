@@ -117,8 +117,8 @@ namespace {
 // Update values written over their state: value -> the state's name.
 std::unordered_map<const Value*, std::string> UpdatesInPlace(const Graph& graph,
                                                              const std::vector<Node*>& order) {
-  std::unordered_map<const Node*, int> position;
-  for (int i = 0; i < static_cast<int>(order.size()); ++i) position[order[i]] = i;
+  std::vector<int> position(graph.node_id_bound(), 0);  // by Node::id()
+  for (int i = 0; i < static_cast<int>(order.size()); ++i) position[order[i]->id()] = i;
   std::unordered_map<const Value*, std::string> result;
   std::vector<const Value*> outputs(graph.outputs().begin(), graph.outputs().end());
   for (const Graph::StateUpdate& u : graph.updates()) {
@@ -133,7 +133,7 @@ std::unordered_map<const Value*, std::string> UpdatesInPlace(const Graph& graph,
       if (use.node == n) {
         last_reader &= use.operand == k;
       } else {
-        last_reader &= position.at(use.node) < position.at(n);
+        last_reader &= position[use.node->id()] < position[n->id()];
       }
     }
     if (last_reader) result[u.value] = u.target->name();
@@ -147,8 +147,10 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
   const std::vector<Node*> order = graph.NodeList();
   const int num_nodes = static_cast<int>(order.size());
   A8_ASSIGN_OR_RETURN(std::vector<LiveValue> live, ComputeLiveness(graph, order, kPass));
-  std::unordered_map<const Value*, int> index;
-  for (int i = 0; i < static_cast<int>(live.size()); ++i) index[live[i].value] = i;
+  // live's index of each value, by Value::id() (-1: not an arena value).
+  std::vector<int> index(graph.value_id_bound(), -1);
+  for (int i = 0; i < static_cast<int>(live.size()); ++i) index[live[i].value->id()] = i;
+  auto live_index = [&](const Value* v) { return v == nullptr ? -1 : index[v->id()]; };
 
   // In-place chains: group[i] is the value whose bytes value i shares (itself when none).
   std::vector<int> group(live.size());
@@ -158,13 +160,13 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
   for (int pos = 0; pos < num_nodes; ++pos) {
     const Node& n = *order[pos];
     std::vector<int> operands = InPlaceOperands(n);
-    if (operands.empty() || !n.output(0) || !index.count(n.output(0))) continue;
-    const int y = index.at(n.output(0));
+    if (operands.empty() || live_index(n.output(0)) < 0) continue;
+    const int y = live_index(n.output(0));
     if (live[y].bytes == 0) continue;
     for (int k : operands) {
       Value* in = n.input(k);
-      if (!in || !index.count(in)) continue;
-      const int x = index.at(in);
+      const int x = live_index(in);
+      if (x < 0) continue;
       if (in->role() != ValueRole::kIntermediate || in->is_graph_output() || overwritten[x] ||
           live[x].last != pos || live[x].bytes != live[y].bytes ||
           in->dims() != n.output(0)->dims()) {

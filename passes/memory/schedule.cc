@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <set>
-#include <unordered_map>
 #include <utility>
 
 #include "passes/cleanup/cse.h"
@@ -29,8 +28,10 @@ bool IsOrderedNode(const Node& n) {
 StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
   const std::vector<Node*> original = graph.NodeList();
   const int num_nodes = static_cast<int>(original.size());
-  std::unordered_map<const Node*, int> index;
-  for (int i = 0; i < num_nodes; ++i) index[original[i]] = i;
+  // Everything below is indexed by dense ids (Node::id(), Value::id()), not hashed by pointer:
+  // the hash maps were most of this pass's time, and grew faster than the graph (cache misses).
+  std::vector<int> index(graph.node_id_bound(), -1);
+  for (int i = 0; i < num_nodes; ++i) index[original[i]->id()] = i;
 
   // Dependencies: data edges, plus a chain through the ordered nodes.
   std::vector<std::vector<int>> successors(num_nodes);
@@ -40,11 +41,17 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
     ++pending[to];
   };
   int last_ordered = -1;
+  std::vector<int> producers;  // of one node, sorted and unique: an operand used twice is one
+  auto has_producer = [&](int p) {
+    return std::binary_search(producers.begin(), producers.end(), p);
+  };
   for (int i = 0; i < num_nodes; ++i) {
-    std::set<int> producers;  // an operand used twice is one dependency
+    producers.clear();
     for (Value* v : original[i]->inputs()) {
-      if (v && v->producer()) producers.insert(index.at(v->producer()));
+      if (v && v->producer()) producers.push_back(index[v->producer()->id()]);
     }
+    std::sort(producers.begin(), producers.end());
+    producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
     for (int p : producers) add_edge(p, i);
     // An update written in place (plan_memory.h: InPlaceUpdateOperand) must come after every
     // other reader of the value it overwrites; readers later in the original order are left
@@ -53,27 +60,29 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
       const int k = InPlaceUpdateOperand(*original[i], out);
       if (k < 0 || original[i]->input(k) == nullptr) continue;
       for (const Use& u : original[i]->input(k)->uses()) {
-        const auto it = index.find(u.node);
-        if (it != index.end() && it->second < i && !producers.count(it->second)) {
-          producers.insert(it->second);
-          add_edge(it->second, i);
+        const int at = index[u.node->id()];
+        if (at >= 0 && at < i && !has_producer(at)) {
+          producers.insert(std::lower_bound(producers.begin(), producers.end(), at), at);
+          add_edge(at, i);
         }
       }
     }
     if (IsOrderedNode(*original[i])) {
-      if (last_ordered >= 0 && !producers.count(last_ordered)) add_edge(last_ordered, i);
+      if (last_ordered >= 0 && !has_producer(last_ordered)) add_edge(last_ordered, i);
       last_ordered = i;
     }
   }
 
-  // Arena bytes of each value, and how many uses of it are still to run.
-  std::unordered_map<const Value*, int64_t> bytes;
-  std::unordered_map<const Value*, int> remaining_uses;
+  // Arena bytes of each value (-1: not an arena value), and how many uses of it are still to
+  // run.
+  std::vector<int64_t> bytes(graph.value_id_bound(), -1);
+  std::vector<int> remaining_uses(graph.value_id_bound(), 0);
+  auto counted = [&](const Value* v) { return v != nullptr && bytes[v->id()] >= 0; };
   auto note_value = [&](Value* v) -> Status {
-    if (!v || !IsArenaValue(*v) || bytes.count(v)) return Status::Ok();
+    if (!v || !IsArenaValue(*v) || counted(v)) return Status::Ok();
     A8_ASSIGN_OR_RETURN(int64_t b, ValueBytes(*v, kPass));
-    bytes[v] = AlignUp(b, kArenaAlignment);
-    remaining_uses[v] = static_cast<int>(v->uses().size());
+    bytes[v->id()] = AlignUp(b, kArenaAlignment);
+    remaining_uses[v->id()] = static_cast<int>(v->uses().size());
     return Status::Ok();
   };
   for (Value* v : graph.inputs()) A8_RETURN_IF_ERROR(note_value(v));
@@ -86,14 +95,20 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
     const Node* n = original[i];
     int64_t d = 0;
     for (Value* v : n->outputs()) {
-      if (v && bytes.count(v) && (!v->uses().empty() || v->is_graph_output())) d += bytes[v];
+      if (counted(v) && (!v->uses().empty() || v->is_graph_output())) d += bytes[v->id()];
     }
-    std::unordered_map<const Value*, int> uses_here;
-    for (Value* v : n->inputs()) {
-      if (v && bytes.count(v)) ++uses_here[v];
-    }
-    for (const auto& [v, count] : uses_here) {
-      if (!v->is_graph_output() && remaining_uses[v] == count) d -= bytes[v];
+    const std::vector<Value*>& in = n->inputs();
+    for (size_t a = 0; a < in.size(); ++a) {
+      const Value* v = in[a];
+      if (!counted(v) || v->is_graph_output()) continue;
+      // Each distinct operand once, with the number of times this node reads it.
+      if (std::find(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(a), v) !=
+          in.begin() + static_cast<std::ptrdiff_t>(a)) {
+        continue;
+      }
+      const int count =
+          static_cast<int>(std::count(in.begin() + static_cast<std::ptrdiff_t>(a), in.end(), v));
+      if (remaining_uses[v->id()] == count) d -= bytes[v->id()];
     }
     return d;
   };
@@ -122,14 +137,14 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
   }
   std::vector<Node*> order;
   order.reserve(num_nodes);
-  std::unordered_map<const Value*, int> max_uses_by_one_node;
+  std::vector<int> max_uses_by_one_node(graph.value_id_bound(), 0);
   for (const Node* n : original) {
     for (int a = 0; a < n->num_inputs(); ++a) {
       Value* v = n->input(a);
-      if (v == nullptr || !remaining_uses.count(v)) continue;
+      if (!counted(v)) continue;
       int count = 0;
       for (const Value* w : n->inputs()) count += w == v;
-      int& m = max_uses_by_one_node[v];
+      int& m = max_uses_by_one_node[v->id()];
       m = std::max(m, count);
     }
   }
@@ -141,13 +156,13 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
     order.push_back(original[best]);
     touched.clear();
     for (Value* v : original[best]->inputs()) {
-      if (!v || !remaining_uses.count(v)) continue;
+      if (!counted(v)) continue;
       // A reader's delta counts v as freed when v's remaining uses are all its own: that can
       // change only once the remaining uses are down to the most one node makes of v.
-      if (--remaining_uses[v] > max_uses_by_one_node[v]) continue;
+      if (--remaining_uses[v->id()] > max_uses_by_one_node[v->id()]) continue;
       for (const Use& u : v->uses()) {
-        const auto it = index.find(u.node);
-        if (it != index.end() && is_ready[it->second]) touched.push_back(it->second);
+        const int at = index[u.node->id()];
+        if (at >= 0 && is_ready[at]) touched.push_back(at);
       }
     }
     std::sort(touched.begin(), touched.end());

@@ -67,7 +67,11 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
   const std::vector<Node*> nodes = graph.NodeList();
   std::unordered_map<std::string, const Node*> by_name;
   for (const Node* n : nodes) by_name.emplace(n->name(), n);
-  std::unordered_map<const Node*, Choice> chosen;
+  // Indexed by Node::id() (a hash map keyed by node grew faster than the graph); `has` says
+  // which nodes have a choice.
+  std::vector<Choice> chosen(graph.node_id_bound());
+  std::vector<char> has(graph.node_id_bound(), 0);
+  auto find = [&](const Node* n) -> Choice* { return has[n->id()] ? &chosen[n->id()] : nullptr; };
 
   // The policy's decisions, once; a gradient node defers to its forward node.
   for (const Node* n : nodes) {
@@ -79,24 +83,28 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
     if (!fwd.empty() && d.from_defaults) {
       auto it = by_name.find(fwd);
       // A reduction inside a gradient stays FP32 unless the user moved its forward node.
-      if (it != by_name.end() && chosen.count(it->second) > 0 &&
-          (d.kind != PrecisionDecision::kF32 || !chosen.at(it->second).from_defaults)) {
+      if (it != by_name.end() && find(it->second) != nullptr &&
+          (d.kind != PrecisionDecision::kF32 || !find(it->second)->from_defaults)) {
         c.forward = it->second;
       }
     }
     c.type = d.kind == PrecisionDecision::kLow ? low : DType::kF32;
     c.edged = d.kind == PrecisionDecision::kF32 && d.from_defaults && n->domain().empty() &&
               PrecisionPolicy::HasLowEdges(*n);
-    chosen[n] = c;
+    chosen[n->id()] = c;
+    has[n->id()] = 1;
   }
+  std::vector<const Node*> with_choice;  // in program order
+  for (const Node* n : nodes)
+    if (has[n->id()]) with_choice.push_back(n);
 
   // The type a value votes with: its producer's; graph-level values do not vote.
   auto vote = [&](const Value* v) -> std::optional<DType> {
     if (v == nullptr || !IsMixedFloat(v->dtype()) || v->producer() == nullptr) return std::nullopt;
-    auto it = chosen.find(v->producer());
-    if (it == chosen.end()) return std::nullopt;
-    if (it->second.edged && v == v->producer()->output(0)) return it->second.edge;
-    return it->second.type;
+    const Choice* c = find(v->producer());
+    if (c == nullptr) return std::nullopt;
+    if (c->edged && v == v->producer()->output(0)) return c->edge;
+    return c->type;
   };
   // The type in which `u.node` reads its operand.
   auto reads_in = [](const Choice& c, const Use& u) {
@@ -110,18 +118,16 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
   // graph (the sums of fan-out) read the gradients' types, so the sweeps repeat until nothing
   // moves (twice on a training graph; the bound only guards against a cycle of widenings).
   for (int round = 0; round < 8; ++round) {
-    std::unordered_map<const Node*, DType> before, before_edge;
-    for (const auto& [n, c] : chosen) {
-      before[n] = c.type;
-      before_edge[n] = c.edge;
+    std::vector<DType> before, before_edge;
+    for (const Node* n : with_choice) {
+      before.push_back(chosen[n->id()].type);
+      before_edge.push_back(chosen[n->id()].edge);
     }
     // Forward: a follow node takes the widest type of what feeds it; no vote means FP32.
-    for (const Node* n : nodes) {
-      auto it = chosen.find(n);
-      if (it == chosen.end()) continue;
-      Choice& c = it->second;
+    for (const Node* n : with_choice) {
+      Choice& c = chosen[n->id()];
       if (c.forward != nullptr) {
-        c.type = chosen.at(c.forward).type;
+        c.type = chosen[c.forward->id()].type;
       } else if (c.edged) {
         c.edge = vote(n->input(0)).value_or(DType::kF32);
       } else if (is_follow(c)) {
@@ -135,54 +141,50 @@ StatusOr<bool> AssignPrecision::Run(Graph& graph) {
     // Backward: a low follow node that feeds only FP32 goes FP32 (the cast moves up to the low
     // op that produced its input: no more casts, more FP32 work). Gradient nodes do not vote:
     // they take their forward node's type whatever their operands are.
-    for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
-      auto self = chosen.find(*it);
-      if (self == chosen.end() || !is_follow(self->second) || self->second.type == DType::kF32) {
-        continue;
-      }
+    for (auto it = with_choice.rbegin(); it != with_choice.rend(); ++it) {
+      Choice& self = chosen[(*it)->id()];
+      if (!is_follow(self) || self.type == DType::kF32) continue;
       bool any = false, all_f32 = true;
       for (const Value* v : (*it)->outputs()) {
         if (!IsMixedFloat(v->dtype())) continue;
         if (v->is_graph_output()) any = true;
         for (const Use& u : v->uses()) {
-          auto c = chosen.find(u.node);
-          if (c == chosen.end() || c->second.forward != nullptr) continue;
+          const Choice* c = find(u.node);
+          if (c == nullptr || c->forward != nullptr) continue;
           if (PrecisionPolicy::ReadsAnyFloat(*u.node, u.operand)) continue;
           any = true;
-          all_f32 = all_f32 && reads_in(c->second, u) == DType::kF32;
+          all_f32 = all_f32 && reads_in(*c, u) == DType::kF32;
         }
       }
-      if (any && all_f32) self->second.type = DType::kF32;
+      if (any && all_f32) self.type = DType::kF32;
     }
-    for (const Node* n : nodes) {
-      auto it = chosen.find(n);
-      if (it != chosen.end() && it->second.forward != nullptr) {
-        it->second.type = chosen.at(it->second.forward).type;
-      }
+    for (const Node* n : with_choice) {
+      Choice& c = chosen[n->id()];
+      if (c.forward != nullptr) c.type = chosen[c.forward->id()].type;
     }
     bool moved = false;
-    for (const auto& [n, c] : chosen) moved = moved || before.at(n) != c.type;
-    for (const auto& [n, c] : chosen) moved = moved || (c.edged && c.edge != before_edge[n]);
+    for (size_t k = 0; k < with_choice.size(); ++k) {
+      const Choice& c = chosen[with_choice[k]->id()];
+      moved = moved || before[k] != c.type || (c.edged && c.edge != before_edge[k]);
+    }
     if (!moved) break;
   }
-  for (const Node* n : nodes) {
-    auto it = chosen.find(n);
-    if (it != chosen.end() && it->second.forward != nullptr) {
-      it->second.why = chosen.at(it->second.forward).why;
-    }
+  for (const Node* n : with_choice) {
+    Choice& c = chosen[n->id()];
+    if (c.forward != nullptr) c.why = chosen[c.forward->id()].why;
   }
 
   bool changed = false;
   for (Node* n : nodes) {
-    auto it = chosen.find(n);
-    if (it == chosen.end()) continue;
-    const std::string type(DTypeName(it->second.type));
-    if (n->GetString("a8.precision", "") == type && n->GetString("a8.why", "") == it->second.why) {
+    if (!has[n->id()]) continue;
+    const Choice& c = chosen[n->id()];
+    const std::string type(DTypeName(c.type));
+    if (n->GetString("a8.precision", "") == type && n->GetString("a8.why", "") == c.why) {
       continue;
     }
     n->SetAttr("a8.precision", type);
-    n->SetAttr("a8.why", it->second.why);
-    ++stats_[it->second.type == DType::kF32 ? "nodes-f32" : "nodes-low"];
+    n->SetAttr("a8.why", c.why);
+    ++stats_[c.type == DType::kF32 ? "nodes-f32" : "nodes-low"];
     changed = true;
   }
   return changed;

@@ -5,7 +5,6 @@
 #include <limits>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,34 +38,40 @@ class CastOrder {
  public:
   static constexpr int64_t kEnd = std::numeric_limits<int64_t>::max();
 
-  explicit CastOrder(const std::vector<Node*>& nodes) {
-    for (size_t i = 0; i < nodes.size(); ++i) position_[nodes[i]] = static_cast<int64_t>(i);
+  // Both tables are indexed by Node::id() (hash maps keyed by node grew faster than the graph).
+  CastOrder(const Graph& g, const std::vector<Node*>& nodes) : position_(g.node_id_bound(), -1) {
+    for (size_t i = 0; i < nodes.size(); ++i) position_[nodes[i]->id()] = static_cast<int64_t>(i);
   }
 
   // The position of an original node; -1 for a node the pass made.
   int64_t Position(const Node* n) const {
-    auto it = position_.find(n);
-    return it == position_.end() ? -1 : it->second;
+    return static_cast<size_t>(n->id()) < position_.size() ? position_[n->id()] : -1;
   }
   // Records that `cast` now sits right before original node `before` (nullptr: at the end).
   void Place(const Node* cast, const Node* before) {
-    anchor_[cast] = before == nullptr ? kEnd : Position(before);
+    if (static_cast<size_t>(cast->id()) >= anchor_.size()) anchor_.resize(cast->id() + 1, kNone);
+    anchor_[cast->id()] = before == nullptr ? kEnd : Position(before);
   }
   // Whether original node `a` comes before `cast` in the node order.
   bool Precedes(const Node* a, const Node* cast) const {
-    auto it = anchor_.find(cast);
-    return it != anchor_.end() && Position(a) >= 0 && Position(a) < it->second;
+    const int64_t anchor =
+        static_cast<size_t>(cast->id()) < anchor_.size() ? anchor_[cast->id()] : kNone;
+    return anchor != kNone && Position(a) >= 0 && Position(a) < anchor;
   }
 
  private:
-  std::unordered_map<const Node*, int64_t> position_;
-  std::unordered_map<const Node*, int64_t> anchor_;
+  static constexpr int64_t kNone = std::numeric_limits<int64_t>::min();  // not placed
+  std::vector<int64_t> position_;
+  std::vector<int64_t> anchor_;
 };
 
 class CastInserter {
  public:
   CastInserter(Graph& g, const std::vector<Node*>& nodes, std::map<std::string, int64_t>& stats)
-      : graph_(g), first_(nodes.empty() ? nullptr : nodes.front()), order_(nodes), stats_(stats) {}
+      : graph_(g),
+        first_(nodes.empty() ? nullptr : nodes.front()),
+        order_(g, nodes),
+        stats_(stats) {}
 
   // The value `v` in type `t`: `v` itself, or the one Cast of it to `t`, made before `consumer`
   // (the first consumer that asks, in program order) or at the start of the step for

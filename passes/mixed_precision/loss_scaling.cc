@@ -43,10 +43,12 @@ class Scaler {
     // The step's optimizer: its control node, and the nodes that read gradients.
     Node* control = nullptr;
     std::vector<Node*> readers;  // updates and GlobalNormSq, in node order
-    std::map<const Node*, size_t> position;
+    // Program positions, by Node::id().
+    std::vector<size_t> by_id(g_.node_id_bound(), 0);
+    auto position = [&](const Node* n) { return by_id[n->id()]; };
     size_t index = 0;
     for (Node* n : g_.nodes()) {
-      position[n] = index++;
+      by_id[n->id()] = index++;
       if (n->IsInternal("TrainControl")) control = n;
       if (n->IsInternal("SgdUpdate") || n->IsInternal("AdamUpdate") || n->IsInternal("GlobalNormSq")) {
         readers.push_back(n);
@@ -75,10 +77,10 @@ class Scaler {
     // every gradient is computed by then.
     Node* first = control;
     for (Node* r : readers) {
-      if (position[r] < position[first]) first = r;
+      if (position(r) < position(first)) first = r;
     }
     for (Value* gv : grads) {
-      if (gv->producer() != nullptr && position[gv->producer()] >= position[first]) {
+      if (gv->producer() != nullptr && position(gv->producer()) >= position(first)) {
         return Internal("loss-scaling: gradient '{}' is computed after {}", gv->name(),
                         first->Where());
       }

@@ -164,6 +164,63 @@ TEST(GraphTest, GraphValuesAndOutputs) {
   EXPECT_EQ(g.parameters(), (std::vector<Value*>{p}));
 }
 
+// EraseGraphValue clears a slot and compacts once half the slots are clear: the creation order
+// of what is left, inputs() and parameters() must hold across erasures in any order and across
+// compactions, and values added afterwards must land after the survivors.
+TEST(GraphTest, EraseGraphValueKeepsCreationOrder) {
+  Graph g;
+  std::vector<Value*> all;
+  for (int i = 0; i < 40; ++i) {
+    const std::string name = "v" + std::to_string(i);
+    all.push_back(i % 5 == 0 ? g.AddInput(name, F32({1}))
+                             : g.AddParameter(name, TensorData::FromFloats({1.0f}, {1})));
+  }
+  std::vector<Value*> expected = all;
+  std::mt19937 rng(7);
+  for (int round = 0; round < 30; ++round) {
+    std::uniform_int_distribution<size_t> pick(0, expected.size() - 1);
+    Value* v = expected[pick(rng)];
+    expected.erase(std::find(expected.begin(), expected.end(), v));
+    const std::string name = v->name();
+    g.EraseGraphValue(v);
+    EXPECT_EQ(g.FindValue(name), nullptr);
+    ASSERT_EQ(g.graph_values(), expected) << "after erasing " << name;
+    std::vector<Value*> inputs, params;
+    for (Value* w : expected) {
+      if (w->role() == ValueRole::kInput) inputs.push_back(w);
+      if (w->role() == ValueRole::kParameter) params.push_back(w);
+    }
+    ASSERT_EQ(g.inputs(), inputs);
+    ASSERT_EQ(g.parameters(), params);
+    if (round % 7 == 3) {  // a value added between erasures goes last
+      Value* added = g.AddConstant("c" + std::to_string(round), TensorData::FromInt64s({1}, {1}));
+      expected.push_back(added);
+      ASSERT_EQ(g.graph_values(), expected);
+    }
+  }
+}
+
+// Ids are dense, never reused, and below the bounds, for nodes and values alike.
+TEST(GraphTest, DenseIds) {
+  Graph g;
+  Value* x = g.AddInput("x", F32({2}));
+  Node* a = g.AddNode("Relu", "", {x}, {{"a", F32({2})}});
+  Node* b = g.AddNode("Relu", "", {a->output(0)}, {{"b", F32({2})}});
+  EXPECT_EQ(x->id(), 0);
+  EXPECT_EQ(a->output(0)->id(), 1);
+  EXPECT_EQ(b->output(0)->id(), 2);
+  EXPECT_EQ(a->id(), 0);
+  EXPECT_EQ(b->id(), 1);
+  EXPECT_EQ(g.value_id_bound(), 3);
+  EXPECT_EQ(g.node_id_bound(), 2);
+  g.EraseNode(b);
+  Node* c = g.AddNode("Relu", "", {x}, {{"c", F32({2})}}, {}, "", a);
+  EXPECT_EQ(c->id(), 2);  // not b's
+  EXPECT_EQ(c->output(0)->id(), 3);
+  EXPECT_EQ(g.node_id_bound(), 3);
+  EXPECT_EQ(g.value_id_bound(), 4);
+}
+
 TEST(GraphTest, NodeAccessors) {
   Graph g;
   Value* x = g.AddInput("x", F32({2}));

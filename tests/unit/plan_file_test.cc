@@ -1,13 +1,18 @@
 // The plan file: layout, checksum, round trip, and the reader's validation of hostile files.
 #include "compiler/plan/plan_file.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <vector>
 
 #include "passes/lowering/lower.h"
 #include "tests/unit/plan_proto_util.h"
@@ -362,6 +367,115 @@ TEST(PlanFileTest, LoweredPlanRoundTrips) {
   auto again = SerializePlan(*ParsePlan(*bytes, "x"));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*bytes, *again);
+}
+
+// A plan whose blob is larger than one direct read (8 MiB) and not a multiple of the 4 KiB
+// block: SmallPlan plus an unused parameter of `floats` elements after w and b.
+PlanFile LargePlan(uint32_t seed, int64_t floats) {
+  PlanFile pf = SmallPlan(seed);
+  plan::Plan& p = pf.plan;
+  plan::Buffer* big = p.add_buffers();
+  big->set_id(p.buffers_size() - 1);
+  big->set_name("big");
+  big->mutable_type()->set_dtype(plan::F32);
+  big->mutable_type()->add_dims(floats);
+  big->set_bytes(static_cast<uint64_t>(floats) * 4);
+  big->set_region(plan::Buffer::PERSISTENT);
+  big->set_role(plan::Buffer::PARAMETER);
+  big->set_offset(128);
+  big->set_first(-1);
+  big->set_last(2);
+  big->set_alias_of(-1);
+  big->set_has_init(true);
+  big->set_blob_offset(128);
+  p.set_persistent_bytes((128 + big->bytes() + 63) / 64 * 64);
+  std::mt19937 rng(seed);
+  pf.blob.resize(128 + big->bytes());
+  for (uint8_t& byte : pf.blob) byte = static_cast<uint8_t>(rng());
+  p.set_blob_bytes(pf.blob.size());
+  return pf;
+}
+
+// Drops the file's pages from the page cache (they are clean: the writer synced them); false
+// when the file system cannot be read with O_DIRECT (then ReadPlanFile always maps).
+bool EvictAndCanReadDirect(const std::string& path) {
+  const int direct = open(path.c_str(), O_RDONLY | O_DIRECT);
+  if (direct < 0) return false;
+  close(direct);
+  const int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return false;
+  fdatasync(fd);
+  posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  close(fd);
+  return true;
+}
+
+// The share of the file's pages in the page cache.
+double CachedShare(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  struct stat st;
+  fstat(fd, &st);
+  const size_t size = static_cast<size_t>(st.st_size);
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((size + page - 1) / page);
+  mincore(map, size, resident.data());
+  munmap(map, size);
+  size_t cached = 0;
+  for (unsigned char r : resident) cached += r & 1;
+  return static_cast<double>(cached) / static_cast<double>(resident.size());
+}
+
+// A plan not in the page cache is read with O_DIRECT (the page cache stays empty) and its
+// checksum computed as the chunks arrive: the bytes come back exactly, and a flipped byte in the
+// first chunk, across the chunk boundary or in the last partial block is still a crc32c error.
+TEST(PlanFileTest, UncachedPlanIsReadDirectAndChecked) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("a8_plan_direct_" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string path = (dir / "big.plan").string();
+  const PlanFile pf = LargePlan(9, (int64_t{3} << 20) + 25);  // 12 MiB + 100 bytes of weights
+  ASSERT_TRUE(ValidatePlan(pf, "big").ok()) << ValidatePlan(pf, "big").message();
+  ASSERT_TRUE(WritePlanFile(pf, path).ok());
+  if (!EvictAndCanReadDirect(path)) {
+    fs::remove_all(dir);
+    GTEST_SKIP() << "the temporary folder's file system refuses O_DIRECT";
+  }
+  ASSERT_LT(CachedShare(path), 0.5);
+  {
+    auto back = ReadPlanFile(path);
+    ASSERT_TRUE(back.ok()) << back.status().message();
+    ASSERT_EQ(back->BlobSize(), pf.blob.size());
+    const uint8_t* bytes = back->BlobBytes(0, pf.blob.size());
+    ASSERT_NE(bytes, nullptr);
+    EXPECT_TRUE(std::equal(pf.blob.begin(), pf.blob.end(), bytes));
+    EXPECT_EQ(back->plan.SerializeAsString(), pf.plan.SerializeAsString());
+  }
+  EXPECT_LT(CachedShare(path), 0.5) << "read through the page cache, not with O_DIRECT";
+
+  const uint64_t size = fs::file_size(path);
+  for (uint64_t at : {uint64_t{100}, (uint64_t{8} << 20) - 1, uint64_t{8} << 20, size - 1}) {
+    const int fd = open(path.c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    char byte = 0;
+    ASSERT_EQ(pread(fd, &byte, 1, static_cast<off_t>(at)), 1);
+    const char flipped = static_cast<char>(byte ^ 0x10);
+    ASSERT_EQ(pwrite(fd, &flipped, 1, static_cast<off_t>(at)), 1);
+    close(fd);
+    ASSERT_TRUE(EvictAndCanReadDirect(path));
+    auto bad = ReadPlanFile(path);
+    ASSERT_FALSE(bad.ok()) << "byte " << at;
+    EXPECT_EQ(bad.status().code(), StatusCode::kInvalidInput);
+    EXPECT_NE(bad.status().message().find("crc32c"), std::string::npos)
+        << "byte " << at << ": " << bad.status().message();
+    const int fix = open(path.c_str(), O_RDWR);
+    ASSERT_EQ(pwrite(fix, &byte, 1, static_cast<off_t>(at)), 1);
+    close(fix);
+  }
+  ASSERT_TRUE(EvictAndCanReadDirect(path));
+  EXPECT_TRUE(ReadPlanFile(path).ok());
+  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -14,7 +14,8 @@ a800c training, onnxruntime, then again), measures:
   --precision=amp -o PLAN` (training), each in its own process (wait4's rusage of that process;
   CPU time depends less on the machine's load than wall time);
 - the plan's bytes and the weight bytes (the model's float initializers);
-- the per-pass split of the training compile (`--pass-timing`, the median of the repeats);
+- the per-pass split of the training compile (`--pass-timing`: wall and thread CPU time,
+  the median of the repeats);
 - onnxruntime's InferenceSession creation on the same forward graph (CPU provider, default
   options), in its own process: wall and CPU time of the creation, peak RSS of the process;
 - with --first-step, on the first graph's training plan: the seconds from launching
@@ -41,7 +42,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BASE = dict(hidden=768, heads=12, seq=128, ffn=3072, vocab=30522)
 TRAIN_FLAGS = ["--loss=cross_entropy", "--optimizer=adamw", "--precision=amp"]
-PASS_LINE = re.compile(r"^\s*([0-9.]+)\s+[0-9.]+%\s+(\S+)")
+# wall ms, %, [the thread's CPU ms,] pass (binaries before the CPU column match too)
+PASS_LINE = re.compile(r"^\s*([0-9.]+)\s+[0-9.]+%\s+(?:([0-9.]+)\s+)?(\S+)")
 
 ORT_SNIPPET = r"""
 import os, sys, time
@@ -155,7 +157,9 @@ def make_hf(layers, work):
     return path
 
 
-def parse_passes(stderr):
+def parse_passes(stderr, cpu=False):
+    """Seconds per pass: wall time, or with `cpu` the pass's thread CPU time (None when the
+    binary does not report it)."""
     passes = {}
     in_report = False
     for line in stderr.splitlines():
@@ -165,8 +169,11 @@ def parse_passes(stderr):
         if not in_report:
             continue
         m = PASS_LINE.match(line)
-        if m and m.group(2) not in ("total", "pass"):
-            passes[m.group(2)] = passes.get(m.group(2), 0.0) + float(m.group(1)) / 1000.0
+        if m and m.group(3) not in ("total", "pass"):
+            if cpu and m.group(2) is None:
+                return None
+            ms = float(m.group(2) if cpu else m.group(1))
+            passes[m.group(3)] = passes.get(m.group(3), 0.0) + ms / 1000.0
     return passes
 
 
@@ -219,7 +226,7 @@ def main():
     for label, layers, model in graphs:
         r = {"graph": label, "layers": layers, "model": os.path.basename(model),
              "weight_bytes": weight_bytes(model), "inference": [], "training": [], "ort": [],
-             "passes": []}
+             "passes": [], "passes_cpu": []}
         plan_inf = os.path.join(work, "inf.plan")
         plan_train = os.path.join(work, "train.plan")
         for _ in range(args.repeats):  # A B C, A B C, ...: the load drifts over all alike
@@ -237,6 +244,7 @@ def main():
                 sys.exit(f"compile_scaling: a800c (training) failed on {model}:\n{err}")
             r["training"].append((wall, rss, cpu[-1]))
             r["passes"].append(parse_passes(err))
+            r["passes_cpu"].append(parse_passes(err, cpu=True))
             r["training_plan_bytes"] = os.path.getsize(plan_train)
             if not args.no_ort:
                 wall, rss, out, err, rc = run_with_rusage(
@@ -295,9 +303,10 @@ def print_graph(r):
           f"; all passes {sum(passes.values()):.3f}")
 
 
-def pass_medians(r):
-    names = sorted({k for run in r["passes"] for k in run})
-    return {k: statistics.median(run.get(k, 0.0) for run in r["passes"]) for k in names}
+def pass_medians(r, key="passes"):
+    runs = [run for run in r.get(key, []) if run is not None]
+    names = sorted({k for run in runs for k in run})
+    return {k: statistics.median(run.get(k, 0.0) for run in runs) for k in names}
 
 
 def print_growth(rs):
@@ -320,6 +329,26 @@ def print_growth(rs):
     for name, ys in rows.items():
         ratios = "  ".join(f"{y / ys[0]:5.2f}x" if ys[0] > 0 else "    -" for y in ys[1:])
         print(f"  {name:<26}{ratios}   {1000 * fit_slope(xs, ys):8.2f}")
+    # Every pass, wall and thread CPU time (ms, medians of the repeats) and the growth of each.
+    per_cpu = [pass_medians(r, "passes_cpu") for r in rs]
+    has_cpu = all(per_cpu)
+    print(f"\nevery pass (ms, medians; wall{' / thread CPU' if has_cpu else ''}), growth against "
+          f"L{first['layers']}:")
+    for name in [k for k in per_pass[0] if all(k in p for p in per_pass)]:
+        cols = []
+        for i, r in enumerate(rs):
+            cell = f"L{r['layers']} {1000 * per_pass[i][name]:.2f}"
+            if has_cpu:
+                cell += f"/{1000 * per_cpu[i].get(name, 0.0):.2f}"
+            cols.append(cell)
+        growth = []
+        for i in range(1, len(rs)):
+            g = per_pass[i][name] / per_pass[0][name] if per_pass[0][name] > 0 else float("nan")
+            cell = f"{g:.2f}x"
+            if has_cpu and per_cpu[0].get(name, 0.0) > 0:
+                cell += f"/{per_cpu[i].get(name, 0.0) / per_cpu[0][name]:.2f}x"
+            growth.append(cell)
+        print(f"  {name:<18} " + "  ".join(cols) + "  growth " + "  ".join(growth))
 
 
 if __name__ == "__main__":
