@@ -2,13 +2,14 @@
 // See pass_manager.h for the options; all output is deterministic except the timings.
 #include "compiler/pass/pass_manager.h"
 
-#include <fmt/format.h>
 #include <time.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
+
+#include <fmt/format.h>
 
 #include "base/enum_names.h"
 #include "compiler/ir/printer.h"
