@@ -191,9 +191,9 @@ StatusOr<PlanFile> ParsePlanBytes(std::string_view bytes, const std::string& src
         "a800c",
         src, version, kPlanFormatVersion);
   }
-  if (version != kPlanFormatVersion) {
-    return InvalidInput("{}: format version {} is not one this a800c reads ({})", src, version,
-                        kPlanFormatVersion);
+  if (version < kPlanOldestReadVersion) {
+    return InvalidInput("{}: format version {} is not one this a800c reads ({} to {})", src,
+                        version, kPlanOldestReadVersion, kPlanFormatVersion);
   }
   if (GetU32(bytes, kHeaderBytesAt) != kPlanHeaderBytes) {
     return InvalidInput("{}: header_bytes is {}, expected {}", src, GetU32(bytes, kHeaderBytesAt),

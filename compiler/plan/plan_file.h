@@ -30,6 +30,11 @@ namespace a8 {
 
 inline constexpr char kPlanMagic[8] = {'A', '8', '0', '0', 'C', 'P', 'L', 'N'};
 inline constexpr uint32_t kPlanFormatVersion = A800C_PLAN_FORMAT_VERSION;
+// The oldest format this reader still takes: format 2 differs from 3 only in LossScaler's fields
+// 2-7 (a copy of the scaler settings that format 3 leaves out and this reader ignores). Format 3
+// was made a new number so that a runtime that reads only 2 refuses a format-3 plan instead of
+// reading its missing scaler settings as zeros.
+inline constexpr uint32_t kPlanOldestReadVersion = 2;
 inline constexpr uint32_t kPlanHeaderBytes = 64;
 inline constexpr uint32_t kPlanAlignment = 64;
 

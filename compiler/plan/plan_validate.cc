@@ -434,11 +434,10 @@ Status ValidatePlan(const PlanFile& pf, const std::string& src) {
         "({})",
         src, p.format_version(), kPlanFormatVersion);
   }
-  if (p.format_version() != kPlanFormatVersion) {
+  if (p.format_version() < kPlanOldestReadVersion) {
     return InvalidInput(
-        "{}: format_version: {} is not a plan format version (this a800c reads "
-        "{})",
-        src, p.format_version(), kPlanFormatVersion);
+        "{}: format_version: {} is not a plan format version (this a800c reads {} to {})", src,
+        p.format_version(), kPlanOldestReadVersion, kPlanFormatVersion);
   }
   if (p.alignment() != kPlanAlignment) {
     return InvalidInput("{}: alignment is {}, expected {}", src, p.alignment(), kPlanAlignment);

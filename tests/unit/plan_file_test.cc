@@ -174,26 +174,30 @@ TEST(PlanFileTest, FutureFormatVersion) {
   PutLe(&header_only, 8, kPlanFormatVersion + 1, 4);
   auto r = ParsePlan(header_only, "new.plan");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("format version 3 is newer than this a800c reads (2)"),
+  EXPECT_NE(r.status().message().find("format version 4 is newer than this a800c reads (3)"),
             std::string::npos)
       << r.status().message();
-  // A plan of format 1 (its working copies and zero state stored as bytes) is not read as 2.
+  // A plan of format 1 (its working copies and zero state stored as bytes) is not read.
   std::string old = *SerializePlan(pf);
   PutLe(&old, 8, 1, 4);
   r = ParsePlan(old, "old.plan");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("format version 1 is not one this a800c reads (2)"),
+  EXPECT_NE(r.status().message().find("format version 1 is not one this a800c reads (2 to 3)"),
             std::string::npos)
       << r.status().message();
   // Header and message both from the future, with a valid checksum.
   pf.plan.set_format_version(kPlanFormatVersion + 1);
   r = ParsePlan(Pack(pf.plan, pf.blob, kPlanFormatVersion + 1), "new.plan");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("format version 3 is newer"), std::string::npos);
+  EXPECT_NE(r.status().message().find("format version 4 is newer"), std::string::npos);
   // A message whose version disagrees with the header.
   r = ParsePlan(Pack(pf.plan, pf.blob), "mixed.plan");
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("format_version"), std::string::npos);
+  // Format 2 (it also carried a copy of the scaler settings, now ignored) is still read.
+  pf.plan.set_format_version(2);
+  r = ParsePlan(Pack(pf.plan, pf.blob, 2), "v2.plan");
+  EXPECT_TRUE(r.ok()) << r.status().message();
 }
 
 struct HostileCase {
