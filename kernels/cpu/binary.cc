@@ -5,6 +5,8 @@
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/cast_elem.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/kernel_mode.h"
 
 namespace a8::cpu {
 namespace {
@@ -38,13 +40,44 @@ void RunBinary(const BroadcastPlan& plan, const T* a, const T* b, F&& f) {
 // out = f(a, b) with the op fixed at compile time and the common stride patterns of the
 // innermost row (both contiguous, one side a scalar) as their own loops, so they vectorise.
 // out may be a or b (each element is read before it is written).
+// In the fast mode, f16/bf16 rows of the contiguous and scalar patterns go in float blocks
+// converted in vector registers (fast_convert.h), with one rounding of each output.
+template <typename T, typename F>
+bool MapBinaryBlocks(const T* pa, const T* pb, T* po, int64_t len, const int64_t* st, F f) {
+  if (!((st[0] == 1 || st[0] == 0) && (st[1] == 1 || st[1] == 0))) return false;
+  float ua = 0.0f, ub = 0.0f;
+  if (st[0] == 0) ToF32(pa, &ua, 1);
+  if (st[1] == 0) ToF32(pb, &ub, 1);
+  float fa[kF32Block], fb[kF32Block];
+  ForEachF32Block(0, len, [&](int64_t i, int64_t n) {
+    if (st[0] == 1) ToF32(pa + i, fa, n);
+    if (st[1] == 1) ToF32(pb + i, fb, n);
+    if (st[0] == 1 && st[1] == 1) {
+      for (int64_t j = 0; j < n; ++j) fa[j] = f(fa[j], fb[j]);
+    } else if (st[0] == 1) {
+      for (int64_t j = 0; j < n; ++j) fa[j] = f(fa[j], ub);
+    } else if (st[1] == 1) {
+      for (int64_t j = 0; j < n; ++j) fa[j] = f(ua, fb[j]);
+    } else {
+      const float v = f(ua, ub);
+      for (int64_t j = 0; j < n; ++j) fa[j] = v;
+    }
+    FromF32(fa, po + i, n);
+  });
+  return true;
+}
+
 template <typename T, typename F>
 void MapBinary(const BroadcastPlan& plan, const T* a, const T* b, T* y, F f) {
+  const bool blocks = kIsHalfElem<T> && CurrentKernelMode() == KernelMode::kFast;
   ForEachBroadcastRow<2>(plan, 1,
                          [&](int64_t out, const int64_t* off, int64_t len, const int64_t* st) {
                            const T* pa = a + off[0];
                            const T* pb = b + off[1];
                            T* po = y + out;
+                           if constexpr (kIsHalfElem<T>) {
+                             if (blocks && MapBinaryBlocks(pa, pb, po, len, st, f)) return;
+                           }
                            if (st[0] == 1 && st[1] == 1) {
                              for (int64_t i = 0; i < len; ++i)
                                po[i] = Store<T>(f(Load(pa[i]), Load(pb[i])));

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu::internal {
@@ -161,6 +163,13 @@ class ComputeView {
     } else {
       copy_.resize(static_cast<size_t>(n));
       const T* in = static_cast<const T*>(data);
+      if constexpr (kIsHalfElem<T>) {
+        if (CurrentKernelMode() == KernelMode::kFast) {  // vector conversion (fast_convert.h)
+          ParallelFor(n, 1, [&](int64_t b, int64_t e) { ToF32(in + b, copy_.data() + b, e - b); });
+          ptr_ = copy_.data();
+          return;
+        }
+      }
       ParallelFor(n, 2, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) copy_[i] = Load(in[i]);
       });
@@ -190,6 +199,13 @@ class ComputeOutput {
   }
   C* data() { return ptr_; }
   void Flush() {
+    if constexpr (kIsHalfElem<T>) {
+      if (CurrentKernelMode() == KernelMode::kFast) {
+        ParallelFor(n_, 1,
+                    [&](int64_t b, int64_t e) { FromF32(copy_.data() + b, out_ + b, e - b); });
+        return;
+      }
+    }
     if constexpr (!std::is_same_v<T, C>) {
       ParallelFor(n_, 2, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) out_[i] = Store<T>(copy_[i]);

@@ -6,6 +6,7 @@
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/conv_in_f32.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
@@ -16,6 +17,8 @@ namespace {
 using internal::BlasGemm;
 using internal::ComputeOutput;
 using internal::ComputeView;
+using internal::ConvInF32;
+using internal::IsHalfType;
 
 // Spatial geometry padded to 3 dims (leading 1s). The "image" is X for Conv and Y for
 // ConvTranspose; the "grid" is the other side. image position = grid * s - pad + k * d.
@@ -224,6 +227,17 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
   if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
     A8_ASSIGN_OR_RETURN(bool fast, internal::FastConv(p, out_spatial, x, w, bias, y));
     if (fast) return Status::Ok();
+    if (IsHalfType(p.dtype)) {
+      const int64_t cg = p.in_channels / p.group;
+      return ConvInF32(p,
+                       {{x, p.batch * p.in_channels * g.img_size},
+                        {w, p.out_channels * cg * g.k_size},
+                        {bias, p.out_channels}},
+                       p.batch * p.out_channels * g.grid_size, y,
+                       [&](const ConvParams& p32, const float* const* in, float* y32) {
+                         return Conv(p32, in[0], in[1], in[2], y32);
+                       });
+    }
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "Conv", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
@@ -317,6 +331,17 @@ Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const vo
     A8_ASSIGN_OR_RETURN(Dims out_spatial, ConvOutputSpatial(p, true));
     A8_ASSIGN_OR_RETURN(bool fast, internal::FastConvTranspose(p, out_spatial, x, w, bias, y));
     if (fast) return Status::Ok();
+    if (IsHalfType(p.dtype)) {
+      const int64_t mg = p.out_channels / p.group;
+      return ConvInF32(p,
+                       {{x, p.batch * p.in_channels * g.grid_size},
+                        {w, p.in_channels * mg * g.k_size},
+                        {bias, p.out_channels}},
+                       p.batch * p.out_channels * g.img_size, y,
+                       [&](const ConvParams& p32, const float* const* in, float* y32) {
+                         return ConvTranspose(p32, in[0], in[1], in[2], y32);
+                       });
+    }
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "ConvTranspose", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);

@@ -7,6 +7,7 @@
 
 #include "kernels/common/philox.h"
 #include "kernels/cpu/cast_elem.h"
+#include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
@@ -160,6 +161,20 @@ void MapUnary(int64_t n, int64_t cost, const T* x, T* y, F f) {
   });
 }
 
+// The fast mode's f16/bf16 unary map: blocks converted to float in vector registers
+// (fast_convert.h), `block(len, in, out)` run on the floats, one rounding of each output.
+template <typename T, typename B>
+void MapUnaryBlocks(int64_t n, int64_t cost, const T* x, T* y, B block) {
+  ParallelFor(n, cost, [&](int64_t b, int64_t e) {
+    float buf[kF32Block];
+    ForEachF32Block(b, e, [&](int64_t i, int64_t len) {
+      ToF32(x + i, buf, len);
+      block(len, buf, buf);
+      FromF32(buf, y + i, len);
+    });
+  });
+}
+
 // One float unary op: the shared body (kernels/common/unary_math.h), except Erf and Gelu in float
 // math in the fast mode, which run the CPU's branch-free polynomials (measured: glibc's
 // erff/erfcf were a third of BERT's forward step; unit tests check them against the shared body).
@@ -169,6 +184,18 @@ Status FloatUnary(int64_t n, int64_t cost, const T* x, T* y, F f) {
   using A = Compute<T>;
   if (CurrentKernelMode() == KernelMode::kReference) {
     MapUnary(n, cost, x, y, [f](A v) { return f(v); });
+  } else if constexpr (kIsHalfElem<T>) {
+    if constexpr (std::is_same_v<F, ErfF>) {
+      MapUnaryBlocks(n, 4, x, y,
+                     [](int64_t len, const float* in, float* out) { ErfF32(len, in, out); });
+    } else if constexpr (std::is_same_v<F, GeluF>) {
+      MapUnaryBlocks(n, 6, x, y,
+                     [](int64_t len, const float* in, float* out) { GeluF32(len, in, out); });
+    } else {
+      MapUnaryBlocks(n, cost, x, y, [f](int64_t len, const float* in, float* out) {
+        for (int64_t i = 0; i < len; ++i) out[i] = f(in[i]);
+      });
+    }
   } else if constexpr (std::is_same_v<F, ErfF> && std::is_same_v<A, float>) {
     if constexpr (std::is_same_v<T, float>) {
       ParallelFor(n, 4, [&](int64_t b, int64_t e) { ErfF32(e - b, x + b, y + b); });
@@ -264,6 +291,21 @@ Status Cast(DType from, DType to, int64_t n, const void* x, void* y) {
       using T = A8_TAG_TYPE(to_tag);
       const F* in = static_cast<const F*>(x);
       T* out = static_cast<T*>(y);
+      // f32 <-> f16/bf16 in vector registers in the fast mode (the same bits, fast_convert.h);
+      // the casts of amp's weights and activations each step.
+      if constexpr ((std::is_same_v<F, float> && kIsHalfElem<T>) ||
+                    (kIsHalfElem<F> && std::is_same_v<T, float>)) {
+        if (CurrentKernelMode() == KernelMode::kFast) {
+          ParallelFor(n, 1, [&](int64_t b, int64_t e) {
+            if constexpr (std::is_same_v<F, float>) {
+              FromF32(in + b, out + b, e - b);
+            } else {
+              ToF32(in + b, out + b, e - b);
+            }
+          });
+          return Status::Ok();
+        }
+      }
       ParallelFor(n, 2, [&](int64_t b, int64_t e) {
         for (int64_t i = b; i < e; ++i) out[i] = CastElem<T, F>(in[i]);
       });

@@ -1,21 +1,91 @@
 #include "kernels/cpu/fused.h"
 
+#include <algorithm>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
 namespace {
 
-// Elements of `count` T converted to float (exact for f16/bf16).
+// The fast mode converts in vector registers (fast_convert.h), the reference one element at a
+// time through float16.h.
 template <typename T>
 std::vector<float> ToFloat(const T* x, int64_t count) {
   std::vector<float> out(static_cast<size_t>(count));
+  if constexpr (kIsHalfElem<T>) {
+    if (CurrentKernelMode() == KernelMode::kFast) {
+      ParallelFor(count, 1, [&](int64_t b, int64_t e) { ToF32(x + b, out.data() + b, e - b); });
+      return out;
+    }
+  }
   for (int64_t i = 0; i < count; ++i) out[i] = Load(x[i]);
   return out;
+}
+
+// Elements of a block of the fast f16/bf16 FusedElementwise: up to kFusedMaxInputs float
+// buffers of it stay within L1.
+constexpr int64_t kFusedBlock = 128;
+
+// FusedElementwise over [b, e) in the fast mode for f16/bf16 operands: each input's block
+// converted to float in vector registers, the program evaluated in float, one rounding of each
+// output.
+template <typename T, typename U>
+void FusedBlocks(const FusedProgram& program, const void* const* inputs, const int64_t* in_counts,
+                 int64_t b, int64_t e, void* y) {
+  const int n_in = program.num_inputs;
+  float in_buf[kFusedMaxInputs][kFusedBlock];
+  float out_buf[kFusedBlock];
+  float vals[kFusedMaxInputs];
+  for (int j = 0; j < n_in; ++j) {  // broadcast scalars, converted once
+    if (in_counts[j] == 1) ToF32(static_cast<const T*>(inputs[j]), &vals[j], 1);
+  }
+  for (int64_t i0 = b; i0 < e; i0 += kFusedBlock) {
+    const int64_t len = std::min(kFusedBlock, e - i0);
+    for (int j = 0; j < n_in; ++j) {
+      if (in_counts[j] != 1) ToF32(static_cast<const T*>(inputs[j]) + i0, in_buf[j], len);
+    }
+    for (int64_t i = 0; i < len; ++i) {
+      for (int j = 0; j < n_in; ++j) {
+        if (in_counts[j] != 1) vals[j] = in_buf[j][i];
+      }
+      out_buf[i] = EvalFused<float>(program, vals);
+    }
+    FromF32(out_buf, static_cast<U*>(y) + i0, len);
+  }
+}
+
+// FusedMatMul's epilogue in the fast mode for f16/bf16: float blocks of each row, operands and
+// outputs converted in vector registers (fast_convert.h); the same math and one rounding of each
+// output. acc holds the product on entry and the epilogue's value on return.
+template <typename T>
+void EpilogueBlocks(const FusedMatMulParams& p, bool pre_out, float* acc, const T* bias,
+                    const T* aux, T* y, T* out1) {
+  const std::vector<float> bias_f = bias != nullptr ? ToFloat(bias, p.n) : std::vector<float>();
+  ParallelFor(p.m, p.n * 4, [&](int64_t r0, int64_t r1) {
+    float xb[kF32Block], yb[kF32Block], pb[kF32Block];
+    for (int64_t i = r0; i < r1; ++i) {
+      ForEachF32Block(0, p.n, [&](int64_t j0, int64_t len) {
+        const int64_t e0 = i * p.n + j0;
+        if (aux != nullptr) ToF32(aux + e0, xb, len);
+        for (int64_t j = 0; j < len; ++j) {
+          const float bv = bias != nullptr ? bias_f[j0 + j] : 0.0f;
+          const float xv = aux != nullptr ? xb[j] : 0.0f;
+          float pre;
+          yb[j] = ApplyEpilogue<float>(p.epilogue, p.tanh_form, acc[e0 + j], bv, xv, &pre);
+          pb[j] = pre;
+          acc[e0 + j] = yb[j];
+        }
+        FromF32(yb, y + e0, len);
+        if (pre_out) FromF32(pb, out1 + e0, len);
+      });
+    }
+  });
 }
 
 template <typename T>
@@ -57,20 +127,29 @@ Status FusedMatMulTyped(const FusedMatMulParams& p, const T* a, const T* b, cons
     }
   }
   const bool pre_out = out1 != nullptr && !p.bgrad;
-  ParallelFor(p.m, p.n * 4, [&](int64_t r0, int64_t r1) {
-    for (int64_t i = r0; i < r1; ++i) {
-      for (int64_t j = 0; j < p.n; ++j) {
-        const int64_t e = i * p.n + j;
-        const A bv = bias != nullptr ? Load(bias[j]) : A(0);
-        const A xv = aux != nullptr ? Load(aux[e]) : A(0);
-        A pre;
-        const A v = ApplyEpilogue<A>(p.epilogue, p.tanh_form, acc[e], bv, xv, &pre);
-        if (pre_out) out1[e] = Store<T>(pre);
-        acc[e] = v;
-        y[e] = Store<T>(v);
-      }
+  bool epilogue_done = false;
+  if constexpr (kIsHalfElem<T>) {
+    if (CurrentKernelMode() == KernelMode::kFast) {
+      EpilogueBlocks(p, pre_out, acc, bias, aux, y, out1);
+      epilogue_done = true;
     }
-  });
+  }
+  if (!epilogue_done) {
+    ParallelFor(p.m, p.n * 4, [&](int64_t r0, int64_t r1) {
+      for (int64_t i = r0; i < r1; ++i) {
+        for (int64_t j = 0; j < p.n; ++j) {
+          const int64_t e = i * p.n + j;
+          const A bv = bias != nullptr ? Load(bias[j]) : A(0);
+          const A xv = aux != nullptr ? Load(aux[e]) : A(0);
+          A pre;
+          const A v = ApplyEpilogue<A>(p.epilogue, p.tanh_form, acc[e], bv, xv, &pre);
+          if (pre_out) out1[e] = Store<T>(pre);
+          acc[e] = v;
+          y[e] = Store<T>(v);
+        }
+      }
+    });
+  }
   if (out1 != nullptr && p.bgrad) {
     // One thread per column, rows in order: the sum does not depend on the thread count.
     ParallelFor(p.n, p.m, [&](int64_t c0, int64_t c1) {
@@ -118,6 +197,16 @@ Status FusedElementwise(const FusedProgram& program, DType in_dtype, const void*
     using T = A8_TAG_TYPE(in_tag);
     return Dispatch<TypeSet::kFloat>(out_dtype, "a8.FusedElementwise", [&](auto out_tag) -> Status {
       using U = A8_TAG_TYPE(out_tag);
+      constexpr bool kHalfBlocks = (kIsHalfElem<T> || kIsHalfElem<U>)&&!std::is_same_v<T, double> &&
+                                   !std::is_same_v<U, double>;
+      if constexpr (kHalfBlocks) {
+        if (CurrentKernelMode() == KernelMode::kFast) {
+          ParallelFor(count, 4 + 8 * program.num_instrs, [&](int64_t b, int64_t e) {
+            FusedBlocks<T, U>(program, inputs, in_counts, b, e, y);
+          });
+          return Status::Ok();
+        }
+      }
       auto run = [&](auto compute_tag) {
         using A = A8_TAG_TYPE(compute_tag);
         const int64_t cost = 4 + 8 * program.num_instrs;

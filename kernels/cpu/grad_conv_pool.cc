@@ -6,6 +6,7 @@
 #include "kernels/common/conv_batch_chunk.h"
 #include "kernels/common/pool_window.h"
 #include "kernels/cpu/blas.h"
+#include "kernels/cpu/conv_in_f32.h"
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_conv.h"
@@ -98,6 +99,15 @@ Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* 
     if (fast) return Status::Ok();
   }
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+  if (internal::FastGemmEnabled() && internal::IsHalfType(p.dtype)) {
+    const int64_t cg = p.in_channels / p.group;
+    return internal::ConvInF32(
+        p, {{dy, p.batch * p.out_channels * w.out_size}, {x, p.batch * p.in_channels * w.in_size}},
+        p.out_channels * cg * w.k_size, dw,
+        [&](const ConvParams& p32, const float* const* in, float* dw32) {
+          return ConvGradFilter(p32, in[0], in[1], dw32);
+        });
+  }
   return Dispatch<TypeSet::kFloat>(p.dtype, "a8.ConvGradFilter", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;

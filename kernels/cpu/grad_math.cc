@@ -7,6 +7,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -24,6 +26,21 @@ const char* ActivationGradName(ActivationGradOp op) {
 // dx[i] = f(dy[i], z[i]) over [0, n) with the shared body f (kernels/common/unary_math.h).
 template <typename T, typename F>
 void MapGrad(int64_t n, int64_t cost, const T* dy, const T* z, T* dx, F f) {
+  if constexpr (kIsHalfElem<T>) {
+    // The fast mode: float blocks converted in vector registers (fast_convert.h).
+    if (CurrentKernelMode() == KernelMode::kFast) {
+      ParallelFor(n, cost, [&](int64_t b, int64_t e) {
+        float fdy[kF32Block], fz[kF32Block];
+        ForEachF32Block(b, e, [&](int64_t i, int64_t len) {
+          ToF32(dy + i, fdy, len);
+          ToF32(z + i, fz, len);
+          for (int64_t j = 0; j < len; ++j) fdy[j] = f(fdy[j], fz[j]);
+          FromF32(fdy, dx + i, len);
+        });
+      });
+      return;
+    }
+  }
   ParallelFor(n, cost, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) dx[i] = Store<T>(f(Load(dy[i]), Load(z[i])));
   });

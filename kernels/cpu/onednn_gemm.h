@@ -5,7 +5,9 @@
 // their own dtype (no widened copy in memory), products accumulate in f32 and the output is
 // rounded once, as tensor cores do. Where oneDNN has only its reference implementation for a
 // dtype on this CPU (no AVX-512 for bf16/f16), FastGemm declines and the caller runs the reference
-// kernel instead.
+// kernel instead; except f16 (oneDNN 2.6 has no fast f16 matmul on our CPUs), which runs the f32
+// kernel on float copies of the operands converted in vector registers (exact), its output
+// rounded to f16 once.
 //
 // Primitives are created once per (shape, dtypes, transposes, scale, addend shape) and kept for the
 // life of the process. Where the kernel wants B in a blocked layout (AMX: VNNI blocks), a B that
@@ -62,7 +64,7 @@ int64_t FastGemmPacks();
 
 // What the fast path runs, e.g. "oneDNN 2.6.3 (bf16: brg:avx512_core_amx_bf16, f32:
 // brg:avx512_core, f16: brg:avx512_core_fp16)", probed once on a small product of each dtype; the
-// dtype reads "reference" where FastGemm declines it.
+// dtype reads "reference" where FastGemm declines it ("f32 kernel on converted copies" for f16).
 std::string FastGemmDescription();
 
 }  // namespace a8::cpu::internal

@@ -70,6 +70,12 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
   for (const plan::Kernel& kern : plan.kernels())
     tf32_floats = std::max(tf32_floats, Tf32Floats(plan, kern));
   tf32_scratch_.assign(static_cast<size_t>(tf32_floats), 0.0f);
+  int64_t widened_floats = 0;  // the fast mode's f32 copies (widened_operands.h)
+  if (mode_ == cpu::KernelMode::kFast) {
+    for (const plan::Kernel& kern : plan.kernels())
+      widened_floats = std::max(widened_floats, WidenedFloats(plan, kern));
+  }
+  widened_scratch_.assign(static_cast<size_t>(widened_floats), 0.0f);
   for (int k = 0; k < plan.kernels_size(); ++k) {
     const plan::Kernel& kern = plan.kernels(k);
     auto where = [&] {
@@ -121,9 +127,12 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
     for (const TensorArg& t : out)
       if (t.present && t.data != nullptr && cpu::OverlapsStableRegion(t.data, t.bytes()))
         writes.emplace_back(t.data, t.bytes());
+    std::vector<WidenedOperand> widened;
+    if (mode_ == cpu::KernelMode::kFast && shared != nullptr && RunsWidened(kern.op()))
+      widened = WidenOperands(&in, &out, widened_scratch_.data());
     kernels_.push_back(Prepared{e, shared,
                                 KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs)),
-                                std::move(tf32), std::move(writes)});
+                                std::move(tf32), std::move(writes), std::move(widened)});
   }
   return Status::Ok();
 }
@@ -151,7 +160,9 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
   host_->step.eval = step.eval ? 1 : 0;
   host_->error = 0;
   host_->ctx.error_tag = index + 1;
+  WidenInputs(p.widened);
   A8_RETURN_IF_ERROR(SharedEntry(p.shared)->fn(p.args, host_->ctx));
+  NarrowOutputs(p.widened);
   if (host_->error != 0) {
     return InvalidInput("kernel {} '{}' (node '{}'): an index or label input is out of range",
                         index, p.args.kernel().name(), p.args.kernel().node());

@@ -21,6 +21,7 @@
 #include "kernels/cpu/kernel_mode.h"
 #include "runtime/core/backend.h"
 #include "runtime/cpu/registry.h"
+#include "runtime/cpu/widened_operands.h"
 
 namespace a8 {
 
@@ -59,10 +60,12 @@ class CpuBackend : public Backend {
     KernelArgs args;
     std::vector<Tf32Operand> tf32;
     std::vector<std::pair<uint8_t*, size_t>> writes;  // outputs in stable regions: reported
+    std::vector<WidenedOperand> widened;              // f16/bf16 operands run on f32 copies
   };
   cpu::KernelMode mode_;
   std::vector<Prepared> kernels_;
   std::vector<float> tf32_scratch_;  // shared by the kernels' TF32 operands (one kernel at a time)
+  std::vector<float> widened_scratch_;  // the same for their widened operands
   std::unique_ptr<Host> host_;
 };
 

@@ -1,0 +1,200 @@
+#include "kernels/cpu/fast_convert.h"
+
+#include <immintrin.h>
+
+// GCC 12's own intrinsics (avx512fintrin.h) build their "undefined" vectors as `__m512 __Y = __Y`,
+// which -Wmaybe-uninitialized reports wherever they are inlined: a false positive.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+#include "kernels/common/float16.h"
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu {
+namespace {
+
+enum class ConvertIsa { kScalar, kF16c, kAvx512 };
+
+ConvertIsa DetectIsa() {
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return ConvertIsa::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return ConvertIsa::kF16c;
+  return ConvertIsa::kScalar;
+}
+
+ConvertIsa Isa() {
+  static const ConvertIsa isa = DetectIsa();
+  return isa;
+}
+
+// The scalar bodies (float16.h), for CPUs without the vector instructions and for the tails.
+void HalfToFloatScalar(const Half* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = HalfBitsToFloat(x[i].bits);
+}
+void FloatToHalfScalar(const float* x, Half* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i].bits = FloatToHalfBits(x[i]);
+}
+void BFloat16ToFloatScalar(const BFloat16* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i] = BFloat16BitsToFloat(x[i].bits);
+}
+void FloatToBFloat16Scalar(const float* x, BFloat16* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) y[i].bits = FloatToBFloat16Bits(x[i]);
+}
+
+__attribute__((target("avx512f"))) int64_t HalfToFloatAvx512(const Half* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    _mm512_storeu_ps(y + i, _mm512_cvtph_ps(h));
+  }
+  return i;
+}
+__attribute__((target("avx512f"))) int64_t FloatToHalfAvx512(const float* x, Half* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm512_cvtps_ph(_mm512_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), h);
+  }
+  return i;
+}
+__attribute__((target("avx512f"))) int64_t BFloat16ToFloatAvx512(const BFloat16* x, float* y,
+                                                                 int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
+    _mm512_storeu_si512(y + i, w);
+  }
+  return i;
+}
+// FloatToBFloat16Bits in 16 lanes: add 0x7fff plus the kept part's lowest bit, keep the top half;
+// NaN keeps its top half with the quiet bit set.
+__attribute__((target("avx512f"))) int64_t FloatToBFloat16Avx512(const float* x, BFloat16* y,
+                                                                 int64_t n) {
+  const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff);
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i quiet = _mm512_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i v = _mm512_loadu_si512(x + i);
+    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(v, 16), one);
+    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(v, _mm512_add_epi32(bias, lsb)), 16);
+    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(v, abs_mask), inf);
+    const __m512i nan_bits = _mm512_or_si512(_mm512_srli_epi32(v, 16), quiet);
+    const __m512i r = _mm512_mask_blend_epi32(nan, rounded, nan_bits);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), _mm512_cvtepi32_epi16(r));
+  }
+  return i;
+}
+
+__attribute__((target("avx2,f16c"))) int64_t HalfToFloatF16c(const Half* x, float* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+  }
+  return i;
+}
+__attribute__((target("avx2,f16c"))) int64_t FloatToHalfF16c(const float* x, Half* y, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), h);
+  }
+  return i;
+}
+__attribute__((target("avx2"))) int64_t BFloat16ToFloatAvx2(const BFloat16* x, float* y,
+                                                            int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+    const __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), w);
+  }
+  return i;
+}
+__attribute__((target("avx2"))) int64_t FloatToBFloat16Avx2(const float* x, BFloat16* y,
+                                                            int64_t n) {
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
+  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i quiet = _mm256_set1_epi32(0x40);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
+    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(v, 16), one);
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(v, _mm256_add_epi32(bias, lsb)), 16);
+    // Signed compare is right here: |v| and inf are both below 2^31.
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(v, abs_mask), inf);
+    const __m256i nan_bits = _mm256_or_si256(_mm256_srli_epi32(v, 16), quiet);
+    const __m256i r = _mm256_blendv_epi8(rounded, nan_bits, nan);
+    // Every lane is below 2^16, so the unsigned saturating pack is exact; packus works within
+    // 128-bit halves, so the 64-bit quarters are put back in order.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm256_castsi256_si128(packed));
+  }
+  return i;
+}
+
+}  // namespace
+
+const char* FastConvertIsa() {
+  switch (Isa()) {
+    case ConvertIsa::kAvx512:
+      return "avx512f";
+    case ConvertIsa::kF16c:
+      return "f16c+avx2";
+    default:
+      return "scalar";
+  }
+}
+
+void HalfToFloat(const Half* x, float* y, int64_t n) {
+  int64_t done = 0;
+  if (Isa() == ConvertIsa::kAvx512) done = HalfToFloatAvx512(x, y, n);
+  if (Isa() == ConvertIsa::kF16c) done = HalfToFloatF16c(x, y, n);
+  HalfToFloatScalar(x + done, y + done, n - done);
+}
+
+void FloatToHalf(const float* x, Half* y, int64_t n) {
+  int64_t done = 0;
+  if (Isa() == ConvertIsa::kAvx512) done = FloatToHalfAvx512(x, y, n);
+  if (Isa() == ConvertIsa::kF16c) done = FloatToHalfF16c(x, y, n);
+  FloatToHalfScalar(x + done, y + done, n - done);
+}
+
+void BFloat16ToFloat(const BFloat16* x, float* y, int64_t n) {
+  int64_t done = 0;
+  if (Isa() == ConvertIsa::kAvx512) done = BFloat16ToFloatAvx512(x, y, n);
+  if (Isa() == ConvertIsa::kF16c) done = BFloat16ToFloatAvx2(x, y, n);
+  BFloat16ToFloatScalar(x + done, y + done, n - done);
+}
+
+void FloatToBFloat16(const float* x, BFloat16* y, int64_t n) {
+  int64_t done = 0;
+  if (Isa() == ConvertIsa::kAvx512) done = FloatToBFloat16Avx512(x, y, n);
+  if (Isa() == ConvertIsa::kF16c) done = FloatToBFloat16Avx2(x, y, n);
+  FloatToBFloat16Scalar(x + done, y + done, n - done);
+}
+
+std::vector<float> WidenToF32(DType dtype, const void* x, int64_t n) {
+  std::vector<float> out(static_cast<size_t>(n));
+  ParallelFor(n, 1, [&](int64_t b, int64_t e) {
+    if (dtype == DType::kF16) {
+      HalfToFloat(static_cast<const Half*>(x) + b, out.data() + b, e - b);
+    } else {
+      BFloat16ToFloat(static_cast<const BFloat16*>(x) + b, out.data() + b, e - b);
+    }
+  });
+  return out;
+}
+
+void NarrowFromF32(DType dtype, const float* x, int64_t n, void* y) {
+  ParallelFor(n, 1, [&](int64_t b, int64_t e) {
+    if (dtype == DType::kF16) {
+      FloatToHalf(x + b, static_cast<Half*>(y) + b, e - b);
+    } else {
+      FloatToBFloat16(x + b, static_cast<BFloat16*>(y) + b, e - b);
+    }
+  });
+}
+
+}  // namespace a8::cpu

@@ -1,0 +1,309 @@
+// The fast mode's f16/bf16 kernels (kernels/cpu/fast_convert.h: blocks converted to float in
+// vector registers, f32 math, one rounding of each output) against the reference kernels on
+// random data, within each dtype's tolerance (cpu_kernels_test_util.h); and the vector
+// conversions against the scalar bodies of kernels/common/float16.h, bit for bit (NaN payloads
+// aside, for f16). Where the CPU has neither AVX-512F nor F16C+AVX2, the conversion tests that
+// exist to check the vector code skip and say so; the kernel tests then check the scalar
+// fallback.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/common/float16.h"
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/fused.h"
+#include "kernels/cpu/grad_math.h"
+#include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/kernel_mode.h"
+#include "tests/unit/cpu_kernels_test_util.h"
+
+namespace a8::cpu {
+namespace {
+
+using testing::Buffer;
+using testing::ExpectClose;
+using testing::MakeBuffer;
+using testing::RandomBuffer;
+using testing::Values;
+
+bool HasVectorConversions() { return std::string(FastConvertIsa()) != "scalar"; }
+
+#define A8_SKIP_WITHOUT_VECTOR_CONVERSIONS()                                             \
+  if (!HasVectorConversions()) {                                                         \
+    GTEST_SKIP() << "this CPU has neither AVX-512F nor F16C+AVX2: the fast kernels run " \
+                    "the scalar conversions, checked by the kernel tests";               \
+  }
+
+bool IsHalfNaN(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+
+// Every f16 bit pattern widens to the scalar body's float (NaN: a NaN), at every offset of the
+// vector loop and its tail.
+TEST(FastConvertTest, HalfToFloatMatchesScalarForAllPatterns) {
+  A8_SKIP_WITHOUT_VECTOR_CONVERSIONS();
+  std::vector<Half> h(65536 + 7);
+  for (size_t i = 0; i < h.size(); ++i) h[i].bits = static_cast<uint16_t>(i);
+  std::vector<float> f(h.size());
+  HalfToFloat(h.data() + 3, f.data(), static_cast<int64_t>(h.size()) - 3);
+  for (size_t i = 0; i + 3 < h.size(); ++i) {
+    const uint16_t bits = h[i + 3].bits;
+    const float want = HalfBitsToFloat(bits);
+    if (IsHalfNaN(bits)) {
+      ASSERT_TRUE(std::isnan(f[i])) << "pattern " << bits;
+    } else {
+      ASSERT_EQ(FloatToBits(f[i]), FloatToBits(want)) << "pattern " << bits;
+    }
+  }
+}
+
+// Floats around every rounding boundary of f16 and bf16: exact halves (ties), one ulp either
+// side, subnormals, overflow, signed zeros, infinities and NaNs; then random bit patterns.
+std::vector<float> ConversionInputs() {
+  std::vector<float> v;
+  for (uint32_t h = 0; h < 0x7c00u; h += 7) {  // f16: midpoints between neighbours
+    const float a = HalfBitsToFloat(static_cast<uint16_t>(h));
+    const float b = HalfBitsToFloat(static_cast<uint16_t>(h + 1));
+    const float mid = a + (b - a) / 2;
+    for (float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f), a}) {
+      v.push_back(x);
+      v.push_back(-x);
+    }
+  }
+  for (uint32_t b = 0; b < 0x7f80u; b += 13) {  // bf16: the same
+    const uint32_t lo = b << 16, tie = lo | 0x8000u;
+    for (uint32_t bits : {lo, tie, tie - 1, tie + 1}) {
+      v.push_back(BitsToFloat(bits));
+      v.push_back(BitsToFloat(bits | 0x80000000u));
+    }
+  }
+  for (float x : {65504.0f, 65519.0f, 65520.0f, 1e30f, INFINITY, -INFINITY, NAN, -NAN, 0.0f, -0.0f,
+                  1e-45f, 5.96e-8f, 2.98e-8f, 2.99e-8f}) {
+    v.push_back(x);
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 100000; ++i) v.push_back(BitsToFloat(static_cast<uint32_t>(rng())));
+  v.push_back(1.0f);  // a length that leaves a tail
+  return v;
+}
+
+TEST(FastConvertTest, FloatToHalfMatchesScalar) {
+  A8_SKIP_WITHOUT_VECTOR_CONVERSIONS();
+  const std::vector<float> x = ConversionInputs();
+  std::vector<Half> h(x.size());
+  FloatToHalf(x.data(), h.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint16_t want = FloatToHalfBits(x[i]);
+    if (std::isnan(x[i])) {
+      ASSERT_TRUE(IsHalfNaN(h[i].bits)) << "input " << x[i];
+    } else {
+      ASSERT_EQ(h[i].bits, want) << "input " << x[i] << " (bits " << FloatToBits(x[i]) << ")";
+    }
+  }
+}
+
+TEST(FastConvertTest, BFloat16MatchesScalarExactly) {
+  A8_SKIP_WITHOUT_VECTOR_CONVERSIONS();
+  const std::vector<float> x = ConversionInputs();
+  std::vector<BFloat16> b(x.size());
+  FloatToBFloat16(x.data(), b.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    ASSERT_EQ(b[i].bits, FloatToBFloat16Bits(x[i])) << "input bits " << FloatToBits(x[i]);
+  }
+  std::vector<float> back(b.size());
+  BFloat16ToFloat(b.data(), back.data(), static_cast<int64_t>(b.size()));
+  for (size_t i = 0; i < b.size(); ++i) {
+    ASSERT_EQ(FloatToBits(back[i]), FloatToBits(BFloat16BitsToFloat(b[i].bits)));
+  }
+}
+
+// The kernels: the same call in the reference and the fast mode, compared within the dtype's
+// tolerance. Sizes are not multiples of the blocks or of the vector width.
+class FastHalfKernelTest : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override { RecordProperty("conversions", FastConvertIsa()); }
+  std::mt19937_64 rng_{2020};
+};
+
+// Runs f(out) in both modes into two buffers of `dims` and compares them.
+template <typename F>
+void CompareModes(DType t, const Dims& dims, double tol, F f) {
+  Buffer ref = MakeBuffer(t, dims), fast = MakeBuffer(t, dims);
+  ASSERT_TRUE(f(ref.data()).ok());
+  {
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(f(fast.data()).ok());
+  }
+  ExpectClose(fast, Values(ref), tol);
+}
+
+TEST_P(FastHalfKernelTest, UnaryMatchesReference) {
+  const DType t = GetParam();
+  const int64_t n = 3 * kF32Block + 37;
+  Buffer x = RandomBuffer(t, {n}, rng_, -4.0, 4.0);
+  for (UnaryOp op : {UnaryOp::kRelu, UnaryOp::kGelu, UnaryOp::kErf, UnaryOp::kTanh,
+                     UnaryOp::kSigmoid, UnaryOp::kExp}) {
+    SCOPED_TRACE(static_cast<int>(op));
+    CompareModes(t, {n}, testing::ToleranceFor(t),
+                 [&](void* y) { return Unary(op, t, n, x.data(), y); });
+  }
+}
+
+TEST_P(FastHalfKernelTest, BinaryMatchesReference) {
+  const DType t = GetParam();
+  // Both contiguous, a broadcast row (bias), a broadcast column (scalar per row), and a
+  // strided pattern the block path leaves to the element loop.
+  struct Case {
+    Dims a, b;
+  };
+  const Case cases[] = {{{7, 300}, {7, 300}},
+                        {{9, 1100}, {1100}},
+                        {{5, 700}, {5, 1}},
+                        {{6, 1}, {1, 40}},
+                        {{4, 3, 50}, {4, 1, 50}}};
+  for (const Case& c : cases) {
+    Buffer a = RandomBuffer(t, c.a, rng_), b = RandomBuffer(t, c.b, rng_, 0.5, 2.0);
+    Dims out;
+    for (size_t i = 0; i < c.a.size(); ++i)
+      out.push_back(std::max(c.a[i], c.b[c.b.size() - c.a.size() + i]));
+    for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
+      CompareModes(t, out, testing::ToleranceFor(t),
+                   [&](void* y) { return Binary(op, t, c.a, a.data(), t, c.b, b.data(), y); });
+    }
+  }
+}
+
+TEST_P(FastHalfKernelTest, ActivationGradMatchesReference) {
+  const DType t = GetParam();
+  const int64_t n = 2 * kF32Block + 129;
+  Buffer dy = RandomBuffer(t, {n}, rng_), z = RandomBuffer(t, {n}, rng_, -3.0, 3.0);
+  for (ActivationGradOp op :
+       {ActivationGradOp::kRelu, ActivationGradOp::kGelu, ActivationGradOp::kTanh}) {
+    SCOPED_TRACE(static_cast<int>(op));
+    CompareModes(t, {n}, testing::ToleranceFor(t),
+                 [&](void* dx) { return ActivationGrad(op, t, n, dy.data(), z.data(), dx); });
+  }
+}
+
+TEST_P(FastHalfKernelTest, CastMatchesReferenceExactly) {
+  const DType t = GetParam();
+  const int64_t n = 4 * kF32Block + 3;
+  Buffer x = RandomBuffer(DType::kF32, {n}, rng_, -70000.0, 70000.0);
+  // To the low type: the same rounding, so the same bits (no NaN here).
+  CompareModes(t, {n}, 0.0, [&](void* y) { return Cast(DType::kF32, t, n, x.data(), y); });
+  Buffer h = RandomBuffer(t, {n}, rng_);
+  CompareModes(DType::kF32, {n}, 0.0,
+               [&](void* y) { return Cast(t, DType::kF32, n, h.data(), y); });
+}
+
+// a8.FusedElementwise: (x + bias) * s, Relu'd, with a broadcast scalar, in and out of the low
+// type and from the low type to f32.
+TEST_P(FastHalfKernelTest, FusedElementwiseMatchesReference) {
+  const DType t = GetParam();
+  const int64_t n = 5 * 128 + 77;
+  FusedProgram p{};
+  p.num_inputs = 3;
+  p.num_instrs = 3;
+  p.num_consts = 0;
+  const int32_t code[3][4] = {{kFusedAdd, 3, 0, 1}, {kFusedMul, 4, 3, 2}, {kFusedRelu, 5, 4, 0}};
+  std::memcpy(p.code, code, sizeof(code));
+  Buffer x = RandomBuffer(t, {n}, rng_), bias = RandomBuffer(t, {n}, rng_),
+         s = RandomBuffer(t, {1}, rng_, 0.5, 1.5);
+  const void* inputs[3] = {x.data(), bias.data(), s.data()};
+  const int64_t counts[3] = {n, n, 1};
+  for (DType out : {t, DType::kF32}) {
+    CompareModes(out, {n}, testing::ToleranceFor(t),
+                 [&](void* y) { return FusedElementwise(p, t, inputs, counts, out, n, y); });
+  }
+}
+
+// a8.FusedMatMul's epilogues in the low type (the product itself is FastGemmTest's).
+TEST_P(FastHalfKernelTest, FusedMatMulEpilogueMatchesReference) {
+  const DType t = GetParam();
+  for (int32_t epilogue : {kEpilogueBiasGelu, kEpilogueBiasRelu, kEpilogueDGelu}) {
+    FusedMatMulParams p;
+    p.dtype = t;
+    p.m = 19;
+    p.n = 600;
+    p.k = 24;
+    p.epilogue = epilogue;
+    Buffer a = RandomBuffer(t, {p.m, p.k}, rng_, -0.5, 0.5), b = RandomBuffer(t, {p.k, p.n}, rng_);
+    Buffer bias = RandomBuffer(t, {p.n}, rng_), aux = RandomBuffer(t, {p.m, p.n}, rng_);
+    const bool has_bias = EpilogueHasBias(epilogue), backward = EpilogueIsBackward(epilogue);
+    // The product's own rounding differs between the paths: compare on its scale (k terms).
+    std::vector<double> mag(static_cast<size_t>(p.m * p.n), p.k + 2.0);
+    Buffer ref = MakeBuffer(t, {p.m, p.n}), fast = MakeBuffer(t, {p.m, p.n});
+    Buffer ref1 = MakeBuffer(t, {p.m, p.n}), fast1 = MakeBuffer(t, {p.m, p.n});
+    ASSERT_TRUE(FusedMatMul(p, a.data(), b.data(), has_bias ? bias.data() : nullptr,
+                            backward ? aux.data() : nullptr, ref.data(),
+                            backward ? nullptr : ref1.data())
+                    .ok());
+    {
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(FusedMatMul(p, a.data(), b.data(), has_bias ? bias.data() : nullptr,
+                              backward ? aux.data() : nullptr, fast.data(),
+                              backward ? nullptr : fast1.data())
+                      .ok());
+    }
+    ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+    if (!backward) ExpectClose(fast1, Values(ref1), 2 * testing::ToleranceFor(t), &mag);
+  }
+}
+
+// Conv, ConvTranspose (dX) and a8.ConvGradFilter (dW): in the fast mode an f16 convolution that
+// oneDNN declines runs the f32 fast path on converted operands (conv_in_f32.h).
+TEST_P(FastHalfKernelTest, ConvolutionsMatchReference) {
+  const DType t = GetParam();
+  ConvParams p;
+  p.dtype = t;
+  p.batch = 3;
+  p.in_channels = 16;
+  p.out_channels = 24;
+  p.in_spatial = {9, 9};
+  p.kernel = {3, 3};
+  p.strides = {1, 1};
+  p.dilations = {1, 1};
+  p.pads = {1, 1, 1, 1};
+  const Dims x_dims = {3, 16, 9, 9}, w_dims = {24, 16, 3, 3}, y_dims = {3, 24, 9, 9};
+  Buffer x = RandomBuffer(t, x_dims, rng_), w = RandomBuffer(t, w_dims, rng_);
+  Buffer bias = RandomBuffer(t, {24}, rng_), dy = RandomBuffer(t, y_dims, rng_);
+  ConvParams pt = p;  // dX = ConvTranspose(dY, W)
+  pt.in_channels = 24;
+  pt.out_channels = 16;
+  // Scales: the number of products summed per output, values of magnitude about 1.
+  const double tol = 2 * testing::ToleranceFor(t);
+  {
+    std::vector<double> mag(static_cast<size_t>(NumElements(y_dims)), 16 * 9 + 2.0);
+    Buffer ref = MakeBuffer(t, y_dims), fast = MakeBuffer(t, y_dims);
+    ASSERT_TRUE(Conv(p, x.data(), w.data(), bias.data(), ref.data()).ok());
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(Conv(p, x.data(), w.data(), bias.data(), fast.data()).ok());
+    ExpectClose(fast, Values(ref), tol, &mag);
+  }
+  {
+    std::vector<double> mag(static_cast<size_t>(NumElements(x_dims)), 24 * 9);
+    Buffer ref = MakeBuffer(t, x_dims), fast = MakeBuffer(t, x_dims);
+    ASSERT_TRUE(ConvTranspose(pt, dy.data(), w.data(), nullptr, ref.data()).ok());
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(ConvTranspose(pt, dy.data(), w.data(), nullptr, fast.data()).ok());
+    ExpectClose(fast, Values(ref), tol, &mag);
+  }
+  {
+    std::vector<double> mag(static_cast<size_t>(NumElements(w_dims)), 3 * 81);
+    Buffer ref = MakeBuffer(t, w_dims), fast = MakeBuffer(t, w_dims);
+    ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), ref.data()).ok());
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), fast.data()).ok());
+    ExpectClose(fast, Values(ref), tol, &mag);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, FastHalfKernelTest, ::testing::Values(DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(ElemName(info.param)); });
+
+}  // namespace
+}  // namespace a8::cpu
