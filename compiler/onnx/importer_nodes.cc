@@ -447,7 +447,7 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   req.known_rank = ctx.known_rank;
   req.known_dtype = ctx.known_dtype;
   req.note_rank = [this](const Value* v, int64_t rank) { known_rank_[v] = rank; };
-  req.known_dims = [this](const Value* v) -> std::optional<std::vector<int64_t>> {
+  req.known_dims = [this, index](const Value* v) -> std::optional<std::vector<int64_t>> {
     std::optional<std::vector<int64_t>> dims;
     if (v->data() != nullptr) {
       dims = v->data()->type.dims;
@@ -456,6 +456,7 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
     } else if (auto vi = value_info_.find(v->name()); vi != value_info_.end()) {
       if (std::optional<TensorType> t = StaticType(*vi->second)) dims = t->dims;
     }
+    if (!dims && v->role() == ValueRole::kIntermediate) dims = OnnxInferredDims(v->name(), index);
     if (dims && std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d < 0; }))
       return std::nullopt;
     return dims;

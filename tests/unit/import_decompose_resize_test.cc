@@ -198,6 +198,24 @@ g (float[1, 2, 3, 4] x) => (float[1, 2, 6, 8] y) {
   EXPECT_EQ((*g)->outputs()[0]->producer()->name(), "Resize_2");  // after the two Constants
 }
 
+// An intermediate the model does not declare: its dims come from onnx's inference, on the graph
+// inputs as a800c bound them (--batch).
+TEST(ImportDecomposeResizeTest, DimsOfAnUndeclaredIntermediate) {
+  ImportOptions opts;
+  opts.batch = 2;
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 19]>
+g (float[N, 3, 4] x) => (float[N, 3, 8] y) {
+  r = Relu (x)
+  scales = Constant <value = float[3] {1.0, 1.0, 2.0}> ()
+  y = Resize <mode = "linear"> (r, , scales) })",
+                      opts);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Node* mm = (*g)->outputs()[0]->producer();
+  ASSERT_EQ(mm->op(), "MatMul");
+  ASSERT_NE(mm->input(1)->data(), nullptr);
+  EXPECT_EQ(mm->input(1)->data()->type.dims, (std::vector<int64_t>{4, 8}));
+}
+
 Status ImportError(const std::string& text) {
   auto g = ImportText(text);
   EXPECT_FALSE(g.ok());
