@@ -2,7 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "compiler/onnx/import_decompose_internal.h"
+#include "compiler/onnx/import_decompose_resize.h"
 
 namespace a8 {
 namespace decompose_internal {
@@ -72,9 +75,9 @@ StatusOr<std::vector<DecomposedNode>> DecomposeReduceLogSum(Graph& g, const Deco
   return e.nodes();
 }
 
-// The integer scales of Upsample-1 (height_scale, width_scale of a 4-D input), -7 (`scales`)
-// or -9 (a constant `scales` input).
-StatusOr<std::vector<int64_t>> UpsampleScales(const DecomposeRequest& req) {
+// The scales of Upsample-1 (height_scale, width_scale of a 4-D input), -7 (`scales`) or -9 (a
+// constant `scales` input).
+StatusOr<std::vector<double>> UpsampleScales(const DecomposeRequest& req) {
   std::vector<double> scales;
   auto attr = [&](const std::string& name) -> const Attribute* {
     auto it = req.attrs.find(name);
@@ -110,22 +113,18 @@ StatusOr<std::vector<int64_t>> UpsampleScales(const DecomposeRequest& req) {
     for (int64_t i = 0; i < v->data()->num_elements(); ++i)
       scales.push_back(v->data()->GetDouble(i));
   }
-  std::vector<int64_t> out;
   for (double s : scales) {
-    if (s < 1 || s != static_cast<double>(static_cast<int64_t>(s))) {
-      return Unsupported(
-          "{}: Upsample-{} with scale {} needs Resize, which a800c does not have (it supports "
-          "Upsample with integer scales in mode 'nearest')",
-          req.where, req.version, s);
+    if (!(s >= 1)) {
+      return InvalidInput("{}: Upsample-{} has scale {} (Upsample's scales are >= 1)", req.where,
+                          req.version, s);
     }
-    out.push_back(static_cast<int64_t>(s));
   }
-  return out;
+  return scales;
 }
 
 // Upsample in mode 'nearest' with integer scales s: y[.., i, ..] = x[.., i / s, ..], that is each
 // element repeated s times along its dim: Unsqueeze a size-1 dim after each dim, Expand it to s,
-// Reshape to Shape(x) * s.
+// Reshape to Shape(x) * s. Other modes and scales: as Resize (import_decompose_resize.cc).
 StatusOr<std::vector<DecomposedNode>> DecomposeUpsample(Graph& g, const DecomposeRequest& req) {
   if (req.version >= 10) {
     return InvalidInput("{}: Upsample is deprecated from opset 10 on (ONNX replaced it by Resize)",
@@ -139,16 +138,15 @@ StatusOr<std::vector<DecomposedNode>> DecomposeUpsample(Graph& g, const Decompos
                        (req.version >= 7 && req.version < 9 && key == "scales");
     if (!known) return InvalidInput("{}: unknown attribute '{}'", req.where, key);
   }
-  auto mode = req.attrs.find("mode");
-  if (mode != req.attrs.end() &&
-      (mode->second.kind() != AttrKind::kString || mode->second.s() != "nearest")) {
-    return Unsupported(
-        "{}: Upsample-{} in mode '{}' needs Resize, which a800c does not have (it supports "
-        "Upsample in mode 'nearest' with integer scales)",
-        req.where, req.version,
-        mode->second.kind() == AttrKind::kString ? mode->second.s() : std::string("?"));
+  A8_ASSIGN_OR_RETURN(std::string mode, decompose_internal::StringAttr(req, "mode", "nearest"));
+  A8_ASSIGN_OR_RETURN(std::vector<double> scale_values, UpsampleScales(req));
+  bool integers = mode == "nearest";
+  for (double s : scale_values) integers = integers && s == std::floor(s);
+  if (!integers) {
+    return decompose_internal::DecomposeUpsampleByResize(g, req, scale_values, mode);
   }
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> scales, UpsampleScales(req));
+  std::vector<int64_t> scales;
+  for (double s : scale_values) scales.push_back(static_cast<int64_t>(s));
   const int64_t rank = static_cast<int64_t>(scales.size());
   std::vector<int64_t> axes, expand;
   for (int64_t i = 0; i < rank; ++i) {
@@ -262,6 +260,7 @@ const decompose_internal::DecomposeTable& Decompositions() {
     decompose_internal::AddNnDecompositions(&t);
     decompose_internal::AddMoreDecompositions(&t);
     decompose_internal::AddAttentionDecompositions(&t);
+    decompose_internal::AddResizeDecompositions(&t);
     return t;
   }();
   return table;

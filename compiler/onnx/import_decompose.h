@@ -11,8 +11,10 @@
 //                            -> Reshape(Expand(Unsqueeze(x, [1, 3, ..]), [1, s0, 1, s1, ..]),
 //                                       Shape(x) * s)
 //       each element repeated s times along its dim, as nearest upsampling by an integer does;
-//       other modes and scales need Resize, which a800c does not have: Unsupported, naming the
-//       node. Upsample-10 is deprecated (an error, as onnx's checker says);
+//       other modes and scales as Resize-10. Upsample-10 is deprecated (an error, as onnx's
+//       checker says);
+//   Resize-10/11/13/18/19: per resized axis a MatMul by a constant [out, in] interpolation
+//       matrix built at import from the static dims (import_decompose_resize.cc);
 //   BitwiseNot-18 (x)         -> BitwiseXor(x, Sub(CastLike(0, x), CastLike(1, x)));
 //   RMSNormalization, LpNormalization, Hardmax, EyeLike, SpaceToDepth, DepthToSpace: see
 //       import_decompose_nn.cc; Attention and RotaryEmbedding: import_decompose_attention.cc.
@@ -54,6 +56,9 @@ struct DecomposeRequest {
   std::function<std::string(const std::string& base)> fresh_name;
   // The rank the model declares (or onnx infers) for a value, when known.
   std::function<std::optional<int64_t>(const Value* v)> known_rank;
+  // The dims of a value when they are all static and known (a constant, a graph input, a
+  // declared intermediate), for decompositions that build constants from them (Resize).
+  std::function<std::optional<std::vector<int64_t>>(const Value* v)> known_dims;
   // The element type the model declares for a value, when known (may be unset).
   std::function<std::optional<DType>(const Value* v)> known_dtype;
   // Tells the importer the rank of an output the decomposition knows (for a later node that

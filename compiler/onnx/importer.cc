@@ -99,6 +99,20 @@ std::optional<int64_t> Importer::OnnxInferredRank(const std::string& name, int u
     *copy.mutable_opset_import() = model_.opset_import();
     onnx::GraphProto* g = copy.mutable_graph();
     *g->mutable_input() = graph_.input();
+    // The graph inputs' dims as a800c bound them (--batch, --dim, --shape).
+    for (onnx::ValueInfoProto& in : *g->mutable_input()) {
+      const Value* v = g_->FindValue(in.name());
+      if (v == nullptr || v->role() != ValueRole::kInput || !in.type().has_tensor_type() ||
+          !in.type().tensor_type().has_shape() ||
+          in.type().tensor_type().shape().dim_size() != static_cast<int>(v->type().dims.size())) {
+        continue;
+      }
+      auto* shape = in.mutable_type()->mutable_tensor_type()->mutable_shape();
+      for (int d = 0; d < shape->dim_size(); ++d) {
+        const int64_t dim = v->type().dims[static_cast<size_t>(d)];
+        if (dim >= 0) shape->mutable_dim(d)->set_dim_value(dim);
+      }
+    }
     *g->mutable_value_info() = graph_.value_info();
     for (const onnx::TensorProto& t : graph_.initializer()) {
       onnx::TensorProto* c = g->add_initializer();
@@ -121,15 +135,24 @@ std::optional<int64_t> Importer::OnnxInferredRank(const std::string& name, int u
       // and the caller reports that.
     }
     onnx_ranks_.clear();
+    onnx_dims_.clear();
     for (const onnx::ValueInfoProto& vi : g->value_info()) {
       if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
         onnx_ranks_[vi.name()] = vi.type().tensor_type().shape().dim_size();
+        if (std::optional<TensorType> t = StaticType(vi.type())) onnx_dims_[vi.name()] = t->dims;
       }
     }
     onnx_ranks_upto_ = upto;
   }
   auto it = onnx_ranks_.find(name);
   if (it == onnx_ranks_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<std::vector<int64_t>> Importer::OnnxInferredDims(const std::string& name, int upto) {
+  OnnxInferredRank(name, upto);
+  auto it = onnx_dims_.find(name);
+  if (it == onnx_dims_.end()) return std::nullopt;
   return it->second;
 }
 

@@ -137,6 +137,9 @@ class Importer {
   // model does not declare (Softmax-11). Runs on demand on the nodes before `upto`, on a copy
   // without float weights.
   std::optional<int64_t> OnnxInferredRank(const std::string& name, int upto);
+  // The static dims onnx's inference gives a value (the same run), for decompositions that build
+  // constants from them (Resize of an undeclared intermediate).
+  std::optional<std::vector<int64_t>> OnnxInferredDims(const std::string& name, int upto);
 
   // A value name unused by the model and the graph: `base`, `base.1`, ...
   std::string FreshName(const std::string& base) {
@@ -164,6 +167,7 @@ class Importer {
   std::map<const Value*, int64_t> known_rank_;
   std::map<const Value*, DType> known_dtype_;
   std::map<std::string, int64_t> onnx_ranks_;  // from onnx's inference over nodes [0, upto)
+  std::map<std::string, std::vector<int64_t>> onnx_dims_;  // the fully static ones of those
   int onnx_ranks_upto_ = 0;
   std::map<std::string, SequenceSplit> sequences_;  // SplitToSequence outputs
 };

@@ -2,6 +2,7 @@
 // other node, upgraded to the canonical version (importer_internal.h).
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <optional>
 #include <set>
 #include <string_view>
@@ -446,6 +447,20 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   req.known_rank = ctx.known_rank;
   req.known_dtype = ctx.known_dtype;
   req.note_rank = [this](const Value* v, int64_t rank) { known_rank_[v] = rank; };
+  req.known_dims = [this, index](const Value* v) -> std::optional<std::vector<int64_t>> {
+    std::optional<std::vector<int64_t>> dims;
+    if (v->data() != nullptr) {
+      dims = v->data()->type.dims;
+    } else if (v->role() == ValueRole::kInput) {
+      dims = v->type().dims;
+    } else if (auto vi = value_info_.find(v->name()); vi != value_info_.end()) {
+      if (std::optional<TensorType> t = StaticType(*vi->second)) dims = t->dims;
+    }
+    if (!dims && v->role() == ValueRole::kIntermediate) dims = OnnxInferredDims(v->name(), index);
+    if (dims && std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d < 0; }))
+      return std::nullopt;
+    return dims;
+  };
   int num_outputs = n.output_size();
   while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
   for (int i = 0; i < num_outputs; ++i) {

@@ -312,7 +312,8 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "Size", "ConstantOfShape", "Constant", "Range", "Trilu", "OneHot", "Where", "ArgMax",
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
-    "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding"}
+    "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding",
+    "Resize"}
 
 
 def build(op, v):
@@ -347,18 +348,44 @@ def build(op, v):
         return Case([data(rnd(2, 3, seed=50)), data(np.zeros(1, np.float64))])
     if op in REDUCE:
         return build_reduce(op, v)
-    if op == "Upsample":  # nearest, integer scales (a800c has no Resize for the other forms)
+    if op == "Upsample":  # -1: nearest by integers; -7: linear; -9: nearest by 2 and 1.5
         x = rnd(1, 2, 3, 4, seed=53)
         if v < 7:
             return Case([data(x)], {"height_scale": 2.0, "width_scale": 3.0})
         if v < 9:
-            return Case([data(x)], {"scales": [1.0, 1.0, 2.0, 3.0], "mode": "nearest"})
-        return Case([data(x), init(np.array([1, 1, 2, 3], F32))], {"mode": "nearest"})
+            return Case([data(x)], {"scales": [1.0, 1.0, 2.0, 1.5], "mode": "linear"})
+        return Case([data(x), init(np.array([1, 1, 2, 1.5], F32))], {"mode": "nearest"})
+    if op == "Resize":
+        return build_resize(v)
     if op == "PRelu":
         if v < 7:  # the one form PRelu-1/6 define: one slope shared by every channel
             return Case([data(rnd(2, 3, 4, seed=51)), init(np.array([0.25], F32))])
         return Case([data(rnd(2, 3, 4, seed=51)), init(rnd(4, seed=52))])
     return build_binary(op, v) or build_nn(op, v) or build_shape(op, v)
+
+
+def build_resize(v):
+    """One case per Resize version, each a different mode, coordinate mode and size input."""
+    x = rnd(1, 2, 4, 5, seed=57)
+    none = (None, False)
+    if v < 11:  # nearest, down along H and up along W (asymmetric, onnxruntime's rounding)
+        return Case([data(x), init(np.array([1, 1, 0.6, 1.5], F32))], {"mode": "nearest"})
+    if v < 13:  # cubic, align_corners, by sizes (scales an empty tensor, as Resize-11 needs)
+        return Case([data(x), init(np.zeros(0, F32)), init(np.zeros(0, F32)),
+                     ints([1, 2, 7, 3])],
+                    {"mode": "cubic", "coordinate_transformation_mode": "align_corners"})
+    if v < 18:  # linear crop and resize with a roi partly outside the input
+        roi = np.array([0, 0, 0.1, -0.2, 1, 1, 1.2, 0.9], F32)
+        return Case([data(x), init(roi), init(np.array([1, 1, 1.5, 1.2], F32))],
+                    {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize",
+                     "extrapolation_value": 0.5})
+    if v < 19:  # antialiased linear down, over axes H and W, keeping the aspect ratio
+        return Case([data(x), none, none, ints([3, 3])],
+                    {"mode": "linear", "antialias": 1, "axes": [2, 3],
+                     "keep_aspect_ratio_policy": "not_larger"})
+    return Case([data(x), none, init(np.array([1, 1, 0.8, 1.3], F32))],
+                {"mode": "cubic", "coordinate_transformation_mode": "half_pixel_symmetric",
+                 "exclude_outside": 1, "cubic_coeff_a": -0.5})
 
 
 def spec_equivalent(op, v, case):

@@ -191,16 +191,18 @@ g (float[1, 2, 3, 4] x) => (float[1, 2, 6, 12] y) { y = Upsample <scales = [1.0,
   EXPECT_EQ(nodes[4]->output(0)->name(), "y");
   EXPECT_EQ(nodes[4]->name(), "Upsample_0");
 
-  Status s = ImportError(R"(<ir_version: 3, opset_import: ["" : 7]>
+  // Other modes and scales: per-axis interpolation matrices, as Resize (import_decompose_resize.h).
+  g = ImportText(R"(<ir_version: 3, opset_import: ["" : 7]>
 g (float[1, 2, 3, 4] x) => (float[1, 2, 6, 8] y) { y = Upsample <scales = [1.0, 1.0, 2.0, 2.0], mode = "linear"> (x) })");
-  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_THAT(s.message(), HasSubstr("node 'Upsample_0' (Upsample): Upsample-7 in mode 'linear' "
-                                     "needs Resize, which a800c does not have"));
-  s = ImportError(R"(<ir_version: 3, opset_import: ["" : 1]>
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"Reshape", "MatMul", "Reshape", "MatMul"}));
+  g = ImportText(R"(<ir_version: 3, opset_import: ["" : 1]>
 g (float[1, 2, 3, 4] x) => (float[1, 2, 4, 6] y) { y = Upsample <height_scale = 1.5, width_scale = 1.5> (x) })");
-  EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_THAT(s.message(), HasSubstr("node 'Upsample_0' (Upsample): Upsample-1 with scale 1.5 "
-                                     "needs Resize"));
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  Status s = ImportError(R"(<ir_version: 3, opset_import: ["" : 7]>
+g (float[1, 2, 3, 4] x) => (float[1, 2, 3, 4] y) { y = Upsample <scales = [1.0, 1.0, 0.5, 1.0]> (x) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'Upsample_0' (Upsample): Upsample-7 has scale 0.5 "
+                                     "(Upsample's scales are >= 1)"));
 }
 
 TEST(ImportUpgradeTest, VersionsStillRefusedNameTheNode) {
