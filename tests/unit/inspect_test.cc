@@ -111,7 +111,7 @@ TEST(InspectTest, JsonHasSchemaAndIsDeterministic) {
 TEST(InspectTest, TextNamesEverything) {
   std::string t = InspectText(TinyPlan());
   for (const char* want :
-       {"plan: tiny (format 2", "fnv1a64:0123456789abcdef", "precision: fp32", "training: no",
+       {"plan: tiny (format 3", "fnv1a64:0123456789abcdef", "precision: fp32", "training: no",
         "parameters: 2 (576 bytes)", "arena: 384 bytes  lower bound: 384 bytes  ratio: 1.0000",
         "largest live set: 384 bytes at kernel 0", "[0] h = Gemm(x, w, bias)",
         "kernel Gemm:f32,f32,f32->f32", "onnx: fc, fc_bias", "why: fp32 by request", "alias_of=h",
