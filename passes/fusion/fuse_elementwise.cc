@@ -221,13 +221,20 @@ StatusOr<int> FuseElementwiseChains(Graph& graph, Stats* stats) {
   const std::vector<Node*> order = graph.NodeList();
   // By Node::id(): maps keyed by node grew faster than the graph.
   std::vector<size_t> position(graph.node_id_bound(), 0);
-  for (size_t i = 0; i < order.size(); ++i) position[order[i]->id()] = i;
+  // The ids of `order`, read now: a member of a group already fused is erased (and taken), so
+  // the loop must not dereference it to ask.
+  std::vector<int> ids(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    ids[i] = order[i]->id();
+    position[ids[i]] = i;
+  }
   std::vector<char> taken(graph.node_id_bound(), 0);
   int fused = 0;
   // Last to first: a group grows from its root (the node whose result leaves it) backwards.
-  for (auto it = order.rbegin(); it != order.rend(); ++it) {
-    Node* root = *it;
-    if (taken[root->id()] || !Fusable(root)) continue;
+  for (size_t i = order.size(); i-- > 0;) {
+    if (taken[ids[i]]) continue;
+    Node* root = order[i];
+    if (!Fusable(root)) continue;
     Group g = Grow(root, taken, position);
     if (g.members.size() < 2 || !Analyze(&g) || !ShapeAgrees(g, root) ||
         !PrecisionAgrees(g, root) || OpcodeOf(root) == kFusedConst) {
