@@ -168,8 +168,11 @@ TEST_P(FastHalfKernelTest, BinaryMatchesReference) {
   for (const Case& c : cases) {
     Buffer a = RandomBuffer(t, c.a, rng_), b = RandomBuffer(t, c.b, rng_, 0.5, 2.0);
     Dims out;
-    for (size_t i = 0; i < c.a.size(); ++i)
-      out.push_back(std::max(c.a[i], c.b[c.b.size() - c.a.size() + i]));
+    for (size_t i = 0; i < c.a.size(); ++i) {
+      // b is aligned to a's last dims; a dim b lacks broadcasts as 1.
+      const size_t lead = c.a.size() - c.b.size();
+      out.push_back(std::max(c.a[i], i < lead ? int64_t{1} : c.b[i - lead]));
+    }
     for (BinaryOp op : {BinaryOp::kAdd, BinaryOp::kSub, BinaryOp::kMul, BinaryOp::kDiv}) {
       CompareModes(t, out, testing::ToleranceFor(t),
                    [&](void* y) { return Binary(op, t, c.a, a.data(), t, c.b, b.data(), y); });
