@@ -1,10 +1,13 @@
 #include "kernels/cpu/fast_convert.h"
 
+#include <cpuid.h>
 #include <immintrin.h>
 
 // GCC 12's own intrinsics (avx512fintrin.h) build their "undefined" vectors as `__m512 __Y = __Y`,
 // which -Wmaybe-uninitialized reports wherever they are inlined: a false positive.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 #include "kernels/common/float16.h"
 #include "kernels/cpu/parallel.h"
@@ -17,7 +20,10 @@ enum class ConvertIsa { kScalar, kF16c, kAvx512 };
 ConvertIsa DetectIsa() {
   __builtin_cpu_init();
   if (__builtin_cpu_supports("avx512f")) return ConvertIsa::kAvx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c")) return ConvertIsa::kF16c;
+  // F16C is CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports does not know "f16c").
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+  if (__builtin_cpu_supports("avx2") && f16c) return ConvertIsa::kF16c;
   return ConvertIsa::kScalar;
 }
 
