@@ -24,6 +24,7 @@ namespace {
 using ::a8::testing::ExpectGradientsMatch;
 using ::a8::testing::GradCheckCase;
 using ::a8::testing::GradCheckInput;
+using ::a8::testing::ImportError;
 using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
 
@@ -31,12 +32,6 @@ int Count(const Graph& g, const std::string& op) {
   int n = 0;
   for (Node* node : g.NodeList()) n += node->op() == op;
   return n;
-}
-
-Status ImportError(const std::string& text) {
-  auto g = ImportText(text);
-  EXPECT_FALSE(g.ok());
-  return g.ok() ? Status::Ok() : g.status();
 }
 
 TEST(ImportDecomposeAttentionTest, AttentionImportsAsMatMulSoftmaxMatMul) {

@@ -23,6 +23,7 @@ namespace {
 using ::a8::testing::ExpectGradientsMatch;
 using ::a8::testing::GradCheckCase;
 using ::a8::testing::GradCheckInput;
+using ::a8::testing::ImportError;
 using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
 
@@ -30,12 +31,6 @@ std::vector<std::string> Ops(const Graph& g) {
   std::vector<std::string> ops;
   for (Node* n : g.NodeList()) ops.push_back(n->op());
   return ops;
-}
-
-Status ImportError(const std::string& text) {
-  auto g = ImportText(text);
-  EXPECT_FALSE(g.ok());
-  return g.ok() ? Status::Ok() : g.status();
 }
 
 TEST(ImportDecomposeNnTest, RmsNormalizationComputesInFloat) {

@@ -29,6 +29,7 @@ namespace {
 using ::a8::testing::ExpectGradientsMatch;
 using ::a8::testing::GradCheckCase;
 using ::a8::testing::GradCheckInput;
+using ::a8::testing::ImportError;
 using ::a8::testing::ImportText;
 using decompose_internal::ResizeAxisMap;
 using decompose_internal::ResizeAxisOptions;
@@ -214,12 +215,6 @@ g (float[N, 3, 4] x) => (float[N, 3, 8] y) {
   ASSERT_EQ(mm->op(), "MatMul");
   ASSERT_NE(mm->input(1)->data(), nullptr);
   EXPECT_EQ(mm->input(1)->data()->type.dims, (std::vector<int64_t>{4, 8}));
-}
-
-Status ImportError(const std::string& text) {
-  auto g = ImportText(text);
-  EXPECT_FALSE(g.ok());
-  return g.ok() ? Status::Ok() : g.status();
 }
 
 TEST(ImportDecomposeResizeTest, ErrorsNameTheNodeAndField) {

@@ -11,14 +11,9 @@
 namespace a8 {
 namespace {
 
+using ::a8::testing::ImportError;
 using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
-
-Status ImportError(const std::string& text, const ImportOptions& opts = {}) {
-  auto g = ImportText(text, opts);
-  EXPECT_FALSE(g.ok());
-  return g.ok() ? Status::Ok() : g.status();
-}
 
 std::vector<std::string> Ops(const Graph& g) {
   std::vector<std::string> ops;

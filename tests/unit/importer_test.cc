@@ -14,6 +14,7 @@
 namespace a8 {
 namespace {
 
+using ::a8::testing::ImportError;
 using ::a8::testing::ImportText;
 using ::a8::testing::ParseModelText;
 using ::a8::testing::RandomFloats;
@@ -30,12 +31,6 @@ mlp (float[N, 4] x, int64[2] shape) => (float[N, 3] y)
   y = Identity (r)
 }
 )";
-
-Status ImportError(const std::string& text, const ImportOptions& opts = {}) {
-  auto g = ImportText(text, opts);
-  EXPECT_FALSE(g.ok());
-  return g.ok() ? Status::Ok() : g.status();
-}
 
 TEST(ImporterTest, ImportsMlpWithDimBoundByName) {
   std::vector<std::string> warnings;

@@ -30,6 +30,13 @@ inline StatusOr<std::unique_ptr<Graph>> ImportText(const std::string& text,
   return ImportOnnxModel(ParseModelText(text), "test.onnxtxt", "", opts);
 }
 
+// The error of importing `text`, which is expected to fail (a success fails the test).
+inline Status ImportError(const std::string& text, const ImportOptions& opts = {}) {
+  auto g = ImportText(text, opts);
+  EXPECT_FALSE(g.ok());
+  return g.ok() ? Status::Ok() : g.status();
+}
+
 inline std::vector<float> RandomFloats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
