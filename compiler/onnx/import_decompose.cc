@@ -261,6 +261,7 @@ const decompose_internal::DecomposeTable& Decompositions() {
     decompose_internal::AddMoreDecompositions(&t);
     decompose_internal::AddAttentionDecompositions(&t);
     decompose_internal::AddResizeDecompositions(&t);
+    decompose_internal::AddRnnDecompositions(&t);
     return t;
   }();
   return table;

@@ -87,6 +87,10 @@ void AddNnDecompositions(DecomposeTable* t);
 void AddMoreDecompositions(DecomposeTable* t);
 // Attention and RotaryEmbedding (import_decompose_attention.cc).
 void AddAttentionDecompositions(DecomposeTable* t);
+// RNN, GRU and LSTM (import_decompose_rnn.cc); LinearAttention and CausalConvWithState
+// (import_decompose_linear_attention.cc).
+void AddRnnDecompositions(DecomposeTable* t);
+void AddLinearAttentionDecompositions(DecomposeTable* t);
 StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeRequest& req);
 
 }  // namespace a8::decompose_internal

@@ -466,9 +466,11 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   for (int i = 0; i < num_outputs; ++i) {
     // An absent optional output before a present one (Attention's qk_matmul_output without the
     // present key and value) comes with an empty name: the decomposition skips it.
+    // An absent output 0 (RNN's Y when only Y_h is wanted) gets a fresh name: the decomposition
+    // makes it, and dead-code elimination drops it.
     if (n.output(i).empty()) {
-      if (i == 0) return InvalidInput("{}: output 0 has no name", where);
-      req.outputs.emplace_back("", TensorType{});
+      req.outputs.emplace_back(i == 0 ? FreshName(fmt::format("{}.out0", req.name)) : "",
+                               TensorType{});
       continue;
     }
     auto vi = value_info_.find(n.output(i));
