@@ -195,11 +195,55 @@ def build_nn(op, v):
         return Case([data(rnd(2, 2, 3, 6, seed=48)), data(rnd(8, 2, seed=49)),
                      data(rnd(8, 2, seed=50)), data(np.array([[0, 3, 5], [7, 1, 2]], I64))],
                     {"interleaved": 1, "rotary_embedding_dim": 4})
+    if op in ("RNN", "GRU", "LSTM"):
+        return build_recurrent(op, v)
     if op == "SoftmaxCrossEntropyLoss":
         return Case([data(rnd(3, 5, seed=23)), ints([0, 4, 2])], {"reduction": "mean"})
     if op == "NegativeLogLikelihoodLoss":
         return Case([data(rnd(3, 5, seed=23)), ints([0, 4, 2])], {"reduction": "sum"})
     return None
+
+
+def build_recurrent(op, v):
+    """RNN, GRU, LSTM: each version a different direction, layout and set of optional inputs."""
+    gates = {"RNN": 1, "GRU": 3, "LSTM": 4}[op]
+    h, i, s, b = 3, 2, 4, 2
+    dirs = 2 if v in (7, 14) else 1
+    x = rnd(s, b, i, seed=64)
+    w = rnd(dirs, gates * h, i, lo=-0.8, hi=0.8, seed=65)
+    r = rnd(dirs, gates * h, h, lo=-0.8, hi=0.8, seed=66)
+    bias = rnd(dirs, 2 * gates * h, lo=-0.5, hi=0.5, seed=67)
+    none = (None, False)
+    attrs = {"hidden_size": h}
+    if dirs == 2:
+        attrs["direction"] = "bidirectional"
+    outputs = 3 if op == "LSTM" else 2
+    if v < 7:  # the defaults, reverse, the bias
+        attrs["direction"] = "reverse"
+        return Case([data(x), init(w), init(r), init(bias)], attrs, outputs)
+    if v == 7 or v == 3:  # bidirectional with initial states (LSTM: and peepholes)
+        ins = [data(x), init(w), init(r), init(bias), none, data(rnd(dirs, b, h, seed=68))]
+        if op == "LSTM":
+            ins += [data(rnd(dirs, b, h, seed=69)), init(rnd(dirs, 3 * h, seed=70))]
+        if op == "GRU":
+            attrs["linear_before_reset"] = 1
+        return Case(ins, attrs, outputs)
+    if v == 14:  # clip and other activations (layout 1, which ORT refuses: the node tests)
+        attrs["clip"] = 0.7
+        acts = {"RNN": ["Relu", "Tanh"], "GRU": ["HardSigmoid", "Tanh", "Sigmoid", "Softsign"],
+                "LSTM": ["Sigmoid", "Tanh", "Tanh", "HardSigmoid", "Tanh", "Softsign"]}[op]
+        attrs["activations"] = acts
+        if op == "GRU":
+            attrs["linear_before_reset"] = 1
+        ins = [data(x), init(w), init(r), init(bias), none, data(rnd(dirs, b, h, seed=71))]
+        return Case(ins, attrs, outputs)
+    # 22: reverse with sequence lengths (one shorter than the sequence), LeakyRelu with an alpha
+    attrs["direction"] = "reverse"
+    lens = np.array([s, 2], np.int32)
+    if op == "RNN":
+        attrs["activations"] = ["LeakyRelu"]
+        attrs["activation_alpha"] = [0.3]
+    return Case([data(x), init(w), init(r), init(bias), data(lens)], attrs, outputs)
 
 
 def build_shape(op, v):
@@ -313,7 +357,7 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
     "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding",
-    "Resize"}
+    "Resize", "RNN", "GRU", "LSTM"}
 
 
 def build(op, v):
@@ -409,6 +453,8 @@ def spec_equivalent(op, v, case):
         repeats = [1] * x.ndim
         repeats[int(axis)] = int(tiles)
         return 6, Case([(x, x_init), (np.array(repeats, I64), True)])
+    if op in ("RNN", "GRU", "LSTM") and v < 7:  # GRU-3's and -1's case is GRU-7's too
+        return 7, case
     if op == "Split" and v < 2:
         return 2, Case(case.inputs, case.attrs, case.outputs)
     return None
