@@ -262,6 +262,7 @@ const decompose_internal::DecomposeTable& Decompositions() {
     decompose_internal::AddAttentionDecompositions(&t);
     decompose_internal::AddResizeDecompositions(&t);
     decompose_internal::AddRnnDecompositions(&t);
+    decompose_internal::AddLinearAttentionDecompositions(&t);
     return t;
   }();
   return table;

@@ -1,0 +1,214 @@
+// RNN, GRU and LSTM imported as their recurrence unrolled (import_decompose_rnn.cc): what they
+// import as, the errors a bad node gets, and training through them: the gradients of every output
+// with respect to X, W, R, B, the initial states and the peepholes against finite differences.
+// Their values are checked by the ONNX node tests and the schema history test.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/onnx/import_decompose.h"
+#include "compiler/onnx/import_upgrade.h"
+#include "passes/analysis/shape_inference.h"
+#include "tests/unit/grad_check_util.h"
+#include "tests/unit/onnx_test_util.h"
+
+namespace a8 {
+namespace {
+
+using ::a8::testing::ExpectGradientsMatch;
+using ::a8::testing::GradCheckCase;
+using ::a8::testing::GradCheckInput;
+using ::a8::testing::ImportError;
+using ::a8::testing::ImportText;
+using ::testing::HasSubstr;
+
+int Count(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (Node* node : g.NodeList()) n += node->op() == op;
+  return n;
+}
+
+TEST(ImportDecomposeRnnTest, LstmUnrollsOneMatMulPerStepAndDirection) {
+  // Bidirectional over 3 steps: per direction one GEMM for X W^T and one H R^T per step.
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[3, 2, 4] x, float[2, 20, 4] w, float[2, 20, 5] r) => (float[3, 2, 2, 5] y, float[2, 2, 5] yh, float[2, 2, 5] yc) {
+  y, yh, yc = LSTM <hidden_size = 5, direction = "bidirectional"> (x, w, r) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Count(**g, "MatMul"), 2 * (1 + 3));
+  EXPECT_EQ(Count(**g, "Sigmoid"), 2 * 3 * 3);
+  ASSERT_TRUE(ShapeInference().Run(**g).ok());
+  EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[3,2,2,5]");
+  EXPECT_EQ((*g)->outputs()[2]->type().ToString(), "f32[2,2,5]");
+}
+
+TEST(ImportDecomposeRnnTest, BatchFirstLayout) {
+  // layout 1: X [B, S, I], Y [B, S, D, H], Y_h [B, D, H]. (Y absent, only Y_h: the node tests
+  // test_*_defaults.)
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[2, 3, 4] x, float[1, 9, 4] w, float[1, 9, 3] r) => (float[2, 3, 1, 3] y, float[2, 1, 3] yh) {
+  y, yh = GRU <hidden_size = 3, layout = 1, linear_before_reset = 1> (x, w, r) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  ASSERT_TRUE(ShapeInference().Run(**g).ok());
+  EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,3,1,3]");
+  EXPECT_EQ((*g)->outputs()[1]->type().ToString(), "f32[2,1,3]");
+  EXPECT_EQ((*g)->outputs()[1]->producer()->name(), "GRU_0.Y_h");
+}
+
+TEST(ImportDecomposeRnnTest, BadRecurrentNodesGetOneClearError) {
+  Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[3, 2, 4] x, float[1, 4, 4] w, float[1, 4, 4] r) => (float[3, 1, 2, 4] y) {
+  y = RNN <hidden_size = 4, activations = ["Gelu"]> (x, w, r) })");
+  EXPECT_THAT(s.message(), HasSubstr("node 'RNN_0' (RNN): attribute 'activations' names 'Gelu', "
+                                     "not an RNN activation"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[3, 2, 4] x, float[2, 4, 4] w, float[2, 4, 4] r) => (float[3, 2, 2, 4] y) {
+  y = RNN <hidden_size = 4, direction = "bidirectional", activations = ["Tanh"]> (x, w, r) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'activations' has 1 names; RNN with 2 "
+                                     "direction(s) takes 2 (1 per direction)"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[3, 2, 4] x, float[1, 4, 4] w, float[1, 4, 4] r) => (float[3, 1, 2, 4] y) {
+  y = RNN <hidden_size = 4, direction = "sideways"> (x, w, r) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'direction' 'sideways' must be forward, reverse "
+                                     "or bidirectional"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[3, 2, 4] x, float[1, 12, 4] w, float[1, 12, 3] r) => (float[3, 1, 2, 3] y) {
+  y = GRU <hidden_size = 4> (x, w, r) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'hidden_size' 4 does not match R's last dim 3"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 13]>
+g (float[3, 2, 4] x, float[1, 12, 4] w, float[1, 12, 3] r) => (float[3, 1, 2, 3] y) {
+  y = GRU <hidden_size = 3, layout = 1> (x, w, r) })");
+  EXPECT_THAT(s.message(), HasSubstr("unknown attribute 'layout' (GRU-7)"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[3, 2, 4] x, float[1, 16, 4] w, float[1, 16, 4] r) => (float[3, 1, 2, 4] y) {
+  y = LSTM <hidden_size = 4, clip = -1.0> (x, w, r) })");
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'clip' must be positive, got -1"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 22]>
+g (float[3, 2, 4] x, float[1, 16, 4] w, float[1, 16, 4] r) => (float[3, 1, 2, 4] y) {
+  lens = Constant <value = int32[2] {3, 5}> ()
+  y = LSTM <hidden_size = 4> (x, w, r, , lens) })");
+  EXPECT_THAT(s.message(), HasSubstr("sequence_lens[1] = 5 is outside [0, 3]"));
+}
+
+// A gradient check of `op` imported as its decomposition: the nodes upgraded to their canonical
+// forms and typed as the importer and shape inference would (the dims of every operand known).
+GradCheckCase Decomposed(const std::string& op, int version, std::map<std::string, Attribute> attrs,
+                         std::vector<GradCheckInput> inputs, int num_outputs) {
+  GradCheckCase c;
+  c.op = op;
+  c.inputs = std::move(inputs);
+  c.num_outputs = num_outputs;
+  c.build = [op, version, attrs, num_outputs](
+                Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
+    auto counter = std::make_shared<int>(0);
+    DecomposeRequest req;
+    req.op = op;
+    req.version = version;
+    req.name = "node";
+    req.where = "node 'node' (" + op + ")";
+    req.inputs = operands;
+    while (!req.inputs.empty() && req.inputs.back() == nullptr) req.inputs.pop_back();
+    for (int i = 0; i < num_outputs; ++i) req.outputs.push_back({"y" + std::to_string(i), {}});
+    req.attrs = attrs;
+    req.fresh_name = [counter](const std::string& base) {
+      return base + "." + std::to_string((*counter)++);
+    };
+    req.known_rank = [](const Value* v) -> std::optional<int64_t> {
+      return static_cast<int64_t>(v->dims().size());
+    };
+    req.known_dims = [](const Value* v) -> std::optional<std::vector<int64_t>> {
+      return v->dims();
+    };
+    req.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
+    UpgradeContext ctx;
+    ctx.graph = &g;
+    ctx.fresh_name = req.fresh_name;
+    ctx.known_rank = req.known_rank;
+    ctx.known_dtype = req.known_dtype;
+    A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
+    for (const DecomposedNode& d : nodes) {
+      const OpDef* def = FindOp("", d.node->op());
+      if (def == nullptr) return Internal("no op {}", d.node->op());
+      A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
+      d.node->set_version(def->canonical);
+    }
+    auto inferred = ShapeInference().Run(g);
+    if (!inferred.ok()) return inferred.status();
+    std::vector<Value*> outs;
+    for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue("y" + std::to_string(i)));
+    return outs;
+  };
+  return c;
+}
+
+GradCheckInput F64(std::vector<int64_t> dims) {
+  GradCheckInput in;
+  in.type = TensorType{DType::kF64, std::move(dims)};
+  return in;
+}
+
+GradCheckInput Absent() {
+  GradCheckInput in;
+  in.absent = true;
+  return in;
+}
+
+GradCheckInput Lengths(std::vector<double> values) {
+  GradCheckInput in;
+  in.type = TensorType{DType::kI32, {static_cast<int64_t>(values.size())}};
+  in.values = std::move(values);
+  in.differentiable = false;
+  return in;
+}
+
+TEST(ImportDecomposeRnnTest, LstmGradientsMatchFiniteDifferences) {
+  // Bidirectional, 3 steps, batch 2, input 2, hidden 2: Y, Y_h and Y_c with respect to X, W, R,
+  // B, initial_h, initial_c and the peepholes.
+  ExpectGradientsMatch(Decomposed(
+      "LSTM", 22,
+      {{"hidden_size", Attribute(int64_t{2})}, {"direction", Attribute("bidirectional")}},
+      {F64({3, 2, 2}), F64({2, 8, 2}), F64({2, 8, 2}), F64({2, 16}), Absent(), F64({2, 2, 2}),
+       F64({2, 2, 2}), F64({2, 6})},
+      3));
+  // Reverse, batch first, one sequence shorter than the others (its state is held, its Y is 0).
+  ExpectGradientsMatch(Decomposed(
+      "LSTM", 22,
+      {{"hidden_size", Attribute(int64_t{2})},
+       {"direction", Attribute("reverse")},
+       {"layout", Attribute(int64_t{1})},
+       {"input_forget", Attribute(int64_t{1})}},
+      {F64({2, 3, 2}), F64({1, 8, 2}), F64({1, 8, 2}), F64({1, 16}), Lengths({3, 2})}, 3));
+}
+
+TEST(ImportDecomposeRnnTest, GruGradientsMatchFiniteDifferences) {
+  for (int64_t lbr : {0, 1}) {
+    SCOPED_TRACE("linear_before_reset " + std::to_string(lbr));
+    ExpectGradientsMatch(Decomposed(
+        "GRU", 22,
+        {{"hidden_size", Attribute(int64_t{3})},
+         {"linear_before_reset", Attribute(lbr)},
+         {"direction", Attribute(lbr ? "reverse" : "forward")}},
+        {F64({3, 2, 2}), F64({1, 9, 2}), F64({1, 9, 3}), F64({1, 18}), Absent(), F64({1, 2, 3})},
+        2));
+  }
+}
+
+TEST(ImportDecomposeRnnTest, RnnGradientsMatchFiniteDifferences) {
+  // Other activations (ScaledTanh with alpha and beta, Softsign) and sequence lengths.
+  ExpectGradientsMatch(Decomposed(
+      "RNN", 22,
+      {{"hidden_size", Attribute(int64_t{3})},
+       {"direction", Attribute("bidirectional")},
+       {"activations", Attribute(std::vector<std::string>{"ScaledTanh", "Softsign"})},
+       {"activation_alpha", Attribute(std::vector<float>{1.5f, 0})},
+       {"activation_beta", Attribute(std::vector<float>{0.7f, 0})}},
+      {F64({3, 2, 2}), F64({2, 3, 2}), F64({2, 3, 3}), F64({2, 6}), Lengths({1, 3})}, 2));
+}
+
+}  // namespace
+}  // namespace a8
