@@ -197,6 +197,16 @@ def build_nn(op, v):
                     {"interleaved": 1, "rotary_embedding_dim": 4})
     if op in ("RNN", "GRU", "LSTM"):
         return build_recurrent(op, v)
+    if op == "LinearAttention":  # gated delta, GQA (4 query heads on 2 kv heads), a past state
+        return Case([data(rnd(2, 3, 16, seed=72)), data(rnd(2, 3, 8, lo=-0.5, hi=0.5, seed=73)),
+                     data(rnd(2, 3, 6, seed=74)), data(rnd(2, 2, 4, 3, seed=75)),
+                     data(rnd(2, 3, 8, lo=-0.5, hi=0.0, seed=76)),
+                     data(rnd(2, 3, 2, lo=0.0, hi=1.0, seed=77))],
+                    {"q_num_heads": 4, "kv_num_heads": 2}, outputs=2)
+    if op == "CausalConvWithState":  # with a bias and a past state, SiLU
+        return Case([data(rnd(2, 3, 5, seed=78)), init(rnd(3, 1, 4, seed=79)),
+                     init(rnd(3, seed=80)), data(rnd(2, 3, 3, seed=81))],
+                    {"activation": "silu"}, outputs=2)
     if op == "SoftmaxCrossEntropyLoss":
         return Case([data(rnd(3, 5, seed=23)), ints([0, 4, 2])], {"reduction": "mean"})
     if op == "NegativeLogLikelihoodLoss":
@@ -357,7 +367,7 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
     "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding",
-    "Resize", "RNN", "GRU", "LSTM"}
+    "Resize", "RNN", "GRU", "LSTM", "LinearAttention", "CausalConvWithState"}
 
 
 def build(op, v):
