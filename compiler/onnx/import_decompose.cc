@@ -263,6 +263,7 @@ const decompose_internal::DecomposeTable& Decompositions() {
     decompose_internal::AddResizeDecompositions(&t);
     decompose_internal::AddRnnDecompositions(&t);
     decompose_internal::AddLinearAttentionDecompositions(&t);
+    decompose_internal::AddFlexAttentionDecompositions(&t);
     return t;
   }();
   return table;

@@ -39,6 +39,8 @@ namespace a8 {
 
 // Whether `op` of the default domain is imported as a decomposition.
 bool IsDecomposedOp(std::string_view op);
+// Whether `op` of ai.onnx.preview is (FlexAttention: import_decompose_flex_attention.cc).
+bool IsDecomposedPreviewOp(std::string_view op);
 
 struct DecomposedNode {
   Node* node;

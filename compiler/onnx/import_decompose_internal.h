@@ -91,6 +91,8 @@ void AddAttentionDecompositions(DecomposeTable* t);
 // (import_decompose_linear_attention.cc).
 void AddRnnDecompositions(DecomposeTable* t);
 void AddLinearAttentionDecompositions(DecomposeTable* t);
+// ai.onnx.preview's FlexAttention (import_decompose_flex_attention.cc).
+void AddFlexAttentionDecompositions(DecomposeTable* t);
 StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeRequest& req);
 
 }  // namespace a8::decompose_internal

@@ -72,6 +72,14 @@ StatusOr<std::vector<int64_t>> StaticDims(const DecomposeRequest& req, size_t i,
   return *dims;
 }
 
+// Whether x's type is float16 or bfloat16, or not declared: the reference computes in float32.
+bool NeedsWidening(const DecomposeRequest& req, const Value* x) {
+  std::optional<DType> dt = x->data()         ? std::optional(x->data()->type.dtype)
+                            : req.known_dtype ? req.known_dtype(x)
+                                              : std::nullopt;
+  return !dt || (*dt != DType::kF32 && *dt != DType::kF64);
+}
+
 struct LinearAttentionSpec {
   int64_t q_heads = 0, kv_heads = 0, group = 1;
   int64_t batch = 0, seq = 0, dk = 0, dv = 0;
@@ -180,7 +188,7 @@ class LinearAttentionBuilder {
     // [B, T, H * D] -> [B, H, T, D] (or with the query's group: [B, Hkv, T, G, dk]), in f32.
     auto heads = [&](size_t i, std::vector<int64_t> shape, std::vector<int64_t> perm,
                      const std::string& name) {
-      Value* f = Emit("Cast", 13, {req_.inputs[i]}, name + "_f", {{"to", Attribute(kOnnxFloat)}});
+      Value* f = Widen(req_.inputs[i], name + "_f");
       const int64_t n = static_cast<int64_t>(shape.size());
       Value* r = Emit("Reshape", 14, {f, e_.Int64s(name + "_shape", shape, {n})}, name + "_split");
       return Emit("Transpose", 13, {r}, name + "_heads", {{"perm", Attribute(std::move(perm))}});
@@ -203,10 +211,11 @@ class LinearAttentionBuilder {
     }
     Value* state;
     if (Value* past = Input(req_, 3)) {
-      state = Emit("Cast", 13, {past}, "state0", {{"to", Attribute(kOnnxFloat)}});
+      state = Emit("CastLike", 15, {past, q}, "state0");  // in the compute type
     } else {
       state = Emit("ConstantOfShape", 9,
                    {e_.Int64s("state_shape", {s_.batch, hkv, s_.dk, s_.dv}, {4})}, "state0");
+      state = Emit("CastLike", 15, {state, q}, "state0_t");
     }
     std::vector<Value*> outs;
     for (int64_t t = 0; t < s_.seq; ++t) {
@@ -235,9 +244,10 @@ class LinearAttentionBuilder {
                                {{"perm", Attribute(std::vector<int64_t>{0, 2, 1, 3, 4})}}),
                           e_.Int64s("out_shape", {0, 0, -1}, {3})},
                          "o_merged");
-    Value* scaled =
-        Emit("Mul", 14, {merged, e_.Constant("scale", TensorData::FromFloats({s_.scale}, {}))},
-             "o_scaled");
+    Value* scale =
+        Emit("CastLike", 15, {e_.Constant("scale", TensorData::FromFloats({s_.scale}, {})), merged},
+             "scale_t");
+    Value* scaled = Emit("Mul", 14, {merged, scale}, "o_scaled");
     e_.EmitOutput(0, "CastLike", 15, {scaled, req_.inputs[0]}, {}, "output");
     if (WantsOutput(req_, 1)) {
       Value* like = Input(req_, 3) ? Input(req_, 3) : req_.inputs[0];
@@ -251,6 +261,12 @@ class LinearAttentionBuilder {
               const std::string& suffix, std::map<std::string, Attribute> attrs = {}) {
     return e_.Emit(op, version, std::move(inputs), std::move(attrs), suffix, false);
   }
+  // x in float32 when the query is float16 or bfloat16 (or of an undeclared type); float32
+  // and float64 (which the unit tests' gradient checks use) stay as they are.
+  Value* Widen(Value* x, const std::string& suffix) {
+    if (!widen_) return x;
+    return Emit("Cast", 13, {x}, suffix, {{"to", Attribute(kOnnxFloat)}});
+  }
   Value* Unsqueeze(Value* x, int64_t axis, const std::string& suffix) {
     return Emit("Unsqueeze", 13, {x, e_.Int64s(suffix + "_axes", {axis}, {1})}, suffix);
   }
@@ -258,6 +274,7 @@ class LinearAttentionBuilder {
   const DecomposeRequest& req_;
   const LinearAttentionSpec& s_;
   Emitter e_;
+  bool widen_ = NeedsWidening(req_, req_.inputs[0]);
 };
 
 StatusOr<std::vector<DecomposedNode>> DecomposeLinearAttention(Graph& g,
@@ -314,7 +331,9 @@ StatusOr<std::vector<DecomposedNode>> DecomposeCausalConvWithState(Graph& g,
   const bool silu = activation != "none";
   Value* conv = emit("Conv", 11, conv_in, "conv", {{"group", Attribute(channels)}});
   if (silu) {
-    Value* f = emit("Cast", 13, {conv}, "conv_f", {{"to", Attribute(kOnnxFloat)}});
+    Value* f = NeedsWidening(req, x)
+                   ? emit("Cast", 13, {conv}, "conv_f", {{"to", Attribute(kOnnxFloat)}})
+                   : conv;
     Value* act = emit("Mul", 14, {f, emit("Sigmoid", 13, {f}, "conv_sigmoid")}, "silu");
     e.EmitOutput(0, "CastLike", 15, {act, conv}, {}, "output");
   } else {

@@ -25,6 +25,7 @@ namespace a8::onnx_import {
 // protobuf classes of Debian's libonnx, so a newer model is refused instead.
 constexpr int64_t kMaxIrVersion = 14;
 constexpr std::string_view kTrainingDomain = "ai.onnx.preview.training";
+constexpr std::string_view kPreviewDomain = "ai.onnx.preview";
 
 std::string DomainName(std::string_view domain);
 // "ai.onnx" -> "" (the IR's name of the default domain).

@@ -318,11 +318,13 @@ Status Importer::ImportNode(int index) {
   const std::string domain = NormalizeDomain(n.domain());
   const std::string& name = node_names_[index];
   const std::string where = NodeWhere(name, domain, n.op_type());
-  if (domain != "" && domain != kTrainingDomain) {
+  // ai.onnx.preview's FlexAttention is imported as a decomposition, as default-domain ops are.
+  const bool preview_op = domain == kPreviewDomain && IsDecomposedPreviewOp(n.op_type());
+  if (domain != "" && domain != kTrainingDomain && !preview_op) {
     return Unsupported("{}: ops of domain '{}' are not supported (a800c supports ai.onnx and {})",
                        where, n.domain(), kTrainingDomain);
   }
-  if (!g_->opsets.count(domain)) {
+  if (!preview_op && !g_->opsets.count(domain)) {
     return InvalidInput("{}: domain '{}' is not in the model's opset_import", where, n.domain());
   }
   if (domain.empty() && n.op_type() == "SequenceAt") return ImportSequenceAt(index, where);
@@ -356,6 +358,12 @@ Status Importer::ImportNode(int index) {
   // Attributes first, so that a subgraph is reported as such even on an unsupported op (If).
   std::map<std::string, Attribute> attrs;
   for (const onnx::AttributeProto& a : n.attribute()) {
+    if (preview_op && a.has_g()) {
+      return Unsupported(
+          "{}: attribute '{}' is a modifier subgraph, which a800c does not import (FlexAttention "
+          "without score_mod and prob_mod is supported)",
+          where, a.name());
+    }
     A8_ASSIGN_OR_RETURN(Attribute attr, AttributeFromOnnx(a, where, model_dir_));
     if (!attrs.emplace(a.name(), std::move(attr)).second) {
       return InvalidInput("{}: attribute '{}' is given twice", where, a.name());
@@ -365,7 +373,7 @@ Status Importer::ImportNode(int index) {
   if (domain.empty() && n.op_type() == "SplitToSequence") {
     return ImportSplitToSequence(index, where, inputs, attrs);
   }
-  if (domain.empty() && IsDecomposedOp(n.op_type())) {
+  if ((domain.empty() || preview_op) && IsDecomposedOp(n.op_type())) {
     return ImportDecomposedNode(index, where, std::move(inputs), std::move(attrs));
   }
   const OpDef* def = FindOp(domain, n.op_type());
@@ -430,10 +438,26 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
                                       std::vector<Value*> inputs,
                                       std::map<std::string, Attribute> attrs) {
   const onnx::NodeProto& n = graph_.node(index);
-  const int64_t opset = g_->opsets.at("");
-  std::optional<int> version = OnnxSinceVersion("", n.op_type(), opset);
-  if (!version) {
-    return InvalidInput("{}: {} is not defined at opset {} of ai.onnx", where, n.op_type(), opset);
+  std::optional<int> version;
+  if (NormalizeDomain(n.domain()) == kPreviewDomain) {
+    // The ai.onnx.preview ops decomposed here have one version, 1 (the importer keeps no opset
+    // of that domain: the graph it makes has only default-domain nodes).
+    for (const onnx::OperatorSetIdProto& o : model_.opset_import()) {
+      if (o.domain() == kPreviewDomain && o.version() >= 1) version = 1;
+    }
+    if (!version) {
+      return InvalidInput(
+          "{}: domain '{}' has no version of at least 1 in the model's "
+          "opset_import",
+          where, kPreviewDomain);
+    }
+  } else {
+    const int64_t opset = g_->opsets.at("");
+    version = OnnxSinceVersion("", n.op_type(), opset);
+    if (!version) {
+      return InvalidInput("{}: {} is not defined at opset {} of ai.onnx", where, n.op_type(),
+                          opset);
+    }
   }
   DecomposeRequest req;
   req.op = n.op_type();

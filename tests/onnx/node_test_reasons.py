@@ -4,10 +4,11 @@
 The classes the issue excludes from a800c's scope come first, read from the model itself:
   strings, ai.onnx.ml, float8/int4/int2 quantization, image decoding, sequence/optional types.
 The others are work left, read from the model or from a800c's (or the check's) message:
-  control flow (If/Loop/Scan), missing op: NAME (counted together, by op), element type
-  int16/uint16/uint32/uint64, other element types (complex), op version, shape operand not
-  constant, onnxruntime cannot run the case (the exported model: bf16 kernels, Swish-24),
-  training-mode Dropout (onnx's random mask), wrong result (a800c runs, a check fails), other.
+  control flow (If/Loop/Scan), FlexAttention's score_mod/prob_mod subgraph, missing op: NAME
+  (counted together, by op), element type int16/uint16/uint32/uint64, other element types
+  (complex), op version, shape operand not constant, onnxruntime cannot run the case (the
+  exported model: bf16 kernels, Swish-24), training-mode Dropout (onnx's random mask), wrong
+  result (a800c runs, a check fails), other.
 """
 import os
 import re
@@ -92,6 +93,8 @@ def classify(case_dir, message):
         return "sequence/optional types"
     if ops & _CONTROL_FLOW:
         return "control flow (If/Loop/Scan)"
+    if "is a modifier subgraph" in message:
+        return "FlexAttention's score_mod/prob_mod subgraph"
     m = _MISSING_OP.search(message)
     if m:
         return "missing op: " + (m.group(1) or m.group(2))

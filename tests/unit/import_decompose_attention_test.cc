@@ -248,6 +248,31 @@ TEST(ImportDecomposeAttentionTest, AttentionGradientsMatchFiniteDifferences) {
   ExpectGradientsMatch(window);
 }
 
+TEST(ImportDecomposeAttentionTest, FlexAttentionOfThePreviewDomain) {
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 26, "ai.onnx.preview" : 1]>
+g (float[2, 4, 3, 8] q, float[2, 2, 5, 8] k, float[2, 2, 5, 6] v) => (float[2, 4, 3, 6] y) {
+  y = ai.onnx.preview.FlexAttention <scale = 0.5> (q, k, v) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Count(**g, "MatMul"), 2);
+  EXPECT_EQ(Count(**g, "Expand"), 2);  // GQA: K and V repeated for 4 query heads
+  ASSERT_TRUE(ShapeInference().Run(**g).ok());
+  EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,4,3,6]");
+  // A modifier subgraph is refused, naming the attribute.
+  Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 26, "ai.onnx.preview" : 1]>
+g (float[1, 1, 2, 4] q, float[1, 1, 2, 4] k, float[1, 1, 2, 4] v) => (float[1, 1, 2, 4] y) {
+  y = ai.onnx.preview.FlexAttention <score_mod = m (float[1, 1, 2, 2] s) => (float[1, 1, 2, 2] t) {
+    t = Neg (s) }> (q, k, v) })");
+  EXPECT_THAT(s.message(),
+              HasSubstr("(ai.onnx.preview.FlexAttention): attribute 'score_mod' is a modifier "
+                        "subgraph, which a800c does not import"));
+}
+
+TEST(ImportDecomposeAttentionTest, FlexAttentionGradientsMatchFiniteDifferences) {
+  // GQA (2 query heads on 1 kv head), the default scale, softmax in double.
+  ExpectGradientsMatch(Decomposed("FlexAttention", 1, {},
+                                  {F64({1, 2, 3, 4}), F64({1, 1, 5, 4}), F64({1, 1, 5, 3})}));
+}
+
 TEST(ImportDecomposeAttentionTest, RotaryEmbeddingGradientsMatchFiniteDifferences) {
   for (int64_t interleaved : {0, 1}) {
     SCOPED_TRACE("interleaved " + std::to_string(interleaved));
