@@ -11,7 +11,9 @@ are made of. Checked, per model:
   1. the first step's MSE loss (a800c-run's metrics) equals the loss of onnx's ReferenceEvaluator
      on the same model and batch (rtol 1e-5);
   2. Adam in fp32 and in amp: the mean loss of the last 20 steps is at most a tenth of the first
-     step's.
+     step's;
+  3. the CUDA backend's kernel code on the host (--backend=cuda-emu) gives the CPU backend's
+     losses over the first 20 steps (rtol 1e-4: sums in another order).
 """
 import argparse
 import json
@@ -96,6 +98,14 @@ def main():
                      "--input", f"labels={work}/y.npy", "--steps=300", f"--metrics={metrics}")
                 with open(metrics) as f:
                     losses = [json.loads(line)["loss"] for line in f]
+                emu_metrics = os.path.join(work, f"{kind}.{precision}.emu.jsonl")
+                tool(args, "a800c-run", plan, "--backend=cuda-emu", "--input", f"x={work}/x.npy",
+                     "--input", f"labels={work}/y.npy", "--steps=20", f"--metrics={emu_metrics}")
+                with open(emu_metrics) as f:
+                    emu = [json.loads(line)["loss"] for line in f]
+                if not np.allclose(emu, losses[:20], rtol=1e-4, atol=1e-7):
+                    failures.append(f"{kind} {precision}: cuda-emu losses {emu[:3]}.. differ "
+                                    f"from the CPU's {losses[:3]}..")
                 last = float(np.mean(losses[-20:]))
                 print(f"{kind} {precision}: first loss {losses[0]:.5f} (reference "
                       f"{ref_loss:.5f}), mean of the last 20 {last:.5f}")
