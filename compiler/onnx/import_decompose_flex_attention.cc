@@ -89,8 +89,9 @@ StatusOr<std::vector<DecomposedNode>> DecomposeFlexAttention(Graph& g,
   Value* v = req.inputs[2];
   // GQA: each kv head repeated Hq / Hkv times, [h0, h0, h1, h1, ..]; skipped when the head
   // counts are known to be equal.
-  const bool same_heads = dims[0].size() == 4 && dims[1].size() == 4 && dims[0][1] == dims[1][1];
-  if (dims[0].size() == 4 && dims[1].size() == 4 && dims[0][1] % dims[1][1] != 0) {
+  const bool known_heads = dims[0].size() == 4 && dims[1].size() == 4;
+  const bool same_heads = known_heads && dims[0][1] == dims[1][1];
+  if (known_heads && (dims[1][1] <= 0 || dims[0][1] % dims[1][1] != 0)) {
     return InvalidInput("{}: Q's {} heads are not a multiple of K's {}", req.where, dims[0][1],
                         dims[1][1]);
   }

@@ -148,7 +148,10 @@ StatusOr<LinearAttentionSpec> ReadLinearAttention(const DecomposeRequest& req) {
         req.where, fmt::join(k, ", "), fmt::join(v, ", "), fmt::join(q, ", "), s.q_heads,
         s.kv_heads);
   }
-  if (s.seq <= 0) return InvalidInput("{}: the sequence length is {}", req.where, s.seq);
+  if (s.seq <= 0 || s.dk <= 0 || s.dv <= 0) {
+    return InvalidInput("{}: the sequence length {}, d_k {} and d_v {} must be positive", req.where,
+                        s.seq, s.dk, s.dv);
+  }
   if (Input(req, 3)) {
     A8_ASSIGN_OR_RETURN(std::vector<int64_t> p, StaticDims(req, 3, "past_state", 4, ""));
     if (p != std::vector<int64_t>{s.batch, s.kv_heads, s.dk, s.dv}) {
