@@ -350,6 +350,7 @@ std::vector<OpDef> BuildTable() {
   AddFusedOps(&ops);
   AddGatherNdOps(&ops);
   AddScatterOps(&ops);
+  AddGridSampleOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

@@ -1,0 +1,133 @@
+// The Col2Im and DeformConv kernels (declared in grid_sample.h).
+#include "kernels/device/grid_sample.h"
+#include "kernels/device/launch.h"
+
+namespace a8::A8_DEV_NS::grid_sample {
+namespace {
+
+A8_HD float FloorOf(float v) { return ::floorf(v); }
+A8_HD double FloorOf(double v) { return ::floor(v); }
+
+// One output pixel (n, c, image position): every block offset k whose sliding position lands
+// on it, in block order.
+template <typename T>
+struct Col2ImFn {
+  Col2ImParams p;
+  int64_t image_size, block_size, positions;
+  A8_HD void operator()(int64_t i) const {
+    using A = Acc<T>;
+    const int64_t nc = i / image_size;
+    int64_t rest = i % image_size;
+    int64_t at[kMaxSpatial];
+    for (int d = p.rank - 1; d >= 0; --d) {
+      at[d] = rest % p.image[d];
+      rest /= p.image[d];
+    }
+    const T* x = static_cast<const T*>(p.x) + nc * block_size * positions;
+    A sum = A(0);
+    for (int64_t k = 0; k < block_size; ++k) {
+      int64_t kr = k, l = 0, lstride = 1;
+      bool hit = true;
+      for (int d = p.rank - 1; d >= 0; --d) {
+        const int64_t kd = kr % p.block[d];
+        kr /= p.block[d];
+        const int64_t pos = at[d] + p.pads_begin[d] - kd * p.dilations[d];
+        if (pos < 0 || pos % p.strides[d] != 0 || pos / p.strides[d] >= p.blocks_out[d]) {
+          hit = false;
+          break;
+        }
+        l += (pos / p.strides[d]) * lstride;
+        lstride *= p.blocks_out[d];
+      }
+      if (hit) sum += Ld(x, k * positions + l);
+    }
+    St(static_cast<T*>(p.y), i, sum);
+  }
+};
+
+// x[n, c] at (h, w), bilinear with zeros outside the image.
+template <typename T, typename A = Acc<T>>
+A8_HD A Bilinear(const T* plane, int64_t hs, int64_t ws, A h, A w) {
+  if (!(h > A(-1) && h < static_cast<A>(hs) && w > A(-1) && w < static_cast<A>(ws))) return A(0);
+  const A h0 = FloorOf(h), w0 = FloorOf(w);
+  const A th = h - h0, tw = w - w0;
+  const int64_t ih = static_cast<int64_t>(h0), iw = static_cast<int64_t>(w0);
+  A sum = A(0);
+  for (int a = 0; a < 2; ++a) {
+    const int64_t y = ih + a;
+    if (y < 0 || y >= hs) continue;
+    const A wh = a == 0 ? A(1) - th : th;
+    for (int b = 0; b < 2; ++b) {
+      const int64_t x = iw + b;
+      if (x < 0 || x >= ws) continue;
+      const A ww = b == 0 ? A(1) - tw : tw;
+      sum += wh * ww * Ld(plane, y * ws + x);
+    }
+  }
+  return sum;
+}
+
+// One output element (n, m, oh, ow): bias, then the group's channels, each over its taps.
+template <typename T>
+struct DeformConvFn {
+  DeformConvParams p;
+  A8_HD void operator()(int64_t i) const {
+    using A = Acc<T>;
+    const int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh;
+    const int64_t m = (i / (p.ow * p.oh)) % p.m, n = i / (p.ow * p.oh * p.m);
+    const int64_t cpg = p.c / p.group, mpg = p.m / p.group, cpo = p.c / p.offset_group;
+    const int64_t taps = p.kh * p.kw, out = p.oh * p.ow, pix = oh * p.ow + ow;
+    const T* x = static_cast<const T*>(p.x);
+    const T* wt = static_cast<const T*>(p.weight);
+    const T* off = static_cast<const T*>(p.offset);
+    const T* mask = static_cast<const T*>(p.mask);
+    A sum = p.bias != nullptr ? Ld(static_cast<const T*>(p.bias), m) : A(0);
+    const int64_t g = m / mpg;
+    for (int64_t ci = 0; ci < cpg; ++ci) {
+      const int64_t c = g * cpg + ci;
+      const int64_t og = c / cpo;
+      const T* plane = x + (n * p.c + c) * p.h * p.w;
+      for (int64_t k = 0; k < taps; ++k) {
+        const int64_t ki = k / p.kw, kj = k % p.kw;
+        const int64_t oc = (n * p.offset_group + og) * taps + k;  // (n, og, ki, kj)
+        const A dh = Ld(off, (oc * 2) * out + pix), dw = Ld(off, (oc * 2 + 1) * out + pix);
+        const A h = static_cast<A>(oh * p.stride[0] - p.pad[0] + ki * p.dilation[0]) + dh;
+        const A w = static_cast<A>(ow * p.stride[1] - p.pad[1] + kj * p.dilation[1]) + dw;
+        A v = Bilinear<T>(plane, p.h, p.w, h, w);
+        if (mask != nullptr) v *= Ld(mask, oc * out + pix);
+        sum += Ld(wt, (m * cpg + ci) * taps + k) * v;
+      }
+    }
+    St(static_cast<T*>(p.y), i, sum);
+  }
+};
+
+}  // namespace
+
+DevStatus Col2Im(DevCtx& ctx, const Col2ImParams& p) {
+  if (p.rank < 1 || p.rank > kMaxSpatial) return DevError("Col2Im: rank out of range");
+  int64_t image_size = 1, block_size = 1, positions = 1;
+  for (int d = 0; d < p.rank; ++d) {
+    if (p.strides[d] < 1 || p.dilations[d] < 1) return DevError("Col2Im: bad stride/dilation");
+    image_size *= p.image[d];
+    block_size *= p.block[d];
+    positions *= p.blocks_out[d];
+  }
+  return DispatchFloat(p.dtype, [&](auto t) {
+    return ForEach(ctx, p.n * p.c * image_size,
+                   Col2ImFn<decltype(t)>{p, image_size, block_size, positions},
+                   block_size * p.rank);
+  });
+}
+
+DevStatus DeformConv(DevCtx& ctx, const DeformConvParams& p) {
+  if (p.group < 1 || p.offset_group < 1 || p.c % p.group != 0 || p.m % p.group != 0 ||
+      p.c % p.offset_group != 0)
+    return DevError("DeformConv: channels not divisible by the groups");
+  return DispatchFloat(p.dtype, [&](auto t) {
+    return ForEach(ctx, p.n * p.m * p.oh * p.ow, DeformConvFn<decltype(t)>{p},
+                   (p.c / p.group) * p.kh * p.kw * 8);
+  });
+}
+
+}  // namespace a8::A8_DEV_NS::grid_sample
