@@ -282,6 +282,8 @@ def build_shape(op, v):
         y = rnd(2, 3, seed=37)
         if v < 11:
             return Case([data(y)], {"paddings" if v < 2 else "pads": [0, 1, 0, 2], "value": 1.5})
+        if v == 19:  # mode wrap (from 19), pads beyond the dims (numpy's periodic wrap)
+            return Case([data(y), ints([1, 4, 2, 1])], {"mode": "wrap"})
         return Case([data(y), ints([0, 1, 0, 2]), init(np.array(1.5, F32))])
     if op == "Tile":
         y = rnd(2, 3, seed=38)
