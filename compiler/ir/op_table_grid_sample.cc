@@ -1,6 +1,6 @@
-// GridSample (ONNX 16/20/22) and its gradient a8.GridSampleGrad, Col2Im (ONNX 18) and
-// DeformConv (ONNX 19), with their shape rules. One kernel body each, run by both backends
-// (kernels/device/grid_sample.h); GridSample's gradient rule is in
+// GridSample (ONNX 16/20/22) and its gradient a8.GridSampleGrad, Col2Im (ONNX 18) and its
+// gradient a8.Col2ImGrad, DeformConv (ONNX 19/22), with their shape rules. One kernel body each,
+// run by both backends (kernels/device/grid_sample.h); the gradient rules are in
 // passes/autodiff/grad_rules_grid_sample.cc. GridSample-16's modes 'bilinear'/'bicubic' become
 // 20's 'linear'/'cubic' at import (compiler/onnx/import_upgrade.cc).
 //
@@ -8,8 +8,10 @@
 // coordinates from the grid: an f16 grid value near 1 is spaced 2^-11 apart, which is a pixel
 // in 2,048 (half a pixel at 1,024 pixels), so the coordinates, the interpolation weights and the
 // gradient w.r.t. the grid (a difference of neighbouring pixels) would lose the precision that
-// makes them useful. Col2Im (a sum of overlapping columns) and DeformConv (a convolution whose
-// sampling positions come from `offset`) are deny for the same reason.
+// makes them useful. DeformConv (a convolution whose sampling positions come from `offset`) is
+// deny for the same reason, Col2Im (a sum of overlapping columns) as PRECISION.md's sums are.
+#include <algorithm>
+
 #include "compiler/ir/op_table_builder.h"
 #include "compiler/ir/shape_rules.h"
 
@@ -89,12 +91,17 @@ StatusOr<std::vector<int64_t>> SpatialAttr(const Node& node, const char* name, s
   return v;
 }
 
-// Col2Im (input [N, C * prod(block), L], image_shape, block_shape) -> [N, C, image_shape...].
-Status InferCol2Im(const Node& node, std::vector<TensorType>* out) {
-  A8_RETURN_IF_ERROR(RequireInputs(node, 3));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "input"));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> image, ConstantInts(node, 1, "image_shape"));
+// Col2Im's geometry: image_shape, the block size and the number of block positions L.
+struct Col2ImGeometry {
+  std::vector<int64_t> image;
+  int64_t block_size = 1, positions = 1;
+};
+
+StatusOr<Col2ImGeometry> Col2ImGeometryOf(const Node& node) {
+  Col2ImGeometry geo;
+  A8_ASSIGN_OR_RETURN(geo.image, ConstantInts(node, 1, "image_shape"));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> block, ConstantInts(node, 2, "block_shape"));
+  const std::vector<int64_t>& image = geo.image;
   const size_t r = image.size();
   if (r < 1 || block.size() != r) {
     return InvalidInput("{}: inputs 'image_shape' {} and 'block_shape' {} must have one length",
@@ -107,7 +114,6 @@ Status InferCol2Im(const Node& node, std::vector<TensorType>* out) {
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dil, SpatialAttr(node, "dilations", r, 1, 1));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> strides, SpatialAttr(node, "strides", r, 1, 1));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialAttr(node, "pads", 2 * r, 0, 0));
-  int64_t block_size = 1, positions = 1;
   for (size_t d = 0; d < r; ++d) {
     if (image[d] < 1 || block[d] < 1) {
       return InvalidInput("{}: image_shape {} and block_shape {} must be positive", node.Where(),
@@ -118,17 +124,40 @@ Status InferCol2Im(const Node& node, std::vector<TensorType>* out) {
       return InvalidInput("{}: block {} (dilated) does not fit the padded image in dim {}",
                           node.Where(), block[d], d);
     }
-    block_size *= block[d];
-    positions *= span / strides[d] + 1;
+    geo.block_size *= block[d];
+    geo.positions *= span / strides[d] + 1;
   }
+  return geo;
+}
+
+// Col2Im (input [N, C * prod(block), L], image_shape, block_shape) -> [N, C, image_shape...].
+Status InferCol2Im(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 3));
+  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "input"));
+  A8_ASSIGN_OR_RETURN(Col2ImGeometry geo, Col2ImGeometryOf(node));
   const TensorType& x = node.input(0)->type();
-  if (x.rank() != 3 || x.dims[1] % block_size != 0 || x.dims[2] != positions) {
+  if (x.rank() != 3 || x.dims[1] % geo.block_size != 0 || x.dims[2] != geo.positions) {
     return InvalidInput("{}: input 'input' {} must be [N, C * {}, {}] (block size, positions)",
-                        node.Where(), x.ToString(), block_size, positions);
+                        node.Where(), x.ToString(), geo.block_size, geo.positions);
   }
-  std::vector<int64_t> dims = {x.dims[0], x.dims[1] / block_size};
-  dims.insert(dims.end(), image.begin(), image.end());
+  std::vector<int64_t> dims = {x.dims[0], x.dims[1] / geo.block_size};
+  dims.insert(dims.end(), geo.image.begin(), geo.image.end());
   return SetOutputs(node, out, {TensorType{x.dtype, dims}});
+}
+
+// a8.Col2ImGrad (dy [N, C, image_shape...], image_shape, block_shape) -> [N, C * block, L].
+Status InferCol2ImGrad(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 3));
+  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
+  A8_ASSIGN_OR_RETURN(Col2ImGeometry geo, Col2ImGeometryOf(node));
+  const TensorType& dy = node.input(0)->type();
+  if (dy.rank() != static_cast<int64_t>(geo.image.size()) + 2 ||
+      !std::equal(geo.image.begin(), geo.image.end(), dy.dims.begin() + 2)) {
+    return InvalidInput("{}: input 'dy' {} must be [N, C, {}]", node.Where(), dy.ToString(),
+                        DimsString(geo.image));
+  }
+  return SetOutputs(
+      node, out, {TensorType{dy.dtype, {dy.dims[0], dy.dims[1] * geo.block_size, geo.positions}}});
 }
 
 // DeformConv (X, W, offset, B?, mask?) -> Y, 2-D only.
@@ -212,20 +241,23 @@ void AddGridSampleOps(std::vector<OpDef>* ops) {
   grad.gradient = GradDecision::kNone;
   grad.kernel = KernelRowSpec{"T,T,T", "T,T", {{'T', kFloats}}};
   ops->push_back(std::move(grad));
-  // Col2Im and DeformConv are linear in their data input (DeformConv also in W, B and mask, and
-  // differentiable in offset almost everywhere), but a800c has no gradient rule for them yet:
-  // building training through one is an error naming the node.
-  OpDef col = WithGradient(
-      GradDecision::kNotImplemented,
-      Op("Col2Im", {3, 3, 1, 1},
-         {OptNoDefault("dilations", AttrKind::kInts), OptNoDefault("pads", AttrKind::kInts),
-          OptNoDefault("strides", AttrKind::kInts)},
-         {18}, 18, InferCol2Im,
-         "columns [N, C*prod(block), L] summed into an image [N, C, image_shape] (constant "
-         "shapes)"));
-  col.precision = OpPrecisionClass::kDeny;
-  col.kernel = KernelRowSpec{"T,i64,i64", "T", {{'T', kFloats}}};
-  ops->push_back(std::move(col));
+  // Col2Im's gradient is a8.Col2ImGrad (Im2Col, grad_rules_grid_sample.cc). DeformConv is linear
+  // in X, W, B and mask (and differentiable in offset almost everywhere), but a800c has no
+  // gradient rule for it yet: building training through one is an error naming the node.
+  const std::vector<AttrSpec> col_attrs = {OptNoDefault("dilations", AttrKind::kInts),
+                                           OptNoDefault("pads", AttrKind::kInts),
+                                           OptNoDefault("strides", AttrKind::kInts)};
+  OpDef col = Op("Col2Im", {3, 3, 1, 1}, col_attrs, {18}, 18, InferCol2Im,
+                 "columns [N, C*prod(block), L] summed into an image [N, C, image_shape] "
+                 "(constant shapes)");
+  OpDef col_grad = InternalOp("Col2ImGrad", {3, 3, 1, 1}, col_attrs, InferCol2ImGrad,
+                              "gradient of Col2Im's input: Im2Col of dy");
+  col_grad.gradient = GradDecision::kNone;
+  for (OpDef* op : {&col, &col_grad}) {
+    op->precision = OpPrecisionClass::kDeny;
+    op->kernel = KernelRowSpec{"T,i64,i64", "T", {{'T', kFloats}}};
+    ops->push_back(std::move(*op));
+  }
   OpDef dc = WithGradient(
       GradDecision::kNotImplemented,
       Op("DeformConv", {3, 5, 1, 1},

@@ -76,6 +76,10 @@ struct Col2ImParams {
   void* y = nullptr;
 };
 DevStatus Col2Im(DevCtx& ctx, const Col2ImParams& p);
+// Col2Im's gradient (Im2Col): p.x is dy [N, C, image...], p.y dx [N, C * prod(block), L]; each
+// column entry reads the pixel its block position lands on (0 in the padding). One thread an
+// entry.
+DevStatus Col2ImGrad(DevCtx& ctx, const Col2ImParams& p);
 
 // DeformConv (2-D): x [N, C, H, W], w [M, C / group, kH, kW], offset [N, 2 * G * kH * kW, oH,
 // oW] (G offset groups, (dh, dw) pairs per tap), optional bias [M] and mask [N, G * kH * kW, oH,

@@ -45,6 +45,32 @@ struct Col2ImFn {
   }
 };
 
+// One column entry (n, c * block + k, l) of Col2Im's gradient: dy at the pixel it sums into.
+template <typename T>
+struct Im2ColFn {
+  Col2ImParams p;
+  int64_t image_size, block_size, positions;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t l = i % positions;
+    const int64_t k = (i / positions) % block_size;
+    const int64_t nc = i / (positions * block_size);
+    int64_t kr = k, lr = l, at = 0, stride = 1;
+    for (int d = p.rank - 1; d >= 0; --d) {
+      const int64_t kd = kr % p.block[d], ld = lr % p.blocks_out[d];
+      kr /= p.block[d];
+      lr /= p.blocks_out[d];
+      const int64_t pos = ld * p.strides[d] - p.pads_begin[d] + kd * p.dilations[d];
+      if (pos < 0 || pos >= p.image[d]) {
+        static_cast<T*>(p.y)[i] = T{};
+        return;
+      }
+      at += pos * stride;
+      stride *= p.image[d];
+    }
+    static_cast<T*>(p.y)[i] = static_cast<const T*>(p.x)[nc * image_size + at];
+  }
+};
+
 // x[n, c] at (h, w), bilinear with zeros outside the image.
 template <typename T, typename A = Acc<T>>
 A8_HD A Bilinear(const T* plane, int64_t hs, int64_t ws, A h, A w) {
@@ -117,6 +143,21 @@ DevStatus Col2Im(DevCtx& ctx, const Col2ImParams& p) {
     return ForEach(ctx, p.n * p.c * image_size,
                    Col2ImFn<decltype(t)>{p, image_size, block_size, positions},
                    block_size * p.rank);
+  });
+}
+
+DevStatus Col2ImGrad(DevCtx& ctx, const Col2ImParams& p) {
+  if (p.rank < 1 || p.rank > kMaxSpatial) return DevError("Col2ImGrad: rank out of range");
+  int64_t image_size = 1, block_size = 1, positions = 1;
+  for (int d = 0; d < p.rank; ++d) {
+    if (p.strides[d] < 1 || p.dilations[d] < 1) return DevError("Col2ImGrad: bad stride/dilation");
+    image_size *= p.image[d];
+    block_size *= p.block[d];
+    positions *= p.blocks_out[d];
+  }
+  return DispatchFloat(p.dtype, [&](auto t) {
+    return ForEach(ctx, p.n * p.c * block_size * positions,
+                   Im2ColFn<decltype(t)>{p, image_size, block_size, positions}, p.rank * 4);
   });
 }
 

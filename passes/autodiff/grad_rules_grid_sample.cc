@@ -1,4 +1,5 @@
-// Gradient rule of GridSample (registered from RegisterMathGradRules in grad_rules_math.cc):
+// Gradient rules of GridSample and Col2Im (registered from RegisterMathGradRules in
+// grad_rules_math.cc). GridSample:
 // one a8.GridSampleGrad (dy, X, grid) -> (dX, dgrid) with the forward node's attributes
 // (kernels/device/grid_sample.h). Every mode is differentiated: linear and cubic w.r.t. X and
 // grid; nearest w.r.t. X (dy added at the pixel each output read), its dgrid is 0 (the output is
@@ -24,8 +25,26 @@ Status GradGridSample(GradContext& ctx) {
   return ctx.SetInputGrad(1, g[1]);
 }
 
+// Col2Im sums column entries into pixels: its input's gradient gathers dy back (Im2Col,
+// a8.Col2ImGrad); image_shape and block_shape are constant shapes.
+Status GradCol2Im(GradContext& ctx) {
+  if (!ctx.needs_grad(0)) return Status::Ok();
+  const Node& node = ctx.node();
+  A8_ASSIGN_OR_RETURN(Value * dy, grad::Dy(ctx));
+  std::map<std::string, Attribute> attrs;
+  for (const char* name : {"dilations", "pads", "strides"}) {
+    if (node.has_attr(name)) attrs[name] = Attribute(node.GetInts(name));
+  }
+  A8_ASSIGN_OR_RETURN(Value * dx,
+                      ctx.Emit1("a8.Col2ImGrad", {dy, node.input(1), node.input(2)}, attrs));
+  return ctx.SetInputGrad(0, dx);
+}
+
 }  // namespace
 
-void RegisterGridSampleGradRules(GradRuleTable* t) { t->Add("GridSample", GradGridSample); }
+void RegisterGridSampleGradRules(GradRuleTable* t) {
+  t->Add("GridSample", GradGridSample);
+  t->Add("Col2Im", GradCol2Im);
+}
 
 }  // namespace a8

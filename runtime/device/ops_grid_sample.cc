@@ -1,4 +1,4 @@
-// Device entries of GridSample, a8.GridSampleGrad, Col2Im and DeformConv
+// Device entries of GridSample, a8.GridSampleGrad, Col2Im, a8.Col2ImGrad and DeformConv
 // (kernels/device/grid_sample.h). The CPU backend has no entries of its own for them: it runs
 // these through its host launch, so the CPU, the CUDA backend and cuda-emu give the same bits.
 // The checks repeat the shape rules' (compiler/ir/op_table_grid_sample.cc), since a plan may have
@@ -103,47 +103,62 @@ StatusOr<std::vector<int64_t>> SpatialAttr(const KernelArgs& a, const char* op, 
   return v;
 }
 
-Status Col2Im(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg &x = a.in(0), &y = a.out(0);
+// Col2Im's geometry from its constant inputs 1 and 2 and attributes, checked against the columns
+// tensor `cols` [N, C * prod(block), L] and the image tensor `img` [N, C, image_shape...].
+StatusOr<gs::Col2ImParams> Col2ImGeometry(const KernelArgs& a, const char* op,
+                                          const TensorArg& cols, const TensorArg& img) {
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> image, HostInts(a, 1));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> block, HostInts(a, 2));
   const size_t r = image.size();
   if (r < 1 || r > static_cast<size_t>(gs::kMaxSpatial) || block.size() != r)
-    return InvalidInput("Col2Im: image_shape and block_shape must have one length in [1, {}]",
+    return InvalidInput("{}: image_shape and block_shape must have one length in [1, {}]", op,
                         gs::kMaxSpatial);
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dil, SpatialAttr(a, "Col2Im", "dilations", r, 1));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> strides, SpatialAttr(a, "Col2Im", "strides", r, 1));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialAttr(a, "Col2Im", "pads", 2 * r, 0));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dil, SpatialAttr(a, op, "dilations", r, 1));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> strides, SpatialAttr(a, op, "strides", r, 1));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialAttr(a, op, "pads", 2 * r, 0));
   gs::Col2ImParams p;
   p.rank = static_cast<int>(r);
   int64_t block_size = 1, positions = 1;
   for (size_t d = 0; d < r; ++d) {
     if (image[d] < 1 || block[d] < 1 || dil[d] < 1 || strides[d] < 1 || pads[d] < 0 ||
         pads[d + r] < 0)
-      return InvalidInput("Col2Im: image, block, dilations and strides must be >= 1, pads >= 0");
+      return InvalidInput("{}: image, block, dilations and strides must be >= 1, pads >= 0", op);
     p.image[d] = image[d];
     p.block[d] = block[d];
     p.dilations[d] = dil[d];
     p.strides[d] = strides[d];
     p.pads_begin[d] = pads[d];
     const int64_t span = image[d] + pads[d] + pads[d + r] - (dil[d] * (block[d] - 1) + 1);
-    if (span < 0) return InvalidInput("Col2Im: the block does not fit the padded image");
+    if (span < 0) return InvalidInput("{}: the block does not fit the padded image", op);
     p.blocks_out[d] = span / strides[d] + 1;
     block_size *= block[d];
     positions *= p.blocks_out[d];
   }
-  if (x.dims.size() != 3 || x.dims[1] % block_size != 0 || x.dims[2] != positions)
-    return InvalidInput("Col2Im: input must be [N, C * {}, {}]", block_size, positions);
-  p.n = x.dims[0];
-  p.c = x.dims[1] / block_size;
+  if (cols.dims.size() != 3 || cols.dims[1] % block_size != 0 || cols.dims[2] != positions)
+    return InvalidInput("{}: the columns must be [N, C * {}, {}]", op, block_size, positions);
+  p.n = cols.dims[0];
+  p.c = cols.dims[1] / block_size;
   Dims want = {p.n, p.c};
   want.insert(want.end(), image.begin(), image.end());
-  if (y.dtype != x.dtype || y.dims != want)
-    return InvalidInput("Col2Im: the output must be [N, C, image_shape...] of the input's dtype");
-  p.dtype = x.dtype;
-  p.x = x.data;
-  p.y = y.data;
+  if (img.dtype != cols.dtype || img.dims != want)
+    return InvalidInput("{}: the image must be [N, C, image_shape...] of the columns' dtype", op);
+  p.dtype = cols.dtype;
+  return p;
+}
+
+Status Col2Im(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(gs::Col2ImParams p, Col2ImGeometry(a, "Col2Im", a.in(0), a.out(0)));
+  p.x = a.in(0).data;
+  p.y = a.out(0).data;
   return FromDev(gs::Col2Im(ctx, p));
+}
+
+// (dy, image_shape, block_shape) -> dx, the columns.
+Status Col2ImGrad(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(gs::Col2ImParams p, Col2ImGeometry(a, "Col2ImGrad", a.out(0), a.in(0)));
+  p.x = a.in(0).data;
+  p.y = a.out(0).data;
+  return FromDev(gs::Col2ImGrad(ctx, p));
 }
 
 // (X, W, offset, B?, mask?) -> Y, 2-D.
@@ -209,6 +224,8 @@ void RegisterDeviceGridSampleOps(std::vector<DevKernelEntry>* r) {
                 "dX: one thread an (n, c) plane (no atomics); dgrid: one thread a grid point"});
   r->push_back({"Col2Im", kFloatTypes, 0, Col2Im,
                 "one thread an image pixel gathering its column entries in block order"});
+  r->push_back({"a8.Col2ImGrad", kFloatTypes, 0, Col2ImGrad,
+                "Im2Col: one thread a column entry reading its pixel (0 in the padding)"});
   r->push_back({"DeformConv", kFloatTypes, 0, DeformConv,
                 "2-D; one thread an output element, bilinear taps recomputed per channel"});
 }

@@ -159,7 +159,7 @@ TEST(GridSampleKernelTest, KnownValues) {
   EXPECT_NEAR(Floats(got["y"])[0], 1.615875f, 1e-5);
 }
 
-// Col2Im against a direct scatter of every column entry.
+// Col2Im against a direct scatter of every column entry, its gradient as its adjoint.
 TEST(Col2ImKernelTest, MatchesScatterReferenceAndEmu) {
   struct Case {
     Dims image, block, dil, pads, strides;
@@ -220,6 +220,27 @@ TEST(Col2ImKernelTest, MatchesScatterReferenceAndEmu) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
     testing::ExpectEmuMatchesCpu(f, {{"x", Bytes(x)}}, 0, 0);
+    // The gradient (Im2Col) is Col2Im's adjoint: <Col2Im(x), dy> = <x, Col2ImGrad(dy)>.
+    PlanBuilder gb;
+    const int dyb = gb.Buffer("dy", DType::kF32, ydims, B::INPUT);
+    const int gi =
+        gb.Buffer("i", DType::kI64, {static_cast<int64_t>(r)}, B::CONSTANT, c.image.data());
+    const int gbk =
+        gb.Buffer("b", DType::kI64, {static_cast<int64_t>(r)}, B::CONSTANT, c.block.data());
+    const int dxb = gb.Buffer("dx", DType::kF32, {n, ch * bsize, positions}, B::OUTPUT);
+    plan::Kernel* gk = gb.Kernel("a8.Col2ImGrad", {dyb, gi, gbk}, {dxb});
+    PlanBuilder::Ints(gk, "dilations", c.dil);
+    PlanBuilder::Ints(gk, "pads", c.pads);
+    PlanBuilder::Ints(gk, "strides", c.strides);
+    PlanFile gf = gb.Finish();
+    const std::vector<float> dy = Uniform(want.size(), -1, 1, 10);
+    auto dx = Floats(testing::RunOn(gf, MakeCpuBackend(), {{"dy", Bytes(dy)}})["dx"]);
+    ASSERT_EQ(dx.size(), x.size());
+    double lhs = 0, rhs = 0;
+    for (size_t i = 0; i < want.size(); ++i) lhs += want[i] * dy[i];
+    for (size_t i = 0; i < x.size(); ++i) rhs += static_cast<double>(x[i]) * dx[i];
+    EXPECT_NEAR(lhs, rhs, 1e-4);
+    testing::ExpectEmuMatchesCpu(gf, {{"dy", Bytes(dy)}}, 0, 0);
   }
 }
 

@@ -101,5 +101,22 @@ TEST(GridSampleGradCheckTest, VolumetricFiniteDifferences) {
   }
 }
 
+TEST(Col2ImGradCheckTest, FiniteDifferences) {
+  testing::GradCheckCase c;
+  c.op = "Col2Im";
+  // Overlapping blocks (stride 1, dilation 2 along H) and padding, 2-D; then 1-D strided.
+  c.attrs = {{"dilations", Attribute(Dims{2, 1})},
+             {"pads", Attribute(Dims{1, 0, 0, 1})},
+             {"strides", Attribute(Dims{1, 2})}};
+  // image 4x5, block 2x2: H (4 + 1 - 3) / 1 + 1 = 3, W (5 + 1 - 2) / 2 + 1 = 3 positions.
+  c.inputs = {Uniform({2, 3 * 4, 9}, 1, 7), testing::Const(DType::kI64, {2}, {4, 5}),
+              testing::Const(DType::kI64, {2}, {2, 2})};
+  testing::ExpectGradientsMatch(c);
+  c.attrs = {{"strides", Attribute(Dims{2})}};
+  c.inputs = {Uniform({1, 2 * 3, 3}, 1, 8), testing::Const(DType::kI64, {1}, {7}),
+              testing::Const(DType::kI64, {1}, {3})};
+  testing::ExpectGradientsMatch(c);
+}
+
 }  // namespace
 }  // namespace a8
