@@ -1,5 +1,6 @@
 // GridSample (ONNX 16/20/22) and its gradient a8.GridSampleGrad, Col2Im (ONNX 18) and its
-// gradient a8.Col2ImGrad, DeformConv (ONNX 19/22), with their shape rules. One kernel body each,
+// gradient a8.Col2ImGrad, DeformConv (ONNX 19/22) and its gradient a8.DeformConvGrad, with their
+// shape rules. One kernel body each,
 // run by both backends (kernels/device/grid_sample.h); the gradient rules are in
 // passes/autodiff/grad_rules_grid_sample.cc. GridSample-16's modes 'bilinear'/'bicubic' become
 // 20's 'linear'/'cubic' at import (compiler/onnx/import_upgrade.cc).
@@ -11,6 +12,8 @@
 // makes them useful. DeformConv (a convolution whose sampling positions come from `offset`) is
 // deny for the same reason, Col2Im (a sum of overlapping columns) as PRECISION.md's sums are.
 #include <algorithm>
+#include <map>
+#include <string>
 
 #include "compiler/ir/op_table_builder.h"
 #include "compiler/ir/shape_rules.h"
@@ -220,6 +223,35 @@ Status InferDeformConv(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {TensorType{x.dtype, {x.dims[0], w.dims[0], o[0], o[1]}}});
 }
 
+// a8.DeformConvGrad (dy, X, W, offset, mask?) -> (dX, dW, doffset, dmask?): DeformConv's checks
+// on (X, W, offset, mask), dy of its output's type.
+Status InferDeformConvGrad(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 4));
+  Graph g;
+  std::vector<Value*> ins;
+  for (int i = 1; i < node.num_inputs(); ++i) {
+    ins.push_back(node.has_input(i) ? g.AddInput("in" + std::to_string(i), node.input(i)->type())
+                                    : nullptr);
+  }
+  if (ins.size() == 4) ins.insert(ins.begin() + 3, nullptr);  // no bias
+  std::map<std::string, Attribute> attrs;
+  for (const char* name :
+       {"dilations", "group", "kernel_shape", "offset_group", "pads", "strides"}) {
+    if (const Attribute* a = node.attr(name)) attrs[name] = *a;
+  }
+  Node* fwd = g.AddNode("DeformConv", "", ins, {{"y", TensorType{}}}, attrs, node.name());
+  std::vector<TensorType> y;
+  A8_RETURN_IF_ERROR(InferDeformConv(*fwd, &y));
+  if (node.input(0)->type() != y[0]) {
+    return InvalidInput("{}: input 'dy' {} must be DeformConv's output {}", node.Where(),
+                        node.input(0)->type().ToString(), y[0].ToString());
+  }
+  std::vector<TensorType> types = {node.input(1)->type(), node.input(2)->type(),
+                                   node.input(3)->type()};
+  if (node.has_input(4)) types.push_back(node.input(4)->type());
+  return SetOutputs(node, out, types);
+}
+
 }  // namespace
 
 void AddGridSampleOps(std::vector<OpDef>* ops) {
@@ -241,9 +273,7 @@ void AddGridSampleOps(std::vector<OpDef>* ops) {
   grad.gradient = GradDecision::kNone;
   grad.kernel = KernelRowSpec{"T,T,T", "T,T", {{'T', kFloats}}};
   ops->push_back(std::move(grad));
-  // Col2Im's gradient is a8.Col2ImGrad (Im2Col, grad_rules_grid_sample.cc). DeformConv is linear
-  // in X, W, B and mask (and differentiable in offset almost everywhere), but a800c has no
-  // gradient rule for it yet: building training through one is an error naming the node.
+  // Their gradients: a8.Col2ImGrad (Im2Col) and a8.DeformConvGrad (grad_rules_grid_sample.cc).
   const std::vector<AttrSpec> col_attrs = {OptNoDefault("dilations", AttrKind::kInts),
                                            OptNoDefault("pads", AttrKind::kInts),
                                            OptNoDefault("strides", AttrKind::kInts)};
@@ -258,16 +288,21 @@ void AddGridSampleOps(std::vector<OpDef>* ops) {
     op->kernel = KernelRowSpec{"T,i64,i64", "T", {{'T', kFloats}}};
     ops->push_back(std::move(*op));
   }
-  OpDef dc = WithGradient(
-      GradDecision::kNotImplemented,
-      Op("DeformConv", {3, 5, 1, 1},
-         {OptNoDefault("dilations", AttrKind::kInts), Opt("group", int64_t{1}),
-          OptNoDefault("kernel_shape", AttrKind::kInts), Opt("offset_group", int64_t{1}),
-          OptNoDefault("pads", AttrKind::kInts), OptNoDefault("strides", AttrKind::kInts)},
-         {19, 22}, 22, InferDeformConv,
-         "2-D deformable convolution: bilinear samples at offset positions, optional mask"));
+  const std::vector<AttrSpec> dc_attrs = {
+      OptNoDefault("dilations", AttrKind::kInts),    Opt("group", int64_t{1}),
+      OptNoDefault("kernel_shape", AttrKind::kInts), Opt("offset_group", int64_t{1}),
+      OptNoDefault("pads", AttrKind::kInts),         OptNoDefault("strides", AttrKind::kInts)};
+  OpDef dc = Op("DeformConv", {3, 5, 1, 1}, dc_attrs, {19, 22}, 22, InferDeformConv,
+                "2-D deformable convolution: bilinear samples at offset positions, optional mask");
   dc.precision = OpPrecisionClass::kDeny;
   dc.kernel = KernelRowSpec{"T,T,T,T?,T?", "T", {{'T', kFloats}}};
+  OpDef dc_grad = InternalOp("DeformConvGrad", {4, 5, 3, 4}, dc_attrs, InferDeformConvGrad,
+                             "gradient of DeformConv: (dy, X, W, offset, mask?) -> (dX, dW, "
+                             "doffset, dmask?)");
+  dc_grad.precision = OpPrecisionClass::kDeny;
+  dc_grad.gradient = GradDecision::kNone;
+  dc_grad.kernel = KernelRowSpec{"T,T,T,T,T?", "T,T,T,T?", {{'T', kFloats}}};
+  ops->push_back(std::move(dc_grad));
   ops->push_back(std::move(dc));
 }
 

@@ -100,4 +100,20 @@ struct DeformConvParams {
 };
 DevStatus DeformConv(DevCtx& ctx, const DeformConvParams& p);
 
+// DeformConv's gradient w.r.t. x, w, offset and (when fwd.mask is set) mask, from dy [N, M, oH,
+// oW] (the bias's is a sum of dy: the gradient rule's ReduceSum); fwd.y unused. The sampled
+// value's derivative along a position is the bilinear weights' (0 outside the image).
+// Deterministic without atomics: dx one thread per (n, c) plane (zeroed, then its output
+// channels, pixels and taps in order), dw one per weight, doffset and dmask one per (n, offset
+// group, tap, pixel), summing over the offset group's channels and their output channels.
+struct DeformConvGradParams {
+  DeformConvParams fwd;
+  const void* dy = nullptr;
+  void* dx = nullptr;
+  void* dw = nullptr;
+  void* doffset = nullptr;
+  void* dmask = nullptr;  // set with fwd.mask
+};
+DevStatus DeformConvGrad(DevCtx& ctx, const DeformConvGradParams& p);
+
 }  // namespace a8::A8_DEV_NS::grid_sample

@@ -1,4 +1,5 @@
-// Device entries of GridSample, a8.GridSampleGrad, Col2Im, a8.Col2ImGrad and DeformConv
+// Device entries of GridSample, Col2Im, DeformConv and their gradients (a8.GridSampleGrad,
+// a8.Col2ImGrad, a8.DeformConvGrad)
 // (kernels/device/grid_sample.h). The CPU backend has no entries of its own for them: it runs
 // these through its host launch, so the CPU, the CUDA backend and cuda-emu give the same bits.
 // The checks repeat the shape rules' (compiler/ir/op_table_grid_sample.cc), since a plan may have
@@ -161,17 +162,20 @@ Status Col2ImGrad(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(gs::Col2ImGrad(ctx, p));
 }
 
-// (X, W, offset, B?, mask?) -> Y, 2-D.
-Status DeformConv(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg &x = a.in(0), &w = a.in(1), &off = a.in(2), &y = a.out(0);
+// DeformConv's operands: x, w, offset, the optional bias and mask (null when absent) and y (or
+// dy: the [N, M, oH, oW] tensor).
+StatusOr<gs::DeformConvParams> DeformConvOperands(const KernelArgs& a, const char* op,
+                                                  const TensorArg& x, const TensorArg& w,
+                                                  const TensorArg& off, const TensorArg* bias,
+                                                  const TensorArg* mask, const TensorArg& y) {
   if (x.dims.size() != 4 || w.dims.size() != 4 || off.dims.size() != 4 || y.dims.size() != 4)
-    return Unsupported("DeformConv: only 2-D (X, W, offset and Y of rank 4)");
+    return Unsupported("{}: only 2-D (X, W, offset and Y of rank 4)", op);
   gs::DeformConvParams p;
   p.group = a.Int("group", 1);
   p.offset_group = a.Int("offset_group", 1);
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> st, SpatialAttr(a, "DeformConv", "strides", 2, 1));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dl, SpatialAttr(a, "DeformConv", "dilations", 2, 1));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialAttr(a, "DeformConv", "pads", 4, 0));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> st, SpatialAttr(a, op, "strides", 2, 1));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> dl, SpatialAttr(a, op, "dilations", 2, 1));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialAttr(a, op, "pads", 4, 0));
   p.n = x.dims[0];
   p.c = x.dims[1];
   p.h = x.dims[2];
@@ -183,24 +187,23 @@ Status DeformConv(const KernelArgs& a, DevCtx& ctx) {
   p.ow = y.dims[3];
   if (p.group < 1 || p.offset_group < 1 || w.dims[1] * p.group != p.c || p.m % p.group != 0 ||
       p.c % p.offset_group != 0)
-    return InvalidInput("DeformConv: channels do not match group {} / offset_group {}", p.group,
+    return InvalidInput("{}: channels do not match group {} / offset_group {}", op, p.group,
                         p.offset_group);
   const Dims want_off = {p.n, 2 * p.offset_group * p.kh * p.kw, p.oh, p.ow};
   if (off.dims != want_off || y.dims[0] != p.n || y.dims[1] != p.m)
-    return InvalidInput("DeformConv: offset or Y do not have the dims the kernel needs");
+    return InvalidInput("{}: offset or Y do not have the dims the kernel needs", op);
   for (const TensorArg* t : {&w, &off, &y}) {
-    if (t->dtype != x.dtype) return InvalidInput("DeformConv: every tensor must have X's dtype");
+    if (t->dtype != x.dtype) return InvalidInput("{}: every tensor must have X's dtype", op);
   }
-  if (a.has_in(3)) {
-    if (a.in(3).dtype != x.dtype || a.in(3).dims != Dims{p.m})
-      return InvalidInput("DeformConv: B must be [{}] of X's dtype", p.m);
-    p.bias = a.in(3).data;
+  if (bias != nullptr) {
+    if (bias->dtype != x.dtype || bias->dims != Dims{p.m})
+      return InvalidInput("{}: B must be [{}] of X's dtype", op, p.m);
+    p.bias = bias->data;
   }
-  if (a.has_in(4)) {
-    if (a.in(4).dtype != x.dtype ||
-        a.in(4).dims != Dims{p.n, p.offset_group * p.kh * p.kw, p.oh, p.ow})
-      return InvalidInput("DeformConv: mask does not have the dims the kernel needs");
-    p.mask = a.in(4).data;
+  if (mask != nullptr) {
+    if (mask->dtype != x.dtype || mask->dims != Dims{p.n, p.offset_group * p.kh * p.kw, p.oh, p.ow})
+      return InvalidInput("{}: mask does not have the dims the kernel needs", op);
+    p.mask = mask->data;
   }
   for (int d = 0; d < 2; ++d) {
     p.stride[d] = st[d];
@@ -211,8 +214,38 @@ Status DeformConv(const KernelArgs& a, DevCtx& ctx) {
   p.x = x.data;
   p.weight = w.data;
   p.offset = off.data;
-  p.y = y.data;
+  return p;
+}
+
+// (X, W, offset, B?, mask?) -> Y, 2-D.
+Status DeformConv(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(gs::DeformConvParams p,
+                      DeformConvOperands(a, "DeformConv", a.in(0), a.in(1), a.in(2),
+                                         a.has_in(3) ? &a.in(3) : nullptr,
+                                         a.has_in(4) ? &a.in(4) : nullptr, a.out(0)));
+  p.y = a.out(0).data;
   return FromDev(gs::DeformConv(ctx, p));
+}
+
+// (dy, X, W, offset, mask?) -> (dX, dW, doffset, dmask?).
+Status DeformConvGrad(const KernelArgs& a, DevCtx& ctx) {
+  const TensorArg* mask = a.has_in(4) ? &a.in(4) : nullptr;
+  gs::DeformConvGradParams gp;
+  A8_ASSIGN_OR_RETURN(gp.fwd, DeformConvOperands(a, "DeformConvGrad", a.in(1), a.in(2), a.in(3),
+                                                 nullptr, mask, a.in(0)));
+  const TensorArg* want[] = {&a.in(1), &a.in(2), &a.in(3), mask};
+  for (int i = 0; i < 4; ++i) {
+    if (want[i] == nullptr) continue;
+    if (!a.has_out(i) || a.out(i).dtype != want[i]->dtype || a.out(i).dims != want[i]->dims)
+      return InvalidInput("DeformConvGrad: output {} must have the dims of input {}", i, i + 1);
+  }
+  if (mask == nullptr && a.has_out(3)) return InvalidInput("DeformConvGrad: dmask without a mask");
+  gp.dy = a.in(0).data;
+  gp.dx = a.out(0).data;
+  gp.dw = a.out(1).data;
+  gp.doffset = a.out(2).data;
+  gp.dmask = mask != nullptr ? a.out(3).data : nullptr;
+  return FromDev(gs::DeformConvGrad(ctx, gp));
 }
 
 }  // namespace
@@ -228,6 +261,9 @@ void RegisterDeviceGridSampleOps(std::vector<DevKernelEntry>* r) {
                 "Im2Col: one thread a column entry reading its pixel (0 in the padding)"});
   r->push_back({"DeformConv", kFloatTypes, 0, DeformConv,
                 "2-D; one thread an output element, bilinear taps recomputed per channel"});
+  r->push_back(
+      {"a8.DeformConvGrad", kFloatTypes, 1, DeformConvGrad,
+       "dX one thread an (n, c) plane; dW one a weight; doffset/dmask one a tap and pixel"});
 }
 
 }  // namespace a8::A8_DEV_NS

@@ -317,6 +317,28 @@ TEST(DeformConvKernelTest, MatchesReferenceAndEmu) {
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
     testing::ExpectEmuMatchesCpu(f, in, 0, 0);
+    // The gradient kernel (its values: finite differences in grid_sample_test.cc).
+    PlanBuilder gb;
+    std::vector<int> gins = {gb.Buffer("dy", DType::kF32, {n, m, oh, ow}, B::INPUT),
+                             gb.Buffer("x", DType::kF32, {n, c, h, w}, B::INPUT),
+                             gb.Buffer("w", DType::kF32, {m, cpg, kh, kw}, B::INPUT),
+                             gb.Buffer("o", DType::kF32, {n, 2 * og * taps, oh, ow}, B::INPUT)};
+    std::vector<int> gouts = {gb.Buffer("dx", DType::kF32, {n, c, h, w}, B::OUTPUT),
+                              gb.Buffer("dw", DType::kF32, {m, cpg, kh, kw}, B::OUTPUT),
+                              gb.Buffer("do", DType::kF32, {n, 2 * og * taps, oh, ow}, B::OUTPUT)};
+    if (with_opt) {
+      gins.push_back(gb.Buffer("m", DType::kF32, {n, og * taps, oh, ow}, B::INPUT));
+      gouts.push_back(gb.Buffer("dm", DType::kF32, {n, og * taps, oh, ow}, B::OUTPUT));
+    }
+    plan::Kernel* gk = gb.Kernel("a8.DeformConvGrad", gins, gouts);
+    PlanBuilder::Int(gk, "group", group);
+    PlanBuilder::Int(gk, "offset_group", og);
+    PlanBuilder::Ints(gk, "strides", {sh, sw});
+    PlanBuilder::Ints(gk, "pads", {ph, pw, ph, pw});
+    PlanBuilder::Ints(gk, "dilations", {dh, dw});
+    in.erase("b");
+    in["dy"] = Bytes(Uniform(n * m * oh * ow, -1, 1, 6));
+    testing::ExpectEmuMatchesCpu(gb.Finish(), in, 0, 0);
   }
 }
 

@@ -118,5 +118,27 @@ TEST(Col2ImGradCheckTest, FiniteDifferences) {
   testing::ExpectGradientsMatch(c);
 }
 
+TEST(DeformConvGradCheckTest, FiniteDifferences) {
+  testing::GradCheckCase c;
+  c.op = "DeformConv";
+  // Two groups, two offset groups, stride, padding and dilation; offsets within +-1.5 pixels
+  // (some taps outside the image), a mask and a bias; then no mask and no bias.
+  c.attrs = {{"group", Attribute(int64_t{2})},
+             {"offset_group", Attribute(int64_t{2})},
+             {"strides", Attribute(Dims{1, 2})},
+             {"pads", Attribute(Dims{1, 0, 1, 0})},
+             {"dilations", Attribute(Dims{2, 1})}};
+  // X [1, 4, 4, 5], W [2, 2, 2, 2]: oH (4 + 2 - 3) / 1 + 1 = 4, oW (5 - 2) / 2 + 1 = 2.
+  c.inputs = {Uniform({1, 4, 4, 5}, 1, 11), Uniform({2, 2, 2, 2}, 1, 12),
+              Uniform({1, 16, 4, 2}, 1.5, 13), Uniform({2}, 1, 14), Uniform({1, 8, 4, 2}, 1, 15)};
+  c.rtol = 1e-5;
+  c.atol = 1e-6;
+  testing::ExpectGradientsMatch(c);
+  c.attrs = {};
+  c.inputs = {Uniform({2, 2, 3, 3}, 1, 16), Uniform({3, 2, 2, 2}, 1, 17),
+              Uniform({2, 8, 2, 2}, 1.5, 18)};
+  testing::ExpectGradientsMatch(c);
+}
+
 }  // namespace
 }  // namespace a8
