@@ -1,9 +1,8 @@
 // GridSample (ONNX 16/20/22) and its gradient a8.GridSampleGrad, Col2Im (ONNX 18) and its
 // gradient a8.Col2ImGrad, DeformConv (ONNX 19/22) and its gradient a8.DeformConvGrad, with their
-// shape rules. One kernel body each,
-// run by both backends (kernels/device/grid_sample.h); the gradient rules are in
-// passes/autodiff/grad_rules_grid_sample.cc. GridSample-16's modes 'bilinear'/'bicubic' become
-// 20's 'linear'/'cubic' at import (compiler/onnx/import_upgrade.cc).
+// shape rules. One kernel body each, run by both backends (kernels/device/grid_sample.h); the
+// gradient rules are in passes/autodiff/grad_rules_grid_sample.cc. GridSample-16's modes
+// 'bilinear'/'bicubic' become 20's 'linear'/'cubic' at import (compiler/onnx/import_upgrade.cc).
 //
 // Precision: GridSample and its gradient are pinned to FP32 (deny). They compute sampling
 // coordinates from the grid: an f16 grid value near 1 is spaced 2^-11 apart, which is a pixel

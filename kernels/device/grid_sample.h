@@ -1,5 +1,6 @@
-// GridSample (ONNX 16/20/22) and its gradient a8.GridSampleGrad, Col2Im (ONNX 18) and
-// DeformConv (ONNX 19): one body each (grid_sample_impl.h, image_impl.h), run by the CUDA
+// GridSample (ONNX 16/20/22), Col2Im (ONNX 18), DeformConv (ONNX 19/22) and their gradients
+// (a8.GridSampleGrad, a8.Col2ImGrad, a8.DeformConvGrad): one body each (grid_sample_impl.h,
+// image_impl.h), run by the CUDA
 // backend, its host emulation (cuda-emu) and the CPU backend (through its host launch), so all
 // three give the same bits.
 //
@@ -22,7 +23,8 @@
 // (0 where clamped, +-1 in reflection) and of the denormalization (PyTorch's
 // grid_sampler_compute_source_index_set_grad); nearest's dgrid is 0. Deterministic without
 // atomics: dX runs one thread per (n, c) plane, which zeroes its plane and adds the outputs'
-// contributions in output order (parallelism N * C); dgrid one thread per (n, output point).
+// contributions in output order (parallelism N * C: on the GPU a few thousand threads at most
+// for typical shapes, the price of no atomics); dgrid one thread per (n, output point).
 //
 // Declarations only: included by host setup code and compiled by nvcc.
 #pragma once
