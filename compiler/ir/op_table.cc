@@ -280,12 +280,12 @@ void AddShapeOps(std::vector<OpDef>* ops) {
   add(Op("Expand", kBinary, {}, {8, 13}, 8, InferExpand,
          "broadcast to a constant shape (bidirectional)"));
   // Pad-1 (`paddings`) and Pad-2 take pads/value as attributes; 18 adds the axes input; 19 adds
-  // mode=wrap, which the shape rule rejects.
+  // mode=wrap (numpy's: non-negative pads only).
   add(Op("Pad", {1, 4, 1, 1},
          {Opt("mode", "constant"), OptNoDefault("pads", AttrKind::kInts),
           OptNoDefault("value", AttrKind::kFloat)},
          {1, 2, 11, 13, 18, 19, 21, 23, 24, 25}, 18, InferPad,
-         "pad with constant pads (modes constant, reflect, edge)"));
+         "pad with constant pads (modes constant, reflect, edge, wrap)"));
   // Tile-1 takes (input, tiles, axis); the importer makes them Tile-6's repeats.
   add(Op("Tile", kBinary, {}, {1, 6, 13}, 6, InferTile,
          "repeat along each dim (constant repeats)"));
@@ -350,6 +350,7 @@ std::vector<OpDef> BuildTable() {
   AddFusedOps(&ops);
   AddGatherNdOps(&ops);
   AddScatterOps(&ops);
+  AddGridSampleOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

@@ -109,5 +109,7 @@ void AddOptimizerOps(std::vector<OpDef>* ops);  // op_table_optim.cc: updates, s
 void AddFusedOps(std::vector<OpDef>* ops);      // op_table_fused.cc: the fuse pass's kernels
 void AddGatherNdOps(std::vector<OpDef>* ops);   // op_table_gather_nd.cc: GatherND, its gradient
 void AddScatterOps(std::vector<OpDef>* ops);    // op_table_scatter.cc: ScatterND/Elements, TopK
+// op_table_grid_sample.cc: GridSample and its gradient, Col2Im, DeformConv
+void AddGridSampleOps(std::vector<OpDef>* ops);
 
 }  // namespace a8

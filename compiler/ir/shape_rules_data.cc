@@ -63,12 +63,8 @@ Status InferPad(const Node& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   const std::string mode = node.GetString("mode", "constant");
-  if (mode == "wrap") {
-    return Unsupported("{}: Pad mode 'wrap' is not supported (constant, reflect, edge are)",
-                       node.Where());
-  }
-  if (mode != "constant" && mode != "reflect" && mode != "edge") {
-    return InvalidInput("{}: attribute 'mode' is '{}' (expected constant, reflect or edge)",
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
+    return InvalidInput("{}: attribute 'mode' is '{}' (expected constant, reflect, edge or wrap)",
                         node.Where(), mode);
   }
   A8_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> pads_in, IntsOperand(node, 1, "pads"));
@@ -106,8 +102,12 @@ Status InferPad(const Node& node, std::vector<TensorType>* out) {
       return InvalidInput("{}: reflect pads {} and {} must be smaller than dim {} ({})",
                           node.Where(), begin, end, axes[i], dim);
     }
-    if (mode == "edge" && dim == 0 && (begin > 0 || end > 0)) {
-      return InvalidInput("{}: edge padding of the empty dim {}", node.Where(), axes[i]);
+    if ((mode == "edge" || mode == "wrap") && dim == 0 && (begin > 0 || end > 0)) {
+      return InvalidInput("{}: {} padding of the empty dim {}", node.Where(), mode, axes[i]);
+    }
+    if (mode == "wrap" && (begin < 0 || end < 0)) {
+      return Unsupported("{}: Pad mode 'wrap' with a negative pad ({} in 'pads' {})", node.Where(),
+                         std::min(begin, end), DimsString(pads));
     }
     const __int128 size = __int128{dim} + begin + end;
     if (size < 0) {

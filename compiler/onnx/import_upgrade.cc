@@ -263,6 +263,20 @@ Status UpgradeNode(Node* node, int from, int to, const UpgradeContext& ctx) {
     return u.IntToInput("k", 1, "K");
   }
   if (op == "BatchNormalization" && from < 14) return UpgradeBatchNormalization(node, from);
+  if (op == "GridSample" && from < 20) {
+    // GridSample-16's modes 'bilinear' and 'bicubic' are 20's 'linear' and 'cubic' (16 is 4-D).
+    const std::string mode = node->GetString("mode", "bilinear");
+    if (mode != "bilinear" && mode != "nearest" && mode != "bicubic") {
+      return InvalidInput(
+          "{}: GridSample-16's attribute 'mode' '{}' must be bilinear, nearest or "
+          "bicubic",
+          node->Where(), mode);
+    }
+    node->SetAttr("mode", Attribute(mode == "bilinear"  ? std::string("linear")
+                                    : mode == "bicubic" ? std::string("cubic")
+                                                        : mode));
+    return Status::Ok();
+  }
   if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && from < 13) {
     return UpgradeSoftmaxCoercion(node, from, ctx);
   }

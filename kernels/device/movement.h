@@ -75,7 +75,7 @@ DevStatus GatherElements(DevCtx& ctx, const GatherElementsParams& p);
 // element in device memory or null (zero).
 struct PadParams {
   int elem_size = 0;
-  int mode = 0;  // 0 constant, 1 reflect, 2 edge
+  int mode = 0;  // 0 constant, 1 reflect, 2 edge, 3 wrap (pads >= 0)
   int rank = 0;
   int64_t in_dims[kMaxMapRank] = {};
   int64_t out_dims[kMaxMapRank] = {};

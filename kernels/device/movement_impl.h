@@ -85,11 +85,12 @@ struct GatherElementsFn {
   }
 };
 
-// cpu::PadSource: the source index of output coordinate `o` in a dim of size d padded by pb in
-// front, or -1 for the constant fill.
+// cpu::PadSource (and wrap: runtime/cpu/ops_movement.cc PadWrap): the source index of output
+// coordinate `o` in a dim of size d padded by pb in front, or -1 for the constant fill.
 A8_HD int64_t PadSource(int64_t o, int64_t d, int64_t pb, int mode) {
   const int64_t i = o - pb;
   if (i >= 0 && i < d) return i;
+  if (mode == 3) return ((i % d) + d) % d;  // wrap
   if (mode == 2) return i < 0 ? 0 : d - 1;  // edge
   if (mode == 1) {                          // reflect
     if (d == 1) return 0;

@@ -408,6 +408,8 @@ Status GradGemm(GradContext& ctx) {
 void RegisterShapeGradRules(GradRuleTable* t);
 // ScatterND, ScatterElements, TopK (grad_rules_scatter.cc).
 void RegisterScatterGradRules(GradRuleTable* t);
+// GridSample (grad_rules_grid_sample.cc).
+void RegisterGridSampleGradRules(GradRuleTable* t);
 
 void RegisterMathGradRules(GradRuleTable* t) {
   for (const OpDef& op : AllOps()) {
@@ -467,6 +469,7 @@ void RegisterMathGradRules(GradRuleTable* t) {
   }
   RegisterShapeGradRules(t);
   RegisterScatterGradRules(t);
+  RegisterGridSampleGradRules(t);
 }
 
 }  // namespace a8

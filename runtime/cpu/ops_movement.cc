@@ -85,6 +85,39 @@ Status RunTile(const KernelArgs& a) {
   return cpu::Tile(a.in(0).dtype, a.in(0).dims, repeats, a.in(0).data, a.out(0).data);
 }
 
+// Pad mode 'wrap' (numpy's): output coordinate o reads x at (o - pads_begin) mod dim along each
+// dim, pads non-negative (the shape rule's check). An element copy each, in output order.
+Status PadWrap(const TensorArg& x, const std::vector<int64_t>& pads, const TensorArg& y) {
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+    return InvalidInput("Pad: {} pads for rank {}", pads.size(), rank);
+  cpu::Dims out_dims(rank), in_strides(rank, 1);
+  for (int64_t i = rank - 1; i >= 0; --i) {
+    if (pads[i] < 0 || pads[rank + i] < 0)
+      return InvalidInput("Pad: mode 'wrap' takes no negative pads (dim {})", i);
+    out_dims[i] = x.dims[i] + pads[i] + pads[rank + i];
+    if (out_dims[i] > 0 && x.dims[i] == 0)
+      return InvalidInput("Pad: dim {} is empty and cannot be padded by wrap", i);
+    if (i + 1 < rank) in_strides[i] = in_strides[i + 1] * x.dims[i + 1];
+  }
+  const int64_t n = NumElements(out_dims);
+  if (n != y.count())
+    return InvalidInput("Pad: the output buffer has {} elements, the op writes {}", y.count(), n);
+  const size_t es = DTypeSize(x.dtype);
+  const auto* src = static_cast<const uint8_t*>(x.data);
+  auto* dst = static_cast<uint8_t*>(y.data);
+  for (int64_t o = 0; o < n; ++o) {
+    int64_t rest = o, off = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      const int64_t i = rest % out_dims[d] - pads[d];
+      rest /= out_dims[d];
+      off += (((i % x.dims[d]) + x.dims[d]) % x.dims[d]) * in_strides[d];
+    }
+    std::memcpy(dst + o * es, src + off * es, es);
+  }
+  return Status::Ok();
+}
+
 Status RunPad(const KernelArgs& a) {
   const TensorArg& x = a.in(0);
   int64_t rank = static_cast<int64_t>(x.dims.size());
@@ -100,6 +133,8 @@ Status RunPad(const KernelArgs& a) {
     m = cpu::PadMode::kReflect;
   else if (mode == "edge")
     m = cpu::PadMode::kEdge;
+  else if (mode == "wrap")
+    return PadWrap(x, pads, a.out(0));
   else
     return Unsupported("Pad: mode '{}' is not supported by the CPU backend", mode);
   const void* value = a.has_in(2) && a.in(2).count() > 0 ? a.in(2).data : nullptr;
@@ -179,7 +214,7 @@ void RegisterMovementKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"GatherElements", kAllTypes, 0, RunGatherElements, "indices: i32/i64"});
   r->push_back({"Expand", kAllTypes, 0, RunExpand, "shape: constant i64"});
   r->push_back({"Tile", kAllTypes, 0, RunTile, "repeats: constant i64"});
-  r->push_back({"Pad", kAllTypes, 0, RunPad, "modes constant, reflect, edge"});
+  r->push_back({"Pad", kAllTypes, 0, RunPad, "modes constant, reflect, edge, wrap"});
   r->push_back({"Trilu", kAllTypes, 0, RunTrilu, "k: optional i64 scalar"});
   r->push_back({"OneHot", kAllTypes, -1, RunOneHot,
                 "indices: numeric (float truncated); depth from the output"});

@@ -2,6 +2,7 @@
 
 #include "runtime/core/op_registry.h"
 #include "runtime/device/ops_gather_nd.h"
+#include "runtime/device/ops_grid_sample.h"
 #include "runtime/device/ops_scatter.h"
 
 namespace a8::A8_DEV_NS {
@@ -30,6 +31,7 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceDistOps(r);
     RegisterDeviceGatherNdOps(r);
     RegisterDeviceScatterOps(r);
+    RegisterDeviceGridSampleOps(r);
     SortByOp(r);
     return r;
   }();

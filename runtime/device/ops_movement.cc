@@ -330,6 +330,8 @@ Status Pad(const KernelArgs& a, DevCtx& ctx) {
     p.mode = 1;
   else if (mode == "edge")
     p.mode = 2;
+  else if (mode == "wrap")
+    p.mode = 3;
   else
     return Unsupported("Pad: mode '{}' is not supported by the CPU backend", mode);
   // cpu::Pad's checks.
@@ -341,6 +343,8 @@ Status Pad(const KernelArgs& a, DevCtx& ctx) {
     if (out_dims[i] < 0) return InvalidInput("Pad: dim {} would be {}", i, out_dims[i]);
     if (p.mode != 0 && out_dims[i] > 0 && x.dims[i] == 0)
       return InvalidInput("Pad: dim {} is empty and cannot be padded by edge or reflect", i);
+    if (p.mode == 3 && (pads[i] < 0 || pads[rank + i] < 0))
+      return InvalidInput("Pad: mode 'wrap' takes no negative pads (dim {})", i);
     if (p.mode == 1 && (pads[i] >= x.dims[i] || pads[rank + i] >= x.dims[i]) && x.dims[i] > 1)
       return InvalidInput("Pad: reflect pads {}+{} must be smaller than dim {} ({})", pads[i],
                           pads[rank + i], i, x.dims[i]);
@@ -522,7 +526,7 @@ void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"Gather", kAllTypes, 0, Gather, "indices: i32/i64 (out of range: 0)"});
   r->push_back(
       {"GatherElements", kAllTypes, 0, GatherElements, "indices: i32/i64 (out of range: 0)"});
-  r->push_back({"Pad", kAllTypes, 0, Pad, "modes constant, reflect, edge"});
+  r->push_back({"Pad", kAllTypes, 0, Pad, "modes constant, reflect, edge, wrap"});
   r->push_back({"Trilu", kAllTypes, 0, Trilu, "k: optional constant i64 scalar"});
   r->push_back({"OneHot", kAllTypes, -1, OneHot,
                 "indices: numeric (float truncated); depth from the output"});

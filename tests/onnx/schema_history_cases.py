@@ -175,6 +175,28 @@ def build_nn(op, v):
         return Case([data(rnd(2, 2, 3, seed=34)), ints([2, 1, 3, 4])], {"align_corners": 1})
     if op == "CumProd":
         return Case([data(rnd(3, 4, seed=33)), ints(1)], {"exclusive": 1})
+    if op == "GridSample":  # 16: bilinear/bicubic, 4-D; 20/22: linear/cubic, N-D
+        grid = rnd(2, 3, 4, 2, lo=-1.3, hi=1.3, seed=63)
+        if v == 16:
+            return Case([data(rnd(2, 2, 4, 5, seed=62)), data(grid)],
+                        {"mode": "bicubic", "padding_mode": "border"})
+        if v == 20:
+            return Case([data(rnd(2, 2, 4, 5, seed=62)), data(grid)],
+                        {"mode": "linear", "padding_mode": "reflection", "align_corners": 1})
+        return Case([data(rnd(1, 2, 3, 4, 5, seed=64)),
+                     data(rnd(1, 2, 3, 2, 3, lo=-1.2, hi=1.2, seed=65))], {"mode": "nearest"})
+    if op == "Col2Im":
+        return Case([data(rnd(2, 4, 6, seed=66)), ints([4, 5]), ints([2, 2])],
+                    {"strides": [2, 2], "pads": [0, 1, 0, 0]})
+    if op == "DeformConv":  # 22 widens the types only
+        attrs = {"pads": [1, 1, 1, 1]} if v == 19 else {"group": 2, "offset_group": 2}
+        x = rnd(1, 4, 4, 5, seed=67)
+        w = rnd(2, 2 if v == 22 else 4, 3, 3, seed=68)
+        oh, ow = (4, 5) if v == 19 else (2, 3)
+        og = attrs.get("offset_group", 1)
+        return Case([data(x), init(w), data(rnd(1, 2 * og * 9, oh, ow, seed=69)),
+                     init(rnd(2, seed=70)), data(rnd(1, og * 9, oh, ow, lo=0, hi=1, seed=71))],
+                    attrs)
     if op == "Attention":
         if v == 23:  # 4-D with a KV cache, causal from the past length, every output
             return Case([data(rnd(2, 2, 3, 4, seed=35)), data(rnd(2, 2, 3, 4, seed=36)),
@@ -314,6 +336,8 @@ def build_shape(op, v):
         y = rnd(2, 3, seed=37)
         if v < 11:
             return Case([data(y)], {"paddings" if v < 2 else "pads": [0, 1, 0, 2], "value": 1.5})
+        if v == 19:  # mode wrap (from 19), pads beyond the dims (numpy's periodic wrap)
+            return Case([data(y), ints([1, 4, 2, 1])], {"mode": "wrap"})
         return Case([data(y), ints([0, 1, 0, 2]), init(np.array(1.5, F32))])
     if op == "Tile":
         y = rnd(2, 3, seed=38)
@@ -367,7 +391,8 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "ArgMin", "CumSum", "EyeLike", "Compress", "CenterCropPad", "BitwiseAnd", "BitwiseOr",
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
     "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding",
-    "Resize", "RNN", "GRU", "LSTM", "LinearAttention", "CausalConvWithState"}
+    "Resize", "RNN", "GRU", "LSTM", "LinearAttention", "CausalConvWithState", "GridSample",
+    "Col2Im", "DeformConv"}
 
 
 def build(op, v):

@@ -232,6 +232,9 @@ TEST(DeviceMovementTest, PadModes) {
     ExpectUnary("Pad", t, {2, 5, 3}, {2, 5, 7}, {{1, 3}, {}, {-1}});
     ExpectUnary("Pad", t, {1, 4}, {3, 4}, {{2, 0, 0, 0}},
                 [](plan::Kernel* k) { Str(k, "mode", "reflect"); });  // reflect of a dim of 1
+    // Wrap, pads beyond the dims (periodic): the CPU's own loop against the shared body.
+    ExpectUnary("Pad", t, {2, 3, 2}, {5, 10, 2}, {{1, 4, 0, 2, 3, 0}},
+                [](plan::Kernel* k) { Str(k, "mode", "wrap"); });
   }
 }
 

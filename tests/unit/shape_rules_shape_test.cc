@@ -247,8 +247,11 @@ TEST_F(ShapeRulesShapeTest, ExpandPadTile) {
   EXPECT_EQ(One("Pad", {In(F32({3, 4})), Ints({0, 2, 0, 1})}, {{"mode", "reflect"}}), F32({3, 7}));
   EXPECT_EQ(One("Pad", {In(F32({3, 4}))}, {{"pads", std::vector<int64_t>{1, 1, 1, 1}}}, 2),
             F32({5, 6}));  // Pad-2
-  s = Error("Pad", {In(F32({3, 4})), Ints({0, 0, 0, 1})}, {{"mode", "wrap"}});
+  EXPECT_EQ(One("Pad", {In(F32({3, 4})), Ints({0, 5, 2, 1})}, {{"mode", "wrap"}}), F32({5, 10}));
+  s = Error("Pad", {In(F32({3, 4})), Ints({0, -1, 0, 1})}, {{"mode", "wrap"}});
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
+  EXPECT_NE(s.message().find("Pad mode 'wrap' with a negative pad"), std::string::npos)
+      << s.message();
   s = Error("Pad", {In(F32({3, 4})), Ints({0, 4, 0, 0})}, {{"mode", "reflect"}});
   EXPECT_NE(s.message().find("must be smaller than dim 1"), std::string::npos) << s.message();
   s = Error("Pad", {In(F32({3, 4})), Ints({0, 0, 0})});
