@@ -87,6 +87,8 @@ void AddNnDecompositions(DecomposeTable* t);
 void AddMoreDecompositions(DecomposeTable* t);
 // Attention and RotaryEmbedding (import_decompose_attention.cc).
 void AddAttentionDecompositions(DecomposeTable* t);
+// DFT, STFT and the window functions (import_decompose_signal.cc).
+void AddSignalDecompositions(DecomposeTable* t);
 StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeRequest& req);
 
 }  // namespace a8::decompose_internal

@@ -314,9 +314,54 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
     "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding",
     "Resize"}
+CONTROL_FLOW = {"If", "Loop", "Scan"}
+CASE_OPS |= CONTROL_FLOW
+
+
+def build_control_flow(op, v):
+    """If on a constant cond, Loop with a constant trip count, Scan (Scan-8's batch form, and
+    from 11 on a scan axis of 1 and a reverse direction): the bodies read an outer value."""
+    from onnx import TensorProto, helper
+
+    def tensor(name, shape, t=TensorProto.FLOAT):
+        return helper.make_tensor_value_info(name, t, shape)
+
+    if op == "If":
+        then = helper.make_graph([helper.make_node("Neg", ["in1"], ["t"])], "then", [],
+                                 [tensor("t", [2, 3])])
+        other = helper.make_graph([helper.make_node("Abs", ["in1"], ["e"])], "else", [],
+                                  [tensor("e", [2, 3])])
+        return Case([init(np.array(v % 2 == 1)), data(rnd(2, 3, seed=80))],
+                    {"then_branch": then, "else_branch": other})
+    if op == "Loop":
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["c"], ["c_out"]),
+             helper.make_node("Add", ["s", "in2"], ["s_out"]),
+             helper.make_node("Mul", ["s_out", "s"], ["scan"])], "body",
+            [tensor("i", [], TensorProto.INT64), tensor("c", [], TensorProto.BOOL),
+             tensor("s", [2, 3])],
+            [tensor("c_out", [], TensorProto.BOOL), tensor("s_out", [2, 3]), tensor("scan", [2, 3])])
+        return Case([init(np.array(3, I64)), init(np.array(True)), data(rnd(2, 3, seed=81))],
+                    {"body": body}, outputs=2)
+    state, x = [1, 2] if v < 9 else [2], [2]
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["s_out"]),
+         helper.make_node("Mul", ["s_out", "x"], ["o"])], "body",
+        [tensor("s", [2]), tensor("x", x)], [tensor("s_out", [2]), tensor("o", [2])])
+    if v < 9:
+        return Case([(None, False), data(rnd(1, 2, seed=82)), data(rnd(1, 3, 2, seed=83))],
+                    {"body": body, "num_scan_inputs": 1, "directions": [1]}, outputs=2)
+    attrs = {"body": body, "num_scan_inputs": 1, "scan_input_directions": [1]}
+    if v < 11:
+        return Case([data(rnd(*state, seed=82)), data(rnd(3, 2, seed=83))], attrs, outputs=2)
+    attrs.update({"scan_input_axes": [1], "scan_output_axes": [-1],
+                  "scan_output_directions": [1]})
+    return Case([data(rnd(*state, seed=82)), data(rnd(2, 3, seed=83))], attrs, outputs=2)
 
 
 def build(op, v):
+    if op in CONTROL_FLOW:
+        return build_control_flow(op, v)
     if op in UNARY:
         lo, hi = UNARY[op]
         return Case([data(rnd(2, 3, 4, lo=lo, hi=hi, seed=sum(map(ord, op)) % 97))])
