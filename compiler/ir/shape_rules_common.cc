@@ -79,10 +79,10 @@ StatusOr<TensorDataPtr> ConstantData(const Node& node, int i, std::string_view f
   if (v->data() == nullptr) {
     // A graph input (or a value computed from one) can be frozen from the command line; say how.
     const Value* in = GraphInputFeeding(v);
-    const std::string hint =
-        in != nullptr ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy",
-                                    in->name(), in->name())
-                      : std::string();
+    const std::string hint = in != nullptr
+                                 ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy",
+                                               in->name(), in->name())
+                                 : std::string();
     return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes){}",
                        node.Where(), field, hint);
   }

@@ -137,8 +137,7 @@ class Builder {
       AddTo("Concat", parts, out, {IntAttribute("axis", axis)});
     }
   }
-  std::string Stack(const std::vector<std::string>& pieces, int64_t axis,
-                    const std::string& base) {
+  std::string Stack(const std::vector<std::string>& pieces, int64_t axis, const std::string& base) {
     const std::string out = ctx_.fresh_name(base);
     StackTo(pieces, axis, out);
     return out;
@@ -183,8 +182,8 @@ class Builder {
         rename[out] = fresh;
         out = fresh;
       }
-      c.set_name(ctx_.fresh_node_name(fmt::format(
-          "{}.{}.{}", ctx_.name, copy, n.name().empty() ? n.op_type() : n.name())));
+      c.set_name(ctx_.fresh_node_name(
+          fmt::format("{}.{}.{}", ctx_.name, copy, n.name().empty() ? n.op_type() : n.name())));
       for (onnx::AttributeProto& a : *c.mutable_attribute()) {
         if (a.has_g()) RenameFree(a.mutable_g(), rename, {});
         for (onnx::GraphProto& sub : *a.mutable_graphs()) RenameFree(&sub, rename, {});
@@ -268,7 +267,8 @@ bool StaysTrue(const onnx::GraphProto& body, const std::string& cond_in, std::st
 StatusOr<std::vector<onnx::NodeProto>> ExpandLoop(const onnx::NodeProto& n,
                                                   const ControlFlowContext& ctx) {
   A8_ASSIGN_OR_RETURN(const onnx::GraphProto* body, GraphAttr(n, "body", ctx.where));
-  if (n.input_size() < 2) return InvalidInput("{}: Loop takes M, cond and the carried values", ctx.where);
+  if (n.input_size() < 2)
+    return InvalidInput("{}: Loop takes M, cond and the carried values", ctx.where);
   const int carried_count = n.input_size() - 2;
   const int scan_count = body->output_size() - 1 - carried_count;
   if (body->input_size() != 2 + carried_count || scan_count < 0 ||
@@ -330,20 +330,22 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan(const onnx::NodeProto& n,
                                                   const ControlFlowContext& ctx) {
   A8_ASSIGN_OR_RETURN(const onnx::GraphProto* body, GraphAttr(n, "body", ctx.where));
   const onnx::AttributeProto* m_attr = FindAttr(n, "num_scan_inputs");
-  if (m_attr == nullptr) return InvalidInput("{}: attribute 'num_scan_inputs' is missing", ctx.where);
+  if (m_attr == nullptr)
+    return InvalidInput("{}: attribute 'num_scan_inputs' is missing", ctx.where);
   const int m = static_cast<int>(m_attr->i());
   const int states = n.input_size() - m;
   const int scan_outputs = n.output_size() - states;
   if (m < 1 || states < 0 || scan_outputs < 0 || body->input_size() != states + m ||
       body->output_size() != states + scan_outputs) {
-    return InvalidInput("{}: {} inputs, {} outputs and a body of {} inputs and {} outputs do not "
-                        "fit num_scan_inputs {}",
-                        ctx.where, n.input_size(), n.output_size(), body->input_size(),
-                        body->output_size(), m);
+    return InvalidInput(
+        "{}: {} inputs, {} outputs and a body of {} inputs and {} outputs do not "
+        "fit num_scan_inputs {}",
+        ctx.where, n.input_size(), n.output_size(), body->input_size(), body->output_size(), m);
   }
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> in_dirs,
                       IntsAttr(n, "scan_input_directions", m, 0, ctx.where));
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> in_axes, IntsAttr(n, "scan_input_axes", m, 0, ctx.where));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> in_axes,
+                      IntsAttr(n, "scan_input_axes", m, 0, ctx.where));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> out_dirs,
                       IntsAttr(n, "scan_output_directions", scan_outputs, 0, ctx.where));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> out_axes,
@@ -353,7 +355,8 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan(const onnx::NodeProto& n,
     const std::string& x = n.input(states + i);
     std::optional<std::vector<int64_t>> dims = ctx.dims(x);
     if (!dims) {
-      return Unsupported("{}: the dims of scan input '{}' are not known at compile time", ctx.where, x);
+      return Unsupported("{}: the dims of scan input '{}' are not known at compile time", ctx.where,
+                         x);
     }
     const int64_t rank = static_cast<int64_t>(dims->size());
     int64_t& axis = in_axes[i];
@@ -369,7 +372,8 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan(const onnx::NodeProto& n,
     length = (*dims)[axis];
   }
   if (length == 0 && scan_outputs > 0) {
-    return Unsupported("{}: the sequence is empty, so its scan outputs are empty tensors", ctx.where);
+    return Unsupported("{}: the sequence is empty, so its scan outputs are empty tensors",
+                       ctx.where);
   }
   Builder b(ctx);
   std::vector<std::string> carried(n.input().begin(), n.input().begin() + states);
@@ -403,7 +407,8 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan8(const onnx::NodeProto& n,
                                                    const ControlFlowContext& ctx) {
   A8_ASSIGN_OR_RETURN(const onnx::GraphProto* body, GraphAttr(n, "body", ctx.where));
   const onnx::AttributeProto* m_attr = FindAttr(n, "num_scan_inputs");
-  if (m_attr == nullptr) return InvalidInput("{}: attribute 'num_scan_inputs' is missing", ctx.where);
+  if (m_attr == nullptr)
+    return InvalidInput("{}: attribute 'num_scan_inputs' is missing", ctx.where);
   if (n.input_size() < 1) return InvalidInput("{}: Scan-8 has no inputs", ctx.where);
   if (!n.input(0).empty()) {
     return Unsupported("{}: sequence_lens is given; a800c unrolls Scan-8 only over whole sequences",
@@ -414,8 +419,8 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan8(const onnx::NodeProto& n,
   const int scan_outputs = n.output_size() - states;
   if (m < 1 || states < 0 || scan_outputs < 0 || body->input_size() != states + m ||
       body->output_size() != states + scan_outputs) {
-    return InvalidInput("{}: the inputs, outputs and body do not fit num_scan_inputs {}",
-                        ctx.where, m);
+    return InvalidInput("{}: the inputs, outputs and body do not fit num_scan_inputs {}", ctx.where,
+                        m);
   }
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dirs, IntsAttr(n, "directions", m, 0, ctx.where));
   std::optional<std::vector<int64_t>> dims = ctx.dims(n.input(1 + states));
@@ -437,7 +442,8 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan8(const onnx::NodeProto& n,
     std::vector<std::vector<std::string>> pieces(static_cast<size_t>(scan_outputs));
     for (int64_t t = 0; t < length; ++t) {
       std::vector<std::string> inputs = carried;
-      for (int i = 0; i < m; ++i) inputs.push_back(b.Take(seqs[i], dirs[i] ? length - 1 - t : t, 0));
+      for (int i = 0; i < m; ++i)
+        inputs.push_back(b.Take(seqs[i], dirs[i] ? length - 1 - t : t, 0));
       A8_ASSIGN_OR_RETURN(std::vector<std::string> outs,
                           b.Inline(*body, inputs, fmt::format("b{}.iter{}", e, t)));
       carried.assign(outs.begin(), outs.begin() + states);

@@ -200,14 +200,14 @@ StatusOr<std::vector<DecomposedNode>> DecomposeDft(Graph& g, const DecomposeRequ
     }
     if (length > in_len) {
       part = e.Emit("Slice", 13,
-                    {part, e.Int64s(tag + "_start", {0}, {1}), e.Int64s(tag + "_end", {in_len}, {1}),
-                     e.Int64s(tag + "_axis", {-1}, {1})},
+                    {part, e.Int64s(tag + "_start", {0}, {1}),
+                     e.Int64s(tag + "_end", {in_len}, {1}), e.Int64s(tag + "_axis", {-1}, {1})},
                     {}, tag + "_cut", false);
     } else if (length < in_len) {
       std::vector<int64_t> pads(static_cast<size_t>(2 * r), 0);
       pads[static_cast<size_t>(2 * r - 1)] = in_len - length;
-      part = e.Emit("Pad", 13, {part, e.Int64s(tag + "_pads", pads, {2 * r})}, {},
-                    tag + "_padded", false);
+      part = e.Emit("Pad", 13, {part, e.Int64s(tag + "_pads", pads, {2 * r})}, {}, tag + "_padded",
+                    false);
     }
     return part;
   };
@@ -252,8 +252,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeStft(Graph& g, const DecomposeReq
       return InvalidInput("{}: the window must be 1-D with static dims", req.where);
     }
     if (frame >= 0 && frame != (*w)[0]) {
-      return InvalidInput("{}: frame_length {} and the window's length {} differ", req.where,
-                          frame, (*w)[0]);
+      return InvalidInput("{}: frame_length {} and the window's length {} differ", req.where, frame,
+                          (*w)[0]);
     }
     frame = (*w)[0];
   }

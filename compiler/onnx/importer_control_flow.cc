@@ -34,8 +34,7 @@ Status Importer::ExpandControlFlowNode(int index) {
   ctx.where = where;
   ctx.name = node_names_[index];
   ctx.opset = g_->opsets.at("");
-  ctx.constant = [&](const std::string& name,
-                     const std::string& field) -> StatusOr<TensorDataPtr> {
+  ctx.constant = [&](const std::string& name, const std::string& field) -> StatusOr<TensorDataPtr> {
     Value* v = g_->FindValue(name);
     if (v == nullptr) {
       return InvalidInput("{}: {} '{}' is not produced by any node, graph input or initializer",
@@ -48,14 +47,13 @@ Status Importer::ExpandControlFlowNode(int index) {
     }
     // A graph input can be frozen from the command line; say how.
     std::vector<const Value*> inputs = GraphInputsFeeding(v);
-    const std::string hint =
-        inputs.empty() ? std::string()
-                       : fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy",
-                                     inputs[0]->name(), inputs[0]->name());
+    const std::string hint = inputs.empty()
+                                 ? std::string()
+                                 : fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy",
+                                               inputs[0]->name(), inputs[0]->name());
     return Unsupported(
-        "{}: {} '{}' is {}; a800c unrolls control flow only on compile-time values{}", where,
-        field, name, v->role() == ValueRole::kInput ? "a graph input" : "computed at run time",
-        hint);
+        "{}: {} '{}' is {}; a800c unrolls control flow only on compile-time values{}", where, field,
+        name, v->role() == ValueRole::kInput ? "a graph input" : "computed at run time", hint);
   };
   ctx.dims = [&](const std::string& name) -> std::optional<std::vector<int64_t>> {
     const Value* v = g_->FindValue(name);
