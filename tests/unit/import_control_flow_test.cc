@@ -85,7 +85,8 @@ TEST(ImportControlFlowTest, LoopUnrollsACompileTimeTripCount) {
   auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 16]>
 g (float[2] a) => (float[2] y, float[3, 2] ys) {
   m = Constant <value = int64 {3}> ()
-  y, ys = Loop (m, "", a) <body = lb (int64 i, bool cin, float[2] v) => (bool cout, float[2] vout, float[2] so) {
+  c = Constant <value = bool {1}> ()
+  y, ys = Loop (m, c, a) <body = lb (int64 i, bool cin, float[2] v) => (bool cout, float[2] vout, float[2] so) {
     cout = Identity (cin)
     fi = Cast <to = 1> (i)
     vout = Add (v, fi)
@@ -102,18 +103,20 @@ g (float[2] a) => (float[2] y, float[3, 2] ys) {
 
   Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 16]>
 g (int64 m, float[2] a) => (float[2] y) {
-  y = Loop (m, "", a) <body = lb (int64 i, bool cin, float[2] v) => (bool cout, float[2] vout) {
+  c = Constant <value = bool {1}> ()
+  y = Loop (m, c, a) <body = lb (int64 i, bool cin, float[2] v) => (bool cout, float[2] vout) {
     cout = Identity (cin)
     vout = Neg (v)
   }>
 })");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_THAT(s.message(), HasSubstr("node 'Loop_0' (Loop): trip count M 'm' is a graph input; "
+  EXPECT_THAT(s.message(), HasSubstr("node 'Loop_1' (Loop): trip count M 'm' is a graph input; "
                                      "a800c unrolls control flow only on compile-time values"));
   s = ImportError(R"(<ir_version: 8, opset_import: ["" : 16]>
 g (float[2] a) => (float[2] y) {
   m = Constant <value = int64 {4}> ()
-  y = Loop (m, "", a) <body = lb (int64 i, bool cin, float[2] v) => (bool cout, float[2] vout) {
+  c = Constant <value = bool {1}> ()
+  y = Loop (m, c, a) <body = lb (int64 i, bool cin, float[2] v) => (bool cout, float[2] vout) {
     vout = Neg (v)
     r = ReduceSum (vout)
     z = Constant <value = float {0}> ()
@@ -121,16 +124,23 @@ g (float[2] a) => (float[2] y) {
   }>
 })");
   EXPECT_THAT(s.message(),
-              HasSubstr("node 'Loop_0' (Loop): the body computes the loop condition 'cout' (an "
+              HasSubstr("node 'Loop_2' (Loop): the body computes the loop condition 'cout' (an "
                         "exit that depends on data)"));
-  s = ImportError(R"(<ir_version: 8, opset_import: ["" : 16]>
+  // No trip count (a loop until a condition): the parser takes no empty input, so M is cleared
+  // in the proto.
+  onnx::ModelProto no_m = testing::ParseModelText(R"(<ir_version: 8, opset_import: ["" : 16]>
 g (float[2] a) => (float[2] y) {
+  m = Constant <value = int64 {4}> ()
   c = Constant <value = bool {1}> ()
-  y = Loop ("", c, a) <body = lb (int64 i, bool cin, float[2] v) => (bool cout, float[2] vout) {
+  y = Loop (m, c, a) <body = lb (int64 i, bool cin, float[2] v) => (bool cout, float[2] vout) {
     cout = Identity (cin)
     vout = Neg (v)
   }>
 })");
+  no_m.mutable_graph()->mutable_node(2)->set_input(0, "");
+  auto g2 = ImportOnnxModel(no_m, "test.onnxtxt", "");
+  ASSERT_FALSE(g2.ok());
+  s = g2.status();
   EXPECT_THAT(s.message(), HasSubstr("has no trip count M"));
 }
 
@@ -225,7 +235,8 @@ g (double[2] s0, double[3, 2] xs, double[2] w) => (double[2] s, double[3, 2] z) 
   GradCheckCase loop = FromModel(R"(<ir_version: 8, opset_import: ["" : 16]>
 g (double[2] a, double[2] w) => (double[2] y, double[3, 2] ys) {
   m = Constant <value = int64 {3}> ()
-  y, ys = Loop (m, "", a) <body = lb (int64 i, bool cin, double[2] v) => (bool cout, double[2] vout, double[2] so) {
+  c = Constant <value = bool {1}> ()
+  y, ys = Loop (m, c, a) <body = lb (int64 i, bool cin, double[2] v) => (bool cout, double[2] vout, double[2] so) {
     cout = Identity (cin)
     fi = Cast <to = 11> (i)
     t = Mul (v, w)
