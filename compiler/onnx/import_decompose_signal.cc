@@ -9,7 +9,8 @@
 //       (1/n and the conjugate sign), onesided (the first n/2 + 1 bins), and inverse onesided
 //       (onnx's irfft: the Hermitian half weighted 1, 2, .., 2, 1, a real output);
 //   STFT-17 (signal, frame_step, window?, frame_length?) -> the frames gathered by a constant
-//       [frames, frame_length] index, times the window, then the DFT above along the frame.
+//       [frames, frame_length] index, times the window, then the DFT above along the frame;
+//   MelWeightMatrix-17 (all inputs constant) -> a constant, computed as onnx's reference does.
 // The DFT matrices are O(n^2): n is limited (kMaxDftLength). Gradients come from the MatMuls.
 #include <cmath>
 #include <numbers>
@@ -282,9 +283,78 @@ StatusOr<std::vector<DecomposedNode>> DecomposeStft(Graph& g, const DecomposeReq
   return e.nodes();
 }
 
+// MelWeightMatrix-17: a constant [dft_length / 2 + 1, num_mel_bins] of triangular filters,
+// computed as onnx's reference does (its float32 steps where it takes them), all inputs constant.
+StatusOr<std::vector<DecomposedNode>> DecomposeMelWeightMatrix(Graph& g,
+                                                               const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckArity(req, 5));
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"output_datatype"}));
+  A8_ASSIGN_OR_RETURN(int64_t mel_bins, ConstantScalar(req, 0, "num_mel_bins"));
+  A8_ASSIGN_OR_RETURN(int64_t dft_length, ConstantScalar(req, 1, "dft_length"));
+  A8_ASSIGN_OR_RETURN(int64_t sample_rate, ConstantScalar(req, 2, "sample_rate"));
+  for (int i : {3, 4})
+    A8_RETURN_IF_ERROR(RequireConstant(req, i, i == 3 ? "lower_edge_hertz" : "upper_edge_hertz"));
+  const float lower = static_cast<float>(req.inputs[3]->data()->GetDouble(0));
+  const float upper = static_cast<float>(req.inputs[4]->data()->GetDouble(0));
+  if (mel_bins < 1 || mel_bins > 65536 || dft_length < 1 || dft_length > (1 << 20) ||
+      sample_rate < 1) {
+    return InvalidInput("{}: num_mel_bins {}, dft_length {}, sample_rate {} out of range",
+                        req.where, mel_bins, dft_length, sample_rate);
+  }
+  A8_ASSIGN_OR_RETURN(int64_t out_type, IntAttr(req, "output_datatype", 1));
+  StatusOr<DType> dtype = DTypeFromOnnx(static_cast<int>(out_type));
+  if (!dtype.ok()) return dtype.status().WithContext(req.where + ": output_datatype");
+  const int64_t spectrogram_bins = dft_length / 2 + 1;
+  auto mel = [](float hz) {
+    return static_cast<double>(2595.0f * std::log1p(hz / 700.0f)) / std::log(10.0);
+  };
+  const double low = mel(lower), high = mel(upper);
+  const double step = (high - low) / static_cast<double>(mel_bins + 2);
+  std::vector<int64_t> bins;
+  for (int64_t k = 0; k < mel_bins + 2; ++k) {
+    const double hz =
+        700 * std::expm1((static_cast<double>(k) * step + low) / 2595 * std::log(10.0));
+    bins.push_back(static_cast<int64_t>(
+        std::floor(static_cast<double>(dft_length + 1) * hz / static_cast<double>(sample_rate))));
+  }
+  std::vector<float> w(static_cast<size_t>(spectrogram_bins * mel_bins), 0.0f);
+  auto at = [&](int64_t j, int64_t i) -> StatusOr<float*> {
+    if (j < 0 || j >= spectrogram_bins) {
+      return InvalidInput("{}: a filter edge falls on bin {}, outside [0, {})", req.where, j,
+                          spectrogram_bins);
+    }
+    return &w[static_cast<size_t>(j * mel_bins + i)];
+  };
+  for (int64_t i = 0; i < mel_bins; ++i) {
+    const int64_t left = bins[i], center = bins[i + 1], right = bins[i + 2];
+    if (center == left) {
+      A8_ASSIGN_OR_RETURN(float* p, at(center, i));
+      *p = 1;
+    } else {
+      for (int64_t j = left; j <= center; ++j) {
+        A8_ASSIGN_OR_RETURN(float* p, at(j, i));
+        *p = static_cast<float>(static_cast<double>(j - left) / static_cast<double>(center - left));
+      }
+    }
+    for (int64_t j = center; j < right; ++j) {
+      A8_ASSIGN_OR_RETURN(float* p, at(j, i));
+      *p = static_cast<float>(static_cast<double>(right - j) / static_cast<double>(right - center));
+    }
+  }
+  Emitter e(g, req);
+  Value* m = e.Constant("matrix", TensorData::FromFloats(w, {spectrogram_bins, mel_bins}));
+  if (*dtype == DType::kF32) {
+    e.Emit("Identity", 16, {m}, {}, "", true);
+  } else {
+    e.Emit("Cast", 13, {m}, {{"to", Attribute(out_type)}}, "", true);
+  }
+  return e.nodes();
+}
+
 }  // namespace
 
 void AddSignalDecompositions(DecomposeTable* t) {
+  t->emplace("MelWeightMatrix", DecomposeMelWeightMatrix);
   t->emplace("HannWindow", DecomposeWindow);
   t->emplace("HammingWindow", DecomposeWindow);
   t->emplace("BlackmanWindow", DecomposeWindow);

@@ -316,7 +316,7 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "Resize"}
 CONTROL_FLOW = {"If", "Loop", "Scan"}
 CASE_OPS |= CONTROL_FLOW
-SIGNAL = {"DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow"}
+SIGNAL = {"DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"}
 CASE_OPS |= SIGNAL
 
 
@@ -332,6 +332,10 @@ def build_signal(op, v):
         window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(8) / 8)).astype(F32)
         return Case([data(rnd(1, 32, 1, seed=86)), init(np.array(4, I64)), init(window)],
                     {"onesided": 1})
+    if op == "MelWeightMatrix":
+        i32 = np.int32
+        return Case([init(np.array(8, i32)), init(np.array(16, i32)), init(np.array(8192, i32)),
+                     init(np.array(0, F32)), init(np.array(4096, F32))])
     return Case([init(np.array(10, np.int32))], {"periodic": 0})
 
 
