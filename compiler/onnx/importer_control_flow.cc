@@ -1,5 +1,6 @@
 // ONNX -> IR: If, Loop and Scan nodes replaced in the importer's node list by the nodes that
 // unroll them (import_control_flow.h).
+#include "compiler/ir/op_table.h"
 #include "compiler/onnx/importer_internal.h"
 
 namespace a8::onnx_import {
@@ -56,9 +57,20 @@ Status Importer::ExpandControlFlowNode(int index) {
         name, v->role() == ValueRole::kInput ? "a graph input" : "computed at run time", hint);
   };
   ctx.dims = [&](const std::string& name) -> std::optional<std::vector<int64_t>> {
-    const Value* v = g_->FindValue(name);
+    Value* v = g_->FindValue(name);
     if (v == nullptr) return std::nullopt;
-    return KnownDims(v, index);
+    if (std::optional<std::vector<int64_t>> dims = KnownDims(v, index)) return dims;
+    const OpDef* shape_op = FindOp("", "Shape");
+    if (!opts_.fold_value || shape_op == nullptr) return std::nullopt;
+    // a800c's own shape rules (onnx's inference may not know the model's opset): Shape(v),
+    // folded, on a node made for the question and erased after it.
+    Node* shape = g_->AddNode("Shape", "", {v}, {{FreshName(name + ".dims"), TensorType{}}}, {},
+                              ctx.fresh_node_name(name + ".dims"));
+    shape->set_version(shape_op->canonical);
+    StatusOr<TensorDataPtr> dims = opts_.fold_value(*g_, shape->output(0));
+    g_->EraseNode(shape);
+    if (!dims.ok()) return std::nullopt;
+    return (*dims)->ToInt64Vector();
   };
   ctx.fresh_name = [this](const std::string& base) {
     std::string name = FreshName(base);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/ir/op_table.h"
+#include "passes/analysis/shape_inference.h"
 #include "passes/cleanup/constant_folding.h"
 #include "passes/cleanup/cse.h"
 
@@ -14,8 +15,46 @@ namespace {
 // Deeper producer chains than this are not folded (and never overflow the stack).
 constexpr int kMaxDepth = 2000;
 
+// The type shape-inference gives `v` on a copy of the graph (its nodes so far): for values whose
+// shape rules need data that earlier nodes compute (a Reshape to a computed shape).
+StatusOr<TensorType> TypeByShapeInference(const Graph& g, const Value* v) {
+  Graph copy;
+  copy.opsets = g.opsets;
+  std::map<const Value*, Value*> map;
+  for (Value* x : g.graph_values()) {
+    map[x] = copy.AddGraphValue(x->name(), x->role(), x->type(), x->data());
+  }
+  for (Node* n : g.NodeList()) {
+    std::vector<Value*> ins;
+    for (Value* in : n->inputs()) ins.push_back(in == nullptr ? nullptr : map.at(in));
+    std::vector<std::pair<std::string, TensorType>> outs;
+    for (Value* out : n->outputs()) outs.emplace_back(out->name(), TensorType{});
+    Node* m = copy.AddNode(n->op(), n->domain(), ins, outs, n->attrs(), n->name());
+    m->set_version(n->version());
+    for (int i = 0; i < n->num_outputs(); ++i) map[n->output(i)] = m->output(i);
+  }
+  StatusOr<bool> inferred = ShapeInference().Run(copy);
+  if (!inferred.ok()) {
+    return Unsupported("the type of '{}': {}", v->name(), inferred.status().message());
+  }
+  const Value* typed = copy.FindValue(v->name());
+  if (typed == nullptr) return Unsupported("the type of '{}' is not known", v->name());
+  return typed->type();
+}
+
 class Folder {
  public:
+  explicit Folder(const Graph& g) : g_(g) {}
+
+  // Type(), and where a shape rule needs data that is computed, shape-inference on a copy.
+  Status EnsureType(Value* v, int depth) {
+    if (Type(v, depth).ok()) return Status::Ok();
+    A8_ASSIGN_OR_RETURN(TensorType t, TypeByShapeInference(g_, v));
+    v->set_type(t);
+    typed_.insert(v);
+    return Status::Ok();
+  }
+
   // Gives `v` its type (its producer's shape rule, after its inputs').
   Status Type(Value* v, int depth) {
     if (v == nullptr || v->data() != nullptr || v->producer() == nullptr || typed_.count(v)) {
@@ -23,7 +62,7 @@ class Folder {
     }
     if (depth > kMaxDepth) return Unsupported("'{}' is computed by too long a chain", v->name());
     Node* p = v->producer();
-    for (Value* in : p->inputs()) A8_RETURN_IF_ERROR(Type(in, depth + 1));
+    for (Value* in : p->inputs()) A8_RETURN_IF_ERROR(EnsureType(in, depth + 1));
     const OpDef* def = FindOp(p->domain(), p->op());
     if (def == nullptr || !def->infer) return Unsupported("{}: no shape rule", p->Where());
     std::vector<TensorType> types;
@@ -53,7 +92,7 @@ class Folder {
       if (in == nullptr) {
         inputs.push_back(nullptr);
       } else if (type_only) {
-        A8_RETURN_IF_ERROR(Type(in, depth + 1));
+        A8_RETURN_IF_ERROR(EnsureType(in, depth + 1));
         inputs.push_back(in->data());
       } else {
         A8_ASSIGN_OR_RETURN(TensorDataPtr data, Fold(in, depth + 1));
@@ -71,6 +110,7 @@ class Folder {
   }
 
  private:
+  const Graph& g_;
   std::map<const Value*, TensorDataPtr> folded_;
   std::set<const Value*> typed_;
 };
@@ -78,8 +118,7 @@ class Folder {
 }  // namespace
 
 StatusOr<TensorDataPtr> FoldValue(Graph& g, Value* v) {
-  (void)g;
-  Folder folder;
+  Folder folder(g);
   return folder.Fold(v, 0);
 }
 
