@@ -27,6 +27,7 @@
 #include "passes/autodiff/build_training.h"
 #include "passes/autodiff/grad_rule.h"
 #include "passes/autodiff/param_choice.h"
+#include "passes/cleanup/fold_value.h"
 #include "passes/lowering/lower.h"
 #include "passes/mixed_precision/policy.h"
 #include "passes/pipelines.h"
@@ -233,6 +234,8 @@ StatusOr<LoadedGraph> LoadGraph(const std::string& path, const ImportOptions& im
   }
   ImportOptions opts = import_opts;
   opts.model_hash = &loaded.model_hash;
+  // Control flow that a value computed from constants decides is unrolled at import.
+  if (!opts.fold_value) opts.fold_value = FoldValue;
   A8_ASSIGN_OR_RETURN(loaded.graph, ImportOnnxFile(path, opts));
   if (loaded.graph->source.empty()) loaded.graph->source = path;
   loaded.typed = false;

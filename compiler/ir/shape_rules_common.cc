@@ -3,6 +3,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <set>
+#include <vector>
 
 #include "compiler/ir/shape_rules.h"
 
@@ -51,15 +53,36 @@ StatusOr<int64_t> NormalizeAxis(const Node& node, std::string_view field, int64_
   return axis < 0 ? axis + rank : axis;
 }
 
+namespace {
+
+// The first graph input that `v` is computed from (through any nodes), if any.
+const Value* GraphInputFeeding(const Value* v) {
+  std::vector<const Value*> stack = {v};
+  std::set<const Value*> seen;
+  while (!stack.empty()) {
+    const Value* x = stack.back();
+    stack.pop_back();
+    if (x == nullptr || !seen.insert(x).second) continue;
+    if (x->role() == ValueRole::kInput) return x;
+    if (x->producer() == nullptr) continue;
+    const std::vector<Value*>& ins = x->producer()->inputs();
+    for (auto it = ins.rbegin(); it != ins.rend(); ++it) stack.push_back(*it);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 StatusOr<TensorDataPtr> ConstantData(const Node& node, int i, std::string_view field) {
   const Value* v = node.input(i);
   if (v == nullptr) return InvalidInput("{}: input '{}' is missing", node.Where(), field);
   if (v->data() == nullptr) {
-    // A graph input can be frozen from the command line; say how.
-    const std::string hint =
-        v->role() == ValueRole::kInput
-            ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", v->name(), v->name())
-            : std::string();
+    // A graph input (or a value computed from one) can be frozen from the command line; say how.
+    const Value* in = GraphInputFeeding(v);
+    const std::string hint = in != nullptr
+                                 ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy",
+                                               in->name(), in->name())
+                                 : std::string();
     return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes){}",
                        node.Where(), field, hint);
   }

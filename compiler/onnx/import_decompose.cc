@@ -260,6 +260,7 @@ const decompose_internal::DecomposeTable& Decompositions() {
     decompose_internal::AddNnDecompositions(&t);
     decompose_internal::AddMoreDecompositions(&t);
     decompose_internal::AddAttentionDecompositions(&t);
+    decompose_internal::AddSignalDecompositions(&t);
     decompose_internal::AddResizeDecompositions(&t);
     decompose_internal::AddRnnDecompositions(&t);
     decompose_internal::AddLinearAttentionDecompositions(&t);

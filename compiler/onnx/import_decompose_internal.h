@@ -93,6 +93,8 @@ void AddRnnDecompositions(DecomposeTable* t);
 void AddLinearAttentionDecompositions(DecomposeTable* t);
 // ai.onnx.preview's FlexAttention (import_decompose_flex_attention.cc).
 void AddFlexAttentionDecompositions(DecomposeTable* t);
+// DFT, STFT and the window functions (import_decompose_signal.cc).
+void AddSignalDecompositions(DecomposeTable* t);
 StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeRequest& req);
 
 }  // namespace a8::decompose_internal

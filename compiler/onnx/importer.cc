@@ -127,7 +127,7 @@ std::optional<int64_t> Importer::OnnxInferredRank(const std::string& name, int u
         *c = t;
       }
     }
-    for (int i = 0; i < upto; ++i) *g->add_node() = graph_.node(i);
+    for (int i = 0; i < upto; ++i) *g->add_node() = *nodes_[i];
     try {
       onnx::shape_inference::InferShapes(copy);
     } catch (const std::exception&) {
@@ -218,9 +218,10 @@ Status Importer::CollectNames() {
     }
     onnx_names_.insert(t.name());
   }
-  std::set<std::string> explicit_names;
+  std::set<std::string>& explicit_names = used_node_names_;
   for (const onnx::NodeProto& n : graph_.node()) {
     if (!n.name().empty()) explicit_names.insert(n.name());
+    nodes_.push_back(&n);
   }
   for (int i = 0; i < graph_.node_size(); ++i) {
     const onnx::NodeProto& n = graph_.node(i);

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -57,6 +58,10 @@ struct ImportOptions {
   // the mark of an exporter that merged initializers of equal values (the driver warns about it
   // when it trains the model: the names train as one parameter).
   std::map<std::string, std::vector<std::string>>* identity_aliases = nullptr;
+  // Folds a value computed from constants at import (the driver gives the compiler's constant
+  // evaluator): what decides control flow (an If's cond, a Loop's trip count) may be computed.
+  // Unset: such values must be constants or --bind'ed inputs. Unsupported when `v` does not fold.
+  std::function<StatusOr<TensorDataPtr>(Graph& g, Value* v)> fold_value;
   // When set, ImportOnnxFile stores here the content hash of the model file's bytes
   // (ContentHash, compiler/support/hash.h), computed on the bytes it read: the file is read once.
   std::string* model_hash = nullptr;

@@ -5,6 +5,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "compiler/onnx/import_control_flow.h"
 #include "compiler/onnx/import_sequence.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer.h"
@@ -71,7 +73,15 @@ class Importer {
     A8_RETURN_IF_ERROR(CollectNames());
     A8_RETURN_IF_ERROR(ImportInputs());
     A8_RETURN_IF_ERROR(ImportInitializers());
-    for (int i = 0; i < graph_.node_size(); ++i) A8_RETURN_IF_ERROR(ImportNode(i));
+    // Control flow is replaced in the node list by its unrolled nodes, which import in turn.
+    for (int i = 0; i < static_cast<int>(nodes_.size());) {
+      if (IsControlFlowNode(*nodes_[i])) {
+        A8_RETURN_IF_ERROR(ExpandControlFlowNode(i));
+        continue;
+      }
+      A8_RETURN_IF_ERROR(ImportNode(i));
+      ++i;
+    }
     A8_RETURN_IF_ERROR(ImportOutputs());
     return std::move(g_);
   }
@@ -92,6 +102,12 @@ class Importer {
   Status ImportInputs();
   Status ImportInitializers();
   Status ImportNode(int index);
+  // Replaces If/Loop/Scan node `index` in nodes_ by the nodes that unroll it
+  // (import_control_flow.h).
+  Status ExpandControlFlowNode(int index);
+  // The static dims of `v` when known: a constant, a graph input, a declared intermediate or one
+  // onnx's inference gives before node `index`.
+  std::optional<std::vector<int64_t>> KnownDims(const Value* v, int index);
   // Unsupported (naming the node, the output and `why`) when a later node or a graph output
   // reads one of node `index`'s outputs from `from` on: for outputs the import drops.
   Status UnreadOutputs(int index, int from, const char* why) const;
@@ -159,6 +175,11 @@ class Importer {
   const ImportOptions& opts_;
   std::unique_ptr<Graph> g_;
 
+  // The nodes to import, in order: the graph's, with control flow replaced by the nodes that
+  // unroll it (owned by made_nodes_).
+  std::vector<const onnx::NodeProto*> nodes_;
+  std::deque<onnx::NodeProto> made_nodes_;
+  std::set<std::string> used_node_names_;
   std::set<std::string> onnx_names_;     // every value name in the model
   std::map<std::string, int> producer_;  // node output -> node index
   std::set<std::string> initializers_;

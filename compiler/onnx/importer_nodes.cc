@@ -207,6 +207,12 @@ Status Importer::ImportInitializers() {
     }
   }
   for (const onnx::ValueInfoProto& vi : graph_.output()) only_attribute_like[vi.name()] = false;
+  // What subgraphs (If, Loop, Scan bodies) read is data.
+  std::set<std::string> read_in_subgraphs;
+  for (const onnx::NodeProto& n : graph_.node()) SubgraphReads(n, &read_in_subgraphs);
+  for (const std::string& name : read_in_subgraphs) {
+    if (initializers_.count(name)) only_attribute_like[name] = false;
+  }
   // The dynamo exporter's BUFFERs (torch_signature.h) are module state, not parameters: constant,
   // but for BatchNormalization's running statistics, which training updates as state.
   std::set<std::string> buffers = TorchExportBuffers(graph_);
@@ -291,7 +297,7 @@ Status Importer::ImportConstantNode(const onnx::NodeProto& n, const std::string&
 }
 
 Status Importer::UnreadOutputs(int index, int from, const char* why) const {
-  const onnx::NodeProto& n = graph_.node(index);
+  const onnx::NodeProto& n = *nodes_[index];
   for (int i = from; i < n.output_size(); ++i) {
     const std::string& out = n.output(i);
     if (out.empty()) continue;
@@ -301,8 +307,8 @@ Status Importer::UnreadOutputs(int index, int from, const char* why) const {
                            NodeWhere(node_names_[index], "", n.op_type()), out, why);
       }
     }
-    for (int k = index + 1; k < graph_.node_size(); ++k) {
-      for (const std::string& in : graph_.node(k).input()) {
+    for (int k = index + 1; k < static_cast<int>(nodes_.size()); ++k) {
+      for (const std::string& in : nodes_[k]->input()) {
         if (in != out) continue;
         return Unsupported("{}: output '{}' is read by node '{}'; {}",
                            NodeWhere(node_names_[index], "", n.op_type()), out, node_names_[k],
@@ -314,7 +320,7 @@ Status Importer::UnreadOutputs(int index, int from, const char* why) const {
 }
 
 Status Importer::ImportNode(int index) {
-  const onnx::NodeProto& n = graph_.node(index);
+  const onnx::NodeProto& n = *nodes_[index];
   const std::string domain = NormalizeDomain(n.domain());
   const std::string& name = node_names_[index];
   const std::string where = NodeWhere(name, domain, n.op_type());
@@ -437,7 +443,7 @@ UpgradeContext Importer::MakeUpgradeContext(int index) {
 Status Importer::ImportDecomposedNode(int index, const std::string& where,
                                       std::vector<Value*> inputs,
                                       std::map<std::string, Attribute> attrs) {
-  const onnx::NodeProto& n = graph_.node(index);
+  const onnx::NodeProto& n = *nodes_[index];
   std::optional<int> version;
   if (NormalizeDomain(n.domain()) == kPreviewDomain) {
     // The ai.onnx.preview ops decomposed here have one version, 1 (the importer keeps no opset
@@ -471,20 +477,7 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   req.known_rank = ctx.known_rank;
   req.known_dtype = ctx.known_dtype;
   req.note_rank = [this](const Value* v, int64_t rank) { known_rank_[v] = rank; };
-  req.known_dims = [this, index](const Value* v) -> std::optional<std::vector<int64_t>> {
-    std::optional<std::vector<int64_t>> dims;
-    if (v->data() != nullptr) {
-      dims = v->data()->type.dims;
-    } else if (v->role() == ValueRole::kInput) {
-      dims = v->type().dims;
-    } else if (auto vi = value_info_.find(v->name()); vi != value_info_.end()) {
-      if (std::optional<TensorType> t = StaticType(*vi->second)) dims = t->dims;
-    }
-    if (!dims && v->role() == ValueRole::kIntermediate) dims = OnnxInferredDims(v->name(), index);
-    if (dims && std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d < 0; }))
-      return std::nullopt;
-    return dims;
-  };
+  req.known_dims = [this, index](const Value* v) { return KnownDims(v, index); };
   int num_outputs = n.output_size();
   while (num_outputs > 0 && n.output(num_outputs - 1).empty()) --num_outputs;
   for (int i = 0; i < num_outputs; ++i) {
@@ -503,6 +496,21 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   }
   A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(*g_, std::move(req)));
   return FinishMadeNodes(index, where, nodes);
+}
+
+std::optional<std::vector<int64_t>> Importer::KnownDims(const Value* v, int index) {
+  std::optional<std::vector<int64_t>> dims;
+  if (v->data() != nullptr) {
+    dims = v->data()->type.dims;
+  } else if (v->role() == ValueRole::kInput || v->role() == ValueRole::kParameter) {
+    dims = v->type().dims;
+  } else if (auto vi = value_info_.find(v->name()); vi != value_info_.end()) {
+    if (std::optional<TensorType> t = StaticType(*vi->second)) dims = t->dims;
+  }
+  if (!dims && v->role() == ValueRole::kIntermediate) dims = OnnxInferredDims(v->name(), index);
+  if (dims && std::any_of(dims->begin(), dims->end(), [](int64_t d) { return d < 0; }))
+    return std::nullopt;
+  return dims;
 }
 
 Status Importer::FinishMadeNodes(int index, const std::string& where,

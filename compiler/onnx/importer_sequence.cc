@@ -7,7 +7,7 @@ namespace a8::onnx_import {
 Status Importer::ImportSplitToSequence(int index, const std::string& where,
                                        const std::vector<Value*>& inputs,
                                        const std::map<std::string, Attribute>& attrs) {
-  const onnx::NodeProto& n = graph_.node(index);
+  const onnx::NodeProto& n = *nodes_[index];
   if (n.output_size() != 1 || n.output(0).empty()) {
     return InvalidInput("{}: SplitToSequence has exactly one output", where);
   }
@@ -24,7 +24,7 @@ Status Importer::ImportSplitToSequence(int index, const std::string& where,
 }
 
 Status Importer::ImportSequenceAt(int index, const std::string& where) {
-  const onnx::NodeProto& n = graph_.node(index);
+  const onnx::NodeProto& n = *nodes_[index];
   if (n.input_size() != 2 || n.output_size() != 1 || n.output(0).empty()) {
     return InvalidInput("{}: SequenceAt takes input_sequence and position, and has one output",
                         where);

@@ -20,20 +20,30 @@ Status AtNode(const Node& node, const Status& s) {
   return s.WithContext(node.Where());
 }
 
-// Values whose every use computes shape-like data: a shape-like operand, or an input of a
-// foldable node whose outputs are integer/bool or themselves such values. Computed backward.
+// Values that compute shape-like data: whose every use is a shape-like operand or an input of
+// a foldable node whose outputs are integer/bool or themselves such values, or that reach a
+// shape-like operand through foldable nodes at all (a window's length, Cast to float, read both
+// by Range's limit and by the window's arithmetic: the shape needs it folded). Computed backward.
 std::set<const Value*> ShapeFeedingValues(const Graph& graph) {
   std::set<const Value*> feeding;
   auto is_feeding = [&](const Value* v) {
-    if (v->uses().empty() || v->is_graph_output()) return false;
+    if (v->uses().empty()) return false;
+    bool every = !v->is_graph_output(), some = false;
     for (const Use& u : v->uses()) {
-      if (IsShapeOperand(*u.node, u.operand)) continue;
-      if (!IsFoldableOp(*u.node)) return false;
+      if (IsShapeOperand(*u.node, u.operand)) {
+        some = true;
+        continue;
+      }
+      if (!IsFoldableOp(*u.node)) {
+        every = false;
+        continue;
+      }
       for (const Value* out : u.node->outputs()) {
-        if (IsFloat(out->dtype()) && !feeding.count(out)) return false;
+        if (feeding.count(out)) some = true;
+        if (IsFloat(out->dtype()) && !feeding.count(out)) every = false;
       }
     }
-    return true;
+    return every || some;
   };
   std::vector<Node*> nodes = graph.NodeList();
   for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {

@@ -393,9 +393,77 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding",
     "Resize", "RNN", "GRU", "LSTM", "LinearAttention", "CausalConvWithState", "GridSample",
     "Col2Im", "DeformConv"}
+CONTROL_FLOW = {"If", "Loop", "Scan"}
+CASE_OPS |= CONTROL_FLOW
+SIGNAL = {"DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"}
+CASE_OPS |= SIGNAL
+
+
+def build_signal(op, v):
+    """DFT-17 (complex, along axis 1), DFT-20 (real, zero-padded to 10, onesided), STFT-17 with a
+    window, the windows (symmetric, size from an int32 constant)."""
+    if op == "DFT" and v < 20:
+        return Case([data(rnd(2, 8, 2, seed=84))], {"axis": 1})
+    if op == "DFT":
+        return Case([data(rnd(2, 8, 1, seed=85)), init(np.array(10, I64)),
+                     init(np.array(-2, I64))], {"onesided": 1})
+    if op == "STFT":
+        window = (0.5 - 0.5 * np.cos(2 * np.pi * np.arange(8) / 8)).astype(F32)
+        return Case([data(rnd(1, 32, 1, seed=86)), init(np.array(4, I64)), init(window)],
+                    {"onesided": 1})
+    if op == "MelWeightMatrix":
+        i32 = np.int32
+        return Case([init(np.array(8, i32)), init(np.array(16, i32)), init(np.array(8192, i32)),
+                     init(np.array(0, F32)), init(np.array(4096, F32))])
+    return Case([init(np.array(10, np.int32))], {"periodic": 0})
+
+
+def build_control_flow(op, v):
+    """If on a constant cond, Loop with a constant trip count, Scan (Scan-8's batch form, and
+    from 11 on a scan axis of 1 and a reverse direction): the bodies read an outer value."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def tensor(name, shape, t=TensorProto.FLOAT):
+        return helper.make_tensor_value_info(name, t, shape)
+
+    if op == "If":  # one input, cond: the branches make constants (the harness feeds only it)
+        def branch(name, seed):
+            value = numpy_helper.from_array(rnd(2, 3, seed=seed), name)
+            return helper.make_graph([helper.make_node("Constant", [], [name], value=value)],
+                                     name, [], [tensor(name, [2, 3])])
+        return Case([init(np.array(v % 2 == 1))],
+                    {"then_branch": branch("t", 80), "else_branch": branch("e", 81)})
+    if op == "Loop":
+        body = helper.make_graph(
+            [helper.make_node("Identity", ["c"], ["c_out"]),
+             helper.make_node("Add", ["s", "in2"], ["s_out"]),
+             helper.make_node("Mul", ["s_out", "s"], ["scan"])], "body",
+            [tensor("i", [], TensorProto.INT64), tensor("c", [], TensorProto.BOOL),
+             tensor("s", [2, 3])],
+            [tensor("c_out", [], TensorProto.BOOL), tensor("s_out", [2, 3]), tensor("scan", [2, 3])])
+        return Case([init(np.array(3, I64)), init(np.array(True)), data(rnd(2, 3, seed=81))],
+                    {"body": body}, outputs=2)
+    state, x = [1, 2] if v < 9 else [2], [2]
+    body = helper.make_graph(
+        [helper.make_node("Add", ["s", "x"], ["s_out"]),
+         helper.make_node("Mul", ["s_out", "x"], ["o"])], "body",
+        [tensor("s", [2]), tensor("x", x)], [tensor("s_out", [2]), tensor("o", [2])])
+    if v < 9:
+        return Case([(None, False), data(rnd(1, 2, seed=82)), data(rnd(1, 3, 2, seed=83))],
+                    {"body": body, "num_scan_inputs": 1, "directions": [1]}, outputs=2)
+    attrs = {"body": body, "num_scan_inputs": 1, "scan_input_directions": [1]}
+    if v < 11:
+        return Case([data(rnd(*state, seed=82)), data(rnd(3, 2, seed=83))], attrs, outputs=2)
+    attrs.update({"scan_input_axes": [1], "scan_output_axes": [-1],
+                  "scan_output_directions": [1]})
+    return Case([data(rnd(*state, seed=82)), data(rnd(2, 3, seed=83))], attrs, outputs=2)
 
 
 def build(op, v):
+    if op in CONTROL_FLOW:
+        return build_control_flow(op, v)
+    if op in SIGNAL:
+        return build_signal(op, v)
     if op in UNARY:
         lo, hi = UNARY[op]
         return Case([data(rnd(2, 3, 4, lo=lo, hi=hi, seed=sum(map(ord, op)) % 97))])
