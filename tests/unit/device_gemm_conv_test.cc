@@ -346,32 +346,7 @@ void CheckEngineCase(DType t, const EngineCase& c) {
   d.beta = c.beta;
   d.epilogue = c.epilogue;
   d.gelu_tanh = c.tanh_form;
-  int32_t fe = -1;  // the FusedEpilogue of the case
-  switch (c.epilogue) {
-    case GemmEpilogue::kBias:
-      fe = kEpilogueBias;
-      break;
-    case GemmEpilogue::kRelu:
-      fe = kEpilogueRelu;
-      break;
-    case GemmEpilogue::kGelu:
-      fe = kEpilogueGelu;
-      break;
-    case GemmEpilogue::kBiasRelu:
-      fe = kEpilogueBiasRelu;
-      break;
-    case GemmEpilogue::kBiasGelu:
-      fe = kEpilogueBiasGelu;
-      break;
-    case GemmEpilogue::kDRelu:
-      fe = kEpilogueDRelu;
-      break;
-    case GemmEpilogue::kDGelu:
-      fe = kEpilogueDGelu;
-      break;
-    case GemmEpilogue::kNone:
-      break;
-  }
+  const int32_t fe = FusedEpilogueOf(c.epilogue);  // the FusedEpilogue of the case; -1: none
   const bool has_bias = fe >= 0 && EpilogueHasBias(fe),
              backward = fe >= 0 && EpilogueIsBackward(fe);
   auto rand = [](DType dt, int64_t count, uint32_t seed) { return RandomBytes(dt, count, seed); };
