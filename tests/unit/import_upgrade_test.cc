@@ -8,11 +8,9 @@
 #include "compiler/onnx/importer.h"
 #include "tests/unit/onnx_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using ::a8::testing::ImportError;
-using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
 
 std::vector<std::string> Ops(const Graph& g) {
@@ -208,4 +206,4 @@ g (float[2, 3] x, float[3] slope) => (float[2, 3] y) { y = PRelu (x, slope) })")
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing
