@@ -12,10 +12,13 @@
 #include "passes/analysis/shape_inference.h"
 #include "passes/cleanup/cse.h"
 #include "passes/cleanup/dce.h"
+#include "tests/unit/ir_test_util.h"
 #include "tests/unit/random_util.h"
 
 namespace a8 {
 namespace {
+
+using ::a8::testing::Ops;
 
 TensorType T(DType dt, std::vector<int64_t> dims) { return TensorType{dt, std::move(dims)}; }
 TensorType F32(std::vector<int64_t> dims) { return T(DType::kF32, std::move(dims)); }
@@ -47,12 +50,6 @@ std::map<std::string, int64_t> Cleanup(Graph& g) {
   EXPECT_TRUE(r.ok()) << r.status().message();
   ExpectVerifies(g);
   return pass.stats();
-}
-
-std::vector<std::string> Ops(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node* n : g.nodes()) ops.push_back(n->op());
-  return ops;
 }
 
 TEST(CanonicalizeTest, ShapeChainFoldsToAReshapeWithAConstantShape) {

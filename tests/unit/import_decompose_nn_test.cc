@@ -12,18 +12,13 @@
 
 #include "tests/unit/decompose_test_util.h"
 #include "tests/unit/grad_check_util.h"
+#include "tests/unit/ir_test_util.h"
 #include "tests/unit/onnx_test_util.h"
 
 namespace a8::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::vector<std::string> Ops(const Graph& g) {
-  std::vector<std::string> ops;
-  for (Node* n : g.NodeList()) ops.push_back(n->op());
-  return ops;
-}
 
 TEST(ImportDecomposeNnTest, RmsNormalizationComputesInFloat) {
   auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
