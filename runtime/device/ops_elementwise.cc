@@ -51,16 +51,9 @@ Status RunUnary(const KernelArgs& a, DevCtx& ctx) {
   A8_ASSIGN_OR_RETURN(DevUnaryOp op, ResolveUnaryVariant(a, kOp));
   if (a.in(0).count() != a.out(0).count())
     return InvalidInput("{}: input and output element counts differ", name);
-  const UnaryAttrs at = DecodeUnaryAttrs(a, name);
   UnaryParams p;
   p.op = op;
-  p.alpha = at.alpha;
-  p.beta = at.beta;
-  p.gamma = at.gamma;
-  p.bias = at.bias;
-  p.lambd = at.lambd;
-  p.detect_positive = at.detect_positive;
-  p.detect_negative = at.detect_negative;
+  p.attrs = DecodeUnaryAttrs(a, name);
   p.dtype = a.in(0).dtype;
   p.n = a.out(0).count();
   p.x = a.in(0).data;
@@ -235,12 +228,7 @@ Status RunActivationGrad(const KernelArgs& a, DevCtx& ctx) {
   const std::string& name = a.kernel().op();
   ActGradParams p;
   A8_ASSIGN_OR_RETURN(p.op, ResolveUnaryVariant(a, kOp));
-  const UnaryAttrs at = DecodeUnaryAttrs(a, ForwardOpOf(name));
-  p.alpha = at.alpha;
-  p.beta = at.beta;
-  p.gamma = at.gamma;
-  p.bias = at.bias;
-  p.lambd = at.lambd;
+  p.attrs = DecodeUnaryAttrs(a, ForwardOpOf(name));
   const TensorArg &dy = a.in(0), &z = a.in(1), &dx = a.out(0);
   if (dy.count() != dx.count() || z.count() != dx.count() || dy.dtype != z.dtype ||
       dy.dtype != dx.dtype) {
