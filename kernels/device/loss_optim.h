@@ -26,48 +26,21 @@ namespace a8::A8_DEV_NS {
 // ---- IEEE operations that nvcc may not fuse into an FMA (host: the plain operators)
 namespace rn {
 
-A8_HD float Mul(float a, float b) {
+// Name(a, b) = a OP b for float and double, rounded once: on the device through the _rn
+// intrinsics FLOAT_RN / DOUBLE_RN, which nvcc never contracts.
 #if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
+#define A8_RN_OP(Name, OP, FLOAT_RN, DOUBLE_RN)                 \
+  A8_HD float Name(float a, float b) { return FLOAT_RN(a, b); } \
+  A8_HD double Name(double a, double b) { return DOUBLE_RN(a, b); }
 #else
-  return a * b;
+#define A8_RN_OP(Name, OP, FLOAT_RN, DOUBLE_RN)         \
+  A8_HD float Name(float a, float b) { return a OP b; } \
+  A8_HD double Name(double a, double b) { return a OP b; }
 #endif
-}
-A8_HD double Mul(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-A8_HD float Add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-A8_HD double Add(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-A8_HD float Sub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-A8_HD double Sub(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
+A8_RN_OP(Mul, *, __fmul_rn, __dmul_rn)
+A8_RN_OP(Add, +, __fadd_rn, __dadd_rn)
+A8_RN_OP(Sub, -, __fsub_rn, __dsub_rn)
+#undef A8_RN_OP
 
 }  // namespace rn
 
