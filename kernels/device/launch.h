@@ -173,17 +173,10 @@ DevStatus DispatchFloat(DType t, Fn&& fn) {
       return DevError("unsupported dtype for a float kernel");
   }
 }
+// DispatchFloat, and the integer and bool types.
 template <typename Fn>
 DevStatus DispatchAll(DType t, Fn&& fn) {
   switch (t) {
-    case DType::kF32:
-      return fn(float{});
-    case DType::kF16:
-      return fn(Half{});
-    case DType::kBF16:
-      return fn(BF16{});
-    case DType::kF64:
-      return fn(double{});
     case DType::kI64:
       return fn(int64_t{});
     case DType::kI32:
@@ -194,8 +187,9 @@ DevStatus DispatchAll(DType t, Fn&& fn) {
       return fn(uint8_t{});
     case DType::kBool:
       return fn(bool{});
+    default:
+      return DispatchFloat(t, fn);
   }
-  return DevError("unknown dtype");
 }
 
 // Row-major strides and index arithmetic on small fixed-size arrays (rank <= kMaxRank), passed
