@@ -191,11 +191,10 @@ DevStatus AdamUpdate(DevCtx& ctx, const AdamUpdateParams& p);
 enum class OnnxOptimizer : int32_t { kAdam, kMomentum, kAdagrad };
 struct OnnxOptimParams {
   OnnxOptimizer kind = OnnxOptimizer::kAdam;
-  // Adam: alpha, beta, epsilon, norm_coefficient, norm_coefficient_post. Momentum: alpha, beta,
-  // norm_coefficient, nesterov. Adagrad: decay_factor, epsilon, norm_coefficient.
-  float alpha = 0.0f, beta = 0.0f, epsilon = 0.0f, decay_factor = 0.0f;
-  float norm_coefficient = 0.0f, norm_coefficient_post = 0.0f;
-  bool nesterov = false;
+  // The attributes of `kind`'s op (the others are unused).
+  cpu::OnnxAdamParams adam;
+  cpu::OnnxMomentumParams momentum;
+  cpu::OnnxAdagradParams adagrad;
   bool r_f64 = false;
   const void* r = nullptr;
   const int64_t* t = nullptr;
