@@ -137,18 +137,17 @@ Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups) {
 StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kI64, "step"));
   A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kF32, "updates"));
-  cpu::TrainControlParams p;
-  p.lr = a.Float("lr", 0.0f);
+  using P = cpu::TrainControlParams;
+  P p;  // its members hold the op's attribute defaults
+  DecodeAttrs<P>(a,
+                 {A8_ATTR(P, lr), A8_ATTR(P, warmup_steps), A8_ATTR(P, total_steps),
+                  A8_ATTR(P, min_lr), A8_ATTR(P, accumulate), A8_ATTR(P, max_grad_norm)},
+                 &p);
   const std::string schedule = a.Str("schedule", "constant");
   if (schedule != "constant" && schedule != "cosine") {
     return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
   }
   p.cosine = schedule == "cosine";
-  p.warmup_steps = a.Int("warmup_steps", 0);
-  p.total_steps = a.Int("total_steps", 0);
-  p.min_lr = a.Float("min_lr", 0.0f);
-  p.accumulate = a.Int("accumulate", 1);
-  p.max_grad_norm = a.Float("max_grad_norm", 0.0f);
   if (a.has_in(2)) A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "sq_norm"));
   if (a.has_in(3)) A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kF32, "found_inf"));
   if (a.out(0).count() != cpu::kCtlSize || a.out(1).count() != 1 || a.out(2).count() != 1) {
