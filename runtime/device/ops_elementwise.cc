@@ -12,6 +12,7 @@
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/elementwise.h"
+#include "runtime/core/fused_program_attrs.h"
 #include "runtime/core/unary_entries.h"
 #include "runtime/device/device_registry.h"
 
@@ -243,22 +244,11 @@ Status RunActivationGrad(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunFusedElementwise(const KernelArgs& a, DevCtx& ctx) {
-  const std::vector<int64_t> code = a.Ints("program");
-  std::vector<float> consts;
-  if (const plan::Attribute* c = a.attr("constants"); c != nullptr && c->has_floats()) {
-    consts.assign(c->floats().values().begin(), c->floats().values().end());
-  }
   FusedElementwiseParams p;
-  if (!DecodeFusedProgram(code.data(), static_cast<int64_t>(code.size()), consts.data(),
-                          static_cast<int64_t>(consts.size()), a.num_inputs(), &p.program)) {
-    return InvalidInput("a8.FusedElementwise: invalid program for {} inputs", a.num_inputs());
-  }
+  A8_ASSIGN_OR_RETURN(p.program, FusedProgramOf(a));
   const TensorArg& y = a.out(0);
   for (int j = 0; j < a.num_inputs(); ++j) {
     const TensorArg& x = a.in(j);
-    if (!x.present || x.dtype != a.in(0).dtype) {
-      return InvalidInput("a8.FusedElementwise: input {} is absent or of another dtype", j);
-    }
     if (x.count() != 1 && x.count() != y.count()) {
       return InvalidInput("a8.FusedElementwise: input {} has {} elements, expected 1 or {}", j,
                           x.count(), y.count());
