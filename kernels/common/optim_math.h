@@ -200,20 +200,6 @@ A8_HD void AdamElement(const AdamStep<F>& s, F grad, F* param, F* m, F* v) {
   *v = v_next;
 }
 
-// The attributes of the ONNX ai.onnx.preview.training optimizers, with the ONNX defaults: the CPU
-// kernels take them, the CUDA ones carry them (kernels/device/loss_optim.h).
-struct OnnxAdamParams {
-  float alpha = 0.9f, beta = 0.999f, epsilon = 1e-6f;
-  float norm_coefficient = 0.0f, norm_coefficient_post = 0.0f;
-};
-struct OnnxMomentumParams {
-  float alpha = 0.0f, beta = 0.0f, norm_coefficient = 0.0f;
-  bool nesterov = false;
-};
-struct OnnxAdagradParams {
-  float decay_factor = 0.0f, epsilon = 1e-6f, norm_coefficient = 0.0f;
-};
-
 // The per-step scalars: R already bias-corrected (R * sqrt(1 - beta^T) / (1 - alpha^T) when T > 0,
 // computed in double).
 template <typename F>

@@ -19,6 +19,7 @@
 
 #include "compiler/ir/status.h"
 #include "kernels/common/float16.h"
+#include "kernels/common/onnx_optim_params.h"
 #include "kernels/common/optim_math.h"
 #include "kernels/cpu/dtype.h"
 
@@ -72,7 +73,7 @@ Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int6
                   const void* v, void* param_next, void* m_next, void* v_next);
 
 // ---- ONNX ai.onnx.preview.training optimizers (formulas of the ONNX spec), one tensor each;
-// their attributes: optim_math.h
+// their attributes: kernels/common/onnx_optim_params.h
 
 // r: the learning rate R, t: the update count T. x/g/v/h and outputs: `dtype`, n elements.
 Status OnnxAdam(const OnnxAdamParams& p, DType dtype, int64_t n, double r, int64_t t, const void* x,

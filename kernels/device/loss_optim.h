@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/onnx_optim_params.h"
 #include "kernels/common/optim_math.h"
 #include "kernels/device/device.h"
 

@@ -7,6 +7,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"
+#include "runtime/core/attr_decode.h"
 
 namespace a8 {
 

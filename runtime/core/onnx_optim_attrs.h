@@ -1,11 +1,12 @@
 // The attribute decode of the ONNX ai.onnx.preview.training optimizers (Adam, Momentum,
-// Adagrad), defaults from the ONNX spec (kernels/common/optim_math.h): one copy for the CPU
+// Adagrad), defaults from the ONNX spec (kernels/common/onnx_optim_params.h): one copy for the CPU
 // entries (runtime/cpu/ops_optim.cc) and the CUDA ones (runtime/device/ops_loss_optim.cc).
 #pragma once
 
 #include <string>
 
-#include "kernels/common/optim_math.h"
+#include "kernels/common/onnx_optim_params.h"
+#include "runtime/core/attr_decode.h"
 #include "runtime/core/kernel_args.h"
 
 namespace a8 {

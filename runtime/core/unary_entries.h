@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common/unary_math.h"
+#include "runtime/core/attr_decode.h"
 #include "runtime/core/kernel_args.h"
 
 namespace a8 {
