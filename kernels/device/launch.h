@@ -173,10 +173,16 @@ DevStatus DispatchFloat(DType t, Fn&& fn) {
       return DevError("unsupported dtype for a float kernel");
   }
 }
-// DispatchFloat, and the integer and bool types.
+// DispatchFloat, and the integer and bool types. Every dtype has its case (no default): a new
+// dtype is a compile error here until it has one.
 template <typename Fn>
 DevStatus DispatchAll(DType t, Fn&& fn) {
   switch (t) {
+    case DType::kF32:
+    case DType::kF16:
+    case DType::kBF16:
+    case DType::kF64:
+      return DispatchFloat(t, fn);
     case DType::kI64:
       return fn(int64_t{});
     case DType::kI32:
@@ -187,9 +193,8 @@ DevStatus DispatchAll(DType t, Fn&& fn) {
       return fn(uint8_t{});
     case DType::kBool:
       return fn(bool{});
-    default:
-      return DispatchFloat(t, fn);
   }
+  return DevError("unknown dtype");
 }
 
 // Element i of an index tensor of i32 (`i32`) or i64.
