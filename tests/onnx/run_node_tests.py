@@ -85,7 +85,7 @@ def find_binds(a800c, case_dir, workdir):
     """The graph inputs that a800c asks to freeze (its --bind hint), with data set 0's arrays:
     (names, stderr of the last import). Stops when an import passes or gives no new hint."""
     model_path = os.path.join(case_dir, "model.onnx")
-    datasets = data_sets(case_dir)
+    datasets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
     model = onnx.load(model_path, load_external_data=False)
     all_in = [i.name for i in model.graph.input]
     names = []
@@ -122,44 +122,23 @@ def import_export(a800c, model_path, flags, out_path, imported=False):
     return None
 
 
-def open_case(case_dir):
-    """(model path, model, tolerance) of a case; None where its inputs or outputs are not
-    tensors."""
-    if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
-        return None
-    model_path = os.path.join(case_dir, "model.onnx")
-    tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
-    return model_path, onnx.load(model_path), tol
-
-
-def data_sets(case_dir):
-    return sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
-
-
-def matches(got, want, tol):
-    """got against the expected output: floats within the case's tolerance, others exactly."""
-    if want.dtype.kind in "fc":
-        return np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol["rtol"],
-                           atol=tol["atol"], equal_nan=True)
-    return np.array_equal(got, want)
-
-
 def run_case(a800c, case_dir, workdir):
     """Returns (ok, message)."""
     name = os.path.basename(case_dir)
-    case = open_case(case_dir)
-    if case is None:
+    if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
         return False, "inputs or outputs are not tensors"
-    model_path, original, tol = case
+    model_path = os.path.join(case_dir, "model.onnx")
     # The probe is data set 0's import step.
     binds, probe = find_binds(a800c, case_dir, workdir)
     BINDS[name] = binds
     if import_error(probe):
         return False, import_error(probe)
+    original = onnx.load(model_path)
+    tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
     in_names = [i.name for i in original.graph.input]
     out_names = [o.name for o in original.graph.output]
     exported = None
-    for k, ds in enumerate(data_sets(case_dir)):
+    for k, ds in enumerate(sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))):
         # Bound inputs are part of the compiled model: one compile per data set.
         if exported is None or binds:
             out_path = os.path.join(workdir, f"{name}.{k}.onnx")
@@ -207,7 +186,12 @@ def run_case(a800c, case_dir, workdir):
         except Exception as e:
             return False, f"onnxruntime run: {str(e).splitlines()[0][:200]}"
         for n, g, want in zip(out_names, got, expected):
-            if not matches(g, want, tol):
+            if want.dtype.kind in "fc":
+                ok = np.allclose(g.astype(np.float64), want.astype(np.float64),
+                                 rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
+            else:
+                ok = np.array_equal(g, want)
+            if not ok:
                 return False, f"output '{n}' differs from the expected values"
     return True, "ok"
 
@@ -234,17 +218,18 @@ def _first_line(text, fallback):
 def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
     """Compiles the case to a plan and runs it on the CPU backend. Returns (ok, message)."""
     name = os.path.basename(case_dir)
-    case = open_case(case_dir)
-    if case is None:
+    if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
         return False, "inputs or outputs are not tensors"
-    model_path, original, tol = case
+    model_path = os.path.join(case_dir, "model.onnx")
     binds = BINDS.get(name, [])
+    original = onnx.load(model_path)
+    tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
     inits = {i.name for i in original.graph.initializer}
     in_names = [i.name for i in original.graph.input if i.name not in inits and i.name not in binds]
     all_in = [i.name for i in original.graph.input]
     out_names = [o.name for o in original.graph.output]
     plan = None
-    for k, ds in enumerate(data_sets(case_dir)):
+    for k, ds in enumerate(sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))):
         # Bound inputs are part of the plan: one compile per data set.
         if plan is None or binds:
             plan = os.path.join(workdir, f"{name}.{k}.plan")
@@ -275,7 +260,12 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
             if got.shape != want.shape or got.dtype != want.dtype:
                 return False, (f"output '{n}': {got.dtype}{list(got.shape)}, expected "
                                f"{want.dtype}{list(want.shape)}")
-            if not matches(got, want, tol):
+            if want.dtype.kind in "fc":
+                ok = np.allclose(got.astype(np.float64), want.astype(np.float64),
+                                 rtol=tol["rtol"], atol=tol["atol"], equal_nan=True)
+            else:
+                ok = np.array_equal(got, want)
+            if not ok:
                 d = np.abs(got.astype(np.float64) - want.astype(np.float64))
                 return False, (f"output '{n}' differs from the expected values (max abs diff "
                                f"{np.nanmax(d) if d.size else 0:.3g})")
