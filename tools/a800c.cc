@@ -12,8 +12,7 @@
 #include "runtime/core/npy.h"
 #include "tools/a800c_debug_precision.h"
 #include "tools/cli_common.h"
-#include "tools/precision_flags.h"
-#include "tools/training_flags.h"
+#include "tools/compile_config_flags.h"
 
 namespace {
 
@@ -74,10 +73,8 @@ int main(int argc, char** argv) {
                  "The machine the plan is for: cpu, sm_80 (A100/A800) or sm_90 (H100/H200); "
                  "a800c-run refuses it on another backend (default: a plan every backend runs)")
       ->type_name("cpu|sm_80|sm_90");
-  a8::cli::TrainingFlags training;
-  a8::cli::AddTrainingFlags(app, training);
-  a8::cli::PrecisionFlags precision;
-  a8::cli::AddPrecisionFlags(app, precision);
+  a8::cli::CompileConfigFlags config_flags;
+  a8::cli::AddCompileConfigFlags(app, config_flags);
   a8::cli::AddDumpFlags(app, pipeline);
   std::string default_pipeline;
   for (const std::string& p : a8::DefaultCompilePipeline()) {
@@ -125,14 +122,13 @@ int main(int argc, char** argv) {
   opts.emit = *emit_kind;
   if (list_params) {
     // The selection flags need no --loss here: they say what --list-params should assume.
-    opts.config.training = training.config;
-  } else {
-    auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
-    if (!training_config.ok()) return Fail(training_config.status());
-    opts.config.training = *training_config;
-  }
-  if (auto s = a8::cli::ApplyPrecisionFlags(app, precision, &opts.config.precision); !s.ok())
+    opts.config.training = config_flags.training.config;
+    if (auto s = a8::cli::ApplyPrecisionFlags(app, config_flags.precision, &opts.config.precision);
+        !s.ok())
+      return Fail(s);
+  } else if (auto s = a8::cli::ApplyCompileConfigFlags(app, config_flags, &opts.config); !s.ok()) {
     return Fail(s);
+  }
   for (const std::string& shape : shapes) {
     a8::Status s = a8::ParseShapeFlag(shape, &opts.import.shapes);
     if (!s.ok()) return Fail(s);

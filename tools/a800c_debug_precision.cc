@@ -14,8 +14,7 @@
 #include "runtime/core/precision_debug.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "tools/cli_common.h"
-#include "tools/precision_flags.h"
-#include "tools/training_flags.h"
+#include "tools/compile_config_flags.h"
 
 namespace a8::cli {
 namespace {
@@ -72,10 +71,8 @@ int DebugPrecisionMain(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--batch", batch, "Binds the first dim of every input whose first dim is dynamic")
       ->type_name("N");
-  TrainingFlags training;
-  AddTrainingFlags(app, training);
-  PrecisionFlags precision;
-  AddPrecisionFlags(app, precision);
+  CompileConfigFlags config_flags;
+  AddCompileConfigFlags(app, config_flags);
   if (auto stop = Parse(app, argc, argv, kProgram)) return *stop;
 
   if (compare != "loss" && compare != "activations")
@@ -84,13 +81,11 @@ int DebugPrecisionMain(int argc, char** argv) {
   if (search != "guided" && search != "bisect")
     return Fail(InvalidInput("--search={}: expected guided or bisect", search));
   o.guided = search == "guided";
-  if (precision.mode == "fp32" || precision.mode == "tf32")
-    return Fail(InvalidInput("--precision={}: debug-precision compares amp, fp16 or bf16 with fp32",
-                             precision.mode));
-  auto training_config = TrainingConfigFromFlags(app, training);
-  if (!training_config.ok()) return Fail(training_config.status());
-  o.compile.config.training = *training_config;
-  if (Status s = ApplyPrecisionFlags(app, precision, &o.compile.config.precision); !s.ok())
+  const std::string& mode = config_flags.precision.mode;
+  if (mode == "fp32" || mode == "tf32")
+    return Fail(
+        InvalidInput("--precision={}: debug-precision compares amp, fp16 or bf16 with fp32", mode));
+  if (Status s = ApplyCompileConfigFlags(app, config_flags, &o.compile.config); !s.ok())
     return Fail(s);
   for (const std::string& shape : shapes)
     if (Status s = ParseShapeFlag(shape, &o.compile.import.shapes); !s.ok()) return Fail(s);
@@ -114,7 +109,7 @@ int DebugPrecisionMain(int argc, char** argv) {
   if (!result.ok()) return Fail(result.status());
   const PrecisionDebugResult& r = *result;
   if (o.compare_activations) {
-    std::cout << "first-step activations (" << precision.mode << " vs fp32), in plan order:\n";
+    std::cout << "first-step activations (" << mode << " vs fp32), in plan order:\n";
     for (const ActivationDiff& d : r.activations) {
       const double rel = d.max_abs_ref > 0 ? d.max_abs_diff / d.max_abs_ref : d.max_abs_diff;
       std::cout << fmt::format("  {:<24} max |diff| {:<10.3g} relative {:<10.3g} {}\n", d.node,
@@ -125,8 +120,7 @@ int DebugPrecisionMain(int argc, char** argv) {
     std::cout << fmt::format(
         "debug-precision: {} follows fp32 within {} (deviation {}, {} of {} updates skipped): no "
         "node needs FP32; {} training runs\n",
-        precision.mode, o.tolerance, Deviation(r.low.deviation), r.low.skipped, r.low.losses.size(),
-        r.runs);
+        mode, o.tolerance, Deviation(r.low.deviation), r.low.skipped, r.low.losses.size(), r.runs);
   } else {
     std::cout << fmt::format("debug-precision: {} node{} of {} must run in FP32:\n",
                              r.fp32_nodes.size(), r.fp32_nodes.size() == 1 ? "" : "s",
@@ -137,7 +131,7 @@ int DebugPrecisionMain(int argc, char** argv) {
                                e.failure_without);
     std::cout << fmt::format(
         "debug-precision: {} training runs (1 fp32 reference, {} {}), {} plans compiled\n", r.runs,
-        r.runs - 1, precision.mode, r.plans_compiled);
+        r.runs - 1, mode, r.plans_compiled);
   }
   if (Status s = WritePrecisionPolicy(output, o, r); !s.ok()) return Fail(s);
   std::cout << fmt::format("debug-precision: wrote {} (use it with --policy={})\n", output, output);

@@ -10,8 +10,7 @@
 #include "compiler/ir/printer.h"
 #include "driver/driver.h"
 #include "tools/cli_common.h"
-#include "tools/precision_flags.h"
-#include "tools/training_flags.h"
+#include "tools/compile_config_flags.h"
 
 namespace {
 
@@ -45,10 +44,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   app.add_option("--batch", batch, "Binds the first dynamic dim of every ONNX input")
       ->type_name("N");
-  a8::cli::TrainingFlags training;
-  a8::cli::AddTrainingFlags(app, training);
-  a8::cli::PrecisionFlags precision;
-  a8::cli::AddPrecisionFlags(app, precision);
+  a8::cli::CompileConfigFlags config_flags;
+  a8::cli::AddCompileConfigFlags(app, config_flags);
   a8::cli::AddDumpFlags(app, pipeline);
   app.add_flag("--version", version, "Print the version and the plan format version, then exit");
 
@@ -79,10 +76,7 @@ int main(int argc, char** argv) {
   if (!s.ok()) return Fail(s);
   // The compile configuration, checked once before the import; the passes receive it.
   a8::CompileConfig config;
-  auto training_config = a8::cli::TrainingConfigFromFlags(app, training);
-  if (!training_config.ok()) return Fail(training_config.status());
-  config.training = *training_config;
-  s = a8::cli::ApplyPrecisionFlags(app, precision, &config.precision);
+  s = a8::cli::ApplyCompileConfigFlags(app, config_flags, &config);
   if (!s.ok()) return Fail(s);
   s = a8::ValidateCompileConfig(config);
   if (!s.ok()) return Fail(s);

@@ -19,6 +19,7 @@
 
 #include "compiler/ir/status.h"
 #include "kernels/common/float16.h"
+#include "kernels/common/onnx_optim_params.h"
 #include "kernels/common/optim_math.h"
 #include "kernels/cpu/dtype.h"
 
@@ -71,27 +72,16 @@ Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int6
                   const float* ctl, const void* param, const void* grad, const void* m,
                   const void* v, void* param_next, void* m_next, void* v_next);
 
-// ---- ONNX ai.onnx.preview.training optimizers (formulas of the ONNX spec),
-// one tensor each
+// ---- ONNX ai.onnx.preview.training optimizers (formulas of the ONNX spec), one tensor each;
+// their attributes: kernels/common/onnx_optim_params.h
 
-struct OnnxAdamParams {
-  float alpha = 0.9f, beta = 0.999f, epsilon = 1e-6f;
-  float norm_coefficient = 0.0f, norm_coefficient_post = 0.0f;
-};
 // r: the learning rate R, t: the update count T. x/g/v/h and outputs: `dtype`, n elements.
 Status OnnxAdam(const OnnxAdamParams& p, DType dtype, int64_t n, double r, int64_t t, const void* x,
                 const void* g, const void* v, const void* h, void* x_new, void* v_new, void* h_new);
 
-struct OnnxMomentumParams {
-  float alpha = 0.0f, beta = 0.0f, norm_coefficient = 0.0f;
-  bool nesterov = false;
-};
 Status OnnxMomentum(const OnnxMomentumParams& p, DType dtype, int64_t n, double r, int64_t t,
                     const void* x, const void* g, const void* v, void* x_new, void* v_new);
 
-struct OnnxAdagradParams {
-  float decay_factor = 0.0f, epsilon = 1e-6f, norm_coefficient = 0.0f;
-};
 Status OnnxAdagrad(const OnnxAdagradParams& p, DType dtype, int64_t n, double r, int64_t t,
                    const void* x, const void* g, const void* h, void* x_new, void* h_new);
 

@@ -44,13 +44,7 @@ struct UnaryParams {
   int64_t n = 0;
   const void* x = nullptr;
   void* y = nullptr;
-  float alpha = 0.0f;  // LeakyRelu, Elu, HardSigmoid
-  float beta = 0.0f;   // HardSigmoid
-  bool detect_positive = true;
-  bool detect_negative = true;
-  float gamma = 0.0f;  // Selu
-  float bias = 0.0f;   // Shrink
-  float lambd = 0.0f;  // Shrink
+  UnaryAttrs attrs;  // the op's attributes, as the CPU functors take them
 };
 DevStatus Unary(DevCtx& ctx, const UnaryParams& p);
 
@@ -164,11 +158,7 @@ struct ActGradParams {
   const void* dy = nullptr;
   const void* z = nullptr;  // the saved forward output or input
   void* dx = nullptr;
-  float alpha = 0.0f;
-  float beta = 0.0f;
-  float gamma = 0.0f;
-  float bias = 0.0f;
-  float lambd = 0.0f;
+  UnaryAttrs attrs;  // the forward op's attributes
 };
 DevStatus ActivationGrad(DevCtx& ctx, const ActGradParams& p);
 

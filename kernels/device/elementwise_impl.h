@@ -203,10 +203,7 @@ DevStatus RunUnary(const DevCtx& ctx, const UnaryParams& p, F f) {
 }  // namespace
 
 DevStatus Unary(DevCtx& ctx, const UnaryParams& p) {
-  UnaryAttrs at{p.alpha, p.beta, p.detect_positive, p.detect_negative};
-  at.gamma = p.gamma;
-  at.bias = p.bias;
-  at.lambd = p.lambd;
+  const UnaryAttrs& at = p.attrs;
   switch (p.op) {
 #define A8_X(Name, Types, Cost, Fused) \
   case DevUnaryOp::k##Name:            \
@@ -270,10 +267,7 @@ DevStatus DropoutGrad(DevCtx& ctx, const DropoutGradParams& p) {
 }
 
 DevStatus ActivationGrad(DevCtx& ctx, const ActGradParams& p) {
-  UnaryAttrs at{p.alpha, p.beta};
-  at.gamma = p.gamma;
-  at.bias = p.bias;
-  at.lambd = p.lambd;
+  const UnaryAttrs& at = p.attrs;
   switch (p.op) {
 #define A8_X(Name, Reads, Cost, Fused) \
   case DevActGradOp::k##Name:          \

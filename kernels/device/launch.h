@@ -173,17 +173,16 @@ DevStatus DispatchFloat(DType t, Fn&& fn) {
       return DevError("unsupported dtype for a float kernel");
   }
 }
+// DispatchFloat, and the integer and bool types. Every dtype has its case (no default): a new
+// dtype is a compile error here until it has one.
 template <typename Fn>
 DevStatus DispatchAll(DType t, Fn&& fn) {
   switch (t) {
     case DType::kF32:
-      return fn(float{});
     case DType::kF16:
-      return fn(Half{});
     case DType::kBF16:
-      return fn(BF16{});
     case DType::kF64:
-      return fn(double{});
+      return DispatchFloat(t, fn);
     case DType::kI64:
       return fn(int64_t{});
     case DType::kI32:
@@ -196,6 +195,18 @@ DevStatus DispatchAll(DType t, Fn&& fn) {
       return fn(bool{});
   }
   return DevError("unknown dtype");
+}
+
+// Element i of an index tensor of i32 (`i32`) or i64.
+A8_HD int64_t LoadIndex(bool i32, const void* p, int64_t i) {
+  return i32 ? static_cast<int64_t>(static_cast<const int32_t*>(p)[i])
+             : static_cast<const int64_t*>(p)[i];
+}
+
+// An index in [-len, len) made non-negative; -1 for one out of range.
+A8_HD int64_t NormalizeIndex(int64_t v, int64_t len) {
+  if (v < -len || v >= len) return -1;
+  return v < 0 ? v + len : v;
 }
 
 // Row-major strides and index arithmetic on small fixed-size arrays (rank <= kMaxRank), passed

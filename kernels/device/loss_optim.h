@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/onnx_optim_params.h"
 #include "kernels/common/optim_math.h"
 #include "kernels/device/device.h"
 
@@ -26,48 +27,21 @@ namespace a8::A8_DEV_NS {
 // ---- IEEE operations that nvcc may not fuse into an FMA (host: the plain operators)
 namespace rn {
 
-A8_HD float Mul(float a, float b) {
+// Name(a, b) = a OP b for float and double, rounded once: on the device through the _rn
+// intrinsics FLOAT_RN / DOUBLE_RN, which nvcc never contracts.
 #if defined(__CUDA_ARCH__)
-  return __fmul_rn(a, b);
+#define A8_RN_OP(Name, OP, FLOAT_RN, DOUBLE_RN)                 \
+  A8_HD float Name(float a, float b) { return FLOAT_RN(a, b); } \
+  A8_HD double Name(double a, double b) { return DOUBLE_RN(a, b); }
 #else
-  return a * b;
+#define A8_RN_OP(Name, OP, FLOAT_RN, DOUBLE_RN)         \
+  A8_HD float Name(float a, float b) { return a OP b; } \
+  A8_HD double Name(double a, double b) { return a OP b; }
 #endif
-}
-A8_HD double Mul(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-A8_HD float Add(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-A8_HD double Add(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-A8_HD float Sub(float a, float b) {
-#if defined(__CUDA_ARCH__)
-  return __fsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
-A8_HD double Sub(double a, double b) {
-#if defined(__CUDA_ARCH__)
-  return __dsub_rn(a, b);
-#else
-  return a - b;
-#endif
-}
+A8_RN_OP(Mul, *, __fmul_rn, __dmul_rn)
+A8_RN_OP(Add, +, __fadd_rn, __dadd_rn)
+A8_RN_OP(Sub, -, __fsub_rn, __dsub_rn)
+#undef A8_RN_OP
 
 }  // namespace rn
 
@@ -218,11 +192,10 @@ DevStatus AdamUpdate(DevCtx& ctx, const AdamUpdateParams& p);
 enum class OnnxOptimizer : int32_t { kAdam, kMomentum, kAdagrad };
 struct OnnxOptimParams {
   OnnxOptimizer kind = OnnxOptimizer::kAdam;
-  // Adam: alpha, beta, epsilon, norm_coefficient, norm_coefficient_post. Momentum: alpha, beta,
-  // norm_coefficient, nesterov. Adagrad: decay_factor, epsilon, norm_coefficient.
-  float alpha = 0.0f, beta = 0.0f, epsilon = 0.0f, decay_factor = 0.0f;
-  float norm_coefficient = 0.0f, norm_coefficient_post = 0.0f;
-  bool nesterov = false;
+  // The attributes of `kind`'s op (the others are unused).
+  cpu::OnnxAdamParams adam;
+  cpu::OnnxMomentumParams momentum;
+  cpu::OnnxAdagradParams adagrad;
   bool r_f64 = false;
   const void* r = nullptr;
   const int64_t* t = nullptr;

@@ -240,10 +240,10 @@ struct OnnxScalarsFn {
     const double td = static_cast<double>(t);
     double rate = r;
     if (p.kind == OnnxOptimizer::kAdam && t > 0) {
-      rate = rn::Mul(r, ::sqrt(1.0 - ::pow(static_cast<double>(p.beta), td))) /
-             (1.0 - ::pow(static_cast<double>(p.alpha), td));
+      rate = rn::Mul(r, ::sqrt(1.0 - ::pow(static_cast<double>(p.adam.beta), td))) /
+             (1.0 - ::pow(static_cast<double>(p.adam.alpha), td));
     } else if (p.kind == OnnxOptimizer::kAdagrad) {
-      rate = r / rn::Add(1.0, rn::Mul(td, static_cast<double>(p.decay_factor)));
+      rate = r / rn::Add(1.0, rn::Mul(td, static_cast<double>(p.adagrad.decay_factor)));
     }
     out->rate = rate;
     out->t = t;
@@ -257,31 +257,34 @@ struct OnnxUpdateFn {
   A8_HD void operator()(int64_t i) const {
     using C = Acc<T>;
     const C rate = static_cast<C>(sc->rate);
-    const C nc = static_cast<C>(p.norm_coefficient);
     const C g = Ld(static_cast<const T*>(p.g), i);
     C x = Ld(static_cast<const T*>(p.x), i);
     C s1 = Ld(static_cast<const T*>(p.s1), i);
     switch (p.kind) {
       case OnnxOptimizer::kAdam: {
+        const cpu::OnnxAdamParams& a = p.adam;
         const cpu::OnnxAdamStep<C> s{rate,
-                                     static_cast<C>(p.alpha),
-                                     static_cast<C>(p.beta),
-                                     static_cast<C>(p.epsilon),
-                                     nc,
-                                     static_cast<C>(p.norm_coefficient_post)};
+                                     static_cast<C>(a.alpha),
+                                     static_cast<C>(a.beta),
+                                     static_cast<C>(a.epsilon),
+                                     static_cast<C>(a.norm_coefficient),
+                                     static_cast<C>(a.norm_coefficient_post)};
         C h = Ld(static_cast<const T*>(p.s2), i);
         cpu::OnnxAdamElement<C>(s, g, &x, &s1, &h);
         St(static_cast<T*>(p.s2_new), i, h);
         break;
       }
       case OnnxOptimizer::kMomentum: {
-        const cpu::OnnxMomentumStep<C> s{rate, static_cast<C>(p.alpha),
-                                         sc->t > 0 ? static_cast<C>(p.beta) : C(1), nc, p.nesterov};
+        const cpu::OnnxMomentumParams& m = p.momentum;
+        const cpu::OnnxMomentumStep<C> s{rate, static_cast<C>(m.alpha),
+                                         sc->t > 0 ? static_cast<C>(m.beta) : C(1),
+                                         static_cast<C>(m.norm_coefficient), m.nesterov};
         cpu::OnnxMomentumElement<C>(s, g, &x, &s1);
         break;
       }
       case OnnxOptimizer::kAdagrad: {
-        const cpu::OnnxAdagradStep<C> s{rate, static_cast<C>(p.epsilon), nc};
+        const cpu::OnnxAdagradStep<C> s{rate, static_cast<C>(p.adagrad.epsilon),
+                                        static_cast<C>(p.adagrad.norm_coefficient)};
         cpu::OnnxAdagradElement<C>(s, g, &x, &s1);
         break;
       }

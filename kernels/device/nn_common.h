@@ -87,4 +87,15 @@ DevStatus ScratchOf(DevCtx& ctx, int64_t n, C** out) {
   return DevOk();
 }
 
+// fn(T{}, stats) for T the storage type of the float `dtype`, with `count` compute-type values
+// (Acc<T>) of scratch memory in stats: the statistics of the normalization kernels.
+template <typename Fn>
+DevStatus DispatchWithStats(DevCtx& ctx, DType dtype, int64_t count, Fn&& fn) {
+  return DispatchFloat(dtype, [&](auto tag) -> DevStatus {
+    Acc<decltype(tag)>* stats = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, count, &stats));
+    return fn(tag, stats);
+  });
+}
+
 }  // namespace a8::A8_DEV_NS::nn_detail

@@ -205,11 +205,8 @@ struct LayerNormGradParams {
 
 DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
   using namespace nn_detail;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+  return DispatchWithStats(ctx, a.dtype, 2 * a.outer, [&](auto tag, auto* stats) -> DevStatus {
     using T = decltype(tag);
-    using C = Acc<T>;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.outer, &stats));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormRows<T>{a, stats}, 2 * a.inner));
     return DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
       return ForEachRow(ctx, a.outer, a.inner, LayerNormApply<T, decltype(ptag)>{a, stats});
@@ -219,28 +216,27 @@ DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
 
 DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
   using namespace nn_detail;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    using C = Acc<T>;
-    // The forward normalized with statistics of the compute type; a narrower stash is only a
-    // rounded copy of them, so recompute instead (as the CPU kernel does).
-    const bool exact_stash = !std::is_same_v<C, double> || a.stat_dtype == DType::kF64;
-    const bool have_stats = a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.outer + 2 * a.inner, &stats));
-    A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
-      return ForEach(ctx, a.outer, LayerNormGradRows<T, decltype(ptag)>{a, have_stats, stats},
-                     3 * a.inner);
-    }));
-    if (a.dx != nullptr) {
-      A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
-        return ForEachRow(ctx, a.outer, a.inner, LayerNormGradDx<T, decltype(ptag)>{a, stats});
-      }));
-    }
-    if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
-    return ForEachRow(ctx, 1, a.inner, LayerNormGradParams<T>{a, stats, stats + 4 * a.outer},
-                      a.outer);
-  });
+  return DispatchWithStats(
+      ctx, a.dtype, 4 * a.outer + 2 * a.inner, [&](auto tag, auto* stats) -> DevStatus {
+        using T = decltype(tag);
+        using C = Acc<T>;
+        // The forward normalized with statistics of the compute type; a narrower stash is only a
+        // rounded copy of them, so recompute instead (as the CPU kernel does).
+        const bool exact_stash = !std::is_same_v<C, double> || a.stat_dtype == DType::kF64;
+        const bool have_stats = a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash;
+        A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+          return ForEach(ctx, a.outer, LayerNormGradRows<T, decltype(ptag)>{a, have_stats, stats},
+                         3 * a.inner);
+        }));
+        if (a.dx != nullptr) {
+          A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+            return ForEachRow(ctx, a.outer, a.inner, LayerNormGradDx<T, decltype(ptag)>{a, stats});
+          }));
+        }
+        if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
+        return ForEachRow(ctx, 1, a.inner, LayerNormGradParams<T>{a, stats, stats + 4 * a.outer},
+                          a.outer);
+      });
 }
 
 }  // namespace a8::A8_DEV_NS

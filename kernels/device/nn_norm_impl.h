@@ -352,11 +352,8 @@ DevStatus ApplyNormGradDx(DevCtx& ctx, DType param_dtype, int64_t planes, const 
 
 DevStatus BatchNormInference(DevCtx& ctx, const BatchNormArgs& a) {
   using namespace nn_detail;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+  return DispatchWithStats(ctx, a.dtype, 2 * a.channels, [&](auto tag, auto* stats) -> DevStatus {
     using T = decltype(tag);
-    using C = Acc<T>;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.channels, &stats));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, BatchNormInferStats<T>{a, stats}));
     return ApplyBatchNorm<T>(ctx, a, stats);
   });
@@ -364,48 +361,42 @@ DevStatus BatchNormInference(DevCtx& ctx, const BatchNormArgs& a) {
 
 DevStatus BatchNormTraining(DevCtx& ctx, const BatchNormArgs& a) {
   using namespace nn_detail;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    using C = Acc<T>;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * a.channels + a.batch * a.channels, &stats));
-    A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(ctx, static_cast<const T*>(a.x), a.batch, a.channels,
-                                             a.spatial, a.epsilon, &a, stats,
-                                             stats + 2 * a.channels));
-    return ApplyBatchNorm<T>(ctx, a, stats);
-  });
+  return DispatchWithStats(
+      ctx, a.dtype, 2 * a.channels + a.batch * a.channels, [&](auto tag, auto* stats) -> DevStatus {
+        using T = decltype(tag);
+        A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(ctx, static_cast<const T*>(a.x), a.batch,
+                                                 a.channels, a.spatial, a.epsilon, &a, stats,
+                                                 stats + 2 * a.channels));
+        return ApplyBatchNorm<T>(ctx, a, stats);
+      });
 }
 
 DevStatus BatchNormGrad(DevCtx& ctx, const BatchNormGradArgs& a) {
   using namespace nn_detail;
   const bool training = a.mean == nullptr || a.var == nullptr;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    using C = Acc<T>;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 4 * a.channels + 2 * a.batch * a.channels, &stats));
-    const ChannelSumsArgs sums{a.x,       a.dy,     a.batch,      a.channels, a.spatial,
-                               a.epsilon, training, a.stat_dtype, a.mean,     a.var};
-    A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * a.channels));
-    if (a.dx != nullptr) {
-      const NormGradDxArgs dx{a.x,        a.dy,       a.dx,      a.scale,
-                              a.channels, a.channels, a.spatial, a.batch * a.spatial,
-                              training};
-      A8_DEV_RETURN_IF_ERROR(
-          ApplyNormGradDx<T>(ctx, a.param_dtype, a.batch * a.channels, dx, stats));
-    }
-    return ForEach(ctx, a.channels, BatchNormGradParams<T>{a, training, stats}, a.batch);
-  });
+  return DispatchWithStats(
+      ctx, a.dtype, 4 * a.channels + 2 * a.batch * a.channels,
+      [&](auto tag, auto* stats) -> DevStatus {
+        using T = decltype(tag);
+        const ChannelSumsArgs sums{a.x,       a.dy,     a.batch,      a.channels, a.spatial,
+                                   a.epsilon, training, a.stat_dtype, a.mean,     a.var};
+        A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * a.channels));
+        if (a.dx != nullptr) {
+          const NormGradDxArgs dx{a.x,        a.dy,       a.dx,      a.scale,
+                                  a.channels, a.channels, a.spatial, a.batch * a.spatial,
+                                  training};
+          A8_DEV_RETURN_IF_ERROR(
+              ApplyNormGradDx<T>(ctx, a.param_dtype, a.batch * a.channels, dx, stats));
+        }
+        return ForEach(ctx, a.channels, BatchNormGradParams<T>{a, training, stats}, a.batch);
+      });
 }
 
 DevStatus InstanceNorm(DevCtx& ctx, const InstanceNormArgs& a) {
   using namespace nn_detail;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+  const int64_t planes = a.batch * a.channels;
+  return DispatchWithStats(ctx, a.dtype, 2 * planes, [&](auto tag, auto* stats) -> DevStatus {
     using T = decltype(tag);
-    using C = Acc<T>;
-    const int64_t planes = a.batch * a.channels;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 2 * planes, &stats));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes, InstanceNormPlanes<T>{a, stats}, 2 * a.spatial));
     return ForEachRow(ctx, planes, a.spatial, InstanceNormApply<T>{a, stats});
   });
@@ -413,13 +404,10 @@ DevStatus InstanceNorm(DevCtx& ctx, const InstanceNormArgs& a) {
 
 DevStatus InstanceNormGrad(DevCtx& ctx, const InstanceNormArgs& a) {
   using namespace nn_detail;
-  return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
+  // Each (n, c) plane is a BatchNorm channel of a batch of one.
+  const int64_t planes = a.batch * a.channels;
+  return DispatchWithStats(ctx, a.dtype, 6 * planes, [&](auto tag, auto* stats) -> DevStatus {
     using T = decltype(tag);
-    using C = Acc<T>;
-    // Each (n, c) plane is a BatchNorm channel of a batch of one.
-    const int64_t planes = a.batch * a.channels;
-    C* stats = nullptr;
-    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, 6 * planes, &stats));
     const ChannelSumsArgs sums{a.x,       a.dy, 1,           planes,  a.spatial,
                                a.epsilon, true, DType::kF32, nullptr, nullptr};
     A8_DEV_RETURN_IF_ERROR(ChannelGradSums<T>(ctx, sums, stats, stats + 4 * planes));

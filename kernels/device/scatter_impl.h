@@ -5,17 +5,6 @@
 namespace a8::A8_DEV_NS::scatter {
 namespace {
 
-A8_HD int64_t LoadIndex(bool i32, const void* p, int64_t i) {
-  return i32 ? static_cast<int64_t>(static_cast<const int32_t*>(p)[i])
-             : static_cast<const int64_t*>(p)[i];
-}
-
-// An index in [-len, len) made non-negative; -1 for one out of range.
-A8_HD int64_t NormalizeIndex(int64_t v, int64_t len) {
-  if (v < -len || v >= len) return -1;
-  return v < 0 ? v + len : v;
-}
-
 // `acc` combined with the update `u` by `reduction` (kNone: u).
 template <typename A>
 A8_HD A Combine(int reduction, A acc, A u) {

@@ -54,14 +54,20 @@ class CausalLM(torch.nn.Module):
         return self.gpt(input_ids=input_ids, use_cache=False).logits
 
 
-def fresh_model():
-    torch.manual_seed(0)
-    m = CausalLM()
-    # As a pretrained model: no two parameters hold equal values (a fresh GPT-2 has zero biases
-    # and unit LayerNorm weights, which exporters merge into one initializer).
+def perturbed(make, seed):
+    """make() built after seeding with `seed`, each parameter perturbed by 0.02 N(0, 1): as a
+    pretrained model, no two parameters hold equal values (a fresh GPT-2 has zero biases and unit
+    LayerNorm weights, which exporters merge into one initializer)."""
+    torch.manual_seed(seed)
+    m = make()
     with torch.no_grad():
         for p in m.parameters():
             p.add_(0.02 * torch.randn_like(p))
+    return m
+
+
+def fresh_model():
+    m = perturbed(CausalLM, 0)
     m.eval()  # no dropout (all 0 anyway); train() and eval() give the same math here
     return m
 
@@ -110,12 +116,7 @@ class TinyTokenLM(torch.nn.Module):
 
 
 def fresh_token_lm():
-    torch.manual_seed(1)
-    m = TinyTokenLM()
-    with torch.no_grad():
-        for p in m.parameters():
-            p.add_(0.02 * torch.randn_like(p))
-    return m
+    return perturbed(TinyTokenLM, 1)
 
 
 def torchscript_model(ids, labels):

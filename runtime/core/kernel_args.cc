@@ -7,6 +7,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"
+#include "runtime/core/attr_decode.h"
 
 namespace a8 {
 
@@ -137,18 +138,17 @@ Status CheckOnnxOptimizerOperands(const KernelArgs& a, int groups) {
 StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kI64, "step"));
   A8_RETURN_IF_ERROR(RequireScalar(a, 1, DType::kF32, "updates"));
-  cpu::TrainControlParams p;
-  p.lr = a.Float("lr", 0.0f);
+  using P = cpu::TrainControlParams;
+  P p;  // its members hold the op's attribute defaults
+  DecodeAttrs<P>(a,
+                 {A8_ATTR(P, lr), A8_ATTR(P, warmup_steps), A8_ATTR(P, total_steps),
+                  A8_ATTR(P, min_lr), A8_ATTR(P, accumulate), A8_ATTR(P, max_grad_norm)},
+                 &p);
   const std::string schedule = a.Str("schedule", "constant");
   if (schedule != "constant" && schedule != "cosine") {
     return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
   }
   p.cosine = schedule == "cosine";
-  p.warmup_steps = a.Int("warmup_steps", 0);
-  p.total_steps = a.Int("total_steps", 0);
-  p.min_lr = a.Float("min_lr", 0.0f);
-  p.accumulate = a.Int("accumulate", 1);
-  p.max_grad_norm = a.Float("max_grad_norm", 0.0f);
   if (a.has_in(2)) A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kF32, "sq_norm"));
   if (a.has_in(3)) A8_RETURN_IF_ERROR(RequireScalar(a, 3, DType::kF32, "found_inf"));
   if (a.out(0).count() != cpu::kCtlSize || a.out(1).count() != 1 || a.out(2).count() != 1) {
@@ -168,14 +168,13 @@ StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a) {
       a.out(1).dtype != DType::kI32 || a.out(1).count() != 1) {
     return InvalidInput("a8.UpdateScale: outputs must be f32[] and i32[]");
   }
-  const cpu::UpdateScaleParams d;  // the op's attribute defaults
-  cpu::UpdateScaleParams p;
-  p.growth_factor = a.Float("growth_factor", d.growth_factor);
-  p.backoff_factor = a.Float("backoff_factor", d.backoff_factor);
-  p.growth_interval = a.Int("growth_interval", d.growth_interval);
-  p.min_scale = a.Float("min_scale", d.min_scale);
-  p.max_scale = a.Float("max_scale", d.max_scale);
-  p.accumulate = a.Int("accumulate", d.accumulate);
+  using P = cpu::UpdateScaleParams;
+  P p;  // its members hold the op's attribute defaults
+  DecodeAttrs<P>(
+      a,
+      {A8_ATTR(P, growth_factor), A8_ATTR(P, backoff_factor), A8_ATTR(P, growth_interval),
+       A8_ATTR(P, min_scale), A8_ATTR(P, max_scale), A8_ATTR(P, accumulate)},
+      &p);
   A8_RETURN_IF_ERROR(cpu::CheckUpdateScaleParams(p));
   return p;
 }
@@ -207,11 +206,12 @@ StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a) {
     A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "momentum_buf"));
     A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(1), param, "momentum_buf_next"));
   }
-  cpu::SgdParams p;  // its members hold the defaults (the op table's, optim_math.h)
-  p.momentum = a.Float("momentum", p.momentum);
-  p.dampening = a.Float("dampening", p.dampening);
-  p.nesterov = a.Int("nesterov", p.nesterov ? 1 : 0) != 0;
-  p.weight_decay = a.Float("weight_decay", p.weight_decay);
+  using P = cpu::SgdParams;
+  P p;  // its members hold the defaults (the op table's, optim_math.h)
+  DecodeAttrs<P>(
+      a,
+      {A8_ATTR(P, momentum), A8_ATTR(P, dampening), A8_ATTR(P, nesterov), A8_ATTR(P, weight_decay)},
+      &p);
   if (p.momentum != 0.0f && !has_buf) {
     return InvalidInput("a8.SgdUpdate: momentum {} needs the momentum buffer input and output",
                         p.momentum);
@@ -226,12 +226,12 @@ StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
   for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
-  cpu::AdamParams p;  // its members hold the defaults (kernels/common/train_defaults.h)
-  p.beta1 = a.Float("beta1", p.beta1);
-  p.beta2 = a.Float("beta2", p.beta2);
-  p.eps = a.Float("eps", p.eps);
-  p.weight_decay = a.Float("weight_decay", p.weight_decay);
-  p.decoupled = a.Int("decoupled", 0) != 0;
+  using P = cpu::AdamParams;
+  P p;  // its members hold the defaults (kernels/common/train_defaults.h)
+  DecodeAttrs<P>(a,
+                 {A8_ATTR(P, beta1), A8_ATTR(P, beta2), A8_ATTR(P, eps), A8_ATTR(P, weight_decay),
+                  A8_ATTR(P, decoupled)},
+                 &p);
   return p;
 }
 

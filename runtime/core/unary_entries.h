@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common/unary_math.h"
+#include "runtime/core/attr_decode.h"
 #include "runtime/core/kernel_args.h"
 
 namespace a8 {
@@ -72,13 +73,12 @@ inline const std::vector<ActGradEntry>& ActGradEntries() {
 // writes every default into the plan; the ONNX defaults stand in for hand-built plans.
 inline UnaryAttrs DecodeUnaryAttrs(const KernelArgs& a, const std::string& forward_op) {
   UnaryAttrs at = DefaultUnaryAttrs(forward_op.c_str());
-  at.alpha = a.Float("alpha", at.alpha);
-  at.beta = a.Float("beta", at.beta);
-  at.gamma = a.Float("gamma", at.gamma);
-  at.bias = a.Float("bias", at.bias);
-  at.lambd = a.Float("lambd", at.lambd);
-  at.detect_positive = a.Int("detect_positive", 1) != 0;
-  at.detect_negative = a.Int("detect_negative", 1) != 0;
+  DecodeAttrs<UnaryAttrs>(
+      a,
+      {A8_ATTR(UnaryAttrs, alpha), A8_ATTR(UnaryAttrs, beta), A8_ATTR(UnaryAttrs, gamma),
+       A8_ATTR(UnaryAttrs, bias), A8_ATTR(UnaryAttrs, lambd), A8_ATTR(UnaryAttrs, detect_positive),
+       A8_ATTR(UnaryAttrs, detect_negative)},
+      &at);
   return at;
 }
 

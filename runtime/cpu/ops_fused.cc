@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/cpu/fused.h"
+#include "runtime/core/fused_program_attrs.h"
 #include "runtime/cpu/registry.h"
 
 namespace a8 {
@@ -45,25 +46,12 @@ Status RunFusedMatMul(const KernelArgs& a) {
 }
 
 Status RunFusedElementwise(const KernelArgs& a) {
-  const std::vector<int64_t> code = a.Ints("program");
-  std::vector<float> consts;
-  if (const plan::Attribute* c = a.attr("constants"); c != nullptr && c->has_floats()) {
-    consts.assign(c->floats().values().begin(), c->floats().values().end());
-  }
-  FusedProgram program;
-  if (!DecodeFusedProgram(code.data(), static_cast<int64_t>(code.size()), consts.data(),
-                          static_cast<int64_t>(consts.size()), a.num_inputs(), &program)) {
-    return InvalidInput("a8.FusedElementwise: invalid program for {} inputs", a.num_inputs());
-  }
+  A8_ASSIGN_OR_RETURN(const FusedProgram program, FusedProgramOf(a));
   const void* inputs[kFusedMaxInputs];
   int64_t counts[kFusedMaxInputs];
   for (int j = 0; j < a.num_inputs(); ++j) {
-    const TensorArg& x = a.in(j);
-    if (!x.present || x.dtype != a.in(0).dtype) {
-      return InvalidInput("a8.FusedElementwise: input {} is absent or of another dtype", j);
-    }
-    inputs[j] = x.data;
-    counts[j] = x.count();
+    inputs[j] = a.in(j).data;
+    counts[j] = a.in(j).count();
   }
   const TensorArg& y = a.out(0);
   return cpu::FusedElementwise(program, a.in(0).dtype, inputs, counts, y.dtype, y.count(), y.data);

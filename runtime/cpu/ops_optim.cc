@@ -1,6 +1,7 @@
 // CPU registry entries of the optimizer ops (see registry.h): a800c's step control and updates
 // (domain "a8") and the ONNX ai.onnx.preview.training optimizers, over kernels/cpu/optim.h.
 #include "kernels/cpu/optim.h"
+#include "runtime/core/onnx_optim_attrs.h"
 #include "runtime/cpu/registry.h"
 
 namespace a8 {
@@ -119,12 +120,7 @@ Status ForEachOnnxTensor(const KernelArgs& a, int groups, F&& update) {
 using Operands = std::vector<const TensorArg*>;
 
 Status RunOnnxAdam(const KernelArgs& a) {
-  cpu::OnnxAdamParams p;
-  p.alpha = a.Float("alpha", 0.9f);
-  p.beta = a.Float("beta", 0.999f);
-  p.epsilon = a.Float("epsilon", 1e-6f);
-  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
-  p.norm_coefficient_post = a.Float("norm_coefficient_post", 0.0f);
+  const cpu::OnnxAdamParams p = DecodeOnnxAdam(a);
   return ForEachOnnxTensor(a, 4, [&](double r, int64_t t, const Operands& in, const Operands& out) {
     return cpu::OnnxAdam(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
                          in[2]->data, in[3]->data, out[0]->data, out[1]->data, out[2]->data);
@@ -132,15 +128,7 @@ Status RunOnnxAdam(const KernelArgs& a) {
 }
 
 Status RunOnnxMomentum(const KernelArgs& a) {
-  cpu::OnnxMomentumParams p;
-  p.alpha = a.Float("alpha", 0.0f);
-  p.beta = a.Float("beta", 0.0f);
-  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
-  const std::string mode = a.Str("mode", "standard");
-  if (mode != "standard" && mode != "nesterov") {
-    return InvalidInput("{}: mode: unknown value '{}'", a.kernel().op(), mode);
-  }
-  p.nesterov = mode == "nesterov";
+  A8_ASSIGN_OR_RETURN(const cpu::OnnxMomentumParams p, DecodeOnnxMomentum(a));
   return ForEachOnnxTensor(a, 3, [&](double r, int64_t t, const Operands& in, const Operands& out) {
     return cpu::OnnxMomentum(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
                              in[2]->data, out[0]->data, out[1]->data);
@@ -148,10 +136,7 @@ Status RunOnnxMomentum(const KernelArgs& a) {
 }
 
 Status RunOnnxAdagrad(const KernelArgs& a) {
-  cpu::OnnxAdagradParams p;
-  p.decay_factor = a.Float("decay_factor", 0.0f);
-  p.epsilon = a.Float("epsilon", 1e-6f);
-  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
+  const cpu::OnnxAdagradParams p = DecodeOnnxAdagrad(a);
   return ForEachOnnxTensor(a, 3, [&](double r, int64_t t, const Operands& in, const Operands& out) {
     return cpu::OnnxAdagrad(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
                             in[2]->data, out[0]->data, out[1]->data);

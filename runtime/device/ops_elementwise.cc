@@ -12,6 +12,7 @@
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/elementwise.h"
+#include "runtime/core/fused_program_attrs.h"
 #include "runtime/core/unary_entries.h"
 #include "runtime/device/device_registry.h"
 
@@ -51,16 +52,9 @@ Status RunUnary(const KernelArgs& a, DevCtx& ctx) {
   A8_ASSIGN_OR_RETURN(DevUnaryOp op, ResolveUnaryVariant(a, kOp));
   if (a.in(0).count() != a.out(0).count())
     return InvalidInput("{}: input and output element counts differ", name);
-  const UnaryAttrs at = DecodeUnaryAttrs(a, name);
   UnaryParams p;
   p.op = op;
-  p.alpha = at.alpha;
-  p.beta = at.beta;
-  p.gamma = at.gamma;
-  p.bias = at.bias;
-  p.lambd = at.lambd;
-  p.detect_positive = at.detect_positive;
-  p.detect_negative = at.detect_negative;
+  p.attrs = DecodeUnaryAttrs(a, name);
   p.dtype = a.in(0).dtype;
   p.n = a.out(0).count();
   p.x = a.in(0).data;
@@ -235,12 +229,7 @@ Status RunActivationGrad(const KernelArgs& a, DevCtx& ctx) {
   const std::string& name = a.kernel().op();
   ActGradParams p;
   A8_ASSIGN_OR_RETURN(p.op, ResolveUnaryVariant(a, kOp));
-  const UnaryAttrs at = DecodeUnaryAttrs(a, ForwardOpOf(name));
-  p.alpha = at.alpha;
-  p.beta = at.beta;
-  p.gamma = at.gamma;
-  p.bias = at.bias;
-  p.lambd = at.lambd;
+  p.attrs = DecodeUnaryAttrs(a, ForwardOpOf(name));
   const TensorArg &dy = a.in(0), &z = a.in(1), &dx = a.out(0);
   if (dy.count() != dx.count() || z.count() != dx.count() || dy.dtype != z.dtype ||
       dy.dtype != dx.dtype) {
@@ -255,22 +244,11 @@ Status RunActivationGrad(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunFusedElementwise(const KernelArgs& a, DevCtx& ctx) {
-  const std::vector<int64_t> code = a.Ints("program");
-  std::vector<float> consts;
-  if (const plan::Attribute* c = a.attr("constants"); c != nullptr && c->has_floats()) {
-    consts.assign(c->floats().values().begin(), c->floats().values().end());
-  }
   FusedElementwiseParams p;
-  if (!DecodeFusedProgram(code.data(), static_cast<int64_t>(code.size()), consts.data(),
-                          static_cast<int64_t>(consts.size()), a.num_inputs(), &p.program)) {
-    return InvalidInput("a8.FusedElementwise: invalid program for {} inputs", a.num_inputs());
-  }
+  A8_ASSIGN_OR_RETURN(p.program, FusedProgramOf(a));
   const TensorArg& y = a.out(0);
   for (int j = 0; j < a.num_inputs(); ++j) {
     const TensorArg& x = a.in(j);
-    if (!x.present || x.dtype != a.in(0).dtype) {
-      return InvalidInput("a8.FusedElementwise: input {} is absent or of another dtype", j);
-    }
     if (x.count() != 1 && x.count() != y.count()) {
       return InvalidInput("a8.FusedElementwise: input {} has {} elements, expected 1 or {}", j,
                           x.count(), y.count());

@@ -232,46 +232,29 @@ Status CheckFilterAndBias(const KernelArgs& a, int64_t filters, int64_t per_grou
   return Status::Ok();
 }
 
+// Conv, or with kTranspose ConvTranspose: the convolution's data gradient, whose output is the
+// convolution's x (channels M), its input the convolution's y (channels C), W [C, M / group, k...]
+// the same filter.
+template <bool kTranspose>
 Status Conv(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(ConvParams p, ConvParamsOf(a, false));
-  A8_ASSIGN_OR_RETURN(Dims out, ConvOutputDims(p, false));
+  A8_ASSIGN_OR_RETURN(ConvParams p, ConvParamsOf(a, kTranspose));
+  A8_ASSIGN_OR_RETURN(Dims out, ConvOutputDims(p, kTranspose));
   Dims y_dims = {p.batch, p.out_channels};
   y_dims.insert(y_dims.end(), out.begin(), out.end());
   A8_RETURN_IF_ERROR(CheckOutDims(a, y_dims));
-  A8_RETURN_IF_ERROR(
-      CheckFilterAndBias(a, p.out_channels, p.in_channels / p.group, p.out_channels));
+  // The engine's x, channels and spatial dims are the convolution's: ConvTranspose's output.
+  const int64_t x_channels = kTranspose ? p.out_channels : p.in_channels;
+  const int64_t y_channels = kTranspose ? p.in_channels : p.out_channels;
+  A8_RETURN_IF_ERROR(CheckFilterAndBias(a, y_channels, x_channels / p.group, p.out_channels));
   ConvDesc d;
-  d.kind = ConvKind::kForward;
-  SetGeometry(p, p.in_spatial, out, &d);
+  d.kind = kTranspose ? ConvKind::kBackwardData : ConvKind::kForward;
+  SetGeometry(p, kTranspose ? out : p.in_spatial, kTranspose ? p.in_spatial : out, &d);
   d.batch = p.batch;
-  d.in_channels = p.in_channels;
-  d.out_channels = p.out_channels;
-  d.x = a.in(0).data;
+  d.in_channels = x_channels;
+  d.out_channels = y_channels;
+  d.x = kTranspose ? a.out(0).data : a.in(0).data;
   d.w = a.in(1).data;
-  d.y = a.out(0).data;
-  d.bias = a.has_in(2) ? a.in(2).data : nullptr;
-  return FromDev(ctx.blas->Conv(ctx, d));
-}
-
-// ConvTranspose is the convolution's data gradient: its output is the convolution's x (channels
-// M), its input the convolution's y (channels C), W [C, M / group, k...] the same filter.
-Status ConvTranspose(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(ConvParams p, ConvParamsOf(a, true));
-  A8_ASSIGN_OR_RETURN(Dims out, ConvOutputDims(p, true));
-  Dims y_dims = {p.batch, p.out_channels};
-  y_dims.insert(y_dims.end(), out.begin(), out.end());
-  A8_RETURN_IF_ERROR(CheckOutDims(a, y_dims));
-  A8_RETURN_IF_ERROR(
-      CheckFilterAndBias(a, p.in_channels, p.out_channels / p.group, p.out_channels));
-  ConvDesc d;
-  d.kind = ConvKind::kBackwardData;
-  SetGeometry(p, out, p.in_spatial, &d);
-  d.batch = p.batch;
-  d.in_channels = p.out_channels;
-  d.out_channels = p.in_channels;
-  d.x = a.out(0).data;
-  d.w = a.in(1).data;
-  d.y = a.in(0).data;
+  d.y = kTranspose ? a.in(0).data : a.out(0).data;
   d.bias = a.has_in(2) ? a.in(2).data : nullptr;
   return FromDev(ctx.blas->Conv(ctx, d));
 }
@@ -363,8 +346,9 @@ void RegisterDeviceGemmConvOps(std::vector<DevKernelEntry>* r) {
                 "cuBLASLt for float types (beta C broadcast into Y first); integers: a kernel"});
   r->push_back({"MatMul", kMatMulTypes, 0, MatMul,
                 "cuBLASLt strided batches (broadcast batch dims); integers: a kernel"});
-  r->push_back({"Conv", kFloatTypes, 0, Conv, "cuDNN (2-D, symmetric pads); else im2col + GEMM"});
-  r->push_back({"ConvTranspose", kFloatTypes, 0, ConvTranspose,
+  r->push_back(
+      {"Conv", kFloatTypes, 0, Conv<false>, "cuDNN (2-D, symmetric pads); else im2col + GEMM"});
+  r->push_back({"ConvTranspose", kFloatTypes, 0, Conv<true>,
                 "cuDNN backward data (2-D); else GEMM + col2im"});
   r->push_back({"a8.ConvGradFilter", kFloatTypes, 0, ConvGradFilter,
                 "cuDNN backward filter (2-D); else im2col + GEMM"});

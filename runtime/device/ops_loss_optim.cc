@@ -14,6 +14,7 @@
 #include "kernels/common/kernel_types.h"
 #include "kernels/common/optim_math.h"
 #include "kernels/device/loss_optim.h"
+#include "runtime/core/onnx_optim_attrs.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
@@ -259,34 +260,21 @@ Status RunOnnxOptimizer(const KernelArgs& a, DevCtx& ctx, OnnxOptimParams p, int
 Status RunOnnxAdam(const KernelArgs& a, DevCtx& ctx) {
   OnnxOptimParams p;
   p.kind = OnnxOptimizer::kAdam;
-  p.alpha = a.Float("alpha", 0.9f);
-  p.beta = a.Float("beta", 0.999f);
-  p.epsilon = a.Float("epsilon", 1e-6f);
-  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
-  p.norm_coefficient_post = a.Float("norm_coefficient_post", 0.0f);
+  p.adam = DecodeOnnxAdam(a);
   return RunOnnxOptimizer(a, ctx, p, 4);
 }
 
 Status RunOnnxMomentum(const KernelArgs& a, DevCtx& ctx) {
   OnnxOptimParams p;
   p.kind = OnnxOptimizer::kMomentum;
-  p.alpha = a.Float("alpha", 0.0f);
-  p.beta = a.Float("beta", 0.0f);
-  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
-  const std::string mode = a.Str("mode", "standard");
-  if (mode != "standard" && mode != "nesterov") {
-    return InvalidInput("{}: mode: unknown value '{}'", a.kernel().op(), mode);
-  }
-  p.nesterov = mode == "nesterov";
+  A8_ASSIGN_OR_RETURN(p.momentum, DecodeOnnxMomentum(a));
   return RunOnnxOptimizer(a, ctx, p, 3);
 }
 
 Status RunOnnxAdagrad(const KernelArgs& a, DevCtx& ctx) {
   OnnxOptimParams p;
   p.kind = OnnxOptimizer::kAdagrad;
-  p.decay_factor = a.Float("decay_factor", 0.0f);
-  p.epsilon = a.Float("epsilon", 1e-6f);
-  p.norm_coefficient = a.Float("norm_coefficient", 0.0f);
+  p.adagrad = DecodeOnnxAdagrad(a);
   return RunOnnxOptimizer(a, ctx, p, 3);
 }
 

@@ -274,9 +274,5 @@ def case_keep(work):
           f"beside the newest: {files}")
 
 
-def main():
-    run_case(globals(), "a8_ckpt_")
-
-
 if __name__ == "__main__":
-    main()
+    run_case(globals(), "a8_ckpt_")

@@ -234,9 +234,5 @@ def case_overflow(work):
               f"{before['a8.scale']} -> {after['a8.scale']}, updates {before['a8.updates']}")
 
 
-def main():
-    run_case(globals(), "a8_precision_")
-
-
 if __name__ == "__main__":
-    main()
+    run_case(globals(), "a8_precision_")

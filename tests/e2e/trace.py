@@ -170,9 +170,5 @@ def case_dist(work):
     perfetto_check(trace, 2 * 2 * len(kernels), [slice_name(k) for k in kernels] * 4)
 
 
-def main():
-    run_case(globals(), "a8_trace_", data=False)
-
-
 if __name__ == "__main__":
-    main()
+    run_case(globals(), "a8_trace_", data=False)

@@ -332,9 +332,5 @@ def case_safetensors(work):
     print(f"safetensors: {len(tensors)} tensors, metadata {sorted(meta)}")
 
 
-def main():
-    run_case(globals(), "a8_e2e_")
-
-
 if __name__ == "__main__":
-    main()
+    run_case(globals(), "a8_e2e_")

@@ -23,6 +23,39 @@ class CudaCastTest : public ::testing::Test {
                    << (err != cudaSuccess ? cudaGetErrorString(err) : "0 devices") << ")";
     }
   }
+  void TearDown() override {
+    cudaFree(d_in_);
+    cudaFree(d_out_);
+  }
+
+  // `in` copied to a device buffer (device_in<In>()) and room for as many Out elements
+  // (device_out<Out>()).
+  template <typename In, typename Out>
+  void Upload(const std::vector<In>& in) {
+    ASSERT_EQ(cudaMalloc(&d_in_, in.size() * sizeof(In)), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(&d_out_, in.size() * sizeof(Out)), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(d_in_, in.data(), in.size() * sizeof(In), cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+  // The first n elements of the output buffer.
+  template <typename Out>
+  std::vector<Out> Download(size_t n) {
+    std::vector<Out> out(n);
+    EXPECT_EQ(cudaMemcpy(out.data(), d_out_, n * sizeof(Out), cudaMemcpyDeviceToHost), cudaSuccess);
+    return out;
+  }
+  template <typename T>
+  T* device_in() {
+    return static_cast<T*>(d_in_);
+  }
+  template <typename T>
+  T* device_out() {
+    return static_cast<T*>(d_out_);
+  }
+
+ private:
+  void* d_in_ = nullptr;
+  void* d_out_ = nullptr;
 };
 
 std::vector<float> TestFloats() {
@@ -43,76 +76,57 @@ std::vector<float> TestFloats() {
 TEST_F(CudaCastTest, F32ToF16MatchesCpuBitForBit) {
   std::vector<float> in = TestFloats();
   const int64_t n = static_cast<int64_t>(in.size());
-  float* d_in = nullptr;
-  uint16_t* d_out = nullptr;
-  ASSERT_EQ(cudaMalloc(&d_in, n * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_out, n * sizeof(uint16_t)), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_NO_FATAL_FAILURE((Upload<float, uint16_t>(in)));
+  float* d_in = device_in<float>();
+  uint16_t* d_out = device_out<uint16_t>();
   for (bool bf16 : {false, true}) {
     ASSERT_EQ(bf16 ? cuda::CastF32ToBF16(d_in, d_out, n, nullptr)
                    : cuda::CastF32ToF16(d_in, d_out, n, nullptr),
               cudaSuccess);
-    std::vector<uint16_t> out(n);
-    ASSERT_EQ(cudaMemcpy(out.data(), d_out, n * sizeof(uint16_t), cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    const std::vector<uint16_t> got = Download<uint16_t>(n);
     for (int64_t i = 0; i < n; ++i) {
       uint16_t want = bf16 ? FloatToBFloat16Bits(in[i]) : FloatToHalfBits(in[i]);
-      ASSERT_EQ(out[i], want) << "element " << i << " bf16=" << bf16;
+      ASSERT_EQ(got[i], want) << "element " << i << " bf16=" << bf16;
     }
   }
-  cudaFree(d_in);
-  cudaFree(d_out);
 }
 
 // The NCCL f16 wire's pre-division: f16(x * scale), one rounding, as the host computes it.
 TEST_F(CudaCastTest, ScaledF32ToF16MatchesCpuBitForBit) {
   std::vector<float> in = TestFloats();
   const int64_t n = static_cast<int64_t>(in.size());
-  float* d_in = nullptr;
-  uint16_t* d_out = nullptr;
-  ASSERT_EQ(cudaMalloc(&d_in, n * sizeof(float)), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_out, n * sizeof(uint16_t)), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(d_in, in.data(), n * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_NO_FATAL_FAILURE((Upload<float, uint16_t>(in)));
+  float* d_in = device_in<float>();
+  uint16_t* d_out = device_out<uint16_t>();
   for (float scale : {0.5f, 0.25f, 1.0f / 3.0f}) {
     ASSERT_EQ(cuda::CastF32ToF16Scaled(d_in, d_out, n, scale, nullptr), cudaSuccess);
-    std::vector<uint16_t> out(n);
-    ASSERT_EQ(cudaMemcpy(out.data(), d_out, n * sizeof(uint16_t), cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    const std::vector<uint16_t> got = Download<uint16_t>(n);
     for (int64_t i = 0; i < n; ++i)
-      ASSERT_EQ(out[i], FloatToHalfBits(in[i] * scale)) << "element " << i << " scale " << scale;
+      ASSERT_EQ(got[i], FloatToHalfBits(in[i] * scale)) << "element " << i << " scale " << scale;
   }
   // 65536 (a scaled gradient beyond f16's range) over 2 ranks is 32768, in range.
   const float big = 65536.0f;
   ASSERT_EQ(cudaMemcpy(d_in, &big, sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
   ASSERT_EQ(cuda::CastF32ToF16Scaled(d_in, d_out, 1, 0.5f, nullptr), cudaSuccess);
-  uint16_t h = 0;
-  ASSERT_EQ(cudaMemcpy(&h, d_out, sizeof(h), cudaMemcpyDeviceToHost), cudaSuccess);
-  EXPECT_EQ(HalfBitsToFloat(h), 32768.0f);
-  cudaFree(d_in);
-  cudaFree(d_out);
+  EXPECT_EQ(HalfBitsToFloat(Download<uint16_t>(1)[0]), 32768.0f);
 }
 
 TEST_F(CudaCastTest, HalfToF32MatchesCpuForEveryValue) {
   std::vector<uint16_t> in(1 << 16);
   for (int i = 0; i < 1 << 16; ++i) in[i] = static_cast<uint16_t>(i);
-  uint16_t* d_in = nullptr;
-  float* d_out = nullptr;
-  ASSERT_EQ(cudaMalloc(&d_in, in.size() * 2), cudaSuccess);
-  ASSERT_EQ(cudaMalloc(&d_out, in.size() * 4), cudaSuccess);
-  ASSERT_EQ(cudaMemcpy(d_in, in.data(), in.size() * 2, cudaMemcpyHostToDevice), cudaSuccess);
+  ASSERT_NO_FATAL_FAILURE((Upload<uint16_t, float>(in)));
+  uint16_t* d_in = device_in<uint16_t>();
+  float* d_out = device_out<float>();
   for (bool bf16 : {false, true}) {
     ASSERT_EQ(bf16 ? cuda::CastBF16ToF32(d_in, d_out, in.size(), nullptr)
                    : cuda::CastF16ToF32(d_in, d_out, in.size(), nullptr),
               cudaSuccess);
-    std::vector<float> out(in.size());
-    ASSERT_EQ(cudaMemcpy(out.data(), d_out, in.size() * 4, cudaMemcpyDeviceToHost), cudaSuccess);
+    const std::vector<float> got = Download<float>(in.size());
     for (size_t i = 0; i < in.size(); ++i) {
       float want = bf16 ? BFloat16BitsToFloat(in[i]) : HalfBitsToFloat(in[i]);
-      ASSERT_EQ(std::memcmp(&out[i], &want, 4), 0) << "bits " << i << " bf16=" << bf16;
+      ASSERT_EQ(std::memcmp(&got[i], &want, 4), 0) << "bits " << i << " bf16=" << bf16;
     }
   }
-  cudaFree(d_in);
-  cudaFree(d_out);
 }
 
 }  // namespace

@@ -12,9 +12,12 @@
 #include "passes/autodiff/build_training.h"
 #include "passes/autodiff/expand_gradient.h"
 #include "passes/autodiff/grad_rule.h"
+#include "tests/unit/ir_test_util.h"
 
 namespace a8 {
 namespace {
+
+using ::a8::testing::RunPass;
 
 std::unique_ptr<Graph> Parse(const std::string& text) {
   auto g = ParseIr(text, "t.a8ir");
@@ -196,9 +199,7 @@ TEST(BuildTrainingTest, WithoutConfigNothingChanges) {
   output %y
 })");
   const std::string before = PrintIrToString(*g);
-  auto changed = BuildTraining().Run(*g);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
+  EXPECT_FALSE(RunPass(BuildTraining(), *g));
   EXPECT_EQ(PrintIrToString(*g), before);
 }
 
@@ -244,9 +245,7 @@ TEST(ExpandGradientTest, GradientNodeOfAnOrdinaryGraph) {
   %s = Add(%da, %db) : f32[]
   output %s
 })");
-  auto changed = ExpandGradient().Run(*g);
-  ASSERT_TRUE(changed.ok()) << changed.status().message();
-  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(RunPass(ExpandGradient(), *g));
   EXPECT_EQ(CountOp(*g, "ai.onnx.preview.training.Gradient"), 0);
   Status v = Verify(*g);
   EXPECT_TRUE(v.ok()) << v.message() << PrintIrToString(*g);

@@ -12,10 +12,14 @@
 #include "passes/analysis/shape_inference.h"
 #include "passes/cleanup/cse.h"
 #include "passes/cleanup/dce.h"
+#include "tests/unit/ir_test_util.h"
 #include "tests/unit/random_util.h"
 
 namespace a8 {
 namespace {
+
+using ::a8::testing::Ops;
+using ::a8::testing::RunPass;
 
 TensorType T(DType dt, std::vector<int64_t> dims) { return TensorType{dt, std::move(dims)}; }
 TensorType F32(std::vector<int64_t> dims) { return T(DType::kF32, std::move(dims)); }
@@ -40,19 +44,11 @@ void ExpectVerifies(const Graph& g) {
 
 // Shape inference then canonicalize, both must succeed; returns canonicalize's stats.
 std::map<std::string, int64_t> Cleanup(Graph& g) {
-  auto si = ShapeInference().Run(g);
-  EXPECT_TRUE(si.ok()) << si.status().message();
+  RunPass(ShapeInference(), g);
   Canonicalize pass;
-  auto r = pass.Run(g);
-  EXPECT_TRUE(r.ok()) << r.status().message();
+  RunPass(pass, g);
   ExpectVerifies(g);
   return pass.stats();
-}
-
-std::vector<std::string> Ops(const Graph& g) {
-  std::vector<std::string> ops;
-  for (const Node* n : g.nodes()) ops.push_back(n->op());
-  return ops;
 }
 
 TEST(CanonicalizeTest, ShapeChainFoldsToAReshapeWithAConstantShape) {
@@ -73,9 +69,7 @@ TEST(CanonicalizeTest, ShapeChainFoldsToAReshapeWithAConstantShape) {
   Status before = Verify(g, VerifyOptions{.check_types = false});
   EXPECT_TRUE(before.ok()) << before.message();
   Canonicalize pass;
-  auto r = pass.Run(g);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_TRUE(*r);
+  EXPECT_TRUE(RunPass(pass, g));
   EXPECT_EQ(Ops(g), std::vector<std::string>{"Reshape"});
   Value* s = reshape->input(1);
   ASSERT_TRUE(s->is_constant());
@@ -87,9 +81,7 @@ TEST(CanonicalizeTest, ShapeChainFoldsToAReshapeWithAConstantShape) {
   for (const Value* v : g.graph_values()) constants += v->role() == ValueRole::kConstant;
   EXPECT_EQ(constants, 1);
   ExpectVerifies(g);
-  auto again = Canonicalize().Run(g);
-  ASSERT_TRUE(again.ok());
-  EXPECT_FALSE(*again);
+  EXPECT_FALSE(RunPass(Canonicalize(), g));
 }
 
 TEST(CanonicalizeTest, FoldedWeightSubgraphBecomesAParameter) {
@@ -168,9 +160,7 @@ TEST(CanonicalizeTest, PromotionCanBeTurnedOff) {
       {{"value", Attribute(TensorDataPtr(TensorData::FromFloats({0.25f}, {1})))}}, "fill");
   Node* mm = g.AddNode("MatMul", "", {x, fill->output(0)}, {{"y", F32({2, 4})}}, {}, "mm");
   g.AddOutput(mm->output(0));
-  auto r = Canonicalize(CanonicalizeOptions{.promote_folded_weights = false}).Run(g);
-  ASSERT_TRUE(r.ok()) << r.status().message();
-  EXPECT_TRUE(*r);
+  EXPECT_TRUE(RunPass(Canonicalize(CanonicalizeOptions{.promote_folded_weights = false}), g));
   ASSERT_TRUE(mm->input(1)->is_constant());
   EXPECT_EQ(mm->input(1)->data()->GetDouble(11), 0.25);
   EXPECT_TRUE(g.parameters().empty());
@@ -251,9 +241,7 @@ TEST(CanonicalizeTest, DceRemovesDeadChainsButKeepsTheInterface) {
   g.AddNode("Exp", "", {d2->output(0)}, {{"d3", F32({4})}}, {}, "dead3");
   g.AddOutput(a->output(0));
   DeadCodeElimination dce;
-  auto r = dce.Run(g);
-  ASSERT_TRUE(r.ok());
-  EXPECT_TRUE(*r);
+  EXPECT_TRUE(RunPass(dce, g));
   EXPECT_EQ(Ops(g), std::vector<std::string>{"Mul"});
   EXPECT_EQ(dce.stats()["nodes-removed"], 3);
   EXPECT_EQ(dce.stats()["constants-removed"], 1);
@@ -263,9 +251,7 @@ TEST(CanonicalizeTest, DceRemovesDeadChainsButKeepsTheInterface) {
   EXPECT_EQ(g.inputs().size(), 2u);
   EXPECT_EQ(g.parameters().size(), 2u);
   ExpectVerifies(g);
-  auto again = DeadCodeElimination().Run(g);
-  ASSERT_TRUE(again.ok());
-  EXPECT_FALSE(*again);
+  EXPECT_FALSE(RunPass(DeadCodeElimination(), g));
 }
 
 TEST(CanonicalizeTest, IdentitiesGoButGraphOutputsKeepTheirNames) {
@@ -300,9 +286,7 @@ TEST(CanonicalizeTest, IdentitiesGoButGraphOutputsKeepTheirNames) {
   EXPECT_EQ(tail->input(0), relu->output(0));  // reads past the kept identity
   EXPECT_EQ(stats["identities-removed"], 6);
   EXPECT_EQ(g.FindValue("same"), nullptr);
-  auto again = Canonicalize().Run(g);
-  ASSERT_TRUE(again.ok());
-  EXPECT_FALSE(*again);
+  EXPECT_FALSE(RunPass(Canonicalize(), g));
 }
 
 TEST(CanonicalizeTest, ExpandToTheSameShapeIsRemovedAndOtherExpandsStay) {

@@ -15,6 +15,7 @@ namespace a8 {
 namespace {
 
 using ::a8::testing::ParseOrFail;
+using ::a8::testing::RunPass;
 
 std::vector<std::string> NodeNames(const Graph& g) {
   std::vector<std::string> names;
@@ -40,9 +41,7 @@ TEST(DeadCodeEliminationTest, RemovesADeadChainInOneRunAndKeepsTheInterface) {
 })");
   ASSERT_NE(g, nullptr);
   DeadCodeElimination pass;
-  auto changed = pass.Run(*g);
-  ASSERT_TRUE(changed.ok()) << changed.status().message();
-  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(RunPass(pass, *g));
   EXPECT_EQ(NodeNames(*g), (std::vector<std::string>{"y", "z"}));
   // The interface stays; the unused constant goes, the used one stays.
   EXPECT_NE(g->FindValue("unused_input"), nullptr);
@@ -66,9 +65,7 @@ TEST(DeadCodeEliminationTest, KeepsGraphOutputsAndNodesUsedOnlyByThem) {
   output %b
 })");
   ASSERT_NE(g, nullptr);
-  auto changed = DeadCodeElimination().Run(*g);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(RunPass(DeadCodeElimination(), *g));
   EXPECT_EQ(NodeNames(*g), (std::vector<std::string>{"a", "b"}));
 }
 

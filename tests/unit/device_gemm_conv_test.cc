@@ -37,12 +37,6 @@ struct Operand {
 Operand D(Dims d) { return {std::move(d)}; }
 Operand None() { return {{}, true}; }
 
-int64_t Count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t x : d) n *= x;
-  return n;
-}
-
 // Relative tolerance per dtype (see the file comment); absolute = the same times `scale`, the
 // typical magnitude of a sum (sums near zero lose the relative bound to cancellation).
 double Tol(DType t) {
@@ -67,25 +61,12 @@ void Expect(const std::string& op, DType t, const std::vector<Operand>& ins,
             const std::vector<Operand>& outs, const AttrFn& attrs = nullptr, double scale = 8,
             bool exact = false) {
   SCOPED_TRACE(op + " " + std::string(DTypeName(t)));
-  PlanBuilder b;
-  std::vector<int> in_ids, out_ids;
-  std::map<std::string, std::vector<uint8_t>> inputs;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (ins[i].absent) {
-      in_ids.push_back(-1);
-      continue;
-    }
-    const std::string name = "in" + std::to_string(i);
-    in_ids.push_back(b.Buffer(name, t, ins[i].dims, plan::Buffer::INPUT));
-    const double range = IsFloat(t) ? 2 : 4;
-    inputs[name] =
-        RandomBytes(t, Count(ins[i].dims), 31 + 17 * static_cast<uint32_t>(i), -range, range);
-  }
-  for (size_t i = 0; i < outs.size(); ++i)
-    out_ids.push_back(b.Buffer("out" + std::to_string(i), t, outs[i].dims, plan::Buffer::OUTPUT));
-  plan::Kernel* k = b.Kernel(op, in_ids, out_ids);
-  if (attrs) attrs(k);
-  ExpectEmuMatchesCpu(b.Finish(), inputs, exact ? 0 : Tol(t), exact ? 0 : Tol(t) * scale);
+  const double range = IsFloat(t) ? 2 : 4;
+  std::vector<KernelOperand> kernel_ins, kernel_outs;
+  for (const Operand& in : ins) kernel_ins.push_back({t, in.dims, -range, range, in.absent});
+  for (const Operand& out : outs) kernel_outs.push_back({t, out.dims});
+  const OneKernelPlan p = BuildOneKernelPlan(op, kernel_ins, kernel_outs, attrs, 31, 17);
+  ExpectEmuMatchesCpu(p.plan, p.inputs, exact ? 0 : Tol(t), exact ? 0 : Tol(t) * scale);
 }
 
 // ---- MatMul
@@ -346,32 +327,7 @@ void CheckEngineCase(DType t, const EngineCase& c) {
   d.beta = c.beta;
   d.epilogue = c.epilogue;
   d.gelu_tanh = c.tanh_form;
-  int32_t fe = -1;  // the FusedEpilogue of the case
-  switch (c.epilogue) {
-    case GemmEpilogue::kBias:
-      fe = kEpilogueBias;
-      break;
-    case GemmEpilogue::kRelu:
-      fe = kEpilogueRelu;
-      break;
-    case GemmEpilogue::kGelu:
-      fe = kEpilogueGelu;
-      break;
-    case GemmEpilogue::kBiasRelu:
-      fe = kEpilogueBiasRelu;
-      break;
-    case GemmEpilogue::kBiasGelu:
-      fe = kEpilogueBiasGelu;
-      break;
-    case GemmEpilogue::kDRelu:
-      fe = kEpilogueDRelu;
-      break;
-    case GemmEpilogue::kDGelu:
-      fe = kEpilogueDGelu;
-      break;
-    case GemmEpilogue::kNone:
-      break;
-  }
+  const int32_t fe = FusedEpilogueOf(c.epilogue);  // the FusedEpilogue of the case; -1: none
   const bool has_bias = fe >= 0 && EpilogueHasBias(fe),
              backward = fe >= 0 && EpilogueIsBackward(fe);
   auto rand = [](DType dt, int64_t count, uint32_t seed) { return RandomBytes(dt, count, seed); };

@@ -23,13 +23,8 @@ using AttrFn = std::function<void(plan::Kernel*)>;
 
 constexpr DType kF32 = DType::kF32, kF16 = DType::kF16, kBF16 = DType::kBF16, kF64 = DType::kF64;
 
-// An operand of a one-kernel plan: absent when `dtype` is unset (dims empty and absent = true).
-struct Operand {
-  DType dtype = kF32;
-  Dims dims;
-  double lo = -2, hi = 2;  // input values
-  bool absent = false;
-};
+// The operands of a one-kernel plan (device_test_util.h): In, Out, or None (absent).
+using Operand = KernelOperand;
 Operand In(DType t, Dims d, double lo = -2, double hi = 2) { return {t, std::move(d), lo, hi}; }
 Operand Out(DType t, Dims d) { return {t, std::move(d)}; }
 Operand None() { return {kF32, {}, 0, 0, true}; }
@@ -46,38 +41,8 @@ void ExpectSame(const std::string& op, const std::vector<Operand>& ins,
                 const std::vector<Operand>& outs, const AttrFn& attrs = nullptr,
                 const std::map<int, std::vector<uint8_t>>& values = {}) {
   SCOPED_TRACE(op);
-  PlanBuilder b;
-  std::vector<int> in_ids, out_ids;
-  std::map<std::string, std::vector<uint8_t>> inputs;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    if (ins[i].absent) {
-      in_ids.push_back(-1);
-      continue;
-    }
-    const std::string name = "in" + std::to_string(i);
-    in_ids.push_back(b.Buffer(name, ins[i].dtype, ins[i].dims, plan::Buffer::INPUT));
-    auto it = values.find(static_cast<int>(i));
-    inputs[name] = it != values.end()
-                       ? it->second
-                       : RandomBytes(ins[i].dtype, Count(ins[i].dims),
-                                     77 + 13 * static_cast<uint32_t>(i), ins[i].lo, ins[i].hi);
-  }
-  // PlanBuilder names the kernel from its operands' dtypes: an absent output is bound to a
-  // placeholder buffer for that, then unbound.
-  std::vector<int> absent_outputs;
-  for (size_t i = 0; i < outs.size(); ++i) {
-    if (outs[i].absent) {
-      absent_outputs.push_back(static_cast<int>(i));
-      out_ids.push_back(in_ids[0]);
-      continue;
-    }
-    out_ids.push_back(
-        b.Buffer("out" + std::to_string(i), outs[i].dtype, outs[i].dims, plan::Buffer::OUTPUT));
-  }
-  plan::Kernel* k = b.Kernel(op, in_ids, out_ids);
-  for (int j : absent_outputs) k->set_outputs(j, -1);
-  if (attrs) attrs(k);
-  ExpectEmuMatchesCpu(b.Finish(), inputs, 0, 0);
+  const OneKernelPlan p = BuildOneKernelPlan(op, ins, outs, attrs, 77, 13, values);
+  ExpectEmuMatchesCpu(p.plan, p.inputs, 0, 0);
 }
 
 const DType kAllFloat[] = {kF32, kF16, kBF16, kF64};

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -150,6 +151,64 @@ inline double GpuTolFloor(DType t) {
   (void)t;
   return 0;
 #endif
+}
+
+// An operand of a one-kernel test plan: dtype, dims, the range of an input's random values, or
+// absent (an optional operand left out).
+struct KernelOperand {
+  DType dtype = DType::kF32;
+  std::vector<int64_t> dims;
+  double lo = -2, hi = 2;
+  bool absent = false;
+};
+
+// A plan of the one kernel `op` on input buffers in0, in1, ... and output buffers out0, ..., and
+// its inputs: input i random in its range, seeded seed + seed_step * i, unless `values` has it.
+struct OneKernelPlan {
+  PlanFile plan;
+  std::map<std::string, std::vector<uint8_t>> inputs;
+};
+inline OneKernelPlan BuildOneKernelPlan(const std::string& op,
+                                        const std::vector<KernelOperand>& ins,
+                                        const std::vector<KernelOperand>& outs,
+                                        const std::function<void(plan::Kernel*)>& attrs,
+                                        uint32_t seed, uint32_t seed_step,
+                                        const std::map<int, std::vector<uint8_t>>& values = {}) {
+  PlanBuilder b;
+  OneKernelPlan p;
+  std::vector<int> in_ids, out_ids;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    if (ins[i].absent) {
+      in_ids.push_back(-1);
+      continue;
+    }
+    const std::string name = "in" + std::to_string(i);
+    in_ids.push_back(b.Buffer(name, ins[i].dtype, ins[i].dims, plan::Buffer::INPUT));
+    auto it = values.find(static_cast<int>(i));
+    int64_t count = 1;
+    for (int64_t d : ins[i].dims) count *= d;
+    p.inputs[name] = it != values.end() ? it->second
+                                        : RandomBytes(ins[i].dtype, count,
+                                                      seed + seed_step * static_cast<uint32_t>(i),
+                                                      ins[i].lo, ins[i].hi);
+  }
+  // PlanBuilder names the kernel from its operands' dtypes: an absent output is bound to a
+  // placeholder buffer for that, then unbound.
+  std::vector<int> absent_outputs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (outs[i].absent) {
+      absent_outputs.push_back(static_cast<int>(i));
+      out_ids.push_back(in_ids[0]);
+      continue;
+    }
+    out_ids.push_back(
+        b.Buffer("out" + std::to_string(i), outs[i].dtype, outs[i].dims, plan::Buffer::OUTPUT));
+  }
+  plan::Kernel* k = b.Kernel(op, in_ids, out_ids);
+  for (int j : absent_outputs) k->set_outputs(j, -1);
+  if (attrs) attrs(k);
+  p.plan = b.Finish();
+  return p;
 }
 
 // The plan on the CPU backend and on cuda-emu: every output (and parameter/state) within

@@ -9,12 +9,9 @@
 #include "compiler/onnx/onnx_util.h"
 #include "tests/unit/onnx_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using ::a8::testing::ImportText;
-using ::a8::testing::ParseModelText;
-using ::a8::testing::RandomFloats;
 using ::testing::HasSubstr;
 
 // Every intermediate has a static value_info, so types survive without shape inference.
@@ -231,4 +228,4 @@ g (float[] r, int64[] t, float[3] x, float[3] gr, float[3] v, float[3] h)
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

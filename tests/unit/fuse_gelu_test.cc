@@ -15,6 +15,7 @@ namespace {
 
 using ::a8::testing::CountOp;
 using ::a8::testing::ParseOrFail;
+using ::a8::testing::RunPass;
 
 // ((x * (erf(x / sqrt2) + 1)) * 0.5) with the given divisor and half constants.
 std::string BertGelu(const std::string& sqrt2, const std::string& half) {
@@ -38,9 +39,7 @@ TEST(FuseGeluTest, BertsFormBecomesOneGeluUnderTheOutputsName) {
   auto g = ParseOrFail(BertGelu("1.4142135", "0.5"));
   ASSERT_NE(g, nullptr);
   FuseGelu pass;
-  auto changed = pass.Run(*g);
-  ASSERT_TRUE(changed.ok()) << changed.status().message();
-  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(RunPass(pass, *g));
   EXPECT_EQ(CountOp(*g, "Gelu"), 1);
   EXPECT_EQ(CountOp(*g, "Erf"), 0);
   EXPECT_EQ(CountOp(*g, "Mul"), 0);
@@ -67,9 +66,7 @@ TEST(FuseGeluTest, TheReciprocalFormWithOperandsSwappedFusesToo) {
   output %y
 })");
   ASSERT_NE(g, nullptr);
-  auto changed = FuseGelu().Run(*g);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(RunPass(FuseGelu(), *g));
   EXPECT_EQ(g->FindValue("y")->producer()->op(), "Gelu");
 }
 
@@ -78,9 +75,7 @@ TEST(FuseGeluTest, OtherConstantsAreNotGelu) {
        {std::pair<const char*, const char*>{"1.5", "0.5"}, {"1.4142135", "3.0"}}) {
     auto g = ParseOrFail(BertGelu(sqrt2, half));
     ASSERT_NE(g, nullptr);
-    auto changed = FuseGelu().Run(*g);
-    ASSERT_TRUE(changed.ok());
-    EXPECT_FALSE(*changed) << sqrt2 << " " << half;
+    EXPECT_FALSE(RunPass(FuseGelu(), *g)) << sqrt2 << " " << half;
     EXPECT_EQ(CountOp(*g, "Gelu"), 0);
   }
 }
@@ -100,9 +95,7 @@ TEST(FuseGeluTest, AnInnerValueWithAnotherUseIsLeftAlone) {
   output %a2
 })");
   ASSERT_NE(g, nullptr);
-  auto changed = FuseGelu().Run(*g);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
+  EXPECT_FALSE(RunPass(FuseGelu(), *g));
   EXPECT_EQ(CountOp(*g, "Erf"), 1);
 }
 

@@ -11,21 +11,13 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/op_table.h"
-#include "compiler/onnx/import_decompose.h"
-#include "compiler/onnx/import_upgrade.h"
-#include "passes/analysis/shape_inference.h"
+#include "tests/unit/decompose_test_util.h"
 #include "tests/unit/grad_check_util.h"
 #include "tests/unit/onnx_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using ::a8::testing::ExpectGradientsMatch;
-using ::a8::testing::GradCheckCase;
-using ::a8::testing::GradCheckInput;
-using ::a8::testing::ImportError;
-using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
 
 int Count(const Graph& g, const std::string& op) {
@@ -141,40 +133,13 @@ GradCheckCase Decomposed(const std::string& op, int version, std::map<std::strin
   c.num_outputs = num_outputs;
   c.build = [op, version, attrs, num_outputs](
                 Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
-    auto counter = std::make_shared<int>(0);
     DecomposeRequest req;
     req.op = op;
     req.version = version;
-    req.name = "node";
-    req.where = "node 'node' (" + op + ")";
     req.inputs = operands;
     while (!req.inputs.empty() && req.inputs.back() == nullptr) req.inputs.pop_back();
-    for (int i = 0; i < num_outputs; ++i) req.outputs.push_back({"y" + std::to_string(i), {}});
     req.attrs = attrs;
-    req.fresh_name = [counter](const std::string& base) {
-      return base + "." + std::to_string((*counter)++);
-    };
-    req.known_rank = [](const Value* v) -> std::optional<int64_t> {
-      return static_cast<int64_t>(v->dims().size());
-    };
-    req.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
-    UpgradeContext ctx;
-    ctx.graph = &g;
-    ctx.fresh_name = req.fresh_name;
-    ctx.known_rank = req.known_rank;
-    ctx.known_dtype = req.known_dtype;
-    A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
-    for (const DecomposedNode& d : nodes) {
-      const OpDef* def = FindOp("", d.node->op());
-      if (def == nullptr) return Internal("no op {}", d.node->op());
-      A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
-      d.node->set_version(def->canonical);
-    }
-    auto inferred = ShapeInference().Run(g);
-    if (!inferred.ok()) return inferred.status();
-    std::vector<Value*> outs;
-    for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue("y" + std::to_string(i)));
-    return outs;
+    return DecomposeAsImported(g, std::move(req), num_outputs);
   };
   return c;
 }
@@ -290,4 +255,4 @@ TEST(ImportDecomposeAttentionTest, RotaryEmbeddingGradientsMatchFiniteDifference
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

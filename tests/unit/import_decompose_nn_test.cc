@@ -10,28 +10,15 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/op_table.h"
-#include "compiler/onnx/import_decompose.h"
-#include "compiler/onnx/import_upgrade.h"
-#include "passes/analysis/shape_inference.h"
+#include "tests/unit/decompose_test_util.h"
 #include "tests/unit/grad_check_util.h"
+#include "tests/unit/ir_test_util.h"
 #include "tests/unit/onnx_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using ::a8::testing::ExpectGradientsMatch;
-using ::a8::testing::GradCheckCase;
-using ::a8::testing::GradCheckInput;
-using ::a8::testing::ImportError;
-using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
-
-std::vector<std::string> Ops(const Graph& g) {
-  std::vector<std::string> ops;
-  for (Node* n : g.NodeList()) ops.push_back(n->op());
-  return ops;
-}
 
 TEST(ImportDecomposeNnTest, RmsNormalizationComputesInFloat) {
   auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
@@ -264,36 +251,12 @@ GradCheckCase Decomposed(const std::string& op, int version, std::map<std::strin
   for (const GradCheckInput& in : constants) c.inputs.push_back(in);
   c.build = [op, version, attrs](
                 Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
-    auto counter = std::make_shared<int>(0);
     DecomposeRequest req;
     req.op = op;
     req.version = version;
-    req.name = "node";
-    req.where = "node 'node' (" + op + ")";
     req.inputs = operands;
-    req.outputs = {{"y0", TensorType{}}};
     req.attrs = attrs;
-    req.fresh_name = [counter](const std::string& base) {
-      return base + "." + std::to_string((*counter)++);
-    };
-    req.known_rank = [](const Value* v) -> std::optional<int64_t> {
-      return static_cast<int64_t>(v->dims().size());
-    };
-    UpgradeContext ctx;
-    ctx.graph = &g;
-    ctx.fresh_name = req.fresh_name;
-    ctx.known_rank = req.known_rank;
-    ctx.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
-    A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
-    for (const DecomposedNode& d : nodes) {
-      const OpDef* def = FindOp("", d.node->op());
-      if (def == nullptr) return Internal("no op {}", d.node->op());
-      A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
-      d.node->set_version(def->canonical);
-    }
-    auto inferred = ShapeInference().Run(g);
-    if (!inferred.ok()) return inferred.status();
-    return std::vector<Value*>{g.FindValue("y0")};
+    return DecomposeAsImported(g, std::move(req));
   };
   return c;
 }
@@ -440,4 +403,4 @@ TEST(ImportDecomposeNnTest, EinsumLpPoolMvnReverseSequenceGradients) {
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

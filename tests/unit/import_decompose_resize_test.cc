@@ -16,21 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/op_table.h"
-#include "compiler/onnx/import_decompose.h"
-#include "compiler/onnx/import_upgrade.h"
-#include "passes/analysis/shape_inference.h"
+#include "tests/unit/decompose_test_util.h"
 #include "tests/unit/grad_check_util.h"
 #include "tests/unit/onnx_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using ::a8::testing::ExpectGradientsMatch;
-using ::a8::testing::GradCheckCase;
-using ::a8::testing::GradCheckInput;
-using ::a8::testing::ImportError;
-using ::a8::testing::ImportText;
 using decompose_internal::ResizeAxisMap;
 using decompose_internal::ResizeAxisOptions;
 using decompose_internal::ResizeAxisWeights;
@@ -273,42 +265,17 @@ GradCheckCase ResizeCase(int version, std::map<std::string, Attribute> attrs, Te
   constant(DType::kI64, sizes);
   c.build = [version, attrs, present](
                 Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
-    auto counter = std::make_shared<int>(0);
     DecomposeRequest req;
     req.op = "Resize";
     req.version = version;
-    req.name = "node";
-    req.where = "node 'node' (Resize)";
     req.inputs = {operands[0]};
     size_t next = 1;
     for (bool p : present) req.inputs.push_back(p ? operands[next++] : nullptr);
-    req.outputs = {{"y0", TensorType{}}};
     req.attrs = attrs;
-    req.fresh_name = [counter](const std::string& base) {
-      return base + "." + std::to_string((*counter)++);
-    };
-    req.known_rank = [](const Value* v) -> std::optional<int64_t> {
-      return static_cast<int64_t>(v->dims().size());
-    };
     req.known_dims = [](const Value* v) -> std::optional<std::vector<int64_t>> {
       return v->dims();
     };
-    req.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
-    UpgradeContext ctx;
-    ctx.graph = &g;
-    ctx.fresh_name = req.fresh_name;
-    ctx.known_rank = req.known_rank;
-    ctx.known_dtype = req.known_dtype;
-    A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
-    for (const DecomposedNode& d : nodes) {
-      const OpDef* def = FindOp("", d.node->op());
-      if (def == nullptr) return Internal("no op {}", d.node->op());
-      A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
-      d.node->set_version(def->canonical);
-    }
-    auto inferred = ShapeInference().Run(g);
-    if (!inferred.ok()) return inferred.status();
-    return std::vector<Value*>{g.FindValue("y0")};
+    return DecomposeAsImported(g, std::move(req));
   };
   return c;
 }
@@ -332,4 +299,4 @@ TEST(ImportDecomposeResizeTest, GradientsMatchFiniteDifferences) {
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

@@ -6,20 +6,13 @@
 
 #include "compiler/ir/op_table.h"
 #include "compiler/onnx/importer.h"
+#include "tests/unit/ir_test_util.h"
 #include "tests/unit/onnx_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using ::a8::testing::ImportError;
-using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
-
-std::vector<std::string> Ops(const Graph& g) {
-  std::vector<std::string> ops;
-  for (Node* n : g.NodeList()) ops.push_back(n->op());
-  return ops;
-}
 
 TEST(ImportUpgradeTest, UpgradesOtherLegacyAttributeForms) {
   auto g = ImportText(R"(<ir_version: 7, opset_import: ["" : 9]>
@@ -208,4 +201,4 @@ g (float[2, 3] x, float[3] slope) => (float[2, 3] y) { y = PRelu (x, slope) })")
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

@@ -10,12 +10,9 @@
 #include "compiler/onnx/importer.h"
 #include "tests/unit/onnx_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using ::a8::testing::ParseModelText;
-using ::a8::testing::RandomFloats;
-using ::a8::testing::TempDir;
 using ::testing::HasSubstr;
 
 class ImporterExternalDataTest : public ::testing::Test {
@@ -109,4 +106,4 @@ TEST_F(ImporterExternalDataTest, RejectsBadOffsetsAndLengths) {
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

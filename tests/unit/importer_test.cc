@@ -11,14 +11,9 @@
 #include "compiler/onnx/onnx_util.h"
 #include "tests/unit/onnx_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using ::a8::testing::ImportError;
-using ::a8::testing::ImportText;
-using ::a8::testing::ParseModelText;
-using ::a8::testing::RandomFloats;
-using ::a8::testing::TempDir;
 using ::testing::HasSubstr;
 
 constexpr char kMlp[] = R"(<ir_version: 8, opset_import: ["" : 13]>
@@ -485,28 +480,21 @@ g (float[4294967296, 4294967296, 2] x) => (float[2] y) { y = Relu (x) })");
   EXPECT_THAT(s.message(), HasSubstr("overflows int64"));
 }
 
-}  // namespace
-}  // namespace a8
-
-namespace a8 {
-namespace {
-
 TEST(ImporterDomainTest, UnusedDomainsAreIgnoredAndNodesOfThemRejected) {
   // Exporters list ai.onnx.ml even when no node uses it: that model imports.
-  auto g = ::a8::testing::ImportText(R"(<ir_version: 8, opset_import: ["" : 13, "ai.onnx.ml" : 3]>
+  auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13, "ai.onnx.ml" : 3]>
 g (float[2] x) => (float[2] y) { y = Relu (x) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ((*g)->opsets.count("ai.onnx.ml"), 0u);
 
-  auto bad =
-      ::a8::testing::ImportText(R"(<ir_version: 8, opset_import: ["" : 13, "com.microsoft" : 1]>
+  auto bad = ImportText(R"(<ir_version: 8, opset_import: ["" : 13, "com.microsoft" : 1]>
 g (float[2] x) => (float[2] y) { y = com.microsoft.FastGelu (x) })");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().code(), StatusCode::kUnsupported);
   EXPECT_THAT(bad.status().message(),
-              ::testing::HasSubstr("(com.microsoft.FastGelu): ops of domain 'com.microsoft' are "
-                                   "not supported"));
+              HasSubstr("(com.microsoft.FastGelu): ops of domain 'com.microsoft' are "
+                        "not supported"));
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

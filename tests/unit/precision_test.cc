@@ -20,10 +20,13 @@
 #include "passes/mixed_precision/fold_casts.h"
 #include "passes/mixed_precision/insert_casts.h"
 #include "passes/mixed_precision/policy.h"
+#include "tests/unit/ir_test_util.h"
 #include "tests/unit/temp_path_util.h"
 
 namespace a8 {
 namespace {
+
+using ::a8::testing::RunPass;
 
 PrecisionConfig Mode(PrecisionMode m) {
   PrecisionConfig c;
@@ -174,9 +177,7 @@ TEST(AssignPrecisionTest, Fp32AndTf32ChangeNothing) {
 TEST(AssignPrecisionTest, AmpPaintsFollowOpsBetweenLowOpsAndKeepsDenyFeedersFp32) {
   auto g = Parse(kChain);
   SetPrecision(Mode(PrecisionMode::kAmp));
-  auto changed = Configured<AssignPrecision>().Run(*g);
-  ASSERT_TRUE(changed.ok()) << changed.status().message();
-  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(RunPass(Configured<AssignPrecision>(), *g));
   EXPECT_EQ(Precision(*g, "mm0"), "f16/allow");
   EXPECT_EQ(Precision(*g, "add"), "f16/follow");
   EXPECT_EQ(Precision(*g, "relu"), "f16/follow");
@@ -239,9 +240,7 @@ TEST(AssignPrecisionTest, F64GraphsAreLeftAlone) {
   output %y
 })");
   SetPrecision(Mode(PrecisionMode::kAmp));
-  auto changed = Configured<AssignPrecision>().Run(*g);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_FALSE(*changed);
+  EXPECT_FALSE(RunPass(Configured<AssignPrecision>(), *g));
 }
 
 TEST(InsertCastsTest, OneCastPerValueAndTypeAndOutputsKeepTheirTypes) {
@@ -249,9 +248,7 @@ TEST(InsertCastsTest, OneCastPerValueAndTypeAndOutputsKeepTheirTypes) {
   SetPrecision(Mode(PrecisionMode::kFp16));
   ASSERT_TRUE(Configured<AssignPrecision>().Run(*g).ok());
   InsertCasts pass;
-  auto changed = pass.SetConfig(&TestConfig()).Run(*g);
-  ASSERT_TRUE(changed.ok()) << changed.status().message();
-  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(RunPass(pass.SetConfig(&TestConfig()), *g));
   Status v = Verify(*g);
   ASSERT_TRUE(v.ok()) << v.message() << "\n" << PrintIrToString(*g);
   // x, w (read twice, cast once), b to f16; tanh's result to f32 for the pinned softmax. Then,
@@ -367,9 +364,7 @@ TEST(FoldCastsTest, WideningRoundTripsFoldNarrowingOnesStay) {
 })");
   SetPrecision(Mode(PrecisionMode::kAmp));
   FoldCasts pass;
-  auto changed = pass.SetConfig(&TestConfig()).Run(*g);
-  ASSERT_TRUE(changed.ok());
-  EXPECT_TRUE(*changed);
+  EXPECT_TRUE(RunPass(pass.SetConfig(&TestConfig()), *g));
   ASSERT_TRUE(Verify(*g).ok()) << PrintIrToString(*g);
   EXPECT_EQ(NodeNamed(*g, "neg_a")->input(0)->name(), "nb");
   EXPECT_EQ(NodeNamed(*g, "neg_b")->input(0)->name(), "p");

@@ -1,0 +1,53 @@
+// Runs one ONNX decomposition (compiler/onnx/import_decompose.h) as the importer would, for the
+// gradient checks of the decomposition tests.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_table.h"
+#include "compiler/onnx/import_decompose.h"
+#include "compiler/onnx/import_upgrade.h"
+#include "passes/analysis/shape_inference.h"
+
+namespace a8::testing {
+
+// Decomposes `req` (the caller sets op, version, inputs, attrs and, where it wants them, known
+// dims) as node 'node' with outputs y0 ... y{num_outputs - 1}: the ranks and dtypes are those of
+// the operands, the new nodes are upgraded to their canonical forms and typed by shape inference.
+// Returns the outputs.
+inline StatusOr<std::vector<Value*>> DecomposeAsImported(Graph& g, DecomposeRequest req,
+                                                         int num_outputs = 1) {
+  auto counter = std::make_shared<int>(0);
+  req.name = "node";
+  req.where = "node 'node' (" + req.op + ")";
+  for (int i = 0; i < num_outputs; ++i) req.outputs.push_back({"y" + std::to_string(i), {}});
+  req.fresh_name = [counter](const std::string& base) {
+    return base + "." + std::to_string((*counter)++);
+  };
+  req.known_rank = [](const Value* v) -> std::optional<int64_t> {
+    return static_cast<int64_t>(v->dims().size());
+  };
+  req.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
+  UpgradeContext ctx;
+  ctx.graph = &g;
+  ctx.fresh_name = req.fresh_name;
+  ctx.known_rank = req.known_rank;
+  ctx.known_dtype = req.known_dtype;
+  A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
+  for (const DecomposedNode& d : nodes) {
+    const OpDef* def = FindOp("", d.node->op());
+    if (def == nullptr) return Internal("no op {}", d.node->op());
+    A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
+    d.node->set_version(def->canonical);
+  }
+  auto inferred = ShapeInference().Run(g);
+  if (!inferred.ok()) return inferred.status();
+  std::vector<Value*> outs;
+  for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue("y" + std::to_string(i)));
+  return outs;
+}
+
+}  // namespace a8::testing
