@@ -8,6 +8,7 @@
 #include "kernels/common/philox.h"
 #include "kernels/cpu/cast_elem.h"
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
@@ -139,6 +140,8 @@ __attribute__((target_clones("avx512f", "avx2,fma", "default"))) void GeluF32(in
 }  // namespace
 
 namespace internal {
+
+void GeluErfF32(int64_t n, const float* x, float* y) { GeluF32(n, x, y); }
 
 __attribute__((target_clones("avx512f", "avx2,fma", "default"))) void ExpNonPositiveF32(
     int64_t n, const float* x, float* y) {
