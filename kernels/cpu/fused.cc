@@ -115,13 +115,18 @@ void EpilogueBlocks(const FusedMatMulParams& p, bool pre_out, float* acc, const 
   const bool erf_gelu =
       !p.tanh_form && (p.epilogue == kEpilogueBiasGelu || p.epilogue == kEpilogueGelu);
   const bool add_bias = bias != nullptr && EpilogueHasBias(p.epilogue);
+  const bool erf_gelu_grad = !p.tanh_form && p.epilogue == kEpilogueDGelu && aux != nullptr;
   ParallelFor(p.m, p.n * 4, [&](int64_t r0, int64_t r1) {
     float xb[kF32Block], yb[kF32Block], pb[kF32Block];
     for (int64_t i = r0; i < r1; ++i) {
       ForEachF32Block(0, p.n, [&](int64_t j0, int64_t len) {
         const int64_t e0 = i * p.n + j0;
         if (aux != nullptr) ToF32(aux + e0, xb, len);
-        if (erf_gelu) {
+        if (erf_gelu_grad) {
+          if (pre_out) std::copy(acc + e0, acc + e0 + len, pb);
+          internal::GeluErfGradF32(len, acc + e0, xb, yb);
+          std::copy(yb, yb + len, acc + e0);
+        } else if (erf_gelu) {
           for (int64_t j = 0; j < len; ++j)
             pb[j] = add_bias ? acc[e0 + j] + bias_f[j0 + j] : acc[e0 + j];
           internal::GeluErfF32(len, pb, yb);

@@ -16,6 +16,7 @@
 #include "kernels/cpu/batch_norm_fast.h"
 #include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/fused.h"
+#include "kernels/cpu/grad_math.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/optim.h"
 #include "tests/unit/cpu_kernels_test_util.h"
@@ -251,7 +252,7 @@ INSTANTIATE_TEST_SUITE_P(GradDtypes, FastAdamTest,
 // reference mode's erfc body, with and without bias, y and the pre-activation.
 TEST(FastFusedMatMulTest, F32GeluEpilogueMatchesReference) {
   std::mt19937_64 rng(5);
-  for (int32_t epilogue : {kEpilogueBiasGelu, kEpilogueGelu, kEpilogueBiasRelu}) {
+  for (int32_t epilogue : {kEpilogueBiasGelu, kEpilogueGelu, kEpilogueBiasRelu, kEpilogueDGelu}) {
     FusedMatMulParams p;
     p.dtype = DType::kF32;
     p.m = 17;
@@ -261,16 +262,18 @@ TEST(FastFusedMatMulTest, F32GeluEpilogueMatchesReference) {
     Buffer a = RandomBuffer(DType::kF32, {p.m, p.k}, rng, -0.5, 0.5);
     Buffer b = RandomBuffer(DType::kF32, {p.k, p.n}, rng);
     Buffer bias = RandomBuffer(DType::kF32, {p.n}, rng);
+    Buffer aux = RandomBuffer(DType::kF32, {p.m, p.n}, rng, -4, 4);
     const bool has_bias = EpilogueHasBias(epilogue);
+    const void* aux_in = EpilogueIsBackward(epilogue) ? aux.data() : nullptr;
     Buffer ref = MakeBuffer(DType::kF32, {p.m, p.n}), fast = MakeBuffer(DType::kF32, {p.m, p.n});
     Buffer ref1 = MakeBuffer(DType::kF32, {p.m, p.n});
     Buffer fast1 = MakeBuffer(DType::kF32, {p.m, p.n});
-    ASSERT_TRUE(FusedMatMul(p, a.data(), b.data(), has_bias ? bias.data() : nullptr, nullptr,
+    ASSERT_TRUE(FusedMatMul(p, a.data(), b.data(), has_bias ? bias.data() : nullptr, aux_in,
                             ref.data(), ref1.data())
                     .ok());
     {
       ScopedKernelMode mode(KernelMode::kFast);
-      ASSERT_TRUE(FusedMatMul(p, a.data(), b.data(), has_bias ? bias.data() : nullptr, nullptr,
+      ASSERT_TRUE(FusedMatMul(p, a.data(), b.data(), has_bias ? bias.data() : nullptr, aux_in,
                               fast.data(), fast1.data())
                       .ok());
     }
@@ -280,6 +283,40 @@ TEST(FastFusedMatMulTest, F32GeluEpilogueMatchesReference) {
     ExpectClose(fast1, Values(ref1), 2e-5, &mag);
   }
 }
+
+// a8.GeluGrad in the fast mode (the branch-free Phi and phi) against the reference mode's erfc and
+// exp, on x across [-14, 14] (both tails, the cancellation near x = -0.75) and a few specials,
+// compared on the scale of its two terms, |dy| (Phi + |x| phi).
+class FastGeluGradTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(FastGeluGradTest, MatchesReferenceMode) {
+  const DType t = GetParam();
+  std::mt19937_64 rng(17);
+  const int64_t n = 4 * kF32Block + 29;
+  Buffer dy = RandomBuffer(t, {n}, rng, -2, 2), x = RandomBuffer(t, {n}, rng, -14, 14);
+  for (int64_t i = 0; i < 40; ++i) testing::SetValue(x, i, -3.0 + 0.125 * i);
+  testing::SetValue(x, 40, 0.0);
+  testing::SetValue(x, 41, NAN);
+  testing::SetValue(x, 42, INFINITY);
+  Buffer ref = MakeBuffer(t, {n}), fast = MakeBuffer(t, {n});
+  ASSERT_TRUE(ActivationGrad(ActivationGradOp::kGelu, t, n, dy.data(), x.data(), ref.data()).ok());
+  {
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(
+        ActivationGrad(ActivationGradOp::kGelu, t, n, dy.data(), x.data(), fast.data()).ok());
+  }
+  std::vector<double> mag(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const double g = testing::GetValue(dy, i), xv = testing::GetValue(x, i);
+    const double phi = std::exp(-0.5 * xv * xv) * 0.3989422804014327;
+    mag[i] = std::fabs(g) * (0.5 * std::erfc(-xv / std::sqrt(2.0)) + std::fabs(xv) * phi);
+  }
+  ExpectClose(fast, Values(ref), 4 * ToleranceFor(t), &mag, 1e-6);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, FastGeluGradTest,
+                         ::testing::Values(DType::kF32, DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(ElemName(info.param)); });
 
 // a8.FusedElementwise in f32: the fast mode evaluates the program a block at a time
 // (EvalFusedBlock), the reference one element at a time; each element sees the same float
