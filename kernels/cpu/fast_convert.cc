@@ -3,6 +3,11 @@
 #include <cpuid.h>
 #include <immintrin.h>
 
+#include <algorithm>
+#include <atomic>
+
+#include "kernels/cpu/fast_convert_isa.h"
+
 // GCC 12's own intrinsics (avx512fintrin.h) build their "undefined" vectors as `__m512 __Y = __Y`,
 // which -Wmaybe-uninitialized reports wherever they are inlined: a false positive.
 #if defined(__GNUC__) && !defined(__clang__)
@@ -17,19 +22,43 @@ namespace {
 
 enum class ConvertIsa { kScalar, kF16c, kAvx512 };
 
-ConvertIsa DetectIsa() {
+bool HasF16cAvx2() {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return ConvertIsa::kAvx512;
   // F16C is CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports does not know "f16c").
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
-  if (__builtin_cpu_supports("avx2") && f16c) return ConvertIsa::kF16c;
+  return __builtin_cpu_supports("avx2") && f16c;
+}
+
+bool HasAvx512f() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f");
+}
+
+ConvertIsa DetectIsa() {
+  if (HasAvx512f()) return ConvertIsa::kAvx512;
+  if (HasF16cAvx2()) return ConvertIsa::kF16c;
   return ConvertIsa::kScalar;
 }
 
+// SetFastConvertIsaForTesting's choice (-1: none, the detected level).
+std::atomic<int> isa_override{-1};
+
 ConvertIsa Isa() {
-  static const ConvertIsa isa = DetectIsa();
-  return isa;
+  static const ConvertIsa detected = DetectIsa();
+  const int o = isa_override.load(std::memory_order_relaxed);
+  return o >= 0 ? static_cast<ConvertIsa>(o) : detected;
+}
+
+const char* IsaName(ConvertIsa isa) {
+  switch (isa) {
+    case ConvertIsa::kAvx512:
+      return "avx512f";
+    case ConvertIsa::kF16c:
+      return "f16c+avx2";
+    default:
+      return "scalar";
+  }
 }
 
 // The scalar bodies (float16.h), for CPUs without the vector instructions and for the tails.
@@ -142,15 +171,28 @@ __attribute__((target("avx2"))) int64_t FloatToBFloat16Avx2(const float* x, BFlo
 
 }  // namespace
 
-const char* FastConvertIsa() {
-  switch (Isa()) {
-    case ConvertIsa::kAvx512:
-      return "avx512f";
-    case ConvertIsa::kF16c:
-      return "f16c+avx2";
-    default:
-      return "scalar";
+const char* FastConvertIsa() { return IsaName(Isa()); }
+
+std::vector<std::string> FastConvertIsas() {
+  std::vector<std::string> isas;
+  if (HasAvx512f()) isas.push_back(IsaName(ConvertIsa::kAvx512));
+  if (HasF16cAvx2()) isas.push_back(IsaName(ConvertIsa::kF16c));
+  isas.push_back(IsaName(ConvertIsa::kScalar));
+  return isas;
+}
+
+bool SetFastConvertIsaForTesting(const std::string& isa) {
+  if (isa.empty()) {
+    isa_override.store(-1, std::memory_order_relaxed);
+    return true;
   }
+  const std::vector<std::string> usable = FastConvertIsas();
+  if (std::find(usable.begin(), usable.end(), isa) == usable.end()) return false;
+  for (ConvertIsa level : {ConvertIsa::kAvx512, ConvertIsa::kF16c, ConvertIsa::kScalar}) {
+    if (isa == IsaName(level))
+      isa_override.store(static_cast<int>(level), std::memory_order_relaxed);
+  }
+  return true;
 }
 
 void HalfToFloat(const Half* x, float* y, int64_t n) {

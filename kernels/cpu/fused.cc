@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_gemm.h"
@@ -28,58 +29,117 @@ std::vector<float> ToFloat(const T* x, int64_t count) {
   return out;
 }
 
-// Elements of a block of the fast f16/bf16 FusedElementwise: up to kFusedMaxInputs float
-// buffers of it stay within L1.
+// Elements of a block of the fast FusedElementwise: the program's registers for a block
+// (kFusedMaxRegs rows, of which a program touches a few) stay within L1.
 constexpr int64_t kFusedBlock = 128;
 
-// FusedElementwise over [b, e) in the fast mode for f16/bf16 operands: each input's block
-// converted to float in vector registers, the program evaluated in float, one rounding of each
-// output.
+// EvalFused<float> over `len` elements at once, instruction by instruction: each opcode is
+// decoded once a block rather than once an element, and the arithmetic loops vectorise. Each
+// element sees the same float operations in the same order as EvalFused's: the same values.
+// r[j] holds input j on entry; returns the row of the program's result.
+const float* EvalFusedBlock(const FusedProgram& p, float (*r)[kFusedBlock], int64_t len) {
+  int32_t dst = 0;
+  for (int k = 0; k < p.num_instrs; ++k) {
+    const int32_t op = p.code[k][0];
+    dst = p.code[k][1];
+    float* out = r[dst];
+    if (op == kFusedConst) {
+      std::fill(out, out + len, p.consts[p.code[k][2]]);
+      continue;
+    }
+    const float* a = r[p.code[k][2]];
+    const float* b = FusedOpcodeIsBinary(op) ? r[p.code[k][3]] : nullptr;
+    switch (op) {
+      case kFusedAdd:
+        for (int64_t i = 0; i < len; ++i) out[i] = a[i] + b[i];
+        break;
+      case kFusedSub:
+        for (int64_t i = 0; i < len; ++i) out[i] = a[i] - b[i];
+        break;
+      case kFusedMul:
+        for (int64_t i = 0; i < len; ++i) out[i] = a[i] * b[i];
+        break;
+      case kFusedDiv:
+        for (int64_t i = 0; i < len; ++i) out[i] = a[i] / b[i];
+        break;
+      case kFusedRoundF16:
+      case kFusedRoundBF16:
+      case kFusedRoundF32:
+        for (int64_t i = 0; i < len; ++i) out[i] = FusedRound(op, a[i]);
+        break;
+      default:
+        if (b != nullptr) {
+          for (int64_t i = 0; i < len; ++i) out[i] = EvalFusedUnary(op, a[i], b[i]);
+        } else {
+          for (int64_t i = 0; i < len; ++i) out[i] = EvalFusedUnary(op, a[i], 0.0f);
+        }
+        break;
+    }
+  }
+  return r[dst];
+}
+
+// FusedElementwise over [b, e) in the fast mode for f32/f16/bf16 operands: each input's block
+// converted to float (in vector registers for f16/bf16), the program evaluated in float a block
+// at a time (EvalFusedBlock), one rounding of each output.
 template <typename T, typename U>
 void FusedBlocks(const FusedProgram& program, const void* const* inputs, const int64_t* in_counts,
                  int64_t b, int64_t e, void* y) {
   const int n_in = program.num_inputs;
-  float in_buf[kFusedMaxInputs][kFusedBlock];
-  float out_buf[kFusedBlock];
-  float vals[kFusedMaxInputs];
+  float r[kFusedMaxRegs][kFusedBlock];
   for (int j = 0; j < n_in; ++j) {  // broadcast scalars, converted once
-    if (in_counts[j] == 1) ToF32(static_cast<const T*>(inputs[j]), &vals[j], 1);
+    if (in_counts[j] == 1) {
+      float v;
+      ToF32(static_cast<const T*>(inputs[j]), &v, 1);
+      std::fill(r[j], r[j] + kFusedBlock, v);
+    }
   }
   for (int64_t i0 = b; i0 < e; i0 += kFusedBlock) {
     const int64_t len = std::min(kFusedBlock, e - i0);
     for (int j = 0; j < n_in; ++j) {
-      if (in_counts[j] != 1) ToF32(static_cast<const T*>(inputs[j]) + i0, in_buf[j], len);
+      if (in_counts[j] != 1) ToF32(static_cast<const T*>(inputs[j]) + i0, r[j], len);
     }
-    for (int64_t i = 0; i < len; ++i) {
-      for (int j = 0; j < n_in; ++j) {
-        if (in_counts[j] != 1) vals[j] = in_buf[j][i];
-      }
-      out_buf[i] = EvalFused<float>(program, vals);
-    }
-    FromF32(out_buf, static_cast<U*>(y) + i0, len);
+    FromF32(EvalFusedBlock(program, r, len), static_cast<U*>(y) + i0, len);
   }
 }
 
-// FusedMatMul's epilogue in the fast mode for f16/bf16: float blocks of each row, operands and
-// outputs converted in vector registers (fast_convert.h); the same math and one rounding of each
-// output. acc holds the product on entry and the epilogue's value on return.
+// FusedMatMul's epilogue in the fast mode for f32/f16/bf16: float blocks of each row, operands
+// and outputs converted in vector registers (fast_convert.h); the same math and one rounding of
+// each output, but the erf GELU through the Gelu op's fast polynomial (GeluErfF32). acc holds the
+// product on entry and the epilogue's value on return (for f32, acc is y).
 template <typename T>
 void EpilogueBlocks(const FusedMatMulParams& p, bool pre_out, float* acc, const T* bias,
                     const T* aux, T* y, T* out1) {
   const std::vector<float> bias_f = bias != nullptr ? ToFloat(bias, p.n) : std::vector<float>();
+  // The erf GELU through the Gelu op's fast polynomial (ApplyEpilogue's body calls erfcf).
+  const bool erf_gelu =
+      !p.tanh_form && (p.epilogue == kEpilogueBiasGelu || p.epilogue == kEpilogueGelu);
+  const bool add_bias = bias != nullptr && EpilogueHasBias(p.epilogue);
+  const bool erf_gelu_grad = !p.tanh_form && p.epilogue == kEpilogueDGelu && aux != nullptr;
   ParallelFor(p.m, p.n * 4, [&](int64_t r0, int64_t r1) {
     float xb[kF32Block], yb[kF32Block], pb[kF32Block];
     for (int64_t i = r0; i < r1; ++i) {
       ForEachF32Block(0, p.n, [&](int64_t j0, int64_t len) {
         const int64_t e0 = i * p.n + j0;
         if (aux != nullptr) ToF32(aux + e0, xb, len);
-        for (int64_t j = 0; j < len; ++j) {
-          const float bv = bias != nullptr ? bias_f[j0 + j] : 0.0f;
-          const float xv = aux != nullptr ? xb[j] : 0.0f;
-          float pre;
-          yb[j] = ApplyEpilogue<float>(p.epilogue, p.tanh_form, acc[e0 + j], bv, xv, &pre);
-          pb[j] = pre;
-          acc[e0 + j] = yb[j];
+        if (erf_gelu_grad) {
+          if (pre_out) std::copy(acc + e0, acc + e0 + len, pb);
+          internal::GeluErfGradF32(len, acc + e0, xb, yb);
+          std::copy(yb, yb + len, acc + e0);
+        } else if (erf_gelu) {
+          for (int64_t j = 0; j < len; ++j)
+            pb[j] = add_bias ? acc[e0 + j] + bias_f[j0 + j] : acc[e0 + j];
+          internal::GeluErfF32(len, pb, yb);
+          std::copy(yb, yb + len, acc + e0);
+        } else {
+          for (int64_t j = 0; j < len; ++j) {
+            const float bv = bias != nullptr ? bias_f[j0 + j] : 0.0f;
+            const float xv = aux != nullptr ? xb[j] : 0.0f;
+            float pre;
+            yb[j] = ApplyEpilogue<float>(p.epilogue, p.tanh_form, acc[e0 + j], bv, xv, &pre);
+            pb[j] = pre;
+            acc[e0 + j] = yb[j];
+          }
         }
         FromF32(yb, y + e0, len);
         if (pre_out) FromF32(pb, out1 + e0, len);
@@ -128,7 +188,7 @@ Status FusedMatMulTyped(const FusedMatMulParams& p, const T* a, const T* b, cons
   }
   const bool pre_out = out1 != nullptr && !p.bgrad;
   bool epilogue_done = false;
-  if constexpr (kIsHalfElem<T>) {
+  if constexpr (kIsHalfElem<T> || std::is_same_v<T, float>) {
     if (CurrentKernelMode() == KernelMode::kFast) {
       EpilogueBlocks(p, pre_out, acc, bias, aux, y, out1);
       epilogue_done = true;
@@ -197,9 +257,8 @@ Status FusedElementwise(const FusedProgram& program, DType in_dtype, const void*
     using T = A8_TAG_TYPE(in_tag);
     return Dispatch<TypeSet::kFloat>(out_dtype, "a8.FusedElementwise", [&](auto out_tag) -> Status {
       using U = A8_TAG_TYPE(out_tag);
-      constexpr bool kHalfBlocks = (kIsHalfElem<T> || kIsHalfElem<U>)&&!std::is_same_v<T, double> &&
-                                   !std::is_same_v<U, double>;
-      if constexpr (kHalfBlocks) {
+      constexpr bool kBlocks = !std::is_same_v<T, double> && !std::is_same_v<U, double>;
+      if constexpr (kBlocks) {
         if (CurrentKernelMode() == KernelMode::kFast) {
           ParallelFor(count, 4 + 8 * program.num_instrs, [&](int64_t b, int64_t e) {
             FusedBlocks<T, U>(program, inputs, in_counts, b, e, y);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
@@ -24,8 +25,10 @@ const char* ActivationGradName(ActivationGradOp op) {
 }
 
 // dx[i] = f(dy[i], z[i]) over [0, n) with the shared body f (kernels/common/unary_math.h).
+// In the fast mode the erf Gelu's gradient runs the branch-free polynomial (fast_math.h).
 template <typename T, typename F>
 void MapGrad(int64_t n, int64_t cost, const T* dy, const T* z, T* dx, F f) {
+  constexpr bool kFastGelu = std::is_same_v<F, GeluGradF>;
   if constexpr (kIsHalfElem<T>) {
     // The fast mode: float blocks converted in vector registers (fast_convert.h).
     if (CurrentKernelMode() == KernelMode::kFast) {
@@ -34,9 +37,20 @@ void MapGrad(int64_t n, int64_t cost, const T* dy, const T* z, T* dx, F f) {
         ForEachF32Block(b, e, [&](int64_t i, int64_t len) {
           ToF32(dy + i, fdy, len);
           ToF32(z + i, fz, len);
-          for (int64_t j = 0; j < len; ++j) fdy[j] = f(fdy[j], fz[j]);
+          if constexpr (kFastGelu) {
+            internal::GeluErfGradF32(len, fdy, fz, fdy);
+          } else {
+            for (int64_t j = 0; j < len; ++j) fdy[j] = f(fdy[j], fz[j]);
+          }
           FromF32(fdy, dx + i, len);
         });
+      });
+      return;
+    }
+  } else if constexpr (kFastGelu && std::is_same_v<T, float>) {
+    if (CurrentKernelMode() == KernelMode::kFast) {
+      ParallelFor(n, cost, [&](int64_t b, int64_t e) {
+        internal::GeluErfGradF32(e - b, dy + b, z + b, dx + b);
       });
       return;
     }

@@ -1,7 +1,10 @@
 #include "kernels/cpu/optim.h"
 
 #include <cstring>
+#include <type_traits>
 
+#include "kernels/cpu/kernel_mode.h"
+#include "kernels/cpu/optim_fast.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -190,6 +193,11 @@ Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int6
     P* x_out = static_cast<P*>(param_next);
     P* m_out = static_cast<P*>(m_next);
     P* v_out = static_cast<P*>(v_next);
+    if constexpr (std::is_same_v<P, float>) {
+      if (CurrentKernelMode() == KernelMode::kFast &&
+          internal::AdamUpdateF32Fast(s, grad_dtype, n, x, grad, mp, vp, x_out, m_out, v_out))
+        return Status::Ok();
+    }
     ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         C xi = Load(x[i]), mi = Load(mp[i]), vi = Load(vp[i]);

@@ -127,12 +127,16 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
     for (const TensorArg& t : out)
       if (t.present && t.data != nullptr && cpu::OverlapsStableRegion(t.data, t.bytes()))
         writes.emplace_back(t.data, t.bytes());
+    const FastKernelFn fast = mode_ == cpu::KernelMode::kFast && shared != nullptr
+                                  ? FindFastNormKernel(kern, in, out)
+                                  : nullptr;
     std::vector<WidenedOperand> widened;
-    if (mode_ == cpu::KernelMode::kFast && shared != nullptr && RunsWidened(kern.op()))
+    if (mode_ == cpu::KernelMode::kFast && shared != nullptr && fast == nullptr &&
+        RunsWidened(kern.op()))
       widened = WidenOperands(&in, &out, widened_scratch_.data());
     kernels_.push_back(Prepared{e, shared,
                                 KernelArgs(&kern, std::move(in), std::move(out), std::move(tattrs)),
-                                std::move(tf32), std::move(writes), std::move(widened)});
+                                std::move(tf32), std::move(writes), std::move(widened), fast});
   }
   return Status::Ok();
 }
@@ -155,6 +159,7 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
     }
   } report{p};
   if (p.entry != nullptr) return p.entry->fn(p.args);
+  if (p.fast != nullptr) return p.fast(p.args);
   host_->step.step = step.step;
   host_->step.seed = step.seed;
   host_->step.eval = step.eval ? 1 : 0;

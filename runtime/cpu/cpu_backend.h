@@ -20,6 +20,7 @@
 
 #include "kernels/cpu/kernel_mode.h"
 #include "runtime/core/backend.h"
+#include "runtime/cpu/fast_norm_ops.h"
 #include "runtime/cpu/registry.h"
 #include "runtime/cpu/widened_operands.h"
 
@@ -61,6 +62,7 @@ class CpuBackend : public Backend {
     std::vector<Tf32Operand> tf32;
     std::vector<std::pair<uint8_t*, size_t>> writes;  // outputs in stable regions: reported
     std::vector<WidenedOperand> widened;              // f16/bf16 operands run on f32 copies
+    FastKernelFn fast = nullptr;  // the fast mode's own kernel instead of `shared`
   };
   cpu::KernelMode mode_;
   std::vector<Prepared> kernels_;

@@ -167,7 +167,7 @@ def run_a800c(args, spec, mode, threads, steps, work):
 
 def run_torch(args, spec, mode, threads, steps):
     job = dict(spec, mode=mode, threads=threads, steps=steps, lr=args.lr,
-               weight_decay=args.weight_decay)
+               weight_decay=args.weight_decay, profile=args.torch_profile)
     r = subprocess.run([args.torch_python, os.path.abspath(__file__), "--torch-worker",
                         json.dumps(job)], capture_output=True, text=True,
                        env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
@@ -283,6 +283,19 @@ def torch_worker(job):
         opt.step()
         times.append((time.perf_counter() - start) * 1e3)
         losses.append(loss.item())
+    if job.get("profile"):  # --torch-profile: a torch.profiler table of two more steps
+        from torch.profiler import ProfilerActivity, profile
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for step in range(2):
+                feeds = [data[k][:batch] for k in inputs]
+                opt.zero_grad(set_to_none=True)
+                with torch.autocast("cpu", dtype=torch.bfloat16,
+                                    enabled=job["mode"] == "torch-bf16"):
+                    loss = F.cross_entropy(forward(*feeds).float(), data["labels"][:batch])
+                loss.backward()
+                opt.step()
+        with open(f"{job['profile']}.{job['model']}.{job['mode']}.{job['threads']}.txt", "w") as f:
+            f.write(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=30))
     print(json.dumps({"step_ms": times, "loss": losses}))
 
 
@@ -299,6 +312,9 @@ def main():
     ap.add_argument("--torch-python", default=None,
                     help="a Python with torch (e.g. /work/venv-torch/bin/python); "
                          "without it the PyTorch columns are skipped")
+    ap.add_argument("--torch-profile", default=None, metavar="PREFIX",
+                    help="also write a torch.profiler table of two extra steps of each PyTorch "
+                         "run to PREFIX.MODEL.MODE.THREADS.txt")
     ap.add_argument("--work", default=None, help="work folder (default: a temporary one)")
     ap.add_argument("--models", default="cnn,bert")
     ap.add_argument("--threads", default="1,2")

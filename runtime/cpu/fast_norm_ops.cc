@@ -1,0 +1,126 @@
+#include "runtime/cpu/fast_norm_ops.h"
+
+#include <cstring>
+
+#include "kernels/cpu/batch_norm_fast.h"
+
+namespace a8 {
+namespace {
+
+bool IsNormData(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
+
+// Operand i of `side` is absent, or present and f32.
+bool AbsentOrF32(const std::vector<TensorArg>& side, size_t i) {
+  return i >= side.size() || !side[i].present || side[i].dtype == DType::kF32;
+}
+
+float* OutF32OrNull(const KernelArgs& a, int i) {
+  return a.has_out(i) ? reinterpret_cast<float*>(a.out(i).data) : nullptr;
+}
+
+const float* InF32(const KernelArgs& a, int i) {
+  return reinterpret_cast<const float*>(a.in(i).data);
+}
+
+int64_t Spatial(const Dims& d) {
+  int64_t s = 1;
+  for (size_t i = 2; i < d.size(); ++i) s *= d[i];
+  return s;
+}
+
+Status RunBatchNormFast(const KernelArgs& a) {
+  const TensorArg& x = a.in(0);
+  cpu::BatchNormFastArgs p;
+  p.dtype = x.dtype;
+  p.batch = x.dims[0];
+  p.channels = x.dims[1];
+  p.spatial = Spatial(x.dims);
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  p.momentum = a.Float("momentum", 0.9f);
+  p.training = a.Int("training_mode", 0) != 0 && !a.step.eval;
+  p.x = x.data;
+  p.scale = InF32(a, 1);
+  p.bias = InF32(a, 2);
+  p.mean = InF32(a, 3);
+  p.var = InF32(a, 4);
+  p.y = a.out(0).data;
+  if (p.training) {
+    p.running_mean_out = OutF32OrNull(a, 1);
+    p.running_var_out = OutF32OrNull(a, 2);
+    return cpu::BatchNormFast(p);
+  }
+  A8_RETURN_IF_ERROR(cpu::BatchNormFast(p));
+  // An evaluation step of a training plan leaves the running statistics as they are (the
+  // shared entry's rule): the running-stat outputs are copies of the inputs.
+  for (int i = 1; i <= 2; ++i) {
+    if (a.has_out(i) && a.out(i).data != a.in(i + 2).data) {
+      if (a.out(i).bytes() != a.in(i + 2).bytes())
+        return InvalidInput("BatchNormalization: running-stat output {} size differs", i);
+      std::memcpy(a.out(i).data, a.in(i + 2).data, a.out(i).bytes());
+    }
+  }
+  return Status::Ok();
+}
+
+Status RunBatchNormGradFast(const KernelArgs& a) {
+  const TensorArg& x = a.in(1);
+  cpu::BatchNormGradFastArgs p;
+  p.dtype = x.dtype;
+  p.batch = x.dims[0];
+  p.channels = x.dims[1];
+  p.spatial = Spatial(x.dims);
+  p.epsilon = a.Float("epsilon", 1e-5f);
+  p.dy = a.in(0).data;
+  p.x = x.data;
+  p.scale = InF32(a, 2);
+  p.dx = a.has_out(0) ? a.out(0).data : nullptr;
+  p.dscale = OutF32OrNull(a, 1);
+  p.dbias = OutF32OrNull(a, 2);
+  return cpu::BatchNormGradFast(p);
+}
+
+}  // namespace
+
+FastKernelFn FindFastNormKernel(const plan::Kernel& kern, const std::vector<TensorArg>& in,
+                                const std::vector<TensorArg>& out) {
+  if (kern.op() == "BatchNormalization") {
+    // X (rank >= 2), scale, B, mean, var all present; Y like X; the rest f32.
+    if (in.size() < 5 || out.empty() || !out[0].present) return nullptr;
+    for (size_t i = 0; i < 5; ++i)
+      if (!in[i].present) return nullptr;
+    if (in[0].dims.size() < 2 || !IsNormData(in[0].dtype) || out[0].dtype != in[0].dtype ||
+        out[0].dims != in[0].dims)
+      return nullptr;
+    for (size_t i = 1; i < 5; ++i)
+      if (in[i].dtype != DType::kF32 || in[i].count() != in[0].dims[1]) return nullptr;
+    for (size_t i = 1; i < 3; ++i)
+      if (!AbsentOrF32(out, i) ||
+          (i < out.size() && out[i].present && out[i].count() != in[0].dims[1]))
+        return nullptr;
+    if (out.size() > 3) return nullptr;
+    return &RunBatchNormFast;
+  }
+  if (kern.op() == "a8.BatchNormalizationGrad") {
+    // dy, x (rank >= 2, one dtype), scale f32; no running statistics (the training-mode
+    // backward); dx like x, dscale and dbias f32, no dmean/dvar.
+    if (in.size() < 3 || in.size() > 5) return nullptr;
+    for (size_t i = 3; i < in.size(); ++i)
+      if (in[i].present) return nullptr;
+    for (size_t i = 0; i < 3; ++i)
+      if (!in[i].present) return nullptr;
+    const TensorArg& x = in[1];
+    if (x.dims.size() < 2 || !IsNormData(x.dtype) || in[0].dtype != x.dtype ||
+        in[0].dims != x.dims || in[2].dtype != DType::kF32 || in[2].count() != x.dims[1])
+      return nullptr;
+    if (!out.empty() && out[0].present && (out[0].dtype != x.dtype || out[0].dims != x.dims))
+      return nullptr;
+    for (size_t i = 1; i < out.size(); ++i) {
+      if (!out[i].present) continue;
+      if (i > 2 || out[i].dtype != DType::kF32 || out[i].count() != x.dims[1]) return nullptr;
+    }
+    return &RunBatchNormGradFast;
+  }
+  return nullptr;
+}
+
+}  // namespace a8
