@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/common/float16.h"
 #include "kernels/common/optim_math.h"
 #include "kernels/cpu/dtype.h"
