@@ -12,6 +12,7 @@
 #include "runtime/core/npy.h"
 #include "tools/a800c_debug_precision.h"
 #include "tools/cli_common.h"
+#include "tools/dump_flags.h"
 #include "tools/precision_flags.h"
 #include "tools/training_flags.h"
 

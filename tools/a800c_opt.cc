@@ -10,6 +10,7 @@
 #include "compiler/ir/printer.h"
 #include "driver/driver.h"
 #include "tools/cli_common.h"
+#include "tools/dump_flags.h"
 #include "tools/precision_flags.h"
 #include "tools/training_flags.h"
 
