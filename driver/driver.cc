@@ -486,8 +486,4 @@ void WarnAboutMergedParameters(const Graph& graph,
   }
 }
 
-std::string VersionString(std::string_view program) {
-  return fmt::format("{} {} (plan format {})", program, A800C_VERSION, A800C_PLAN_FORMAT_VERSION);
-}
-
 }  // namespace a8

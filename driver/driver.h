@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/version.h"  // VersionString, which the programs print
 #include "compiler/ir/graph.h"
 #include "compiler/ir/status.h"
 #include "compiler/onnx/importer.h"
@@ -140,7 +141,5 @@ void PrintOpList(std::ostream& os);
 void WarnAboutMergedParameters(const Graph& graph,
                                const std::map<std::string, std::vector<std::string>>& aliases,
                                const std::function<void(const std::string&)>& warn);
-// "a800c 0.1.0 (plan format 1)" for `program`.
-std::string VersionString(std::string_view program);
 
 }  // namespace a8

@@ -13,6 +13,7 @@
 #include "tools/a800c_debug_precision.h"
 #include "tools/cli_common.h"
 #include "tools/compile_config_flags.h"
+#include "tools/dump_flags.h"
 
 namespace {
 

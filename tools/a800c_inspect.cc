@@ -6,8 +6,8 @@
 #include <iostream>
 #include <string>
 
+#include "base/version.h"
 #include "compiler/plan/plan_file.h"
-#include "driver/driver.h"
 #include "runtime/inspect/checkpoint_inspect.h"
 #include "runtime/inspect/cost.h"
 #include "runtime/inspect/inspect.h"

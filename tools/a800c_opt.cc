@@ -11,6 +11,7 @@
 #include "driver/driver.h"
 #include "tools/cli_common.h"
 #include "tools/compile_config_flags.h"
+#include "tools/dump_flags.h"
 
 namespace {
 

@@ -21,8 +21,8 @@
 #include <string>
 #include <vector>
 
+#include "base/version.h"
 #include "compiler/plan/plan_file.h"
-#include "driver/driver.h"
 #include "kernels/cpu/elementwise.h"
 #include "runtime/comm/communicator.h"
 #include "runtime/core/checkpoint.h"

@@ -3,15 +3,18 @@
 
 The layer table below is the one docs/ARCHITECTURE.md section 1 describes. Every quoted include
 `#include "a/b/..."` of a tracked source under base/, compiler/, driver/, kernels/, passes/ and
-runtime/ is an edge from the including file's layer to the included file's layer. An edge is
-wrong when
+runtime/, and of the runtime's programs (CHECKED_TOOLS), is an edge from the including file's
+layer to the included file's layer. An edge is wrong when
 
   - it runs upward (the target's rank is higher than the source's), or
-  - it is one of the FORBIDDEN edges (allowed by rank, but the design keeps them apart),
+  - it is one of the FORBIDDEN edges (allowed by rank, but the design keeps them apart), or
+  - it runs from the runtime to a compiler layer above the plan library and the op registry
+    (FORBIDDEN_LAYERS: the runtime sits beside the compiler, not above it),
 
 unless it is listed in KNOWN_DEBTS (a debt of docs/ARCHITECTURE.md "Known debts", with the
 reason). A listed debt that no longer occurs is also an error, so the list shrinks as debts are
-paid instead of hiding new ones. tools/ and tests/ sit above everything and are not checked.
+paid instead of hiding new ones. The rest of tools/, and tests/, sit above everything and are not
+checked. The same layers as link dependencies: a8_forbid_links in the top-level CMakeLists.txt.
 
   tools/check_layers.py [--root DIR] [--list]   (--list prints every edge with its verdict)
 """
@@ -21,28 +24,49 @@ import subprocess
 import sys
 from pathlib import Path
 
-# (path prefix, rank): the longest matching prefix wins. Same rank = sideways.
+# (path prefix, rank, layer): the longest matching prefix wins. Same rank = sideways.
 LAYERS = [
-    ("base/", 0),  # Status and the dtype enum (the rest of the base layer is still in compiler/ir)
-    ("kernels/common/", 0),  # header-only A8_HD math and FP16/BF16 conversion (the future base/)
-    ("compiler/ir/", 1),  # Status, dtypes, the IR, the op table
-    ("compiler/support/", 1),  # atomic file writes, hashes
-    ("kernels/cpu/", 1),  # CPU kernels (a8cpukernels)
-    ("kernels/device/", 1),  # the shared device bodies (A8_HD), host or CUDA launch
-    ("kernels/emu/", 1),
-    ("kernels/cuda/", 1),
-    ("compiler/onnx/", 2),
-    ("compiler/pass/", 2),
-    ("compiler/plan/", 2),
-    ("passes/", 3),
-    ("driver/", 4),  # options -> load -> passes -> emit: above the passes it runs (a8driver)
-    ("runtime/comm/", 5),
-    ("runtime/core/", 5),
-    ("runtime/cpu/", 5),  # the kernel ABI (registry.h) and the CPU's own entries
-    ("runtime/device/", 6),  # the CUDA backend; its host build is a8devemu, above a8runtime
-    ("runtime/cpu/cpu_backend.", 7),  # runs runtime/device's entries on the host (a8cpubackend)
-    ("runtime/inspect/", 8),  # a800c-inspect's views; --cost times kernels on the CPU backend
+    ("base/", 0, "base"),  # Status, the dtype enum, enum names, the version line
+    ("kernels/common/", 0, "base"),  # header-only A8_HD math and FP16/BF16 conversion
+    # The op registry (a8ops): the op table, shape rules, types, attributes and OpNode, the view
+    # of a node they work on. No IR graph: the plan library validates with it.
+    ("compiler/ir/status.h", 1, "registry"),  # forwarding headers to base/
+    ("compiler/ir/dtype_enum.h", 1, "registry"),
+    ("compiler/ir/types.", 1, "registry"),
+    ("compiler/ir/attribute.", 1, "registry"),
+    ("compiler/ir/op_node.", 1, "registry"),
+    ("compiler/ir/op_table", 1, "registry"),  # op_table.h, op_table*.cc, op_table_builder.h
+    ("compiler/ir/onnx_versions.inc", 1, "registry"),
+    ("compiler/ir/shape_rules", 1, "registry"),
+    ("compiler/support/", 1, "support"),  # atomic file writes, hashes (a8support)
+    ("kernels/cpu/", 1, "kernels"),  # CPU kernels (a8cpukernels)
+    ("kernels/device/", 1, "kernels"),  # the shared device bodies (A8_HD), host or CUDA launch
+    ("kernels/emu/", 1, "kernels"),
+    ("kernels/cuda/", 1, "kernels"),
+    ("compiler/plan/", 2, "plan"),  # schema, reader/writer, validation (a8plan): registry + support
+    ("compiler/ir/", 3, "ir"),  # the IR graph, text, verifier, configs (a8compiler)
+    ("compiler/onnx/", 4, "compiler"),
+    ("compiler/pass/", 4, "compiler"),
+    ("passes/", 5, "passes"),
+    ("driver/", 6, "driver"),  # options -> load -> passes -> emit: above the passes it runs
+    ("runtime/comm/", 7, "runtime"),
+    ("runtime/core/", 7, "runtime"),
+    ("runtime/cpu/", 7, "runtime"),  # the CPU's own entries
+    ("runtime/device/", 8, "runtime"),  # the CUDA backend; its host build is a8devemu
+    ("runtime/cpu/cpu_backend.", 9, "runtime"),  # runs runtime/device's entries on the host
+    ("runtime/inspect/", 10, "runtime"),  # a800c-inspect's views; --cost times the CPU backend
+    # `a800c debug-precision` (a8precisiondebug): compiles through the driver, trains on the CPU
+    # backend, so above both.
+    ("runtime/core/precision_", 11, "debug-precision"),
+    # The runtime's programs (a800c-run, a800c-inspect) and the flag helpers they include.
+    ("tools/a800c_run.", 12, "runtime-program"),
+    ("tools/a800c_inspect.", 12, "runtime-program"),
+    ("tools/run_backends.", 12, "runtime-program"),
+    ("tools/cli_common.h", 12, "runtime-program"),
 ]
+# The tools/ files above that are checked (the rest of tools/ sits above everything).
+CHECKED_TOOLS = ["tools/a800c_run.cc", "tools/a800c_inspect.cc", "tools/run_backends.cc",
+                 "tools/run_backends.h", "tools/cli_common.h"]
 
 # Edges the design forbids whatever the ranks say: (source prefix, target prefix).
 FORBIDDEN = [
@@ -56,20 +80,24 @@ FORBIDDEN = [
     ("runtime/core/kernel_args.h", "kernels/cpu/"),
 ]
 
+# Layers the runtime and its programs never include, whatever the ranks say: the runtime sits
+# beside the compiler on the plan library and the registry, not above the compiler
+# (a800c-run links no compiler library: the CMake check a8_forbid_links says the same).
+RUNTIME_NEVER = ["ir", "compiler", "passes", "driver", "debug-precision"]
+FORBIDDEN_LAYERS = [(src, dst) for src in ("runtime", "runtime-program") for dst in RUNTIME_NEVER]
+
 # (source prefix, target prefix): why it is still there. Keep in step with ARCHITECTURE.md.
-KNOWN_DEBTS = {
-    ("kernels/cpu/", "compiler/ir/"): "Status and dtypes live in compiler/ir until base/ exists",
-    ("kernels/device/", "compiler/ir/"): "dtype_enum.h lives in compiler/ir until base/ exists",
-}
+KNOWN_DEBTS = {}
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_0-9]+/[^"]+)"', re.M)
 
 
 def rank_of(path):
+    """(prefix, rank, layer) of the longest LAYERS prefix of `path`, or None."""
     best = None
-    for prefix, rank in LAYERS:
-        if path.startswith(prefix) and (best is None or len(prefix) > len(best[0])):
-            best = (prefix, rank)
+    for entry in LAYERS:
+        if path.startswith(entry[0]) and (best is None or len(entry[0]) > len(best[0])):
+            best = entry
     return best
 
 
@@ -85,7 +113,7 @@ def main():
     root = Path(args.root)
     files = subprocess.run(
         ["git", "-C", str(root), "ls-files", "--cached", "--others", "--exclude-standard",
-         "base", "compiler", "driver", "kernels", "passes", "runtime"],
+         "base", "compiler", "driver", "kernels", "passes", "runtime", *CHECKED_TOOLS],
         check=True, capture_output=True, text=True).stdout.split()
     errors, used_debts = [], set()
     for f in sorted(files):
@@ -105,7 +133,7 @@ def main():
                 errors.append(f"{f}:{line_no}: includes {target} from tools/ or tests/")
                 continue
             upward = dst[1] > src[1]
-            forbidden = bool(matching(FORBIDDEN, f, target))
+            forbidden = bool(matching(FORBIDDEN, f, target)) or (src[2], dst[2]) in FORBIDDEN_LAYERS
             debts = matching(KNOWN_DEBTS.keys(), f, target)
             verdict = "ok"
             if upward or forbidden:
@@ -115,7 +143,8 @@ def main():
                 else:
                     verdict = "UPWARD" if upward else "FORBIDDEN"
                     errors.append(f"{f}:{line_no}: includes {target}: {verdict.lower()} "
-                                  f"(layer {src[0]} rank {src[1]} -> {dst[0]} rank {dst[1]})")
+                                  f"(layer {src[2]} {src[0]} rank {src[1]} -> {dst[2]} {dst[0]} "
+                                  f"rank {dst[1]})")
             if args.list:
                 print(f"{verdict:18} {f} -> {target}")
     for debt in sorted(set(KNOWN_DEBTS) - used_debts):

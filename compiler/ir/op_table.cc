@@ -423,7 +423,7 @@ StatusOr<int> ResolveOpVersion(const OpDef& op, int64_t opset) {
   return resolved;
 }
 
-Status CheckNodeAgainstOpDef(const Node& node, const OpDef& def) {
+Status CheckNodeAgainstOpDef(const OpNode& node, const OpDef& def) {
   // Absent optional inputs are null; trailing ones do not count towards the arity.
   int present = node.num_inputs();
   while (present > 0 && !node.has_input(present - 1)) --present;
@@ -470,24 +470,6 @@ Status CheckNodeAgainstOpDef(const Node& node, const OpDef& def) {
     }
   }
   return Status::Ok();
-}
-
-StatusOr<Node*> EmitTypedNode(Graph& g, const std::string& pass, const std::string& domain,
-                              const std::string& op, std::vector<Value*> inputs,
-                              const std::vector<std::string>& out_names,
-                              std::map<std::string, Attribute> attrs, const std::string& node_name,
-                              Node* before) {
-  const OpDef* def = FindOp(domain, op);
-  if (def == nullptr) return Internal("{}: op {}.{} is not in the op table", pass, domain, op);
-  std::vector<std::pair<std::string, TensorType>> outs;
-  for (const std::string& n : out_names) outs.emplace_back(n, TensorType{});
-  Node* node = g.AddNode(op, domain, std::move(inputs), outs, std::move(attrs), node_name, before);
-  node->set_version(def->canonical);
-  A8_RETURN_IF_ERROR(CheckNodeAgainstOpDef(*node, *def));
-  std::vector<TensorType> types;
-  A8_RETURN_IF_ERROR(def->infer(*node, &types));
-  for (size_t i = 0; i < types.size(); ++i) node->output(static_cast<int>(i))->set_type(types[i]);
-  return node;
 }
 
 }  // namespace a8

@@ -30,7 +30,7 @@
 #include <vector>
 
 #include "compiler/ir/attribute.h"
-#include "compiler/ir/graph.h"
+#include "compiler/ir/op_node.h"
 #include "compiler/ir/status.h"
 
 namespace a8 {
@@ -44,7 +44,9 @@ struct AttrSpec {
 
 // Computes the output types of `node` from its input types (node.input(i)->type()) and, where
 // the op needs it, the data of constant inputs (node.input(i)->data()). Errors name the field.
-using ShapeRule = Status (*)(const Node& node, std::vector<TensorType>* outputs);
+// A rule sees an OpNode (op_node.h), which the IR fills from a Node and the plan validator from
+// a plan kernel: the registry needs no graph.
+using ShapeRule = Status (*)(const OpNode& node, std::vector<TensorType>* outputs);
 
 // How mixed precision treats an op (PRECISION.md): allow (runs in FP16/BF16), deny (FP32),
 // follow (the precision of its inputs), pinned (FP32 always, the optimizer and step control), none
@@ -121,15 +123,6 @@ StatusOr<int> ResolveOpVersion(const OpDef& op, int64_t opset);
 
 // Checks arity and attribute kinds of `node` against its OpDef (unknown attributes, missing
 // required ones, wrong kinds): each an error naming the node and the attribute.
-Status CheckNodeAgainstOpDef(const Node& node, const OpDef& def);
-
-// Emits a node of op `domain`.`op` (which must be in the table) before `before` (or at the end),
-// at the op's canonical version, checks it against its OpDef and types its outputs from the op's
-// shape rule: what a pass that builds new nodes needs. `pass` names the pass in errors.
-StatusOr<Node*> EmitTypedNode(Graph& g, const std::string& pass, const std::string& domain,
-                              const std::string& op, std::vector<Value*> inputs,
-                              const std::vector<std::string>& out_names,
-                              std::map<std::string, Attribute> attrs, const std::string& node_name,
-                              Node* before = nullptr);
+Status CheckNodeAgainstOpDef(const OpNode& node, const OpDef& def);
 
 }  // namespace a8

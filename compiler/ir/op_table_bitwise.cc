@@ -17,7 +17,7 @@ const std::vector<DType>& BitwiseTypes() {
   return kTypes;
 }
 
-Status InferBitwise(const Node& node, std::vector<TensorType>* out) {
+Status InferBitwise(const OpNode& node, std::vector<TensorType>* out) {
   if (node.num_inputs() == 2 && node.input(0) != nullptr && !IsInteger(node.input(0)->dtype())) {
     return InvalidInput("{}: input 'A' must be an integer tensor, got {}", node.Where(),
                         node.input(0)->type().ToString());

@@ -33,7 +33,7 @@
 namespace a8 {
 namespace {
 
-Status InferFusedMatMul(const Node& node, std::vector<TensorType>* out) {
+Status InferFusedMatMul(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "A"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "A", 1, "B"));
@@ -108,7 +108,7 @@ Status InferFusedMatMul(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferFusedElementwise(const Node& node, std::vector<TensorType>* out) {
+Status InferFusedElementwise(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
   int widest = 0;
   for (int i = 0; i < node.num_inputs(); ++i) {

@@ -15,7 +15,7 @@ const std::vector<DType> kIndexTypes = {DType::kI64, DType::kI32};
 // The dims GatherND gives data of `data` gathered at `indices` with `batch_dims` (ONNX: the
 // batch dims, indices' dims up to the last, data's dims after the m indexed ones), or an error
 // naming the field.
-StatusOr<std::vector<int64_t>> GatheredDims(const Node& node, const std::vector<int64_t>& data,
+StatusOr<std::vector<int64_t>> GatheredDims(const OpNode& node, const std::vector<int64_t>& data,
                                             const TensorType& indices) {
   if (indices.dtype != DType::kI64 && indices.dtype != DType::kI32) {
     return InvalidInput("{}: input 'indices' must be i64 or i32, got {}", node.Where(),
@@ -53,7 +53,7 @@ StatusOr<std::vector<int64_t>> GatheredDims(const Node& node, const std::vector<
   return out;
 }
 
-Status InferGatherND(const Node& node, std::vector<TensorType>* out) {
+Status InferGatherND(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& data = node.input(0)->type();
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
@@ -62,7 +62,7 @@ Status InferGatherND(const Node& node, std::vector<TensorType>* out) {
 }
 
 // (dy, indices) {batch_dims, shape} -> dx of `shape` (GatherND's data).
-Status InferGatherNDGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferGatherNDGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
   const std::vector<int64_t> shape = node.GetInts("shape");

@@ -11,13 +11,13 @@ namespace {
 
 // The saved forward operand of an activation gradient: its output where the derivative is a
 // function of it (so the input can be freed), else its input.
-std::string_view SavedOperandName(const Node& node) {
+std::string_view SavedOperandName(const OpNode& node) {
   const std::string& op = node.op();
   return op == "ReluGrad" || op == "SigmoidGrad" || op == "TanhGrad" ? "y" : "x";
 }
 
 // (dy, saved forward tensor) -> dx: both float, same type.
-Status InferActivationGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferActivationGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const std::string_view saved = SavedOperandName(node);
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
@@ -30,7 +30,7 @@ Status InferActivationGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // Attribute 'shape' (the forward input's dims): required, no negative dim.
-StatusOr<std::vector<int64_t>> ShapeAttr(const Node& node) {
+StatusOr<std::vector<int64_t>> ShapeAttr(const OpNode& node) {
   const Attribute* a = node.attr("shape");
   if (a == nullptr || a->kind() != AttrKind::kInts) {
     return InvalidInput("{}: attribute 'shape' (ints) is required", node.Where());
@@ -45,7 +45,7 @@ StatusOr<std::vector<int64_t>> ShapeAttr(const Node& node) {
 }
 
 // (dy, indices) {axis, shape} -> dx of `shape`.
-Status InferGatherGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferGatherGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
   const TensorType& indices = node.input(1)->type();
@@ -70,7 +70,7 @@ Status InferGatherGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // (dy) {shape, starts, steps} -> dx of `shape`; dy[k] lands at starts + k * steps per dim.
-Status InferSliceGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferSliceGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ShapeAttr(node));
@@ -99,7 +99,7 @@ Status InferSliceGrad(const Node& node, std::vector<TensorType>* out) {
 
 }  // namespace
 
-Status InferGeluGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferGeluGrad(const OpNode& node, std::vector<TensorType>* out) {
   const std::string approximate = node.GetString("approximate", "none");
   if (approximate != "none" && approximate != "tanh") {
     return InvalidInput("{}: attribute 'approximate' is '{}' (expected none or tanh)", node.Where(),

@@ -11,7 +11,7 @@ namespace a8 {
 namespace {
 
 // The first node.num_outputs() of `types`: the node may leave trailing optional outputs out.
-Status SetLeading(const Node& node, std::vector<TensorType>* out, std::vector<TensorType> types) {
+Status SetLeading(const OpNode& node, std::vector<TensorType>* out, std::vector<TensorType> types) {
   if (node.num_outputs() > static_cast<int>(types.size())) {
     return InvalidInput("{}: has {} outputs, at most {} expected", node.Where(), node.num_outputs(),
                         types.size());
@@ -20,7 +20,7 @@ Status SetLeading(const Node& node, std::vector<TensorType>* out, std::vector<Te
   return SetOutputs(node, out, std::move(types));
 }
 
-Status RequireSameDims(const Node& node, int a, std::string_view name_a, int b,
+Status RequireSameDims(const OpNode& node, int a, std::string_view name_a, int b,
                        std::string_view name_b) {
   if (node.input(a)->dims() != node.input(b)->dims()) {
     return InvalidInput("{}: inputs '{}' {} and '{}' {} must have the same shape", node.Where(),
@@ -31,14 +31,14 @@ Status RequireSameDims(const Node& node, int a, std::string_view name_a, int b,
 }
 
 // Inputs a (float) and b of one dtype and the same dims: a gradient and the value it is of.
-Status RequireFloatPair(const Node& node, int a, std::string_view name_a, int b,
+Status RequireFloatPair(const OpNode& node, int a, std::string_view name_a, int b,
                         std::string_view name_b) {
   A8_RETURN_IF_ERROR(RequireFloat(node, a, name_a));
   A8_RETURN_IF_ERROR(RequireSameDType(node, a, name_a, b, name_b));
   return RequireSameDims(node, a, name_a, b, name_b);
 }
 
-Status RequireMinRank(const Node& node, int i, std::string_view name, int64_t rank) {
+Status RequireMinRank(const OpNode& node, int i, std::string_view name, int64_t rank) {
   if (node.input(i)->type().rank() < rank) {
     return InvalidInput("{}: input '{}' must have rank >= {}, got {}", node.Where(), name, rank,
                         node.input(i)->type().ToString());
@@ -47,7 +47,7 @@ Status RequireMinRank(const Node& node, int i, std::string_view name, int64_t ra
 }
 
 // The operands (dy, x, ...) of a conv or pool gradient: dy float, x of its dtype and rank >= 3.
-Status RequireDyAndSpatialX(const Node& node) {
+Status RequireDyAndSpatialX(const OpNode& node) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "x"));
@@ -55,7 +55,7 @@ Status RequireDyAndSpatialX(const Node& node) {
 }
 
 // dy [N, M, out...] and x [N, C, in...] -> dW [M, C / group, kernel_shape...].
-Status InferConvGradFilter(const Node& node, std::vector<TensorType>* out) {
+Status InferConvGradFilter(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireDyAndSpatialX(node));
   const std::vector<int64_t>& x = node.input(1)->dims();
   const std::vector<int64_t>& dy = node.input(0)->dims();
@@ -73,7 +73,7 @@ Status InferConvGradFilter(const Node& node, std::vector<TensorType>* out) {
 }
 
 // MaxPoolGrad(dy, x) -> dx like x.
-Status InferMaxPoolGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferMaxPoolGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireDyAndSpatialX(node));
   const std::vector<int64_t>& x = node.input(1)->dims();
   const std::vector<int64_t>& dy = node.input(0)->dims();
@@ -85,7 +85,7 @@ Status InferMaxPoolGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // AveragePoolGrad(dy){x_shape} -> dx [x_shape].
-Status InferAveragePoolGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferAveragePoolGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
   const std::vector<int64_t> x = node.GetInts("x_shape");
@@ -98,7 +98,7 @@ Status InferAveragePoolGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // BatchNormalizationGrad(dy, x, scale, mean?, var?) -> dx, dscale, dbias[, dmean, dvar].
-Status InferBatchNormGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferBatchNormGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "dy", 1, "x"));
   A8_RETURN_IF_ERROR(RequireMinRank(node, 1, "x", 1));
@@ -131,7 +131,7 @@ Status InferBatchNormGrad(const Node& node, std::vector<TensorType>* out) {
 // LayerNormalizationGrad(dy, x, scale, mean?, inv_std_dev?){axis} -> dx, dscale, dbias; the
 // parameter gradients have the full normalized shape x[axis:] (the rule sums them to a broadcast
 // Scale's shape).
-Status InferLayerNormGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferLayerNormGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "dy", 1, "x"));
   A8_RETURN_IF_ERROR(RequireFloat(node, 2, "scale"));
@@ -158,7 +158,7 @@ Status InferLayerNormGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // InstanceNormalizationGrad(dy, x, scale) -> dx, dscale, dbias.
-Status InferInstanceNormGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferInstanceNormGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "dy", 1, "x"));
   A8_RETURN_IF_ERROR(RequireMinRank(node, 1, "x", 3));
@@ -172,7 +172,7 @@ Status InferInstanceNormGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // SoftmaxGrad / LogSoftmaxGrad(dy, y){axis} -> dx like y.
-Status InferSoftmaxGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferSoftmaxGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "dy", 1, "y"));
   A8_RETURN_IF_ERROR(
@@ -182,7 +182,7 @@ Status InferSoftmaxGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // DropoutGrad(dy, mask, ratio?, training_mode?) -> dx like dy.
-Status InferDropoutGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferDropoutGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
   if (node.input(1)->dtype() != DType::kBool) {
@@ -204,7 +204,7 @@ Status InferDropoutGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // The loss gradient's dloss: a scalar for reduction mean/sum, [N, d...] for none.
-Status CheckLossGrad(const Node& node, int labels, const std::vector<int64_t>& target_dims) {
+Status CheckLossGrad(const OpNode& node, int labels, const std::vector<int64_t>& target_dims) {
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dloss"));
   const DType lt = node.input(labels)->dtype();
   if (lt != DType::kI64 && lt != DType::kI32) {
@@ -224,7 +224,7 @@ Status CheckLossGrad(const Node& node, int labels, const std::vector<int64_t>& t
   return Status::Ok();
 }
 
-Status CheckClassWeights(const Node& node, int i, int64_t classes) {
+Status CheckClassWeights(const OpNode& node, int i, int64_t classes) {
   if (!node.has_input(i)) return Status::Ok();
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dloss", i, "weights"));
   if (node.input(i)->dims() != std::vector<int64_t>{classes}) {
@@ -235,7 +235,7 @@ Status CheckClassWeights(const Node& node, int i, int64_t classes) {
 }
 
 // SoftmaxCrossEntropyLossGrad(dloss, scores, labels, weights?) -> dscores like scores.
-Status InferSceGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferSceGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dloss", 1, "scores"));
   A8_RETURN_IF_ERROR(RequireMinRank(node, 1, "scores", 2));
@@ -252,7 +252,7 @@ Status InferSceGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // NegativeLogLikelihoodLossGrad(dloss, labels, weights?){classes} -> dinput [N, classes, d...].
-Status InferNllGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferNllGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireMinRank(node, 1, "labels", 1));
   const int64_t classes = node.GetInt("classes", 0);
@@ -268,14 +268,14 @@ Status InferNllGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // MseLoss / L1Loss / BceWithLogitsLoss(pred, target) -> a scalar of their dtype.
-Status InferPairLoss(const Node& node, std::vector<TensorType>* out) {
+Status InferPairLoss(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireFloatPair(node, 0, "pred", 1, "target"));
   return SetOutputs(node, out, {{node.input(0)->dtype(), {}}});
 }
 
 // *LossGrad(dloss, pred, target) -> dpred[, dtarget].
-Status InferPairLossGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferPairLossGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloat(node, 1, "pred"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dloss", 1, "pred"));

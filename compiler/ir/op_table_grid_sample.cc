@@ -23,7 +23,7 @@ namespace {
 const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
 constexpr int64_t kMaxSpatial = 3;  // kernels/device/grid_sample.h's kMaxSpatial
 
-Status CheckGridSampleAttrs(const Node& node) {
+Status CheckGridSampleAttrs(const OpNode& node) {
   const std::string mode = node.GetString("mode", "linear");
   if (mode != "linear" && mode != "nearest" && mode != "cubic") {
     return InvalidInput("{}: attribute 'mode' '{}' must be linear, nearest or cubic", node.Where(),
@@ -38,7 +38,7 @@ Status CheckGridSampleAttrs(const Node& node) {
 }
 
 // X [N, C, D...] and grid [N, O..., r] (inputs `xi`, `xi + 1`): Y's dims [N, C, O...].
-StatusOr<std::vector<int64_t>> GridSampleOutDims(const Node& node, int xi) {
+StatusOr<std::vector<int64_t>> GridSampleOutDims(const OpNode& node, int xi) {
   A8_RETURN_IF_ERROR(CheckGridSampleAttrs(node));
   A8_RETURN_IF_ERROR(RequireFloat(node, xi, "X"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, xi, "X", xi + 1, "grid"));
@@ -58,14 +58,14 @@ StatusOr<std::vector<int64_t>> GridSampleOutDims(const Node& node, int xi) {
   return dims;
 }
 
-Status InferGridSample(const Node& node, std::vector<TensorType>* out) {
+Status InferGridSample(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, GridSampleOutDims(node, 0));
   return SetOutputs(node, out, {TensorType{node.input(0)->dtype(), dims}});
 }
 
 // a8.GridSampleGrad (dy, X, grid) -> (dX, dgrid).
-Status InferGridSampleGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferGridSampleGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, GridSampleOutDims(node, 1));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "X"));
@@ -77,7 +77,7 @@ Status InferGridSampleGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // The spatial attribute `name` of `n` values (default `dflt` each), each at least `min`.
-StatusOr<std::vector<int64_t>> SpatialAttr(const Node& node, const char* name, size_t n,
+StatusOr<std::vector<int64_t>> SpatialAttr(const OpNode& node, const char* name, size_t n,
                                            int64_t dflt, int64_t min) {
   std::vector<int64_t> v = node.GetInts(name, std::vector<int64_t>(n, dflt));
   if (v.size() != n) {
@@ -99,7 +99,7 @@ struct Col2ImGeometry {
   int64_t block_size = 1, positions = 1;
 };
 
-StatusOr<Col2ImGeometry> Col2ImGeometryOf(const Node& node) {
+StatusOr<Col2ImGeometry> Col2ImGeometryOf(const OpNode& node) {
   Col2ImGeometry geo;
   A8_ASSIGN_OR_RETURN(geo.image, ConstantInts(node, 1, "image_shape"));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> block, ConstantInts(node, 2, "block_shape"));
@@ -133,7 +133,7 @@ StatusOr<Col2ImGeometry> Col2ImGeometryOf(const Node& node) {
 }
 
 // Col2Im (input [N, C * prod(block), L], image_shape, block_shape) -> [N, C, image_shape...].
-Status InferCol2Im(const Node& node, std::vector<TensorType>* out) {
+Status InferCol2Im(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "input"));
   A8_ASSIGN_OR_RETURN(Col2ImGeometry geo, Col2ImGeometryOf(node));
@@ -148,7 +148,7 @@ Status InferCol2Im(const Node& node, std::vector<TensorType>* out) {
 }
 
 // a8.Col2ImGrad (dy [N, C, image_shape...], image_shape, block_shape) -> [N, C * block, L].
-Status InferCol2ImGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferCol2ImGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "dy"));
   A8_ASSIGN_OR_RETURN(Col2ImGeometry geo, Col2ImGeometryOf(node));
@@ -163,7 +163,7 @@ Status InferCol2ImGrad(const Node& node, std::vector<TensorType>* out) {
 }
 
 // DeformConv (X, W, offset, B?, mask?) -> Y, 2-D only.
-Status InferDeformConv(const Node& node, std::vector<TensorType>* out) {
+Status InferDeformConv(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
   const char* names[] = {"X", "W", "offset", "B", "mask"};
@@ -224,23 +224,24 @@ Status InferDeformConv(const Node& node, std::vector<TensorType>* out) {
 
 // a8.DeformConvGrad (dy, X, W, offset, mask?) -> (dX, dW, doffset, dmask?): DeformConv's checks
 // on (X, W, offset, mask), dy of its output's type.
-Status InferDeformConvGrad(const Node& node, std::vector<TensorType>* out) {
+Status InferDeformConvGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 4));
-  Graph g;
-  std::vector<Value*> ins;
-  for (int i = 1; i < node.num_inputs(); ++i) {
-    ins.push_back(node.has_input(i) ? g.AddInput("in" + std::to_string(i), node.input(i)->type())
-                                    : nullptr);
-  }
+  // DeformConv's operands (X, W, offset, B absent, mask?) viewed straight from this node's.
+  std::vector<const OpValue*> ins;
+  for (int i = 1; i < node.num_inputs(); ++i) ins.push_back(node.input(i));
   if (ins.size() == 4) ins.insert(ins.begin() + 3, nullptr);  // no bias
   std::map<std::string, Attribute> attrs;
   for (const char* name :
        {"dilations", "group", "kernel_shape", "offset_group", "pads", "strides"}) {
     if (const Attribute* a = node.attr(name)) attrs[name] = *a;
   }
-  Node* fwd = g.AddNode("DeformConv", "", ins, {{"y", TensorType{}}}, attrs, node.name());
+  const std::string y_name = "y";
+  const TensorType y_type;
+  const TensorDataPtr no_data;
+  const OpValue y_value(&y_name, &y_type, &no_data, false);
+  const OpNode fwd("", "DeformConv", node.name(), node.version(), ins, {&y_value}, &attrs);
   std::vector<TensorType> y;
-  A8_RETURN_IF_ERROR(InferDeformConv(*fwd, &y));
+  A8_RETURN_IF_ERROR(InferDeformConv(fwd, &y));
   if (node.input(0)->type() != y[0]) {
     return InvalidInput("{}: input 'dy' {} must be DeformConv's output {}", node.Where(),
                         node.input(0)->type().ToString(), y[0].ToString());

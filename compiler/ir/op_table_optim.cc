@@ -32,7 +32,7 @@ const TensorType kF32Scalar{DType::kF32, {}};
 const TensorType kI64Scalar{DType::kI64, {}};
 
 // Input `i` has exactly type `want`.
-Status RequireType(const Node& node, int i, std::string_view name, const TensorType& want) {
+Status RequireType(const OpNode& node, int i, std::string_view name, const TensorType& want) {
   const TensorType& t = node.input(i)->type();
   if (t != want) {
     return InvalidInput("{}: input '{}' must be {}, got {}", node.Where(), name, want.ToString(),
@@ -43,7 +43,7 @@ Status RequireType(const Node& node, int i, std::string_view name, const TensorT
 
 // Input `i` is a float tensor with the shape of input `like` (its dtype may differ: gradients may
 // be f16/bf16 for f32 parameters).
-Status RequireFloatLike(const Node& node, int i, std::string_view name, int like) {
+Status RequireFloatLike(const OpNode& node, int i, std::string_view name, int like) {
   A8_RETURN_IF_ERROR(RequireFloat(node, i, name));
   if (node.input(i)->dims() != node.input(like)->dims()) {
     return InvalidInput("{}: input '{}' {} must have the shape of input {} {}", node.Where(), name,
@@ -53,14 +53,14 @@ Status RequireFloatLike(const Node& node, int i, std::string_view name, int like
   return Status::Ok();
 }
 
-Status RequireNonNegative(const Node& node, const char* attr, double v) {
+Status RequireNonNegative(const OpNode& node, const char* attr, double v) {
   if (v < 0) {
     return InvalidInput("{}: attribute '{}' must be >= 0, got {}", node.Where(), attr, v);
   }
   return Status::Ok();
 }
 
-Status InferTrainControl(const Node& node, std::vector<TensorType>* out) {
+Status InferTrainControl(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireType(node, 0, "step", kI64Scalar));
   A8_RETURN_IF_ERROR(RequireType(node, 1, "updates", kF32Scalar));
@@ -81,7 +81,7 @@ Status InferTrainControl(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {TensorType{DType::kF32, {kCtlLength}}, kI64Scalar, kF32Scalar});
 }
 
-Status InferGlobalNormSq(const Node& node, std::vector<TensorType>* out) {
+Status InferGlobalNormSq(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
   for (int i = 0; i < node.num_inputs(); ++i) {
     A8_RETURN_IF_ERROR(RequireFloat(node, i, node.input(i)->name()));
@@ -91,7 +91,7 @@ Status InferGlobalNormSq(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {kF32Scalar});
 }
 
-Status InferGradAccumulate(const Node& node, std::vector<TensorType>* out) {
+Status InferGradAccumulate(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "acc"));
   A8_RETURN_IF_ERROR(RequireFloatLike(node, 1, "g", 0));
@@ -104,14 +104,14 @@ Status InferGradAccumulate(const Node& node, std::vector<TensorType>* out) {
 }
 
 // The inputs common to the updates: param (0), grad (1), ctl (2).
-Status RequireUpdateOperands(const Node& node) {
+Status RequireUpdateOperands(const OpNode& node) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "param"));
   A8_RETURN_IF_ERROR(RequireFloatLike(node, 1, "grad", 0));
   return RequireType(node, 2, "ctl", TensorType{DType::kF32, {kCtlLength}});
 }
 
-Status InferSgdUpdate(const Node& node, std::vector<TensorType>* out) {
+Status InferSgdUpdate(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireUpdateOperands(node));
   const TensorType& param = node.input(0)->type();
   const bool has_buf = node.has_input(3);
@@ -130,7 +130,7 @@ Status InferSgdUpdate(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferAdamUpdate(const Node& node, std::vector<TensorType>* out) {
+Status InferAdamUpdate(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireUpdateOperands(node));
   A8_RETURN_IF_ERROR(RequireInputs(node, 5));
   const TensorType& param = node.input(0)->type();
@@ -139,7 +139,7 @@ Status InferAdamUpdate(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {param, param, param});
 }
 
-Status InferUnscaleCheckFinite(const Node& node, std::vector<TensorType>* out) {
+Status InferUnscaleCheckFinite(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
   A8_RETURN_IF_ERROR(RequireType(node, 0, "scale", kF32Scalar));
   const int n = node.num_inputs() - 1;
@@ -158,7 +158,7 @@ Status InferUnscaleCheckFinite(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferUpdateScale(const Node& node, std::vector<TensorType>* out) {
+Status InferUpdateScale(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 4));
   A8_RETURN_IF_ERROR(RequireType(node, 0, "scale", kF32Scalar));
   A8_RETURN_IF_ERROR(RequireType(node, 1, "tracker", TensorType{DType::kI32, {}}));
@@ -182,7 +182,7 @@ Status InferUpdateScale(const Node& node, std::vector<TensorType>* out) {
 
 // AllReduceStart(g_1..g_n){bucket, dtype} -> token: starts summing bucket `bucket` across the
 // data-parallel ranks (runtime/comm/communicator.h); the token orders the waits after it.
-Status InferAllReduceStart(const Node& node, std::vector<TensorType>* out) {
+Status InferAllReduceStart(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
   for (int i = 0; i < node.num_inputs(); ++i) {
     A8_RETURN_IF_ERROR(RequireFloat(node, i, node.input(i)->name()));
@@ -198,7 +198,7 @@ Status InferAllReduceStart(const Node& node, std::vector<TensorType>* out) {
 }
 
 // AllReduceWait(token, g){bucket} -> g averaged over the ranks (same type).
-Status InferAllReduceWait(const Node& node, std::vector<TensorType>* out) {
+Status InferAllReduceWait(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireType(node, 0, "token", kF32Scalar));
   A8_RETURN_IF_ERROR(RequireFloat(node, 1, "gradient"));

@@ -17,7 +17,7 @@ const std::vector<DType> kNumericTypes = {DType::kF32, DType::kF16, DType::kBF16
 const std::vector<DType> kIndexTypes = {DType::kI64, DType::kI32};
 constexpr int64_t kMaxRank = 8;  // kernels/device/scatter.h's kMaxRank
 
-Status CheckReduction(const Node& node) {
+Status CheckReduction(const OpNode& node) {
   const std::string r = node.GetString("reduction", "none");
   if (r == "none" || r == "add" || r == "mul" || r == "max" || r == "min") return Status::Ok();
   return InvalidInput("{}: attribute 'reduction' '{}' must be none, add, mul, max or min",
@@ -26,7 +26,7 @@ Status CheckReduction(const Node& node) {
 
 // The checks ScatterND and ScatterElements share: three inputs, indices i64/i32, updates of
 // data's type.
-Status CheckScatterInputs(const Node& node) {
+Status CheckScatterInputs(const OpNode& node) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   const TensorType& indices = node.input(1)->type();
   if (indices.dtype != DType::kI64 && indices.dtype != DType::kI32) {
@@ -38,7 +38,7 @@ Status CheckScatterInputs(const Node& node) {
 }
 
 // ScatterND: updates' dims are indices' dims but the last, then data's after the m indexed ones.
-Status InferScatterND(const Node& node, std::vector<TensorType>* out) {
+Status InferScatterND(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(CheckScatterInputs(node));
   const TensorType& data = node.input(0)->type();
   const TensorType& indices = node.input(1)->type();
@@ -67,7 +67,7 @@ Status InferScatterND(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {data});
 }
 
-Status InferScatterElements(const Node& node, std::vector<TensorType>* out) {
+Status InferScatterElements(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(CheckScatterInputs(node));
   const TensorType& data = node.input(0)->type();
   const TensorType& indices = node.input(1)->type();
@@ -92,7 +92,7 @@ Status InferScatterElements(const Node& node, std::vector<TensorType>* out) {
 }
 
 // TopK (x, K) -> values, indices: x's dims with k along the axis; K must be a constant.
-Status InferTopK(const Node& node, std::vector<TensorType>* out) {
+Status InferTopK(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& x = node.input(0)->type();
   if (x.dtype == DType::kBool) {

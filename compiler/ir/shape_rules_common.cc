@@ -44,7 +44,7 @@ bool BroadcastsTo(const std::vector<int64_t>& from, const std::vector<int64_t>& 
   return true;
 }
 
-StatusOr<int64_t> NormalizeAxis(const Node& node, std::string_view field, int64_t axis,
+StatusOr<int64_t> NormalizeAxis(const OpNode& node, std::string_view field, int64_t axis,
                                 int64_t rank) {
   if (axis < -rank || axis >= rank) {
     return InvalidInput("{}: {} {} is out of range for rank {} (expected [{}, {}])", node.Where(),
@@ -53,43 +53,22 @@ StatusOr<int64_t> NormalizeAxis(const Node& node, std::string_view field, int64_
   return axis < 0 ? axis + rank : axis;
 }
 
-namespace {
-
-// The first graph input that `v` is computed from (through any nodes), if any.
-const Value* GraphInputFeeding(const Value* v) {
-  std::vector<const Value*> stack = {v};
-  std::set<const Value*> seen;
-  while (!stack.empty()) {
-    const Value* x = stack.back();
-    stack.pop_back();
-    if (x == nullptr || !seen.insert(x).second) continue;
-    if (x->role() == ValueRole::kInput) return x;
-    if (x->producer() == nullptr) continue;
-    const std::vector<Value*>& ins = x->producer()->inputs();
-    for (auto it = ins.rbegin(); it != ins.rend(); ++it) stack.push_back(*it);
-  }
-  return nullptr;
-}
-
-}  // namespace
-
-StatusOr<TensorDataPtr> ConstantData(const Node& node, int i, std::string_view field) {
-  const Value* v = node.input(i);
+StatusOr<TensorDataPtr> ConstantData(const OpNode& node, int i, std::string_view field) {
+  const OpValue* v = node.input(i);
   if (v == nullptr) return InvalidInput("{}: input '{}' is missing", node.Where(), field);
   if (v->data() == nullptr) {
     // A graph input (or a value computed from one) can be frozen from the command line; say how.
-    const Value* in = GraphInputFeeding(v);
-    const std::string hint = in != nullptr
-                                 ? fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy",
-                                               in->name(), in->name())
-                                 : std::string();
+    const std::string in = v->FeedingGraphInput();
+    const std::string hint =
+        in.empty() ? std::string()
+                   : fmt::format("; freeze graph input '{}' with --bind={}=FILE.npy", in, in);
     return Unsupported("{}: input '{}' must be a constant (a800c needs static shapes){}",
                        node.Where(), field, hint);
   }
   return v->data();
 }
 
-StatusOr<std::vector<int64_t>> ConstantInts(const Node& node, int i, std::string_view field) {
+StatusOr<std::vector<int64_t>> ConstantInts(const OpNode& node, int i, std::string_view field) {
   A8_ASSIGN_OR_RETURN(TensorDataPtr data, ConstantData(node, i, field));
   if (!IsInteger(data->type.dtype)) {
     return InvalidInput("{}: input '{}' must be an integer tensor, got {}", node.Where(), field,
@@ -113,7 +92,7 @@ void SameAutoPads(bool upper, bool transpose, const std::vector<int64_t>& spatia
   }
 }
 
-StatusOr<std::vector<int64_t>> ConstantShape(const Node& node, int i, std::string_view field) {
+StatusOr<std::vector<int64_t>> ConstantShape(const OpNode& node, int i, std::string_view field) {
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(node, i, field));
   if (node.input(i)->type().rank() != 1) {
     return InvalidInput("{}: input '{}' must be 1-D, got {}", node.Where(), field,
@@ -128,7 +107,7 @@ StatusOr<std::vector<int64_t>> ConstantShape(const Node& node, int i, std::strin
   return shape;
 }
 
-StatusOr<std::optional<std::vector<int64_t>>> IntsOperand(const Node& node, int i,
+StatusOr<std::optional<std::vector<int64_t>>> IntsOperand(const OpNode& node, int i,
                                                           const std::string& name) {
   if (node.has_input(i)) {
     A8_ASSIGN_OR_RETURN(std::vector<int64_t> v, ConstantInts(node, i, name));
@@ -144,7 +123,7 @@ StatusOr<std::optional<std::vector<int64_t>>> IntsOperand(const Node& node, int 
   return std::optional<std::vector<int64_t>>();
 }
 
-StatusOr<std::vector<int64_t>> NormalizeAxes(const Node& node, std::string_view field,
+StatusOr<std::vector<int64_t>> NormalizeAxes(const OpNode& node, std::string_view field,
                                              const std::vector<int64_t>& axes, int64_t rank) {
   std::vector<int64_t> out;
   std::vector<bool> seen(static_cast<size_t>(rank), false);
@@ -160,13 +139,13 @@ StatusOr<std::vector<int64_t>> NormalizeAxes(const Node& node, std::string_view 
   return out;
 }
 
-StatusOr<int64_t> NodeProduct(const Node& node, const std::vector<int64_t>& dims) {
+StatusOr<int64_t> NodeProduct(const OpNode& node, const std::vector<int64_t>& dims) {
   StatusOr<int64_t> product = CheckedProduct(dims);
   if (!product.ok()) return InvalidInput("{}: {}", node.Where(), product.status().message());
   return product;
 }
 
-Status RequireInputs(const Node& node, int count) {
+Status RequireInputs(const OpNode& node, int count) {
   for (int i = 0; i < count; ++i) {
     if (!node.has_input(i)) {
       return InvalidInput("{}: required input {} is missing", node.Where(), i);
@@ -175,7 +154,7 @@ Status RequireInputs(const Node& node, int count) {
   return Status::Ok();
 }
 
-Status RequireSameDType(const Node& node, int a, std::string_view name_a, int b,
+Status RequireSameDType(const OpNode& node, int a, std::string_view name_a, int b,
                         std::string_view name_b) {
   const DType ta = node.input(a)->dtype(), tb = node.input(b)->dtype();
   if (ta != tb) {
@@ -185,7 +164,7 @@ Status RequireSameDType(const Node& node, int a, std::string_view name_a, int b,
   return Status::Ok();
 }
 
-Status RequireRank(const Node& node, int i, std::string_view name, int64_t rank) {
+Status RequireRank(const OpNode& node, int i, std::string_view name, int64_t rank) {
   const int64_t r = node.input(i)->type().rank();
   if (r != rank) {
     return InvalidInput("{}: input '{}' must have rank {}, got {}", node.Where(), name, rank,
@@ -194,7 +173,7 @@ Status RequireRank(const Node& node, int i, std::string_view name, int64_t rank)
   return Status::Ok();
 }
 
-Status RequireFloat(const Node& node, int i, std::string_view name) {
+Status RequireFloat(const OpNode& node, int i, std::string_view name) {
   if (!IsFloat(node.input(i)->dtype())) {
     return InvalidInput("{}: input '{}' must be a floating-point tensor, got {}", node.Where(),
                         name, node.input(i)->type().ToString());
@@ -202,7 +181,7 @@ Status RequireFloat(const Node& node, int i, std::string_view name) {
   return Status::Ok();
 }
 
-Status CheckedType(const Node& node, DType dtype, std::vector<int64_t> dims, TensorType* out) {
+Status CheckedType(const OpNode& node, DType dtype, std::vector<int64_t> dims, TensorType* out) {
   for (int64_t d : dims) {
     if (d < 0) {
       return InvalidInput("{}: inferred a negative dimension in {}", node.Where(),
@@ -218,7 +197,7 @@ Status CheckedType(const Node& node, DType dtype, std::vector<int64_t> dims, Ten
   return Status::Ok();
 }
 
-Status SetOutputs(const Node& node, std::vector<TensorType>* out, std::vector<TensorType> types) {
+Status SetOutputs(const OpNode& node, std::vector<TensorType>* out, std::vector<TensorType> types) {
   out->clear();
   for (TensorType& t : types) {
     TensorType checked;

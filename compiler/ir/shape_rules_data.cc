@@ -11,7 +11,7 @@
 namespace a8 {
 namespace {
 
-Status RequireIndexType(const Node& node, int i, std::string_view name) {
+Status RequireIndexType(const OpNode& node, int i, std::string_view name) {
   const DType t = node.input(i)->dtype();
   if (t != DType::kI64 && t != DType::kI32) {
     return InvalidInput("{}: input '{}' must be i32 or i64, got {}", node.Where(), name,
@@ -21,7 +21,7 @@ Status RequireIndexType(const Node& node, int i, std::string_view name) {
 }
 
 // A constant scalar (or one-element tensor) operand.
-StatusOr<TensorDataPtr> ConstantScalar(const Node& node, int i, std::string_view name) {
+StatusOr<TensorDataPtr> ConstantScalar(const OpNode& node, int i, std::string_view name) {
   A8_ASSIGN_OR_RETURN(TensorDataPtr data, ConstantData(node, i, name));
   if (data->type.rank() > 1 || data->num_elements() != 1) {
     return InvalidInput("{}: input '{}' must be a scalar, got {}", node.Where(), name,
@@ -32,7 +32,7 @@ StatusOr<TensorDataPtr> ConstantScalar(const Node& node, int i, std::string_view
 
 }  // namespace
 
-Status InferGather(const Node& node, std::vector<TensorType>* out) {
+Status InferGather(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& data = node.input(0)->type();
   const TensorType& indices = node.input(1)->type();
@@ -45,7 +45,7 @@ Status InferGather(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{data.dtype, dims}});
 }
 
-Status InferGatherElements(const Node& node, std::vector<TensorType>* out) {
+Status InferGatherElements(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& data = node.input(0)->type();
   const TensorType& indices = node.input(1)->type();
@@ -59,7 +59,7 @@ Status InferGatherElements(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{data.dtype, indices.dims}});
 }
 
-Status InferPad(const Node& node, std::vector<TensorType>* out) {
+Status InferPad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   const std::string mode = node.GetString("mode", "constant");
@@ -119,7 +119,7 @@ Status InferPad(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferShape(const Node& node, std::vector<TensorType>* out) {
+Status InferShape(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const int64_t rank = node.input(0)->type().rank();
   auto clamp = [rank](int64_t v) { return std::clamp<int64_t>(v < 0 ? v + rank : v, 0, rank); };
@@ -128,12 +128,12 @@ Status InferShape(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{DType::kI64, {std::max<int64_t>(0, end - start)}}});
 }
 
-Status InferSize(const Node& node, std::vector<TensorType>* out) {
+Status InferSize(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   return SetOutputs(node, out, {{DType::kI64, {}}});
 }
 
-Status InferConstantOfShape(const Node& node, std::vector<TensorType>* out) {
+Status InferConstantOfShape(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantShape(node, 0, "input"));
   DType dtype = DType::kF32;
@@ -147,7 +147,7 @@ Status InferConstantOfShape(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{dtype, shape}});
 }
 
-Status InferConstant(const Node& node, std::vector<TensorType>* out) {
+Status InferConstant(const OpNode& node, std::vector<TensorType>* out) {
   const Attribute* found = nullptr;
   std::string found_name;
   for (const auto& [name, attr] : node.attrs()) {
@@ -180,7 +180,7 @@ Status InferConstant(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {type});
 }
 
-Status InferRange(const Node& node, std::vector<TensorType>* out) {
+Status InferRange(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "start", 1, "limit"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "start", 2, "delta"));
@@ -214,7 +214,7 @@ Status InferRange(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{dtype, {count}}});
 }
 
-Status InferTrilu(const Node& node, std::vector<TensorType>* out) {
+Status InferTrilu(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   if (x.rank() < 2) {
@@ -231,7 +231,7 @@ Status InferTrilu(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {x});
 }
 
-Status InferOneHot(const Node& node, std::vector<TensorType>* out) {
+Status InferOneHot(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   const TensorType& indices = node.input(0)->type();
   const TensorType& values = node.input(2)->type();

@@ -5,7 +5,7 @@
 
 namespace a8 {
 
-Status InferSameAsInput0(const Node& node, std::vector<TensorType>* out) {
+Status InferSameAsInput0(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   return SetOutputs(node, out, {node.input(0)->type()});
 }
@@ -13,7 +13,7 @@ Status InferSameAsInput0(const Node& node, std::vector<TensorType>* out) {
 namespace {
 
 // Broadcasts every present input; `same_dtype` requires equal element types.
-StatusOr<std::vector<int64_t>> BroadcastAll(const Node& node, bool same_dtype) {
+StatusOr<std::vector<int64_t>> BroadcastAll(const OpNode& node, bool same_dtype) {
   std::vector<int64_t> dims;
   bool first = true;
   for (int i = 0; i < node.num_inputs(); ++i) {
@@ -36,7 +36,7 @@ StatusOr<std::vector<int64_t>> BroadcastAll(const Node& node, bool same_dtype) {
 
 // At least `min_inputs` inputs of one dtype, broadcast together: the result has their dtype, or
 // bool for a comparison.
-Status InferSameDTypeBroadcast(const Node& node, int min_inputs, bool compare,
+Status InferSameDTypeBroadcast(const OpNode& node, int min_inputs, bool compare,
                                std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, min_inputs));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BroadcastAll(node, /*same_dtype=*/true));
@@ -45,15 +45,15 @@ Status InferSameDTypeBroadcast(const Node& node, int min_inputs, bool compare,
 
 }  // namespace
 
-Status InferBroadcastBinary(const Node& node, std::vector<TensorType>* out) {
+Status InferBroadcastBinary(const OpNode& node, std::vector<TensorType>* out) {
   return InferSameDTypeBroadcast(node, 2, /*compare=*/false, out);
 }
 
-Status InferCompareBinary(const Node& node, std::vector<TensorType>* out) {
+Status InferCompareBinary(const OpNode& node, std::vector<TensorType>* out) {
   return InferSameDTypeBroadcast(node, 2, /*compare=*/true, out);
 }
 
-Status InferLogicalBinary(const Node& node, std::vector<TensorType>* out) {
+Status InferLogicalBinary(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   for (int i = 0; i < 2; ++i) {
     if (node.input(i)->dtype() != DType::kBool) {
@@ -65,7 +65,7 @@ Status InferLogicalBinary(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{DType::kBool, dims}});
 }
 
-Status InferLogicalNot(const Node& node, std::vector<TensorType>* out) {
+Status InferLogicalNot(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   if (node.input(0)->dtype() != DType::kBool) {
     return InvalidInput("{}: input 'X' must be bool, got {}", node.Where(),
@@ -74,19 +74,19 @@ Status InferLogicalNot(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {node.input(0)->type()});
 }
 
-Status InferBoolUnary(const Node& node, std::vector<TensorType>* out) {
+Status InferBoolUnary(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
   return SetOutputs(node, out, {{DType::kBool, node.input(0)->dims()}});
 }
 
-Status InferFloatUnary(const Node& node, std::vector<TensorType>* out) {
+Status InferFloatUnary(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
   return SetOutputs(node, out, {node.input(0)->type()});
 }
 
-Status InferGelu(const Node& node, std::vector<TensorType>* out) {
+Status InferGelu(const OpNode& node, std::vector<TensorType>* out) {
   const std::string approximate = node.GetString("approximate", "none");
   if (approximate != "none" && approximate != "tanh") {
     return InvalidInput("{}: attribute 'approximate' is '{}' (expected none or tanh)", node.Where(),
@@ -95,7 +95,7 @@ Status InferGelu(const Node& node, std::vector<TensorType>* out) {
   return InferFloatUnary(node, out);
 }
 
-Status InferNumericUnary(const Node& node, std::vector<TensorType>* out) {
+Status InferNumericUnary(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   if (node.input(0)->dtype() == DType::kBool) {
     return InvalidInput("{}: input 'X' must be numeric, got {}", node.Where(),
@@ -104,11 +104,11 @@ Status InferNumericUnary(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {node.input(0)->type()});
 }
 
-Status InferVariadic(const Node& node, std::vector<TensorType>* out) {
+Status InferVariadic(const OpNode& node, std::vector<TensorType>* out) {
   return InferSameDTypeBroadcast(node, 1, /*compare=*/false, out);
 }
 
-Status InferPow(const Node& node, std::vector<TensorType>* out) {
+Status InferPow(const OpNode& node, std::vector<TensorType>* out) {
   // Since Pow-12 the exponent may have another numeric type; the result has the base's type.
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   for (int i = 0; i < 2; ++i) {
@@ -121,7 +121,7 @@ Status InferPow(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});
 }
 
-Status InferMod(const Node& node, std::vector<TensorType>* out) {
+Status InferMod(const OpNode& node, std::vector<TensorType>* out) {
   // fmod=0 on floats is floor-mod since Mod-28 and unspecified before; both are accepted here.
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   if (node.input(0)->dtype() == DType::kBool) {
@@ -130,7 +130,7 @@ Status InferMod(const Node& node, std::vector<TensorType>* out) {
   return InferBroadcastBinary(node, out);
 }
 
-Status InferWhere(const Node& node, std::vector<TensorType>* out) {
+Status InferWhere(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   if (node.input(0)->dtype() != DType::kBool) {
     return InvalidInput("{}: input 'condition' must be bool, got {}", node.Where(),
@@ -144,7 +144,7 @@ Status InferWhere(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{node.input(1)->dtype(), dims}});
 }
 
-Status InferClip(const Node& node, std::vector<TensorType>* out) {
+Status InferClip(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   static constexpr const char* kNames[] = {"input", "min", "max"};
   for (int i = 1; i < 3; ++i) {
@@ -158,7 +158,7 @@ Status InferClip(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {node.input(0)->type()});
 }
 
-Status InferCast(const Node& node, std::vector<TensorType>* out) {
+Status InferCast(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const Attribute* to = node.attr("to");
   if (to == nullptr || to->kind() != AttrKind::kInt) {
@@ -169,7 +169,7 @@ Status InferCast(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{*dtype, node.input(0)->dims()}});
 }
 
-Status InferCastLike(const Node& node, std::vector<TensorType>* out) {
+Status InferCastLike(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   return SetOutputs(node, out, {{node.input(1)->dtype(), node.input(0)->dims()}});
 }

@@ -11,7 +11,7 @@ namespace a8 {
 namespace {
 
 // Reads an ints attribute of `count` values (`dflt` each when absent) that must be >= `min`.
-StatusOr<std::vector<int64_t>> SpatialAttr(const Node& node, const std::string& name, size_t count,
+StatusOr<std::vector<int64_t>> SpatialAttr(const OpNode& node, const std::string& name, size_t count,
                                            int64_t dflt, int64_t min) {
   const Attribute* a = node.attr(name);
   if (a == nullptr) return std::vector<int64_t>(count, dflt);
@@ -32,7 +32,7 @@ StatusOr<std::vector<int64_t>> SpatialAttr(const Node& node, const std::string& 
 }
 
 // Input 0, `name`, of an op over [N, C, spatial...] must have rank >= 3.
-Status RequireSpatialRank(const Node& node, std::string_view name) {
+Status RequireSpatialRank(const OpNode& node, std::string_view name) {
   const TensorType& x = node.input(0)->type();
   if (x.rank() < 3) {
     return InvalidInput("{}: input '{}' must have rank >= 3 (N, C, spatial...), got {}",
@@ -45,7 +45,7 @@ struct Window {
   std::vector<int64_t> kernel, strides, dilations, pads;
 };
 
-StatusOr<Window> ReadWindow(const Node& node, const std::vector<int64_t>& spatial,
+StatusOr<Window> ReadWindow(const OpNode& node, const std::vector<int64_t>& spatial,
                             std::vector<int64_t> kernel, bool transpose) {
   const size_t n = spatial.size();
   Window w;
@@ -83,7 +83,7 @@ StatusOr<Window> ReadWindow(const Node& node, const std::vector<int64_t>& spatia
 
 // Output spatial dims of a convolution or pooling window (floor, or ceil without windows that
 // start in the right padding, as PyTorch and onnx do).
-StatusOr<std::vector<int64_t>> WindowOutput(const Node& node, const std::vector<int64_t>& spatial,
+StatusOr<std::vector<int64_t>> WindowOutput(const OpNode& node, const std::vector<int64_t>& spatial,
                                             const Window& w, bool ceil_mode) {
   const size_t n = spatial.size();
   std::vector<int64_t> out(n);
@@ -109,7 +109,7 @@ StatusOr<std::vector<int64_t>> WindowOutput(const Node& node, const std::vector<
 
 }  // namespace
 
-Status InferMatMul(const Node& node, std::vector<TensorType>* out) {
+Status InferMatMul(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "A", 1, "B"));
   std::vector<int64_t> a = node.input(0)->dims(), b = node.input(1)->dims();
@@ -136,7 +136,7 @@ Status InferMatMul(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});
 }
 
-Status InferGemm(const Node& node, std::vector<TensorType>* out) {
+Status InferGemm(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_RETURN_IF_ERROR(RequireRank(node, 0, "A", 2));
   A8_RETURN_IF_ERROR(RequireRank(node, 1, "B", 2));
@@ -164,7 +164,7 @@ Status InferGemm(const Node& node, std::vector<TensorType>* out) {
 }
 
 // Conv and ConvTranspose: X [N, C, spatial...] float, W of X's rank and dtype.
-Status CheckConvOperands(const Node& node) {
+Status CheckConvOperands(const OpNode& node) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& x = node.input(0)->type();
   A8_RETURN_IF_ERROR(RequireSpatialRank(node, "X"));
@@ -175,7 +175,7 @@ Status CheckConvOperands(const Node& node) {
 }
 
 // The optional bias B of Conv/ConvTranspose: [M], X's dtype.
-Status CheckConvBias(const Node& node, int64_t m) {
+Status CheckConvBias(const OpNode& node, int64_t m) {
   if (node.has_input(2)) {
     A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", 2, "B"));
     if (node.input(2)->dims() != std::vector<int64_t>{m}) {
@@ -186,7 +186,7 @@ Status CheckConvBias(const Node& node, int64_t m) {
   return Status::Ok();
 }
 
-Status InferConv(const Node& node, std::vector<TensorType>* out) {
+Status InferConv(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(CheckConvOperands(node));
   const TensorType& x = node.input(0)->type();
   const TensorType& w = node.input(1)->type();
@@ -214,7 +214,7 @@ Status InferConv(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferConvTranspose(const Node& node, std::vector<TensorType>* out) {
+Status InferConvTranspose(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(CheckConvOperands(node));
   const TensorType& x = node.input(0)->type();
   const TensorType& w = node.input(1)->type();
@@ -257,7 +257,7 @@ Status InferConvTranspose(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferPool(const Node& node, std::vector<TensorType>* out) {
+Status InferPool(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   A8_RETURN_IF_ERROR(RequireSpatialRank(node, "X"));
@@ -279,7 +279,7 @@ Status InferPool(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferGlobalPool(const Node& node, std::vector<TensorType>* out) {
+Status InferGlobalPool(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   A8_RETURN_IF_ERROR(RequireSpatialRank(node, "X"));
@@ -290,7 +290,7 @@ Status InferGlobalPool(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferBatchNormalization(const Node& node, std::vector<TensorType>* out) {
+Status InferBatchNormalization(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 5));
   const TensorType& x = node.input(0)->type();
   if (x.rank() < 1) {
@@ -327,7 +327,7 @@ Status InferBatchNormalization(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferLayerNormalization(const Node& node, std::vector<TensorType>* out) {
+Status InferLayerNormalization(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& x = node.input(0)->type();
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
@@ -363,7 +363,7 @@ Status InferLayerNormalization(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferInstanceNormalization(const Node& node, std::vector<TensorType>* out) {
+Status InferInstanceNormalization(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   const TensorType& x = node.input(0)->type();
   A8_RETURN_IF_ERROR(RequireSpatialRank(node, "input"));
@@ -379,7 +379,7 @@ Status InferInstanceNormalization(const Node& node, std::vector<TensorType>* out
   return SetOutputs(node, out, {x});
 }
 
-Status InferSoftmax(const Node& node, std::vector<TensorType>* out) {
+Status InferSoftmax(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "input"));
   const TensorType& x = node.input(0)->type();
@@ -389,7 +389,7 @@ Status InferSoftmax(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {x});
 }
 
-Status InferDropout(const Node& node, std::vector<TensorType>* out) {
+Status InferDropout(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "data"));
   const TensorType& x = node.input(0)->type();
@@ -413,7 +413,7 @@ Status InferDropout(const Node& node, std::vector<TensorType>* out) {
 
 namespace {
 
-StatusOr<std::vector<int64_t>> LossOutputDims(const Node& node, const char* input_name,
+StatusOr<std::vector<int64_t>> LossOutputDims(const OpNode& node, const char* input_name,
                                               const char* target_name, const char* weight_name) {
   const TensorType& scores = node.input(0)->type();
   const TensorType& target = node.input(1)->type();
@@ -449,7 +449,7 @@ StatusOr<std::vector<int64_t>> LossOutputDims(const Node& node, const char* inpu
 
 }  // namespace
 
-Status InferSoftmaxCrossEntropyLoss(const Node& node, std::vector<TensorType>* out) {
+Status InferSoftmaxCrossEntropyLoss(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
                       LossOutputDims(node, "scores", "labels", "weights"));
@@ -459,7 +459,7 @@ Status InferSoftmaxCrossEntropyLoss(const Node& node, std::vector<TensorType>* o
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferNegativeLogLikelihoodLoss(const Node& node, std::vector<TensorType>* out) {
+Status InferNegativeLogLikelihoodLoss(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, LossOutputDims(node, "input", "target", "weight"));
   return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});

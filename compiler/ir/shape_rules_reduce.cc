@@ -5,7 +5,7 @@
 
 namespace a8 {
 
-Status InferReduce(const Node& node, std::vector<TensorType>* out) {
+Status InferReduce(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   A8_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes_operand,
@@ -31,7 +31,7 @@ Status InferReduce(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferArgReduce(const Node& node, std::vector<TensorType>* out) {
+Status InferArgReduce(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   if (x.dtype == DType::kBool) {
@@ -48,7 +48,7 @@ Status InferArgReduce(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{DType::kI64, dims}});
 }
 
-Status InferCumSum(const Node& node, std::vector<TensorType>* out) {
+Status InferCumSum(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& x = node.input(0)->type();
   const TensorType& axis = node.input(1)->type();

@@ -10,7 +10,7 @@
 
 namespace a8 {
 
-Status InferReshape(const Node& node, std::vector<TensorType>* out) {
+Status InferReshape(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantInts(node, 1, "shape"));
   const std::vector<int64_t>& in = node.input(0)->dims();
@@ -59,7 +59,7 @@ Status InferReshape(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{node.input(0)->dtype(), shape}});
 }
 
-Status InferFlatten(const Node& node, std::vector<TensorType>* out) {
+Status InferFlatten(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   int64_t axis = node.GetInt("axis", 1);
@@ -74,7 +74,7 @@ Status InferFlatten(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, {outer, inner}}});
 }
 
-Status InferTranspose(const Node& node, std::vector<TensorType>* out) {
+Status InferTranspose(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   std::vector<int64_t> perm(x.dims.size());
@@ -97,7 +97,7 @@ Status InferTranspose(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferConcat(const Node& node, std::vector<TensorType>* out) {
+Status InferConcat(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
   if (node.num_inputs() < 1) return InvalidInput("{}: needs at least one input", node.Where());
   const TensorType& first = node.input(0)->type();
@@ -127,7 +127,7 @@ Status InferConcat(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{first.dtype, dims}});
 }
 
-Status InferSplit(const Node& node, std::vector<TensorType>* out) {
+Status InferSplit(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   A8_ASSIGN_OR_RETURN(int64_t axis,
@@ -192,7 +192,7 @@ Status InferSplit(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferSlice(const Node& node, std::vector<TensorType>* out) {
+Status InferSlice(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   A8_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> starts, IntsOperand(node, 1, "starts"));
@@ -237,7 +237,7 @@ Status InferSlice(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferSqueeze(const Node& node, std::vector<TensorType>* out) {
+Status InferSqueeze(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   A8_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes_in, IntsOperand(node, 1, "axes"));
@@ -261,7 +261,7 @@ Status InferSqueeze(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferUnsqueeze(const Node& node, std::vector<TensorType>* out) {
+Status InferUnsqueeze(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
   A8_ASSIGN_OR_RETURN(std::optional<std::vector<int64_t>> axes_in, IntsOperand(node, 1, "axes"));
@@ -279,7 +279,7 @@ Status InferUnsqueeze(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{x.dtype, dims}});
 }
 
-Status InferExpand(const Node& node, std::vector<TensorType>* out) {
+Status InferExpand(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ConstantShape(node, 1, "shape"));
   A8_ASSIGN_OR_RETURN(
@@ -288,7 +288,7 @@ Status InferExpand(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {{node.input(0)->dtype(), dims}});
 }
 
-Status InferTile(const Node& node, std::vector<TensorType>* out) {
+Status InferTile(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& x = node.input(0)->type();
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> repeats, ConstantInts(node, 1, "repeats"));

@@ -11,7 +11,7 @@ namespace a8 {
 namespace {
 
 // `groups` input groups after R and T (X, G, and the states), `groups - 1` output groups.
-Status InferOptimizer(const Node& node, int groups, const char* layout,
+Status InferOptimizer(const OpNode& node, int groups, const char* layout,
                       std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
   const int tensors = node.num_inputs() - 2;
@@ -58,7 +58,7 @@ Status InferOptimizer(const Node& node, int groups, const char* layout,
 
 }  // namespace
 
-Status InferGradient(const Node& node, std::vector<TensorType>* out) {
+Status InferGradient(const OpNode& node, std::vector<TensorType>* out) {
   // Inputs are the values of xs then zs; output i is the gradient of y with respect to xs[i],
   // so it has the type of input i.
   const std::vector<std::string> xs =
@@ -95,11 +95,11 @@ Status InferGradient(const Node& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-Status InferAdam(const Node& node, std::vector<TensorType>* out) {
+Status InferAdam(const OpNode& node, std::vector<TensorType>* out) {
   return InferOptimizer(node, 4, "X, G, V, H", out);
 }
 
-Status InferMomentum(const Node& node, std::vector<TensorType>* out) {
+Status InferMomentum(const OpNode& node, std::vector<TensorType>* out) {
   const std::string mode = node.GetString("mode", "");
   if (mode != "standard" && mode != "nesterov") {
     return InvalidInput("{}: attribute 'mode' is '{}' (expected standard or nesterov)",
@@ -108,7 +108,7 @@ Status InferMomentum(const Node& node, std::vector<TensorType>* out) {
   return InferOptimizer(node, 3, "X, G, V", out);
 }
 
-Status InferAdagrad(const Node& node, std::vector<TensorType>* out) {
+Status InferAdagrad(const OpNode& node, std::vector<TensorType>* out) {
   return InferOptimizer(node, 3, "X, G, H", out);
 }
 

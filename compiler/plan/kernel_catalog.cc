@@ -257,7 +257,7 @@ std::string KernelName(const KernelSignature& sig) {
   return s;
 }
 
-std::string KernelName(const Node& node) {
+std::string KernelName(const OpNode& node) {
   KernelSignature sig;
   sig.op = node.qualified_op();
   int n = node.num_inputs();
@@ -266,7 +266,7 @@ std::string KernelName(const Node& node) {
     sig.inputs.push_back(node.has_input(i) ? std::optional<DType>(node.input(i)->dtype())
                                            : std::nullopt);
   }
-  for (const Value* v : node.outputs()) sig.outputs.push_back(v->dtype());
+  for (const OpValue* v : node.outputs()) sig.outputs.push_back(v->dtype());
   return KernelName(sig);
 }
 

@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "compiler/ir/graph.h"
+#include "compiler/ir/op_node.h"
 #include "compiler/ir/status.h"
 #include "compiler/ir/types.h"
 
@@ -40,9 +40,9 @@ struct KernelSignature {
   std::vector<DType> outputs;
 };
 
-// The kernel name of a node of the graph, from its op and its values' dtypes (absent inputs
-// `_`, trailing absent inputs dropped). Does not check it: see CheckKernel.
-std::string KernelName(const Node& node);
+// The kernel name of a node (an IR Node converts to an OpNode), from its op and its values'
+// dtypes (absent inputs `_`, trailing absent inputs dropped). Does not check it: see CheckKernel.
+std::string KernelName(const OpNode& node);
 std::string KernelName(const KernelSignature& sig);
 
 // Takes a kernel name apart; an error naming the text when it is malformed (no ':', no '->',

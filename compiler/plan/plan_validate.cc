@@ -10,7 +10,6 @@
 #include <set>
 #include <string>
 
-#include "compiler/ir/graph.h"
 #include "compiler/ir/op_table.h"
 #include "compiler/ir/types.h"
 #include "compiler/plan/kernel_catalog.h"
@@ -285,8 +284,8 @@ Status CheckKernelEntry(const plan::Plan& p, int k, const std::string& src) {
 }
 
 // The kernel's output types are what its op's shape rule gives for its input types, attributes
-// and constant inputs: a kernel never reads or writes outside its buffers. The check builds a
-// one-node graph and runs the op table's rule on it.
+// and constant inputs: a kernel never reads or writes outside its buffers. The check runs the op
+// table's rule on a view of the kernel (an OpNode: no graph).
 Status CheckKernelShapes(const PlanFile& pf, int k, const std::string& src,
                          std::map<int, TensorDataPtr>* constants) {
   const plan::Plan& p = pf.plan;
@@ -316,24 +315,38 @@ Status CheckKernelShapes(const PlanFile& pf, int k, const std::string& src,
     (*constants)[id] = d;
     return d;
   };
-  Graph g;
-  std::map<int, Value*> values;
-  std::vector<Value*> inputs;
+  // The kernel as the op registry sees a node (op_node.h): its operands' types and constant data
+  // from the plan's buffers, named b<id>; a buffer read twice is one operand.
+  const int n_values = kernel.inputs_size() + kernel.outputs_size();
+  std::vector<std::string> names;
+  std::vector<TensorType> types;
+  std::vector<TensorDataPtr> datas;
+  std::vector<OpValue> values;
+  names.reserve(n_values);  // never grows past this: the OpValues point into these vectors
+  types.reserve(n_values);
+  datas.reserve(n_values);
+  values.reserve(n_values);
+  auto add_value = [&](std::string value_name, int id, TensorDataPtr data, bool fed) {
+    names.push_back(std::move(value_name));
+    types.push_back(type_of(id));
+    datas.push_back(std::move(data));
+    values.emplace_back(&names.back(), &types.back(), &datas.back(), fed);
+    return &values.back();
+  };
+  std::map<int, const OpValue*> by_id;
+  std::vector<const OpValue*> inputs;
   for (int id : kernel.inputs()) {
     if (id < 0) {
       inputs.push_back(nullptr);
       continue;
     }
-    auto it = values.find(id);
-    if (it == values.end()) {
+    auto it = by_id.find(id);
+    if (it == by_id.end()) {
       const plan::Buffer::Role role = p.buffers(id).role();
       TensorDataPtr data = data_of(id);
-      const ValueRole vrole = data                              ? ValueRole::kConstant
-                              : role == plan::Buffer::PARAMETER ? ValueRole::kParameter
-                              : role == plan::Buffer::STATE     ? ValueRole::kState
-                                                                : ValueRole::kInput;
-      it = values.emplace(id, g.AddGraphValue(fmt::format("b{}", id), vrole, type_of(id), data))
-               .first;
+      // Fed each step, as a graph input is: no data, neither a parameter nor state.
+      const bool fed = !data && role != plan::Buffer::PARAMETER && role != plan::Buffer::STATE;
+      it = by_id.emplace(id, add_value(fmt::format("b{}", id), id, std::move(data), fed)).first;
     }
     inputs.push_back(it->second);
   }
@@ -374,22 +387,22 @@ Status CheckKernelShapes(const PlanFile& pf, int k, const std::string& src,
         break;  // rejected by CheckKernelEntry
     }
   }
-  std::vector<std::pair<std::string, TensorType>> outputs;
+  std::vector<const OpValue*> outputs;
   for (int j = 0; j < kernel.outputs_size(); ++j) {
-    outputs.emplace_back(fmt::format("out{}", j), type_of(kernel.outputs(j)));
+    outputs.push_back(add_value(fmt::format("out{}", j), kernel.outputs(j), nullptr, false));
   }
-  Node* node = g.AddNode(name, domain, inputs, outputs, std::move(attrs),
-                         kernel.node().empty() ? "kernel" : kernel.node());
-  Status s = CheckNodeAgainstOpDef(*node, *def);
+  const OpNode node(domain, name, kernel.node().empty() ? "kernel" : kernel.node(),
+                    /*version=*/0, std::move(inputs), outputs, &attrs);
+  Status s = CheckNodeAgainstOpDef(node, *def);
   std::vector<TensorType> inferred;
-  if (s.ok()) s = def->infer(*node, &inferred);
+  if (s.ok()) s = def->infer(node, &inferred);
   if (!s.ok()) return InvalidInput("{}: {}", where, s.message());
   for (size_t j = 0; j < inferred.size() && j < outputs.size(); ++j) {
-    if (inferred[j] != outputs[j].second) {
+    if (inferred[j] != outputs[j]->type()) {
       return InvalidInput(
           "{}: outputs[{}] is buffer {} of type {}, but the kernel's inputs and "
           "attributes give {}",
-          where, j, kernel.outputs(j), outputs[j].second.ToString(), inferred[j].ToString());
+          where, j, kernel.outputs(j), outputs[j]->type().ToString(), inferred[j].ToString());
     }
   }
   return Status::Ok();

@@ -10,7 +10,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/parallel.h"
 

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/common/kernel_types.h"
 #include "kernels/cpu/fast_convert.h"
 

@@ -1,6 +1,6 @@
 // Element types of the CPU kernels: storage types, the type math is done in, and dispatch.
 //
-// The DType enum is the IR's (compiler/ir/types.h), so a plan's dtype needs no translation.
+// The DType enum is the base layer's (base/dtype_enum.h), so a plan's dtype needs no translation.
 // Storage: f16 and bf16 are 16-bit patterns (Half, BFloat16) converted only through
 // kernels/common/float16.h, round to nearest even, the same body the CUDA kernels use. Math on
 // f16/bf16/f32 is done in float and rounded once on output; on f64 in double; on integers in the
@@ -12,8 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "compiler/ir/status.h"
-#include "compiler/ir/types.h"
+#include "base/status.h"
 #include "kernels/common/float16.h"
 #include "kernels/common/kernel_types.h"
 

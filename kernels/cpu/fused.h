@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/common/fused_elementwise.h"
 #include "kernels/cpu/dtype.h"
 

@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/loss.h"

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/common/kernel_types.h"
 #include "kernels/cpu/dtype.h"
 

@@ -21,7 +21,7 @@
 #include <cstdint>
 #include <string>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/cpu/dtype.h"
 
 namespace a8::cpu::internal {

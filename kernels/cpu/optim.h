@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/common/float16.h"
 #include "kernels/common/onnx_optim_params.h"
 #include "kernels/common/optim_math.h"

@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/cpu/dtype.h"
 
 namespace a8::cpu {

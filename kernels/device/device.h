@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/dtype_enum.h"
+#include "base/dtype_enum.h"
 #include "kernels/common/float16.h"
 
 #ifndef A8_DEV_NS

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/emit_typed_node.h"
 #include "compiler/ir/op_table.h"
 #include "passes/autodiff/autodiff.h"
 #include "passes/autodiff/param_choice.h"

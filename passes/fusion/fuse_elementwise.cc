@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/emit_typed_node.h"
 #include "compiler/ir/op_table.h"
 #include "kernels/common/fused_elementwise.h"
 #include "passes/fusion/fuse_internal.h"

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/emit_typed_node.h"
 #include "compiler/ir/op_table.h"
 #include "passes/fusion/fuse_internal.h"
 

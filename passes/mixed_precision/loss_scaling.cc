@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/ir/emit_typed_node.h"
 #include "compiler/ir/op_table.h"
 
 namespace a8 {

@@ -2,6 +2,7 @@
 #include <functional>
 #include <string>
 
+#include "compiler/ir/types.h"  // kAllDTypes (inline: links nothing of the compiler)
 #include "kernels/common/philox.h"
 #include "kernels/cpu/broadcast.h"
 #include "kernels/cpu/elementwise.h"

@@ -9,6 +9,8 @@
 #include <random>
 #include <set>
 
+#include "compiler/ir/graph.h"
+
 namespace a8 {
 namespace {
 

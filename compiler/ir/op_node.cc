@@ -1,0 +1,46 @@
+#include "compiler/ir/op_node.h"
+
+#include <fmt/format.h>
+
+#include <utility>
+
+namespace a8 {
+
+OpNode::OpNode(std::string_view domain, std::string_view op, std::string_view name, int version,
+               std::vector<const OpValue*> inputs, std::vector<const OpValue*> outputs,
+               const std::map<std::string, Attribute>* attrs)
+    : domain_(domain),
+      op_(op),
+      name_(name),
+      version_(version),
+      inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      attrs_(attrs) {}
+
+std::string OpNode::qualified_op() const { return domain_.empty() ? op_ : domain_ + "." + op_; }
+
+std::string OpNode::Where() const { return fmt::format("node '{}' ({})", name_, qualified_op()); }
+
+const Attribute* OpNode::attr(const std::string& n) const {
+  auto it = attrs_->find(n);
+  return it == attrs_->end() ? nullptr : &it->second;
+}
+
+int64_t OpNode::GetInt(const std::string& n, int64_t dflt) const {
+  const Attribute* a = attr(n);
+  return a && a->kind() == AttrKind::kInt ? a->i() : dflt;
+}
+float OpNode::GetFloat(const std::string& n, float dflt) const {
+  const Attribute* a = attr(n);
+  return a && a->kind() == AttrKind::kFloat ? a->f() : dflt;
+}
+std::string OpNode::GetString(const std::string& n, const std::string& dflt) const {
+  const Attribute* a = attr(n);
+  return a && a->kind() == AttrKind::kString ? a->s() : dflt;
+}
+std::vector<int64_t> OpNode::GetInts(const std::string& n, std::vector<int64_t> dflt) const {
+  const Attribute* a = attr(n);
+  return a && a->kind() == AttrKind::kInts ? a->ints() : dflt;
+}
+
+}  // namespace a8
