@@ -7,11 +7,16 @@ namespace a8 {
 
 std::string_view ValueRoleName(ValueRole r) {
   switch (r) {
-    case ValueRole::kIntermediate: return "";
-    case ValueRole::kInput: return "input";
-    case ValueRole::kParameter: return "param";
-    case ValueRole::kState: return "state";
-    case ValueRole::kConstant: return "const";
+    case ValueRole::kIntermediate:
+      return "";
+    case ValueRole::kInput:
+      return "input";
+    case ValueRole::kParameter:
+      return "param";
+    case ValueRole::kState:
+      return "state";
+    case ValueRole::kConstant:
+      return "const";
   }
   return "?";
 }
@@ -61,16 +66,14 @@ std::vector<int64_t> Node::GetInts(const std::string& n, std::vector<int64_t> df
 // ---- Graph: values
 
 Value* Graph::NewValue(const std::string& name, TensorType type, ValueRole role) {
-  auto v = std::make_unique<Value>();
+  Value* v = value_pool_.Create();
   v->name_ = UniqueName(name.empty() ? std::string("v") : name);
   v->type_ = std::move(type);
   v->role_ = role;
   v->id_ = next_value_id_++;
-  Value* raw = v.get();
-  by_name_[raw->name_] = raw;
-  values_.push_back(std::move(v));
-  raw->self_ = std::prev(values_.end());
-  return raw;
+  assert(v == value_pool_.Get(v->id_));
+  by_name_[v->name_] = v;
+  return v;
 }
 
 std::string Graph::UniqueName(const std::string& base) const {
@@ -170,7 +173,7 @@ void Graph::EraseGraphValue(Value* v) {
   auto in = std::find(inputs_.begin(), inputs_.end(), v);
   if (in != inputs_.end()) inputs_.erase(in);
   by_name_.erase(v->name_);
-  values_.erase(v->self_);
+  value_pool_.Destroy(v->id_);
 }
 
 void Graph::CompactGraphValues() {
@@ -201,10 +204,10 @@ Node* Graph::AddNode(const std::string& op, const std::string& domain, std::vect
                      const std::vector<std::pair<std::string, TensorType>>& outputs,
                      std::map<std::string, Attribute> attrs, const std::string& node_name,
                      Node* before) {
-  auto n = std::make_unique<Node>();
-  Node* raw = n.get();
+  Node* raw = node_pool_.Create();
   raw->graph_ = this;
   raw->id_ = next_node_id_++;
+  assert(raw == node_pool_.Get(raw->id_));
   raw->op_ = op;
   raw->domain_ = domain;
   raw->name_ = node_name;
@@ -216,25 +219,46 @@ Node* Graph::AddNode(const std::string& op, const std::string& domain, std::vect
     v->producer_output_ = static_cast<int>(i);
     raw->outputs_.push_back(v);
   }
-  auto pos = before ? before->self_ : nodes_.end();
-  raw->self_ = nodes_.insert(pos, std::move(n));
+  next_.push_back(-1);
+  prev_.push_back(-1);
+  LinkBefore(raw->id_, before ? before->id_ : -1);
+  ++num_nodes_;
   return raw;
+}
+
+void Graph::LinkBefore(int id, int before) {
+  const int after = before < 0 ? tail_ : prev_[before];
+  next_[id] = before;
+  prev_[id] = after;
+  (after < 0 ? head_ : next_[after]) = id;
+  (before < 0 ? tail_ : prev_[before]) = id;
+}
+
+void Graph::Unlink(int id) {
+  const int p = prev_[id], n = next_[id];
+  (p < 0 ? head_ : next_[p]) = n;
+  (n < 0 ? tail_ : prev_[n]) = p;
 }
 
 void Graph::EraseNode(Node* n) {
   for (Value* v : n->outputs_) {
     assert(v->uses_.empty() && !v->is_graph_output());
     by_name_.erase(v->name_);
-    values_.erase(v->self_);
+    value_pool_.Destroy(v->id_);
   }
   for (int i = 0; i < n->num_inputs(); ++i)
     if (n->inputs_[i]) RemoveUse(n->inputs_[i], n, i);
-  nodes_.erase(n->self_);
+  // next_[id] keeps its value, but an iterator at an erased node is invalid all the same.
+  const int id = n->id_;
+  Unlink(id);
+  --num_nodes_;
+  node_pool_.Destroy(id);
 }
 
 void Graph::MoveNode(Node* n, Node* before) {
-  auto pos = before ? before->self_ : nodes_.end();
-  nodes_.splice(pos, nodes_, n->self_);
+  if (n == before) return;
+  Unlink(n->id_);
+  LinkBefore(n->id_, before ? before->id_ : -1);
 }
 
 void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
@@ -257,14 +281,22 @@ void Graph::ReplaceAllUsesWith(Value* from, Value* to) {
 
 std::vector<Node*> Graph::NodeList() const {
   std::vector<Node*> out;
-  out.reserve(nodes_.size());
-  for (const auto& n : nodes_) out.push_back(n.get());
+  out.reserve(num_nodes_);
+  for (int id = head_; id >= 0; id = next_[id]) out.push_back(node_pool_.Get(id));
   return out;
 }
 
 void Graph::Reorder(const std::vector<Node*>& order) {
-  assert(order.size() == nodes_.size());
-  for (Node* n : order) nodes_.splice(nodes_.end(), nodes_, n->self_);
+  assert(order.size() == num_nodes_);
+  int last = -1;
+  for (Node* n : order) {
+    const int id = n->id_;
+    prev_[id] = last;
+    (last < 0 ? head_ : next_[last]) = id;
+    last = id;
+  }
+  if (last >= 0) next_[last] = -1;
+  tail_ = last;
 }
 
 }  // namespace a8

@@ -2,13 +2,20 @@
 //
 // - A Value has exactly one definition: a node output, or a graph-level input, parameter, state
 //   or constant. Every use is recorded (node, operand index), so passes can rewrite in O(uses).
-// - Nodes keep program order in a list; the verifier checks it is a topological order.
+// - Nodes keep program order (the verifier checks it is a topological order). Nodes and values
+//   live in IdPools (compiler/ir/id_pool.h): blocks in creation order, never moved, so a Node* or
+//   Value* stays valid until that node or value is erased. The order is a doubly linked list over
+//   node ids held in two dense int vectors, so walking it (nodes(), NodeList()) reads one small
+//   array instead of chasing a heap cell per node. Insert, move and erase are O(1).
+// - Iterator rules (as std::list's): adding or moving nodes invalidates no iterator (a node added
+//   after the iterator's position is visited, one added before is not; a moved node is followed
+//   to its new place); erasing a node invalidates iterators at that node only. To erase while
+//   walking, walk a NodeList() snapshot.
 // - Names are unique per graph and stable (ONNX names where they exist; derived values get
 //   suffixes such as `.f16`), so dumps are deterministic and testable with FileCheck.
 #pragma once
 
 #include <cstdint>
-#include <list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -17,6 +24,7 @@
 #include <vector>
 
 #include "compiler/ir/attribute.h"
+#include "compiler/ir/id_pool.h"
 #include "compiler/ir/memory_plan.h"
 #include "compiler/ir/training_config.h"
 #include "compiler/ir/types.h"
@@ -79,7 +87,6 @@ class Value {
   int id_ = 0;
   // A graph-level value's slot in Graph::graph_values_ (-1 otherwise): O(1) erase.
   int64_t graph_index_ = -1;
-  std::list<std::unique_ptr<Value>>::iterator self_;  // in Graph::values_: O(1) erase
 };
 
 class Node {
@@ -136,7 +143,6 @@ class Node {
   std::vector<Value*> outputs_;
   std::map<std::string, Attribute> attrs_;
   int id_ = 0;
-  std::list<std::unique_ptr<Node>>::iterator self_;
 };
 
 class Graph {
@@ -218,25 +224,31 @@ class Graph {
   void MoveNode(Node* n, Node* before);
   void ReplaceAllUsesWith(Value* from, Value* to);  // also in graph outputs
 
+  // Program order, `for (Node* n : graph.nodes())`; see the iterator rules at the top.
   class NodeRange {
    public:
-    using It = std::list<std::unique_ptr<Node>>::const_iterator;
     struct Iter {
-      It it;
-      Node* operator*() const { return it->get(); }
-      Iter& operator++() { ++it; return *this; }
-      bool operator!=(const Iter& o) const { return it != o.it; }
+      const Graph* g;
+      int id;  // -1: the end
+      Node* operator*() const { return g->node_pool_.Get(id); }
+      Iter& operator++() {
+        id = g->next_[id];
+        return *this;
+      }
+      bool operator==(const Iter& o) const { return id == o.id; }
+      bool operator!=(const Iter& o) const { return id != o.id; }
     };
-    NodeRange(It b, It e) : b_(b), e_(e) {}
-    Iter begin() const { return {b_}; }
-    Iter end() const { return {e_}; }
+    explicit NodeRange(const Graph* g) : g_(g) {}
+    Iter begin() const { return {g_, g_->head_}; }
+    Iter end() const { return {g_, -1}; }
+
    private:
-    It b_, e_;
+    const Graph* g_;
   };
-  NodeRange nodes() const { return NodeRange(nodes_.begin(), nodes_.end()); }
+  NodeRange nodes() const { return NodeRange(this); }
   // A snapshot, safe to iterate while erasing or inserting.
   std::vector<Node*> NodeList() const;
-  size_t num_nodes() const { return nodes_.size(); }
+  size_t num_nodes() const { return num_nodes_; }
   // Replaces the node order (a permutation of the current nodes).
   void Reorder(const std::vector<Node*>& order);
 
@@ -245,8 +257,16 @@ class Graph {
   void RemoveUse(Value* v, Node* n, int operand);
   friend class Node;
 
-  std::list<std::unique_ptr<Node>> nodes_;
-  std::list<std::unique_ptr<Value>> values_;
+  // Before `before` (the end when -1): links id into the order.
+  void LinkBefore(int id, int before);
+  void Unlink(int id);
+
+  IdPool<Node> node_pool_;
+  IdPool<Value> value_pool_;
+  // The order: next_[id] / prev_[id] of a node id (-1 at either end), first and last node.
+  std::vector<int> next_, prev_;
+  int head_ = -1, tail_ = -1;
+  size_t num_nodes_ = 0;
   std::unordered_map<std::string, Value*> by_name_;
   void CompactGraphValues();
 

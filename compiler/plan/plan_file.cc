@@ -251,7 +251,7 @@ StatusOr<PlanFile> ParsePlanBytes(std::string_view bytes, const std::string& src
         0,
         std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()) + blob_offset,
                                  static_cast<size_t>(blob_bytes)),
-        std::move(mapping)});
+        std::move(mapping), /*writable=*/true});
     pf.pieces_size = blob_bytes;
   } else {
     pf.blob.assign(bytes.begin() + static_cast<std::ptrdiff_t>(blob_offset), bytes.end());
@@ -356,7 +356,10 @@ std::shared_ptr<FileMapping> ReadDirect(int fd, size_t size, uint32_t* crc) {
   }
   reader.join();
   if (!ok || failed) return nullptr;
-  mprotect(mem, mapped, PROT_READ);  // the plan's bytes are read-only, as a file mapping
+  // Left writable: the executor may keep the initial values here (PlanBlobPiece.writable). Huge
+  // pages from now on (khugepaged may merge these later); marking before the read stalled on
+  // compaction (tools/bench/README.md).
+  madvise(mem, mapped, MADV_HUGEPAGE);
   *crc = c;
   return mapping;
 }
@@ -364,8 +367,9 @@ std::shared_ptr<FileMapping> ReadDirect(int fd, size_t size, uint32_t* crc) {
 }  // namespace
 
 // A plan in the page cache is mapped, not read into a buffer: its bytes are checked and parsed
-// where the page cache holds them, and the blob stays there (PlanFile.pieces): the runtime copies
-// each initial value once, into its region. A plan mostly not in the page cache (right after a
+// where the page cache holds them, and the blob stays there (PlanFile.pieces, writable: a private
+// mapping): the runtime keeps the initial values there (runtime/core/initial_values.h), the first
+// write to a page copying it. A plan mostly not in the page cache (right after a
 // compile: the writer uses O_DIRECT) is read with O_DIRECT instead (ReadDirect).
 StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -380,7 +384,9 @@ StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
     close(fd);
     return ParsePlanBytes(std::string_view(), path);
   }
-  void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  // Private and writable: writes (the executor keeping its weights here, PlanBlobPiece.writable)
+  // copy the page and never reach the file.
+  void* map = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
   const int map_errno = errno;
   if (map == MAP_FAILED) {
     close(fd);

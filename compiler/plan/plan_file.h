@@ -43,6 +43,10 @@ struct PlanBlobPiece {
   uint64_t offset = 0;  // where the piece lies in the blob
   std::span<const uint8_t> bytes;
   std::shared_ptr<const void> owner;
+  // The bytes are private, writable memory that only `owner` holds (ReadPlanFile's read buffer or
+  // private mapping): an executor given the only PlanFile holding `owner` may keep the initial
+  // values there instead of copying them (runtime/core/initial_values.h).
+  bool writable = false;
 };
 
 struct PlanFile {

@@ -14,6 +14,7 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/parallel.h"
 #include "runtime/comm/communicator.h"
+#include "runtime/core/initial_values.h"
 #include "runtime/core/numerics.h"
 #include "runtime/core/plan_target.h"
 #include "runtime/core/trace.h"
@@ -143,6 +144,10 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
     A8_RETURN_IF_ERROR(be.Fill(ex->arena_base_, 0, p.arena_bytes()));
   }
   ex->ptrs_.assign(num_buffers, nullptr);
+  // Host memory: the initial values stay where ReadPlanFile put them when it can (no copy, no
+  // zero-filled page under them); `ex->file_`'s blob then holds the current values.
+  std::optional<std::vector<uint8_t*>> in_place;
+  if (be.host_memory()) in_place = InitialValuesInPlace(ex->file_);
   for (int i = 0; i < num_buffers; ++i) {
     const plan::Buffer& b = p.buffers(i);
     bool persistent = b.region() == plan::Buffer::PERSISTENT;
@@ -151,7 +156,9 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
       return Internal("buffer {} ('{}'): offset {} + {} bytes is outside its region ({} bytes)", i,
                       b.name(), b.offset(), b.bytes(), size);
     ex->ptrs_[i] = (persistent ? ex->persistent_base_ : ex->arena_base_) + b.offset();
-    if (persistent && b.has_init() && b.bytes() > 0) {  // an empty tensor has nothing to copy
+    if (in_place && (*in_place)[i] != nullptr) {
+      ex->ptrs_[i] = (*in_place)[i];  // its initial value (or its home's) is already there
+    } else if (persistent && b.has_init() && b.bytes() > 0) {  // an empty tensor has nothing
       const uint8_t* init = ex->file_.BlobBytes(b.blob_offset(), b.bytes());
       if (init == nullptr)
         return Internal("buffer {} ('{}'): blob range {} + {} is outside the blob ({} bytes)", i,
