@@ -20,9 +20,10 @@ constexpr struct {
   DType dtype;
   const char* name;
 } kDTypeNames[] = {
-    {DType::kF32, "F32"}, {DType::kF16, "F16"}, {DType::kBF16, "BF16"},
-    {DType::kF64, "F64"}, {DType::kI64, "I64"}, {DType::kI32, "I32"},
-    {DType::kI8, "I8"},   {DType::kU8, "U8"},   {DType::kBool, "BOOL"},
+    {DType::kF32, "F32"},   {DType::kF16, "F16"}, {DType::kBF16, "BF16"}, {DType::kF64, "F64"},
+    {DType::kI64, "I64"},   {DType::kI32, "I32"}, {DType::kI8, "I8"},     {DType::kU8, "U8"},
+    {DType::kBool, "BOOL"}, {DType::kI16, "I16"}, {DType::kU16, "U16"},   {DType::kU32, "U32"},
+    {DType::kU64, "U64"},
 };
 
 std::string ShapeText(const std::vector<int64_t>& d) {
