@@ -176,8 +176,9 @@ const char* SafetensorsDTypeName(DType dtype) {
 StatusOr<DType> ParseSafetensorsDType(std::string_view name) {
   for (const auto& d : kDTypeNames)
     if (name == d.name) return d.dtype;
-  return InvalidInput("dtype '{}' is not one a800c reads (F32 F16 BF16 F64 I64 I32 I8 U8 BOOL)",
-                      name);
+  return InvalidInput(
+      "dtype '{}' is not one a800c reads (F32 F16 BF16 F64 I64 I32 I16 I8 U64 U32 U16 U8 BOOL)",
+      name);
 }
 
 StatusOr<std::string> SerializeSafetensors(const std::vector<SafetensorsTensor>& tensors,
