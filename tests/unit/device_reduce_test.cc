@@ -22,8 +22,7 @@ using B = plan::Buffer;
 using Attrs = std::function<void(plan::Kernel*)>;
 
 const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-const std::vector<DType> kNumeric = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                                     DType::kI64, DType::kI32, DType::kI8,   DType::kU8};
+const std::vector<DType> kNumeric = DTypeVector(kNumericDTypes);
 
 std::string Where(const std::string& op, DType t, const cpu::Dims& dims) {
   return fmt::format("{} {} [{}]", op, DTypeName(t), fmt::join(dims, ","));
