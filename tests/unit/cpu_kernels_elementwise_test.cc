@@ -178,8 +178,8 @@ double RefCast(double v, DType to) {
       return wrap(std::trunc(v), 16, false);
     case DType::kU32:
       return wrap(std::trunc(v), 32, false);
-    case DType::kU64:  // two's complement: -3 is 2^64 - 3
-      return std::trunc(v) < 0 ? std::trunc(v) + 18446744073709551616.0 : std::trunc(v);
+    case DType::kU64:  // -3 stands for 2^64 - 3 (SetValue stores it as its two's complement)
+      return std::trunc(v);
     default:
       return v;  // floats: rounded once by ExpectRoundedExactly's reference
   }

@@ -111,8 +111,8 @@ inline void SetValue(Buffer& b, int64_t i, double v) {
     case DType::kU32:
       put(static_cast<uint32_t>(v));
       break;
-    case DType::kU64:
-      put(static_cast<uint64_t>(v));
+    case DType::kU64:  // a negative value as its two's complement (exact, unlike v + 2^64)
+      put(v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v));
       break;
   }
 }
