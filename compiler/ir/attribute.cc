@@ -17,6 +17,10 @@ double TensorData::GetDouble(int64_t i) const {
     case DType::kI8: return data<int8_t>()[i];
     case DType::kU8: return data<uint8_t>()[i];
     case DType::kBool: return data<uint8_t>()[i] != 0;
+    case DType::kI16: return data<int16_t>()[i];
+    case DType::kU16: return data<uint16_t>()[i];
+    case DType::kU32: return data<uint32_t>()[i];
+    case DType::kU64: return static_cast<double>(data<uint64_t>()[i]);
   }
   return 0;
 }
@@ -28,6 +32,11 @@ int64_t TensorData::GetInt64(int64_t i) const {
     case DType::kI8: return data<int8_t>()[i];
     case DType::kU8: return data<uint8_t>()[i];
     case DType::kBool: return data<uint8_t>()[i] != 0;
+    case DType::kI16: return data<int16_t>()[i];
+    case DType::kU16: return data<uint16_t>()[i];
+    case DType::kU32: return data<uint32_t>()[i];
+    // Wraps above INT64_MAX (two's complement), as a cast to int64 would.
+    case DType::kU64: return static_cast<int64_t>(data<uint64_t>()[i]);
     default: return static_cast<int64_t>(GetDouble(i));
   }
 }

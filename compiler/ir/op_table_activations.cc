@@ -9,8 +9,7 @@ void AddActivations(std::vector<OpDef>* ops) {
   using P = OpPrecisionClass;
   using G = GradDecision;
   const std::vector<int> kUnary6{1, 6, 13};  // 1 had `consumed_inputs`
-  const std::vector<DType> kSignedTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                                           DType::kI64, DType::kI32, DType::kI8};
+  const std::vector<DType> kSignedTypes = DTypeVector(kSignedDTypes);
   AddActivation(ops, {"Relu",
                       {},
                       {1, 6, 13, 14},

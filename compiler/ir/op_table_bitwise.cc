@@ -1,7 +1,8 @@
 // The bitwise ops of integer tensors: BitwiseAnd, BitwiseOr, BitwiseXor (ONNX 18) and BitShift
 // (11, 28), elementwise with broadcasting. Their math is kernels/common/binary_math.h (one body
 // for both backends); BitwiseNot imports as BitwiseXor with all ones (import_decompose.cc).
-// Not differentiable; no precision class (integers only).
+// Not differentiable; no precision class (integers only). And BitCast (26): the bytes of a tensor
+// read as another dtype of the same width (a copy on both backends).
 #include <fmt/format.h>
 
 #include "compiler/ir/op_table_builder.h"
@@ -13,7 +14,7 @@ namespace {
 
 // The element types of the bitwise kernels.
 const std::vector<DType>& BitwiseTypes() {
-  static const std::vector<DType> kTypes = {DType::kI64, DType::kI32, DType::kI8, DType::kU8};
+  static const std::vector<DType> kTypes = DTypeVector(kIntegerDTypes);
   return kTypes;
 }
 
@@ -41,6 +42,26 @@ OpDef Bitwise(OpDef op) {
   return op;
 }
 
+// BitCast(x){to}: x's dims, dtype `to`, which must have x's element width.
+Status InferBitCast(const Node& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  const Attribute* to = node.attr("to");
+  if (to == nullptr || to->kind() != AttrKind::kInt) {
+    return InvalidInput("{}: attribute 'to' (int) is required", node.Where());
+  }
+  StatusOr<DType> dtype = DTypeFromOnnx(static_cast<int>(to->i()));
+  if (!dtype.ok()) return dtype.status().WithContext(node.Where() + ": attribute 'to'");
+  const DType from = node.input(0)->dtype();
+  if (DTypeSize(*dtype) != DTypeSize(from)) {
+    return InvalidInput(
+        "{}: attribute 'to': {} has {} bits, input 'input' ({}) has {}: BitCast "
+        "needs the same width",
+        node.Where(), DTypeName(*dtype), 8 * DTypeSize(*dtype), DTypeName(from),
+        8 * DTypeSize(from));
+  }
+  return SetOutputs(node, out, {{*dtype, node.input(0)->dims()}});
+}
+
 }  // namespace
 
 void AddBitwiseOps(std::vector<OpDef>* ops) {
@@ -51,6 +72,13 @@ void AddBitwiseOps(std::vector<OpDef>* ops) {
   ops->push_back(
       Bitwise(Op("BitShift", kBinary, {Req("direction", AttrKind::kString)}, {11, 28}, 11,
                  InferBitwise, "shift integers LEFT or RIGHT (arithmetic for signed types)")));
+  OpDef bitcast = Op("BitCast", kUnary, {Req("to", AttrKind::kInt)}, {26}, 26, InferBitCast,
+                     "the bytes of x read as dtype `to` (of x's width)");
+  bitcast.precision = OpPrecisionClass::kNone;
+  bitcast.gradient = GradDecision::kNone;
+  const std::vector<DType> all = DTypeVector(kAllDTypes);
+  bitcast.kernel = KernelRowSpec{"A", "B", {{'A', all}, {'B', all}}};
+  ops->push_back(std::move(bitcast));
 }
 
 }  // namespace a8

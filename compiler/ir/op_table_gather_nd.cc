@@ -7,9 +7,7 @@
 namespace a8 {
 namespace {
 
-const std::vector<DType> kAllTypes = {DType::kF32, DType::kF16, DType::kBF16,
-                                      DType::kF64, DType::kI64, DType::kI32,
-                                      DType::kI8,  DType::kU8,  DType::kBool};
+const std::vector<DType> kAllTypes = DTypeVector(kAllDTypes);
 const std::vector<DType> kIndexTypes = {DType::kI64, DType::kI32};
 
 // The dims GatherND gives data of `data` gathered at `indices` with `batch_dims` (ONNX: the

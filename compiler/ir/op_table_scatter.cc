@@ -9,11 +9,8 @@
 namespace a8 {
 namespace {
 
-const std::vector<DType> kAllTypes = {DType::kF32, DType::kF16, DType::kBF16,
-                                      DType::kF64, DType::kI64, DType::kI32,
-                                      DType::kI8,  DType::kU8,  DType::kBool};
-const std::vector<DType> kNumericTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                                          DType::kI64, DType::kI32, DType::kI8,   DType::kU8};
+const std::vector<DType> kAllTypes = DTypeVector(kAllDTypes);
+const std::vector<DType> kNumericTypes = DTypeVector(kNumericDTypes);
 const std::vector<DType> kIndexTypes = {DType::kI64, DType::kI32};
 constexpr int64_t kMaxRank = 8;  // kernels/device/scatter.h's kMaxRank
 

@@ -157,6 +157,16 @@ Status Parser::ParseElement(TensorData* d, int64_t i) {
   if (t.kind != TokKind::kInt) {
     return ErrorAt(t, fmt::format("expected {}, found {}", what, DescribeToken(t)));
   }
+  if (dt == DType::kU64) {  // above INT64_MAX: parsed unsigned
+    uint64_t u = 0;
+    const char* end = t.text.data() + t.text.size();
+    auto [ptr, ec] = std::from_chars(t.text.data(), end, u);
+    if (ec != std::errc() || ptr != end) {
+      return ErrorAt(t, fmt::format("{} is out of range for u64", t.text));
+    }
+    d->mutable_data<uint64_t>()[i] = u;
+    return Status::Ok();
+  }
   A8_ASSIGN_OR_RETURN(int64_t v, ParseInt(t));
   auto check = [&](int64_t lo, int64_t hi) -> Status {
     if (v < lo || v > hi) {
@@ -176,6 +186,18 @@ Status Parser::ParseElement(TensorData* d, int64_t i) {
     case DType::kI8:
       A8_RETURN_IF_ERROR(check(-128, 127));
       d->mutable_data<int8_t>()[i] = static_cast<int8_t>(v);
+      break;
+    case DType::kI16:
+      A8_RETURN_IF_ERROR(check(-32768, 32767));
+      d->mutable_data<int16_t>()[i] = static_cast<int16_t>(v);
+      break;
+    case DType::kU16:
+      A8_RETURN_IF_ERROR(check(0, 0xffff));
+      d->mutable_data<uint16_t>()[i] = static_cast<uint16_t>(v);
+      break;
+    case DType::kU32:
+      A8_RETURN_IF_ERROR(check(0, 0xffffffffll));
+      d->mutable_data<uint32_t>()[i] = static_cast<uint32_t>(v);
       break;
     default:
       A8_RETURN_IF_ERROR(check(0, 255));

@@ -86,6 +86,8 @@ std::string FormatElement(const TensorData& d, int64_t i) {
       return FormatFloating(d.data<double>()[i]);
     case DType::kBool:
       return d.data<uint8_t>()[i] != 0 ? "true" : "false";
+    case DType::kU64:
+      return fmt::format("{}", d.data<uint64_t>()[i]);
     default:
       return fmt::format("{}", d.GetInt64(i));
   }

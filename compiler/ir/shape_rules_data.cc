@@ -185,7 +185,7 @@ Status InferRange(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "start", 1, "limit"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "start", 2, "delta"));
   const DType dtype = node.input(0)->dtype();
-  if (dtype == DType::kBool || dtype == DType::kU8 || dtype == DType::kI8) {
+  if (dtype == DType::kBool || IsUnsigned(dtype) || dtype == DType::kI8) {
     return InvalidInput("{}: Range does not take {} inputs", node.Where(), DTypeName(dtype));
   }
   A8_ASSIGN_OR_RETURN(TensorDataPtr start, ConstantScalar(node, 0, "start"));

@@ -18,6 +18,10 @@ std::string_view DTypeName(DType t) {
     case DType::kI8: return "i8";
     case DType::kU8: return "u8";
     case DType::kBool: return "bool";
+    case DType::kI16: return "i16";
+    case DType::kU16: return "u16";
+    case DType::kU32: return "u32";
+    case DType::kU64: return "u64";
   }
   return "?";
 }
@@ -26,18 +30,22 @@ StatusOr<DType> ParseDTypeName(std::string_view name) {
   for (DType t : kAllDTypes)
     if (DTypeName(t) == name) return t;
   return InvalidInput("unknown element type '{}' (expected one of f32, f16, bf16, f64, i64, i32, "
-                      "i8, u8, bool)",
+                      "i16, i8, u64, u32, u16, u8, bool)",
                       name);
 }
 
 size_t DTypeSize(DType t) {
   switch (t) {
     case DType::kF64:
-    case DType::kI64: return 8;
+    case DType::kI64:
+    case DType::kU64: return 8;
     case DType::kF32:
-    case DType::kI32: return 4;
+    case DType::kI32:
+    case DType::kU32: return 4;
     case DType::kF16:
-    case DType::kBF16: return 2;
+    case DType::kBF16:
+    case DType::kI16:
+    case DType::kU16: return 2;
     case DType::kI8:
     case DType::kU8:
     case DType::kBool: return 1;
@@ -47,7 +55,12 @@ size_t DTypeSize(DType t) {
 
 bool IsFloat(DType t) { return IsFloatDType(t); }
 bool IsInteger(DType t) {
-  return t == DType::kI64 || t == DType::kI32 || t == DType::kI8 || t == DType::kU8;
+  for (DType i : kIntegerDTypes)
+    if (i == t) return true;
+  return false;
+}
+bool IsUnsigned(DType t) {
+  return t == DType::kU8 || t == DType::kU16 || t == DType::kU32 || t == DType::kU64;
 }
 
 StatusOr<DType> DTypeFromOnnx(int e) {
@@ -62,10 +75,14 @@ StatusOr<DType> DTypeFromOnnx(int e) {
     case TensorProto::INT8: return DType::kI8;
     case TensorProto::UINT8: return DType::kU8;
     case TensorProto::BOOL: return DType::kBool;
+    case TensorProto::INT16: return DType::kI16;
+    case TensorProto::UINT16: return DType::kU16;
+    case TensorProto::UINT32: return DType::kU32;
+    case TensorProto::UINT64: return DType::kU64;
     default: break;
   }
   return Unsupported("element type {} is not supported (a800c supports FLOAT, FLOAT16, BFLOAT16, "
-                     "DOUBLE, INT64, INT32, INT8, UINT8, BOOL)",
+                     "DOUBLE, INT64, INT32, INT16, INT8, UINT64, UINT32, UINT16, UINT8, BOOL)",
                      OnnxElemTypeName(e));
 }
 
@@ -81,6 +98,10 @@ int DTypeToOnnx(DType t) {
     case DType::kI8: return TensorProto::INT8;
     case DType::kU8: return TensorProto::UINT8;
     case DType::kBool: return TensorProto::BOOL;
+    case DType::kI16: return TensorProto::INT16;
+    case DType::kU16: return TensorProto::UINT16;
+    case DType::kU32: return TensorProto::UINT32;
+    case DType::kU64: return TensorProto::UINT64;
   }
   return TensorProto::UNDEFINED;
 }

@@ -15,16 +15,34 @@
 
 namespace a8 {
 
-inline constexpr DType kAllDTypes[] = {DType::kF32, DType::kF16, DType::kBF16,
-                                       DType::kF64, DType::kI64, DType::kI32,
-                                       DType::kI8,  DType::kU8,  DType::kBool};
+// Every dtype: the numeric ones (kNumericDTypes, below), then bool.
+inline constexpr DType kAllDTypes[] = {
+    DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64, DType::kI32, DType::kI16,
+    DType::kI8,  DType::kU64, DType::kU32,  DType::kU16, DType::kU8,  DType::kBool};
+// The integer dtypes, signed and unsigned (what ONNX's bitwise ops and integer arithmetic take).
+inline constexpr DType kIntegerDTypes[] = {DType::kI64, DType::kI32, DType::kI16, DType::kI8,
+                                           DType::kU64, DType::kU32, DType::kU16, DType::kU8};
 
-// "f32", "f16", "bf16", "f64", "i64", "i32", "i8", "u8", "bool": the IR text spelling.
+// The numeric dtypes (every dtype but bool), and the signed ones (floats and signed integers).
+inline constexpr DType kNumericDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
+                                           DType::kI64, DType::kI32, DType::kI16,  DType::kI8,
+                                           DType::kU64, DType::kU32, DType::kU16,  DType::kU8};
+inline constexpr DType kSignedDTypes[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
+                                          DType::kI64, DType::kI32, DType::kI16,  DType::kI8};
+// One of the lists above as a vector (the kernel catalog's and the registries' type sets).
+template <size_t N>
+std::vector<DType> DTypeVector(const DType (&list)[N]) {
+  return std::vector<DType>(list, list + N);
+}
+
+// "f32", "f16", "bf16", "f64", "i64", "i32", "i16", "i8", "u64", "u32", "u16", "u8", "bool": the
+// IR text spelling.
 std::string_view DTypeName(DType t);
 StatusOr<DType> ParseDTypeName(std::string_view name);
 size_t DTypeSize(DType t);
-bool IsFloat(DType t);    // f32, f16, bf16, f64
-bool IsInteger(DType t);  // i64, i32, i8, u8
+bool IsFloat(DType t);     // f32, f16, bf16, f64
+bool IsInteger(DType t);   // kIntegerDTypes
+bool IsUnsigned(DType t);  // u8, u16, u32, u64
 
 // ONNX TensorProto.DataType <-> DType. Unsupported ONNX types are an error naming the type.
 StatusOr<DType> DTypeFromOnnx(int onnx_elem_type);

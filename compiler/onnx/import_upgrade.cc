@@ -95,6 +95,18 @@ std::shared_ptr<TensorData> Scalar(DType dtype, double v) {
     case DType::kU8:
       *d->mutable_data<uint8_t>() = static_cast<uint8_t>(v);
       break;
+    case DType::kI16:
+      *d->mutable_data<int16_t>() = static_cast<int16_t>(v);
+      break;
+    case DType::kU16:
+      *d->mutable_data<uint16_t>() = static_cast<uint16_t>(v);
+      break;
+    case DType::kU32:
+      *d->mutable_data<uint32_t>() = static_cast<uint32_t>(v);
+      break;
+    case DType::kU64:
+      *d->mutable_data<uint64_t>() = static_cast<uint64_t>(v);
+      break;
     case DType::kBool:
       *d->mutable_data<uint8_t>() = v != 0;
       break;

@@ -222,6 +222,28 @@ Status ReadTypedFields(const onnx::TensorProto& t, const std::string& what, int6
     case DType::kBool:
       A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
       return NarrowInt32<uint8_t>(what, t, 0, 1, d);
+    case DType::kI16:
+      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
+      return NarrowInt32<int16_t>(what, t, -32768, 32767, d);
+    case DType::kU16:
+      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
+      return NarrowInt32<uint16_t>(what, t, 0, 0xffff, d);
+    case DType::kU32: {
+      A8_RETURN_IF_ERROR(CheckCount(what, "uint64_data", t.uint64_data(), n, type));
+      uint32_t* dst = d->mutable_data<uint32_t>();
+      for (int i = 0; i < t.uint64_data_size(); ++i) {
+        if (t.uint64_data(i) > 0xffffffffu) {
+          return InvalidInput("{}: uint64_data[{}] = {} is out of range for u32", what, i,
+                              t.uint64_data(i));
+        }
+        dst[i] = static_cast<uint32_t>(t.uint64_data(i));
+      }
+      return Status::Ok();
+    }
+    case DType::kU64:
+      A8_RETURN_IF_ERROR(CheckCount(what, "uint64_data", t.uint64_data(), n, type));
+      if (n) std::memcpy(d->bytes.data(), t.uint64_data().data(), n * sizeof(uint64_t));
+      return Status::Ok();
     case DType::kF16:
     case DType::kBF16:
       // The 16-bit patterns are stored in the low half of int32_data.
@@ -280,8 +302,8 @@ StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
   } else {
     // Typed fields: the count check in ReadTypedFields runs before this buffer is filled, and
     // the buffer is no larger than the field that must hold as many values.
-    const int64_t available =
-        t.float_data_size() + t.int32_data_size() + t.int64_data_size() + t.double_data_size();
+    const int64_t available = t.float_data_size() + t.int32_data_size() + t.int64_data_size() +
+                              t.double_data_size() + t.uint64_data_size();
     if (*n > available) {
       return InvalidInput("{}: holds {} values, but its type {} has {} elements", what, available,
                           type.ToString(), *n);

@@ -13,12 +13,9 @@
 namespace a8 {
 namespace {
 
-const DTypes kSigned = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                        DType::kI64, DType::kI32, DType::kI8};
-const DTypes kNumeric = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                         DType::kI64, DType::kI32, DType::kI8,   DType::kU8};
-const DTypes kAll = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64,
-                     DType::kI32, DType::kI8,  DType::kU8,   DType::kBool};
+const DTypes kSigned = DTypeVector(kSignedDTypes);
+const DTypes kNumeric = DTypeVector(kNumericDTypes);
+const DTypes kAll = DTypeVector(kAllDTypes);
 const DTypes kFloatInt = {DType::kF32, DType::kF16, DType::kBF16,
                           DType::kF64, DType::kI64, DType::kI32};
 const DTypes kIndex = {DType::kI64, DType::kI32};
@@ -44,7 +41,7 @@ std::vector<Row> BuildRows() {
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Mod"}) {
     rows.push_back({op, "T,T", "T", {{'T', kNumeric}}});
   }
-  rows.push_back({"Pow", "T,U", "T", {{'T', kFloatInt}, {'U', kFloatInt}}});
+  rows.push_back({"Pow", "T,U", "T", {{'T', kFloatInt}, {'U', kNumeric}}});
   rows.push_back({"Equal", "T,T", "bool", {{'T', kAll}}});
   for (const char* op : {"Less", "LessOrEqual", "Greater", "GreaterOrEqual"}) {
     rows.push_back({op, "T,T", "bool", {{'T', kNumeric}}});

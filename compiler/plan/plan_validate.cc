@@ -23,7 +23,7 @@ namespace {
 constexpr uint64_t kMaxBytes = uint64_t{1} << 46;
 constexpr int kMaxRank = 64;
 
-bool ValidDType(int d) { return d >= plan::F32 && d <= plan::BOOL; }
+bool ValidDType(int d) { return plan::DType_IsValid(d); }
 DType ToDType(int d) { return static_cast<DType>(d); }
 
 Status CheckBuffer(const PlanFile& pf, int i, const std::string& src) {

@@ -17,8 +17,11 @@
 
 namespace a8 {
 
+// The unsigned type integer arithmetic wraps in: at least unsigned int, so that u16 * u16 is not
+// promoted to a signed int that overflows.
 template <typename A>
-using WrapOf = std::make_unsigned_t<A>;
+using WrapOf =
+    std::conditional_t<(sizeof(A) < sizeof(unsigned)), unsigned, std::make_unsigned_t<A>>;
 
 struct AddF {
   template <typename A>

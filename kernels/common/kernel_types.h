@@ -23,10 +23,10 @@ using Dims = std::vector<int64_t>;
 
 // "f32", "f16", ... for kernel messages (compiler/ir/types.h DTypeName, without the compiler).
 inline const char* ElemName(DType t) {
-  static const char* const kNames[] = {"f32", "f16", "bf16", "f64", "i64",
-                                       "i32", "i8",  "u8",   "bool"};
+  static const char* const kNames[] = {"f32", "f16",  "bf16", "f64", "i64", "i32", "i8",
+                                       "u8",  "bool", "i16",  "u16", "u32", "u64"};
   size_t i = static_cast<size_t>(t);
-  return i < 9 ? kNames[i] : "invalid";
+  return i < sizeof(kNames) / sizeof(kNames[0]) ? kNames[i] : "invalid";
 }
 
 inline int64_t NumElements(const Dims& dims) {

@@ -33,6 +33,15 @@ inline float RoundToOddFloat(int64_t v) {
   return v < 0 ? -f : f;
 }
 
+// uint64 -> float with round to odd (above INT64_MAX too).
+inline float RoundToOddFloat(uint64_t u) {
+  int shift = 0;
+  while ((u >> shift) >= (uint64_t{1} << 24)) ++shift;
+  uint64_t m = u >> shift;
+  if (shift > 0 && (u & ((uint64_t{1} << shift) - 1)) != 0) m |= 1;
+  return std::ldexp(static_cast<float>(m), shift);
+}
+
 // x86 cvttsd2si: truncation, with NaN and out-of-range giving the minimum.
 inline int32_t TruncToI32(double x) {
   if (!(x > -2147483649.0 && x < 2147483648.0)) return std::numeric_limits<int32_t>::min();
@@ -43,6 +52,12 @@ inline int64_t TruncToI64(double x) {
     return std::numeric_limits<int64_t>::min();
   }
   return static_cast<int64_t>(x);
+}
+// double -> uint64 as x86 compilers convert: [2^63, 2^64) exactly, anything else through
+// TruncToI64 (so -1.5 gives 2^64 - 1, as a cast through int64 would).
+inline uint64_t TruncToU64(double x) {
+  if (x >= 9223372036854775808.0 && x < 18446744073709551616.0) return static_cast<uint64_t>(x);
+  return static_cast<uint64_t>(TruncToI64(x));
 }
 
 template <typename To, typename From>
@@ -65,12 +80,19 @@ To CastElem(From v) {
         return Store<To>(RoundToOddFloat(static_cast<double>(v)));
     } else if constexpr (std::is_same_v<To, int64_t>) {
       return TruncToI64(static_cast<double>(v));
+    } else if constexpr (std::is_same_v<To, uint64_t>) {
+      return TruncToU64(static_cast<double>(v));
+    } else if constexpr (std::is_same_v<To, uint32_t>) {
+      return static_cast<To>(TruncToI64(static_cast<double>(v)));
     } else {
       return static_cast<To>(TruncToI32(static_cast<double>(v)));
     }
   } else {  // From is an integer
     if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {
-      return Store<To>(RoundToOddFloat(static_cast<int64_t>(v)));
+      if constexpr (std::is_same_v<From, uint64_t>)
+        return Store<To>(RoundToOddFloat(v));
+      else
+        return Store<To>(RoundToOddFloat(static_cast<int64_t>(v)));
     } else {
       return static_cast<To>(v);
     }

@@ -71,16 +71,21 @@ struct TypeTag {
 };
 #define A8_TAG_TYPE(tag) typename decltype(tag)::type
 
+// (Not DTypeSize: a8cpukernels links without the compiler library.)
 inline size_t ElemSize(DType t) {
   switch (t) {
     case DType::kF64:
     case DType::kI64:
+    case DType::kU64:
       return 8;
     case DType::kF32:
     case DType::kI32:
+    case DType::kU32:
       return 4;
     case DType::kF16:
     case DType::kBF16:
+    case DType::kI16:
+    case DType::kU16:
       return 2;
     default:
       return 1;
@@ -115,6 +120,14 @@ Status Dispatch(DType t, const char* op, F&& f) {
         return f(TypeTag<int8_t>{});
       case DType::kU8:
         return f(TypeTag<uint8_t>{});
+      case DType::kI16:
+        return f(TypeTag<int16_t>{});
+      case DType::kU16:
+        return f(TypeTag<uint16_t>{});
+      case DType::kU32:
+        return f(TypeTag<uint32_t>{});
+      case DType::kU64:
+        return f(TypeTag<uint64_t>{});
       default:
         break;
     }

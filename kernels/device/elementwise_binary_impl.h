@@ -210,12 +210,16 @@ DevStatus Where(DevCtx& ctx, const WhereParams& p) {
   switch (p.dtype) {
     case DType::kF64:
     case DType::kI64:
+    case DType::kU64:
       return RunWhere<uint64_t>(ctx, p);
     case DType::kF32:
     case DType::kI32:
+    case DType::kU32:
       return RunWhere<uint32_t>(ctx, p);
     case DType::kF16:
     case DType::kBF16:
+    case DType::kI16:
+    case DType::kU16:
       return RunWhere<uint16_t>(ctx, p);
     case DType::kI8:
     case DType::kU8:

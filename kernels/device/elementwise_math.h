@@ -45,6 +45,15 @@ A8_HD float RoundToOddFloat(int64_t v) {
   return v < 0 ? -f : f;
 }
 
+// uint64 -> float with round to odd (above INT64_MAX too).
+A8_HD float RoundToOddFloat(uint64_t u) {
+  int shift = 0;
+  while ((u >> shift) >= (uint64_t{1} << 24)) ++shift;
+  uint64_t m = u >> shift;
+  if (shift > 0 && (u & ((uint64_t{1} << shift) - 1)) != 0) m |= 1;
+  return ::ldexpf(static_cast<float>(m), shift);
+}
+
 // x86 cvttsd2si: truncation, NaN and out of range giving the minimum.
 A8_HD int32_t TruncToI32(double x) {
   if (!(x > -2147483649.0 && x < 2147483648.0)) return INT32_MIN;
@@ -53,6 +62,10 @@ A8_HD int32_t TruncToI32(double x) {
 A8_HD int64_t TruncToI64(double x) {
   if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
   return static_cast<int64_t>(x);
+}
+A8_HD uint64_t TruncToU64(double x) {
+  if (x >= 9223372036854775808.0 && x < 18446744073709551616.0) return static_cast<uint64_t>(x);
+  return static_cast<uint64_t>(TruncToI64(x));
 }
 
 template <typename To, typename From>
@@ -76,12 +89,20 @@ A8_HD To DevCast(From v) {
       }
     } else if constexpr (std::is_same_v<To, int64_t>) {
       return TruncToI64(static_cast<double>(v));
+    } else if constexpr (std::is_same_v<To, uint64_t>) {
+      return TruncToU64(static_cast<double>(v));
+    } else if constexpr (std::is_same_v<To, uint32_t>) {
+      return static_cast<To>(TruncToI64(static_cast<double>(v)));
     } else {
       return static_cast<To>(TruncToI32(static_cast<double>(v)));
     }
   } else {  // From is an integer
     if constexpr (kIsHalfLike<To>) {
-      return Elem<To>::Store(RoundToOddFloat(static_cast<int64_t>(v)));
+      if constexpr (std::is_same_v<From, uint64_t>) {
+        return Elem<To>::Store(RoundToOddFloat(v));
+      } else {
+        return Elem<To>::Store(RoundToOddFloat(static_cast<int64_t>(v)));
+      }
     } else {
       return static_cast<To>(v);
     }
@@ -111,6 +132,14 @@ A8_HD To LoadCast(DType t, const void* p, int64_t i) {
       return DevCast<To>(static_cast<const uint8_t*>(p)[i]);
     case DType::kBool:
       return DevCast<To>(static_cast<const bool*>(p)[i]);
+    case DType::kI16:
+      return DevCast<To>(static_cast<const int16_t*>(p)[i]);
+    case DType::kU16:
+      return DevCast<To>(static_cast<const uint16_t*>(p)[i]);
+    case DType::kU32:
+      return DevCast<To>(static_cast<const uint32_t*>(p)[i]);
+    case DType::kU64:
+      return DevCast<To>(static_cast<const uint64_t*>(p)[i]);
   }
   return To{};
 }

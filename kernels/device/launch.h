@@ -193,6 +193,14 @@ DevStatus DispatchAll(DType t, Fn&& fn) {
       return fn(uint8_t{});
     case DType::kBool:
       return fn(bool{});
+    case DType::kI16:
+      return fn(int16_t{});
+    case DType::kU16:
+      return fn(uint16_t{});
+    case DType::kU32:
+      return fn(uint32_t{});
+    case DType::kU64:
+      return fn(uint64_t{});
   }
   return DevError("unknown dtype");
 }

@@ -157,7 +157,9 @@ struct ReduceKernel {
     for (int64_t r = 0; r < red_count; ++r, c.Next(red)) {
       A v = Val(c.off);
       if (op == DevReduceOp::kSumSquare || op == DevReduceOp::kL2) v = Mul(v, v);
-      if (op == DevReduceOp::kL1 && v < A(0)) v = static_cast<A>(-v);
+      if constexpr (std::is_signed_v<A>) {  // floats too; |v| is v for unsigned integers
+        if (op == DevReduceOp::kL1 && v < A(0)) v = static_cast<A>(-v);
+      }
       s = Add(s, v);
     }
     if (op == DevReduceOp::kMean) {

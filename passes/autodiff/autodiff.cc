@@ -41,6 +41,18 @@ TensorDataPtr Filled(const TensorType& type, double value) {
       case DType::kI32:
         data->mutable_data<int32_t>()[i] = static_cast<int32_t>(value);
         break;
+      case DType::kI16:
+        data->mutable_data<int16_t>()[i] = static_cast<int16_t>(value);
+        break;
+      case DType::kU16:
+        data->mutable_data<uint16_t>()[i] = static_cast<uint16_t>(value);
+        break;
+      case DType::kU32:
+        data->mutable_data<uint32_t>()[i] = static_cast<uint32_t>(value);
+        break;
+      case DType::kU64:
+        data->mutable_data<uint64_t>()[i] = static_cast<uint64_t>(value);
+        break;
       default:
         data->bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(value);
         break;

@@ -69,6 +69,14 @@ auto Dispatch(DType t, Fn&& fn) {
       return fn(Plain<int8_t>{});
     case DType::kU8:
       return fn(Plain<uint8_t>{});
+    case DType::kI16:
+      return fn(Plain<int16_t>{});
+    case DType::kU16:
+      return fn(Plain<uint16_t>{});
+    case DType::kU32:
+      return fn(Plain<uint32_t>{});
+    case DType::kU64:
+      return fn(Plain<uint64_t>{});
     case DType::kBool:
       break;
   }
@@ -281,11 +289,14 @@ StatusOr<Outputs> EvalWhere(const Node& node, const Inputs& in) {
 // "integer indefinite" value for NaN and out-of-range inputs; narrow types wrap from int32.
 template <typename T>
 T FloatToInt(double v) {
-  if constexpr (sizeof(T) == 8) {
+  if constexpr (std::is_same_v<T, uint64_t>) {  // as kernels/cpu/cast_elem.h TruncToU64
+    if (v >= 9223372036854775808.0 && v < 18446744073709551616.0) return static_cast<T>(v);
+  }
+  if constexpr (sizeof(T) == 8 || std::is_same_v<T, uint32_t>) {
     if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0)) {
-      return std::numeric_limits<int64_t>::min();
+      return static_cast<T>(std::numeric_limits<int64_t>::min());
     }
-    return static_cast<T>(v);
+    return static_cast<T>(static_cast<int64_t>(v));
   } else {
     int32_t i32 = (v >= -2147483648.0 && v < 2147483648.0) ? static_cast<int32_t>(v)
                                                            : std::numeric_limits<int32_t>::min();
@@ -313,27 +324,33 @@ StatusOr<Outputs> EvalCastTo(const Node& node, const Inputs& in, StatusOr<DType>
   if (!dst.ok()) return dst.status().WithContext(node.Where());
   const TensorData& src = *in[0];
   const bool from_float = IsFloat(src.type.dtype);
+  const bool from_u64 = src.type.dtype == DType::kU64;
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, *dst, src.type.dims));
   const int64_t n = src.num_elements();
   for (int64_t i = 0; i < n; ++i) {
     const double d = from_float ? src.GetDouble(i) : 0.0;
     const int64_t k = from_float ? 0 : src.GetInt64(i);
+    // A u64 above INT64_MAX is k's two's complement: converted as the unsigned value.
+    auto int_to = [&](auto zero) {
+      using F = decltype(zero);
+      return from_u64 ? static_cast<F>(static_cast<uint64_t>(k)) : static_cast<F>(k);
+    };
     // Integer sources convert directly (int64 -> float rounds once); float sources go through
     // float for f16/bf16 as onnxruntime does (f64 -> f16 rounds twice there too).
     switch (*dst) {
       case DType::kF32:
-        out->mutable_data<float>()[i] = from_float ? static_cast<float>(d) : static_cast<float>(k);
+        out->mutable_data<float>()[i] = from_float ? static_cast<float>(d) : int_to(0.0f);
         break;
       case DType::kF64:
-        out->mutable_data<double>()[i] = from_float ? d : static_cast<double>(k);
+        out->mutable_data<double>()[i] = from_float ? d : int_to(0.0);
         break;
       case DType::kF16:
         out->mutable_data<uint16_t>()[i] =
-            FloatToHalfBits(from_float ? static_cast<float>(d) : static_cast<float>(k));
+            FloatToHalfBits(from_float ? static_cast<float>(d) : int_to(0.0f));
         break;
       case DType::kBF16:
         out->mutable_data<uint16_t>()[i] =
-            FloatToBFloat16Bits(from_float ? static_cast<float>(d) : static_cast<float>(k));
+            FloatToBFloat16Bits(from_float ? static_cast<float>(d) : int_to(0.0f));
         break;
       case DType::kI64:
         out->mutable_data<int64_t>()[i] = from_float ? FloatToInt<int64_t>(d) : k;
@@ -349,6 +366,22 @@ StatusOr<Outputs> EvalCastTo(const Node& node, const Inputs& in, StatusOr<DType>
       case DType::kU8:
         out->mutable_data<uint8_t>()[i] =
             from_float ? FloatToInt<uint8_t>(d) : static_cast<uint8_t>(k);
+        break;
+      case DType::kI16:
+        out->mutable_data<int16_t>()[i] =
+            from_float ? FloatToInt<int16_t>(d) : static_cast<int16_t>(k);
+        break;
+      case DType::kU16:
+        out->mutable_data<uint16_t>()[i] =
+            from_float ? FloatToInt<uint16_t>(d) : static_cast<uint16_t>(k);
+        break;
+      case DType::kU32:
+        out->mutable_data<uint32_t>()[i] =
+            from_float ? FloatToInt<uint32_t>(d) : static_cast<uint32_t>(k);
+        break;
+      case DType::kU64:
+        out->mutable_data<uint64_t>()[i] =
+            from_float ? FloatToInt<uint64_t>(d) : static_cast<uint64_t>(k);
         break;
       case DType::kBool:
         out->mutable_data<uint8_t>()[i] = from_float ? (d != 0.0) : (k != 0);

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/status.h"
@@ -132,11 +133,25 @@ StatusOr<LossParams> LossParamsFromKernel(const KernelArgs& a, const Dims& score
 
 // Dtype sets.
 inline const std::vector<DType> kFloatTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-inline const std::vector<DType> kNumericTypes = {DType::kF32, DType::kF16, DType::kBF16,
-                                                 DType::kF64, DType::kI64, DType::kI32,
-                                                 DType::kI8,  DType::kU8};
-inline const std::vector<DType> kAllTypes = {DType::kF32, DType::kF16, DType::kBF16,
-                                             DType::kF64, DType::kI64, DType::kI32,
-                                             DType::kI8,  DType::kU8,  DType::kBool};
+inline const std::vector<DType> kNumericTypes = DTypeVector(kNumericDTypes);
+inline const std::vector<DType> kAllTypes = DTypeVector(kAllDTypes);
+inline const std::vector<DType> kIntegerTypes = DTypeVector(kIntegerDTypes);
+
+// BitCast from `in` to `out` (of one width) as a Cast between these two dtypes: the unsigned
+// integer of that width to itself (a bit-exact copy), or u8 -> bool for a bool output, so that
+// every byte but 0 reads as true (1), as a bool must be stored.
+inline std::pair<DType, DType> BitCastAsCast(DType in, DType out) {
+  if (out == DType::kBool) return {in == DType::kBool ? DType::kBool : DType::kU8, DType::kBool};
+  switch (DTypeSize(in)) {
+    case 8:
+      return {DType::kU64, DType::kU64};
+    case 4:
+      return {DType::kU32, DType::kU32};
+    case 2:
+      return {DType::kU16, DType::kU16};
+    default:
+      return {DType::kU8, DType::kU8};
+  }
+}
 
 }  // namespace a8

@@ -86,14 +86,17 @@ StatusOr<DType> DescrToDType(const std::string& d, const std::string& source, bo
       {{"<f8", "=f8", nullptr}, DType::kF64}, {{"<i8", "=i8", nullptr}, DType::kI64},
       {{"<i4", "=i4", nullptr}, DType::kI32}, {{"|i1", "<i1", "=i1"}, DType::kI8},
       {{"|u1", "<u1", "=u1"}, DType::kU8},    {{"|b1", "<b1", "=b1"}, DType::kBool},
+      {{"<i2", "=i2", nullptr}, DType::kI16}, {{"<u4", "=u4", nullptr}, DType::kU32},
+      {{"<u8", "=u8", nullptr}, DType::kU64},
   };
   for (const Entry& e : kTable)
     for (const char* n : e.names)
       if (n != nullptr && d == n) return e.dtype;
-  if (bf16 && (d == "<u2" || d == "=u2")) return DType::kBF16;
+  // <u2: u16, or the bit patterns of bf16 when the caller reads a bf16 input.
+  if (d == "<u2" || d == "=u2") return bf16 ? DType::kBF16 : DType::kU16;
   return InvalidInput(
-      "{}: descr: unsupported dtype '{}' (supported: <f4 <f2 <f8 <i8 <i4 |i1 |u1 "
-      "|b1, and <u2 holding bf16 for a bf16 input)",
+      "{}: descr: unsupported dtype '{}' (supported: <f4 <f2 <f8 <i8 <i4 <i2 |i1 <u8 <u4 <u2 "
+      "|u1 |b1; <u2 holds bf16 for a bf16 input)",
       source, d);
 }
 
@@ -108,9 +111,10 @@ uint64_t ReadLE(const std::string& b, size_t at, int n) {
 const char* NpyDescr(DType dtype) {
   // Each descr is a literal, so the view's data is a NUL-terminated string.
   static constexpr EnumName<DType> kDescrs[] = {
-      {DType::kF32, "<f4"}, {DType::kF16, "<f2"}, {DType::kBF16, "<u2"},
-      {DType::kF64, "<f8"}, {DType::kI64, "<i8"}, {DType::kI32, "<i4"},
-      {DType::kI8, "|i1"},  {DType::kU8, "|u1"},  {DType::kBool, "|b1"}};
+      {DType::kF32, "<f4"},  {DType::kF16, "<f2"}, {DType::kBF16, "<u2"}, {DType::kF64, "<f8"},
+      {DType::kI64, "<i8"},  {DType::kI32, "<i4"}, {DType::kI8, "|i1"},   {DType::kU8, "|u1"},
+      {DType::kBool, "|b1"}, {DType::kI16, "<i2"}, {DType::kU16, "<u2"},  {DType::kU32, "<u4"},
+      {DType::kU64, "<u8"}};
   return NameIn(kDescrs, dtype, "?").data();
 }
 

@@ -1,11 +1,11 @@
 // Reading and writing NumPy .npy files (format versions 1.0, 2.0 and 3.0).
 //
-// Supported: C-order arrays of little-endian `<f4 <f2 <f8 <i8 <i4 |i1 |u1 |b1` (and their `=`
-// or `<`/`|` spellings for 1-byte types). NumPy has no bfloat16: a bf16 array is stored as `<u2`
-// (its raw 16-bit patterns); the reader returns `<u2` as kBF16 only when the caller expects bf16
-// (`bf16_from_u2`), since u16 is not an a800c dtype otherwise. Everything else (big-endian,
-// Fortran order, object or structured dtypes, a malformed header, data shorter or longer than
-// the shape says) is an InvalidInput error naming the file and the field.
+// Supported: C-order arrays of little-endian `<f4 <f2 <f8 <i8 <i4 <i2 |i1 <u8 <u4 <u2 |u1 |b1`
+// (and their `=` or `<`/`|` spellings for 1-byte types). NumPy has no bfloat16: a bf16 array is
+// stored as `<u2` (its raw 16-bit patterns); the reader returns `<u2` as kBF16 when the caller
+// expects bf16 (`bf16_from_u2`: the plan's input is bf16), as kU16 otherwise. Everything else
+// (big-endian, Fortran order, object or structured dtypes, a malformed header, data shorter or
+// longer than the shape says) is an InvalidInput error naming the file and the field.
 #pragma once
 
 #include <cstdint>

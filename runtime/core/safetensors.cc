@@ -20,9 +20,10 @@ constexpr struct {
   DType dtype;
   const char* name;
 } kDTypeNames[] = {
-    {DType::kF32, "F32"}, {DType::kF16, "F16"}, {DType::kBF16, "BF16"},
-    {DType::kF64, "F64"}, {DType::kI64, "I64"}, {DType::kI32, "I32"},
-    {DType::kI8, "I8"},   {DType::kU8, "U8"},   {DType::kBool, "BOOL"},
+    {DType::kF32, "F32"},   {DType::kF16, "F16"}, {DType::kBF16, "BF16"}, {DType::kF64, "F64"},
+    {DType::kI64, "I64"},   {DType::kI32, "I32"}, {DType::kI8, "I8"},     {DType::kU8, "U8"},
+    {DType::kBool, "BOOL"}, {DType::kI16, "I16"}, {DType::kU16, "U16"},   {DType::kU32, "U32"},
+    {DType::kU64, "U64"},
 };
 
 std::string ShapeText(const std::vector<int64_t>& d) {
@@ -175,8 +176,9 @@ const char* SafetensorsDTypeName(DType dtype) {
 StatusOr<DType> ParseSafetensorsDType(std::string_view name) {
   for (const auto& d : kDTypeNames)
     if (name == d.name) return d.dtype;
-  return InvalidInput("dtype '{}' is not one a800c reads (F32 F16 BF16 F64 I64 I32 I8 U8 BOOL)",
-                      name);
+  return InvalidInput(
+      "dtype '{}' is not one a800c reads (F32 F16 BF16 F64 I64 I32 I16 I8 U64 U32 U16 U8 BOOL)",
+      name);
 }
 
 StatusOr<std::string> SerializeSafetensors(const std::vector<SafetensorsTensor>& tensors,

@@ -64,6 +64,8 @@ Status FillSynthetic(const plan::Plan& plan, const plan::Buffer& b, uint64_t see
   int64_t bound = t == DType::kBool ? 2 : std::max<int64_t>(IndexBound(plan, b.id()), 1);
   if (t == DType::kI8) bound = std::min<int64_t>(bound, 128);
   if (t == DType::kU8) bound = std::min<int64_t>(bound, 256);
+  if (t == DType::kI16) bound = std::min<int64_t>(bound, 32768);
+  if (t == DType::kU16) bound = std::min<int64_t>(bound, 65536);
   std::uniform_int_distribution<int64_t> dist(0, bound - 1);
   std::vector<int64_t> v(static_cast<size_t>(n));
   for (int64_t& x : v) x = dist(rng);

@@ -26,8 +26,7 @@ struct ActGradEntry {
 
 // The operand dtypes of a Types column.
 inline const std::vector<DType>* DTypesOf(UnaryTypes t) {
-  static const std::vector<DType> kSigned = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                                             DType::kI64, DType::kI32, DType::kI8};
+  static const std::vector<DType> kSigned = DTypeVector(kSignedDTypes);
   static const std::vector<DType> kBool = {DType::kBool};
   switch (t) {
     case UnaryTypes::kSigned:

@@ -78,6 +78,15 @@ Status RunCast(const KernelArgs& a) {
   return cpu::Cast(a.in(0).dtype, a.out(0).dtype, a.out(0).count(), a.in(0).data, a.out(0).data);
 }
 
+// BitCast: the bytes as a Cast that copies them (BitCastAsCast).
+Status RunBitCast(const KernelArgs& a) {
+  if (a.in(0).bytes() != a.out(0).bytes())
+    return InvalidInput("{}: input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
+                        a.out(0).bytes());
+  const auto [from, to] = BitCastAsCast(a.in(0).dtype, a.out(0).dtype);
+  return cpu::Cast(from, to, a.out(0).count(), a.in(0).data, a.out(0).data);
+}
+
 // The Philox key of one Dropout kernel: the seed mixed with a hash of the node's name (FNV-1a,
 // then SplitMix64's finalizer), so that every Dropout of a plan draws its own stream, the same
 // on every backend and every run; the Philox counter is (element index, step).
@@ -111,7 +120,6 @@ void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
   for (const UnaryEntry& u : UnaryEntries()) r->push_back({u.op, *u.types, 0, UnaryFn(u.kind), ""});
 
   static const std::vector<DType> kBool = {DType::kBool};
-  static const std::vector<DType> kIntegers = {DType::kI64, DType::kI32, DType::kI8, DType::kU8};
   struct B {
     const char* op;
     BinaryOp b;
@@ -133,10 +141,10 @@ void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
       {"And", BinaryOp::kAnd, &kBool, ""},
       {"Or", BinaryOp::kOr, &kBool, ""},
       {"Xor", BinaryOp::kXor, &kBool, ""},
-      {"BitwiseAnd", BinaryOp::kBitwiseAnd, &kIntegers, ""},
-      {"BitwiseOr", BinaryOp::kBitwiseOr, &kIntegers, ""},
-      {"BitwiseXor", BinaryOp::kBitwiseXor, &kIntegers, ""},
-      {"BitShift", BinaryOp::kShiftLeft, &kIntegers, "direction attribute"},
+      {"BitwiseAnd", BinaryOp::kBitwiseAnd, &kIntegerTypes, ""},
+      {"BitwiseOr", BinaryOp::kBitwiseOr, &kIntegerTypes, ""},
+      {"BitwiseXor", BinaryOp::kBitwiseXor, &kIntegerTypes, ""},
+      {"BitShift", BinaryOp::kShiftLeft, &kIntegerTypes, "direction attribute"},
   };
   for (const B& b : binary) r->push_back({b.op, *b.types, 0, BinaryFn(b.b), b.note});
   r->push_back({"Max", kNumericTypes, 0, VariadicFn(BinaryOp::kMax, false), "N inputs"});
@@ -147,6 +155,7 @@ void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars"});
   r->push_back({"Cast", kAllTypes, 0, RunCast, "to: any dtype"});
   r->push_back({"CastLike", kAllTypes, 0, RunCast, "to: any dtype"});
+  r->push_back({"BitCast", kAllTypes, 0, RunBitCast, "to: a dtype of the same width"});
   r->push_back({"Dropout", kFloatTypes, 0, RunDropout,
                 "ratio: float scalar, training_mode: bool; mask: bool"});
 }

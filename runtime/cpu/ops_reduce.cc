@@ -62,9 +62,7 @@ Status RunCumSum(const KernelArgs& a) {
 }  // namespace
 
 void RegisterReduceKernels(std::vector<CpuKernelEntry>* r) {
-  static const std::vector<DType> kIntAndFloat = {DType::kF32, DType::kF16, DType::kBF16,
-                                                  DType::kF64, DType::kI64, DType::kI32,
-                                                  DType::kI8,  DType::kU8};
+  static const std::vector<DType>& kIntAndFloat = kNumericTypes;
   struct R {
     const char* op;
     ReduceOp op_;

@@ -174,6 +174,16 @@ Status RunCast(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(Cast(ctx, p));
 }
 
+// BitCast: the bytes as a Cast that copies them (BitCastAsCast).
+Status RunBitCast(const KernelArgs& a, DevCtx& ctx) {
+  if (a.in(0).bytes() != a.out(0).bytes())
+    return InvalidInput("{}: input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
+                        a.out(0).bytes());
+  const auto [from, to] = BitCastAsCast(a.in(0).dtype, a.out(0).dtype);
+  CastParams p{from, to, a.out(0).count(), a.in(0).data, a.out(0).data};
+  return FromDev(Cast(ctx, p));
+}
+
 // FNV-1a of the node name: each Dropout of a plan draws its own stream (the CPU's
 // DropoutStreamKey; the kernel applies its finalizer to seed ^ hash).
 uint64_t NodeHash(const std::string& node) {
@@ -294,11 +304,10 @@ void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"And", kBool, 0, RunBinary<B::kAnd>, ""});
   r->push_back({"Or", kBool, 0, RunBinary<B::kOr>, ""});
   r->push_back({"Xor", kBool, 0, RunBinary<B::kXor>, ""});
-  static const std::vector<DType> kIntegers = {DType::kI64, DType::kI32, DType::kI8, DType::kU8};
-  r->push_back({"BitwiseAnd", kIntegers, 0, RunBinary<B::kBitwiseAnd>, "broadcast"});
-  r->push_back({"BitwiseOr", kIntegers, 0, RunBinary<B::kBitwiseOr>, "broadcast"});
-  r->push_back({"BitwiseXor", kIntegers, 0, RunBinary<B::kBitwiseXor>, "broadcast"});
-  r->push_back({"BitShift", kIntegers, 0, RunBinary<B::kShiftLeft>, "direction attribute"});
+  r->push_back({"BitwiseAnd", kIntegerTypes, 0, RunBinary<B::kBitwiseAnd>, "broadcast"});
+  r->push_back({"BitwiseOr", kIntegerTypes, 0, RunBinary<B::kBitwiseOr>, "broadcast"});
+  r->push_back({"BitwiseXor", kIntegerTypes, 0, RunBinary<B::kBitwiseXor>, "broadcast"});
+  r->push_back({"BitShift", kIntegerTypes, 0, RunBinary<B::kShiftLeft>, "direction attribute"});
   r->push_back({"Max", kNumericTypes, 0, RunVariadic<B::kMax, false>, "N inputs"});
   r->push_back({"Min", kNumericTypes, 0, RunVariadic<B::kMin, false>, "N inputs"});
   r->push_back({"Sum", kNumericTypes, 0, RunVariadic<B::kAdd, false>, "N inputs"});
@@ -307,6 +316,7 @@ void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars, read on device"});
   r->push_back({"Cast", kAllTypes, 0, RunCast, "to: any dtype"});
   r->push_back({"CastLike", kAllTypes, 0, RunCast, "to: any dtype"});
+  r->push_back({"BitCast", kAllTypes, 0, RunBitCast, "to: a dtype of the same width"});
   r->push_back({"Dropout", kFloatTypes, 0, RunDropout,
                 "ratio: float scalar, training_mode: bool; mask: bool; Philox as the CPU"});
 

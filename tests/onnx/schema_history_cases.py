@@ -392,7 +392,7 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
     "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding",
     "Resize", "RNN", "GRU", "LSTM", "LinearAttention", "CausalConvWithState", "GridSample",
-    "Col2Im", "DeformConv"}
+    "Col2Im", "DeformConv", "BitCast"}
 CONTROL_FLOW = {"If", "Loop", "Scan"}
 CASE_OPS |= CONTROL_FLOW
 SIGNAL = {"DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"}
@@ -477,6 +477,8 @@ def build(op, v):
     if op == "BitShift":
         return Case([data(np.array([1, 6, 200, 7], np.uint8)),
                      data(np.array([1, 2, 1, 0], np.uint8))], {"direction": "LEFT"})
+    if op == "BitCast":  # float bits as int32 (6)
+        return Case([data(np.array([[1.5, -2.0, 0.0], [-0.0, 3e38, 1e-40]], F32))], {"to": 6})
     if op == "Not":
         return Case([data(rnd(2, 3, seed=45) > 0)])
     if op in VARIADIC:

@@ -173,6 +173,14 @@ double RefCast(double v, DType to) {
       return wrap(std::trunc(v), 8, true);
     case DType::kU8:
       return wrap(std::trunc(v), 8, false);
+    case DType::kI16:
+      return wrap(std::trunc(v), 16, true);
+    case DType::kU16:
+      return wrap(std::trunc(v), 16, false);
+    case DType::kU32:
+      return wrap(std::trunc(v), 32, false);
+    case DType::kU64:  // -3 stands for 2^64 - 3 (SetValue stores it as its two's complement)
+      return std::trunc(v);
     default:
       return v;  // floats: rounded once by ExpectRoundedExactly's reference
   }
@@ -196,7 +204,9 @@ TEST(CpuKernelCastTest, AllPairsMatchDefinitionBitForBit) {
       SCOPED_TRACE(std::string(ElemName(from)) + "->" + ElemName(to));
       const int64_t n = 513;
       // Wide enough to wrap when narrowing to i8/u8, within the source type's own range.
-      double lo = from == DType::kU8 ? 0 : (from == DType::kI8 ? -128 : -300);
+      const bool is_unsigned =
+          from == DType::kU8 || from == DType::kU16 || from == DType::kU32 || from == DType::kU64;
+      double lo = is_unsigned ? 0 : (from == DType::kI8 ? -128 : -300);
       double hi = from == DType::kU8 ? 256 : (from == DType::kI8 ? 128 : 300);
       Buffer x = RandomBuffer(from, {n}, rng, lo, hi);
       Buffer y = MakeBuffer(to, {n});

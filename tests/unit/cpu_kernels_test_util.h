@@ -102,6 +102,18 @@ inline void SetValue(Buffer& b, int64_t i, double v) {
     case DType::kBool:
       put(static_cast<uint8_t>(v != 0.0));
       break;
+    case DType::kI16:
+      put(static_cast<int16_t>(v));
+      break;
+    case DType::kU16:
+      put(static_cast<uint16_t>(v));
+      break;
+    case DType::kU32:
+      put(static_cast<uint32_t>(v));
+      break;
+    case DType::kU64:  // a negative value as its two's complement (exact, unlike v + 2^64)
+      put(v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v));
+      break;
   }
 }
 
@@ -130,6 +142,14 @@ inline double GetValue(const Buffer& b, int64_t i) {
       return get(uint8_t{0});
     case DType::kBool:
       return get(uint8_t{0}) != 0;
+    case DType::kI16:
+      return get(int16_t{0});
+    case DType::kU16:
+      return get(uint16_t{0});
+    case DType::kU32:
+      return get(uint32_t{0});
+    case DType::kU64:
+      return static_cast<double>(get(uint64_t{0}));
   }
   return 0.0;
 }

@@ -35,9 +35,8 @@ using testing::RandomBytes;
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
 using Dims = std::vector<int64_t>;
 
-const std::vector<DType> kAll = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64,
-                                 DType::kI32, DType::kI8,  DType::kU8,   DType::kBool};
-const std::vector<DType> kNumeric(kAll.begin(), kAll.end() - 1);
+const std::vector<DType> kAll = DTypeVector(kAllDTypes);
+const std::vector<DType> kNumeric = DTypeVector(kNumericDTypes);
 const std::vector<DType> kFloat = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
 
 std::string Name(DType t) { return std::string(DTypeName(t)); }
@@ -204,7 +203,7 @@ TEST(DeviceElementwiseTest, SpecialValuesAndPredicates) {
 
 TEST(DeviceElementwiseTest, IntegerUnaryNotAndIdentity) {
   for (DType t : kNumeric) {
-    const bool is_signed = t != DType::kU8;
+    const bool is_signed = !IsUnsigned(t);
     for (const char* op : {"Abs", "Neg", "Relu", "Sign"}) {
       if (!is_signed && (std::string(op) == "Neg" || std::string(op) == "Relu")) continue;
       SCOPED_TRACE(std::string(op) + " " + Name(t));
@@ -251,12 +250,12 @@ void ExpectBinary(const std::string& op, DType ta, DType tb, DType ty, double lo
 TEST(DeviceElementwiseTest, Arithmetic) {
   for (DType t : kNumeric) {
     const bool is_float = IsFloat(t);
-    const double lo = t == DType::kU8 ? 0 : -50, hi = 50;
+    const double lo = IsUnsigned(t) ? 0 : -50, hi = 50;
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Mod"})
       ExpectBinary(op, t, t, t, lo, hi);
     ExpectBinary("Mod", t, t, t, lo, hi, [](plan::Kernel* k) { PlanBuilder::Int(k, "fmod", 1); });
     // Small integer operands: integer Pow wraps, float Pow of a negative base is NaN both sides.
-    ExpectBinary("Pow", t, t, t, is_float ? 0.1 : (t == DType::kU8 ? 0 : -3), 3);
+    ExpectBinary("Pow", t, t, t, is_float ? 0.1 : (IsUnsigned(t) ? 0 : -3), 3);
   }
   // Division and modulo by zero, integer overflow.
   ExpectBinary("Div", DType::kI32, DType::kI32, DType::kI32, -1.4, 1.4);
@@ -267,13 +266,17 @@ TEST(DeviceElementwiseTest, Arithmetic) {
   ExpectBinary("Pow", DType::kF16, DType::kF32, DType::kF16, 0.1, 3);
   ExpectBinary("Pow", DType::kI32, DType::kF64, DType::kI32, 0, 4);
   ExpectBinary("Pow", DType::kBF16, DType::kU8, DType::kBF16, 0, 4);
+  // Unsigned exponents of every width (ONNX Pow's T1), and u16 products past int's range.
+  for (DType e : {DType::kU16, DType::kU32, DType::kU64, DType::kI16})
+    ExpectBinary("Pow", DType::kF32, e, DType::kF32, 0, 5);
+  ExpectBinary("Mul", DType::kU16, DType::kU16, DType::kU16, 30000, 65535);
 }
 
 TEST(DeviceElementwiseTest, ComparisonsAndLogic) {
   for (DType t : kNumeric) {
     // Integer-valued operands in a small range, so that equal pairs occur.
     for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
-      ExpectBinary(op, t, t, DType::kBool, t == DType::kU8 ? 0 : -2, 2);
+      ExpectBinary(op, t, t, DType::kBool, IsUnsigned(t) ? 0 : -2, 2);
   }
   for (const char* op : {"And", "Or", "Xor"})
     ExpectBinary(op, DType::kBool, DType::kBool, DType::kBool, -1, 1);
@@ -282,12 +285,12 @@ TEST(DeviceElementwiseTest, ComparisonsAndLogic) {
 // The bitwise ops of integers (kernels/common/binary_math.h): shift amounts from negative to
 // past the widest type's width (the out-of-range rule of BitShift-28).
 TEST(DeviceElementwiseTest, BitwiseOps) {
-  for (DType t : {DType::kI64, DType::kI32, DType::kI8, DType::kU8}) {
-    const double lo = t == DType::kU8 ? 0 : -100;
+  for (DType t : kIntegerDTypes) {
+    const double lo = IsUnsigned(t) ? 0 : -100;
     for (const char* op : {"BitwiseAnd", "BitwiseOr", "BitwiseXor"})
       ExpectBinary(op, t, t, t, lo, 100);
     for (const char* dir : {"LEFT", "RIGHT"}) {
-      ExpectBinary("BitShift", t, t, t, t == DType::kU8 ? 0 : -3, 70, [dir](plan::Kernel* k) {
+      ExpectBinary("BitShift", t, t, t, IsUnsigned(t) ? 0 : -3, 70, [dir](plan::Kernel* k) {
         plan::Attribute* a = k->add_attrs();
         a->set_name("direction");
         a->set_s(dir);

@@ -23,8 +23,7 @@ using testing::PlanBuilder;
 using testing::RandomBytes;
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
 
-const std::vector<DType> kAll = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64,
-                                 DType::kI32, DType::kI8,  DType::kU8,   DType::kBool};
+const std::vector<DType> kAll = DTypeVector(kAllDTypes);
 const std::vector<DType> kFloat = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
 
 std::string Name(DType t) { return std::string(DTypeName(t)); }

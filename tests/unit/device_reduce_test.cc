@@ -22,8 +22,7 @@ using B = plan::Buffer;
 using Attrs = std::function<void(plan::Kernel*)>;
 
 const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-const std::vector<DType> kNumeric = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                                     DType::kI64, DType::kI32, DType::kI8,   DType::kU8};
+const std::vector<DType> kNumeric = DTypeVector(kNumericDTypes);
 
 std::string Where(const std::string& op, DType t, const cpu::Dims& dims) {
   return fmt::format("{} {} [{}]", op, DTypeName(t), fmt::join(dims, ","));
@@ -77,6 +76,12 @@ TEST(DeviceReduceTest, EveryReduceOpEveryDtypeMatchesCpu) {
                        "ReduceSumSquare", "ReduceL1",   "ReduceL2",  "ReduceLogSumExp"};
   for (const char* op : ops) {
     for (DType t : kNumeric) {
+      // Not yet: ReduceL2/ReduceLogSumExp on u32/u64 (float math whose out-of-range result the
+      // CPU and device convert differently). The kernel catalog does not admit them, so no plan
+      // runs them.
+      const std::string o = op;
+      if ((o == "ReduceL2" || o == "ReduceLogSumExp") && (t == DType::kU32 || t == DType::kU64))
+        continue;
       for (const ReduceCase& c : kReduceCases) {
         SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axes [{}]", fmt::join(c.axes, ",")));
         auto out_dims = cpu::ReduceOutputDims(c.dims, c.axes, c.keepdims);

@@ -50,6 +50,18 @@ std::shared_ptr<TensorData> RandomData(DType dtype, std::vector<int64_t> dims, s
       case DType::kBool:
         d->mutable_data<uint8_t>()[i] = bits(*rng) & 1;
         break;
+      case DType::kI16:
+        d->mutable_data<int16_t>()[i] = static_cast<int16_t>(bits(*rng));
+        break;
+      case DType::kU16:
+        d->mutable_data<uint16_t>()[i] = static_cast<uint16_t>(bits(*rng));
+        break;
+      case DType::kU32:
+        d->mutable_data<uint32_t>()[i] = bits(*rng);
+        break;
+      case DType::kU64:  // the top bit set too: above INT64_MAX
+        d->mutable_data<uint64_t>()[i] = (static_cast<uint64_t>(bits(*rng)) << 32) | bits(*rng);
+        break;
     }
   }
   return d;

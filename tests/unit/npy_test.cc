@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -54,14 +55,54 @@ TEST(NpyTest, ScalarsAndEmptyArrays) {
   EXPECT_EQ(e->dims, (std::vector<int64_t>{0, 3}));
 }
 
-TEST(NpyTest, Bf16IsReadFromU2OnlyWhenAsked) {
+// `<u2` is u16, and the bits of bf16 only where the caller reads a bf16 input.
+TEST(NpyTest, U2IsU16AndBf16OnlyWhenAsked) {
   uint16_t v[2] = {0x3f80, 0xc000};
   std::string bytes = SerializeNpy(DType::kBF16, {2}, v);
   EXPECT_NE(bytes.find("'<u2'"), std::string::npos);
-  EXPECT_TRUE(ParseNpy(bytes, "b.npy", true).ok());
-  auto no = ParseNpy(bytes, "b.npy", false);
-  ASSERT_FALSE(no.ok());
-  EXPECT_NE(no.status().message().find("'<u2'"), std::string::npos);
+  auto bf = ParseNpy(bytes, "b.npy", true);
+  ASSERT_TRUE(bf.ok());
+  EXPECT_EQ(bf->dtype, DType::kBF16);
+  auto u16 = ParseNpy(bytes, "b.npy", false);
+  ASSERT_TRUE(u16.ok()) << u16.status().message();
+  EXPECT_EQ(u16->dtype, DType::kU16);
+  EXPECT_EQ(u16->data, bf->data);
+  EXPECT_EQ(SerializeNpy(DType::kU16, {2}, v), bytes);
+}
+
+// The 16-, 32- and 64-bit integer dtypes against numpy, both ways, values at their limits.
+TEST(NpyTest, WideIntegersMatchNumpy) {
+  if (std::system("python3 -c 'import numpy' 2>/dev/null") != 0) GTEST_SKIP() << "no numpy";
+  std::string dir = a8::testing::UniqueTempPath("numpy_ints");
+  std::filesystem::create_directories(dir);
+  std::string cmd = "python3 -c \"import numpy as np; d='" + dir +
+                    "'; np.save(d+'/i2.npy', np.array([-32768, 32767], dtype=np.int16)); "
+                    "np.save(d+'/u2.npy', np.array([65535, 1], dtype=np.uint16)); "
+                    "np.save(d+'/u4.npy', np.array([4294967295, 2], dtype=np.uint32)); "
+                    "np.save(d+'/u8.npy', np.array([18446744073709551615, 3], dtype=np.uint64))\"";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  struct Case {
+    const char* file;
+    DType dtype;
+    uint64_t first;  // element 0's bits
+  };
+  for (const Case& c : {Case{"i2", DType::kI16, 0x8000}, Case{"u2", DType::kU16, 0xffff},
+                        Case{"u4", DType::kU32, 0xffffffffu}, Case{"u8", DType::kU64, ~0ull}}) {
+    auto arr = ReadNpyFile(dir + "/" + c.file + ".npy");
+    ASSERT_TRUE(arr.ok()) << c.file << ": " << arr.status().message();
+    EXPECT_EQ(arr->dtype, c.dtype) << c.file;
+    EXPECT_EQ(arr->dims, (std::vector<int64_t>{2})) << c.file;
+    uint64_t first = 0;
+    std::memcpy(&first, arr->data.data(), DTypeSize(c.dtype));
+    EXPECT_EQ(first, c.first) << c.file;
+    // numpy reads ours back as the same dtype and values.
+    const std::string ours = dir + "/ours_" + c.file + ".npy";
+    ASSERT_TRUE(WriteNpyFile(ours, c.dtype, arr->dims, arr->data.data()).ok());
+    std::string check = "python3 -c \"import numpy as np; a = np.load('" + ours +
+                        "'); b = " + "np.load('" + dir + "/" + c.file +
+                        ".npy'); assert a.dtype == b.dtype " + "and (a == b).all()\"";
+    EXPECT_EQ(std::system(check.c_str()), 0) << c.file;
+  }
 }
 
 TEST(NpyTest, ReadsFilesWrittenByNumpy) {

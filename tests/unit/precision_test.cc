@@ -174,6 +174,35 @@ TEST(AssignPrecisionTest, Fp32AndTf32ChangeNothing) {
   }
 }
 
+// Integers are never cast (PRECISION.md), the 16-, 32- and 64-bit ones included, in every low
+// mode: a graph of integer ops comes out of the passes with no Cast and its dtypes unchanged.
+TEST(AssignPrecisionTest, IntegersOfEveryWidthAreNeverCast) {
+  for (PrecisionMode m : {PrecisionMode::kAmp, PrecisionMode::kFp16, PrecisionMode::kBf16}) {
+    auto g = Parse(R"(graph @g opsets {"" = 17} {
+  input %a : u16[4]
+  input %b : i16[4]
+  input %c : u64[4]
+  input %d : u32[4]
+  %s = Add(%a, %a) : u16[4] loc("add")
+  %p = Mul(%b, %b) : i16[4] loc("mul")
+  %m = Max(%c, %c) : u64[4] loc("max")
+  %q = BitShift(%d, %d) {direction="LEFT"} : u32[4] loc("shift")
+  output %s
+  output %p
+  output %m
+  output %q
+})");
+    ASSERT_NE(g, nullptr);
+    SetPrecision(Mode(m));
+    for (std::unique_ptr<Pass>& p : MixedPrecisionPasses()) ASSERT_TRUE(p->Run(*g).ok());
+    EXPECT_EQ(CountOp(*g, "Cast"), 0) << PrintIrToString(*g);
+    EXPECT_EQ(g->FindValue("s")->dtype(), DType::kU16);
+    EXPECT_EQ(g->FindValue("p")->dtype(), DType::kI16);
+    EXPECT_EQ(g->FindValue("m")->dtype(), DType::kU64);
+    EXPECT_EQ(g->FindValue("q")->dtype(), DType::kU32);
+  }
+}
+
 TEST(AssignPrecisionTest, AmpPaintsFollowOpsBetweenLowOpsAndKeepsDenyFeedersFp32) {
   auto g = Parse(kChain);
   SetPrecision(Mode(PrecisionMode::kAmp));
