@@ -43,7 +43,7 @@ OpDef Bitwise(OpDef op) {
 }
 
 // BitCast(x){to}: x's dims, dtype `to`, which must have x's element width.
-Status InferBitCast(const Node& node, std::vector<TensorType>* out) {
+Status InferBitCast(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const Attribute* to = node.attr("to");
   if (to == nullptr || to->kind() != AttrKind::kInt) {
