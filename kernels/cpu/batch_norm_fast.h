@@ -15,7 +15,7 @@
 
 #include <cstdint>
 
-#include "compiler/ir/status.h"
+#include "base/status.h"
 #include "kernels/cpu/dtype.h"
 
 namespace a8::cpu {

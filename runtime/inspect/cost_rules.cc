@@ -92,11 +92,11 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
                         "ai.onnx.preview.training.Adagrad", "ai.onnx.preview.training.Adam",
                         "ai.onnx.preview.training.Momentum"});
     add(F::kMovement,
-        {"Concat",      "ConstantOfShape", "Expand", "Gather",        "GatherElements",
-         "GatherND",    "OneHot",          "Pad",    "Range",         "ScatterElements",
-         "ScatterND",   "Shape",           "Size",   "Slice",         "Split",
-         "Tile",        "Transpose",       "Trilu",  "a8.GatherGrad", "a8.GatherNDGrad",
-         "a8.SliceGrad"});
+        {"BitCast",         "Concat",      "ConstantOfShape", "Expand", "Gather",
+         "GatherElements",  "GatherND",    "OneHot",          "Pad",    "Range",
+         "ScatterElements", "ScatterND",   "Shape",           "Size",   "Slice",
+         "Split",           "Tile",        "Transpose",       "Trilu",  "a8.GatherGrad",
+         "a8.GatherNDGrad", "a8.SliceGrad"});
     add(F::kView, {"Flatten", "Identity", "Reshape", "Squeeze", "Unsqueeze"});
     add(F::kCollective, {"a8.AllReduceStart", "a8.AllReduceWait"});
     // Every other unary op and activation gradient from kernels/common/unary_math.h's lists (a new
