@@ -46,6 +46,27 @@ StatusOr<std::vector<bool>> AxisMask(const Dims& dims, const std::vector<int64_t
   return mask;
 }
 
+// a * b and a + b in the accumulator type; integers wrap around (two's complement) as ONNX's
+// integer arithmetic does, where a signed overflow would be undefined behaviour.
+template <typename A>
+A AccMul(A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return static_cast<A>(static_cast<U>(a) * static_cast<U>(b));
+  } else {
+    return static_cast<A>(a * b);
+  }
+}
+template <typename A>
+A AccAdd(A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    using U = std::make_unsigned_t<A>;
+    return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
+  } else {
+    return static_cast<A>(a + b);
+  }
+}
+
 // Accumulates one output of a reduction. A is the accumulator type.
 template <typename T, typename A>
 A ReduceOne(ReduceOp op, const T* x, const std::vector<int64_t>& offs) {
@@ -71,7 +92,7 @@ A ReduceOne(ReduceOp op, const T* x, const std::vector<int64_t>& offs) {
     }
     case ReduceOp::kProd: {
       A p = 1;
-      for (int64_t r = 0; r < n; ++r) p = static_cast<A>(p * val(r));
+      for (int64_t r = 0; r < n; ++r) p = AccMul(p, val(r));
       return p;
     }
     case ReduceOp::kLogSumExp: {
@@ -89,9 +110,9 @@ A ReduceOne(ReduceOp op, const T* x, const std::vector<int64_t>& offs) {
       A s = 0;
       for (int64_t r = 0; r < n; ++r) {
         A v = val(r);
-        if (op == ReduceOp::kSumSquare || op == ReduceOp::kL2) v = static_cast<A>(v * v);
+        if (op == ReduceOp::kSumSquare || op == ReduceOp::kL2) v = AccMul(v, v);
         if (op == ReduceOp::kL1 && v < A(0)) v = static_cast<A>(-v);
-        s = static_cast<A>(s + v);
+        s = AccAdd(s, v);
       }
       if (op == ReduceOp::kMean) {
         if constexpr (std::is_floating_point_v<A>)
