@@ -60,6 +60,16 @@ class Emitter {
 // The request has exactly `inputs` present inputs and one output.
 Status CheckArity(const DecomposeRequest& req, size_t inputs);
 
+// Operand `i` of the request; null when it is absent (past the end, or an empty name).
+inline Value* Input(const DecomposeRequest& req, size_t i) {
+  return i < req.inputs.size() ? req.inputs[i] : nullptr;
+}
+
+// Whether output `i` is wanted (present with a name).
+inline bool WantsOutput(const DecomposeRequest& req, size_t i) {
+  return i < req.outputs.size() && !req.outputs[i].first.empty();
+}
+
 // Every attribute of the request is one of `known`.
 Status CheckAttrs(const DecomposeRequest& req, std::initializer_list<std::string_view> known);
 // An attribute's value, `def` when absent (required when `def` is empty).

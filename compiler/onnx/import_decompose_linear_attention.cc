@@ -42,19 +42,13 @@ namespace {
 using decompose_internal::CheckAttrs;
 using decompose_internal::Emitter;
 using decompose_internal::FloatAttr;
+using decompose_internal::Input;
 using decompose_internal::IntAttr;
 using decompose_internal::StringAttr;
+using decompose_internal::WantsOutput;
 
 constexpr int64_t kOnnxFloat = 1;  // TensorProto.FLOAT
 constexpr int64_t kMaxIndex = std::numeric_limits<int64_t>::max();
-
-Value* Input(const DecomposeRequest& req, size_t i) {
-  return i < req.inputs.size() ? req.inputs[i] : nullptr;
-}
-
-bool WantsOutput(const DecomposeRequest& req, size_t i) {
-  return i < req.outputs.size() && !req.outputs[i].first.empty();
-}
 
 StatusOr<std::vector<int64_t>> StaticDims(const DecomposeRequest& req, size_t i,
                                           std::string_view field, size_t rank,

@@ -45,8 +45,10 @@ namespace {
 using decompose_internal::CheckAttrs;
 using decompose_internal::Emitter;
 using decompose_internal::FloatAttr;
+using decompose_internal::Input;
 using decompose_internal::IntAttr;
 using decompose_internal::StringAttr;
+using decompose_internal::WantsOutput;
 
 enum class Cell { kRnn, kGru, kLstm };
 
@@ -71,14 +73,6 @@ struct RnnSpec {
   bool linear_before_reset = false;
   bool input_forget = false;
 };
-
-Value* Input(const DecomposeRequest& req, size_t i) {
-  return i < req.inputs.size() ? req.inputs[i] : nullptr;
-}
-
-bool WantsOutput(const DecomposeRequest& req, size_t i) {
-  return i < req.outputs.size() && !req.outputs[i].first.empty();
-}
 
 std::string Lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(),

@@ -14,11 +14,12 @@
 #include "kernels/common/float16.h"
 #include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/fast_convert_isa.h"
+#include "tests/unit/cpu_kernels_test_util.h"
 
 namespace a8::cpu {
 namespace {
 
-bool IsHalfNaN(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+using testing::IsHalfNaN;
 
 // Sets the conversion level for the life of the object, then restores the detected one.
 class ScopedIsa {
@@ -31,32 +32,10 @@ class ScopedIsa {
   bool ok_;
 };
 
-// Ties, one ulp either side and the neighbours themselves for f16 and bf16, specials, then
-// random bit patterns; an odd count so that every level's tail runs.
+// The boundary floats of f16 and bf16, then random bit patterns; an odd count so that every
+// level's tail runs.
 std::vector<float> BoundaryInputs() {
-  std::vector<float> v;
-  for (uint32_t h = 0; h < 0x7c00u; h += 5) {
-    const float a = HalfBitsToFloat(static_cast<uint16_t>(h));
-    const float b = HalfBitsToFloat(static_cast<uint16_t>(h + 1));
-    const float mid = a + (b - a) / 2;
-    for (float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f), a}) {
-      v.push_back(x);
-      v.push_back(-x);
-    }
-  }
-  for (uint32_t b = 0; b < 0x7f80u; b += 11) {
-    const uint32_t lo = b << 16, tie = lo | 0x8000u;
-    for (uint32_t bits : {lo, tie, tie - 1, tie + 1}) {
-      v.push_back(BitsToFloat(bits));
-      v.push_back(BitsToFloat(bits | 0x80000000u));
-    }
-  }
-  for (float x : {65504.0f, 65519.0f, 65520.0f, 1e30f, INFINITY, -INFINITY, NAN, -NAN, 0.0f, -0.0f,
-                  1e-45f, 5.96e-8f, 2.98e-8f, 2.99e-8f}) {
-    v.push_back(x);
-  }
-  std::mt19937_64 rng(11);
-  for (int i = 0; i < 50000; ++i) v.push_back(BitsToFloat(static_cast<uint32_t>(rng())));
+  std::vector<float> v = testing::ConversionBoundaryInputs(5, 11, 11, 50000);
   if (v.size() % 2 == 0) v.push_back(1.0f);
   return v;
 }

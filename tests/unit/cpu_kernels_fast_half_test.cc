@@ -27,7 +27,9 @@ namespace a8::cpu {
 namespace {
 
 using testing::Buffer;
+using testing::ConversionBoundaryInputs;
 using testing::ExpectClose;
+using testing::IsHalfNaN;
 using testing::MakeBuffer;
 using testing::RandomBuffer;
 using testing::Values;
@@ -39,8 +41,6 @@ bool HasVectorConversions() { return std::string(FastConvertIsa()) != "scalar"; 
     GTEST_SKIP() << "this CPU has neither AVX-512F nor F16C+AVX2: the fast kernels run " \
                     "the scalar conversions, checked by the kernel tests";               \
   }
-
-bool IsHalfNaN(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
 
 // Every f16 bit pattern widens to the scalar body's float (NaN: a NaN), at every offset of the
 // vector loop and its tail.
@@ -61,33 +61,10 @@ TEST(FastConvertTest, HalfToFloatMatchesScalarForAllPatterns) {
   }
 }
 
-// Floats around every rounding boundary of f16 and bf16: exact halves (ties), one ulp either
-// side, subnormals, overflow, signed zeros, infinities and NaNs; then random bit patterns.
+// The boundary floats of f16 and bf16, then random bit patterns, with a length that leaves a tail.
 std::vector<float> ConversionInputs() {
-  std::vector<float> v;
-  for (uint32_t h = 0; h < 0x7c00u; h += 7) {  // f16: midpoints between neighbours
-    const float a = HalfBitsToFloat(static_cast<uint16_t>(h));
-    const float b = HalfBitsToFloat(static_cast<uint16_t>(h + 1));
-    const float mid = a + (b - a) / 2;
-    for (float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f), a}) {
-      v.push_back(x);
-      v.push_back(-x);
-    }
-  }
-  for (uint32_t b = 0; b < 0x7f80u; b += 13) {  // bf16: the same
-    const uint32_t lo = b << 16, tie = lo | 0x8000u;
-    for (uint32_t bits : {lo, tie, tie - 1, tie + 1}) {
-      v.push_back(BitsToFloat(bits));
-      v.push_back(BitsToFloat(bits | 0x80000000u));
-    }
-  }
-  for (float x : {65504.0f, 65519.0f, 65520.0f, 1e30f, INFINITY, -INFINITY, NAN, -NAN, 0.0f, -0.0f,
-                  1e-45f, 5.96e-8f, 2.98e-8f, 2.99e-8f}) {
-    v.push_back(x);
-  }
-  std::mt19937_64 rng(7);
-  for (int i = 0; i < 100000; ++i) v.push_back(BitsToFloat(static_cast<uint32_t>(rng())));
-  v.push_back(1.0f);  // a length that leaves a tail
+  std::vector<float> v = ConversionBoundaryInputs(7, 13, 7, 100000);
+  v.push_back(1.0f);
   return v;
 }
 

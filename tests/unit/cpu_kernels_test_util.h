@@ -253,4 +253,39 @@ inline int64_t BroadcastSource(const Dims& out_dims, const Dims& in_dims, int64_
   return src;
 }
 
+// Floats around every rounding boundary of f16 and bf16 (every `f16_step`-th f16 midpoint between
+// neighbours, one ulp either side and the neighbour itself; every `bf16_step`-th bf16 tie and its
+// neighbours), specials (overflow, subnormals, signed zeros, infinities, NaNs), then `randoms`
+// random bit patterns from `seed`: the inputs of the vector conversions' bit-for-bit tests.
+inline std::vector<float> ConversionBoundaryInputs(uint32_t f16_step, uint32_t bf16_step,
+                                                   uint64_t seed, int randoms) {
+  std::vector<float> v;
+  for (uint32_t h = 0; h < 0x7c00u; h += f16_step) {
+    const float a = HalfBitsToFloat(static_cast<uint16_t>(h));
+    const float b = HalfBitsToFloat(static_cast<uint16_t>(h + 1));
+    const float mid = a + (b - a) / 2;
+    for (float x : {mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f), a}) {
+      v.push_back(x);
+      v.push_back(-x);
+    }
+  }
+  for (uint32_t b = 0; b < 0x7f80u; b += bf16_step) {
+    const uint32_t lo = b << 16, tie = lo | 0x8000u;
+    for (uint32_t bits : {lo, tie, tie - 1, tie + 1}) {
+      v.push_back(BitsToFloat(bits));
+      v.push_back(BitsToFloat(bits | 0x80000000u));
+    }
+  }
+  for (float x : {65504.0f, 65519.0f, 65520.0f, 1e30f, INFINITY, -INFINITY, NAN, -NAN, 0.0f, -0.0f,
+                  1e-45f, 5.96e-8f, 2.98e-8f, 2.99e-8f}) {
+    v.push_back(x);
+  }
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < randoms; ++i) v.push_back(BitsToFloat(static_cast<uint32_t>(rng())));
+  return v;
+}
+
+// Whether f16 bits are a NaN.
+inline bool IsHalfNaN(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+
 }  // namespace a8::cpu::testing

@@ -2,6 +2,7 @@
 // gradient checks of the decomposition tests.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 #include "compiler/onnx/import_decompose.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "passes/analysis/shape_inference.h"
+#include "tests/unit/grad_check_util.h"
 
 namespace a8::testing {
 
@@ -49,5 +51,34 @@ inline StatusOr<std::vector<Value*>> DecomposeAsImported(Graph& g, DecomposeRequ
   for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue("y" + std::to_string(i)));
   return outs;
 }
+
+// A gradient check of `op` (ai.onnx, at `version`) imported as its decomposition: trailing absent
+// operands dropped, every operand's dims known (DecomposeRequest::known_dims), the nodes upgraded
+// and typed by DecomposeAsImported.
+inline GradCheckCase DecomposedGradCase(const std::string& op, int version,
+                                        std::map<std::string, Attribute> attrs,
+                                        std::vector<GradCheckInput> inputs, int num_outputs = 1) {
+  GradCheckCase c;
+  c.op = op;
+  c.inputs = std::move(inputs);
+  c.num_outputs = num_outputs;
+  c.build = [op, version, attrs, num_outputs](
+                Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
+    DecomposeRequest req;
+    req.op = op;
+    req.version = version;
+    req.inputs = operands;
+    while (!req.inputs.empty() && req.inputs.back() == nullptr) req.inputs.pop_back();
+    req.attrs = attrs;
+    req.known_dims = [](const Value* v) -> std::optional<std::vector<int64_t>> {
+      return v->dims();
+    };
+    return DecomposeAsImported(g, std::move(req), num_outputs);
+  };
+  return c;
+}
+
+// A differentiable f64 operand (uniform in [-1, 1] from the case's seed).
+inline GradCheckInput F64(std::vector<int64_t> dims) { return Input(DType::kF64, std::move(dims)); }
 
 }  // namespace a8::testing

@@ -20,15 +20,9 @@ namespace a8 {
 namespace {
 
 using B = plan::Buffer;
+using testing::Bytes;
 using Dims = std::vector<int64_t>;
 using testing::PlanBuilder;
-
-template <typename T>
-std::vector<uint8_t> Bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
 
 std::vector<float> Floats(const std::vector<uint8_t>& b) {
   std::vector<float> v(b.size() / sizeof(float));

@@ -18,6 +18,7 @@ namespace a8 {
 namespace {
 
 using B = plan::Buffer;
+using testing::Bytes;
 using testing::ExpectEmuMatchesCpu;
 using testing::PlanBuilder;
 using testing::RandomBytes;
@@ -27,14 +28,6 @@ const std::vector<DType> kAll = DTypeVector(kAllDTypes);
 const std::vector<DType> kFloat = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
 
 std::string Name(DType t) { return std::string(DTypeName(t)); }
-
-// Raw bytes of a vector (index operands, scalars).
-template <typename T>
-std::vector<uint8_t> Bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
 
 // `n` indices in [lo, hi) as i64 or i32 bytes (a fixed sequence of odd steps, with repeats).
 std::vector<uint8_t> Indices(DType dt, int64_t n, int64_t lo, int64_t hi, uint32_t seed) {

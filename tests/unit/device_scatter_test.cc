@@ -21,15 +21,9 @@ namespace a8 {
 namespace {
 
 using B = plan::Buffer;
+using testing::Bytes;
 using Dims = std::vector<int64_t>;
 using testing::PlanBuilder;
-
-template <typename T>
-std::vector<uint8_t> Bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
 
 void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
   plan::Attribute* a = k->add_attrs();

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <random>
@@ -28,6 +29,14 @@
 #include "tests/unit/runtime_test_util.h"
 
 namespace a8::testing {
+
+// The raw bytes of a vector (index operands, scalars, hand-written data).
+template <typename T>
+std::vector<uint8_t> Bytes(const std::vector<T>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
 
 // `n` random elements of `dtype` in [lo, hi] (integers: rounded; bool: 0/1), as raw bytes.
 inline std::vector<uint8_t> RandomBytes(DType dtype, int64_t n, uint32_t seed, double lo = -2,

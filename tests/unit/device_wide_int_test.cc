@@ -19,15 +19,9 @@ namespace a8 {
 namespace {
 
 using B = plan::Buffer;
+using testing::Bytes;
 using testing::PlanBuilder;
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
-
-template <typename T>
-std::vector<uint8_t> Bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> out(v.size() * sizeof(T));
-  if (!v.empty()) std::memcpy(out.data(), v.data(), out.size());
-  return out;
-}
 
 template <typename T>
 DType DTypeOf() {

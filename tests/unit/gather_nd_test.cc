@@ -19,6 +19,7 @@ namespace a8 {
 namespace {
 
 using B = plan::Buffer;
+using testing::Bytes;
 using Dims = std::vector<int64_t>;
 using shape_test::F32;
 using shape_test::I64;
@@ -60,13 +61,6 @@ TEST_F(GatherNDShapeTest, BadShapesNameTheField) {
   EXPECT_NE(r.status().message().find("must have GatherND's output dims [2,6,5]"),
             std::string::npos)
       << r.status().message();
-}
-
-template <typename T>
-std::vector<uint8_t> Bytes(const std::vector<T>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(T));
-  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
-  return b;
 }
 
 // data [2, 3, 4, 2] (values 0..47) at batch_dims 1, index tuples [2, 5, 2] (negative ones

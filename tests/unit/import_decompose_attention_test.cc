@@ -123,90 +123,52 @@ g (float[1, 1, 3, 4] x, float[1, 3, 2] c, float[1, 3, 2] s) => (float[1, 1, 3, 4
   EXPECT_THAT(s.message(), HasSubstr("'rotary_embedding_dim' must be even and non-negative"));
 }
 
-// A gradient check of `op` imported as its decomposition with `num_outputs` outputs: the nodes
-// are upgraded to their canonical forms and typed as the importer and shape inference would.
-GradCheckCase Decomposed(const std::string& op, int version, std::map<std::string, Attribute> attrs,
-                         std::vector<GradCheckInput> inputs, int num_outputs = 1) {
-  GradCheckCase c;
-  c.op = op;
-  c.inputs = std::move(inputs);
-  c.num_outputs = num_outputs;
-  c.build = [op, version, attrs, num_outputs](
-                Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
-    DecomposeRequest req;
-    req.op = op;
-    req.version = version;
-    req.inputs = operands;
-    while (!req.inputs.empty() && req.inputs.back() == nullptr) req.inputs.pop_back();
-    req.attrs = attrs;
-    return DecomposeAsImported(g, std::move(req), num_outputs);
-  };
-  return c;
-}
-
-GradCheckInput F64(std::vector<int64_t> dims) {
-  GradCheckInput in;
-  in.type = TensorType{DType::kF64, std::move(dims)};
-  return in;
-}
-
-GradCheckInput Fixed(DType dtype, std::vector<int64_t> dims, std::vector<double> values) {
-  GradCheckInput in;
-  in.type = TensorType{dtype, std::move(dims)};
-  in.values = std::move(values);
-  in.differentiable = false;
-  return in;
-}
-
-GradCheckInput Absent() {
-  GradCheckInput in;
-  in.absent = true;
-  return in;
-}
-
 TEST(ImportDecomposeAttentionTest, AttentionGradientsMatchFiniteDifferences) {
   // 4-D, the default scale.
-  ExpectGradientsMatch(
-      Decomposed("Attention", 23, {}, {F64({1, 2, 3, 4}), F64({1, 2, 5, 4}), F64({1, 2, 5, 3})}));
+  ExpectGradientsMatch(DecomposedGradCase(
+      "Attention", 23, {}, {F64({1, 2, 3, 4}), F64({1, 2, 5, 4}), F64({1, 2, 5, 3})}));
   // Causal with a float mask shorter than the kv length (padded with -inf), softcap, scale: the
   // mask is differentiable too.
   ExpectGradientsMatch(
-      Decomposed("Attention", 23,
-                 {{"is_causal", Attribute(int64_t{1})},
-                  {"softcap", Attribute(2.0f)},
-                  {"scale", Attribute(0.3f)}},
-                 {F64({1, 2, 4, 3}), F64({1, 2, 4, 3}), F64({1, 2, 4, 2}), F64({4, 3})}));
+      DecomposedGradCase("Attention", 23,
+                         {{"is_causal", Attribute(int64_t{1})},
+                          {"softcap", Attribute(2.0f)},
+                          {"scale", Attribute(0.3f)}},
+                         {F64({1, 2, 4, 3}), F64({1, 2, 4, 3}), F64({1, 2, 4, 2}), F64({4, 3})}));
   // 3-D GQA (4 query heads, 2 kv heads) with a bool mask whose second row attends to nothing
   // (its output and gradients are zero, never NaN).
-  ExpectGradientsMatch(
-      Decomposed("Attention", 23,
-                 {{"q_num_heads", Attribute(int64_t{4})}, {"kv_num_heads", Attribute(int64_t{2})}},
-                 {F64({2, 3, 8}), F64({2, 4, 4}), F64({2, 4, 6}),
-                  Fixed(DType::kBool, {3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0})}));
+  ExpectGradientsMatch(DecomposedGradCase(
+      "Attention", 23,
+      {{"q_num_heads", Attribute(int64_t{4})}, {"kv_num_heads", Attribute(int64_t{2})}},
+      {F64({2, 3, 8}), F64({2, 4, 4}), F64({2, 4, 6}),
+       Fixed(DType::kBool, {3, 4}, {1, 0, 1, 1, 0, 0, 0, 0, 1, 1, 1, 0})}));
   // The KV cache: every output (Y, present_key, present_value, qk_matmul_output) with respect
   // to Q, K, V, the float mask and the past key and value, causal from the past length (not in
   // mode 2, whose output then holds -inf).
   for (int64_t mode : {0, 1, 2, 3}) {
     SCOPED_TRACE("qk_matmul_output_mode " + std::to_string(mode));
-    ExpectGradientsMatch(Decomposed("Attention", 23,
-                                    {{"is_causal", Attribute(int64_t{mode != 2})},
-                                     {"softcap", Attribute(1.5f)},
-                                     {"qk_matmul_output_mode", Attribute(mode)}},
-                                    {F64({1, 2, 2, 3}), F64({1, 2, 2, 3}), F64({1, 2, 2, 3}),
-                                     F64({1, 1, 2, 4}), F64({1, 2, 2, 3}), F64({1, 2, 2, 3})},
-                                    4));
+    ExpectGradientsMatch(
+        DecomposedGradCase("Attention", 23,
+                           {{"is_causal", Attribute(int64_t{mode != 2})},
+                            {"softcap", Attribute(1.5f)},
+                            {"qk_matmul_output_mode", Attribute(mode)}},
+                           {F64({1, 2, 2, 3}), F64({1, 2, 2, 3}), F64({1, 2, 2, 3}),
+                            F64({1, 1, 2, 4}), F64({1, 2, 2, 3}), F64({1, 2, 2, 3})},
+                           4));
   }
   // Attention-24's external cache: padding and bottom-right causal alignment per batch; the
   // second batch's first query row is fully masked (nonpad 2 < 3 queries).
-  ExpectGradientsMatch(Decomposed("Attention", 24, {{"is_causal", Attribute(int64_t{1})}},
-                                  {F64({2, 1, 3, 2}), F64({2, 1, 5, 2}), F64({2, 1, 5, 2}),
-                                   Absent(), Absent(), Absent(), Fixed(DType::kI64, {2}, {4, 2})}));
+  ExpectGradientsMatch(
+      DecomposedGradCase("Attention", 24, {{"is_causal", Attribute(int64_t{1})}},
+                         {F64({2, 1, 3, 2}), F64({2, 1, 5, 2}), F64({2, 1, 5, 2}), Absent(),
+                          Absent(), Absent(), Fixed(DType::kI64, {2}, {4, 2})}));
   // Attention-25's sliding window, with softmax in float.
-  GradCheckCase window = Decomposed("Attention", 25,
-                                    {{"left_window_size", Attribute(int64_t{1})},
-                                     {"right_window_size", Attribute(int64_t{1})},
-                                     {"softmax_precision", Attribute(int64_t{1})}},
-                                    {F64({1, 1, 4, 2}), F64({1, 1, 4, 2}), F64({1, 1, 4, 2})});
+  GradCheckCase window =
+      DecomposedGradCase("Attention", 25,
+                         {{"left_window_size", Attribute(int64_t{1})},
+                          {"right_window_size", Attribute(int64_t{1})},
+                          {"softmax_precision", Attribute(int64_t{1})}},
+                         {F64({1, 1, 4, 2}), F64({1, 1, 4, 2}), F64({1, 1, 4, 2})});
   window.eps = 1e-3;
   window.rtol = 1e-3;
   window.atol = 1e-5;
@@ -234,23 +196,23 @@ g (float[1, 1, 2, 4] q, float[1, 1, 2, 4] k, float[1, 1, 2, 4] v) => (float[1, 1
 
 TEST(ImportDecomposeAttentionTest, FlexAttentionGradientsMatchFiniteDifferences) {
   // GQA (2 query heads on 1 kv head), the default scale, softmax in double.
-  ExpectGradientsMatch(Decomposed("FlexAttention", 1, {},
-                                  {F64({1, 2, 3, 4}), F64({1, 1, 5, 4}), F64({1, 1, 5, 3})}));
+  ExpectGradientsMatch(DecomposedGradCase(
+      "FlexAttention", 1, {}, {F64({1, 2, 3, 4}), F64({1, 1, 5, 4}), F64({1, 1, 5, 3})}));
 }
 
 TEST(ImportDecomposeAttentionTest, RotaryEmbeddingGradientsMatchFiniteDifferences) {
   for (int64_t interleaved : {0, 1}) {
     SCOPED_TRACE("interleaved " + std::to_string(interleaved));
     // 4-D [B, H, S, D] with position ids into [max_pos, rd / 2] caches, a partial rotation.
-    ExpectGradientsMatch(Decomposed(
+    ExpectGradientsMatch(DecomposedGradCase(
         "RotaryEmbedding", 23,
         {{"interleaved", Attribute(interleaved)}, {"rotary_embedding_dim", Attribute(int64_t{4})}},
         {F64({1, 2, 3, 6}), F64({5, 2}), F64({5, 2}), Fixed(DType::kI64, {1, 3}, {4, 0, 2})}));
     // 3-D [B, S, H * D] without position ids: caches [B, S, D / 2].
-    ExpectGradientsMatch(
-        Decomposed("RotaryEmbedding", 23,
-                   {{"interleaved", Attribute(interleaved)}, {"num_heads", Attribute(int64_t{2})}},
-                   {F64({2, 3, 8}), F64({2, 3, 2}), F64({2, 3, 2})}));
+    ExpectGradientsMatch(DecomposedGradCase(
+        "RotaryEmbedding", 23,
+        {{"interleaved", Attribute(interleaved)}, {"num_heads", Attribute(int64_t{2})}},
+        {F64({2, 3, 8}), F64({2, 3, 2}), F64({2, 3, 2})}));
   }
 }
 

@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/op_table.h"
-#include "compiler/onnx/import_decompose.h"
-#include "compiler/onnx/import_upgrade.h"
-#include "passes/analysis/shape_inference.h"
+#include "tests/unit/decompose_test_util.h"
 #include "tests/unit/grad_check_util.h"
 #include "tests/unit/onnx_test_util.h"
 
 namespace a8 {
 namespace {
 
+using ::a8::testing::Absent;
+using ::a8::testing::DecomposedGradCase;
 using ::a8::testing::ExpectGradientsMatch;
+using ::a8::testing::F64;
 using ::a8::testing::GradCheckCase;
 using ::a8::testing::GradCheckInput;
 using ::a8::testing::ImportError;
@@ -93,69 +93,6 @@ g (float[2, 4, 5] x, float[4, 2, 3] w) => (float[2, 4, 5] y) {
   EXPECT_THAT(s.message(), HasSubstr("weight [4, 2, 3] must be [channels, 1, k] with k >= 1"));
 }
 
-// A gradient check of `op` imported as its decomposition: the nodes upgraded to their canonical
-// forms and typed as the importer and shape inference would (the dims of every operand known).
-GradCheckCase Decomposed(const std::string& op, int version, std::map<std::string, Attribute> attrs,
-                         std::vector<GradCheckInput> inputs, int num_outputs) {
-  GradCheckCase c;
-  c.op = op;
-  c.inputs = std::move(inputs);
-  c.num_outputs = num_outputs;
-  c.build = [op, version, attrs, num_outputs](
-                Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
-    auto counter = std::make_shared<int>(0);
-    DecomposeRequest req;
-    req.op = op;
-    req.version = version;
-    req.name = "node";
-    req.where = "node 'node' (" + op + ")";
-    req.inputs = operands;
-    while (!req.inputs.empty() && req.inputs.back() == nullptr) req.inputs.pop_back();
-    for (int i = 0; i < num_outputs; ++i) req.outputs.push_back({"y" + std::to_string(i), {}});
-    req.attrs = attrs;
-    req.fresh_name = [counter](const std::string& base) {
-      return base + "." + std::to_string((*counter)++);
-    };
-    req.known_rank = [](const Value* v) -> std::optional<int64_t> {
-      return static_cast<int64_t>(v->dims().size());
-    };
-    req.known_dims = [](const Value* v) -> std::optional<std::vector<int64_t>> {
-      return v->dims();
-    };
-    req.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
-    UpgradeContext ctx;
-    ctx.graph = &g;
-    ctx.fresh_name = req.fresh_name;
-    ctx.known_rank = req.known_rank;
-    ctx.known_dtype = req.known_dtype;
-    A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
-    for (const DecomposedNode& d : nodes) {
-      const OpDef* def = FindOp("", d.node->op());
-      if (def == nullptr) return Internal("no op {}", d.node->op());
-      A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
-      d.node->set_version(def->canonical);
-    }
-    auto inferred = ShapeInference().Run(g);
-    if (!inferred.ok()) return inferred.status();
-    std::vector<Value*> outs;
-    for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue("y" + std::to_string(i)));
-    return outs;
-  };
-  return c;
-}
-
-GradCheckInput F64(std::vector<int64_t> dims) {
-  GradCheckInput in;
-  in.type = TensorType{DType::kF64, std::move(dims)};
-  return in;
-}
-
-GradCheckInput Absent() {
-  GradCheckInput in;
-  in.absent = true;
-  return in;
-}
-
 GradCheckInput Decay(std::vector<int64_t> dims) {
   // exp(decay) in (0.5, 1]: a decaying state.
   GradCheckInput in = F64(std::move(dims));
@@ -173,16 +110,16 @@ TEST(ImportDecomposeLinearAttentionTest, LinearAttentionGradientsMatchFiniteDiff
     const bool gated = std::string(rule).find("gated") != std::string::npos;
     const bool delta = std::string(rule).find("delta") != std::string::npos;
     ExpectGradientsMatch(
-        Decomposed("LinearAttention", 27,
-                   {{"q_num_heads", Attribute(int64_t{2})},
-                    {"kv_num_heads", Attribute(int64_t{1})},
-                    {"update_rule", Attribute(rule)}},
-                   {F64({2, 3, 4}), F64({2, 3, 2}), F64({2, 3, 3}), F64({2, 1, 2, 3}),
-                    gated ? Decay({2, 3, 2}) : Absent(), delta ? F64({2, 3, 1}) : Absent()},
-                   2));
+        DecomposedGradCase("LinearAttention", 27,
+                           {{"q_num_heads", Attribute(int64_t{2})},
+                            {"kv_num_heads", Attribute(int64_t{1})},
+                            {"update_rule", Attribute(rule)}},
+                           {F64({2, 3, 4}), F64({2, 3, 2}), F64({2, 3, 3}), F64({2, 1, 2, 3}),
+                            gated ? Decay({2, 3, 2}) : Absent(), delta ? F64({2, 3, 1}) : Absent()},
+                           2));
   }
   // Per-head decay, beta per kv head, an explicit scale, no past state.
-  ExpectGradientsMatch(Decomposed(
+  ExpectGradientsMatch(DecomposedGradCase(
       "LinearAttention", 27,
       {{"q_num_heads", Attribute(int64_t{2})},
        {"kv_num_heads", Attribute(int64_t{2})},
@@ -194,13 +131,13 @@ TEST(ImportDecomposeLinearAttentionTest, LinearAttentionGradientsMatchFiniteDiff
 TEST(ImportDecomposeLinearAttentionTest, CausalConvGradientsMatchFiniteDifferences) {
   for (const char* activation : {"none", "silu"}) {
     SCOPED_TRACE(activation);
-    ExpectGradientsMatch(Decomposed("CausalConvWithState", 27,
-                                    {{"activation", Attribute(activation)}},
-                                    {F64({2, 3, 4}), F64({3, 1, 3}), F64({3}), F64({2, 3, 2})}, 2));
+    ExpectGradientsMatch(
+        DecomposedGradCase("CausalConvWithState", 27, {{"activation", Attribute(activation)}},
+                           {F64({2, 3, 4}), F64({3, 1, 3}), F64({3}), F64({2, 3, 2})}, 2));
   }
   // Without a past state: zeros before the input.
   ExpectGradientsMatch(
-      Decomposed("CausalConvWithState", 27, {}, {F64({1, 2, 3}), F64({2, 1, 2})}, 2));
+      DecomposedGradCase("CausalConvWithState", 27, {}, {F64({1, 2, 3}), F64({2, 1, 2})}, 2));
 }
 
 }  // namespace

@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/op_table.h"
-#include "compiler/onnx/import_decompose.h"
-#include "compiler/onnx/import_upgrade.h"
-#include "passes/analysis/shape_inference.h"
+#include "tests/unit/decompose_test_util.h"
 #include "tests/unit/grad_check_util.h"
 #include "tests/unit/onnx_test_util.h"
 
 namespace a8 {
 namespace {
 
+using ::a8::testing::Absent;
+using ::a8::testing::DecomposedGradCase;
 using ::a8::testing::ExpectGradientsMatch;
+using ::a8::testing::F64;
 using ::a8::testing::GradCheckCase;
 using ::a8::testing::GradCheckInput;
 using ::a8::testing::ImportError;
@@ -95,69 +95,6 @@ g (float[3, 2, 4] x, float[1, 16, 4] w, float[1, 16, 4] r) => (float[3, 1, 2, 4]
   EXPECT_THAT(s.message(), HasSubstr("sequence_lens[1] = 5 is outside [0, 3]"));
 }
 
-// A gradient check of `op` imported as its decomposition: the nodes upgraded to their canonical
-// forms and typed as the importer and shape inference would (the dims of every operand known).
-GradCheckCase Decomposed(const std::string& op, int version, std::map<std::string, Attribute> attrs,
-                         std::vector<GradCheckInput> inputs, int num_outputs) {
-  GradCheckCase c;
-  c.op = op;
-  c.inputs = std::move(inputs);
-  c.num_outputs = num_outputs;
-  c.build = [op, version, attrs, num_outputs](
-                Graph& g, const std::vector<Value*>& operands) -> StatusOr<std::vector<Value*>> {
-    auto counter = std::make_shared<int>(0);
-    DecomposeRequest req;
-    req.op = op;
-    req.version = version;
-    req.name = "node";
-    req.where = "node 'node' (" + op + ")";
-    req.inputs = operands;
-    while (!req.inputs.empty() && req.inputs.back() == nullptr) req.inputs.pop_back();
-    for (int i = 0; i < num_outputs; ++i) req.outputs.push_back({"y" + std::to_string(i), {}});
-    req.attrs = attrs;
-    req.fresh_name = [counter](const std::string& base) {
-      return base + "." + std::to_string((*counter)++);
-    };
-    req.known_rank = [](const Value* v) -> std::optional<int64_t> {
-      return static_cast<int64_t>(v->dims().size());
-    };
-    req.known_dims = [](const Value* v) -> std::optional<std::vector<int64_t>> {
-      return v->dims();
-    };
-    req.known_dtype = [](const Value* v) -> std::optional<DType> { return v->dtype(); };
-    UpgradeContext ctx;
-    ctx.graph = &g;
-    ctx.fresh_name = req.fresh_name;
-    ctx.known_rank = req.known_rank;
-    ctx.known_dtype = req.known_dtype;
-    A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
-    for (const DecomposedNode& d : nodes) {
-      const OpDef* def = FindOp("", d.node->op());
-      if (def == nullptr) return Internal("no op {}", d.node->op());
-      A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
-      d.node->set_version(def->canonical);
-    }
-    auto inferred = ShapeInference().Run(g);
-    if (!inferred.ok()) return inferred.status();
-    std::vector<Value*> outs;
-    for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue("y" + std::to_string(i)));
-    return outs;
-  };
-  return c;
-}
-
-GradCheckInput F64(std::vector<int64_t> dims) {
-  GradCheckInput in;
-  in.type = TensorType{DType::kF64, std::move(dims)};
-  return in;
-}
-
-GradCheckInput Absent() {
-  GradCheckInput in;
-  in.absent = true;
-  return in;
-}
-
 GradCheckInput Lengths(std::vector<double> values) {
   GradCheckInput in;
   in.type = TensorType{DType::kI32, {static_cast<int64_t>(values.size())}};
@@ -169,14 +106,14 @@ GradCheckInput Lengths(std::vector<double> values) {
 TEST(ImportDecomposeRnnTest, LstmGradientsMatchFiniteDifferences) {
   // Bidirectional, 3 steps, batch 2, input 2, hidden 2: Y, Y_h and Y_c with respect to X, W, R,
   // B, initial_h, initial_c and the peepholes.
-  ExpectGradientsMatch(Decomposed(
+  ExpectGradientsMatch(DecomposedGradCase(
       "LSTM", 22,
       {{"hidden_size", Attribute(int64_t{2})}, {"direction", Attribute("bidirectional")}},
       {F64({3, 2, 2}), F64({2, 8, 2}), F64({2, 8, 2}), F64({2, 16}), Absent(), F64({2, 2, 2}),
        F64({2, 2, 2}), F64({2, 6})},
       3));
   // Reverse, batch first, one sequence shorter than the others (its state is held, its Y is 0).
-  ExpectGradientsMatch(Decomposed(
+  ExpectGradientsMatch(DecomposedGradCase(
       "LSTM", 22,
       {{"hidden_size", Attribute(int64_t{2})},
        {"direction", Attribute("reverse")},
@@ -188,7 +125,7 @@ TEST(ImportDecomposeRnnTest, LstmGradientsMatchFiniteDifferences) {
 TEST(ImportDecomposeRnnTest, GruGradientsMatchFiniteDifferences) {
   for (int64_t lbr : {0, 1}) {
     SCOPED_TRACE("linear_before_reset " + std::to_string(lbr));
-    ExpectGradientsMatch(Decomposed(
+    ExpectGradientsMatch(DecomposedGradCase(
         "GRU", 22,
         {{"hidden_size", Attribute(int64_t{3})},
          {"linear_before_reset", Attribute(lbr)},
@@ -200,7 +137,7 @@ TEST(ImportDecomposeRnnTest, GruGradientsMatchFiniteDifferences) {
 
 TEST(ImportDecomposeRnnTest, RnnGradientsMatchFiniteDifferences) {
   // Other activations (ScaledTanh with alpha and beta, Softsign) and sequence lengths.
-  ExpectGradientsMatch(Decomposed(
+  ExpectGradientsMatch(DecomposedGradCase(
       "RNN", 22,
       {{"hidden_size", Attribute(int64_t{3})},
        {"direction", Attribute("bidirectional")},
