@@ -93,47 +93,15 @@ inline float ExpOfSum(float big, float small) {
   return ExpReduced(n, r);
 }
 
-// Gelu 0.5 x erfc(-x / sqrt 2) in float, branch-free (glibc's erfcf is a scalar call and was a
-// third of BERT's forward step). With h = 0.5 |x| erfc(|x| / sqrt 2), Gelu is x - h for x > 0
-// and -h otherwise: no cancellation either side. erfc(a) = t exp(-a^2 + P(t)), t = 1 / (1 +
-// a / 2) (Numerical Recipes' erfcc, relative error 1.2e-7 for every a >= 0); a^2 = x^2 / 2 is
-// split as xh^2 (exact: xh keeps 12 bits) plus a small part, so the exponent keeps full precision
-// in the tail. Max relative error about 5e-7 over all floats; beyond |x| = 12.5 h underflows
-// and is taken as 0. NaN stays NaN.
-inline float FastGelu(float x) {
-  const float ax_in = std::fabs(x);
-  const bool tiny_h = !(ax_in < 12.5f);
-  const float ax = tiny_h ? 12.5f : ax_in;
-  const float t = 1.0f / (1.0f + 0.5f * (ax * 0.70710678118654752f));
-  float p = 0.17087277f;
-  p = p * t - 0.82215223f;
-  p = p * t + 1.48851587f;
-  p = p * t - 1.13520398f;
-  p = p * t + 0.27886807f;
-  p = p * t - 0.18628806f;
-  p = p * t + 0.09678418f;
-  p = p * t + 0.37409196f;
-  p = p * t + 1.00002368f;
-  p = p * t - 1.26551223f;
-  uint32_t bits;
-  std::memcpy(&bits, &ax, sizeof(bits));
-  bits &= 0xfffff000u;
-  float xh;
-  std::memcpy(&xh, &bits, sizeof(xh));
-  const float xl = ax - xh;
-  const float h = 0.5f * ax * (t * ExpOfSum(-0.5f * (xh * xh), p - 0.5f * (xl * (ax + xh))));
-  const float hx = tiny_h ? 0.0f : h;
-  const float g = x > 0.0f ? x - hx : -hx;
-  return x != x ? x : g;
-}
+// The part FastGelu and FastGeluGrad share: |x| clamped at 12.5 (`tiny` beyond it), t = 1 / (1 +
+// |x| / (2 sqrt 2)), the erfcc polynomial P(t), and |x| split into xh (12 bits: xh^2 is exact)
+// and xl = |x| - xh.
+struct GeluErfcTerms {
+  bool tiny;
+  float ax, t, p, xh, xl;
+};
 
-// Gelu's derivative times g: g (Phi(x) + x phi(x)) with Phi(x) = 0.5 erfc(-x / sqrt 2) and
-// phi(x) = exp(-x^2 / 2) / sqrt(2 pi), branch-free (the shared body calls glibc's erfcf and expf
-// per element: 11% of the encoder's bf16 step). erfc(|x| / sqrt 2) as in FastGelu (t exp(-a^2 +
-// P(t)), relative error about 5e-7), so 0.5 erfc is exact in relative terms on either side; the
-// exponent -x^2 / 2 split as in FastGelu. Beyond |x| = 12.5, phi and the tail of Phi are taken
-// as 0. NaN stays NaN.
-inline float FastGeluGrad(float g, float x) {
+inline GeluErfcTerms ErfcTermsOf(float x) {
   const float ax_in = std::fabs(x);
   const bool tiny = !(ax_in < 12.5f);
   const float ax = tiny ? 12.5f : ax_in;
@@ -154,6 +122,32 @@ inline float FastGeluGrad(float g, float x) {
   float xh;
   std::memcpy(&xh, &bits, sizeof(xh));
   const float xl = ax - xh;
+  return {tiny, ax, t, p, xh, xl};
+}
+
+// Gelu 0.5 x erfc(-x / sqrt 2) in float, branch-free (glibc's erfcf is a scalar call and was a
+// third of BERT's forward step). With h = 0.5 |x| erfc(|x| / sqrt 2), Gelu is x - h for x > 0
+// and -h otherwise: no cancellation either side. erfc(a) = t exp(-a^2 + P(t)), t = 1 / (1 +
+// a / 2) (Numerical Recipes' erfcc, relative error 1.2e-7 for every a >= 0); a^2 = x^2 / 2 is
+// split as xh^2 (exact: xh keeps 12 bits) plus a small part, so the exponent keeps full precision
+// in the tail. Max relative error about 5e-7 over all floats; beyond |x| = 12.5 h underflows
+// and is taken as 0. NaN stays NaN.
+inline float FastGelu(float x) {
+  const auto [tiny_h, ax, t, p, xh, xl] = ErfcTermsOf(x);
+  const float h = 0.5f * ax * (t * ExpOfSum(-0.5f * (xh * xh), p - 0.5f * (xl * (ax + xh))));
+  const float hx = tiny_h ? 0.0f : h;
+  const float g = x > 0.0f ? x - hx : -hx;
+  return x != x ? x : g;
+}
+
+// Gelu's derivative times g: g (Phi(x) + x phi(x)) with Phi(x) = 0.5 erfc(-x / sqrt 2) and
+// phi(x) = exp(-x^2 / 2) / sqrt(2 pi), branch-free (the shared body calls glibc's erfcf and expf
+// per element: 11% of the encoder's bf16 step). erfc(|x| / sqrt 2) as in FastGelu (t exp(-a^2 +
+// P(t)), relative error about 5e-7), so 0.5 erfc is exact in relative terms on either side; the
+// exponent -x^2 / 2 split as in FastGelu. Beyond |x| = 12.5, phi and the tail of Phi are taken
+// as 0. NaN stays NaN.
+inline float FastGeluGrad(float g, float x) {
+  const auto [tiny, ax, t, p, xh, xl] = ErfcTermsOf(x);
   const float big = -0.5f * (xh * xh), small = -0.5f * (xl * (ax + xh));
   const float half_erfc = tiny ? 0.0f : 0.5f * (t * ExpOfSum(big, p + small));
   const float pdf = tiny ? 0.0f : 0.39894228040143267794f * ExpOfSum(big, small);
