@@ -285,15 +285,24 @@ struct DeformConvFn {
 
 }  // namespace
 
-DevStatus Col2Im(DevCtx& ctx, const Col2ImParams& p) {
-  if (p.rank < 1 || p.rank > kMaxSpatial) return DevError("Col2Im: rank out of range");
-  int64_t image_size = 1, block_size = 1, positions = 1;
+// Checks Col2Im's geometry (rank, strides, dilations) and returns the image, block and
+// block-position counts of one (n, c) plane; `op` names the kernel in the error.
+inline DevStatus Col2ImSizes(const Col2ImParams& p, const char* op, int64_t* image_size,
+                             int64_t* block_size, int64_t* positions) {
+  if (p.rank < 1 || p.rank > kMaxSpatial) return DevError(std::string(op) + ": rank out of range");
   for (int d = 0; d < p.rank; ++d) {
-    if (p.strides[d] < 1 || p.dilations[d] < 1) return DevError("Col2Im: bad stride/dilation");
-    image_size *= p.image[d];
-    block_size *= p.block[d];
-    positions *= p.blocks_out[d];
+    if (p.strides[d] < 1 || p.dilations[d] < 1)
+      return DevError(std::string(op) + ": bad stride/dilation");
+    *image_size *= p.image[d];
+    *block_size *= p.block[d];
+    *positions *= p.blocks_out[d];
   }
+  return DevOk();
+}
+
+DevStatus Col2Im(DevCtx& ctx, const Col2ImParams& p) {
+  int64_t image_size = 1, block_size = 1, positions = 1;
+  A8_DEV_RETURN_IF_ERROR(Col2ImSizes(p, "Col2Im", &image_size, &block_size, &positions));
   return DispatchFloat(p.dtype, [&](auto t) {
     return ForEach(ctx, p.n * p.c * image_size,
                    Col2ImFn<decltype(t)>{p, image_size, block_size, positions},
@@ -302,14 +311,8 @@ DevStatus Col2Im(DevCtx& ctx, const Col2ImParams& p) {
 }
 
 DevStatus Col2ImGrad(DevCtx& ctx, const Col2ImParams& p) {
-  if (p.rank < 1 || p.rank > kMaxSpatial) return DevError("Col2ImGrad: rank out of range");
   int64_t image_size = 1, block_size = 1, positions = 1;
-  for (int d = 0; d < p.rank; ++d) {
-    if (p.strides[d] < 1 || p.dilations[d] < 1) return DevError("Col2ImGrad: bad stride/dilation");
-    image_size *= p.image[d];
-    block_size *= p.block[d];
-    positions *= p.blocks_out[d];
-  }
+  A8_DEV_RETURN_IF_ERROR(Col2ImSizes(p, "Col2ImGrad", &image_size, &block_size, &positions));
   return DispatchFloat(p.dtype, [&](auto t) {
     return ForEach(ctx, p.n * p.c * block_size * positions,
                    Im2ColFn<decltype(t)>{p, image_size, block_size, positions}, p.rank * 4);
