@@ -25,9 +25,9 @@ namespace a8 {
 namespace {
 
 // Ops that never reach a plan: the importer turns Constant into a value, autodiff replaces
-// ai.onnx.preview.training's Gradient.
+// ai.onnx.preview.training's Gradient, constant folding the value-shaped ops (OpDef::fold).
 bool NeverInAPlan(const OpDef& op) {
-  return QualifiedName(op) == "Constant" ||
+  return QualifiedName(op) == "Constant" || op.fold != nullptr ||
          QualifiedName(op) == "ai.onnx.preview.training.Gradient";
 }
 
