@@ -352,6 +352,7 @@ std::vector<OpDef> BuildTable() {
   AddScatterOps(&ops);
   AddGridSampleOps(&ops);
   AddValueShapedOps(&ops);
+  AddLinalgOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

@@ -113,5 +113,6 @@ void AddScatterOps(std::vector<OpDef>* ops);    // op_table_scatter.cc: ScatterN
 void AddGridSampleOps(std::vector<OpDef>* ops);
 // op_table_value_shaped.cc: NonZero, Unique, NonMaxSuppression (folded at compile time)
 void AddValueShapedOps(std::vector<OpDef>* ops);
+void AddLinalgOps(std::vector<OpDef>* ops);  // op_table_linalg.cc: Det and its gradient
 
 }  // namespace a8

@@ -410,6 +410,7 @@ void RegisterShapeGradRules(GradRuleTable* t);
 void RegisterScatterGradRules(GradRuleTable* t);
 // GridSample (grad_rules_grid_sample.cc).
 void RegisterGridSampleGradRules(GradRuleTable* t);
+void RegisterLinalgGradRules(GradRuleTable* t);  // grad_rules_linalg.cc
 
 void RegisterMathGradRules(GradRuleTable* t) {
   for (const OpDef& op : AllOps()) {
@@ -470,6 +471,7 @@ void RegisterMathGradRules(GradRuleTable* t) {
   RegisterShapeGradRules(t);
   RegisterScatterGradRules(t);
   RegisterGridSampleGradRules(t);
+  RegisterLinalgGradRules(t);
 }
 
 }  // namespace a8

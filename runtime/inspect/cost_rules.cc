@@ -80,6 +80,8 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
     add(F::kReduction, {"ArgMax", "ArgMin", "CumSum", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
                         "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
                         "ReduceSumSquare", "TopK", "a8.GlobalNormSq"});
+    // Costed as one pass over X: an undercount of LU's n^3 (and DetGrad's n^5) per matrix.
+    add(F::kReduction, {"Det", "a8.DetGrad"});
     add(F::kNormalization,
         {"BatchNormalization", "InstanceNormalization", "LayerNormalization",
          "a8.BatchNormalizationGrad", "a8.InstanceNormalizationGrad", "a8.LayerNormalizationGrad"});
