@@ -114,5 +114,7 @@ void AddGridSampleOps(std::vector<OpDef>* ops);
 // op_table_value_shaped.cc: NonZero, Unique, NonMaxSuppression (folded at compile time)
 void AddValueShapedOps(std::vector<OpDef>* ops);
 void AddLinalgOps(std::vector<OpDef>* ops);  // op_table_linalg.cc: Det and its gradient
+// op_table_roi_pool.cc: MaxUnpool, RoiAlign and their gradients
+void AddRoiPoolOps(std::vector<OpDef>* ops);
 
 }  // namespace a8

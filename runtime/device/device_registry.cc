@@ -4,6 +4,7 @@
 #include "runtime/device/ops_gather_nd.h"
 #include "runtime/device/ops_grid_sample.h"
 #include "runtime/device/ops_linalg.h"
+#include "runtime/device/ops_roi_pool.h"
 #include "runtime/device/ops_scatter.h"
 
 namespace a8::A8_DEV_NS {
@@ -34,6 +35,7 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceScatterOps(r);
     RegisterDeviceGridSampleOps(r);
     RegisterDeviceLinalgOps(r);
+    RegisterDeviceRoiPoolOps(r);
     SortByOp(r);
     return r;
   }();
