@@ -48,12 +48,6 @@ struct AttrSpec {
 // a plan kernel: the registry needs no graph.
 using ShapeRule = Status (*)(const OpNode& node, std::vector<TensorType>* outputs);
 
-// Computes the outputs of an op whose output shapes depend on its input values (NonZero, Unique,
-// NonMaxSuppression) from its constant inputs, on the host. Such an op is always folded at
-// compile time (its shape rule runs this and fails naming the input to --bind when one is not
-// constant): it never reaches a plan and has no kernel.
-using FoldRule = StatusOr<std::vector<TensorDataPtr>> (*)(const OpNode& node);
-
 // How mixed precision treats an op (PRECISION.md): allow (runs in FP16/BF16), deny (FP32),
 // follow (the precision of its inputs), pinned (FP32 always, the optimizer and step control), none
 // (no float math: casts, shapes, logic). passes/mixed_precision/policy.cc reads it.
@@ -93,7 +87,6 @@ struct OpDef {
   // the importer (attribute -> input moves); newer implemented ones only widen the type lists.
   int canonical = 0;
   ShapeRule infer = nullptr;
-  FoldRule fold = nullptr;  // set only for value-shaped ops (see FoldRule)
   std::string doc;  // one line for --list-ops
 
   // Precision class; unset for ops still classed by policy.cc's lists.

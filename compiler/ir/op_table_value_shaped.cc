@@ -2,13 +2,16 @@
 // a800c's shapes are static, so these run at compile time only. The shape rule needs every input
 // constant (an initializer, a folded value, or a graph input frozen with --bind; otherwise one
 // error naming the input to bind) and computes the outputs with the op's host implementation
-// below (OpDef::fold), which constant folding (passes/cleanup/constant_folding.cc) then puts in
-// place of the node: they never reach a plan and have no kernel. Each follows onnx's reference
+// below (FindFoldRule, op_table_value_shaped.h), which constant folding
+// (passes/cleanup/constant_folding.cc) then puts in place of the node: they never reach a plan
+// and have no kernel. Each follows onnx's reference
 // implementation (onnx/reference/ops/op_non_zero.py, op_unique.py, op_non_max_suppression.py).
 // None is differentiable (the outputs are indices, or values picked by comparisons).
 #include <algorithm>
 #include <cstring>
 #include <numeric>
+
+#include "compiler/ir/op_table_value_shaped.h"
 
 #include "compiler/ir/op_table_builder.h"
 #include "compiler/ir/shape_rules.h"
@@ -248,11 +251,9 @@ StatusOr<Outputs> FoldNonMaxSuppression(const OpNode& node) {
 
 // The shape rule of every value-shaped op: the types of what its fold rule computes.
 Status InferFromFold(const OpNode& node, std::vector<TensorType>* out) {
-  const OpDef* def = FindOp(node.domain(), node.op());
-  if (def == nullptr || def->fold == nullptr) {
-    return Internal("{}: not a value-shaped op", node.Where());
-  }
-  A8_ASSIGN_OR_RETURN(Outputs data, def->fold(node));
+  const FoldRule fold = FindFoldRule(node.domain(), node.op());
+  if (fold == nullptr) return Internal("{}: not a value-shaped op", node.Where());
+  A8_ASSIGN_OR_RETURN(Outputs data, fold(node));
   std::vector<TensorType> types;
   for (int i = 0; i < node.num_outputs() && i < static_cast<int>(data.size()); ++i) {
     types.push_back(data[i]->type);
@@ -260,8 +261,7 @@ Status InferFromFold(const OpNode& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
-OpDef ValueShaped(OpDef op, FoldRule fold, OpPrecisionClass precision) {
-  op.fold = fold;
+OpDef ValueShaped(OpDef op, OpPrecisionClass precision) {
   op.precision = precision;
   op.gradient = GradDecision::kNone;
   return op;
@@ -269,19 +269,27 @@ OpDef ValueShaped(OpDef op, FoldRule fold, OpPrecisionClass precision) {
 
 }  // namespace
 
+FoldRule FindFoldRule(std::string_view domain, std::string_view op) {
+  if (!domain.empty()) return nullptr;
+  if (op == "NonZero") return FoldNonZero;
+  if (op == "Unique") return FoldUnique;
+  if (op == "NonMaxSuppression") return FoldNonMaxSuppression;
+  return nullptr;
+}
+
 void AddValueShapedOps(std::vector<OpDef>* ops) {
   ops->push_back(ValueShaped(Op("NonZero", kUnary, {}, {9, 13}, 9, InferFromFold,
                                 "indices of the non-zero elements (constant input, folded)"),
-                             FoldNonZero, OpPrecisionClass::kNone));
+                             OpPrecisionClass::kNone));
   ops->push_back(ValueShaped(
       Op("Unique", {1, 1, 1, 4}, {OptNoDefault("axis", AttrKind::kInt), Opt("sorted", 1)},
          {11, 28}, 11, InferFromFold,
          "distinct elements or slices, first indices, inverse, counts (constant input, folded)"),
-      FoldUnique, OpPrecisionClass::kFollow));
+      OpPrecisionClass::kFollow));
   ops->push_back(ValueShaped(
       Op("NonMaxSuppression", {2, 5, 1, 1}, {Opt("center_point_box", 0)}, {10, 11}, 10,
          InferFromFold, "boxes kept by score and IoU per batch and class (constant inputs, folded)"),
-      FoldNonMaxSuppression, OpPrecisionClass::kNone));
+      OpPrecisionClass::kNone));
 }
 
 }  // namespace a8

@@ -13,7 +13,7 @@
 #include <set>
 #include <string>
 
-#include "compiler/ir/op_table.h"
+#include "compiler/ir/op_table_value_shaped.h"
 #include "kernels/cpu/movement.h"
 #include "passes/cleanup/constant_folding_internal.h"
 
@@ -432,11 +432,9 @@ StatusOr<Outputs> EvaluateMovement(const Node& node, const Inputs& in) {
 
 }  // namespace
 
-// The op's host implementation when its output shapes depend on its values (OpDef::fold).
-FoldRule ValueShapedFold(const Node& node) {
-  const OpDef* def = FindOp(node.domain(), node.op());
-  return def != nullptr ? def->fold : nullptr;
-}
+// The op's host implementation when its output shapes depend on its values
+// (op_table_value_shaped.h).
+FoldRule ValueShapedFold(const Node& node) { return FindFoldRule(node.domain(), node.op()); }
 
 bool IsFoldableOp(const Node& node) {
   return node.domain().empty() && (MovementOps().count(node.op()) > 0 ||
