@@ -49,8 +49,9 @@ void AddLinalgOps(std::vector<OpDef>* ops) {
                  "determinant of each square matrix in the last two dims (LU, pinned FP32)");
   det.precision = OpPrecisionClass::kDeny;
   det.kernel = KernelRowSpec{"T", "T", {{'T', kFloats}}};
-  OpDef grad = InternalOp("DetGrad", kBinary, {}, InferDetGrad,
-                          "gradient of Det: dy times the cofactors of X (exact when X is singular)");
+  OpDef grad =
+      InternalOp("DetGrad", kBinary, {}, InferDetGrad,
+                 "gradient of Det: dy times the cofactors of X (exact when X is singular)");
   grad.precision = OpPrecisionClass::kDeny;
   grad.gradient = GradDecision::kNone;
   grad.kernel = KernelRowSpec{"T,T", "T", {{'T', kFloats}}};

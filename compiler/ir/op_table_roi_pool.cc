@@ -19,8 +19,8 @@ StatusOr<std::vector<int64_t>> InferredUnpoolDims(const OpNode& node,
                                                   const std::vector<int64_t>& x) {
   const int64_t r = static_cast<int64_t>(x.size()), s = r - 2;
   if (s < 1 || s > 3) {
-    return InvalidInput("{}: input 'X' must be [N, C, D1 (, D2 (, D3))], got rank {}",
-                        node.Where(), r);
+    return InvalidInput("{}: input 'X' must be [N, C, D1 (, D2 (, D3))], got rank {}", node.Where(),
+                        r);
   }
   const std::vector<int64_t> kernel = node.GetInts("kernel_shape");
   const std::vector<int64_t> pads = node.GetInts("pads", std::vector<int64_t>(2 * s, 0));
@@ -178,9 +178,8 @@ void AddRoiPoolOps(std::vector<OpDef>* ops) {
                     "X written at MaxPool's indices, zeros elsewhere (constant output_shape)");
   unpool.precision = OpPrecisionClass::kFollow;
   unpool.kernel = KernelRowSpec{"T,i64,i64?", "T", {{'T', kFloats}}};
-  OpDef unpool_grad =
-      InternalOp("MaxUnpoolGrad", kBinary, UnpoolAttrs(), InferMaxUnpoolGrad,
-                 "gradient of MaxUnpool's X: dy gathered at the indices that stay");
+  OpDef unpool_grad = InternalOp("MaxUnpoolGrad", kBinary, UnpoolAttrs(), InferMaxUnpoolGrad,
+                                 "gradient of MaxUnpool's X: dy gathered at the indices that stay");
   unpool_grad.precision = OpPrecisionClass::kFollow;
   unpool_grad.gradient = GradDecision::kNone;
   unpool_grad.kernel = KernelRowSpec{"T,i64", "T", {{'T', kFloats}}};

@@ -7,11 +7,11 @@
 // and have no kernel. Each follows onnx's reference
 // implementation (onnx/reference/ops/op_non_zero.py, op_unique.py, op_non_max_suppression.py).
 // None is differentiable (the outputs are indices, or values picked by comparisons).
+#include "compiler/ir/op_table_value_shaped.h"
+
 #include <algorithm>
 #include <cstring>
 #include <numeric>
-
-#include "compiler/ir/op_table_value_shaped.h"
 
 #include "compiler/ir/op_table_builder.h"
 #include "compiler/ir/shape_rules.h"
@@ -186,12 +186,12 @@ Status CheckNmsOperands(const OpNode& node, const Outputs& in) {
   }
   if (scores.dtype != DType::kF32 || scores.rank() != 3 || scores.dims[0] != boxes.dims[0] ||
       scores.dims[2] != boxes.dims[1]) {
-    return InvalidInput("{}: input 'scores' must be f32[{}, num_classes, {}], got {}",
-                        node.Where(), boxes.dims[0], boxes.dims[1], scores.ToString());
+    return InvalidInput("{}: input 'scores' must be f32[{}, num_classes, {}], got {}", node.Where(),
+                        boxes.dims[0], boxes.dims[1], scores.ToString());
   }
   if (in[2] && in[2]->type.dtype != DType::kI64) {
-    return InvalidInput("{}: input 'max_output_boxes_per_class' must be i64, got {}",
-                        node.Where(), in[2]->type.ToString());
+    return InvalidInput("{}: input 'max_output_boxes_per_class' must be i64, got {}", node.Where(),
+                        in[2]->type.ToString());
   }
   for (int i : {3, 4}) {
     if (in[i] && in[i]->type.dtype != DType::kF32) {
@@ -201,16 +201,15 @@ Status CheckNmsOperands(const OpNode& node, const Outputs& in) {
   }
   const int64_t center = node.GetInt("center_point_box", 0);
   if (center != 0 && center != 1) {
-    return InvalidInput("{}: attribute 'center_point_box' {} must be 0 or 1", node.Where(),
-                        center);
+    return InvalidInput("{}: attribute 'center_point_box' {} must be 0 or 1", node.Where(), center);
   }
   return Status::Ok();
 }
 
 StatusOr<Outputs> FoldNonMaxSuppression(const OpNode& node) {
-  A8_ASSIGN_OR_RETURN(Outputs in, ConstantInputs(node, {"boxes", "scores",
-                                                        "max_output_boxes_per_class",
-                                                        "iou_threshold", "score_threshold"}));
+  A8_ASSIGN_OR_RETURN(Outputs in,
+                      ConstantInputs(node, {"boxes", "scores", "max_output_boxes_per_class",
+                                            "iou_threshold", "score_threshold"}));
   A8_RETURN_IF_ERROR(CheckNmsOperands(node, in));
   auto present = [&](int i) { return in[i] && in[i]->num_elements() > 0; };
   const int64_t max_per_class = present(2) ? std::max<int64_t>(in[2]->GetInt64(0), 0) : 0;
@@ -282,14 +281,15 @@ void AddValueShapedOps(std::vector<OpDef>* ops) {
                                 "indices of the non-zero elements (constant input, folded)"),
                              OpPrecisionClass::kNone));
   ops->push_back(ValueShaped(
-      Op("Unique", {1, 1, 1, 4}, {OptNoDefault("axis", AttrKind::kInt), Opt("sorted", 1)},
-         {11, 28}, 11, InferFromFold,
+      Op("Unique", {1, 1, 1, 4}, {OptNoDefault("axis", AttrKind::kInt), Opt("sorted", 1)}, {11, 28},
+         11, InferFromFold,
          "distinct elements or slices, first indices, inverse, counts (constant input, folded)"),
       OpPrecisionClass::kFollow));
-  ops->push_back(ValueShaped(
-      Op("NonMaxSuppression", {2, 5, 1, 1}, {Opt("center_point_box", 0)}, {10, 11}, 10,
-         InferFromFold, "boxes kept by score and IoU per batch and class (constant inputs, folded)"),
-      OpPrecisionClass::kNone));
+  ops->push_back(
+      ValueShaped(Op("NonMaxSuppression", {2, 5, 1, 1}, {Opt("center_point_box", 0)}, {10, 11}, 10,
+                     InferFromFold,
+                     "boxes kept by score and IoU per batch and class (constant inputs, folded)"),
+                  OpPrecisionClass::kNone));
 }
 
 }  // namespace a8

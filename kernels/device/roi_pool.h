@@ -36,20 +36,20 @@ constexpr int kMaxUnpoolDims = 3;
 struct MaxUnpoolParams {
   DevErr err;  // raised for an index outside its plane
   DType dtype = DType::kF32;
-  int spatial = 0;                            // 1 to 3
-  int64_t inferred[kMaxUnpoolDims] = {};      // the inferred spatial dims
-  int64_t out_dims[kMaxUnpoolDims] = {};      // the output's spatial dims (each >= inferred)
+  int spatial = 0;                                  // 1 to 3
+  int64_t inferred[kMaxUnpoolDims] = {};            // the inferred spatial dims
+  int64_t out_dims[kMaxUnpoolDims] = {};            // the output's spatial dims (each >= inferred)
   int64_t planes = 0, in_plane = 0, out_plane = 0;  // N * C, X's and Y's spatial sizes
-  const int64_t* indices = nullptr;           // I, X's dims
-  const void* src = nullptr;                  // MaxUnpool: X; MaxUnpoolGrad: dY
-  void* dst = nullptr;                        // MaxUnpool: Y; MaxUnpoolGrad: dX
+  const int64_t* indices = nullptr;                 // I, X's dims
+  const void* src = nullptr;                        // MaxUnpool: X; MaxUnpoolGrad: dY
+  void* dst = nullptr;                              // MaxUnpool: Y; MaxUnpoolGrad: dX
 };
 
 DevStatus MaxUnpool(DevCtx& ctx, const MaxUnpoolParams& p);
 DevStatus MaxUnpoolGrad(DevCtx& ctx, const MaxUnpoolParams& p);
 
 struct RoiAlignParams {
-  DevErr err;  // raised for a batch index out of range
+  DevErr err;                 // raised for a batch index out of range
   DType dtype = DType::kF32;  // of X, rois, Y (dY, dX)
   bool max_mode = false;
   bool half_pixel = true;
@@ -57,11 +57,11 @@ struct RoiAlignParams {
   float spatial_scale = 1;
   int64_t batch = 0, channels = 0, height = 0, width = 0;  // X
   int64_t rois = 0, out_h = 0, out_w = 0;
-  const void* x = nullptr;              // RoiAlign: X
-  const void* boxes = nullptr;          // rois [rois, 4]
+  const void* x = nullptr;      // RoiAlign: X
+  const void* boxes = nullptr;  // rois [rois, 4]
   const int64_t* batch_indices = nullptr;
-  const void* dy = nullptr;             // RoiAlignGrad: dY [rois, C, out_h, out_w]
-  void* dst = nullptr;                  // RoiAlign: Y; RoiAlignGrad: dX
+  const void* dy = nullptr;  // RoiAlignGrad: dY [rois, C, out_h, out_w]
+  void* dst = nullptr;       // RoiAlign: Y; RoiAlignGrad: dX
 };
 
 DevStatus RoiAlign(DevCtx& ctx, const RoiAlignParams& p);

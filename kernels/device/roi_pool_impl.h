@@ -145,7 +145,8 @@ struct RoiAlignFn {
   A8_HD void operator()(int64_t i) const {
     using A = Acc<T>;
     const int64_t pw = i % p.out_w, ph = (i / p.out_w) % p.out_h;
-    const int64_t c = (i / (p.out_w * p.out_h)) % p.channels, r = i / (p.out_w * p.out_h * p.channels);
+    const int64_t c = (i / (p.out_w * p.out_h)) % p.channels,
+                  r = i / (p.out_w * p.out_h * p.channels);
     const int64_t b = RoiImage(p, r);
     T* y = static_cast<T*>(p.dst);
     if (b < 0) {
@@ -231,9 +232,8 @@ DevStatus CheckUnpool(const MaxUnpoolParams& p, const char* op) {
 
 DevStatus MaxUnpool(DevCtx& ctx, const MaxUnpoolParams& p) {
   A8_DEV_RETURN_IF_ERROR(CheckUnpool(p, "MaxUnpool: bad spatial dims"));
-  return DispatchFloat(p.dtype, [&](auto t) {
-    return ForEach(ctx, p.planes, MaxUnpoolFn<decltype(t)>{p});
-  });
+  return DispatchFloat(p.dtype,
+                       [&](auto t) { return ForEach(ctx, p.planes, MaxUnpoolFn<decltype(t)>{p}); });
 }
 
 DevStatus MaxUnpoolGrad(DevCtx& ctx, const MaxUnpoolParams& p) {

@@ -75,10 +75,9 @@ Status RoiSetUp(const KernelArgs& a, const char* op, const TensorArg& x, const D
   if (x.dims.size() != 4 || boxes.dims.size() != 2 || boxes.dims[1] != 4 ||
       boxes.dtype != x.dtype || bi.dtype != DType::kI64 || bi.dims.size() != 1 ||
       bi.dims[0] != boxes.dims[0])
-    return InvalidInput("{}: X [N, C, H, W], rois [R, 4] of X's dtype, batch_indices i64 [R]",
-                        op);
-  const std::string mode = a.Str("mode", "avg"), ctm = a.Str("coordinate_transformation_mode",
-                                                             "half_pixel");
+    return InvalidInput("{}: X [N, C, H, W], rois [R, 4] of X's dtype, batch_indices i64 [R]", op);
+  const std::string mode = a.Str("mode", "avg"),
+                    ctm = a.Str("coordinate_transformation_mode", "half_pixel");
   if ((mode != "avg" && mode != "max") || (ctm != "half_pixel" && ctm != "output_half_pixel"))
     return InvalidInput("{}: mode '{}' or coordinate_transformation_mode '{}' unknown", op, mode,
                         ctm);

@@ -85,10 +85,10 @@ void CheckAgainstReference(DType t, const Dims& xdims, double rtol, uint32_t see
   const std::vector<uint8_t> xb = testing::RandomBytes(t, Count(xdims), seed, -1, 1);
   const std::vector<uint8_t> dyb = testing::RandomBytes(t, batch, seed + 1, -1, 1);
   const std::vector<double> x = testing::AsDoubles(t, xb), dy = testing::AsDoubles(t, dyb);
-  auto y = testing::AsDoubles(t, testing::RunOn(DetPlan(t, xdims, false), MakeCpuBackend(),
-                                                {{"x", xb}})["y"]);
-  auto dx = testing::AsDoubles(t, testing::RunOn(DetPlan(t, xdims, true), MakeCpuBackend(),
-                                                 {{"x", xb}, {"dy", dyb}})["dx"]);
+  auto y = testing::AsDoubles(
+      t, testing::RunOn(DetPlan(t, xdims, false), MakeCpuBackend(), {{"x", xb}})["y"]);
+  auto dx = testing::AsDoubles(
+      t, testing::RunOn(DetPlan(t, xdims, true), MakeCpuBackend(), {{"x", xb}, {"dy", dyb}})["dx"]);
   ASSERT_EQ(static_cast<int64_t>(y.size()), batch);
   ASSERT_EQ(static_cast<int64_t>(dx.size()), batch * nn);
   for (int64_t b = 0; b < batch; ++b) {
@@ -105,8 +105,8 @@ void CheckAgainstReference(DType t, const Dims& xdims, double rtol, uint32_t see
 
 TEST(DetKernelTest, MatchesLongDoubleReferenceOnRandomData) {
   uint32_t seed = 3;
-  for (const Dims& d : {Dims{1, 1}, Dims{3, 2, 2}, Dims{2, 3, 3, 3}, Dims{4, 4}, Dims{2, 5, 5},
-                        Dims{1, 7, 7}}) {
+  for (const Dims& d :
+       {Dims{1, 1}, Dims{3, 2, 2}, Dims{2, 3, 3, 3}, Dims{4, 4}, Dims{2, 5, 5}, Dims{1, 7, 7}}) {
     CheckAgainstReference(DType::kF32, d, 2e-6, seed++);
     CheckAgainstReference(DType::kF64, d, 1e-13, seed++);
   }
@@ -115,13 +115,13 @@ TEST(DetKernelTest, MatchesLongDoubleReferenceOnRandomData) {
 // Singular matrices: det 0 exactly, and the gradient the exact cofactors (no NaN, no Inf): a
 // rank-1 and a rank-2 3x3, and a zero column (the LU has no pivot in it).
 TEST(DetKernelTest, SingularMatricesGiveZeroAndExactCofactors) {
-  const std::vector<double> x = {1, 2, 3, 2, 4, 6, 3, 6, 9,   // rank 1
-                                 1, 2, 3, 4, 5, 6, 5, 7, 9,   // rank 2: row 3 = row 1 + row 2
+  const std::vector<double> x = {1, 2, 3, 2, 4, 6, 3, 6, 9,    // rank 1
+                                 1, 2, 3, 4, 5, 6, 5, 7, 9,    // rank 2: row 3 = row 1 + row 2
                                  0, 2, 3, 0, 5, 6, 0, 7, 10};  // a zero column
   const std::vector<double> dy = {1, 2, -1};
-  auto y = testing::AsDoubles(DType::kF64, testing::RunOn(DetPlan(DType::kF64, {3, 3, 3}, false),
-                                                          MakeCpuBackend(),
-                                                          {{"x", testing::Bytes(x)}})["y"]);
+  auto y = testing::AsDoubles(
+      DType::kF64, testing::RunOn(DetPlan(DType::kF64, {3, 3, 3}, false), MakeCpuBackend(),
+                                  {{"x", testing::Bytes(x)}})["y"]);
   auto dx = testing::AsDoubles(
       DType::kF64, testing::RunOn(DetPlan(DType::kF64, {3, 3, 3}, true), MakeCpuBackend(),
                                   {{"x", testing::Bytes(x)}, {"dy", testing::Bytes(dy)}})["dx"]);

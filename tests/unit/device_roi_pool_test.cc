@@ -265,8 +265,8 @@ TEST(RoiAlignKernelTest, MatchesReferenceAndEmu) {
     const std::map<std::string, std::vector<uint8_t>> in = {
         {"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}};
     auto got = testing::AsDoubles(
-        DType::kF64, testing::RunOn(RoiPlan(DType::kF64, c, xd, nr, false), MakeCpuBackend(),
-                                    in)["y"]);
+        DType::kF64,
+        testing::RunOn(RoiPlan(DType::kF64, c, xd, nr, false), MakeCpuBackend(), in)["y"]);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
     for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
@@ -290,14 +290,13 @@ TEST(RoiAlignKernelTest, GradientIsTheAdjoint) {
   const std::vector<int64_t> bi = {1, 0, 1};
   const std::vector<uint8_t> xb = testing::RandomBytes(DType::kF64, Count(xd), 2, -1, 1);
   const std::vector<uint8_t> dyb = testing::RandomBytes(DType::kF64, 3 * 2 * 3 * 2, 3, -1, 1);
-  auto y = testing::AsDoubles(DType::kF64,
-                              testing::RunOn(RoiPlan(DType::kF64, c, xd, 3, false),
-                                             MakeCpuBackend(),
-                                             {{"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}})["y"]);
+  auto y = testing::AsDoubles(
+      DType::kF64, testing::RunOn(RoiPlan(DType::kF64, c, xd, 3, false), MakeCpuBackend(),
+                                  {{"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}})["y"]);
   auto dx = testing::AsDoubles(
-      DType::kF64, testing::RunOn(RoiPlan(DType::kF64, c, xd, 3, true), MakeCpuBackend(),
-                                  {{"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)},
-                                   {"dy", dyb}})["dx"]);
+      DType::kF64,
+      testing::RunOn(RoiPlan(DType::kF64, c, xd, 3, true), MakeCpuBackend(),
+                     {{"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}, {"dy", dyb}})["dx"]);
   const std::vector<double> xv = testing::AsDoubles(DType::kF64, xb),
                             dyv = testing::AsDoubles(DType::kF64, dyb);
   double lhs = 0, rhs = 0;

@@ -25,9 +25,9 @@ TEST_F(RoiPoolShapeTest, OutputDims) {
                                                  {"strides", Attribute(Dims{2, 2})}};
   EXPECT_EQ(One("MaxUnpool", {In(F32({1, 3, 2, 3})), In(I64({1, 3, 2, 3}))}, k2s2),
             F32({1, 3, 4, 6}));
-  EXPECT_EQ(One("MaxUnpool", {In(F32({1, 3, 2, 3})), In(I64({1, 3, 2, 3})), Ints({1, 3, 5, 7})},
-                k2s2),
-            F32({1, 3, 5, 7}));
+  EXPECT_EQ(
+      One("MaxUnpool", {In(F32({1, 3, 2, 3})), In(I64({1, 3, 2, 3})), Ints({1, 3, 5, 7})}, k2s2),
+      F32({1, 3, 5, 7}));
   EXPECT_EQ(One("MaxUnpool", {In(F32({2, 1, 4})), In(I64({2, 1, 4}))},
                 {{"kernel_shape", Attribute(Dims{3})}, {"pads", Attribute(Dims{1, 0})}}),
             F32({2, 1, 5}));
@@ -69,10 +69,10 @@ TEST(MaxUnpoolGradCheckTest, FiniteDifferences) {
   testing::GradCheckCase c;
   c.op = "MaxUnpool";
   c.attrs = {{"kernel_shape", Attribute(Dims{2, 2})}, {"strides", Attribute(Dims{2, 2})}};
-  c.inputs = {testing::Input(DType::kF64, {1, 2, 2, 3}),
-              testing::Fixed(DType::kI64, {1, 2, 2, 3},
-                             {0, 3, 4, 13, 14, 23, 24, 24, 28, 43, 38, 47}),
-              testing::Const(DType::kI64, {4}, {1, 2, 5, 7})};
+  c.inputs = {
+      testing::Input(DType::kF64, {1, 2, 2, 3}),
+      testing::Fixed(DType::kI64, {1, 2, 2, 3}, {0, 3, 4, 13, 14, 23, 24, 24, 28, 43, 38, 47}),
+      testing::Const(DType::kI64, {4}, {1, 2, 5, 7})};
   testing::ExpectGradientsMatch(c);
 }
 

@@ -121,7 +121,9 @@ TEST_F(ValueShapedTest, UniqueOutputsRebuildRandomInput) {
       for (int64_t d = ax + 1; d < 3; ++d) inner *= dims[d];
       std::vector<int64_t> y = Ints(out[0]), first = Ints(out[1]), inv = Ints(out[2]),
                            counts = Ints(out[3]);
-      auto x_at = [&](int64_t s, int64_t p) { return x[(p / inner) * n * inner + s * inner + p % inner]; };
+      auto x_at = [&](int64_t s, int64_t p) {
+        return x[(p / inner) * n * inner + s * inner + p % inner];
+      };
       auto y_at = [&](int64_t g, int64_t p) {
         return y[(p / inner) * groups * inner + g * inner + p % inner];
       };
@@ -152,14 +154,14 @@ TEST_F(ValueShapedTest, UniqueOutputsRebuildRandomInput) {
 }
 
 TEST_F(ValueShapedTest, NonMaxSuppressionMatchesOnnxExamples) {
-  const std::vector<float> boxes = {0.0f, 0.0f, 1.0f, 1.0f,   0.0f, 0.1f,  1.0f, 1.1f,
-                                    0.0f, -0.1f, 1.0f, 0.9f,  0.0f, 10.0f, 1.0f, 11.0f,
+  const std::vector<float> boxes = {0.0f, 0.0f,  1.0f, 1.0f,  0.0f, 0.1f,   1.0f, 1.1f,
+                                    0.0f, -0.1f, 1.0f, 0.9f,  0.0f, 10.0f,  1.0f, 11.0f,
                                     0.0f, 10.1f, 1.0f, 11.1f, 0.0f, 100.0f, 1.0f, 101.0f};
   const std::vector<float> scores = {0.9f, 0.75f, 0.6f, 0.95f, 0.5f, 0.3f};
   // suppress_by_IOU: 3 boxes per class, IoU 0.5, score 0.
-  auto out = Fold("NonMaxSuppression", {Floats(boxes, {1, 6, 4}), Floats(scores, {1, 1, 6}),
-                                        Int64s({3}, {1}), Floats({0.5f}, {1}),
-                                        Floats({0.0f}, {1})});
+  auto out =
+      Fold("NonMaxSuppression", {Floats(boxes, {1, 6, 4}), Floats(scores, {1, 1, 6}),
+                                 Int64s({3}, {1}), Floats({0.5f}, {1}), Floats({0.0f}, {1})});
   EXPECT_EQ(out[0]->type, I64({3, 3}));
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
   // suppress_by_IOU_and_scores: score threshold 0.4 drops box 5.
@@ -169,12 +171,12 @@ TEST_F(ValueShapedTest, NonMaxSuppressionMatchesOnnxExamples) {
   // center_point_box: the same boxes as centers and sizes.
   std::vector<float> centers;
   for (size_t i = 0; i < boxes.size(); i += 4) {
-    centers.insert(centers.end(), {(boxes[i + 1] + boxes[i + 3]) / 2,
-                                   (boxes[i] + boxes[i + 2]) / 2, boxes[i + 3] - boxes[i + 1],
-                                   boxes[i + 2] - boxes[i]});
+    centers.insert(centers.end(), {(boxes[i + 1] + boxes[i + 3]) / 2, (boxes[i] + boxes[i + 2]) / 2,
+                                   boxes[i + 3] - boxes[i + 1], boxes[i + 2] - boxes[i]});
   }
-  out = Fold("NonMaxSuppression", {Floats(centers, {1, 6, 4}), Floats(scores, {1, 1, 6}),
-                                   Int64s({3}, {1}), Floats({0.5f}, {1}), Floats({0.0f}, {1})},
+  out = Fold("NonMaxSuppression",
+             {Floats(centers, {1, 6, 4}), Floats(scores, {1, 1, 6}), Int64s({3}, {1}),
+              Floats({0.5f}, {1}), Floats({0.0f}, {1})},
              {{"center_point_box", Attribute(1)}});
   EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
   // Without max_output_boxes_per_class nothing is selected (its default is 0).
