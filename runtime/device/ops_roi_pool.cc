@@ -39,7 +39,7 @@ Status UnpoolSetUp(const KernelArgs& a, const char* op, const Dims& xdims, const
     p->in_plane *= xdims[2 + d];
     p->out_plane *= ydims[2 + d];
   }
-  p->indices = static_cast<const int64_t*>(idx.data);
+  p->indices = reinterpret_cast<const int64_t*>(idx.data);
   return Status::Ok();
 }
 
@@ -96,7 +96,7 @@ Status RoiSetUp(const KernelArgs& a, const char* op, const TensorArg& x, const D
   if (ydims != Dims{p->rois, p->channels, p->out_h, p->out_w})
     return InvalidInput("{}: Y must be [R, C, output_height, output_width]", op);
   p->boxes = boxes.data;
-  p->batch_indices = static_cast<const int64_t*>(bi.data);
+  p->batch_indices = reinterpret_cast<const int64_t*>(bi.data);
   return Status::Ok();
 }
 

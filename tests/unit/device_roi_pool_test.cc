@@ -39,7 +39,7 @@ void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
 void Ints(plan::Kernel* k, const std::string& name, const std::vector<int64_t>& v) {
   plan::Attribute* a = k->add_attrs();
   a->set_name(name);
-  for (int64_t x : v) a->add_ints(x);
+  for (int64_t x : v) a->mutable_ints()->add_values(x);
 }
 
 void Float(plan::Kernel* k, const std::string& name, float v) {

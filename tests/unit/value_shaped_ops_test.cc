@@ -46,8 +46,8 @@ class ValueShapedTest : public shape_test::ShapeRulesFixture {
   }
 };
 
-std::vector<int64_t> Ints(const TensorDataPtr& t) { return t->ToInt64Vector(); }
-std::vector<double> Doubles(const TensorDataPtr& t) {
+std::vector<int64_t> IntsOf(const TensorDataPtr& t) { return t->ToInt64Vector(); }
+std::vector<double> DoublesOf(const TensorDataPtr& t) {
   std::vector<double> v(t->num_elements());
   for (size_t i = 0; i < v.size(); ++i) v[i] = t->GetDouble(i);
   return v;
@@ -57,7 +57,7 @@ TEST_F(ValueShapedTest, NonZeroMatchesOnnxExample) {
   auto out = Fold("NonZero", {Int64s({1, 0, 1, 1}, {2, 2})});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0]->type, I64({2, 3}));
-  EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 1, 1, 0, 0, 1}));
+  EXPECT_EQ(IntsOf(out[0]), (std::vector<int64_t>{0, 1, 1, 0, 0, 1}));
 }
 
 TEST_F(ValueShapedTest, NonZeroIndexesExactlyTheNonZeroElementsOfRandomData) {
@@ -69,7 +69,7 @@ TEST_F(ValueShapedTest, NonZeroIndexesExactlyTheNonZeroElementsOfRandomData) {
   auto out = Fold("NonZero", {Floats(x, dims)});
   ASSERT_EQ(out[0]->type.rank(), 2);
   const int64_t count = out[0]->type.dims[1];
-  std::vector<int64_t> idx = Ints(out[0]);
+  std::vector<int64_t> idx = IntsOf(out[0]);
   std::vector<int64_t> want;
   for (int64_t i = 0; i < 60; ++i) {
     if (x[i] != 0) want.push_back(i);
@@ -83,22 +83,22 @@ TEST_F(ValueShapedTest, NonZeroIndexesExactlyTheNonZeroElementsOfRandomData) {
 TEST_F(ValueShapedTest, UniqueMatchesOnnxExamples) {
   // onnx's Unique examples: sorted without axis, not sorted, and with axis 0.
   auto s = Fold("Unique", {Floats({2, 1, 1, 3, 4, 3}, {6})}, {}, 4);
-  EXPECT_EQ(Doubles(s[0]), (std::vector<double>{1, 2, 3, 4}));
-  EXPECT_EQ(Ints(s[1]), (std::vector<int64_t>{1, 0, 3, 4}));
-  EXPECT_EQ(Ints(s[2]), (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));
-  EXPECT_EQ(Ints(s[3]), (std::vector<int64_t>{2, 1, 2, 1}));
+  EXPECT_EQ(DoublesOf(s[0]), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(IntsOf(s[1]), (std::vector<int64_t>{1, 0, 3, 4}));
+  EXPECT_EQ(IntsOf(s[2]), (std::vector<int64_t>{1, 0, 0, 2, 3, 2}));
+  EXPECT_EQ(IntsOf(s[3]), (std::vector<int64_t>{2, 1, 2, 1}));
   auto u = Fold("Unique", {Floats({2, 1, 1, 3, 4, 3}, {6})}, {{"sorted", Attribute(0)}}, 4);
-  EXPECT_EQ(Doubles(u[0]), (std::vector<double>{2, 1, 3, 4}));
-  EXPECT_EQ(Ints(u[1]), (std::vector<int64_t>{0, 1, 3, 4}));
-  EXPECT_EQ(Ints(u[2]), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
-  EXPECT_EQ(Ints(u[3]), (std::vector<int64_t>{1, 2, 2, 1}));
+  EXPECT_EQ(DoublesOf(u[0]), (std::vector<double>{2, 1, 3, 4}));
+  EXPECT_EQ(IntsOf(u[1]), (std::vector<int64_t>{0, 1, 3, 4}));
+  EXPECT_EQ(IntsOf(u[2]), (std::vector<int64_t>{0, 1, 1, 2, 3, 2}));
+  EXPECT_EQ(IntsOf(u[3]), (std::vector<int64_t>{1, 2, 2, 1}));
   auto a = Fold("Unique", {Floats({1, 0, 0, 1, 0, 0, 2, 3, 4}, {3, 3})},
                 {{"axis", Attribute(0)}, {"sorted", Attribute(1)}}, 4);
   EXPECT_EQ(a[0]->type, F32({2, 3}));
-  EXPECT_EQ(Doubles(a[0]), (std::vector<double>{1, 0, 0, 2, 3, 4}));
-  EXPECT_EQ(Ints(a[1]), (std::vector<int64_t>{0, 2}));
-  EXPECT_EQ(Ints(a[2]), (std::vector<int64_t>{0, 0, 1}));
-  EXPECT_EQ(Ints(a[3]), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(DoublesOf(a[0]), (std::vector<double>{1, 0, 0, 2, 3, 4}));
+  EXPECT_EQ(IntsOf(a[1]), (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(IntsOf(a[2]), (std::vector<int64_t>{0, 0, 1}));
+  EXPECT_EQ(IntsOf(a[3]), (std::vector<int64_t>{2, 1}));
 }
 
 // On random slices with repeats, along each axis and sorted or not: Y[inverse] rebuilds X,
@@ -119,8 +119,8 @@ TEST_F(ValueShapedTest, UniqueOutputsRebuildRandomInput) {
       int64_t outer = 1, inner = 1;
       for (int64_t d = 0; d < ax; ++d) outer *= dims[d];
       for (int64_t d = ax + 1; d < 3; ++d) inner *= dims[d];
-      std::vector<int64_t> y = Ints(out[0]), first = Ints(out[1]), inv = Ints(out[2]),
-                           counts = Ints(out[3]);
+      std::vector<int64_t> y = IntsOf(out[0]), first = IntsOf(out[1]), inv = IntsOf(out[2]),
+                           counts = IntsOf(out[3]);
       auto x_at = [&](int64_t s, int64_t p) {
         return x[(p / inner) * n * inner + s * inner + p % inner];
       };
@@ -163,11 +163,11 @@ TEST_F(ValueShapedTest, NonMaxSuppressionMatchesOnnxExamples) {
       Fold("NonMaxSuppression", {Floats(boxes, {1, 6, 4}), Floats(scores, {1, 1, 6}),
                                  Int64s({3}, {1}), Floats({0.5f}, {1}), Floats({0.0f}, {1})});
   EXPECT_EQ(out[0]->type, I64({3, 3}));
-  EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
+  EXPECT_EQ(IntsOf(out[0]), (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
   // suppress_by_IOU_and_scores: score threshold 0.4 drops box 5.
   out = Fold("NonMaxSuppression", {Floats(boxes, {1, 6, 4}), Floats(scores, {1, 1, 6}),
                                    Int64s({3}, {1}), Floats({0.5f}, {1}), Floats({0.4f}, {1})});
-  EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 0, 3, 0, 0, 0}));
+  EXPECT_EQ(IntsOf(out[0]), (std::vector<int64_t>{0, 0, 3, 0, 0, 0}));
   // center_point_box: the same boxes as centers and sizes.
   std::vector<float> centers;
   for (size_t i = 0; i < boxes.size(); i += 4) {
@@ -178,7 +178,7 @@ TEST_F(ValueShapedTest, NonMaxSuppressionMatchesOnnxExamples) {
              {Floats(centers, {1, 6, 4}), Floats(scores, {1, 1, 6}), Int64s({3}, {1}),
               Floats({0.5f}, {1}), Floats({0.0f}, {1})},
              {{"center_point_box", Attribute(1)}});
-  EXPECT_EQ(Ints(out[0]), (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
+  EXPECT_EQ(IntsOf(out[0]), (std::vector<int64_t>{0, 0, 3, 0, 0, 0, 0, 0, 5}));
   // Without max_output_boxes_per_class nothing is selected (its default is 0).
   out = Fold("NonMaxSuppression", {Floats(boxes, {1, 6, 4}), Floats(scores, {1, 1, 6})});
   EXPECT_EQ(out[0]->type, I64({0, 3}));
@@ -216,7 +216,7 @@ TEST_F(ValueShapedTest, CanonicalizeFoldsTheNode) {
   const Value* out = g_.FindValue("nz");
   ASSERT_NE(out, nullptr);
   ASSERT_TRUE(out->is_constant());
-  EXPECT_EQ(Ints(out->data()), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(IntsOf(out->data()), (std::vector<int64_t>{1, 3}));
 }
 
 }  // namespace
