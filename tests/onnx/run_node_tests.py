@@ -63,11 +63,12 @@ CPU_UNSUPPORTED = os.path.join(HERE, "cpu_unsupported_node_tests.txt")
 BIND_HINT = re.compile(r"freeze graph input '(.+?)' with --bind=")
 # case -> the graph inputs it binds (found by run_case, used by run_cpu_case).
 BINDS = {}
-# onnxruntime's words for "no kernel for this op/type" (NOT_IMPLEMENTED; bf16 arrays it cannot take;
-# ReduceMax of an empty bool set, which ONNX defines), as opposed to a model it
-# rejects: only those cases fall back to the case's own reference outputs.
+# onnxruntime's words for "no kernel for this op/type" (NOT_IMPLEMENTED; bf16 arrays it cannot take
+# or, in its Python binding, return; ReduceMax of an empty bool set, which ONNX defines), as
+# opposed to a model it rejects: only those cases fall back to the case's own reference outputs.
 ORT_NO_KERNEL = re.compile(r"NOT_IMPLEMENTED|Could not find an implementation|"
-                           r"can.t be converted to MLDataType|is not defined for empty set")
+                           r"can.t be converted to MLDataType|is not defined for empty set|"
+                           r"No corresponding Numpy type for Tensor Type\. bfloat16")
 # Cases where onnxruntime computes something else than the ONNX spec (and onnx's reference, which
 # wrote the expected outputs): checked like ORT_NO_KERNEL's cases, against the reference outputs
 # on the CPU backend.
