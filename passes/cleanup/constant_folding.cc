@@ -487,7 +487,7 @@ StatusOr<std::vector<TensorDataPtr>> EvaluateNode(const Node& node, const Inputs
   }
   // A value-shaped op reads its constant inputs from the node, as its shape rule does.
   const FoldRule value_shaped = ValueShapedFold(node);
-  StatusOr<Outputs> out = value_shaped                      ? value_shaped(node)
+  StatusOr<Outputs> out = value_shaped                     ? value_shaped(node)
                           : MovementOps().count(node.op()) ? EvaluateMovement(node, inputs)
                                                            : folding::EvaluateMath(node, inputs);
   if (!out.ok()) return out.status();
