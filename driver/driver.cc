@@ -456,7 +456,11 @@ void PrintOpList(std::ostream& os) {
     }
     row.canonical = std::to_string(def.canonical);
     const GradRule rule = FindGradRule(row.op);
-    row.gradient = rule == nullptr ? "no" : rule == kNoGradient ? "none" : "yes";
+    // "none": not differentiable, by a kNoGradient rule or by the table (GradDecision::kNone).
+    row.gradient = rule == kNoGradient || (rule == nullptr && def.gradient == GradDecision::kNone)
+                       ? "none"
+                   : rule == nullptr ? "no"
+                                     : "yes";
     row.doc = &def.doc;
     row.cuda = IsCatalogOp(row.op) ? "yes" : "no";
     op_width = std::max(op_width, row.op.size());

@@ -111,5 +111,10 @@ void AddGatherNdOps(std::vector<OpDef>* ops);   // op_table_gather_nd.cc: Gather
 void AddScatterOps(std::vector<OpDef>* ops);    // op_table_scatter.cc: ScatterND/Elements, TopK
 // op_table_grid_sample.cc: GridSample and its gradient, Col2Im, DeformConv
 void AddGridSampleOps(std::vector<OpDef>* ops);
+// op_table_value_shaped.cc: NonZero, Unique, NonMaxSuppression (folded at compile time)
+void AddValueShapedOps(std::vector<OpDef>* ops);
+void AddLinalgOps(std::vector<OpDef>* ops);  // op_table_linalg.cc: Det and its gradient
+// op_table_roi_pool.cc: MaxUnpool, RoiAlign and their gradients
+void AddRoiPoolOps(std::vector<OpDef>* ops);
 
 }  // namespace a8

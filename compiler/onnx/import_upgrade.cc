@@ -289,6 +289,12 @@ Status UpgradeNode(Node* node, int from, int to, const UpgradeContext& ctx) {
                                                         : mode));
     return Status::Ok();
   }
+  if (op == "RoiAlign" && from < 16) {
+    // RoiAlign-10 samples as 16's 'output_half_pixel' (16 added the attribute, default
+    // 'half_pixel').
+    node->SetAttr("coordinate_transformation_mode", Attribute(std::string("output_half_pixel")));
+    return Status::Ok();
+  }
   if ((op == "Softmax" || op == "LogSoftmax" || op == "Hardmax") && from < 13) {
     return UpgradeSoftmaxCoercion(node, from, ctx);
   }

@@ -87,6 +87,9 @@ bool IsAttributeLikeOperand(const std::string& domain, const std::string& op, in
   if (op == "Clip" || op == "Dropout" || op == "OneHot") return index == 1 || index == 2;
   if (op == "ConstantOfShape") return index == 0;
   if (op == "Range") return index <= 2;
+  // Value-shaped ops are folded at compile time from their constant inputs
+  // (compiler/ir/op_table_value_shaped.h): every input decides the output shape.
+  if (op == "NonZero" || op == "Unique" || op == "NonMaxSuppression") return true;
   return false;
 }
 

@@ -410,6 +410,8 @@ void RegisterShapeGradRules(GradRuleTable* t);
 void RegisterScatterGradRules(GradRuleTable* t);
 // GridSample (grad_rules_grid_sample.cc).
 void RegisterGridSampleGradRules(GradRuleTable* t);
+void RegisterLinalgGradRules(GradRuleTable* t);   // grad_rules_linalg.cc
+void RegisterRoiPoolGradRules(GradRuleTable* t);  // grad_rules_roi_pool.cc
 
 void RegisterMathGradRules(GradRuleTable* t) {
   for (const OpDef& op : AllOps()) {
@@ -470,6 +472,8 @@ void RegisterMathGradRules(GradRuleTable* t) {
   RegisterShapeGradRules(t);
   RegisterScatterGradRules(t);
   RegisterGridSampleGradRules(t);
+  RegisterLinalgGradRules(t);
+  RegisterRoiPoolGradRules(t);
 }
 
 }  // namespace a8

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 
+#include "compiler/ir/op_table_value_shaped.h"
 #include "kernels/cpu/movement.h"
 #include "passes/cleanup/constant_folding_internal.h"
 
@@ -431,9 +432,13 @@ StatusOr<Outputs> EvaluateMovement(const Node& node, const Inputs& in) {
 
 }  // namespace
 
+// The op's host implementation when its output shapes depend on its values
+// (op_table_value_shaped.h).
+FoldRule ValueShapedFold(const Node& node) { return FindFoldRule(node.domain(), node.op()); }
+
 bool IsFoldableOp(const Node& node) {
-  return node.domain().empty() &&
-         (MovementOps().count(node.op()) > 0 || folding::IsMathOp(node.op()));
+  return node.domain().empty() && (MovementOps().count(node.op()) > 0 ||
+                                   folding::IsMathOp(node.op()) || ValueShapedFold(node));
 }
 
 std::vector<TensorDataPtr> ConstantInputs(const Node& node) {
@@ -480,8 +485,11 @@ StatusOr<std::vector<TensorDataPtr>> EvaluateNode(const Node& node, const Inputs
       }
     }
   }
-  StatusOr<Outputs> out = MovementOps().count(node.op()) ? EvaluateMovement(node, inputs)
-                                                         : folding::EvaluateMath(node, inputs);
+  // A value-shaped op reads its constant inputs from the node, as its shape rule does.
+  const FoldRule value_shaped = ValueShapedFold(node);
+  StatusOr<Outputs> out = value_shaped                     ? value_shaped(node)
+                          : MovementOps().count(node.op()) ? EvaluateMovement(node, inputs)
+                                                           : folding::EvaluateMath(node, inputs);
   if (!out.ok()) return out.status();
   if (static_cast<int>(out->size()) < node.num_outputs()) {
     return Unsupported("{}: the evaluator computes {} of {} outputs", node.Where(), out->size(),

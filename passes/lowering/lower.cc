@@ -9,6 +9,7 @@
 #include <set>
 
 #include "compiler/ir/op_table.h"
+#include "compiler/ir/op_table_value_shaped.h"
 #include "compiler/plan/kernel_catalog.h"
 #include "kernels/common/float16.h"
 
@@ -412,6 +413,19 @@ class Lowering {
   }
 
   Status AddKernel(const Node& node, int index) {
+    if (FindFoldRule(node.domain(), node.op()) != nullptr) {
+      // A value-shaped op left unfolded: an input has initial data but is no constant.
+      for (int i = 0; i < node.num_inputs(); ++i) {
+        const Value* v = node.input(i);
+        if (v != nullptr && !v->is_constant()) {
+          return Unsupported(
+              "{}: its output shape depends on input '{}', which must be a constant: a800c "
+              "computes this op at compile time (a weight is not constant; an initializer that "
+              "only such ops read is)",
+              node.Where(), v->name());
+        }
+      }
+    }
     const std::string name = KernelName(node);
     Status known = CheckKernel(*ParseKernelName(name));
     if (!known.ok()) {

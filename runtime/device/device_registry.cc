@@ -3,6 +3,8 @@
 #include "runtime/core/op_registry.h"
 #include "runtime/device/ops_gather_nd.h"
 #include "runtime/device/ops_grid_sample.h"
+#include "runtime/device/ops_linalg.h"
+#include "runtime/device/ops_roi_pool.h"
 #include "runtime/device/ops_scatter.h"
 
 namespace a8::A8_DEV_NS {
@@ -32,6 +34,8 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceGatherNdOps(r);
     RegisterDeviceScatterOps(r);
     RegisterDeviceGridSampleOps(r);
+    RegisterDeviceLinalgOps(r);
+    RegisterDeviceRoiPoolOps(r);
     SortByOp(r);
     return r;
   }();

@@ -75,11 +75,14 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
                    "a8.AveragePoolGrad", "a8.MaxPoolGrad"});
     // Windowed sampling, costed like a pool (one pass over the larger of input and output; an
     // undercount for cubic taps and DeformConv's channel sums).
-    add(F::kPool, {"GridSample", "a8.GridSampleGrad", "Col2Im", "a8.Col2ImGrad", "DeformConv",
-                   "a8.DeformConvGrad"});
+    add(F::kPool,
+        {"GridSample", "a8.GridSampleGrad", "Col2Im", "a8.Col2ImGrad", "DeformConv",
+         "a8.DeformConvGrad", "MaxUnpool", "a8.MaxUnpoolGrad", "RoiAlign", "a8.RoiAlignGrad"});
     add(F::kReduction, {"ArgMax", "ArgMin", "CumSum", "ReduceL1", "ReduceL2", "ReduceLogSumExp",
                         "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum",
                         "ReduceSumSquare", "TopK", "a8.GlobalNormSq"});
+    // Costed as one pass over X: an undercount of LU's n^3 (and DetGrad's n^5) per matrix.
+    add(F::kReduction, {"Det", "a8.DetGrad"});
     add(F::kNormalization,
         {"BatchNormalization", "InstanceNormalization", "LayerNormalization",
          "a8.BatchNormalizationGrad", "a8.InstanceNormalizationGrad", "a8.LayerNormalizationGrad"});

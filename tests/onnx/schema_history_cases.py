@@ -197,6 +197,33 @@ def build_nn(op, v):
         return Case([data(x), init(w), data(rnd(1, 2 * og * 9, oh, ow, seed=69)),
                      init(rnd(2, seed=70)), data(rnd(1, og * 9, oh, ow, lo=0, hi=1, seed=71))],
                     attrs)
+    if op == "Det":
+        return Case([data(rnd(2, 3, 3, seed=72))])
+    if op == "MaxUnpool":  # output_shape equal to the inferred dims: onnxruntime places the
+        # indices in output_shape's tensor, the spec (and a800c) in the inferred one
+        x = rnd(1, 2, 2, 3, seed=73)
+        idx = ints([[[[0, 3, 4], [13, 14, 23]], [[25, 26, 29], [36, 39, 46]]]])
+        attrs = {"kernel_shape": [2, 2], "strides": [2, 2]}
+        return Case([data(x), idx, ints([1, 2, 4, 6])] if v == 11 else [data(x), idx], attrs)
+    if op == "RoiAlign":  # coordinate_transformation_mode from 16
+        attrs = {"output_height": 2, "output_width": 3, "sampling_ratio": 2,
+                 "spatial_scale": 0.5}
+        if v >= 16:
+            attrs["coordinate_transformation_mode"] = "output_half_pixel" if v == 22 else \
+                "half_pixel"
+        rois = init(np.array([[1, 1, 7, 9], [0, 2, 5, 4], [3, 0, 9, 9]], F32))
+        return Case([data(rnd(2, 2, 5, 6, seed=74)), rois, ints([1, 0, 1])], attrs)
+    if op == "NonZero":
+        return Case([init(np.array([[1, 0, 2], [0, 0, 3]], F32))])
+    if op == "Unique":
+        return Case([init(np.array([[2, 1], [2, 1], [0, 3]], F32))], {"axis": 0, "sorted": 1},
+                    outputs=4)
+    if op == "NonMaxSuppression":
+        boxes = np.array([[[0, 0, 1, 1], [0, 0.1, 1, 1.1], [0, 10, 1, 11], [0, 10.1, 1, 11.1]]],
+                         F32)
+        return Case([init(boxes), init(np.array([[[0.9, 0.75, 0.6, 0.95]]], F32)), ints([2]),
+                     init(np.array([0.5], F32)), init(np.array([0.0], F32))],
+                    {"center_point_box": 0})
     if op == "Attention":
         if v == 23:  # 4-D with a KV cache, causal from the past length, every output
             return Case([data(rnd(2, 2, 3, 4, seed=35)), data(rnd(2, 2, 3, 4, seed=36)),
@@ -392,7 +419,8 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "BitwiseXor", "BitwiseNot", "BitShift", "LpPool", "MeanVarianceNormalization",
     "ReverseSequence", "Einsum", "CumProd", "AffineGrid", "Attention", "RotaryEmbedding",
     "Resize", "RNN", "GRU", "LSTM", "LinearAttention", "CausalConvWithState", "GridSample",
-    "Col2Im", "DeformConv", "BitCast"}
+    "Col2Im", "DeformConv", "BitCast", "Det", "MaxUnpool", "RoiAlign", "NonZero", "Unique",
+    "NonMaxSuppression"}
 CONTROL_FLOW = {"If", "Loop", "Scan"}
 CASE_OPS |= CONTROL_FLOW
 SIGNAL = {"DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"}
@@ -562,4 +590,6 @@ def spec_equivalent(op, v, case):
         return 7, case
     if op == "Split" and v < 2:
         return 2, Case(case.inputs, case.attrs, case.outputs)
+    if op == "RoiAlign" and v == 22:  # 22 widens the types only (onnxruntime has no 22)
+        return 16, case
     return None

@@ -435,10 +435,10 @@ g (float[2] x) => (float[2] y) { y = Bar (x) })");
   EXPECT_THAT(s.message(), HasSubstr("node 'Bar_0' (Bar): unknown op 'Bar' in domain ai.onnx"));
 
   s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
-g (float[2] x) => (float[2] y) { y = Unique (x) })");
+g (float[2] x) => (float[2] y) { y = MaxRoiPool (x) })");
   EXPECT_EQ(s.code(), StatusCode::kUnsupported);
-  EXPECT_THAT(s.message(),
-              HasSubstr("node 'Unique_0' (Unique): op 'Unique' of ai.onnx is not supported"));
+  EXPECT_THAT(s.message(), HasSubstr("node 'MaxRoiPool_0' (MaxRoiPool): op 'MaxRoiPool' of "
+                                     "ai.onnx is not supported"));
 
   s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (bool c, float[2] x) => (float[2] y)

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/ir/op_table.h"
+#include "compiler/ir/op_table_value_shaped.h"
 #include "compiler/plan/kernel_catalog.h"
 #include "kernels/common/unary_math.h"
 #include "passes/autodiff/grad_rule.h"
@@ -25,9 +26,9 @@ namespace a8 {
 namespace {
 
 // Ops that never reach a plan: the importer turns Constant into a value, autodiff replaces
-// ai.onnx.preview.training's Gradient.
+// ai.onnx.preview.training's Gradient, constant folding the value-shaped ops (FindFoldRule).
 bool NeverInAPlan(const OpDef& op) {
-  return QualifiedName(op) == "Constant" ||
+  return QualifiedName(op) == "Constant" || FindFoldRule(op.domain, op.name) != nullptr ||
          QualifiedName(op) == "ai.onnx.preview.training.Gradient";
 }
 
