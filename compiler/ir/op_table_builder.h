@@ -111,5 +111,7 @@ void AddGatherNdOps(std::vector<OpDef>* ops);   // op_table_gather_nd.cc: Gather
 void AddScatterOps(std::vector<OpDef>* ops);    // op_table_scatter.cc: ScatterND/Elements, TopK
 // op_table_grid_sample.cc: GridSample and its gradient, Col2Im, DeformConv
 void AddGridSampleOps(std::vector<OpDef>* ops);
+// op_table_random.cc: RandomUniform/Normal(Like), Bernoulli
+void AddRandomOps(std::vector<OpDef>* ops);
 
 }  // namespace a8

@@ -3,6 +3,7 @@
 #include "runtime/core/op_registry.h"
 #include "runtime/device/ops_gather_nd.h"
 #include "runtime/device/ops_grid_sample.h"
+#include "runtime/device/ops_random.h"
 #include "runtime/device/ops_scatter.h"
 
 namespace a8::A8_DEV_NS {
@@ -32,6 +33,7 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceGatherNdOps(r);
     RegisterDeviceScatterOps(r);
     RegisterDeviceGridSampleOps(r);
+    RegisterDeviceRandomOps(r);
     SortByOp(r);
     return r;
   }();

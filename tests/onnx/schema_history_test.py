@@ -8,7 +8,9 @@ opset (schema_history_cases.py: the version's own form, legacy attributes includ
   1. run by onnxruntime (the reference; ORT accepts most old opsets),
   2. compiled by a800c (import upgrades it to the op's canonical form) and run on the CPU
      backend (`a800c-run --backend=cpu`),
-and every output must match ORT's (floats: rtol 1e-4, atol 1e-5; others exactly).
+and every output must match ORT's (floats: rtol 1e-4, atol 1e-5; others exactly). The random
+ops (schema_history_cases.RANDOM) match ORT's dtypes and shapes, and their values are checked by
+properties (random_outputs.check_op: range, moments, exact Bernoulli draws at p 0 and 1).
 
 Where ORT refuses the version (it has no kernel for most opset-1 and opset-6 forms), the
 reference is ORT on the same model converted to the lowest newer opset ORT runs by onnx's version
@@ -39,6 +41,7 @@ import onnxruntime as ort
 from onnx import defs, helper, numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import random_outputs  # noqa: E402
 import schema_history_cases as cases  # noqa: E402
 
 ort.set_default_logger_severity(3)
@@ -230,6 +233,11 @@ def run_case(a800c, a800c_run, op, v, workdir):
         if got.shape != w.shape or got.dtype != w.dtype:
             return "fail", (f"{name}: {got.dtype}{list(got.shape)}, reference "
                             f"{w.dtype}{list(w.shape)}")
+        if op in cases.RANDOM:
+            err = random_outputs.check_op(op, case.attrs, [a for a, _ in case.inputs], got)
+            if err:
+                return "fail", f"{name}: {err}"
+            continue
         if w.dtype.kind in "fc":
             ok = np.allclose(got, w, rtol=1e-4, atol=1e-5, equal_nan=True)
         else:
