@@ -1,9 +1,9 @@
-// The random ops (compiler/ir/op_table_random.cc, kernels/device/random.h): the shape rules and
-// traits; the draws' distributions on large samples (uniform range, mean and variance; normal
-// mean and variance; Bernoulli frequencies, exact at p = 0 and 1) in every float dtype; the CPU
-// backend (which runs the shared body through its host launch) against cuda-emu bit for bit; and
-// the streams: a `seed` attribute gives the same values every step and every run, no seed a
-// fresh stream each step and each node.
+// The random ops' kernel (kernels/device/random.h): the draws' distributions on large samples
+// (uniform range, mean and variance; normal mean and variance; Bernoulli frequencies, exact at
+// p = 0 and 1) in every float dtype; the CPU backend (which runs the shared body through its host
+// launch) against cuda-emu bit for bit (against the GPU in a8_gpu_tests); and the streams: a
+// `seed` attribute gives the same values every step and every run, no seed a fresh stream each
+// step and each node. Their shape rules and traits: random_ops_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,67 +11,23 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/op_table.h"
 #include "compiler/ir/types.h"
 #include "kernels/common/philox.h"
 #include "kernels/cpu/elementwise.h"  // cpu::Cast, used by device_test_util.h
 #include "kernels/device/random.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/device_test_util.h"
-#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
 
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
-using shape_test::F32;
-using shape_test::T;
 using testing::AsDoubles;
 using testing::PlanBuilder;
 using Outputs = std::map<std::string, std::vector<uint8_t>>;
 
 const DType kFloats[] = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-
-class RandomShapeTest : public shape_test::ShapeRulesFixture {};
-
-TEST_F(RandomShapeTest, OutputTypes) {
-  const Attribute shape = std::vector<int64_t>{2, 0, 3};
-  EXPECT_EQ(One("RandomUniform", {}, {{"shape", shape}}), F32({2, 0, 3}));
-  EXPECT_EQ(One("RandomNormal", {}, {{"shape", shape}, {"dtype", 11}}), T(DType::kF64, {2, 0, 3}));
-  EXPECT_EQ(One("RandomUniformLike", {In(T(DType::kF16, {4, 5}))}), T(DType::kF16, {4, 5}));
-  EXPECT_EQ(One("RandomNormalLike", {In(T(DType::kI64, {4}))}, {{"dtype", 16}}),
-            T(DType::kBF16, {4}));
-  EXPECT_EQ(One("Bernoulli", {In(T(DType::kF64, {7}))}), T(DType::kF64, {7}));
-  EXPECT_EQ(One("Bernoulli", {In(F32({7}))}, {{"dtype", 9}}), T(DType::kBool, {7}));
-  EXPECT_EQ(One("Bernoulli", {In(F32({7}))}, {{"dtype", 6}}), T(DType::kI32, {7}));
-}
-
-TEST_F(RandomShapeTest, BadNodesNameTheField) {
-  auto expect = [](const Status& s, const std::string& what) {
-    ASSERT_FALSE(s.ok()) << what;
-    EXPECT_NE(s.message().find(what), std::string::npos) << s.message();
-  };
-  expect(Error("RandomUniform", {}, {{"shape", std::vector<int64_t>{2, -1}}}),
-         "attribute 'shape' [2,-1] has a negative dim");
-  expect(Error("RandomUniform", {}, {{"shape", std::vector<int64_t>{2}}, {"dtype", 7}}),
-         "the output dtype i64 must be a float type (attribute 'dtype')");
-  expect(Error("RandomNormal", {}, {}), "shape");
-  expect(Error("RandomUniformLike", {In(T(DType::kI32, {3}))}), "give attribute 'dtype'");
-  expect(Error("Bernoulli", {In(T(DType::kI32, {3}))}), "input 'input'");
-  expect(Error("Bernoulli", {In(F32({3}))}, {{"dtype", 12345}}), "attribute 'dtype'");
-}
-
-TEST(RandomOpTableTest, RandomNotDifferentiableAndKeepTheirDType) {
-  for (const char* op :
-       {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli"}) {
-    const OpDef* def = FindOp("", op);
-    ASSERT_NE(def, nullptr) << op;
-    EXPECT_TRUE(def->random) << op;
-    EXPECT_EQ(def->gradient, GradDecision::kNone) << op;
-    EXPECT_EQ(def->precision, OpPrecisionClass::kNone) << op;
-  }
-}
 
 // A plan of one random op writing `out` (dtype t, dims), its attributes set by `attrs`; `p` (if
 // not empty) is the probability input of Bernoulli, or the -Like ops' input.
