@@ -32,8 +32,20 @@ StatusOr<DType> OutputDType(const OpNode& node, std::optional<DType> dflt, bool 
   return t;
 }
 
+// RandomUniform[Like]: an empty range [low, high) has nothing to draw.
+Status CheckUniformRange(const OpNode& node) {
+  if (node.op() != "RandomUniform" && node.op() != "RandomUniformLike") return Status::Ok();
+  const float low = node.GetFloat("low", 0.0f), high = node.GetFloat("high", 1.0f);
+  if (!(low < high)) {
+    return InvalidInput("{}: attribute 'low' {} must be below attribute 'high' {}", node.Where(),
+                        low, high);
+  }
+  return Status::Ok();
+}
+
 // RandomUniform, RandomNormal: attribute 'shape' (required), 'dtype' (default float).
 Status InferRandom(const OpNode& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(CheckUniformRange(node));
   const Attribute* shape = node.attr("shape");
   if (shape == nullptr || shape->kind() != AttrKind::kInts)
     return InvalidInput("{}: attribute 'shape' (ints) is required", node.Where());
@@ -51,6 +63,7 @@ Status InferRandom(const OpNode& node, std::vector<TensorType>* out) {
 // RandomUniformLike, RandomNormalLike: the input's dims; 'dtype', else the input's (float) type.
 Status InferRandomLike(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
+  A8_RETURN_IF_ERROR(CheckUniformRange(node));
   const TensorType& in = node.input(0)->type();
   std::optional<DType> dflt;
   if (node.attr("dtype") == nullptr && !IsFloat(in.dtype)) {

@@ -204,14 +204,30 @@ TEST(RandomKernelTest, ReadsStepAndSeedOnTheDevice) {
   EXPECT_FALSE(emu::random::Random(no_step, p).ok());
 }
 
-TEST(RandomKernelTest, BadAttributesAreErrors) {
+// An empty range: the shape rule refuses it at compile time (random_ops_test.cc), and the entry
+// at run time, on both backends, for a plan that was edited.
+TEST(RandomKernelTest, AnEmptyUniformRangeIsAnError) {
   auto f = OneRandom("RandomUniform", DType::kF32, {4}, [](plan::Kernel* k) {
     PlanBuilder::Float(k, "low", 2.0f);
     PlanBuilder::Float(k, "high", 1.0f);
   });
-  auto ex = Executor::Create(std::move(f), MakeCpuBackend());
+  auto ex = Executor::Create(f, MakeCpuBackend());
   ASSERT_TRUE(ex.ok()) << ex.status().message();
-  Status s = (*ex)->Run();
+  Status run = (*ex)->Run();
+  ASSERT_FALSE(run.ok());
+  EXPECT_NE(run.message().find("attribute 'low' 2 must be below 'high' 1"), std::string::npos)
+      << run.message();
+  const emu::DevKernelEntry* entry = emu::FindDeviceKernel("RandomUniform");
+  ASSERT_NE(entry, nullptr);
+  std::vector<float> y(4);
+  TensorArg out;
+  out.dtype = DType::kF32;
+  out.dims = {4};
+  out.data = reinterpret_cast<uint8_t*>(y.data());
+  out.present = true;
+  KernelArgs args(&f.plan.kernels(0), {}, {out}, {});
+  emu::DevCtx ctx;
+  Status s = entry->fn(args, ctx);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("attribute 'low' 2 must be below 'high' 1"), std::string::npos)
       << s.message();

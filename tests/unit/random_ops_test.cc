@@ -41,6 +41,10 @@ TEST_F(RandomShapeTest, BadNodesNameTheField) {
   expect(Error("RandomUniform", {}, {{"shape", std::vector<int64_t>{2}}, {"dtype", 7}}),
          "the output dtype i64 must be a float type (attribute 'dtype')");
   expect(Error("RandomNormal", {}, {}), "shape");
+  expect(Error("RandomUniform", {}, {{"shape", std::vector<int64_t>{2}}, {"low", 1.0f}}),
+         "attribute 'low' 1 must be below attribute 'high' 1");
+  expect(Error("RandomUniformLike", {In(F32({3}))}, {{"low", 2.0f}, {"high", -1.0f}}),
+         "attribute 'low' 2 must be below attribute 'high' -1");
   expect(Error("RandomUniformLike", {In(T(DType::kI32, {3}))}), "give attribute 'dtype'");
   expect(Error("Bernoulli", {In(T(DType::kI32, {3}))}), "input 'input'");
   expect(Error("Bernoulli", {In(F32({3}))}, {{"dtype", 12345}}), "attribute 'dtype'");
