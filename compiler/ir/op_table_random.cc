@@ -98,12 +98,12 @@ OpDef RandomOp(OpDef op, std::optional<KernelRowSpec> kernel) {
 void AddRandomOps(std::vector<OpDef>* ops) {
   const AttrSpec seed = OptNoDefault("seed", AttrKind::kFloat);
   const KernelRowSpec none_to_float{"", "T", {{'T', kFloatTypes}}};
-  ops->push_back(RandomOp(
-      Op("RandomUniform", {0, 0, 1, 1},
-         {Opt("dtype", 1), Opt("high", 1.0f), Opt("low", 0.0f), seed,
-          Req("shape", AttrKind::kInts)},
-         {1, 22}, 1, InferRandom, "uniform draws in [low, high) of `shape` (Philox)"),
-      none_to_float));
+  ops->push_back(
+      RandomOp(Op("RandomUniform", {0, 0, 1, 1},
+                  {Opt("dtype", 1), Opt("high", 1.0f), Opt("low", 0.0f), seed,
+                   Req("shape", AttrKind::kInts)},
+                  {1, 22}, 1, InferRandom, "uniform draws in [low, high) of `shape` (Philox)"),
+               none_to_float));
   ops->push_back(RandomOp(
       Op("RandomNormal", {0, 0, 1, 1},
          {Opt("dtype", 1), Opt("mean", 0.0f), Opt("scale", 1.0f), seed,
@@ -120,10 +120,10 @@ void AddRandomOps(std::vector<OpDef>* ops) {
          {OptNoDefault("dtype", AttrKind::kInt), Opt("mean", 0.0f), Opt("scale", 1.0f), seed},
          {1, 22}, 1, InferRandomLike, "normal draws (mean, scale) shaped like the input"),
       std::nullopt));
-  ops->push_back(RandomOp(
-      Op("Bernoulli", kUnary, {OptNoDefault("dtype", AttrKind::kInt), seed}, {15, 22}, 15,
-         InferBernoulli, "1 with probability p (the input), else 0, in `dtype` (Philox)"),
-      std::nullopt));
+  ops->push_back(
+      RandomOp(Op("Bernoulli", kUnary, {OptNoDefault("dtype", AttrKind::kInt), seed}, {15, 22}, 15,
+                  InferBernoulli, "1 with probability p (the input), else 0, in `dtype` (Philox)"),
+               std::nullopt));
 }
 
 }  // namespace a8

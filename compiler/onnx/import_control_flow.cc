@@ -463,8 +463,8 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan8(const onnx::NodeProto& n,
 
 // FlexAttention with score_mod/prob_mod: its two halves (import_decompose_flex_attention.cc,
 // attribute a8.stage) with the subgraphs inlined between them, around the Softmax.
-StatusOr<std::vector<onnx::NodeProto>> ExpandFlexAttentionModifiers(
-    const onnx::NodeProto& n, const ControlFlowContext& ctx) {
+StatusOr<std::vector<onnx::NodeProto>> ExpandFlexAttentionModifiers(const onnx::NodeProto& n,
+                                                                    const ControlFlowContext& ctx) {
   if (n.input_size() != 3 || n.output_size() != 1) {
     return InvalidInput("{}: FlexAttention takes Q, K, V and one output, got {} and {}", ctx.where,
                         n.input_size(), n.output_size());
@@ -478,8 +478,10 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandFlexAttentionModifiers(
       }
       mods[a.name() == "prob_mod"] = &a.g();
     } else if (a.has_g() || a.graphs_size() > 0) {
-      return InvalidInput("{}: attribute '{}' is a graph; FlexAttention's are score_mod and "
-                          "prob_mod", ctx.where, a.name());
+      return InvalidInput(
+          "{}: attribute '{}' is a graph; FlexAttention's are score_mod and "
+          "prob_mod",
+          ctx.where, a.name());
     } else {
       attrs.push_back(a);
     }

@@ -28,8 +28,8 @@ struct RandomParams {
   DType dtype = DType::kF32;  // the output's
   int64_t n = 0;
   void* y = nullptr;
-  double a = 0.0, b = 1.0;     // uniform: low, high; normal: mean, scale
-  const void* p = nullptr;     // Bernoulli: the probabilities, n elements of p_dtype
+  double a = 0.0, b = 1.0;  // uniform: low, high; normal: mean, scale
+  const void* p = nullptr;  // Bernoulli: the probabilities, n elements of p_dtype
   DType p_dtype = DType::kF32;
   bool fixed_seed = false;
   uint64_t seed_key = 0;   // when fixed_seed: SplitMix64 of the seed's bits

@@ -14,8 +14,7 @@ struct RandomFn {
   const StepDev* step;
 
   A8_HD void operator()(int64_t i) const {
-    const uint64_t key =
-        p.fixed_seed ? p.seed_key : SplitMix64Finalize(step->seed ^ p.node_hash);
+    const uint64_t key = p.fixed_seed ? p.seed_key : SplitMix64Finalize(step->seed ^ p.node_hash);
     const uint64_t offset = p.fixed_seed ? 0 : static_cast<uint64_t>(step->step);
     const uint64_t e = static_cast<uint64_t>(i);
     T* y = static_cast<T*>(p.y);

@@ -145,9 +145,7 @@ TEST(RandomKernelTest, CpuAndEmuDrawTheSameBits) {
 }
 
 TEST(RandomKernelTest, ASeedFixesTheValuesNoSeedDrawsPerStepAndNode) {
-  auto seed = [](float s) {
-    return [s](plan::Kernel* k) { PlanBuilder::Float(k, "seed", s); };
-  };
+  auto seed = [](float s) { return [s](plan::Kernel* k) { PlanBuilder::Float(k, "seed", s); }; };
   const Dims d = {4096};
   // A seed: the same values at step 1 and step 3, in two runs, whatever the node's name.
   const auto seeded = Draw(OneRandom("RandomNormal", DType::kF32, d, seed(7.0f)), DType::kF32);
@@ -165,9 +163,9 @@ TEST(RandomKernelTest, ASeedFixesTheValuesNoSeedDrawsPerStepAndNode) {
   const auto free1 = Draw(OneRandom("RandomUniform", DType::kF32, d, nullptr), DType::kF32);
   EXPECT_EQ(Draw(OneRandom("RandomUniform", DType::kF32, d, nullptr), DType::kF32), free1);
   EXPECT_NE(Draw(OneRandom("RandomUniform", DType::kF32, d, nullptr), DType::kF32, {}, 2), free1);
-  EXPECT_NE(Draw(OneRandom("RandomUniform", DType::kF32, d, nullptr, DType::kF32, "other"),
-                 DType::kF32),
-            free1);
+  EXPECT_NE(
+      Draw(OneRandom("RandomUniform", DType::kF32, d, nullptr, DType::kF32, "other"), DType::kF32),
+      free1);
 }
 
 // The kernel alone, with a step the executor tests do not reach: the values depend on the
