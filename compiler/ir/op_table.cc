@@ -354,6 +354,7 @@ std::vector<OpDef> BuildTable() {
   AddValueShapedOps(&ops);
   AddLinalgOps(&ops);
   AddRoiPoolOps(&ops);
+  AddRandomOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

@@ -116,5 +116,7 @@ void AddValueShapedOps(std::vector<OpDef>* ops);
 void AddLinalgOps(std::vector<OpDef>* ops);  // op_table_linalg.cc: Det and its gradient
 // op_table_roi_pool.cc: MaxUnpool, RoiAlign and their gradients
 void AddRoiPoolOps(std::vector<OpDef>* ops);
+// op_table_random.cc: RandomUniform/Normal(Like), Bernoulli
+void AddRandomOps(std::vector<OpDef>* ops);
 
 }  // namespace a8

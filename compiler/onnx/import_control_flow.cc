@@ -461,9 +461,72 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan8(const onnx::NodeProto& n,
   return std::move(b.nodes);
 }
 
+// FlexAttention with score_mod/prob_mod: its two halves (import_decompose_flex_attention.cc,
+// attribute a8.stage) with the subgraphs inlined between them, around the Softmax.
+StatusOr<std::vector<onnx::NodeProto>> ExpandFlexAttentionModifiers(const onnx::NodeProto& n,
+                                                                    const ControlFlowContext& ctx) {
+  if (n.input_size() != 3 || n.output_size() != 1) {
+    return InvalidInput("{}: FlexAttention takes Q, K, V and one output, got {} and {}", ctx.where,
+                        n.input_size(), n.output_size());
+  }
+  std::vector<onnx::AttributeProto> attrs;
+  const onnx::GraphProto* mods[2] = {nullptr, nullptr};
+  for (const onnx::AttributeProto& a : n.attribute()) {
+    if (a.name() == "score_mod" || a.name() == "prob_mod") {
+      if (!a.has_g()) {
+        return InvalidInput("{}: attribute '{}' must be a graph", ctx.where, a.name());
+      }
+      mods[a.name() == "prob_mod"] = &a.g();
+    } else if (a.has_g() || a.graphs_size() > 0) {
+      return InvalidInput(
+          "{}: attribute '{}' is a graph; FlexAttention's are score_mod and "
+          "prob_mod",
+          ctx.where, a.name());
+    } else {
+      attrs.push_back(a);
+    }
+  }
+  auto staged = [&](const char* stage) {
+    std::vector<onnx::AttributeProto> v = attrs;
+    onnx::AttributeProto a;
+    a.set_name("a8.stage");
+    a.set_type(onnx::AttributeProto::STRING);
+    a.set_s(stage);
+    v.push_back(std::move(a));
+    return v;
+  };
+  Builder b(ctx);
+  // Each subgraph maps one tensor to one tensor of its shape and type.
+  auto modify = [&](int which, const std::string& x) -> StatusOr<std::string> {
+    const char* name = which == 0 ? "score_mod" : "prob_mod";
+    if (mods[which] == nullptr) return x;
+    if (mods[which]->output_size() != 1) {
+      return InvalidInput("{}: the {} subgraph has {} outputs, expected one", ctx.where, name,
+                          mods[which]->output_size());
+    }
+    A8_ASSIGN_OR_RETURN(std::vector<std::string> outs, b.Inline(*mods[which], {x}, name));
+    return outs[0];
+  };
+  const std::string q = n.input(0), k = n.input(1), v = n.input(2);
+  std::string scores = b.Add("FlexAttention", {q, k, v}, ctx.name + ".scores", staged("scores"));
+  b.nodes.back().set_domain(n.domain());
+  A8_ASSIGN_OR_RETURN(scores, modify(0, scores));
+  std::string probs = b.Add("Softmax", {scores}, ctx.name + ".probs", {IntAttribute("axis", -1)});
+  A8_ASSIGN_OR_RETURN(probs, modify(1, probs));
+  b.AddTo("FlexAttention", {q, k, v, probs}, n.output(0), staged("output"));
+  b.nodes.back().set_domain(n.domain());
+  return std::move(b.nodes);
+}
+
 }  // namespace
 
 bool IsControlFlowNode(const onnx::NodeProto& n) {
+  if (n.domain() == "ai.onnx.preview" && n.op_type() == "FlexAttention") {
+    for (const onnx::AttributeProto& a : n.attribute()) {
+      if (a.has_g() || a.graphs_size() > 0) return true;
+    }
+    return false;
+  }
   if (!n.domain().empty() && n.domain() != "ai.onnx") return false;
   return n.op_type() == "If" || n.op_type() == "Loop" || n.op_type() == "Scan";
 }
@@ -473,6 +536,7 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandControlFlow(const onnx::NodeProto& 
   if (n.op_type() == "If") return ExpandIf(n, ctx);
   if (n.op_type() == "Loop") return ExpandLoop(n, ctx);
   if (n.op_type() == "Scan") return ctx.opset < 9 ? ExpandScan8(n, ctx) : ExpandScan(n, ctx);
+  if (n.op_type() == "FlexAttention") return ExpandFlexAttentionModifiers(n, ctx);
   return Internal("{}: not a control-flow op", ctx.where);
 }
 

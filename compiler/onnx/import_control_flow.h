@@ -1,4 +1,5 @@
-// If, Loop and Scan at import, unrolled into the nodes of their subgraphs.
+// If, Loop and Scan at import, unrolled into the nodes of their subgraphs; FlexAttention's
+// modifier subgraphs (score_mod, prob_mod) inlined into its decomposition the same way.
 //
 // a800c's graphs are static and its plans straight-line, so control flow is decided at compile
 // time, and gradients come from the unrolled nodes like from any others:
@@ -14,7 +15,10 @@
 //                           length is a static dim), the slices taken with Gather, in the
 //                           directions given; scan outputs stacked along scan_output_axes in their
 //                           directions. Scan-8 (a batch axis first, per-batch bodies) likewise,
-//                           once per batch element, without sequence_lens.
+//                           once per batch element, without sequence_lens;
+//   FlexAttention (ai.onnx.preview) with score_mod or prob_mod
+//                        -> its scores half, score_mod's nodes, Softmax, prob_mod's nodes, its
+//                           output half (import_decompose_flex_attention.cc, `a8.stage`).
 // The copies' values and nodes get fresh names (the first copy keeps the body's names where they
 // are free); outer-scope names the body reads are kept, and nested subgraphs have the free names
 // renamed the same way, so nested control flow is expanded when the importer reaches it. The
@@ -37,7 +41,8 @@
 
 namespace a8::onnx_import {
 
-// Whether `n` is If, Loop or Scan of the default domain.
+// Whether `n` is If, Loop or Scan of the default domain, or an ai.onnx.preview FlexAttention with
+// a subgraph attribute.
 bool IsControlFlowNode(const onnx::NodeProto& n);
 
 struct ControlFlowContext {

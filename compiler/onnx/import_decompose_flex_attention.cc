@@ -8,8 +8,17 @@
 //          defaulting to 1 / sqrt(D)); scores = MatMul(Q * s, Transpose(K * s)) cast to the
 //          softmax type (softmax_precision; default float, double for double inputs);
 //          Y = MatMul(Softmax(scores), V in that type), cast back to Q's type.
-//       The modifier subgraphs score_mod and prob_mod are refused by the importer (one error
-//       naming the attribute). Differentiable with respect to Q, K and V.
+//       Differentiable with respect to Q, K and V.
+//
+// The modifier subgraphs score_mod and prob_mod: the importer (import_control_flow.cc,
+// ExpandFlexAttentionModifiers) splits such a node into the two halves of the decomposition
+// above, before and after the Softmax (FlexAttention nodes with a800c's attribute `a8.stage`),
+// with the subgraphs' nodes inlined between them:
+//   FlexAttention <a8.stage = "scores"> (Q, K, V)         -> scores, in the softmax type
+//   score_mod's nodes (scores)                            -> scores'
+//   Softmax <axis = -1> (scores')                         -> probs
+//   prob_mod's nodes (probs)                              -> probs'
+//   FlexAttention <a8.stage = "output"> (Q, K, V, probs') -> Y
 #include <fmt/format.h>
 
 #include <cmath>
@@ -28,15 +37,65 @@ using decompose_internal::CheckAttrs;
 using decompose_internal::Emitter;
 using decompose_internal::FloatAttr;
 using decompose_internal::IntAttr;
+using decompose_internal::StringAttr;
 
 constexpr int64_t kOnnxFloat = 1;    // TensorProto.FLOAT
 constexpr int64_t kOnnxDouble = 11;  // TensorProto.DOUBLE
 
+// What one FlexAttention node computes: all of it, or one of the importer's halves.
+enum class Stage { kWhole, kScores, kOutput };
+
+// Q K^T, Q and K each scaled by the square root of the scale, in Q's type.
+StatusOr<Value*> EmitScores(Emitter& e, const DecomposeRequest& req, Value* q, Value* k) {
+  auto emit = [&](const std::string& op, int version, std::vector<Value*> inputs,
+                  const std::string& suffix, std::map<std::string, Attribute> attrs = {}) {
+    return e.Emit(op, version, std::move(inputs), std::move(attrs), suffix, false);
+  };
+  Value* s;
+  if (req.attrs.count("scale")) {
+    A8_ASSIGN_OR_RETURN(float scale, FloatAttr(req, "scale", 0));
+    if (!(scale >= 0)) {
+      return InvalidInput(
+          "{}: attribute 'scale' {} is negative or NaN (Q and K are scaled by its square root)",
+          req.where, scale);
+    }
+    s = e.Constant("sqrt_scale",
+                   TensorData::FromFloats({static_cast<float>(std::sqrt(double{scale}))}, {}));
+  } else {
+    Value* head = emit("Shape", 15, {q}, "head_size", {{"start", int64_t{3}}, {"end", int64_t{4}}});
+    Value* d = emit("Cast", 13, {head}, "head_size_f", {{"to", Attribute(kOnnxFloat)}});
+    Value* one = e.Constant("one_f", TensorData::FromFloats({1.0f}, {}));
+    Value* scale = emit("Div", 14, {one, emit("Sqrt", 13, {d}, "sqrt_head_size")}, "scale");
+    s = emit("Sqrt", 13, {scale}, "sqrt_scale_f");
+  }
+  s = emit("CastLike", 15, {s, q}, "sqrt_scale_t");
+  Value* q_scaled = emit("Mul", 14, {q, s}, "q_scaled");
+  Value* k_scaled = emit("Mul", 14, {k, s}, "k_scaled");
+  Value* k_t = emit("Transpose", 13, {k_scaled}, "k_t",
+                    {{"perm", Attribute(std::vector<int64_t>{0, 1, 3, 2})}});
+  return emit("MatMul", 13, {q_scaled, k_t}, "scores");
+}
+
 StatusOr<std::vector<DecomposedNode>> DecomposeFlexAttention(Graph& g,
                                                              const DecomposeRequest& req) {
-  if (req.inputs.size() != 3 || req.outputs.size() != 1) {
-    return InvalidInput("{}: FlexAttention takes Q, K, V and one output, got {} and {}", req.where,
+  A8_RETURN_IF_ERROR(CheckAttrs(req, {"scale", "softmax_precision", "a8.stage"}));
+  Stage stage = Stage::kWhole;
+  if (req.attrs.count("a8.stage")) {
+    A8_ASSIGN_OR_RETURN(std::string name, StringAttr(req, "a8.stage", ""));
+    if (name != "scores" && name != "output") {
+      return InvalidInput("{}: attribute 'a8.stage' '{}' is neither 'scores' nor 'output'",
+                          req.where, name);
+    }
+    stage = name == "scores" ? Stage::kScores : Stage::kOutput;
+  }
+  const size_t num_inputs = stage == Stage::kOutput ? 4 : 3;
+  if (req.inputs.size() != num_inputs || req.outputs.size() != 1) {
+    return InvalidInput("{}: FlexAttention takes Q, K, V{} and one output, got {} and {}",
+                        req.where, stage == Stage::kOutput ? ", the probabilities" : "",
                         req.inputs.size(), req.outputs.size());
+  }
+  if (stage == Stage::kOutput && req.inputs[3] == nullptr) {
+    return InvalidInput("{}: input 'probs' is required", req.where);
   }
   static const char* const kNames[] = {"Q", "K", "V"};
   std::vector<std::vector<int64_t>> dims;
@@ -53,7 +112,6 @@ StatusOr<std::vector<DecomposedNode>> DecomposeFlexAttention(Graph& g,
         req.known_dims ? req.known_dims(req.inputs[i]) : std::nullopt;
     dims.push_back(d.value_or(std::vector<int64_t>{}));
   }
-  A8_RETURN_IF_ERROR(CheckAttrs(req, {"scale", "softmax_precision"}));
   std::optional<int64_t> precision;
   if (req.attrs.count("softmax_precision")) {
     A8_ASSIGN_OR_RETURN(int64_t p, IntAttr(req, "softmax_precision", std::nullopt));
@@ -111,35 +169,22 @@ StatusOr<std::vector<DecomposedNode>> DecomposeFlexAttention(Graph& g,
                           {{"axis", Attribute(int64_t{0})}});
       return emit("Reshape", 14, {expanded, shape}, name + "_aligned");
     };
-    k = align(k, "k");
-    v = align(v, "v");
+    if (stage != Stage::kOutput) k = align(k, "k");
+    if (stage != Stage::kScores) v = align(v, "v");
   }
-  Value* s;
-  if (req.attrs.count("scale")) {
-    A8_ASSIGN_OR_RETURN(float scale, FloatAttr(req, "scale", 0));
-    if (!(scale >= 0)) {
-      return InvalidInput(
-          "{}: attribute 'scale' {} is negative or NaN (Q and K are scaled by its square root)",
-          req.where, scale);
-    }
-    s = e.Constant("sqrt_scale",
-                   TensorData::FromFloats({static_cast<float>(std::sqrt(double{scale}))}, {}));
-  } else {
-    Value* d = emit("Cast", 13, {dim(q, 3, 4, "head_size")}, "head_size_f",
-                    {{"to", Attribute(kOnnxFloat)}});
-    Value* one = e.Constant("one_f", TensorData::FromFloats({1.0f}, {}));
-    Value* scale = emit("Div", 14, {one, emit("Sqrt", 13, {d}, "sqrt_head_size")}, "scale");
-    s = emit("Sqrt", 13, {scale}, "sqrt_scale_f");
-  }
-  s = emit("CastLike", 15, {s, q}, "sqrt_scale_t");
-  Value* q_scaled = emit("Mul", 14, {q, s}, "q_scaled");
-  Value* k_scaled = emit("Mul", 14, {k, s}, "k_scaled");
-  Value* k_t = emit("Transpose", 13, {k_scaled}, "k_t",
-                    {{"perm", Attribute(std::vector<int64_t>{0, 1, 3, 2})}});
-  Value* scores = emit("MatMul", 13, {q_scaled, k_t}, "scores");
   const std::map<std::string, Attribute> to = {{"to", Attribute(*precision)}};
-  Value* p = emit("Softmax", 13, {emit("Cast", 13, {scores}, "scores_sp", to)}, "probs",
-                  {{"axis", Attribute(int64_t{-1})}});
+  Value* p = nullptr;
+  if (stage == Stage::kOutput) {
+    p = req.inputs[3];
+  } else {
+    A8_ASSIGN_OR_RETURN(Value * scores, EmitScores(e, req, q, k));
+    if (stage == Stage::kScores) {
+      e.EmitOutput(0, "Cast", 13, {scores}, to, "scores");
+      return e.nodes();
+    }
+    p = emit("Softmax", 13, {emit("Cast", 13, {scores}, "scores_sp", to)}, "probs",
+             {{"axis", Attribute(int64_t{-1})}});
+  }
   Value* y = emit("MatMul", 13, {p, emit("Cast", 13, {v}, "v_sp", to)}, "y_sp");
   e.EmitOutput(0, "CastLike", 15, {y, q}, {}, "Y");
   return e.nodes();

@@ -27,7 +27,7 @@ std::vector<const Value*> GraphInputsFeeding(const Value* v) {
 
 Status Importer::ExpandControlFlowNode(int index) {
   const onnx::NodeProto& n = *nodes_[index];
-  const std::string where = NodeWhere(node_names_[index], "", n.op_type());
+  const std::string where = NodeWhere(node_names_[index], NormalizeDomain(n.domain()), n.op_type());
   if (!g_->opsets.count("")) {
     return InvalidInput("{}: domain '' is not in the model's opset_import", where);
   }

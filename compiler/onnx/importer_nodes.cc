@@ -371,10 +371,9 @@ Status Importer::ImportNode(int index) {
   std::map<std::string, Attribute> attrs;
   for (const onnx::AttributeProto& a : n.attribute()) {
     if (preview_op && a.has_g()) {
-      return Unsupported(
-          "{}: attribute '{}' is a modifier subgraph, which a800c does not import (FlexAttention "
-          "without score_mod and prob_mod is supported)",
-          where, a.name());
+      // score_mod and prob_mod were inlined before (import_control_flow.h).
+      return InvalidInput("{}: attribute '{}' is a graph the importer did not inline", where,
+                          a.name());
     }
     A8_ASSIGN_OR_RETURN(Attribute attr, AttributeFromOnnx(a, where, model_dir_));
     if (!attrs.emplace(a.name(), std::move(attr)).second) {

@@ -55,6 +55,11 @@ std::vector<Row> BuildRows() {
   rows.push_back({"Clip", "T,T?,T?", "T", {{'T', kNumeric}}});
   rows.push_back({"Cast", "A", "B", {{'A', kAll}, {'B', kAll}}});
   rows.push_back({"CastLike", "A,B", "B", {{'A', kAll}, {'B', kAll}}});
+  // The random ops of two type variables (compiler/ir/op_table_random.cc has the others).
+  for (const char* op : {"RandomUniformLike", "RandomNormalLike"}) {
+    rows.push_back({op, "A", "T", {{'A', kAll}, {'T', kFloat}}});
+  }
+  rows.push_back({"Bernoulli", "T", "B", {{'T', kFloat}, {'B', kAll}}});
 
   rows.push_back({"MatMul", "T,T", "T", {{'T', kFloatInt}}});
   rows.push_back({"Gemm", "T,T,T?", "T", {{'T', kFloatInt}}});
@@ -134,6 +139,7 @@ struct CompiledRow {
 
 std::vector<Token> ParseTokens(const std::string& text) {
   std::vector<Token> out;
+  if (text.empty()) return out;  // an op without inputs (RandomUniform)
   size_t start = 0;
   while (start <= text.size()) {
     size_t comma = text.find(',', start);

@@ -419,6 +419,9 @@ void RegisterMathGradRules(GradRuleTable* t) {
         op.gradient == GradDecision::kActivationOfOutput) {
       t->Add(QualifiedName(op), GradActivation);
     }
+    // A random draw the table calls not differentiable (RandomUniformLike, Bernoulli, ...): its
+    // inputs get no gradient, as PyTorch's bernoulli and *_like draws give none to theirs.
+    if (op.random && op.gradient == GradDecision::kNone) t->Add(QualifiedName(op), kNoGradient);
   }
   t->Add("Identity", GradIdentity);
   t->Add("Neg", GradNeg);

@@ -5,6 +5,7 @@
 #include "runtime/device/ops_grid_sample.h"
 #include "runtime/device/ops_linalg.h"
 #include "runtime/device/ops_roi_pool.h"
+#include "runtime/device/ops_random.h"
 #include "runtime/device/ops_scatter.h"
 
 namespace a8::A8_DEV_NS {
@@ -36,6 +37,7 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceGridSampleOps(r);
     RegisterDeviceLinalgOps(r);
     RegisterDeviceRoiPoolOps(r);
+    RegisterDeviceRandomOps(r);
     SortByOp(r);
     return r;
   }();

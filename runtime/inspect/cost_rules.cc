@@ -70,6 +70,9 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
     // Pow is the one binary op that calls libm (binary_math.h has no cost column); the unary ops
     // and activation gradients are classed from unary_math.h's lists below.
     add(F::kTranscendental, {"Pow"});
+    // The random ops: ten Philox rounds an element (and Box-Muller's log and cos), libm-call work.
+    add(F::kTranscendental,
+        {"Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike"});
     add(F::kFused, {"a8.FusedElementwise"});
     add(F::kPool, {"AveragePool", "MaxPool", "GlobalAveragePool", "GlobalMaxPool",
                    "a8.AveragePoolGrad", "a8.MaxPoolGrad"});

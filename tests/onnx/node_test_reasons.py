@@ -93,7 +93,7 @@ def classify(case_dir, message):
         return "sequence/optional types"
     if ops & _CONTROL_FLOW:
         return "control flow (If/Loop/Scan)"
-    if "is a modifier subgraph" in message:
+    if "is a graph the importer did not inline" in message:
         return "FlexAttention's score_mod/prob_mod subgraph"
     m = _MISSING_OP.search(message)
     if m:

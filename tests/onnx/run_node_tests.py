@@ -30,6 +30,11 @@ cpu_unsupported_node_tests.txt; every other CPU failure fails the run. The CPU c
 passed, failed, listed) are printed apart from the import/export counts;
 `--write-cpu-unsupported` rewrites that list from a run (review the diff).
 
+The cases whose outputs are random draws (random_outputs.py RANDOM_CASES: Bernoulli,
+training-mode Dropout) are checked by properties instead of values, on onnxruntime and on the
+CPU backend (dtype and shape exactly, values by the distribution's properties); the summary
+counts them.
+
     python3 tests/onnx/run_node_tests.py --a800c build/bin/a800c --data DIR [--all] [-j N]
         [--run-cpu build/bin/a800c-run] [-k REGEX]
 
@@ -53,6 +58,7 @@ from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import node_test_reasons  # noqa: E402
+import random_outputs  # noqa: E402
 
 ort.set_default_logger_severity(3)
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -80,6 +86,8 @@ ORT_DEVIATES = {
 # case -> onnxruntime's message, for the cases whose values were checked against the case's
 # reference outputs (output_*.pb) on a800c's CPU backend because onnxruntime has no kernel.
 REFERENCE_CHECKED = {}
+# The cases whose values were checked by properties (random_outputs.py), not against output_*.pb.
+RANDOM_CHECKED = set()
 
 
 def load_tensor(path):
@@ -234,6 +242,12 @@ def run_case(a800c, case_dir, workdir, a800c_run=None):
         except Exception as e:
             return reference_check(a800c, a800c_run, case_dir, workdir,
                                    f"onnxruntime run: {str(e).splitlines()[0][:200]}")
+        if random_outputs.is_random_case(name):
+            ok, msg = random_outputs.check(name, original, feeds, got)
+            if not ok:
+                return False, "onnxruntime: " + msg
+            RANDOM_CHECKED.add(name)
+            continue
         for n, g, want in zip(out_names, got, expected):
             if want.dtype.kind in "fc":
                 ok = np.allclose(g.astype(np.float64), want.astype(np.float64),
@@ -306,6 +320,7 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
             return False, f"run (exit {r.returncode}): " + _first_line(r.stderr, "no message")
+        random_got = []
         for j, n in enumerate(out_names):
             want = load_tensor(os.path.join(ds, f"output_{j}.pb"))
             path = os.path.join(outdir, n + ".npy")
@@ -317,6 +332,9 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
             if got.shape != want.shape or got.dtype != want.dtype:
                 return False, (f"output '{n}': {got.dtype}{list(got.shape)}, expected "
                                f"{want.dtype}{list(want.shape)}")
+            if random_outputs.is_random_case(name):
+                random_got.append(got)
+                continue
             if want.dtype.kind in "fc" or want.dtype.name == "bfloat16":
                 rtol, atol = LOW_PRECISION_TOL.get(want.dtype.name, (0, 0))
                 ok = np.allclose(got.astype(np.float64), want.astype(np.float64),
@@ -328,6 +346,14 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
                 d = np.abs(got.astype(np.float64) - want.astype(np.float64))
                 return False, (f"output '{n}' differs from the expected values (max abs diff "
                                f"{np.nanmax(d) if d.size else 0:.3g})")
+        if random_got:
+            inputs = {n: load_tensor(os.path.join(ds, f"input_{j}.pb"))
+                      for j, n in enumerate(all_in)
+                      if os.path.exists(os.path.join(ds, f"input_{j}.pb"))}
+            ok, msg = random_outputs.check(name, original, inputs, random_got)
+            if not ok:
+                return False, msg
+            RANDOM_CHECKED.add(name)
     return True, "ok"
 
 
@@ -456,6 +482,9 @@ def main():
     cpu_failed = 0
     if args.run_cpu:
         cpu_failed = run_cpu_all(args, [c for c in supported if results[c][0]])
+    randoms = sorted(c for c in RANDOM_CHECKED if results.get(c, (False,))[0])
+    print(f"checked by properties (random outputs, random_outputs.py): {len(randoms)} of the "
+          f"passing cases")
     return 1 if failed or cpu_failed else 0
 
 

@@ -425,6 +425,25 @@ CONTROL_FLOW = {"If", "Loop", "Scan"}
 CASE_OPS |= CONTROL_FLOW
 SIGNAL = {"DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"}
 CASE_OPS |= SIGNAL
+# Ops whose outputs are random draws: schema_history_test.py checks them by properties
+# (random_outputs.check_op) instead of against onnxruntime's values.
+RANDOM = {"RandomUniform", "RandomNormal", "RandomUniformLike", "RandomNormalLike", "Bernoulli"}
+CASE_OPS |= RANDOM
+
+
+def build_random(op, v):
+    """4096 draws each, enough for the moment checks."""
+    if op == "RandomUniform":
+        return Case([], {"shape": [64, 64], "low": -1.0, "high": 3.0})
+    if op == "RandomNormal":
+        return Case([], {"shape": [64, 64], "mean": 0.5, "scale": 2.0, "dtype": 11})
+    if op == "RandomUniformLike":
+        return Case([data(rnd(64, 64, seed=60))], {"low": 2.0, "high": 5.0})
+    if op == "RandomNormalLike":
+        return Case([data(rnd(64, 64, seed=61).astype(np.float64))], {"mean": -1.0, "scale": 0.5})
+    p = rnd(64, 64, lo=0.0, hi=1.0, seed=62)
+    p[0, :8], p[1, :8] = 0.0, 1.0  # exact draws
+    return Case([data(p)], {"dtype": 11} if v >= 15 else {})
 
 
 def build_signal(op, v):
@@ -488,6 +507,8 @@ def build_control_flow(op, v):
 
 
 def build(op, v):
+    if op in RANDOM:
+        return build_random(op, v)
     if op in CONTROL_FLOW:
         return build_control_flow(op, v)
     if op in SIGNAL:

@@ -17,15 +17,18 @@
 namespace a8::testing {
 
 // Decomposes `req` (the caller sets op, version, inputs, attrs and, where it wants them, known
-// dims) as node 'node' with outputs y0 ... y{num_outputs - 1}: the ranks and dtypes are those of
-// the operands, the new nodes are upgraded to their canonical forms and typed by shape inference.
-// Returns the outputs.
+// dims) as node `name` with outputs y0 ... y{num_outputs - 1} (`name`.y0 ... for another name than
+// 'node', so that a graph can hold several): the ranks and dtypes are those of the operands, the
+// new nodes are upgraded to their canonical forms and typed by shape inference. Returns the
+// outputs.
 inline StatusOr<std::vector<Value*>> DecomposeAsImported(Graph& g, DecomposeRequest req,
-                                                         int num_outputs = 1) {
+                                                         int num_outputs = 1,
+                                                         const std::string& name = "node") {
   auto counter = std::make_shared<int>(0);
-  req.name = "node";
-  req.where = "node 'node' (" + req.op + ")";
-  for (int i = 0; i < num_outputs; ++i) req.outputs.push_back({"y" + std::to_string(i), {}});
+  req.name = name;
+  req.where = "node '" + name + "' (" + req.op + ")";
+  const std::string prefix = name == "node" ? "y" : name + ".y";
+  for (int i = 0; i < num_outputs; ++i) req.outputs.push_back({prefix + std::to_string(i), {}});
   req.fresh_name = [counter](const std::string& base) {
     return base + "." + std::to_string((*counter)++);
   };
@@ -48,7 +51,7 @@ inline StatusOr<std::vector<Value*>> DecomposeAsImported(Graph& g, DecomposeRequ
   auto inferred = ShapeInference().Run(g);
   if (!inferred.ok()) return inferred.status();
   std::vector<Value*> outs;
-  for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue("y" + std::to_string(i)));
+  for (int i = 0; i < num_outputs; ++i) outs.push_back(g.FindValue(prefix + std::to_string(i)));
   return outs;
 }
 

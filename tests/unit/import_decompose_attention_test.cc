@@ -184,14 +184,99 @@ g (float[2, 4, 3, 8] q, float[2, 2, 5, 8] k, float[2, 2, 5, 6] v) => (float[2, 4
   EXPECT_EQ(Count(**g, "Expand"), 2);  // GQA: K and V repeated for 4 query heads
   ASSERT_TRUE(ShapeInference().Run(**g).ok());
   EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,4,3,6]");
-  // A modifier subgraph is refused, naming the attribute.
+}
+
+TEST(ImportDecomposeAttentionTest, FlexAttentionModifiersAreInlined) {
+  // score_mod (a soft cap reading an outer constant) and prob_mod, between the two halves.
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 26, "ai.onnx.preview" : 1]>
+g (float[1, 2, 3, 4] q, float[1, 1, 5, 4] k, float[1, 1, 5, 4] v) => (float[1, 2, 3, 4] y) {
+  cap = Constant <value = float {20.0}> ()
+  y = ai.onnx.preview.FlexAttention <scale = 0.25,
+        score_mod = sm (float[1, 2, 3, 5] s) => (float[1, 2, 3, 5] t) {
+          d = Div (s, cap)
+          h = Tanh (d)
+          t = Mul (h, cap) },
+        prob_mod = pm (float[1, 2, 3, 5] p) => (float[1, 2, 3, 5] r) {
+          half = Constant <value = float {0.5}> ()
+          r = Mul (p, half) }> (q, k, v) })");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Count(**g, "MatMul"), 2);
+  EXPECT_EQ(Count(**g, "Softmax"), 1);
+  EXPECT_EQ(Count(**g, "Tanh"), 1);
+  EXPECT_EQ(Count(**g, "Expand"), 2);  // GQA: K (scores half) and V (output half)
+  ASSERT_TRUE(ShapeInference().Run(**g).ok());
+  EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[1,2,3,4]");
+  // The Softmax reads score_mod's output; the output half's MatMul reads prob_mod's.
+  Node* softmax = nullptr;
+  for (Node* n : (*g)->NodeList()) {
+    if (n->op() == "Softmax") softmax = n;
+  }
+  ASSERT_NE(softmax, nullptr);
+  EXPECT_EQ(softmax->input(0)->producer()->op(), "Mul");
+  bool matmul_reads_prob_mod = false;
+  for (Node* n : (*g)->NodeList()) {
+    if (n->op() == "MatMul" && n->input(0)->producer()->op() == "Mul") matmul_reads_prob_mod = true;
+  }
+  EXPECT_TRUE(matmul_reads_prob_mod);
+  // A subgraph with two outputs, and an unknown graph attribute, are errors naming them.
   Status s = ImportError(R"(<ir_version: 10, opset_import: ["" : 26, "ai.onnx.preview" : 1]>
 g (float[1, 1, 2, 4] q, float[1, 1, 2, 4] k, float[1, 1, 2, 4] v) => (float[1, 1, 2, 4] y) {
-  y = ai.onnx.preview.FlexAttention <score_mod = m (float[1, 1, 2, 2] s) => (float[1, 1, 2, 2] t) {
+  y = ai.onnx.preview.FlexAttention <score_mod = m (float[1, 1, 2, 2] s) => (float[1, 1, 2, 2] t,
+                                                                             float[1, 1, 2, 2] u) {
+    t = Neg (s)
+    u = Neg (s) }> (q, k, v) })");
+  EXPECT_THAT(s.message(), HasSubstr("(ai.onnx.preview.FlexAttention): the score_mod subgraph "
+                                     "has 2 outputs, expected one"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 26, "ai.onnx.preview" : 1]>
+g (float[1, 1, 2, 4] q, float[1, 1, 2, 4] k, float[1, 1, 2, 4] v) => (float[1, 1, 2, 4] y) {
+  y = ai.onnx.preview.FlexAttention <mask_mod = m (float[1, 1, 2, 2] s) => (float[1, 1, 2, 2] t) {
     t = Neg (s) }> (q, k, v) })");
-  EXPECT_THAT(s.message(),
-              HasSubstr("(ai.onnx.preview.FlexAttention): attribute 'score_mod' is a modifier "
-                        "subgraph, which a800c does not import"));
+  EXPECT_THAT(s.message(), HasSubstr("attribute 'mask_mod' is a graph; FlexAttention's are "
+                                     "score_mod and prob_mod"));
+}
+
+// The two halves the importer splits a FlexAttention with modifiers into, around modifier nodes
+// (a soft cap on the scores, a scale on the probabilities) and the Softmax, as the importer
+// inlines them: the gradients of Q, K and V through all of it.
+TEST(ImportDecomposeAttentionTest, FlexAttentionModifierGradientsMatchFiniteDifferences) {
+  GradCheckCase c;
+  c.op = "FlexAttention";
+  c.inputs = {F64({1, 2, 3, 4}), F64({1, 1, 5, 4}), F64({1, 1, 5, 3})};
+  c.build = [](Graph& g, const std::vector<Value*>& qkv) -> StatusOr<std::vector<Value*>> {
+    auto half = [&](const std::string& stage, std::vector<Value*> inputs,
+                    const std::string& out) -> StatusOr<Value*> {
+      DecomposeRequest req;
+      req.op = "FlexAttention";
+      req.version = 1;
+      req.inputs = std::move(inputs);
+      req.attrs = {{"a8.stage", Attribute(stage)}, {"scale", Attribute(0.3f)}};
+      req.known_dims = [](const Value* v) -> std::optional<std::vector<int64_t>> {
+        return v->dims();
+      };
+      A8_ASSIGN_OR_RETURN(std::vector<Value*> outs, DecomposeAsImported(g, std::move(req), 1, out));
+      return outs[0];
+    };
+    A8_ASSIGN_OR_RETURN(Value * scores, half("scores", qkv, "scores"));
+    // score_mod: 2 * tanh(s / 2); prob_mod: p * p (both differentiable, neither linear).
+    auto emit = [&](const std::string& op, std::vector<Value*> in, const std::string& name,
+                    std::map<std::string, Attribute> attrs = {}) {
+      Node* n = g.AddNode(op, "", std::move(in), {{name, TensorType{}}}, std::move(attrs), name);
+      n->set_version(FindOp("", op)->canonical);
+      return n->output(0);
+    };
+    auto two_data = TensorData::Make(TensorType{DType::kF64, {}});
+    two_data->mutable_data<double>()[0] = 2.0;
+    Value* two = g.AddConstant("two", two_data);
+    Value* capped =
+        emit("Mul", {emit("Tanh", {emit("Div", {scores, two}, "s_half")}, "s_tanh"), two}, "s2");
+    Value* probs = emit("Softmax", {capped}, "probs", {{"axis", Attribute(int64_t{-1})}});
+    Value* squared = emit("Mul", {probs, probs}, "p2");
+    std::vector<Value*> inputs = qkv;
+    inputs.push_back(squared);
+    A8_ASSIGN_OR_RETURN(Value * y, half("output", inputs, "y"));
+    return std::vector<Value*>{y};
+  };
+  ExpectGradientsMatch(c);
 }
 
 TEST(ImportDecomposeAttentionTest, FlexAttentionGradientsMatchFiniteDifferences) {
