@@ -138,10 +138,10 @@ StatusOr<Value*> BroadcastParam(Emitter& e, const DecomposeRequest& req, Value* 
                     {}, name + "_repeated", false);
   std::vector<int64_t> merged = want;
   merged[static_cast<size_t>(axis)] = blocks * l.block_size;
-  Value* r = e.Emit(
-      "Reshape", 14,
-      {x, e.Int64s(name + "_block_shape", merged, {static_cast<int64_t>(merged.size())})}, {},
-      name + "_blocks", false);
+  Value* r =
+      e.Emit("Reshape", 14,
+             {x, e.Int64s(name + "_block_shape", merged, {static_cast<int64_t>(merged.size())})},
+             {}, name + "_blocks", false);
   if (blocks * l.block_size == d) return r;
   return e.Emit("Slice", 13,
                 {r, e.Int64s(name + "_cut_start", {0}, {1}), e.Int64s(name + "_cut_end", {d}, {1}),
@@ -164,16 +164,16 @@ StatusOr<QuantLayout> LayoutOf(const DecomposeRequest& req) {
 // A float constant cast to the type of `like`.
 Value* ConstLike(Emitter& e, Value* like, const std::string& suffix, double v) {
   return e.Emit("CastLike", 15,
-                {e.Constant(suffix, TensorData::FromFloats({static_cast<float>(v)}, {})), like},
-                {}, suffix + "_like", false);
+                {e.Constant(suffix, TensorData::FromFloats({static_cast<float>(v)}, {})), like}, {},
+                suffix + "_like", false);
 }
 
 StatusOr<DType> OnnxTypeAttr(const DecomposeRequest& req, const std::string& name) {
   A8_ASSIGN_OR_RETURN(int64_t t, IntAttr(req, name, std::nullopt));
   StatusOr<DType> d = DTypeFromOnnx(static_cast<int>(t));
   if (!d.ok()) {
-    return Unsupported("{}: attribute '{}' is {} ({}), a type a800c does not have", req.where,
-                       name, t, OnnxElemTypeName(static_cast<int>(t)));
+    return Unsupported("{}: attribute '{}' is {} ({}), a type a800c does not have", req.where, name,
+                       t, OnnxElemTypeName(static_cast<int>(t)));
   }
   return *d;
 }
@@ -182,8 +182,10 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQuantizeLinear(Graph& g,
                                                               const DecomposeRequest& req) {
   if (req.inputs.size() < 2 || req.inputs.size() > 3 || req.inputs[0] == nullptr ||
       req.inputs[1] == nullptr || req.outputs.size() != 1) {
-    return InvalidInput("{}: QuantizeLinear takes x, y_scale, an optional y_zero_point and one "
-                        "output", req.where);
+    return InvalidInput(
+        "{}: QuantizeLinear takes x, y_scale, an optional y_zero_point and one "
+        "output",
+        req.where);
   }
   A8_RETURN_IF_ERROR(
       CheckAttrs(req, {"axis", "saturate", "block_size", "output_dtype", "precision"}));
@@ -235,8 +237,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQuantizeLinear(Graph& g,
   auto cast = [&](Value* v, DType t, const std::string& suffix) {
     return e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(t)}}}, suffix, false);
   };
-  Value* q = e.Emit("Div", 14, {cast(x, div, "x_div"), cast(s, div, "scale_div")}, {},
-                    "quotient", false);
+  Value* q =
+      e.Emit("Div", 14, {cast(x, div, "x_div"), cast(s, div, "scale_div")}, {}, "quotient", false);
   q = e.Emit("Round", 11, {q}, {}, "rounded", false);
   if (div != wide) q = cast(q, wide, "rounded_wide");
   if (zp != nullptr) {
@@ -255,8 +257,10 @@ StatusOr<std::vector<DecomposedNode>> DecomposeDequantizeLinear(Graph& g,
                                                                 const DecomposeRequest& req) {
   if (req.inputs.size() < 2 || req.inputs.size() > 3 || req.inputs[0] == nullptr ||
       req.inputs[1] == nullptr || req.outputs.size() != 1) {
-    return InvalidInput("{}: DequantizeLinear takes x, x_scale, an optional x_zero_point and one "
-                        "output", req.where);
+    return InvalidInput(
+        "{}: DequantizeLinear takes x, x_scale, an optional x_zero_point and one "
+        "output",
+        req.where);
   }
   A8_RETURN_IF_ERROR(CheckAttrs(req, {"axis", "block_size", "output_dtype"}));
   A8_ASSIGN_OR_RETURN(QuantLayout l, LayoutOf(req));
@@ -280,8 +284,10 @@ StatusOr<std::vector<DecomposedNode>> DecomposeDequantizeLinear(Graph& g,
   if (output_dtype != 0) {
     A8_ASSIGN_OR_RETURN(out, OnnxTypeAttr(req, "output_dtype"));
     if (*out != DType::kF32 && *out != DType::kF16 && *out != DType::kBF16) {
-      return InvalidInput("{}: attribute 'output_dtype' must be float, float16 or bfloat16, got "
-                          "{}", req.where, DTypeName(*out));
+      return InvalidInput(
+          "{}: attribute 'output_dtype' must be float, float16 or bfloat16, got "
+          "{}",
+          req.where, DTypeName(*out));
     }
   }
   Emitter e(g, req);
@@ -307,8 +313,10 @@ StatusOr<std::vector<DecomposedNode>> DecomposeDynamicQuantizeLinear(Graph& g,
                                                                      const DecomposeRequest& req) {
   if (req.inputs.size() != 1 || req.inputs[0] == nullptr || req.outputs.empty() ||
       req.outputs.size() > 3) {
-    return InvalidInput("{}: DynamicQuantizeLinear takes x and has three outputs (y, y_scale, "
-                        "y_zero_point)", req.where);
+    return InvalidInput(
+        "{}: DynamicQuantizeLinear takes x and has three outputs (y, y_scale, "
+        "y_zero_point)",
+        req.where);
   }
   A8_RETURN_IF_ERROR(CheckAttrs(req, {}));
   const std::optional<DType> xt = KnownDType(req, req.inputs[0]);
@@ -335,9 +343,9 @@ StatusOr<std::vector<DecomposedNode>> DecomposeDynamicQuantizeLinear(Graph& g,
                                : e.Emit(op, 13, std::move(in), std::move(attrs), suffix, false);
   };
   Value* scale = output(1, "Div", {span, scalar("levels", 255.0f)}, {}, "y_scale");
-  Value* zp_f = e.Emit("Sub", 14, {zero, e.Emit("Div", 14, {mn, scale}, {}, "min_over_scale",
-                                                false)},
-                       {}, "initial_zero_point", false);
+  Value* zp_f =
+      e.Emit("Sub", 14, {zero, e.Emit("Div", 14, {mn, scale}, {}, "min_over_scale", false)}, {},
+             "initial_zero_point", false);
   zp_f = e.Emit("Clip", 13, {zp_f, zero, scalar("qmax", 255.0f)}, {}, "zero_point_clipped", false);
   zp_f = e.Emit("Round", 11, {zp_f}, {}, "zero_point_f", false);
   const int64_t u8 = DTypeToOnnx(DType::kU8);

@@ -91,9 +91,10 @@ StatusOr<Value*> PerChannel(Emitter& e, const DecomposeRequest& req, Value* p,
   for (int64_t v : d) count *= v;
   if (count == 1 && d.size() <= 1) return p;
   if (d.size() != 1 || d[0] != channels) {
-    return InvalidInput("{}: input '{}' must have one element or be 1-D of {} (the output "
-                        "channels), got shape {}",
-                        req.where, field, channels, DimsString(d));
+    return InvalidInput(
+        "{}: input '{}' must have one element or be 1-D of {} (the output "
+        "channels), got shape {}",
+        req.where, field, channels, DimsString(d));
   }
   std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
   shape[0] = -1;
@@ -243,8 +244,8 @@ StatusOr<Value*> Requantize(Emitter& e, const DecomposeRequest& req, Value* acc,
   const int64_t f64 = DTypeToOnnx(DType::kF64);
   Value* a = e.Emit("Cast", 13, {acc}, {{"to", f64}}, "acc_f64", false);
   Value* m = e.Emit("Cast", 13, {multiplier}, {{"to", f64}}, "multiplier_f64", false);
-  Value* q = e.Emit("Round", 11, {e.Emit("Mul", 14, {a, m}, {}, "scaled", false)}, {}, "rounded",
-                    false);
+  Value* q =
+      e.Emit("Round", 11, {e.Emit("Mul", 14, {a, m}, {}, "scaled", false)}, {}, "rounded", false);
   Value* z = e.Emit("Cast", 13, {y_zero_point}, {{"to", f64}}, "y_zero_point_f64", false);
   q = e.Emit("Add", 14, {q, z}, {}, "shifted", false);
   auto bound = [&](const std::string& suffix, int64_t v) {
@@ -302,8 +303,9 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQLinearMatMul(Graph& g,
   Emitter e(g, req);
   A8_ASSIGN_OR_RETURN(Value * az, PerRow(e, req, in[2], "a_zero_point"));
   A8_ASSIGN_OR_RETURN(Value * as, PerRow(e, req, in[1], "a_scale"));
-  Value* acc = e.Emit("MatMul", 13, {Int32Minus(e, in[0], az, "a"), Int32Minus(e, in[3], in[5], "b")},
-                      {}, "acc", false);
+  Value* acc =
+      e.Emit("MatMul", 13, {Int32Minus(e, in[0], az, "a"), Int32Minus(e, in[3], in[5], "b")}, {},
+             "acc", false);
   A8_RETURN_IF_ERROR(Requantize(e, req, acc, Multiplier(e, as, in[4], in[6]), in[7]).status());
   return e.nodes();
 }
@@ -320,8 +322,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeConvInteger(Graph& g, const Decom
   A8_ASSIGN_OR_RETURN(ConvGeometry c, GeometryOf(req, x, w));
   Emitter e(g, req);
   A8_ASSIGN_OR_RETURN(Value * xzs, PerChannel(e, req, xz, "x_zero_point", 1, 1));
-  A8_ASSIGN_OR_RETURN(wz, PerChannel(e, req, wz, "w_zero_point", c.w[0],
-                                     static_cast<int64_t>(c.w.size())));
+  A8_ASSIGN_OR_RETURN(
+      wz, PerChannel(e, req, wz, "w_zero_point", c.w[0], static_cast<int64_t>(c.w.size())));
   ConvInt32(e, c, Int32Minus(e, x, xzs, "x"), Int32Minus(e, w, wz, "w"), true);
   return e.nodes();
 }
@@ -340,7 +342,7 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQLinearConv(Graph& g, const Decom
   Emitter e(g, req);
   A8_ASSIGN_OR_RETURN(Value * xz, PerChannel(e, req, in[2], "x_zero_point", 1, 1));
   A8_ASSIGN_OR_RETURN(Value * wz, PerChannel(e, req, in[5], "w_zero_point", m, rank));
-  A8_ASSIGN_OR_RETURN(Value * ws, PerChannel(e, req, in[4], "w_scale", m, rank));
+  A8_ASSIGN_OR_RETURN(Value * ws, PerChannel(e, req, in[4], "w_scale", m, rank - 1));
   Value* acc = ConvInt32(e, c, Int32Minus(e, in[0], xz, "x"), Int32Minus(e, in[3], wz, "w"), false);
   if (Value* bias = Input(req, 8)) {
     std::optional<DType> bt = KnownDType(req, bias);
