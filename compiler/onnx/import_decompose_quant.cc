@@ -82,9 +82,11 @@ struct QuantLayout {
 // per axis reshaped to [d, 1, ..., 1], blocked repeated block_size times along the axis and cut
 // to x's dim.
 StatusOr<Value*> BroadcastParam(Emitter& e, const DecomposeRequest& req, Value* p,
-                                std::string_view field, const QuantLayout& l) {
+                                std::string_view field, const QuantLayout& l,
+                                const Value* dims_of = nullptr) {
   const std::string name(field);
-  std::optional<std::vector<int64_t>> pd = req.known_dims ? req.known_dims(p) : std::nullopt;
+  std::optional<std::vector<int64_t>> pd =
+      req.known_dims ? req.known_dims(dims_of ? dims_of : p) : std::nullopt;
   std::optional<std::vector<int64_t>> xd =
       req.known_dims ? req.known_dims(req.inputs[0]) : std::nullopt;
   if (!pd) {
@@ -168,6 +170,20 @@ Value* ConstLike(Emitter& e, Value* like, const std::string& suffix, double v) {
                 suffix + "_like", false);
 }
 
+// `v` cast to double: the decompositions compute in double, where the precision passes leave
+// them (fp16 mode puts every float "follow" op in f16), and round to the reference's type with
+// a Cast where it rounds. A double result of +, -, * or / rounded to f32, f16 or bf16 is the
+// correctly rounded result in that type (53 >= 2 * 24 + 2 bits: the double rounding is
+// innocuous), so the values are the reference's.
+Value* F64(Emitter& e, Value* v, const std::string& suffix) {
+  return e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(DType::kF64)}}}, suffix, false);
+}
+// A double `v` rounded to `t` and back to double.
+Value* RoundedTo(Emitter& e, Value* v, DType t, const std::string& suffix) {
+  Value* r = e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(t)}}}, suffix, false);
+  return F64(e, r, suffix + "_wide");
+}
+
 StatusOr<DType> OnnxTypeAttr(const DecomposeRequest& req, const std::string& name) {
   A8_ASSIGN_OR_RETURN(int64_t t, IntAttr(req, name, std::nullopt));
   StatusOr<DType> d = DTypeFromOnnx(static_cast<int>(t));
@@ -231,19 +247,19 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQuantizeLinear(Graph& g,
     return InvalidInput("{}: attribute 'precision' must be a float type, got {}", req.where,
                         DTypeName(div));
   }
-  const DType wide = div == DType::kF64 ? DType::kF64 : DType::kF32;
   Emitter e(g, req);
-  A8_ASSIGN_OR_RETURN(Value * s, BroadcastParam(e, req, scale, "y_scale", l));
-  auto cast = [&](Value* v, DType t, const std::string& suffix) {
-    return e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(t)}}}, suffix, false);
-  };
-  Value* q =
-      e.Emit("Div", 14, {cast(x, div, "x_div"), cast(s, div, "scale_div")}, {}, "quotient", false);
+  // `precision` casts both operands to its type first (the reference's x.astype(precision)).
+  // The scale is broadcast as a double: a Reshape of a float would go f16 in fp16 mode.
+  Value* xd = precision != 0 ? RoundedTo(e, x, div, "x_precision") : F64(e, x, "x_f64");
+  Value* s64 =
+      precision != 0 ? RoundedTo(e, scale, div, "scale_precision") : F64(e, scale, "scale_f64");
+  A8_ASSIGN_OR_RETURN(Value * sd, BroadcastParam(e, req, s64, "y_scale", l, scale));
+  Value* q = e.Emit("Div", 14, {xd, sd}, {}, "quotient_f64", false);
+  if (div != DType::kF64) q = RoundedTo(e, q, div, "quotient");
   q = e.Emit("Round", 11, {q}, {}, "rounded", false);
-  if (div != wide) q = cast(q, wide, "rounded_wide");
   if (zp != nullptr) {
     A8_ASSIGN_OR_RETURN(Value * z, BroadcastParam(e, req, zp, "y_zero_point", l));
-    q = e.Emit("Add", 14, {q, cast(z, wide, "zero_point_wide")}, {}, "shifted", false);
+    q = e.Emit("Add", 14, {q, F64(e, z, "zero_point_f64")}, {}, "shifted", false);
   }
   q = e.Emit("Clip", 13,
              {q, ConstLike(e, q, "lo", static_cast<double>(range->first)),
@@ -295,12 +311,14 @@ StatusOr<std::vector<DecomposedNode>> DecomposeDequantizeLinear(Graph& g,
   if (zp != nullptr) {
     A8_ASSIGN_OR_RETURN(z, BroadcastParam(e, req, zp, "x_zero_point", l));
   }
-  A8_ASSIGN_OR_RETURN(Value * s, BroadcastParam(e, req, scale, "x_scale", l));
-  const int64_t f32 = DTypeToOnnx(DType::kF32);
+  A8_ASSIGN_OR_RETURN(Value * s,
+                      BroadcastParam(e, req, F64(e, scale, "scale_f64"), "x_scale", l, scale));
   Value* centered = Int32Minus(e, x, z, "x");
-  Value* cf = e.Emit("Cast", 13, {centered}, {{"to", f32}}, "centered_f", false);
-  Value* sf = e.Emit("Cast", 13, {s}, {{"to", f32}}, "scale_f", false);
-  Value* y = e.Emit("Mul", 14, {cf, sf}, {}, "product", false);
+  Value* y = e.Emit("Mul", 14, {F64(e, centered, "centered_f64"), s}, {}, "product_f64", false);
+  // The reference's float32 product, then its cast to the output type.
+  const bool to_f32 = out && *out == DType::kF32;
+  y = e.Emit("Cast", 13, {y}, {{"to", int64_t{DTypeToOnnx(DType::kF32)}}}, "product", to_f32);
+  if (to_f32) return e.nodes();
   if (out) {
     e.Emit("Cast", 13, {y}, {{"to", int64_t{DTypeToOnnx(*out)}}}, "", true);
   } else {
@@ -325,35 +343,40 @@ StatusOr<std::vector<DecomposedNode>> DecomposeDynamicQuantizeLinear(Graph& g,
   }
   Emitter e(g, req);
   Value* x = req.inputs[0];
+  // The reference's float32 steps, each computed in double and rounded to float (see F64).
   auto scalar = [&](const std::string& suffix, float v) {
-    return e.Constant(suffix, TensorData::FromFloats({v}, {}));
+    return F64(e, e.Constant(suffix, TensorData::FromFloats({v}, {})), suffix + "_f64");
+  };
+  auto f32 = [&](Value* v, const std::string& suffix) {
+    return RoundedTo(e, v, DType::kF32, suffix);
   };
   Value* zero = scalar("zero", 0.0f);
-  Value* mx = e.Emit("ReduceMax", 18, {x}, {{"keepdims", 0}}, "max", false);
-  Value* mn = e.Emit("ReduceMin", 18, {x}, {{"keepdims", 0}}, "min", false);
+  Value* levels = scalar("levels", 255.0f);
+  Value* x64 = F64(e, x, "x_f64");
+  Value* mx = F64(e, e.Emit("ReduceMax", 18, {x}, {{"keepdims", 0}}, "max", false), "max_f64");
+  Value* mn = F64(e, e.Emit("ReduceMin", 18, {x}, {{"keepdims", 0}}, "min", false), "min_f64");
   mx = e.Emit("Max", 13, {mx, zero}, {}, "max0", false);
   mn = e.Emit("Min", 13, {mn, zero}, {}, "min0", false);
-  Value* span = e.Emit("Sub", 14, {mx, mn}, {}, "span", false);
+  Value* span = f32(e.Emit("Sub", 14, {mx, mn}, {}, "span_f64", false), "span");
   Value* empty = e.Emit("Equal", 13, {span, zero}, {}, "span_is_zero", false);
   span = e.Emit("Where", 16, {empty, scalar("one", 1.0f), span}, {}, "span_or_one", false);
-  // Outputs 1 and 2 are optional in a model that reads only y: made as intermediates then.
-  auto output = [&](size_t i, const std::string& op, std::vector<Value*> in,
-                    std::map<std::string, Attribute> attrs, const std::string& suffix) {
-    return WantsOutput(req, i) ? e.EmitOutput(i, op, 13, std::move(in), std::move(attrs), suffix)
-                               : e.Emit(op, 13, std::move(in), std::move(attrs), suffix, false);
-  };
-  Value* scale = output(1, "Div", {span, scalar("levels", 255.0f)}, {}, "y_scale");
-  Value* zp_f =
-      e.Emit("Sub", 14, {zero, e.Emit("Div", 14, {mn, scale}, {}, "min_over_scale", false)}, {},
-             "initial_zero_point", false);
-  zp_f = e.Emit("Clip", 13, {zp_f, zero, scalar("qmax", 255.0f)}, {}, "zero_point_clipped", false);
-  zp_f = e.Emit("Round", 11, {zp_f}, {}, "zero_point_f", false);
+  Value* scale64 = e.Emit("Div", 14, {span, levels}, {}, "scale_f64", false);
+  const Attribute to_f32(int64_t{DTypeToOnnx(DType::kF32)});
+  Value* scale32 = WantsOutput(req, 1)
+                       ? e.EmitOutput(1, "Cast", 13, {scale64}, {{"to", to_f32}}, "y_scale")
+                       : e.Emit("Cast", 13, {scale64}, {{"to", to_f32}}, "y_scale", false);
+  Value* scale = F64(e, scale32, "scale_back_f64");
+  Value* zp =
+      f32(e.Emit("Div", 14, {mn, scale}, {}, "min_over_scale_f64", false), "min_over_scale");
+  zp = e.Emit("Sub", 14, {zero, zp}, {}, "initial_zero_point", false);  // exact: a negation
+  zp = e.Emit("Clip", 13, {zp, zero, levels}, {}, "zero_point_clipped", false);
+  zp = e.Emit("Round", 11, {zp}, {}, "zero_point_f64", false);
   const int64_t u8 = DTypeToOnnx(DType::kU8);
-  output(2, "Cast", {zp_f}, {{"to", u8}}, "y_zero_point");
-  Value* q = e.Emit("Round", 11, {e.Emit("Div", 14, {x, scale}, {}, "quotient", false)}, {},
-                    "rounded", false);
-  q = e.Emit("Add", 14, {q, zp_f}, {}, "shifted", false);
-  q = e.Emit("Clip", 13, {q, zero, scalar("qmax_y", 255.0f)}, {}, "saturated", false);
+  if (WantsOutput(req, 2)) e.EmitOutput(2, "Cast", 13, {zp}, {{"to", u8}}, "y_zero_point");
+  Value* q = f32(e.Emit("Div", 14, {x64, scale}, {}, "quotient_f64", false), "quotient");
+  q = e.Emit("Round", 11, {q}, {}, "rounded", false);
+  q = e.Emit("Add", 14, {q, zp}, {}, "shifted", false);
+  q = e.Emit("Clip", 13, {q, zero, levels}, {}, "saturated", false);
   e.EmitOutput(0, "Cast", 13, {q}, {{"to", u8}}, "y");
   return e.nodes();
 }

@@ -74,9 +74,10 @@ Status RequireZeroPointType(const DecomposeRequest& req, const Value* v, const V
 
 // A per-row parameter of A [.., M, K] (a 1-D zero point or scale of M > 1 elements) as [M, 1];
 // a scalar or one element as it is.
-StatusOr<Value*> PerRow(Emitter& e, const DecomposeRequest& req, Value* p, std::string_view field) {
+StatusOr<Value*> PerRow(Emitter& e, const DecomposeRequest& req, Value* p, std::string_view field,
+                        const Value* dims_of = nullptr) {
   if (p == nullptr) return p;
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> d, StaticDims(req, p, field));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> d, StaticDims(req, dims_of ? dims_of : p, field));
   if (d.size() != 1 || d[0] == 1) return p;
   return e.Emit("Unsqueeze", 13, {p, e.Int64s(std::string(field) + "_row_axis", {1}, {1})}, {},
                 std::string(field) + "_rows", false);
@@ -84,9 +85,10 @@ StatusOr<Value*> PerRow(Emitter& e, const DecomposeRequest& req, Value* p, std::
 
 // A per-output-channel parameter [M] of a convolution as [M, 1, .., 1] (rank `rank`).
 StatusOr<Value*> PerChannel(Emitter& e, const DecomposeRequest& req, Value* p,
-                            std::string_view field, int64_t channels, int64_t rank) {
+                            std::string_view field, int64_t channels, int64_t rank,
+                            const Value* dims_of = nullptr) {
   if (p == nullptr) return p;
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> d, StaticDims(req, p, field));
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> d, StaticDims(req, dims_of ? dims_of : p, field));
   int64_t count = 1;
   for (int64_t v : d) count *= v;
   if (count == 1 && d.size() <= 1) return p;
@@ -243,9 +245,8 @@ StatusOr<Value*> Requantize(Emitter& e, const DecomposeRequest& req, Value* acc,
   }
   const int64_t f64 = DTypeToOnnx(DType::kF64);
   Value* a = e.Emit("Cast", 13, {acc}, {{"to", f64}}, "acc_f64", false);
-  Value* m = e.Emit("Cast", 13, {multiplier}, {{"to", f64}}, "multiplier_f64", false);
-  Value* q =
-      e.Emit("Round", 11, {e.Emit("Mul", 14, {a, m}, {}, "scaled", false)}, {}, "rounded", false);
+  Value* q = e.Emit("Round", 11, {e.Emit("Mul", 14, {a, multiplier}, {}, "scaled", false)}, {},
+                    "rounded", false);
   Value* z = e.Emit("Cast", 13, {y_zero_point}, {{"to", f64}}, "y_zero_point_f64", false);
   q = e.Emit("Add", 14, {q, z}, {}, "shifted", false);
   auto bound = [&](const std::string& suffix, int64_t v) {
@@ -258,10 +259,23 @@ StatusOr<Value*> Requantize(Emitter& e, const DecomposeRequest& req, Value* acc,
   return e.Emit("Cast", 13, {q}, {{"to", int64_t{DTypeToOnnx(*t)}}}, "", true);
 }
 
-// a_scale * b_scale / y_scale, in the scales' type as the reference computes it.
-Value* Multiplier(Emitter& e, Value* a_scale, Value* b_scale, Value* y_scale) {
-  Value* ab = e.Emit("Mul", 14, {a_scale, b_scale}, {}, "scale_product", false);
-  return e.Emit("Div", 14, {ab, y_scale}, {}, "multiplier", false);
+// `v` cast to double.
+Value* F64(Emitter& e, Value* v, const std::string& suffix) {
+  return e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(DType::kF64)}}}, suffix, false);
+}
+
+// a_scale * b_scale / y_scale (doubles) with each step rounded to the scales' type `t`, as the
+// reference computes it in that type: a double +, *, / rounded to f32, f16 or bf16 is the
+// correctly rounded result in that type (53 >= 2 * 24 + 2 bits). In double and Casts, which the
+// precision passes leave alone (fp16 mode would put a float Mul in f16). A double.
+Value* Multiplier(Emitter& e, DType t, Value* a_scale, Value* b_scale, Value* y_scale) {
+  auto rounded = [&](Value* v, const std::string& suffix) {
+    Value* r = e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(t)}}}, suffix, false);
+    return F64(e, r, suffix + "_wide");
+  };
+  Value* ab = rounded(e.Emit("Mul", 14, {a_scale, b_scale}, {}, "scale_product_f64", false),
+                      "scale_product");
+  return rounded(e.Emit("Div", 14, {ab, y_scale}, {}, "multiplier_f64", false), "multiplier");
 }
 
 Status CheckInputs(const DecomposeRequest& req, size_t min, size_t max, size_t required) {
@@ -302,11 +316,13 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQLinearMatMul(Graph& g,
   A8_RETURN_IF_ERROR(RequireZeroPointType(req, in[3], in[5], "b", "b_zero_point"));
   Emitter e(g, req);
   A8_ASSIGN_OR_RETURN(Value * az, PerRow(e, req, in[2], "a_zero_point"));
-  A8_ASSIGN_OR_RETURN(Value * as, PerRow(e, req, in[1], "a_scale"));
+  A8_ASSIGN_OR_RETURN(Value * as, PerRow(e, req, F64(e, in[1], "a_scale_f64"), "a_scale", in[1]));
   Value* acc =
       e.Emit("MatMul", 13, {Int32Minus(e, in[0], az, "a"), Int32Minus(e, in[3], in[5], "b")}, {},
              "acc", false);
-  A8_RETURN_IF_ERROR(Requantize(e, req, acc, Multiplier(e, as, in[4], in[6]), in[7]).status());
+  Value* m = Multiplier(e, KnownDType(req, in[1]).value_or(DType::kF32), as,
+                        F64(e, in[4], "b_scale_f64"), F64(e, in[6], "y_scale_f64"));
+  A8_RETURN_IF_ERROR(Requantize(e, req, acc, m, in[7]).status());
   return e.nodes();
 }
 
@@ -342,7 +358,8 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQLinearConv(Graph& g, const Decom
   Emitter e(g, req);
   A8_ASSIGN_OR_RETURN(Value * xz, PerChannel(e, req, in[2], "x_zero_point", 1, 1));
   A8_ASSIGN_OR_RETURN(Value * wz, PerChannel(e, req, in[5], "w_zero_point", m, rank));
-  A8_ASSIGN_OR_RETURN(Value * ws, PerChannel(e, req, in[4], "w_scale", m, rank - 1));
+  A8_ASSIGN_OR_RETURN(
+      Value * ws, PerChannel(e, req, F64(e, in[4], "w_scale_f64"), "w_scale", m, rank - 1, in[4]));
   Value* acc = ConvInt32(e, c, Int32Minus(e, in[0], xz, "x"), Int32Minus(e, in[3], wz, "w"), false);
   if (Value* bias = Input(req, 8)) {
     std::optional<DType> bt = KnownDType(req, bias);
@@ -357,7 +374,9 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQLinearConv(Graph& g, const Decom
     A8_ASSIGN_OR_RETURN(Value * b, PerChannel(e, req, bias, "B", m, rank - 1));
     acc = e.Emit("Add", 14, {acc, b}, {}, "acc_biased", false);
   }
-  A8_RETURN_IF_ERROR(Requantize(e, req, acc, Multiplier(e, in[1], ws, in[6]), in[7]).status());
+  Value* mult =
+      Multiplier(e, DType::kF32, F64(e, in[1], "x_scale_f64"), ws, F64(e, in[6], "y_scale_f64"));
+  A8_RETURN_IF_ERROR(Requantize(e, req, acc, mult, in[7]).status());
   return e.nodes();
 }
 
