@@ -3,22 +3,23 @@
 // written out in the same element types, so the results are the reference's bit for bit:
 //
 //   QuantizeLinear-10..28 (x, y_scale, y_zero_point?; axis=1, block_size=0, output_dtype,
-//       saturate, precision) -> Cast<T>(Clip(Round(Div(x, scale)) + zero_point, lo, hi)):
-//       the quotient in x's type when x and the scale share it (f16/f16 divides in f16 as numpy
-//       does), in float otherwise, in double for an int32 x (numpy's int32 / float32), in the
-//       `precision` type when given; Round is half to even (np.rint); the sum and the clip in
-//       float (double for double), exact: the rounded quotient is an integer, and where float
-//       could not hold the sum exactly (|q| >= 2^24) the value saturates either way. T is the
-//       zero point's type, else output_dtype, else uint8; int8, uint8, int16 and uint16
-//       (saturate only matters for float8, which a800c has not).
+//       saturate, precision) -> Cast<T>(Clip(Round(x / scale) + zero_point, lo, hi)): the
+//       quotient rounded to the type numpy's x / y_scale has (x's type when the scale shares it:
+//       f16 / f16 is f16; float otherwise; double for an int32 x; the `precision` type, both
+//       operands cast to it first, when given); Round is half to even (np.rint); the sum and the
+//       clip exact. T is the zero point's type, else output_dtype, else uint8: int8, uint8,
+//       int16, uint16 (saturate only matters for float8, which a800c has not).
 //   DequantizeLinear-10..28 (x, x_scale, x_zero_point?; axis=1, block_size=0, output_dtype)
-//       -> Cast<out>(Mul(Cast<float>(Sub(int32 x, int32 zero_point)), Cast<float>(scale))): the
-//       difference exact in int32, the product in float as the reference's float32 array; out is
-//       output_dtype, else the scale's type.
+//       -> Cast<out>(float32((x - zero_point) * scale)): the difference exact in int32, the
+//       product the reference's float32 product; out is output_dtype, else the scale's type.
 //   DynamicQuantizeLinear-11 (x f32) -> y uint8, y_scale f32, y_zero_point uint8: the
 //       reference's float32 steps: scale = (max(0, max x) - min(0, min x)), 1 where that is 0,
 //       / 255; zero point Round(Clip(-min / scale, 0, 255)); y as QuantizeLinear.
 //
+// The float math is done in double, each step rounded to the reference's type by a Cast where
+// the reference rounds (F64, RoundedTo): a double +, -, *, / rounded to f32, f16 or bf16 is the
+// correctly rounded result in that type (53 >= 2 * 24 + 2 bits), and the precision passes leave
+// double and Cast alone, where fp16 mode would put a float Div or Reshape in f16.
 // The scale and zero point are per tensor (one element), per axis (1-D, x's dim along axis) or,
 // from version 21, blocked (x's shape but ceil(d / block_size) along axis: each repeated
 // block_size times, the last block cut to x's dim). A shape that fits none is an error naming

@@ -79,6 +79,13 @@ StatusOr<Value*> PerRow(Emitter& e, const DecomposeRequest& req, Value* p, std::
   if (p == nullptr) return p;
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> d, StaticDims(req, dims_of ? dims_of : p, field));
   if (d.size() != 1 || d[0] == 1) return p;
+  std::optional<std::vector<int64_t>> a =
+      req.known_dims ? req.known_dims(req.inputs[0]) : std::nullopt;
+  if (a && (a->size() < 2 || (*a)[a->size() - 2] != d[0])) {
+    return InvalidInput("{}: input '{}' has {} elements; per row it needs A's rows ({}), got A {}",
+                        req.where, field, d[0], a->size() < 2 ? 1 : (*a)[a->size() - 2],
+                        DimsString(*a));
+  }
   return e.Emit("Unsqueeze", 13, {p, e.Int64s(std::string(field) + "_row_axis", {1}, {1})}, {},
                 std::string(field) + "_rows", false);
 }

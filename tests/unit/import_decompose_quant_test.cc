@@ -409,6 +409,10 @@ g (int8[4] x) => (float[4] y) <float s = {1}, uint8 z = {3}> { y = DequantizeLin
 g (uint8[2, 3] a, int8[3, 2] b) => (int32[2, 2] y) <int8 za = {1}> { y = MatMulInteger (a, b, za) })");
   EXPECT_THAT(s.message(), HasSubstr("(MatMulInteger): input 'a_zero_point' is i8 but 'A' is u8"));
   s = ImportError(R"(<ir_version: 10, opset_import: ["" : 10]>
+g (uint8[2, 3] a, int8[3, 2] b) => (int32[2, 2] y) <uint8[3] za = {1, 2, 3}> { y = MatMulInteger (a, b, za) })");
+  EXPECT_THAT(s.message(), HasSubstr("(MatMulInteger): input 'a_zero_point' has 3 elements; per "
+                                     "row it needs A's rows (2), got A [2,3]"));
+  s = ImportError(R"(<ir_version: 10, opset_import: ["" : 10]>
 g (uint8[1, 4, 5, 5] x, int8[6, 2, 3, 3] w) => (int32[1, 6, 3, 3] y) { y = ConvInteger <group = 3> (x, w) })");
   EXPECT_THAT(s.message(), HasSubstr("(ConvInteger): group 3 does not fit x's 4 channels"));
   s = ImportError(R"(<ir_version: 10, opset_import: ["" : 10]>
