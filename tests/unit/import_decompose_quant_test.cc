@@ -1,9 +1,11 @@
 // The integer quantization ops imported as nodes of other ops (import_decompose_quant.cc,
-// import_decompose_quant_int.cc): each decomposition evaluated on random constant operands by the
-// constant evaluator (the CPU kernels) against a reference written here in double and int64,
-// with rounding ties (x / scale exactly k + 1/2) and saturation at both ends of every integer
-// type; and the errors a bad node gets. The ONNX node tests run the same ops on the CPU backend
-// and on cuda-emu.
+// import_decompose_quant_int.cc): each decomposition, over graph inputs of random data, lowered
+// to a plan and run on the CPU backend and on cuda-emu (byte for byte the same), against a
+// reference written here in double and int64, with rounding ties (x / scale exactly k + 1/2) and
+// saturation at both ends of every integer type; and the errors a bad node gets. The ONNX node
+// tests and the schema-history cases run the same ops against onnx's reference and onnxruntime.
+// There is no a8_gpu_tests twin: the decompositions add no device code (the ops they are made of
+// have their own device tests), and a8_gpu_tests links no compiler.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
