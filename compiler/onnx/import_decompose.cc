@@ -265,6 +265,8 @@ const decompose_internal::DecomposeTable& Decompositions() {
     decompose_internal::AddRnnDecompositions(&t);
     decompose_internal::AddLinearAttentionDecompositions(&t);
     decompose_internal::AddFlexAttentionDecompositions(&t);
+    decompose_internal::AddQuantDecompositions(&t);
+    decompose_internal::AddQuantIntegerDecompositions(&t);
     return t;
   }();
   return table;

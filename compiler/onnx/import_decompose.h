@@ -19,6 +19,9 @@
 //   RMSNormalization, LpNormalization, Hardmax, EyeLike, SpaceToDepth, DepthToSpace: see
 //       import_decompose_nn.cc; Attention and RotaryEmbedding: import_decompose_attention.cc;
 //   DFT, STFT, HannWindow, HammingWindow, BlackmanWindow: import_decompose_signal.cc.
+//   QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear: import_decompose_quant.cc;
+//       MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv (int32 accumulation):
+//       import_decompose_quant_int.cc.
 //
 // Every node made here is named `<node>.<op>` (the last one, which produces the ONNX outputs,
 // keeps the node's name) and comes back with the ONNX since_version its form has, for the caller

@@ -105,6 +105,17 @@ void AddLinearAttentionDecompositions(DecomposeTable* t);
 void AddFlexAttentionDecompositions(DecomposeTable* t);
 // DFT, STFT and the window functions (import_decompose_signal.cc).
 void AddSignalDecompositions(DecomposeTable* t);
+// QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear (import_decompose_quant.cc) and
+// MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv (import_decompose_quant_int.cc).
+void AddQuantDecompositions(DecomposeTable* t);
+void AddQuantIntegerDecompositions(DecomposeTable* t);
+// The element type of `v` where the importer knows it (constant data, a graph value, a declared
+// intermediate).
+std::optional<DType> KnownDType(const DecomposeRequest& req, const Value* v);
+// The int range [lo, hi] of a quantized type (int8, uint8, int16, uint16); nullopt for others.
+std::optional<std::pair<int64_t, int64_t>> QuantRange(DType t);
+// `v` cast to int32 minus `zero_point` cast to int32 (no zero point: the cast alone); exact.
+Value* Int32Minus(Emitter& e, Value* v, Value* zero_point, const std::string& suffix);
 StatusOr<std::vector<DecomposedNode>> DecomposeEinsum(Graph& g, const DecomposeRequest& req);
 
 }  // namespace a8::decompose_internal

@@ -139,10 +139,15 @@ std::optional<int64_t> Importer::OnnxInferredRank(const std::string& name, int u
     }
     onnx_ranks_.clear();
     onnx_dims_.clear();
+    onnx_dtypes_.clear();
     for (const onnx::ValueInfoProto& vi : g->value_info()) {
       if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
         onnx_ranks_[vi.name()] = vi.type().tensor_type().shape().dim_size();
         if (std::optional<TensorType> t = StaticType(vi.type())) onnx_dims_[vi.name()] = t->dims;
+      }
+      if (vi.type().has_tensor_type()) {
+        auto dtype = DTypeFromOnnx(vi.type().tensor_type().elem_type());
+        if (dtype.ok()) onnx_dtypes_[vi.name()] = *dtype;
       }
     }
     onnx_ranks_upto_ = upto;
@@ -156,6 +161,13 @@ std::optional<std::vector<int64_t>> Importer::OnnxInferredDims(const std::string
   OnnxInferredRank(name, upto);
   auto it = onnx_dims_.find(name);
   if (it == onnx_dims_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<DType> Importer::OnnxInferredDType(const std::string& name, int upto) {
+  OnnxInferredRank(name, upto);
+  auto it = onnx_dtypes_.find(name);
+  if (it == onnx_dtypes_.end()) return std::nullopt;
   return it->second;
 }
 

@@ -157,6 +157,8 @@ class Importer {
   // The static dims onnx's inference gives a value (the same run), for decompositions that build
   // constants from them (Resize of an undeclared intermediate).
   std::optional<std::vector<int64_t>> OnnxInferredDims(const std::string& name, int upto);
+  // The element type onnx's inference gives a value (as OnnxInferredRank), when it gives one.
+  std::optional<DType> OnnxInferredDType(const std::string& name, int upto);
 
   // A value name unused by the model and the graph: `base`, `base.1`, ...
   std::string FreshName(const std::string& base) {
@@ -190,6 +192,7 @@ class Importer {
   std::map<const Value*, DType> known_dtype_;
   std::map<std::string, int64_t> onnx_ranks_;  // from onnx's inference over nodes [0, upto)
   std::map<std::string, std::vector<int64_t>> onnx_dims_;  // the fully static ones of those
+  std::map<std::string, DType> onnx_dtypes_;
   int onnx_ranks_upto_ = 0;
   std::map<std::string, SequenceSplit> sequences_;  // SplitToSequence outputs
 };

@@ -480,7 +480,14 @@ Status Importer::ImportDecomposedNode(int index, const std::string& where,
   req.fresh_name = [this](const std::string& base) { return FreshName(base); };
   const UpgradeContext ctx = MakeUpgradeContext(index);
   req.known_rank = ctx.known_rank;
-  req.known_dtype = ctx.known_dtype;
+  // An intermediate the model does not declare: what onnx's inference says (the zero point of
+  // a QuantizeLinear computed by a Cast, in DynamicQuantizeLinear's expansion). Only here, not
+  // for every node's upgrade, as each new node index reruns onnx's inference.
+  req.known_dtype = [this, index, known = ctx.known_dtype](const Value* v) -> std::optional<DType> {
+    std::optional<DType> t = known(v);
+    if (!t && v->role() == ValueRole::kIntermediate) t = OnnxInferredDType(v->name(), index);
+    return t;
+  };
   req.note_rank = [this](const Value* v, int64_t rank) { known_rank_[v] = rank; };
   req.known_dims = [this, index](const Value* v) { return KnownDims(v, index); };
   int num_outputs = n.output_size();

@@ -421,6 +421,9 @@ CASE_OPS = set(UNARY) | set(ARITH) | set(COMPARE) | set(LOGIC) | set(VARIADIC) |
     "Resize", "RNN", "GRU", "LSTM", "LinearAttention", "CausalConvWithState", "GridSample",
     "Col2Im", "DeformConv", "BitCast", "Det", "MaxUnpool", "RoiAlign", "NonZero", "Unique",
     "NonMaxSuppression"}
+QUANT = {"QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear", "MatMulInteger",
+         "ConvInteger", "QLinearMatMul", "QLinearConv"}
+CASE_OPS |= QUANT
 CONTROL_FLOW = {"If", "Loop", "Scan"}
 CASE_OPS |= CONTROL_FLOW
 SIGNAL = {"DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow", "MelWeightMatrix"}
@@ -506,9 +509,55 @@ def build_control_flow(op, v):
     return Case([data(rnd(*state, seed=82)), data(rnd(2, 3, seed=83))], attrs, outputs=2)
 
 
+U8 = np.uint8
+
+
+def uints(*shape, seed=0, dtype=U8, lo=0, hi=255):
+    return np.random.default_rng(seed).integers(lo, hi + 1, size=shape).astype(dtype)
+
+
+def build_quant(op, v):
+    """The integer quantization ops (imported as decompositions: import_decompose_quant*.cc)."""
+    f = F32
+    if op == "QuantizeLinear":
+        if v < 13:  # per tensor only
+            return Case([data(rnd(2, 3, 4, seed=60, lo=-40, hi=40)), init(np.array(0.25, f)),
+                         init(np.array(7, U8))])
+        return Case([data(rnd(2, 3, 4, seed=60, lo=-40, hi=40)), init(np.array([0.25, 0.5, 1], f)),
+                     init(np.array([7, 130, 255], U8))], {"axis": 1})
+    if op == "DequantizeLinear":
+        x = uints(2, 3, 4, seed=61, dtype=np.int8, lo=-128, hi=127)
+        if v < 13:
+            return Case([data(x), init(np.array(0.25, f)), init(np.array(-3, np.int8))])
+        return Case([data(x), init(np.array([0.25, 0.5, 1.5], f)),
+                     init(np.array([-3, 0, 100], np.int8))], {"axis": 1})
+    if op == "DynamicQuantizeLinear":
+        return Case([data(rnd(2, 3, 4, seed=62, lo=-3, hi=5))], outputs=3)
+    if op == "MatMulInteger":
+        return Case([data(uints(2, 3, seed=63)), data(uints(3, 4, seed=64)),
+                     init(np.array(12, U8)), init(np.array(200, U8))])
+    if op == "QLinearMatMul":
+        return Case([data(uints(2, 3, seed=63)), init(np.array(0.05, f)), init(np.array(12, U8)),
+                     data(uints(3, 4, seed=64)), init(np.array(0.02, f)), init(np.array(200, U8)),
+                     init(np.array(0.4, f)), init(np.array(100, U8))])
+    if op == "ConvInteger":
+        return Case([data(uints(1, 2, 5, 5, seed=65)), init(uints(3, 2, 3, 3, seed=66)),
+                     init(np.array(100, U8))], {"pads": [1, 1, 1, 1], "strides": [1, 2]})
+    if op == "QLinearConv":
+        return Case([data(uints(1, 2, 5, 5, seed=65)), init(np.array(0.05, f)),
+                     init(np.array(100, U8)), init(uints(3, 2, 3, 3, seed=66)),
+                     init(np.array([0.01, 0.02, 0.03], f)), init(np.array(128, U8)),
+                     init(np.array(0.5, f)), init(np.array(5, U8)),
+                     init(np.array([-300, 0, 2000], np.int32))],
+                    {"pads": [1, 1, 1, 1], "strides": [1, 2]})
+    return None
+
+
 def build(op, v):
     if op in RANDOM:
         return build_random(op, v)
+    if op in QUANT:
+        return build_quant(op, v)
     if op in CONTROL_FLOW:
         return build_control_flow(op, v)
     if op in SIGNAL:
