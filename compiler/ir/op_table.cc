@@ -351,6 +351,7 @@ std::vector<OpDef> BuildTable() {
   AddGatherNdOps(&ops);
   AddScatterOps(&ops);
   AddGridSampleOps(&ops);
+  AddAttentionOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

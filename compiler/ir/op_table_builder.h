@@ -111,5 +111,7 @@ void AddGatherNdOps(std::vector<OpDef>* ops);   // op_table_gather_nd.cc: Gather
 void AddScatterOps(std::vector<OpDef>* ops);    // op_table_scatter.cc: ScatterND/Elements, TopK
 // op_table_grid_sample.cc: GridSample and its gradient, Col2Im, DeformConv
 void AddGridSampleOps(std::vector<OpDef>* ops);
+// op_table_attention.cc: a8.FusedAttention and its gradient
+void AddAttentionOps(std::vector<OpDef>* ops);
 
 }  // namespace a8

@@ -410,6 +410,8 @@ void RegisterShapeGradRules(GradRuleTable* t);
 void RegisterScatterGradRules(GradRuleTable* t);
 // GridSample (grad_rules_grid_sample.cc).
 void RegisterGridSampleGradRules(GradRuleTable* t);
+// a8.FusedAttention (grad_rules_attention.cc).
+void RegisterAttentionGradRules(GradRuleTable* t);
 
 void RegisterMathGradRules(GradRuleTable* t) {
   for (const OpDef& op : AllOps()) {
@@ -470,6 +472,7 @@ void RegisterMathGradRules(GradRuleTable* t) {
   RegisterShapeGradRules(t);
   RegisterScatterGradRules(t);
   RegisterGridSampleGradRules(t);
+  RegisterAttentionGradRules(t);
 }
 
 }  // namespace a8

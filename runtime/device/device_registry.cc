@@ -1,6 +1,7 @@
 #include "runtime/device/device_registry.h"
 
 #include "runtime/core/op_registry.h"
+#include "runtime/device/ops_attention.h"
 #include "runtime/device/ops_gather_nd.h"
 #include "runtime/device/ops_grid_sample.h"
 #include "runtime/device/ops_scatter.h"
@@ -32,6 +33,7 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceGatherNdOps(r);
     RegisterDeviceScatterOps(r);
     RegisterDeviceGridSampleOps(r);
+    RegisterDeviceAttentionOps(r);
     SortByOp(r);
     return r;
   }();
