@@ -6,7 +6,7 @@
 //   a8.FusedAttention (Q [B, H, Sq, D], K [B, Hkv, Sk, D], V [B, Hkv, Sk, Dv], bias?
 //                      broadcastable to [B, H, Sq, Sk]; scale (default 1 / sqrt(D)), is_causal,
 //                      causal_offset) -> Y [B, H, Sq, Dv], LSE [B, H, Sq]
-//   a8.FusedAttentionGrad (dY, Q, K, V, bias?, Y, LSE) -> dQ, dK, dV, dBias?
+//   a8.FusedAttentionGrad (dY, Q, K, V, Y, LSE, bias?) -> dQ, dK, dV, dBias?
 //
 // Precision: allow (PRECISION.md lists fused attention with the GEMMs): Q, K, V, Y and their
 // gradients may be f16/bf16. This keeps PRECISION.md's "Softmax stays FP32" rule, because the
@@ -74,32 +74,36 @@ Status InferFusedAttention(const OpNode& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {TensorType{t, y}, TensorType{LseType(t), {y[0], y[1], y[2]}}});
 }
 
+// The gradient's inputs (dY, Q, K, V, Y, LSE, bias?) as the forward's (Q, K, V, bias?).
 Status InferFusedAttentionGrad(const OpNode& node, std::vector<TensorType>* out) {
-  for (int i : {0, 1, 2, 3, 5, 6}) {
-    if (!node.has_input(i)) {
-      return InvalidInput("{}: input {} is required (only the bias, input 4, is optional)",
-                          node.Where(), i);
-    }
-  }
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> y, AttentionDims(node, 1));
-  const DType t = node.input(1)->dtype();
-  const TensorType want_y{t, y}, want_lse{LseType(t), {y[0], y[1], y[2]}};
-  if (node.input(0)->type() != want_y || node.input(5)->type() != want_y) {
+  A8_RETURN_IF_ERROR(RequireInputs(node, 6));
+  std::vector<const OpValue*> fwd_ins = {node.input(1), node.input(2), node.input(3)};
+  if (node.has_input(6)) fwd_ins.push_back(node.input(6));
+  const std::string y_name = "y", lse_name = "lse";
+  const TensorType no_type;
+  const TensorDataPtr no_data;
+  const OpValue y_value(&y_name, &no_type, &no_data, false);
+  const OpValue lse_value(&lse_name, &no_type, &no_data, false);
+  const OpNode fwd("a8", "FusedAttention", node.name(), node.version(), fwd_ins,
+                   {&y_value, &lse_value}, &node.attrs());
+  std::vector<TensorType> want;
+  A8_RETURN_IF_ERROR(InferFusedAttention(fwd, &want));
+  if (node.input(0)->type() != want[0] || node.input(4)->type() != want[0]) {
     return InvalidInput("{}: inputs 'dY' {} and 'Y' {} must be {}", node.Where(),
-                        node.input(0)->type().ToString(), node.input(5)->type().ToString(),
-                        want_y.ToString());
+                        node.input(0)->type().ToString(), node.input(4)->type().ToString(),
+                        want[0].ToString());
   }
-  if (node.input(6)->type() != want_lse) {
+  if (node.input(5)->type() != want[1]) {
     return InvalidInput("{}: input 'LSE' {} must be {}", node.Where(),
-                        node.input(6)->type().ToString(), want_lse.ToString());
+                        node.input(5)->type().ToString(), want[1].ToString());
   }
   std::vector<TensorType> types = {node.input(1)->type(), node.input(2)->type(),
                                    node.input(3)->type()};
   if (node.num_outputs() == 4) {
-    if (!node.has_input(4)) {
+    if (!node.has_input(6)) {
       return InvalidInput("{}: output 'dBias' needs input 'bias'", node.Where());
     }
-    types.push_back(node.input(4)->type());
+    types.push_back(node.input(6)->type());
   }
   return SetOutputs(node, out, types);
 }
@@ -118,12 +122,12 @@ void AddAttentionOps(std::vector<OpDef>* ops) {
   fwd.precision = OpPrecisionClass::kAllow;
   fwd.kernel = KernelRowSpec{"T,T,T,B?", "T,L", vars};
   ops->push_back(std::move(fwd));
-  OpDef grad = InternalOp("FusedAttentionGrad", {7, 7, 3, 4}, attrs, InferFusedAttentionGrad,
-                          "gradient of FusedAttention: (dY, Q, K, V, bias?, Y, LSE) -> (dQ, dK, "
+  OpDef grad = InternalOp("FusedAttentionGrad", {6, 7, 3, 4}, attrs, InferFusedAttentionGrad,
+                          "gradient of FusedAttention: (dY, Q, K, V, Y, LSE, bias?) -> (dQ, dK, "
                           "dV, dBias?), P recomputed from LSE");
   grad.precision = OpPrecisionClass::kAllow;
   grad.gradient = GradDecision::kNone;
-  grad.kernel = KernelRowSpec{"T,T,T,T,B?,T,L", "T,T,T,B?", vars};
+  grad.kernel = KernelRowSpec{"T,T,T,T,T,L,B?", "T,T,T,B?", vars};
   ops->push_back(std::move(grad));
 }
 

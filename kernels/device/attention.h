@@ -14,7 +14,7 @@
 // P = exp(s - LSE) is 0 there: no NaN in Y or the gradients (the decomposition's fully masked
 // rows). LSE has type Acc<T> (f32, or f64 for f64 inputs).
 //
-// Backward (dY, Q, K, V, bias?, Y, LSE) -> dQ, dK, dV, dBias?: P is recomputed from Q, K, the
+// Backward (dY, Q, K, V, Y, LSE, bias?) -> dQ, dK, dV, dBias?: P is recomputed from Q, K, the
 // bias and LSE; D_i = rowsum(dY_i * Y_i) (scratch memory, one Acc<T> a query row);
 // dP_ij = dY_i . v_j; dS_ij = P_ij (dP_ij - D_i); dQ_i = scale sum_j dS_ij k_j; dK_j = scale
 // sum_i dS_ij q_i; dV_j = sum_i P_ij dY_i (dK and dV summed over the query heads of the group);

@@ -1,5 +1,5 @@
 // Gradient rule of a8.FusedAttention (registered from RegisterMathGradRules in
-// grad_rules_math.cc): one a8.FusedAttentionGrad (dY, Q, K, V, bias?, Y, LSE) -> (dQ, dK, dV,
+// grad_rules_math.cc): one a8.FusedAttentionGrad (dY, Q, K, V, Y, LSE, bias?) -> (dQ, dK, dV,
 // dBias?) with the forward node's attributes (kernels/device/attention.h). dBias, the one
 // output whose cost grows with the bias's size, is asked for only when the bias needs a
 // gradient (a float attn_mask on a path from a parameter). LSE is not differentiated: it feeds
@@ -25,8 +25,8 @@ Status GradFusedAttention(GradContext& ctx) {
   A8_ASSIGN_OR_RETURN(
       std::vector<Value*> g,
       ctx.Emit("a8.FusedAttentionGrad",
-               {dy, node.input(0), node.input(1), node.input(2),
-                has_bias ? node.input(3) : nullptr, node.output(0), node.output(1)},
+               {dy, node.input(0), node.input(1), node.input(2), node.output(0), node.output(1),
+                has_bias ? node.input(3) : nullptr},
                attrs, bias_grad ? 4 : 3));
   for (int i = 0; i < 3; ++i) A8_RETURN_IF_ERROR(ctx.SetInputGrad(i, g[i]));
   if (bias_grad) A8_RETURN_IF_ERROR(ctx.SetInputGrad(3, g[3]));

@@ -331,7 +331,7 @@ bool PrecisionPolicy::IsEdgeOperand(const Node& node, int operand) {
 bool PrecisionPolicy::KeepsF32Operand(const Node& node, int operand) {
   if (node.domain() != "a8") return false;
   if (node.op() == "FusedAttention") return operand == 3;
-  return node.op() == "FusedAttentionGrad" && (operand == 4 || operand == 6);
+  return node.op() == "FusedAttentionGrad" && (operand == 5 || operand == 6);
 }
 
 bool PrecisionPolicy::KeepsF32Result(const Node& node, int result) {

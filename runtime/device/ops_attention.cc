@@ -90,14 +90,14 @@ Status FusedAttention(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(at::FusedAttention(ctx, p));
 }
 
-// (dY, Q, K, V, bias?, Y, LSE) -> (dQ, dK, dV, dBias?).
+// (dY, Q, K, V, Y, LSE, bias?) -> (dQ, dK, dV, dBias?).
 Status FusedAttentionGrad(const KernelArgs& a, DevCtx& ctx) {
   const char* op = "a8.FusedAttentionGrad";
-  const TensorArg* bias = a.has_in(4) ? &a.in(4) : nullptr;
+  const TensorArg* bias = a.has_in(6) ? &a.in(6) : nullptr;
   at::AttentionGradParams g;
   A8_ASSIGN_OR_RETURN(g.fwd, AttentionOperands(a, op, a.in(1), a.in(2), a.in(3), bias));
   const at::AttentionParams& p = g.fwd;
-  const TensorArg &dy = a.in(0), &y = a.in(5), &lse = a.in(6);
+  const TensorArg &dy = a.in(0), &y = a.in(4), &lse = a.in(5);
   if (dy.dtype != p.dtype || dy.dims != YDims(p) || y.dtype != p.dtype || y.dims != YDims(p))
     return InvalidInput("{}: dY and Y must be [B, H, Sq, Dv] of Q's dtype", op);
   if (lse.dtype != LseType(p.dtype) || lse.dims != LseDims(p))
@@ -108,7 +108,8 @@ Status FusedAttentionGrad(const KernelArgs& a, DevCtx& ctx) {
     if (!a.has_out(i)) continue;
     if (want[i] == nullptr) return InvalidInput("{}: dBias without a bias", op);
     if (a.out(i).dtype != want[i]->dtype || a.out(i).dims != want[i]->dims)
-      return InvalidInput("{}: output {} must have the dtype and dims of input {}", op, i, i + 1);
+      return InvalidInput("{}: output {} must have the dtype and dims of input {}", op, i,
+                          i < 3 ? i + 1 : 6);
     *dst[i] = a.out(i).data;
   }
   g.fwd.y = y.data;

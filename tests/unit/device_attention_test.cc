@@ -67,7 +67,9 @@ Reference Naive(const Case& c, const std::vector<double>& q, const std::vector<d
   r.dk.assign(k.size(), 0);
   r.dv.assign(v.size(), 0);
   r.dbias.assign(bias.size(), 0);
-  const double scale = c.scale > 0 ? c.scale : 1 / std::sqrt(static_cast<double>(c.d));
+  // The scale attribute is a float.
+  const double scale = c.scale > 0 ? static_cast<double>(static_cast<float>(c.scale))
+                                   : 1 / std::sqrt(static_cast<double>(c.d));
   Dims bd = c.bias_dims;
   while (!bd.empty() && bd.size() < 4) bd.insert(bd.begin(), 1);
   auto bias_at = [&](int64_t b, int64_t h, int64_t i, int64_t j) {
@@ -156,7 +158,7 @@ Tolerance TolOf(DType t) {
 }
 
 // One plan: a8.FusedAttention (q, k, v, bias?) -> (y, lse), then a8.FusedAttentionGrad (dy, q, k,
-// v, bias?, y, lse) -> (dq, dk, dv, dbias?).
+// v, y, lse, bias?) -> (dq, dk, dv, dbias?).
 PlanFile AttentionPlan(const Case& c, DType t) {
   const DType lse_t = t == DType::kF64 ? DType::kF64 : DType::kF32;
   const DType bias_t = c.bias_f32 ? DType::kF32 : t;
@@ -186,7 +188,9 @@ PlanFile AttentionPlan(const Case& c, DType t) {
   std::vector<int> fwd_in = {q, k, v};
   if (has_bias) fwd_in.push_back(bias);
   attrs(pb.Kernel("a8.FusedAttention", fwd_in, {y, lse}));
-  attrs(pb.Kernel("a8.FusedAttentionGrad", {dy, q, k, v, bias, y, lse}, grads));
+  std::vector<int> grad_in = {dy, q, k, v, y, lse};
+  if (has_bias) grad_in.push_back(bias);
+  attrs(pb.Kernel("a8.FusedAttentionGrad", grad_in, grads));
   return pb.Finish();
 }
 
@@ -318,7 +322,8 @@ TEST(FusedAttentionKernelTest, BadOperandsAreErrors) {
   if (ex.ok()) {
     for (const char* name : {"q", "k", "v"}) {
       const std::vector<uint8_t> zeros(64, 0);
-      Status set = (*ex)->SetInput(name, zeros.data(), name[0] == 'k' ? 60 : 32);
+      const size_t bytes = name[0] == 'q' ? 32 : name[0] == 'k' ? 60 : 48;
+      Status set = (*ex)->SetInput(name, zeros.data(), bytes);
       ASSERT_TRUE(set.ok()) << set.message();
     }
     s = (*ex)->Run();

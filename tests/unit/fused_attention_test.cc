@@ -44,8 +44,8 @@ TEST_F(FusedAttentionShapeTest, OutputsAreYAndF32Lse) {
   auto g = Infer("FusedAttentionGrad",
                  {In(T(DType::kF64, {1, 2, 3, 4})), In(T(DType::kF64, {1, 2, 3, 4})),
                   In(T(DType::kF64, {1, 1, 5, 4})), In(T(DType::kF64, {1, 1, 5, 4})),
-                  In(T(DType::kF64, {1, 1, 1, 5})), In(T(DType::kF64, {1, 2, 3, 4})),
-                  In(T(DType::kF64, {1, 2, 3}))},
+                  In(T(DType::kF64, {1, 2, 3, 4})), In(T(DType::kF64, {1, 2, 3})),
+                  In(T(DType::kF64, {1, 1, 1, 5}))},
                  {}, 4, 1, "a8");
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ((*g)[2], T(DType::kF64, {1, 1, 5, 4}));
@@ -77,7 +77,7 @@ TEST_F(FusedAttentionShapeTest, BadInputsNameTheField) {
   // LSE in f16 (the statistics are f32).
   err(Infer("FusedAttentionGrad",
             {In(T(DType::kF16, {1, 1, 2, 4})), In(T(DType::kF16, {1, 1, 2, 4})),
-             In(T(DType::kF16, {1, 1, 2, 4})), In(T(DType::kF16, {1, 1, 2, 4})), nullptr,
+             In(T(DType::kF16, {1, 1, 2, 4})), In(T(DType::kF16, {1, 1, 2, 4})),
              In(T(DType::kF16, {1, 1, 2, 4})), In(T(DType::kF16, {1, 1, 2}))},
             {}, 3, 1, "a8"),
       "input 'LSE' f16[1,1,2] must be f32[1,1,2]");
@@ -205,7 +205,7 @@ TEST(FusedAttentionPlanTest, AmpTrainingPlanHasNoScoreBuffer) {
     if (k.op() == "a8.FusedAttentionGrad") {
       ++grad;
       EXPECT_EQ(dtype(k.inputs(0)), plan::F16);
-      EXPECT_EQ(dtype(k.inputs(6)), plan::F32);
+      EXPECT_EQ(dtype(k.inputs(5)), plan::F32);
     }
   }
   EXPECT_EQ(fwd, 1);
