@@ -70,7 +70,8 @@ std::pair<std::string, std::string> WrapMixedLayerNorm(const Node& n, onnx::Grap
 
 // a8.FusedAttention (import_decompose_attention.cc's fused path) is exported as the ONNX
 // Attention-23 it computes: 4-D Q, K, V (kv heads repeated by Attention's GQA), the bias as a
-// float attn_mask, is_causal (top-left: causal_offset 0), scale. Its LSE has no ONNX form: a
+// float attn_mask, is_causal (top-left: causal_offset 0), scale, softmax_precision float under
+// f16/bf16 (the kernel's softmax is f32). Its LSE has no ONNX form: a
 // graph that reads it (a training graph) cannot be exported.
 constexpr int kAttentionOpset = 23;
 
@@ -173,6 +174,13 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
         if (const Attribute* a = n->attr(name)) {
           A8_RETURN_IF_ERROR(AttributeToOnnx(*n, name, *a, p->add_attribute()));
         }
+      }
+      // The kernel's softmax is f32 under f16/bf16 Q, K and V.
+      const DType t = n->input(0)->dtype();
+      if (t == DType::kF16 || t == DType::kBF16) {
+        A8_RETURN_IF_ERROR(AttributeToOnnx(*n, "softmax_precision",
+                                           Attribute(static_cast<int64_t>(DTypeToOnnx(DType::kF32))),
+                                           p->add_attribute()));
       }
       if (!n->output(0)->is_graph_output()) SetValueInfo(n->output(0), graph->add_value_info());
       continue;
