@@ -15,7 +15,7 @@
 // and the gradients are rounded to T once. LSE, the softmax statistics the backward reads, is
 // f32 (f64 for f64 operands) whatever the mode, and the bias may stay f32 under f16 Q, K and V
 // (a mask's large negative values would overflow f16): insert-casts keeps both
-// (PrecisionPolicy::KeepsF32).
+// (PrecisionPolicy::KeepsF32Operand, KeepsF32Result).
 #include <string>
 
 #include "compiler/ir/op_table_builder.h"

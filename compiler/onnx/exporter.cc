@@ -178,9 +178,9 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
       // The kernel's softmax is f32 under f16/bf16 Q, K and V.
       const DType t = n->input(0)->dtype();
       if (t == DType::kF16 || t == DType::kBF16) {
-        A8_RETURN_IF_ERROR(AttributeToOnnx(*n, "softmax_precision",
-                                           Attribute(static_cast<int64_t>(DTypeToOnnx(DType::kF32))),
-                                           p->add_attribute()));
+        A8_RETURN_IF_ERROR(AttributeToOnnx(
+            *n, "softmax_precision", Attribute(static_cast<int64_t>(DTypeToOnnx(DType::kF32))),
+            p->add_attribute()));
       }
       if (!n->output(0)->is_graph_output()) SetValueInfo(n->output(0), graph->add_value_info());
       continue;

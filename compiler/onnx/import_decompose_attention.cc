@@ -21,10 +21,10 @@
 //          text and onnxruntime have it (onnx's reference implementation returns it softcapped;
 //          no node test has that combination).
 //       The fused path: without qk_matmul_output, softcap, a softmax_precision other than
-//       float and a Q declared f16/bf16 (see Fused), Y is one a8.FusedAttention (Q, present K, present V, bias?) instead
-//       (op_table_attention.cc: online softmax in f32, no [B, H, Sq, Skv] score tensor; GQA,
-//       the scale, the top-left causal mask (no past) and the fully masked rows in the
-//       kernel; the bias above carries the rest). It exports back as Attention-23
+//       float and a Q declared f16/bf16 (see Fused), Y is one a8.FusedAttention (Q, present K,
+//       present V, bias?) instead (op_table_attention.cc: online softmax in f32, no [B, H, Sq, Skv]
+//       score tensor; GQA, the scale, the top-left causal mask (no past) and the fully masked rows
+//       in the kernel; the bias above carries the rest). It exports back as Attention-23
 //       (exporter.cc). The nodes above are the fallback.
 //       Differentiable: Y, present_key, present_value and qk_matmul_output with respect to Q,
 //       K, V, past_key, past_value and a float attn_mask; not a bool mask or nonpad_kv_seqlen.

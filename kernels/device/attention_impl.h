@@ -272,8 +272,8 @@ DevStatus FusedAttentionGrad(DevCtx& ctx, const AttentionGradParams& g) {
     using Bt = decltype(bt);
     using A = Acc<T>;
     void* scratch = nullptr;
-    A8_DEV_RETURN_IF_ERROR(Scratch(ctx, static_cast<size_t>(rows > 0 ? rows : 1) * sizeof(A),
-                                   &scratch));
+    A8_DEV_RETURN_IF_ERROR(
+        Scratch(ctx, static_cast<size_t>(rows > 0 ? rows : 1) * sizeof(A), &scratch));
     A* delta = static_cast<A*>(scratch);
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, rows, DeltaFn<T>{g, delta}, p.dv));
     const Operands<T, Bt> o{p};
@@ -292,8 +292,7 @@ DevStatus FusedAttentionGrad(DevCtx& ctx, const AttentionGradParams& g) {
           ForEach(ctx, kv_rows * Chunks(p.dv), GradKVFn<T, Bt, true>{o, g, delta}, per_key));
     }
     if (g.dbias == nullptr) return DevOk();
-    const int64_t bias_size =
-        p.bias_dims[0] * p.bias_dims[1] * p.bias_dims[2] * p.bias_dims[3];
+    const int64_t bias_size = p.bias_dims[0] * p.bias_dims[1] * p.bias_dims[2] * p.bias_dims[3];
     return ForEach(ctx, bias_size, GradBiasFn<T, Bt>{o, g, delta},
                    rows * p.sk * pair / (bias_size > 0 ? bias_size : 1) + 1);
   });

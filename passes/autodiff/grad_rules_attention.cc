@@ -22,12 +22,11 @@ Status GradFusedAttention(GradContext& ctx) {
   for (const char* name : {"causal_offset", "is_causal", "scale"}) {
     if (const Attribute* a = node.attr(name)) attrs[name] = *a;
   }
-  A8_ASSIGN_OR_RETURN(
-      std::vector<Value*> g,
-      ctx.Emit("a8.FusedAttentionGrad",
-               {dy, node.input(0), node.input(1), node.input(2), node.output(0), node.output(1),
-                has_bias ? node.input(3) : nullptr},
-               attrs, bias_grad ? 4 : 3));
+  A8_ASSIGN_OR_RETURN(std::vector<Value*> g,
+                      ctx.Emit("a8.FusedAttentionGrad",
+                               {dy, node.input(0), node.input(1), node.input(2), node.output(0),
+                                node.output(1), has_bias ? node.input(3) : nullptr},
+                               attrs, bias_grad ? 4 : 3));
   for (int i = 0; i < 3; ++i) A8_RETURN_IF_ERROR(ctx.SetInputGrad(i, g[i]));
   if (bias_grad) A8_RETURN_IF_ERROR(ctx.SetInputGrad(3, g[3]));
   return Status::Ok();
@@ -35,6 +34,8 @@ Status GradFusedAttention(GradContext& ctx) {
 
 }  // namespace
 
-void RegisterAttentionGradRules(GradRuleTable* t) { t->Add("a8.FusedAttention", GradFusedAttention); }
+void RegisterAttentionGradRules(GradRuleTable* t) {
+  t->Add("a8.FusedAttention", GradFusedAttention);
+}
 
 }  // namespace a8

@@ -59,8 +59,8 @@ TEST_F(FusedAttentionShapeTest, BadInputsNameTheField) {
     EXPECT_NE(r.status().message().find("node 'n'"), std::string::npos) << r.status().message();
   };
   // 3 query heads on 2 kv heads.
-  err(Infer("FusedAttention",
-            {In(F32({1, 3, 2, 4})), In(F32({1, 2, 2, 4})), In(F32({1, 2, 2, 4}))}, {}, 2, 1, "a8"),
+  err(Infer("FusedAttention", {In(F32({1, 3, 2, 4})), In(F32({1, 2, 2, 4})), In(F32({1, 2, 2, 4}))},
+            {}, 2, 1, "a8"),
       "with H a multiple of Hkv");
   err(Infer("FusedAttention",
             {In(F32({1, 2, 2, 4})), In(F32({1, 2, 3, 4})), In(F32({1, 2, 3, 4})), In(F32({2, 2}))},
@@ -134,11 +134,11 @@ g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v, bool[4, 6] m) => (floa
   for (const char* attrs : {"qk_matmul_output_mode = 1", "softcap = 2.0"}) {
     SCOPED_TRACE(attrs);
     const bool qk = std::string(attrs).find("qk") == 0;
-    auto d = testing::ImportText(std::string(R"(<ir_version: 10, opset_import: ["" : 23]>
-g (float[1, 2, 3, 4] q, float[1, 2, 5, 4] k, float[1, 2, 5, 4] v) => (float[1, 2, 3, 4] y)" ) +
-                                 (qk ? ", float[1, 2, 3, 5] s" : "") + ") {\n  y" +
-                                 (qk ? ", , , s" : "") + " = Attention <" + attrs +
-                                 "> (q, k, v) }");
+    auto d =
+        testing::ImportText(std::string(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[1, 2, 3, 4] q, float[1, 2, 5, 4] k, float[1, 2, 5, 4] v) => (float[1, 2, 3, 4] y)") +
+                            (qk ? ", float[1, 2, 3, 5] s" : "") + ") {\n  y" +
+                            (qk ? ", , , s" : "") + " = Attention <" + attrs + "> (q, k, v) }");
     ASSERT_TRUE(d.ok()) << d.status().message();
     EXPECT_EQ(Count(**d, "FusedAttention"), 0);
     EXPECT_EQ(Count(**d, "Softmax"), 1);

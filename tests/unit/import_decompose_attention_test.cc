@@ -1,8 +1,9 @@
 // Attention and RotaryEmbedding, imported as nodes of other ops (import_decompose_attention.cc;
 // Attention as one a8.FusedAttention where it needs no score output or softcap): what they
 // import as, the errors a bad node gets, and their gradients through the nodes they import as
-// (the fused kernel or the decomposition) against finite differences (every differentiable output and input, causal and padding masks,
-// GQA, the KV cache, softcap). Their values are checked by the ONNX node tests (onnx_node_tests).
+// (the fused kernel or the decomposition) against finite differences (every differentiable output
+// and input, causal and padding masks, GQA, the KV cache, softcap). Their values are checked by the
+// ONNX node tests (onnx_node_tests).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -85,7 +86,8 @@ TEST(ImportDecomposeAttentionTest, GqaWithHeadCountsUnknownAtImport) {
 g (float[2, 4, 3, 8] q, float[2, 2, 5, 8] k, float[2, 2, 5, 6] v) => (float[2, 4, 3, 6] y) {
   qa = Relu (q)
   ka = Relu (k)
-  y = Attention )") + attrs + "(qa, ka, v) }");
+  y = Attention )") + attrs +
+                        "(qa, ka, v) }");
     ASSERT_TRUE(g.ok()) << g.status().message();
     const bool fused = std::string(attrs).empty();
     // K and V, each by Shape(Q)[1] / Shape(K)[1]
