@@ -355,6 +355,7 @@ std::vector<OpDef> BuildTable() {
   AddLinalgOps(&ops);
   AddRoiPoolOps(&ops);
   AddRandomOps(&ops);
+  AddAttentionOps(&ops);
   for (OpDef& op : ops) {
     for (const VersionHistory& h : Histories()) {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;

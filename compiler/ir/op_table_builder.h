@@ -118,5 +118,7 @@ void AddLinalgOps(std::vector<OpDef>* ops);  // op_table_linalg.cc: Det and its 
 void AddRoiPoolOps(std::vector<OpDef>* ops);
 // op_table_random.cc: RandomUniform/Normal(Like), Bernoulli
 void AddRandomOps(std::vector<OpDef>* ops);
+// op_table_attention.cc: a8.FusedAttention and its gradient
+void AddAttentionOps(std::vector<OpDef>* ops);
 
 }  // namespace a8

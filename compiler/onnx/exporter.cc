@@ -68,6 +68,27 @@ std::pair<std::string, std::string> WrapMixedLayerNorm(const Node& n, onnx::Grap
   return {x, n.output(0)->name() + "__" + std::string(DTypeName(compute))};
 }
 
+// a8.FusedAttention (import_decompose_attention.cc's fused path) is exported as the ONNX
+// Attention-23 it computes: 4-D Q, K, V (kv heads repeated by Attention's GQA), the bias as a
+// float attn_mask, is_causal (top-left: causal_offset 0), scale, softmax_precision float under
+// f16/bf16 (the kernel's softmax is f32). Its LSE has no ONNX form: a
+// graph that reads it (a training graph) cannot be exported.
+constexpr int kAttentionOpset = 23;
+
+Status CheckFusedAttentionExport(const Node& n) {
+  if (n.GetInt("causal_offset", 0) != 0) {
+    return Unsupported("{}: a8.FusedAttention with causal_offset {} has no ONNX form", n.Where(),
+                       n.GetInt("causal_offset", 0));
+  }
+  if (!n.output(1)->uses().empty() || n.output(1)->is_graph_output()) {
+    return Unsupported("{}: a8.FusedAttention's LSE output is read, which ONNX cannot express",
+                       n.Where());
+  }
+  return Status::Ok();
+}
+
+bool IsFusedAttention(const Node& n) { return n.domain() == "a8" && n.op() == "FusedAttention"; }
+
 }  // namespace
 
 Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
@@ -79,6 +100,12 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
   }
   std::vector<const OpDef*> defs;
   for (const Node* n : g.nodes()) {
+    if (IsFusedAttention(*n)) {
+      A8_RETURN_IF_ERROR(CheckFusedAttentionExport(*n));
+      opsets[""] = std::max<int64_t>(opsets[""], kAttentionOpset);
+      defs.push_back(nullptr);
+      continue;
+    }
     if (n->domain() == "a8") {
       return Unsupported("{}: internal op {} has no ONNX form yet and cannot be exported",
                          n->Where(), n->qualified_op());
@@ -98,6 +125,7 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
   size_t i = 0;
   for (const Node* n : g.nodes()) {
     const OpDef* def = defs[i++];
+    if (def == nullptr) continue;  // a8.FusedAttention: Attention-23
     auto v = ResolveOpVersion(*def, opsets[n->domain()]);
     if (!v.ok()) return v.status().WithContext(n->Where());
     if (*v < def->canonical) {
@@ -136,9 +164,27 @@ Status ExportOnnxModel(const Graph& g, onnx::ModelProto* model) {
     auto [wrapped_x, wrapped_y] = WrapMixedLayerNorm(*n, graph);
     onnx::NodeProto* p = graph->add_node();
     p->set_name(n->name());
-    p->set_op_type(n->op());
-    p->set_domain(n->domain());
+    const bool attention = IsFusedAttention(*n);
+    p->set_op_type(attention ? "Attention" : n->op());
+    p->set_domain(attention ? "" : n->domain());
     for (const Value* in : n->inputs()) p->add_input(in ? in->name() : std::string());
+    if (attention) {
+      p->add_output(n->output(0)->name());
+      for (const char* name : {"is_causal", "scale"}) {
+        if (const Attribute* a = n->attr(name)) {
+          A8_RETURN_IF_ERROR(AttributeToOnnx(*n, name, *a, p->add_attribute()));
+        }
+      }
+      // The kernel's softmax is f32 under f16/bf16 Q, K and V.
+      const DType t = n->input(0)->dtype();
+      if (t == DType::kF16 || t == DType::kBF16) {
+        A8_RETURN_IF_ERROR(AttributeToOnnx(
+            *n, "softmax_precision", Attribute(static_cast<int64_t>(DTypeToOnnx(DType::kF32))),
+            p->add_attribute()));
+      }
+      if (!n->output(0)->is_graph_output()) SetValueInfo(n->output(0), graph->add_value_info());
+      continue;
+    }
     for (const Value* out : n->outputs()) p->add_output(out->name());
     if (!wrapped_x.empty()) {
       p->set_input(0, wrapped_x);

@@ -17,7 +17,8 @@
 //       matrix built at import from the static dims (import_decompose_resize.cc);
 //   BitwiseNot-18 (x)         -> BitwiseXor(x, Sub(CastLike(0, x), CastLike(1, x)));
 //   RMSNormalization, LpNormalization, Hardmax, EyeLike, SpaceToDepth, DepthToSpace: see
-//       import_decompose_nn.cc; Attention and RotaryEmbedding: import_decompose_attention.cc;
+//       import_decompose_nn.cc; Attention: import_decompose_attention.cc; RotaryEmbedding:
+//       import_decompose_rotary.cc;
 //   DFT, STFT, HannWindow, HammingWindow, BlackmanWindow: import_decompose_signal.cc.
 //   QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear: import_decompose_quant.cc;
 //       MatMulInteger, ConvInteger, QLinearMatMul, QLinearConv (int32 accumulation):

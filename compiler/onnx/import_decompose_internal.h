@@ -41,6 +41,25 @@ class Emitter {
     nodes_.push_back({n, since_version});
     return n->output(0);
   }
+  // One node of the internal op a8.`op` with `num_outputs` outputs (`<name>.<suffix>`,
+  // `<name>.<suffix>.1`, ...), whose first output is the request's output 0 when `last`.
+  std::vector<Value*> EmitInternal(const std::string& op, std::vector<Value*> inputs,
+                                   std::map<std::string, Attribute> attrs,
+                                   const std::string& suffix, int num_outputs, bool last) {
+    std::vector<std::pair<std::string, TensorType>> outs;
+    for (int i = 0; i < num_outputs; ++i) {
+      if (i == 0 && last) {
+        outs.push_back(req_.outputs[0]);
+      } else {
+        const std::string tail = i == 0 ? "" : "." + std::to_string(i);
+        outs.emplace_back(req_.fresh_name(req_.name + "." + suffix + tail), TensorType{});
+      }
+    }
+    Node* n = g_.AddNode(op, "a8", std::move(inputs), std::move(outs), std::move(attrs),
+                         last ? req_.name : req_.name + "." + suffix);
+    nodes_.push_back({n, 1});
+    return n->outputs();
+  }
   // A compile-time constant `<name>.<suffix>` (an axis, a shape, epsilon).
   Value* Constant(const std::string& suffix, TensorDataPtr data) {
     return g_.AddConstant(req_.fresh_name(req_.name + "." + suffix), std::move(data));
@@ -97,6 +116,9 @@ void AddNnDecompositions(DecomposeTable* t);
 void AddMoreDecompositions(DecomposeTable* t);
 // Attention and RotaryEmbedding (import_decompose_attention.cc).
 void AddAttentionDecompositions(DecomposeTable* t);
+// RotaryEmbedding (import_decompose_rotary.cc), registered by AddAttentionDecompositions.
+StatusOr<std::vector<DecomposedNode>> DecomposeRotaryEmbedding(Graph& g,
+                                                               const DecomposeRequest& req);
 // RNN, GRU and LSTM (import_decompose_rnn.cc); LinearAttention and CausalConvWithState
 // (import_decompose_linear_attention.cc).
 void AddRnnDecompositions(DecomposeTable* t);

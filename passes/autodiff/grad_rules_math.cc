@@ -412,6 +412,8 @@ void RegisterScatterGradRules(GradRuleTable* t);
 void RegisterGridSampleGradRules(GradRuleTable* t);
 void RegisterLinalgGradRules(GradRuleTable* t);   // grad_rules_linalg.cc
 void RegisterRoiPoolGradRules(GradRuleTable* t);  // grad_rules_roi_pool.cc
+// a8.FusedAttention (grad_rules_attention.cc).
+void RegisterAttentionGradRules(GradRuleTable* t);
 
 void RegisterMathGradRules(GradRuleTable* t) {
   for (const OpDef& op : AllOps()) {
@@ -477,6 +479,7 @@ void RegisterMathGradRules(GradRuleTable* t) {
   RegisterGridSampleGradRules(t);
   RegisterLinalgGradRules(t);
   RegisterRoiPoolGradRules(t);
+  RegisterAttentionGradRules(t);
 }
 
 }  // namespace a8

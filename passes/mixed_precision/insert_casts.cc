@@ -224,10 +224,12 @@ StatusOr<bool> InsertCasts::Run(Graph& graph) {
   std::vector<std::pair<Value*, DType>> interface;
   // The type of result `i` / operand `i` of `n`: its edge type (pin-fp32) or its precision.
   auto result_type = [](const Node& n, DType t, int i) {
+    if (PrecisionPolicy::KeepsF32Result(n, i)) return DType::kF32;
     std::optional<DType> e = EdgePrecision(n);
     return e && PrecisionPolicy::IsEdgeResult(n, i) ? *e : t;
   };
   auto operand_type = [](const Node& n, DType t, int i) {
+    if (PrecisionPolicy::KeepsF32Operand(n, i)) return DType::kF32;
     std::optional<DType> e = EdgePrecision(n);
     return e && PrecisionPolicy::IsEdgeOperand(n, i) ? *e : t;
   };

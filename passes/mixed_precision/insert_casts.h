@@ -5,6 +5,8 @@
 // - each f32/f16/bf16 operand of another type is read through a Cast to T, except the gradient
 //   operand of the optimizer and of gradient accumulation, which read f16/bf16 gradients into
 //   their FP32 state directly (PrecisionPolicy::ReadsAnyFloat).
+// - a8.FusedAttention's LSE and bias (and its gradient's LSE, bias and dBias) stay f32
+//   (PrecisionPolicy::KeepsF32Operand/Result);
 // - a normalization with `a8.edge` = E (pin-fp32) reads its edge operands and writes its edge
 //   result in E, everything else in its `a8.precision`;
 // - an f32 constant read in f16/bf16 is rounded at compile time into a new constant, no Cast;

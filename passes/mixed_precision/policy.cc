@@ -328,6 +328,18 @@ bool PrecisionPolicy::IsEdgeOperand(const Node& node, int operand) {
   return operand == 0 || (node.domain() == "a8" && operand == 1);
 }
 
+bool PrecisionPolicy::KeepsF32Operand(const Node& node, int operand) {
+  if (node.domain() != "a8") return false;
+  if (node.op() == "FusedAttention") return operand == 3;
+  return node.op() == "FusedAttentionGrad" && (operand == 5 || operand == 6);
+}
+
+bool PrecisionPolicy::KeepsF32Result(const Node& node, int result) {
+  if (node.domain() != "a8") return false;
+  if (node.op() == "FusedAttention") return result == 1;
+  return node.op() == "FusedAttentionGrad" && result == 3;
+}
+
 bool PrecisionPolicy::ReadsAnyFloat(const Node& node, int operand) {
   if (node.domain() != "a8" || operand != 1) return false;
   return node.op() == "SgdUpdate" || node.op() == "AdamUpdate" || node.op() == "GradAccumulate";

@@ -78,6 +78,13 @@ class PrecisionPolicy {
   // FP32: the optimizer and gradient accumulation read FP16/BF16 gradients into FP32 masters.
   static bool ReadsAnyFloat(const Node& node, int operand);
 
+  // Operands and results that stay FP32 whatever the node's precision: a8.FusedAttention's
+  // softmax statistics (LSE, written by the forward and read by its gradient) and its additive
+  // bias (a mask's large negative values overflow f16), with the bias's gradient. The kernel
+  // computes the softmax in FP32 inside (op_table_attention.cc).
+  static bool KeepsF32Operand(const Node& node, int operand);
+  static bool KeepsF32Result(const Node& node, int result);
+
   // Normalizations that may read and write the low type at their edges while computing in FP32
   // with FP32 scale, bias and statistics (PRECISION.md): LayerNormalization and
   // BatchNormalization, and their gradient ops. The edge operands are X (forward) or dY and X

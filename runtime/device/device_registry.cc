@@ -1,6 +1,7 @@
 #include "runtime/device/device_registry.h"
 
 #include "runtime/core/op_registry.h"
+#include "runtime/device/ops_attention.h"
 #include "runtime/device/ops_gather_nd.h"
 #include "runtime/device/ops_grid_sample.h"
 #include "runtime/device/ops_linalg.h"
@@ -38,6 +39,7 @@ const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
     RegisterDeviceLinalgOps(r);
     RegisterDeviceRoiPoolOps(r);
     RegisterDeviceRandomOps(r);
+    RegisterDeviceAttentionOps(r);
     SortByOp(r);
     return r;
   }();

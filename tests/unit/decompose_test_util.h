@@ -43,7 +43,7 @@ inline StatusOr<std::vector<Value*>> DecomposeAsImported(Graph& g, DecomposeRequ
   ctx.known_dtype = req.known_dtype;
   A8_ASSIGN_OR_RETURN(std::vector<DecomposedNode> nodes, Decompose(g, req));
   for (const DecomposedNode& d : nodes) {
-    const OpDef* def = FindOp("", d.node->op());
+    const OpDef* def = FindOp(d.node->domain(), d.node->op());
     if (def == nullptr) return Internal("no op {}", d.node->op());
     A8_RETURN_IF_ERROR(UpgradeNode(d.node, d.since_version, def->canonical, ctx));
     d.node->set_version(def->canonical);

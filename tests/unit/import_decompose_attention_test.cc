@@ -1,7 +1,9 @@
-// Attention and RotaryEmbedding, imported as nodes of other ops (import_decompose_attention.cc):
-// what they import as, the errors a bad node gets, and their gradients through the decomposition
-// against finite differences (every differentiable output and input, causal and padding masks,
-// GQA, the KV cache, softcap). Their values are checked by the ONNX node tests (onnx_node_tests).
+// Attention and RotaryEmbedding, imported as nodes of other ops (import_decompose_attention.cc;
+// Attention as one a8.FusedAttention where it needs no score output or softcap): what they
+// import as, the errors a bad node gets, and their gradients through the nodes they import as
+// (the fused kernel or the decomposition) against finite differences (every differentiable output
+// and input, causal and padding masks, GQA, the KV cache, softcap). Their values are checked by the
+// ONNX node tests (onnx_node_tests).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -26,11 +28,22 @@ int Count(const Graph& g, const std::string& op) {
   return n;
 }
 
-TEST(ImportDecomposeAttentionTest, AttentionImportsAsMatMulSoftmaxMatMul) {
-  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+TEST(ImportDecomposeAttentionTest, AttentionImportsAsFusedAttentionOrMatMulSoftmaxMatMul) {
+  // The fused kernel: one a8.FusedAttention named as the node, no score tensor.
+  auto f = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
 g (float[2, 3, 4, 8] q, float[2, 3, 6, 8] k, float[2, 3, 6, 8] v) => (float[2, 3, 4, 8] y) {
   y = Attention (q, k, v) })");
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(Count(**f, "FusedAttention"), 1);
+  EXPECT_EQ(Count(**f, "MatMul") + Count(**f, "Softmax"), 0);
+  EXPECT_EQ((*f)->outputs()[0]->producer()->op(), "FusedAttention");
+  EXPECT_EQ((*f)->outputs()[0]->producer()->name(), "Attention_0");
+  // A softcap (not in the kernel): the decomposition.
+  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+g (float[2, 3, 4, 8] q, float[2, 3, 6, 8] k, float[2, 3, 6, 8] v) => (float[2, 3, 4, 8] y) {
+  y = Attention <softcap = 5.0> (q, k, v) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(Count(**g, "FusedAttention"), 0);
   EXPECT_EQ(Count(**g, "MatMul"), 2);
   EXPECT_EQ(Count(**g, "Softmax"), 1);
   // Equal head counts: no GQA repeat; no mask: no bias, no fully-masked-row guard.
@@ -64,17 +77,25 @@ g (float[2, 3, 8] x, float[2, 3, 2] c, float[2, 3, 2] s) => (float[2, 3, 8] y) {
 }
 
 TEST(ImportDecomposeAttentionTest, GqaWithHeadCountsUnknownAtImport) {
-  // Q and K made by other nodes: their head counts are unknown at import, so the repeat count is
-  // Shape(Q)[1] / Shape(K)[1], which shape inference folds.
-  auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
+  // Q and K made by other nodes: their head counts are unknown at import. The decomposition (a
+  // softcap) repeats by Shape(Q)[1] / Shape(K)[1], which shape inference folds; the fused kernel
+  // reads the kv head of each query head itself.
+  for (const char* attrs : {"<softcap = 3.0> ", ""}) {
+    SCOPED_TRACE(attrs);
+    auto g = ImportText(std::string(R"(<ir_version: 10, opset_import: ["" : 23]>
 g (float[2, 4, 3, 8] q, float[2, 2, 5, 8] k, float[2, 2, 5, 6] v) => (float[2, 4, 3, 6] y) {
   qa = Relu (q)
   ka = Relu (k)
-  y = Attention (qa, ka, v) })");
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "Expand"), 2);  // K and V, each by Shape(Q)[1] / Shape(K)[1]
-  ASSERT_TRUE(ShapeInference().Run(**g).ok());
-  EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,4,3,6]");
+  y = Attention )") + attrs +
+                        "(qa, ka, v) }");
+    ASSERT_TRUE(g.ok()) << g.status().message();
+    const bool fused = std::string(attrs).empty();
+    // K and V, each by Shape(Q)[1] / Shape(K)[1]
+    EXPECT_EQ(Count(**g, "Expand"), fused ? 0 : 2);
+    EXPECT_EQ(Count(**g, "FusedAttention"), fused ? 1 : 0);
+    ASSERT_TRUE(ShapeInference().Run(**g).ok());
+    EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,4,3,6]");
+  }
 }
 
 TEST(ImportDecomposeAttentionTest, BadAttentionNodesGetOneClearError) {
