@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cpu/blocked_convert.h"
+#include "kernels/cpu/conv.h"
 #include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/onednn_context.h"
 #include "kernels/cpu/parallel.h"
@@ -317,15 +318,25 @@ StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void
 StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
                                  const void* w, const void* bias, void* y) {
   // ConvTranspose(X, W) is the data gradient of the convolution Y -> X with the same W
-  // ([C, M, k]: that convolution's [out, in, k]); output_padding has no such convolution.
-  for (int64_t op : p.output_padding)
-    if (op != 0) return false;
-  if (bias != nullptr || out_spatial.size() != 2) return false;
+  // ([C, M, k]: that convolution's [out, in, k]). Output position i takes X[o] W[k] wherever
+  // i = o s - pad_begin + k d: the end pads only size Y. So output_padding (the rows a strided
+  // convolution's floor dropped, as autodiff emits for stride 2) is that convolution with its
+  // end pad lowered by it, where that still gives X's size.
+  if (bias != nullptr || out_spatial.size() != 2 || p.in_spatial.size() != 2) return false;
   ConvParams conv = p;
   conv.in_channels = p.out_channels;
   conv.out_channels = p.in_channels;
   conv.in_spatial = out_spatial;
   conv.output_padding.clear();
+  if (!p.output_padding.empty()) {
+    if (conv.pads.empty()) conv.pads.assign(4, 0);
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t& end = conv.pads[2 + i];
+      end = std::max<int64_t>(end - p.output_padding[i], 0);
+    }
+    StatusOr<Dims> forward = ConvOutputSpatial(conv, false);
+    if (!forward.ok() || *forward != p.in_spatial) return false;
+  }
   if (!Takes(conv, p.in_spatial)) return false;
   return RunSplit(Pass::kBackwardData, conv, p.in_spatial, x, w, nullptr, y,
                   p.in_channels * p.in_spatial[0] * p.in_spatial[1],

@@ -32,8 +32,9 @@ inline constexpr int64_t kMinFastF32Channels = 16;
 StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
                         const void* bias, void* y);
 
-// Y = ConvTranspose(X, W) (no bias, no output_padding), as the data gradient of the convolution
-// from Y's shape to X's through oneDNN; `p` and `out_spatial` as ConvTranspose's (conv.h).
+// Y = ConvTranspose(X, W) (no bias), as the data gradient of the convolution from Y's shape to
+// X's through oneDNN (output_padding: that convolution's end pads lowered by it); `p` and
+// `out_spatial` as ConvTranspose's (conv.h).
 StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
                                  const void* w, const void* bias, void* y);
 

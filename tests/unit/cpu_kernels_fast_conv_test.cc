@@ -149,6 +149,52 @@ TEST_P(FastConvTest, GradientsMatchReference) {
   EXPECT_EQ(ran, 3);
 }
 
+// ConvTranspose with output_padding (autodiff's data gradient of a stride-2 convolution whose
+// floor dropped a row): the fast path runs it as a convolution with lower end pads.
+TEST_P(FastConvTest, TransposeWithOutputPaddingMatchesReference) {
+  const DType t = GetParam();
+  struct Case {
+    int64_t stride, pad_begin, pad_end, output_padding;
+  };
+  // (2, 1, 1, 1): ResNet's downsampling gradient; (2, 1, 0, 1): end pad below output_padding;
+  // (3, 0, 0, 2).
+  const Case cases[] = {{2, 1, 1, 1}, {2, 1, 0, 1}, {3, 0, 0, 2}};
+  int ran = 0;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(::testing::Message() << "stride " << k.stride << " pads " << k.pad_begin << "/"
+                                      << k.pad_end << " output_padding " << k.output_padding);
+    ConvParams pt;  // dY [3, 24, 7, 6] -> dX [3, 16, ...]
+    pt.dtype = t;
+    pt.batch = 3;
+    pt.in_channels = 24;
+    pt.out_channels = 16;
+    pt.in_spatial = {7, 6};
+    pt.kernel = {3, 3};
+    pt.strides = {k.stride, k.stride};
+    pt.pads = {k.pad_begin, k.pad_begin, k.pad_end, k.pad_end};
+    pt.output_padding = {k.output_padding, k.output_padding};
+    StatusOr<Dims> out = ConvOutputSpatial(pt, true);
+    ASSERT_TRUE(out.ok());
+    Buffer dy = RandomBuffer(t, {3, 24, 7, 6}, rng_), w = RandomBuffer(t, {24, 16, 3, 3}, rng_);
+    Buffer ref = MakeBuffer(t, {3, 16, (*out)[0], (*out)[1]}), fast = ref;
+    ASSERT_TRUE(ConvTranspose(pt, dy.data(), w.data(), nullptr, ref.data()).ok());
+    const int64_t before = internal::FastConvExecutions();
+    {
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(ConvTranspose(pt, dy.data(), w.data(), nullptr, fast.data()).ok());
+    }
+    if (internal::FastConvExecutions() == before) continue;
+    ++ran;
+    std::vector<double> mag(static_cast<size_t>(fast.size()), 24 * 9);
+    ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+  }
+  if (ran == 0) {
+    GTEST_SKIP() << "oneDNN has no fast " << ElemName(t) << " convolution data gradient here ("
+                 << internal::FastGemmDescription() << ")";
+  }
+  EXPECT_EQ(ran, 3);
+}
+
 TEST_P(FastConvTest, FewChannelsInF32AndGroupsStayOnTheReference) {
   const DType t = GetParam();
   ConvParams p = Params(t, {2, 3, 8, 8, 8, 3, 1, 1, 1, 1, false});
