@@ -64,6 +64,7 @@ bool LayoutOf(const memory::desc& d, BlockedLayout* l) {
   if (b.inner_nblks > 1 || (b.inner_nblks == 1 && b.inner_idxs[0] != 1)) return false;
   *l = BlockedLayout{m.dims[0], m.dims[1], m.dims[2] * m.dims[3], b.strides[0], b.strides[1],
                      b.strides[3], b.inner_nblks == 1 ? b.inner_blks[0] : 1};
+  if (b.inner_nblks == 0 && b.strides[1] == 1 && m.dims[1] > 1) l->block = m.dims[1];  // NHWC
   return b.strides[2] == m.dims[3] * b.strides[3] && BlockedLayoutSupported(*l);
 }
 

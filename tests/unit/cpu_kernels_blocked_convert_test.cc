@@ -22,10 +22,12 @@ struct LayoutCase {
   int64_t n, c, h, w, block;
 };
 
-// The dense layout oneDNN gives [n, c, h, w] with `block` channels innermost.
+// The dense layout oneDNN gives [n, c, h, w] with `block` channels innermost (block 0: NHWC).
 BlockedLayout Dense(const LayoutCase& k) {
-  const int64_t p = k.h * k.w, blocks = (k.c + k.block - 1) / k.block;
+  const int64_t p = k.h * k.w;
   if (k.block == 1) return BlockedLayout{k.n, k.c, p, k.c * p, p, 1, 1};
+  if (k.block == 0) return BlockedLayout{k.n, k.c, p, k.c * p, 1, k.c, k.c};
+  const int64_t blocks = (k.c + k.block - 1) / k.block;
   return BlockedLayout{k.n, k.c, p, blocks * p * k.block, p * k.block, k.block, k.block};
 }
 
@@ -45,8 +47,10 @@ class BlockedConvertTest : public ::testing::TestWithParam<DType> {};
 TEST_P(BlockedConvertTest, RoundTripsEveryLayoutOnEveryIsa) {
   const DType t = GetParam();
   // Channels a multiple of the block and not (padding), pixels a multiple of the tile and not.
+  // NHWC (block 0 here) with 16, 24 (a partial group of 16) and 128 channels.
   const LayoutCase cases[] = {{2, 16, 8, 8, 16}, {3, 20, 9, 11, 16}, {1, 64, 16, 16, 16},
-                              {2, 3, 13, 7, 8},  {2, 5, 4, 4, 1},    {1, 40, 1, 130, 16}};
+                              {2, 3, 13, 7, 8},  {2, 5, 4, 4, 1},    {1, 40, 1, 130, 16},
+                              {2, 16, 5, 7, 0},  {2, 24, 9, 9, 0},   {1, 128, 4, 5, 0}};
   std::mt19937_64 rng(31);
   std::uniform_real_distribution<float> value(-70000.0f, 70000.0f);
   std::uniform_int_distribution<int> scale(-30, 4);
@@ -57,13 +61,13 @@ TEST_P(BlockedConvertTest, RoundTripsEveryLayoutOnEveryIsa) {
                                         << k.w << " block " << k.block);
       const BlockedLayout l = Dense(k);
       ASSERT_TRUE(BlockedLayoutSupported(l));
-      const int64_t count = k.n * k.c * l.p;
+      const int64_t block = l.block, count = k.n * k.c * l.p;
       std::vector<uint16_t> x(static_cast<size_t>(count));
       for (auto& bits : x) bits = Narrow(t, std::ldexp(value(rng), scale(rng)));
       // Garbage in the buffer: the padding channels must be written as 0, not left.
       std::vector<float> blocked(static_cast<size_t>(k.n * l.sn), -1.0f);
       HalfToBlocked(t, x.data(), l, blocked.data());
-      const int64_t c_pad = (k.c + k.block - 1) / k.block * k.block;
+      const int64_t c_pad = (k.c + block - 1) / block * block;
       for (int64_t n = 0; n < k.n; ++n) {
         for (int64_t c = 0; c < c_pad; ++c) {
           for (int64_t q = 0; q < l.p; ++q) {
@@ -96,8 +100,9 @@ TEST(BlockedConvertLayoutTest, TakesOnlyTheLayoutsItConverts) {
   EXPECT_TRUE(BlockedLayoutSupported(Dense({2, 16, 4, 4, 16})));
   EXPECT_TRUE(BlockedLayoutSupported(Dense({2, 16, 4, 4, 8})));
   EXPECT_TRUE(BlockedLayoutSupported(Dense({2, 3, 4, 4, 1})));
+  EXPECT_TRUE(BlockedLayoutSupported(Dense({2, 40, 4, 4, 0})));
   BlockedLayout nhwc = Dense({2, 16, 4, 4, 1});
-  nhwc.sp = 16, nhwc.sc = 1;  // channels innermost, unblocked: not taken
+  nhwc.sp = 16, nhwc.sc = 1;  // channels innermost but described as unblocked: not taken
   EXPECT_FALSE(BlockedLayoutSupported(nhwc));
   BlockedLayout b4 = Dense({2, 16, 4, 4, 16});
   b4.block = 4, b4.sp = 4;
