@@ -40,7 +40,7 @@ StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, c
 
 // dW of the forward convolution `p` (a8.ConvGradFilter, grad_nn.h) through oneDNN, in one call
 // on the calling thread: bf16 always, f32 and f16 only with one thread (with more, today's kernel
-// splits the work over the pool and measured faster in f32).
+// splits the work over the pool and measured faster in f32), and with any number of channels.
 StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, const void* dy,
                                   const void* x, void* dw);
 

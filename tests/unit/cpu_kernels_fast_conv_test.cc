@@ -195,6 +195,27 @@ TEST_P(FastConvTest, TransposeWithOutputPaddingMatchesReference) {
   EXPECT_EQ(ran, 3);
 }
 
+// The weight gradient takes any channel count (a ResNet stem's 3), unlike the forward.
+TEST_P(FastConvTest, GradFilterOfFewChannelsMatchesReference) {
+  const DType t = GetParam();
+  const ConvCase c{3, 3, 12, 12, 16, 3, 1, 1, 1, 1, false};
+  const ConvParams p = Params(t, c);
+  Buffer x = RandomBuffer(t, {3, 3, 12, 12}, rng_), dy = RandomBuffer(t, {3, 16, 12, 12}, rng_);
+  Buffer ref = MakeBuffer(t, {16, 3, 3, 3}), fast = ref;
+  ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), ref.data()).ok());
+  const int64_t before = internal::FastConvExecutions();
+  {
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), fast.data()).ok());
+  }
+  if (internal::FastConvExecutions() == before) {
+    GTEST_SKIP() << "no fast " << ElemName(t) << " weight gradient here (more than one thread, "
+                 << "or " << internal::FastGemmDescription() << ")";
+  }
+  std::vector<double> mag(static_cast<size_t>(fast.size()), 3 * 12 * 12);
+  ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+}
+
 TEST_P(FastConvTest, FewChannelsInF32AndGroupsStayOnTheReference) {
   const DType t = GetParam();
   ConvParams p = Params(t, {2, 3, 8, 8, 8, 3, 1, 1, 1, 1, false});
