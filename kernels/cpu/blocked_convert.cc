@@ -102,8 +102,8 @@ __attribute__((target("avx512f"))) inline void Transpose16(__m512 r[16]) {
 }
 
 __attribute__((target("avx512f,f16c"))) void ToBlockedGroupAvx512(const Half* x,
-                                                                  const BlockedLayout& l,
-                                                                  int64_t n, int64_t g, float* y) {
+                                                                  const BlockedLayout& l, int64_t n,
+                                                                  int64_t g, float* y) {
   const Group k = GroupOf(l, g);
   const __mmask16 lanes = static_cast<__mmask16>((1u << k.lanes) - 1);
   const Half* src = x + (n * l.c + g * 16) * l.p;
@@ -162,7 +162,8 @@ template <typename T>
 void ToBlocked(const T* x, const BlockedLayout& l, float* y) {
   for (int64_t n = 0; n < l.n; ++n) {
     if (l.block == 1) {
-      for (int64_t c = 0; c < l.c; ++c) ToF32(x + (n * l.c + c) * l.p, y + n * l.sn + c * l.sc, l.p);
+      for (int64_t c = 0; c < l.c; ++c)
+        ToF32(x + (n * l.c + c) * l.p, y + n * l.sn + c * l.sc, l.p);
       continue;
     }
     for (int64_t g = 0; g < Groups(l); ++g) {
@@ -181,7 +182,8 @@ template <typename T>
 void FromBlocked(const float* x, const BlockedLayout& l, T* y) {
   for (int64_t n = 0; n < l.n; ++n) {
     if (l.block == 1) {
-      for (int64_t c = 0; c < l.c; ++c) FromF32(x + n * l.sn + c * l.sc, y + (n * l.c + c) * l.p, l.p);
+      for (int64_t c = 0; c < l.c; ++c)
+        FromF32(x + n * l.sn + c * l.sc, y + (n * l.c + c) * l.p, l.p);
       continue;
     }
     for (int64_t g = 0; g < Groups(l); ++g) {

@@ -62,8 +62,13 @@ bool LayoutOf(const memory::desc& d, BlockedLayout* l) {
   if (m.ndims != 4 || m.format_kind != dnnl_blocked || m.offset0 != 0) return false;
   const auto& b = m.format_desc.blocking;
   if (b.inner_nblks > 1 || (b.inner_nblks == 1 && b.inner_idxs[0] != 1)) return false;
-  *l = BlockedLayout{m.dims[0], m.dims[1], m.dims[2] * m.dims[3], b.strides[0], b.strides[1],
-                     b.strides[3], b.inner_nblks == 1 ? b.inner_blks[0] : 1};
+  *l = BlockedLayout{m.dims[0],
+                     m.dims[1],
+                     m.dims[2] * m.dims[3],
+                     b.strides[0],
+                     b.strides[1],
+                     b.strides[3],
+                     b.inner_nblks == 1 ? b.inner_blks[0] : 1};
   if (b.inner_nblks == 0 && b.strides[1] == 1 && m.dims[1] > 1) l->block = m.dims[1];  // NHWC
   return b.strides[2] == m.dims[3] * b.strides[3] && BlockedLayoutSupported(*l);
 }
@@ -134,9 +139,9 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key) {
       e->act1 = true, e->act_out = false;
     }
     if (impl.find("ref") != std::string::npos) return e;  // declined: today's kernels win
-    if (e->half && ((e->act0 && !LayoutOf(e->in0i_md, &e->l0)) ||
-                    (e->act1 && !LayoutOf(e->in1i_md, &e->l1)) ||
-                    (e->act_out && !LayoutOf(e->outi_md, &e->lo)))) {
+    if (e->half &&
+        ((e->act0 && !LayoutOf(e->in0i_md, &e->l0)) || (e->act1 && !LayoutOf(e->in1i_md, &e->l1)) ||
+         (e->act_out && !LayoutOf(e->outi_md, &e->lo)))) {
       return e;  // a layout the f16 converters do not take: declined
     }
     if (e->in0i_md != e->in0_md)

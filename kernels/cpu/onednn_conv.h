@@ -7,7 +7,8 @@
 // the other convolutions, and any that oneDNN has only its reference implementation for, stay
 // on today's kernels (conv.h). oneDNN 2.6 has no f16 convolution here: an f16 one runs the f32
 // primitive, its activations converted straight between f16 NCHW and the primitive's layout
-// (blocked_convert.h), so it makes no widened copy beyond the f32 layout buffers. Measured, 3x3 pad 1, batch 8, one thread, best of 20 (load 9-10):
+// (blocked_convert.h), so it makes no widened copy beyond the f32 layout buffers. Measured, 3x3 pad
+// 1, batch 8, one thread, best of 20 (load 9-10):
 //   C=M=64, 32x32: today 43.6 ms fp32 / 37.5 ms bf16, oneDNN 3.5 / 0.66 (with the layout reorders)
 //   C=M=128, 16x16: today 17.5 / 19.9, oneDNN 3.4 / 0.43
 //   C=3, M=64, 64x64: today 1.03 / 2.99, oneDNN 1.22 / 0.90 (so f32 keeps today's kernel there)

@@ -71,8 +71,8 @@ TEST_P(BlockedConvertTest, RoundTripsEveryLayoutOnEveryIsa) {
       for (int64_t n = 0; n < k.n; ++n) {
         for (int64_t c = 0; c < c_pad; ++c) {
           for (int64_t q = 0; q < l.p; ++q) {
-            const float want = c < k.c ? Widen(t, x[static_cast<size_t>((n * k.c + c) * l.p + q)])
-                                       : 0.0f;
+            const float want =
+                c < k.c ? Widen(t, x[static_cast<size_t>((n * k.c + c) * l.p + q)]) : 0.0f;
             ASSERT_EQ(blocked[static_cast<size_t>(OffsetOf(l, n, c, q))], want)
                 << "n " << n << " c " << c << " pixel " << q;
           }
