@@ -1,10 +1,9 @@
-// f16 convolutions in the fast mode: oneDNN 2.6 has no f16 convolution on our CPUs (it declines
-// them, onednn_conv.h), and the reference im2col + float GEMM ran the CNN's amp and fp16 steps at
-// a quarter of fp32's speed. Instead the operands are converted to float in vector registers
-// (fast_convert.h; f16 is exact in float), the f32 fast path runs (oneDNN or the direct
-// convolution), and the output is rounded to f16 once: the f16 semantics of PRECISION.md (f32
-// accumulation, one rounding), at f32's speed plus a conversion pass. bf16 takes this path only
-// where oneDNN declined its bf16 kernel.
+// f16/bf16 convolutions in the fast mode that oneDNN does not take (onednn_conv.h: few channels,
+// groups, 1-D/3-D; f16 ones it takes run its f32 primitive without these copies): the operands
+// are converted to float in vector registers (fast_convert.h; f16 is exact in float), the f32 fast
+// path runs (the direct convolution or im2col + GEMM), and the output is rounded once: the f16
+// semantics of PRECISION.md (f32 accumulation, one rounding), at f32's speed plus a conversion
+// pass.
 #pragma once
 
 #include <initializer_list>

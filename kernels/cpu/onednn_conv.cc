@@ -10,6 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/blocked_convert.h"
+#include "kernels/cpu/conv.h"
+#include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/onednn_context.h"
 #include "kernels/cpu/parallel.h"
 
@@ -37,15 +40,38 @@ struct Key {
 
 // One primitive with two inputs and an output, each stored plain (NCHW / OIHW) and reordered to
 // and from the layout the primitive wants. Forward: X, W -> Y. Backward data: dY, W -> dX.
-// Backward weights: X, dY -> dW.
+// Backward weights: X, dY -> dW. An f16 entry ("half") runs an f32 primitive: its activations
+// are converted straight between f16 NCHW and the primitive's layout (blocked_convert.h), its
+// weights (small) widened into a thread-local f32 buffer and reordered by oneDNN.
 struct Entry {
   bool usable = false;
+  bool half = false;
   dnnl::primitive prim;
   int arg0 = 0, arg1 = 0, arg_out = 0;
-  memory::desc in0_md, in1_md, out_md, b_md;           // as stored
+  memory::desc in0_md, in1_md, out_md, b_md;           // as stored (f32 where half)
   memory::desc in0i_md, in1i_md, outi_md, scratch_md;  // as the primitive wants them
   dnnl::reorder to_in0, to_in1, from_out;              // empty where the layouts agree
+  bool act0 = true, act1 = false, act_out = true;      // activations, else weights
+  BlockedLayout l0, l1, lo;                            // the activations' layouts (half)
 };
+
+// The layout of activation desc `d` [N, C, H, W] for blocked_convert.h, or false where it is
+// not one the converters take.
+bool LayoutOf(const memory::desc& d, BlockedLayout* l) {
+  const dnnl_memory_desc_t& m = d.data;
+  if (m.ndims != 4 || m.format_kind != dnnl_blocked || m.offset0 != 0) return false;
+  const auto& b = m.format_desc.blocking;
+  if (b.inner_nblks > 1 || (b.inner_nblks == 1 && b.inner_idxs[0] != 1)) return false;
+  *l = BlockedLayout{m.dims[0],
+                     m.dims[1],
+                     m.dims[2] * m.dims[3],
+                     b.strides[0],
+                     b.strides[1],
+                     b.strides[3],
+                     b.inner_nblks == 1 ? b.inner_blks[0] : 1};
+  if (b.inner_nblks == 0 && b.strides[1] == 1 && m.dims[1] > 1) l->block = m.dims[1];  // NHWC
+  return b.strides[2] == m.dims[3] * b.strides[3] && BlockedLayoutSupported(*l);
+}
 
 void* AlignedIn(std::vector<uint8_t>& bytes, size_t size) {
   constexpr size_t kAlign = 4096;
@@ -64,6 +90,7 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key) {
       pad_r{s[13], s[14]};
   const memory::data_type dt =
       key.dtype == DType::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
+  e->half = key.dtype == DType::kF16;
   const memory::desc x_md(x, dt, Tag::nchw), w_md(w, dt, Tag::oihw), y_md(y, dt, Tag::nchw);
   const memory::desc x_any(x, dt, Tag::any), w_any(w, dt, Tag::any), y_any(y, dt, Tag::any);
   if (key.bias) e->b_md = memory::desc({s[4]}, dt, Tag::a);
@@ -109,8 +136,14 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key) {
       e->in0i_md = bwd.src_desc(), e->in1i_md = bwd.diff_dst_desc();
       e->outi_md = bwd.diff_weights_desc();
       e->scratch_md = bwd.scratchpad_desc();
+      e->act1 = true, e->act_out = false;
     }
     if (impl.find("ref") != std::string::npos) return e;  // declined: today's kernels win
+    if (e->half &&
+        ((e->act0 && !LayoutOf(e->in0i_md, &e->l0)) || (e->act1 && !LayoutOf(e->in1i_md, &e->l1)) ||
+         (e->act_out && !LayoutOf(e->outi_md, &e->lo)))) {
+      return e;  // a layout the f16 converters do not take: declined
+    }
     if (e->in0i_md != e->in0_md)
       e->to_in0 = dnnl::reorder({Engine(), e->in0_md, Engine(), e->in0i_md});
     if (e->in1i_md != e->in1_md)
@@ -133,8 +166,75 @@ std::shared_ptr<const Entry> FindEntry(const Key& key) {
   return it->second;
 }
 
+// Scratchpad and bias arguments, then the primitive, on stream `s`.
+void Run(const Entry& e, dnnl::stream& s, std::unordered_map<int, memory>& args, const void* bias,
+         std::vector<uint8_t>& scratch) {
+  dnnl::engine& eng = Engine();
+  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e.b_md, eng, const_cast<void*>(bias)));
+  if (e.scratch_md.get_size() > 0) {
+    args.emplace(DNNL_ARG_SCRATCHPAD,
+                 memory(e.scratch_md, eng, AlignedIn(scratch, e.scratch_md.get_size())));
+  }
+  e.prim.execute(s, args);
+}
+
+// Input `src` (f16) of a half entry in the primitive's layout `inner`: an activation converted
+// into `buf` directly, a weight widened into `stage` (plain f32 `plain`), then reordered.
+memory HalfInput(const memory::desc& plain, const memory::desc& inner, const dnnl::reorder& to,
+                 bool act, const BlockedLayout& l, const void* src, std::vector<uint8_t>& buf,
+                 std::vector<uint8_t>& stage) {
+  dnnl::engine& eng = Engine();
+  if (act) {
+    memory m(inner, eng, AlignedIn(buf, inner.get_size()));
+    HalfToBlocked(DType::kF16, src, l, static_cast<float*>(m.get_data_handle()));
+    return m;
+  }
+  auto* w = static_cast<float*>(AlignedIn(stage, plain.get_size()));
+  HalfToFloat(static_cast<const Half*>(src), w,
+              static_cast<int64_t>(plain.get_size() / sizeof(float)));
+  memory m(plain, eng, w);
+  if (!to) return m;
+  memory i(inner, eng, AlignedIn(buf, inner.get_size()));
+  to.execute(ThreadStream(), m, i);
+  return i;
+}
+
+// A half entry: f16 operands, f32 primitive, the output rounded to f16 once.
+void ExecuteHalf(const Entry& e, const void* in0, const void* in1, const void* bias, void* out) {
+  dnnl::engine& eng = Engine();
+  dnnl::stream& s = ThreadStream();
+  thread_local std::vector<uint8_t> buf0, buf1, bufo, stage_in, stage_out, scratch;
+  thread_local std::vector<float> bias32;
+  memory i0 = HalfInput(e.in0_md, e.in0i_md, e.to_in0, e.act0, e.l0, in0, buf0, stage_in);
+  memory i1 = HalfInput(e.in1_md, e.in1i_md, e.to_in1, e.act1, e.l1, in1, buf1, stage_in);
+  memory io(e.outi_md, eng, AlignedIn(bufo, e.outi_md.get_size()));
+  std::unordered_map<int, memory> args = {{e.arg0, i0}, {e.arg1, i1}, {e.arg_out, io}};
+  if (bias != nullptr) {
+    const auto m = static_cast<int64_t>(e.b_md.get_size() / sizeof(float));
+    bias32.resize(static_cast<size_t>(m));
+    HalfToFloat(static_cast<const Half*>(bias), bias32.data(), m);
+  }
+  Run(e, s, args, bias != nullptr ? bias32.data() : nullptr, scratch);
+  const auto* result = static_cast<const float*>(io.get_data_handle());
+  if (e.act_out) {
+    BlockedToHalf(DType::kF16, result, e.lo, out);
+  } else {
+    if (e.from_out) {
+      memory plain(e.out_md, eng, AlignedIn(stage_out, e.out_md.get_size()));
+      e.from_out.execute(s, io, plain);
+      s.wait();
+      result = static_cast<const float*>(plain.get_data_handle());
+    }
+    FloatToHalf(result, static_cast<Half*>(out),
+                static_cast<int64_t>(e.out_md.get_size() / sizeof(float)));
+  }
+  s.wait();
+  executions.fetch_add(1, std::memory_order_relaxed);
+}
+
 // Runs one primitive on the calling thread, through its own layout buffers.
 void Execute(const Entry& e, const void* in0, const void* in1, const void* bias, void* out) {
+  if (e.half) return ExecuteHalf(e, in0, in1, bias, out);
   dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
   thread_local std::vector<uint8_t> buf0, buf1, bufo, scratch;
@@ -151,25 +251,23 @@ void Execute(const Entry& e, const void* in0, const void* in1, const void* bias,
   }
   if (e.from_out) io = memory(e.outi_md, eng, AlignedIn(bufo, e.outi_md.get_size()));
   std::unordered_map<int, memory> args = {{e.arg0, i0}, {e.arg1, i1}, {e.arg_out, io}};
-  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e.b_md, eng, const_cast<void*>(bias)));
-  if (e.scratch_md.get_size() > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD,
-                 memory(e.scratch_md, eng, AlignedIn(scratch, e.scratch_md.get_size())));
-  }
-  e.prim.execute(s, args);
+  Run(e, s, args, bias, scratch);
   if (e.from_out) e.from_out.execute(s, io, mo);
   s.wait();
   executions.fetch_add(1, std::memory_order_relaxed);
 }
 
 // Whether the fast path takes a convolution of these params at all (see onednn_conv.h).
-bool Takes(const ConvParams& p, const Dims& out_spatial) {
-  if (p.dtype != DType::kF32 && p.dtype != DType::kBF16) return false;
+// `any_channels`: no f32/f16 channel minimum (the weight gradient: the ResNet stem's, C = 3,
+// measured 3.4 ms in oneDNN against 8-11 ms in im2col + GEMM, f32, one thread).
+bool Takes(const ConvParams& p, const Dims& out_spatial, bool any_channels = false) {
+  if (p.dtype != DType::kF32 && p.dtype != DType::kBF16 && p.dtype != DType::kF16) return false;
   if (p.group != 1 || p.in_spatial.size() != 2 || p.kernel.size() != 2 || out_spatial.size() != 2 ||
       p.batch < 1 || p.out_channels < 1 || p.in_channels < 1) {
     return false;
   }
-  return p.dtype != DType::kF32 || p.in_channels >= kMinFastF32Channels;
+  // f16 runs an f32 primitive (blocked_convert.h): f32's rule.
+  return p.dtype == DType::kBF16 || any_channels || p.in_channels >= kMinFastF32Channels;
 }
 
 // The key of forward convolution `p` (X [N, C, in], W [M, C, k], Y [N, M, out]) for `batch`.
@@ -228,15 +326,25 @@ StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void
 StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
                                  const void* w, const void* bias, void* y) {
   // ConvTranspose(X, W) is the data gradient of the convolution Y -> X with the same W
-  // ([C, M, k]: that convolution's [out, in, k]); output_padding has no such convolution.
-  for (int64_t op : p.output_padding)
-    if (op != 0) return false;
-  if (bias != nullptr || out_spatial.size() != 2) return false;
+  // ([C, M, k]: that convolution's [out, in, k]). Output position i takes X[o] W[k] wherever
+  // i = o s - pad_begin + k d: the end pads only size Y. So output_padding (the rows a strided
+  // convolution's floor dropped, as autodiff emits for stride 2) is that convolution with its
+  // end pad lowered by it, where that still gives X's size.
+  if (bias != nullptr || out_spatial.size() != 2 || p.in_spatial.size() != 2) return false;
   ConvParams conv = p;
   conv.in_channels = p.out_channels;
   conv.out_channels = p.in_channels;
   conv.in_spatial = out_spatial;
   conv.output_padding.clear();
+  if (!p.output_padding.empty()) {
+    if (conv.pads.empty()) conv.pads.assign(4, 0);
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t& end = conv.pads[2 + i];
+      end = std::max<int64_t>(end - p.output_padding[i], 0);
+    }
+    StatusOr<Dims> forward = ConvOutputSpatial(conv, false);
+    if (!forward.ok() || *forward != p.in_spatial) return false;
+  }
   if (!Takes(conv, p.in_spatial)) return false;
   return RunSplit(Pass::kBackwardData, conv, p.in_spatial, x, w, nullptr, y,
                   p.in_channels * p.in_spatial[0] * p.in_spatial[1],
@@ -245,10 +353,10 @@ StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, c
 
 StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, const void* dy,
                                   const void* x, void* dw) {
-  if (!Takes(p, out_spatial)) return false;
+  if (!Takes(p, out_spatial, /*any_channels=*/true)) return false;
   // One call sums over the whole batch on one thread; in f32 today's im2col + GEMM over the pool
   // measured faster with two threads (tools/bench/README.md), in bf16 AMX on one core wins.
-  if (p.dtype == DType::kF32 && MaxThreads() > 1) return false;
+  if (p.dtype != DType::kBF16 && MaxThreads() > 1) return false;
   std::shared_ptr<const Entry> e =
       FindEntry(KeyOf(Pass::kBackwardWeights, p, out_spatial, p.batch, false));
   if (!e->usable) return false;

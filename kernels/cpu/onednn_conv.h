@@ -3,9 +3,12 @@
 // onednn_gemm.h does for the GEMMs.
 //
 // Where it runs: 2-D convolutions without groups, in bf16 (AMX brgconv where the CPU has it,
-// AVX-512-BF16 otherwise) and in f32 with at least kMinFastF32Channels input channels; the
-// other convolutions, and any that oneDNN has only its reference implementation for, stay on
-// today's kernels (conv.h). Measured, 3x3 pad 1, batch 8, one thread, best of 20 (load 9-10):
+// AVX-512-BF16 otherwise) and in f32 and f16 with at least kMinFastF32Channels input channels;
+// the other convolutions, and any that oneDNN has only its reference implementation for, stay
+// on today's kernels (conv.h). oneDNN 2.6 has no f16 convolution here: an f16 one runs the f32
+// primitive, its activations converted straight between f16 NCHW and the primitive's layout
+// (blocked_convert.h), so it makes no widened copy beyond the f32 layout buffers. Measured, 3x3 pad
+// 1, batch 8, one thread, best of 20 (load 9-10):
 //   C=M=64, 32x32: today 43.6 ms fp32 / 37.5 ms bf16, oneDNN 3.5 / 0.66 (with the layout reorders)
 //   C=M=128, 16x16: today 17.5 / 19.9, oneDNN 3.4 / 0.43
 //   C=3, M=64, 64x64: today 1.03 / 2.99, oneDNN 1.22 / 0.90 (so f32 keeps today's kernel there)
@@ -30,14 +33,15 @@ inline constexpr int64_t kMinFastF32Channels = 16;
 StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
                         const void* bias, void* y);
 
-// Y = ConvTranspose(X, W) (no bias, no output_padding), as the data gradient of the convolution
-// from Y's shape to X's through oneDNN; `p` and `out_spatial` as ConvTranspose's (conv.h).
+// Y = ConvTranspose(X, W) (no bias), as the data gradient of the convolution from Y's shape to
+// X's through oneDNN (output_padding: that convolution's end pads lowered by it); `p` and
+// `out_spatial` as ConvTranspose's (conv.h).
 StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
                                  const void* w, const void* bias, void* y);
 
 // dW of the forward convolution `p` (a8.ConvGradFilter, grad_nn.h) through oneDNN, in one call
-// on the calling thread: bf16 always, f32 only with one thread (with more, today's kernel splits
-// the work over the pool and measured faster).
+// on the calling thread: bf16 always, f32 and f16 only with one thread (with more, today's kernel
+// splits the work over the pool and measured faster in f32), and with any number of channels.
 StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, const void* dy,
                                   const void* x, void* dw);
 

@@ -1,6 +1,7 @@
-// The fast forward convolution (oneDNN, kernels/cpu/onednn_conv.h) against the reference kernels
-// on random data, within each dtype's tolerance scaled by the number of products summed per
-// output. Where this CPU has no fast oneDNN convolution for a dtype, the test skips and says so.
+// The fast forward convolution and its gradients (oneDNN, kernels/cpu/onednn_conv.h; f16 through
+// an f32 primitive, blocked_convert.h) against the reference kernels on random data, within each
+// dtype's tolerance scaled by the number of products summed per output. Where this CPU has no
+// fast oneDNN convolution for a dtype, the test skips and says so.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -148,6 +149,73 @@ TEST_P(FastConvTest, GradientsMatchReference) {
   EXPECT_EQ(ran, 3);
 }
 
+// ConvTranspose with output_padding (autodiff's data gradient of a stride-2 convolution whose
+// floor dropped a row): the fast path runs it as a convolution with lower end pads.
+TEST_P(FastConvTest, TransposeWithOutputPaddingMatchesReference) {
+  const DType t = GetParam();
+  struct Case {
+    int64_t stride, pad_begin, pad_end, output_padding;
+  };
+  // (2, 1, 1, 1): ResNet's downsampling gradient; (2, 1, 0, 1): end pad below output_padding;
+  // (3, 0, 0, 2).
+  const Case cases[] = {{2, 1, 1, 1}, {2, 1, 0, 1}, {3, 0, 0, 2}};
+  int ran = 0;
+  for (const Case& k : cases) {
+    SCOPED_TRACE(::testing::Message() << "stride " << k.stride << " pads " << k.pad_begin << "/"
+                                      << k.pad_end << " output_padding " << k.output_padding);
+    ConvParams pt;  // dY [3, 24, 7, 6] -> dX [3, 16, ...]
+    pt.dtype = t;
+    pt.batch = 3;
+    pt.in_channels = 24;
+    pt.out_channels = 16;
+    pt.in_spatial = {7, 6};
+    pt.kernel = {3, 3};
+    pt.strides = {k.stride, k.stride};
+    pt.pads = {k.pad_begin, k.pad_begin, k.pad_end, k.pad_end};
+    pt.output_padding = {k.output_padding, k.output_padding};
+    StatusOr<Dims> out = ConvOutputSpatial(pt, true);
+    ASSERT_TRUE(out.ok());
+    Buffer dy = RandomBuffer(t, {3, 24, 7, 6}, rng_), w = RandomBuffer(t, {24, 16, 3, 3}, rng_);
+    Buffer ref = MakeBuffer(t, {3, 16, (*out)[0], (*out)[1]}), fast = ref;
+    ASSERT_TRUE(ConvTranspose(pt, dy.data(), w.data(), nullptr, ref.data()).ok());
+    const int64_t before = internal::FastConvExecutions();
+    {
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(ConvTranspose(pt, dy.data(), w.data(), nullptr, fast.data()).ok());
+    }
+    if (internal::FastConvExecutions() == before) continue;
+    ++ran;
+    std::vector<double> mag(static_cast<size_t>(fast.size()), 24 * 9);
+    ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+  }
+  if (ran == 0) {
+    GTEST_SKIP() << "oneDNN has no fast " << ElemName(t) << " convolution data gradient here ("
+                 << internal::FastGemmDescription() << ")";
+  }
+  EXPECT_EQ(ran, 3);
+}
+
+// The weight gradient takes any channel count (a ResNet stem's 3), unlike the forward.
+TEST_P(FastConvTest, GradFilterOfFewChannelsMatchesReference) {
+  const DType t = GetParam();
+  const ConvCase c{3, 3, 12, 12, 16, 3, 1, 1, 1, 1, false};
+  const ConvParams p = Params(t, c);
+  Buffer x = RandomBuffer(t, {3, 3, 12, 12}, rng_), dy = RandomBuffer(t, {3, 16, 12, 12}, rng_);
+  Buffer ref = MakeBuffer(t, {16, 3, 3, 3}), fast = ref;
+  ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), ref.data()).ok());
+  const int64_t before = internal::FastConvExecutions();
+  {
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), fast.data()).ok());
+  }
+  if (internal::FastConvExecutions() == before) {
+    GTEST_SKIP() << "no fast " << ElemName(t) << " weight gradient here (more than one thread, "
+                 << "or " << internal::FastGemmDescription() << ")";
+  }
+  std::vector<double> mag(static_cast<size_t>(fast.size()), 3 * 12 * 12);
+  ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+}
+
 TEST_P(FastConvTest, FewChannelsInF32AndGroupsStayOnTheReference) {
   const DType t = GetParam();
   ConvParams p = Params(t, {2, 3, 8, 8, 8, 3, 1, 1, 1, 1, false});
@@ -156,7 +224,7 @@ TEST_P(FastConvTest, FewChannelsInF32AndGroupsStayOnTheReference) {
   const int64_t before = internal::FastConvExecutions();
   ScopedKernelMode mode(KernelMode::kFast);
   ASSERT_TRUE(Conv(p, x.data(), w.data(), nullptr, y.data()).ok());
-  if (t == DType::kF32) {
+  if (t != DType::kBF16) {  // f16 runs an f32 primitive: f32's rule
     EXPECT_EQ(internal::FastConvExecutions(), before);
   }
   p = Params(t, {2, 16, 8, 8, 16, 3, 1, 1, 1, 1, false});
@@ -219,7 +287,8 @@ TEST(FastConvUlpTest, Bf16OutputsAreWithinOneUlpOfTheReference) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, FastConvTest, ::testing::Values(DType::kF32, DType::kBF16),
+INSTANTIATE_TEST_SUITE_P(Dtypes, FastConvTest,
+                         ::testing::Values(DType::kF32, DType::kF16, DType::kBF16),
                          [](const ::testing::TestParamInfo<DType>& i) {
                            return std::string(ElemName(i.param));
                          });
