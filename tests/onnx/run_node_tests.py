@@ -33,6 +33,10 @@ passed, failed, listed) are printed apart from the import/export counts;
     python3 tests/onnx/run_node_tests.py --a800c build/bin/a800c --data DIR [--all] [-j N]
         [--run-cpu build/bin/a800c-run] [-k REGEX]
 
+`--compare-backend BACKEND` (with --run-cpu) runs instead the supported cases that run on the
+CPU backend on both the CPU and BACKEND (cuda-emu) and requires bit-identical outputs
+(node_backend_parity.py); onnxruntime is not run then.
+
 `-k REGEX` keeps only the cases whose name matches (re.search), supported and not, to iterate on
 a few (`-k '^test_(attention|rotary)'`); the counts are then of those cases.
 """
@@ -52,6 +56,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import node_backend_parity  # noqa: E402
 import node_test_reasons  # noqa: E402
 
 ort.set_default_logger_severity(3)
@@ -63,11 +68,13 @@ CPU_UNSUPPORTED = os.path.join(HERE, "cpu_unsupported_node_tests.txt")
 BIND_HINT = re.compile(r"freeze graph input '(.+?)' with --bind=")
 # case -> the graph inputs it binds (found by run_case, used by run_cpu_case).
 BINDS = {}
-# onnxruntime's words for "no kernel for this op/type" (NOT_IMPLEMENTED; bf16 arrays it cannot take;
+# onnxruntime's words for "no kernel for this op/type" (NOT_IMPLEMENTED; bf16 arrays it cannot take
+# in or give back;
 # ReduceMax of an empty bool set, which ONNX defines), as opposed to a model it
 # rejects: only those cases fall back to the case's own reference outputs.
 ORT_NO_KERNEL = re.compile(r"NOT_IMPLEMENTED|Could not find an implementation|"
-                           r"can.t be converted to MLDataType|is not defined for empty set")
+                           r"can.t be converted to MLDataType|is not defined for empty set|"
+                           r"No corresponding Numpy type for Tensor Type. bfloat16")
 # case -> onnxruntime's message, for the cases whose values were checked against the case's
 # reference outputs (output_*.pb) on a800c's CPU backend because onnxruntime has no kernel.
 REFERENCE_CHECKED = {}
@@ -95,7 +102,7 @@ def bind_flags(case_dir, ds, names, workdir, tag):
     for n in names:
         p = os.path.join(ds, f"input_{all_in.index(n)}.pb")
         npy = os.path.join(workdir, f"{os.path.basename(case_dir)}.{tag}.bind.{all_in.index(n)}.npy")
-        np.save(npy, load_tensor(p))
+        save_npy(npy, load_tensor(p))
         flags.append(f"--bind={n}={npy}")
     return flags
 
@@ -373,6 +380,9 @@ def main():
                     help="also run the supported cases on the CPU backend with this a800c-run")
     ap.add_argument("--write-cpu-unsupported", action="store_true",
                     help="with --run-cpu: rewrite cpu_unsupported_node_tests.txt from this run")
+    ap.add_argument("--compare-backend", metavar="BACKEND",
+                    help="with --run-cpu: only run the supported cases on the CPU and on BACKEND "
+                         "(cuda-emu) and require bit-identical outputs (node_backend_parity.py)")
     args = ap.parse_args()
 
     cases = sorted(os.listdir(os.path.join(args.data, "node")))
@@ -387,6 +397,11 @@ def main():
     if missing:
         print(f"supported cases missing from the generated data: {missing[:10]}")
         return 1
+    if args.compare_backend:
+        if not args.run_cpu or args.all:
+            print("--compare-backend needs --run-cpu (the a800c-run to use) and no --all")
+            return 2
+        return 1 if node_backend_parity.run_all(sys.modules[__name__], args, supported) else 0
     todo = cases if args.all else supported
     # The cases onnxruntime has no kernel for are run on the CPU backend (a800c-run: --run-cpu's,
     # else the one beside a800c) against their reference outputs.
