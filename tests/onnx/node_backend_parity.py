@@ -3,9 +3,10 @@
 Every case of supported_node_tests.txt that runs on the CPU backend (all but the cases listed in
 cpu_unsupported_node_tests.txt) is compiled once per data set (`a800c model.onnx -o x.plan
 --precision=fp32`, with `--bind` for the graph inputs a800c asks to freeze) and run with
-`a800c-run x.plan --steps=1` on `--backend=cpu` and on `--backend=BACKEND` (cuda-emu: the CUDA
-kernels' code on the host). Every output must be bit-identical: same dtype, shape and bytes (NaN
-payloads included). The case's expected values are not looked at (onnx_node_tests checks them);
+`a800c-run x.plan --steps=1` on `--backend=cpu --reference` (the CPU's reference kernels, which
+are written to give cuda-emu's bits; the fast ones are not: vectorised exp, other summation
+orders) and on `--backend=BACKEND` (cuda-emu: the CUDA kernels' code on the host). Every output
+must be bit-identical: same dtype, shape and bytes (NaN payloads included). The case's expected values are not looked at (onnx_node_tests checks them);
 onnxruntime is not run, which keeps the pass to a few minutes on 2 cores.
 
 The helpers (bind discovery, .npy writing) are run_node_tests.py's, passed in as `h`, so both
@@ -84,7 +85,8 @@ def parity_case(h, a800c, a800c_run, backend, case_dir, workdir):
         for b in ("cpu", backend):
             dirs[b] = os.path.join(workdir, f"{name}.{k}.{b}")
             os.makedirs(dirs[b], exist_ok=True)
-            r = subprocess.run([a800c_run, plan, f"--backend={b}", "--steps=1"] + inputs +
+            mode = ["--reference"] if b == "cpu" else []
+            r = subprocess.run([a800c_run, plan, f"--backend={b}", "--steps=1"] + mode + inputs +
                                [f"--output-dir={dirs[b]}"], capture_output=True, text=True,
                                timeout=300)
             if r.returncode != 0:
@@ -116,7 +118,7 @@ def run_all(h, args, cases):
         ok, msg = results[c]
         if args.v or not ok:
             print(f"{args.compare_backend} {'PASS' if ok else 'FAIL'}: {c}: {msg}")
-    print(f"backend parity (cpu vs {args.compare_backend}, bit-identical outputs): "
+    print(f"backend parity (cpu --reference vs {args.compare_backend}, bit-identical outputs): "
           f"{len(results)} run, {len(results) - len(failed)} identical, {len(failed)} failed, "
           f"{len(cases) - len(todo)} listed as not runnable on the CPU "
           f"(cpu_unsupported_node_tests.txt)")

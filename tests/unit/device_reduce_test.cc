@@ -127,7 +127,7 @@ TEST(DeviceReduceTest, IntegerL2AndLogSumExpAtTheRangeEdges) {
       {"ReduceLogSumExp", DType::kU32, {u32_max, 0}, u32_max},
   };
   for (const Edge& e : edges) {
-    SCOPED_TRACE(fmt::format("{} {} [{}]", e.op, Name(e.t), fmt::join(e.x, ", ")));
+    SCOPED_TRACE(fmt::format("{} {} [{}]", e.op, DTypeName(e.t), fmt::join(e.x, ", ")));
     const size_t size = e.t == DType::kU64 ? 8 : 4;
     std::vector<uint8_t> bytes(2 * size);
     for (size_t i = 0; i < 2; ++i) {
@@ -399,7 +399,7 @@ TEST(DeviceReduceTest, CumSumRunTimeAxis) {
     for (int64_t axis : {-3, -1, 0, 1, 2}) {
       for (DType axis_t : {DType::kI64, DType::kI32}) {
         SCOPED_TRACE(Where("CumSum", t, dims) + fmt::format(" run-time axis {} ({})", axis,
-                                                            Name(axis_t)));
+                                                            DTypeName(axis_t)));
         PlanBuilder pb;
         const int x = pb.Buffer("x", t, dims, B::INPUT);
         const int ab = pb.Buffer("axis", axis_t, {}, B::INPUT);
