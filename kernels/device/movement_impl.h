@@ -115,8 +115,8 @@ struct TriluFn {
   TriluParams p;
   A8_HD void operator()(int64_t i) const {
     const int64_t k = p.k_ptr == nullptr ? 0
-                      : p.k_i32         ? static_cast<const int32_t*>(p.k_ptr)[0]
-                                        : static_cast<const int64_t*>(p.k_ptr)[0];
+                      : p.k_i32          ? static_cast<const int32_t*>(p.k_ptr)[0]
+                                         : static_cast<const int64_t*>(p.k_ptr)[0];
     const int64_t j = i % p.cols, r = (i / p.cols) % p.rows;
     const bool keep = p.upper ? j - r >= k : j - r <= k;
     static_cast<U*>(p.y)[i] = keep ? static_cast<const U*>(p.x)[i] : U{0};

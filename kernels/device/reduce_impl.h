@@ -407,8 +407,7 @@ DevStatus CumSum(DevCtx& ctx, const CumSumParams& p) {
     } else {
       const CumSumKernel<T, A> line{p.exclusive, p.reverse, p.view, static_cast<const T*>(p.x),
                                     static_cast<T*>(p.y)};
-      if (p.axis != nullptr)
-        return ForEach(ctx, p.count, CumSumRuntimeAxisKernel<T, A>{line, p});
+      if (p.axis != nullptr) return ForEach(ctx, p.count, CumSumRuntimeAxisKernel<T, A>{line, p});
       return ForEach(ctx, p.view.outer * p.view.inner, line);
     }
   });

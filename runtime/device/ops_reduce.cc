@@ -152,16 +152,15 @@ Status RunCumSum(const KernelArgs& a, DevCtx& ctx) {
   p.dtype = x.dtype;
   p.x = x.data;
   p.y = a.out(0).data;
-  if (!a.has_in(1) || a.in(1).count() != 1)
-    return InvalidInput("CumSum: axis must hold one value");
+  if (!a.has_in(1) || a.in(1).count() != 1) return InvalidInput("CumSum: axis must hold one value");
   if (a.in(1).host == nullptr) {
     // A graph input: the kernel reads it from device memory (no sync inside the step).
     const TensorArg& axis = a.in(1);
     if (axis.dtype != DType::kI64 && axis.dtype != DType::kI32)
       return InvalidInput("CumSum: axis must be i64 or i32, got {}", ElemName(axis.dtype));
     if (rank < 1 || rank > kMaxCumSumRank)
-      return Unsupported("CumSum: rank {} with a run-time axis (1 to {} on the CUDA backend)",
-                         rank, kMaxCumSumRank);
+      return Unsupported("CumSum: rank {} with an axis the kernel reads (ranks 1 to {})", rank,
+                         kMaxCumSumRank);
     p.axis = axis.data;
     p.axis_i32 = axis.dtype == DType::kI32;
     p.rank = static_cast<int>(rank);
@@ -213,7 +212,8 @@ void RegisterDeviceReduceOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"ArgMin", kNumericTypes, 0, RunArgReduce<false>, "-> i64; one thread per output"});
   r->push_back({"Softmax", kFloatTypes, 0, RunSoftmax<false>, "one thread per row"});
   r->push_back({"LogSoftmax", kFloatTypes, 0, RunSoftmax<true>, "one thread per row"});
-  r->push_back({"CumSum", kNumericTypes, 0, RunCumSum, "axis: i32/i64 scalar, constant or read by the kernel"});
+  r->push_back({"CumSum", kNumericTypes, 0, RunCumSum,
+                "axis: i32/i64 scalar, constant or read by the kernel"});
   r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<false>, "one thread per row"});
   r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<true>, "one thread per row"});
   r->push_back({"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq,

@@ -67,10 +67,10 @@ void ExpectUnary(const std::string& op, DType t, const std::vector<int64_t>& x_d
 
 TEST(DeviceMovementTest, EveryCpuEntryHasADeviceEntryWithTheSameTypes) {
   for (const char* op :
-       {"Transpose",       "Concat",        "Split",        "Slice",     "Gather", "GatherElements",
-        "Expand",          "Tile",          "Pad",          "OneHot",    "Range",  "Reshape",
-        "Flatten",         "Squeeze",       "Unsqueeze",    "Shape",     "Size",   "ConstantOfShape",
-        "a8.GatherGrad",   "a8.SliceGrad"}) {
+       {"Transpose",     "Concat",      "Split",     "Slice",  "Gather", "GatherElements",
+        "Expand",        "Tile",        "Pad",       "OneHot", "Range",  "Reshape",
+        "Flatten",       "Squeeze",     "Unsqueeze", "Shape",  "Size",   "ConstantOfShape",
+        "a8.GatherGrad", "a8.SliceGrad"}) {
     testing::ExpectDeviceEntryLikeCpu(op);
   }
   // Trilu has one body: the CPU backend runs the device entry.

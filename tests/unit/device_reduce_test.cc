@@ -398,8 +398,8 @@ TEST(DeviceReduceTest, CumSumRunTimeAxis) {
   for (DType t : {DType::kF32, DType::kF16, DType::kI32, DType::kU8}) {
     for (int64_t axis : {-3, -1, 0, 1, 2}) {
       for (DType axis_t : {DType::kI64, DType::kI32}) {
-        SCOPED_TRACE(Where("CumSum", t, dims) + fmt::format(" run-time axis {} ({})", axis,
-                                                            DTypeName(axis_t)));
+        SCOPED_TRACE(Where("CumSum", t, dims) +
+                     fmt::format(" run-time axis {} ({})", axis, DTypeName(axis_t)));
         PlanBuilder pb;
         const int x = pb.Buffer("x", t, dims, B::INPUT);
         const int ab = pb.Buffer("axis", axis_t, {}, B::INPUT);
