@@ -5,7 +5,8 @@
 //          [axis, rank)), epsilon))), x), scale): ONNX's definition, the statistics in fp32 as
 //          stash_type 1 asks (the pinned-fp32 Reduce/Sqrt carry them under amp, LayerNorm's
 //          precision class). A non-negative axis needs x's rank at import.
-//   LpNormalization-1/22 (x; axis, p in {1, 2}) -> Div(x, ReduceL<p>(x, [axis], keepdims=1)).
+//   LpNormalization-1/22 (x; axis, p in {1, 2}) -> Div(x, ReduceL<p>(x, [axis], keepdims=1)),
+//       0 where the norm is 0 (Where on Equal(norm, 0), the divisor there 1).
 //   Hardmax-13 (x; axis) -> CastLike(Equal(iota along axis, ArgMax(x, axis, keepdims=1)), x),
 //       the first maximum winning as ONNX says; the iota is ConstantOfShape + exclusive CumSum of
 //       x's dim, folded to a constant. Hardmax-1/11 (the 2-D coercion) flattens at `axis` first
@@ -99,7 +100,17 @@ StatusOr<std::vector<DecomposedNode>> DecomposeLpNorm(Graph& g, const DecomposeR
   Value* norm =
       e.Emit(p == 1 ? "ReduceL1" : "ReduceL2", 13, {x},
              {{"axes", Attribute(std::vector<int64_t>{axis})}, {"keepdims", 1}}, "norm", false);
-  e.Emit("Div", 14, {x, norm}, {}, "", true);
+  // A zero norm (an all-zero line) gives zeros, as onnxruntime and the ONNX reference do, not
+  // 0/0: the divisor there is 1 (so no NaN reaches a gradient) and the quotient is replaced by 0.
+  auto scalar = [&](const char* suffix, float v) {
+    return e.Emit("CastLike", 15, {e.Constant(suffix, TensorData::FromFloats({v}, {})), x}, {},
+                  std::string(suffix) + "_x", false);
+  };
+  Value* zero = scalar("zero", 0.0f);
+  Value* is_zero = e.Emit("Equal", 13, {norm, zero}, {}, "is_zero", false);
+  Value* divisor = e.Emit("Where", 16, {is_zero, scalar("one", 1.0f), norm}, {}, "divisor", false);
+  Value* quotient = e.Emit("Div", 14, {x, divisor}, {}, "quotient", false);
+  e.Emit("Where", 16, {is_zero, zero, quotient}, {}, "", true);
   return e.nodes();
 }
 

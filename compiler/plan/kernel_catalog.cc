@@ -18,6 +18,9 @@ const DTypes kNumeric = DTypeVector(kNumericDTypes);
 const DTypes kAll = DTypeVector(kAllDTypes);
 const DTypes kFloatInt = {DType::kF32, DType::kF16, DType::kBF16,
                           DType::kF64, DType::kI64, DType::kI32};
+// ONNX's set for the Reduce ops that sum (ReduceSum, ReduceL2, ...): kFloatInt and u32, u64.
+const DTypes kReduceTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
+                             DType::kI64, DType::kI32, DType::kU64,  DType::kU32};
 const DTypes kIndex = {DType::kI64, DType::kI32};
 const DTypes kOneHotIndex = {DType::kI64, DType::kI32, DType::kF32};
 
@@ -86,7 +89,7 @@ std::vector<Row> BuildRows() {
 
   for (const char* op : {"ReduceSum", "ReduceMean", "ReduceProd", "ReduceSumSquare", "ReduceL1",
                          "ReduceL2", "ReduceLogSumExp"}) {
-    rows.push_back({op, "T,i64?", "T", {{'T', kFloatInt}}});
+    rows.push_back({op, "T,i64?", "T", {{'T', kReduceTypes}}});
   }
   for (const char* op : {"ReduceMax", "ReduceMin"}) {
     rows.push_back({op, "T,i64?", "T", {{'T', kNumeric}}});

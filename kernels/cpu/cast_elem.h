@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/common/float_to_int.h"
 #include "kernels/cpu/dtype.h"
 
 namespace a8::cpu {
@@ -42,24 +43,6 @@ inline float RoundToOddFloat(uint64_t u) {
   return std::ldexp(static_cast<float>(m), shift);
 }
 
-// x86 cvttsd2si: truncation, with NaN and out-of-range giving the minimum.
-inline int32_t TruncToI32(double x) {
-  if (!(x > -2147483649.0 && x < 2147483648.0)) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(x);
-}
-inline int64_t TruncToI64(double x) {
-  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) {
-    return std::numeric_limits<int64_t>::min();
-  }
-  return static_cast<int64_t>(x);
-}
-// double -> uint64 as x86 compilers convert: [2^63, 2^64) exactly, anything else through
-// TruncToI64 (so -1.5 gives 2^64 - 1, as a cast through int64 would).
-inline uint64_t TruncToU64(double x) {
-  if (x >= 9223372036854775808.0 && x < 18446744073709551616.0) return static_cast<uint64_t>(x);
-  return static_cast<uint64_t>(TruncToI64(x));
-}
-
 template <typename To, typename From>
 To CastElem(From v) {
   if constexpr (std::is_same_v<To, From>) {
@@ -78,14 +61,8 @@ To CastElem(From v) {
         return Store<To>(v);
       else
         return Store<To>(RoundToOddFloat(static_cast<double>(v)));
-    } else if constexpr (std::is_same_v<To, int64_t>) {
-      return TruncToI64(static_cast<double>(v));
-    } else if constexpr (std::is_same_v<To, uint64_t>) {
-      return TruncToU64(static_cast<double>(v));
-    } else if constexpr (std::is_same_v<To, uint32_t>) {
-      return static_cast<To>(TruncToI64(static_cast<double>(v)));
     } else {
-      return static_cast<To>(TruncToI32(static_cast<double>(v)));
+      return TruncDoubleTo<To>(static_cast<double>(v));  // kernels/common/float_to_int.h
     }
   } else {  // From is an integer
     if constexpr (std::is_same_v<To, Half> || std::is_same_v<To, BFloat16>) {

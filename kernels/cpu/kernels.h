@@ -19,8 +19,8 @@
 //   outputs only; every sum is accumulated by one thread in a fixed order.
 //
 // Families: elementwise.h (unary, binary, Where, Clip, Cast, Dropout), gemm.h (Gemm, MatMul),
-// conv.h, pool.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax, CumSum), movement.h
-// (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, Trilu, OneHot, Range),
+// conv.h, pool.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax), movement.h
+// (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, OneHot, Range),
 // loss.h (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss); training: grad_math.h (gradients
 // of elementwise and movement ops), grad_nn.h (gradients of conv, pooling, softmax, dropout,
 // losses; the a8 losses), optim.h (optimizer updates, step control, ONNX's Adam/Momentum/Adagrad).

@@ -1,5 +1,5 @@
 // Data movement: Transpose, Concat, Split, Slice, Gather, GatherElements, Expand, Tile, Pad,
-// Trilu, OneHot, Range.
+// OneHot, Range. (Trilu has one body for both backends: kernels/device/movement_impl.h.)
 //
 // Most of these never look at values, so they run on any dtype by element size. Index inputs
 // (Gather, GatherElements, OneHot) are i32 or i64, may be negative (counted from the end) and
@@ -53,10 +53,6 @@ using a8::PadMode;  // kernels/common/kernel_types.h
 // dtype, or null for zero) fills kConstant. Reflect needs dims > pads on each side.
 Status Pad(DType dtype, const Dims& dims, const std::vector<int64_t>& pads, PadMode mode,
            const void* value, const void* x, void* y);
-
-// Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of the last two dims; zeroes
-// the rest.
-Status Trilu(DType dtype, const Dims& dims, bool upper, int64_t k, const void* x, void* y);
 
 // y has the dims of indices with `depth` inserted at `axis`; values = {off, on} of dtype.
 // Indices in [-depth, depth) select (negative ones count from the end); others give all off.

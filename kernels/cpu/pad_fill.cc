@@ -1,4 +1,4 @@
-// The data-movement kernels that also create values: Pad, Trilu, OneHot, Range (declared in
+// The data-movement kernels that also create values: Pad, OneHot, Range (declared in
 // movement.h).
 #include <algorithm>
 #include <cmath>
@@ -84,27 +84,6 @@ Status Pad(DType dtype, const Dims& dims, const std::vector<int64_t>& pads, PadM
         }
       }
     });
-    return Status::Ok();
-  });
-}
-
-Status Trilu(DType dtype, const Dims& dims, bool upper, int64_t k, const void* x, void* y) {
-  if (dims.size() < 2) return InvalidInput("Trilu: rank {} < 2", dims.size());
-  const int64_t rows = dims[dims.size() - 2], cols = dims.back();
-  const int64_t mats = NumElements(dims) / std::max<int64_t>(rows * cols, 1);
-  return DispatchBySize(dtype, [&](auto tag) {
-    using U = A8_TAG_TYPE(tag);
-    const U* in = static_cast<const U*>(x);
-    U* out = static_cast<U*>(y);
-    for (int64_t m = 0; m < mats; ++m) {
-      for (int64_t i = 0; i < rows; ++i) {
-        for (int64_t j = 0; j < cols; ++j) {
-          const int64_t at = (m * rows + i) * cols + j;
-          const bool keep = upper ? j - i >= k : j - i <= k;
-          out[at] = keep ? in[at] : U{0};
-        }
-      }
-    }
     return Status::Ok();
   });
 }

@@ -327,30 +327,4 @@ Status Softmax(DType dtype, const Dims& dims, int64_t axis, bool log, const void
   });
 }
 
-Status CumSum(DType dtype, const Dims& dims, int64_t axis, bool exclusive, bool reverse,
-              const void* x, void* y) {
-  A8_ASSIGN_OR_RETURN(int64_t a, NormalizeAxis(axis, static_cast<int64_t>(dims.size()), "CumSum"));
-  int64_t outer, len, inner;
-  SplitAround(dims, a, &outer, &len, &inner);
-  return Dispatch<TypeSet::kNumeric>(dtype, "CumSum", [&](auto tag) {
-    using T = A8_TAG_TYPE(tag);
-    using A = std::conditional_t<kIsFloatElem<T>, Compute<T>, uint64_t>;
-    const T* in = static_cast<const T*>(x);
-    T* out = static_cast<T*>(y);
-    for (int64_t r = 0; r < outer * inner; ++r) {
-      const int64_t base = (r / inner) * len * inner + r % inner;
-      A acc = 0;
-      for (int64_t j = 0; j < len; ++j) {
-        const int64_t k = reverse ? len - 1 - j : j;
-        const int64_t at = base + k * inner;
-        A v = static_cast<A>(Load(in[at]));
-        if (!exclusive) acc = static_cast<A>(acc + v);
-        out[at] = Store<T>(static_cast<Compute<T>>(acc));
-        if (exclusive) acc = static_cast<A>(acc + v);
-      }
-    }
-    return Status::Ok();
-  });
-}
-
 }  // namespace a8::cpu

@@ -1,5 +1,6 @@
 // Reductions and the ops built on them: ReduceSum/Mean/Max/Min/Prod/SumSquare/L1/L2/LogSumExp
-// over a set of axes, ArgMax/ArgMin, Softmax/LogSoftmax along any axis, CumSum.
+// over a set of axes, ArgMax/ArgMin, Softmax/LogSoftmax along any axis. (CumSum has one body for
+// both backends: kernels/device/reduce_impl.h, which the CPU backend runs on the host.)
 //
 // Sums accumulate in float for f16/bf16/f32 (double for f64), visiting the reduced elements in
 // row-major order, and the result is rounded once; integers accumulate in int64 and wrap.
@@ -36,11 +37,6 @@ Status ArgReduce(bool is_max, DType dtype, const Dims& in_dims, int64_t axis,
 // Softmax (or LogSoftmax with `log`) along one axis (ONNX opset >= 13): y = exp(x - max) / sum,
 // log: (x - max) - log(sum), in float for f16/bf16/f32, double for f64.
 Status Softmax(DType dtype, const Dims& dims, int64_t axis, bool log, const void* x, void* y);
-
-// Running sum along `axis` (ONNX CumSum attributes exclusive, reverse); each output is the
-// float (double for f64, wrapping integer) running sum rounded once.
-Status CumSum(DType dtype, const Dims& dims, int64_t axis, bool exclusive, bool reverse,
-              const void* x, void* y);
 
 using a8::NormalizeAxis;  // kernels/common/kernel_types.h
 

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "kernels/common/binary_math.h"
+#include "kernels/common/float_to_int.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 
@@ -54,20 +55,6 @@ A8_HD float RoundToOddFloat(uint64_t u) {
   return ::ldexpf(static_cast<float>(m), shift);
 }
 
-// x86 cvttsd2si: truncation, NaN and out of range giving the minimum.
-A8_HD int32_t TruncToI32(double x) {
-  if (!(x > -2147483649.0 && x < 2147483648.0)) return INT32_MIN;
-  return static_cast<int32_t>(x);
-}
-A8_HD int64_t TruncToI64(double x) {
-  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
-  return static_cast<int64_t>(x);
-}
-A8_HD uint64_t TruncToU64(double x) {
-  if (x >= 9223372036854775808.0 && x < 18446744073709551616.0) return static_cast<uint64_t>(x);
-  return static_cast<uint64_t>(TruncToI64(x));
-}
-
 template <typename To, typename From>
 A8_HD To DevCast(From v) {
   if constexpr (std::is_same_v<To, From>) {
@@ -87,14 +74,8 @@ A8_HD To DevCast(From v) {
       } else {
         return Elem<To>::Store(RoundToOddFloat(static_cast<double>(v)));
       }
-    } else if constexpr (std::is_same_v<To, int64_t>) {
-      return TruncToI64(static_cast<double>(v));
-    } else if constexpr (std::is_same_v<To, uint64_t>) {
-      return TruncToU64(static_cast<double>(v));
-    } else if constexpr (std::is_same_v<To, uint32_t>) {
-      return static_cast<To>(TruncToI64(static_cast<double>(v)));
     } else {
-      return static_cast<To>(TruncToI32(static_cast<double>(v)));
+      return TruncDoubleTo<To>(static_cast<double>(v));  // kernels/common/float_to_int.h
     }
   } else {  // From is an integer
     if constexpr (kIsHalfLike<To>) {

@@ -87,10 +87,13 @@ struct PadParams {
 DevStatus Pad(DevCtx& ctx, const PadParams& p);
 
 // Keeps the upper (j - i >= k) or lower (j - i <= k) triangle of each [rows, cols] matrix.
+// k is read by the kernel from device memory (`k_ptr`, an i64 or i32 scalar, constant or a
+// graph input: no host sync in a captured step), 0 when `k_ptr` is null.
 struct TriluParams {
   int elem_size = 0;
   bool upper = true;
-  int64_t k = 0;
+  const void* k_ptr = nullptr;
+  bool k_i32 = false;
   int64_t count = 0, rows = 0, cols = 0;
   const void* x = nullptr;
   void* y = nullptr;

@@ -3,6 +3,7 @@
 // the bits are kept exactly (NaN payloads, -0).
 #include <type_traits>
 
+#include "kernels/common/float_to_int.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/movement.h"
 
@@ -113,17 +114,14 @@ template <typename U>
 struct TriluFn {
   TriluParams p;
   A8_HD void operator()(int64_t i) const {
+    const int64_t k = p.k_ptr == nullptr ? 0
+                      : p.k_i32          ? static_cast<const int32_t*>(p.k_ptr)[0]
+                                         : static_cast<const int64_t*>(p.k_ptr)[0];
     const int64_t j = i % p.cols, r = (i / p.cols) % p.rows;
-    const bool keep = p.upper ? j - r >= p.k : j - r <= p.k;
+    const bool keep = p.upper ? j - r >= k : j - r <= k;
     static_cast<U*>(p.y)[i] = keep ? static_cast<const U*>(p.x)[i] : U{0};
   }
 };
-
-// cpu::TruncToI64: truncation, NaN and out of range giving the minimum (x86 cvttsd2si).
-A8_HD int64_t TruncToI64(double x) {
-  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0)) return INT64_MIN;
-  return static_cast<int64_t>(x);
-}
 
 template <typename U, typename I>
 struct OneHotFn {

@@ -88,11 +88,21 @@ struct SoftmaxGradParams {
 DevStatus SoftmaxGrad(DevCtx& ctx, const SoftmaxGradParams& p);
 
 // Running sum along the view's axis (ONNX exclusive / reverse); y may be x.
+// A run-time axis (`axis` set: a scalar i32/i64 in device memory, a graph input) is read by the
+// kernel, which derives the view from `dims` (no host sync in a captured step); an axis outside
+// [-rank, rank) raises `err` and gives zeros. Without `axis`, the host's `view` is used.
+constexpr int kMaxCumSumRank = 8;
 struct CumSumParams {
   bool exclusive = false;
   bool reverse = false;
   DType dtype = DType::kF32;
   ReduceAxisView view;
+  const void* axis = nullptr;  // device memory; null: `view` holds the geometry
+  bool axis_i32 = false;
+  int rank = 0;
+  int64_t dims[kMaxCumSumRank] = {};
+  int64_t count = 0;  // elements of x
+  DevErr err;
   const void* x = nullptr;
   void* y = nullptr;
 };

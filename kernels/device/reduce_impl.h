@@ -8,6 +8,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/common/float_to_int.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/reduce.h"
@@ -36,26 +37,6 @@ A8_HD A Mul(A a, A b) {
     return a * b;
   } else {
     return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-  }
-}
-
-// double -> integer as the CPU's Cast does it (kernels/cpu/cast_elem.h: x86 cvttsd2si,
-// truncation, NaN and out of range giving the minimum; narrower types through int32).
-A8_HD int32_t TruncToI32(double x) {
-  if (!(x > -2147483649.0 && x < 2147483648.0)) return std::numeric_limits<int32_t>::min();
-  return static_cast<int32_t>(x);
-}
-A8_HD int64_t TruncToI64(double x) {
-  if (!(x >= -9223372036854775808.0 && x < 9223372036854775808.0))
-    return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(x);
-}
-template <typename T>
-A8_HD T TruncTo(double x) {
-  if constexpr (std::is_same_v<T, int64_t>) {
-    return TruncToI64(x);
-  } else {
-    return static_cast<T>(TruncToI32(x));
   }
 }
 
@@ -196,7 +177,7 @@ struct ReduceKernel {
         break;
     }
     if constexpr (std::is_integral_v<T> && std::is_floating_point_v<A>) {
-      y[o] = TruncTo<T>(static_cast<double>(v));
+      y[o] = TruncDoubleTo<T>(static_cast<double>(v));  // as the CPU's Cast
     } else {
       St(y, o, static_cast<Acc<T>>(v));
     }
@@ -290,7 +271,9 @@ struct CumSumKernel {
   const T* x;
   T* y;
 
-  A8_HD void operator()(int64_t r) const {
+  A8_HD void operator()(int64_t r) const { Line(view, r); }
+
+  A8_HD void Line(const ReduceAxisView& view, int64_t r) const {
     const int64_t base = LineBase(view, r);
     A acc = 0;
     for (int64_t j = 0; j < view.len; ++j) {
@@ -301,6 +284,31 @@ struct CumSumKernel {
       St(y, at, static_cast<Acc<T>>(acc));
       if (exclusive) acc = static_cast<A>(acc + v);
     }
+  }
+};
+
+// CumSum with its axis read from device memory: thread r runs line r of the view that the axis
+// gives (count >= outer * inner threads; the rest return). An axis out of range raises the
+// kernel's error and zeroes y, element r by thread r.
+template <typename T, typename A>
+struct CumSumRuntimeAxisKernel {
+  CumSumKernel<T, A> line;
+  CumSumParams p;
+
+  A8_HD void operator()(int64_t r) const {
+    const int64_t raw = p.axis_i32 ? static_cast<const int32_t*>(p.axis)[0]
+                                   : static_cast<const int64_t*>(p.axis)[0];
+    if (raw < -p.rank || raw >= p.rank) {
+      p.err.Raise();
+      line.y[r] = T{};
+      return;
+    }
+    const int64_t ax = raw < 0 ? raw + p.rank : raw;
+    ReduceAxisView v;
+    for (int64_t i = 0; i < ax; ++i) v.outer *= p.dims[i];
+    v.len = p.dims[ax];
+    for (int64_t i = ax + 1; i < p.rank; ++i) v.inner *= p.dims[i];
+    if (r < v.outer * v.inner) line.Line(v, r);
   }
 };
 
@@ -397,9 +405,10 @@ DevStatus CumSum(DevCtx& ctx, const CumSumParams& p) {
     if constexpr (std::is_same_v<T, bool>) {
       return DevError("CumSum: bool is not supported");
     } else {
-      return ForEach(ctx, p.view.outer * p.view.inner,
-                     CumSumKernel<T, A>{p.exclusive, p.reverse, p.view, static_cast<const T*>(p.x),
-                                        static_cast<T*>(p.y)});
+      const CumSumKernel<T, A> line{p.exclusive, p.reverse, p.view, static_cast<const T*>(p.x),
+                                    static_cast<T*>(p.y)};
+      if (p.axis != nullptr) return ForEach(ctx, p.count, CumSumRuntimeAxisKernel<T, A>{line, p});
+      return ForEach(ctx, p.view.outer * p.view.inner, line);
     }
   });
 }

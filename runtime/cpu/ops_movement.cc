@@ -1,6 +1,6 @@
 // CPU registry entries: data movement (Transpose ... Range), the reshape-likes (Reshape,
 // Flatten, Squeeze, Unsqueeze: a copy, dims come from the buffers), Shape, Size,
-// ConstantOfShape.
+// ConstantOfShape. Trilu has none: the CPU backend runs the device entry (one body).
 #include <algorithm>
 #include <cstring>
 
@@ -141,12 +141,6 @@ Status RunPad(const KernelArgs& a) {
   return cpu::Pad(x.dtype, x.dims, pads, m, value, x.data, a.out(0).data);
 }
 
-Status RunTrilu(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> k, a.ConstInts(1));
-  return cpu::Trilu(a.in(0).dtype, a.in(0).dims, a.Int("upper", 1) != 0, k.empty() ? 0 : k[0],
-                    a.in(0).data, a.out(0).data);
-}
-
 Status RunOneHot(const KernelArgs& a) {
   const TensorArg& y = a.out(0);
   int64_t rank = static_cast<int64_t>(y.dims.size());
@@ -215,7 +209,6 @@ void RegisterMovementKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"Expand", kAllTypes, 0, RunExpand, "shape: constant i64"});
   r->push_back({"Tile", kAllTypes, 0, RunTile, "repeats: constant i64"});
   r->push_back({"Pad", kAllTypes, 0, RunPad, "modes constant, reflect, edge, wrap"});
-  r->push_back({"Trilu", kAllTypes, 0, RunTrilu, "k: optional i64 scalar"});
   r->push_back({"OneHot", kAllTypes, -1, RunOneHot,
                 "indices: numeric (float truncated); depth from the output"});
   r->push_back({"Range", kRangeTypes, -1, RunRange, "constant start/limit/delta"});

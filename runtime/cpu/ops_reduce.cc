@@ -1,4 +1,5 @@
-// CPU registry entries: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax, CumSum.
+// CPU registry entries: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax. CumSum has none: the CPU
+// backend runs the device entry (one body, its axis read by the kernel).
 #include <cstring>
 
 #include "kernels/cpu/kernels.h"
@@ -51,14 +52,6 @@ KernelFn SoftmaxFn(bool log) {
   };
 }
 
-Status RunCumSum(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> axis, a.ConstInts(1));
-  if (axis.size() != 1) return InvalidInput("CumSum: axis must hold one value");
-  const TensorArg& x = a.in(0);
-  return cpu::CumSum(x.dtype, x.dims, axis[0], a.Int("exclusive", 0) != 0, a.Int("reverse", 0) != 0,
-                     x.data, a.out(0).data);
-}
-
 }  // namespace
 
 void RegisterReduceKernels(std::vector<CpuKernelEntry>* r) {
@@ -85,7 +78,6 @@ void RegisterReduceKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"ArgMin", kIntAndFloat, 0, ArgFn(false), "-> i64"});
   r->push_back({"Softmax", kFloatTypes, 0, SoftmaxFn(false), ""});
   r->push_back({"LogSoftmax", kFloatTypes, 0, SoftmaxFn(true), ""});
-  r->push_back({"CumSum", kIntAndFloat, 0, RunCumSum, "axis: i32/i64 scalar"});
 }
 
 }  // namespace a8

@@ -374,7 +374,6 @@ Status Pad(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status Trilu(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> k, HostInts(a, 1));
   const TensorArg &x = a.in(0), &y = a.out(0);
   if (x.dims.size() < 2) return InvalidInput("Trilu: rank {} < 2", x.dims.size());
   if (y.count() != x.count())
@@ -383,7 +382,14 @@ Status Trilu(const KernelArgs& a, DevCtx& ctx) {
   movement::TriluParams p;
   p.elem_size = static_cast<int>(DTypeSize(x.dtype));
   p.upper = a.Int("upper", 1) != 0;
-  p.k = k.empty() ? 0 : k[0];
+  if (a.has_in(1) && a.in(1).count() > 0) {
+    const TensorArg& k = a.in(1);
+    if (k.count() != 1 || (k.dtype != DType::kI64 && k.dtype != DType::kI32))
+      return InvalidInput("Trilu: k must be one i64 or i32 value, got {} values of {}", k.count(),
+                          ElemName(k.dtype));
+    p.k_ptr = k.data;  // read by the kernel
+    p.k_i32 = k.dtype == DType::kI32;
+  }
   p.count = x.count();
   p.rows = x.dims[x.dims.size() - 2];
   p.cols = x.dims.back();
@@ -527,7 +533,7 @@ void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r) {
   r->push_back(
       {"GatherElements", kAllTypes, 0, GatherElements, "indices: i32/i64 (out of range: 0)"});
   r->push_back({"Pad", kAllTypes, 0, Pad, "modes constant, reflect, edge, wrap"});
-  r->push_back({"Trilu", kAllTypes, 0, Trilu, "k: optional constant i64 scalar"});
+  r->push_back({"Trilu", kAllTypes, 0, Trilu, "k: optional i64 scalar, read by the kernel"});
   r->push_back({"OneHot", kAllTypes, -1, OneHot,
                 "indices: numeric (float truncated); depth from the output"});
   r->push_back({"Range", kRangeTypes, -1, Range, "start/delta read on the device"});

@@ -144,20 +144,34 @@ Status RunSoftmaxGrad(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunCumSum(const KernelArgs& a, DevCtx& ctx) {
-  if (a.has_in(1) && a.in(1).count() > 0 && a.in(1).host == nullptr)
-    return Unsupported("CumSum: input 1 must be a constant on the CUDA backend");
-  A8_ASSIGN_OR_RETURN(std::vector<int64_t> axis, a.ConstInts(1));
-  if (axis.size() != 1) return InvalidInput("CumSum: axis must hold one value");
   const TensorArg& x = a.in(0);
-  A8_ASSIGN_OR_RETURN(int64_t ax,
-                      NormalizeAxis(axis[0], static_cast<int64_t>(x.dims.size()), "CumSum"));
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
   CumSumParams p;
   p.exclusive = a.Int("exclusive", 0) != 0;
   p.reverse = a.Int("reverse", 0) != 0;
   p.dtype = x.dtype;
-  p.view = ViewAround(x.dims, ax);
   p.x = x.data;
   p.y = a.out(0).data;
+  if (!a.has_in(1) || a.in(1).count() != 1) return InvalidInput("CumSum: axis must hold one value");
+  if (a.in(1).host == nullptr) {
+    // A graph input: the kernel reads it from device memory (no sync inside the step).
+    const TensorArg& axis = a.in(1);
+    if (axis.dtype != DType::kI64 && axis.dtype != DType::kI32)
+      return InvalidInput("CumSum: axis must be i64 or i32, got {}", ElemName(axis.dtype));
+    if (rank < 1 || rank > kMaxCumSumRank)
+      return Unsupported("CumSum: rank {} with an axis the kernel reads (ranks 1 to {})", rank,
+                         kMaxCumSumRank);
+    p.axis = axis.data;
+    p.axis_i32 = axis.dtype == DType::kI32;
+    p.rank = static_cast<int>(rank);
+    for (int64_t i = 0; i < rank; ++i) p.dims[i] = x.dims[i];
+    p.count = x.count();
+    p.err = ErrOf(ctx);
+    return FromDev(CumSum(ctx, p));
+  }
+  A8_ASSIGN_OR_RETURN(std::vector<int64_t> axis, a.ConstInts(1));
+  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(axis[0], rank, "CumSum"));
+  p.view = ViewAround(x.dims, ax);
   return FromDev(CumSum(ctx, p));
 }
 
@@ -198,7 +212,8 @@ void RegisterDeviceReduceOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"ArgMin", kNumericTypes, 0, RunArgReduce<false>, "-> i64; one thread per output"});
   r->push_back({"Softmax", kFloatTypes, 0, RunSoftmax<false>, "one thread per row"});
   r->push_back({"LogSoftmax", kFloatTypes, 0, RunSoftmax<true>, "one thread per row"});
-  r->push_back({"CumSum", kNumericTypes, 0, RunCumSum, "axis: constant i32/i64 scalar"});
+  r->push_back({"CumSum", kNumericTypes, 0, RunCumSum,
+                "axis: i32/i64 scalar, constant or read by the kernel"});
   r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<false>, "one thread per row"});
   r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<true>, "one thread per row"});
   r->push_back({"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq,

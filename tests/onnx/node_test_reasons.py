@@ -7,8 +7,9 @@ The others are work left, read from the model or from a800c's (or the check's) m
   control flow (If/Loop/Scan), FlexAttention's score_mod/prob_mod subgraph, missing op: NAME
   (counted together, by op), element type int16/uint16/uint32/uint64, other element types
   (complex), op version, shape operand not constant, onnxruntime cannot run the case (the
-  exported model: bf16 kernels, Swish-24), training-mode Dropout (onnx's random mask), wrong
-  result (a800c runs, a check fails), other.
+  exported model: bf16 kernels, Swish-24), training-mode Dropout (onnx's random mask), reference
+  output less accurate than the case's tolerance (the measured cases in _INACCURATE_REFERENCE),
+  wrong result (a800c runs, a check fails), other.
 """
 import os
 import re
@@ -25,6 +26,16 @@ _SEQUENCE_OPS = {"SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceEr
                  "ConcatFromSequence", "Optional", "OptionalGetElement", "OptionalHasElement"}
 _CONTROL_FLOW = {"If", "Loop", "Scan"}
 _WIDE_INTS = {"INT16", "UINT16", "UINT32", "UINT64"}
+# Cases whose reference output (output_*.pb, onnx's float32 reference) is itself farther from the
+# exact result than the case's tolerance allows, so no correct implementation can pass them: the
+# measurement, with the exact result computed in float64 (numpy). Their tolerance is not widened:
+# they stay unsupported, in their own class.
+_INACCURATE_REFERENCE = {
+    case: "the reference's float32 inverse FFT leaves up to 1.9e-7 where the exact output is 0 "
+          "(10 of 200 values; float64 np.fft.ifft of the inputs), above the case's atol 1e-7 "
+          "(rtol 1e-3); a800c's CPU output is the exact one rounded to float32 (4.3e-15 at "
+          "those zeros)"
+    for case in ("test_dft_inverse", "test_dft_inverse_opset19")}
 _MISSING_OP = re.compile(r"op '([^']+)' of [\w.]+ is not supported|"
                          r"\(([\w.]+)\): ops of domain '[\w.]+' are not supported")
 
@@ -112,6 +123,8 @@ def classify(case_dir, message):
         return "onnxruntime cannot run the case"
     if "Dropout" in ops and "differs from the expected values" in message:
         return "training-mode Dropout (onnx's random mask)"
+    if os.path.basename(case_dir) in _INACCURATE_REFERENCE and "differs from" in message:
+        return "reference output less accurate than the case's tolerance"
     return "wrong result"
 
 

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # ctest entry: generate the ONNX node tests (once per build tree) and run the supported ones.
+# Arguments after the first two go to run_node_tests.py (--compare-backend cuda-emu).
 set -euo pipefail
 a800c=$1 data=$2
 here=$(cd "$(dirname "$0")" && pwd)
@@ -14,4 +15,4 @@ fi
 run=$(dirname "$a800c")/a800c-run
 cpu=()
 if [ -x "$run" ]; then cpu=(--run-cpu "$run"); else echo "no $run: the CPU backend run is skipped"; fi
-exec python3 "$here/run_node_tests.py" --a800c "$a800c" --data "$data" -j 2 "${cpu[@]}"
+exec python3 "$here/run_node_tests.py" --a800c "$a800c" --data "$data" -j 2 "${cpu[@]}" "${@:3}"

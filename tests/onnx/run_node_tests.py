@@ -38,6 +38,10 @@ counts them.
     python3 tests/onnx/run_node_tests.py --a800c build/bin/a800c --data DIR [--all] [-j N]
         [--run-cpu build/bin/a800c-run] [-k REGEX]
 
+`--compare-backend BACKEND` (with --run-cpu) runs instead the supported cases that run on the
+CPU backend on both the CPU and BACKEND (cuda-emu) and requires bit-identical outputs
+(node_backend_parity.py); onnxruntime is not run then.
+
 `-k REGEX` keeps only the cases whose name matches (re.search), supported and not, to iterate on
 a few (`-k '^test_(attention|rotary)'`); the counts are then of those cases.
 """
@@ -57,6 +61,7 @@ import onnxruntime as ort
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import node_backend_parity  # noqa: E402
 import node_test_reasons  # noqa: E402
 import random_outputs  # noqa: E402
 
@@ -412,6 +417,9 @@ def main():
                     help="also run the supported cases on the CPU backend with this a800c-run")
     ap.add_argument("--write-cpu-unsupported", action="store_true",
                     help="with --run-cpu: rewrite cpu_unsupported_node_tests.txt from this run")
+    ap.add_argument("--compare-backend", metavar="BACKEND",
+                    help="with --run-cpu: only run the supported cases on the CPU and on BACKEND "
+                         "(cuda-emu) and require bit-identical outputs (node_backend_parity.py)")
     args = ap.parse_args()
 
     cases = sorted(os.listdir(os.path.join(args.data, "node")))
@@ -426,6 +434,11 @@ def main():
     if missing:
         print(f"supported cases missing from the generated data: {missing[:10]}")
         return 1
+    if args.compare_backend:
+        if not args.run_cpu or args.all:
+            print("--compare-backend needs --run-cpu (the a800c-run to use) and no --all")
+            return 2
+        return 1 if node_backend_parity.run_all(sys.modules[__name__], args, supported) else 0
     todo = cases if args.all else supported
     # The cases onnxruntime has no kernel for are run on the CPU backend (a800c-run: --run-cpu's,
     # else the one beside a800c) against their reference outputs.

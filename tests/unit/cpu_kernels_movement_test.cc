@@ -248,24 +248,6 @@ TEST(CpuKernelPadTest, ConstantReflectEdgeAndCrop) {
   }
 }
 
-TEST(CpuKernelTriluTest, UpperAndLowerWithOffsets) {
-  std::mt19937_64 rng(46);
-  const Dims dims = {2, 4, 5};
-  for (bool upper : {true, false}) {
-    for (int64_t k : {-1, 0, 2}) {
-      Buffer x = RandomBuffer(DType::kF32, dims, rng, 1, 2);
-      Buffer y = MakeBuffer(DType::kF32, dims);
-      ASSERT_TRUE(Trilu(DType::kF32, dims, upper, k, x.data(), y.data()).ok());
-      std::vector<double> xv = Values(x), want;
-      for (int64_t e = 0; e < 40; ++e) {
-        int64_t i = (e / 5) % 4, j = e % 5;
-        want.push_back((upper ? j - i >= k : j - i <= k) ? xv[e] : 0.0);
-      }
-      EXPECT_EQ(Values(y), want);
-    }
-  }
-}
-
 TEST(CpuKernelOneHotTest, AxesAndNegativeIndices) {
   Buffer idx = FromValues(DType::kI64, {2, 2}, {0, -1, 3, 7});
   Buffer vals = FromValues(DType::kF32, {2}, {-1, 4});

@@ -210,35 +210,5 @@ TEST(CpuKernelSoftmaxTest, MaskedRowsInPlace) {
   }
 }
 
-TEST(CpuKernelCumSumTest, ExclusiveAndReverse) {
-  std::mt19937_64 rng(33);
-  const Dims dims = {3, 17, 4};
-  for (DType dt : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64}) {
-    for (int flags = 0; flags < 4; ++flags) {
-      const bool exclusive = flags & 1, reverse = flags & 2;
-      SCOPED_TRACE(std::string(ElemName(dt)) + " flags " + std::to_string(flags));
-      Buffer x = RandomBuffer(dt, dims, rng, -5, 5);
-      Buffer y = MakeBuffer(dt, dims);
-      ASSERT_TRUE(CumSum(dt, dims, 1, exclusive, reverse, x.data(), y.data()).ok());
-      std::vector<double> xv = Values(x), want(xv.size()), mag(xv.size());
-      for (int64_t o = 0; o < 3; ++o) {
-        for (int64_t i = 0; i < 4; ++i) {
-          double s = 0, sa = 0;
-          for (int64_t j = 0; j < 17; ++j) {
-            const int64_t k = reverse ? 16 - j : j, at = (o * 17 + k) * 4 + i;
-            if (!exclusive) s += xv[at], sa += std::fabs(xv[at]);
-            want[at] = s, mag[at] = sa;
-            if (exclusive) s += xv[at], sa += std::fabs(xv[at]);
-          }
-        }
-      }
-      if (dt == DType::kI64)
-        EXPECT_EQ(Values(y), want);
-      else
-        ExpectClose(y, want, 2 * testing::ToleranceFor(dt), &mag);
-    }
-  }
-}
-
 }  // namespace
 }  // namespace a8::cpu

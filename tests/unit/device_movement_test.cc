@@ -2,6 +2,7 @@
 // host emulation, against the CPU backend: one-kernel plans on random data for every dtype the
 // entry takes, odd sizes, negative axes and steps, optional inputs. Moves are exact, and
 // a8.GatherGrad sums in the CPU kernel's order, so every comparison is exact (tolerance 0).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -66,12 +67,16 @@ void ExpectUnary(const std::string& op, DType t, const std::vector<int64_t>& x_d
 
 TEST(DeviceMovementTest, EveryCpuEntryHasADeviceEntryWithTheSameTypes) {
   for (const char* op :
-       {"Transpose",       "Concat",        "Split",       "Slice",     "Gather", "GatherElements",
-        "Expand",          "Tile",          "Pad",         "Trilu",     "OneHot", "Range",
-        "Reshape",         "Flatten",       "Squeeze",     "Unsqueeze", "Shape",  "Size",
-        "ConstantOfShape", "a8.GatherGrad", "a8.SliceGrad"}) {
+       {"Transpose",     "Concat",      "Split",     "Slice",  "Gather", "GatherElements",
+        "Expand",        "Tile",        "Pad",       "OneHot", "Range",  "Reshape",
+        "Flatten",       "Squeeze",     "Unsqueeze", "Shape",  "Size",   "ConstantOfShape",
+        "a8.GatherGrad", "a8.SliceGrad"}) {
     testing::ExpectDeviceEntryLikeCpu(op);
   }
+  // Trilu has one body: the CPU backend runs the device entry.
+  EXPECT_EQ(FindCpuKernel("Trilu"), nullptr);
+  ASSERT_NE(FindCpuBackendKernel("Trilu"), nullptr);
+  EXPECT_NE(FindCpuBackendKernel("Trilu")->note.find("shared body"), std::string::npos);
 }
 
 TEST(DeviceMovementTest, Transpose) {
@@ -243,6 +248,39 @@ TEST(DeviceMovementTest, Trilu) {
     PlanBuilder::Int(pb.Kernel("Trilu", {x, kb}, {y}), "upper", 0);
     ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
     ExpectUnary("Trilu", t, {5, 3}, {5, 3}, {{2}});
+  }
+  // k as a graph input (a run-time operand the kernel reads from device memory), i64 and i32:
+  // the one body (which the CPU backend runs on the host) against the triangle's definition.
+  for (DType t : {DType::kF32, DType::kBF16, DType::kI64}) {
+    for (int64_t kv : {-7, -2, 0, 1, 3, 9}) {
+      for (bool upper : {false, true}) {
+        SCOPED_TRACE(Name(t) + fmt::format(" run-time k {} upper {}", kv, upper));
+        for (DType kt : {DType::kI64, DType::kI32}) {
+          PlanBuilder pb;
+          int x = pb.Buffer("x", t, {2, 4, 6}, B::INPUT);
+          int kb = pb.Buffer("k", kt, {}, B::INPUT);
+          int y = pb.Buffer("y", t, {2, 4, 6}, B::OUTPUT);
+          PlanBuilder::Int(pb.Kernel("Trilu", {x, kb}, {y}), "upper", upper);
+          const int32_t k32 = static_cast<int32_t>(kv);
+          const uint8_t* bytes = kt == DType::kI64 ? reinterpret_cast<const uint8_t*>(&kv)
+                                                   : reinterpret_cast<const uint8_t*>(&k32);
+          std::map<std::string, std::vector<uint8_t>> in;
+          in["k"].assign(bytes, bytes + (kt == DType::kI64 ? 8 : 4));
+          in["x"] = RandomBytes(t, 48, 46, 1, 3);  // no zeros: a kept element is told apart
+          // The reference: the kept triangle's bytes, zeros elsewhere.
+          const size_t size = DTypeSize(t);
+          std::vector<uint8_t> want(in["x"].size(), 0);
+          for (int64_t e = 0; e < 48; ++e) {
+            const int64_t i = (e / 6) % 4, j = e % 6;
+            if (upper ? j - i >= kv : j - i <= kv)
+              std::memcpy(&want[e * size], &in["x"][e * size], size);
+          }
+          const PlanFile f = pb.Finish();
+          EXPECT_EQ(testing::RunOn(f, MakeCpuBackend(), in)["y"], want);
+          ExpectEmuMatchesCpu(f, in, 0, 0);
+        }
+      }
+    }
   }
 }
 

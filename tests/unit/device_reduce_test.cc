@@ -5,7 +5,9 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,12 +78,6 @@ TEST(DeviceReduceTest, EveryReduceOpEveryDtypeMatchesCpu) {
                        "ReduceSumSquare", "ReduceL1",   "ReduceL2",  "ReduceLogSumExp"};
   for (const char* op : ops) {
     for (DType t : kNumeric) {
-      // Not yet: ReduceL2/ReduceLogSumExp on u32/u64 (float math whose out-of-range result the
-      // CPU and device convert differently). The kernel catalog does not admit them, so no plan
-      // runs them.
-      const std::string o = op;
-      if ((o == "ReduceL2" || o == "ReduceLogSumExp") && (t == DType::kU32 || t == DType::kU64))
-        continue;
       for (const ReduceCase& c : kReduceCases) {
         SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axes [{}]", fmt::join(c.axes, ",")));
         auto out_dims = cpu::ReduceOutputDims(c.dims, c.axes, c.keepdims);
@@ -102,6 +98,54 @@ TEST(DeviceReduceTest, EveryReduceOpEveryDtypeMatchesCpu) {
         ExpectEmuMatchesCpu(f, inputs, 0, 0);
       }
     }
+  }
+}
+
+// Integer ReduceL2 / ReduceLogSumExp compute in double and store like a Cast
+// (kernels/common/float_to_int.h, one definition for both backends): at the range edges the
+// result leaves the type, and the CPU and the device wrap it the same way.
+TEST(DeviceReduceTest, IntegerL2AndLogSumExpAtTheRangeEdges) {
+  struct Edge {
+    const char* op;
+    DType t;
+    std::vector<uint64_t> x;  // two elements, reduced over axis 1
+    uint64_t want;
+  };
+  const uint64_t u32_max = 4294967295u, u64_max = ~uint64_t{0};
+  const Edge edges[] = {
+      // sqrt(2) * (2^32 - 1) = 6074000998.54: truncated through i64, wrapped to u32.
+      {"ReduceL2", DType::kU32, {u32_max, u32_max}, 6074000998u - 4294967296u},
+      // sqrt(2) * 2^64 is above u64: out of range gives i64's minimum, 2^63 as u64.
+      {"ReduceL2", DType::kU64, {u64_max, u64_max}, uint64_t{1} << 63},
+      // (2^64 - 1) itself squared is 2^128 in double: sqrt gives 2^64, out of range again.
+      {"ReduceL2", DType::kU64, {u64_max, 0}, uint64_t{1} << 63},
+      {"ReduceL2", DType::kU64, {3, 4}, 5},
+      // log(2 e^m) = m + log 2 for m = 2^64 - 1 (2^64 in double): out of range.
+      {"ReduceLogSumExp", DType::kU64, {u64_max, u64_max}, uint64_t{1} << 63},
+      // m = 2^32 - 1 plus log 2 = 4294967295.69: truncated through i64, in range of u32.
+      {"ReduceLogSumExp", DType::kU32, {u32_max, u32_max}, u32_max},
+      {"ReduceLogSumExp", DType::kU32, {u32_max, 0}, u32_max},
+  };
+  for (const Edge& e : edges) {
+    SCOPED_TRACE(fmt::format("{} {} [{}]", e.op, DTypeName(e.t), fmt::join(e.x, ", ")));
+    const size_t size = e.t == DType::kU64 ? 8 : 4;
+    std::vector<uint8_t> bytes(2 * size);
+    for (size_t i = 0; i < 2; ++i) {
+      if (size == 8) {
+        std::memcpy(bytes.data() + 8 * i, &e.x[i], 8);
+      } else {
+        const uint32_t v = static_cast<uint32_t>(e.x[i]);
+        std::memcpy(bytes.data() + 4 * i, &v, 4);
+      }
+    }
+    PlanFile f = OneKernel(e.op, e.t, {1, 2}, std::vector<int64_t>{1}, {1}, e.t,
+                           [](plan::Kernel* k) { PlanBuilder::Int(k, "keepdims", 0); });
+    auto cpu_out = RunOn(f, MakeCpuBackend(), {{"x", bytes}});
+    ASSERT_EQ(cpu_out.count("y"), 1u);
+    uint64_t got = 0;
+    std::memcpy(&got, cpu_out["y"].data(), size);
+    EXPECT_EQ(got, e.want);
+    ExpectEmuMatchesCpu(f, {{"x", bytes}}, 0, 0);
   }
 }
 
@@ -289,6 +333,120 @@ TEST(DeviceReduceTest, CumSumEveryDtypeExclusiveReverse) {
           ExpectEmuMatchesCpu(pb.Finish(), in, 0, 0);
         }
       }
+    }
+  }
+}
+
+// The one CumSum body (the CPU backend runs it on the host, cuda-emu/the GPU as a kernel) against
+// a float64 running sum of random data: float dtypes within their rounding of the sum's
+// magnitude, i64 exactly; every mode, the axis a constant and a graph input.
+TEST(DeviceReduceTest, CumSumMatchesFloat64Reference) {
+  const cpu::Dims dims = {3, 17, 4};
+  const int64_t n = cpu::NumElements(dims);
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI64}) {
+    for (int mode = 0; mode < 4; ++mode) {
+      const bool exclusive = mode & 1, reverse = mode & 2;
+      for (bool run_time_axis : {false, true}) {
+        SCOPED_TRACE(Where("CumSum", t, dims) +
+                     fmt::format(" mode {} run-time axis {}", mode, run_time_axis));
+        const int64_t axis = -2;  // dim 1
+        PlanBuilder pb;
+        const int x = pb.Buffer("x", t, dims, B::INPUT);
+        const int ab = run_time_axis ? pb.Buffer("axis", DType::kI64, {}, B::INPUT)
+                                     : pb.Buffer("axis", DType::kI64, {}, B::CONSTANT, &axis);
+        const int y = pb.Buffer("y", t, dims, B::OUTPUT);
+        plan::Kernel* k = pb.Kernel("CumSum", {x, ab}, {y});
+        PlanBuilder::Int(k, "exclusive", exclusive);
+        PlanBuilder::Int(k, "reverse", reverse);
+        const PlanFile f = pb.Finish();
+        std::map<std::string, std::vector<uint8_t>> in;
+        in["x"] = IsFloat(t) ? RandomBytes(t, n, 33 + mode, -5, 5) : SmallInts(t, n, 33, -50, 50);
+        if (run_time_axis) in["axis"] = Bytes(std::vector<int64_t>{axis});
+        const std::vector<double> xv = AsDoubles(t, in["x"]);
+        std::vector<double> want(xv.size()), mag(xv.size());
+        for (int64_t o = 0; o < 3; ++o) {
+          for (int64_t i = 0; i < 4; ++i) {
+            double s = 0, sa = 0;
+            for (int64_t j = 0; j < 17; ++j) {
+              const int64_t kk = reverse ? 16 - j : j, at = (o * 17 + kk) * 4 + i;
+              if (!exclusive) s += xv[at], sa += std::fabs(xv[at]);
+              want[at] = s, mag[at] = sa;
+              if (exclusive) s += xv[at], sa += std::fabs(xv[at]);
+            }
+          }
+        }
+        // The store's rounding plus 17 float additions (double for f64).
+        const double eps = t == DType::kF64    ? 2.3e-16
+                           : t == DType::kF16  ? 9.8e-4
+                           : t == DType::kBF16 ? 7.9e-3
+                                               : 1.2e-7;
+        const double tol = IsFloat(t) ? eps + 17 * (t == DType::kF64 ? 2.3e-16 : 1.2e-7) : 0;
+        auto got = AsDoubles(t, RunOn(f, MakeCpuBackend(), in)["y"]);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t e = 0; e < want.size(); ++e)
+          ASSERT_LE(std::fabs(got[e] - want[e]), tol * mag[e]) << "element " << e;
+        ExpectEmuMatchesCpu(f, in, 0, 0);
+      }
+    }
+  }
+}
+
+// The axis as a graph input (a run-time operand): the device kernel reads it from device memory
+// and derives the view itself; same bits as the CPU, which reads it on the host.
+TEST(DeviceReduceTest, CumSumRunTimeAxis) {
+  const cpu::Dims dims = {3, 4, 5};
+  for (DType t : {DType::kF32, DType::kF16, DType::kI32, DType::kU8}) {
+    for (int64_t axis : {-3, -1, 0, 1, 2}) {
+      for (DType axis_t : {DType::kI64, DType::kI32}) {
+        SCOPED_TRACE(Where("CumSum", t, dims) +
+                     fmt::format(" run-time axis {} ({})", axis, DTypeName(axis_t)));
+        PlanBuilder pb;
+        const int x = pb.Buffer("x", t, dims, B::INPUT);
+        const int ab = pb.Buffer("axis", axis_t, {}, B::INPUT);
+        const int y = pb.Buffer("y", t, dims, B::OUTPUT);
+        plan::Kernel* k = pb.Kernel("CumSum", {x, ab}, {y});
+        PlanBuilder::Int(k, "exclusive", axis == 1);
+        PlanBuilder::Int(k, "reverse", axis == -1);
+        std::map<std::string, std::vector<uint8_t>> in;
+        const int32_t a32 = static_cast<int32_t>(axis);
+        const uint8_t* bytes = axis_t == DType::kI64 ? reinterpret_cast<const uint8_t*>(&axis)
+                                                     : reinterpret_cast<const uint8_t*>(&a32);
+        in["axis"].assign(bytes, bytes + (axis_t == DType::kI64 ? 8 : 4));
+        if (!IsFloat(t)) in["x"] = SmallInts(t, cpu::NumElements(dims), 17, 0, 100);
+        ExpectEmuMatchesCpu(pb.Finish(), in, 0, 0);
+      }
+    }
+  }
+}
+
+// A run-time axis out of range: the step fails naming the kernel on both backends (the device
+// kernel raises its error and writes zeros, never reading out of bounds).
+TEST(DeviceReduceTest, CumSumRunTimeAxisOutOfRangeFailsTheStep) {
+  PlanBuilder pb;
+  const int x = pb.Buffer("x", DType::kF32, {2, 3}, B::INPUT);
+  const int ab = pb.Buffer("axis", DType::kI64, {}, B::INPUT);
+  const int y = pb.Buffer("y", DType::kF32, {2, 3}, B::OUTPUT);
+  pb.Kernel("CumSum", {x, ab}, {y});
+  const PlanFile f = pb.Finish();
+  for (int64_t axis : {2, -3}) {
+    for (bool device : {false, true}) {
+      SCOPED_TRACE(fmt::format("axis {} on {}", axis, device ? "the device" : "the CPU"));
+      std::unique_ptr<Backend> backend;
+      if (device) {
+        auto dev = DeviceUnderTest();
+        if (!dev.ok()) continue;  // no GPU in a8_gpu_tests: the CPU case still ran
+        backend = std::move(dev).value();
+      } else {
+        backend = MakeCpuBackend();
+      }
+      auto ex = Executor::Create(f, std::move(backend));
+      ASSERT_TRUE(ex.ok()) << ex.status().message();
+      std::vector<float> xs(6, 1.0f);
+      ASSERT_TRUE((*ex)->SetInput("x", xs.data(), 24).ok());
+      ASSERT_TRUE((*ex)->SetInput("axis", &axis, 8).ok());
+      Status s = (*ex)->Run();
+      ASSERT_FALSE(s.ok());
+      EXPECT_NE(s.message().find("CumSum"), std::string::npos) << s.message();
     }
   }
 }

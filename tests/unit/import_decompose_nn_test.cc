@@ -46,7 +46,8 @@ TEST(ImportDecomposeNnTest, LpNormalizationAndErrors) {
   auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2, 3] x) => (float[2, 3] y) { y = LpNormalization <p = 1, axis = 0> (x) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"ReduceL1", "Div"}));
+  EXPECT_EQ(Ops(**g), (std::vector<std::string>{"ReduceL1", "CastLike", "Equal", "CastLike",
+                                                "Where", "Div", "Where"}));
   Status s = ImportError(R"(<ir_version: 8, opset_import: ["" : 13]>
 g (float[2, 3] x) => (float[2, 3] y) { y = LpNormalization <p = 3> (x) })");
   EXPECT_THAT(s.message(), HasSubstr("(LpNormalization): p must be 1 or 2, got 3"));

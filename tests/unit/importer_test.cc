@@ -201,6 +201,30 @@ g (float[2, 6] x, int64[2] shape) => (float[?, ?] y) { y = Reshape (x, shape) })
               HasSubstr("--bind shape: the input also has a --shape"));
 }
 
+// .npy has no bf16: a bf16 input's --bind array arrives as u16 bits (as a800c-run's data does).
+TEST(ImporterTest, BindTakesU16BitsForABf16Input) {
+  constexpr char kAdd[] = R"(<ir_version: 8, opset_import: ["" : 13]>
+g (bfloat16[2] x, bfloat16[2] b) => (bfloat16[2] y) { y = Add (x, b) })";
+  auto bits = TensorData::Make(TensorType{DType::kU16, {2}});
+  bits->mutable_data<uint16_t>()[0] = 0x3f80;  // 1.0
+  bits->mutable_data<uint16_t>()[1] = 0xc000;  // -2.0
+  ImportOptions opts;
+  opts.bound["b"] = bits;
+  auto g = ImportText(kAdd, opts);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  const Value* b = (*g)->FindValue("b");
+  ASSERT_NE(b, nullptr);
+  ASSERT_TRUE(b->is_constant());
+  EXPECT_EQ(b->data()->type.dtype, DType::kBF16);
+  EXPECT_EQ(b->data()->GetDouble(0), 1.0);
+  EXPECT_EQ(b->data()->GetDouble(1), -2.0);
+  // Other integer arrays are still the wrong dtype for a bf16 input.
+  ImportOptions wrong;
+  wrong.bound["b"] = TensorData::FromInt64s({1, 2}, {2});
+  EXPECT_THAT(ImportError(kAdd, wrong).message(),
+              HasSubstr("--bind b: the array is i64, the model declares bf16"));
+}
+
 // PRelu and ReduceLogSum import as nodes of ops a800c has (import_decompose.h).
 TEST(ImporterTest, DecomposesPReluAndReduceLogSum) {
   auto g = ImportText(R"(<ir_version: 8, opset_import: ["" : 16]>
