@@ -45,6 +45,22 @@ int64_t Tf32Floats(const plan::Plan& plan, const plan::Kernel& kern) {
   return n;
 }
 
+bool Takes(const std::vector<DType>& types, DType t) {
+  return std::find(types.begin(), types.end(), t) != types.end();
+}
+
+// The dtype an entry dispatches on: input `type_input`, or output 0 when it is negative.
+template <typename Where>
+StatusOr<DType> EntryDType(int type_input, const std::vector<TensorArg>& in,
+                           const std::vector<TensorArg>& out, const Where& where) {
+  const std::vector<TensorArg>& side = type_input >= 0 ? in : out;
+  const int ti = std::max(type_input, 0);
+  if (ti >= static_cast<int>(side.size()) || !side[ti].present)
+    return InvalidInput("{}: missing the {} {} that gives its dtype", where(),
+                        type_input >= 0 ? "input" : "output", ti);
+  return side[ti].dtype;
+}
+
 }  // namespace
 
 struct CpuBackend::Host : HostDevice {};
@@ -86,22 +102,26 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
     if (e == nullptr && shared == nullptr)
       return Unsupported("{}: the CPU backend has no implementation of op '{}'", where(),
                          kern.op());
-    const std::vector<DType>& types = e != nullptr ? e->types : shared->types;
-    const int type_input = e != nullptr ? e->type_input : shared->type_input;
     std::vector<TensorArg> in, out, tattrs;
     for (int id : kern.inputs()) in.push_back(BindBuffer(plan, buffers, id));
     for (int id : kern.outputs()) out.push_back(BindBuffer(plan, buffers, id));
     for (const plan::Attribute& a : kern.attrs())
       if (a.has_tensor_buffer()) tattrs.push_back(BindBuffer(plan, buffers, a.tensor_buffer()));
-    const std::vector<TensorArg>& side = type_input >= 0 ? in : out;
-    int ti = std::max(type_input, 0);
-    if (ti >= static_cast<int>(side.size()) || !side[ti].present)
-      return InvalidInput("{}: missing the {} {} that gives its dtype", where(),
-                          type_input >= 0 ? "input" : "output", ti);
-    DType t = side[ti].dtype;
-    if (std::find(types.begin(), types.end(), t) == types.end())
+    A8_ASSIGN_OR_RETURN(
+        DType t, EntryDType(e != nullptr ? e->type_input : shared->type_input, in, out, where));
+    if (e != nullptr && !Takes(e->types, t)) {
+      // A dtype the CPU entry lacks (bool ReduceMax/Min, f16/bf16 Range): the device entry,
+      // where it takes it, runs on the host (one body for both backends).
+      const emu::DevKernelEntry* d = emu::FindDeviceKernel(kern.op());
+      if (d == nullptr || d->type_input != e->type_input || !Takes(d->types, t))
+        return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),
+                           kern.op(), DTypeName(t), DTypeList(e->types));
+      e = nullptr;
+      shared = d;
+    }
+    if (shared != nullptr && !Takes(shared->types, t))
       return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),
-                         kern.op(), DTypeName(t), DTypeList(types));
+                         kern.op(), DTypeName(t), DTypeList(shared->types));
     if (shared != nullptr) {
       // Device entries read shape-like CONSTANT operands through TensorArg::host; here the
       // device memory is host memory.
