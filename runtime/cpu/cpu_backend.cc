@@ -226,9 +226,8 @@ std::unique_ptr<Backend> MakeCpuBackend(cpu::KernelMode mode) {
 const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
   static const std::vector<CpuKernelEntry> rows = [] {
     std::vector<CpuKernelEntry> r = CpuKernelRegistry();
-    for (const emu::DevKernelEntry& e : emu::DeviceKernelRegistry()) {
-      if (FindCpuKernel(e.op) != nullptr) continue;
-      auto fn = [dev = e.fn](const KernelArgs& a) -> Status {
+    auto on_host = [](const emu::DevKernelEntry& e) {
+      return [dev = e.fn](const KernelArgs& a) -> Status {
         HostDevice host;
         host.step.step = a.step.step;
         host.step.seed = a.step.seed;
@@ -238,7 +237,26 @@ const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
           return InvalidInput("{}: an index or label input is out of range", a.kernel().op());
         return Status::Ok();
       };
-      r.push_back({e.op, e.types, e.type_input, fn,
+    };
+    for (CpuKernelEntry& c : r) {
+      // Dtypes only the device entry takes run its body on the host, as Prepare does.
+      const emu::DevKernelEntry* d = emu::FindDeviceKernel(c.op);
+      if (d == nullptr || d->type_input != c.type_input) continue;
+      std::vector<DType> extra;
+      for (DType t : d->types)
+        if (!Takes(c.types, t)) extra.push_back(t);
+      if (extra.empty()) continue;
+      c.fn = [own = c.fn, types = c.types, ti = c.type_input,
+              dev = on_host(*d)](const KernelArgs& a) -> Status {
+        const TensorArg& x = ti >= 0 ? a.in(ti) : a.out(0);
+        return Takes(types, x.dtype) ? own(a) : dev(a);
+      };
+      c.types.insert(c.types.end(), extra.begin(), extra.end());
+      c.note += (c.note.empty() ? "" : "; ") + DTypeList(extra) + ": shared body";
+    }
+    for (const emu::DevKernelEntry& e : emu::DeviceKernelRegistry()) {
+      if (FindCpuKernel(e.op) != nullptr) continue;
+      r.push_back({e.op, e.types, e.type_input, on_host(e),
                    e.note.empty() ? "shared body" : "shared body; " + e.note});
     }
     SortByOp(&r);
