@@ -91,8 +91,8 @@ std::vector<Row> BuildRows() {
                          "ReduceL2", "ReduceLogSumExp"}) {
     rows.push_back({op, "T,i64?", "T", {{'T', kReduceTypes}}});
   }
-  for (const char* op : {"ReduceMax", "ReduceMin"}) {
-    rows.push_back({op, "T,i64?", "T", {{'T', kNumeric}}});
+  for (const char* op : {"ReduceMax", "ReduceMin"}) {  // bool: any / all
+    rows.push_back({op, "T,i64?", "T", {{'T', kAll}}});
   }
   rows.push_back({"ArgMax", "T", "i64", {{'T', kNumeric}}});
   rows.push_back({"ArgMin", "T", "i64", {{'T', kNumeric}}});
@@ -113,7 +113,10 @@ std::vector<Row> BuildRows() {
   rows.push_back({"Size", "T", "i64", {{'T', kAll}}});
   rows.push_back({"ConstantOfShape", "i64", "T", {{'T', kAll}}});
   rows.push_back(
-      {"Range", "T,T,T", "T", {{'T', {DType::kF32, DType::kF64, DType::kI64, DType::kI32}}}});
+      {"Range",
+       "T,T,T",
+       "T",
+       {{'T', {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI64, DType::kI32}}}});
   rows.push_back({"Trilu", "T,i64?", "T", {{'T', kAll}}});
   rows.push_back({"OneHot", "I,D,T", "T", {{'I', kOneHotIndex}, {'D', kOneHotIndex}, {'T', kAll}}});
   // The ops that declare their signature in the op table (compiler/ir/op_table.h OpDef::kernel).

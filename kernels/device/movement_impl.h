@@ -5,6 +5,7 @@
 
 #include "kernels/common/float_to_int.h"
 #include "kernels/device/launch.h"
+#include "kernels/device/loss_optim.h"
 #include "kernels/device/movement.h"
 
 namespace a8::A8_DEV_NS::movement {
@@ -138,6 +139,26 @@ struct OneHotFn {
     }
     if (v < 0) v += p.depth;
     static_cast<U*>(p.y)[i] = static_cast<const U*>(p.values)[d == v ? 1 : 0];
+  }
+};
+
+// f16 / bf16 ranges (RangeParams): numpy's arange in the stash type C, through the _rn
+// operations (no FMA contraction on the GPU). A double is rounded to T through a float rounded
+// to odd (the nearest float with an odd last bit when inexact), which rounds correctly once more.
+template <typename T, typename C>
+struct RangeStashFn {
+  RangeParams p;
+  A8_HD void operator()(int64_t i) const {
+    const C s = static_cast<C>(Ld(static_cast<const T*>(p.start), 0));
+    const C a1 = rn::Add(s, static_cast<C>(Ld(static_cast<const T*>(p.delta), 0)));
+    const C v = i == 0 ? s : i == 1 ? a1 : rn::Add(s, rn::Mul(static_cast<C>(i), rn::Sub(a1, s)));
+    float f = static_cast<float>(v);
+    if constexpr (std::is_same_v<C, double>) {
+      const uint32_t bits = FloatToBits(f);
+      if (static_cast<double>(f) != v && (bits & 1u) == 0 && f == f && f - f == 0.0f)
+        f = BitsToFloat((v < 0 ? -v : v) > (f < 0 ? -f : f) ? bits + 1u : bits - 1u);
+    }
+    St(static_cast<T*>(p.y), i, f);
   }
 };
 
@@ -287,8 +308,14 @@ DevStatus Range(DevCtx& ctx, const RangeParams& p) {
       return ForEach(ctx, p.n, RangeIntFn<int64_t>{p});
     case DType::kI32:
       return ForEach(ctx, p.n, RangeIntFn<int32_t>{p});
+    case DType::kF16:
+      if (p.stash == DType::kF64) return ForEach(ctx, p.n, RangeStashFn<Half, double>{p});
+      return ForEach(ctx, p.n, RangeStashFn<Half, float>{p});
+    case DType::kBF16:
+      if (p.stash == DType::kF64) return ForEach(ctx, p.n, RangeStashFn<BF16, double>{p});
+      return ForEach(ctx, p.n, RangeStashFn<BF16, float>{p});
     default:
-      return DevError("Range: dtype must be f32, f64, i64 or i32");
+      return DevError("Range: dtype must be f32, f64, f16, bf16, i64 or i32");
   }
 }
 

@@ -34,7 +34,8 @@ enum class DevReduceOp : int32_t {
 // y[o] = reduce over r of x[base(o) + offset(r)]: `out` spans the kept axes and `red` the
 // reduced ones, both with the input's element strides (host code merges contiguous axes and
 // drops size-1 axes, so either may have rank 0). y is dense over `out` (keepdims only changes
-// the output's dims).
+// the output's dims). Bool takes kMax ("any") and kMin ("all") only, the CPU backend's only
+// bool reduction (it runs this body on the host): an empty set gives false and true.
 struct ReduceParams {
   DevReduceOp op = DevReduceOp::kSum;
   DType dtype = DType::kF32;  // of x and y

@@ -350,7 +350,14 @@ DevStatus Reduce(DevCtx& ctx, const ReduceParams& p) {
   return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
     using T = decltype(tag);
     if constexpr (std::is_same_v<T, bool>) {
-      return DevError("Reduce: bool is not supported");
+      // ReduceMax is "any", ReduceMin "all": MaxMin over 0/1 in int64 (an empty set gives
+      // false for Max, true for Min, bool's lowest and max, as ONNX defines).
+      if (p.op != DevReduceOp::kMax && p.op != DevReduceOp::kMin)
+        return DevError("Reduce: bool only for ReduceMax and ReduceMin");
+      return ForEach(
+          ctx, p.out_count,
+          ReduceKernel<bool, int64_t>{p.op, p.out, p.red, p.red_count,
+                                      static_cast<const bool*>(p.x), static_cast<bool*>(p.y)});
     } else if constexpr (std::is_integral_v<T>) {
       const T* x = static_cast<const T*>(p.x);
       T* y = static_cast<T*>(p.y);

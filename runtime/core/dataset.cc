@@ -76,8 +76,18 @@ StatusOr<Dataset> Dataset::Load(const plan::Plan& plan,
       if (!arr.dims.empty())
         return InvalidInput("{}: shape: the file holds {}, the plan's input is a scalar{}", where,
                             DimsText(arr.dims), LabelsNote(plan, name));
-      b.scalar = true;
+      b.whole = true;
       b.sample_bytes = arr.data.size();
+    } else if (dims[0] == 0) {
+      // A plan compiled for a zero-size input (an ONNX dim may be 0): no samples to batch, so
+      // the file holds exactly the plan's shape and is bound whole, as a scalar is.
+      if (arr.dims != dims)
+        return InvalidInput(
+            "{}: shape: the file holds {}, the plan's input is {}{} (zero-size along the first "
+            "axis: the file must hold exactly that shape)",
+            where, DimsText(arr.dims), DimsText(dims), LabelsNote(plan, name));
+      b.whole = true;
+      b.sample_bytes = 0;
     } else {
       bool ok = arr.dims.size() == dims.size() && arr.dims[0] > 0 &&
                 std::equal(dims.begin() + 1, dims.end(), arr.dims.begin() + 1);
@@ -141,6 +151,7 @@ int64_t Dataset::SampleIndex(int64_t epoch, int64_t pos, int64_t length, bool sh
 }
 
 void Dataset::CopySample(const Bound& b, int64_t sample, int64_t slot, uint8_t* batch) const {
+  if (b.sample_bytes == 0) return;  // a zero-size input
   std::memcpy(batch + static_cast<size_t>(slot) * b.sample_bytes,
               b.array.data.data() + static_cast<size_t>(sample) * b.sample_bytes, b.sample_bytes);
 }
@@ -165,7 +176,7 @@ Status Dataset::CheckSample(const Bound& b, int64_t sample, int64_t step) const 
   return InvalidInput(
       "--check-numerics: step {}: {}: sample {} holds a non-finite value: {} is {} (a graph "
       "input, before any kernel read it)",
-      step, b.where, b.scalar ? 0 : sample, element, NonFiniteName(bad->value));
+      step, b.where, b.whole ? 0 : sample, element, NonFiniteName(bad->value));
 }
 
 Status Dataset::FillTrainBatch(int64_t index, bool shuffle, uint64_t seed, Executor& ex) {
@@ -174,7 +185,7 @@ Status Dataset::FillTrainBatch(int64_t index, bool shuffle, uint64_t seed, Execu
   for (const auto& [name, b] : arrays_) {
     // The batch is assembled on the host and copied in once (the buffer may be device memory).
     std::vector<uint8_t> batch(ex.plan().buffers(b.buffer).bytes());
-    if (b.scalar || per_epoch == 0) {
+    if (b.whole || per_epoch == 0) {
       A8_RETURN_IF_ERROR(CheckSample(b, 0, index));
       CopySample(b, 0, 0, batch.data());
       A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, batch.data()));
@@ -197,7 +208,7 @@ Status Dataset::FillWrapped(int64_t index, bool shuffle, uint64_t seed, Executor
   for (const auto& [name, b] : arrays_) {
     const plan::Buffer& buf = ex.plan().buffers(b.buffer);
     std::vector<uint8_t> host(buf.bytes());
-    if (b.scalar) {
+    if (b.whole) {
       A8_RETURN_IF_ERROR(CheckSample(b, 0, index));
       CopySample(b, 0, 0, host.data());
       A8_RETURN_IF_ERROR(ex.WriteBuffer(b.buffer, host.data()));

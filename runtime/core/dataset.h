@@ -6,7 +6,9 @@
 // permutation seeded by (seed, epoch) -- std::mt19937_64 and a Fisher-Yates shuffle written out
 // here, since std::shuffle's algorithm is unspecified. The samples left over after N/B full
 // batches are dropped for that epoch. So the batches depend only on the seed and the step, and a
-// resumed run sees the same batches as an uninterrupted one.
+// resumed run sees the same batches as an uninterrupted one. An input with no batch axis to
+// split -- a scalar, or a plan input whose first dim is 0 (compiled for a zero-size tensor, whose
+// file must hold exactly that shape) -- is written whole every step.
 //
 // Data parallel (SetShard(rank, size)): a step's global batch is size * B samples, positions
 // [(b mod N/(size*B)) * size*B, + size*B) of the epoch's order, and rank r takes positions
@@ -80,9 +82,9 @@ class Dataset {
   struct Bound {
     int buffer = -1;
     NpyArray array;
-    int64_t length = 1;       // samples along axis 0 (1 for a scalar input)
+    int64_t length = 1;       // samples along axis 0 (1 for a whole input)
     size_t sample_bytes = 0;  // bytes of one sample
-    bool scalar = false;      // a rank-0 input: the same value every step
+    bool whole = false;       // a rank-0 or zero-size input: the whole array every step
     std::string where;        // "--input NAME=FILE.npy"
   };
   // check_numerics: InvalidInput when sample `sample` of `b` holds an Inf or NaN.

@@ -45,6 +45,22 @@ int64_t Tf32Floats(const plan::Plan& plan, const plan::Kernel& kern) {
   return n;
 }
 
+bool Takes(const std::vector<DType>& types, DType t) {
+  return std::find(types.begin(), types.end(), t) != types.end();
+}
+
+// The dtype an entry dispatches on: input `type_input`, or output 0 when it is negative.
+template <typename Where>
+StatusOr<DType> EntryDType(int type_input, const std::vector<TensorArg>& in,
+                           const std::vector<TensorArg>& out, const Where& where) {
+  const std::vector<TensorArg>& side = type_input >= 0 ? in : out;
+  const int ti = std::max(type_input, 0);
+  if (ti >= static_cast<int>(side.size()) || !side[ti].present)
+    return InvalidInput("{}: missing the {} {} that gives its dtype", where(),
+                        type_input >= 0 ? "input" : "output", ti);
+  return side[ti].dtype;
+}
+
 }  // namespace
 
 struct CpuBackend::Host : HostDevice {};
@@ -86,22 +102,26 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
     if (e == nullptr && shared == nullptr)
       return Unsupported("{}: the CPU backend has no implementation of op '{}'", where(),
                          kern.op());
-    const std::vector<DType>& types = e != nullptr ? e->types : shared->types;
-    const int type_input = e != nullptr ? e->type_input : shared->type_input;
     std::vector<TensorArg> in, out, tattrs;
     for (int id : kern.inputs()) in.push_back(BindBuffer(plan, buffers, id));
     for (int id : kern.outputs()) out.push_back(BindBuffer(plan, buffers, id));
     for (const plan::Attribute& a : kern.attrs())
       if (a.has_tensor_buffer()) tattrs.push_back(BindBuffer(plan, buffers, a.tensor_buffer()));
-    const std::vector<TensorArg>& side = type_input >= 0 ? in : out;
-    int ti = std::max(type_input, 0);
-    if (ti >= static_cast<int>(side.size()) || !side[ti].present)
-      return InvalidInput("{}: missing the {} {} that gives its dtype", where(),
-                          type_input >= 0 ? "input" : "output", ti);
-    DType t = side[ti].dtype;
-    if (std::find(types.begin(), types.end(), t) == types.end())
+    A8_ASSIGN_OR_RETURN(
+        DType t, EntryDType(e != nullptr ? e->type_input : shared->type_input, in, out, where));
+    if (e != nullptr && !Takes(e->types, t)) {
+      // A dtype the CPU entry lacks (bool ReduceMax/Min, f16/bf16 Range): the device entry,
+      // where it takes it, runs on the host (one body for both backends).
+      const emu::DevKernelEntry* d = emu::FindDeviceKernel(kern.op());
+      if (d == nullptr || d->type_input != e->type_input || !Takes(d->types, t))
+        return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),
+                           kern.op(), DTypeName(t), DTypeList(e->types));
+      e = nullptr;
+      shared = d;
+    }
+    if (shared != nullptr && !Takes(shared->types, t))
       return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),
-                         kern.op(), DTypeName(t), DTypeList(types));
+                         kern.op(), DTypeName(t), DTypeList(shared->types));
     if (shared != nullptr) {
       // Device entries read shape-like CONSTANT operands through TensorArg::host; here the
       // device memory is host memory.
@@ -206,9 +226,8 @@ std::unique_ptr<Backend> MakeCpuBackend(cpu::KernelMode mode) {
 const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
   static const std::vector<CpuKernelEntry> rows = [] {
     std::vector<CpuKernelEntry> r = CpuKernelRegistry();
-    for (const emu::DevKernelEntry& e : emu::DeviceKernelRegistry()) {
-      if (FindCpuKernel(e.op) != nullptr) continue;
-      auto fn = [dev = e.fn](const KernelArgs& a) -> Status {
+    auto on_host = [](const emu::DevKernelEntry& e) {
+      return [dev = e.fn](const KernelArgs& a) -> Status {
         HostDevice host;
         host.step.step = a.step.step;
         host.step.seed = a.step.seed;
@@ -218,7 +237,26 @@ const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
           return InvalidInput("{}: an index or label input is out of range", a.kernel().op());
         return Status::Ok();
       };
-      r.push_back({e.op, e.types, e.type_input, fn,
+    };
+    for (CpuKernelEntry& c : r) {
+      // Dtypes only the device entry takes run its body on the host, as Prepare does.
+      const emu::DevKernelEntry* d = emu::FindDeviceKernel(c.op);
+      if (d == nullptr || d->type_input != c.type_input) continue;
+      std::vector<DType> extra;
+      for (DType t : d->types)
+        if (!Takes(c.types, t)) extra.push_back(t);
+      if (extra.empty()) continue;
+      c.fn = [own = c.fn, types = c.types, ti = c.type_input,
+              dev = on_host(*d)](const KernelArgs& a) -> Status {
+        const TensorArg& x = ti >= 0 ? a.in(ti) : a.out(0);
+        return Takes(types, x.dtype) ? own(a) : dev(a);
+      };
+      c.types.insert(c.types.end(), extra.begin(), extra.end());
+      c.note += (c.note.empty() ? "" : "; ") + DTypeList(extra) + ": shared body";
+    }
+    for (const emu::DevKernelEntry& e : emu::DeviceKernelRegistry()) {
+      if (FindCpuKernel(e.op) != nullptr) continue;
+      r.push_back({e.op, e.types, e.type_input, on_host(e),
                    e.note.empty() ? "shared body" : "shared body; " + e.note});
     }
     SortByOp(&r);

@@ -429,6 +429,12 @@ Status Range(const KernelArgs& a, DevCtx& ctx) {
     return InvalidInput("Range: start and delta must be one element of the output dtype");
   movement::RangeParams p;
   p.dtype = y.dtype;
+  if (y.dtype == DType::kF16 || y.dtype == DType::kBF16) {
+    const int64_t stash = a.Int("stash_type", 1);
+    if (stash != 1 && stash != 11)
+      return InvalidInput("Range: stash_type {} is neither 1 (FLOAT) nor 11 (DOUBLE)", stash);
+    p.stash = stash == 11 ? DType::kF64 : DType::kF32;
+  }
   p.n = y.count();
   p.start = a.in(0).data;  // read by the kernel
   p.delta = a.in(2).data;
@@ -516,8 +522,8 @@ Status GatherGrad(const KernelArgs& a, DevCtx& ctx) {
 }  // namespace
 
 void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r) {
-  static const std::vector<DType> kRangeTypes = {DType::kF32, DType::kF64, DType::kI64,
-                                                 DType::kI32};
+  static const std::vector<DType> kRangeTypes = {DType::kF32,  DType::kF64, DType::kF16,
+                                                 DType::kBF16, DType::kI64, DType::kI32};
   r->push_back({"Transpose", kAllTypes, 0, Transpose, "strided copy"});
   r->push_back({"Concat", kAllTypes, 0, Concat, "N inputs; a strided copy each"});
   r->push_back({"Split", kAllTypes, 0, Split, "sizes from the outputs"});
@@ -536,7 +542,8 @@ void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"Trilu", kAllTypes, 0, Trilu, "k: optional i64 scalar, read by the kernel"});
   r->push_back({"OneHot", kAllTypes, -1, OneHot,
                 "indices: numeric (float truncated); depth from the output"});
-  r->push_back({"Range", kRangeTypes, -1, Range, "start/delta read on the device"});
+  r->push_back({"Range", kRangeTypes, -1, Range,
+                "start/delta read on the device; f16/bf16: in stash_type, as numpy arange"});
   r->push_back({"Shape", kAllTypes, 0, Shape, "-> i64"});
   r->push_back({"Size", kAllTypes, 0, Size, "-> i64"});
   r->push_back({"ConstantOfShape", kAllTypes, -1, ConstantOfShape, "value: tensor attribute"});

@@ -201,8 +201,10 @@ void RegisterDeviceReduceOps(std::vector<DevKernelEntry>* r) {
   const char* kAxes = "axes: optional constant i64 input; one thread per output";
   r->push_back({"ReduceSum", kNumericTypes, 0, RunReduce<DevReduceOp::kSum>, kAxes});
   r->push_back({"ReduceMean", kNumericTypes, 0, RunReduce<DevReduceOp::kMean>, kAxes});
-  r->push_back({"ReduceMax", kNumericTypes, 0, RunReduce<DevReduceOp::kMax>, kAxes});
-  r->push_back({"ReduceMin", kNumericTypes, 0, RunReduce<DevReduceOp::kMin>, kAxes});
+  r->push_back(
+      {"ReduceMax", kAllTypes, 0, RunReduce<DevReduceOp::kMax>, kAxes});  // bool: any / all
+  r->push_back(
+      {"ReduceMin", kAllTypes, 0, RunReduce<DevReduceOp::kMin>, kAxes});  // bool: any / all
   r->push_back({"ReduceProd", kNumericTypes, 0, RunReduce<DevReduceOp::kProd>, kAxes});
   r->push_back({"ReduceSumSquare", kNumericTypes, 0, RunReduce<DevReduceOp::kSumSquare>, kAxes});
   r->push_back({"ReduceL1", kNumericTypes, 0, RunReduce<DevReduceOp::kL1>, kAxes});

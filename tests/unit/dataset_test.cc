@@ -192,5 +192,42 @@ TEST(DatasetTest, BadDataIsAnErrorNamingFileAndInput) {
   EXPECT_TRUE(Dataset::Load(plan.plan, {{"x", gx}}, {.allow_missing = true}).ok());
 }
 
+// A plan compiled for a zero-size input (first dim 0, as ONNX allows): the file must hold
+// exactly that shape and is bound whole (no samples to batch); a file with samples, or of another
+// shape, is an error, so real data is checked as before.
+TEST(DatasetTest, ZeroSizeInputIsBoundWholeWhenTheFileHoldsExactlyItsShape) {
+  PlanBuilder pb;
+  pb.Buffer("z", DType::kF32, {0, 5}, Role::INPUT);
+  pb.Buffer("s", DType::kF32, {2}, Role::INPUT);
+  PlanFile plan = pb.Finish();
+  std::vector<float> rows(15, 1.0f), s = {3.0f, 4.0f};
+  ASSERT_TRUE(WriteNpyFile(Path("z0.npy"), DType::kF32, {0, 5}, rows.data()).ok());
+  ASSERT_TRUE(WriteNpyFile(Path("z3.npy"), DType::kF32, {3, 5}, rows.data()).ok());
+  ASSERT_TRUE(WriteNpyFile(Path("z04.npy"), DType::kF32, {0, 4}, rows.data()).ok());
+  ASSERT_TRUE(WriteNpyFile(Path("s.npy"), DType::kF32, {2}, s.data()).ok());
+  auto ex = Executor::Create(PlanFile(plan), MakeCpuBackend());
+  ASSERT_TRUE(ex.ok()) << ex.status().message();
+  for (bool training : {true, false}) {
+    auto d = Dataset::Load(plan.plan, {{"z", Path("z0.npy")}, {"s", Path("s.npy")}},
+                           {.training = training});
+    ASSERT_TRUE(d.ok()) << d.status().message();
+    EXPECT_TRUE(d->Has("z"));
+    ASSERT_TRUE(d->FillWrapped(3, false, 0, **ex).ok());
+    ASSERT_TRUE(d->FillTrainBatch(3, false, 0, **ex).ok());
+    const float* sv = reinterpret_cast<const float*>((*ex)->BufferData(1));
+    EXPECT_EQ(sv[0], 3.0f);
+    EXPECT_EQ(sv[1], 4.0f);
+  }
+  for (const char* bad : {"z3.npy", "z04.npy"}) {
+    auto d = Dataset::Load(plan.plan, {{"z", Path(bad)}, {"s", Path("s.npy")}}, {});
+    ASSERT_FALSE(d.ok()) << bad;
+    EXPECT_NE(d.status().message().find("zero-size along the first axis: the file must hold "
+                                        "exactly that shape"),
+              std::string::npos)
+        << d.status().message();
+    EXPECT_NE(d.status().message().find(bad), std::string::npos) << d.status().message();
+  }
+}
+
 }  // namespace
 }  // namespace a8

@@ -5,11 +5,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
+#include "kernels/common/float16.h"
 #include "kernels/cpu/elementwise.h"  // cpu::Cast, used by device_test_util.h
 #include "runtime/cpu/registry.h"
 #include "runtime/device/device_registry.h"
@@ -325,6 +328,92 @@ TEST(DeviceMovementTest, Range) {
   run(DType::kF64, Bytes(std::vector<double>{-2.7}), Bytes(std::vector<double>{0.11}), 53);
   run(DType::kI64, Bytes(std::vector<int64_t>{5}), Bytes(std::vector<int64_t>{-3}), 21);
   run(DType::kI32, Bytes(std::vector<int32_t>{-9}), Bytes(std::vector<int32_t>{4}), 17);
+}
+
+// A double as f16 / bf16 bits, rounded once to nearest, ties to even (the neighbours of the
+// float-rounded value decide, so a double is never rounded twice).
+uint16_t NearestBits(DType t, double v) {
+  auto value = [t](uint16_t b) -> double {
+    return t == DType::kF16 ? HalfBitsToFloat(b) : BFloat16BitsToFloat(b);
+  };
+  const float f = static_cast<float>(v);
+  const uint16_t b0 = t == DType::kF16 ? FloatToHalfBits(f) : FloatToBFloat16Bits(f);
+  uint16_t best = b0;
+  for (uint16_t b : {static_cast<uint16_t>(b0 - 1), static_cast<uint16_t>(b0 + 1)}) {
+    const double e = std::fabs(value(b) - v), eb = std::fabs(value(best) - v);
+    if (e < eb || (e == eb && (b & 1) == 0)) best = b;
+  }
+  return best;
+}
+
+// f16 / bf16 Range as onnx's reference (Range-27) computes it: numpy's arange in the stash type
+// (stash_type 1: f32, 11: f64): a0 = start, a1 = start + delta, a0 + i * (a1 - a0) for i >= 2,
+// each element rounded once to the dtype. Random starts and deltas on the CPU backend (which
+// runs the device body) and the device under test: exactly that definition, written here, and
+// within one unit in the last place of the exact start + i * delta.
+TEST(DeviceMovementTest, RangeF16AndBf16ComputeInTheStashType) {
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> start_d(-40, 40), delta_d(0.01, 2.5);
+  std::uniform_int_distribution<int> n_d(1, 300);
+  for (DType t : {DType::kF16, DType::kBF16}) {
+    auto value = [t](uint16_t b) -> double {
+      return t == DType::kF16 ? HalfBitsToFloat(b) : BFloat16BitsToFloat(b);
+    };
+    const double ulp = t == DType::kF16 ? std::ldexp(1.0, -10) : std::ldexp(1.0, -7);
+    for (int stash : {1, 11}) {
+      for (int rep = 0; rep < 12; ++rep) {
+        const uint16_t sb = NearestBits(t, start_d(rng));
+        const uint16_t db = NearestBits(t, (rep % 2 ? -1 : 1) * delta_d(rng));
+        const int64_t n = n_d(rng);
+        SCOPED_TRACE(fmt::format("{} stash {} start {} delta {} n {}", Name(t), stash, value(sb),
+                                 value(db), n));
+        PlanBuilder pb;
+        int s = pb.Buffer("start", t, {}, B::CONSTANT, &sb);
+        int l = pb.Buffer("limit", t, {}, B::CONSTANT, &sb);  // not read: n is y's count
+        int d = pb.Buffer("delta", t, {}, B::CONSTANT, &db);
+        int y = pb.Buffer("y", t, {n}, B::OUTPUT);
+        PlanBuilder::Int(pb.Kernel("Range", {s, l, d}, {y}), "stash_type", stash);
+        const PlanFile f = pb.Finish();
+        std::vector<uint16_t> want(static_cast<size_t>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          double v;
+          if (stash == 1) {
+            const float a0 = static_cast<float>(value(sb));
+            const float a1 = a0 + static_cast<float>(value(db));
+            volatile float step = static_cast<float>(i) * (a1 - a0);  // no FMA
+            v = i == 0 ? a0 : i == 1 ? a1 : a0 + step;
+          } else {
+            const double a0 = value(sb), a1 = a0 + value(db);
+            volatile double step = static_cast<double>(i) * (a1 - a0);
+            v = i == 0 ? a0 : i == 1 ? a1 : a0 + step;
+          }
+          want[i] = NearestBits(t, v);
+          const double exact = value(sb) + static_cast<double>(i) * value(db);
+          EXPECT_LE(std::fabs(value(want[i]) - exact), ulp * std::fabs(exact) + 1e-6) << i;
+        }
+        auto dev = testing::DeviceUnderTest();
+#if defined(A8_DEVICE_TESTS_ON_GPU)
+        if (!dev.ok()) GTEST_SKIP() << "no usable GPU: " << dev.status().message();
+#endif
+        ASSERT_TRUE(dev.ok()) << dev.status().message();
+        for (bool on_device : {false, true}) {
+          SCOPED_TRACE(on_device ? "device" : "cpu");
+          auto got = testing::RunOn(f, on_device ? std::move(dev).value() : MakeCpuBackend(), {});
+          ASSERT_EQ(got["y"], Bytes(want));
+        }
+      }
+    }
+  }
+  // Neither f32 nor f64: a clear error.
+  const uint16_t one = FloatToHalfBits(1.0f);
+  PlanBuilder pb;
+  int s = pb.Buffer("start", DType::kF16, {}, B::CONSTANT, &one);
+  int y = pb.Buffer("y", DType::kF16, {3}, B::OUTPUT);
+  PlanBuilder::Int(pb.Kernel("Range", {s, s, s}, {y}), "stash_type", 10);
+  auto ex = Executor::Create(pb.Finish(), MakeCpuBackend());
+  Status st = ex.ok() ? (*ex)->Run() : ex.status();
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("stash_type 10"), std::string::npos) << st.message();
 }
 
 TEST(DeviceMovementTest, ReshapeLikesCopy) {

@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -99,6 +100,87 @@ TEST(DeviceReduceTest, EveryReduceOpEveryDtypeMatchesCpu) {
       }
     }
   }
+}
+
+// Bool ReduceMax is "any" and ReduceMin "all" (one device body, which the CPU backend runs on
+// the host): every pattern of up to 5 reduced elements, an empty reduced axis (Max false, Min
+// true, as ONNX defines), and random bools over the axis sets of kReduceCases, each against an
+// any / all written here.
+TEST(DeviceReduceTest, BoolMaxMinAreAnyAllOverEveryPattern) {
+  auto expect = [](const PlanFile& f, const std::vector<uint8_t>& x,
+                   const std::vector<uint8_t>& want) {
+    auto dev = DeviceUnderTest();
+#if defined(A8_DEVICE_TESTS_ON_GPU)
+    if (!dev.ok()) GTEST_SKIP() << "no usable GPU: " << dev.status().message();
+#endif
+    ASSERT_TRUE(dev.ok()) << dev.status().message();
+    for (bool on_device : {false, true}) {
+      SCOPED_TRACE(on_device ? "device" : "cpu");
+      auto got = RunOn(f, on_device ? std::move(dev).value() : MakeCpuBackend(), {{"x", x}});
+      ASSERT_EQ(got["y"], want);
+    }
+  };
+  for (bool is_max : {true, false}) {
+    const char* op = is_max ? "ReduceMax" : "ReduceMin";
+    // Row p of [2^k, k] holds the bits of p: every pattern; k = 0 is the empty set.
+    for (int64_t k = 0; k <= 5; ++k) {
+      SCOPED_TRACE(fmt::format("{} over {} elements", op, k));
+      const int64_t rows = int64_t{1} << k;
+      std::vector<uint8_t> x(static_cast<size_t>(rows * k)), want(static_cast<size_t>(rows));
+      for (int64_t p = 0; p < rows; ++p) {
+        bool any = false, all = true;
+        for (int64_t j = 0; j < k; ++j) {
+          x[p * k + j] = (p >> j) & 1;
+          any = any || x[p * k + j];
+          all = all && x[p * k + j];
+        }
+        want[p] = is_max ? any : all;
+      }
+      expect(OneKernel(op, DType::kBool, {rows, k}, std::vector<int64_t>{1}, {rows}, DType::kBool),
+             x, want);
+    }
+    for (const ReduceCase& c : kReduceCases) {
+      SCOPED_TRACE(Where(op, DType::kBool, c.dims) +
+                   fmt::format(" axes [{}]", fmt::join(c.axes, ",")));
+      auto out_dims = cpu::ReduceOutputDims(c.dims, c.axes, c.keepdims);
+      ASSERT_TRUE(out_dims.ok());
+      const int64_t n = cpu::NumElements(c.dims), rank = static_cast<int64_t>(c.dims.size());
+      // Mostly one value, so that any / all both vary across the outputs.
+      std::mt19937 rng(static_cast<uint32_t>(n));
+      std::bernoulli_distribution bit(is_max ? 0.08 : 0.92);
+      std::vector<uint8_t> x(static_cast<size_t>(n));
+      for (uint8_t& v : x) v = bit(rng);
+      // The reference: each element joins the output at its kept coordinates.
+      std::vector<bool> reduced(c.dims.size(), c.axes.empty());
+      for (int64_t a : c.axes) reduced[a < 0 ? a + rank : a] = true;
+      std::vector<uint8_t> want(static_cast<size_t>(cpu::NumElements(*out_dims)), is_max ? 0 : 1);
+      for (int64_t i = 0; i < n; ++i) {
+        int64_t rest = i, o = 0, scale = 1;
+        for (int64_t d = rank - 1; d >= 0; --d) {
+          const int64_t coord = rest % c.dims[d];
+          rest /= c.dims[d];
+          if (reduced[d]) continue;
+          o += coord * scale;
+          scale *= c.dims[d];
+        }
+        want[o] = is_max ? (want[o] | x[i]) : (want[o] & x[i]);
+      }
+      Attrs attrs = [&](plan::Kernel* k) {
+        PlanBuilder::Int(k, "keepdims", c.keepdims ? 1 : 0);
+        if (c.axes_as_attr) PlanBuilder::Ints(k, "axes", c.axes);
+      };
+      std::optional<std::vector<int64_t>> axes_in;
+      if (!c.axes_as_attr && !c.axes.empty()) axes_in = c.axes;
+      expect(OneKernel(op, DType::kBool, c.dims, axes_in, *out_dims, DType::kBool, attrs), x, want);
+    }
+  }
+  // The other reductions have no bool kernel: a clear error, not a value.
+  auto ex = Executor::Create(
+      OneKernel("ReduceSum", DType::kBool, {2, 3}, std::vector<int64_t>{1}, {2}, DType::kBool),
+      MakeCpuBackend());
+  ASSERT_FALSE(ex.ok());
+  EXPECT_NE(ex.status().message().find("does not take bool"), std::string::npos)
+      << ex.status().message();
 }
 
 // Integer ReduceL2 / ReduceLogSumExp compute in double and store like a Cast
