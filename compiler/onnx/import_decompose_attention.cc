@@ -44,6 +44,7 @@
 namespace a8 {
 namespace {
 
+using decompose_internal::AttentionScaleAttr;
 using decompose_internal::CheckAttrs;
 using decompose_internal::Emitter;
 using decompose_internal::FloatAttr;
@@ -132,15 +133,7 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
     return InvalidInput("{}: attribute 'is_causal' must be 0 or 1, got {}", req.where, causal);
   }
   a.is_causal = causal == 1;
-  if (req.attrs.count("scale")) {
-    A8_ASSIGN_OR_RETURN(float scale, FloatAttr(req, "scale", 0));
-    if (!(scale >= 0)) {
-      return InvalidInput(
-          "{}: attribute 'scale' {} is negative or NaN (Q and K are scaled by its square root)",
-          req.where, scale);
-    }
-    a.scale = scale;
-  }
+  A8_ASSIGN_OR_RETURN(a.scale, AttentionScaleAttr(req));
   A8_ASSIGN_OR_RETURN(a.softcap, FloatAttr(req, "softcap", 0));
   if (req.attrs.count("softmax_precision")) {
     A8_ASSIGN_OR_RETURN(int64_t p, IntAttr(req, "softmax_precision", std::nullopt));

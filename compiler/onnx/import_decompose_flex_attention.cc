@@ -33,9 +33,9 @@
 namespace a8 {
 namespace {
 
+using decompose_internal::AttentionScaleAttr;
 using decompose_internal::CheckAttrs;
 using decompose_internal::Emitter;
-using decompose_internal::FloatAttr;
 using decompose_internal::IntAttr;
 using decompose_internal::StringAttr;
 
@@ -52,15 +52,10 @@ StatusOr<Value*> EmitScores(Emitter& e, const DecomposeRequest& req, Value* q, V
     return e.Emit(op, version, std::move(inputs), std::move(attrs), suffix, false);
   };
   Value* s;
-  if (req.attrs.count("scale")) {
-    A8_ASSIGN_OR_RETURN(float scale, FloatAttr(req, "scale", 0));
-    if (!(scale >= 0)) {
-      return InvalidInput(
-          "{}: attribute 'scale' {} is negative or NaN (Q and K are scaled by its square root)",
-          req.where, scale);
-    }
-    s = e.Constant("sqrt_scale",
-                   TensorData::FromFloats({static_cast<float>(std::sqrt(double{scale}))}, {}));
+  A8_ASSIGN_OR_RETURN(std::optional<float> scale_attr, AttentionScaleAttr(req));
+  if (scale_attr) {
+    s = e.Constant("sqrt_scale", TensorData::FromFloats(
+                                     {static_cast<float>(std::sqrt(double{*scale_attr}))}, {}));
   } else {
     Value* head = emit("Shape", 15, {q}, "head_size", {{"start", int64_t{3}}, {"end", int64_t{4}}});
     Value* d = emit("Cast", 13, {head}, "head_size_f", {{"to", Attribute(kOnnxFloat)}});

@@ -95,6 +95,9 @@ Status CheckAttrs(const DecomposeRequest& req, std::initializer_list<std::string
 StatusOr<int64_t> IntAttr(const DecomposeRequest& req, const std::string& name,
                           std::optional<int64_t> def);
 StatusOr<float> FloatAttr(const DecomposeRequest& req, const std::string& name, float def);
+// Attention's and FlexAttention's optional `scale` (nullopt when absent): an error when negative
+// or NaN, since Q and K are scaled by its square root.
+StatusOr<std::optional<float>> AttentionScaleAttr(const DecomposeRequest& req);
 StatusOr<std::string> StringAttr(const DecomposeRequest& req, const std::string& name,
                                  const std::string& def);
 // The rank of input 0, which the decomposition needs for `why`.

@@ -45,6 +45,17 @@ StatusOr<float> FloatAttr(const DecomposeRequest& req, const std::string& name, 
   return it->second.f();
 }
 
+StatusOr<std::optional<float>> AttentionScaleAttr(const DecomposeRequest& req) {
+  if (!req.attrs.count("scale")) return std::optional<float>();
+  A8_ASSIGN_OR_RETURN(float scale, FloatAttr(req, "scale", 0));
+  if (!(scale >= 0)) {
+    return InvalidInput(
+        "{}: attribute 'scale' {} is negative or NaN (Q and K are scaled by its square root)",
+        req.where, scale);
+  }
+  return std::optional<float>(scale);
+}
+
 StatusOr<std::string> StringAttr(const DecomposeRequest& req, const std::string& name,
                                  const std::string& def) {
   auto it = req.attrs.find(name);

@@ -43,29 +43,32 @@ Status UnpoolSetUp(const KernelArgs& a, const char* op, const Dims& xdims, const
   return Status::Ok();
 }
 
-Status MaxUnpool(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg &x = a.in(0), &idx = a.in(1), &y = a.out(0);
-  if (x.dtype != y.dtype) return InvalidInput("MaxUnpool: X and Y dtypes differ");
+// MaxUnpool (X, I) -> Y and its gradient (dY, I) -> dX of I's dims: the same geometry, the
+// pooled side first; `names` are the src and dst operands' names for the dtype error.
+template <typename Launch>
+Status Unpool(const KernelArgs& a, DevCtx& ctx, const char* op, const char* names,
+              const TensorArg& pooled, const TensorArg& unpooled, Launch launch) {
+  const TensorArg &src = a.in(0), &idx = a.in(1), &dst = a.out(0);
+  if (src.dtype != dst.dtype) return InvalidInput("{}: {} dtypes differ", op, names);
   roi_pool::MaxUnpoolParams p;
-  A8_RETURN_IF_ERROR(UnpoolSetUp(a, "MaxUnpool", x.dims, idx, y.dims, &p));
+  A8_RETURN_IF_ERROR(UnpoolSetUp(a, op, pooled.dims, idx, unpooled.dims, &p));
   p.err = ErrOf(ctx);
-  p.dtype = x.dtype;
-  p.src = x.data;
-  p.dst = y.data;
-  return FromDev(roi_pool::MaxUnpool(ctx, p));
+  p.dtype = src.dtype;
+  p.src = src.data;
+  p.dst = dst.data;
+  return FromDev(launch(ctx, p));
 }
 
-// (dY, I) -> dX of I's dims.
+Status MaxUnpool(const KernelArgs& a, DevCtx& ctx) {
+  return Unpool(
+      a, ctx, "MaxUnpool", "X and Y", a.in(0), a.out(0),
+      [](DevCtx& c, const roi_pool::MaxUnpoolParams& p) { return roi_pool::MaxUnpool(c, p); });
+}
+
 Status MaxUnpoolGrad(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg &dy = a.in(0), &idx = a.in(1), &dx = a.out(0);
-  if (dy.dtype != dx.dtype) return InvalidInput("a8.MaxUnpoolGrad: dY and dX dtypes differ");
-  roi_pool::MaxUnpoolParams p;
-  A8_RETURN_IF_ERROR(UnpoolSetUp(a, "a8.MaxUnpoolGrad", dx.dims, idx, dy.dims, &p));
-  p.err = ErrOf(ctx);
-  p.dtype = dy.dtype;
-  p.src = dy.data;
-  p.dst = dx.data;
-  return FromDev(roi_pool::MaxUnpoolGrad(ctx, p));
+  return Unpool(
+      a, ctx, "a8.MaxUnpoolGrad", "dY and dX", a.out(0), a.in(0),
+      [](DevCtx& c, const roi_pool::MaxUnpoolParams& p) { return roi_pool::MaxUnpoolGrad(c, p); });
 }
 
 // X [N, C, H, W], rois [R, 4], batch_indices [R] (i64), Y [R, C, out_h, out_w].
