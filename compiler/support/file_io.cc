@@ -190,7 +190,12 @@ Status WriteFileAtomically(const std::string& path, std::span<const std::string_
   mode_t mode = fs::exists(st) ? static_cast<mode_t>(st.permissions() & fs::perms::mask)
                                : static_cast<mode_t>(0666 & ~mask);
   fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp.XXXXXX")).string();
+  // Appended, not `"." + name + ...`: GCC 12 at -O3 reports a false -Wrestrict overlap in
+  // libstdc++'s operator+ there, which -Werror turns into a failed Release build.
+  std::string name = ".";
+  name += target.filename().string();
+  name += ".tmp.XXXXXX";
+  std::string tmp = (dir / name).string();
   int fd = mkstemp(tmp.data());
   if (fd < 0) {
     return Internal("{}: cannot create a temporary file in '{}': {}", path, dir.string(),
