@@ -12,7 +12,6 @@ onnxruntime is not run, which keeps the pass to a few minutes on 2 cores.
 The helpers (bind discovery, .npy writing) are run_node_tests.py's, passed in as `h`, so both
 runs feed a800c the same arrays.
 """
-import concurrent.futures
 import glob
 import os
 import subprocess
@@ -20,11 +19,6 @@ import tempfile
 
 import numpy as np
 import onnx
-
-
-def _first_line(text, fallback):
-    lines = [l for l in text.strip().splitlines() if l.strip()]
-    return lines[-1] if lines else fallback
 
 
 def _compare(name, got_dir, want_dir, out_names, backend):
@@ -72,7 +66,7 @@ def parity_case(h, a800c, a800c_run, backend, case_dir, workdir):
                 flags = h.bind_flags(case_dir, ds, binds, workdir, f"par{k}")
                 r = subprocess.run(cmd + flags, capture_output=True, text=True, timeout=120)
             if r.returncode != 0:
-                return False, "compile: " + _first_line(r.stderr, f"exit {r.returncode}")
+                return False, "compile: " + h.first_line(r.stderr, f"exit {r.returncode}")
             binds = binds or []
         inputs = []
         for j, n in enumerate(all_in):
@@ -90,7 +84,7 @@ def parity_case(h, a800c, a800c_run, backend, case_dir, workdir):
                                [f"--output-dir={dirs[b]}"], capture_output=True, text=True,
                                timeout=300)
             if r.returncode != 0:
-                return False, f"run on {b} (exit {r.returncode}): " + _first_line(r.stderr, "")
+                return False, f"run on {b} (exit {r.returncode}): " + h.first_line(r.stderr, "")
         why = _compare(name, dirs[backend], dirs["cpu"], out_names, backend)
         if why is not None:
             return False, f"data set {k}: {why}"
@@ -102,17 +96,11 @@ def run_all(h, args, cases):
     the failures (every case with -v) and the counts; returns the number of failures."""
     listed = h.read_cpu_unsupported()
     todo = [c for c in cases if c not in listed]
-    results = {}
-    with tempfile.TemporaryDirectory() as work, \
-            concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
-        futs = {pool.submit(parity_case, h, args.a800c, args.run_cpu, args.compare_backend,
-                            os.path.join(args.data, "node", c), work): c for c in todo}
-        for f in concurrent.futures.as_completed(futs):
-            c = futs[f]
-            try:
-                results[c] = f.result()
-            except Exception as e:  # a timeout or a harness bug: a failure
-                results[c] = (False, f"harness: {type(e).__name__}: {str(e)[:200]}")
+    with tempfile.TemporaryDirectory() as work:
+        results = h.map_cases(lambda c: parity_case(h, args.a800c, args.run_cpu,
+                                                    args.compare_backend,
+                                                    os.path.join(args.data, "node", c), work),
+                              todo, args.j)
     failed = sorted(c for c, (ok, _) in results.items() if not ok)
     for c in sorted(results):
         ok, msg = results[c]

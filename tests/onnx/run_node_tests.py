@@ -278,7 +278,22 @@ def read_cpu_unsupported():
     return out
 
 
-def _first_line(text, fallback):
+def map_cases(fn, cases, j):
+    """{case: fn(case)} over j threads; fn returns (ok, message), and an exception (a timeout or
+    a harness bug) is a failure with its message."""
+    results = {}
+    with concurrent.futures.ThreadPoolExecutor(max_workers=j) as pool:
+        futs = {pool.submit(fn, c): c for c in cases}
+        for f in concurrent.futures.as_completed(futs):
+            c = futs[f]
+            try:
+                results[c] = f.result()
+            except Exception as e:
+                results[c] = (False, f"harness: {type(e).__name__}: {str(e)[:200]}")
+    return results
+
+
+def first_line(text, fallback):
     lines = [l for l in text.strip().splitlines() if l.strip()]
     return lines[-1][:300] if lines else fallback
 
@@ -311,7 +326,7 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
             r = subprocess.run([a800c, model_path, "-o", plan] + flags, capture_output=True,
                                text=True, timeout=120)
             if r.returncode != 0:
-                return False, "compile: " + _first_line(r.stderr, f"exit {r.returncode}")
+                return False, "compile: " + first_line(r.stderr, f"exit {r.returncode}")
         cmd = [a800c_run, plan, "--backend=cpu", "--steps=1"]
         for j, n in enumerate(all_in):
             p = os.path.join(ds, f"input_{j}.pb")
@@ -324,7 +339,7 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
         cmd.append(f"--output-dir={outdir}")
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
-            return False, f"run (exit {r.returncode}): " + _first_line(r.stderr, "no message")
+            return False, f"run (exit {r.returncode}): " + first_line(r.stderr, "no message")
         random_got = []
         for j, n in enumerate(out_names):
             want = load_tensor(os.path.join(ds, f"output_{j}.pb"))
@@ -367,17 +382,10 @@ def run_cpu_all(args, cases_ok):
     listed = read_cpu_unsupported()
     h = subprocess.run([args.a800c, "--help"], capture_output=True, text=True).stdout
     flags = ["--precision=fp32"] if "--precision" in h else []
-    results = {}
-    with tempfile.TemporaryDirectory() as work, \
-            concurrent.futures.ThreadPoolExecutor(max_workers=args.j) as pool:
-        futs = {pool.submit(run_cpu_case, args.a800c, args.run_cpu, flags,
-                            os.path.join(args.data, "node", c), work): c for c in cases_ok}
-        for f in concurrent.futures.as_completed(futs):
-            c = futs[f]
-            try:
-                results[c] = f.result()
-            except Exception as e:  # a timeout or a harness bug: a failure
-                results[c] = (False, f"harness: {type(e).__name__}: {str(e)[:200]}")
+    with tempfile.TemporaryDirectory() as work:
+        results = map_cases(lambda c: run_cpu_case(args.a800c, args.run_cpu, flags,
+                                                   os.path.join(args.data, "node", c), work),
+                            cases_ok, args.j)
     failed = sorted(c for c, (ok, _) in results.items() if not ok and c not in listed)
     expected_fail = sorted(c for c, (ok, _) in results.items() if not ok and c in listed)
     now_pass = sorted(c for c, (ok, _) in results.items() if ok and c in listed)
