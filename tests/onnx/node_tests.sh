@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ctest entry: generate the ONNX node tests (once per build tree) and run the supported ones.
-# Arguments after the first two go to run_node_tests.py (--compare-backend cuda-emu).
+# Arguments after the first two go to run_node_tests.py (ctest: --compare-backend cuda-emu).
 set -euo pipefail
 a800c=$1 data=$2
 here=$(cd "$(dirname "$0")" && pwd)

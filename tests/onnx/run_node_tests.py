@@ -38,9 +38,9 @@ counts them.
     python3 tests/onnx/run_node_tests.py --a800c build/bin/a800c --data DIR [--all] [-j N]
         [--run-cpu build/bin/a800c-run] [-k REGEX]
 
-`--compare-backend BACKEND` (with --run-cpu) runs instead the supported cases that run on the
-CPU backend on both the CPU and BACKEND (cuda-emu) and requires bit-identical outputs
-(node_backend_parity.py); onnxruntime is not run then.
+`--compare-backend BACKEND` (with --run-cpu) also runs each plan that passes on the CPU backend
+on `--backend=cpu --reference` and on BACKEND (cuda-emu), with the same inputs, and requires
+bit-identical outputs (node_backend_parity.py): one compile per case serves both checks.
 
 `-k REGEX` keeps only the cases whose name matches (re.search), supported and not, to iterate on
 a few (`-k '^test_(attention|rotary)'`); the counts are then of those cases.
@@ -93,6 +93,8 @@ ORT_DEVIATES = {
 REFERENCE_CHECKED = {}
 # The cases whose values were checked by properties (random_outputs.py), not against output_*.pb.
 RANDOM_CHECKED = set()
+# --compare-backend: case -> None (bit-identical on every data set) or why not.
+PARITY = {}
 
 
 def load_tensor(path):
@@ -304,8 +306,11 @@ def first_line(text, fallback):
 LOW_PRECISION_TOL = {"bfloat16": (1.6e-2, 1e-5), "float16": (1e-3, 1e-5)}
 
 
-def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
-    """Compiles the case to a plan and runs it on the CPU backend. Returns (ok, message)."""
+def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir, compare_backend=None):
+    """Compiles the case to a plan and runs it on the CPU backend. Returns (ok, message). With
+    `compare_backend` (cuda-emu), each plan that passes also runs on `--backend=cpu --reference`
+    and on that backend, whose outputs must be bit-identical (node_backend_parity.py); the
+    verdict goes to PARITY, apart from the CPU's."""
     name = os.path.basename(case_dir)
     if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
         return False, "inputs or outputs are not tensors"
@@ -340,6 +345,7 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
             return False, f"run (exit {r.returncode}): " + first_line(r.stderr, "no message")
+        run_inputs = cmd[4:-1]  # the --input flags
         random_got = []
         for j, n in enumerate(out_names):
             want = load_tensor(os.path.join(ds, f"output_{j}.pb"))
@@ -374,6 +380,15 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir):
             if not ok:
                 return False, msg
             RANDOM_CHECKED.add(name)
+        if compare_backend:
+            why = node_backend_parity.check_plan(sys.modules[__name__], a800c_run,
+                                                 compare_backend, plan, run_inputs, workdir,
+                                                 f"{name}.{k}", out_names)
+            if why is not None:
+                PARITY[name] = f"data set {k}: {why}"
+                compare_backend = None  # one verdict per case
+    if compare_backend:
+        PARITY[name] = None
     return True, "ok"
 
 
@@ -384,7 +399,8 @@ def run_cpu_all(args, cases_ok):
     flags = ["--precision=fp32"] if "--precision" in h else []
     with tempfile.TemporaryDirectory() as work:
         results = map_cases(lambda c: run_cpu_case(args.a800c, args.run_cpu, flags,
-                                                   os.path.join(args.data, "node", c), work),
+                                                   os.path.join(args.data, "node", c), work,
+                                                   args.compare_backend),
                             cases_ok, args.j)
     failed = sorted(c for c, (ok, _) in results.items() if not ok and c not in listed)
     expected_fail = sorted(c for c, (ok, _) in results.items() if not ok and c in listed)
@@ -406,7 +422,17 @@ def run_cpu_all(args, cases_ok):
     passed = sum(1 for ok, _ in results.values() if ok)
     print(f"CPU backend: {len(results)} run, {passed} passed, {len(failed)} failed, "
           f"{len(expected_fail)} listed as not runnable yet (cpu_unsupported_node_tests.txt)")
-    return 0 if args.write_cpu_unsupported else len(failed)
+    parity_failed = 0
+    if args.compare_backend:
+        b = args.compare_backend
+        parity_failed = sum(1 for why in PARITY.values() if why is not None)
+        for c in sorted(PARITY):
+            if args.v or PARITY[c] is not None:
+                print(f"{b} {'PASS' if PARITY[c] is None else 'FAIL'}: {c}: {PARITY[c] or 'ok'}")
+        print(f"backend parity (cpu --reference vs {b}, bit-identical outputs): {len(PARITY)} "
+              f"run (the cases that pass on the CPU), {len(PARITY) - parity_failed} identical, "
+              f"{parity_failed} failed")
+    return 0 if args.write_cpu_unsupported else len(failed) + parity_failed
 
 
 def main():
@@ -426,8 +452,9 @@ def main():
     ap.add_argument("--write-cpu-unsupported", action="store_true",
                     help="with --run-cpu: rewrite cpu_unsupported_node_tests.txt from this run")
     ap.add_argument("--compare-backend", metavar="BACKEND",
-                    help="with --run-cpu: only run the supported cases on the CPU and on BACKEND "
-                         "(cuda-emu) and require bit-identical outputs (node_backend_parity.py)")
+                    help="with --run-cpu: also run each plan that passes on the CPU on "
+                         "--backend=cpu --reference and on BACKEND (cuda-emu), and require "
+                         "bit-identical outputs (node_backend_parity.py)")
     args = ap.parse_args()
 
     cases = sorted(os.listdir(os.path.join(args.data, "node")))
@@ -442,11 +469,9 @@ def main():
     if missing:
         print(f"supported cases missing from the generated data: {missing[:10]}")
         return 1
-    if args.compare_backend:
-        if not args.run_cpu or args.all:
-            print("--compare-backend needs --run-cpu (the a800c-run to use) and no --all")
-            return 2
-        return 1 if node_backend_parity.run_all(sys.modules[__name__], args, supported) else 0
+    if args.compare_backend and not args.run_cpu:
+        print("--compare-backend needs --run-cpu (the a800c-run to use)")
+        return 2
     todo = cases if args.all else supported
     # The cases onnxruntime has no kernel for are run on the CPU backend (a800c-run: --run-cpu's,
     # else the one beside a800c) against their reference outputs.
