@@ -28,7 +28,7 @@ logs=${A8_FUZZ_LOGS:-$out/fuzz-logs}
 
 configure_and_build() {
   cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA800C_FUZZ=ON \
-    -DA800C_CUDA=OFF -DA800C_WERROR=OFF -DA800C_SANITIZE=ON \
+    -DA800C_CUDA=OFF -DA800C_WERROR=OFF -DA800C_SANITIZE=ON -DA800C_UNITY=ON \
     -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
     -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" >/dev/null
