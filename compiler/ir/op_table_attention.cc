@@ -24,8 +24,6 @@
 namespace a8 {
 namespace {
 
-const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-
 DType LseType(DType t) { return t == DType::kF64 ? DType::kF64 : DType::kF32; }
 
 // Checks Q, K, V and the bias (inputs q0 .. q0 + 3) and returns Y's dims.
@@ -115,7 +113,7 @@ void AddAttentionOps(std::vector<OpDef>* ops) {
                                        Opt("is_causal", int64_t{0}),
                                        OptNoDefault("scale", AttrKind::kFloat)};
   const std::vector<std::pair<char, std::vector<DType>>> vars = {
-      {'T', kFloats}, {'B', kFloats}, {'L', {DType::kF32, DType::kF64}}};
+      {'T', kKernelFloats}, {'B', kKernelFloats}, {'L', {DType::kF32, DType::kF64}}};
   OpDef fwd = InternalOp("FusedAttention", {3, 4, 2, 2}, attrs, InferFusedAttention,
                          "softmax(scale Q K^T + bias, causal) V without a score buffer (online "
                          "softmax in f32), and the rows' log-sum-exp");

@@ -15,6 +15,10 @@
 
 namespace a8 {
 
+// The float element types a kernel row lists for most float ops (KernelRowSpec).
+inline const std::vector<DType> kKernelFloats = {DType::kF32, DType::kF16, DType::kBF16,
+                                                 DType::kF64};
+
 inline AttrSpec Opt(std::string name, Attribute dflt) {
   AttrKind kind = dflt.kind();
   return AttrSpec{std::move(name), kind, false, std::move(dflt)};

@@ -123,7 +123,7 @@ void AddActivation(std::vector<OpDef>* ops, Activation a) {
   grad.gradient = GradDecision::kNone;  // no second derivatives
   grad.elementwise = true;
   grad.kernel =
-      KernelRowSpec{"T,T", "T", {{'T', {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}}}};
+      KernelRowSpec{"T,T", "T", {{'T', kKernelFloats}}};
   ops->push_back(std::move(fwd));
   ops->push_back(std::move(grad));
 }

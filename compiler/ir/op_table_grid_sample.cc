@@ -20,7 +20,6 @@
 namespace a8 {
 namespace {
 
-const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
 constexpr int64_t kMaxSpatial = 3;  // kernels/device/grid_sample.h's kMaxSpatial
 
 Status CheckGridSampleAttrs(const OpNode& node) {
@@ -262,7 +261,7 @@ void AddGridSampleOps(std::vector<OpDef>* ops) {
                 "X sampled at grid's normalized coordinates (1-3 spatial dims; linear, nearest, "
                 "cubic; zeros, border, reflection)");
   gs.precision = OpPrecisionClass::kDeny;
-  gs.kernel = KernelRowSpec{"T,T", "T", {{'T', kFloats}}};
+  gs.kernel = KernelRowSpec{"T,T", "T", {{'T', kKernelFloats}}};
   ops->push_back(std::move(gs));
   OpDef grad =
       InternalOp("GridSampleGrad", {3, 3, 2, 2},
@@ -271,7 +270,7 @@ void AddGridSampleOps(std::vector<OpDef>* ops) {
                  InferGridSampleGrad, "gradient of GridSample: (dy, X, grid) -> (dX, dgrid)");
   grad.precision = OpPrecisionClass::kDeny;
   grad.gradient = GradDecision::kNone;
-  grad.kernel = KernelRowSpec{"T,T,T", "T,T", {{'T', kFloats}}};
+  grad.kernel = KernelRowSpec{"T,T,T", "T,T", {{'T', kKernelFloats}}};
   ops->push_back(std::move(grad));
   // Their gradients: a8.Col2ImGrad (Im2Col) and a8.DeformConvGrad (grad_rules_grid_sample.cc).
   const std::vector<AttrSpec> col_attrs = {OptNoDefault("dilations", AttrKind::kInts),
@@ -285,7 +284,7 @@ void AddGridSampleOps(std::vector<OpDef>* ops) {
   col_grad.gradient = GradDecision::kNone;
   for (OpDef* op : {&col, &col_grad}) {
     op->precision = OpPrecisionClass::kDeny;
-    op->kernel = KernelRowSpec{"T,i64,i64", "T", {{'T', kFloats}}};
+    op->kernel = KernelRowSpec{"T,i64,i64", "T", {{'T', kKernelFloats}}};
     ops->push_back(std::move(*op));
   }
   const std::vector<AttrSpec> dc_attrs = {
@@ -295,13 +294,13 @@ void AddGridSampleOps(std::vector<OpDef>* ops) {
   OpDef dc = Op("DeformConv", {3, 5, 1, 1}, dc_attrs, {19, 22}, 22, InferDeformConv,
                 "2-D deformable convolution: bilinear samples at offset positions, optional mask");
   dc.precision = OpPrecisionClass::kDeny;
-  dc.kernel = KernelRowSpec{"T,T,T,T?,T?", "T", {{'T', kFloats}}};
+  dc.kernel = KernelRowSpec{"T,T,T,T?,T?", "T", {{'T', kKernelFloats}}};
   OpDef dc_grad = InternalOp("DeformConvGrad", {4, 5, 3, 4}, dc_attrs, InferDeformConvGrad,
                              "gradient of DeformConv: (dy, X, W, offset, mask?) -> (dX, dW, "
                              "doffset, dmask?)");
   dc_grad.precision = OpPrecisionClass::kDeny;
   dc_grad.gradient = GradDecision::kNone;
-  dc_grad.kernel = KernelRowSpec{"T,T,T,T,T?", "T,T,T,T?", {{'T', kFloats}}};
+  dc_grad.kernel = KernelRowSpec{"T,T,T,T,T?", "T,T,T,T?", {{'T', kKernelFloats}}};
   ops->push_back(std::move(dc_grad));
   ops->push_back(std::move(dc));
 }

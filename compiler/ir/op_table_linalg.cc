@@ -9,8 +9,6 @@
 namespace a8 {
 namespace {
 
-const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-
 // X's batch dims (all but the last two), or an error naming the field when X is not a batch of
 // square float matrices.
 StatusOr<std::vector<int64_t>> BatchDims(const OpNode& node, int i) {
@@ -48,13 +46,13 @@ void AddLinalgOps(std::vector<OpDef>* ops) {
   OpDef det = Op("Det", kUnary, {}, {11, 22}, 11, InferDet,
                  "determinant of each square matrix in the last two dims (LU, pinned FP32)");
   det.precision = OpPrecisionClass::kDeny;
-  det.kernel = KernelRowSpec{"T", "T", {{'T', kFloats}}};
+  det.kernel = KernelRowSpec{"T", "T", {{'T', kKernelFloats}}};
   OpDef grad =
       InternalOp("DetGrad", kBinary, {}, InferDetGrad,
                  "gradient of Det: dy times the cofactors of X (exact when X is singular)");
   grad.precision = OpPrecisionClass::kDeny;
   grad.gradient = GradDecision::kNone;
-  grad.kernel = KernelRowSpec{"T,T", "T", {{'T', kFloats}}};
+  grad.kernel = KernelRowSpec{"T,T", "T", {{'T', kKernelFloats}}};
   ops->push_back(std::move(det));
   ops->push_back(std::move(grad));
 }

@@ -8,8 +8,6 @@
 namespace a8 {
 namespace {
 
-const std::vector<DType> kFloatTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-
 // The output dtype: attribute 'dtype' when the node has it, else `dflt` (nullopt: required).
 StatusOr<DType> OutputDType(const OpNode& node, std::optional<DType> dflt, bool float_only) {
   const Attribute* attr = node.attr("dtype");
@@ -97,7 +95,7 @@ OpDef RandomOp(OpDef op, std::optional<KernelRowSpec> kernel) {
 
 void AddRandomOps(std::vector<OpDef>* ops) {
   const AttrSpec seed = OptNoDefault("seed", AttrKind::kFloat);
-  const KernelRowSpec none_to_float{"", "T", {{'T', kFloatTypes}}};
+  const KernelRowSpec none_to_float{"", "T", {{'T', kKernelFloats}}};
   ops->push_back(
       RandomOp(Op("RandomUniform", {0, 0, 1, 1},
                   {Opt("dtype", 1), Opt("high", 1.0f), Opt("low", 0.0f), seed,

@@ -11,8 +11,6 @@
 namespace a8 {
 namespace {
 
-const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-
 // The inferred output dims of MaxUnpool on X dims `x` (onnx's: (X_d - 1) * stride - pads +
 // kernel), from the node's kernel_shape, pads and strides.
 StatusOr<std::vector<int64_t>> InferredUnpoolDims(const OpNode& node,
@@ -177,21 +175,21 @@ void AddRoiPoolOps(std::vector<OpDef>* ops) {
   OpDef unpool = Op("MaxUnpool", {2, 3, 1, 1}, UnpoolAttrs(), {9, 11, 22}, 11, InferMaxUnpool,
                     "X written at MaxPool's indices, zeros elsewhere (constant output_shape)");
   unpool.precision = OpPrecisionClass::kFollow;
-  unpool.kernel = KernelRowSpec{"T,i64,i64?", "T", {{'T', kFloats}}};
+  unpool.kernel = KernelRowSpec{"T,i64,i64?", "T", {{'T', kKernelFloats}}};
   OpDef unpool_grad = InternalOp("MaxUnpoolGrad", kBinary, UnpoolAttrs(), InferMaxUnpoolGrad,
                                  "gradient of MaxUnpool's X: dy gathered at the indices that stay");
   unpool_grad.precision = OpPrecisionClass::kFollow;
   unpool_grad.gradient = GradDecision::kNone;
-  unpool_grad.kernel = KernelRowSpec{"T,i64", "T", {{'T', kFloats}}};
+  unpool_grad.kernel = KernelRowSpec{"T,i64", "T", {{'T', kKernelFloats}}};
   OpDef roi = Op("RoiAlign", {3, 3, 1, 1}, RoiAlignAttrs(), {10, 16, 22}, 16, InferRoiAlign,
                  "bilinear avg/max pooling of X over each roi's bins (pinned FP32)");
   roi.precision = OpPrecisionClass::kDeny;
-  roi.kernel = KernelRowSpec{"T,T,i64", "T", {{'T', kFloats}}};
+  roi.kernel = KernelRowSpec{"T,T,i64", "T", {{'T', kKernelFloats}}};
   OpDef roi_grad = InternalOp("RoiAlignGrad", {4, 4, 1, 1}, RoiAlignAttrs(), InferRoiAlignGrad,
                               "gradient of RoiAlign's X (mode avg): dy spread to the samples");
   roi_grad.precision = OpPrecisionClass::kDeny;
   roi_grad.gradient = GradDecision::kNone;
-  roi_grad.kernel = KernelRowSpec{"T,T,i64,T", "T", {{'T', kFloats}}};
+  roi_grad.kernel = KernelRowSpec{"T,T,i64,T", "T", {{'T', kKernelFloats}}};
   for (OpDef* op : {&unpool, &unpool_grad, &roi, &roi_grad}) ops->push_back(std::move(*op));
 }
 

@@ -53,7 +53,7 @@ using decompose_internal::IntAttr;
 using decompose_internal::Iota;
 using decompose_internal::WantsOutput;
 
-constexpr int64_t kOnnxFloat = 1;  // TensorProto.FLOAT
+using decompose_internal::kOnnxFloat;
 
 // A 4-D value's head count (dim 1) when its type is already known (a declared graph input).
 std::optional<int64_t> KnownHeads(const Value* v) {

@@ -39,7 +39,7 @@ using decompose_internal::Emitter;
 using decompose_internal::IntAttr;
 using decompose_internal::StringAttr;
 
-constexpr int64_t kOnnxFloat = 1;    // TensorProto.FLOAT
+using decompose_internal::kOnnxFloat;
 constexpr int64_t kOnnxDouble = 11;  // TensorProto.DOUBLE
 
 // What one FlexAttention node computes: all of it, or one of the importer's halves.

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "compiler/ir/attribute.h"
+#include "compiler/ir/types.h"
 #include "compiler/onnx/import_decompose.h"
 
 namespace a8::decompose_internal {
@@ -84,9 +85,24 @@ inline Value* Input(const DecomposeRequest& req, size_t i) {
   return i < req.inputs.size() ? req.inputs[i] : nullptr;
 }
 
+// Whether operand `i` is present.
+inline bool Present(const DecomposeRequest& req, size_t i) { return Input(req, i) != nullptr; }
+
 // Whether output `i` is wanted (present with a name).
 inline bool WantsOutput(const DecomposeRequest& req, size_t i) {
   return i < req.outputs.size() && !req.outputs[i].first.empty();
+}
+
+// TensorProto.FLOAT: the `stash_type` / `softmax_precision` value a800c computes in.
+inline constexpr int64_t kOnnxFloat = 1;
+
+// `v` cast to double (`<name>.<suffix>`). The quantization decompositions compute in double,
+// where the precision passes leave them (fp16 mode puts every float "follow" op in f16), and
+// round to the reference's type with a Cast where it rounds. A double result of +, -, * or /
+// rounded to f32, f16 or bf16 is the correctly rounded result in that type (53 >= 2 * 24 + 2
+// bits: the double rounding is innocuous), so the values are the reference's.
+inline Value* F64(Emitter& e, Value* v, const std::string& suffix) {
+  return e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(DType::kF64)}}}, suffix, false);
 }
 
 // Every attribute of the request is one of `known`.

@@ -47,7 +47,7 @@ using decompose_internal::IntAttr;
 using decompose_internal::StringAttr;
 using decompose_internal::WantsOutput;
 
-constexpr int64_t kOnnxFloat = 1;  // TensorProto.FLOAT
+using decompose_internal::kOnnxFloat;
 constexpr int64_t kMaxIndex = std::numeric_limits<int64_t>::max();
 
 StatusOr<std::vector<int64_t>> StaticDims(const DecomposeRequest& req, size_t i,

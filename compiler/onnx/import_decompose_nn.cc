@@ -53,7 +53,7 @@ using decompose_internal::RankOf;
 using decompose_internal::RequireConstant;
 using decompose_internal::StringAttr;
 
-constexpr int64_t kOnnxFloat = 1;  // TensorProto.FLOAT
+using decompose_internal::kOnnxFloat;
 
 StatusOr<std::vector<DecomposedNode>> DecomposeRmsNorm(Graph& g, const DecomposeRequest& req) {
   A8_RETURN_IF_ERROR(CheckArity(req, 2));

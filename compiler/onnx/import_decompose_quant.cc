@@ -171,14 +171,6 @@ Value* ConstLike(Emitter& e, Value* like, const std::string& suffix, double v) {
                 suffix + "_like", false);
 }
 
-// `v` cast to double: the decompositions compute in double, where the precision passes leave
-// them (fp16 mode puts every float "follow" op in f16), and round to the reference's type with
-// a Cast where it rounds. A double result of +, -, * or / rounded to f32, f16 or bf16 is the
-// correctly rounded result in that type (53 >= 2 * 24 + 2 bits: the double rounding is
-// innocuous), so the values are the reference's.
-Value* F64(Emitter& e, Value* v, const std::string& suffix) {
-  return e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(DType::kF64)}}}, suffix, false);
-}
 // A double `v` rounded to `t` and back to double.
 Value* RoundedTo(Emitter& e, Value* v, DType t, const std::string& suffix) {
   Value* r = e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(t)}}}, suffix, false);

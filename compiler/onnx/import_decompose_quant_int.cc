@@ -266,10 +266,6 @@ StatusOr<Value*> Requantize(Emitter& e, const DecomposeRequest& req, Value* acc,
   return e.Emit("Cast", 13, {q}, {{"to", int64_t{DTypeToOnnx(*t)}}}, "", true);
 }
 
-// `v` cast to double.
-Value* F64(Emitter& e, Value* v, const std::string& suffix) {
-  return e.Emit("Cast", 13, {v}, {{"to", int64_t{DTypeToOnnx(DType::kF64)}}}, suffix, false);
-}
 
 // a_scale * b_scale / y_scale (doubles) with each step rounded to the scales' type `t`, as the
 // reference computes it in that type: a double +, *, / rounded to f32, f16 or bf16 is the

@@ -162,9 +162,6 @@ StatusOr<std::vector<double>> ConstantDoubles(const DecomposeRequest& req, int i
   return v;
 }
 
-bool Present(const DecomposeRequest& req, size_t i) {
-  return i < req.inputs.size() && req.inputs[i] != nullptr;
-}
 
 // Reads the attributes and constant inputs of Resize-10..19 into `plan`.
 Status PlanResize(const DecomposeRequest& req, ResizePlan& plan) {

@@ -33,9 +33,6 @@ StatusOr<int64_t> ConstantScalar(const DecomposeRequest& req, int i, std::string
   return static_cast<int64_t>(d.GetDouble(0));
 }
 
-bool Present(const DecomposeRequest& req, size_t i) {
-  return req.inputs.size() > i && req.inputs[i] != nullptr;
-}
 
 StatusOr<std::vector<DecomposedNode>> DecomposeWindow(Graph& g, const DecomposeRequest& req) {
   A8_RETURN_IF_ERROR(CheckArity(req, 1));

@@ -18,7 +18,7 @@
 namespace a8 {
 namespace {
 
-constexpr const char* kPass = "plan-memory";
+constexpr const char* kPlanMemoryPass = "plan-memory";
 
 // One arena buffer: a value, or an in-place chain of values sharing bytes (size aligned).
 using Buffer = PlacedBuffer;
@@ -146,7 +146,7 @@ std::unordered_map<const Value*, std::string> UpdatesInPlace(const Graph& graph,
 StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
   const std::vector<Node*> order = graph.NodeList();
   const int num_nodes = static_cast<int>(order.size());
-  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> live, ComputeLiveness(graph, order, kPass));
+  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> live, ComputeLiveness(graph, order, kPlanMemoryPass));
   // live's index of each value, by Value::id() (-1: not an arena value).
   std::vector<int> index(graph.value_id_bound(), -1);
   for (int i = 0; i < static_cast<int>(live.size()); ++i) index[live[i].value->id()] = i;

@@ -11,7 +11,7 @@
 namespace a8 {
 namespace {
 
-constexpr const char* kPass = "schedule";
+constexpr const char* kSchedulePass = "schedule";
 
 // Nodes whose relative order must not change (see schedule.h).
 // a800c's internal ops are pure functions of their operands (gradients, losses, optimizer
@@ -80,7 +80,7 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
   auto counted = [&](const Value* v) { return v != nullptr && bytes[v->id()] >= 0; };
   auto note_value = [&](Value* v) -> Status {
     if (!v || !IsArenaValue(*v) || counted(v)) return Status::Ok();
-    A8_ASSIGN_OR_RETURN(int64_t b, ValueBytes(*v, kPass));
+    A8_ASSIGN_OR_RETURN(int64_t b, ValueBytes(*v, kSchedulePass));
     bytes[v->id()] = AlignUp(b, kArenaAlignment);
     remaining_uses[v->id()] = static_cast<int>(v->uses().size());
     return Status::Ok();
@@ -173,7 +173,7 @@ StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph) {
     }
   }
   if (static_cast<int>(order.size()) != num_nodes) {
-    return Internal("{}: the graph has a cycle; cannot order its nodes", kPass);
+    return Internal("{}: the graph has a cycle; cannot order its nodes", kSchedulePass);
   }
   return order;
 }
@@ -183,10 +183,10 @@ StatusOr<bool> Schedule::Run(Graph& graph) {
   graph.memory_plan.reset();
   const std::vector<Node*> original = graph.NodeList();
   const int num_nodes = static_cast<int>(original.size());
-  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> before, ComputeLiveness(graph, original, kPass));
+  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> before, ComputeLiveness(graph, original, kSchedulePass));
   const int64_t peak_before = PeakLiveBytes(before, num_nodes, kArenaAlignment);
   A8_ASSIGN_OR_RETURN(std::vector<Node*> candidate, GreedyMemorySchedule(graph));
-  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> after, ComputeLiveness(graph, candidate, kPass));
+  A8_ASSIGN_OR_RETURN(std::vector<LiveValue> after, ComputeLiveness(graph, candidate, kSchedulePass));
   const int64_t peak_after = PeakLiveBytes(after, num_nodes, kArenaAlignment);
 
   stats_["peak-bytes-before"] = peak_before;

@@ -10,18 +10,12 @@
 #include <set>
 #include <sstream>
 
+#include "base/parse_number.h"
 #include "compiler/plan/plan_file.h"
 #include "compiler/support/file_io.h"
 
 namespace a8 {
 namespace {
-
-template <typename T>
-bool ParseNumber(const std::string& text, T* out) {
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && p == end && !text.empty();
-}
 
 std::string ShapeText(const std::vector<int64_t>& d) {
   std::string s = "[";

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 
+#include "base/parse_number.h"
 #include "compiler/support/file_io.h"
 #include "runtime/core/safetensors.h"
 
@@ -49,13 +50,6 @@ std::optional<int64_t> StepOfName(const Parts& parts, std::string_view name) {
   if (ec != std::errc() || p != digits.data() + digits.size() || digits.empty() || step < 0)
     return std::nullopt;
   return step;
-}
-
-template <typename T>
-bool ParseNumber(const std::string& text, T* out) {
-  const char* end = text.data() + text.size();
-  auto [p, ec] = std::from_chars(text.data(), end, *out);
-  return ec == std::errc() && p == end && !text.empty();
 }
 
 CheckpointFileInfo Describe(const std::string& path, bool step_numbered) {

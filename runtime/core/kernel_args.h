@@ -53,6 +53,9 @@ class KernelArgs {
   // in(i)/out(i) of an absent operand is a TensorArg with present = false.
   const TensorArg& in(int i) const { return i < num_inputs() ? in_[i] : absent_; }
   const TensorArg& out(int i) const { return i < num_outputs() ? out_[i] : absent_; }
+  // The bytes of operand i, or null when it is absent.
+  const void* in_data(int i) const { return has_in(i) ? in_[i].data : nullptr; }
+  void* out_data(int i) const { return has_out(i) ? out_[i].data : nullptr; }
 
   const plan::Attribute* attr(const std::string& name) const;
   int64_t Int(const std::string& name, int64_t dflt) const;

@@ -11,11 +11,10 @@
 #include "runtime/device/device_registry.h"
 
 namespace a8 {
-namespace {
 
 // What a shared (device) entry gets on the host: host memory is its "device" memory, the step
 // values are a plain struct, scratch comes from the host Malloc, and a data-dependent error is
-// read back after each kernel.
+// read back after each kernel. Outside the anonymous namespace: CpuBackend::Host derives from it.
 struct HostDevice {
   emu::DevCtx ctx;
   emu::StepDev step;
@@ -27,6 +26,8 @@ struct HostDevice {
   }
   ~HostDevice() { emu::ReleaseScratch(ctx); }
 };
+
+namespace {
 
 const emu::DevKernelEntry* SharedEntry(const void* p) {
   return static_cast<const emu::DevKernelEntry*>(p);

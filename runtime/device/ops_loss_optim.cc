@@ -20,9 +20,6 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).data : nullptr; }
-void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
-
 // ---- losses
 
 // The LossShape of a loss kernel or its gradient (the CPU's LossParamsFromKernel and checks).
@@ -56,14 +53,14 @@ StatusOr<LossParams> ForwardLossOf(const KernelArgs& a, const DevCtx& ctx) {
   p.shape.err = ErrOf(ctx);
   p.scores = a.in(0).data;
   p.labels = a.in(1).data;
-  p.weights = InOrNull(a, 2);
+  p.weights = a.in_data(2);
   p.loss = a.out(0).data;
   return p;
 }
 
 Status RunSoftmaxCrossEntropy(const KernelArgs& a, DevCtx& ctx) {
   A8_ASSIGN_OR_RETURN(LossParams p, ForwardLossOf(a, ctx));
-  p.log_prob = OutOrNull(a, 1);
+  p.log_prob = a.out_data(1);
   return FromDev(SoftmaxCrossEntropyLoss(ctx, p));
 }
 
@@ -84,7 +81,7 @@ Status RunClassLossGrad(const KernelArgs& a, DevCtx& ctx) {
   p.dloss = a.in(0).data;
   if (kScores) p.scores = a.in(1).data;
   p.labels = a.in(kLabels).data;
-  p.weights = InOrNull(a, kLabels + 1);
+  p.weights = a.in_data(kLabels + 1);
   p.dscores = a.out(0).data;
   return FromDev(kScores ? SoftmaxCrossEntropyLossGrad(ctx, p)
                          : NegativeLogLikelihoodLossGrad(ctx, p));
@@ -118,8 +115,8 @@ Status RunPairLossGrad(const KernelArgs& a, DevCtx& ctx) {
   p.dloss = a.in(0).data;
   p.pred = a.in(1).data;
   p.target = a.in(2).data;
-  p.dpred = OutOrNull(a, 0);
-  p.dtarget = OutOrNull(a, 1);
+  p.dpred = a.out_data(0);
+  p.dtarget = a.out_data(1);
   return FromDev(PairLossGrad(ctx, p));
 }
 

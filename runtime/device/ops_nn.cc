@@ -30,8 +30,6 @@ Status CheckFloat(const KernelArgs& a, const TensorArg& t) {
   return Status::Ok();
 }
 
-void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
-const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).data : nullptr; }
 
 // How a LayerNorm parameter of `dims` broadcasts to the normalized dims (numpy rules, checked
 // as the CPU's Expand checks them).
@@ -87,10 +85,10 @@ Status RunLayerNorm(const KernelArgs& a, DevCtx& ctx) {
   }
   p.x = x.data;
   p.scale = a.in(1).data;
-  p.bias = InOrNull(a, 2);
+  p.bias = a.in_data(2);
   p.y = a.out(0).data;
-  p.mean = OutOrNull(a, 1);
-  p.inv_std_dev = OutOrNull(a, 2);
+  p.mean = a.out_data(1);
+  p.inv_std_dev = a.out_data(2);
   return FromDev(LayerNorm(ctx, p));
 }
 
@@ -100,9 +98,9 @@ void SetNormGradOperands(const KernelArgs& a, const TensorArg& x, P* p) {
   p->dy = a.in(0).data;
   p->x = x.data;
   p->scale = a.in(2).data;
-  p->dx = OutOrNull(a, 0);
-  p->dscale = OutOrNull(a, 1);
-  p->dbias = OutOrNull(a, 2);
+  p->dx = a.out_data(0);
+  p->dscale = a.out_data(1);
+  p->dbias = a.out_data(2);
 }
 
 Status RunLayerNormGrad(const KernelArgs& a, DevCtx& ctx) {
@@ -129,8 +127,8 @@ Status RunLayerNormGrad(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(2)));
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(3)));
   SetNormGradOperands(a, x, &p);
-  p.mean = InOrNull(a, 3);
-  p.inv_std_dev = InOrNull(a, 4);
+  p.mean = a.in_data(3);
+  p.inv_std_dev = a.in_data(4);
   return FromDev(LayerNormGrad(ctx, p));
 }
 
@@ -170,8 +168,8 @@ Status RunBatchNorm(const KernelArgs& a, DevCtx& ctx) {
     }
     return Status::Ok();
   }
-  p.running_mean_out = OutOrNull(a, 1);
-  p.running_var_out = OutOrNull(a, 2);
+  p.running_mean_out = a.out_data(1);
+  p.running_var_out = a.out_data(2);
   return FromDev(BatchNormTraining(ctx, p));
 }
 
@@ -187,10 +185,10 @@ Status RunBatchNormGrad(const KernelArgs& a, DevCtx& ctx) {
   p.spatial = NumElements(SpatialDims(x.dims));
   p.epsilon = a.Float("epsilon", 1e-5f);
   const char* op = "a8.BatchNormalizationGrad";
-  p.mean = InOrNull(a, 3);
-  p.var = InOrNull(a, 4);
-  p.dmean = OutOrNull(a, 3);
-  p.dvar = OutOrNull(a, 4);
+  p.mean = a.in_data(3);
+  p.var = a.in_data(4);
+  p.dmean = a.out_data(3);
+  p.dvar = a.out_data(4);
   const bool training = p.mean == nullptr || p.var == nullptr;
   if (training && (p.dmean != nullptr || p.dvar != nullptr))
     return InvalidInput("{}: dmean/dvar need the inference-mode statistics", op);

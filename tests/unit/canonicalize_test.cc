@@ -14,6 +14,7 @@
 #include "passes/cleanup/dce.h"
 #include "tests/unit/ir_test_util.h"
 #include "tests/unit/random_util.h"
+#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
@@ -21,8 +22,8 @@ namespace {
 using ::a8::testing::Ops;
 using ::a8::testing::RunPass;
 
-TensorType T(DType dt, std::vector<int64_t> dims) { return TensorType{dt, std::move(dims)}; }
-TensorType F32(std::vector<int64_t> dims) { return T(DType::kF32, std::move(dims)); }
+using shape_test::T;
+using shape_test::F32;
 
 std::shared_ptr<TensorData> I64(const std::vector<int64_t>& v, std::vector<int64_t> dims) {
   return TensorData::FromInt64s(v, std::move(dims));
@@ -32,7 +33,7 @@ std::shared_ptr<TensorData> Bool(bool b) {
   t->bytes[0] = b ? 1 : 0;
   return t;
 }
-std::vector<float> RandomFloats(int64_t n, uint32_t seed) {
+std::vector<float> UniformFloats(int64_t n, uint32_t seed) {
   return testing::RandomFloats(static_cast<size_t>(n), seed,
                                std::uniform_real_distribution<float>(-2.0f, 2.0f));
 }
@@ -86,7 +87,7 @@ TEST(CanonicalizeTest, ShapeChainFoldsToAReshapeWithAConstantShape) {
 
 TEST(CanonicalizeTest, FoldedWeightSubgraphBecomesAParameter) {
   // w = ConstantOfShape([3, 4], 0.5) + b;  y = MatMul(x, w) * 2.0 + mask
-  const auto b = RandomFloats(4, 21);
+  const auto b = UniformFloats(4, 21);
   Graph g;
   Value* x = g.AddInput("x", F32({2, 3}));
   Node* fill = g.AddNode(
@@ -136,7 +137,7 @@ TEST(CanonicalizeTest, NoPromotionBesideInitializerWeights) {
   // all-ones mask folds to a finite float tensor (zeros) that an Add reads as data.
   Graph g;
   Value* x = g.AddInput("x", F32({2, 3}));
-  Value* w = g.AddParameter("w", TensorData::FromFloats(RandomFloats(12, 31), {3, 4}));
+  Value* w = g.AddParameter("w", TensorData::FromFloats(UniformFloats(12, 31), {3, 4}));
   Node* fill = g.AddNode(
       "ConstantOfShape", "", {g.AddConstant("mshape", I64({2, 4}, {2}))}, {{"mask", F32({2, 4})}},
       {{"value", Attribute(TensorDataPtr(TensorData::FromFloats({0.0f}, {1})))}}, "fill");
@@ -167,7 +168,7 @@ TEST(CanonicalizeTest, PromotionCanBeTurnedOff) {
 }
 
 TEST(CanonicalizeTest, CastToHalfOfAConstantIsBitExact) {
-  const auto v = RandomFloats(16, 22);
+  const auto v = UniformFloats(16, 22);
   Graph g;
   Value* x = g.AddInput("x", T(DType::kF16, {16}));
   Node* cast =
@@ -187,7 +188,7 @@ TEST(CanonicalizeTest, CastToHalfOfAConstantIsBitExact) {
 TEST(CanonicalizeTest, CseMergesIdenticalMatMulsButNotDropouts) {
   Graph g;
   Value* x = g.AddInput("x", F32({2, 3}));
-  Value* w = g.AddParameter("w", TensorData::FromFloats(RandomFloats(12, 23), {3, 4}));
+  Value* w = g.AddParameter("w", TensorData::FromFloats(UniformFloats(12, 23), {3, 4}));
   Node* m1 = g.AddNode("MatMul", "", {x, w}, {{"m1", F32({})}}, {}, "first");
   Node* m2 = g.AddNode("MatMul", "", {x, w}, {{"m2", F32({})}}, {}, "second");
   Value* ratio = g.AddConstant("ratio", TensorData::FromFloats({0.1f}, {}));
@@ -232,9 +233,9 @@ TEST(CanonicalizeTest, DceRemovesDeadChainsButKeepsTheInterface) {
   Graph g;
   Value* x = g.AddInput("x", F32({4}));
   Value* unused_in = g.AddInput("unused_in", F32({4}));
-  Value* p = g.AddParameter("p", TensorData::FromFloats(RandomFloats(4, 24), {4}));
-  Value* unused_p = g.AddParameter("unused_p", TensorData::FromFloats(RandomFloats(4, 25), {4}));
-  g.AddConstant("unused_c", TensorData::FromFloats(RandomFloats(4, 26), {4}));
+  Value* p = g.AddParameter("p", TensorData::FromFloats(UniformFloats(4, 24), {4}));
+  Value* unused_p = g.AddParameter("unused_p", TensorData::FromFloats(UniformFloats(4, 25), {4}));
+  g.AddConstant("unused_c", TensorData::FromFloats(UniformFloats(4, 26), {4}));
   Node* a = g.AddNode("Mul", "", {x, p}, {{"a", F32({4})}}, {}, "live");
   Node* d1 = g.AddNode("Relu", "", {a->output(0)}, {{"d1", F32({4})}}, {}, "dead1");
   Node* d2 = g.AddNode("Neg", "", {d1->output(0)}, {{"d2", F32({4})}}, {}, "dead2");

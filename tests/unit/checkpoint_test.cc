@@ -22,7 +22,7 @@ namespace {
 using testing::BuildTrainPlan;
 using testing::MakeTrainExecutor;
 using testing::PersistentBytes;
-using testing::RandomFloats;
+using testing::RandomNormals;
 using testing::TrainPlanOptions;
 using testing::TrainStep;
 
@@ -35,7 +35,7 @@ uint64_t HeaderLength(const std::string& file) {
 }
 
 TEST(CheckpointTest, SafetensorsRoundTripsEveryDtype) {
-  std::vector<float> f32 = RandomFloats(6, 1);
+  std::vector<float> f32 = RandomNormals(6, 1);
   std::vector<double> f64 = {1.5, -2.25, 3e100};
   std::vector<int64_t> i64 = {-1, 1LL << 40};
   std::vector<int32_t> i32 = {7, -7, 9};

@@ -32,7 +32,7 @@ Data I64(const std::vector<int64_t>& v, std::vector<int64_t> dims) {
   return Make(DType::kI64, v, std::move(dims));
 }
 
-std::vector<float> RandomFloats(int64_t n, uint32_t seed) {
+std::vector<float> UniformFloats(int64_t n, uint32_t seed) {
   return testing::RandomFloats(static_cast<size_t>(n), seed,
                                std::uniform_real_distribution<float>(-4.0f, 4.0f));
 }
@@ -71,7 +71,7 @@ class Eval {
 };
 
 TEST(ConstantFoldingTest, BinaryFloatOpsBroadcastLikeNumpy) {
-  const auto a = RandomFloats(3 * 1 * 4, 1), b = RandomFloats(5 * 1, 2);
+  const auto a = UniformFloats(3 * 1 * 4, 1), b = UniformFloats(5 * 1, 2);
   const std::map<std::string, float (*)(float, float)> ops = {
       {"Add", [](float x, float y) { return x + y; }},
       {"Sub", [](float x, float y) { return x - y; }},
@@ -135,7 +135,7 @@ TEST(ConstantFoldingTest, IntegerArithmeticWraps) {
 }
 
 TEST(ConstantFoldingTest, CastToHalfIsBitExactWithFloat16H) {
-  auto v = RandomFloats(256, 4);
+  auto v = UniformFloats(256, 4);
   v.push_back(65519.0f);  // rounds to 65504
   v.push_back(65520.0f);  // overflows to inf
   v.push_back(1e-8f);     // subnormal range
@@ -175,7 +175,7 @@ TEST(ConstantFoldingTest, CastBetweenIntegerFloatAndBool) {
 }
 
 TEST(ConstantFoldingTest, HalfArithmeticRoundsEachResult) {
-  auto a = RandomFloats(32, 5), b = RandomFloats(32, 6);
+  auto a = UniformFloats(32, 5), b = UniformFloats(32, 6);
   std::vector<uint16_t> ha(32), hb(32);
   for (int i = 0; i < 32; ++i) {
     ha[i] = FloatToHalfBits(a[i]);
@@ -191,7 +191,7 @@ TEST(ConstantFoldingTest, HalfArithmeticRoundsEachResult) {
 }
 
 TEST(ConstantFoldingTest, SumOfThreeHalvesRoundsOnceLikeOnnxruntime) {
-  auto a = RandomFloats(64, 12), b = RandomFloats(64, 13), c = RandomFloats(64, 14);
+  auto a = UniformFloats(64, 12), b = UniformFloats(64, 13), c = UniformFloats(64, 14);
   std::vector<uint16_t> ha(64), hb(64), hc(64);
   for (int i = 0; i < 64; ++i) {
     ha[i] = FloatToHalfBits(a[i]);
@@ -213,7 +213,7 @@ TEST(ConstantFoldingTest, SumOfThreeHalvesRoundsOnceLikeOnnxruntime) {
 }
 
 TEST(ConstantFoldingTest, UnaryOps) {
-  auto v = RandomFloats(40, 7);
+  auto v = UniformFloats(40, 7);
   Eval e;
   const std::map<std::string, float (*)(float)> ops = {
       {"Neg", [](float x) { return -x; }},
@@ -240,7 +240,7 @@ TEST(ConstantFoldingTest, UnaryOps) {
 
 TEST(ConstantFoldingTest, PowSumAndVariadic) {
   Eval e;
-  auto base = RandomFloats(6, 8);
+  auto base = UniformFloats(6, 8);
   auto r = e.One("Pow", {F32(base, {2, 3}), I64({2}, {})});
   for (int i = 0; i < 6; ++i) EXPECT_EQ(r->data<float>()[i], base[i] * base[i]);
   auto p = e.One("Pow", {F32({2.0f, 9.0f}, {2}), F32({0.5f}, {1})});
@@ -287,7 +287,7 @@ TEST(ConstantFoldingTest, ShapeAndSizeReadTheTypeOfANonConstantInput) {
 
 TEST(ConstantFoldingTest, GatherConcatUnsqueezeSqueezeReshape) {
   Eval e;
-  auto v = RandomFloats(24, 9);
+  auto v = UniformFloats(24, 9);
   auto data = F32(v, {2, 3, 4});
   auto g = e.One("Gather", {data, I64({-1, 0}, {2})}, {{"axis", 1}});
   ASSERT_EQ(g->type.dims, (std::vector<int64_t>{2, 2, 4}));
@@ -321,7 +321,7 @@ TEST(ConstantFoldingTest, GatherConcatUnsqueezeSqueezeReshape) {
 
 TEST(ConstantFoldingTest, TransposeSliceExpandTile) {
   Eval e;
-  auto v = RandomFloats(24, 10);
+  auto v = UniformFloats(24, 10);
   auto data = F32(v, {2, 3, 4});
   auto t = e.One("Transpose", {data}, {{"perm", std::vector<int64_t>{2, 0, 1}}});
   ASSERT_EQ(t->type.dims, (std::vector<int64_t>{4, 2, 3}));

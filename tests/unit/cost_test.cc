@@ -13,7 +13,7 @@ namespace {
 
 // A one-kernel plan: buffers 0..n-1 with the given dtypes and dims, kernel `op`(inputs) ->
 // outputs.
-struct PlanBuilder {
+struct CostPlanBuilder {
   plan::Plan plan;
   int Buffer(plan::DType dtype, std::vector<int64_t> dims) {
     plan::Buffer* b = plan.add_buffers();
@@ -77,7 +77,7 @@ TEST(CostTest, UnaryFamiliesComeFromTheUnaryMathLists) {
 }
 
 TEST(CostTest, MatMulIsTwiceTheMultiplyAdds) {
-  PlanBuilder b;
+  CostPlanBuilder b;
   int a = b.Buffer(plan::F16, {3, 4, 8}), w = b.Buffer(plan::F16, {8, 16}),
       y = b.Buffer(plan::F16, {3, 4, 16});
   b.Kernel("MatMul", {a, w}, {y});
@@ -90,7 +90,7 @@ TEST(CostTest, MatMulIsTwiceTheMultiplyAdds) {
 }
 
 TEST(CostTest, GemmTransposedAReadsKFromTheFirstDim) {
-  PlanBuilder b;
+  CostPlanBuilder b;
   int a = b.Buffer(plan::F32, {5, 3}), w = b.Buffer(plan::F32, {5, 7}),
       y = b.Buffer(plan::F32, {3, 7});
   plan::Kernel* k = b.Kernel("Gemm", {a, w}, {y});
@@ -103,7 +103,7 @@ TEST(CostTest, GemmTransposedAReadsKFromTheFirstDim) {
 }
 
 TEST(CostTest, ConvCountsEveryOutputsDotProduct) {
-  PlanBuilder b;
+  CostPlanBuilder b;
   int x = b.Buffer(plan::F32, {2, 3, 8, 8}), w = b.Buffer(plan::F32, {4, 3, 3, 3}),
       y = b.Buffer(plan::F32, {2, 4, 6, 6});
   b.Kernel("Conv", {x, w}, {y});
@@ -111,7 +111,7 @@ TEST(CostTest, ConvCountsEveryOutputsDotProduct) {
   ASSERT_TRUE(c.ok());
   EXPECT_DOUBLE_EQ(c->flops, 2.0 * (2 * 4 * 6 * 6) * (3 * 3 * 3));
   // The filter gradient: each of dW's elements sums over N x OH x OW positions.
-  PlanBuilder g;
+  CostPlanBuilder g;
   int dy = g.Buffer(plan::F32, {2, 4, 6, 6}), xx = g.Buffer(plan::F32, {2, 3, 8, 8}),
       dw = g.Buffer(plan::F32, {4, 3, 3, 3});
   g.Kernel("a8.ConvGradFilter", {dy, xx}, {dw});
@@ -121,7 +121,7 @@ TEST(CostTest, ConvCountsEveryOutputsDotProduct) {
 }
 
 TEST(CostTest, AViewOfItsInputMovesNoBytes) {
-  PlanBuilder b;
+  CostPlanBuilder b;
   int x = b.Buffer(plan::F32, {4, 6}), y = b.Buffer(plan::F32, {24}), z = b.Buffer(plan::F32, {24});
   b.plan.mutable_buffers(y)->set_alias_of(x);
   b.Kernel("Reshape", {x}, {y});
@@ -135,7 +135,7 @@ TEST(CostTest, AViewOfItsInputMovesNoBytes) {
 }
 
 TEST(CostTest, UnknownOpIsAnErrorNamingTheKernel) {
-  PlanBuilder b;
+  CostPlanBuilder b;
   int x = b.Buffer(plan::F32, {4});
   b.Kernel("Frobnicate", {x}, {x});
   auto c = EstimateKernelCost(b.plan, 0);
@@ -144,7 +144,7 @@ TEST(CostTest, UnknownOpIsAnErrorNamingTheKernel) {
 }
 
 TEST(CostTest, RooflinePicksTheBoundThatWinsAndSumsTheStep) {
-  PlanBuilder b;
+  CostPlanBuilder b;
   int a = b.Buffer(plan::F16, {4096, 4096}), w = b.Buffer(plan::F16, {4096, 4096}),
       y = b.Buffer(plan::F16, {4096, 4096}), z = b.Buffer(plan::F16, {4096, 4096});
   b.Kernel("MatMul", {a, w}, {y});

@@ -26,14 +26,14 @@ using testing::MakeBuffer;
 using testing::RandomBuffer;
 using testing::Values;
 
-struct ConvCase {
+struct FastConvCase {
   int64_t n, c, h, w, m, k, stride, dilation, pad_begin, pad_end;
   bool bias;
 };
 
 class FastConvTest : public ::testing::TestWithParam<DType> {
  protected:
-  static ConvParams Params(DType t, const ConvCase& c) {
+  static ConvParams Params(DType t, const FastConvCase& c) {
     ConvParams p;
     p.dtype = t;
     p.batch = c.n;
@@ -47,7 +47,7 @@ class FastConvTest : public ::testing::TestWithParam<DType> {
     return p;
   }
   // Runs the case both ways; returns false (nothing checked) when the fast path declined it.
-  bool Check(DType t, const ConvCase& c) {
+  bool Check(DType t, const FastConvCase& c) {
     const ConvParams p = Params(t, c);
     StatusOr<Dims> out = ConvOutputSpatial(p, false);
     EXPECT_TRUE(out.ok());
@@ -77,12 +77,12 @@ TEST_P(FastConvTest, MatchesReference) {
   const DType t = GetParam();
   // 3x3 pad 1 (ResNet's), stride 2 with uneven pads, dilation 2, 1x1, odd sizes, a batch of 5
   // (split over threads into unequal parts), with and without bias.
-  const ConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, true},
+  const FastConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, true},
                             {5, 16, 8, 11, 16, 3, 2, 1, 1, 0, false},
                             {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, true},
                             {4, 24, 7, 7, 40, 1, 1, 1, 0, 0, true}};
   int ran = 0;
-  for (const ConvCase& c : cases) {
+  for (const FastConvCase& c : cases) {
     SCOPED_TRACE(::testing::Message()
                  << "case n" << c.n << " c" << c.c << " " << c.h << "x" << c.w << " m" << c.m
                  << " k" << c.k << " s" << c.stride << " d" << c.dilation);
@@ -101,11 +101,11 @@ TEST_P(FastConvTest, MatchesReference) {
 // output_padding.
 TEST_P(FastConvTest, GradientsMatchReference) {
   const DType t = GetParam();
-  const ConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, false},
+  const FastConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, false},
                             {5, 16, 9, 9, 16, 3, 2, 1, 1, 1, false},
                             {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, false}};
   int ran = 0;
-  for (const ConvCase& c : cases) {
+  for (const FastConvCase& c : cases) {
     SCOPED_TRACE(::testing::Message()
                  << "case n" << c.n << " c" << c.c << " s" << c.stride << " d" << c.dilation);
     const ConvParams p = Params(t, c);
@@ -198,7 +198,7 @@ TEST_P(FastConvTest, TransposeWithOutputPaddingMatchesReference) {
 // The weight gradient takes any channel count (a ResNet stem's 3), unlike the forward.
 TEST_P(FastConvTest, GradFilterOfFewChannelsMatchesReference) {
   const DType t = GetParam();
-  const ConvCase c{3, 3, 12, 12, 16, 3, 1, 1, 1, 1, false};
+  const FastConvCase c{3, 3, 12, 12, 16, 3, 1, 1, 1, 1, false};
   const ConvParams p = Params(t, c);
   Buffer x = RandomBuffer(t, {3, 3, 12, 12}, rng_), dy = RandomBuffer(t, {3, 16, 12, 12}, rng_);
   Buffer ref = MakeBuffer(t, {16, 3, 3, 3}), fast = ref;

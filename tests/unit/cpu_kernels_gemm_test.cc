@@ -214,13 +214,13 @@ TEST(CpuKernelGemmTest, TransposesAlphaBetaAndBroadcastC) {
   }
 }
 
-struct ConvCase {
+struct GemmConvCase {
   int64_t n, c, m, group;
   Dims in, kernel, strides, dilations, pads, output_padding;
 };
 
 // Direct float64 convolution (or transposed convolution), padded to 3 spatial dims.
-std::vector<double> RefConv(const ConvCase& cc, bool transpose, const Dims& out_sp,
+std::vector<double> RefConv(const GemmConvCase& cc, bool transpose, const Dims& out_sp,
                             const std::vector<double>& x, const std::vector<double>& w,
                             const std::vector<double>& b, std::vector<double>* mag) {
   const size_t r = cc.in.size();
@@ -276,7 +276,7 @@ std::vector<double> RefConv(const ConvCase& cc, bool transpose, const Dims& out_
   return y;
 }
 
-void RunConvCase(const ConvCase& cc, bool transpose, DType dt, std::mt19937_64& rng) {
+void RunConvCase(const GemmConvCase& cc, bool transpose, DType dt, std::mt19937_64& rng) {
   ConvParams p;
   p.dtype = dt;
   p.batch = cc.n, p.in_channels = cc.c, p.out_channels = cc.m, p.group = cc.group;
@@ -301,7 +301,7 @@ void RunConvCase(const ConvCase& cc, bool transpose, DType dt, std::mt19937_64& 
   ExpectClose(y, want, testing::ToleranceFor(dt), &mag);
 }
 
-std::vector<ConvCase> ConvCases() {
+std::vector<GemmConvCase> ConvCases() {
   return {
       {2, 3, 4, 1, {9, 7}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
       {1, 4, 6, 2, {11, 10}, {3, 2}, {2, 2}, {2, 1}, {0, 1, 2, 0}, {1, 0}},
@@ -318,7 +318,7 @@ TEST(CpuKernelConvTest, MatchesDirectFloat64) {
   std::mt19937_64 rng(12);
   for (DType dt : testing::kFloatDTypes) {
     int i = 0;
-    for (const ConvCase& cc : ConvCases()) {
+    for (const GemmConvCase& cc : ConvCases()) {
       SCOPED_TRACE(std::string(ElemName(dt)) + " case " + std::to_string(i++));
       RunConvCase(cc, false, dt, rng);
     }
@@ -330,7 +330,7 @@ TEST(CpuKernelConvTest, MatchesDirectFloat64) {
 // tiles, a 1x1 output, batches over several sample chunks (a last, shorter one), and one image
 // too large for it (the im2col + GEMM path again).
 TEST(CpuKernelConvTest, StrideOneShapesMatchDirectFloat64) {
-  const std::vector<ConvCase> cases = {
+  const std::vector<GemmConvCase> cases = {
       {3, 5, 13, 1, {7, 9}, {3, 3}, {}, {}, {1, 0, 2, 1}, {}},
       {2, 6, 9, 3, {10, 11}, {3, 2}, {1, 1}, {2, 3}, {2, 1, 0, 2}, {}},
       {2, 7, 5, 1, {9, 6}, {1, 1}, {}, {}, {}, {}},
@@ -350,7 +350,7 @@ TEST(CpuKernelConvTest, StrideOneShapesMatchDirectFloat64) {
     internal::SetConvIsaForTesting(isa);
     for (DType dt : testing::kFloatDTypes) {
       int i = 0;
-      for (const ConvCase& cc : cases) {
+      for (const GemmConvCase& cc : cases) {
         SCOPED_TRACE(std::string(ElemName(dt)) + " isa " + std::to_string(static_cast<int>(isa)) +
                      " case " + std::to_string(i++));
         RunConvCase(cc, false, dt, rng);
@@ -364,7 +364,7 @@ TEST(CpuKernelConvTransposeTest, MatchesDirectFloat64) {
   std::mt19937_64 rng(13);
   for (DType dt : testing::kFloatDTypes) {
     int i = 0;
-    for (const ConvCase& cc : ConvCases()) {
+    for (const GemmConvCase& cc : ConvCases()) {
       SCOPED_TRACE(std::string(ElemName(dt)) + " case " + std::to_string(i++));
       RunConvCase(cc, true, dt, rng);
     }

@@ -36,13 +36,13 @@ Vec RunAs(DType dt, const std::vector<Vec>& ins, size_t out_n,
 
 // ---- convolution
 
-struct ConvCase {
+struct GradConvCase {
   Dims x, w;  // X [N, C, in...], W [M, C / group, k...]
   int64_t group;
   Dims strides, dilations, pads;
 };
 
-cpu::ConvParams ParamsOf(const ConvCase& c, DType dt) {
+cpu::ConvParams ParamsOf(const GradConvCase& c, DType dt) {
   cpu::ConvParams p;
   p.dtype = dt;
   p.batch = c.x[0];
@@ -58,13 +58,13 @@ cpu::ConvParams ParamsOf(const ConvCase& c, DType dt) {
 }
 
 TEST(GradNnKernelTest, ConvFilterAndInputGradients) {
-  const ConvCase cases[] = {
+  const GradConvCase cases[] = {
       {{2, 3, 7, 6}, {4, 3, 3, 2}, 1, {2, 1}, {1, 2}, {1, 0, 2, 1}},
       {{1, 4, 5, 5}, {6, 2, 3, 3}, 2, {}, {}, {1, 1, 1, 1}},
       {{3, 2, 9}, {5, 2, 4}, 1, {3}, {}, {2, 0}},
       {{1, 2, 4, 3, 5}, {2, 1, 2, 2, 3}, 2, {1, 2, 2}, {}, {0, 1, 1, 1, 0, 0}},
   };
-  for (const ConvCase& c : cases) {
+  for (const GradConvCase& c : cases) {
     const cpu::ConvParams p64 = ParamsOf(c, DType::kF64);
     Dims out = cpu::ConvOutputSpatial(p64, false).value();
     Dims y = {c.x[0], c.w[0]};

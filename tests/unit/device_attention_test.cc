@@ -22,6 +22,8 @@
 namespace a8 {
 namespace {
 
+using testing::Count;
+
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
 using testing::AsDoubles;
@@ -39,12 +41,6 @@ struct Case {
   bool masked_rows = false;  // the bias's query row 1 is -inf everywhere
   double scale = 0;          // 0: the default 1 / sqrt(d)
 };
-
-int64_t Count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
 
 std::vector<uint8_t> FromDoubles(DType t, const std::vector<double>& v) {
   std::vector<uint8_t> out(v.size() * DTypeSize(t));

@@ -42,7 +42,7 @@ TEST(DeviceBackendTest, TrainingStepsUpdatesAndEvalMatchTheCpu) {
 TEST(DeviceBackendTest, ReadWriteAndKernelByKernelPathsAgreeWithTheSequence) {
   testing::TrainPlanOptions o;
   o.n = 9;
-  std::vector<float> x = testing::RandomFloats(9, 5);
+  std::vector<float> x = testing::RandomNormals(9, 5);
   auto run = [&](ExecutorOptions opts) {
     auto be = MakeCudaEmuBackend();
     EXPECT_TRUE(be.ok());
@@ -70,7 +70,7 @@ TEST(DeviceBackendTest, ReadWriteAndKernelByKernelPathsAgreeWithTheSequence) {
   checked.poison_freed = true;
   EXPECT_EQ(run(checked), plain);
   // W <- W + x each step, from the plan's initial W.
-  std::vector<float> w0 = testing::RandomFloats(9, 7);
+  std::vector<float> w0 = testing::RandomNormals(9, 7);
   for (int i = 0; i < 9; ++i) EXPECT_FLOAT_EQ(plain[i], (w0[i] + x[i]) + x[i]) << i;
 }
 

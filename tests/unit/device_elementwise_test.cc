@@ -27,6 +27,10 @@
 namespace a8 {
 namespace {
 
+using testing::Count;
+using testing::Str;
+using testing::Name;
+
 using B = plan::Buffer;
 using testing::AsDoubles;
 using testing::ExpectEmuMatchesCpu;
@@ -35,30 +39,12 @@ using testing::RandomBytes;
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
 using Dims = std::vector<int64_t>;
 
-const std::vector<DType> kAll = DTypeVector(kAllDTypes);
-const std::vector<DType> kNumeric = DTypeVector(kNumericDTypes);
-const std::vector<DType> kFloat = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-
-std::string Name(DType t) { return std::string(DTypeName(t)); }
-
-int64_t Count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t x : d) n *= x;
-  return n;
-}
-
 // `v` as `dtype` bytes (through the CPU's Cast).
 std::vector<uint8_t> FromDoubles(DType dtype, const std::vector<double>& v) {
   std::vector<uint8_t> out(v.size() * DTypeSize(dtype));
   EXPECT_TRUE(
       cpu::Cast(DType::kF64, dtype, static_cast<int64_t>(v.size()), v.data(), out.data()).ok());
   return out;
-}
-
-void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
-  plan::Attribute* a = k->add_attrs();
-  a->set_name(name);
-  a->set_s(v);
 }
 
 using Attrs = std::function<void(plan::Kernel*)>;
@@ -162,7 +148,7 @@ TEST(DeviceElementwiseTest, FloatUnary) {
        }},
   };
   for (const Case& c : cases) {
-    for (DType t : kFloat) {
+    for (DType t : kFloatTypes) {
       for (const Dims& dims : {Dims{7}, Dims{3, 5, 11}}) {
         SCOPED_TRACE(std::string(c.op) + " " + Name(t) + " n=" + std::to_string(Count(dims)));
         Inputs in = {{"x0", RandomBytes(t, Count(dims), 11, c.lo, c.hi)}};
@@ -179,7 +165,7 @@ TEST(DeviceElementwiseTest, SpecialValuesAndPredicates) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const std::vector<double> v = {1.5, -inf, nan, inf, -2.25, -0.0, 0.0, 3.0, nan, -inf, 0.5};
   const Dims dims = {11};
-  for (DType t : kFloat) {
+  for (DType t : kFloatTypes) {
     SCOPED_TRACE(Name(t));
     Inputs in = {{"x0", FromDoubles(t, v)}};
     for (const char* op : {"Relu", "Sign", "Abs", "Sigmoid", "Exp", "Softplus", "Gelu"}) {
@@ -202,7 +188,7 @@ TEST(DeviceElementwiseTest, SpecialValuesAndPredicates) {
 }
 
 TEST(DeviceElementwiseTest, IntegerUnaryNotAndIdentity) {
-  for (DType t : kNumeric) {
+  for (DType t : kNumericTypes) {
     const bool is_signed = !IsUnsigned(t);
     for (const char* op : {"Abs", "Neg", "Relu", "Sign"}) {
       if (!is_signed && (std::string(op) == "Neg" || std::string(op) == "Relu")) continue;
@@ -213,7 +199,7 @@ TEST(DeviceElementwiseTest, IntegerUnaryNotAndIdentity) {
   }
   ExpectEmuMatchesCpu(OneKernel("Not", {{DType::kBool, {3, 13}}}, {{DType::kBool, {3, 13}}}), {}, 0,
                       0);
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     SCOPED_TRACE(Name(t));
     ExpectEmuMatchesCpu(OneKernel("Identity", {{t, {5, 7}}}, {{t, {5, 7}}}), {}, 0, 0);
   }
@@ -248,7 +234,7 @@ void ExpectBinary(const std::string& op, DType ta, DType tb, DType ty, double lo
 }
 
 TEST(DeviceElementwiseTest, Arithmetic) {
-  for (DType t : kNumeric) {
+  for (DType t : kNumericTypes) {
     const bool is_float = IsFloat(t);
     const double lo = IsUnsigned(t) ? 0 : -50, hi = 50;
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Max", "Min", "Mod"})
@@ -273,7 +259,7 @@ TEST(DeviceElementwiseTest, Arithmetic) {
 }
 
 TEST(DeviceElementwiseTest, ComparisonsAndLogic) {
-  for (DType t : kNumeric) {
+  for (DType t : kNumericTypes) {
     // Integer-valued operands in a small range, so that equal pairs occur.
     for (const char* op : {"Equal", "Less", "LessOrEqual", "Greater", "GreaterOrEqual"})
       ExpectBinary(op, t, t, DType::kBool, IsUnsigned(t) ? 0 : -2, 2);
@@ -318,7 +304,7 @@ TEST(DeviceElementwiseTest, VariadicMaxMinSumMean) {
   const std::vector<std::vector<Dims>> sets = {
       {{4, 5}}, {{3, 1, 5}, {4, 1}, {3, 4, 5}}, std::vector<Dims>(11, Dims{2, 7})};
   for (const char* op : {"Max", "Min", "Sum", "Mean"}) {
-    for (DType t : std::string(op) == "Mean" ? kFloat : kNumeric) {
+    for (DType t : std::string(op) == "Mean" ? kFloatTypes : kNumericTypes) {
       for (const auto& dims : sets) {
         SCOPED_TRACE(std::string(op) + " " + Name(t) + " x" + std::to_string(dims.size()));
         std::vector<Operand> ins;
@@ -336,7 +322,7 @@ TEST(DeviceElementwiseTest, VariadicMaxMinSumMean) {
 }
 
 TEST(DeviceElementwiseTest, Where) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     SCOPED_TRACE(Name(t));
     ExpectEmuMatchesCpu(OneKernel("Where", {{DType::kBool, {3, 1, 5}}, {t, {4, 1}}, {t, {3, 4, 5}}},
                                   {{t, {3, 4, 5}}}),
@@ -347,7 +333,7 @@ TEST(DeviceElementwiseTest, Where) {
 }
 
 TEST(DeviceElementwiseTest, Clip) {
-  for (DType t : kNumeric) {
+  for (DType t : kNumericTypes) {
     SCOPED_TRACE(Name(t));
     const Dims d = {5, 7};
     const std::vector<uint8_t> lo = FromDoubles(t, {-1}), hi = FromDoubles(t, {1});
@@ -378,8 +364,8 @@ TEST(DeviceElementwiseTest, CastEveryPair) {
       -129.0, 255.9,      0.0,  1e-8,  inf,  -inf,  std::nan(""), 1.0 + 1.0 / 4096, 16777217.0,
       -3e9,   1234567.891};
   const Dims d = {static_cast<int64_t>(v.size())};
-  for (DType from : kAll) {
-    for (DType to : kAll) {
+  for (DType from : kAllTypes) {
+    for (DType to : kAllTypes) {
       SCOPED_TRACE(Name(from) + " -> " + Name(to));
       Inputs in = {{"x0", FromDoubles(from, v)}};
       ExpectEmuMatchesCpu(OneKernel("Cast", {{from, d}}, {{to, d}}), in, 0, 0);
@@ -391,7 +377,7 @@ TEST(DeviceElementwiseTest, CastEveryPair) {
 
 TEST(DeviceElementwiseTest, DropoutMatchesTheCpuMask) {
   const std::vector<uint8_t> on = {1}, off = {0};
-  for (DType t : kFloat) {
+  for (DType t : kFloatTypes) {
     for (double ratio : {0.0, 0.3, 0.5, 0.9}) {
       for (DType rt : {DType::kF32, DType::kF64}) {
         SCOPED_TRACE(Name(t) + " ratio " + std::to_string(ratio) + " " + Name(rt));
@@ -480,7 +466,7 @@ TEST(DeviceElementwiseTest, DropoutReadsStepAndSeedOnTheDevice) {
 }
 
 TEST(DeviceElementwiseTest, DropoutGrad) {
-  for (DType t : kFloat) {
+  for (DType t : kFloatTypes) {
     SCOPED_TRACE(Name(t));
     const Dims d = {7, 9};
     const std::vector<uint8_t> r = FromDoubles(DType::kF32, {0.3});
@@ -525,7 +511,7 @@ TEST(DeviceElementwiseTest, ActivationGradients) {
        }},
   };
   for (const Case& c : cases) {
-    for (DType t : kFloat) {
+    for (DType t : kFloatTypes) {
       SCOPED_TRACE(std::string(c.op) + " " + Name(t));
       const Dims d = {5, 23};
       Inputs in = {{"x0", RandomBytes(t, Count(d), 51, -3, 3)},
@@ -542,8 +528,8 @@ TEST(DeviceElementwiseTest, FusedElementwise) {
                                         kFusedConst,       5, 0, 0, kFusedAdd,      6,  4, 5,
                                         kFusedSigmoidGrad, 7, 6, 2, kFusedRoundF16, 8,  7, 0,
                                         kFusedTanh,        9, 8, 0, kFusedDiv,      10, 9, 0};
-  for (DType t : kFloat) {
-    for (DType u : kFloat) {
+  for (DType t : kFloatTypes) {
+    for (DType u : kFloatTypes) {
       SCOPED_TRACE(Name(t) + " -> " + Name(u));
       const Dims d = {3, 41};
       const auto attrs = [&](plan::Kernel* k) {

@@ -19,6 +19,9 @@
 namespace a8 {
 namespace {
 
+using testing::Count;
+using testing::Str;
+
 using B = plan::Buffer;
 using testing::Bytes;
 using Dims = std::vector<int64_t>;
@@ -36,18 +39,6 @@ std::vector<float> Uniform(size_t n, float lo, float hi, uint32_t seed) {
   std::vector<float> v(n);
   for (float& x : v) x = d(rng);
   return v;
-}
-
-void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
-  plan::Attribute* a = k->add_attrs();
-  a->set_name(name);
-  a->set_s(v);
-}
-
-int64_t Count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
 }
 
 const char* kModes[] = {"linear", "nearest", "cubic"};

@@ -18,6 +18,8 @@
 namespace a8 {
 namespace {
 
+using testing::Count;
+
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
 using testing::PlanBuilder;
@@ -70,12 +72,6 @@ PlanFile DetPlan(DType t, const Dims& xdims, bool grad) {
     pb.Kernel("Det", {x}, {y});
   }
   return pb.Finish();
-}
-
-int64_t Count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
 }
 
 // Det and DetGrad of random batches on the CPU backend against the reference, in f32 and f64.

@@ -19,37 +19,37 @@
 namespace a8 {
 namespace {
 
+using testing::Count;
+using testing::Str;
+using testing::Name;
+
 using testing::PlanBuilder;
 using testing::RandomBytes;
 using Role = plan::Buffer;
-using Bytes = std::vector<uint8_t>;
-using Feed = std::map<std::string, Bytes>;
-
-std::string Name(DType t) { return std::string(DTypeName(t)); }
-
-const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
+using ByteVec = std::vector<uint8_t>;
+using Feed = std::map<std::string, ByteVec>;
 
 template <typename T>
-Bytes Raw(const std::vector<T>& v) {
-  Bytes b(v.size() * sizeof(T));
+ByteVec Raw(const std::vector<T>& v) {
+  ByteVec b(v.size() * sizeof(T));
   std::memcpy(b.data(), v.data(), b.size());
   return b;
 }
 
 // Doubles as `dtype` bytes.
-Bytes As(DType dtype, const std::vector<double>& v) {
-  Bytes out(v.size() * DTypeSize(dtype));
+ByteVec As(DType dtype, const std::vector<double>& v) {
+  ByteVec out(v.size() * DTypeSize(dtype));
   EXPECT_TRUE(
       cpu::Cast(DType::kF64, dtype, static_cast<int64_t>(v.size()), v.data(), out.data()).ok());
   return out;
 }
 
 // Element i of `b` (of `dtype`) set to `v`.
-void Poke(DType dtype, Bytes* b, int64_t i, double v) {
+void Poke(DType dtype, ByteVec* b, int64_t i, double v) {
   EXPECT_TRUE(cpu::Cast(DType::kF64, dtype, 1, &v, b->data() + i * DTypeSize(dtype)).ok());
 }
 
-Bytes Labels(DType dtype, int64_t n, int64_t classes, int64_t ignore, uint32_t seed) {
+ByteVec Labels(DType dtype, int64_t n, int64_t classes, int64_t ignore, uint32_t seed) {
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     v[i] = static_cast<double>((i * 7 + seed) % classes);
@@ -73,7 +73,7 @@ std::vector<Feed> RunSteps(const PlanFile& f, std::unique_ptr<Backend> backend,
       const plan::Buffer& buf = e.plan().buffers(b.buffer());
       const DType t = static_cast<DType>(buf.type().dtype());
       auto it = feeds[s].find(b.name());
-      Bytes bytes = it != feeds[s].end()
+      ByteVec bytes = it != feeds[s].end()
                         ? it->second
                         : RandomBytes(t, static_cast<int64_t>(buf.bytes() / DTypeSize(t)), seed++);
       Status st = e.SetInput(b.name(), bytes.data(), bytes.size());
@@ -84,12 +84,12 @@ std::vector<Feed> RunSteps(const PlanFile& f, std::unique_ptr<Backend> backend,
     if (!st.ok()) return out;
     Feed snap;
     for (const plan::Binding& b : e.plan().outputs()) {
-      Bytes bytes(e.plan().buffers(b.buffer()).bytes());
+      ByteVec bytes(e.plan().buffers(b.buffer()).bytes());
       EXPECT_TRUE(e.ReadBuffer(b.buffer(), bytes.data()).ok());
       snap[b.name()] = std::move(bytes);
     }
     for (int id : e.checkpoint_buffers()) {
-      Bytes bytes(e.plan().buffers(id).bytes());
+      ByteVec bytes(e.plan().buffers(id).bytes());
       EXPECT_TRUE(e.ReadBuffer(id, bytes.data()).ok());
       snap[e.plan().buffers(id).name()] = std::move(bytes);
     }
@@ -112,7 +112,7 @@ std::vector<Feed> ExpectBitExact(const PlanFile& f, const std::vector<Feed>& fee
     types[b.name()] = static_cast<DType>(b.type().dtype());
   for (size_t s = 0; s < want.size() && s < got.size(); ++s) {
     for (const auto& [name, w] : want[s]) {
-      const Bytes& g = got[s][name];
+      const ByteVec& g = got[s][name];
       if (g == w) continue;
       std::vector<double> wd = testing::AsDoubles(types[name], w);
       std::vector<double> gd = testing::AsDoubles(types[name], g);
@@ -128,12 +128,6 @@ std::vector<Feed> ExpectBitExact(const PlanFile& f, const std::vector<Feed>& fee
     }
   }
   return got;
-}
-
-void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
-  plan::Attribute* a = k->add_attrs();
-  a->set_name(name);
-  a->set_s(v);
 }
 
 // ---- losses
@@ -154,12 +148,6 @@ std::vector<int64_t> TargetDims(const std::vector<int64_t>& dims) {
   std::vector<int64_t> t = {dims[0]};
   t.insert(t.end(), dims.begin() + 2, dims.end());
   return t;
-}
-
-int64_t Count(const std::vector<int64_t>& dims) {
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
 }
 
 // Forward (grad = false) or gradient plan of SoftmaxCrossEntropyLoss (sce) / NLL.
@@ -197,7 +185,7 @@ PlanFile LossPlan(DType t, const LossCase& c, bool sce, bool grad, bool log_prob
 }
 
 TEST(DeviceLossOptimTest, SoftmaxCrossEntropyAndNllMatchCpu) {
-  for (DType t : kFloats) {
+  for (DType t : kFloatTypes) {
     for (const LossCase& c : kLossCases) {
       for (int variant = 0; variant < 3; ++variant) {
         SCOPED_TRACE(std::string(Name(t)) + " " + c.reduction + " variant " +
@@ -212,7 +200,7 @@ TEST(DeviceLossOptimTest, SoftmaxCrossEntropyAndNllMatchCpu) {
 }
 
 TEST(DeviceLossOptimTest, LossGradientsMatchCpu) {
-  for (DType t : kFloats) {
+  for (DType t : kFloatTypes) {
     for (const LossCase& c : kLossCases) {
       for (bool sce : {true, false}) {
         SCOPED_TRACE(std::string(Name(t)) + " " + c.reduction + (sce ? " sce" : " nll"));
@@ -254,7 +242,7 @@ TEST(DeviceLossOptimTest, BadReductionIsTheCpuError) {
 
 TEST(DeviceLossOptimTest, PairLossesAndGradientsMatchCpu) {
   const char* kOps[] = {"a8.MseLoss", "a8.L1Loss", "a8.BceWithLogitsLoss"};
-  for (DType t : kFloats) {
+  for (DType t : kFloatTypes) {
     for (const std::vector<int64_t>& dims :
          std::vector<std::vector<int64_t>>{{37}, {3, 5, 7}, {1}, {2, 1000}}) {
       for (const char* op : kOps) {
@@ -292,9 +280,9 @@ TEST(DeviceLossOptimTest, PairLossesAndGradientsMatchCpu) {
 
 // ---- step control and loss scaling
 
-Bytes F32(float v) { return Raw(std::vector<float>{v}); }
-Bytes I64(int64_t v) { return Raw(std::vector<int64_t>{v}); }
-Bytes Ctl(float lr, float grad_scale, float applied, float updates) {
+ByteVec F32(float v) { return Raw(std::vector<float>{v}); }
+ByteVec I64(int64_t v) { return Raw(std::vector<int64_t>{v}); }
+ByteVec Ctl(float lr, float grad_scale, float applied, float updates) {
   return Raw(std::vector<float>{lr, grad_scale, applied, updates, 0.5f});
 }
 
@@ -391,7 +379,7 @@ TEST(DeviceLossOptimTest, UnscaleCheckFiniteMatchesCpuAndFindsEveryInf) {
     Feed feed = {{"scale", F32(1024.0f)}};
     for (size_t t = 0; t < grads.size(); ++t) {
       const auto [dtype, n] = grads[t];
-      Bytes g = RandomBytes(dtype, n, 20 + static_cast<uint32_t>(t), -3000, 3000);
+      ByteVec g = RandomBytes(dtype, n, 20 + static_cast<uint32_t>(t), -3000, 3000);
       for (const Poison& p : cases[ci])
         if (p.tensor == static_cast<int>(t)) Poke(dtype, &g, p.index, p.value);
       const std::string name = "g" + std::to_string(t);
@@ -427,11 +415,11 @@ TEST(DeviceLossOptimTest, GlobalNormSqMatchesCpu) {
 }
 
 TEST(DeviceLossOptimTest, GradAccumulateMatchesCpuOverAWindow) {
-  for (DType at : kFloats) {
-    for (DType gt : kFloats) {
+  for (DType at : kFloatTypes) {
+    for (DType gt : kFloatTypes) {
       SCOPED_TRACE(std::string(Name(at)) + " += " + Name(gt));
       PlanBuilder pb;
-      Bytes init = RandomBytes(at, 37, 3);
+      ByteVec init = RandomBytes(at, 37, 3);
       int acc = pb.Buffer("acc", at, {37}, Role::STATE, init.data());
       int g = pb.Buffer("g", gt, {37}, Role::INPUT);
       int step = pb.Buffer("step", DType::kI64, {}, Role::INPUT);
@@ -470,13 +458,13 @@ TEST(DeviceLossOptimTest, SgdUpdateMatchesCpuAndSkipsOnTheFlag) {
                                        {0.9f, 0.1f, 0.01f, false, true},
                                        {0.9f, 0, 0, true, true},
                                        {0, 0, 0.01f, false, true}};
-  for (DType pt : kFloats) {
-    for (DType gt : kFloats) {
+  for (DType pt : kFloatTypes) {
+    for (DType gt : kFloatTypes) {
       for (size_t ci = 0; ci < configs.size(); ++ci) {
         const Config& c = configs[ci];
         SCOPED_TRACE(std::string(Name(pt)) + " grad " + Name(gt) + " config " + std::to_string(ci));
         PlanBuilder pb;
-        Bytes x0 = RandomBytes(pt, 29, 4), b0 = RandomBytes(pt, 29, 5);
+        ByteVec x0 = RandomBytes(pt, 29, 4), b0 = RandomBytes(pt, 29, 5);
         int x = pb.Buffer("x", pt, {29}, Role::PARAMETER, x0.data());
         int g = pb.Buffer("g", gt, {29}, Role::INPUT);
         int ctl = pb.Buffer("ctl", DType::kF32, {5}, Role::INPUT);
@@ -500,13 +488,13 @@ TEST(DeviceLossOptimTest, SgdUpdateMatchesCpuAndSkipsOnTheFlag) {
 }
 
 TEST(DeviceLossOptimTest, AdamUpdateMatchesCpuAndSkipsOnTheFlag) {
-  for (DType pt : kFloats) {
-    for (DType gt : kFloats) {
+  for (DType pt : kFloatTypes) {
+    for (DType gt : kFloatTypes) {
       for (int variant = 0; variant < 3; ++variant) {
         SCOPED_TRACE(std::string(Name(pt)) + " grad " + Name(gt) + " variant " +
                      std::to_string(variant));
         PlanBuilder pb;
-        Bytes x0 = RandomBytes(pt, 31, 4), m0 = RandomBytes(pt, 31, 5),
+        ByteVec x0 = RandomBytes(pt, 31, 4), m0 = RandomBytes(pt, 31, 5),
               v0 = RandomBytes(pt, 31, 6, 0.0, 1.0);
         int x = pb.Buffer("x", pt, {31}, Role::PARAMETER, x0.data());
         int g = pb.Buffer("g", gt, {31}, Role::INPUT);
@@ -525,7 +513,7 @@ TEST(DeviceLossOptimTest, AdamUpdateMatchesCpuAndSkipsOnTheFlag) {
 }
 
 TEST(DeviceLossOptimTest, SkippedUpdateOutOfPlaceCopiesTheInputs) {
-  for (DType pt : kFloats) {
+  for (DType pt : kFloatTypes) {
     SCOPED_TRACE(Name(pt));
     PlanBuilder pb;
     int x = pb.Buffer("x", pt, {17}, Role::INPUT);
@@ -567,7 +555,7 @@ TEST(DeviceLossOptimTest, OnnxOptimizersMatchCpu) {
               const std::string name = "s" + std::to_string(gi) + "_" + std::to_string(i);
               // Squared-gradient accumulators (Adam's H, Adagrad's H) start >= 0.
               const bool squares = gi == groups - 1 && op != "ai.onnx.preview.training.Momentum";
-              Bytes init = RandomBytes(t, sizes[i], 30 + gi * 2 + i, squares ? 0.0 : -2.0, 2.0);
+              ByteVec init = RandomBytes(t, sizes[i], 30 + gi * 2 + i, squares ? 0.0 : -2.0, 2.0);
               int id = gi == 1 ? pb.Buffer(name, t, {sizes[i]}, Role::INPUT)
                                : pb.Buffer(name, t, {sizes[i]}, Role::STATE, init.data());
               ins.push_back(id);

@@ -21,17 +21,15 @@
 namespace a8 {
 namespace {
 
+using testing::Str;
+using testing::Name;
+
 using B = plan::Buffer;
 using testing::Bytes;
 using testing::ExpectEmuMatchesCpu;
 using testing::PlanBuilder;
 using testing::RandomBytes;
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
-
-const std::vector<DType> kAll = DTypeVector(kAllDTypes);
-const std::vector<DType> kFloat = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-
-std::string Name(DType t) { return std::string(DTypeName(t)); }
 
 // `n` indices in [lo, hi) as i64 or i32 bytes (a fixed sequence of odd steps, with repeats).
 std::vector<uint8_t> Indices(DType dt, int64_t n, int64_t lo, int64_t hi, uint32_t seed) {
@@ -44,12 +42,6 @@ std::vector<uint8_t> Indices(DType dt, int64_t n, int64_t lo, int64_t hi, uint32
 
 int ConstI64(PlanBuilder& pb, const std::string& name, const std::vector<int64_t>& v) {
   return pb.Buffer(name, DType::kI64, {static_cast<int64_t>(v.size())}, B::CONSTANT, v.data());
-}
-
-void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
-  plan::Attribute* a = k->add_attrs();
-  a->set_name(name);
-  a->set_s(v);
 }
 
 // A unary movement op x -> y with constant i64 operands after x (-1: absent).
@@ -83,7 +75,7 @@ TEST(DeviceMovementTest, EveryCpuEntryHasADeviceEntryWithTheSameTypes) {
 }
 
 TEST(DeviceMovementTest, Transpose) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     ExpectUnary("Transpose", t, {3, 5, 7}, {7, 3, 5}, {}, [](plan::Kernel* k) {
       PlanBuilder::Ints(k, "perm", {2, 0, 1});
     });
@@ -100,7 +92,7 @@ TEST(DeviceMovementTest, Transpose) {
 }
 
 TEST(DeviceMovementTest, Concat) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     SCOPED_TRACE(Name(t));
     for (int64_t axis : {-2, 0, 2}) {
       std::vector<std::vector<int64_t>> dims = {{2, 3, 5}, {2, 3, 5}, {2, 3, 5}};
@@ -120,7 +112,7 @@ TEST(DeviceMovementTest, Concat) {
 }
 
 TEST(DeviceMovementTest, Split) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     SCOPED_TRACE(Name(t));
     PlanBuilder pb;
     int x = pb.Buffer("x", t, {5, 7, 3}, B::INPUT);
@@ -138,7 +130,7 @@ TEST(DeviceMovementTest, Split) {
 }
 
 TEST(DeviceMovementTest, Slice) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     // Negative starts/ends/steps, out-of-range end, negative axis.
     ExpectUnary("Slice", t, {4, 6, 5}, {2, 6, 2}, {{-1, 1}, {-5, 100}, {0, -1}, {-2, 2}});
     // No axes, no steps.
@@ -158,7 +150,7 @@ TEST(DeviceMovementTest, Slice) {
 }
 
 TEST(DeviceMovementTest, Gather) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     for (DType it : {DType::kI64, DType::kI32}) {
       SCOPED_TRACE(Name(t) + " " + Name(it));
       PlanBuilder pb;  // axis 0, 2-d indices with negatives and repeats
@@ -178,7 +170,7 @@ TEST(DeviceMovementTest, Gather) {
 }
 
 TEST(DeviceMovementTest, GatherElements) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     for (DType it : {DType::kI64, DType::kI32}) {
       SCOPED_TRACE(Name(t) + " " + Name(it));
       PlanBuilder pb;
@@ -198,7 +190,7 @@ TEST(DeviceMovementTest, GatherElements) {
 }
 
 TEST(DeviceMovementTest, Expand) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     ExpectUnary("Expand", t, {3, 1, 5}, {2, 3, 4, 5}, {{2, 3, 4, 5}});
     ExpectUnary("Expand", t, {1}, {7, 3}, {{7, 3}});
     ExpectUnary("Expand", t, {4, 1}, {4, 6}, {{1, 6}});
@@ -206,7 +198,7 @@ TEST(DeviceMovementTest, Expand) {
 }
 
 TEST(DeviceMovementTest, Tile) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     ExpectUnary("Tile", t, {2, 3}, {6, 6}, {{3, 2}});
     ExpectUnary("Tile", t, {3, 1, 5}, {3, 4, 10}, {{1, 4, 2}});
     ExpectUnary("Tile", t, {4, 3}, {0, 3}, {{0, 1}});  // empty
@@ -214,7 +206,7 @@ TEST(DeviceMovementTest, Tile) {
 }
 
 TEST(DeviceMovementTest, PadModes) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     SCOPED_TRACE(Name(t));
     // Constant with a value, a negative pad (crop).
     PlanBuilder pb;
@@ -239,7 +231,7 @@ TEST(DeviceMovementTest, PadModes) {
 }
 
 TEST(DeviceMovementTest, Trilu) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     ExpectUnary("Trilu", t, {2, 4, 5}, {2, 4, 5}, {});
     ExpectUnary("Trilu", t, {3, 6}, {3, 6}, {{}});
     SCOPED_TRACE("with k");
@@ -288,7 +280,7 @@ TEST(DeviceMovementTest, Trilu) {
 }
 
 TEST(DeviceMovementTest, OneHot) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     for (DType it : {DType::kI64, DType::kI32, DType::kF32, DType::kF16}) {
       for (int64_t axis : {-1, 0, 1}) {
         SCOPED_TRACE(Name(t) + " " + Name(it) + " " + std::to_string(axis));
@@ -417,7 +409,7 @@ TEST(DeviceMovementTest, RangeF16AndBf16ComputeInTheStashType) {
 }
 
 TEST(DeviceMovementTest, ReshapeLikesCopy) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     ExpectUnary("Reshape", t, {3, 5}, {5, 3}, {{5, 3}});
     ExpectUnary("Flatten", t, {2, 3, 5}, {2, 15}, {});
     ExpectUnary("Squeeze", t, {3, 1, 5}, {3, 5}, {{1}});
@@ -443,7 +435,7 @@ TEST(DeviceMovementTest, ShapeAndSize) {
 }
 
 TEST(DeviceMovementTest, ConstantOfShape) {
-  for (DType t : kAll) {
+  for (DType t : kAllTypes) {
     SCOPED_TRACE(Name(t));
     std::vector<uint8_t> value = RandomBytes(t, 1, 9, 1, 3);
     PlanBuilder pb;
@@ -471,7 +463,7 @@ TEST(DeviceMovementTest, GatherGradSumsRepeatsInTheCpuOrder) {
   const Case cases[] = {
       {{7, 5}, {4, 6}, 0}, {{3, 9, 4}, {13}, -2}, {{2, 3}, {}, 1}, {{6, 3, 2}, {2, 2, 3}, 0}};
   for (const Case& c : cases) {
-    for (DType t : kFloat) {
+    for (DType t : kFloatTypes) {
       for (DType it : {DType::kI64, DType::kI32}) {
         SCOPED_TRACE(Name(t) + " " + Name(it) + " axis " + std::to_string(c.axis));
         const int64_t a = c.axis < 0 ? c.axis + static_cast<int64_t>(c.data.size()) : c.axis;
@@ -493,7 +485,7 @@ TEST(DeviceMovementTest, GatherGradSumsRepeatsInTheCpuOrder) {
 }
 
 TEST(DeviceMovementTest, SliceGrad) {
-  for (DType t : kFloat) {
+  for (DType t : kFloatTypes) {
     SCOPED_TRACE(Name(t));
     PlanBuilder pb;
     int g = pb.Buffer("dy", t, {2, 3, 5}, B::INPUT);

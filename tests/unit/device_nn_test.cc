@@ -29,12 +29,6 @@ Operand In(DType t, Dims d, double lo = -2, double hi = 2) { return {t, std::mov
 Operand Out(DType t, Dims d) { return {t, std::move(d)}; }
 Operand None() { return {kF32, {}, 0, 0, true}; }
 
-int64_t Count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t x : d) n *= x;
-  return n;
-}
-
 // Runs `op` on the CPU backend and on cuda-emu with random inputs; every output must agree
 // exactly. `values` overrides an input's random bytes.
 void ExpectSame(const std::string& op, const std::vector<Operand>& ins,

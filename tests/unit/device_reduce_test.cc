@@ -24,9 +24,6 @@ namespace {
 using B = plan::Buffer;
 using Attrs = std::function<void(plan::Kernel*)>;
 
-const std::vector<DType> kFloats = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64};
-const std::vector<DType> kNumeric = DTypeVector(kNumericDTypes);
-
 std::string Where(const std::string& op, DType t, const cpu::Dims& dims) {
   return fmt::format("{} {} [{}]", op, DTypeName(t), fmt::join(dims, ","));
 }
@@ -78,7 +75,7 @@ TEST(DeviceReduceTest, EveryReduceOpEveryDtypeMatchesCpu) {
   const char* ops[] = {"ReduceSum",       "ReduceMean", "ReduceMax", "ReduceMin",      "ReduceProd",
                        "ReduceSumSquare", "ReduceL1",   "ReduceL2",  "ReduceLogSumExp"};
   for (const char* op : ops) {
-    for (DType t : kNumeric) {
+    for (DType t : kNumericTypes) {
       for (const ReduceCase& c : kReduceCases) {
         SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axes [{}]", fmt::join(c.axes, ",")));
         auto out_dims = cpu::ReduceOutputDims(c.dims, c.axes, c.keepdims);
@@ -232,7 +229,7 @@ TEST(DeviceReduceTest, IntegerL2AndLogSumExpAtTheRangeEdges) {
 }
 
 TEST(DeviceReduceTest, LogSumExpOfWideValuesAndEmptyReductions) {
-  for (DType t : kFloats) {
+  for (DType t : kFloatTypes) {
     SCOPED_TRACE(DTypeName(t));
     const cpu::Dims dims = {6, 11};
     std::map<std::string, std::vector<uint8_t>> in = {{"x", RandomBytes(t, 66, 3, -80, 80)}};
@@ -321,7 +318,7 @@ TEST(DeviceReduceTest, ArgMaxArgMinEveryDtypeWithTies) {
                         {{13}, 0, true},
                         {{2, 1, 3}, 1, false}};
   for (const char* op : {"ArgMax", "ArgMin"}) {
-    for (DType t : kNumeric) {
+    for (DType t : kNumericTypes) {
       for (const Case& c : cases) {
         for (int last : {0, 1}) {
           SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axis {} last {}", c.axis, last));
@@ -349,7 +346,7 @@ TEST(DeviceReduceTest, SoftmaxAndLogSoftmaxEveryFloatDtype) {
   };
   const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{6, 33}, 1}, {{6, 33}, 0}, {{9}, 0}};
   for (const char* op : {"Softmax", "LogSoftmax"}) {
-    for (DType t : kFloats) {
+    for (DType t : kFloatTypes) {
       for (const Case& c : cases) {
         SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axis {}", c.axis));
         PlanFile f = OneKernel(op, t, c.dims, std::nullopt, c.dims, t,
@@ -373,7 +370,7 @@ TEST(DeviceReduceTest, SoftmaxGradAndLogSoftmaxGradEveryFloatDtype) {
   };
   const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{5, 12}, 0}, {{11}, -1}, {{}, -1}};
   for (const char* op : {"a8.SoftmaxGrad", "a8.LogSoftmaxGrad"}) {
-    for (DType t : kFloats) {
+    for (DType t : kFloatTypes) {
       for (const Case& c : cases) {
         SCOPED_TRACE(Where(op, t, c.dims) + fmt::format(" axis {}", c.axis));
         PlanBuilder pb;
@@ -393,7 +390,7 @@ TEST(DeviceReduceTest, CumSumEveryDtypeExclusiveReverse) {
     int64_t axis;
   };
   const Case cases[] = {{{4, 9, 3}, 1}, {{4, 9, 3}, -1}, {{7, 5}, 0}, {{19}, 0}};
-  for (DType t : kNumeric) {
+  for (DType t : kNumericTypes) {
     for (const Case& c : cases) {
       for (int mode = 0; mode < 4; ++mode) {
         SCOPED_TRACE(Where("CumSum", t, c.dims) + fmt::format(" axis {} mode {}", c.axis, mode));

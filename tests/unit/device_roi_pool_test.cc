@@ -19,22 +19,13 @@
 namespace a8 {
 namespace {
 
+using testing::Count;
+using testing::Str;
+
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
 using testing::Bytes;
 using testing::PlanBuilder;
-
-int64_t Count(const Dims& d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
-
-void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
-  plan::Attribute* a = k->add_attrs();
-  a->set_name(name);
-  a->set_s(v);
-}
 
 void Ints(plan::Kernel* k, const std::string& name, const std::vector<int64_t>& v) {
   plan::Attribute* a = k->add_attrs();

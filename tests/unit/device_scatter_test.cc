@@ -20,16 +20,12 @@
 namespace a8 {
 namespace {
 
+using testing::Str;
+
 using B = plan::Buffer;
 using testing::Bytes;
 using Dims = std::vector<int64_t>;
 using testing::PlanBuilder;
-
-void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
-  plan::Attribute* a = k->add_attrs();
-  a->set_name(name);
-  a->set_s(v);
-}
 
 float Combine(const std::string& r, float acc, float u) {
   if (r == "add") return acc + u;

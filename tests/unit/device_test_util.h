@@ -30,6 +30,23 @@
 
 namespace a8::testing {
 
+// The element count of `dims`.
+inline int64_t Count(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) n *= d;
+  return n;
+}
+
+// A string attribute of a hand-built kernel (PlanBuilder::Int, Float, Ints give the others).
+inline void Str(plan::Kernel* k, const std::string& name, const std::string& v) {
+  plan::Attribute* a = k->add_attrs();
+  a->set_name(name);
+  a->set_s(v);
+}
+
+// A dtype's name, for test parameter names.
+inline std::string Name(DType t) { return std::string(DTypeName(t)); }
+
 // The raw bytes of a vector (index operands, scalars, hand-written data).
 template <typename T>
 std::vector<uint8_t> Bytes(const std::vector<T>& v) {

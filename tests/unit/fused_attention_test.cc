@@ -23,6 +23,8 @@
 namespace a8 {
 namespace {
 
+using ::a8::testing::CountOps;
+
 using Dims = std::vector<int64_t>;
 using shape_test::F32;
 using shape_test::T;
@@ -116,20 +118,14 @@ TEST(FusedAttentionGradTest, MatchesFiniteDifferences) {
   ExpectGradientsMatch(masked);
 }
 
-int Count(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.NodeList()) n += node->op() == op;
-  return n;
-}
-
 TEST(FusedAttentionImportTest, AttentionImportsAsTheFusedOpUnlessItNeedsTheScores) {
   // 3-D GQA, causal, a bool mask: one a8.FusedAttention, no MatMul, Softmax or repeat.
   auto g = testing::ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
 g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v, bool[4, 6] m) => (float[2, 4, 16] y) {
   y = Attention <q_num_heads = 4, kv_num_heads = 2, is_causal = 1> (q, k, v, m) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "FusedAttention"), 1);
-  EXPECT_EQ(Count(**g, "MatMul") + Count(**g, "Softmax") + Count(**g, "Expand"), 0);
+  EXPECT_EQ(CountOps(**g, "FusedAttention"), 1);
+  EXPECT_EQ(CountOps(**g, "MatMul") + CountOps(**g, "Softmax") + CountOps(**g, "Expand"), 0);
   // qk_matmul_output asked for, or a softcap: the decomposition.
   for (const char* attrs : {"qk_matmul_output_mode = 1", "softcap = 2.0"}) {
     SCOPED_TRACE(attrs);
@@ -140,8 +136,8 @@ g (float[1, 2, 3, 4] q, float[1, 2, 5, 4] k, float[1, 2, 5, 4] v) => (float[1, 2
                             (qk ? ", float[1, 2, 3, 5] s" : "") + ") {\n  y" +
                             (qk ? ", , , s" : "") + " = Attention <" + attrs + "> (q, k, v) }");
     ASSERT_TRUE(d.ok()) << d.status().message();
-    EXPECT_EQ(Count(**d, "FusedAttention"), 0);
-    EXPECT_EQ(Count(**d, "Softmax"), 1);
+    EXPECT_EQ(CountOps(**d, "FusedAttention"), 0);
+    EXPECT_EQ(CountOps(**d, "Softmax"), 1);
   }
 }
 

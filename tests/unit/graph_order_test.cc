@@ -14,11 +14,12 @@
 #include "compiler/ir/graph.h"
 #include "compiler/ir/id_pool.h"
 #include "compiler/ir/verifier.h"
+#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
 
-TensorType F32(std::vector<int64_t> dims) { return TensorType{DType::kF32, std::move(dims)}; }
+using shape_test::F32;
 
 std::vector<Node*> Walk(const Graph& g) {
   std::vector<Node*> out;

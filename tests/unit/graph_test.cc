@@ -10,11 +10,12 @@
 #include <random>
 
 #include "compiler/ir/verifier.h"
+#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
 
-TensorType F32(std::vector<int64_t> dims) { return TensorType{DType::kF32, std::move(dims)}; }
+using shape_test::F32;
 
 int CountUses(const Value* v, const Node* n, int operand) {
   return static_cast<int>(std::count_if(v->uses().begin(), v->uses().end(), [&](const Use& u) {

@@ -22,20 +22,14 @@ namespace {
 
 using ::testing::HasSubstr;
 
-int Count(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.NodeList()) n += node->op() == op;
-  return n;
-}
-
 TEST(ImportDecomposeAttentionTest, AttentionImportsAsFusedAttentionOrMatMulSoftmaxMatMul) {
   // The fused kernel: one a8.FusedAttention named as the node, no score tensor.
   auto f = ImportText(R"(<ir_version: 10, opset_import: ["" : 23]>
 g (float[2, 3, 4, 8] q, float[2, 3, 6, 8] k, float[2, 3, 6, 8] v) => (float[2, 3, 4, 8] y) {
   y = Attention (q, k, v) })");
   ASSERT_TRUE(f.ok()) << f.status().message();
-  EXPECT_EQ(Count(**f, "FusedAttention"), 1);
-  EXPECT_EQ(Count(**f, "MatMul") + Count(**f, "Softmax"), 0);
+  EXPECT_EQ(CountOps(**f, "FusedAttention"), 1);
+  EXPECT_EQ(CountOps(**f, "MatMul") + CountOps(**f, "Softmax"), 0);
   EXPECT_EQ((*f)->outputs()[0]->producer()->op(), "FusedAttention");
   EXPECT_EQ((*f)->outputs()[0]->producer()->name(), "Attention_0");
   // A softcap (not in the kernel): the decomposition.
@@ -43,12 +37,12 @@ g (float[2, 3, 4, 8] q, float[2, 3, 6, 8] k, float[2, 3, 6, 8] v) => (float[2, 3
 g (float[2, 3, 4, 8] q, float[2, 3, 6, 8] k, float[2, 3, 6, 8] v) => (float[2, 3, 4, 8] y) {
   y = Attention <softcap = 5.0> (q, k, v) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "FusedAttention"), 0);
-  EXPECT_EQ(Count(**g, "MatMul"), 2);
-  EXPECT_EQ(Count(**g, "Softmax"), 1);
+  EXPECT_EQ(CountOps(**g, "FusedAttention"), 0);
+  EXPECT_EQ(CountOps(**g, "MatMul"), 2);
+  EXPECT_EQ(CountOps(**g, "Softmax"), 1);
   // Equal head counts: no GQA repeat; no mask: no bias, no fully-masked-row guard.
-  EXPECT_EQ(Count(**g, "Expand"), 0);
-  EXPECT_EQ(Count(**g, "Where"), 0);
+  EXPECT_EQ(CountOps(**g, "Expand"), 0);
+  EXPECT_EQ(CountOps(**g, "Where"), 0);
   EXPECT_EQ((*g)->outputs()[0]->producer()->op(), "MatMul");
   EXPECT_EQ((*g)->outputs()[0]->producer()->name(), "Attention_0");
 }
@@ -59,7 +53,7 @@ TEST(ImportDecomposeAttentionTest, SkippedPresentOutputsAndGqa) {
 g (float[2, 4, 16] q, float[2, 6, 8] k, float[2, 6, 8] v) => (float[2, 4, 16] y, float[2, 4, 4, 6] qk) {
   y, , , qk = Attention <q_num_heads = 4, kv_num_heads = 2, is_causal = 1, qk_matmul_output_mode = 3> (q, k, v) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "Expand"), 2);  // K and V repeated for 4 query heads
+  EXPECT_EQ(CountOps(**g, "Expand"), 2);  // K and V repeated for 4 query heads
   EXPECT_EQ((*g)->outputs()[1]->producer()->name(), "Attention_0.qk_matmul_output");
   EXPECT_EQ((*g)->outputs()[1]->type().ToString(), "f32[2,4,4,6]");
 }
@@ -91,8 +85,8 @@ g (float[2, 4, 3, 8] q, float[2, 2, 5, 8] k, float[2, 2, 5, 6] v) => (float[2, 4
     ASSERT_TRUE(g.ok()) << g.status().message();
     const bool fused = std::string(attrs).empty();
     // K and V, each by Shape(Q)[1] / Shape(K)[1]
-    EXPECT_EQ(Count(**g, "Expand"), fused ? 0 : 2);
-    EXPECT_EQ(Count(**g, "FusedAttention"), fused ? 1 : 0);
+    EXPECT_EQ(CountOps(**g, "Expand"), fused ? 0 : 2);
+    EXPECT_EQ(CountOps(**g, "FusedAttention"), fused ? 1 : 0);
     ASSERT_TRUE(ShapeInference().Run(**g).ok());
     EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,4,3,6]");
   }
@@ -201,8 +195,8 @@ TEST(ImportDecomposeAttentionTest, FlexAttentionOfThePreviewDomain) {
 g (float[2, 4, 3, 8] q, float[2, 2, 5, 8] k, float[2, 2, 5, 6] v) => (float[2, 4, 3, 6] y) {
   y = ai.onnx.preview.FlexAttention <scale = 0.5> (q, k, v) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "MatMul"), 2);
-  EXPECT_EQ(Count(**g, "Expand"), 2);  // GQA: K and V repeated for 4 query heads
+  EXPECT_EQ(CountOps(**g, "MatMul"), 2);
+  EXPECT_EQ(CountOps(**g, "Expand"), 2);  // GQA: K and V repeated for 4 query heads
   ASSERT_TRUE(ShapeInference().Run(**g).ok());
   EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,4,3,6]");
 }
@@ -221,10 +215,10 @@ g (float[1, 2, 3, 4] q, float[1, 1, 5, 4] k, float[1, 1, 5, 4] v) => (float[1, 2
           half = Constant <value = float {0.5}> ()
           r = Mul (p, half) }> (q, k, v) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "MatMul"), 2);
-  EXPECT_EQ(Count(**g, "Softmax"), 1);
-  EXPECT_EQ(Count(**g, "Tanh"), 1);
-  EXPECT_EQ(Count(**g, "Expand"), 2);  // GQA: K (scores half) and V (output half)
+  EXPECT_EQ(CountOps(**g, "MatMul"), 2);
+  EXPECT_EQ(CountOps(**g, "Softmax"), 1);
+  EXPECT_EQ(CountOps(**g, "Tanh"), 1);
+  EXPECT_EQ(CountOps(**g, "Expand"), 2);  // GQA: K (scores half) and V (output half)
   ASSERT_TRUE(ShapeInference().Run(**g).ok());
   EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[1,2,3,4]");
   // The Softmax reads score_mod's output; the output half's MatMul reads prob_mod's.

@@ -18,6 +18,8 @@
 namespace a8 {
 namespace {
 
+using ::a8::testing::CountOps;
+
 using ::a8::testing::Absent;
 using ::a8::testing::DecomposedGradCase;
 using ::a8::testing::ExpectGradientsMatch;
@@ -28,12 +30,6 @@ using ::a8::testing::ImportError;
 using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
 
-int Count(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.NodeList()) n += node->op() == op;
-  return n;
-}
-
 TEST(ImportDecomposeLinearAttentionTest, UnrolledOverTheSequence) {
   // 3 steps of gated delta with GQA (4 query heads on 2 kv heads): per step the retrieval, the
   // write and the read are one MatMul each.
@@ -41,7 +37,7 @@ TEST(ImportDecomposeLinearAttentionTest, UnrolledOverTheSequence) {
 g (float[2, 3, 16] q, float[2, 3, 8] k, float[2, 3, 6] v, float[2, 3, 8] d, float[2, 3, 2] b) => (float[2, 3, 12] y, float[2, 2, 4, 3] s) {
   y, s = LinearAttention <q_num_heads = 4, kv_num_heads = 2> (q, k, v, , d, b) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "MatMul"), 3 * 3);
+  EXPECT_EQ(CountOps(**g, "MatMul"), 3 * 3);
   ASSERT_TRUE(ShapeInference().Run(**g).ok());
   EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[2,3,12]");
   EXPECT_EQ((*g)->outputs()[1]->type().ToString(), "f32[2,2,4,3]");
@@ -52,8 +48,8 @@ TEST(ImportDecomposeLinearAttentionTest, CausalConvIsConcatConvSlice) {
 g (float[2, 4, 5] x, float[4, 1, 3] w, float[2, 4, 2] past) => (float[2, 4, 5] y, float[2, 4, 2] s) {
   y, s = CausalConvWithState <activation = "silu"> (x, w, , past) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "Conv"), 1);
-  EXPECT_EQ(Count(**g, "Sigmoid"), 1);
+  EXPECT_EQ(CountOps(**g, "Conv"), 1);
+  EXPECT_EQ(CountOps(**g, "Sigmoid"), 1);
   ASSERT_TRUE(ShapeInference().Run(**g).ok());
   EXPECT_EQ((*g)->outputs()[1]->type().ToString(), "f32[2,4,2]");
 }

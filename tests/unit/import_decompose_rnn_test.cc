@@ -18,6 +18,8 @@
 namespace a8 {
 namespace {
 
+using ::a8::testing::CountOps;
+
 using ::a8::testing::Absent;
 using ::a8::testing::DecomposedGradCase;
 using ::a8::testing::ExpectGradientsMatch;
@@ -28,20 +30,14 @@ using ::a8::testing::ImportError;
 using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
 
-int Count(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.NodeList()) n += node->op() == op;
-  return n;
-}
-
 TEST(ImportDecomposeRnnTest, LstmUnrollsOneMatMulPerStepAndDirection) {
   // Bidirectional over 3 steps: per direction one GEMM for X W^T and one H R^T per step.
   auto g = ImportText(R"(<ir_version: 10, opset_import: ["" : 22]>
 g (float[3, 2, 4] x, float[2, 20, 4] w, float[2, 20, 5] r) => (float[3, 2, 2, 5] y, float[2, 2, 5] yh, float[2, 2, 5] yc) {
   y, yh, yc = LSTM <hidden_size = 5, direction = "bidirectional"> (x, w, r) })");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(Count(**g, "MatMul"), 2 * (1 + 3));
-  EXPECT_EQ(Count(**g, "Sigmoid"), 2 * 3 * 3);
+  EXPECT_EQ(CountOps(**g, "MatMul"), 2 * (1 + 3));
+  EXPECT_EQ(CountOps(**g, "Sigmoid"), 2 * 3 * 3);
   ASSERT_TRUE(ShapeInference().Run(**g).ok());
   EXPECT_EQ((*g)->outputs()[0]->type().ToString(), "f32[3,2,2,5]");
   EXPECT_EQ((*g)->outputs()[2]->type().ToString(), "f32[2,2,5]");

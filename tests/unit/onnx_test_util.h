@@ -37,6 +37,13 @@ inline Status ImportError(const std::string& text, const ImportOptions& opts = {
   return g.ok() ? Status::Ok() : g.status();
 }
 
+// How many nodes of `op` the graph has.
+inline int CountOps(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (Node* node : g.NodeList()) n += node->op() == op;
+  return n;
+}
+
 inline std::vector<float> RandomFloats(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);

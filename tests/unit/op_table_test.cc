@@ -10,11 +10,12 @@
 #include <set>
 
 #include "compiler/ir/graph.h"
+#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
 
-TensorType F32(std::vector<int64_t> dims) { return TensorType{DType::kF32, std::move(dims)}; }
+using shape_test::F32;
 
 bool Contains(const std::vector<int>& v, int x) {
   return std::find(v.begin(), v.end(), x) != v.end();

@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "compiler/ir/graph.h"
+#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
 
-TensorType F32(std::vector<int64_t> dims) { return TensorType{DType::kF32, std::move(dims)}; }
+using shape_test::F32;
 
 // The decision for a parameter of 11 elements (two vectors of four and a tail of three) of ones,
 // with `value` at `at`, added to the graph's input.

@@ -17,4 +17,9 @@ std::vector<float> RandomFloats(size_t n, uint32_t seed, Dist dist) {
   return v;
 }
 
+// n standard normal draws from std::mt19937(seed).
+inline std::vector<float> RandomNormals(size_t n, uint32_t seed) {
+  return RandomFloats(n, seed, std::normal_distribution<float>(0.0f, 1.0f));
+}
+
 }  // namespace a8::testing

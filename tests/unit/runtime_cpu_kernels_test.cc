@@ -18,9 +18,7 @@ namespace {
 using testing::PlanBuilder;
 using B = plan::Buffer;
 
-std::vector<float> Random(size_t n, uint32_t seed) {
-  return testing::RandomFloats(n, seed, std::normal_distribution<float>(0.0f, 1.0f));
-}
+using testing::RandomNormals;
 
 // Runs a one-step plan with float input "x" and returns output "y" as floats.
 std::vector<float> RunPlan(PlanFile f, const std::vector<float>& x) {
@@ -41,7 +39,7 @@ void ExpectSame(const std::vector<float>& got, const std::vector<float>& want) {
 }
 
 TEST(RuntimeCpuKernelsTest, GemmWithTransposeAlphaBetaAndBias) {
-  std::vector<float> x = Random(3 * 5, 1), w = Random(4 * 5, 2), c = Random(4, 3);
+  std::vector<float> x = RandomNormals(3 * 5, 1), w = RandomNormals(4 * 5, 2), c = RandomNormals(4, 3);
   PlanBuilder pb;
   int xi = pb.Buffer("x", DType::kF32, {3, 5}, B::INPUT);
   int wi = pb.Buffer("w", DType::kF32, {4, 5}, B::PARAMETER, w.data());
@@ -61,7 +59,7 @@ TEST(RuntimeCpuKernelsTest, GemmWithTransposeAlphaBetaAndBias) {
 
 TEST(RuntimeCpuKernelsTest, LayerNormBroadcastsScaleAndBias) {
   // Normalized dims [3, 5]; Scale [1, 5] and B [5] broadcast to them (the shape rule allows it).
-  std::vector<float> x = Random(2 * 3 * 5, 7), scale = Random(5, 8), bias = Random(5, 9);
+  std::vector<float> x = RandomNormals(2 * 3 * 5, 7), scale = RandomNormals(5, 8), bias = RandomNormals(5, 9);
   PlanBuilder pb;
   int xi = pb.Buffer("x", DType::kF32, {2, 3, 5}, B::INPUT);
   int si = pb.Buffer("s", DType::kF32, {1, 5}, B::PARAMETER, scale.data());
@@ -80,7 +78,7 @@ TEST(RuntimeCpuKernelsTest, LayerNormBroadcastsScaleAndBias) {
 }
 
 TEST(RuntimeCpuKernelsTest, SoftmaxDefaultsToTheLastAxis) {
-  std::vector<float> x = Random(2 * 3 * 7, 4);
+  std::vector<float> x = RandomNormals(2 * 3 * 7, 4);
   PlanBuilder pb;
   int xi = pb.Buffer("x", DType::kF32, {2, 3, 7}, B::INPUT);
   int yi = pb.Buffer("y", DType::kF32, {2, 3, 7}, B::OUTPUT);
@@ -91,7 +89,7 @@ TEST(RuntimeCpuKernelsTest, SoftmaxDefaultsToTheLastAxis) {
 }
 
 TEST(RuntimeCpuKernelsTest, SliceReadsConstantInputs) {
-  std::vector<float> x = Random(4 * 6, 5);
+  std::vector<float> x = RandomNormals(4 * 6, 5);
   std::vector<int64_t> starts = {-1, 1}, ends = {-5, 100}, axes = {0, -1}, steps = {-2, 2};
   PlanBuilder pb;
   int xi = pb.Buffer("x", DType::kF32, {4, 6}, B::INPUT);
@@ -109,7 +107,7 @@ TEST(RuntimeCpuKernelsTest, SliceReadsConstantInputs) {
 }
 
 TEST(RuntimeCpuKernelsTest, ReduceMeanWithAxesInputAndKeepdims) {
-  std::vector<float> x = Random(3 * 4 * 5, 6);
+  std::vector<float> x = RandomNormals(3 * 4 * 5, 6);
   std::vector<int64_t> axes = {-1, 0};
   PlanBuilder pb;
   int xi = pb.Buffer("x", DType::kF32, {3, 4, 5}, B::INPUT);
@@ -124,7 +122,7 @@ TEST(RuntimeCpuKernelsTest, ReduceMeanWithAxesInputAndKeepdims) {
 }
 
 TEST(RuntimeCpuKernelsTest, ConvWithPadsStridesAndGroups) {
-  std::vector<float> x = Random(2 * 4 * 7 * 6, 7), w = Random(6 * 2 * 3 * 3, 8), b = Random(6, 9);
+  std::vector<float> x = RandomNormals(2 * 4 * 7 * 6, 7), w = RandomNormals(6 * 2 * 3 * 3, 8), b = RandomNormals(6, 9);
   PlanBuilder pb;
   int xi = pb.Buffer("x", DType::kF32, {2, 4, 7, 6}, B::INPUT);
   int wi = pb.Buffer("w", DType::kF32, {6, 2, 3, 3}, B::PARAMETER, w.data());
@@ -143,7 +141,7 @@ TEST(RuntimeCpuKernelsTest, ConvWithPadsStridesAndGroups) {
 }
 
 TEST(RuntimeCpuKernelsTest, LeakyReluUsesTheOnnxDefaultAlpha) {
-  std::vector<float> x = Random(17, 10);
+  std::vector<float> x = RandomNormals(17, 10);
   PlanBuilder pb;
   int xi = pb.Buffer("x", DType::kF32, {17}, B::INPUT);
   int yi = pb.Buffer("y", DType::kF32, {17}, B::OUTPUT);
@@ -153,7 +151,7 @@ TEST(RuntimeCpuKernelsTest, LeakyReluUsesTheOnnxDefaultAlpha) {
 }
 
 TEST(RuntimeCpuKernelsTest, GatherWithNegativeAxisAndPadWithAxes) {
-  std::vector<float> x = Random(3 * 4, 11);
+  std::vector<float> x = RandomNormals(3 * 4, 11);
   std::vector<int64_t> idx = {3, 0, -1}, pads = {1, 2}, axes = {-1};
   PlanBuilder pb;
   int xi = pb.Buffer("x", DType::kF32, {3, 4}, B::INPUT);

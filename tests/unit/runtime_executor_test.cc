@@ -16,13 +16,11 @@ namespace {
 using testing::PlanBuilder;
 using Role = plan::Buffer;  // for Role::INPUT etc.
 
-std::vector<float> Random(size_t n, uint32_t seed) {
-  return testing::RandomFloats(n, seed, std::normal_distribution<float>(0.0f, 1.0f));
-}
+using testing::RandomNormals;
 
 // y = relu(x @ W) + b, with y reusing x's bytes and the Relu in place over h.
 struct MlpPlan {
-  std::vector<float> w = Random(64, 1), b = Random(8, 2);
+  std::vector<float> w = RandomNormals(64, 1), b = RandomNormals(8, 2);
   PlanFile Build() {
     PlanBuilder pb;
     int x = pb.Buffer("x", DType::kF32, {4, 8}, Role::INPUT, nullptr, 0);
@@ -62,7 +60,7 @@ TEST(RuntimeExecutorTest, RunsKernelsInOrderWithArenaReuse) {
   auto ex = Executor::Create(m.Build(), MakeCpuBackend());
   ASSERT_TRUE(ex.ok()) << ex.status().message();
   for (uint32_t step = 0; step < 3; ++step) {  // persistent values survive steps
-    std::vector<float> x = Random(32, 10 + step);
+    std::vector<float> x = RandomNormals(32, 10 + step);
     std::vector<float> y = RunOnce(**ex, x, "y");
     std::vector<double> want = m.Reference(x);
     for (int i = 0; i < 32; ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * (1 + std::abs(want[i])));
@@ -79,7 +77,7 @@ TEST(RuntimeExecutorTest, RunsAPlanReadBackFromAFile) {
   ASSERT_TRUE(f.ok()) << f.status().message();
   auto ex = Executor::Create(std::move(f).value(), MakeCpuBackend());
   ASSERT_TRUE(ex.ok()) << ex.status().message();
-  std::vector<float> x = Random(32, 30);
+  std::vector<float> x = RandomNormals(32, 30);
   std::vector<float> y = RunOnce(**ex, x, "y");
   std::vector<double> want = m.Reference(x);
   for (int i = 0; i < 32; ++i) EXPECT_NEAR(y[i], want[i], 1e-5 * (1 + std::abs(want[i])));
@@ -101,7 +99,7 @@ TEST(RuntimeExecutorTest, PoisonModeGivesIdenticalOutputs) {
   auto poisoned = Executor::Create(m.Build(), MakeCpuBackend(), opts);
   ASSERT_TRUE(plain.ok() && poisoned.ok());
   for (uint32_t step = 0; step < 2; ++step) {
-    std::vector<float> x = Random(32, 20 + step);
+    std::vector<float> x = RandomNormals(32, 20 + step);
     std::vector<float> a = RunOnce(**plain, x, "y"), b = RunOnce(**poisoned, x, "y");
     ASSERT_EQ(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) {
@@ -130,7 +128,7 @@ TEST(RuntimeExecutorTest, PoisonModeExposesATooShortLiveRange) {
   opts.poison_freed = true;
   auto poisoned = Executor::Create(f, MakeCpuBackend(), opts);
   ASSERT_TRUE(plain.ok() && poisoned.ok());
-  std::vector<float> xv = Random(32, 5);
+  std::vector<float> xv = RandomNormals(32, 5);
   std::vector<float> a = RunOnce(**plain, xv, "y"), b = RunOnce(**poisoned, xv, "y");
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_FALSE(std::isnan(a[i]));
@@ -185,7 +183,7 @@ TEST(RuntimeExecutorTest, RejectsABufferOutsideItsRegion) {
 TEST(RuntimeExecutorTest, KernelFailureNamesStepAndKernel) {
   // Gather with an out-of-range index fails at run time.
   PlanBuilder pb;
-  std::vector<float> data = Random(6, 3);
+  std::vector<float> data = RandomNormals(6, 3);
   int d = pb.Buffer("data", DType::kF32, {3, 2}, Role::CONSTANT, data.data());
   int idx = pb.Buffer("idx", DType::kI64, {2}, Role::INPUT);
   int y = pb.Buffer("y", DType::kF32, {2, 2}, Role::OUTPUT);

@@ -23,7 +23,7 @@ namespace a8 {
 namespace {
 
 using testing::BuildTrainPlan;
-using testing::RandomFloats;
+using testing::RandomNormals;
 using testing::TrainPlanOptions;
 
 std::vector<float> Read(const Executor& ex, const std::string& name) {
@@ -47,7 +47,7 @@ TEST(RuntimeTrainingTest, RunAppliesUpdatesAfterTheKernels) {
   ASSERT_TRUE(ex);
   std::vector<float> w = Read(*ex, "W");
   for (int step = 0; step < 3; ++step) {
-    std::vector<float> x = RandomFloats(4, 100 + step);
+    std::vector<float> x = RandomNormals(4, 100 + step);
     ASSERT_TRUE(ex->SetInput("x", x.data(), 16).ok());
     Status s = ex->Run();
     ASSERT_TRUE(s.ok()) << s.message();
@@ -68,7 +68,7 @@ TEST(RuntimeTrainingTest, RunEvalRunsTheForwardKernelsOnlyAndChangesNothing) {
   o.n = 64;
   auto ex = Make(BuildTrainPlan(o));
   ASSERT_TRUE(ex);
-  std::vector<float> x = RandomFloats(64, 3);
+  std::vector<float> x = RandomNormals(64, 3);
   ASSERT_TRUE(ex->SetInput("x", x.data(), x.size() * 4).ok());
   std::vector<float> w = Read(*ex, "W");
   Status s = ex->RunEval();
@@ -105,7 +105,7 @@ TEST(RuntimeTrainingTest, TheStepBufferIsTheKernelsStep) {
   EXPECT_EQ(ex_a->step(), 7);
   ex_b->set_steps_run(7);
   EXPECT_EQ(ex_b->step(), 7);
-  std::vector<float> x = RandomFloats(64, 4);
+  std::vector<float> x = RandomNormals(64, 4);
   for (Executor* ex : {ex_a.get(), ex_b.get()}) {
     ASSERT_TRUE(ex->SetInput("x", x.data(), x.size() * 4).ok());
     ASSERT_TRUE(ex->Run().ok());
@@ -128,7 +128,7 @@ TEST(RuntimeTrainingTest, PoisonNeverTouchesAnUpdateSourceBeforeItIsCopied) {
   auto plain = Make(f);
   ASSERT_TRUE(poisoned && plain);
   for (int step = 0; step < 2; ++step) {
-    std::vector<float> x = RandomFloats(4, 50 + step);
+    std::vector<float> x = RandomNormals(4, 50 + step);
     for (Executor* ex : {poisoned.get(), plain.get()}) {
       ASSERT_TRUE(ex->SetInput("x", x.data(), 16).ok());
       ASSERT_TRUE(ex->Run().ok());
@@ -136,7 +136,7 @@ TEST(RuntimeTrainingTest, PoisonNeverTouchesAnUpdateSourceBeforeItIsCopied) {
     EXPECT_EQ(Read(*poisoned, "W"), Read(*plain, "W"));
     EXPECT_EQ(poisoned->step(), plain->step());
   }
-  std::vector<float> x = RandomFloats(4, 60);
+  std::vector<float> x = RandomNormals(4, 60);
   ASSERT_TRUE(poisoned->SetInput("x", x.data(), 16).ok());
   ASSERT_TRUE(poisoned->RunEval().ok());
   ASSERT_TRUE(plain->SetInput("x", x.data(), 16).ok());
@@ -154,7 +154,7 @@ TEST(RuntimeTrainingTest, AnUpdateWrittenInPlaceIsNotCopied) {
   auto ex = Make(f);
   ASSERT_TRUE(ex);
   EXPECT_EQ(ex->BufferData(w), ex->BufferData(w_next));
-  std::vector<float> w0 = Read(*ex, "W"), x = RandomFloats(4, 9);
+  std::vector<float> w0 = Read(*ex, "W"), x = RandomNormals(4, 9);
   ASSERT_TRUE(ex->SetInput("x", x.data(), 16).ok());
   ASSERT_TRUE(ex->Run().ok());
   std::vector<float> w1 = Read(*ex, "W");
@@ -202,7 +202,7 @@ TEST(RuntimeTrainingTest, RunEvalOnAnInferencePlanIsAnError) {
   ASSERT_TRUE(ex);
   EXPECT_EQ(ex->RunEval().code(), StatusCode::kInvalidInput);
   // An inference plan's step is the number of steps run, and nothing is updated.
-  std::vector<float> w = Read(*ex, "W"), x = RandomFloats(4, 1);
+  std::vector<float> w = Read(*ex, "W"), x = RandomNormals(4, 1);
   ASSERT_TRUE(ex->SetInput("x", x.data(), 16).ok());
   ASSERT_TRUE(ex->Run().ok());
   EXPECT_EQ(Read(*ex, "W"), w);
@@ -235,7 +235,7 @@ PlanFile ClassifierPlan(const std::string& loss_kind) {
 }
 
 struct Classifier {
-  std::vector<float> x = RandomFloats(50, 77);
+  std::vector<float> x = RandomNormals(50, 77);
   std::vector<int64_t> y = {3, 0, 4, 4, 1, 2, 0, 3, 1, 2};
   std::unique_ptr<Executor> ex;
   Dataset data;

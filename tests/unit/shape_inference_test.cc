@@ -9,11 +9,12 @@
 #include <random>
 
 #include "compiler/ir/verifier.h"
+#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
 
-TensorType T(DType dt, std::vector<int64_t> dims) { return TensorType{dt, std::move(dims)}; }
+using shape_test::T;
 // Placeholder type for outputs the pass must fill in.
 const TensorType kUnknown = T(DType::kF32, {});
 

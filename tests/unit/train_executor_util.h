@@ -23,7 +23,7 @@ inline std::unique_ptr<Executor> MakeTrainExecutor(const TrainPlanOptions& o = {
 }
 
 inline void TrainStep(Executor& ex, uint32_t seed) {
-  std::vector<float> x = RandomFloats(4, seed);
+  std::vector<float> x = RandomNormals(4, seed);
   ASSERT_TRUE(ex.SetInput("x", x.data(), 16).ok());
   ASSERT_TRUE(ex.Run().ok());
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/plan/plan_file.h"
+#include "tests/unit/random_util.h"
 #include "tests/unit/runtime_test_util.h"
 
 namespace a8::testing {
@@ -20,18 +21,11 @@ struct TrainPlanOptions {
   int64_t n = 4;         // elements of x and W
 };
 
-inline std::vector<float> RandomFloats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (float& x : v) x = d(rng);
-  return v;
-}
 
 inline PlanFile BuildTrainPlan(const TrainPlanOptions& o = {}) {
   using Role = plan::Buffer;
   PlanBuilder pb;
-  std::vector<float> w0 = RandomFloats(static_cast<size_t>(o.n), 7);
+  std::vector<float> w0 = RandomNormals(static_cast<size_t>(o.n), 7);
   int64_t one = 1;
   bool yes = true;
   float ratio = 0.5f;

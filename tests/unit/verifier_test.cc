@@ -8,11 +8,12 @@
 
 #include "compiler/ir/graph.h"
 #include "compiler/ir/parser.h"
+#include "tests/unit/shape_rules_test_util.h"
 
 namespace a8 {
 namespace {
 
-TensorType F32(std::vector<int64_t> dims) { return TensorType{DType::kF32, std::move(dims)}; }
+using shape_test::F32;
 
 std::shared_ptr<TensorData> RandomFloats(std::vector<int64_t> dims, std::mt19937* rng) {
   std::normal_distribution<float> normal;
