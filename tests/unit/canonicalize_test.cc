@@ -21,7 +21,6 @@ namespace {
 
 using ::a8::testing::Ops;
 using ::a8::testing::RunPass;
-
 using shape_test::T;
 using shape_test::F32;
 

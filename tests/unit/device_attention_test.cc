@@ -22,8 +22,8 @@
 namespace a8 {
 namespace {
 
+using testing::FromDoubles;
 using testing::Count;
-
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
 using testing::AsDoubles;
@@ -41,12 +41,6 @@ struct Case {
   bool masked_rows = false;  // the bias's query row 1 is -inf everywhere
   double scale = 0;          // 0: the default 1 / sqrt(d)
 };
-
-std::vector<uint8_t> FromDoubles(DType t, const std::vector<double>& v) {
-  std::vector<uint8_t> out(v.size() * DTypeSize(t));
-  EXPECT_TRUE(cpu::Cast(DType::kF64, t, static_cast<int64_t>(v.size()), v.data(), out.data()).ok());
-  return out;
-}
 
 // Naive attention in double with the [Sq, Sk] probabilities held: the forward and the gradients.
 struct Reference {
@@ -191,7 +185,7 @@ PlanFile AttentionPlan(const Case& c, DType t) {
 }
 
 // Random inputs (the bias in [-1, 1] with a few -inf, and fully masked rows when asked).
-std::map<std::string, std::vector<uint8_t>> Inputs(const Case& c, DType t, uint32_t seed) {
+std::map<std::string, std::vector<uint8_t>> AttentionInputs(const Case& c, DType t, uint32_t seed) {
   std::map<std::string, std::vector<uint8_t>> in;
   in["q"] = testing::RandomBytes(t, c.b * c.h * c.sq * c.d, seed, -1.5, 1.5);
   in["k"] = testing::RandomBytes(t, c.b * c.hkv * c.sk * c.d, seed + 1, -1.5, 1.5);
@@ -217,7 +211,7 @@ std::map<std::string, std::vector<uint8_t>> Inputs(const Case& c, DType t, uint3
 void CheckCase(const Case& c, DType t) {
   SCOPED_TRACE(c.name + " " + ElemName(t));
   const PlanFile plan = AttentionPlan(c, t);
-  const auto in = Inputs(c, t, 17);
+  const auto in = AttentionInputs(c, t, 17);
   const DType bias_t = c.bias_f32 ? DType::kF32 : t;
   const DType lse_t = t == DType::kF64 ? DType::kF64 : DType::kF32;
   const Reference want =
@@ -290,7 +284,7 @@ TEST(FusedAttentionKernelTest, FullyMaskedRowsAreZeroNotNaN) {
   c.name = "all masked";
   c.bias_dims = {1, 1, 3, 4};
   const PlanFile plan = AttentionPlan(c, DType::kF16);
-  auto in = Inputs(c, DType::kF16, 3);
+  auto in = AttentionInputs(c, DType::kF16, 3);
   in["bias"] = FromDoubles(DType::kF16, std::vector<double>(12, -kInf));
   auto dev = testing::DeviceUnderTest();
 #if defined(A8_DEVICE_TESTS_ON_GPU)

@@ -27,10 +27,10 @@
 namespace a8 {
 namespace {
 
+using testing::FromDoubles;
 using testing::Count;
 using testing::Str;
 using testing::Name;
-
 using B = plan::Buffer;
 using testing::AsDoubles;
 using testing::ExpectEmuMatchesCpu;
@@ -38,14 +38,6 @@ using testing::PlanBuilder;
 using testing::RandomBytes;
 using Inputs = std::map<std::string, std::vector<uint8_t>>;
 using Dims = std::vector<int64_t>;
-
-// `v` as `dtype` bytes (through the CPU's Cast).
-std::vector<uint8_t> FromDoubles(DType dtype, const std::vector<double>& v) {
-  std::vector<uint8_t> out(v.size() * DTypeSize(dtype));
-  EXPECT_TRUE(
-      cpu::Cast(DType::kF64, dtype, static_cast<int64_t>(v.size()), v.data(), out.data()).ok());
-  return out;
-}
 
 using Attrs = std::function<void(plan::Kernel*)>;
 

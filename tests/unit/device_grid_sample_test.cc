@@ -21,7 +21,6 @@ namespace {
 
 using testing::Count;
 using testing::Str;
-
 using B = plan::Buffer;
 using testing::Bytes;
 using Dims = std::vector<int64_t>;

@@ -19,7 +19,6 @@ namespace a8 {
 namespace {
 
 using testing::Count;
-
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
 using testing::PlanBuilder;

@@ -22,7 +22,6 @@ namespace {
 using testing::Count;
 using testing::Str;
 using testing::Name;
-
 using testing::PlanBuilder;
 using testing::RandomBytes;
 using Role = plan::Buffer;

@@ -23,7 +23,6 @@ namespace {
 
 using testing::Str;
 using testing::Name;
-
 using B = plan::Buffer;
 using testing::Bytes;
 using testing::ExpectEmuMatchesCpu;

@@ -21,7 +21,6 @@ namespace {
 
 using testing::Count;
 using testing::Str;
-
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
 using testing::Bytes;

@@ -21,7 +21,6 @@ namespace a8 {
 namespace {
 
 using testing::Str;
-
 using B = plan::Buffer;
 using testing::Bytes;
 using Dims = std::vector<int64_t>;

@@ -44,6 +44,14 @@ inline void Str(plan::Kernel* k, const std::string& name, const std::string& v) 
   a->set_s(v);
 }
 
+// `v` as `dtype` bytes (through the CPU's Cast).
+inline std::vector<uint8_t> FromDoubles(DType dtype, const std::vector<double>& v) {
+  std::vector<uint8_t> out(v.size() * DTypeSize(dtype));
+  EXPECT_TRUE(
+      cpu::Cast(DType::kF64, dtype, static_cast<int64_t>(v.size()), v.data(), out.data()).ok());
+  return out;
+}
+
 // A dtype's name, for test parameter names.
 inline std::string Name(DType t) { return std::string(DTypeName(t)); }
 

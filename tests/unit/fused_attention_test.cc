@@ -24,7 +24,6 @@ namespace a8 {
 namespace {
 
 using ::a8::testing::CountOps;
-
 using Dims = std::vector<int64_t>;
 using shape_test::F32;
 using shape_test::T;

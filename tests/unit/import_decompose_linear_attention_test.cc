@@ -19,7 +19,6 @@ namespace a8 {
 namespace {
 
 using ::a8::testing::CountOps;
-
 using ::a8::testing::Absent;
 using ::a8::testing::DecomposedGradCase;
 using ::a8::testing::ExpectGradientsMatch;
