@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 tools/setup.sh >/dev/null
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+tools/configure_build.sh
 ninja -C build -j "${A8_JOBS:-$(nproc)}" a800c a800c-opt a800c-run a800c-inspect models digits \
   >/dev/null
 a800c=build/bin/a800c

@@ -14,16 +14,10 @@ fuzz_seconds=${A8_FUZZ_SECONDS:-30}
 
 tools/setup.sh
 
-# The builds are sized for a 2-core machine from a cold start (CI clones afresh: no ccache hits):
-# unity batches (A800C_UNITY), no debug info in the main build (-O2 as RelWithDebInfo, without
-# -g: the same code and warnings at half the compile time), the device code compiled once, to PTX
-# (A800C_CUDA_ARCHITECTURES=80-virtual; the default build makes sm_80 and sm_90 code), and in the
-# sanitizer build line tables only (-g1: enough for its stack traces).
+# The builds are sized for a 2-core machine from a cold start (tools/configure_build.sh says how);
+# the sanitizer build keeps line tables only (-g1: enough for its stack traces).
 echo "== build"
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_CUDA_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" \
-  -DA800C_UNITY=ON \
-  -DA800C_CUDA_ARCHITECTURES=80-virtual >/dev/null
+tools/configure_build.sh
 ninja -C build -j "$jobs"
 
 echo "== tests"
