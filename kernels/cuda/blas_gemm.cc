@@ -17,6 +17,7 @@
 #include <string>
 
 #include "kernels/cuda/blas_cuda.h"
+#include "kernels/cuda/cublaslt_lazy.h"
 #include "kernels/device/gemm_conv.h"
 
 namespace a8::A8_DEV_NS {
@@ -75,6 +76,7 @@ class CudaBlasEngine : public BlasEngine {
   }
 
   DevStatus Init(void* stream) {
+    if (const std::string& why = LoadCublasLt(); !why.empty()) return DevError(why);
     A8_DEV_RETURN_IF_ERROR(LtCheck(cublasLtCreate(&lt_), "create"));
     A8_DEV_RETURN_IF_ERROR(Malloc(&workspace_, kLtWorkspaceBytes));
     return CudnnConv::Create(stream, &cudnn_);
