@@ -63,7 +63,6 @@ Status InferRandomLike(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_RETURN_IF_ERROR(CheckUniformRange(node));
   const TensorType& in = node.input(0)->type();
-  std::optional<DType> dflt;
   if (node.attr("dtype") == nullptr && !IsFloat(in.dtype)) {
     return InvalidInput("{}: input 'input' is {}: give attribute 'dtype' (a float type)",
                         node.Where(), in.ToString());
