@@ -169,8 +169,10 @@ TEST(GradNnKernelTest, MaxAndAveragePoolGradients) {
 // ---- softmax, dropout
 
 TEST(GradNnKernelTest, SoftmaxAndLogSoftmaxGradients) {
-  for (auto [dims, axis] : {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 5, 3}, 1},
-                            std::pair{Dims{4, 3, 2}, 0}, std::pair{Dims{9}, 0}}) {
+  for (const auto& c : {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 5, 3}, 1},
+                        std::pair{Dims{4, 3, 2}, 0}, std::pair{Dims{9}, 0}}) {
+    const Dims& dims = c.first;  // variables, not bindings: the lambdas below capture them
+    const int axis = c.second;
     const int64_t n = cpu::NumElements(dims);
     const Vec x = Uniform(n, 20, -3, 3), r = Uniform(n, 21);
     for (bool log : {false, true}) {
@@ -291,7 +293,9 @@ TEST(GradNnKernelTest, PairLossesAndTheirGradients) {
   const std::pair<cpu::PairLoss, const char*> kinds[] = {{cpu::PairLoss::kMse, "mse"},
                                                          {cpu::PairLoss::kL1, "l1"},
                                                          {cpu::PairLoss::kBceWithLogits, "bce"}};
-  for (const auto& [kind, name] : kinds) {
+  for (const auto& k : kinds) {
+    const cpu::PairLoss kind = k.first;  // not a binding: the lambdas below capture it
+    const char* name = k.second;
     const bool bce = kind == cpu::PairLoss::kBceWithLogits;
     for (int64_t n : {1, 7, 64}) {
       Vec x = Uniform(n, 26, -4, 4), t = Uniform(n, 27, bce ? 0 : -4, bce ? 1 : 4);

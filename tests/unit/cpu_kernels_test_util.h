@@ -5,7 +5,7 @@
 // Tolerances (relative, on top of an absolute floor scaled the same way): f32 1e-5, f16 1e-3,
 // bf16 8e-3, f64 1e-12; tests of long accumulations scale them (GEMM and Conv compare against
 // the sum of |terms| rather than the result). f16/bf16 references are rounded from float64 by
-// the compiler's _Float16 (f16) or by an independent round-to-nearest-even (bf16).
+// half_reference.h (f16) or by an independent round-to-nearest-even (bf16).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/cpu/dtype.h"
+#include "tests/unit/half_reference.h"
 
 namespace a8::cpu::testing {
 
@@ -53,12 +54,7 @@ inline uint16_t DoubleToBFloat16Bits(double d) {
   return static_cast<uint16_t>(u >> 16);
 }
 
-inline uint16_t DoubleToHalfBits(double d) {
-  _Float16 h = static_cast<_Float16>(d);
-  uint16_t u;
-  std::memcpy(&u, &h, 2);
-  return u;
-}
+inline uint16_t DoubleToHalfBits(double d) { return a8::half_ref::ReferenceDoubleToHalfBits(d); }
 
 // A buffer of `dtype` with its values as doubles.
 struct Buffer {

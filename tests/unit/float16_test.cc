@@ -1,7 +1,8 @@
-// kernels/common/float16.h against independent references: the compiler's own `_Float16`
-// conversions (IEEE round to nearest even) for half, and the classic integer RNE formula for
-// bfloat16. Every half value round-trips; ~10M random floats plus a strided sweep of all 2^32
-// float bit patterns cover the conversion from float (the full sweep is too slow for a unit test).
+// kernels/common/float16.h against independent references: tests/unit/half_reference.h (the
+// compiler's `_Float16` conversions where it has them: IEEE round to nearest even) for half,
+// and the classic integer RNE formula for bfloat16. Every half value round-trips; ~10M random
+// floats plus a strided sweep of all 2^32 float bit patterns cover the conversion from float (the
+// full sweep is too slow for a unit test).
 #include "kernels/common/float16.h"
 
 #include <gtest/gtest.h>
@@ -11,23 +12,18 @@
 #include <limits>
 #include <random>
 
+#include "tests/unit/half_reference.h"
+
 namespace a8 {
 namespace {
 
 bool IsHalfNan(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
 bool IsBf16Nan(uint16_t b) { return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu) != 0; }
 
-uint16_t ReferenceHalfBits(float f) {
-  _Float16 h = static_cast<_Float16>(f);
-  uint16_t bits;
-  std::memcpy(&bits, &h, sizeof(bits));
-  return bits;
-}
+uint16_t ReferenceHalfBits(float f) { return half_ref::ReferenceDoubleToHalfBits(f); }
 
 float ReferenceHalfToFloat(uint16_t bits) {
-  _Float16 h;
-  std::memcpy(&h, &bits, sizeof(bits));
-  return static_cast<float>(h);
+  return static_cast<float>(half_ref::ReferenceHalfBitsToDouble(bits));
 }
 
 uint16_t ReferenceBf16Bits(uint32_t x) {
@@ -100,6 +96,52 @@ TEST(Float16Test, RandomFloatsMatchTheCompilersHalfConversion) {
   // A strided sweep over all 2^32 bit patterns (stride prime, so every low-bit pattern occurs).
   for (uint64_t x = 0; x < (1ull << 32); x += 4099) CheckHalf(static_cast<uint32_t>(x), &failures);
   EXPECT_EQ(failures, 0);
+}
+
+// half_reference.h's <cmath> roundings, the reference where the compiler has no _Float16, agree
+// with _Float16 bit for bit where it has one: every half value, every double halfway between two
+// neighbouring halves (the ties), and random doubles over the whole half range and beyond.
+TEST(Float16Test, PortableHalfReferenceMatchesFloat16) {
+#ifndef __FLT16_MAX__
+  GTEST_SKIP() << "this compiler has no _Float16 to compare with";
+#else
+  auto same = [](uint16_t a, uint16_t b) {
+    return a == b || (IsHalfNan(a) && IsHalfNan(b) && (a & 0x8000u) == (b & 0x8000u));
+  };
+  int failures = 0;
+  auto check = [&](double d) {
+    uint16_t got = half_ref::PortableDoubleToHalfBits(d),
+             want = half_ref::ReferenceDoubleToHalfBits(d);
+    if (!same(got, want) && ++failures <= 10) {
+      ADD_FAILURE() << std::hex << "double " << d << ": got 0x" << got << ", want 0x" << want;
+    }
+  };
+  for (uint32_t b = 0; b < 0x10000u; ++b) {
+    const uint16_t h = static_cast<uint16_t>(b);
+    const double v = half_ref::ReferenceHalfBitsToDouble(h),
+                 p = half_ref::PortableHalfBitsToDouble(h);
+    if (std::isnan(v)) {
+      EXPECT_TRUE(std::isnan(p)) << h;
+      continue;
+    }
+    EXPECT_EQ(v, p) << h;
+    check(v);
+    if ((h & 0x7fffu) < 0x7c00u) {  // the tie with the next half up, and just either side of it
+      const double next = half_ref::ReferenceHalfBitsToDouble(static_cast<uint16_t>(h + 1));
+      const double tie = std::isinf(next) ? std::copysign(65520.0, v) : (v + next) / 2;
+      check(tie);
+      check(std::nextafter(tie, 0.0));
+      check(std::nextafter(tie, std::copysign(INFINITY, v)));
+    }
+  }
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> exponent(-30, 18), unit(1, 2);
+  for (int i = 0; i < 1000000; ++i) {
+    const double d = std::ldexp(unit(rng), static_cast<int>(exponent(rng)));
+    check(i % 2 ? d : -d);
+  }
+  EXPECT_EQ(failures, 0);
+#endif
 }
 
 TEST(Float16Test, HalfBoundaryCases) {

@@ -219,8 +219,9 @@ TEST(SharedNormGradTest, BatchNormTrainingAndInferenceGradients) {
 }
 
 TEST(SharedNormGradTest, LayerNormGradientsWithAndWithoutStatistics) {
-  for (auto [xd, axis] :
+  for (const auto& [dims, axis] :
        {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 3, 5}, 1}, std::pair{Dims{4, 2, 3}, 2}}) {
+    const Dims xd = dims;  // a variable, not a binding, so that the lambdas below can capture it
     norm::LayerNormParams p;
     p.dtype = p.param_dtype = p.stat_dtype = DType::kF64;
     p.outer = NumElements(Dims(xd.begin(), xd.begin() + axis));
