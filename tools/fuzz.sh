@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds and runs a800c's libFuzzer targets (clang-14, CUDA off, address + undefined sanitizers,
-# every library instrumented for coverage):
+# Builds and runs a800c's libFuzzer targets in build-fuzz (tools/configure_build.sh --sanitizers:
+# clang-14, CUDA off, -O0, address + undefined sanitizers, the importer's, plan's and readers'
+# libraries instrumented for coverage):
 #   import       the ONNX importer, shape inference and the verifier  (tests/fuzz/import_fuzzer.cc)
 #   plan         the plan reader and validator, and the writer's round trip
 #   npy          the .npy reader and the writer's round trip
@@ -14,8 +15,9 @@
 # Each target starts from its committed seeds (tests/fuzz/corpus/TARGET) and dictionary
 # (tests/fuzz/TARGET.dict) and grows its corpus under build-fuzz/corpus/TARGET, kept between runs.
 # Logs go to build-fuzz/fuzz-logs/TARGET.log, crash/leak/timeout files to
-# build-fuzz/findings/TARGET/ (a target stops at its first). The summary lists, per target: seconds, executions, coverage edges
-# when the corpus was loaded and at the end, corpus size and findings. Exit 1 when any target
+# build-fuzz/findings/TARGET/ (a target stops at its first). The summary lists, per target:
+# seconds, executions, coverage edges when the corpus was loaded and at the end, corpus size and
+# findings. Exit 1 when any target
 # found something. Environment: A8_JOBS (build jobs, default nproc), A8_FUZZ_NICE (default 0),
 # A8_FUZZ_LOGS (the log folder, default build-fuzz/fuzz-logs).
 set -euo pipefail
@@ -27,11 +29,11 @@ out=build-fuzz
 logs=${A8_FUZZ_LOGS:-$out/fuzz-logs}
 
 configure_and_build() {
-  cmake -S . -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DA800C_FUZZ=ON \
-    -DA800C_CUDA=OFF -DA800C_WERROR=OFF -DA800C_SANITIZE=ON -DA800C_UNITY=ON \
-    -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" >/dev/null
+  # The one sanitizer tree (tools/configure_build.sh --sanitizers): build-fuzz when clang-14 is
+  # there; tools/test.sh builds its unit tests in it too.
+  local dir
+  dir=$(tools/configure_build.sh --sanitizers)
+  [ "$dir" = "$out" ] || { echo "fuzz.sh: error: libFuzzer needs clang++-14 (tools/setup.sh)" >&2; exit 2; }
   ninja -C "$out" -j "$jobs" $(printf 'a8_%s_fuzzer ' "$@")
 }
 

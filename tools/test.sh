@@ -5,7 +5,7 @@
 #   2. a sanitizer build (-fsanitize=address,undefined): unit tests and the bad-input tests
 #      (tests/lit/errors: malformed models, flags, plans, .npy files);
 #   3. short libFuzzer runs of every target (tools/fuzz.sh: the importer, the plan, .npy and
-#      safetensors readers, the IR parser) when clang is present.
+#      safetensors readers, the IR parser) when clang is present, from the same tree as 2.
 # Environment: A8_JOBS (default: nproc), A8_FUZZ_SECONDS (default 30; 0 skips the fuzzer).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,8 +14,7 @@ fuzz_seconds=${A8_FUZZ_SECONDS:-30}
 
 tools/setup.sh
 
-# The builds are sized for a 2-core machine from a cold start (tools/configure_build.sh says how);
-# the sanitizer build keeps line tables only (-g1: enough for its stack traces).
+# The builds are sized for a 2-core machine from a cold start (tools/configure_build.sh says how).
 echo "== build"
 tools/configure_build.sh
 ninja -C build -j "$jobs"
@@ -24,16 +23,45 @@ echo "== tests"
 ctest --test-dir build --output-on-failure -j "$jobs"
 
 echo "== sanitizer build (address, undefined): unit tests and bad-input tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DA800C_SANITIZE=ON -DA800C_CUDA=OFF \
-  -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" -DA800C_UNITY=ON >/dev/null
-ninja -C build-asan -j "$jobs" a8_unit_tests a8_cpu_kernel_tests a800c a800c-opt a800c-run \
-  a800c-inspect models
+# One clang tree for the sanitizer tests and the fuzzers (tools/configure_build.sh says why).
+san=$(tools/configure_build.sh --sanitizers)
+fuzz_targets=()
+if [ "$fuzz_seconds" != 0 ] && [ "$san" = build-fuzz ]; then
+  fuzz_targets=(a8_import_fuzzer a8_plan_fuzzer a8_npy_fuzzer a8_safetensors_fuzzer a8_ir_fuzzer)
+fi
+ninja -C "$san" -j "$jobs" a8_unit_tests a8_cpu_kernel_tests a800c a800c-opt a800c-run \
+  a800c-inspect models "${fuzz_targets[@]}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
-build-asan/bin/a8_unit_tests --gtest_brief=1
-build-asan/bin/a8_cpu_kernel_tests --gtest_brief=1
-lit -sv build-asan/tests/lit --filter 'errors/'
+# The unit tests in two shards beside the kernel tests, each to its log (printed on failure):
+# single-threaded at -O0 under the sanitizers, they took 3.5 minutes one after the other.
+logs=$san/test-logs
+mkdir -p "$logs"
+run_logged() {  # NAME COMMAND...: runs COMMAND in the background, its output to $logs/NAME.log
+  local name=$1
+  shift
+  "$@" --gtest_brief=1 >"$logs/$name.log" 2>&1 &
+  pids+=($!)
+  names+=("$name")
+}
+pids=()
+names=()
+GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=0 run_logged unit-0 "$san/bin/a8_unit_tests"
+GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=1 run_logged unit-1 "$san/bin/a8_unit_tests"
+run_logged cpu-kernels "$san/bin/a8_cpu_kernel_tests"
+failed=0
+for i in "${!pids[@]}"; do
+  if wait "${pids[$i]}"; then
+    tail -n 3 "$logs/${names[$i]}.log"
+  else
+    echo "== ${names[$i]} failed ($logs/${names[$i]}.log):"
+    cat "$logs/${names[$i]}.log"
+    failed=1
+  fi
+done
+[ "$failed" = 0 ]
+lit -sv "$san/tests/lit" --filter 'errors/'
 
-if [ "$fuzz_seconds" != 0 ] && command -v clang++-14 >/dev/null; then
+if [ ${#fuzz_targets[@]} != 0 ]; then
   echo "== libFuzzer: every target (tools/fuzz.sh), ${fuzz_seconds}s each, concurrently"
   A8_JOBS=$jobs tools/fuzz.sh "$(awk -v s="$fuzz_seconds" 'BEGIN { print s / 60 }')"
 fi
