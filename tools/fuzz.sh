@@ -17,9 +17,8 @@
 # Logs go to build-fuzz/fuzz-logs/TARGET.log, crash/leak/timeout files to
 # build-fuzz/findings/TARGET/ (a target stops at its first). The summary lists, per target:
 # seconds, executions, coverage edges when the corpus was loaded and at the end, corpus size and
-# findings. Exit 1 when any target
-# found something. Environment: A8_JOBS (build jobs, default nproc), A8_FUZZ_NICE (default 0),
-# A8_FUZZ_LOGS (the log folder, default build-fuzz/fuzz-logs).
+# findings. Exit 1 when any target found something. Environment: A8_JOBS (build jobs, default
+# nproc), A8_FUZZ_NICE (default 0), A8_FUZZ_LOGS (the log folder, default build-fuzz/fuzz-logs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 all_targets=(import plan npy safetensors ir)
@@ -33,7 +32,10 @@ configure_and_build() {
   # there; tools/test.sh builds its unit tests in it too.
   local dir
   dir=$(tools/configure_build.sh --sanitizers)
-  [ "$dir" = "$out" ] || { echo "fuzz.sh: error: libFuzzer needs clang++-14 (tools/setup.sh)" >&2; exit 2; }
+  if [ "$dir" != "$out" ]; then
+    echo "fuzz.sh: error: libFuzzer needs clang++-14 (tools/setup.sh installs it)" >&2
+    exit 2
+  fi
   ninja -C "$out" -j "$jobs" $(printf 'a8_%s_fuzzer ' "$@")
 }
 
