@@ -13,8 +13,9 @@
 #       the sanitizer tree (address + undefined, CUDA off, unity, -O0 with line tables), and
 #       prints its folder. With clang-14 that is build-fuzz/, which also builds the libFuzzer
 #       targets (A800C_FUZZ): one tree serves test.sh's sanitizer tests and fuzz.sh's runs, where
-#       two trees compiled every library twice. clang-14 compiles this tree in about a third of
-#       GCC's time at -O0. Without clang it is build-asan/ (GCC, no fuzzers).
+#       two trees compiled every library twice. At -O0 clang-14 compiles the largest kernel batch
+#       in 31 s against GCC's 70 s (the fuzz tree's -O1/-O3 took 309 s). Without clang it is
+#       build-asan/ (GCC, no fuzzers).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "${1:-}" != --sanitizers ]; then

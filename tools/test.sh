@@ -49,7 +49,8 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktra
 # single-threaded at -O0 under the sanitizers, they took 3.5 minutes one after the other.
 logs=$san/test-logs
 mkdir -p "$logs"
-run_logged() {  # NAME COMMAND...: runs COMMAND in the background, its output to $logs/NAME.log
+# run_logged NAME GTEST_BINARY: runs the binary (--gtest_brief) in the background, to $logs/NAME.log
+run_logged() {
   local name=$1
   shift
   "$@" --gtest_brief=1 >"$logs/$name.log" 2>&1 &
