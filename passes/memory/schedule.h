@@ -22,15 +22,10 @@
 // Stats: peak-bytes-before, peak-bytes-after, nodes-moved.
 #pragma once
 
-#include <vector>
-
 #include "compiler/ir/graph.h"
 #include "compiler/pass/pass.h"
 
 namespace a8 {
-
-// The greedy order described above (not yet compared with the original order).
-StatusOr<std::vector<Node*>> GreedyMemorySchedule(const Graph& graph);
 
 class Schedule : public Pass {
  public:
