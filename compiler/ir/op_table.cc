@@ -71,34 +71,50 @@ void AddElementwiseOps(std::vector<OpDef>* ops) {
   add(Op("Log", kUnary, {}, kUnary6, 6, InferFloatUnary, "natural logarithm"), kIn0);
   add(Op("Sqrt", kUnary, {}, kUnary6, 6, InferFloatUnary, "square root"), kIn0);
   add(Op("Reciprocal", kUnary, {}, kUnary6, 6, InferFloatUnary, "1 / x"), kIn0);
-  add(Op("Floor", kUnary, {}, kUnary6, 6, InferFloatUnary, "round down"), kIn0);
-  add(Op("Ceil", kUnary, {}, kUnary6, 6, InferFloatUnary, "round up"), kIn0);
+  add(NotDifferentiable(Op("Floor", kUnary, {}, kUnary6, 6, InferFloatUnary, "round down")), kIn0);
+  add(NotDifferentiable(Op("Ceil", kUnary, {}, kUnary6, 6, InferFloatUnary, "round up")), kIn0);
   add(Op("Sin", kUnary, {}, {7, 22}, 7, InferFloatUnary, "sine"), kIn0);
   add(Op("Cos", kUnary, {}, {7, 22}, 7, InferFloatUnary, "cosine"), kIn0);
-  add(Op("Round", kUnary, {}, {11, 22}, 11, InferFloatUnary, "round half to even"), kIn0);
-  add(Op("Not", kUnary, {}, {1}, 1, InferLogicalNot, "logical not of a bool tensor"), kIn0);
+  add(NotDifferentiable(
+          Op("Round", kUnary, {}, {11, 22}, 11, InferFloatUnary, "round half to even")),
+      kIn0);
+  add(NotDifferentiable(
+          Op("Not", kUnary, {}, {1}, 1, InferLogicalNot, "logical not of a bool tensor")),
+      kIn0);
   add(Op("Identity", kUnary, {}, {1, 13, 14, 16, 19, 21, 23, 24, 25}, 1, InferSameAsInput0,
          "y = x"));
-  add(Op("Sign", kUnary, {}, {9, 13}, 9, InferNumericUnary, "-1, 0 or 1"), kIn0);
-  add(Op("IsNaN", kUnary, {}, {9, 13, 20}, 9, InferBoolUnary, "x != x, as bool"));
-  add(Op("IsInf", kUnary, {Opt("detect_negative", 1), Opt("detect_positive", 1)}, {10, 20}, 10,
-         InferBoolUnary, "x is +-inf, as bool"));
+  add(NotDifferentiable(Op("Sign", kUnary, {}, {9, 13}, 9, InferNumericUnary, "-1, 0 or 1")), kIn0);
+  add(NotDifferentiable(
+      Op("IsNaN", kUnary, {}, {9, 13, 20}, 9, InferBoolUnary, "x != x, as bool")));
+  add(NotDifferentiable(Op("IsInf", kUnary, {Opt("detect_negative", 1), Opt("detect_positive", 1)},
+                           {10, 20}, 10, InferBoolUnary, "x is +-inf, as bool")));
 
   add(Op("Add", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a + b (broadcasting)"), kAny);
   add(Op("Sub", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a - b (broadcasting)"), kAny);
   add(Op("Mul", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a * b (broadcasting)"), kAny);
   add(Op("Div", kBinary, {}, kArithmetic, 7, InferBroadcastBinary, "a / b (broadcasting)"), kAny);
   add(Op("Pow", kBinary, {}, {1, 7, 12, 13, 15}, 7, InferPow, "x ^ y (broadcasting)"), kAny);
-  add(Op("Mod", kBinary, {Opt("fmod", 0)}, {10, 13, 28}, 10, InferMod,
-         "remainder (fmod=0: sign of divisor, fmod=1: C fmod)"));
-  add(Op("Equal", kBinary, {}, {1, 7, 11, 13, 19}, 7, InferCompareBinary, "a == b, as bool"));
-  add(Op("Less", kBinary, {}, {1, 7, 9, 13}, 7, InferCompareBinary, "a < b, as bool"));
-  add(Op("LessOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a <= b, as bool"));
-  add(Op("Greater", kBinary, {}, {1, 7, 9, 13}, 7, InferCompareBinary, "a > b, as bool"));
-  add(Op("GreaterOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a >= b, as bool"));
-  add(Op("And", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical and (broadcasting)"), kAny);
-  add(Op("Or", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical or (broadcasting)"), kAny);
-  add(Op("Xor", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical xor (broadcasting)"), kAny);
+  add(NotDifferentiable(Op("Mod", kBinary, {Opt("fmod", 0)}, {10, 13, 28}, 10, InferMod,
+                           "remainder (fmod=0: sign of divisor, fmod=1: C fmod)")));
+  add(NotDifferentiable(
+      Op("Equal", kBinary, {}, {1, 7, 11, 13, 19}, 7, InferCompareBinary, "a == b, as bool")));
+  add(NotDifferentiable(
+      Op("Less", kBinary, {}, {1, 7, 9, 13}, 7, InferCompareBinary, "a < b, as bool")));
+  add(NotDifferentiable(
+      Op("LessOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a <= b, as bool")));
+  add(NotDifferentiable(
+      Op("Greater", kBinary, {}, {1, 7, 9, 13}, 7, InferCompareBinary, "a > b, as bool")));
+  add(NotDifferentiable(
+      Op("GreaterOrEqual", kBinary, {}, {12, 16}, 12, InferCompareBinary, "a >= b, as bool")));
+  add(NotDifferentiable(
+          Op("And", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical and (broadcasting)")),
+      kAny);
+  add(NotDifferentiable(
+          Op("Or", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical or (broadcasting)")),
+      kAny);
+  add(NotDifferentiable(
+          Op("Xor", kBinary, {}, {1, 7}, 7, InferLogicalBinary, "logical xor (broadcasting)")),
+      kAny);
 
   // Version 8 introduced multidirectional broadcasting for the variadic ops; 1 and 6 require
   // equal shapes, which it accepts unchanged.
@@ -237,10 +253,10 @@ void AddReductionOps(std::vector<OpDef>* ops) {
   add("ReduceLogSumExp", {1, 11, 13, 18, 28}, 18, "log(sum(exp(x))) over axes");
   const std::vector<AttrSpec> arg_attrs = {Opt("axis", 0), Opt("keepdims", 1),
                                            Opt("select_last_index", 0)};
-  ops->push_back(Op("ArgMax", kUnary, arg_attrs, {1, 11, 12, 13}, 1, InferArgReduce,
-                    "index of the max along axis (i64)"));
-  ops->push_back(Op("ArgMin", kUnary, arg_attrs, {1, 11, 12, 13}, 1, InferArgReduce,
-                    "index of the min along axis (i64)"));
+  ops->push_back(NotDifferentiable(Op("ArgMax", kUnary, arg_attrs, {1, 11, 12, 13}, 1,
+                                      InferArgReduce, "index of the max along axis (i64)")));
+  ops->push_back(NotDifferentiable(Op("ArgMin", kUnary, arg_attrs, {1, 11, 12, 13}, 1,
+                                      InferArgReduce, "index of the min along axis (i64)")));
   ops->push_back(Op("CumSum", kBinary, {Opt("exclusive", 0), Opt("reverse", 0)}, {11, 14}, 11,
                     InferCumSum, "cumulative sum along an axis (exclusive, reverse)"));
 }
@@ -289,13 +305,14 @@ void AddShapeOps(std::vector<OpDef>* ops) {
   // Tile-1 takes (input, tiles, axis); the importer makes them Tile-6's repeats.
   add(Op("Tile", kBinary, {}, {1, 6, 13}, 6, InferTile,
          "repeat along each dim (constant repeats)"));
-  add(Op("Shape", kUnary, {Opt("start", 0), OptNoDefault("end", AttrKind::kInt)},
-         {1, 13, 15, 19, 21, 23, 24, 25}, 1, InferShape, "the input's dims [start, end) as i64"));
-  add(Op("Size", kUnary, {}, {1, 13, 19, 21, 23, 24, 25}, 1, InferSize,
-         "the input's element count as an i64 scalar"));
-  add(Op("ConstantOfShape", kUnary, {OptNoDefault("value", AttrKind::kTensor)},
-         {9, 20, 21, 23, 24, 25}, 9, InferConstantOfShape,
-         "a tensor of constant shape filled with `value`"));
+  add(NotDifferentiable(Op("Shape", kUnary, {Opt("start", 0), OptNoDefault("end", AttrKind::kInt)},
+                           {1, 13, 15, 19, 21, 23, 24, 25}, 1, InferShape,
+                           "the input's dims [start, end) as i64")));
+  add(NotDifferentiable(Op("Size", kUnary, {}, {1, 13, 19, 21, 23, 24, 25}, 1, InferSize,
+                           "the input's element count as an i64 scalar")));
+  add(NotDifferentiable(Op("ConstantOfShape", kUnary, {OptNoDefault("value", AttrKind::kTensor)},
+                           {9, 20, 21, 23, 24, 25}, 9, InferConstantOfShape,
+                           "a tensor of constant shape filled with `value`")));
   add(WithGradient(
       GradDecision::kNone,
       Op("Constant", {0, 0, 1, 1},
@@ -306,12 +323,12 @@ void AddShapeOps(std::vector<OpDef>* ops) {
           OptNoDefault("value_strings", AttrKind::kStrings)},
          {1, 9, 11, 12, 13, 19, 21, 23, 24, 25}, 1, InferConstant,
          "a constant tensor (the importer turns it into a constant value)")));
-  add(Op("Range", {3, 3, 1, 1}, {Opt("stash_type", 1)}, {11, 27}, 11, InferRange,
-         "start, start + delta, ... below limit (constant operands)"));
+  add(NotDifferentiable(Op("Range", {3, 3, 1, 1}, {Opt("stash_type", 1)}, {11, 27}, 11, InferRange,
+                           "start, start + delta, ... below limit (constant operands)")));
   add(Op("Trilu", {1, 2, 1, 1}, {Opt("upper", 1)}, {14}, 14, InferTrilu,
          "upper or lower triangle of the last two dims"));
-  add(Op("OneHot", {3, 3, 1, 1}, {Opt("axis", -1)}, {9, 11, 28}, 9, InferOneHot,
-         "one-hot encoding with a constant depth"));
+  add(NotDifferentiable(Op("OneHot", {3, 3, 1, 1}, {Opt("axis", -1)}, {9, 11, 28}, 9, InferOneHot,
+                           "one-hot encoding with a constant depth")));
 }
 
 void AddTrainingOps(std::vector<OpDef>* ops) {

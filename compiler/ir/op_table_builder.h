@@ -59,6 +59,11 @@ inline OpDef WithGradient(GradDecision decision, OpDef op) {
   return op;
 }
 
+// `op`, not differentiable: its inputs get no gradient (GradDecision::kNone).
+inline OpDef NotDifferentiable(OpDef op) {
+  return WithGradient(GradDecision::kNone, std::move(op));
+}
+
 // `op`, a GEMM or convolution whose `inputs` are the operands it multiplies (OpDef::tf32_inputs).
 inline OpDef Multiplies(std::vector<int> inputs, OpDef op) {
   op.tf32_inputs = std::move(inputs);

@@ -421,9 +421,12 @@ void RegisterMathGradRules(GradRuleTable* t) {
         op.gradient == GradDecision::kActivationOfOutput) {
       t->Add(QualifiedName(op), GradActivation);
     }
-    // A random draw the table calls not differentiable (RandomUniformLike, Bernoulli, ...): its
-    // inputs get no gradient, as PyTorch's bernoulli and *_like draws give none to theirs.
-    if (op.random && op.gradient == GradDecision::kNone) t->Add(QualifiedName(op), kNoGradient);
+    // An ONNX op the table calls not differentiable (comparisons, Shape, ArgMax, Floor, the
+    // random draws, ...): its inputs get no gradient, as PyTorch's comparisons, bernoulli and
+    // *_like draws give none to theirs.
+    if (op.domain.empty() && op.gradient == GradDecision::kNone) {
+      t->Add(QualifiedName(op), kNoGradient);
+    }
   }
   t->Add("Identity", GradIdentity);
   t->Add("Neg", GradNeg);
@@ -449,31 +452,6 @@ void RegisterMathGradRules(GradRuleTable* t) {
   t->Add("Clip", GradClip);
   t->Add("MatMul", GradMatMul);
   t->Add("Gemm", GradGemm);
-  for (const char* op : {"Shape",
-                         "Size",
-                         "ArgMax",
-                         "ArgMin",
-                         "Equal",
-                         "Less",
-                         "LessOrEqual",
-                         "Greater",
-                         "GreaterOrEqual",
-                         "And",
-                         "Or",
-                         "Xor",
-                         "Not",
-                         "IsNaN",
-                         "IsInf",
-                         "Floor",
-                         "Ceil",
-                         "Round",
-                         "Sign",
-                         "Mod",
-                         "ConstantOfShape",
-                         "Range",
-                         "OneHot"}) {
-    t->Add(op, kNoGradient);
-  }
   RegisterShapeGradRules(t);
   RegisterScatterGradRules(t);
   RegisterGridSampleGradRules(t);

@@ -291,30 +291,6 @@ TEST(GradMathOpsTest, EveryListedOpHasARule) {
                          "Trilu"}) {
     EXPECT_TRUE(HasGradient(op)) << op;
   }
-  for (const char* op : {"Shape",
-                         "Size",
-                         "ArgMax",
-                         "ArgMin",
-                         "Equal",
-                         "Less",
-                         "LessOrEqual",
-                         "Greater",
-                         "GreaterOrEqual",
-                         "And",
-                         "Or",
-                         "Xor",
-                         "Not",
-                         "IsNaN",
-                         "IsInf",
-                         "Floor",
-                         "Ceil",
-                         "Sign",
-                         "Mod",
-                         "ConstantOfShape",
-                         "Range",
-                         "OneHot"}) {
-    EXPECT_EQ(FindGradRule(op), kNoGradient) << op;
-  }
 }
 
 class GradMathShapeTest : public shape_test::ShapeRulesFixture {

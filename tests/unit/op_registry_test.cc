@@ -60,6 +60,11 @@ TEST(OpRegistryTest, EveryOpHasAGradientDecisionAndDifferentiableOnesHaveARule) 
     if (op.gradient == GradDecision::kNone || op.gradient == GradDecision::kNotImplemented) {
       EXPECT_FALSE(HasGradient(q)) << q;
     }
+    // Not differentiable: the inputs of an ONNX op get no gradient, where an op without a
+    // decision is an error when a loss depends on it.
+    if (op.gradient == GradDecision::kNone && op.domain.empty()) {
+      EXPECT_EQ(FindGradRule(q), kNoGradient) << q;
+    }
   }
 }
 
