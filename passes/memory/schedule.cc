@@ -78,7 +78,7 @@ StatusOr<ScheduleGraph> ReadScheduleGraph(const Graph& graph, const std::vector<
     A8_ASSIGN_OR_RETURN(int64_t b, ValueBytes(*v, kSchedulePass));
     slot[v->id()] = static_cast<int>(values.size());
     values.push_back(v);
-    s.bytes.push_back(AlignUp(b, kArenaAlignment));
+    s.bytes.push_back(::a8::AlignUp(b, kArenaAlignment));
     s.producer.push_back(producer);
     s.uses.push_back(static_cast<int>(v->uses().size()));
     s.max_uses_by_one_node.push_back(0);
@@ -250,7 +250,7 @@ std::vector<int> GreedyMemorySchedule(const ScheduleGraph& s) {
 }
 
 // liveness.h's PeakLiveBytes of the order given as each original node's position in it.
-int64_t PeakLiveBytes(const ScheduleGraph& s, const std::vector<int>& position) {
+int64_t PeakBytesInOrder(const ScheduleGraph& s, const std::vector<int>& position) {
   std::vector<LiveValue> live(s.bytes.size());
   for (size_t v = 0; v < live.size(); ++v) {
     LiveValue& l = live[v];
@@ -263,7 +263,7 @@ int64_t PeakLiveBytes(const ScheduleGraph& s, const std::vector<int>& position) 
     }
     if (s.graph_output[v]) l.last = s.num_nodes;
   }
-  return PeakLiveBytes(live, s.num_nodes, kArenaAlignment);
+  return ::a8::PeakLiveBytes(live, s.num_nodes, kArenaAlignment);
 }
 
 }  // namespace
@@ -276,14 +276,14 @@ StatusOr<bool> Schedule::Run(Graph& graph) {
   A8_ASSIGN_OR_RETURN(ScheduleGraph s, ReadScheduleGraph(graph, original));
   std::vector<int> identity(num_nodes);
   for (int i = 0; i < num_nodes; ++i) identity[i] = i;
-  const int64_t peak_before = PeakLiveBytes(s, identity);
+  const int64_t peak_before = PeakBytesInOrder(s, identity);
   const std::vector<int> candidate = GreedyMemorySchedule(s);
   if (static_cast<int>(candidate.size()) != num_nodes) {
     return Internal("{}: the graph has a cycle; cannot order its nodes", kSchedulePass);
   }
   std::vector<int> position(num_nodes);
   for (int p = 0; p < num_nodes; ++p) position[candidate[p]] = p;
-  const int64_t peak_after = PeakLiveBytes(s, position);
+  const int64_t peak_after = PeakBytesInOrder(s, position);
 
   stats_["peak-bytes-before"] = peak_before;
   if (peak_after >= peak_before) {
