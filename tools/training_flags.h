@@ -17,153 +17,112 @@ struct TrainingFlags {
   TrainingConfig config;
 };
 
+// The --help sections of the training flags; every flag in them but --loss needs --loss.
+inline constexpr const char* kTrainingGroup = "Training";
+inline constexpr const char* kScalingGroup = "Loss scaling";
+inline constexpr const char* kDataParallelGroup = "Data parallel (mpirun -np N a800c-run PLAN ...)";
+
 inline void AddTrainingFlags(CLI::App& app, TrainingFlags& f) {
   TrainingConfig& c = f.config;
-  const char* group = "Training";
-  app.add_option("--loss", c.loss,
-                 "Train: the loss on the logits (cross_entropy with i64 class labels; mse, l1, "
-                 "bce_logits with labels shaped like the logits) or output:NAME (a model output "
-                 "that already is the loss). Without it the plan is an inference plan")
-      ->type_name("cross_entropy|mse|bce_logits|l1|output:NAME")
-      ->group(group);
-  app.add_option("--logits", c.logits, "The model output the loss reads (default: the first)")
-      ->type_name("NAME")
-      ->group(group);
-  app.add_option("--labels", c.labels, "Name of the new label input (default: labels)")
-      ->type_name("NAME")
-      ->group(group);
-  app.add_option("--class-axis", c.class_axis,
-                 "cross_entropy: the axis of the logits that holds the classes; needed for "
-                 "logits of rank >= 3: -1 for [B, T, V] logits with [B, T] labels (language "
-                 "models), 1 for the ONNX convention [N, C, d1, ...]")
-      ->type_name("K")
-      ->group(group);
-  app.add_option("--ignore-index", c.ignore_index,
-                 "cross_entropy: labels equal to I do not count; the mean is over the others, as "
-                 "PyTorch's CrossEntropyLoss (default: -100)")
-      ->type_name("I")
-      ->group(group);
+  // An option of `type_name` in `group` (the --help section it is listed under).
+  auto option = [&app](const char* name, auto& field, const std::string& help,
+                       const char* type_name, const char* group = kTrainingGroup) {
+    app.add_option(name, field, help)->type_name(type_name)->group(group);
+  };
+  option("--loss", c.loss,
+         "Train: the loss on the logits (cross_entropy with i64 class labels; mse, l1, "
+         "bce_logits with labels shaped like the logits) or output:NAME (a model output "
+         "that already is the loss). Without it the plan is an inference plan",
+         "cross_entropy|mse|bce_logits|l1|output:NAME");
+  option("--logits", c.logits, "The model output the loss reads (default: the first)", "NAME");
+  option("--labels", c.labels, "Name of the new label input (default: labels)", "NAME");
+  option("--class-axis", c.class_axis,
+         "cross_entropy: the axis of the logits that holds the classes; needed for "
+         "logits of rank >= 3: -1 for [B, T, V] logits with [B, T] labels (language "
+         "models), 1 for the ONNX convention [N, C, d1, ...]",
+         "K");
+  option("--ignore-index", c.ignore_index,
+         "cross_entropy: labels equal to I do not count; the mean is over the others, as "
+         "PyTorch's CrossEntropyLoss (default: -100)",
+         "I");
   app.add_flag("--shift-labels", c.shift_labels,
                "cross_entropy: causal LM; the logits at position t are scored against the label "
                "at t + 1 (the last position and the first label drop out), as transformers' "
                "LM loss")
-      ->group(group);
-  app.add_option("--optimizer", c.optimizer,
-                 "Optimizer with FP32 master weights, PyTorch's definitions (default: adamw)")
-      ->type_name("sgd|momentum|nesterov|adam|adamw")
-      ->group(group);
-  app.add_option("--lr", c.lr, fmt::format("Learning rate (default: {})", defaults::kLr))
-      ->type_name("X")
-      ->group(group);
-  app.add_option("--momentum", c.momentum,
-                 fmt::format("momentum/nesterov: momentum (default: {})", defaults::kMomentum))
-      ->type_name("X")
-      ->group(group);
-  app.add_option("--dampening", c.dampening,
-                 fmt::format("momentum: dampening (default: {})", defaults::kDampening))
-      ->type_name("X")
-      ->group(group);
-  app.add_option("--beta1", c.beta1,
-                 fmt::format("adam/adamw: beta1 (default: {})", defaults::kBeta1))
-      ->type_name("X")
-      ->group(group);
-  app.add_option("--beta2", c.beta2,
-                 fmt::format("adam/adamw: beta2 (default: {})", defaults::kBeta2))
-      ->type_name("X")
-      ->group(group);
-  app.add_option("--eps", c.eps, fmt::format("adam/adamw: epsilon (default: {})", defaults::kEps))
-      ->type_name("X")
-      ->group(group);
-  app.add_option(
-         "--weight-decay", c.weight_decay,
+      ->group(kTrainingGroup);
+  option("--optimizer", c.optimizer,
+         "Optimizer with FP32 master weights, PyTorch's definitions (default: adamw)",
+         "sgd|momentum|nesterov|adam|adamw");
+  option("--lr", c.lr, fmt::format("Learning rate (default: {})", defaults::kLr), "X");
+  option("--momentum", c.momentum,
+         fmt::format("momentum/nesterov: momentum (default: {})", defaults::kMomentum), "X");
+  option("--dampening", c.dampening,
+         fmt::format("momentum: dampening (default: {})", defaults::kDampening), "X");
+  option("--beta1", c.beta1, fmt::format("adam/adamw: beta1 (default: {})", defaults::kBeta1), "X");
+  option("--beta2", c.beta2, fmt::format("adam/adamw: beta2 (default: {})", defaults::kBeta2), "X");
+  option("--eps", c.eps, fmt::format("adam/adamw: epsilon (default: {})", defaults::kEps), "X");
+  option("--weight-decay", c.weight_decay,
          fmt::format("Weight decay (default: {} for adamw, decoupled; {} for the others, L2)",
-                     defaults::kAdamWWeightDecay, defaults::kWeightDecay))
-      ->type_name("X")
-      ->group(group);
-  app.add_option("--clip-grad-norm", c.clip_grad_norm,
-                 "Clip the global gradient norm to X, as torch.nn.utils.clip_grad_norm_ "
-                 "(default: 0, off)")
-      ->type_name("X")
-      ->group(group);
-  app.add_option("--accumulate", c.accumulate,
-                 "Micro-steps per optimizer update; gradients are averaged (default: 1)")
-      ->type_name("N")
-      ->group(group);
-  app.add_option("--lr-schedule", c.lr_schedule,
-                 "constant, or cosine: linear warm-up over --warmup-steps updates, then cosine "
-                 "decay to --min-lr at --total-steps (default: constant)")
-      ->type_name("constant|cosine")
-      ->group(group);
-  app.add_option("--warmup-steps", c.warmup_steps, "cosine: warm-up updates (default: 0)")
-      ->type_name("N")
-      ->group(group);
-  app.add_option("--total-steps", c.total_steps, "cosine: updates of the whole schedule")
-      ->type_name("N")
-      ->group(group);
-  app.add_option("--min-lr", c.min_lr, "cosine: the final learning rate (default: 0)")
-      ->type_name("X")
-      ->group(group);
-  app.add_option("--freeze", c.freeze,
-                 "Parameters whose name matches this regular expression are not trained")
-      ->type_name("REGEX")
-      ->group(group);
-  app.add_option("--trainable", c.trainable_regex,
-                 "Exactly the float initializers whose name matches this regular expression "
-                 "train (if the loss depends on them), instead of the default choice (module "
-                 "parameters; exporter constants, exponents, masks, shapes and indices stay "
-                 "constant: a800c --list-params MODEL). --freeze still applies")
-      ->type_name("REGEX")
-      ->group(group);
-  const char* scaling = "Loss scaling";
-  app.add_option("--loss-scale", c.loss_scale,
-                 "Loss scaling (PRECISION.md): dynamic (PyTorch's GradScaler, in the graph), "
-                 "static:VALUE (a fixed scale; overflowing steps are still skipped) or none "
-                 "(default: dynamic with --precision=amp or fp16, none otherwise)")
-      ->type_name("dynamic|static:VALUE|none")
-      ->group(scaling);
-  app.add_option("--init-scale", c.init_scale,
-                 fmt::format("dynamic: the first scale (default: {})", defaults::kInitScale))
-      ->type_name("X")
-      ->group(scaling);
-  app.add_option(
-         "--growth-factor", c.growth_factor,
-         fmt::format(
-             "dynamic: scale multiplier after --growth-interval clean updates (default: {})",
-             defaults::kGrowthFactor))
-      ->type_name("X")
-      ->group(scaling);
-  app.add_option("--backoff-factor", c.backoff_factor,
-                 fmt::format("dynamic: scale multiplier after an overflow (default: {})",
-                             defaults::kBackoffFactor))
-      ->type_name("X")
-      ->group(scaling);
-  app.add_option("--growth-interval", c.growth_interval,
-                 fmt::format("dynamic: clean updates between growths (default: {})",
-                             defaults::kGrowthInterval))
-      ->type_name("N")
-      ->group(scaling);
-  app.add_option("--min-scale", c.min_scale,
-                 fmt::format("dynamic: the floor of the scale; a run whose scale stays there for "
-                             "--growth-interval updates stops (default: {})",
-                             defaults::kMinScale))
-      ->type_name("X")
-      ->group(scaling);
-  app.add_option(
-         "--max-scale", c.max_scale,
-         fmt::format("dynamic: the ceiling of the scale (default: {})", defaults::kMaxScale))
-      ->type_name("X")
-      ->group(scaling);
-  const char* dp = "Data parallel (mpirun -np N a800c-run PLAN ...)";
-  app.add_option("--bucket-mb", c.bucket_mb,
-                 "Gradients are all-reduced across ranks in buckets of about this many MiB, each "
-                 "started as soon as backward has produced it (default: 25)")
-      ->type_name("N")
-      ->group(dp);
-  app.add_option("--allreduce-dtype", c.allreduce_dtype,
-                 "The gradients' dtype on the wire: f32, or f16 to halve the bytes (each rank "
-                 "divides by the number of ranks before the sum) (default: f32)")
-      ->type_name("f32|f16")
-      ->group(dp);
+                     defaults::kAdamWWeightDecay, defaults::kWeightDecay),
+         "X");
+  option("--clip-grad-norm", c.clip_grad_norm,
+         "Clip the global gradient norm to X, as torch.nn.utils.clip_grad_norm_ "
+         "(default: 0, off)",
+         "X");
+  option("--accumulate", c.accumulate,
+         "Micro-steps per optimizer update; gradients are averaged (default: 1)", "N");
+  option("--lr-schedule", c.lr_schedule,
+         "constant, or cosine: linear warm-up over --warmup-steps updates, then cosine "
+         "decay to --min-lr at --total-steps (default: constant)",
+         "constant|cosine");
+  option("--warmup-steps", c.warmup_steps, "cosine: warm-up updates (default: 0)", "N");
+  option("--total-steps", c.total_steps, "cosine: updates of the whole schedule", "N");
+  option("--min-lr", c.min_lr, "cosine: the final learning rate (default: 0)", "X");
+  option("--freeze", c.freeze,
+         "Parameters whose name matches this regular expression are not trained", "REGEX");
+  option("--trainable", c.trainable_regex,
+         "Exactly the float initializers whose name matches this regular expression "
+         "train (if the loss depends on them), instead of the default choice (module "
+         "parameters; exporter constants, exponents, masks, shapes and indices stay "
+         "constant: a800c --list-params MODEL). --freeze still applies",
+         "REGEX");
+  option("--loss-scale", c.loss_scale,
+         "Loss scaling (PRECISION.md): dynamic (PyTorch's GradScaler, in the graph), "
+         "static:VALUE (a fixed scale; overflowing steps are still skipped) or none "
+         "(default: dynamic with --precision=amp or fp16, none otherwise)",
+         "dynamic|static:VALUE|none", kScalingGroup);
+  option("--init-scale", c.init_scale,
+         fmt::format("dynamic: the first scale (default: {})", defaults::kInitScale), "X",
+         kScalingGroup);
+  option(
+      "--growth-factor", c.growth_factor,
+      fmt::format("dynamic: scale multiplier after --growth-interval clean updates (default: {})",
+                  defaults::kGrowthFactor),
+      "X", kScalingGroup);
+  option("--backoff-factor", c.backoff_factor,
+         fmt::format("dynamic: scale multiplier after an overflow (default: {})",
+                     defaults::kBackoffFactor),
+         "X", kScalingGroup);
+  option("--growth-interval", c.growth_interval,
+         fmt::format("dynamic: clean updates between growths (default: {})",
+                     defaults::kGrowthInterval),
+         "N", kScalingGroup);
+  option("--min-scale", c.min_scale,
+         fmt::format("dynamic: the floor of the scale; a run whose scale stays there for "
+                     "--growth-interval updates stops (default: {})",
+                     defaults::kMinScale),
+         "X", kScalingGroup);
+  option("--max-scale", c.max_scale,
+         fmt::format("dynamic: the ceiling of the scale (default: {})", defaults::kMaxScale), "X",
+         kScalingGroup);
+  option("--bucket-mb", c.bucket_mb,
+         "Gradients are all-reduced across ranks in buckets of about this many MiB, each "
+         "started as soon as backward has produced it (default: 25)",
+         "N", kDataParallelGroup);
+  option("--allreduce-dtype", c.allreduce_dtype,
+         "The gradients' dtype on the wire: f32, or f16 to halve the bytes (each rank "
+         "divides by the number of ranks before the sum) (default: f32)",
+         "f32|f16", kDataParallelGroup);
 }
 
 // The config when --loss was given; nullopt for an inference plan. Training-only flags without
@@ -182,42 +141,16 @@ inline StatusOr<std::optional<TrainingConfig>> TrainingConfigFromFlags(const CLI
     }
     return std::optional<TrainingConfig>(c);
   }
-  for (const char* flag : {"--logits",
-                           "--class-axis",
-                           "--ignore-index",
-                           "--shift-labels",
-                           "--trainable",
-                           "--labels",
-                           "--optimizer",
-                           "--lr",
-                           "--momentum",
-                           "--dampening",
-                           "--beta1",
-                           "--beta2",
-                           "--eps",
-                           "--weight-decay",
-                           "--clip-grad-norm",
-                           "--accumulate",
-                           "--lr-schedule",
-                           "--warmup-steps",
-                           "--total-steps",
-                           "--min-lr",
-                           "--freeze",
-                           "--loss-scale",
-                           "--init-scale",
-                           "--growth-factor",
-                           "--backoff-factor",
-                           "--growth-interval",
-                           "--min-scale",
-                           "--max-scale",
-                           "--bucket-mb",
-                           "--allreduce-dtype"}) {
-    if (app.count(flag) > 0) {
-      return InvalidInput(
-          "{}: a training flag needs --loss (without it the plan is an inference "
-          "plan)",
-          flag);
+  for (const CLI::Option* o : app.get_options()) {
+    const std::string& g = o->get_group();
+    if (o->get_name() == "--loss" || o->count() == 0 ||
+        (g != kTrainingGroup && g != kScalingGroup && g != kDataParallelGroup)) {
+      continue;
     }
+    return InvalidInput(
+        "{}: a training flag needs --loss (without it the plan is an inference "
+        "plan)",
+        o->get_name());
   }
   return std::optional<TrainingConfig>();
 }
