@@ -161,9 +161,8 @@ StatusOr<ScheduleGraph> ReadScheduleGraph(const Graph& graph, const std::vector<
     s.operands.EndRow();
     s.operand_reads.EndRow();
     for (Value* v : n.outputs()) {
-      if (v && slot[v->id()] >= 0 && (!v->uses().empty() || v->is_graph_output())) {
-        s.results.items.push_back(slot[v->id()]);
-      }
+      const int r = v ? slot[v->id()] : -1;
+      if (r >= 0 && (s.uses[r] > 0 || s.graph_output[r])) s.results.items.push_back(r);
     }
     s.results.EndRow();
   }
