@@ -199,17 +199,44 @@ def torch_worker(job):
     import onnx
     import torch
     from onnx import numpy_helper
+    import torch.nn.functional as F
     torch.set_num_threads(job["threads"])
     torch.manual_seed(0)
     inits = {t.name: numpy_helper.to_array(t) for t in onnx.load(job["onnx"]).graph.initializer}
-    params = {k: torch.nn.Parameter(torch.from_numpy(v.copy())) for k, v in inits.items()
-              if v.dtype == np.float32 and not k.endswith((".bn.mean", ".bn.var"))}
+    # The parameters a800c trains (job["trained"], from `a800c --list-params`) when given; else
+    # every float initializer but BatchNormalization's running statistics.
+    trained = job.get("trained") or [k for k, v in inits.items() if v.dtype == np.float32
+                                     and not k.endswith((".bn.mean", ".bn.var"))]
+    params = {k: torch.nn.Parameter(torch.from_numpy(inits[k].copy())) for k in trained}
     P = params
+    C = {k: torch.from_numpy(v.copy()) for k, v in inits.items() if k not in params}
     arch = job["arch"]
 
-    if job["model"] == "cnn":
-        import torch.nn.functional as F
+    if job["model"] == "mlp":  # models/make_models.py's make_mlp
+        def forward(x):
+            h = F.relu(F.linear(x, P["fc1.weight"], P["fc1.bias"]))
+            h = F.relu(F.linear(h, P["fc2.weight"], P["fc2.bias"]))
+            return F.linear(h, P["fc3.weight"], P["fc3.bias"])
+        inputs = ["x"]
+    elif job["model"] == "small-cnn":  # make_cnn
+        # Its BatchNormalization is the inference form, as exporters write it; a training plan
+        # (a800c's, onnxruntime-training's) normalises with the batch's statistics and updates
+        # the running ones (ONNX momentum 0.9 is PyTorch's 0.1), as PyTorch's train() does.
+        def conv_bn_stats(x, prefix, relu=True):
+            y = F.conv2d(x, P[f"{prefix}.conv.weight"], padding=1)
+            y = F.batch_norm(y, C[f"{prefix}.bn.mean"], C[f"{prefix}.bn.var"],
+                             P[f"{prefix}.bn.scale"], P[f"{prefix}.bn.bias"], training=True,
+                             momentum=0.1, eps=1e-5)
+            return F.relu(y) if relu else y
 
+        def forward(x):
+            h = conv_bn_stats(x, "stem")
+            r = conv_bn_stats(conv_bn_stats(h, "block1.a"), "block1.b", relu=False)
+            h = F.max_pool2d(F.relu(h + r), 2)
+            h = conv_bn_stats(h, "block2").mean(dim=(2, 3))
+            return F.linear(h, P["fc.weight"], P["fc.bias"])
+        inputs = ["x"]
+    elif job["model"] == "cnn":
         def conv_bn(x, prefix, stride=1, relu=True):
             y = F.conv2d(x, P[f"{prefix}.conv.weight"], stride=stride, padding=1)
             y = F.batch_norm(y, None, None, P[f"{prefix}.bn.scale"], P[f"{prefix}.bn.bias"],
@@ -229,7 +256,6 @@ def torch_worker(job):
         inputs = ["x"]
     else:
         import math
-        import torch.nn.functional as F
         hidden, heads, seq = arch["hidden"], arch["heads"], arch["seq"]
         d = hidden // heads
 
