@@ -52,6 +52,7 @@ struct Entry {
   memory::desc in0i_md, in1i_md, outi_md, scratch_md;  // as the primitive wants them
   dnnl::reorder to_in0, to_in1, from_out;              // empty where the layouts agree
   bool act0 = true, act1 = false, act_out = true;      // activations, else weights
+  bool out_f32 = false;  // the output is f32 whatever the inputs' dtype (the weight gradient)
   BlockedLayout l0, l1, lo;                            // the activations' layouts (half)
 };
 
@@ -125,18 +126,21 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key) {
       e->outi_md = bwd.diff_src_desc();
       e->scratch_md = bwd.scratchpad_desc();
     } else {
+      // dW in f32 for every dtype: the batch's parts are summed in f32 and rounded once.
+      const memory::desc dw_any(w, memory::data_type::f32, Tag::any);
       const dnnl::convolution_backward_weights::primitive_desc bwd(
-          dnnl::convolution_backward_weights::desc(alg, x_any, w_any, y_any, strides, dilations,
+          dnnl::convolution_backward_weights::desc(alg, x_any, dw_any, y_any, strides, dilations,
                                                    pad_l, pad_r),
           attr, Engine(), fwd);
       impl = bwd.impl_info_str();
       e->prim = dnnl::convolution_backward_weights(bwd);
       e->arg0 = DNNL_ARG_SRC, e->arg1 = DNNL_ARG_DIFF_DST, e->arg_out = DNNL_ARG_DIFF_WEIGHTS;
-      e->in0_md = x_md, e->in1_md = y_md, e->out_md = w_md;
+      e->in0_md = x_md, e->in1_md = y_md;
+      e->out_md = memory::desc(w, memory::data_type::f32, Tag::oihw);
       e->in0i_md = bwd.src_desc(), e->in1i_md = bwd.diff_dst_desc();
       e->outi_md = bwd.diff_weights_desc();
       e->scratch_md = bwd.scratchpad_desc();
-      e->act1 = true, e->act_out = false;
+      e->act1 = true, e->act_out = false, e->out_f32 = true;
     }
     if (impl.find("ref") != std::string::npos) return e;  // declined: today's kernels win
     if (e->half &&
@@ -218,6 +222,13 @@ void ExecuteHalf(const Entry& e, const void* in0, const void* in1, const void* b
   const auto* result = static_cast<const float*>(io.get_data_handle());
   if (e.act_out) {
     BlockedToHalf(DType::kF16, result, e.lo, out);
+  } else if (e.out_f32) {
+    memory plain(e.out_md, eng, out);
+    if (e.from_out) {
+      e.from_out.execute(s, io, plain);
+    } else {
+      std::copy_n(result, e.out_md.get_size() / sizeof(float), static_cast<float*>(out));
+    }
   } else {
     if (e.from_out) {
       memory plain(e.out_md, eng, AlignedIn(stage_out, e.out_md.get_size()));
@@ -354,13 +365,42 @@ StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, c
 StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, const void* dy,
                                   const void* x, void* dw) {
   if (!Takes(p, out_spatial, /*any_channels=*/true)) return false;
-  // One call sums over the whole batch on one thread; in f32 today's im2col + GEMM over the pool
-  // measured faster with two threads (tools/bench/README.md), in bf16 AMX on one core wins.
-  if (p.dtype != DType::kBF16 && MaxThreads() > 1) return false;
-  std::shared_ptr<const Entry> e =
-      FindEntry(KeyOf(Pass::kBackwardWeights, p, out_spatial, p.batch, false));
-  if (!e->usable) return false;
-  Execute(*e, x, dy, nullptr, dw);  // one call: dW sums over the whole batch
+  // dW sums over the batch: one part of the batch a thread, each part's dW in f32, summed in
+  // part order and rounded once. (So in the fast mode dW's last bits depend on the thread
+  // count, as oneDNN's own reductions do; the reference kernels' do not.)
+  const int64_t want = std::min<int64_t>(MaxThreads(), p.batch);
+  const int64_t per = (p.batch + want - 1) / want;
+  const int64_t parts = (p.batch + per - 1) / per;
+  std::shared_ptr<const Entry> full = FindEntry(KeyOf(Pass::kBackwardWeights, p, out_spatial, per,
+                                                      false)),
+                               last = FindEntry(KeyOf(Pass::kBackwardWeights, p, out_spatial,
+                                                      p.batch - per * (parts - 1), false));
+  if (!full->usable || !last->usable) return false;
+  const int64_t wn = p.out_channels * p.in_channels * p.kernel[0] * p.kernel[1];
+  const int64_t x_sample = p.in_channels * p.in_spatial[0] * p.in_spatial[1];
+  const int64_t dy_sample = p.out_channels * out_spatial[0] * out_spatial[1];
+  const size_t elem = ElemSize(p.dtype);
+  // Part 0 writes dW itself when it is f32; the others (and part 0 otherwise) the caller's
+  // thread-local buffer, in disjoint slices.
+  const bool f32 = p.dtype == DType::kF32;
+  thread_local std::vector<float> partial;
+  partial.resize(static_cast<size_t>((f32 ? parts - 1 : parts) * wn));
+  float* const rest = partial.data();  // a pointer: `partial` names each thread's own
+  float* const sum = f32 ? static_cast<float*>(dw) : rest;
+  auto slice = [&](int64_t part) { return part == 0 ? sum : rest + (f32 ? part - 1 : part) * wn; };
+  ParallelFor(parts, int64_t{1} << 30, [&](int64_t b, int64_t end) {
+    for (int64_t part = b; part < end; ++part) {
+      Execute(part == parts - 1 ? *last : *full,
+              static_cast<const uint8_t*>(x) + part * per * x_sample * elem,
+              static_cast<const uint8_t*>(dy) + part * per * dy_sample * elem, nullptr,
+              slice(part));
+    }
+  });
+  for (int64_t part = 1; part < parts; ++part) {
+    const float* add = slice(part);
+    for (int64_t i = 0; i < wn; ++i) sum[i] += add[i];
+  }
+  if (!f32) NarrowFromF32(p.dtype, sum, wn, dw);
   return true;
 }
 

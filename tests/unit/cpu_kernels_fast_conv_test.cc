@@ -135,7 +135,8 @@ TEST_P(FastConvTest, GradientsMatchReference) {
     if (executed == 0) continue;
     EXPECT_GE(executed, 2) << "one of the two gradients was declined";
     ++ran;
-    // Scales: dX sums M k^2 products at most; dW sums N out products.
+    // Scales: dX sums M k^2 products at most; dW sums N out products (with several threads,
+    // as one f32 sum per part of the batch).
     std::vector<double> mag_x(static_cast<size_t>(dx.size()), c.m * c.k * c.k);
     std::vector<double> mag_w(static_cast<size_t>(dw.size()), c.n * (*out)[0] * (*out)[1]);
     ExpectClose(dx, Values(dx_ref), 2 * testing::ToleranceFor(t), &mag_x);
@@ -209,8 +210,8 @@ TEST_P(FastConvTest, GradFilterOfFewChannelsMatchesReference) {
     ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), fast.data()).ok());
   }
   if (internal::FastConvExecutions() == before) {
-    GTEST_SKIP() << "no fast " << ElemName(t) << " weight gradient here (more than one thread, "
-                 << "or " << internal::FastGemmDescription() << ")";
+    GTEST_SKIP() << "no fast " << ElemName(t) << " weight gradient here ("
+                 << internal::FastGemmDescription() << ")";
   }
   std::vector<double> mag(static_cast<size_t>(fast.size()), 3 * 12 * 12);
   ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
