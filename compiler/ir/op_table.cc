@@ -82,7 +82,8 @@ void AddElementwiseOps(std::vector<OpDef>* ops) {
           Op("Not", kUnary, {}, {1}, 1, InferLogicalNot, "logical not of a bool tensor")),
       kIn0);
   add(Op("Identity", kUnary, {}, {1, 13, 14, 16, 19, 21, 23, 24, 25}, 1, InferSameAsInput0,
-         "y = x"));
+         "y = x"),
+      InPlace::kView);
   add(NotDifferentiable(Op("Sign", kUnary, {}, {9, 13}, 9, InferNumericUnary, "-1, 0 or 1")), kIn0);
   add(NotDifferentiable(
       Op("IsNaN", kUnary, {}, {9, 13, 20}, 9, InferBoolUnary, "x != x, as bool")));
@@ -263,10 +264,15 @@ void AddReductionOps(std::vector<OpDef>* ops) {
 
 void AddShapeOps(std::vector<OpDef>* ops) {
   auto add = [&](OpDef op) { ops->push_back(std::move(op)); };
-  add(Op("Reshape", kBinary, {Opt("allowzero", 0)}, {1, 5, 13, 14, 19, 21, 23, 24, 25}, 5,
-         InferReshape, "reshape to a constant shape (0 copies a dim, -1 infers one)"));
-  add(Op("Flatten", kUnary, {Opt("axis", 1)}, {1, 9, 11, 13, 21, 23, 24, 25}, 1, InferFlatten,
-         "reshape to 2-D at axis"));
+  // The views: the output is the input's bytes (plan-memory lets it take them).
+  auto view = [&](OpDef op) {
+    op.in_place = InPlace::kView;
+    add(std::move(op));
+  };
+  view(Op("Reshape", kBinary, {Opt("allowzero", 0)}, {1, 5, 13, 14, 19, 21, 23, 24, 25}, 5,
+          InferReshape, "reshape to a constant shape (0 copies a dim, -1 infers one)"));
+  view(Op("Flatten", kUnary, {Opt("axis", 1)}, {1, 9, 11, 13, 21, 23, 24, 25}, 1, InferFlatten,
+          "reshape to 2-D at axis"));
   add(Op("Transpose", kUnary, {OptNoDefault("perm", AttrKind::kInts)}, {1, 13, 21, 23, 24, 25}, 1,
          InferTranspose, "permute dims (default: reverse)"));
   add(Op("Concat", {1, kMany, 1, 1}, {Req("axis", AttrKind::kInt)}, {1, 4, 11, 13}, 4, InferConcat,
@@ -289,10 +295,10 @@ void AddShapeOps(std::vector<OpDef>* ops) {
                    Op("GatherElements", kBinary, {Opt("axis", 0)}, {11, 13}, 11,
                       InferGatherElements, "take elements along axis at same-rank indices")));
   const std::vector<int> squeeze_versions{1, 11, 13, 21, 23, 24, 25};
-  add(Op("Squeeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions, 13,
-         InferSqueeze, "remove size-1 dims (constant axes, default all)"));
-  add(Op("Unsqueeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions, 13,
-         InferUnsqueeze, "insert size-1 dims at constant axes"));
+  view(Op("Squeeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions, 13,
+          InferSqueeze, "remove size-1 dims (constant axes, default all)"));
+  view(Op("Unsqueeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions,
+          13, InferUnsqueeze, "insert size-1 dims at constant axes"));
   add(Op("Expand", kBinary, {}, {8, 13}, 8, InferExpand,
          "broadcast to a constant shape (bidirectional)"));
   // Pad-1 (`paddings`) and Pad-2 take pads/value as attributes; 18 adds the axes input; 19 adds

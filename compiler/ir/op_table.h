@@ -64,8 +64,10 @@ enum class GradDecision {
 };
 
 // Which inputs a kernel may overwrite with its output (passes/memory/plan_memory.cc): the CPU and
-// CUDA kernels of the op read each element before they write it.
-enum class InPlace { kNo, kInput0, kAnyInput };
+// CUDA kernels of the op read each element before they write it. kView: the output is input 0's
+// bytes under other dims (Reshape and its kin), so it may take those bytes whatever the dims;
+// the kernel is a copy that does nothing when the two coincide.
+enum class InPlace { kNo, kInput0, kAnyInput, kView };
 
 // One row of the kernel catalog (compiler/plan/kernel_catalog.h): `ins` and `outs` are comma-
 // separated tokens, a type variable (one capital letter, bound in `vars`) or a dtype name; suffix

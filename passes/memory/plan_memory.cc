@@ -97,10 +97,16 @@ std::vector<int> InPlaceOperands(const Node& node) {
   // The op table says which kernels may write over their inputs (OpDef::in_place).
   const OpDef* def = FindOp(node.domain(), node.op());
   if (def == nullptr || def->in_place == InPlace::kNo) return {};
-  if (def->in_place == InPlace::kInput0) return {0};
+  if (def->in_place == InPlace::kInput0 || def->in_place == InPlace::kView) return {0};
   std::vector<int> all(node.num_inputs());
   std::iota(all.begin(), all.end(), 0);
   return all;
+}
+
+bool IsView(const Node& node) {
+  if (!node.domain().empty()) return false;
+  const OpDef* def = FindOp(node.domain(), node.op());
+  return def != nullptr && def->in_place == InPlace::kView;
 }
 
 int InPlaceUpdateOperand(const Node& node, int output) {
@@ -163,13 +169,14 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
     if (operands.empty() || live_index(n.output(0)) < 0) continue;
     const int y = live_index(n.output(0));
     if (live[y].bytes == 0) continue;
+    const bool view = IsView(n);  // the same bytes under other dims: no dims to match
     for (int k : operands) {
       Value* in = n.input(k);
       const int x = live_index(in);
       if (x < 0) continue;
       if (in->role() != ValueRole::kIntermediate || in->is_graph_output() || overwritten[x] ||
           live[x].last != pos || live[x].bytes != live[y].bytes ||
-          in->dims() != n.output(0)->dims()) {
+          (!view && in->dims() != n.output(0)->dims())) {
         continue;
       }
       alias_of[y] = x;

@@ -9,7 +9,9 @@
 //   operand has the result's dims and byte size (so no broadcast and no size change), it dies
 //   at that node (last == the result's first), it is not a graph input or output, and no other
 //   result overwrites it. The kernel reads element i of the operand before it writes element i;
-//   the ranges touch only at that node;
+//   the ranges touch only at that node. A view (Reshape, Flatten, Squeeze, Unsqueeze, Identity:
+//   IsView) takes its operand's bytes under the same rules but any dims: its result is those
+//   bytes, and its kernel copies nothing when the two buffers coincide;
 // - lower_bound is the largest sum of aligned sizes of values live at one position (an in-place
 //   pair counted once): no placement of these live ranges can use less;
 // - arena_bytes = the largest offset + bytes, rounded up to the alignment.
@@ -43,6 +45,9 @@ namespace a8 {
 // The operands of `node` that its (single) result may overwrite when the shapes allow it: the
 // elementwise ops whose kernels read element i of the operand only to write element i.
 std::vector<int> InPlaceOperands(const Node& node);
+
+// Whether `node` is a view (OpDef::in_place == InPlace::kView): its result is operand 0's bytes.
+bool IsView(const Node& node);
 
 // For output `output` of an optimizer op (a8.SgdUpdate, a8.AdamUpdate, a8.GradAccumulate), the
 // operand it is the new value of, whose kernel reads element i of it before writing element i;

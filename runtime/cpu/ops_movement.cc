@@ -212,11 +212,11 @@ void RegisterMovementKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"OneHot", kAllTypes, -1, RunOneHot,
                 "indices: numeric (float truncated); depth from the output"});
   r->push_back({"Range", kRangeTypes, -1, RunRange, "constant start/limit/delta"});
-  r->push_back({"Identity", kAllTypes, 0, Copy, ""});
-  r->push_back({"Reshape", kAllTypes, 0, Copy, "a copy"});
-  r->push_back({"Flatten", kAllTypes, 0, Copy, "a copy"});
-  r->push_back({"Squeeze", kAllTypes, 0, Copy, "a copy"});
-  r->push_back({"Unsqueeze", kAllTypes, 0, Copy, "a copy"});
+  r->push_back({"Identity", kAllTypes, 0, Copy, "a copy (none in place)"});
+  r->push_back({"Reshape", kAllTypes, 0, Copy, "a copy (none in place)"});
+  r->push_back({"Flatten", kAllTypes, 0, Copy, "a copy (none in place)"});
+  r->push_back({"Squeeze", kAllTypes, 0, Copy, "a copy (none in place)"});
+  r->push_back({"Unsqueeze", kAllTypes, 0, Copy, "a copy (none in place)"});
   r->push_back({"Shape", kAllTypes, 0, RunShape, "-> i64"});
   r->push_back({"Size", kAllTypes, 0, RunSize, "-> i64"});
   r->push_back({"ConstantOfShape", kAllTypes, -1, RunConstantOfShape, "value: tensor attribute"});

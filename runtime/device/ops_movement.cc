@@ -531,10 +531,10 @@ void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r) {
   r->push_back({"Expand", kAllTypes, 0, Expand, "shape: constant i64"});
   r->push_back({"Tile", kAllTypes, 0, Tile, "repeats: constant i64"});
   r->push_back({"Identity", kAllTypes, 0, Copy, "device copy (none in place)"});
-  r->push_back({"Reshape", kAllTypes, 0, Copy, "a device copy"});
-  r->push_back({"Flatten", kAllTypes, 0, Copy, "a device copy"});
-  r->push_back({"Squeeze", kAllTypes, 0, Copy, "a device copy"});
-  r->push_back({"Unsqueeze", kAllTypes, 0, Copy, "a device copy"});
+  r->push_back({"Reshape", kAllTypes, 0, Copy, "a device copy (none in place)"});
+  r->push_back({"Flatten", kAllTypes, 0, Copy, "a device copy (none in place)"});
+  r->push_back({"Squeeze", kAllTypes, 0, Copy, "a device copy (none in place)"});
+  r->push_back({"Unsqueeze", kAllTypes, 0, Copy, "a device copy (none in place)"});
   r->push_back({"Gather", kAllTypes, 0, Gather, "indices: i32/i64 (out of range: 0)"});
   r->push_back(
       {"GatherElements", kAllTypes, 0, GatherElements, "indices: i32/i64 (out of range: 0)"});

@@ -95,10 +95,14 @@ TEST(OpRegistryTest, TraitsHoldWhereTheyAreDeclared) {
   for (const OpDef& op : AllOps()) {
     const std::string q = QualifiedName(op);
     if (op.in_place != InPlace::kNo) {
-      EXPECT_TRUE(op.elementwise) << q << ": only elementwise kernels run in place";
+      if (op.in_place != InPlace::kView) {
+        EXPECT_TRUE(op.elementwise) << q << ": only elementwise kernels run in place";
+      }
       EXPECT_EQ(op.max_outputs, 1) << q;
     }
   }
+  for (const char* view : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
+    EXPECT_EQ(FindOp("", view)->in_place, InPlace::kView) << view;
   EXPECT_TRUE(FindOp("", "Dropout")->random);
   EXPECT_FALSE(FindOp("", "Relu")->random);
 }
