@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
 # CPU training step of the example models (fp32, AdamW, synthetic data): compiles each model as a
 # training plan and prints a800c-run's median and p90 step time over STEPS steps (after 5 warm-up
-# steps that are not timed). Training has no CPU peer to compare with here (onnxruntime's
-# training is not installed, PyTorch is not available on this machine); the figures track
-# a800c's own progress.
+# steps that are not timed): a800c's own progress. The same step against PyTorch eager and
+# onnxruntime-training: tools/bench/train_vs_peers.py.
 #
 #   tools/bench/cpu_train_step.sh [BATCH=32] [STEPS=50]
 set -euo pipefail
