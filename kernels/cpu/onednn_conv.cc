@@ -380,27 +380,28 @@ StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, 
   const int64_t x_sample = p.in_channels * p.in_spatial[0] * p.in_spatial[1];
   const int64_t dy_sample = p.out_channels * out_spatial[0] * out_spatial[1];
   const size_t elem = ElemSize(p.dtype);
-  // Part 0 writes dW itself when it is f32; the others (and part 0 otherwise) the caller's
-  // thread-local buffer, in disjoint slices.
-  const bool f32 = p.dtype == DType::kF32;
+  // Each part's dW in a slice of the caller's thread-local buffer (a pointer: inside the loop
+  // `partial` would name each thread's own), summed into the first.
   thread_local std::vector<float> partial;
-  partial.resize(static_cast<size_t>((f32 ? parts - 1 : parts) * wn));
-  float* const rest = partial.data();  // a pointer: `partial` names each thread's own
-  float* const sum = f32 ? static_cast<float*>(dw) : rest;
-  auto slice = [&](int64_t part) { return part == 0 ? sum : rest + (f32 ? part - 1 : part) * wn; };
+  partial.resize(static_cast<size_t>(parts * wn));
+  float* const sums = partial.data();
   ParallelFor(parts, int64_t{1} << 30, [&](int64_t b, int64_t end) {
     for (int64_t part = b; part < end; ++part) {
       Execute(part == parts - 1 ? *last : *full,
               static_cast<const uint8_t*>(x) + part * per * x_sample * elem,
               static_cast<const uint8_t*>(dy) + part * per * dy_sample * elem, nullptr,
-              slice(part));
+              sums + part * wn);
     }
   });
   for (int64_t part = 1; part < parts; ++part) {
-    const float* add = slice(part);
-    for (int64_t i = 0; i < wn; ++i) sum[i] += add[i];
+    const float* add = sums + part * wn;
+    for (int64_t i = 0; i < wn; ++i) sums[i] += add[i];
   }
-  if (!f32) NarrowFromF32(p.dtype, sum, wn, dw);
+  if (p.dtype == DType::kF32) {
+    std::copy_n(sums, wn, static_cast<float*>(dw));
+  } else {
+    NarrowFromF32(p.dtype, sums, wn, dw);
+  }
   return true;
 }
 

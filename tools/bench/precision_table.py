@@ -132,19 +132,22 @@ def build_models(args, work):
     return specs
 
 
+def compile_plan(args, spec, mode, plan):
+    """A training plan of spec's model: AdamW with the bench's settings, cross entropy."""
+    cmd = [os.path.join(args.build, "bin", "a800c"), spec["onnx"], "-o", plan,
+           f"--batch={spec['batch']}", "--loss=cross_entropy", "--optimizer=adamw",
+           f"--lr={args.lr}", "--beta1=0.9", "--beta2=0.999", "--eps=1e-8",
+           f"--weight-decay={args.weight_decay}", f"--precision={mode}"]
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise SystemExit(f"{os.path.basename(sys.argv[0])}: error: {' '.join(cmd)}:\n{r.stderr}")
+    spec.setdefault("plans", {})[mode] = plan
+
+
 def compile_plans(args, specs, work):
     for name, spec in specs.items():
-        spec["plans"] = {}
         for mode in A8_MODES:
-            plan = os.path.join(work, f"{name}.{mode}.plan")
-            cmd = [os.path.join(args.build, "bin", "a800c"), spec["onnx"], "-o", plan,
-                   f"--batch={spec['batch']}", "--loss=cross_entropy", "--optimizer=adamw",
-                   f"--lr={args.lr}", "--beta1=0.9", "--beta2=0.999", "--eps=1e-8",
-                   f"--weight-decay={args.weight_decay}", f"--precision={mode}"]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise SystemExit(f"precision_table.py: error: {' '.join(cmd)}:\n{r.stderr}")
-            spec["plans"][mode] = plan
+            compile_plan(args, spec, mode, os.path.join(work, f"{name}.{mode}.plan"))
 
 
 def run_a800c(args, spec, mode, threads, steps, work):
@@ -177,17 +180,22 @@ def run_torch(args, spec, mode, threads, steps):
     return out["step_ms"], out["loss"]
 
 
-def torch_available(python):
+def python_can(python, modules, flag="--torch-python"):
+    """None when `python` imports `modules` (comma-separated), else why not."""
     if not python:
-        return "no --torch-python given"
+        return f"no {flag} given"
     try:
-        r = subprocess.run([python, "-c", "import torch, onnx, numpy; print(torch.__version__)"],
-                           capture_output=True, text=True, timeout=120)
-    except OSError as e:
+        r = subprocess.run([python, "-c", f"import {modules}"], capture_output=True, text=True,
+                           timeout=300)
+    except (OSError, subprocess.TimeoutExpired) as e:
         return f"{python}: {e}"
     if r.returncode != 0:
-        return f"{python} cannot import torch/onnx/numpy"
+        return f"{python} cannot import {modules}"
     return None
+
+
+def torch_available(python):
+    return python_can(python, "torch, onnx, numpy")
 
 
 # ---------------------------------------------------------------------------------------------

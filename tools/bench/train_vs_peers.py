@@ -101,19 +101,6 @@ def trained_params(args, onnx_path, batch):
     return [row[0] for row in rows if len(row) > 3 and row[2] == "trained" and "[" in row[1]]
 
 
-def python_can(python, modules):
-    if not python:
-        return "no Python given"
-    try:
-        r = subprocess.run([python, "-c", f"import {modules}"], capture_output=True, text=True,
-                           timeout=300)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"{python}: {e}"
-    if r.returncode != 0:
-        return f"{python} cannot import {modules}: {r.stderr.strip().splitlines()[-1:]}"
-    return None
-
-
 def run_ort(args, spec, nthreads, steps):
     job = dict(spec, threads=nthreads, steps=steps, lr=args.lr, weight_decay=args.weight_decay)
     r = subprocess.run([args.ort_python, os.path.abspath(__file__), "--ort-worker",
@@ -202,7 +189,8 @@ def main():
             raise SystemExit(f"train_vs_peers.py: error: --models: unknown model '{name}' "
                              f"({', '.join(MODELS)})")
     no_torch = pt.torch_available(args.torch_python)
-    no_ort = python_can(args.ort_python, "onnxruntime.training.api, onnx, numpy")
+    no_ort = pt.python_can(args.ort_python, "onnxruntime.training.api, onnx, numpy",
+                           "--ort-python")
     sides = ["a800c"] + ([] if no_torch else ["torch"]) + ([] if no_ort else ["ort"])
     print(f"load average before: {os.getloadavg()}, {os.cpu_count()} CPUs")
     for side, why in (("PyTorch", no_torch), ("onnxruntime-training", no_ort)):
@@ -220,20 +208,12 @@ def main():
     for name in args.models.split(","):
         onnx_path = build_model(name, work)
         for batch in batches:
-            trained = trained_params(args, onnx_path, batch)
-            plan = os.path.join(work, f"{name}.b{batch}.plan")
-            cmd = [os.path.join(args.build, "bin", "a800c"), onnx_path, "-o", plan,
-                   f"--batch={batch}", "--precision=fp32", "--loss=cross_entropy",
-                   "--optimizer=adamw", f"--lr={args.lr}", "--beta1=0.9", "--beta2=0.999",
-                   "--eps=1e-8", f"--weight-decay={args.weight_decay}"]
-            r = subprocess.run(cmd, capture_output=True, text=True)
-            if r.returncode != 0:
-                raise SystemExit(f"train_vs_peers.py: error: {' '.join(cmd)}:\n{r.stderr}")
-            specs[(name, batch)] = {
+            spec = specs[(name, batch)] = {
                 "model": MODELS[name][0], "onnx": onnx_path, "batch": batch,
                 "data": make_data(name, batch, args.dataset_batches, rng, work),
-                "arch": MODELS[name][1], "trained": trained, "plans": {"fp32": plan},
+                "arch": MODELS[name][1], "trained": trained_params(args, onnx_path, batch),
                 "ort_artifacts": os.path.join(work, f"{name}.ort")}
+            pt.compile_plan(pt_args, spec, "fp32", os.path.join(work, f"{name}.b{batch}.plan"))
 
     times, failed, first_loss = {}, {}, {}
     steps = args.warmup + args.steps
