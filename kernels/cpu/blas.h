@@ -47,24 +47,37 @@ void SmallGemmF32(int64_t m, int64_t n, int64_t k, float alpha, const float* a, 
 
 // Whether the CPU has AVX-512F (checked once).
 bool CpuHasAvx512();
-
+// Whether it has AVX2 and FMA (checked once).
+bool CpuHasAvx2Fma();
 // Up to this k, GemmF32Avx512 copies B panels (k x 32 floats) into a per-thread buffer.
 inline constexpr int64_t kAvx512MaxPackedK = int64_t{1} << 16;
-
 // C[m,n] = alpha A op(B) + beta C for row-major f32 (A untransposed; B [k, n], or [n, k] with
 // trans_b, then k <= kAvx512MaxPackedK), CPUs with AVX-512 only: register tiles of 6 x 32
 // (8 x 16) C elements accumulated in float with FMA over the whole k, A read in place, B in
 // 32-column panels. About twice OpenBLAS's speed on this repository's shapes (its Haswell
 // kernels are all this OpenBLAS has for AVX-512 AMD CPUs), several times on tiny per-head
 // products. C is not read when beta is 0. Defined in gemm.cc.
+//
+// Each C element is fma(beta, C, alpha * s), where s is the FMA chain a[0] b[0] + ... + a[k-1]
+// b[k-1] from zero, in order (the fma skipped when beta is 0): the bits depend on neither the
+// tiling nor the split over the pool, so a convolution computed as one GEMM here and as a batch
+// of GEMMs on cuda-emu agrees to the bit.
 void GemmF32Avx512(bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                    int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
-
+// The same product, the same bits, in AVX2 registers (6 x 16 tiles, B in 16-column panels), for
+// CPUs with AVX2 and FMA but no AVX-512: without it they took OpenBLAS, whose sums run in its
+// own blocked order, and the reference kernels lost cuda-emu's bits there.
+void GemmF32Avx2(bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                 int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+// Whether this CPU runs one of the two (AVX-512, or AVX2 with FMA), and that one.
+bool CpuHasGemmTiles();
+void GemmF32Tiles(bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
 // Up to this many multiply-adds (and no transposes), BlasGemm runs SmallGemm instead of BLAS.
 inline constexpr int64_t kSmallGemmWork = int64_t{1} << 15;
 // From this many multiply-adds on, BlasGemm splits C over the ParallelFor pool.
 inline constexpr int64_t kParallelGemmWork = int64_t{1} << 21;
-// The same for GemmF32Avx512, which is several times faster: below this a product takes ~15 us
+// The same for GemmF32Tiles, which is several times faster: below this a product takes ~15 us
 // or less on one core, and the hand-off to a sleeping pool thread costs as much as it saves
 // (BERT's 512 x 64 x 64 projections ran slower split).
 inline constexpr int64_t kParallelAvx512GemmWork = int64_t{1} << 23;
@@ -122,17 +135,18 @@ inline void CblasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double 
 }
 
 // C[m,n] = alpha * op(A) op(B) + beta * C, row major (OpenBLAS sgemm / dgemm). Float products
-// with an untransposed A run GemmF32Avx512 where the CPU has AVX-512, else tiny ones a plain loop;
+// with an untransposed A run GemmF32Tiles where the CPU has AVX-512 or AVX2 + FMA, else tiny ones a
+// plain loop;
 // the rest are split over the pool (SplitGemm).
 template <typename T>
 void BlasGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, T alpha, const T* a,
               int64_t lda, const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
   if constexpr (std::is_same_v<T, float>) {
-    if (!trans_a && (!trans_b || k <= kAvx512MaxPackedK) && CpuHasAvx512()) {
+    if (!trans_a && (!trans_b || k <= kAvx512MaxPackedK) && CpuHasGemmTiles()) {
       SplitGemm(
           false, trans_b, m, n, k, a, lda, b, ldb, c, ldc,
           [&](int64_t mm, int64_t nn, const T* pa, const T* pb, T* pc) {
-            GemmF32Avx512(trans_b, mm, nn, k, alpha, pa, lda, pb, ldb, beta, pc, ldc);
+            GemmF32Tiles(trans_b, mm, nn, k, alpha, pa, lda, pb, ldb, beta, pc, ldc);
           },
           kParallelAvx512GemmWork);
       return;

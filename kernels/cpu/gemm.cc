@@ -51,7 +51,7 @@ void BatchedGemm(const MatMulShape& s, const C* a, const C* b, C* y) {
   // One parallel region over the batch (attention's per-head products are many tiny GEMMs:
   // one hand-off for all of them, not one per matrix); a GEMM inside it runs on its thread.
   // Cost in units the pool's threshold expects; the AVX-512 tiles do ~16 multiply-adds in one.
-  const bool fast = std::is_same_v<C, float> && internal::CpuHasAvx512();
+  const bool fast = std::is_same_v<C, float> && internal::CpuHasGemmTiles();
   ParallelFor(batches, s.m * s.n * s.k / (fast ? 16 : 1), [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) {
       const C* pa = a + BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k;
@@ -228,6 +228,137 @@ __attribute__((target("avx512f,fma"))) void GemmF32Avx512(bool trans_b, int64_t 
       const auto mask = static_cast<__mmask16>(w == 16 ? 0xffff : (1u << w) - 1);
       Avx512Panel<1>(m, k, alpha, a, lda, panel, panel_ld, beta, c + j, ldc, mask);
     }
+  }
+}
+
+namespace {
+
+// Avx512Tile's arithmetic in AVX2 registers: R x (8 V) C elements, each the same FMA chain over
+// the whole k from zero, then alpha times it, then beta C added by one more FMA, so every element
+// has the bits GemmF32Avx512 gives it. The last vector of each row is masked to `last_mask`
+// columns: in C always, in B where `kMaskB` (a panel read in place at the matrix's right edge).
+template <int R, int V, bool kMaskB>
+[[gnu::always_inline]] inline __attribute__((target("avx2,fma"))) void Avx2Tile(
+    int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
+    float* c, int64_t ldc, __m256i last_mask) {
+  __m256 acc[R][V];
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_ps();
+  }
+  for (int64_t l = 0; l < k; ++l) {
+    __m256 bv[V];
+    for (int v = 0; v < V; ++v) {
+      bv[v] = kMaskB && v == V - 1 ? _mm256_maskload_ps(b + l * ldb + 8 * v, last_mask)
+                                   : _mm256_loadu_ps(b + l * ldb + 8 * v);
+    }
+    for (int r = 0; r < R; ++r) {
+      const __m256 av = _mm256_broadcast_ss(a + r * lda + l);
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_ps(av, bv[v], acc[r][v]);
+    }
+  }
+  const __m256 alpha_v = _mm256_set1_ps(alpha), beta_v = _mm256_set1_ps(beta);
+  const __m256i all = _mm256_set1_epi32(-1);
+  for (int r = 0; r < R; ++r) {
+    for (int v = 0; v < V; ++v) {
+      const __m256i mask = v == V - 1 ? last_mask : all;
+      float* p = c + r * ldc + 8 * v;
+      __m256 out = _mm256_mul_ps(alpha_v, acc[r][v]);
+      if (beta != 0.0f) out = _mm256_fmadd_ps(beta_v, _mm256_maskload_ps(p, mask), out);
+      _mm256_maskstore_ps(p, mask, out);
+    }
+  }
+}
+
+// All rows of one column panel (V vectors wide): tiles of kRows rows, then one of the rest.
+template <int V, bool kMaskB>
+__attribute__((target("avx2,fma"))) void Avx2Panel(int64_t m, int64_t k, float alpha,
+                                                   const float* a, int64_t lda, const float* b,
+                                                   int64_t ldb, float beta, float* c, int64_t ldc,
+                                                   __m256i mask) {
+  constexpr int kRows = 6;  // 6 V accumulators + V B vectors + 1 broadcast <= 16 ymm
+  int64_t i = 0;
+  for (; i + kRows <= m; i += kRows) {
+    Avx2Tile<kRows, V, kMaskB>(k, alpha, a + i * lda, lda, b, ldb, beta, c + i * ldc, ldc, mask);
+  }
+  a += i * lda;
+  c += i * ldc;
+  switch (m - i) {  // the remaining rows, fewer than kRows
+    case 1:
+      return Avx2Tile<1, V, kMaskB>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 2:
+      return Avx2Tile<2, V, kMaskB>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 3:
+      return Avx2Tile<3, V, kMaskB>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 4:
+      return Avx2Tile<4, V, kMaskB>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    case 5:
+      return Avx2Tile<5, V, kMaskB>(k, alpha, a, lda, b, ldb, beta, c, ldc, mask);
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+bool CpuHasAvx2Fma() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0;
+  }();
+  return has;
+}
+
+__attribute__((target("avx2,fma"))) void GemmF32Avx2(bool trans_b, int64_t m, int64_t n,
+                                                     int64_t k, float alpha, const float* a,
+                                                     int64_t lda, const float* b, int64_t ldb,
+                                                     float beta, float* c, int64_t ldc) {
+  // Panels of 16 columns, read in place or, as GemmF32Avx512 decides, first copied contiguous
+  // (transposed where B is) into a per-thread buffer kept for the next call, zero-padded to the
+  // full width.
+  thread_local std::vector<float> packed;
+  constexpr int64_t kPanel = 16;
+  const bool pack = trans_b || (m > 12 && k > 16 && k <= kAvx512MaxPackedK);
+  const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+  for (int64_t j = 0; j < n; j += kPanel) {
+    const int64_t w = std::min<int64_t>(n - j, kPanel);
+    const float* panel = b + j;
+    int64_t panel_ld = ldb;
+    if (pack) {
+      packed.resize(static_cast<size_t>(k * kPanel));
+      for (int64_t l = 0; l < k; ++l) {
+        float* row = &packed[l * kPanel];
+        if (trans_b) {
+          for (int64_t jj = 0; jj < w; ++jj) row[jj] = b[(j + jj) * ldb + l];
+        } else {
+          std::copy(b + l * ldb + j, b + l * ldb + j + w, row);
+        }
+        std::fill(row + w, row + kPanel, 0.0f);
+      }
+      panel = packed.data();
+      panel_ld = kPanel;
+    }
+    const int64_t last = w > 8 ? w - 8 : w;  // columns of the panel's last vector
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(last)), lanes);
+    const bool mask_b = !pack && last < 8;
+    float* cj = c + j;
+    if (w > 8) {
+      mask_b ? Avx2Panel<2, true>(m, k, alpha, a, lda, panel, panel_ld, beta, cj, ldc, mask)
+             : Avx2Panel<2, false>(m, k, alpha, a, lda, panel, panel_ld, beta, cj, ldc, mask);
+    } else {
+      mask_b ? Avx2Panel<1, true>(m, k, alpha, a, lda, panel, panel_ld, beta, cj, ldc, mask)
+             : Avx2Panel<1, false>(m, k, alpha, a, lda, panel, panel_ld, beta, cj, ldc, mask);
+    }
+  }
+}
+
+bool CpuHasGemmTiles() { return CpuHasAvx512() || CpuHasAvx2Fma(); }
+
+void GemmF32Tiles(bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                  int64_t lda, const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (CpuHasAvx512()) {
+    GemmF32Avx512(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  } else {
+    GemmF32Avx2(trans_b, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
   }
 }
 

@@ -2,8 +2,9 @@
 //
 // Float types go through OpenBLAS: f32 and f16/bf16 through sgemm (f16/bf16 inputs are
 // converted exactly to float, the products accumulate in float and the output is rounded once,
-// as tensor cores do), f64 through dgemm; untransposed float products on CPUs with AVX-512
-// through our own register-tile kernel instead (blas.h: GemmF32Avx512), also float accumulate.
+// as tensor cores do), f64 through dgemm; untransposed float products on CPUs with AVX-512 or
+// AVX2 + FMA through our own register-tile kernels instead (blas.h: GemmF32Tiles), also float
+// accumulate, with the same bits on either.
 // MatMul also takes i32/i64 (wrapping integer sums).
 //
 // That is the reference (kernel_mode.h). In the fast mode, f32/f16/bf16 products run through

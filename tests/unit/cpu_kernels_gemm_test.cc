@@ -82,16 +82,21 @@ TEST(CpuKernelMatMulTest, BroadcastBatchesAgainstFloat64) {
   EXPECT_FALSE(MatMulOutputDims({2, 3}, {4, 2}).ok());
 }
 
-// The AVX-512 register-tile GEMM directly (it serves MatMul/Gemm f32 on such CPUs): every row
-// remainder of both tile widths, masked column tails, packed and unpacked B panels, B
-// transposed, operands inside larger matrices (ld > width), alpha/beta, and C not read when
-// beta is 0 (NaN there).
-TEST(CpuKernelGemmTest, Avx512TilesAgainstFloat64) {
-  if (!internal::CpuHasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+// The register-tile GEMMs directly (they serve MatMul/Gemm f32 and the reference convolutions):
+// every row remainder of both tile widths, masked column tails, packed and unpacked B panels, B
+// transposed, operands inside larger matrices (ld > width), alpha/beta, and C not read when beta
+// is 0 (NaN there). Each element is checked against float64 within float rounding and, to the
+// bit, against the arithmetic blas.h promises (an FMA chain from zero in k order, times alpha,
+// plus beta C by one more FMA): the same bits from either ISA, whatever the tiling, is what
+// keeps the reference kernels bit-identical to cuda-emu on every CPU.
+using TileGemm = void (*)(bool, int64_t, int64_t, int64_t, float, const float*, int64_t,
+                          const float*, int64_t, float, float*, int64_t);
+
+void CheckTileGemm(TileGemm gemm) {
   std::mt19937_64 rng(12);
   std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
   for (int64_t m : {1, 5, 7, 8, 13, 23, 64}) {
-    for (int64_t n : {1, 15, 16, 17, 32, 33, 50, 64}) {
+    for (int64_t n : {1, 7, 8, 9, 15, 16, 17, 32, 33, 50, 64}) {
       for (int64_t k : {0, 1, 3, 16, 17, 70}) {
         for (int variant = 0; variant < 4; ++variant) {
           const float beta = variant % 2 == 0 ? 0.0f : 0.75f;
@@ -107,8 +112,7 @@ TEST(CpuKernelGemmTest, Avx512TilesAgainstFloat64) {
           for (float& v : c) v = beta == 0.0f ? NAN : dist(rng);
           const std::vector<float> c0 = c;
           const float alpha = 1.25f;
-          internal::GemmF32Avx512(trans_b, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta,
-                                  c.data(), ldc);
+          gemm(trans_b, m, n, k, alpha, a.data(), lda, b.data(), ldb, beta, c.data(), ldc);
           int failures = 0;
           for (int64_t i = 0; i < m && failures < 5; ++i) {
             for (int64_t j = 0; j < ldc; ++j) {
@@ -120,15 +124,22 @@ TEST(CpuKernelGemmTest, Avx512TilesAgainstFloat64) {
                 continue;
               }
               double want = beta == 0.0f ? 0.0 : double(beta) * c0[i * ldc + j], mag = 0;
+              float chain = 0.0f;
               for (int64_t l = 0; l < k; ++l) {
-                const double bv = trans_b ? b[j * ldb + l] : b[l * ldb + j];
+                const float bv = trans_b ? b[j * ldb + l] : b[l * ldb + j];
                 const double t = double(alpha) * a[i * lda + l] * bv;
                 want += t;
                 mag += std::fabs(t);
+                chain = std::fma(a[i * lda + l], bv, chain);
               }
+              float bits = alpha * chain;
+              if (beta != 0.0f) bits = std::fma(beta, c0[i * ldc + j], bits);
               if (beta != 0.0f) mag += std::fabs(double(beta) * c0[i * ldc + j]);
-              if (!(std::fabs(c[i * ldc + j] - want) <= 1e-6 * (mag + 1e-3))) {
-                ADD_FAILURE() << i << "," << j << ": got " << c[i * ldc + j] << " want " << want;
+              const float got = c[i * ldc + j];
+              if (!(std::fabs(got - want) <= 1e-6 * (mag + 1e-3)) ||
+                  std::memcmp(&got, &bits, sizeof(float)) != 0) {
+                ADD_FAILURE() << i << "," << j << ": got " << got << " want " << want
+                              << ", the FMA chain gives " << bits;
                 ++failures;
               }
             }
@@ -137,6 +148,16 @@ TEST(CpuKernelGemmTest, Avx512TilesAgainstFloat64) {
       }
     }
   }
+}
+
+TEST(CpuKernelGemmTest, Avx512TilesAgainstFloat64AndTheFmaChain) {
+  if (!internal::CpuHasAvx512()) GTEST_SKIP() << "no AVX-512 on this CPU";
+  CheckTileGemm(&internal::GemmF32Avx512);
+}
+
+TEST(CpuKernelGemmTest, Avx2TilesAgainstFloat64AndTheFmaChain) {
+  if (!internal::CpuHasAvx2Fma()) GTEST_SKIP() << "no AVX2 + FMA on this CPU";
+  CheckTileGemm(&internal::GemmF32Avx2);
 }
 
 // SmallGemmF32 directly: on AVX-512 CPUs MatMul no longer reaches it, elsewhere it serves the
