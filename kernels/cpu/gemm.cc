@@ -50,9 +50,13 @@ void BatchedGemm(const MatMulShape& s, const C* a, const C* b, C* y) {
   }
   // One parallel region over the batch (attention's per-head products are many tiny GEMMs:
   // one hand-off for all of them, not one per matrix); a GEMM inside it runs on its thread.
-  // Cost in units the pool's threshold expects; the AVX-512 tiles do ~16 multiply-adds in one.
-  const bool fast = std::is_same_v<C, float> && internal::CpuHasGemmTiles();
-  ParallelFor(batches, s.m * s.n * s.k / (fast ? 16 : 1), [&](int64_t b0, int64_t b1) {
+  // Cost in units the pool's threshold expects; the tiles do ~16 (AVX-512) or ~8 (AVX2)
+  // multiply-adds in one.
+  const int64_t per_unit = !std::is_same_v<C, float> ? 1
+                           : internal::CpuHasAvx512() ? 16
+                           : internal::CpuHasAvx2Fma() ? 8
+                                                        : 1;
+  ParallelFor(batches, s.m * s.n * s.k / per_unit, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) {
       const C* pa = a + BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k;
       const C* pb = b + BatchSource(s.out_batch, s.b_batch, i) * s.k * s.n;
