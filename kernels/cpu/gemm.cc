@@ -52,10 +52,10 @@ void BatchedGemm(const MatMulShape& s, const C* a, const C* b, C* y) {
   // one hand-off for all of them, not one per matrix); a GEMM inside it runs on its thread.
   // Cost in units the pool's threshold expects; the tiles do ~16 (AVX-512) or ~8 (AVX2)
   // multiply-adds in one.
-  const int64_t per_unit = !std::is_same_v<C, float> ? 1
-                           : internal::CpuHasAvx512() ? 16
+  const int64_t per_unit = !std::is_same_v<C, float>   ? 1
+                           : internal::CpuHasAvx512()  ? 16
                            : internal::CpuHasAvx2Fma() ? 8
-                                                        : 1;
+                                                       : 1;
   ParallelFor(batches, s.m * s.n * s.k / per_unit, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) {
       const C* pa = a + BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k;
@@ -196,35 +196,50 @@ bool CpuHasAvx512() {
   return has;
 }
 
+namespace {
+
+// Whether the tile GEMMs copy each B panel first (both decide alike): a transposed B ([n, k])
+// always; a plain one when several row tiles reuse the panel and k fits the buffer, since a panel
+// read in place from a B whose rows are a multiple of 1 KiB apart falls in a few L1 sets and
+// thrashes.
+bool PackPanels(bool trans_b, int64_t m, int64_t k) {
+  return trans_b || (m > 12 && k > 16 && k <= kAvx512MaxPackedK);
+}
+
+// Columns [j, j + w) of B [k, n] (transposed where trans_b: B is [n, k]) copied into `packed`,
+// `width` floats a row, zero past w (a per-thread buffer kept for the next call); returns it.
+const float* PackPanel(bool trans_b, const float* b, int64_t ldb, int64_t k, int64_t j, int64_t w,
+                       int64_t width, std::vector<float>& packed) {
+  packed.resize(static_cast<size_t>(k * width));
+  if (trans_b) {
+    for (int64_t jj = 0; jj < w; ++jj) {
+      const float* col = b + (j + jj) * ldb;
+      for (int64_t l = 0; l < k; ++l) packed[l * width + jj] = col[l];
+    }
+  } else {
+    for (int64_t l = 0; l < k; ++l)
+      std::copy(b + l * ldb + j, b + l * ldb + j + w, &packed[l * width]);
+  }
+  if (w < width) {
+    for (int64_t l = 0; l < k; ++l)
+      std::fill(&packed[l * width + w], &packed[l * width + width], 0.0f);
+  }
+  return packed.data();
+}
+
+}  // namespace
+
 __attribute__((target("avx512f,fma"))) void GemmF32Avx512(bool trans_b, int64_t m, int64_t n,
                                                           int64_t k, float alpha, const float* a,
                                                           int64_t lda, const float* b, int64_t ldb,
                                                           float beta, float* c, int64_t ldc) {
-  // Panels of 32 columns; a panel read in place from a B whose rows are a multiple of 1 KiB
-  // apart would fall in a few L1 sets and thrash, so when several row tiles reuse a panel it is
-  // first copied contiguous (into a per-thread buffer kept for the next call: at most 8 MiB).
-  // A transposed B ([n, k]) is always copied, transposed, into the panel.
+  // Panels of 32 columns, read in place or first copied (PackPanels: at most 8 MiB).
   thread_local std::vector<float> packed;
-  const bool pack = trans_b || (m > 12 && k > 16 && k <= kAvx512MaxPackedK);
+  const bool pack = PackPanels(trans_b, m, k);
   for (int64_t j = 0; j < n; j += 32) {
     const int64_t w = std::min<int64_t>(n - j, 32);
-    const float* panel = b + j;
-    int64_t panel_ld = ldb;
-    if (pack) {
-      packed.resize(static_cast<size_t>(k * 32));
-      if (trans_b) {
-        for (int64_t jj = 0; jj < w; ++jj) {
-          const float* col = b + (j + jj) * ldb;
-          for (int64_t l = 0; l < k; ++l) packed[l * 32 + jj] = col[l];
-        }
-      } else {
-        for (int64_t l = 0; l < k; ++l) {
-          std::copy(b + l * ldb + j, b + l * ldb + j + w, &packed[l * 32]);
-        }
-      }
-      panel = packed.data();
-      panel_ld = 32;
-    }
+    const float* panel = pack ? PackPanel(trans_b, b, ldb, k, j, w, 32, packed) : b + j;
+    const int64_t panel_ld = pack ? 32 : ldb;
     if (w > 16) {
       const auto mask = static_cast<__mmask16>(w == 32 ? 0xffff : (1u << (w - 16)) - 1);
       Avx512Panel<2>(m, k, alpha, a, lda, panel, panel_ld, beta, c + j, ldc, mask);
@@ -313,35 +328,20 @@ bool CpuHasAvx2Fma() {
   return has;
 }
 
-__attribute__((target("avx2,fma"))) void GemmF32Avx2(bool trans_b, int64_t m, int64_t n,
-                                                     int64_t k, float alpha, const float* a,
-                                                     int64_t lda, const float* b, int64_t ldb,
-                                                     float beta, float* c, int64_t ldc) {
-  // Panels of 16 columns, read in place or, as GemmF32Avx512 decides, first copied contiguous
-  // (transposed where B is) into a per-thread buffer kept for the next call, zero-padded to the
-  // full width.
+__attribute__((target("avx2,fma"))) void GemmF32Avx2(bool trans_b, int64_t m, int64_t n, int64_t k,
+                                                     float alpha, const float* a, int64_t lda,
+                                                     const float* b, int64_t ldb, float beta,
+                                                     float* c, int64_t ldc) {
+  // Panels of 16 columns, read in place or first copied (PackPanels), zero-padded to the full
+  // width so that the tiles load whole vectors.
   thread_local std::vector<float> packed;
   constexpr int64_t kPanel = 16;
-  const bool pack = trans_b || (m > 12 && k > 16 && k <= kAvx512MaxPackedK);
+  const bool pack = PackPanels(trans_b, m, k);
   const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
   for (int64_t j = 0; j < n; j += kPanel) {
     const int64_t w = std::min<int64_t>(n - j, kPanel);
-    const float* panel = b + j;
-    int64_t panel_ld = ldb;
-    if (pack) {
-      packed.resize(static_cast<size_t>(k * kPanel));
-      for (int64_t l = 0; l < k; ++l) {
-        float* row = &packed[l * kPanel];
-        if (trans_b) {
-          for (int64_t jj = 0; jj < w; ++jj) row[jj] = b[(j + jj) * ldb + l];
-        } else {
-          std::copy(b + l * ldb + j, b + l * ldb + j + w, row);
-        }
-        std::fill(row + w, row + kPanel, 0.0f);
-      }
-      panel = packed.data();
-      panel_ld = kPanel;
-    }
+    const float* panel = pack ? PackPanel(trans_b, b, ldb, k, j, w, kPanel, packed) : b + j;
+    const int64_t panel_ld = pack ? kPanel : ldb;
     const int64_t last = w > 8 ? w - 8 : w;  // columns of the panel's last vector
     const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(last)), lanes);
     const bool mask_b = !pack && last < 8;
