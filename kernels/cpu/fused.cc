@@ -33,6 +33,33 @@ std::vector<float> ToFloat(const T* x, int64_t count) {
 // (kFusedMaxRegs rows, of which a program touches a few) stay within L1.
 constexpr int64_t kFusedBlock = 128;
 
+// EvalFusedUnary over a block, the opcode a compile-time constant in each loop (the functor of
+// EvalFusedUnary's case): a switch an element, as before, was 17% of the example CNN's forward
+// step (its add + relu block). The same functor calls: the same values.
+void UnaryBlock(int32_t op, int64_t len, const float* a, const float* b, float* out) {
+  switch (op) {
+#define A8_X(Name, Types, Cost, Fused)                                          \
+  case (Fused > 0 ? Fused : -2 - static_cast<int32_t>(UnaryKind::k##Name)):     \
+    if constexpr (Fused > 0) {                                                  \
+      for (int64_t i = 0; i < len; ++i) out[i] = static_cast<float>(Name##F{}(a[i])); \
+    }                                                                           \
+    return;
+    A8_UNARY_OPS(A8_X)
+#undef A8_X
+#define A8_X(Name, Reads, Cost, Fused)                                              \
+  case (Fused > 0 ? Fused : -1000 - static_cast<int32_t>(ActGradKind::k##Name)):    \
+    if constexpr (Fused > 0) {                                                      \
+      for (int64_t i = 0; i < len; ++i) out[i] = Name##GradF{}(a[i], b[i]);         \
+    }                                                                               \
+    return;
+    A8_ACT_GRAD_OPS(A8_X)
+#undef A8_X
+    default:  // not an opcode (DecodeFusedProgram rejects those): EvalFusedUnary's identity
+      std::copy(a, a + len, out);
+      return;
+  }
+}
+
 // EvalFused<float> over `len` elements at once, instruction by instruction: each opcode is
 // decoded once a block rather than once an element, and the arithmetic loops vectorise. Each
 // element sees the same float operations in the same order as EvalFused's: the same values.
@@ -68,11 +95,7 @@ const float* EvalFusedBlock(const FusedProgram& p, float (*r)[kFusedBlock], int6
         for (int64_t i = 0; i < len; ++i) out[i] = FusedRound(op, a[i]);
         break;
       default:
-        if (b != nullptr) {
-          for (int64_t i = 0; i < len; ++i) out[i] = EvalFusedUnary(op, a[i], b[i]);
-        } else {
-          for (int64_t i = 0; i < len; ++i) out[i] = EvalFusedUnary(op, a[i], 0.0f);
-        }
+        UnaryBlock(op, len, a, b, out);
         break;
     }
   }
