@@ -12,7 +12,7 @@ namespace {
 // compiled for AVX-512, AVX2+FMA and baseline x86-64 and chosen at load time.
 constexpr int kLanes = 16;
 
-#define A8_VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2,fma", "default")))
+#define A8_VECTOR_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 
 A8_VECTOR_CLONES float LaneSum(const float* x, int64_t n) {
   float acc[kLanes] = {};

@@ -157,20 +157,21 @@ inline float FastGeluGrad(float g, float x) {
 }
 
 // dx[i] = FastGeluGrad(dy[i], x[i]); dx may be dy or x. Clones as GeluF32's.
-__attribute__((target_clones("avx512f", "avx2,fma", "default"))) void GeluGradF32(int64_t n,
-                                                                                  const float* dy,
-                                                                                  const float* x,
-                                                                                  float* dx) {
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void GeluGradF32(
+    int64_t n, const float* dy, const float* x, float* dx) {
   for (int64_t i = 0; i < n; ++i) dx[i] = FastGeluGrad(dy[i], x[i]);
 }
 
 // y[i] = FastGelu(x[i]); x == y is allowed. AVX-512, AVX2+FMA and baseline clones chosen at
 // load time: 16 floats a vector halve the time of 8, and contracting the polynomials into FMA
 // takes another third off. The FMA clones may differ from the baseline one in the last bit
-// (both within the error above).
-__attribute__((target_clones("avx512f", "avx2,fma", "default"))) void GeluF32(int64_t n,
-                                                                              const float* x,
-                                                                              float* y) {
+// (both within the error above). The AVX2+FMA clone is "arch=x86-64-v3" (the ISA level: AVX2,
+// FMA, F16C, BMI): target_clones reads "avx2,fma" as two clones, one with AVX2 and no FMA and
+// one with FMA and SSE registers, and an AVX2 CPU ran the first (a measured 2.9 ns an element
+// against 1.9 on an AMD EPYC Zen 3).
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void GeluF32(int64_t n,
+                                                                                    const float* x,
+                                                                                    float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = FastGelu(x[i]);
 }
 
@@ -183,7 +184,7 @@ void GeluErfGradF32(int64_t n, const float* dy, const float* x, float* dx) {
   GeluGradF32(n, dy, x, dx);
 }
 
-__attribute__((target_clones("avx512f", "avx2,fma", "default"))) void ExpNonPositiveF32(
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void ExpNonPositiveF32(
     int64_t n, const float* x, float* y) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i];

@@ -38,19 +38,19 @@ constexpr int64_t kFusedBlock = 128;
 // step (its add + relu block). The same functor calls: the same values.
 void UnaryBlock(int32_t op, int64_t len, const float* a, const float* b, float* out) {
   switch (op) {
-#define A8_X(Name, Types, Cost, Fused)                                          \
+#define A8_X(Name, Types, Cost, Fused)                                                \
   case (Fused > 0 ? Fused : -2 - static_cast<int32_t>(UnaryKind::k##Name)):     \
-    if constexpr (Fused > 0) {                                                  \
+    if constexpr (Fused > 0) {                                                        \
       for (int64_t i = 0; i < len; ++i) out[i] = static_cast<float>(Name##F{}(a[i])); \
-    }                                                                           \
+    }                                                                                 \
     return;
     A8_UNARY_OPS(A8_X)
 #undef A8_X
-#define A8_X(Name, Reads, Cost, Fused)                                              \
+#define A8_X(Name, Reads, Cost, Fused)                                           \
   case (Fused > 0 ? Fused : -1000 - static_cast<int32_t>(ActGradKind::k##Name)):    \
-    if constexpr (Fused > 0) {                                                      \
-      for (int64_t i = 0; i < len; ++i) out[i] = Name##GradF{}(a[i], b[i]);         \
-    }                                                                               \
+    if constexpr (Fused > 0) {                                                   \
+      for (int64_t i = 0; i < len; ++i) out[i] = Name##GradF{}(a[i], b[i]);      \
+    }                                                                            \
     return;
     A8_ACT_GRAD_OPS(A8_X)
 #undef A8_X
@@ -189,8 +189,8 @@ void EpilogueBlocks(const FusedMatMulParams& p, bool pre_out, float* acc, const 
           std::copy(yb, yb + len, acc + e0);
         } else {
           const float* bv = bias != nullptr ? bias_f.data() + j0 : kZeros;
-          EpilogueRun(p.epilogue, p.tanh_form, len, acc + e0, bv, aux != nullptr ? xb : kZeros,
-                      yb, pb);
+          EpilogueRun(p.epilogue, p.tanh_form, len, acc + e0, bv, aux != nullptr ? xb : kZeros, yb,
+                      pb);
         }
         FromF32(yb, y + e0, len);
         if (pre_out) FromF32(pb, out1 + e0, len);

@@ -36,12 +36,12 @@ inline void AdamBlockBody(const AdamStep<float>& s, float keep, int64_t len, con
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2,fma", "default"))) void AdamBlockCoupled(
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void AdamBlockCoupled(
     const AdamStep<float>& s, int64_t len, const float* g, float* x, float* m, float* v) {
   AdamBlockBody<true>(s, 1.0f, len, g, x, m, v);
 }
 
-__attribute__((target_clones("avx512f", "avx2,fma", "default"))) void AdamBlockScaled(
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void AdamBlockScaled(
     const AdamStep<float>& s, float keep, int64_t len, const float* g, float* x, float* m,
     float* v) {
   AdamBlockBody<false>(s, keep, len, g, x, m, v);
