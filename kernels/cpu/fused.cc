@@ -128,41 +128,40 @@ void FusedBlocks(const FusedProgram& program, const void* const* inputs, const i
 
 // ApplyEpilogue over one block, the epilogue a compile-time constant so that the loop has no
 // switch and vectorizes (it ran a switch per element: a quarter of the example mlp's step).
-// Absent bias and aux operands read zeros, as before. acc gets the value, yb too, pb the
-// pre-activation.
+// Absent bias and aux operands read zeros, as before. acc gets the value, pb the pre-activation.
 constexpr float kZeros[kF32Block] = {};
 
 template <int32_t E>
 void EpilogueRunAs(int32_t e, bool tanh_form, int64_t len, float* acc, const float* bias,
-                   const float* aux, float* yb, float* pb) {
+                   const float* aux, float* pb) {
   for (int64_t j = 0; j < len; ++j) {
     float pre;
-    yb[j] = ApplyEpilogue<float>(E >= 0 ? E : e, tanh_form, acc[j], bias[j], aux[j], &pre);
+    acc[j] = ApplyEpilogue<float>(E >= 0 ? E : e, tanh_form, acc[j], bias[j], aux[j], &pre);
     pb[j] = pre;
-    acc[j] = yb[j];
   }
 }
 
 void EpilogueRun(int32_t e, bool tanh_form, int64_t len, float* acc, const float* bias,
-                 const float* aux, float* yb, float* pb) {
+                 const float* aux, float* pb) {
   switch (e) {
     case kEpilogueBias:
-      return EpilogueRunAs<kEpilogueBias>(e, tanh_form, len, acc, bias, aux, yb, pb);
+      return EpilogueRunAs<kEpilogueBias>(e, tanh_form, len, acc, bias, aux, pb);
     case kEpilogueBiasRelu:
-      return EpilogueRunAs<kEpilogueBiasRelu>(e, tanh_form, len, acc, bias, aux, yb, pb);
+      return EpilogueRunAs<kEpilogueBiasRelu>(e, tanh_form, len, acc, bias, aux, pb);
     case kEpilogueRelu:
-      return EpilogueRunAs<kEpilogueRelu>(e, tanh_form, len, acc, bias, aux, yb, pb);
+      return EpilogueRunAs<kEpilogueRelu>(e, tanh_form, len, acc, bias, aux, pb);
     case kEpilogueDRelu:
-      return EpilogueRunAs<kEpilogueDRelu>(e, tanh_form, len, acc, bias, aux, yb, pb);
+      return EpilogueRunAs<kEpilogueDRelu>(e, tanh_form, len, acc, bias, aux, pb);
     default:  // the GELUs' tanh form (the erf form has a branch of its own): e at run time
-      return EpilogueRunAs<-1>(e, tanh_form, len, acc, bias, aux, yb, pb);
+      return EpilogueRunAs<-1>(e, tanh_form, len, acc, bias, aux, pb);
   }
 }
 
 // FusedMatMul's epilogue in the fast mode for f32/f16/bf16: float blocks of each row, operands
 // and outputs converted in vector registers (fast_convert.h); the same math and one rounding of
 // each output, but the erf GELU through the Gelu op's fast polynomial (GeluErfF32). acc holds the
-// product on entry and the epilogue's value on return (for f32, acc is y).
+// product on entry and the epilogue's value on return (the bias gradient sums it); for f32, acc
+// is y, so each value is written once (a copy of it into y was a fifth of the epilogue's time).
 template <typename T>
 void EpilogueBlocks(const FusedMatMulParams& p, bool pre_out, float* acc, const T* bias,
                     const T* aux, T* y, T* out1) {
@@ -172,27 +171,30 @@ void EpilogueBlocks(const FusedMatMulParams& p, bool pre_out, float* acc, const 
       !p.tanh_form && (p.epilogue == kEpilogueBiasGelu || p.epilogue == kEpilogueGelu);
   const bool add_bias = bias != nullptr && EpilogueHasBias(p.epilogue);
   const bool erf_gelu_grad = !p.tanh_form && p.epilogue == kEpilogueDGelu && aux != nullptr;
+  const bool y_is_acc = static_cast<const void*>(y) == static_cast<const void*>(acc);
   ParallelFor(p.m, p.n * 4, [&](int64_t r0, int64_t r1) {
-    float xb[kF32Block], yb[kF32Block], pb[kF32Block];
+    float xb[kF32Block], pb[kF32Block];
     for (int64_t i = r0; i < r1; ++i) {
       ForEachF32Block(0, p.n, [&](int64_t j0, int64_t len) {
         const int64_t e0 = i * p.n + j0;
+        float* a = acc + e0;
         if (aux != nullptr) ToF32(aux + e0, xb, len);
         if (erf_gelu_grad) {
-          if (pre_out) std::copy(acc + e0, acc + e0 + len, pb);
-          internal::GeluErfGradF32(len, acc + e0, xb, yb);
-          std::copy(yb, yb + len, acc + e0);
+          if (pre_out) std::copy(a, a + len, pb);
+          internal::GeluErfGradF32(len, a, xb, a);
         } else if (erf_gelu) {
-          for (int64_t j = 0; j < len; ++j)
-            pb[j] = add_bias ? acc[e0 + j] + bias_f[j0 + j] : acc[e0 + j];
-          internal::GeluErfF32(len, pb, yb);
-          std::copy(yb, yb + len, acc + e0);
+          if (add_bias) {
+            const float* bv = bias_f.data() + j0;
+            for (int64_t j = 0; j < len; ++j) pb[j] = a[j] + bv[j];
+          } else {
+            std::copy(a, a + len, pb);
+          }
+          internal::GeluErfF32(len, pb, a);
         } else {
           const float* bv = bias != nullptr ? bias_f.data() + j0 : kZeros;
-          EpilogueRun(p.epilogue, p.tanh_form, len, acc + e0, bv, aux != nullptr ? xb : kZeros, yb,
-                      pb);
+          EpilogueRun(p.epilogue, p.tanh_form, len, a, bv, aux != nullptr ? xb : kZeros, pb);
         }
-        FromF32(yb, y + e0, len);
+        if (!y_is_acc) FromF32(a, y + e0, len);
         if (pre_out) FromF32(pb, out1 + e0, len);
       });
     }
