@@ -199,12 +199,29 @@ Status Where(const Dims& cond_dims, const bool* cond, DType dtype, const Dims& x
     const U* px = static_cast<const U*>(x);
     const U* py = static_cast<const U*>(y);
     U* po = static_cast<U*>(out);
-    ForEachBroadcastRow<3>(
-        plan, 1, [&](int64_t o, const int64_t* off, int64_t len, const int64_t* st) {
-          for (int64_t i = 0; i < len; ++i) {
-            po[o + i] = cond[off[0] + i * st[0]] ? px[off[1] + i * st[1]] : py[off[2] + i * st[2]];
-          }
-        });
+    ForEachBroadcastRow<3>(plan, 1,
+                           [&](int64_t o, const int64_t* off, int64_t len, const int64_t* st) {
+                             const bool* c = cond + off[0];
+                             const U* xr = px + off[1];
+                             const U* yr = py + off[2];
+                             U* out_row = po + o;
+                             // Rows whose operands are contiguous or one broadcast value (a mask
+                             // over scores): a loop the compiler vectorises; other strides element
+                             // by element.
+                             if (st[0] == 1 && st[1] == 1 && st[2] == 0) {
+                               const U yv = *yr;
+                               for (int64_t i = 0; i < len; ++i) out_row[i] = c[i] ? xr[i] : yv;
+                             } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {
+                               const U xv = *xr;
+                               for (int64_t i = 0; i < len; ++i) out_row[i] = c[i] ? xv : yr[i];
+                             } else if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+                               for (int64_t i = 0; i < len; ++i) out_row[i] = c[i] ? xr[i] : yr[i];
+                             } else {
+                               for (int64_t i = 0; i < len; ++i) {
+                                 out_row[i] = c[i * st[0]] ? xr[i * st[1]] : yr[i * st[2]];
+                               }
+                             }
+                           });
     return Status::Ok();
   });
 }

@@ -6,6 +6,7 @@
 // splitting rows over threads; each output element is visited exactly once.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -33,15 +34,26 @@ void ForEachBroadcastRow(const BroadcastPlan& p, int64_t cost, F&& f) {
   std::array<int64_t, K> inner_strides;
   for (size_t k = 0; k < K; ++k) inner_strides[k] = p.strides[k].back();
   ParallelFor(rows, inner * cost, [&](int64_t begin, int64_t end) {
+    // The first row's index and offsets by division, the next rows' by stepping the index like
+    // an odometer (two divisions a row were most of the time of short rows: attention's masks).
+    std::array<int64_t, K> off{};
+    std::vector<int64_t> idx(static_cast<size_t>(std::max<int64_t>(rank - 1, 0)));
+    int64_t rest = begin;
+    for (int64_t i = rank - 2; i >= 0; --i) {
+      idx[i] = rest % p.dims[i];
+      rest /= p.dims[i];
+      for (size_t k = 0; k < K; ++k) off[k] += idx[i] * p.strides[k][i];
+    }
     for (int64_t r = begin; r < end; ++r) {
-      std::array<int64_t, K> off{};
-      int64_t rest = r;
-      for (int64_t i = rank - 2; i >= 0; --i) {
-        int64_t idx = rest % p.dims[i];
-        rest /= p.dims[i];
-        for (size_t k = 0; k < K; ++k) off[k] += idx * p.strides[k][i];
-      }
       f(r * inner, off.data(), inner, inner_strides.data());
+      for (int64_t i = rank - 2; i >= 0; --i) {  // the next row
+        if (++idx[i] < p.dims[i]) {
+          for (size_t k = 0; k < K; ++k) off[k] += p.strides[k][i];
+          break;
+        }
+        idx[i] = 0;
+        for (size_t k = 0; k < K; ++k) off[k] -= (p.dims[i] - 1) * p.strides[k][i];
+      }
     }
   });
 }

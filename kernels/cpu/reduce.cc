@@ -179,23 +179,37 @@ void SumRun(bool mean, int64_t outer, int64_t len, int64_t inner, const T* x, T*
 // The fast mode's f32 Softmax over contiguous rows of `len`: per chunk of rows, the shifted scores
 // x - max go to y, one vectorised exp runs over the whole chunk (BERT's rows are 16 long: a libm
 // call per element was most of its Softmax), then each row is scaled by 1 / its sum (summed in
-// order). y may be x.
+// order). y may be x. Short rows are taken kRowGroup at a time, element k of each row in turn:
+// a row's max and sum are chains of dependent operations, and the group's chains overlap (each
+// row still sees its elements in order, so the values are the same).
 void SoftmaxRowsF32(int64_t rows, int64_t len, const float* x, float* y) {
+  constexpr int64_t kRowGroup = 8;
   ParallelFor(rows, len, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const float* xr = x + r * len;
-      float m = -std::numeric_limits<float>::infinity();
-      for (int64_t k = 0; k < len; ++k) m = std::max(m, xr[k]);
-      float* yr = y + r * len;
-      for (int64_t k = 0; k < len; ++k) yr[k] = xr[k] - m;
+    for (int64_t r0 = b; r0 < e; r0 += kRowGroup) {
+      const int64_t g = std::min(kRowGroup, e - r0);
+      float m[kRowGroup];
+      for (int64_t j = 0; j < g; ++j) m[j] = -std::numeric_limits<float>::infinity();
+      for (int64_t k = 0; k < len; ++k) {
+        for (int64_t j = 0; j < g; ++j) m[j] = std::max(m[j], x[(r0 + j) * len + k]);
+      }
+      for (int64_t j = 0; j < g; ++j) {
+        const float* xr = x + (r0 + j) * len;
+        float* yr = y + (r0 + j) * len;
+        for (int64_t k = 0; k < len; ++k) yr[k] = xr[k] - m[j];
+      }
     }
     internal::ExpNonPositiveF32((e - b) * len, y + b * len, y + b * len);
-    for (int64_t r = b; r < e; ++r) {
-      float* yr = y + r * len;
-      float sum = 0;
-      for (int64_t k = 0; k < len; ++k) sum += yr[k];
-      const float inv_sum = 1.0f / sum;
-      for (int64_t k = 0; k < len; ++k) yr[k] *= inv_sum;
+    for (int64_t r0 = b; r0 < e; r0 += kRowGroup) {
+      const int64_t g = std::min(kRowGroup, e - r0);
+      float sum[kRowGroup] = {};
+      for (int64_t k = 0; k < len; ++k) {
+        for (int64_t j = 0; j < g; ++j) sum[j] += y[(r0 + j) * len + k];
+      }
+      for (int64_t j = 0; j < g; ++j) {
+        float* yr = y + (r0 + j) * len;
+        const float inv_sum = 1.0f / sum[j];
+        for (int64_t k = 0; k < len; ++k) yr[k] *= inv_sum;
+      }
     }
   });
 }
