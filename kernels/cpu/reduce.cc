@@ -184,33 +184,38 @@ void SumRun(bool mean, int64_t outer, int64_t len, int64_t inner, const T* x, T*
 // row still sees its elements in order, so the values are the same).
 void SoftmaxRowsF32(int64_t rows, int64_t len, const float* x, float* y) {
   constexpr int64_t kRowGroup = 8;
+  // Rows [r0, r0 + G): G a constant, so that the G running values stay in registers.
+  auto max_shift = [&]<int64_t G>(int64_t r0) {
+    float m[G];
+    for (int64_t j = 0; j < G; ++j) m[j] = -std::numeric_limits<float>::infinity();
+    for (int64_t k = 0; k < len; ++k) {
+      for (int64_t j = 0; j < G; ++j) m[j] = std::max(m[j], x[(r0 + j) * len + k]);
+    }
+    for (int64_t j = 0; j < G; ++j) {
+      const float* xr = x + (r0 + j) * len;
+      float* yr = y + (r0 + j) * len;
+      for (int64_t k = 0; k < len; ++k) yr[k] = xr[k] - m[j];
+    }
+  };
+  auto scale = [&]<int64_t G>(int64_t r0) {
+    float sum[G] = {};
+    for (int64_t k = 0; k < len; ++k) {
+      for (int64_t j = 0; j < G; ++j) sum[j] += y[(r0 + j) * len + k];
+    }
+    for (int64_t j = 0; j < G; ++j) {
+      float* yr = y + (r0 + j) * len;
+      const float inv_sum = 1.0f / sum[j];
+      for (int64_t k = 0; k < len; ++k) yr[k] *= inv_sum;
+    }
+  };
   ParallelFor(rows, len, [&](int64_t b, int64_t e) {
-    for (int64_t r0 = b; r0 < e; r0 += kRowGroup) {
-      const int64_t g = std::min(kRowGroup, e - r0);
-      float m[kRowGroup];
-      for (int64_t j = 0; j < g; ++j) m[j] = -std::numeric_limits<float>::infinity();
-      for (int64_t k = 0; k < len; ++k) {
-        for (int64_t j = 0; j < g; ++j) m[j] = std::max(m[j], x[(r0 + j) * len + k]);
-      }
-      for (int64_t j = 0; j < g; ++j) {
-        const float* xr = x + (r0 + j) * len;
-        float* yr = y + (r0 + j) * len;
-        for (int64_t k = 0; k < len; ++k) yr[k] = xr[k] - m[j];
-      }
-    }
+    int64_t r = b;
+    for (; r + kRowGroup <= e; r += kRowGroup) max_shift.template operator()<kRowGroup>(r);
+    for (; r < e; ++r) max_shift.template operator()<1>(r);
     internal::ExpNonPositiveF32((e - b) * len, y + b * len, y + b * len);
-    for (int64_t r0 = b; r0 < e; r0 += kRowGroup) {
-      const int64_t g = std::min(kRowGroup, e - r0);
-      float sum[kRowGroup] = {};
-      for (int64_t k = 0; k < len; ++k) {
-        for (int64_t j = 0; j < g; ++j) sum[j] += y[(r0 + j) * len + k];
-      }
-      for (int64_t j = 0; j < g; ++j) {
-        float* yr = y + (r0 + j) * len;
-        const float inv_sum = 1.0f / sum[j];
-        for (int64_t k = 0; k < len; ++k) yr[k] *= inv_sum;
-      }
-    }
+    r = b;
+    for (; r + kRowGroup <= e; r += kRowGroup) scale.template operator()<kRowGroup>(r);
+    for (; r < e; ++r) scale.template operator()<1>(r);
   });
 }
 
