@@ -189,6 +189,27 @@ Status Binary(BinaryOp op, DType a_dtype, const Dims& a_dims, const void* a, DTy
   });
 }
 
+namespace {
+
+// One row of Where: out[i] = c[i * st[0]] ? x[i * st[1]] : y[i * st[2]]. Rows whose operands are
+// contiguous or one broadcast value (a mask over scores) take a loop the compiler vectorises.
+template <typename U>
+void WhereRow(int64_t len, const bool* c, const U* x, const U* y, const int64_t* st, U* out) {
+  if (st[0] == 1 && st[1] == 1 && st[2] == 0) {
+    const U yv = *y;
+    for (int64_t i = 0; i < len; ++i) out[i] = c[i] ? x[i] : yv;
+  } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {
+    const U xv = *x;
+    for (int64_t i = 0; i < len; ++i) out[i] = c[i] ? xv : y[i];
+  } else if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+    for (int64_t i = 0; i < len; ++i) out[i] = c[i] ? x[i] : y[i];
+  } else {
+    for (int64_t i = 0; i < len; ++i) out[i] = c[i * st[0]] ? x[i * st[1]] : y[i * st[2]];
+  }
+}
+
+}  // namespace
+
 Status Where(const Dims& cond_dims, const bool* cond, DType dtype, const Dims& x_dims,
              const void* x, const Dims& y_dims, const void* y, void* out) {
   A8_ASSIGN_OR_RETURN(Dims out_dims, BroadcastDims({cond_dims, x_dims, y_dims}, "Where"));
@@ -201,26 +222,7 @@ Status Where(const Dims& cond_dims, const bool* cond, DType dtype, const Dims& x
     U* po = static_cast<U*>(out);
     ForEachBroadcastRow<3>(plan, 1,
                            [&](int64_t o, const int64_t* off, int64_t len, const int64_t* st) {
-                             const bool* c = cond + off[0];
-                             const U* xr = px + off[1];
-                             const U* yr = py + off[2];
-                             U* out_row = po + o;
-                             // Rows whose operands are contiguous or one broadcast value (a mask
-                             // over scores): a loop the compiler vectorises; other strides element
-                             // by element.
-                             if (st[0] == 1 && st[1] == 1 && st[2] == 0) {
-                               const U yv = *yr;
-                               for (int64_t i = 0; i < len; ++i) out_row[i] = c[i] ? xr[i] : yv;
-                             } else if (st[0] == 1 && st[1] == 0 && st[2] == 1) {
-                               const U xv = *xr;
-                               for (int64_t i = 0; i < len; ++i) out_row[i] = c[i] ? xv : yr[i];
-                             } else if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
-                               for (int64_t i = 0; i < len; ++i) out_row[i] = c[i] ? xr[i] : yr[i];
-                             } else {
-                               for (int64_t i = 0; i < len; ++i) {
-                                 out_row[i] = c[i * st[0]] ? xr[i * st[1]] : yr[i * st[2]];
-                               }
-                             }
+                             WhereRow(len, cond + off[0], px + off[1], py + off[2], st, po + o);
                            });
     return Status::Ok();
   });

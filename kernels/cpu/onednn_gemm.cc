@@ -386,8 +386,18 @@ const float* WidenInto(const void* x, int64_t n, std::vector<float>* out) {
 // once. The conversions are O(mk + kn) against the product's O(mnk) and run in vector registers
 // (fast_convert.h); this replaced the reference GEMM with scalar conversions, which ran BERT's
 // amp and fp16 steps at 0.4x of fp32's speed. Declines what the f32 path declines.
+// Whether the f32 path declines a product of this size: under kMinFastF32Work, or a batch of
+// products each under it where the CPU has the tiles: one tile GEMM a matrix over the pool
+// (BatchedGemm in gemm.cc) beats oneDNN's batched matmul, whose cost per matrix dominates there
+// (the example BERT's attention scores, 128 products of 16 x 16 x 16, one thread: 0.115 ms
+// through oneDNN, 0.051 ms through the AVX2 tiles).
+bool F32Declines(const FastGemmArgs& g) {
+  if (g.batch * g.m * g.n * g.k < kMinFastF32Work) return true;
+  return g.batch > 1 && g.m * g.n * g.k < kMinFastF32Work && CpuHasGemmTiles();
+}
+
 StatusOr<bool> F16ViaF32(const FastGemmArgs& g, const void* a, const void* b, void* c) {
-  if (g.batch * g.m * g.n * g.k < kMinFastF32Work) return false;
+  if (F32Declines(g)) return false;
   thread_local std::vector<float> a32, b32, c32, add32;
   const int64_t a_n = (g.stride_a == 0 ? 0 : (g.batch - 1) * g.stride_a) + g.m * g.k;
   const int64_t b_n = (g.stride_b == 0 ? 0 : (g.batch - 1) * g.stride_b) + g.k * g.n;
@@ -436,15 +446,7 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
   auto* pc = static_cast<uint8_t*>(c);
   const auto* padd = static_cast<const uint8_t*>(g.addend);
   const int64_t work = g.batch * g.m * g.n * g.k;
-  if (g.ab_type == DType::kF32 && work < kMinFastF32Work) return false;
-  // A batch of small f32 products: each one a tile GEMM, the batch over the pool (BatchedGemm in
-  // gemm.cc) beats oneDNN's batched matmul, whose cost per matrix dominates there (the example
-  // BERT's attention scores, 128 products of 16 x 16 x 16, one thread: 0.115 ms through oneDNN,
-  // 0.051 ms through the AVX2 tiles).
-  if (g.ab_type == DType::kF32 && g.batch > 1 && g.m * g.n * g.k < kMinFastF32Work &&
-      CpuHasGemmTiles()) {
-    return false;
-  }
+  if (g.ab_type == DType::kF32 && F32Declines(g)) return false;
   // Without AVX-512 an f32 multiply-add costs about twice as long: split at half the work.
   const int64_t split_work = g.ab_type != DType::kF32 ? kParallelWorkLow
                              : CpuHasAvx512()         ? kParallelWork
