@@ -25,19 +25,17 @@ void CopyStrided(const Dims& out_dims, const Dims& in_strides, int64_t base, con
   const int64_t rows = NumElements(out_dims) / std::max<int64_t>(inner, 1);
   if (inner == 0 || rows == 0) return;
   ParallelFor(rows, inner, [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      int64_t off = base, rest = r;
-      for (int64_t i = rank - 2; i >= 0; --i) {
-        off += (rest % out_dims[i]) * in_strides[i];
-        rest /= out_dims[i];
-      }
-      U* dst = y + r * inner;
-      if (inner_stride == 1) {
-        std::memcpy(dst, x + off, static_cast<size_t>(inner) * sizeof(U));
-      } else {
-        for (int64_t j = 0; j < inner; ++j) dst[j] = x[off + j * inner_stride];
-      }
-    }
+    ForEachRowOffset<1>(
+        out_dims, b, e, [&](size_t, int64_t i) { return in_strides[i]; },
+        [&](int64_t r, const std::array<int64_t, 1>& row) {
+          const U* src = x + base + row[0];
+          U* dst = y + r * inner;
+          if (inner_stride == 1) {
+            std::memcpy(dst, src, static_cast<size_t>(inner) * sizeof(U));
+          } else {
+            for (int64_t j = 0; j < inner; ++j) dst[j] = src[j * inner_stride];
+          }
+        });
   });
 }
 
