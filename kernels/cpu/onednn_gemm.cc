@@ -381,11 +381,6 @@ const float* WidenInto(const void* x, int64_t n, std::vector<float>* out) {
   return dst;
 }
 
-// An f16 product where oneDNN has no fast f16 kernel: the f32 fast path on float copies of the
-// operands (f16 is exact in float: the same f32-accumulated product), the output rounded to f16
-// once. The conversions are O(mk + kn) against the product's O(mnk) and run in vector registers
-// (fast_convert.h); this replaced the reference GEMM with scalar conversions, which ran BERT's
-// amp and fp16 steps at 0.4x of fp32's speed. Declines what the f32 path declines.
 // Whether the f32 path declines a product of this size: under kMinFastF32Work, or a batch of
 // products each under it where the CPU has the tiles: one tile GEMM a matrix over the pool
 // (BatchedGemm in gemm.cc) beats oneDNN's batched matmul, whose cost per matrix dominates there
@@ -396,6 +391,11 @@ bool F32Declines(const FastGemmArgs& g) {
   return g.batch > 1 && g.m * g.n * g.k < kMinFastF32Work && CpuHasGemmTiles();
 }
 
+// An f16 product where oneDNN has no fast f16 kernel: the f32 fast path on float copies of the
+// operands (f16 is exact in float: the same f32-accumulated product), the output rounded to f16
+// once. The conversions are O(mk + kn) against the product's O(mnk) and run in vector registers
+// (fast_convert.h); this replaced the reference GEMM with scalar conversions, which ran BERT's
+// amp and fp16 steps at 0.4x of fp32's speed. Declines what the f32 path declines.
 StatusOr<bool> F16ViaF32(const FastGemmArgs& g, const void* a, const void* b, void* c) {
   if (F32Declines(g)) return false;
   thread_local std::vector<float> a32, b32, c32, add32;
