@@ -1,6 +1,5 @@
-#include "kernels/cuda/cast_kernels.h"
-
 #include "kernels/common/float16.h"
+#include "kernels/cuda/cast_kernels.h"
 
 namespace a8::cuda {
 namespace {
@@ -29,7 +28,12 @@ struct ToHalf {
 };
 struct ToHalfScaled {
   float scale;
-  __device__ uint16_t operator()(float x) const { return FloatToHalfBits(x * scale); }
+  // A NaN keeps its sign, as on the host: x86 passes a NaN operand through a multiply, the GPU
+  // returns its canonical (positive) NaN.
+  __device__ uint16_t operator()(float x) const {
+    const float v = x * scale;
+    return FloatToHalfBits(v != v ? x : v);
+  }
 };
 struct FromHalf {
   __device__ float operator()(uint16_t x) const { return HalfBitsToFloat(x); }
