@@ -53,9 +53,14 @@ TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (2e-3, 1e
        "cuda": {"fp32": (1e-3, 1e-5), "tf32": (2e-2, 1e-3), "amp": (2e-2, 1e-3),
                 "fp16": (2e-2, 1e-3)}}
 STATE_NOT_COMPARED = {("bert", "tf32")}
-# The losses of --steps steps: relative to the loss itself.
-LOSS_TOL = {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (1e-2, 1e-4),
-            "fp16": (1e-2, 1e-4)}
+# The losses of --steps steps: relative to the loss itself. On a GPU, tf32 gets fp16's bound (the
+# same 10-bit mantissa): the tensor cores' FP32 -> TF32 conversion is not the CPU's round to
+# nearest even and cuBLASLt sums in its own order, so the losses drift as in fp16 (first H200 run,
+# 2026-12-04: the mlp's 19th loss 3.9e-3 from the CPU's, 39x fp32's bound).
+LOSS_TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (1e-2, 1e-4),
+                         "fp16": (1e-2, 1e-4)},
+            "cuda": {"fp32": (1e-4, 1e-6), "tf32": (1e-2, 1e-4), "amp": (1e-2, 1e-4),
+                     "fp16": (1e-2, 1e-4)}}
 
 
 def sh(cmd):
@@ -136,7 +141,7 @@ def main():
                 print(f"{model} {mode}: losses cpu {np.array2string(cpu_loss, precision=5)}, "
                       f"{args.backend} {np.array2string(dev_loss, precision=5)}")
                 compare(f"{model} {mode} losses", {"loss": cpu_loss}, {"loss": dev_loss},
-                        *LOSS_TOL[mode])
+                        *LOSS_TOL[args.backend][mode])
                 if (model, mode) in STATE_NOT_COMPARED:
                     print(f"  {model} {mode} state after one step: not compared (TOL's comment)")
                 else:
@@ -147,7 +152,10 @@ def main():
                     eager, eager_loss = train(args, plan, "cuda", f"{model}.{mode}.eager", work,
                                               args.steps, "--no-cuda-graphs")
                     for key, v in graph.items():
-                        assert np.array_equal(v.view(np.uint8), eager[key].view(np.uint8)), \
+                        # Bytes, not values: NaNs and signed zeros compare too (tobytes, as a
+                        # 0-d array cannot be viewed as bytes).
+                        assert (v.dtype == eager[key].dtype and v.shape == eager[key].shape and
+                                v.tobytes() == eager[key].tobytes()), \
                             f"{model} {mode}: CUDA graph replay differs from eager in {key}"
                     assert np.array_equal(graph_loss, eager_loss), f"{model} {mode}: losses"
                     print(f"  {model} {mode}: CUDA graph replay == eager launches, bit for bit")
