@@ -25,7 +25,8 @@
 # Environment (bundle): A8_JOBS (default 2), A8_GPU_BUILD_TYPE (default Release).
 # Environment (run): OUT (default ./gpu-check-out), A8_BENCH_BUDGET_S (default 360, cut to what
 # is left of the 10 minutes), A8_SKIP (comma list of steps to skip: tests,parity,smoke,bench,
-# cost).
+# cost), A8_BENCH_ARGS (more arguments for gpu_bench.py, e.g. "--models bert --precisions amp
+# --systems a800c --profile amp").
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -277,8 +278,9 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda",
       SUMMARY+=("d. gpu_bench                  skipped: ${budget}s left of the 10 minutes")
     else
       step "d. gpu_bench" $((budget + 45)) env PYTHONUNBUFFERED=1 python3 "$BUNDLE/gpu_bench.py" \
-        --bin "$bin" --a8-ld-path "$a8_ld" --out "$OUT" --budget-s "$budget"
+        --bin "$bin" --a8-ld-path "$a8_ld" --out "$OUT" --budget-s "$budget" ${A8_BENCH_ARGS:-}
       [ -f "$OUT/gpu_bench.md" ] && cat "$OUT/gpu_bench.md"
+      [ -f "$OUT/gpu_profile.md" ] && cat "$OUT/gpu_profile.md"
     fi
   fi
 

@@ -370,6 +370,8 @@ class Bench:
             return self.failed(model, system, "a800c-run", rc, out, err)
         with open(metrics) as f:
             step_ms = [json.loads(line)["step_ms"] for line in f if line.strip()]
+        if precision in a.profile.split(","):
+            self.profile(model, precision, plan, work)
         os.remove(plan)
         if len(step_ms) < a.warmup + a.steps:
             return self.record(model=model, system=system, status="failed",
@@ -381,6 +383,54 @@ class Bench:
         self.record(model=model, system=system, compile_s=compile_s, smi_mib=smi,
                     peak_mib=peak, peak_source="a800c-run" if m else None,
                     **self.throughput(model, step_ms[a.warmup:]))
+
+    def profile(self, model, precision, plan, work):
+        """A traced run of the plan (CUDA events around each kernel, a800c-run --trace): the
+        time of each op type and of the costliest kernels, per step, appended to
+        OUT/gpu_profile.md. Tracing syncs around every kernel, so the traced step is longer than
+        a graph-replayed one; the split between kernels is what this is for."""
+        a = self.args
+        steps = 3
+        trace = os.path.join(work, f"{model}.{precision}.trace.json")
+        cmd = [os.path.join(a.bin, "a800c-run"), plan, f"--backend={a.backend}", "--synthetic",
+               f"--steps={a.warmup + steps}", f"--trace={trace}",
+               f"--trace-steps={a.warmup}:", "--progress=none"]
+        rc, out, err, secs, _ = self.run(cmd, "a800c-run", env=self.a8_env, sample=False)
+        lines = [f"## {model}, a800c {precision}: {steps} traced steps", ""]
+        if rc != 0:
+            lines += [f"trace run failed: {error_line(err, out)}", ""]
+        else:
+            by_op, by_kernel, step_us = {}, {}, []
+            for e in json.load(open(trace))["traceEvents"]:
+                if e.get("cat") == "step":
+                    step_us.append(e["dur"])
+                elif e.get("cat") in ("kernel", "collective"):
+                    ar = e["args"]
+                    by_op.setdefault(ar["op"], []).append(e["dur"])
+                    k = by_kernel.setdefault(ar["index"], {"name": e["name"], "op": ar["op"],
+                                                           "types": ar.get("inputs", []),
+                                                           "dur": []})
+                    k["dur"].append(e["dur"])
+            os.remove(trace)
+            n = max(len(step_us), 1)
+            total = sum(sum(v) for v in by_op.values()) / n
+            lines += [f"traced step (median) {sorted(step_us)[len(step_us) // 2] / 1e3:.2f} ms; "
+                      f"kernel time {total / 1e3:.2f} ms a step in "
+                      f"{sum(len(v) for v in by_op.values()) // n} kernels", "",
+                      "| op | kernels | ms a step | share |", "|---|---|---|---|"]
+            for op, d in sorted(by_op.items(), key=lambda kv: -sum(kv[1]))[:20]:
+                lines.append(f"| {op} | {len(d) // n} | {sum(d) / n / 1e3:.3f} | "
+                             f"{100 * sum(d) / n / total:.1f}% |")
+            lines += ["", "| kernel | op | inputs | us (median) |", "|---|---|---|---|"]
+            top = sorted(by_kernel.values(), key=lambda k: -sorted(k["dur"])[len(k["dur"]) // 2])
+            for k in top[:25]:
+                med = sorted(k["dur"])[len(k["dur"]) // 2]
+                lines.append(f"| {k['name'][:60]} | {k['op']} | {' '.join(k['types'])[:70]} | "
+                             f"{med:.1f} |")
+            lines.append("")
+        with open(os.path.join(a.out, "gpu_profile.md"), "a") as f:
+            f.write("\n".join(lines) + "\n")
+        print("\n".join(lines[:3]), flush=True)
 
     # -- PyTorch
     def worker(self, kind, extra):
@@ -514,9 +564,11 @@ class Bench:
                 onnx[model] = self.export(model, work)
             # The cheap baselines first, then a800c, then torch.compile (slowest to start), so
             # that a spent budget costs the fewest rows.
+            systems = a.systems.split(",")
             for model in models:
-                self.torch_side(model, "eager")
-            for model in models:
+                if "eager" in systems:
+                    self.torch_side(model, "eager")
+            for model in models if "a800c" in systems else []:
                 path, why = onnx[model]
                 for p in a.precisions.split(","):
                     if path is None:
@@ -524,7 +576,8 @@ class Bench:
                     else:
                         self.a800c(model, path, p, work)
             for model in models:
-                self.torch_side(model, "compile")
+                if "compile" in systems:
+                    self.torch_side(model, "compile")
         return 0
 
 
@@ -542,6 +595,13 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--steps", type=int, default=15)
     ap.add_argument("--backend", default="cuda", help="a800c-run's backend (default cuda)")
+    ap.add_argument("--profile", default="",
+                    help="comma list of precisions to trace once more after their timed run: "
+                         "the time of each op type and the costliest kernels, to "
+                         "OUT/gpu_profile.md")
+    ap.add_argument("--systems", default="eager,a800c,compile",
+                    help="comma list of what to run: eager (PyTorch eager AMP), a800c, compile "
+                         "(torch.compile AMP, the slowest to start); default all three")
     ap.add_argument("--dry-run-cpu", action="store_true",
                     help="a800c's side only, on --onnx with --backend=cpu, 1+2 steps: checks "
                          "the command lines and the table without torch or a GPU")
