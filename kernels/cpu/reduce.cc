@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/common/sum_order.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
@@ -107,12 +108,17 @@ A ReduceOne(ReduceOp op, const T* x, const std::vector<int64_t>& offs) {
       return A(0);
     }
     default: {
-      A s = 0;
+      // In chunks of kSumChunk (kernels/common/sum_order.h), as the device kernel adds.
+      A s = 0, chunk = 0;
       for (int64_t r = 0; r < n; ++r) {
         A v = val(r);
         if (op == ReduceOp::kSumSquare || op == ReduceOp::kL2) v = AccMul(v, v);
         if (op == ReduceOp::kL1 && v < A(0)) v = static_cast<A>(-v);
-        s = AccAdd(s, v);
+        chunk = AccAdd(chunk, v);
+        if ((r + 1) % kSumChunk == 0 || r + 1 == n) {
+          s = AccAdd(s, chunk);
+          chunk = 0;
+        }
       }
       if (op == ReduceOp::kMean) {
         if constexpr (std::is_floating_point_v<A>)
@@ -155,19 +161,26 @@ bool ContiguousRun(const Dims& dims, const std::vector<bool>& mask, int64_t* out
 }
 
 // ReduceSum/ReduceMean of float types over one contiguous run of axes: each output still sums
-// its elements in row-major order (the same bits as ReduceOne), but a whole row of `inner`
-// outputs advances together, so the adds are vector adds and no offset table is built (BERT's
-// mean pooling over the sequence was 5% of its step through the generic path).
+// its elements in row-major order, in chunks of kSumChunk (the same bits as ReduceOne), but a
+// whole row of `inner` outputs advances together, so the adds are vector adds and no offset table
+// is built (BERT's mean pooling over the sequence was 5% of its step through the generic path).
 template <typename T>
 void SumRun(bool mean, int64_t outer, int64_t len, int64_t inner, const T* x, T* y) {
   using A = Compute<T>;
   ParallelFor(outer, len * inner, [&](int64_t ob, int64_t oe) {
-    std::vector<A> acc(static_cast<size_t>(inner));
+    std::vector<A> acc(static_cast<size_t>(inner)), chunk(static_cast<size_t>(inner));
     for (int64_t o = ob; o < oe; ++o) {
       std::fill(acc.begin(), acc.end(), A(0));
+      std::fill(chunk.begin(), chunk.end(), A(0));
       for (int64_t k = 0; k < len; ++k) {
         const T* row = x + (o * len + k) * inner;
-        for (int64_t j = 0; j < inner; ++j) acc[j] += Load(row[j]);
+        for (int64_t j = 0; j < inner; ++j) chunk[j] += Load(row[j]);
+        if ((k + 1) % kSumChunk == 0 || k + 1 == len) {
+          for (int64_t j = 0; j < inner; ++j) {
+            acc[j] += chunk[j];
+            chunk[j] = A(0);
+          }
+        }
       }
       for (int64_t j = 0; j < inner; ++j) {
         y[o * inner + j] = Store<T>(mean ? acc[j] / static_cast<A>(len) : acc[j]);

@@ -3,7 +3,9 @@
 // both backends: kernels/device/reduce_impl.h, which the CPU backend runs on the host.)
 //
 // Sums accumulate in float for f16/bf16/f32 (double for f64), visiting the reduced elements in
-// row-major order, and the result is rounded once; integers accumulate in int64 and wrap.
+// row-major order in chunks of kernels/common/sum_order.h's kSumChunk (each chunk summed from 0,
+// then the chunks' sums in order: the device kernels' order), and the result is rounded once;
+// integers accumulate in int64 and wrap.
 // keepdims only changes the output dims, never the data layout, so the kernels ignore it.
 // Axes may be negative; an empty axis list reduces all axes (noop_with_empty_axes is the
 // caller's business).

@@ -8,6 +8,7 @@
 
 #include <type_traits>
 
+#include "kernels/common/sum_order.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/nn.h"
 #include "kernels/device/nn_common.h"
@@ -169,22 +170,26 @@ struct LayerNormGradDx {
   }
 };
 
-// dScale and dBias of normalized elements [j0, j1): each a sum over the rows in order, kept in
-// `acc` ([2 * inner] of scratch). Row-shaped over one row of `inner`: a GPU thread sums one
-// column; the host walks the rows once for a whole range of columns (contiguous loads).
+// dScale and dBias: each a sum over the rows in chunks of kSumChunk rows
+// (kernels/common/sum_order.h). Pass 1, row-shaped over [chunks, inner]: the sums of one chunk's
+// rows into `part` ([2][chunks][inner] of scratch); a GPU thread sums one (chunk, column), the
+// host walks the chunk's rows once for a whole range of columns (contiguous loads).
 template <typename T>
-struct LayerNormGradParams {
+struct LayerNormGradParamChunks {
   using C = Acc<T>;
   LayerNormGradArgs a;
   const C* stats;
-  C* acc;
-  A8_HD void Span(int64_t, int64_t j0, int64_t j1) const {
+  C* part;
+  A8_HD void Span(int64_t chunk, int64_t j0, int64_t j1) const {
     const T* x = static_cast<const T*>(a.x);
     const T* dy = static_cast<const T*>(a.dy);
-    C* ds = acc;
-    C* db = acc + a.inner;
+    const int64_t chunks = SumChunks(a.outer);
+    C* ds = part + chunk * a.inner;
+    C* db = part + (chunks + chunk) * a.inner;
     for (int64_t j = j0; j < j1; ++j) ds[j] = db[j] = C(0);
-    for (int64_t r = 0; r < a.outer; ++r) {
+    const int64_t r0 = chunk * kSumChunk;
+    const int64_t r1 = a.outer < r0 + kSumChunk ? a.outer : r0 + kSumChunk;
+    for (int64_t r = r0; r < r1; ++r) {
       const T* xr = x + r * a.inner;
       const T* gr = dy + r * a.inner;
       const C m = stats[r], inv = stats[a.outer + r];
@@ -194,9 +199,25 @@ struct LayerNormGradParams {
         db[j] += g;
       }
     }
+  }
+};
+
+// Pass 2, row-shaped over one row of `inner`: the chunks' sums in order.
+template <typename T>
+struct LayerNormGradParams {
+  using C = Acc<T>;
+  LayerNormGradArgs a;
+  const C* part;
+  A8_HD void Span(int64_t, int64_t j0, int64_t j1) const {
+    const int64_t chunks = SumChunks(a.outer);
     for (int64_t j = j0; j < j1; ++j) {
-      if (a.dscale != nullptr) StoreParam(a.param_dtype, a.dscale, j, ds[j]);
-      if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, j, db[j]);
+      C ds = 0, db = 0;
+      for (int64_t k = 0; k < chunks; ++k) {
+        ds += part[k * a.inner + j];
+        db += part[(chunks + k) * a.inner + j];
+      }
+      if (a.dscale != nullptr) StoreParam(a.param_dtype, a.dscale, j, ds);
+      if (a.dbias != nullptr) StoreParam(a.param_dtype, a.dbias, j, db);
     }
   }
 };
@@ -216,8 +237,9 @@ DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
 
 DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
   using namespace nn_detail;
+  const int64_t chunks = SumChunks(a.outer);
   return DispatchWithStats(
-      ctx, a.dtype, 4 * a.outer + 2 * a.inner, [&](auto tag, auto* stats) -> DevStatus {
+      ctx, a.dtype, 4 * a.outer + 2 * chunks * a.inner, [&](auto tag, auto* stats) -> DevStatus {
         using T = decltype(tag);
         using C = Acc<T>;
         // The forward normalized with statistics of the compute type; a narrower stash is only a
@@ -234,8 +256,10 @@ DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
           }));
         }
         if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
-        return ForEachRow(ctx, 1, a.inner, LayerNormGradParams<T>{a, stats, stats + 4 * a.outer},
-                          a.outer);
+        C* part = stats + 4 * a.outer;
+        A8_DEV_RETURN_IF_ERROR(ForEachRow(ctx, chunks, a.inner,
+                                          LayerNormGradParamChunks<T>{a, stats, part}, kSumChunk));
+        return ForEachRow(ctx, 1, a.inner, LayerNormGradParams<T>{a, part}, chunks);
       });
 }
 

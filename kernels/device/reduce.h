@@ -5,9 +5,11 @@
 // accumulation type and order, so the host emulation agrees with the CPU to the bit (and the GPU
 // to the rounding of its libm): float accumulators for f16/bf16/f32, double for f64, int64 for
 // integers (double for integer L2/LogSumExp, truncated like a Cast), reduced elements visited in
-// row-major order. Deterministic: one thread per output element (Reduce, ArgMax) or per row along
-// the axis (Softmax, CumSum); GlobalNormSq sums fixed chunks into scratch, then one thread adds
-// the partials in order.
+// row-major order, float sums in chunks (kernels/common/sum_order.h). Deterministic: one thread
+// per output element (Reduce, ArgMax) or per row along the axis (Softmax, CumSum); a float sum of
+// several chunks one thread per (chunk, output) into scratch, then one per output adding the
+// chunks in order; GlobalNormSq sums fixed chunks into scratch, then one thread adds the
+// partials in order.
 //
 // Host setup (runtime/device/ops_reduce.cc) reads the attributes, normalizes axes and builds the
 // index spaces below; nothing here reads a tensor on the host.

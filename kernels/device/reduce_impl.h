@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/common/float_to_int.h"
+#include "kernels/common/sum_order.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/reduce.h"
@@ -62,6 +63,23 @@ struct Cursor {
     }
   }
 };
+
+// A Cursor at the r-th element (row-major over s.dims) of the space starting at `base`.
+A8_HD Cursor CursorAt(const Shape& s, int64_t base, int64_t r) {
+  Cursor c{base};
+  for (int d = s.rank - 1; d >= 0; --d) {
+    const int64_t q = r / s.dims[d];
+    const int64_t i = r - q * s.dims[d];
+    if (d == s.rank - 1) {
+      c.k = i;
+    } else {
+      c.idx[d] = i;
+    }
+    c.off += i * s.strides[d];
+    r = q;
+  }
+  return c;
+}
 
 // Offset of the `o`-th element (row-major over s.dims) through s.strides.
 A8_HD int64_t OffsetOf(const Shape& s, int64_t o) {
@@ -132,17 +150,36 @@ struct ReduceKernel {
     }
   }
 
+  // The term of the sum-like ops for the element at `at`.
+  A8_HD A Term(int64_t at) const {
+    A v = Val(at);
+    if (op == DevReduceOp::kSumSquare || op == DevReduceOp::kL2) v = Mul(v, v);
+    if constexpr (std::is_signed_v<A>) {  // floats too; |v| is v for unsigned integers
+      if (op == DevReduceOp::kL1 && v < A(0)) v = static_cast<A>(-v);
+    }
+    return v;
+  }
+
+  // The sum of chunk `chunk` (kernels/common/sum_order.h) of the output at `base`.
+  A8_HD A ChunkSum(int64_t base, int64_t chunk) const {
+    const int64_t r0 = chunk * kSumChunk;
+    const int64_t r1 = red_count < r0 + kSumChunk ? red_count : r0 + kSumChunk;
+    A s = 0;
+    Cursor c = CursorAt(red, base, r0);
+    for (int64_t r = r0; r < r1; ++r, c.Next(red)) s = Add(s, Term(c.off));
+    return s;
+  }
+
+  // Every chunk of one output by one thread (the order of SumChunksKernel + FinishSums).
   A8_HD A SumLike(int64_t base) const {
     A s = 0;
-    Cursor c{base};
-    for (int64_t r = 0; r < red_count; ++r, c.Next(red)) {
-      A v = Val(c.off);
-      if (op == DevReduceOp::kSumSquare || op == DevReduceOp::kL2) v = Mul(v, v);
-      if constexpr (std::is_signed_v<A>) {  // floats too; |v| is v for unsigned integers
-        if (op == DevReduceOp::kL1 && v < A(0)) v = static_cast<A>(-v);
-      }
-      s = Add(s, v);
-    }
+    const int64_t chunks = SumChunks(red_count);
+    for (int64_t k = 0; k < chunks; ++k) s = Add(s, ChunkSum(base, k));
+    return Finish(s);
+  }
+
+  // Mean's division and L2's root of a finished sum.
+  A8_HD A Finish(A s) const {
     if (op == DevReduceOp::kMean) {
       if constexpr (std::is_floating_point_v<A>) {
         return s / static_cast<A>(red_count);
@@ -176,6 +213,10 @@ struct ReduceKernel {
         v = SumLike(base);
         break;
     }
+    Store(o, v);
+  }
+
+  A8_HD void Store(int64_t o, A v) const {
     if constexpr (std::is_integral_v<T> && std::is_floating_point_v<A>) {
       y[o] = TruncDoubleTo<T>(static_cast<double>(v));  // as the CPU's Cast
     } else {
@@ -183,6 +224,51 @@ struct ReduceKernel {
     }
   }
 };
+
+// The sum-like ops of long reductions in two passes (the order of ReduceKernel::SumLike): one
+// thread per (chunk, output), outputs fastest so that neighbouring threads read neighbouring
+// elements when the kept axes are the inner ones (bias gradients), then one per output.
+template <typename T, typename A>
+struct SumChunksKernel {
+  ReduceKernel<T, A> r;
+  A* partial;  // [chunks][out_count]
+  int64_t out_count;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t chunk = i / out_count, o = i - chunk * out_count;
+    partial[i] = r.ChunkSum(OffsetOf(r.out, o), chunk);
+  }
+};
+
+template <typename T, typename A>
+struct FinishSumsKernel {
+  ReduceKernel<T, A> r;
+  const A* partial;
+  int64_t out_count;
+  A8_HD void operator()(int64_t o) const {
+    A s = 0;
+    const int64_t chunks = SumChunks(r.red_count);
+    for (int64_t k = 0; k < chunks; ++k) s = Add(s, partial[k * out_count + o]);
+    r.Store(o, r.Finish(s));
+  }
+};
+
+// A float sum-like reduction: in two passes when it has more than one chunk.
+template <typename T>
+DevStatus FloatReduce(DevCtx& ctx, const ReduceParams& p, const T* x, T* y) {
+  using A = Acc<T>;
+  const ReduceKernel<T, A> r{p.op, p.out, p.red, p.red_count, x, y};
+  const bool sum_like = p.op == DevReduceOp::kSum || p.op == DevReduceOp::kMean ||
+                        p.op == DevReduceOp::kSumSquare || p.op == DevReduceOp::kL1 ||
+                        p.op == DevReduceOp::kL2;
+  const int64_t chunks = SumChunks(p.red_count);
+  if (!sum_like || chunks <= 1) return ForEach(ctx, p.out_count, r, p.red_count);
+  void* mem = nullptr;
+  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, static_cast<size_t>(chunks * p.out_count) * sizeof(A), &mem));
+  A* partial = static_cast<A*>(mem);
+  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, chunks * p.out_count,
+                                 SumChunksKernel<T, A>{r, partial, p.out_count}, kSumChunk));
+  return ForEach(ctx, p.out_count, FinishSumsKernel<T, A>{r, partial, p.out_count}, chunks);
+}
 
 template <typename T>
 struct ArgReduceKernel {
@@ -367,9 +453,7 @@ DevStatus Reduce(DevCtx& ctx, const ReduceParams& p) {
       return ForEach(ctx, p.out_count,
                      ReduceKernel<T, int64_t>{p.op, p.out, p.red, p.red_count, x, y});
     } else {
-      return ForEach(ctx, p.out_count,
-                     ReduceKernel<T, Acc<T>>{p.op, p.out, p.red, p.red_count,
-                                             static_cast<const T*>(p.x), static_cast<T*>(p.y)});
+      return FloatReduce<T>(ctx, p, static_cast<const T*>(p.x), static_cast<T*>(p.y));
     }
   });
 }

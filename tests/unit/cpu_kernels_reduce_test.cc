@@ -110,6 +110,46 @@ TEST(CpuKernelReduceTest, AllOpsOverAxisSetsAgainstFloat64) {
   EXPECT_EQ(*ReduceOutputDims(dims, {0, 2}, false), (Dims{17}));
 }
 
+// A float sum of more than kSumChunk terms adds chunks of kSumChunk in order, each from 0, then
+// the chunks' sums (kernels/common/sum_order.h; the device kernels add the same way): the bits
+// of that loop written out here, and within f32's tolerance of float64. 300 rows of 6 reduced
+// over the rows (a bias gradient: the fast row-run path) and over everything (the general one).
+TEST(CpuKernelReduceTest, LongFloatSumsAddInChunksOf64) {
+  const Dims dims = {300, 6};
+  std::mt19937_64 rng(31);
+  Buffer x = RandomBuffer(DType::kF32, dims, rng, -3, 3);
+  const float* xv = reinterpret_cast<const float*>(x.data());
+  auto chunked = [&](int64_t first, int64_t count, int64_t stride) {
+    float s = 0, chunk = 0;
+    for (int64_t r = 0; r < count; ++r) {
+      chunk += xv[first + r * stride];
+      if ((r + 1) % 64 == 0 || r + 1 == count) s += chunk, chunk = 0;
+    }
+    return s;
+  };
+  for (const auto& axes : {std::vector<int64_t>{0}, std::vector<int64_t>{}}) {
+    SCOPED_TRACE(axes.empty() ? "all axes" : "axis 0");
+    auto od = ReduceOutputDims(dims, axes, false);
+    ASSERT_TRUE(od.ok());
+    Buffer y = MakeBuffer(DType::kF32, *od);
+    ASSERT_TRUE(Reduce(ReduceOp::kSum, DType::kF32, dims, axes, x.data(), y.data()).ok());
+    const float* yv = reinterpret_cast<const float*>(y.data());
+    std::vector<double> want, mag;
+    for (const auto& g : GroupByOutput(dims, axes, Values(x))) {
+      double s = 0, m = 0;
+      for (double v : g) s += v, m += std::fabs(v);
+      want.push_back(s);
+      mag.push_back(m);
+    }
+    ExpectClose(y, want, 2 * testing::ToleranceFor(DType::kF32), &mag);
+    if (axes.empty()) {
+      EXPECT_EQ(yv[0], chunked(0, 300 * 6, 1));
+    } else {
+      for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(yv[j], chunked(j, 300, 6)) << "output " << j;
+    }
+  }
+}
+
 TEST(CpuKernelArgReduceTest, FirstAndLastIndex) {
   Buffer x = FromValues(DType::kF16, {2, 4}, {1, 5, 5, 2, 7, 0, 7, 0});
   std::vector<int64_t> y(2);

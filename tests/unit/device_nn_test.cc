@@ -85,6 +85,10 @@ TEST(DeviceNnTest, LayerNormGrad) {
     ExpectSame("a8.LayerNormalizationGrad",
                {In(t, {4, 3, 11}), In(t, {4, 3, 11}), In(t, {11}), None(), None()},
                {Out(t, {4, 3, 11}), Out(t, {11}), Out(t, {11})});
+    // 150 rows: dScale and dBias add chunks of 64 rows.
+    ExpectSame("a8.LayerNormalizationGrad",
+               {In(t, {150, 12}), In(t, {150, 12}), In(t, {12}), None(), None()},
+               {Out(t, {150, 12}), Out(t, {12}), Out(t, {12})});
     // Stashed f32 statistics (an f64 forward's f32 stash is recomputed, as on the CPU).
     ExpectSame("a8.LayerNormalizationGrad",
                {In(t, {5, 2, 9}), In(t, {5, 2, 9}), In(t, {2, 9}), In(kF32, {5, 1, 1}),

@@ -69,6 +69,11 @@ const ReduceCase kReduceCases[] = {
     {{3, 5, 7}, {2}, false, true},          // axes attribute, last axis
     {{17, 33}, {0}, true, false},           // odd sizes, outer axis
     {{2, 3, 1, 4, 3}, {0, 2, 3}, false, false},
+    // Float sums of more than 64 terms add chunks of 64 (kernels/common/sum_order.h): a bias
+    // gradient's shape, a strided middle axis, and chunks that cross an axis.
+    {{150, 7}, {0}, false, false},
+    {{3, 130, 5}, {1}, false, false},
+    {{3, 50, 4}, {0, 1}, true, false},
 };
 
 TEST(DeviceReduceTest, EveryReduceOpEveryDtypeMatchesCpu) {

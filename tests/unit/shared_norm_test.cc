@@ -220,7 +220,9 @@ TEST(SharedNormGradTest, BatchNormTrainingAndInferenceGradients) {
 
 TEST(SharedNormGradTest, LayerNormGradientsWithAndWithoutStatistics) {
   for (const auto& [dims, axis] :
-       {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 3, 5}, 1}, std::pair{Dims{4, 2, 3}, 2}}) {
+       {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 3, 5}, 1}, std::pair{Dims{4, 2, 3}, 2},
+        // 140 rows: the scale and bias gradients add chunks of 64 rows.
+        std::pair{Dims{140, 3}, 1}}) {
     const Dims xd = dims;  // a variable, not a binding, so that the lambdas below can capture it
     norm::LayerNormParams p;
     p.dtype = p.param_dtype = p.stat_dtype = DType::kF64;
