@@ -28,10 +28,20 @@ struct BatchNormInferStats {
   }
 };
 
-// Channel sums over [batch, spatial] in two levels: one thread per (n, c) plane sums its plane
-// into `part`, then one thread per channel adds the planes' sums in n order. Planes of NCHW data
-// are contiguous, so the first level has batch * channels threads instead of one per channel.
+// Channel sums over [batch, spatial] in three levels, each in a fixed order: one thread per
+// (plane, lane) sums the lane's elements of an (n, c) plane (lane l: elements l, l + lanes, ...;
+// neighbouring threads read neighbouring elements) into `part`, one per (channel, lane) adds the
+// batch's planes in n order (LaneSums), one per channel adds its lanes in order (SumLanes).
+// Planes of NCHW data are contiguous: the first level has batch * channels * lanes threads
+// instead of one per channel. Planes under 128 elements have one lane.
 enum class PlaneSum { kX, kSquaredDeviation, kDyAndDyXhat };
+
+A8_HD int64_t PlaneLanes(int64_t spatial) { return spatial >= 128 ? 32 : 1; }
+
+// Scratch values the plane and lane sums take (both halves, for kDyAndDyXhat).
+inline int64_t PlanePartCount(int64_t batch, int64_t channels, int64_t spatial) {
+  return 2 * (batch + 1) * channels * PlaneLanes(spatial);
+}
 
 template <typename T>
 struct PlanePartials {
@@ -41,49 +51,68 @@ struct PlanePartials {
   int64_t channels, spatial, planes;
   PlaneSum what;
   const C* stats;  // [channels] means, [channels] inv stds (as `what` needs)
-  C* part;         // [planes] (kDyAndDyXhat: [2 * planes])
-  A8_HD void operator()(int64_t p) const {
+  C* part;         // [planes * lanes] (kDyAndDyXhat: [2 * planes * lanes])
+  A8_HD void operator()(int64_t idx) const {
+    const int64_t lanes = PlaneLanes(spatial);
+    const int64_t p = idx / lanes, l = idx - p * lanes;
     const int64_t c = p % channels;
     const T* xp = x + p * spatial;
     C s = 0, s2 = 0;
     if (what == PlaneSum::kX) {
-      for (int64_t i = 0; i < spatial; ++i) s += Ld(xp, i);
+      for (int64_t i = l; i < spatial; i += lanes) s += Ld(xp, i);
     } else if (what == PlaneSum::kSquaredDeviation) {
       const C m = stats[c];
-      for (int64_t i = 0; i < spatial; ++i) {
+      for (int64_t i = l; i < spatial; i += lanes) {
         const C d = Ld(xp, i) - m;
         s += d * d;
       }
     } else {
       const T* gp = dy + p * spatial;
       const C m = stats[c], inv = stats[channels + c];
-      for (int64_t i = 0; i < spatial; ++i) {
+      for (int64_t i = l; i < spatial; i += lanes) {
         const C g = Ld(gp, i);
         s += g;
         s2 += g * (Ld(xp, i) - m) * inv;
       }
-      part[planes + p] = s2;
+      part[planes * lanes + idx] = s2;
     }
-    part[p] = s;
+    part[idx] = s;
   }
 };
 
-// Sum over n of part[n * channels + c] (n in order).
+// lane_sums[c * lanes + l] = the sum over n (in order) of lane l of plane (n, c); for
+// kDyAndDyXhat's two sums, indices past channels * lanes take the second half of `part`.
 template <typename C>
-A8_HD C SumPlanes(const C* part, int64_t batch, int64_t channels, int64_t c) {
+struct LaneSums {
+  const C* part;
+  int64_t batch, channels, lanes;
+  C* lane_sums;
+  A8_HD void operator()(int64_t i) const {
+    const int64_t per_half = channels * lanes;
+    const int64_t h = i / per_half, cl = i - h * per_half;
+    const C* src = part + h * batch * per_half;
+    C s = 0;
+    for (int64_t n = 0; n < batch; ++n) s += src[n * per_half + cl];
+    lane_sums[i] = s;
+  }
+};
+
+// Sum over l of lane_sums[c * lanes + l] (l in order).
+template <typename C>
+A8_HD C SumLanes(const C* lane_sums, int64_t lanes, int64_t c) {
   C s = 0;
-  for (int64_t n = 0; n < batch; ++n) s += part[n * channels + c];
+  for (int64_t l = 0; l < lanes; ++l) s += lane_sums[c * lanes + l];
   return s;
 }
 
 // stats[c] = the batch mean of channel c.
 template <typename C>
 struct ChannelMean {
-  const C* part;
-  int64_t batch, channels, count;
+  const C* lane_sums;
+  int64_t lanes, count;
   C* stats;
   A8_HD void operator()(int64_t c) const {
-    const C sum = SumPlanes(part, batch, channels, c);
+    const C sum = SumLanes(lane_sums, lanes, c);
     stats[c] = count > 0 ? sum / static_cast<C>(count) : C(0);
   }
 };
@@ -93,14 +122,14 @@ struct ChannelMean {
 template <typename T>
 struct ChannelInvStd {
   using C = Acc<T>;
-  const C* part;
-  int64_t batch, channels, count;
+  const C* lane_sums;
+  int64_t lanes, channels, count;
   float epsilon;
   bool running;
   BatchNormArgs a;
   C* stats;
   A8_HD void operator()(int64_t c) const {
-    const C sq = SumPlanes(part, batch, channels, c);
+    const C sq = SumLanes(lane_sums, lanes, c);
     const C var = count > 0 ? sq / static_cast<C>(count) : C(0);
     stats[channels + c] = C(1) / Sqrt(var + static_cast<C>(epsilon));
     if (!running) return;
@@ -164,12 +193,12 @@ struct GivenStats {
 // stats[2 * channels + c] = sum(dY), stats[3 * channels + c] = sum(dY * xhat) of channel c.
 template <typename C>
 struct ChannelDySums {
-  const C* part;
-  int64_t batch, channels;
+  const C* lane_sums;  // [2][channels][lanes]
+  int64_t channels, lanes;
   C* stats;
   A8_HD void operator()(int64_t c) const {
-    stats[2 * channels + c] = SumPlanes(part, batch, channels, c);
-    stats[3 * channels + c] = SumPlanes(part + batch * channels, batch, channels, c);
+    stats[2 * channels + c] = SumLanes(lane_sums, lanes, c);
+    stats[3 * channels + c] = SumLanes(lane_sums + channels * lanes, lanes, c);
   }
 };
 
@@ -286,48 +315,62 @@ struct InstanceNormGradParams {
   }
 };
 
+// The plane sums of `what` into part[0, planes * lanes) (twice that for kDyAndDyXhat), then the
+// lane sums after them; returns where the lane sums are.
+template <typename T>
+DevStatus PlaneAndLaneSums(DevCtx& ctx, const T* x, const T* dy, int64_t batch, int64_t channels,
+                           int64_t spatial, PlaneSum what, const Acc<T>* stats, Acc<T>* part,
+                           Acc<T>** lane_sums) {
+  using C = Acc<T>;
+  const int64_t planes = batch * channels, lanes = PlaneLanes(spatial);
+  const int64_t halves = what == PlaneSum::kDyAndDyXhat ? 2 : 1;
+  A8_DEV_RETURN_IF_ERROR(ForEach(
+      ctx, planes * lanes, PlanePartials<T>{x, dy, channels, spatial, planes, what, stats, part},
+      halves * (spatial / lanes + 1)));
+  *lane_sums = part + 2 * planes * lanes;
+  return ForEach(ctx, halves * channels * lanes,
+                 LaneSums<C>{part, batch, channels, lanes, *lane_sums}, batch);
+}
+
 // The means and inverse standard deviations of every channel over [batch, spatial] into
 // stats[0, 2 * channels), with BatchNorm's running update when `bn` is given; `part` holds
-// batch * channels values.
+// PlanePartCount(batch, channels, spatial) values.
 template <typename T>
 DevStatus ChannelMoments(DevCtx& ctx, const T* x, int64_t batch, int64_t channels, int64_t spatial,
                          float epsilon, const BatchNormArgs* bn, Acc<T>* stats, Acc<T>* part) {
   using C = Acc<T>;
-  const int64_t planes = batch * channels, count = batch * spatial;
-  A8_DEV_RETURN_IF_ERROR(ForEach(
-      ctx, planes,
-      PlanePartials<T>{x, nullptr, channels, spatial, planes, PlaneSum::kX, stats, part}, spatial));
+  const int64_t count = batch * spatial, lanes = PlaneLanes(spatial);
+  C* lane_sums = nullptr;
+  A8_DEV_RETURN_IF_ERROR(PlaneAndLaneSums<T>(ctx, x, nullptr, batch, channels, spatial,
+                                             PlaneSum::kX, stats, part, &lane_sums));
   A8_DEV_RETURN_IF_ERROR(
-      ForEach(ctx, channels, ChannelMean<C>{part, batch, channels, count, stats}, batch));
-  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, planes,
-                                 PlanePartials<T>{x, nullptr, channels, spatial, planes,
-                                                  PlaneSum::kSquaredDeviation, stats, part},
-                                 spatial));
+      ForEach(ctx, channels, ChannelMean<C>{lane_sums, lanes, count, stats}, lanes));
+  A8_DEV_RETURN_IF_ERROR(PlaneAndLaneSums<T>(ctx, x, nullptr, batch, channels, spatial,
+                                             PlaneSum::kSquaredDeviation, stats, part, &lane_sums));
   return ForEach(ctx, channels,
-                 ChannelInvStd<T>{part, batch, channels, count, epsilon, bn != nullptr,
+                 ChannelInvStd<T>{lane_sums, lanes, channels, count, epsilon, bn != nullptr,
                                   bn != nullptr ? *bn : BatchNormArgs{}, stats},
-                 batch);
+                 lanes);
 }
 
 // The backward's channel sums: stats[0, 4 * channels) = means, inv stds, sum(dY),
-// sum(dY * xhat); `part` holds 2 * batch * channels values.
+// sum(dY * xhat); `part` holds PlanePartCount(batch, channels, spatial) values.
 template <typename T>
 DevStatus ChannelGradSums(DevCtx& ctx, const ChannelSumsArgs& a, Acc<T>* stats, Acc<T>* part) {
   using C = Acc<T>;
   const T* x = static_cast<const T*>(a.x);
-  const int64_t planes = a.batch * a.channels;
   if (a.batch_stats) {
     A8_DEV_RETURN_IF_ERROR(
         ChannelMoments<T>(ctx, x, a.batch, a.channels, a.spatial, a.epsilon, nullptr, stats, part));
   } else {
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, GivenStats<T>{a, stats}));
   }
-  A8_DEV_RETURN_IF_ERROR(
-      ForEach(ctx, planes,
-              PlanePartials<T>{x, static_cast<const T*>(a.dy), a.channels, a.spatial, planes,
-                               PlaneSum::kDyAndDyXhat, stats, part},
-              2 * a.spatial));
-  return ForEach(ctx, a.channels, ChannelDySums<C>{part, a.batch, a.channels, stats}, a.batch);
+  C* lane_sums = nullptr;
+  A8_DEV_RETURN_IF_ERROR(PlaneAndLaneSums<T>(ctx, x, static_cast<const T*>(a.dy), a.batch,
+                                             a.channels, a.spatial, PlaneSum::kDyAndDyXhat, stats,
+                                             part, &lane_sums));
+  const int64_t lanes = PlaneLanes(a.spatial);
+  return ForEach(ctx, a.channels, ChannelDySums<C>{lane_sums, a.channels, lanes, stats}, lanes);
 }
 
 // BatchNormalization's Y from the statistics: a row per (n, c) plane.
@@ -361,21 +404,22 @@ DevStatus BatchNormInference(DevCtx& ctx, const BatchNormArgs& a) {
 
 DevStatus BatchNormTraining(DevCtx& ctx, const BatchNormArgs& a) {
   using namespace nn_detail;
-  return DispatchWithStats(
-      ctx, a.dtype, 2 * a.channels + a.batch * a.channels, [&](auto tag, auto* stats) -> DevStatus {
-        using T = decltype(tag);
-        A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(ctx, static_cast<const T*>(a.x), a.batch,
-                                                 a.channels, a.spatial, a.epsilon, &a, stats,
-                                                 stats + 2 * a.channels));
-        return ApplyBatchNorm<T>(ctx, a, stats);
-      });
+  return DispatchWithStats(ctx, a.dtype,
+                           2 * a.channels + PlanePartCount(a.batch, a.channels, a.spatial),
+                           [&](auto tag, auto* stats) -> DevStatus {
+                             using T = decltype(tag);
+                             A8_DEV_RETURN_IF_ERROR(ChannelMoments<T>(
+                                 ctx, static_cast<const T*>(a.x), a.batch, a.channels, a.spatial,
+                                 a.epsilon, &a, stats, stats + 2 * a.channels));
+                             return ApplyBatchNorm<T>(ctx, a, stats);
+                           });
 }
 
 DevStatus BatchNormGrad(DevCtx& ctx, const BatchNormGradArgs& a) {
   using namespace nn_detail;
   const bool training = a.mean == nullptr || a.var == nullptr;
   return DispatchWithStats(
-      ctx, a.dtype, 4 * a.channels + 2 * a.batch * a.channels,
+      ctx, a.dtype, 4 * a.channels + PlanePartCount(a.batch, a.channels, a.spatial),
       [&](auto tag, auto* stats) -> DevStatus {
         using T = decltype(tag);
         const ChannelSumsArgs sums{a.x,       a.dy,     a.batch,      a.channels, a.spatial,
@@ -406,7 +450,8 @@ DevStatus InstanceNormGrad(DevCtx& ctx, const InstanceNormArgs& a) {
   using namespace nn_detail;
   // Each (n, c) plane is a BatchNorm channel of a batch of one.
   const int64_t planes = a.batch * a.channels;
-  return DispatchWithStats(ctx, a.dtype, 6 * planes, [&](auto tag, auto* stats) -> DevStatus {
+  const int64_t scratch = 4 * planes + PlanePartCount(1, planes, a.spatial);
+  return DispatchWithStats(ctx, a.dtype, scratch, [&](auto tag, auto* stats) -> DevStatus {
     using T = decltype(tag);
     const ChannelSumsArgs sums{a.x,       a.dy, 1,           planes,  a.spatial,
                                a.epsilon, true, DType::kF32, nullptr, nullptr};

@@ -140,6 +140,9 @@ TEST(DeviceNnTest, BatchNormTraining) {
                {Out(t, {4, 3, 5, 5}), Out(t, {3}), Out(t, {3})}, Training());
     ExpectSame("BatchNormalization", BnInputs(t, t, t, {7, 5}),
                {Out(t, {7, 5}), Out(t, {5}), Out(t, {5})}, Training(0.7f));
+    // Planes of 144: summed in 32 lanes.
+    ExpectSame("BatchNormalization", BnInputs(t, t, t, {3, 2, 12, 12}),
+               {Out(t, {3, 2, 12, 12}), Out(t, {2}), Out(t, {2})}, Training());
   }
   // f16/bf16 data with f32 scale, bias and statistics; f64 data with f16 ones (round to odd);
   // 3 spatial dims; the running outputs absent.
@@ -159,6 +162,8 @@ TEST(DeviceNnTest, BatchNormGrad) {
     // Training mode: batch statistics recomputed.
     ExpectSame("a8.BatchNormalizationGrad", {In(t, {3, 4, 5, 3}), In(t, {3, 4, 5, 3}), In(t, {4})},
                {Out(t, {3, 4, 5, 3}), Out(t, {4}), Out(t, {4})});
+    ExpectSame("a8.BatchNormalizationGrad", {In(t, {2, 3, 130}), In(t, {2, 3, 130}), In(t, {3})},
+               {Out(t, {2, 3, 130}), Out(t, {3}), Out(t, {3})});
     // Inference mode, with dmean and dvar.
     ExpectSame("a8.BatchNormalizationGrad",
                {In(t, {5, 3, 7}), In(t, {5, 3, 7}), In(t, {3}), In(t, {3}), In(t, {3}, 0.1, 2)},

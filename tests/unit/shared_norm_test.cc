@@ -45,7 +45,8 @@ void RefNormalize(const std::vector<double>& x, const std::vector<int64_t>& idx,
 TEST(SharedNormTest, BatchNormInferenceAndTraining) {
   std::mt19937_64 rng(22);
   for (DType dt : testing::kFloatDTypes) {
-    for (int64_t spatial : {1, 17}) {
+    // 150: planes of 128 or more elements are summed in 32 interleaved lanes.
+    for (int64_t spatial : {1, 17, 150}) {
       SCOPED_TRACE(std::string(ElemName(dt)) + " spatial " + std::to_string(spatial));
       const int64_t n = 3, c = 5;
       BatchNormParams p;
@@ -163,7 +164,8 @@ TEST(SharedNormTest, InstanceNorm) {
 }
 
 TEST(SharedNormGradTest, BatchNormTrainingAndInferenceGradients) {
-  for (Dims xd : {Dims{4, 3, 5}, Dims{3, 2, 3, 4}, Dims{6, 5}}) {
+  // {2, 2, 130}: planes summed in 32 lanes.
+  for (Dims xd : {Dims{4, 3, 5}, Dims{3, 2, 3, 4}, Dims{6, 5}, Dims{2, 2, 130}}) {
     const int64_t c = xd[1], nx = NumElements(xd);
     norm::BatchNormParams p;
     p.dtype = DType::kF64, p.param_dtype = DType::kF64, p.stat_dtype = DType::kF64;
@@ -276,7 +278,7 @@ TEST(SharedNormGradTest, LayerNormGradientsWithAndWithoutStatistics) {
 }
 
 TEST(SharedNormGradTest, InstanceNormGradients) {
-  for (Dims xd : {Dims{2, 3, 5}, Dims{3, 2, 2, 3}}) {
+  for (Dims xd : {Dims{2, 3, 5}, Dims{3, 2, 2, 3}, Dims{1, 2, 140}}) {
     const int64_t n = xd[0], c = xd[1], nx = NumElements(xd), sp = nx / (n * c);
     const Vec x = Uniform(nx, 16, -2, 2), s = Uniform(c, 17, 0.5, 2), b = Uniform(c, 18),
               r = Uniform(nx, 19);
