@@ -45,6 +45,42 @@ struct SpanPerElement {
   }
 };
 
+// Row sums in interleaved lanes, for rows too long for one thread (LayerNorm's 768): for each
+// of `rows` rows of `n` terms and each of K sums, lane l of kRowLanes adds terms l, l + kRowLanes,
+// l + 2 kRowLanes, ... in order, from 0, into part[(k * rows + r) * kRowLanes + l]. `f` has
+// `A8_HD void Terms(int64_t r, int64_t i, C* acc) const`, adding term i of row r's K sums into
+// acc[0, K). ForEachRowLanes launches it: on the GPU one thread a (row, lane), so neighbouring
+// threads read neighbouring elements and a row has kRowLanes threads; on the host one call a
+// row, its lanes advancing together (vector adds). Each lane adds the same terms in the same
+// order either way, so the bits are the same; SumRowLanes then adds a row's lanes in a fixed tree.
+constexpr int64_t kRowLanes = 32;
+
+template <int K, typename C, typename F>
+struct RowLanesFn {
+  F f;
+  int64_t rows, n;
+  C* part;
+  A8_HD void operator()(int64_t idx) const {
+    const int64_t r = idx / kRowLanes, l = idx - r * kRowLanes;
+    C acc[K] = {};
+    for (int64_t i = l; i < n; i += kRowLanes) f.Terms(r, i, acc);
+    for (int k = 0; k < K; ++k) part[(k * rows + r) * kRowLanes + l] = acc[k];
+  }
+};
+
+// Sum k of row r: its lanes added pairwise, lane l + w into lane l for w = 16, 8, 4, 2, 1 (a
+// fixed tree: vector adds on the host, five dependent adds instead of 31).
+template <typename C>
+A8_HD C SumRowLanes(const C* part, int64_t rows, int64_t r, int k = 0) {
+  const C* p = part + (k * rows + r) * kRowLanes;
+  C v[kRowLanes];
+  for (int64_t l = 0; l < kRowLanes; ++l) v[l] = p[l];
+  for (int64_t w = kRowLanes / 2; w >= 1; w /= 2) {
+    for (int64_t l = 0; l < w; ++l) v[l] = v[l] + v[l + w];
+  }
+  return v[0];
+}
+
 #if defined(__CUDACC__)
 template <typename F>
 __global__ void ForEachKernel(int64_t n, F f) {
@@ -75,6 +111,12 @@ DevStatus ForEachRow(const DevCtx& ctx, int64_t rows, int64_t cols, const F& f,
   if (rows <= 0 || cols <= 0) return DevOk();
   return ForEach(ctx, rows * cols, SpanPerElement<F>{f, cols});
 }
+
+template <int K, typename C, typename F>
+DevStatus ForEachRowLanes(const DevCtx& ctx, int64_t rows, int64_t n, const F& f, C* part) {
+  if (rows <= 0) return DevOk();
+  return ForEach(ctx, rows * kRowLanes, RowLanesFn<K, C, F>{f, rows, n, part});
+}
 #else
 template <typename F>
 DevStatus ForEach(const DevCtx&, int64_t n, const F& f, int64_t cost_per_item = 1) {
@@ -98,6 +140,37 @@ DevStatus ForEachRow(const DevCtx&, int64_t rows, int64_t cols, const F& f,
       begin += piece;
       ++r;
       j = 0;
+    }
+  });
+  return DevOk();
+}
+
+// Row r's lanes on the host (RowLanesFn's arithmetic): the lanes advance together, lane l's
+// terms still in order. acc[l][k]: lane l of sum k.
+template <int K, typename C, typename F>
+void RowLanesOnHost(const F& f, int64_t r, int64_t n, C (&out)[kRowLanes][K]) {
+  C acc[kRowLanes][K] = {};  // a local: no store to it can alias the row (vector adds)
+  int64_t i0 = 0;
+  for (; i0 + kRowLanes <= n; i0 += kRowLanes) {  // whole rounds: a constant trip count
+    for (int64_t l = 0; l < kRowLanes; ++l) f.Terms(r, i0 + l, acc[l]);
+  }
+  for (int64_t l = 0; i0 + l < n; ++l) f.Terms(r, i0 + l, acc[l]);
+  for (int64_t l = 0; l < kRowLanes; ++l) {
+    for (int k = 0; k < K; ++k) out[l][k] = acc[l][k];
+  }
+}
+
+// The host launch of a lane sum (RowLanesFn): a row at a time.
+template <int K, typename C, typename F>
+DevStatus ForEachRowLanes(const DevCtx&, int64_t rows, int64_t n, const F& f, C* part) {
+  if (rows <= 0) return DevOk();
+  cpu::ParallelFor(rows, K * (n > 0 ? n : 1), [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      C acc[kRowLanes][K];
+      RowLanesOnHost<K>(f, r, n, acc);
+      for (int k = 0; k < K; ++k) {
+        for (int64_t l = 0; l < kRowLanes; ++l) part[(k * rows + r) * kRowLanes + l] = acc[l][k];
+      }
     }
   });
   return DevOk();

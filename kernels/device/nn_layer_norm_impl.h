@@ -59,20 +59,27 @@ A8_HD void RowMoments(const T* x, int64_t n, C* mean, C* var) {
   *var = n > 0 ? sq / static_cast<C>(n) : C(0);
 }
 
-// ---- LayerNormalization: rows of `inner` elements. stats: [outer] means, [outer] inv stds.
+// ---- LayerNormalization: rows of `inner` elements. stats: [rows] means, [rows] inv stds, and
+// the forward's optional Mean and InvStdDev outputs (the gradient recomputes the statistics
+// with the same body, so they are the forward's own bits).
 template <typename T>
 struct LayerNormRows {
   using C = Acc<T>;
-  LayerNormArgs a;
+  const T* x;
+  int64_t rows, inner;
+  float epsilon;
+  DType stat_dtype;
+  void* mean_out;
+  void* inv_std_out;
   C* stats;
   A8_HD void operator()(int64_t r) const {
     C m, v;
-    RowMoments(static_cast<const T*>(a.x) + r * a.inner, a.inner, &m, &v);
-    const C inv = C(1) / Sqrt(v + static_cast<C>(a.epsilon));
+    RowMoments(x + r * inner, inner, &m, &v);
+    const C inv = C(1) / Sqrt(v + static_cast<C>(epsilon));
     stats[r] = m;
-    stats[a.outer + r] = inv;
-    if (a.mean != nullptr) StoreParam(a.stat_dtype, a.mean, r, m);
-    if (a.inv_std_dev != nullptr) StoreParam(a.stat_dtype, a.inv_std_dev, r, inv);
+    stats[rows + r] = inv;
+    if (mean_out != nullptr) StoreParam(stat_dtype, mean_out, r, m);
+    if (inv_std_out != nullptr) StoreParam(stat_dtype, inv_std_out, r, inv);
   }
 };
 
@@ -109,43 +116,39 @@ struct LayerNormApply {
 
 // ---- a8.LayerNormalizationGrad. stats: [outer] means, inv stds, mean(g), mean(g * xhat) with
 // g = dY * scale.
-template <typename T, typename P>
-struct LayerNormGradRows {
-  using C = Acc<T>;
+template <typename C>
+struct GivenRowStats {
   LayerNormGradArgs a;
-  bool have_stats;
   C* stats;
   A8_HD void operator()(int64_t r) const {
-    const T* row = static_cast<const T*>(a.x) + r * a.inner;
-    const T* grow = static_cast<const T*>(a.dy) + r * a.inner;
-    const C inner = static_cast<C>(a.inner);
-    C m, inv;
-    if (have_stats) {
-      m = Param<C>(a.stat_dtype, a.mean, r);
-      inv = Param<C>(a.stat_dtype, a.inv_std_dev, r);
-    } else {
-      C sum = 0;
-      for (int64_t i = 0; i < a.inner; ++i) sum += Ld(row, i);
-      m = sum / inner;
-      C sq = 0;
-      for (int64_t i = 0; i < a.inner; ++i) {
-        const C d = Ld(row, i) - m;
-        sq += d * d;
-      }
-      inv = C(1) / Sqrt(sq / inner + static_cast<C>(a.epsilon));
-    }
-    stats[r] = m;
-    stats[a.outer + r] = inv;
-    if (a.dx == nullptr) return;
-    C sum_g = 0, sum_gx = 0;
-    const P* scale = static_cast<const P*>(a.scale);
-    for (int64_t i = 0; i < a.inner; ++i) {
-      const C g = Ld(grow, i) * ParamOf<C>(scale, i);
-      sum_g += g;
-      sum_gx += g * (Ld(row, i) - m) * inv;
-    }
-    stats[2 * a.outer + r] = sum_g / inner;
-    stats[3 * a.outer + r] = sum_gx / inner;
+    stats[r] = Param<C>(a.stat_dtype, a.mean, r);
+    stats[a.outer + r] = Param<C>(a.stat_dtype, a.inv_std_dev, r);
+  }
+};
+
+// The two lane sums of a row: g and g * xhat.
+template <typename T, typename P>
+struct GradRowTerms {
+  using C = Acc<T>;
+  LayerNormGradArgs a;
+  const C* stats;
+  A8_HD void Terms(int64_t r, int64_t i, C* acc) const {
+    const int64_t at = r * a.inner + i;
+    const C g = Ld(static_cast<const T*>(a.dy), at) * ParamOf<C>(static_cast<const P*>(a.scale), i);
+    acc[0] += g;
+    acc[1] += g * (Ld(static_cast<const T*>(a.x), at) - stats[r]) * stats[a.outer + r];
+  }
+};
+
+template <typename C>
+struct GradRowMeansFn {
+  const C* part;
+  int64_t rows, inner;
+  C* stats;
+  A8_HD void operator()(int64_t r) const {
+    const C n = static_cast<C>(inner);
+    stats[2 * rows + r] = SumRowLanes(part, rows, r, 0) / n;
+    stats[3 * rows + r] = SumRowLanes(part, rows, r, 1) / n;
   }
 };
 
@@ -228,7 +231,11 @@ DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
   using namespace nn_detail;
   return DispatchWithStats(ctx, a.dtype, 2 * a.outer, [&](auto tag, auto* stats) -> DevStatus {
     using T = decltype(tag);
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, LayerNormRows<T>{a, stats}, 2 * a.inner));
+    A8_DEV_RETURN_IF_ERROR(
+        ForEach(ctx, a.outer,
+                LayerNormRows<T>{static_cast<const T*>(a.x), a.outer, a.inner, a.epsilon,
+                                 a.stat_dtype, a.mean, a.inv_std_dev, stats},
+                2 * a.inner));
     return DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
       return ForEachRow(ctx, a.outer, a.inner, LayerNormApply<T, decltype(ptag)>{a, stats});
     });
@@ -239,24 +246,36 @@ DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
   using namespace nn_detail;
   const int64_t chunks = SumChunks(a.outer);
   return DispatchWithStats(
-      ctx, a.dtype, 4 * a.outer + 2 * chunks * a.inner, [&](auto tag, auto* stats) -> DevStatus {
+      ctx, a.dtype, (4 + 2 * kRowLanes) * a.outer + 2 * chunks * a.inner,
+      [&](auto tag, auto* stats) -> DevStatus {
         using T = decltype(tag);
         using C = Acc<T>;
+        const T* x = static_cast<const T*>(a.x);
+        C* rows = stats + 4 * a.outer;  // the lane sums, [2][outer][kRowLanes]
         // The forward normalized with statistics of the compute type; a narrower stash is only a
-        // rounded copy of them, so recompute instead (as the CPU kernel does).
+        // rounded copy of them, so recompute instead (the forward's own arithmetic).
         const bool exact_stash = !std::is_same_v<C, double> || a.stat_dtype == DType::kF64;
-        const bool have_stats = a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash;
-        A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
-          return ForEach(ctx, a.outer, LayerNormGradRows<T, decltype(ptag)>{a, have_stats, stats},
-                         3 * a.inner);
-        }));
+        if (a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash) {
+          A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, GivenRowStats<C>{a, stats}));
+        } else {
+          A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer,
+                                         LayerNormRows<T>{x, a.outer, a.inner, a.epsilon,
+                                                          a.stat_dtype, nullptr, nullptr, stats},
+                                         2 * a.inner));
+        }
         if (a.dx != nullptr) {
+          A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+            return ForEachRowLanes<2>(ctx, a.outer, a.inner,
+                                      GradRowTerms<T, decltype(ptag)>{a, stats}, rows);
+          }));
+          A8_DEV_RETURN_IF_ERROR(
+              ForEach(ctx, a.outer, GradRowMeansFn<C>{rows, a.outer, a.inner, stats}, kRowLanes));
           A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
             return ForEachRow(ctx, a.outer, a.inner, LayerNormGradDx<T, decltype(ptag)>{a, stats});
           }));
         }
         if (a.dscale == nullptr && a.dbias == nullptr) return DevOk();
-        C* part = stats + 4 * a.outer;
+        C* part = rows + 2 * kRowLanes * a.outer;
         A8_DEV_RETURN_IF_ERROR(ForEachRow(ctx, chunks, a.inner,
                                           LayerNormGradParamChunks<T>{a, stats, part}, kSumChunk));
         return ForEachRow(ctx, 1, a.inner, LayerNormGradParams<T>{a, part}, chunks);

@@ -85,7 +85,11 @@ TEST(DeviceNnTest, LayerNormGrad) {
     ExpectSame("a8.LayerNormalizationGrad",
                {In(t, {4, 3, 11}), In(t, {4, 3, 11}), In(t, {11}), None(), None()},
                {Out(t, {4, 3, 11}), Out(t, {11}), Out(t, {11})});
-    // 150 rows: dScale and dBias add chunks of 64 rows.
+    // Rows of 70: row sums in 32 lanes (launch.h, ForEachRowLanes); 150 rows: dScale and dBias
+    // add chunks of 64 rows.
+    ExpectSame("a8.LayerNormalizationGrad",
+               {In(t, {3, 70}), In(t, {3, 70}), In(t, {70}), None(), None()},
+               {Out(t, {3, 70}), Out(t, {70}), Out(t, {70})});
     ExpectSame("a8.LayerNormalizationGrad",
                {In(t, {150, 12}), In(t, {150, 12}), In(t, {12}), None(), None()},
                {Out(t, {150, 12}), Out(t, {12}), Out(t, {12})});

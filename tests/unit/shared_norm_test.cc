@@ -223,8 +223,9 @@ TEST(SharedNormGradTest, BatchNormTrainingAndInferenceGradients) {
 TEST(SharedNormGradTest, LayerNormGradientsWithAndWithoutStatistics) {
   for (const auto& [dims, axis] :
        {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 3, 5}, 1}, std::pair{Dims{4, 2, 3}, 2},
-        // 140 rows: the scale and bias gradients add chunks of 64 rows.
-        std::pair{Dims{140, 3}, 1}}) {
+        // 140 rows: the scale and bias gradients add chunks of 64 rows; rows of 70: row sums
+        // in 32 lanes, two full rounds and 6 more.
+        std::pair{Dims{140, 3}, 1}, std::pair{Dims{3, 70}, 1}}) {
     const Dims xd = dims;  // a variable, not a binding, so that the lambdas below can capture it
     norm::LayerNormParams p;
     p.dtype = p.param_dtype = p.stat_dtype = DType::kF64;
