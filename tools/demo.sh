@@ -133,5 +133,5 @@ for be in cpu cuda-emu; do
     --log-every=20 | tail -n 1 | sed 's/^a800c-run:/  /' | sed 's/ in [0-9.]* s: median [0-9.]* ms\/step//'
 done
 echo
-echo "Outputs in $out/. Not yet: a run on a GPU (none was available to build this on);"
-echo "tools/gpu-check.sh is the check and benchmark for one."
+echo "Outputs in $out/. On a GPU: tools/gpu-check.sh is the check and benchmark (the first run,"
+echo "on an H200, is in tools/bench/RESULTS.md)."
