@@ -12,7 +12,9 @@
 #                                 a. a8_gpu_tests (the ctest label gpu binary)
 #                                 b. tests/e2e/backend_parity.py --backend cuda --steps 20
 #                                 c. a one-rank torchrun-style a800c-run and the NCCL smoke
-#                                 d. tools/bench/gpu_bench.py (a800c vs PyTorch)
+#                                 d. tools/bench/gpu_bench.py (a800c vs PyTorch; with
+#                                    --profile amp unless A8_BENCH_ARGS says otherwise: the
+#                                    op split of a traced amp step, $OUT/gpu_profile.md)
 #                                 e. tools/bench/cost_model_check.py: a800c-inspect --cost for
 #                                    the GPU nvidia-smi names against the kernel times of
 #                                    a800c-run --trace (CUDA events), per kernel and per step
@@ -25,8 +27,9 @@
 # Environment (bundle): A8_JOBS (default 2), A8_GPU_BUILD_TYPE (default Release).
 # Environment (run): OUT (default ./gpu-check-out), A8_BENCH_BUDGET_S (default 360, cut to what
 # is left of the 10 minutes), A8_SKIP (comma list of steps to skip: tests,parity,smoke,bench,
-# cost), A8_BENCH_ARGS (more arguments for gpu_bench.py, e.g. "--models bert --precisions amp
-# --systems a800c --profile amp").
+# cost), A8_BENCH_ARGS (gpu_bench.py's arguments instead of the default "--profile amp", e.g.
+# "--models bert --precisions amp --systems a800c --profile amp"). The first H200 run took 51 s
+# for steps a, b (cut short), c and e and 261 s for d without the profile (two traced runs more).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 
@@ -278,7 +281,8 @@ print("python", sys.version.split()[0], "torch", torch.__version__, "cuda",
       SUMMARY+=("d. gpu_bench                  skipped: ${budget}s left of the 10 minutes")
     else
       step "d. gpu_bench" $((budget + 45)) env PYTHONUNBUFFERED=1 python3 "$BUNDLE/gpu_bench.py" \
-        --bin "$bin" --a8-ld-path "$a8_ld" --out "$OUT" --budget-s "$budget" ${A8_BENCH_ARGS:-}
+        --bin "$bin" --a8-ld-path "$a8_ld" --out "$OUT" --budget-s "$budget" \
+        ${A8_BENCH_ARGS:---profile amp}
       [ -f "$OUT/gpu_bench.md" ] && cat "$OUT/gpu_bench.md"
       [ -f "$OUT/gpu_profile.md" ] && cat "$OUT/gpu_profile.md"
     fi
