@@ -29,35 +29,70 @@ A8_HD int64_t MapParam(const ParamMap& m, int64_t j) {
 
 // Mean and population variance of one LayerNorm row in 8 interleaved partial sums added in a
 // fixed order (a CPU thread keeps them in one vector register, where one running sum would be a
-// chain of dependent adds).
+// chain of dependent adds): lane l adds the terms of elements l, l + 8, ... of the row's body
+// (its first n - n % 8 elements), LaneTree adds the lanes, then the tail's terms follow in order.
+// The term of element x is x for the mean, (x - mean)^2 for the variance.
+constexpr int64_t kMomentLanes = 8;
+
+template <typename C>
+A8_HD C LaneTree(const C* l) {
+  return ((l[0] + l[4]) + (l[1] + l[5])) + ((l[2] + l[6]) + (l[3] + l[7]));
+}
+
+template <bool kSquare, typename T, typename C>
+A8_HD C MomentTerm(const T* x, int64_t i, C m) {
+  const C v = Ld(x, i);
+  if constexpr (kSquare) {
+    return (v - m) * (v - m);
+  } else {
+    return v;
+  }
+}
+
+// The lanes' sum plus the tail's terms, over n (0 for an empty row).
+template <bool kSquare, typename T, typename C>
+A8_HD C FinishMoment(const C* lanes, const T* x, int64_t n, C m) {
+  C sum = LaneTree(lanes);
+  for (int64_t i = n - n % kMomentLanes; i < n; ++i) sum += MomentTerm<kSquare>(x, i, m);
+  return n > 0 ? sum / static_cast<C>(n) : C(0);
+}
+
+// One moment of a row by one thread, the lanes advancing together.
+template <bool kSquare, typename T, typename C>
+A8_HD C RowMoment(const T* x, int64_t n, C m) {
+  C lanes[kMomentLanes] = {};
+  for (int64_t i = 0; i < n - n % kMomentLanes; i += kMomentLanes) {
+    for (int64_t l = 0; l < kMomentLanes; ++l) lanes[l] += MomentTerm<kSquare>(x, i + l, m);
+  }
+  return FinishMoment<kSquare>(lanes, x, n, m);
+}
+
 template <typename T, typename C = Acc<T>>
 A8_HD void RowMoments(const T* x, int64_t n, C* mean, C* var) {
-  constexpr int64_t kLanes = 8;
-  const int64_t body = n - n % kLanes;
-  C lanes[kLanes] = {};
-  for (int64_t i = 0; i < body; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) lanes[l] += Ld(x, i + l);
-  }
-  C sum = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
-          ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-  for (int64_t i = body; i < n; ++i) sum += Ld(x, i);
-  const C m = n > 0 ? sum / static_cast<C>(n) : C(0);
-  for (int64_t l = 0; l < kLanes; ++l) lanes[l] = C(0);
-  for (int64_t i = 0; i < body; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) {
-      const C v = Ld(x, i + l);
-      lanes[l] += (v - m) * (v - m);
-    }
-  }
-  C sq = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
-         ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
-  for (int64_t i = body; i < n; ++i) {
-    const C v = Ld(x, i);
-    sq += (v - m) * (v - m);
-  }
-  *mean = m;
-  *var = n > 0 ? sq / static_cast<C>(n) : C(0);
+  *mean = RowMoment<false>(x, n, C(0));
+  *var = RowMoment<true>(x, n, *mean);
 }
+
+// RowMoments for long rows with a thread a lane (LayerNormStats): lane l of row r's mean
+// (kSquare false) or variance (true, around means[r]) into part[r * kMomentLanes + l]. The same
+// terms in the same order as RowMoment's lane l, so the same bits.
+template <typename T, bool kSquare>
+struct MomentLaneFn {
+  using C = Acc<T>;
+  const T* x;
+  int64_t inner;
+  const C* means;  // kSquare only
+  C* part;
+  A8_HD void operator()(int64_t idx) const {
+    const int64_t r = idx / kMomentLanes, l = idx - r * kMomentLanes;
+    const T* row = x + r * inner;
+    const C m = kSquare ? means[r] : C(0);
+    C s = 0;
+    for (int64_t i = l; i < inner - inner % kMomentLanes; i += kMomentLanes)
+      s += MomentTerm<kSquare>(row, i, m);
+    part[idx] = s;
+  }
+};
 
 // ---- LayerNormalization: rows of `inner` elements. stats: [rows] means, [rows] inv stds, and
 // the forward's optional Mean and InvStdDev outputs (the gradient recomputes the statistics
@@ -75,6 +110,9 @@ struct LayerNormRows {
   A8_HD void operator()(int64_t r) const {
     C m, v;
     RowMoments(x + r * inner, inner, &m, &v);
+    Store(r, m, v);
+  }
+  A8_HD void Store(int64_t r, C m, C v) const {
     const C inv = C(1) / Sqrt(v + static_cast<C>(epsilon));
     stats[r] = m;
     stats[rows + r] = inv;
@@ -82,6 +120,52 @@ struct LayerNormRows {
     if (inv_std_out != nullptr) StoreParam(stat_dtype, inv_std_out, r, inv);
   }
 };
+
+// The lane path's per-row steps: the mean from its lanes (stats[r]), then the variance from its
+// lanes and LayerNormRows' stores.
+template <typename T>
+struct MomentRowFn {
+  using C = Acc<T>;
+  LayerNormRows<T> rows_fn;
+  const C* part;
+  bool variance;
+  A8_HD void operator()(int64_t r) const {
+    const T* row = rows_fn.x + r * rows_fn.inner;
+    const C* lanes = part + r * kMomentLanes;
+    if (!variance) {
+      rows_fn.stats[r] = FinishMoment<false>(lanes, row, rows_fn.inner, C(0));
+      return;
+    }
+    const C m = rows_fn.stats[r];
+    rows_fn.Store(r, m, FinishMoment<true>(lanes, row, rows_fn.inner, m));
+  }
+};
+
+// On a GPU, rows of at least kLongRow elements take the lane path, a thread a (row, lane), where
+// one a row left the GPU with a few thousand threads reading a row's stride apart (BERT-base:
+// 4,096 rows of 768, 0.2 ms a LayerNorm on an H200). The host keeps one call a row, its lanes in
+// vector registers (the lane path there measured 3x slower: a row read with a stride of 8, once
+// a lane): the same terms in the same order, so the same bits (a8_gpu_tests compares the GPU
+// with the host on rows of both kinds).
+constexpr int64_t kLongRow = 256;
+
+// LayerNormRows over every row; `part` holds rows * kMomentLanes values.
+template <typename T>
+DevStatus LayerNormStats(DevCtx& ctx, const LayerNormRows<T>& f, Acc<T>* part) {
+#if defined(__CUDACC__)
+  if (f.inner >= kLongRow) {
+    const int64_t lanes = f.rows * kMomentLanes;
+    A8_DEV_RETURN_IF_ERROR(
+        ForEach(ctx, lanes, MomentLaneFn<T, false>{f.x, f.inner, nullptr, part}));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, f.rows, MomentRowFn<T>{f, part, false}));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, lanes, MomentLaneFn<T, true>{f.x, f.inner, f.stats, part}));
+    return ForEach(ctx, f.rows, MomentRowFn<T>{f, part, true});
+  }
+#else
+  (void)part;
+#endif
+  return ForEach(ctx, f.rows, f, 2 * f.inner);
+}
 
 // Row-shaped (launch.h, ForEachRow): rows of `inner`, P the storage type of scale and bias.
 template <typename T, typename P>
@@ -229,17 +313,18 @@ struct LayerNormGradParams {
 
 DevStatus LayerNorm(DevCtx& ctx, const LayerNormArgs& a) {
   using namespace nn_detail;
-  return DispatchWithStats(ctx, a.dtype, 2 * a.outer, [&](auto tag, auto* stats) -> DevStatus {
-    using T = decltype(tag);
-    A8_DEV_RETURN_IF_ERROR(
-        ForEach(ctx, a.outer,
-                LayerNormRows<T>{static_cast<const T*>(a.x), a.outer, a.inner, a.epsilon,
-                                 a.stat_dtype, a.mean, a.inv_std_dev, stats},
-                2 * a.inner));
-    return DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
-      return ForEachRow(ctx, a.outer, a.inner, LayerNormApply<T, decltype(ptag)>{a, stats});
-    });
-  });
+  return DispatchWithStats(
+      ctx, a.dtype, (2 + kMomentLanes) * a.outer, [&](auto tag, auto* stats) -> DevStatus {
+        using T = decltype(tag);
+        A8_DEV_RETURN_IF_ERROR(LayerNormStats<T>(
+            ctx,
+            LayerNormRows<T>{static_cast<const T*>(a.x), a.outer, a.inner, a.epsilon, a.stat_dtype,
+                             a.mean, a.inv_std_dev, stats},
+            stats + 2 * a.outer));
+        return DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
+          return ForEachRow(ctx, a.outer, a.inner, LayerNormApply<T, decltype(ptag)>{a, stats});
+        });
+      });
 }
 
 DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
@@ -258,10 +343,11 @@ DevStatus LayerNormGrad(DevCtx& ctx, const LayerNormGradArgs& a) {
         if (a.mean != nullptr && a.inv_std_dev != nullptr && exact_stash) {
           A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer, GivenRowStats<C>{a, stats}));
         } else {
-          A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.outer,
-                                         LayerNormRows<T>{x, a.outer, a.inner, a.epsilon,
-                                                          a.stat_dtype, nullptr, nullptr, stats},
-                                         2 * a.inner));
+          A8_DEV_RETURN_IF_ERROR(
+              LayerNormStats<T>(ctx,
+                                LayerNormRows<T>{x, a.outer, a.inner, a.epsilon, a.stat_dtype,
+                                                 nullptr, nullptr, stats},
+                                rows));
         }
         if (a.dx != nullptr) {
           A8_DEV_RETURN_IF_ERROR(DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {

@@ -49,6 +49,9 @@ TEST(DeviceNnTest, LayerNorm) {
     // Rows of 7 (fewer than 8 lanes) and 33 (lanes and a tail); Mean/InvStdDev in f32.
     ExpectSame("LayerNormalization", {In(t, {3, 5, 7}), In(t, {7}), In(t, {7})},
                {Out(t, {3, 5, 7}), Out(kF32, {3, 5, 1}), Out(kF32, {3, 5, 1})});
+    // Rows of 300: on a GPU the lane path (a thread per (row, lane)), against the host's row.
+    ExpectSame("LayerNormalization", {In(t, {3, 300}), In(t, {300}), In(t, {300})},
+               {Out(t, {3, 300}), Out(kF32, {3, 1}), Out(kF32, {3, 1})});
     ExpectSame("LayerNormalization", {In(t, {4, 2, 33}), In(t, {2, 33}), None()},
                {Out(t, {4, 2, 33}), None(), Out(t, {4, 1, 1})}, [](plan::Kernel* k) {
                  PlanBuilder::Int(k, "axis", -2);

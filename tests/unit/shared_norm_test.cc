@@ -142,6 +142,49 @@ TEST(SharedNormTest, LayerNormWithMeanAndInvStdDev) {
   }
 }
 
+// LayerNorm's statistics in RowMoments' order, written out: 8 interleaved lanes over the row's
+// first n - n % 8 elements, the lanes added ((0+4)+(1+5))+((2+6)+(3+7)), then the tail in order;
+// the mean first, then the squared deviations around it. (On a GPU rows of 256 or more take the
+// lane path, a thread a lane: kernels/device/nn_layer_norm_impl.h; device_nn_test.cc compares it
+// with the host in a8_gpu_tests.)
+TEST(SharedNormTest, LayerNormStatisticsInTheLanesOrderForShortAndLongRows) {
+  std::mt19937_64 rng(25);
+  auto moment = [](const float* x, int64_t n, bool square, float m) {
+    float lanes[8] = {};
+    const int64_t body = n - n % 8;
+    for (int64_t i = 0; i < body; ++i) {
+      const float t = square ? (x[i] - m) * (x[i] - m) : x[i];
+      lanes[i % 8] += t;
+    }
+    float s = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
+              ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+    for (int64_t i = body; i < n; ++i) s += square ? (x[i] - m) * (x[i] - m) : x[i];
+    return s / static_cast<float>(n);
+  };
+  for (int64_t inner : {100, 255, 256, 300, 771}) {
+    SCOPED_TRACE("inner " + std::to_string(inner));
+    const int64_t outer = 5;
+    LayerNormParams p;
+    p.outer = outer, p.inner = inner, p.epsilon = 1e-5f;
+    Buffer x = RandomBuffer(DType::kF32, {outer, inner}, rng, -3, 5);
+    Buffer s = RandomBuffer(DType::kF32, {inner}, rng, 0.5, 2);
+    Buffer b = RandomBuffer(DType::kF32, {inner}, rng);
+    Buffer y = MakeBuffer(DType::kF32, {outer, inner});
+    Buffer mean = MakeBuffer(DType::kF32, {outer}), inv = MakeBuffer(DType::kF32, {outer});
+    ASSERT_TRUE(LayerNorm(p, x.data(), s.data(), b.data(), y.data(), mean.data(), inv.data()).ok());
+    const float* xv = reinterpret_cast<const float*>(x.data());
+    const float* got_mean = reinterpret_cast<const float*>(mean.data());
+    const float* got_inv = reinterpret_cast<const float*>(inv.data());
+    for (int64_t r = 0; r < outer; ++r) {
+      const float* row = xv + r * inner;
+      const float m = moment(row, inner, false, 0.0f);
+      const float v = moment(row, inner, true, m);
+      EXPECT_EQ(got_mean[r], m) << "row " << r;
+      EXPECT_EQ(got_inv[r], 1.0f / std::sqrt(v + 1e-5f)) << "row " << r;
+    }
+  }
+}
+
 TEST(SharedNormTest, InstanceNorm) {
   std::mt19937_64 rng(24);
   for (DType dt : testing::kFloatDTypes) {
