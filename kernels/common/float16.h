@@ -35,6 +35,9 @@ A8_HD float BitsToFloat(uint32_t u) {
 }
 
 // float -> binary16 bits, round to nearest, ties to even; overflow gives Inf, NaN stays NaN.
+// On a GPU the conversion instruction (cvt.rn.f16.f32: the same rounding, subnormals and
+// overflow) does the work; only NaN, which it makes the canonical 0x7FFF, takes the arithmetic
+// below, so the bits are the host's for every input (tests/gpu cast tests check them).
 A8_HD uint16_t FloatToHalfBits(float f) {
   uint32_t x = FloatToBits(f);
   uint32_t sign = (x >> 16) & 0x8000u;
@@ -42,6 +45,11 @@ A8_HD uint16_t FloatToHalfBits(float f) {
   if (abs >= 0x7f800000u) {  // Inf or NaN
     return static_cast<uint16_t>(sign | 0x7c00u | (abs > 0x7f800000u ? 0x200u : 0u));
   }
+#if defined(__CUDA_ARCH__)
+  uint16_t h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to >= 65520
   if (abs < 0x38800000u) {  // result is subnormal or zero in half
     if (abs < 0x33000000u) return static_cast<uint16_t>(sign);  // below half of min subnormal
@@ -57,13 +65,21 @@ A8_HD uint16_t FloatToHalfBits(float f) {
   uint32_t rem = abs & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (result & 1u))) ++result;
   return static_cast<uint16_t>(sign | result);
+#endif
 }
 
+// binary16 bits -> float, exact; a NaN keeps its sign and payload. On a GPU the conversion
+// instruction (cvt.f32.f16, exact) takes every finite input.
 A8_HD float HalfBitsToFloat(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;
   uint32_t mant = h & 0x3ffu;
   if (exp == 0x1fu) return BitsToFloat(sign | 0x7f800000u | (mant << 13));
+#if defined(__CUDA_ARCH__)
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+#else
   if (exp == 0) {
     if (mant == 0) return BitsToFloat(sign);
     // Subnormal: value = mant * 2^-24, exact in float.
@@ -71,6 +87,7 @@ A8_HD float HalfBitsToFloat(uint16_t h) {
     return sign ? -v : v;
   }
   return BitsToFloat(sign | ((exp + 112u) << 23) | (mant << 13));
+#endif
 }
 
 // float -> bfloat16 bits, round to nearest, ties to even; NaN stays a quiet NaN.

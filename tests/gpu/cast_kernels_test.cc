@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -89,6 +90,35 @@ TEST_F(CudaCastTest, F32ToF16MatchesCpuBitForBit) {
       ASSERT_EQ(got[i], want) << "element " << i << " bf16=" << bf16;
     }
   }
+}
+
+// Every rounding boundary of binary16: for each finite half h, the float midway to the next
+// half (a tie, exact in float), one float step either side of it, and h itself, both signs,
+// plus the subnormal floats below half's smallest subnormal. The GPU converts these with its
+// conversion instruction (kernels/common/float16.h): the bits must still be the host's.
+TEST_F(CudaCastTest, F32ToF16EveryTieAndBoundaryMatchesCpu) {
+  std::vector<float> in;
+  for (uint32_t h = 0; h < 0x7c00u; ++h) {
+    const float f = HalfBitsToFloat(static_cast<uint16_t>(h));
+    const float next = h + 1 < 0x7c00u ? HalfBitsToFloat(static_cast<uint16_t>(h + 1)) : 65536.0f;
+    const float mid = f + (next - f) * 0.5f;  // exact: 11 bits plus one
+    for (float v : {f, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, 1e30f)}) {
+      in.push_back(v);
+      in.push_back(-v);
+    }
+  }
+  for (uint32_t bits = 1; bits < 0x00800000u; bits += 4099) {  // float subnormals
+    float f;
+    std::memcpy(&f, &bits, 4);
+    in.push_back(f);
+  }
+  const int64_t n = static_cast<int64_t>(in.size());
+  ASSERT_NO_FATAL_FAILURE((Upload<float, uint16_t>(in)));
+  ASSERT_EQ(cuda::CastF32ToF16(device_in<float>(), device_out<uint16_t>(), n, nullptr),
+            cudaSuccess);
+  const std::vector<uint16_t> got = Download<uint16_t>(n);
+  for (int64_t i = 0; i < n; ++i)
+    ASSERT_EQ(got[i], FloatToHalfBits(in[i])) << "element " << i << " value " << in[i];
 }
 
 // The NCCL f16 wire's pre-division: f16(x * scale), one rounding, as the host computes it.
