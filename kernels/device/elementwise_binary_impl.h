@@ -9,6 +9,9 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
+// The bodies split into Load(offsets) and Store(i, loaded) (NaryKernel, launch.h's loads-first
+// GPU launch).
+
 // y[i] = f(a, b) in the compute type, stored as TO (T, or bool for comparisons and logic).
 template <typename T, typename TO, typename F>
 struct BinaryBody {
@@ -16,8 +19,12 @@ struct BinaryBody {
   const T* b;
   TO* y;
   F f;
-  A8_HD void operator()(int64_t i, const int64_t* off) const {
-    y[i] = Elem<TO>::Store(f(Ld(a, off[0]), Ld(b, off[1])));
+  struct In {
+    T a, b;
+  };
+  A8_HD In Load(const int64_t* off) const { return {a[off[0]], b[off[1]]}; }
+  A8_HD void Store(int64_t i, const In& v) const {
+    y[i] = Elem<TO>::Store(f(Elem<T>::Load(v.a), Elem<T>::Load(v.b)));
   }
 };
 
@@ -28,10 +35,14 @@ struct MixedPowBody {
   const void* b;
   DType b_dtype;
   T* y;
-  A8_HD void operator()(int64_t i, const int64_t* off) const {
-    const double base = DevCast<double, T>(a[off[0]]);
-    const double expo = LoadCast<double>(b_dtype, b, off[1]);
-    y[i] = DevCast<T, double>(MPow(base, expo));
+  struct In {
+    double base, expo;
+  };
+  A8_HD In Load(const int64_t* off) const {
+    return {DevCast<double, T>(a[off[0]]), LoadCast<double>(b_dtype, b, off[1])};
+  }
+  A8_HD void Store(int64_t i, const In& v) const {
+    y[i] = DevCast<T, double>(MPow(v.base, v.expo));
   }
 };
 
@@ -44,9 +55,19 @@ struct FoldBody {
   F f;
   bool mean;
   T count;
-  A8_HD void operator()(int64_t i, const int64_t* off) const {
-    Acc<T> acc = Ld(in[0], off[0]);
-    for (int k = 1; k < K; ++k) acc = Elem<T>::Load(Elem<T>::Store(f(acc, Ld(in[k], off[k]))));
+  struct In {
+    T v[K];
+  };
+  A8_HD In Load(const int64_t* off) const {
+    In r;
+    for (int k = 0; k < K; ++k) r.v[k] = in[k][off[k]];
+    return r;
+  }
+  A8_HD void Store(int64_t i, const In& r) const {
+    Acc<T> acc = Elem<T>::Load(r.v[0]);
+    for (int k = 1; k < K; ++k) {
+      acc = Elem<T>::Load(Elem<T>::Store(f(acc, Elem<T>::Load(r.v[k]))));
+    }
     if (mean) acc = DivF{}(acc, Elem<T>::Load(count));
     St(y, i, acc);
   }
@@ -59,24 +80,31 @@ struct WhereBody {
   const U* x;
   const U* y;
   U* out;
-  A8_HD void operator()(int64_t i, const int64_t* off) const {
-    out[i] = cond[off[0]] ? x[off[1]] : y[off[2]];
-  }
+  A8_HD U Load(const int64_t* off) const { return cond[off[0]] ? x[off[1]] : y[off[2]]; }
+  A8_HD void Store(int64_t i, U v) const { out[i] = v; }
 };
 
-template <typename T, typename U, typename A>
+// N >= program.num_inputs: the inputs a thread holds per index while its loads are in flight.
+template <typename T, typename U, typename A, int N>
 struct FusedKernel {
   FusedProgram program;
   const T* in[kFusedMaxInputs];
   bool scalar[kFusedMaxInputs];
   U* y;
-  A8_HD void operator()(int64_t i) const {
-    A vals[kFusedMaxInputs];
+  struct In {
+    A v[N];
+  };
+  A8_HD In Load(int64_t i) const {
+    In r{};
     for (int j = 0; j < program.num_inputs; ++j) {
-      vals[j] = static_cast<A>(Ld(in[j], scalar[j] ? 0 : i));
+      r.v[j] = static_cast<A>(Ld(in[j], scalar[j] ? 0 : i));
     }
-    y[i] = Elem<U>::Store(static_cast<Acc<U>>(EvalFused<A>(program, vals)));
+    return r;
   }
+  A8_HD void Store(int64_t i, In r) const {
+    y[i] = Elem<U>::Store(static_cast<Acc<U>>(EvalFused<A>(program, r.v)));
+  }
+  A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 };
 
 template <typename T, typename TO, typename F>
@@ -235,9 +263,9 @@ DevStatus FusedElementwise(DevCtx& ctx, const FusedElementwiseParams& p) {
     using T = decltype(in_tag);
     return DispatchFloat(p.out_dtype, [&](auto out_tag) -> DevStatus {
       using U = decltype(out_tag);
-      auto run = [&](auto compute_tag) {
+      auto launch = [&](auto compute_tag, auto inputs) {
         using A = decltype(compute_tag);
-        FusedKernel<T, U, A> k{};
+        FusedKernel<T, U, A, decltype(inputs)::value> k{};
         k.program = p.program;
         for (int j = 0; j < kFusedMaxInputs; ++j) {
           k.in[j] = static_cast<const T*>(p.in[j]);
@@ -245,6 +273,12 @@ DevStatus FusedElementwise(DevCtx& ctx, const FusedElementwiseParams& p) {
         }
         k.y = static_cast<U*>(p.y);
         return ForEach(ctx, p.n, k);
+      };
+      auto run = [&](auto compute_tag) {
+        const int inputs = p.program.num_inputs;
+        if (inputs <= 2) return launch(compute_tag, std::integral_constant<int, 2>{});
+        if (inputs <= 4) return launch(compute_tag, std::integral_constant<int, 4>{});
+        return launch(compute_tag, std::integral_constant<int, kFusedMaxInputs>{});
       };
       return wide ? run(double{}) : run(float{});
     });

@@ -14,7 +14,9 @@ struct MapKernel {
   const T* x;
   TO* y;
   F f;
-  A8_HD void operator()(int64_t i) const { y[i] = Elem<TO>::Store(f(Ld(x, i))); }
+  A8_HD T Load(int64_t i) const { return x[i]; }  // loads first on a GPU (launch.h)
+  A8_HD void Store(int64_t i, T v) const { y[i] = Elem<TO>::Store(f(Elem<T>::Load(v))); }
+  A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 };
 
 template <typename F>
@@ -77,7 +79,9 @@ template <typename From, typename To>
 struct CastKernel {
   const From* x;
   To* y;
-  A8_HD void operator()(int64_t i) const { y[i] = DevCast<To, From>(x[i]); }
+  A8_HD From Load(int64_t i) const { return x[i]; }
+  A8_HD void Store(int64_t i, From v) const { y[i] = DevCast<To, From>(v); }
+  A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 };
 
 // The Philox key of one Dropout kernel: SplitMix64's finalizer of seed ^ node hash (the CPU's
@@ -170,7 +174,14 @@ struct GradKernel {
   const T* z;
   T* dx;
   F f;
-  A8_HD void operator()(int64_t i) const { St(dx, i, f(Ld(dy, i), Ld(z, i))); }
+  struct In {
+    T dy, z;
+  };
+  A8_HD In Load(int64_t i) const { return {dy[i], z[i]}; }
+  A8_HD void Store(int64_t i, const In& v) const {
+    St(dx, i, f(Elem<T>::Load(v.dy), Elem<T>::Load(v.z)));
+  }
+  A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 };
 
 template <typename F>

@@ -9,6 +9,7 @@
 
 #include "kernels/common/binary_math.h"
 #include "kernels/common/float_to_int.h"
+#include "kernels/common/index_div.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 
@@ -131,19 +132,18 @@ A8_HD To LoadCast(DType t, const void* p, int64_t i) {
 template <int K>
 struct NaryIndex {
   int rank;
-  int64_t dims[kElemMaxRank];
+  IndexDiv dims[kElemMaxRank];  // divisions by multiplication (kernels/common/index_div.h)
   int64_t strides[K][kElemMaxRank];
 
   A8_HD void Offsets(int64_t i, int64_t* off) const {
-    if (rank == 1) {  // same shapes or scalars: no (64-bit, slow on the GPU) division
+    if (rank == 1) {  // same shapes or scalars: no division
       for (int k = 0; k < K; ++k) off[k] = i * strides[k][0];
       return;
     }
     for (int k = 0; k < K; ++k) off[k] = 0;
     for (int d = rank - 1; d >= 0; --d) {
-      const int64_t q = i / dims[d];
-      const int64_t idx = i - q * dims[d];
-      i = q;
+      int64_t idx = 0;
+      i = dims[d].DivMod(i, &idx);
       for (int k = 0; k < K; ++k) off[k] += idx * strides[k][d];
     }
   }
@@ -155,23 +155,29 @@ NaryIndex<K> MakeNaryIndex(const NaryShape& s) {
   NaryIndex<K> ix{};
   ix.rank = s.rank;
   for (int d = 0; d < kElemMaxRank; ++d) {
-    ix.dims[d] = s.dims[d];
+    ix.dims[d] = IndexDiv(s.dims[d] > 0 ? s.dims[d] : 1);
     for (int k = 0; k < K; ++k) ix.strides[k][d] = s.strides[k][d];
   }
   return ix;
 }
 
-// The generic strided N-ary kernel: Body(i, offsets) computes output element i from its K
-// operands' element offsets.
+// The generic strided N-ary kernel: body.Load(offsets) reads output element i's K operands at
+// their element offsets, body.Store(i, loaded) computes and writes it (launch.h's loads-first
+// split).
 template <int K, typename Body>
 struct NaryKernel {
   NaryIndex<K> ix;
   Body body;
-  A8_HD void operator()(int64_t i) const {
+  A8_HD auto Load(int64_t i) const {
     int64_t off[K];
     ix.Offsets(i, off);
-    body(i, off);
+    return body.Load(off);
   }
+  template <typename In>
+  A8_HD void Store(int64_t i, const In& v) const {
+    body.Store(i, v);
+  }
+  A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 };
 
 template <int K, typename Body>

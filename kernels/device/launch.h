@@ -14,7 +14,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
+#include <utility>
 
+#include "kernels/common/index_div.h"
 #include "kernels/device/device.h"
 
 #if defined(__CUDACC__)
@@ -27,6 +30,21 @@ namespace a8::A8_DEV_NS {
 
 constexpr int kThreadsPerBlock = 256;
 
+// A memory-bound functor may split operator() in two: `In Load(int64_t i) const` reads index i's
+// operands and returns them, `void Store(int64_t i, const In&) const` computes and writes, and
+// operator()(i) is Store(i, Load(i)). The GPU launch then gives a thread kLoadsInFlight indices a
+// block's width apart and issues all their loads before the first store (a store may alias a
+// later index's operand, so the compiler could not hoist those loads itself): that many loads in
+// flight a thread instead of one, which 2-byte elements need to keep HBM busy. The host calls
+// operator() as before; every index runs the same arithmetic on the same values either way.
+constexpr int kLoadsInFlight = 4;
+
+template <typename F, typename = void>
+struct HasLoadStore : std::false_type {};
+template <typename F>
+struct HasLoadStore<F, std::void_t<decltype(std::declval<const F&>().Load(int64_t{}))>>
+    : std::true_type {};
+
 // A row-shaped kernel, over `rows` rows of `cols` elements (element i = r * cols + j), is a
 // functor with `A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const` that computes elements
 // [j0, j1) of row r, loading what the row shares (its statistics, a channel's parameters) once
@@ -34,15 +52,41 @@ constexpr int kThreadsPerBlock = 256;
 // Span(r, j, j + 1)); on the host one call per row piece, so the index division and the row's
 // loads leave the inner loop. Every element runs the same arithmetic either way, so the results
 // are bit-identical.
+//
+// A row-shaped functor may also split an element in two, as HasLoadStore functors do:
+// `In LoadAt(int64_t r, int64_t j) const` and `void StoreAt(int64_t r, int64_t j, const In&)
+// const`, with Span's arithmetic; the GPU launch then issues its loads first (HasLoadAt).
+template <typename F, typename = void>
+struct HasLoadAt : std::false_type {};
 template <typename F>
+struct HasLoadAt<F, std::void_t<decltype(std::declval<const F&>().LoadAt(int64_t{}, int64_t{}))>>
+    : std::true_type {};
+
+template <typename F, bool kLoadAt = HasLoadAt<F>::value>
 struct SpanPerElement {
   F f;
-  int64_t cols;
+  IndexDiv cols;
   A8_HD void operator()(int64_t i) const {
-    const int64_t r = i / cols;
-    const int64_t j = i - r * cols;
+    int64_t j = 0;
+    const int64_t r = cols.DivMod(i, &j);
     f.Span(r, j, j + 1);
   }
+};
+template <typename F>
+struct SpanPerElement<F, true> {
+  F f;
+  IndexDiv cols;
+  struct In {
+    decltype(std::declval<const F&>().LoadAt(int64_t{}, int64_t{})) v;
+    int64_t r, j;
+  };
+  A8_HD In Load(int64_t i) const {
+    int64_t j = 0;
+    const int64_t r = cols.DivMod(i, &j);
+    return {f.LoadAt(r, j), r, j};
+  }
+  A8_HD void Store(int64_t, const In& in) const { f.StoreAt(in.r, in.j, in.v); }
+  A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 };
 
 // Row sums in interleaved lanes, for rows too long for one thread (LayerNorm's 768): for each
@@ -89,6 +133,25 @@ __global__ void ForEachKernel(int64_t n, F f) {
     f(i);
 }
 
+// HasLoadStore functors: kLoadsInFlight indices a thread, loads first (see above).
+template <typename F>
+__global__ void ForEachLoadsFirstKernel(int64_t n, F f) {
+  using In = decltype(f.Load(int64_t{}));
+  const int64_t width = blockDim.x, tile = width * kLoadsInFlight;
+  for (int64_t base = blockIdx.x * tile + threadIdx.x; base < n;
+       base += static_cast<int64_t>(gridDim.x) * tile) {
+    In v[kLoadsInFlight];
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) {
+      if (base + k * width < n) v[k] = f.Load(base + k * width);
+    }
+#pragma unroll
+    for (int k = 0; k < kLoadsInFlight; ++k) {
+      if (base + k * width < n) f.Store(base + k * width, v[k]);
+    }
+  }
+}
+
 inline DevStatus CheckLaunch(const char* what) {
   cudaError_t e = cudaGetLastError();
   if (e == cudaSuccess) return DevOk();
@@ -98,10 +161,16 @@ inline DevStatus CheckLaunch(const char* what) {
 template <typename F>
 DevStatus ForEach(const DevCtx& ctx, int64_t n, const F& f, int64_t /*cost_per_item*/ = 1) {
   if (n <= 0) return DevOk();
-  int64_t blocks = (n + kThreadsPerBlock - 1) / kThreadsPerBlock;
+  constexpr int64_t per_block =
+      HasLoadStore<F>::value ? kThreadsPerBlock * kLoadsInFlight : kThreadsPerBlock;
+  int64_t blocks = (n + per_block - 1) / per_block;
   if (blocks > 65535 * 8) blocks = 65535 * 8;
-  ForEachKernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0,
-                  static_cast<cudaStream_t>(ctx.stream)>>>(n, f);
+  const auto stream = static_cast<cudaStream_t>(ctx.stream);
+  if constexpr (HasLoadStore<F>::value) {
+    ForEachLoadsFirstKernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(n, f);
+  } else {
+    ForEachKernel<<<static_cast<unsigned>(blocks), kThreadsPerBlock, 0, stream>>>(n, f);
+  }
   return CheckLaunch("kernel launch");
 }
 
@@ -109,7 +178,7 @@ template <typename F>
 DevStatus ForEachRow(const DevCtx& ctx, int64_t rows, int64_t cols, const F& f,
                      int64_t /*cost_per_item*/ = 1) {
   if (rows <= 0 || cols <= 0) return DevOk();
-  return ForEach(ctx, rows * cols, SpanPerElement<F>{f, cols});
+  return ForEach(ctx, rows * cols, SpanPerElement<F>{f, IndexDiv(cols)});
 }
 
 template <int K, typename C, typename F>

@@ -4,6 +4,7 @@
 #include <type_traits>
 
 #include "kernels/common/float_to_int.h"
+#include "kernels/common/index_div.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/loss_optim.h"
 #include "kernels/device/movement.h"
@@ -28,19 +29,36 @@ DevStatus DispatchBySize(int size, Fn&& fn) {
   }
 }
 
+// The dims and the source moduli divide by multiplication (kernels/common/index_div.h).
 template <typename U>
 struct StridedCopyFn {
   StridedCopyParams p;
-  A8_HD void operator()(int64_t i) const {
+  IndexDiv dims[kMaxMapRank];
+  IndexDiv mods[kMaxMapRank];  // src_mod[k] (1 where there is none: unused)
+
+  explicit StridedCopyFn(const StridedCopyParams& params) : p(params) {
+    for (int k = 0; k < p.rank; ++k) {
+      dims[k] = IndexDiv(p.dims[k] > 0 ? p.dims[k] : 1);
+      mods[k] = IndexDiv(p.src_mod[k] > 0 ? p.src_mod[k] : 1);
+    }
+  }
+  struct In {
+    U v;
+    int64_t d;  // the destination offset
+  };
+  A8_HD In Load(int64_t i) const {
     int64_t s = p.src_base, d = p.dst_base, rest = i;
     for (int k = p.rank - 1; k >= 0; --k) {
-      const int64_t c = rest % p.dims[k];
-      rest /= p.dims[k];
-      s += (p.src_mod[k] > 0 ? c % p.src_mod[k] : c) * p.src_strides[k];
+      int64_t c = 0;
+      rest = dims[k].DivMod(rest, &c);
       d += c * p.dst_strides[k];
+      if (p.src_mod[k] > 0) mods[k].DivMod(c, &c);
+      s += c * p.src_strides[k];
     }
-    static_cast<U*>(p.dst)[d] = static_cast<const U*>(p.src)[s];
+    return {static_cast<const U*>(p.src)[s], d};
   }
+  A8_HD void Store(int64_t, const In& in) const { static_cast<U*>(p.dst)[in.d] = in.v; }
+  A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 };
 
 template <typename U>
@@ -257,7 +275,7 @@ DevStatus StridedCopy(DevCtx& ctx, const StridedCopyParams& p) {
   int64_t n = 1;
   for (int k = 0; k < p.rank; ++k) n *= p.dims[k];
   return DispatchBySize(p.elem_size,
-                        [&](auto u) { return ForEach(ctx, n, StridedCopyFn<decltype(u)>{p}); });
+                        [&](auto u) { return ForEach(ctx, n, StridedCopyFn<decltype(u)>(p)); });
 }
 
 DevStatus Gather(DevCtx& ctx, const GatherParams& p) {

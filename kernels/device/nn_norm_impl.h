@@ -8,6 +8,7 @@
 
 #include <type_traits>
 
+#include "kernels/common/index_div.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/nn.h"
 #include "kernels/device/nn_common.h"
@@ -148,19 +149,38 @@ struct ChannelInvStd {
 };
 
 // Row-shaped: a row is an (n, c) plane of `spatial`, P the storage type of scale and bias.
+// On a GPU an element a thread, its loads first (LoadAt/StoreAt, launch.h).
 template <typename T, typename P>
 struct BatchNormApply {
   using C = Acc<T>;
   BatchNormArgs a;
   const C* stats;
+  IndexDiv channels;  // a.channels
+  struct Channel {    // what a plane's elements share
+    C m, k, shift;
+  };
+  A8_HD Channel Of(int64_t plane) const {
+    int64_t c = 0;
+    channels.DivMod(plane, &c);
+    return {stats[c], stats[a.channels + c] * ParamOf<C>(static_cast<const P*>(a.scale), c),
+            ParamOf<C>(static_cast<const P*>(a.bias), c)};
+  }
+  A8_HD static C Apply(C x, const Channel& ch) { return (x - ch.m) * ch.k + ch.shift; }
   A8_HD void Span(int64_t plane, int64_t j0, int64_t j1) const {
-    const int64_t c = plane % a.channels;
     const T* x = static_cast<const T*>(a.x) + plane * a.spatial;
     T* y = static_cast<T*>(a.y) + plane * a.spatial;
-    const C m = stats[c];
-    const C k = stats[a.channels + c] * ParamOf<C>(static_cast<const P*>(a.scale), c);
-    const C shift = ParamOf<C>(static_cast<const P*>(a.bias), c);
-    for (int64_t j = j0; j < j1; ++j) St(y, j, (Ld(x, j) - m) * k + shift);
+    const Channel ch = Of(plane);
+    for (int64_t j = j0; j < j1; ++j) St(y, j, Apply(Ld(x, j), ch));
+  }
+  struct In {
+    T x;
+    Channel ch;
+  };
+  A8_HD In LoadAt(int64_t plane, int64_t j) const {
+    return {static_cast<const T*>(a.x)[plane * a.spatial + j], Of(plane)};
+  }
+  A8_HD void StoreAt(int64_t plane, int64_t j, const In& in) const {
+    St(static_cast<T*>(a.y), plane * a.spatial + j, Apply(Elem<T>::Load(in.x), in.ch));
   }
 };
 
@@ -234,27 +254,50 @@ struct NormGradDxArgs {
   bool batch_stats;
 };
 
+// On a GPU an element a thread, its loads first (LoadAt/StoreAt, launch.h).
 template <typename T, typename P>
 struct NormGradDx {
   using C = Acc<T>;
   NormGradDxArgs a;
   const C* stats;
-  A8_HD void Span(int64_t plane, int64_t j0, int64_t j1) const {
-    const int64_t channels = a.channels, spatial = a.spatial;
-    const bool batch_stats = a.batch_stats;
-    const int64_t c = plane % channels;
-    const C m = stats[c], inv = stats[channels + c];
-    const C k = ParamOf<C>(static_cast<const P*>(a.scale), c % a.scale_channels) * inv;
+  IndexDiv channels, scale_channels;  // a.channels, a.scale_channels
+  struct Channel {                    // what a plane's elements share
+    C m, inv, k, mean_dy, mean_dyx;
+  };
+  A8_HD Channel Of(int64_t plane) const {
+    const int64_t nc = a.channels;
+    int64_t c = 0, sc = 0;
+    channels.DivMod(plane, &c);
+    scale_channels.DivMod(c, &sc);
+    const C inv = stats[nc + c];
     const C n = static_cast<C>(a.count);
-    const C mean_dy = batch_stats ? stats[2 * channels + c] / n : C(0);
-    const C mean_dyx = batch_stats ? stats[3 * channels + c] / n : C(0);
+    return {stats[c], inv, ParamOf<C>(static_cast<const P*>(a.scale), sc) * inv,
+            a.batch_stats ? stats[2 * nc + c] / n : C(0),
+            a.batch_stats ? stats[3 * nc + c] / n : C(0)};
+  }
+  A8_HD static C Dx(C x, C dy, const Channel& ch) {
+    const C xhat = (x - ch.m) * ch.inv;
+    return ch.k * (dy - ch.mean_dy - xhat * ch.mean_dyx);
+  }
+  A8_HD void Span(int64_t plane, int64_t j0, int64_t j1) const {
+    const int64_t spatial = a.spatial;
+    const Channel ch = Of(plane);
     const T* xp = static_cast<const T*>(a.x) + plane * spatial;
     const T* dyp = static_cast<const T*>(a.dy) + plane * spatial;
     T* dxp = static_cast<T*>(a.dx) + plane * spatial;
-    for (int64_t j = j0; j < j1; ++j) {
-      const C xhat = (Ld(xp, j) - m) * inv;
-      St(dxp, j, k * (Ld(dyp, j) - mean_dy - xhat * mean_dyx));
-    }
+    for (int64_t j = j0; j < j1; ++j) St(dxp, j, Dx(Ld(xp, j), Ld(dyp, j), ch));
+  }
+  struct In {
+    T x, dy;
+    Channel ch;
+  };
+  A8_HD In LoadAt(int64_t plane, int64_t j) const {
+    const int64_t at = plane * a.spatial + j;
+    return {static_cast<const T*>(a.x)[at], static_cast<const T*>(a.dy)[at], Of(plane)};
+  }
+  A8_HD void StoreAt(int64_t plane, int64_t j, const In& in) const {
+    St(static_cast<T*>(a.dx), plane * a.spatial + j,
+       Dx(Elem<T>::Load(in.x), Elem<T>::Load(in.dy), in.ch));
   }
 };
 
@@ -378,7 +421,7 @@ template <typename T>
 DevStatus ApplyBatchNorm(DevCtx& ctx, const BatchNormArgs& a, const Acc<T>* stats) {
   return DispatchFloat(a.param_dtype, [&](auto ptag) -> DevStatus {
     return ForEachRow(ctx, a.batch * a.channels, a.spatial,
-                      BatchNormApply<T, decltype(ptag)>{a, stats});
+                      BatchNormApply<T, decltype(ptag)>{a, stats, IndexDiv(a.channels)});
   });
 }
 
@@ -387,7 +430,9 @@ template <typename T>
 DevStatus ApplyNormGradDx(DevCtx& ctx, DType param_dtype, int64_t planes, const NormGradDxArgs& a,
                           const Acc<T>* stats) {
   return DispatchFloat(param_dtype, [&](auto ptag) -> DevStatus {
-    return ForEachRow(ctx, planes, a.spatial, NormGradDx<T, decltype(ptag)>{a, stats});
+    return ForEachRow(
+        ctx, planes, a.spatial,
+        NormGradDx<T, decltype(ptag)>{a, stats, IndexDiv(a.channels), IndexDiv(a.scale_channels)});
   });
 }
 

@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "kernels/common/index_div.h"
 #include "kernels/common/pool_window.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/nn.h"
@@ -16,11 +17,25 @@
 namespace a8::A8_DEV_NS {
 namespace nn_detail {
 
-// The spatial coordinates (3 dims) of flat position p of a plane of `dims`.
-A8_HD void Unflatten(const int64_t dims[3], int64_t p, int64_t out[3]) {
-  out[2] = p % dims[2];
-  out[1] = (p / dims[2]) % dims[1];
-  out[0] = p / (dims[2] * dims[1]);
+// The divisions the pooling kernels' index arithmetic does, by multiplication
+// (kernels/common/index_div.h): by a plane's outputs, the output dims 1 and 2, the lines (dims 0
+// and 1) of an input plane, input dim 1 and the strides.
+struct PoolDivs {
+  IndexDiv out_size, out1, out2, lines, in1, s[3];
+  explicit PoolDivs(const PoolArgs& a)
+      : out_size(Positive(a.out_size)),
+        out1(Positive(a.out[1])),
+        out2(Positive(a.out[2])),
+        lines(Positive(a.in[0] * a.in[1])),
+        in1(Positive(a.in[1])),
+        s{IndexDiv(Positive(a.s[0])), IndexDiv(Positive(a.s[1])), IndexDiv(Positive(a.s[2]))} {}
+  static int64_t Positive(int64_t v) { return v > 0 ? v : 1; }
+};
+
+// The spatial coordinates (3 dims) of flat output position o of a plane.
+A8_HD void UnflattenOut(const PoolDivs& dv, int64_t o, int64_t out[3]) {
+  const int64_t q = dv.out2.DivMod(o, &out[2]);
+  out[0] = dv.out1.DivMod(q, &out[1]);
 }
 
 // Flat in-plane index of the first maximum of the window starting at `start` (-1 if no tap is
@@ -51,10 +66,11 @@ A8_HD void WindowStart(const PoolArgs& a, const int64_t o[3], int64_t start[3]) 
 
 // The outputs along one dim whose window has a tap at input position i: [lo, hi], those with
 // (i + pb - o * s) a multiple of the dilation.
-A8_HD void CoveringRange(const PoolArgs& a, int d, int64_t i, int64_t* lo, int64_t* hi) {
+A8_HD void CoveringRange(const PoolArgs& a, const PoolDivs& dv, int d, int64_t i, int64_t* lo,
+                         int64_t* hi) {
   const int64_t first = i + a.pb[d] - (a.k[d] - 1) * a.d[d];
-  *lo = first <= 0 ? 0 : (first + a.s[d] - 1) / a.s[d];
-  const int64_t last = (i + a.pb[d]) / a.s[d];
+  *lo = first <= 0 ? 0 : dv.s[d].Div(first + a.s[d] - 1);
+  const int64_t last = dv.s[d].Div(i + a.pb[d]);
   *hi = last < a.out[d] - 1 ? last : a.out[d] - 1;
 }
 A8_HD bool IsTap(const PoolArgs& a, int d, int64_t i, int64_t o) {
@@ -72,10 +88,12 @@ template <typename T>
 struct MaxPoolFn {
   using C = Acc<T>;
   PoolArgs a;
+  PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
-    const int64_t plane = idx / a.out_size, o = idx - plane * a.out_size;
+    int64_t o = 0;
+    const int64_t plane = dv.out_size.DivMod(idx, &o);
     int64_t oc[3], start[3];
-    Unflatten(a.out, o, oc);
+    UnflattenOut(dv, o, oc);
     WindowStart(a, oc, start);
     C best;
     const int64_t best_i =
@@ -96,11 +114,13 @@ template <typename T>
 struct AveragePoolFn {
   using C = Acc<T>;
   PoolArgs a;
+  PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
-    const int64_t plane = idx / a.out_size, o = idx - plane * a.out_size;
+    int64_t o = 0;
+    const int64_t plane = dv.out_size.DivMod(idx, &o);
     const T* src = static_cast<const T*>(a.x) + plane * a.in_size;
     int64_t oc[3], start[3];
-    Unflatten(a.out, o, oc);
+    UnflattenOut(dv, o, oc);
     WindowStart(a, oc, start);
     C sum = 0;
     ForEachTapInside(a, start, [&](int64_t i) { sum += Ld(src, i); });
@@ -116,10 +136,12 @@ template <typename T>
 struct WindowArgMaxFn {
   PoolArgs a;
   int64_t* argmax;  // [planes * out_size]
+  PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
-    const int64_t plane = idx / a.out_size, o = idx - plane * a.out_size;
+    int64_t o = 0;
+    const int64_t plane = dv.out_size.DivMod(idx, &o);
     int64_t oc[3], start[3];
-    Unflatten(a.out, o, oc);
+    UnflattenOut(dv, o, oc);
     WindowStart(a, oc, start);
     Acc<T> best;
     argmax[idx] = WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best);
@@ -134,19 +156,20 @@ struct PoolGradFn {
   using C = Acc<T>;
   PoolArgs a;
   const int64_t* argmax;  // kMax: WindowArgMaxFn's
+  PoolDivs dv;
   A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const {
-    const int64_t lines = a.in[0] * a.in[1];
-    const int64_t plane = r / lines, line = r - plane * lines;
-    const int64_t i0 = line / a.in[1], i1 = line - i0 * a.in[1];
+    int64_t line = 0, i1 = 0;
+    const int64_t plane = dv.lines.DivMod(r, &line);
+    const int64_t i0 = dv.in1.DivMod(line, &i1);
     const T* g = static_cast<const T*>(a.dy) + plane * a.out_size;
     const int64_t* best = kMax ? argmax + plane * a.out_size : nullptr;
     T* dx = static_cast<T*>(a.dx) + r * a.in[2];
     int64_t lo[3], hi[3];
-    CoveringRange(a, 0, i0, &lo[0], &hi[0]);
-    CoveringRange(a, 1, i1, &lo[1], &hi[1]);
+    CoveringRange(a, dv, 0, i0, &lo[0], &hi[0]);
+    CoveringRange(a, dv, 1, i1, &lo[1], &hi[1]);
     for (int64_t i2 = j0; i2 < j1; ++i2) {
       const int64_t p = line * a.in[2] + i2;
-      CoveringRange(a, 2, i2, &lo[2], &hi[2]);
+      CoveringRange(a, dv, 2, i2, &lo[2], &hi[2]);
       C acc = 0;
       int64_t oc[3];
       for (oc[0] = lo[0]; oc[0] <= hi[0]; ++oc[0]) {
@@ -207,7 +230,7 @@ DevStatus MaxPool(DevCtx& ctx, const PoolArgs& a) {
                   std::is_same_v<T, bool>) {
       return DevError("MaxPool: unsupported dtype");
     } else {
-      return ForEach(ctx, a.planes * a.out_size, MaxPoolFn<T>{a});
+      return ForEach(ctx, a.planes * a.out_size, MaxPoolFn<T>{a, PoolDivs(a)});
     }
   });
 }
@@ -216,7 +239,7 @@ DevStatus AveragePool(DevCtx& ctx, const PoolArgs& a) {
   using namespace nn_detail;
   return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
     using T = decltype(tag);
-    return ForEach(ctx, a.planes * a.out_size, AveragePoolFn<T>{a});
+    return ForEach(ctx, a.planes * a.out_size, AveragePoolFn<T>{a, PoolDivs(a)});
   });
 }
 
@@ -229,10 +252,10 @@ DevStatus MaxPoolGrad(DevCtx& ctx, const PoolArgs& a) {
     A8_DEV_RETURN_IF_ERROR(
         Scratch(ctx, static_cast<size_t>(windows > 0 ? windows : 1) * sizeof(int64_t), &argmax));
     const int64_t taps = a.k[0] * a.k[1] * a.k[2];
-    A8_DEV_RETURN_IF_ERROR(
-        ForEach(ctx, windows, WindowArgMaxFn<T>{a, static_cast<int64_t*>(argmax)}, taps));
+    A8_DEV_RETURN_IF_ERROR(ForEach(
+        ctx, windows, WindowArgMaxFn<T>{a, static_cast<int64_t*>(argmax), PoolDivs(a)}, taps));
     return ForEachRow(ctx, a.planes * a.in[0] * a.in[1], a.in[2],
-                      PoolGradFn<T, true>{a, static_cast<const int64_t*>(argmax)});
+                      PoolGradFn<T, true>{a, static_cast<const int64_t*>(argmax), PoolDivs(a)});
   });
 }
 
@@ -240,7 +263,8 @@ DevStatus AveragePoolGrad(DevCtx& ctx, const PoolArgs& a) {
   using namespace nn_detail;
   return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
     using T = decltype(tag);
-    return ForEachRow(ctx, a.planes * a.in[0] * a.in[1], a.in[2], PoolGradFn<T, false>{a, nullptr});
+    return ForEachRow(ctx, a.planes * a.in[0] * a.in[1], a.in[2],
+                      PoolGradFn<T, false>{a, nullptr, PoolDivs(a)});
   });
 }
 
