@@ -291,6 +291,25 @@ struct ArgReduceKernel {
   }
 };
 
+// Below this, exp rounds to exactly +0: the CPU skips the call there, and so do we.
+template <typename C>
+inline constexpr C kExpIsZero = std::is_same_v<C, float> ? C(-104) : C(-746);
+
+template <typename C>
+A8_HD C SoftmaxExp(C d) {
+  return d < kExpIsZero<C> ? C(0) : MExp(d);
+}
+// Element d = x - max of a row, e = SoftmaxExp(d), from the row's log(sum) or 1 / sum.
+template <typename C>
+A8_HD C SoftmaxOut(bool log, C d, C e, C log_sum, C inv_sum) {
+  return log ? d - log_sum : e * inv_sum;
+}
+template <typename C>
+A8_HD C MaxOf(C m, C v) {
+  return m < v ? v : m;  // std::max(m, v): a NaN never becomes the max
+}
+
+// A thread a row (the host's launch; on a GPU for rows too long for SoftmaxWarpKernel).
 template <typename T>
 struct SoftmaxKernel {
   bool log;
@@ -300,29 +319,29 @@ struct SoftmaxKernel {
 
   A8_HD void operator()(int64_t r) const {
     using C = Acc<T>;
-    // Below this, exp rounds to exactly +0: the CPU skips the call there, and so do we.
-    constexpr C kExpIsZero = std::is_same_v<C, float> ? C(-104) : C(-746);
     const int64_t base = LineBase(view, r), step = view.inner;
     C m = -Infinity<C>();
-    for (int64_t k = 0; k < view.len; ++k) {
-      const C v = Ld(x, base + k * step);
-      m = m < v ? v : m;  // std::max(m, v): a NaN never becomes the max
-    }
+    for (int64_t k = 0; k < view.len; ++k) m = MaxOf(m, Ld(x, base + k * step));
     C sum = 0;
-    for (int64_t k = 0; k < view.len; ++k) {
-      const C d = Ld(x, base + k * step) - m;
-      sum += d < kExpIsZero ? C(0) : MExp(d);
-    }
+    for (int64_t k = 0; k < view.len; ++k) sum += SoftmaxExp(Ld(x, base + k * step) - m);
     const C log_sum = log ? MLog(sum) : C(0), inv_sum = C(1) / sum;
     for (int64_t k = 0; k < view.len; ++k) {
       const int64_t j = base + k * step;
       const C d = Ld(x, j) - m;
       // exp is recomputed rather than kept in y: y may be x, and f16 y would round it.
-      const C v = log ? d - log_sum : (d < kExpIsZero ? C(0) : MExp(d)) * inv_sum;
-      St(y, j, v);
+      St(y, j, SoftmaxOut(log, d, log ? C(0) : SoftmaxExp(d), log_sum, inv_sum));
     }
   }
 };
+
+template <typename C>
+A8_HD C SoftmaxGradTerm(bool log, C dy, C y) {
+  return log ? dy : dy * y;
+}
+template <typename C>
+A8_HD C SoftmaxGradOut(bool log, C dy, C y, C sum) {
+  return log ? dy - MExp(y) * sum : y * (dy - sum);
+}
 
 template <typename T>
 struct SoftmaxGradKernel {
@@ -338,15 +357,107 @@ struct SoftmaxGradKernel {
     C sum = 0;
     for (int64_t k = 0; k < view.len; ++k) {
       const int64_t j = base + k * step;
-      sum += log ? Ld(dy, j) : Ld(dy, j) * Ld(y, j);
+      sum += SoftmaxGradTerm(log, Ld(dy, j), Ld(y, j));
     }
     for (int64_t k = 0; k < view.len; ++k) {
       const int64_t j = base + k * step;
-      const C yv = Ld(y, j), gv = Ld(dy, j);
-      St(dx, j, log ? gv - MExp(yv) * sum : yv * (gv - sum));
+      St(dx, j, SoftmaxGradOut(log, Ld(dy, j), Ld(y, j), sum));
     }
   }
 };
+
+#if defined(__CUDACC__)
+// On a GPU a thread a row reads rows a row apart in each step (a 128-float row: 32 cache lines
+// for one warp load) and leaves most of the machine idle (BERT-base's attention: 49,152 rows).
+// SoftmaxWarpKernel and SoftmaxGradWarpKernel take a warp a row instead, for rows of up to
+// kSoftmaxWarpMaxLen elements: the lanes load the row and compute every element's terms into
+// shared memory, one lane folds them (the max, the sum) in the host's order, k = 0, 1, ..., and
+// the lanes write the outputs: each element's arithmetic is SoftmaxKernel's, and so are the bits.
+constexpr int kSoftmaxWarpMaxLen = 512;  // 8 warps' two rows of floats: 32 KiB of shared memory
+constexpr int kSoftmaxWarps = 8;         // a block's warps, a row each
+
+template <typename T>
+__global__ void SoftmaxWarpKernel(SoftmaxKernel<T> s, int64_t rows) {
+  using C = Acc<T>;
+  extern __shared__ unsigned char softmax_smem[];
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t len = s.view.len, r = blockIdx.x * static_cast<int64_t>(kSoftmaxWarps) + w;
+  C* d = reinterpret_cast<C*>(softmax_smem) + w * 2 * (len + 1);
+  C* e = d + len;
+  C& stat = e[len];
+  if (r >= rows) return;  // a whole warp: only __syncwarp below
+  const int64_t base = LineBase(s.view, r), step = s.view.inner;
+  for (int64_t k = lane; k < len; k += 32) d[k] = Ld(s.x, base + k * step);
+  __syncwarp();
+  if (lane == 0) {
+    C m = -Infinity<C>();
+    for (int64_t k = 0; k < len; ++k) m = MaxOf(m, d[k]);
+    stat = m;
+  }
+  __syncwarp();
+  const C m = stat;
+  for (int64_t k = lane; k < len; k += 32) {
+    d[k] = d[k] - m;
+    e[k] = SoftmaxExp(d[k]);
+  }
+  __syncwarp();
+  if (lane == 0) {
+    C sum = 0;
+    for (int64_t k = 0; k < len; ++k) sum += e[k];
+    stat = sum;
+  }
+  __syncwarp();
+  const C sum = stat;
+  const C log_sum = s.log ? MLog(sum) : C(0), inv_sum = C(1) / sum;
+  for (int64_t k = lane; k < len; k += 32)
+    St(s.y, base + k * step, SoftmaxOut(s.log, d[k], e[k], log_sum, inv_sum));
+}
+
+template <typename T>
+__global__ void SoftmaxGradWarpKernel(SoftmaxGradKernel<T> s, int64_t rows) {
+  using C = Acc<T>;
+  extern __shared__ unsigned char softmax_smem[];
+  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int64_t len = s.view.len, r = blockIdx.x * static_cast<int64_t>(kSoftmaxWarps) + w;
+  C* g = reinterpret_cast<C*>(softmax_smem) + w * 2 * (len + 1);
+  C* y = g + len;
+  C& stat = y[len];
+  if (r >= rows) return;
+  const int64_t base = LineBase(s.view, r), step = s.view.inner;
+  for (int64_t k = lane; k < len; k += 32) {
+    g[k] = Ld(s.dy, base + k * step);
+    y[k] = Ld(s.y, base + k * step);
+  }
+  __syncwarp();
+  if (lane == 0) {
+    C sum = 0;
+    for (int64_t k = 0; k < len; ++k) sum += SoftmaxGradTerm(s.log, g[k], y[k]);
+    stat = sum;
+  }
+  __syncwarp();
+  const C sum = stat;
+  for (int64_t k = lane; k < len; k += 32)
+    St(s.dx, base + k * step, SoftmaxGradOut(s.log, g[k], y[k], sum));
+}
+
+// Launches K (a row functor) as SoftmaxWarpKernel / SoftmaxGradWarpKernel when its rows fit,
+// else a thread a row.
+template <typename T, typename K>
+DevStatus LaunchSoftmaxRows(const DevCtx& ctx, const K& k, void (*warp_kernel)(K, int64_t)) {
+  using C = Acc<T>;
+  const int64_t rows = k.view.outer * k.view.inner, len = k.view.len;
+  if (rows <= 0) return DevOk();
+  if (len < 1 || len > kSoftmaxWarpMaxLen || !std::is_same_v<C, float>) {
+    return ForEach(ctx, rows, k);
+  }
+  const int64_t blocks = (rows + kSoftmaxWarps - 1) / kSoftmaxWarps;
+  if (blocks > 0x7fffffff) return ForEach(ctx, rows, k);
+  const size_t smem = sizeof(C) * kSoftmaxWarps * 2 * static_cast<size_t>(len + 1);
+  warp_kernel<<<static_cast<unsigned>(blocks), kSoftmaxWarps * 32, smem,
+                static_cast<cudaStream_t>(ctx.stream)>>>(k, rows);
+  return CheckLaunch("softmax launch");
+}
+#endif
 
 // A: the float compute type, or uint64 for integers (the CPU's wrapping running sum).
 template <typename T, typename A>
@@ -472,9 +583,12 @@ DevStatus Softmax(DevCtx& ctx, const SoftmaxParams& p) {
   using namespace reduce_detail;
   return DispatchFloat(p.dtype, [&](auto tag) -> DevStatus {
     using T = decltype(tag);
-    return ForEach(
-        ctx, p.view.outer * p.view.inner,
-        SoftmaxKernel<T>{p.log, p.view, static_cast<const T*>(p.x), static_cast<T*>(p.y)});
+    const SoftmaxKernel<T> k{p.log, p.view, static_cast<const T*>(p.x), static_cast<T*>(p.y)};
+#if defined(__CUDACC__)
+    return LaunchSoftmaxRows<T>(ctx, k, &SoftmaxWarpKernel<T>);
+#else
+    return ForEach(ctx, p.view.outer * p.view.inner, k);
+#endif
   });
 }
 
@@ -482,9 +596,13 @@ DevStatus SoftmaxGrad(DevCtx& ctx, const SoftmaxGradParams& p) {
   using namespace reduce_detail;
   return DispatchFloat(p.dtype, [&](auto tag) -> DevStatus {
     using T = decltype(tag);
-    return ForEach(ctx, p.view.outer * p.view.inner,
-                   SoftmaxGradKernel<T>{p.log, p.view, static_cast<const T*>(p.dy),
-                                        static_cast<const T*>(p.y), static_cast<T*>(p.dx)});
+    const SoftmaxGradKernel<T> k{p.log, p.view, static_cast<const T*>(p.dy),
+                                 static_cast<const T*>(p.y), static_cast<T*>(p.dx)};
+#if defined(__CUDACC__)
+    return LaunchSoftmaxRows<T>(ctx, k, &SoftmaxGradWarpKernel<T>);
+#else
+    return ForEach(ctx, p.view.outer * p.view.inner, k);
+#endif
   });
 }
 
