@@ -52,14 +52,21 @@ TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (2e-3, 1e
                     "fp16": (2e-3, 1e-4)},
        "cuda": {"fp32": (1e-3, 1e-5), "tf32": (2e-2, 1e-3), "amp": (2e-2, 1e-3),
                 "fp16": (2e-2, 1e-3)}}
-STATE_NOT_COMPARED = {("bert", "tf32")}
-# The losses of --steps steps: relative to the loss itself. On a GPU, tf32 gets fp16's bound (the
-# same 10-bit mantissa): the tensor cores' FP32 -> TF32 conversion is not the CPU's round to
-# nearest even and cuBLASLt sums in its own order, so the losses drift as in fp16 (first H200 run,
-# 2026-12-04: the mlp's 19th loss 3.9e-3 from the CPU's, 39x fp32's bound).
+# On a GPU the cnn's tf32 state is not compared either: cuDNN's TF32 convolutions are not the
+# host's (operands rounded to nearest even, then FP32 products), and this small network amplifies
+# TF32's own error. Measured on the CPU alone, tf32 against fp32 after one step: 0.128 of
+# block1.b.conv's largest gradient element apart (-0.0105 against 0.0036: BatchNorm over a batch
+# of 8 divides by small variances); the H200's tf32 gave 0.0036 there, its fp32 value.
+STATE_NOT_COMPARED = {"cuda-emu": {("bert", "tf32")}, "cuda": {("bert", "tf32"), ("cnn", "tf32")}}
+# The losses of --steps steps: relative to the loss itself. On a GPU, tf32 gets twice fp16's
+# bound: the tensor cores' FP32 -> TF32 conversion is not the CPU's round to nearest even and
+# cuBLASLt sums in its own order, so the losses drift as in fp16 (first H200 run, 2026-12-04: the
+# mlp's 19th loss 3.9e-3 from the CPU's, 39x fp32's bound), and the cnn's host tf32 moves its own
+# losses up to 1% from its fp32 ones (step 10: 2.4104 against 2.4337), where the H200's tf32
+# stayed with fp32 (2.4323): 0.91 of fp16's bound, in the second H200 run.
 LOSS_TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (1e-2, 1e-4),
                          "fp16": (1e-2, 1e-4)},
-            "cuda": {"fp32": (1e-4, 1e-6), "tf32": (1e-2, 1e-4), "amp": (1e-2, 1e-4),
+            "cuda": {"fp32": (1e-4, 1e-6), "tf32": (2e-2, 1e-4), "amp": (1e-2, 1e-4),
                      "fp16": (1e-2, 1e-4)}}
 
 
@@ -142,7 +149,7 @@ def main():
                       f"{args.backend} {np.array2string(dev_loss, precision=5)}")
                 compare(f"{model} {mode} losses", {"loss": cpu_loss}, {"loss": dev_loss},
                         *LOSS_TOL[args.backend][mode])
-                if (model, mode) in STATE_NOT_COMPARED:
+                if (model, mode) in STATE_NOT_COMPARED[args.backend]:
                     print(f"  {model} {mode} state after one step: not compared (TOL's comment)")
                 else:
                     compare(f"{model} {mode} state after one step", cpu, dev, rtol, atol)
