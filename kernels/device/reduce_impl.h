@@ -376,17 +376,40 @@ struct SoftmaxGradKernel {
 constexpr int kSoftmaxWarpMaxLen = 512;  // 8 warps' two rows of floats: 32 KiB of shared memory
 constexpr int kSoftmaxWarps = 8;         // a block's warps, a row each
 
+// This warp's row r of `view` (the elements base + k * step, k < len), its lane, and its part of
+// the shared memory: two arrays of the row's length (a, b) and the folded value (stat).
+template <typename C>
+struct WarpRow {
+  int lane;
+  int64_t r, len, base, step;
+  C* a;
+  C* b;
+  C* stat;
+};
+template <typename C>
+__device__ WarpRow<C> ThisWarpRow(const ReduceAxisView& view) {
+  extern __shared__ __align__(16) unsigned char softmax_smem[];
+  const int w = threadIdx.x / 32;
+  const int64_t r = blockIdx.x * static_cast<int64_t>(kSoftmaxWarps) + w, len = view.len;
+  C* a = reinterpret_cast<C*>(softmax_smem) + w * (2 * len + 1);
+  return {static_cast<int>(threadIdx.x % 32),
+          r,
+          len,
+          LineBase(view, r),
+          view.inner,
+          a,
+          a + len,
+          a + 2 * len};
+}
+
 template <typename T>
 __global__ void SoftmaxWarpKernel(SoftmaxKernel<T> s, int64_t rows) {
   using C = Acc<T>;
-  extern __shared__ unsigned char softmax_smem[];
-  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t len = s.view.len, r = blockIdx.x * static_cast<int64_t>(kSoftmaxWarps) + w;
-  C* d = reinterpret_cast<C*>(softmax_smem) + w * 2 * (len + 1);
-  C* e = d + len;
-  C& stat = e[len];
-  if (r >= rows) return;  // a whole warp: only __syncwarp below
-  const int64_t base = LineBase(s.view, r), step = s.view.inner;
+  const WarpRow<C> row = ThisWarpRow<C>(s.view);
+  if (row.r >= rows) return;  // a whole warp: only __syncwarp below
+  const int lane = row.lane;
+  const int64_t len = row.len, base = row.base, step = row.step;
+  C *d = row.a, *e = row.b, &stat = *row.stat;
   for (int64_t k = lane; k < len; k += 32) d[k] = Ld(s.x, base + k * step);
   __syncwarp();
   if (lane == 0) {
@@ -416,14 +439,11 @@ __global__ void SoftmaxWarpKernel(SoftmaxKernel<T> s, int64_t rows) {
 template <typename T>
 __global__ void SoftmaxGradWarpKernel(SoftmaxGradKernel<T> s, int64_t rows) {
   using C = Acc<T>;
-  extern __shared__ unsigned char softmax_smem[];
-  const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int64_t len = s.view.len, r = blockIdx.x * static_cast<int64_t>(kSoftmaxWarps) + w;
-  C* g = reinterpret_cast<C*>(softmax_smem) + w * 2 * (len + 1);
-  C* y = g + len;
-  C& stat = y[len];
-  if (r >= rows) return;
-  const int64_t base = LineBase(s.view, r), step = s.view.inner;
+  const WarpRow<C> row = ThisWarpRow<C>(s.view);
+  if (row.r >= rows) return;
+  const int lane = row.lane;
+  const int64_t len = row.len, base = row.base, step = row.step;
+  C *g = row.a, *y = row.b, &stat = *row.stat;
   for (int64_t k = lane; k < len; k += 32) {
     g[k] = Ld(s.dy, base + k * step);
     y[k] = Ld(s.y, base + k * step);
@@ -452,7 +472,7 @@ DevStatus LaunchSoftmaxRows(const DevCtx& ctx, const K& k, void (*warp_kernel)(K
   }
   const int64_t blocks = (rows + kSoftmaxWarps - 1) / kSoftmaxWarps;
   if (blocks > 0x7fffffff) return ForEach(ctx, rows, k);
-  const size_t smem = sizeof(C) * kSoftmaxWarps * 2 * static_cast<size_t>(len + 1);
+  const size_t smem = sizeof(C) * kSoftmaxWarps * static_cast<size_t>(2 * len + 1);
   warp_kernel<<<static_cast<unsigned>(blocks), kSoftmaxWarps * 32, smem,
                 static_cast<cudaStream_t>(ctx.stream)>>>(k, rows);
   return CheckLaunch("softmax launch");
