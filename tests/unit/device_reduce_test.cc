@@ -349,7 +349,10 @@ TEST(DeviceReduceTest, SoftmaxAndLogSoftmaxEveryFloatDtype) {
     cpu::Dims dims;
     int64_t axis;
   };
-  const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{6, 33}, 1}, {{6, 33}, 0}, {{9}, 0}};
+  // On a GPU, rows of up to 512 take a warp a row (reduce_impl.h): 128 (BERT's attention, 37 rows:
+  // a last block of 5 warps), a strided 300, and 520 (a thread a row again).
+  const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{6, 33}, 1},     {{6, 33}, 0},
+                        {{9}, 0},       {{37, 128}, -1}, {{2, 300, 3}, 1}, {{3, 520}, 1}};
   for (const char* op : {"Softmax", "LogSoftmax"}) {
     for (DType t : kFloatTypes) {
       for (const Case& c : cases) {
@@ -373,7 +376,8 @@ TEST(DeviceReduceTest, SoftmaxGradAndLogSoftmaxGradEveryFloatDtype) {
     cpu::Dims dims;
     int64_t axis;
   };
-  const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{5, 12}, 0}, {{11}, -1}, {{}, -1}};
+  const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{5, 12}, 0},     {{11}, -1},
+                        {{}, -1},       {{37, 128}, -1}, {{2, 300, 3}, 1}, {{3, 520}, 1}};
   for (const char* op : {"a8.SoftmaxGrad", "a8.LogSoftmaxGrad"}) {
     for (DType t : kFloatTypes) {
       for (const Case& c : cases) {
