@@ -131,11 +131,12 @@ struct AveragePoolFn {
 
 // The in-plane index of each output window's first maximum (-1: no tap inside the input):
 // MaxPoolGrad's first pass, so each window's maximum is found once, not again for every input
-// element it covers.
-template <typename T>
+// element it covers. I: int32_t where a plane has fewer than 2^31 elements (half the bytes the
+// gradient pass reads up to prod(k / s) times an element), else int64_t.
+template <typename T, typename I>
 struct WindowArgMaxFn {
   PoolArgs a;
-  int64_t* argmax;  // [planes * out_size]
+  I* argmax;  // [planes * out_size]
   PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
     int64_t o = 0;
@@ -144,25 +145,26 @@ struct WindowArgMaxFn {
     UnflattenOut(dv, o, oc);
     WindowStart(a, oc, start);
     Acc<T> best;
-    argmax[idx] = WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best);
+    argmax[idx] = static_cast<I>(
+        WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best));
   }
 };
 
 // dX of MaxPool (max = true: each covering window's dY goes to its first maximum, `argmax`) or
 // AveragePool (each covering window's dY / its divisor). Row-shaped (launch.h, ForEachRow): a row
 // is a line of in[2] elements of a plane, so the covering ranges of dims 0 and 1 are found once.
-template <typename T, bool kMax>
+template <typename T, bool kMax, typename I = int64_t>
 struct PoolGradFn {
   using C = Acc<T>;
   PoolArgs a;
-  const int64_t* argmax;  // kMax: WindowArgMaxFn's
+  const I* argmax;  // kMax: WindowArgMaxFn's
   PoolDivs dv;
   A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const {
     int64_t line = 0, i1 = 0;
     const int64_t plane = dv.lines.DivMod(r, &line);
     const int64_t i0 = dv.in1.DivMod(line, &i1);
     const T* g = static_cast<const T*>(a.dy) + plane * a.out_size;
-    const int64_t* best = kMax ? argmax + plane * a.out_size : nullptr;
+    const I* best = kMax ? argmax + plane * a.out_size : nullptr;
     T* dx = static_cast<T*>(a.dx) + r * a.in[2];
     int64_t lo[3], hi[3];
     CoveringRange(a, dv, 0, i0, &lo[0], &hi[0]);
@@ -247,15 +249,19 @@ DevStatus MaxPoolGrad(DevCtx& ctx, const PoolArgs& a) {
   using namespace nn_detail;
   return DispatchFloat(a.dtype, [&](auto tag) -> DevStatus {
     using T = decltype(tag);
-    void* argmax = nullptr;
-    const int64_t windows = a.planes * a.out_size;
-    A8_DEV_RETURN_IF_ERROR(
-        Scratch(ctx, static_cast<size_t>(windows > 0 ? windows : 1) * sizeof(int64_t), &argmax));
-    const int64_t taps = a.k[0] * a.k[1] * a.k[2];
-    A8_DEV_RETURN_IF_ERROR(ForEach(
-        ctx, windows, WindowArgMaxFn<T>{a, static_cast<int64_t*>(argmax), PoolDivs(a)}, taps));
-    return ForEachRow(ctx, a.planes * a.in[0] * a.in[1], a.in[2],
-                      PoolGradFn<T, true>{a, static_cast<const int64_t*>(argmax), PoolDivs(a)});
+    auto run = [&](auto index_tag) -> DevStatus {
+      using I = decltype(index_tag);
+      void* argmax = nullptr;
+      const int64_t windows = a.planes * a.out_size;
+      A8_DEV_RETURN_IF_ERROR(
+          Scratch(ctx, static_cast<size_t>(windows > 0 ? windows : 1) * sizeof(I), &argmax));
+      const int64_t taps = a.k[0] * a.k[1] * a.k[2];
+      A8_DEV_RETURN_IF_ERROR(ForEach(
+          ctx, windows, WindowArgMaxFn<T, I>{a, static_cast<I*>(argmax), PoolDivs(a)}, taps));
+      return ForEachRow(ctx, a.planes * a.in[0] * a.in[1], a.in[2],
+                        PoolGradFn<T, true, I>{a, static_cast<const I*>(argmax), PoolDivs(a)});
+    };
+    return a.in_size < (int64_t{1} << 31) ? run(int32_t{}) : run(int64_t{});
   });
 }
 

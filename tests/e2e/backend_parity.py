@@ -58,17 +58,21 @@ TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (2e-3, 1e
 # block1.b.conv's largest gradient element apart (-0.0105 against 0.0036: BatchNorm over a batch
 # of 8 divides by small variances); the H200's tf32 gave 0.0036 there, its fp32 value.
 STATE_NOT_COMPARED = {"cuda-emu": {("bert", "tf32")}, "cuda": {("bert", "tf32"), ("cnn", "tf32")}}
-# The losses of --steps steps: relative to the loss itself. On a GPU, tf32 gets twice fp16's
-# bound: the tensor cores' FP32 -> TF32 conversion is not the CPU's round to nearest even and
-# cuBLASLt sums in its own order, so the losses drift as in fp16 (first H200 run, 2026-12-04: the
-# mlp's 19th loss 3.9e-3 from the CPU's, 39x fp32's bound), and the cnn's host tf32 moves its own
-# losses up to 1% from its fp32 ones (step 10: 2.4104 against 2.4337), where the H200's tf32
-# stayed with fp32 (2.4323): 0.91 of fp16's bound, in the second H200 run.
+# The losses of --steps steps: relative to the loss itself. On a GPU, in tf32, amp and fp16, the
+# bound holds for the first EARLY_STEPS steps and the later ones get LATE_LOSS_RTOL: the tensor
+# cores' TF32 conversion is not the CPU's round to nearest even and cuBLASLt/cuDNN sum in their
+# own orders, and the small cnn (BatchNorm over a batch of 8) carries those roundings into the
+# losses as it carries the precision mode's own: on the CPU alone its amp losses move up to 1.4%
+# from its fp32 ones by step 15 (2.3795 against 2.3459) and its tf32 ones 1% (step 10); the second
+# H200 run had cuda amp 2.2% from the CPU's amp at step 15 (2.3281), cuda tf32 0.9% at step 10.
+# A broken kernel is caught by the state after one step and the early losses; the late bound
+# catches divergence. (First H200 run: the mlp's tf32 19th loss was 3.9e-3 from the CPU's.)
 LOSS_TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (1e-2, 1e-4),
                          "fp16": (1e-2, 1e-4)},
-            "cuda": {"fp32": (1e-4, 1e-6), "tf32": (2e-2, 1e-4), "amp": (1e-2, 1e-4),
+            "cuda": {"fp32": (1e-4, 1e-6), "tf32": (1e-2, 1e-4), "amp": (1e-2, 1e-4),
                      "fp16": (1e-2, 1e-4)}}
-
+EARLY_STEPS = 5
+LATE_LOSS_RTOL = {"cuda": {"tf32": 5e-2, "amp": 5e-2, "fp16": 5e-2}}
 
 def sh(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -147,12 +151,17 @@ def main():
                 rtol, atol = TOL[args.backend][mode]
                 print(f"{model} {mode}: losses cpu {np.array2string(cpu_loss, precision=5)}, "
                       f"{args.backend} {np.array2string(dev_loss, precision=5)}")
-                compare(f"{model} {mode} losses", {"loss": cpu_loss}, {"loss": dev_loss},
-                        *LOSS_TOL[args.backend][mode])
                 if (model, mode) in STATE_NOT_COMPARED[args.backend]:
                     print(f"  {model} {mode} state after one step: not compared (TOL's comment)")
                 else:
                     compare(f"{model} {mode} state after one step", cpu, dev, rtol, atol)
+                late = LATE_LOSS_RTOL.get(args.backend, {}).get(mode)
+                early = EARLY_STEPS if late is not None else len(cpu_loss)
+                compare(f"{model} {mode} losses", {"loss": cpu_loss[:early]},
+                        {"loss": dev_loss[:early]}, *LOSS_TOL[args.backend][mode])
+                if early < len(cpu_loss):
+                    compare(f"{model} {mode} losses after step {early}",
+                            {"loss": cpu_loss[early:]}, {"loss": dev_loss[early:]}, late, 1e-4)
                 if args.backend == "cuda":
                     graph, graph_loss = train(args, plan, "cuda", f"{model}.{mode}.graph", work,
                                               args.steps)
