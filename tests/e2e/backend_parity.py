@@ -58,6 +58,13 @@ TOL = {"cuda-emu": {"fp32": (1e-4, 1e-6), "tf32": (1e-4, 1e-6), "amp": (2e-3, 1e
 # block1.b.conv's largest gradient element apart (-0.0105 against 0.0036: BatchNorm over a batch
 # of 8 divides by small variances); the H200's tf32 gave 0.0036 there, its fp32 value.
 STATE_NOT_COMPARED = {"cuda-emu": {("bert", "tf32")}, "cuda": {("bert", "tf32"), ("cnn", "tf32")}}
+# On a GPU the cnn's amp and fp16 state is compared tensor by tensor, each element within this
+# fraction of its tensor's largest CPU element: its f16 convolutions' gradients are sums with
+# cancellation that BatchNorm over a batch of 8 feeds, so one element can move far relative to
+# itself. The CPU alone, amp against fp32 after one step: up to 0.079 of block2.conv's largest
+# gradient element (0.048 in block1.a.conv); the third H200 run's amp: block2.conv's element 1055
+# 0.0109 where the CPU's amp, fp32 and tf32 give 0.0146 (0.038 of that tensor's largest).
+STATE_TENSOR_RELATIVE = {"cuda": {("cnn", "amp"): 0.1, ("cnn", "fp16"): 0.1}}
 # The losses of --steps steps: relative to the loss itself. On a GPU, in tf32, amp and fp16, the
 # bound holds for the first EARLY_STEPS steps and the later ones get LATE_LOSS_RTOL: the tensor
 # cores' TF32 conversion is not the CPU's round to nearest even and cuBLASLt/cuDNN sum in their
@@ -113,6 +120,27 @@ def compare(name, want, got, rtol, atol):
     assert worst <= 1.0, f"{name}: {where} is outside |d| <= {atol} + {rtol}|cpu|"
 
 
+def compare_tensor_relative(name, want, got, frac):
+    worst, where = 0.0, ""
+    for key, w in want.items():
+        g = got[key]
+        assert g.shape == w.shape and g.dtype == w.dtype, f"{name} {key}: {g.shape} vs {w.shape}"
+        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        assert np.array_equal(np.isnan(w64), np.isnan(g64)), f"{name} {key}: NaNs differ"
+        finite = ~np.isnan(w64)
+        if not finite.any():
+            continue
+        scale = float(np.max(np.abs(w64[finite]))) or 1.0
+        err = np.abs(g64[finite] - w64[finite]) / (frac * scale + 1e-12)
+        if float(np.max(err)) > worst:
+            worst = float(np.max(err))
+            where = f"{key}: max |diff| {float(np.max(np.abs(g64 - w64)[finite])):.3g}, " \
+                    f"largest |cpu| {scale:.3g}"
+    print(f"  {name}: worst |diff| / ({frac} x the tensor's largest) = {worst:.3f} "
+          f"({where or 'all equal'})")
+    assert worst <= 1.0, f"{name}: {where} is outside {frac} x the tensor's largest element"
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--bin", required=True)
@@ -151,8 +179,12 @@ def main():
                 rtol, atol = TOL[args.backend][mode]
                 print(f"{model} {mode}: losses cpu {np.array2string(cpu_loss, precision=5)}, "
                       f"{args.backend} {np.array2string(dev_loss, precision=5)}")
+                frac = STATE_TENSOR_RELATIVE.get(args.backend, {}).get((model, mode))
                 if (model, mode) in STATE_NOT_COMPARED[args.backend]:
                     print(f"  {model} {mode} state after one step: not compared (TOL's comment)")
+                elif frac is not None:
+                    compare_tensor_relative(f"{model} {mode} state after one step", cpu, dev,
+                                            frac)
                 else:
                     compare(f"{model} {mode} state after one step", cpu, dev, rtol, atol)
                 late = LATE_LOSS_RTOL.get(args.backend, {}).get(mode)
