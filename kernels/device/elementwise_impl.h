@@ -19,13 +19,17 @@ struct MapKernel {
   A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 };
 
+// y = f(x) over p.n elements, x as T, y as TO.
+template <typename T, typename TO, typename F>
+DevStatus RunMap(const DevCtx& ctx, const UnaryParams& p, F f) {
+  return ForEach(ctx, p.n,
+                 MapKernel<T, TO, F>{static_cast<const T*>(p.x), static_cast<TO*>(p.y), f});
+}
+
 template <typename F>
 DevStatus MapFloat(const DevCtx& ctx, const UnaryParams& p, F f) {
-  return DispatchFloat(p.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    return ForEach(ctx, p.n,
-                   MapKernel<T, T, F>{static_cast<const T*>(p.x), static_cast<T*>(p.y), f});
-  });
+  return DispatchFloat(p.dtype,
+                       [&](auto tag) { return RunMap<decltype(tag), decltype(tag)>(ctx, p, f); });
 }
 
 // Float and integer dtypes (not bool).
@@ -36,8 +40,7 @@ DevStatus MapNumeric(const DevCtx& ctx, const UnaryParams& p, F f) {
     if constexpr (std::is_same_v<T, bool>) {
       return DevError("elementwise: a numeric op on bool");
     } else {
-      return ForEach(ctx, p.n,
-                     MapKernel<T, T, F>{static_cast<const T*>(p.x), static_cast<T*>(p.y), f});
+      return RunMap<T, T>(ctx, p, f);
     }
   });
 }
@@ -45,11 +48,7 @@ DevStatus MapNumeric(const DevCtx& ctx, const UnaryParams& p, F f) {
 // Float in, bool out.
 template <typename F>
 DevStatus MapPredicate(const DevCtx& ctx, const UnaryParams& p, F f) {
-  return DispatchFloat(p.dtype, [&](auto tag) {
-    using T = decltype(tag);
-    return ForEach(ctx, p.n,
-                   MapKernel<T, bool, F>{static_cast<const T*>(p.x), static_cast<bool*>(p.y), f});
-  });
+  return DispatchFloat(p.dtype, [&](auto tag) { return RunMap<decltype(tag), bool>(ctx, p, f); });
 }
 
 template <typename T>
@@ -199,9 +198,7 @@ template <UnaryTypes kTypes, typename F>
 DevStatus RunUnary(const DevCtx& ctx, const UnaryParams& p, F f) {
   if constexpr (kTypes == UnaryTypes::kBool) {
     if (p.dtype != DType::kBool) return DevError("Not: the operand is not bool");
-    return ForEach(
-        ctx, p.n,
-        MapKernel<bool, bool, F>{static_cast<const bool*>(p.x), static_cast<bool*>(p.y), f});
+    return RunMap<bool, bool>(ctx, p, f);
   } else if constexpr (kTypes == UnaryTypes::kSigned || kTypes == UnaryTypes::kNumeric) {
     return MapNumeric(ctx, p, f);
   } else if constexpr (kTypes == UnaryTypes::kPredicate) {

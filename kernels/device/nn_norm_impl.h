@@ -17,10 +17,13 @@ namespace a8::A8_DEV_NS {
 namespace nn_detail {
 
 // ---- BatchNormalization. stats: [channels] means, [channels] inv stds.
-template <typename T>
-struct BatchNormInferStats {
+
+// The statistics from given means and variances (inference, and the inference-mode backward):
+// Args has stat_dtype, mean, var, epsilon and channels (BatchNormArgs, ChannelSumsArgs).
+template <typename T, typename Args>
+struct GivenStats {
   using C = Acc<T>;
-  BatchNormArgs a;
+  Args a;
   C* stats;
   A8_HD void operator()(int64_t c) const {
     stats[c] = Param<C>(a.stat_dtype, a.mean, c);
@@ -195,19 +198,6 @@ struct ChannelSumsArgs {
   DType stat_dtype;
   const void* mean;
   const void* var;
-};
-
-// The statistics from given means and variances (inference-mode backward).
-template <typename T>
-struct GivenStats {
-  using C = Acc<T>;
-  ChannelSumsArgs a;
-  C* stats;
-  A8_HD void operator()(int64_t c) const {
-    stats[c] = Param<C>(a.stat_dtype, a.mean, c);
-    stats[a.channels + c] =
-        C(1) / Sqrt(Param<C>(a.stat_dtype, a.var, c) + static_cast<C>(a.epsilon));
-  }
 };
 
 // stats[2 * channels + c] = sum(dY), stats[3 * channels + c] = sum(dY * xhat) of channel c.
@@ -406,7 +396,7 @@ DevStatus ChannelGradSums(DevCtx& ctx, const ChannelSumsArgs& a, Acc<T>* stats, 
     A8_DEV_RETURN_IF_ERROR(
         ChannelMoments<T>(ctx, x, a.batch, a.channels, a.spatial, a.epsilon, nullptr, stats, part));
   } else {
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, GivenStats<T>{a, stats}));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, GivenStats<T, ChannelSumsArgs>{a, stats}));
   }
   C* lane_sums = nullptr;
   A8_DEV_RETURN_IF_ERROR(PlaneAndLaneSums<T>(ctx, x, static_cast<const T*>(a.dy), a.batch,
@@ -442,7 +432,7 @@ DevStatus BatchNormInference(DevCtx& ctx, const BatchNormArgs& a) {
   using namespace nn_detail;
   return DispatchWithStats(ctx, a.dtype, 2 * a.channels, [&](auto tag, auto* stats) -> DevStatus {
     using T = decltype(tag);
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, BatchNormInferStats<T>{a, stats}));
+    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, a.channels, GivenStats<T, BatchNormArgs>{a, stats}));
     return ApplyBatchNorm<T>(ctx, a, stats);
   });
 }

@@ -64,6 +64,15 @@ A8_HD void WindowStart(const PoolArgs& a, const int64_t o[3], int64_t start[3]) 
   for (int d = 0; d < 3; ++d) start[d] = o[d] * a.s[d] - a.pb[d];
 }
 
+// The plane of output idx (of planes * out_size), and its window's first tap in `start`.
+A8_HD int64_t WindowOf(const PoolArgs& a, const PoolDivs& dv, int64_t idx, int64_t start[3]) {
+  int64_t o = 0, oc[3];
+  const int64_t plane = dv.out_size.DivMod(idx, &o);
+  UnflattenOut(dv, o, oc);
+  WindowStart(a, oc, start);
+  return plane;
+}
+
 // The outputs along one dim whose window has a tap at input position i: [lo, hi], those with
 // (i + pb - o * s) a multiple of the dilation.
 A8_HD void CoveringRange(const PoolArgs& a, const PoolDivs& dv, int d, int64_t i, int64_t* lo,
@@ -90,11 +99,8 @@ struct MaxPoolFn {
   PoolArgs a;
   PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
-    int64_t o = 0;
-    const int64_t plane = dv.out_size.DivMod(idx, &o);
-    int64_t oc[3], start[3];
-    UnflattenOut(dv, o, oc);
-    WindowStart(a, oc, start);
+    int64_t start[3];
+    const int64_t plane = WindowOf(a, dv, idx, start);
     C best;
     const int64_t best_i =
         WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best);
@@ -116,12 +122,8 @@ struct AveragePoolFn {
   PoolArgs a;
   PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
-    int64_t o = 0;
-    const int64_t plane = dv.out_size.DivMod(idx, &o);
-    const T* src = static_cast<const T*>(a.x) + plane * a.in_size;
-    int64_t oc[3], start[3];
-    UnflattenOut(dv, o, oc);
-    WindowStart(a, oc, start);
+    int64_t start[3];
+    const T* src = static_cast<const T*>(a.x) + WindowOf(a, dv, idx, start) * a.in_size;
     C sum = 0;
     ForEachTapInside(a, start, [&](int64_t i) { sum += Ld(src, i); });
     const int64_t count = AverageCount(a, start, a.count_include_pad);
@@ -139,11 +141,8 @@ struct WindowArgMaxFn {
   I* argmax;  // [planes * out_size]
   PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
-    int64_t o = 0;
-    const int64_t plane = dv.out_size.DivMod(idx, &o);
-    int64_t oc[3], start[3];
-    UnflattenOut(dv, o, oc);
-    WindowStart(a, oc, start);
+    int64_t start[3];
+    const int64_t plane = WindowOf(a, dv, idx, start);
     Acc<T> best;
     argmax[idx] = static_cast<I>(
         WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best));
