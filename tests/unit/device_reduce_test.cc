@@ -1,6 +1,6 @@
-// The reduction family's device kernels (kernels/device/reduce_impl.h) through the host
-// emulation, against the CPU reference: every op, every dtype its entry takes, odd sizes, axis
-// sets that are contiguous or not, negative axes, keepdims, the optional axes input and the
+// The reduction family's device kernels (kernels/device/reduce_impl.h, softmax_impl.h) through
+// the host emulation, against the CPU reference: every op, every dtype its entry takes, odd sizes,
+// axis sets that are contiguous or not, negative axes, keepdims, the optional axes input and the
 // attributes that change the result.
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
@@ -349,7 +349,7 @@ TEST(DeviceReduceTest, SoftmaxAndLogSoftmaxEveryFloatDtype) {
     cpu::Dims dims;
     int64_t axis;
   };
-  // On a GPU, rows of up to 512 take a warp a row (reduce_impl.h): 128 (BERT's attention, 37 rows:
+  // On a GPU, rows of up to 512 take a warp a row (softmax_impl.h): 128 (BERT's attention, 37 rows:
   // a last block of 5 warps), a strided 300, and 520 (a thread a row again).
   const Case cases[] = {{{3, 7, 5}, 1}, {{3, 7, 5}, -1}, {{6, 33}, 1},     {{6, 33}, 0},
                         {{9}, 0},       {{37, 128}, -1}, {{2, 300, 3}, 1}, {{3, 520}, 1}};
