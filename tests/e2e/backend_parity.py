@@ -104,28 +104,34 @@ def train(args, plan, backend, tag, work, steps, *extra):
     return load_checkpoint(ckpt), np.array(losses)
 
 
-def compare(name, want, got, rtol, atol):
-    worst, where = 0.0, ""
+def float64_pairs(name, want, got):
+    """(key, cpu, device) for every tensor of `want`, as float64, after checking shape and dtype."""
     for key, w in want.items():
         g = got[key]
         assert g.shape == w.shape and g.dtype == w.dtype, f"{name} {key}: {g.shape} vs {w.shape}"
-        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+        yield key, w.astype(np.float64), g.astype(np.float64)
+
+
+def report(name, worst, where, bound, measure="bound"):
+    print(f"  {name}: worst |diff| / {measure} = {worst:.3f} ({where or 'all equal'})")
+    assert worst <= 1.0, f"{name}: {where} is outside {bound}"
+
+
+def compare(name, want, got, rtol, atol):
+    worst, where = 0.0, ""
+    for key, w64, g64 in float64_pairs(name, want, got):
         both_nan = np.isnan(w64) & np.isnan(g64)
         err = np.where(both_nan, 0.0, np.abs(g64 - w64) / (atol + rtol * np.abs(w64)))
         if err.size and float(np.max(err)) > worst:
             i = int(np.argmax(err))
             worst = float(err.flat[i])
             where = f"{key}[{i}]: {g64.flat[i]!r} vs cpu {w64.flat[i]!r}"
-    print(f"  {name}: worst |diff| / bound = {worst:.3f} ({where or 'all equal'})")
-    assert worst <= 1.0, f"{name}: {where} is outside |d| <= {atol} + {rtol}|cpu|"
+    report(name, worst, where, f"|d| <= {atol} + {rtol}|cpu|")
 
 
 def compare_tensor_relative(name, want, got, frac):
     worst, where = 0.0, ""
-    for key, w in want.items():
-        g = got[key]
-        assert g.shape == w.shape and g.dtype == w.dtype, f"{name} {key}: {g.shape} vs {w.shape}"
-        w64, g64 = w.astype(np.float64), g.astype(np.float64)
+    for key, w64, g64 in float64_pairs(name, want, got):
         assert np.array_equal(np.isnan(w64), np.isnan(g64)), f"{name} {key}: NaNs differ"
         finite = ~np.isnan(w64)
         if not finite.any():
@@ -136,9 +142,8 @@ def compare_tensor_relative(name, want, got, frac):
             worst = float(np.max(err))
             where = f"{key}: max |diff| {float(np.max(np.abs(g64 - w64)[finite])):.3g}, " \
                     f"largest |cpu| {scale:.3g}"
-    print(f"  {name}: worst |diff| / ({frac} x the tensor's largest) = {worst:.3f} "
-          f"({where or 'all equal'})")
-    assert worst <= 1.0, f"{name}: {where} is outside {frac} x the tensor's largest element"
+    report(name, worst, where, f"{frac} x the tensor's largest element",
+           f"({frac} x the tensor's largest)")
 
 
 def main():
