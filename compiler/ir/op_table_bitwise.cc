@@ -45,21 +45,15 @@ OpDef Bitwise(OpDef op) {
 // BitCast(x){to}: x's dims, dtype `to`, which must have x's element width.
 Status InferBitCast(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
-  const Attribute* to = node.attr("to");
-  if (to == nullptr || to->kind() != AttrKind::kInt) {
-    return InvalidInput("{}: attribute 'to' (int) is required", node.Where());
-  }
-  StatusOr<DType> dtype = DTypeFromOnnx(static_cast<int>(to->i()));
-  if (!dtype.ok()) return dtype.status().WithContext(node.Where() + ": attribute 'to'");
+  A8_ASSIGN_OR_RETURN(const DType to, RequiredToAttr(node));
   const DType from = node.input(0)->dtype();
-  if (DTypeSize(*dtype) != DTypeSize(from)) {
+  if (DTypeSize(to) != DTypeSize(from)) {
     return InvalidInput(
         "{}: attribute 'to': {} has {} bits, input 'input' ({}) has {}: BitCast "
         "needs the same width",
-        node.Where(), DTypeName(*dtype), 8 * DTypeSize(*dtype), DTypeName(from),
-        8 * DTypeSize(from));
+        node.Where(), DTypeName(to), 8 * DTypeSize(to), DTypeName(from), 8 * DTypeSize(from));
   }
-  return SetOutputs(node, out, {{*dtype, node.input(0)->dims()}});
+  return SetOutputs(node, out, {{to, node.input(0)->dims()}});
 }
 
 }  // namespace

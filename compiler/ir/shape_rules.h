@@ -68,6 +68,8 @@ Status RequireSameDType(const OpNode& node, int a, std::string_view name_a, int 
                         std::string_view name_b);
 Status RequireRank(const OpNode& node, int i, std::string_view name, int64_t rank);
 Status RequireFloat(const OpNode& node, int i, std::string_view name);
+// The dtype named by the required int attribute 'to' (Cast, BitCast); else an error naming it.
+StatusOr<DType> RequiredToAttr(const OpNode& node);
 // Replaces *out with `types`, each checked: no negative dim, element count fits int64.
 Status SetOutputs(const OpNode& node, std::vector<TensorType>* out, std::vector<TensorType> types);
 

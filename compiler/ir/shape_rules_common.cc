@@ -154,6 +154,16 @@ Status RequireInputs(const OpNode& node, int count) {
   return Status::Ok();
 }
 
+StatusOr<DType> RequiredToAttr(const OpNode& node) {
+  const Attribute* to = node.attr("to");
+  if (to == nullptr || to->kind() != AttrKind::kInt) {
+    return InvalidInput("{}: attribute 'to' (int) is required", node.Where());
+  }
+  StatusOr<DType> dtype = DTypeFromOnnx(static_cast<int>(to->i()));
+  if (!dtype.ok()) return dtype.status().WithContext(node.Where() + ": attribute 'to'");
+  return dtype;
+}
+
 Status RequireSameDType(const OpNode& node, int a, std::string_view name_a, int b,
                         std::string_view name_b) {
   const DType ta = node.input(a)->dtype(), tb = node.input(b)->dtype();

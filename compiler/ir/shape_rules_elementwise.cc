@@ -160,13 +160,8 @@ Status InferClip(const OpNode& node, std::vector<TensorType>* out) {
 
 Status InferCast(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
-  const Attribute* to = node.attr("to");
-  if (to == nullptr || to->kind() != AttrKind::kInt) {
-    return InvalidInput("{}: attribute 'to' (int) is required", node.Where());
-  }
-  StatusOr<DType> dtype = DTypeFromOnnx(static_cast<int>(to->i()));
-  if (!dtype.ok()) return dtype.status().WithContext(node.Where() + ": attribute 'to'");
-  return SetOutputs(node, out, {{*dtype, node.input(0)->dims()}});
+  A8_ASSIGN_OR_RETURN(const DType to, RequiredToAttr(node));
+  return SetOutputs(node, out, {{to, node.input(0)->dims()}});
 }
 
 Status InferCastLike(const OpNode& node, std::vector<TensorType>* out) {
