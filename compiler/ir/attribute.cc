@@ -6,40 +6,37 @@
 
 namespace a8 {
 
-double TensorData::GetDouble(int64_t i) const {
-  switch (type.dtype) {
-    case DType::kF32: return data<float>()[i];
-    case DType::kF16: return HalfBitsToFloat(data<uint16_t>()[i]);
-    case DType::kBF16: return BFloat16BitsToFloat(data<uint16_t>()[i]);
-    case DType::kF64: return data<double>()[i];
-    case DType::kI64: return static_cast<double>(data<int64_t>()[i]);
-    case DType::kI32: return data<int32_t>()[i];
-    case DType::kI8: return data<int8_t>()[i];
-    case DType::kU8: return data<uint8_t>()[i];
-    case DType::kBool: return data<uint8_t>()[i] != 0;
-    case DType::kI16: return data<int16_t>()[i];
-    case DType::kU16: return data<uint16_t>()[i];
-    case DType::kU32: return data<uint32_t>()[i];
-    case DType::kU64: return static_cast<double>(data<uint64_t>()[i]);
+namespace {
+
+// Element i of `t` as R: integers and bools converted as a C++ cast would (a u64 above
+// INT64_MAX wraps to a negative int64), floats as doubles first (an int64 result truncates).
+template <typename R>
+R ElementAs(const TensorData& t, int64_t i) {
+  switch (t.type.dtype) {
+    case DType::kI64: return static_cast<R>(t.data<int64_t>()[i]);
+    case DType::kI32: return static_cast<R>(t.data<int32_t>()[i]);
+    case DType::kI8: return static_cast<R>(t.data<int8_t>()[i]);
+    case DType::kU8: return static_cast<R>(t.data<uint8_t>()[i]);
+    case DType::kBool: return static_cast<R>(t.data<uint8_t>()[i] != 0);
+    case DType::kI16: return static_cast<R>(t.data<int16_t>()[i]);
+    case DType::kU16: return static_cast<R>(t.data<uint16_t>()[i]);
+    case DType::kU32: return static_cast<R>(t.data<uint32_t>()[i]);
+    case DType::kU64: return static_cast<R>(t.data<uint64_t>()[i]);
+    case DType::kF32: return static_cast<R>(static_cast<double>(t.data<float>()[i]));
+    case DType::kF16:
+      return static_cast<R>(static_cast<double>(HalfBitsToFloat(t.data<uint16_t>()[i])));
+    case DType::kBF16:
+      return static_cast<R>(static_cast<double>(BFloat16BitsToFloat(t.data<uint16_t>()[i])));
+    case DType::kF64: return static_cast<R>(t.data<double>()[i]);
   }
-  return 0;
+  return R(0);
 }
 
-int64_t TensorData::GetInt64(int64_t i) const {
-  switch (type.dtype) {
-    case DType::kI64: return data<int64_t>()[i];
-    case DType::kI32: return data<int32_t>()[i];
-    case DType::kI8: return data<int8_t>()[i];
-    case DType::kU8: return data<uint8_t>()[i];
-    case DType::kBool: return data<uint8_t>()[i] != 0;
-    case DType::kI16: return data<int16_t>()[i];
-    case DType::kU16: return data<uint16_t>()[i];
-    case DType::kU32: return data<uint32_t>()[i];
-    // Wraps above INT64_MAX (two's complement), as a cast to int64 would.
-    case DType::kU64: return static_cast<int64_t>(data<uint64_t>()[i]);
-    default: return static_cast<int64_t>(GetDouble(i));
-  }
-}
+}  // namespace
+
+double TensorData::GetDouble(int64_t i) const { return ElementAs<double>(*this, i); }
+
+int64_t TensorData::GetInt64(int64_t i) const { return ElementAs<int64_t>(*this, i); }
 
 std::vector<int64_t> TensorData::ToInt64Vector() const {
   std::vector<int64_t> v(num_elements());
