@@ -44,16 +44,7 @@
 namespace a8 {
 namespace {
 
-using decompose_internal::AttentionScaleAttr;
-using decompose_internal::CheckAttrs;
-using decompose_internal::Emitter;
-using decompose_internal::FloatAttr;
-using decompose_internal::Input;
-using decompose_internal::IntAttr;
-using decompose_internal::Iota;
-using decompose_internal::WantsOutput;
-
-using decompose_internal::kOnnxFloat;
+using namespace decompose_internal;  // Emitter, Input, the attribute readers
 
 // A 4-D value's head count (dim 1) when its type is already known (a declared graph input).
 std::optional<int64_t> KnownHeads(const Value* v) {

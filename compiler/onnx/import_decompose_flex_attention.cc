@@ -33,13 +33,7 @@
 namespace a8 {
 namespace {
 
-using decompose_internal::AttentionScaleAttr;
-using decompose_internal::CheckAttrs;
-using decompose_internal::Emitter;
-using decompose_internal::IntAttr;
-using decompose_internal::StringAttr;
-
-using decompose_internal::kOnnxFloat;
+using namespace decompose_internal;  // Emitter, Input, the attribute readers
 constexpr int64_t kOnnxDouble = 11;  // TensorProto.DOUBLE
 
 // What one FlexAttention node computes: all of it, or one of the importer's halves.

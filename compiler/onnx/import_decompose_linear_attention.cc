@@ -39,15 +39,8 @@
 namespace a8 {
 namespace {
 
-using decompose_internal::CheckAttrs;
-using decompose_internal::Emitter;
-using decompose_internal::FloatAttr;
-using decompose_internal::Input;
-using decompose_internal::IntAttr;
-using decompose_internal::StringAttr;
-using decompose_internal::WantsOutput;
+using namespace decompose_internal;  // Emitter, Input, the attribute readers
 
-using decompose_internal::kOnnxFloat;
 constexpr int64_t kMaxIndex = std::numeric_limits<int64_t>::max();
 
 StatusOr<std::vector<int64_t>> StaticDims(const DecomposeRequest& req, size_t i,

@@ -42,18 +42,7 @@
 namespace a8 {
 namespace {
 
-using decompose_internal::CheckArity;
-using decompose_internal::CheckAttrs;
-using decompose_internal::Emitter;
-using decompose_internal::FloatAttr;
-using decompose_internal::IntAttr;
-using decompose_internal::Iota;
-using decompose_internal::NormalizedAxis;
-using decompose_internal::RankOf;
-using decompose_internal::RequireConstant;
-using decompose_internal::StringAttr;
-
-using decompose_internal::kOnnxFloat;
+using namespace decompose_internal;  // Emitter, Input, the attribute readers
 
 StatusOr<std::vector<DecomposedNode>> DecomposeRmsNorm(Graph& g, const DecomposeRequest& req) {
   A8_RETURN_IF_ERROR(CheckArity(req, 2));

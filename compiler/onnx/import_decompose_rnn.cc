@@ -42,13 +42,7 @@
 namespace a8 {
 namespace {
 
-using decompose_internal::CheckAttrs;
-using decompose_internal::Emitter;
-using decompose_internal::FloatAttr;
-using decompose_internal::Input;
-using decompose_internal::IntAttr;
-using decompose_internal::StringAttr;
-using decompose_internal::WantsOutput;
+using namespace decompose_internal;  // Emitter, Input, the attribute readers
 
 enum class Cell { kRnn, kGru, kLstm };
 

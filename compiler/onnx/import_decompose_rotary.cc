@@ -23,11 +23,7 @@
 namespace a8 {
 namespace {
 
-using decompose_internal::CheckAttrs;
-using decompose_internal::Emitter;
-using decompose_internal::Input;
-using decompose_internal::IntAttr;
-using decompose_internal::RankOf;
+using namespace decompose_internal;  // Emitter, Input, the attribute readers
 
 constexpr int64_t kMaxIndex = std::numeric_limits<int64_t>::max();
 

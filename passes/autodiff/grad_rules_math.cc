@@ -18,12 +18,7 @@
 namespace a8 {
 namespace {
 
-using grad::Attrs;
-using grad::Dims;
-using grad::Dy;
-using grad::In;
-using grad::Out;
-using grad::ReshapeTo;
+using namespace grad;  // In, Out, Dy, Attrs, Dims, ReshapeTo (grad_rules_util.h)
 
 // Hands `g`, the gradient of a broadcast result, to input `i` summed to the input's shape.
 Status SetSummed(GradContext& ctx, int i, Value* g) {

@@ -15,12 +15,7 @@
 namespace a8 {
 namespace {
 
-using grad::Attrs;
-using grad::Dims;
-using grad::Dy;
-using grad::In;
-using grad::Out;
-using grad::ReshapeTo;
+using namespace grad;  // In, Out, Dy, Attrs, Dims, ReshapeTo (grad_rules_util.h)
 
 // ---- data movement
 

@@ -14,11 +14,7 @@
 namespace a8 {
 namespace {
 
-using grad::Attrs;
-using grad::Dims;
-using grad::Dy;
-using grad::In;
-using grad::Out;
+using namespace grad;  // In, Out, Dy, Attrs, Dims, ReshapeTo (grad_rules_util.h)
 
 // Zeros of `dtype` and `dims`: a scalar 0 expanded.
 StatusOr<Value*> Zeros(GradContext& ctx, DType dtype, const Dims& dims) {

@@ -18,15 +18,7 @@
 namespace a8 {
 namespace {
 
-using ::a8::testing::CountOps;
-using ::a8::testing::Absent;
-using ::a8::testing::DecomposedGradCase;
-using ::a8::testing::ExpectGradientsMatch;
-using ::a8::testing::F64;
-using ::a8::testing::GradCheckCase;
-using ::a8::testing::GradCheckInput;
-using ::a8::testing::ImportError;
-using ::a8::testing::ImportText;
+using namespace ::a8::testing;  // ImportText, the gradient-check cases (the headers above)
 using ::testing::HasSubstr;
 
 TEST(ImportDecomposeRnnTest, LstmUnrollsOneMatMulPerStepAndDirection) {

@@ -11,14 +11,12 @@
 #include "tests/unit/grad_check_util.h"
 #include "tests/unit/shape_rules_test_util.h"
 
-namespace a8 {
+namespace a8::shape_test {
 namespace {
 
 using Dims = std::vector<int64_t>;
-using shape_test::F32;
-using shape_test::I64;
 
-class RoiPoolShapeTest : public shape_test::ShapeRulesFixture {};
+class RoiPoolShapeTest : public ShapeRulesFixture {};
 
 TEST_F(RoiPoolShapeTest, OutputDims) {
   const std::map<std::string, Attribute> k2s2 = {{"kernel_shape", Attribute(Dims{2, 2})},
@@ -114,4 +112,4 @@ TEST(RoiAlignGradCheckTest, ModeMaxIsAnErrorNamingTheNode) {
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::shape_test

@@ -11,14 +11,12 @@
 #include "tests/unit/grad_check_util.h"
 #include "tests/unit/shape_rules_test_util.h"
 
-namespace a8 {
+namespace a8::shape_test {
 namespace {
 
 using Dims = std::vector<int64_t>;
-using shape_test::F32;
-using shape_test::I64;
 
-class ScatterShapeTest : public shape_test::ShapeRulesFixture {};
+class ScatterShapeTest : public ShapeRulesFixture {};
 
 TEST_F(ScatterShapeTest, OutputDims) {
   EXPECT_EQ(One("ScatterND", {In(F32({4, 4, 4})), In(I64({2, 1})), In(F32({2, 4, 4}))}),
@@ -137,4 +135,4 @@ TEST(ScatterGradCheckTest, OtherReductionsAreNotDifferentiable) {
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::shape_test
