@@ -15,6 +15,18 @@ A8_HD double Log(double v) { return ::log(v); }
 A8_HD int64_t Min(int64_t a, int64_t b) { return a < b ? a : b; }
 A8_HD int64_t Chunks(int64_t n) { return (n + kDimChunk - 1) / kDimChunk; }
 
+// Work item `idx` of a launch over (row, chunk of a `width`-wide row): the row, the chunk's
+// first column and its width.
+struct RowChunk {
+  int64_t row, d0, n;
+  A8_HD RowChunk(int64_t idx, int64_t width) {
+    const int64_t chunks = Chunks(width);
+    row = idx / chunks;
+    d0 = (idx % chunks) * kDimChunk;
+    n = Min(width - d0, kDimChunk);
+  }
+};
+
 // What every kernel of one attention reads: the operands, typed, and the score of a (query,
 // key) pair. T: Q/K/V/Y's element type, Bt: the bias's, A: the accumulation type.
 template <typename T, typename Bt>
@@ -78,9 +90,7 @@ struct ForwardFn {
   A8_HD void operator()(int64_t idx) const {
     using A = Acc<T>;
     const AttentionParams& p = o.p;
-    const int64_t chunks = Chunks(p.dv);
-    const int64_t row = idx / chunks, d0 = (idx % chunks) * kDimChunk;
-    const int64_t n = Min(p.dv - d0, kDimChunk);
+    const auto [row, d0, n] = RowChunk(idx, p.dv);
     const int64_t i = row % p.sq, h = (row / p.sq) % p.heads, b = row / (p.sq * p.heads);
     A acc[kDimChunk];
     for (int64_t t = 0; t < n; ++t) acc[t] = A(0);
@@ -122,32 +132,46 @@ struct DeltaFn {
   }
 };
 
+// What the gradient kernels read: the forward's operands, dY, and D (DeltaFn's rows).
+template <typename T, typename Bt>
+struct GradOperands {
+  using A = Acc<T>;
+  Operands<T, Bt> o;
+  AttentionGradParams g;
+  const A* delta;
+
+  // Query row `qrow` (= (b * heads + h) * sq + i): its log-sum-exp and its row of dY.
+  A8_HD A Lse(int64_t qrow) const { return static_cast<const A*>(o.p.lse)[qrow]; }
+  A8_HD const T* DyRow(int64_t qrow) const { return static_cast<const T*>(g.dy) + qrow * o.p.dv; }
+  // dS_ij = P_ij (dP_ij - D_i), given P_ij.
+  A8_HD A DScore(A pr, const T* dy, int64_t b, int64_t h, int64_t j, int64_t qrow) const {
+    return pr * (o.DProb(dy, b, h, j) - delta[qrow]);
+  }
+};
+
 // One (query row, chunk of D) of dQ = scale sum_j dS_ij k_j.
 template <typename T, typename Bt>
 struct GradQFn {
-  Operands<T, Bt> o;
-  AttentionGradParams g;
-  const Acc<T>* delta;
+  GradOperands<T, Bt> go;
   A8_HD void operator()(int64_t idx) const {
     using A = Acc<T>;
+    const Operands<T, Bt>& o = go.o;
     const AttentionParams& p = o.p;
-    const int64_t chunks = Chunks(p.d);
-    const int64_t row = idx / chunks, d0 = (idx % chunks) * kDimChunk;
-    const int64_t n = Min(p.d - d0, kDimChunk);
+    const auto [row, d0, n] = RowChunk(idx, p.d);
     const int64_t i = row % p.sq, h = (row / p.sq) % p.heads, b = row / (p.sq * p.heads);
-    const A lse = static_cast<const A*>(p.lse)[row];
-    const T* dy = static_cast<const T*>(g.dy) + row * p.dv;
+    const A lse = go.Lse(row);
+    const T* dy = go.DyRow(row);
     A acc[kDimChunk];
     for (int64_t t = 0; t < n; ++t) acc[t] = A(0);
     const int64_t end = o.KeyEnd(i);
     for (int64_t j = 0; j < end; ++j) {
       const A pr = o.Prob(b, h, i, j, lse);
       if (pr == A(0)) continue;
-      const A ds = pr * (o.DProb(dy, b, h, j) - delta[row]);
+      const A ds = go.DScore(pr, dy, b, h, j, row);
       const T* k = o.KRow(b, h, j) + d0;
       for (int64_t t = 0; t < n; ++t) acc[t] += ds * Ld(k, t);
     }
-    T* dq = static_cast<T*>(g.dq) + row * p.d + d0;
+    T* dq = static_cast<T*>(go.g.dq) + row * p.d + d0;
     for (int64_t t = 0; t < n; ++t) St(dq, t, static_cast<A>(p.scale) * acc[t]);
   }
 };
@@ -156,16 +180,13 @@ struct GradQFn {
 // true: sum_i P_ij dY_i), over the query heads of the kv head's group in order.
 template <typename T, typename Bt, bool kValues>
 struct GradKVFn {
-  Operands<T, Bt> o;
-  AttentionGradParams g;
-  const Acc<T>* delta;
+  GradOperands<T, Bt> go;
   A8_HD void operator()(int64_t idx) const {
     using A = Acc<T>;
+    const Operands<T, Bt>& o = go.o;
     const AttentionParams& p = o.p;
     const int64_t width = kValues ? p.dv : p.d;
-    const int64_t chunks = Chunks(width);
-    const int64_t row = idx / chunks, d0 = (idx % chunks) * kDimChunk;
-    const int64_t n = Min(width - d0, kDimChunk);
+    const auto [row, d0, n] = RowChunk(idx, width);
     const int64_t j = row % p.sk, hk = (row / p.sk) % p.kv_heads, b = row / (p.sk * p.kv_heads);
     A acc[kDimChunk];
     for (int64_t t = 0; t < n; ++t) acc[t] = A(0);
@@ -173,19 +194,19 @@ struct GradKVFn {
     for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {
       for (int64_t i = o.QueryBegin(j); i < p.sq; ++i) {
         const int64_t qrow = (b * p.heads + h) * p.sq + i;
-        const A pr = o.Prob(b, h, i, j, static_cast<const A*>(p.lse)[qrow]);
+        const A pr = o.Prob(b, h, i, j, go.Lse(qrow));
         if (pr == A(0)) continue;
-        const T* dy = static_cast<const T*>(g.dy) + qrow * p.dv;
+        const T* dy = go.DyRow(qrow);
         if constexpr (kValues) {
           for (int64_t t = 0; t < n; ++t) acc[t] += pr * Ld(dy + d0, t);
         } else {
-          const A ds = pr * (o.DProb(dy, b, h, j) - delta[qrow]);
+          const A ds = go.DScore(pr, dy, b, h, j, qrow);
           const T* q = o.QRow(b, h, i) + d0;
           for (int64_t t = 0; t < n; ++t) acc[t] += ds * Ld(q, t);
         }
       }
     }
-    T* out = static_cast<T*>(kValues ? g.dv : g.dk) + row * width + d0;
+    T* out = static_cast<T*>(kValues ? go.g.dv : go.g.dk) + row * width + d0;
     const A factor = kValues ? A(1) : static_cast<A>(p.scale);
     for (int64_t t = 0; t < n; ++t) St(out, t, factor * acc[t]);
   }
@@ -194,11 +215,10 @@ struct GradKVFn {
 // One element of dBias: dS summed over the (b, h, i, j) the bias element is broadcast to.
 template <typename T, typename Bt>
 struct GradBiasFn {
-  Operands<T, Bt> o;
-  AttentionGradParams g;
-  const Acc<T>* delta;
+  GradOperands<T, Bt> go;
   A8_HD void operator()(int64_t idx) const {
     using A = Acc<T>;
+    const Operands<T, Bt>& o = go.o;
     const AttentionParams& p = o.p;
     const int64_t full[4] = {p.batch, p.heads, p.sq, p.sk};
     int64_t at[4], lo[4], hi[4];
@@ -215,18 +235,18 @@ struct GradBiasFn {
       for (int64_t h = lo[1]; h < hi[1]; ++h) {
         for (int64_t i = lo[2]; i < hi[2]; ++i) {
           const int64_t qrow = (b * p.heads + h) * p.sq + i;
-          const A lse = static_cast<const A*>(p.lse)[qrow];
-          const T* dy = static_cast<const T*>(g.dy) + qrow * p.dv;
+          const A lse = go.Lse(qrow);
+          const T* dy = go.DyRow(qrow);
           const int64_t end = Min(hi[3], o.KeyEnd(i));
           for (int64_t j = lo[3]; j < end; ++j) {
             const A pr = o.Prob(b, h, i, j, lse);
             if (pr == A(0)) continue;
-            sum += pr * (o.DProb(dy, b, h, j) - delta[qrow]);
+            sum += go.DScore(pr, dy, b, h, j, qrow);
           }
         }
       }
     }
-    static_cast<Bt*>(g.dbias)[idx] = Elem<Bt>::Store(static_cast<Acc<Bt>>(sum));
+    static_cast<Bt*>(go.g.dbias)[idx] = Elem<Bt>::Store(static_cast<Acc<Bt>>(sum));
   }
 };
 
@@ -277,23 +297,23 @@ DevStatus FusedAttentionGrad(DevCtx& ctx, const AttentionGradParams& g) {
     A* delta = static_cast<A*>(scratch);
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, rows, DeltaFn<T>{g, delta}, p.dv));
     const Operands<T, Bt> o{p};
+    const GradOperands<T, Bt> go{o, g, delta};
     const int64_t pair = p.d + p.dv + 8;  // one (query, key) pair's work
     if (g.dq != nullptr) {
-      A8_DEV_RETURN_IF_ERROR(
-          ForEach(ctx, rows * Chunks(p.d), GradQFn<T, Bt>{o, g, delta}, p.sk * pair));
+      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, rows * Chunks(p.d), GradQFn<T, Bt>{go}, p.sk * pair));
     }
     const int64_t per_key = o.Group() * p.sq * pair;
     if (g.dk != nullptr) {
       A8_DEV_RETURN_IF_ERROR(
-          ForEach(ctx, kv_rows * Chunks(p.d), GradKVFn<T, Bt, false>{o, g, delta}, per_key));
+          ForEach(ctx, kv_rows * Chunks(p.d), GradKVFn<T, Bt, false>{go}, per_key));
     }
     if (g.dv != nullptr) {
       A8_DEV_RETURN_IF_ERROR(
-          ForEach(ctx, kv_rows * Chunks(p.dv), GradKVFn<T, Bt, true>{o, g, delta}, per_key));
+          ForEach(ctx, kv_rows * Chunks(p.dv), GradKVFn<T, Bt, true>{go}, per_key));
     }
     if (g.dbias == nullptr) return DevOk();
     const int64_t bias_size = p.bias_dims[0] * p.bias_dims[1] * p.bias_dims[2] * p.bias_dims[3];
-    return ForEach(ctx, bias_size, GradBiasFn<T, Bt>{o, g, delta},
+    return ForEach(ctx, bias_size, GradBiasFn<T, Bt>{go},
                    rows * p.sk * pair / (bias_size > 0 ? bias_size : 1) + 1);
   });
 }

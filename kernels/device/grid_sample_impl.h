@@ -159,6 +159,14 @@ A8_HD int64_t ComboOffset(const GridSampleParams& p, const Taps<A>& tp, int64_t 
   return zero ? -1 : off;
 }
 
+// The interpolation weight of the combination whose taps ComboOffset put in `t`.
+template <typename A>
+A8_HD A ComboWeight(const GridSampleParams& p, const Taps<A>& tp, const int* t) {
+  A w = tp.w[0][t[0]];
+  for (int k = 1; k < p.rank; ++k) w *= tp.w[k][t[k]];
+  return w;
+}
+
 struct Geometry {
   int64_t plane = 1;   // X's spatial size
   int64_t points = 1;  // grid's spatial size
@@ -194,8 +202,7 @@ struct ForwardFn {
     for (int64_t q = 0; q < geo.combos; ++q) {
       const int64_t off = ComboOffset(p, tp, q, t);
       if (off < 0) continue;
-      A w = tp.w[0][t[0]];
-      for (int k = 1; k < p.rank; ++k) w *= tp.w[k][t[k]];
+      const A w = ComboWeight(p, tp, t);
       sum += w * Ld(x, off);
     }
     St(static_cast<T*>(p.y), i, sum);
@@ -222,8 +229,7 @@ struct GradXFn {
       for (int64_t q = 0; q < geo.combos; ++q) {
         const int64_t off = ComboOffset(p, tp, q, t);
         if (off < 0) continue;
-        A w = tp.w[0][t[0]];
-        for (int k = 1; k < p.rank; ++k) w *= tp.w[k][t[k]];
+        const A w = ComboWeight(p, tp, t);
         St(dx, off, Ld(dx, off) + w * g);
       }
     }
