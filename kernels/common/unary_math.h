@@ -141,6 +141,14 @@ inline UnaryAttrs DefaultUnaryAttrs(const char* op) {
 // ---- libm by overload (the float functions are device intrinsics under nvcc).
 A8_HD float MExp(float x) { return ::expf(x); }
 A8_HD double MExp(double x) { return ::exp(x); }
+// Below kExpIsZero, exp rounds to exactly +0: ExpOrZero skips the call there (and libm's slow
+// underflow path, taken by every masked softmax score) and gives the same bits.
+template <typename C>
+inline constexpr C kExpIsZero = std::is_same_v<C, float> ? C(-104) : C(-746);
+template <typename C>
+A8_HD C ExpOrZero(C d) {
+  return d < kExpIsZero<C> ? C(0) : MExp(d);
+}
 A8_HD float MExpm1(float x) { return ::expm1f(x); }
 A8_HD double MExpm1(double x) { return ::expm1(x); }
 A8_HD float MLog(float x) { return ::logf(x); }

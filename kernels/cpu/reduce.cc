@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "kernels/common/sum_order.h"
+#include "kernels/common/unary_math.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
@@ -341,11 +342,7 @@ Status Softmax(DType dtype, const Dims& dims, int64_t axis, bool log, const void
         for (int64_t k = 0; k < len; ++k) m = std::max(m, Load(in[base + k * inner]));
         C sum = 0;
         for (int64_t k = 0; k < len; ++k) {
-          // Below this, exp rounds to exactly +0: skipping the call (and libm's slow underflow
-          // path, hit by every masked score) gives the same bits.
-          constexpr C kExpIsZero = std::is_same_v<C, float> ? C(-104) : C(-746);
-          const C d = Load(in[base + k * inner]) - m;
-          ex[k] = d < kExpIsZero ? C(0) : std::exp(d);
+          ex[k] = ExpOrZero(Load(in[base + k * inner]) - m);
           sum += ex[k];
         }
         const C log_sum = log ? std::log(sum) : C(0), inv_sum = C(1) / sum;

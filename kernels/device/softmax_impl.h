@@ -14,15 +14,7 @@
 namespace a8::A8_DEV_NS {
 namespace reduce_detail {
 
-// Below this, exp rounds to exactly +0: the CPU skips the call there, and so do we.
-template <typename C>
-inline constexpr C kExpIsZero = std::is_same_v<C, float> ? C(-104) : C(-746);
-
-template <typename C>
-A8_HD C SoftmaxExp(C d) {
-  return d < kExpIsZero<C> ? C(0) : MExp(d);
-}
-// Element d = x - max of a row, e = SoftmaxExp(d), from the row's log(sum) or 1 / sum.
+// Element d = x - max of a row, e = ExpOrZero(d), from the row's log(sum) or 1 / sum.
 template <typename C>
 A8_HD C SoftmaxOut(bool log, C d, C e, C log_sum, C inv_sum) {
   return log ? d - log_sum : e * inv_sum;
@@ -46,13 +38,13 @@ struct SoftmaxKernel {
     C m = -Infinity<C>();
     for (int64_t k = 0; k < view.len; ++k) m = MaxOf(m, Ld(x, base + k * step));
     C sum = 0;
-    for (int64_t k = 0; k < view.len; ++k) sum += SoftmaxExp(Ld(x, base + k * step) - m);
+    for (int64_t k = 0; k < view.len; ++k) sum += ExpOrZero(Ld(x, base + k * step) - m);
     const C log_sum = log ? MLog(sum) : C(0), inv_sum = C(1) / sum;
     for (int64_t k = 0; k < view.len; ++k) {
       const int64_t j = base + k * step;
       const C d = Ld(x, j) - m;
       // exp is recomputed rather than kept in y: y may be x, and f16 y would round it.
-      St(y, j, SoftmaxOut(log, d, log ? C(0) : SoftmaxExp(d), log_sum, inv_sum));
+      St(y, j, SoftmaxOut(log, d, log ? C(0) : ExpOrZero(d), log_sum, inv_sum));
     }
   }
 };
@@ -144,7 +136,7 @@ __global__ void SoftmaxWarpKernel(SoftmaxKernel<T> s, int64_t rows) {
   const C m = stat;
   for (int64_t k = lane; k < len; k += 32) {
     d[k] = d[k] - m;
-    e[k] = SoftmaxExp(d[k]);
+    e[k] = ExpOrZero(d[k]);
   }
   __syncwarp();
   if (lane == 0) {
