@@ -19,15 +19,11 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/device_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using testing::FromDoubles;
-using testing::Count;
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
-using testing::AsDoubles;
-using testing::PlanBuilder;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
@@ -187,10 +183,10 @@ PlanFile AttentionPlan(const Case& c, DType t) {
 // Random inputs (the bias in [-1, 1] with a few -inf, and fully masked rows when asked).
 std::map<std::string, std::vector<uint8_t>> AttentionInputs(const Case& c, DType t, uint32_t seed) {
   std::map<std::string, std::vector<uint8_t>> in;
-  in["q"] = testing::RandomBytes(t, c.b * c.h * c.sq * c.d, seed, -1.5, 1.5);
-  in["k"] = testing::RandomBytes(t, c.b * c.hkv * c.sk * c.d, seed + 1, -1.5, 1.5);
-  in["v"] = testing::RandomBytes(t, c.b * c.hkv * c.sk * c.dv, seed + 2, -1, 1);
-  in["dy"] = testing::RandomBytes(t, c.b * c.h * c.sq * c.dv, seed + 3, -1, 1);
+  in["q"] = RandomBytes(t, c.b * c.h * c.sq * c.d, seed, -1.5, 1.5);
+  in["k"] = RandomBytes(t, c.b * c.hkv * c.sk * c.d, seed + 1, -1.5, 1.5);
+  in["v"] = RandomBytes(t, c.b * c.hkv * c.sk * c.dv, seed + 2, -1, 1);
+  in["dy"] = RandomBytes(t, c.b * c.h * c.sq * c.dv, seed + 3, -1, 1);
   if (!c.bias_dims.empty()) {
     std::mt19937 rng(seed + 4);
     std::uniform_real_distribution<double> u(-1, 1);
@@ -219,14 +215,8 @@ void CheckCase(const Case& c, DType t) {
             in.count("bias") ? AsDoubles(bias_t, in.at("bias")) : std::vector<double>{},
             AsDoubles(t, in.at("dy")));
   const Tolerance tol = TolOf(t);
-  auto dev = testing::DeviceUnderTest();
-#if defined(A8_DEVICE_TESTS_ON_GPU)
-  if (!dev.ok()) GTEST_SKIP() << "no usable GPU: " << dev.status().message();
-#endif
-  ASSERT_TRUE(dev.ok()) << dev.status().message();
-  for (bool on_device : {false, true}) {
-    SCOPED_TRACE(on_device ? "device" : "cpu");
-    auto out = testing::RunOn(plan, on_device ? std::move(dev).value() : MakeCpuBackend(), in);
+  OnCpuThenDevice([&](std::unique_ptr<Backend> backend) {
+    auto out = RunOn(plan, std::move(backend), in);
     ASSERT_EQ(out.count("y"), 1u);
     ExpectNear("y", AsDoubles(t, out["y"]), want.y, tol.y, tol.y);
     ExpectNear("lse", AsDoubles(lse_t, out["lse"]), want.lse, tol.lse, tol.lse);
@@ -237,8 +227,8 @@ void CheckCase(const Case& c, DType t) {
       const double bias_tol = c.bias_f32 ? TolOf(DType::kF32).grad * 10 : tol.grad;
       ExpectNear("dbias", AsDoubles(bias_t, out["dbias"]), want.dbias, bias_tol, bias_tol);
     }
-  }
-  testing::ExpectEmuMatchesCpu(plan, in, 0, 0);
+  });
+  ExpectEmuMatchesCpu(plan, in, 0, 0);
 }
 
 std::vector<Case> Cases() {
@@ -286,12 +276,12 @@ TEST(FusedAttentionKernelTest, FullyMaskedRowsAreZeroNotNaN) {
   const PlanFile plan = AttentionPlan(c, DType::kF16);
   auto in = AttentionInputs(c, DType::kF16, 3);
   in["bias"] = FromDoubles(DType::kF16, std::vector<double>(12, -kInf));
-  auto dev = testing::DeviceUnderTest();
+  auto dev = DeviceUnderTest();
 #if defined(A8_DEVICE_TESTS_ON_GPU)
   if (!dev.ok()) GTEST_SKIP() << "no usable GPU: " << dev.status().message();
 #endif
   ASSERT_TRUE(dev.ok()) << dev.status().message();
-  auto out = testing::RunOn(plan, std::move(dev).value(), in);
+  auto out = RunOn(plan, std::move(dev).value(), in);
   for (const char* name : {"y", "dq", "dk", "dv", "dbias"}) {
     for (double x : AsDoubles(DType::kF16, out[name])) EXPECT_EQ(x, 0.0) << name;
   }
@@ -323,4 +313,4 @@ TEST(FusedAttentionKernelTest, BadOperandsAreErrors) {
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

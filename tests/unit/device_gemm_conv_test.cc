@@ -143,6 +143,14 @@ AttrFn ConvAttrs(const ConvCase& c) {
   };
 }
 
+// a8.ConvGradFilter's attributes: the Conv's, and the filter's spatial dims.
+AttrFn ConvGradFilterAttrs(const ConvCase& c) {
+  return [c](plan::Kernel* k) {
+    ConvAttrs(c)(k);
+    PlanBuilder::Ints(k, "kernel_shape", Dims(c.w.begin() + 2, c.w.end()));
+  };
+}
+
 // Conv cases: y = conv(x, w); the filter-gradient test reuses them (dW of w's dims).
 const std::vector<ConvCase>& ConvCases() {
   static const std::vector<ConvCase> cases = {
@@ -171,16 +179,9 @@ TEST(DeviceGemmConvTest, Conv) {
 
 TEST(DeviceGemmConvTest, ConvGradFilter) {
   for (const ConvCase& c : ConvCases()) {
-    Dims kernel(c.w.begin() + 2, c.w.end());
     for (DType t : kFloats) {
       // dW sums over batch and positions: up to ~2 * 4 * 9 * 8 products of magnitude <= 4.
-      Expect(
-          "a8.ConvGradFilter", t, {D(c.y), D(c.x)}, {D(c.w)},
-          [&](plan::Kernel* k) {
-            ConvAttrs(c)(k);
-            PlanBuilder::Ints(k, "kernel_shape", kernel);
-          },
-          64);
+      Expect("a8.ConvGradFilter", t, {D(c.y), D(c.x)}, {D(c.w)}, ConvGradFilterAttrs(c), 64);
     }
   }
 }
@@ -197,15 +198,9 @@ TEST(DeviceGemmConvTest, ConvGradFilterBitForBitOverTheBatch) {
       {{8, 4, 6, 6}, {6, 4, 3, 3}, {8, 6, 3, 3}, {2, 2}, {}, {1, 1, 1, 1}},
   };
   for (const ConvCase& c : cases) {
-    Dims kernel(c.w.begin() + 2, c.w.end());
     for (DType t : kFloats) {
-      Expect(
-          "a8.ConvGradFilter", t, {D(c.y), D(c.x)}, {D(c.w)},
-          [&](plan::Kernel* k) {
-            ConvAttrs(c)(k);
-            PlanBuilder::Ints(k, "kernel_shape", kernel);
-          },
-          0, /*exact=*/true);
+      Expect("a8.ConvGradFilter", t, {D(c.y), D(c.x)}, {D(c.w)}, ConvGradFilterAttrs(c), 0,
+             /*exact=*/true);
     }
   }
 }

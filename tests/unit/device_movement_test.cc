@@ -382,16 +382,9 @@ TEST(DeviceMovementTest, RangeF16AndBf16ComputeInTheStashType) {
           const double exact = value(sb) + static_cast<double>(i) * value(db);
           EXPECT_LE(std::fabs(value(want[i]) - exact), ulp * std::fabs(exact) + 1e-6) << i;
         }
-        auto dev = testing::DeviceUnderTest();
-#if defined(A8_DEVICE_TESTS_ON_GPU)
-        if (!dev.ok()) GTEST_SKIP() << "no usable GPU: " << dev.status().message();
-#endif
-        ASSERT_TRUE(dev.ok()) << dev.status().message();
-        for (bool on_device : {false, true}) {
-          SCOPED_TRACE(on_device ? "device" : "cpu");
-          auto got = testing::RunOn(f, on_device ? std::move(dev).value() : MakeCpuBackend(), {});
-          ASSERT_EQ(got["y"], Bytes(want));
-        }
+        testing::OnCpuThenDevice([&](std::unique_ptr<Backend> backend) {
+          ASSERT_EQ(testing::RunOn(f, std::move(backend), {})["y"], Bytes(want));
+        });
       }
     }
   }

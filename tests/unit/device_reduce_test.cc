@@ -111,16 +111,9 @@ TEST(DeviceReduceTest, EveryReduceOpEveryDtypeMatchesCpu) {
 TEST(DeviceReduceTest, BoolMaxMinAreAnyAllOverEveryPattern) {
   auto expect = [](const PlanFile& f, const std::vector<uint8_t>& x,
                    const std::vector<uint8_t>& want) {
-    auto dev = DeviceUnderTest();
-#if defined(A8_DEVICE_TESTS_ON_GPU)
-    if (!dev.ok()) GTEST_SKIP() << "no usable GPU: " << dev.status().message();
-#endif
-    ASSERT_TRUE(dev.ok()) << dev.status().message();
-    for (bool on_device : {false, true}) {
-      SCOPED_TRACE(on_device ? "device" : "cpu");
-      auto got = RunOn(f, on_device ? std::move(dev).value() : MakeCpuBackend(), {{"x", x}});
-      ASSERT_EQ(got["y"], want);
-    }
+    OnCpuThenDevice([&](std::unique_ptr<Backend> backend) {
+      ASSERT_EQ(RunOn(f, std::move(backend), {{"x", x}})["y"], want);
+    });
   };
   for (bool is_max : {true, false}) {
     const char* op = is_max ? "ReduceMax" : "ReduceMin";
@@ -517,16 +510,8 @@ TEST(DeviceReduceTest, CumSumRunTimeAxisOutOfRangeFailsTheStep) {
   pb.Kernel("CumSum", {x, ab}, {y});
   const PlanFile f = pb.Finish();
   for (int64_t axis : {2, -3}) {
-    for (bool device : {false, true}) {
-      SCOPED_TRACE(fmt::format("axis {} on {}", axis, device ? "the device" : "the CPU"));
-      std::unique_ptr<Backend> backend;
-      if (device) {
-        auto dev = DeviceUnderTest();
-        if (!dev.ok()) continue;  // no GPU in a8_gpu_tests: the CPU case still ran
-        backend = std::move(dev).value();
-      } else {
-        backend = MakeCpuBackend();
-      }
+    SCOPED_TRACE(fmt::format("axis {}", axis));
+    OnCpuThenDevice([&](std::unique_ptr<Backend> backend) {
       auto ex = Executor::Create(f, std::move(backend));
       ASSERT_TRUE(ex.ok()) << ex.status().message();
       std::vector<float> xs(6, 1.0f);
@@ -535,7 +520,7 @@ TEST(DeviceReduceTest, CumSumRunTimeAxisOutOfRangeFailsTheStep) {
       Status s = (*ex)->Run();
       ASSERT_FALSE(s.ok());
       EXPECT_NE(s.message().find("CumSum"), std::string::npos) << s.message();
-    }
+    });
   }
 }
 

@@ -16,15 +16,11 @@
 #include "runtime/cpu/cpu_backend.h"
 #include "tests/unit/device_test_util.h"
 
-namespace a8 {
+namespace a8::testing {
 namespace {
 
-using testing::Count;
-using testing::Str;
 using B = plan::Buffer;
 using Dims = std::vector<int64_t>;
-using testing::Bytes;
-using testing::PlanBuilder;
 
 void Ints(plan::Kernel* k, const std::string& name, const std::vector<int64_t>& v) {
   plan::Attribute* a = k->add_attrs();
@@ -80,10 +76,9 @@ TEST(MaxUnpoolKernelTest, MatchesReferenceAndEmu) {
   const Dims x = {2, 3, 3, 4}, y = {2, 3, 7, 9};
   for (bool collide : {false, true}) {
     const std::vector<int64_t> idx = PoolIndices(x, 5, collide);
-    const std::vector<uint8_t> xb = testing::RandomBytes(DType::kF64, Count(x), 6, -1, 1);
-    const std::vector<uint8_t> dyb = testing::RandomBytes(DType::kF64, Count(y), 7, -1, 1);
-    const std::vector<double> xv = testing::AsDoubles(DType::kF64, xb),
-                              dyv = testing::AsDoubles(DType::kF64, dyb);
+    const std::vector<uint8_t> xb = RandomBytes(DType::kF64, Count(x), 6, -1, 1);
+    const std::vector<uint8_t> dyb = RandomBytes(DType::kF64, Count(y), 7, -1, 1);
+    const std::vector<double> xv = AsDoubles(DType::kF64, xb), dyv = AsDoubles(DType::kF64, dyb);
     // The reference: the inferred tensor [2, 3, 6, 8] written in element order, placed at the
     // start of Y; dX reads dY where the element stayed.
     std::vector<double> want_y(Count(y), 0), want_dx(Count(x), 0);
@@ -97,18 +92,18 @@ TEST(MaxUnpoolKernelTest, MatchesReferenceAndEmu) {
     for (int64_t o = 0; o < Count(y); ++o) {
       if (writer[o] >= 0) want_dx[writer[o]] = dyv[o];
     }
-    auto got_y = testing::AsDoubles(
-        DType::kF64, testing::RunOn(UnpoolPlan(DType::kF64, x, y, false), MakeCpuBackend(),
-                                    {{"x", xb}, {"i", Bytes(idx)}})["y"]);
-    auto got_dx = testing::AsDoubles(
-        DType::kF64, testing::RunOn(UnpoolPlan(DType::kF64, x, y, true), MakeCpuBackend(),
-                                    {{"dy", dyb}, {"i", Bytes(idx)}})["dx"]);
+    auto got_y =
+        AsDoubles(DType::kF64, RunOn(UnpoolPlan(DType::kF64, x, y, false), MakeCpuBackend(),
+                                     {{"x", xb}, {"i", Bytes(idx)}})["y"]);
+    auto got_dx =
+        AsDoubles(DType::kF64, RunOn(UnpoolPlan(DType::kF64, x, y, true), MakeCpuBackend(),
+                                     {{"dy", dyb}, {"i", Bytes(idx)}})["dx"]);
     EXPECT_EQ(got_y, want_y);
     EXPECT_EQ(got_dx, want_dx);
     for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
       SCOPED_TRACE(DTypeName(t));
-      testing::ExpectEmuMatchesCpu(UnpoolPlan(t, x, y, false), {{"i", Bytes(idx)}}, 0, 0);
-      testing::ExpectEmuMatchesCpu(UnpoolPlan(t, x, y, true), {{"i", Bytes(idx)}}, 0, 0);
+      ExpectEmuMatchesCpu(UnpoolPlan(t, x, y, false), {{"i", Bytes(idx)}}, 0, 0);
+      ExpectEmuMatchesCpu(UnpoolPlan(t, x, y, true), {{"i", Bytes(idx)}}, 0, 0);
     }
   }
 }
@@ -249,14 +244,13 @@ TEST(RoiAlignKernelTest, MatchesReferenceAndEmu) {
                                std::max(a, b) / c.scale, std::max(d, e) / c.scale});
     }
     const std::vector<int64_t> bi = {0, 1, 1, 0, 1};
-    const std::vector<uint8_t> xb = testing::RandomBytes(DType::kF64, Count(xd), 4, -1, 1);
-    const std::vector<double> xv = testing::AsDoubles(DType::kF64, xb);
+    const std::vector<uint8_t> xb = RandomBytes(DType::kF64, Count(xd), 4, -1, 1);
+    const std::vector<double> xv = AsDoubles(DType::kF64, xb);
     const std::vector<double> want = RefRoiAlign(c, xd, xv, rois, bi);
     const std::map<std::string, std::vector<uint8_t>> in = {
         {"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}};
-    auto got = testing::AsDoubles(
-        DType::kF64,
-        testing::RunOn(RoiPlan(DType::kF64, c, xd, nr, false), MakeCpuBackend(), in)["y"]);
+    auto got = AsDoubles(DType::kF64,
+                         RunOn(RoiPlan(DType::kF64, c, xd, nr, false), MakeCpuBackend(), in)["y"]);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-12) << i;
     for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
@@ -266,8 +260,8 @@ TEST(RoiAlignKernelTest, MatchesReferenceAndEmu) {
       std::vector<uint8_t> rb(rois.size() * DTypeSize(t));
       ASSERT_TRUE(cpu::Cast(DType::kF64, t, rois.size(), rois.data(), rb.data()).ok());
       tin["rois"] = rb;
-      testing::ExpectEmuMatchesCpu(RoiPlan(t, c, xd, nr, false), tin, 0, 0);
-      if (c.mode == "avg") testing::ExpectEmuMatchesCpu(RoiPlan(t, c, xd, nr, true), tin, 0, 0);
+      ExpectEmuMatchesCpu(RoiPlan(t, c, xd, nr, false), tin, 0, 0);
+      if (c.mode == "avg") ExpectEmuMatchesCpu(RoiPlan(t, c, xd, nr, true), tin, 0, 0);
     }
   }
 }
@@ -278,17 +272,15 @@ TEST(RoiAlignKernelTest, GradientIsTheAdjoint) {
   const RoiCase c = {"avg", "half_pixel", 3, 2, 0, 1.0f};
   const std::vector<double> rois = {0.5, 1, 5, 4.5, -1, -0.5, 3, 7, 2, 2, 6.5, 5.5};
   const std::vector<int64_t> bi = {1, 0, 1};
-  const std::vector<uint8_t> xb = testing::RandomBytes(DType::kF64, Count(xd), 2, -1, 1);
-  const std::vector<uint8_t> dyb = testing::RandomBytes(DType::kF64, 3 * 2 * 3 * 2, 3, -1, 1);
-  auto y = testing::AsDoubles(
-      DType::kF64, testing::RunOn(RoiPlan(DType::kF64, c, xd, 3, false), MakeCpuBackend(),
-                                  {{"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}})["y"]);
-  auto dx = testing::AsDoubles(
-      DType::kF64,
-      testing::RunOn(RoiPlan(DType::kF64, c, xd, 3, true), MakeCpuBackend(),
-                     {{"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}, {"dy", dyb}})["dx"]);
-  const std::vector<double> xv = testing::AsDoubles(DType::kF64, xb),
-                            dyv = testing::AsDoubles(DType::kF64, dyb);
+  const std::vector<uint8_t> xb = RandomBytes(DType::kF64, Count(xd), 2, -1, 1);
+  const std::vector<uint8_t> dyb = RandomBytes(DType::kF64, 3 * 2 * 3 * 2, 3, -1, 1);
+  auto y =
+      AsDoubles(DType::kF64, RunOn(RoiPlan(DType::kF64, c, xd, 3, false), MakeCpuBackend(),
+                                   {{"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}})["y"]);
+  auto dx = AsDoubles(
+      DType::kF64, RunOn(RoiPlan(DType::kF64, c, xd, 3, true), MakeCpuBackend(),
+                         {{"x", xb}, {"rois", Bytes(rois)}, {"bi", Bytes(bi)}, {"dy", dyb}})["dx"]);
+  const std::vector<double> xv = AsDoubles(DType::kF64, xb), dyv = AsDoubles(DType::kF64, dyb);
   double lhs = 0, rhs = 0;
   for (size_t i = 0; i < y.size(); ++i) lhs += y[i] * dyv[i];
   for (size_t i = 0; i < dx.size(); ++i) rhs += xv[i] * dx[i];
@@ -297,4 +289,4 @@ TEST(RoiAlignKernelTest, GradientIsTheAdjoint) {
 }
 
 }  // namespace
-}  // namespace a8
+}  // namespace a8::testing

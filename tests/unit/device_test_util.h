@@ -170,6 +170,23 @@ inline StatusOr<std::unique_ptr<Backend>> DeviceUnderTest() {
 #endif
 }
 
+// Runs `body` on the CPU backend, then on the device under test, each under a SCOPED_TRACE
+// naming it. In a8_gpu_tests on a machine without a usable GPU the device run is skipped with
+// the reason; anywhere else a device that cannot be created fails the test.
+inline void OnCpuThenDevice(const std::function<void(std::unique_ptr<Backend>)>& body) {
+  {
+    SCOPED_TRACE("on the CPU");
+    body(MakeCpuBackend());
+  }
+  auto dev = DeviceUnderTest();
+#if defined(A8_DEVICE_TESTS_ON_GPU)
+  if (!dev.ok()) GTEST_SKIP() << "no usable GPU: " << dev.status().message();
+#endif
+  ASSERT_TRUE(dev.ok()) << dev.status().message();
+  SCOPED_TRACE("on the device");
+  body(std::move(dev).value());
+}
+
 // The least tolerance of a dtype on the GPU (0 in emulation): a few ulps of the dtype, scaled for
 // sums of a few hundred terms.
 inline double GpuTolFloor(DType t) {
