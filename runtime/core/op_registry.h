@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,16 @@ template <typename Entry>
 void SortByOp(std::vector<Entry>* entries) {
   std::sort(entries->begin(), entries->end(),
             [](const Entry& a, const Entry& b) { return a.op < b.op; });
+}
+
+// A registry built once: every `add` function's entries, sorted by SortByOp. Never freed (it
+// lives as long as the process; no destructor runs at exit).
+template <typename Entry>
+const std::vector<Entry>* SortedRegistry(std::initializer_list<void (*)(std::vector<Entry>*)> add) {
+  auto* r = new std::vector<Entry>();
+  for (auto* f : add) f(r);
+  SortByOp(r);
+  return r;
 }
 
 // The entry of `op` in entries sorted by SortByOp; null when there is none.

@@ -5,20 +5,10 @@
 namespace a8 {
 
 const std::vector<CpuKernelEntry>& CpuKernelRegistry() {
-  static const std::vector<CpuKernelEntry>* entries = [] {
-    auto* r = new std::vector<CpuKernelEntry>();
-    RegisterElementwiseKernels(r);
-    RegisterNnKernels(r);
-    RegisterReduceKernels(r);
-    RegisterMovementKernels(r);
-    RegisterGradMathKernels(r);
-    RegisterGradNnKernels(r);
-    RegisterOptimizerKernels(r);
-    RegisterDistKernels(r);
-    RegisterFusedKernels(r);
-    SortByOp(r);
-    return r;
-  }();
+  static const std::vector<CpuKernelEntry>* entries = SortedRegistry<CpuKernelEntry>(
+      {RegisterElementwiseKernels, RegisterNnKernels, RegisterReduceKernels,
+       RegisterMovementKernels, RegisterGradMathKernels, RegisterGradNnKernels,
+       RegisterOptimizerKernels, RegisterDistKernels, RegisterFusedKernels});
   return *entries;
 }
 

@@ -24,25 +24,12 @@ StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
 }
 
 const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
-  static const std::vector<DevKernelEntry>* entries = [] {
-    auto* r = new std::vector<DevKernelEntry>();
-    RegisterDeviceElementwiseOps(r);
-    RegisterDeviceMovementOps(r);
-    RegisterDeviceReduceOps(r);
-    RegisterDeviceNnOps(r);
-    RegisterDeviceLossOptimOps(r);
-    RegisterDeviceGemmConvOps(r);
-    RegisterDeviceDistOps(r);
-    RegisterDeviceGatherNdOps(r);
-    RegisterDeviceScatterOps(r);
-    RegisterDeviceGridSampleOps(r);
-    RegisterDeviceLinalgOps(r);
-    RegisterDeviceRoiPoolOps(r);
-    RegisterDeviceRandomOps(r);
-    RegisterDeviceAttentionOps(r);
-    SortByOp(r);
-    return r;
-  }();
+  static const std::vector<DevKernelEntry>* entries = SortedRegistry<DevKernelEntry>(
+      {RegisterDeviceElementwiseOps, RegisterDeviceMovementOps, RegisterDeviceReduceOps,
+       RegisterDeviceNnOps, RegisterDeviceLossOptimOps, RegisterDeviceGemmConvOps,
+       RegisterDeviceDistOps, RegisterDeviceGatherNdOps, RegisterDeviceScatterOps,
+       RegisterDeviceGridSampleOps, RegisterDeviceLinalgOps, RegisterDeviceRoiPoolOps,
+       RegisterDeviceRandomOps, RegisterDeviceAttentionOps});
   return *entries;
 }
 
