@@ -85,7 +85,8 @@ bundle() {
   for m in mlp cnn bert; do
     cp "$BUILD/models/$m.onnx" "$BUNDLE/models/" || die "$BUILD/models/$m.onnx is missing"
   done
-  cp tests/e2e/backend_parity.py tools/bench/gpu_bench.py tools/bench/cost_model_check.py \
+  cp tests/e2e/backend_parity.py tools/bench/gpu_bench.py tools/bench/gpu_bench_common.py \
+    tools/bench/gpu_bench_torch.py tools/bench/cost_model_check.py \
     tools/gpu-check.sh "$BUNDLE/"
 
   # Every library the binaries load that the GPU machine lacks, found by ldd (which follows the
