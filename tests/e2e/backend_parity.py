@@ -120,8 +120,12 @@ def report(name, worst, where, bound, measure="bound"):
 def compare(name, want, got, rtol, atol):
     worst, where = 0.0, ""
     for key, w64, g64 in float64_pairs(name, want, got):
-        both_nan = np.isnan(w64) & np.isnan(g64)
-        err = np.where(both_nan, 0.0, np.abs(g64 - w64) / (atol + rtol * np.abs(w64)))
+        # Equal (the same infinity too) or NaN on both sides: no error; NaN on one side only,
+        # or an infinity against a finite value, is the worst error there is.
+        same = (w64 == g64) | (np.isnan(w64) & np.isnan(g64))
+        with np.errstate(invalid="ignore"):
+            err = np.abs(g64 - w64) / (atol + rtol * np.abs(w64))
+        err = np.where(same, 0.0, np.where(np.isnan(err), np.inf, err))
         if err.size and float(np.max(err)) > worst:
             i = int(np.argmax(err))
             worst = float(err.flat[i])
