@@ -167,6 +167,17 @@ A8_HD A ComboWeight(const GridSampleParams& p, const Taps<A>& tp, const int* t) 
   return w;
 }
 
+// fn(off, t) for each of a point's `combos` tap combinations that reads inside the image, in
+// combination order: its offset in an X plane and its taps (ComboOffset).
+template <typename A, typename Fn>
+A8_HD void ForEachCombo(const GridSampleParams& p, const Taps<A>& tp, int64_t combos, Fn&& fn) {
+  int t[kMaxSpatial] = {};
+  for (int64_t q = 0; q < combos; ++q) {
+    const int64_t off = ComboOffset(p, tp, q, t);
+    if (off >= 0) fn(off, t);
+  }
+}
+
 struct Geometry {
   int64_t plane = 1;   // X's spatial size
   int64_t points = 1;  // grid's spatial size
@@ -198,13 +209,8 @@ struct ForwardFn {
     MakeTaps<T>(p, static_cast<const T*>(p.grid) + (n * geo.points + pt) * p.rank, &tp);
     const T* x = static_cast<const T*>(p.x) + nc * geo.plane;
     A sum = A(0);
-    int t[kMaxSpatial];
-    for (int64_t q = 0; q < geo.combos; ++q) {
-      const int64_t off = ComboOffset(p, tp, q, t);
-      if (off < 0) continue;
-      const A w = ComboWeight(p, tp, t);
-      sum += w * Ld(x, off);
-    }
+    ForEachCombo(p, tp, geo.combos,
+                 [&](int64_t off, const int* t) { sum += ComboWeight(p, tp, t) * Ld(x, off); });
     St(static_cast<T*>(p.y), i, sum);
   }
 };
@@ -221,17 +227,13 @@ struct GradXFn {
     T* dx = static_cast<T*>(gp.dx) + nc * geo.plane;
     const T* dy = static_cast<const T*>(gp.dy) + nc * geo.points;
     for (int64_t j = 0; j < geo.plane; ++j) St(dx, j, A(0));
-    int t[kMaxSpatial];
     for (int64_t pt = 0; pt < geo.points; ++pt) {
       const A g = Ld(dy, pt);
       Taps<A> tp;
       MakeTaps<T>(p, static_cast<const T*>(p.grid) + (n * geo.points + pt) * p.rank, &tp);
-      for (int64_t q = 0; q < geo.combos; ++q) {
-        const int64_t off = ComboOffset(p, tp, q, t);
-        if (off < 0) continue;
-        const A w = ComboWeight(p, tp, t);
-        St(dx, off, Ld(dx, off) + w * g);
-      }
+      ForEachCombo(p, tp, geo.combos, [&](int64_t off, const int* t) {
+        St(dx, off, Ld(dx, off) + ComboWeight(p, tp, t) * g);
+      });
     }
   }
 };
@@ -249,15 +251,12 @@ struct GradGridFn {
     Taps<A> tp;
     MakeTaps<T>(p, static_cast<const T*>(p.grid) + i * p.rank, &tp);
     A acc[kMaxSpatial] = {};
-    int t[kMaxSpatial];
     if (p.mode != kNearest) {
       for (int64_t c = 0; c < p.c; ++c) {
         const int64_t nc = n * p.c + c;
         const A g = Ld(static_cast<const T*>(gp.dy), nc * geo.points + pt);
         const T* x = static_cast<const T*>(p.x) + nc * geo.plane;
-        for (int64_t q = 0; q < geo.combos; ++q) {
-          const int64_t off = ComboOffset(p, tp, q, t);
-          if (off < 0) continue;
+        ForEachCombo(p, tp, geo.combos, [&](int64_t off, const int* t) {
           const A v = g * Ld(x, off);
           for (int k = 0; k < p.rank; ++k) {
             A w = tp.dw[k][t[k]];
@@ -266,7 +265,7 @@ struct GradGridFn {
             }
             acc[k] += w * v;
           }
-        }
+        });
       }
     }
     T* dg = static_cast<T*>(gp.dgrid) + i * p.rank;
