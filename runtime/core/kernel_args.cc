@@ -282,6 +282,25 @@ StatusOr<int> UnscaleCheckFiniteOperands(const KernelArgs& a) {
   return n;
 }
 
+StatusOr<TensorList> GlobalNormSqOperands(const KernelArgs& a) {
+  TensorList l;
+  for (int i = 0; i < a.num_inputs(); ++i) {
+    const TensorArg& t = a.in(i);
+    if (!t.present) return InvalidInput("a8.GlobalNormSq: input {} is missing", i);
+    if (!IsFloat(t.dtype)) {
+      return Unsupported("a8.GlobalNormSq: input {} has dtype {} (a float type expected)", i,
+                         DTypeName(t.dtype));
+    }
+    l.dtypes.push_back(t.dtype);
+    l.counts.push_back(t.count());
+    l.data.push_back(t.data);
+  }
+  if (a.num_outputs() != 1 || !a.out(0).present || a.out(0).dtype != DType::kF32 ||
+      a.out(0).count() != 1)
+    return InvalidInput("a8.GlobalNormSq: the output must be one f32");
+  return l;
+}
+
 StatusOr<ConvParams> ConvGradFilterParams(const KernelArgs& a) {
   const TensorArg& dy = a.in(0);
   const TensorArg& x = a.in(1);

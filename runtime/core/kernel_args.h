@@ -104,6 +104,14 @@ StatusOr<ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose);
 // gradient present and of a float dtype with an f32 output of its size, found_inf an f32 scalar.
 // Returns n.
 StatusOr<int> UnscaleCheckFiniteOperands(const KernelArgs& a);
+// The tensors of a multi-tensor kernel, in operand order.
+struct TensorList {
+  std::vector<DType> dtypes;
+  std::vector<int64_t> counts;
+  std::vector<const void*> data;
+};
+// a8.GlobalNormSq(x_1..x_n) -> sum: each x present and of a float dtype, the sum one f32.
+StatusOr<TensorList> GlobalNormSqOperands(const KernelArgs& a);
 // a8.ConvGradFilter(dY, X){kernel_shape, strides, dilations, pads, group}: the forward's
 // ConvParams (X of rank >= 3), with dY checked against the convolution's output dims.
 StatusOr<ConvParams> ConvGradFilterParams(const KernelArgs& a);

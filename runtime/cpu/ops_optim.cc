@@ -26,17 +26,8 @@ Status RunTrainControl(const KernelArgs& a) {
 }
 
 Status RunGlobalNormSq(const KernelArgs& a) {
-  std::vector<DType> dtypes;
-  std::vector<int64_t> counts;
-  std::vector<const void*> data;
-  for (int i = 0; i < a.num_inputs(); ++i) {
-    const TensorArg& t = a.in(i);
-    if (!t.present) return InvalidInput("a8.GlobalNormSq: input {} is missing", i);
-    dtypes.push_back(t.dtype);
-    counts.push_back(t.count());
-    data.push_back(t.data);
-  }
-  return cpu::GlobalNormSq(dtypes, counts, data, reinterpret_cast<float*>(a.out(0).data));
+  A8_ASSIGN_OR_RETURN(const TensorList l, GlobalNormSqOperands(a));
+  return cpu::GlobalNormSq(l.dtypes, l.counts, l.data, reinterpret_cast<float*>(a.out(0).data));
 }
 
 Status RunGradAccumulate(const KernelArgs& a) {

@@ -176,23 +176,10 @@ Status RunCumSum(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunGlobalNormSq(const KernelArgs& a, DevCtx& ctx) {
-  std::vector<DType> dtypes;
-  std::vector<int64_t> counts;
-  std::vector<const void*> data;
-  for (int i = 0; i < a.num_inputs(); ++i) {
-    const TensorArg& t = a.in(i);
-    if (!t.present) return InvalidInput("a8.GlobalNormSq: input {} is missing", i);
-    if (!IsFloat(t.dtype))
-      return Unsupported("a8.GlobalNormSq: dtype {} is not supported by the CUDA kernel",
-                         DTypeName(t.dtype));
-    dtypes.push_back(t.dtype);
-    counts.push_back(t.count());
-    data.push_back(t.data);
-  }
-  if (a.out(0).dtype != DType::kF32 || a.out(0).count() != 1)
-    return InvalidInput("a8.GlobalNormSq: the output must be one f32");
-  return FromDev(GlobalNormSq(ctx, static_cast<int>(dtypes.size()), dtypes.data(), counts.data(),
-                              data.data(), reinterpret_cast<float*>(a.out(0).data)));
+  A8_ASSIGN_OR_RETURN(const TensorList l, GlobalNormSqOperands(a));
+  return FromDev(GlobalNormSq(ctx, static_cast<int>(l.dtypes.size()), l.dtypes.data(),
+                              l.counts.data(), l.data.data(),
+                              reinterpret_cast<float*>(a.out(0).data)));
 }
 
 }  // namespace
