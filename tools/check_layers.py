@@ -34,6 +34,7 @@ LAYERS = [
     ("compiler/ir/dtype_enum.h", 1, "registry"),
     ("compiler/ir/types.", 1, "registry"),
     ("compiler/ir/attribute.", 1, "registry"),
+    ("compiler/ir/tensor_bytes.h", 1, "registry"),  # TensorData::bytes (owned or a view)
     ("compiler/ir/op_node.", 1, "registry"),
     ("compiler/ir/op_table", 1, "registry"),  # op_table.h, op_table*.cc, op_table_builder.h
     ("compiler/ir/onnx_versions.inc", 1, "registry"),

@@ -8,15 +8,17 @@
 #include <variant>
 #include <vector>
 
+#include "compiler/ir/tensor_bytes.h"
 #include "compiler/ir/types.h"
 
 namespace a8 {
 
 // The bytes of a constant tensor: a parameter's initial value, a folded constant, a tensor
-// attribute. Little-endian, row-major, `type.dtype` elements; bool is one byte (0 or 1).
+// attribute. Little-endian, row-major, `type.dtype` elements; bool is one byte (0 or 1). An
+// imported weight's bytes are a view of the mapped model file (TensorBytes).
 struct TensorData {
   TensorType type;
-  std::vector<uint8_t> bytes;
+  TensorBytes bytes;
 
   template <typename T>
   const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }

@@ -119,11 +119,13 @@ Status ParseModelBytes(const std::string& bytes, const std::string& source_name,
 }
 
 // A model file mapped into memory: hashed in one pass (on a second thread, beside the rest),
-// walked for its weights (model_scan.h) and parsed without them; each weight is then copied from
-// the mapping into the IR once, and the mapping's pages are dropped behind each pass, so that the
-// weights are resident about once.
-StatusOr<std::unique_ptr<Graph>> ImportMapped(std::string_view bytes, const std::string& path,
-                                              const std::string& dir, const ImportOptions& opts) {
+// walked for its weights (model_scan.h) and parsed without them. The IR's weights are views of the
+// mapping, which `mapping` keeps alive for as long as any of them lives: nothing is copied, and the
+// plan writer reads each weight once.
+StatusOr<std::unique_ptr<Graph>> ImportMapped(std::string_view bytes,
+                                              std::shared_ptr<const void> mapping,
+                                              const std::string& path, const std::string& dir,
+                                              const ImportOptions& opts) {
   std::string hash;
   std::thread hasher;
   if (opts.model_hash != nullptr) {
@@ -131,9 +133,7 @@ StatusOr<std::unique_ptr<Graph>> ImportMapped(std::string_view bytes, const std:
       constexpr size_t kChunk = size_t{8} << 20;
       ContentHasher h;
       for (size_t at = 0; at < bytes.size(); at += kChunk) {
-        const std::string_view chunk = bytes.substr(at, kChunk);
-        h.Update(chunk);
-        DropMappedPages(chunk);
+        h.Update(bytes.substr(at, kChunk));
       }
       hash = h.Finish();
     });
@@ -146,7 +146,7 @@ StatusOr<std::unique_ptr<Graph>> ImportMapped(std::string_view bytes, const std:
     if (stripped.has_value() && model.ParseFromString(stripped->message) &&
         model.training_info_size() == 0) {
       stripped->message = std::string();
-      return ImportOnnxModelWithRawData(std::move(model), stripped->raw_data, path, dir,
+      return ImportOnnxModelWithRawData(std::move(model), stripped->raw_data, mapping, path, dir,
                                         without_hash);
     }
     // Bytes the walk does not take, a message protobuf rejects, or training_info (imported from
@@ -210,10 +210,10 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxFile(const std::string& path,
       void* map = mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
       if (map != MAP_FAILED) {
         close(fd);  // the mapping keeps the file
-        auto g =
-            ImportMapped(std::string_view(static_cast<const char*>(map), size), path, dir, opts);
-        munmap(map, size);
-        return g;
+        std::shared_ptr<const void> mapping(
+            map, [size](const void* m) { munmap(const_cast<void*>(m), size); });
+        return ImportMapped(std::string_view(static_cast<const char*>(map), size),
+                            std::move(mapping), path, dir, opts);
       }
     }
     // Not a regular file (a pipe), or it cannot be mapped: read it as a stream.

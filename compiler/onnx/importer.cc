@@ -352,13 +352,14 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxModelConsuming(onnx::ModelProto&& mod
 
 StatusOr<std::unique_ptr<Graph>> ImportOnnxModelWithRawData(
     onnx::ModelProto&& model, const std::vector<std::optional<std::string_view>>& raw_data,
-    const std::string& source_name, const std::string& model_dir, const ImportOptions& opts) {
+    std::shared_ptr<const void> mapping, const std::string& source_name,
+    const std::string& model_dir, const ImportOptions& opts) {
   if (model.training_info_size() > 0) {
     return Internal("{}: a model with training_info is imported whole", source_name);
   }
   onnx_import::Importer importer(model, source_name, model_dir, opts);
   importer.ReleaseFloatDataFrom(model.mutable_graph());
-  importer.UseRawDataOutside(&raw_data);
+  importer.UseRawDataOutside(&raw_data, std::move(mapping));
   auto g = importer.Run();
   if (!g.ok() && !source_name.empty()) return g.status().WithContext(source_name);
   return g;

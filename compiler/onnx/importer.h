@@ -89,9 +89,11 @@ StatusOr<std::unique_ptr<Graph>> ImportOnnxModelConsuming(onnx::ModelProto&& mod
                                                           const ImportOptions& opts = {});
 // The same for a model whose float initializers' raw_data were left out of the message
 // (StripInitializerData, model_scan.h): `raw_data` per initializer, views of a private file
-// mapping that outlives the call. Each is copied into the IR once and its pages then dropped.
+// mapping that `mapping` keeps alive. The IR's weights are views of it too (TensorBytes): the
+// graph holds `mapping` for as long as any of them lives, and nothing is copied.
 StatusOr<std::unique_ptr<Graph>> ImportOnnxModelWithRawData(
     onnx::ModelProto&& model, const std::vector<std::optional<std::string_view>>& raw_data,
-    const std::string& source_name, const std::string& model_dir, const ImportOptions& opts = {});
+    std::shared_ptr<const void> mapping, const std::string& source_name,
+    const std::string& model_dir, const ImportOptions& opts = {});
 
 }  // namespace a8

@@ -61,8 +61,11 @@ class Importer {
   // Initializer i's raw_data is `(*raw_data)[i]` where set: left out of the message by
   // StripInitializerData (model_scan.h), a view of the mapped model file, copied into the IR once
   // and its pages then dropped.
-  void UseRawDataOutside(const std::vector<std::optional<std::string_view>>* raw_data) {
+  // `owner` keeps that memory alive (the model file's mapping): the weights stay views of it.
+  void UseRawDataOutside(const std::vector<std::optional<std::string_view>>* raw_data,
+                         std::shared_ptr<const void> owner) {
     raw_outside_ = raw_data;
+    raw_owner_ = std::move(owner);
   }
 
   StatusOr<std::unique_ptr<Graph>> Run() {
@@ -172,6 +175,7 @@ class Importer {
   const onnx::GraphProto& graph_;
   onnx::GraphProto* release_float_data_ = nullptr;
   const std::vector<std::optional<std::string_view>>* raw_outside_ = nullptr;
+  std::shared_ptr<const void> raw_owner_;
   const std::string source_;
   const std::string model_dir_;
   const ImportOptions& opts_;

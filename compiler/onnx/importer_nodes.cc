@@ -11,7 +11,6 @@
 #include "compiler/onnx/import_decompose.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer_internal.h"
-#include "compiler/onnx/model_scan.h"
 #include "compiler/onnx/torch_signature.h"
 
 namespace a8::onnx_import {
@@ -242,8 +241,7 @@ Status Importer::ImportInitializers() {
         (*raw_outside_)[i].has_value()) {
       raw = &*(*raw_outside_)[i];
     }
-    A8_ASSIGN_OR_RETURN(auto data, TensorFromOnnx(t, what, model_dir_, raw));
-    if (raw != nullptr) DropMappedPages(*raw);
+    A8_ASSIGN_OR_RETURN(auto data, TensorFromOnnx(t, what, model_dir_, raw, raw_owner_));
     if (release_float_data_ != nullptr && IsFloat(data->type.dtype)) {
       std::string().swap(*release_float_data_->mutable_initializer(i)->mutable_raw_data());
     }

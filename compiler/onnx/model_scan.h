@@ -28,9 +28,4 @@ struct ModelWithoutWeights {
 // truncated field): the caller then parses the bytes whole, and protobuf names the problem.
 std::optional<ModelWithoutWeights> StripInitializerData(std::string_view model);
 
-// Gives back the whole pages inside `bytes`, a view of a private read-only file mapping, once they
-// have been read for the last time: the process's resident memory then holds each weight once
-// (in the IR), not also in the mapping. Advice only; the bytes stay readable (from the file).
-void DropMappedPages(std::string_view bytes);
-
 }  // namespace a8

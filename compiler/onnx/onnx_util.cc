@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -62,8 +63,7 @@ bool IsInside(const fs::path& base, const fs::path& p) {
 }
 
 Status ReadExternalData(const onnx::TensorProto& t, const std::string& what,
-                        const std::string& model_dir, int64_t expected_bytes,
-                        std::vector<uint8_t>* out) {
+                        const std::string& model_dir, int64_t expected_bytes, TensorBytes* out) {
   std::string location;
   std::optional<int64_t> offset, length;
   for (const onnx::StringStringEntryProto& kv : t.external_data()) {
@@ -151,7 +151,8 @@ Status ReadExternalData(const onnx::TensorProto& t, const std::string& what,
     out->clear();
     return Status::Ok();
   }
-  // Mapped, copied once into the IR, unmapped: no zero-filled buffer is read into.
+  // Mapped and kept mapped: the tensor's bytes are a view of the file (TensorBytes), unmapped
+  // when the last holder lets go; nothing is read here, the plan writer reads them once.
   const int64_t page = sysconf(_SC_PAGESIZE);
   const int64_t map_off = off / page * page;
   const size_t map_len = static_cast<size_t>(off - map_off + len);
@@ -162,8 +163,10 @@ Status ReadExternalData(const onnx::TensorProto& t, const std::string& what,
                         location);
   }
   madvise(map, map_len, MADV_SEQUENTIAL);
-  AssignBytes(out, static_cast<const uint8_t*>(map) + (off - map_off), static_cast<size_t>(len));
-  munmap(map, map_len);
+  std::shared_ptr<const void> mapping(
+      map, [map_len](const void* m) { munmap(const_cast<void*>(m), map_len); });
+  *out = TensorBytes::View(static_cast<const uint8_t*>(map) + (off - map_off),
+                           static_cast<size_t>(len), std::move(mapping));
   return Status::Ok();
 }
 
@@ -274,7 +277,8 @@ onnx::AttributeProto::AttributeType AttributeTypeOf(const onnx::AttributeProto& 
 StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
                                                      const std::string& what,
                                                      const std::string& model_dir,
-                                                     const std::string_view* raw_data) {
+                                                     const std::string_view* raw_data,
+                                                     std::shared_ptr<const void> raw_owner) {
   auto dtype = DTypeFromOnnx(t.data_type());
   if (!dtype.ok()) return dtype.status().WithContext(what);
   if (t.has_segment()) return Unsupported("{}: segmented tensors are not supported", what);
@@ -298,7 +302,14 @@ StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
       return InvalidInput("{}: raw_data has {} bytes, but its type {} needs {} bytes", what,
                           raw.size(), type.ToString(), nbytes);
     }
-    AssignBytes(&d->bytes, reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
+    if (raw_data != nullptr && raw_owner != nullptr) {  // a view of the mapped model file
+      d->bytes = TensorBytes::View(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(),
+                                   std::move(raw_owner));
+    } else {
+      std::vector<uint8_t> copy;
+      AssignBytes(&copy, reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
+      d->bytes = std::move(copy);
+    }
   } else {
     // Typed fields: the count check in ReadTypedFields runs before this buffer is filled, and
     // the buffer is no larger than the field that must hold as many values.
@@ -311,8 +322,9 @@ StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
     d->bytes.assign(static_cast<size_t>(nbytes), 0);
     A8_RETURN_IF_ERROR(ReadTypedFields(t, what, *n, d.get()));
   }
-  if (type.dtype == DType::kBool) {
-    for (uint8_t& b : d->bytes) b = b != 0;
+  if (type.dtype == DType::kBool &&
+      std::any_of(d->bytes.begin(), d->bytes.end(), [](uint8_t b) { return b > 1; })) {
+    for (uint8_t& b : d->bytes) b = b != 0;  // a view is copied first
   }
   return d;
 }

@@ -30,11 +30,12 @@ class TypeProto;
 namespace a8 {
 
 // `model_dir` is the folder external data resolves against; "" rejects external data.
-// `raw_data`, when given, is the tensor's raw_data held outside the message (model_scan.h).
-StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
-                                                     const std::string& what,
-                                                     const std::string& model_dir,
-                                                     const std::string_view* raw_data = nullptr);
+// `raw_data`, when given, is the tensor's raw_data held outside the message (model_scan.h);
+// with `raw_owner` (what keeps that memory alive, a file mapping) the tensor's bytes are a view
+// of it, else a copy. External data is always a view of the external file, mapped.
+StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(
+    const onnx::TensorProto& t, const std::string& what, const std::string& model_dir,
+    const std::string_view* raw_data = nullptr, std::shared_ptr<const void> raw_owner = nullptr);
 
 // Writes `data` as a TensorProto with `raw_data` (little-endian, bool one byte per element).
 void TensorToOnnx(const TensorData& data, const std::string& name, onnx::TensorProto* t);

@@ -293,7 +293,7 @@ class Lowering {
     auto [it, added] = all_zero_.emplace(data, false);
     if (added) {
       // Every byte equals the first and the first is 0: memcmp against itself, one byte on.
-      const std::vector<uint8_t>& b = data->bytes;
+      const TensorBytes& b = data->bytes;
       it->second =
           b.empty() || (b[0] == 0 && std::memcmp(b.data(), b.data() + 1, b.size() - 1) == 0);
     }

@@ -126,7 +126,7 @@ class EagerContext : public GradContext {
  private:
   Value* Constant(TensorDataPtr d) {
     Value* v = g_.AddConstant(g_.UniqueName("c"), d);
-    (*values_)[v] = d->bytes;
+    (*values_)[v] = Bytes(d->bytes.begin(), d->bytes.end());
     return v;
   }
 

@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
+#include <filesystem>
 #include <string>
 #include <utility>
 #include <vector>
@@ -59,6 +61,10 @@ TEST_F(ImporterExternalDataTest, ReadsDataAtOffset) {
   Value* w = (*g)->FindValue("w");
   ASSERT_NE(w->data(), nullptr);
   ASSERT_EQ(w->data()->bytes.size(), 48u);
+  EXPECT_EQ(std::memcmp(w->data()->bytes.data(), weights_.data(), 48), 0);
+  // A view of the external file, mapped, not a copy: still there once the file is removed.
+  EXPECT_TRUE(w->data()->bytes.is_view());
+  std::filesystem::remove(dir_.path() + "/w.bin");
   EXPECT_EQ(std::memcmp(w->data()->bytes.data(), weights_.data(), 48), 0);
 
   std::filesystem::create_directory(dir_.path() + "/sub");

@@ -8,7 +8,9 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <utility>
 
 #include "compiler/onnx/importer.h"
 #include "compiler/support/hash.h"
@@ -126,6 +128,43 @@ TEST(ModelScanTest, AMappedFileImportsAsTheParsedMessage) {
     EXPECT_EQ(x->data()->bytes, y->data()->bytes) << name;
   }
   EXPECT_EQ(hash_a, ContentHash(bytes));  // hashed from the mapping, in chunks
+  // The float weights are views of the mapped file (nothing copied); the parsed message's are
+  // copies (its strings go away with it). The int64 'shape' is read from the message.
+  EXPECT_TRUE((*from_file)->FindValue("w")->data()->bytes.is_view());
+  EXPECT_FALSE((*from_bytes)->FindValue("w")->data()->bytes.is_view());
+}
+
+// The mapping outlives the import: the graph's weights stay readable after the file is gone, and
+// a graph edited in place copies a viewed weight before writing it, leaving the file as it was.
+TEST(ModelScanTest, WeightViewsKeepTheMappingAndCopyOnWrite) {
+  const onnx::ModelProto m = ModelWithRawData();
+  TempDir dir;
+  const std::string path = dir.path() + "/m.onnx";
+  {
+    std::ofstream out(path, std::ios::binary);
+    ASSERT_TRUE(m.SerializeToOstream(&out));
+  }
+  auto g = ImportOnnxFile(path);
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  std::filesystem::remove(path);
+  const TensorData& w = *(*g)->FindValue("w")->data();
+  ASSERT_TRUE(w.bytes.is_view());
+  const std::string& want = m.graph().initializer(0).raw_data();
+  ASSERT_EQ(m.graph().initializer(0).name(), "w");
+  ASSERT_EQ(w.bytes.size(), want.size());
+  EXPECT_EQ(std::memcmp(w.bytes.data(), want.data(), want.size()), 0);
+
+  TensorData edited = w;  // shares the view
+  EXPECT_TRUE(edited.bytes.is_view());
+  EXPECT_EQ(std::as_const(edited).bytes.data(), w.bytes.data());
+  edited.mutable_data<uint8_t>()[0] ^= 0xff;  // copies first
+  EXPECT_FALSE(edited.bytes.is_view());
+  EXPECT_TRUE(w.bytes.is_view());
+  EXPECT_EQ(std::memcmp(w.bytes.data(), want.data(), want.size()), 0);
+  EXPECT_EQ(edited.bytes[0], static_cast<uint8_t>(want[0] ^ 0xff));
+  EXPECT_FALSE(edited.bytes == w.bytes);
+  edited.bytes.assign(w.bytes.begin(), w.bytes.end());
+  EXPECT_TRUE(edited.bytes == w.bytes);
 }
 
 }  // namespace
