@@ -9,7 +9,6 @@
 
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <utility>
 
 #include "compiler/onnx/importer.h"
@@ -105,11 +104,7 @@ TEST(ModelScanTest, BytesItCannotWalkAreLeftToProtobuf) {
 TEST(ModelScanTest, AMappedFileImportsAsTheParsedMessage) {
   const onnx::ModelProto m = ModelWithRawData();
   TempDir dir;
-  const std::string path = dir.path() + "/m.onnx";
-  {
-    std::ofstream out(path, std::ios::binary);
-    ASSERT_TRUE(m.SerializeToOstream(&out));
-  }
+  const std::string path = dir.Write("m.onnx", m.SerializeAsString());
   std::string hash_a, hash_b;
   ImportOptions a, b;
   a.model_hash = &hash_a;
@@ -139,11 +134,7 @@ TEST(ModelScanTest, AMappedFileImportsAsTheParsedMessage) {
 TEST(ModelScanTest, WeightViewsKeepTheMappingAndCopyOnWrite) {
   const onnx::ModelProto m = ModelWithRawData();
   TempDir dir;
-  const std::string path = dir.path() + "/m.onnx";
-  {
-    std::ofstream out(path, std::ios::binary);
-    ASSERT_TRUE(m.SerializeToOstream(&out));
-  }
+  const std::string path = dir.Write("m.onnx", m.SerializeAsString());
   auto g = ImportOnnxFile(path);
   ASSERT_TRUE(g.ok()) << g.status().message();
   std::filesystem::remove(path);
