@@ -59,9 +59,8 @@ class Importer {
   // holds them, so that a model with its weights inside the protobuf is not held twice.
   void ReleaseFloatDataFrom(onnx::GraphProto* graph) { release_float_data_ = graph; }
   // Initializer i's raw_data is `(*raw_data)[i]` where set: left out of the message by
-  // StripInitializerData (model_scan.h), a view of the mapped model file, copied into the IR once
-  // and its pages then dropped.
-  // `owner` keeps that memory alive (the model file's mapping): the weights stay views of it.
+  // StripInitializerData (model_scan.h), a view of the mapped model file. `owner` keeps that
+  // memory alive (the mapping): the IR's weights are views of it, not copies.
   void UseRawDataOutside(const std::vector<std::optional<std::string_view>>* raw_data,
                          std::shared_ptr<const void> owner) {
     raw_outside_ = raw_data;

@@ -4,8 +4,8 @@
 // copy every initializer's raw_data into a std::string of the message; instead the protobuf wire
 // format is walked once (ModelProto.graph = 7, GraphProto.initializer = 5, TensorProto.raw_data
 // = 9), the float initializers' raw_data are left out of a copy of the message (a few hundred
-// KiB even for BERT-base), and each is found again as a view of the mapping. The importer
-// then copies each weight once, from the mapping into the IR.
+// KiB even for BERT-base), and each is found again as a view of the mapping. The IR's weights
+// stay views of it (TensorBytes): nothing is copied before the plan writer reads them.
 #pragma once
 
 #include <optional>
