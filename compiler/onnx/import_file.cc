@@ -120,8 +120,9 @@ Status ParseModelBytes(const std::string& bytes, const std::string& source_name,
 
 // A model file mapped into memory: hashed in one pass (on a second thread, beside the rest),
 // walked for its weights (model_scan.h) and parsed without them. The IR's weights are views of the
-// mapping, which `mapping` keeps alive for as long as any of them lives: nothing is copied, and the
-// plan writer reads each weight once.
+// mapping where their bytes are aligned for their element type (`mapping` keeps it alive for as
+// long as any of them lives), else copied once; the mapping's pages are dropped behind the hash
+// and behind each copy, so that a weight is resident about once.
 StatusOr<std::unique_ptr<Graph>> ImportMapped(std::string_view bytes,
                                               std::shared_ptr<const void> mapping,
                                               const std::string& path, const std::string& dir,
@@ -133,7 +134,9 @@ StatusOr<std::unique_ptr<Graph>> ImportMapped(std::string_view bytes,
       constexpr size_t kChunk = size_t{8} << 20;
       ContentHasher h;
       for (size_t at = 0; at < bytes.size(); at += kChunk) {
-        h.Update(bytes.substr(at, kChunk));
+        const std::string_view chunk = bytes.substr(at, kChunk);
+        h.Update(chunk);
+        DropMappedPages(chunk);
       }
       hash = h.Finish();
     });

@@ -60,7 +60,7 @@ class Importer {
   void ReleaseFloatDataFrom(onnx::GraphProto* graph) { release_float_data_ = graph; }
   // Initializer i's raw_data is `(*raw_data)[i]` where set: left out of the message by
   // StripInitializerData (model_scan.h), a view of the mapped model file. `owner` keeps that
-  // memory alive (the mapping): the IR's weights are views of it, not copies.
+  // memory alive (the mapping): the IR's weights are views of it where aligned, else copies.
   void UseRawDataOutside(const std::vector<std::optional<std::string_view>>* raw_data,
                          std::shared_ptr<const void> owner) {
     raw_outside_ = raw_data;

@@ -11,6 +11,7 @@
 #include "compiler/onnx/import_decompose.h"
 #include "compiler/onnx/import_upgrade.h"
 #include "compiler/onnx/importer_internal.h"
+#include "compiler/onnx/model_scan.h"
 #include "compiler/onnx/torch_signature.h"
 
 namespace a8::onnx_import {
@@ -242,6 +243,7 @@ Status Importer::ImportInitializers() {
       raw = &*(*raw_outside_)[i];
     }
     A8_ASSIGN_OR_RETURN(auto data, TensorFromOnnx(t, what, model_dir_, raw, raw_owner_));
+    if (raw != nullptr && !data->bytes.is_view()) DropMappedPages(*raw);  // copied: resident once
     if (release_float_data_ != nullptr && IsFloat(data->type.dtype)) {
       std::string().swap(*release_float_data_->mutable_initializer(i)->mutable_raw_data());
     }

@@ -1,5 +1,8 @@
 #include "compiler/onnx/model_scan.h"
 
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cstdint>
 
 namespace a8 {
@@ -133,6 +136,13 @@ std::optional<ModelWithoutWeights> StripInitializerData(std::string_view model) 
     PutMessageField(&m.message, kModelGraph, graph);
   }
   return m;
+}
+
+void DropMappedPages(std::string_view bytes) {
+  static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(bytes.data()) + page - 1) / page * page;
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(bytes.data()) + bytes.size()) / page * page;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
 }
 
 }  // namespace a8

@@ -39,6 +39,19 @@ void AssignBytes(std::vector<uint8_t>* out, const uint8_t* src, size_t n) {
   out->assign(src, src + n);
 }
 
+// `n` bytes at `p` as a tensor's bytes: a view that `owner` keeps alive when there is an owner
+// and `p` is aligned to `align` (the element size: TensorData::data<T>() reads them as T), else
+// a copy. Weights inside a protobuf message start at any byte, so some are copied.
+TensorBytes ViewOrCopy(const uint8_t* p, size_t n, size_t align,
+                       std::shared_ptr<const void> owner) {
+  if (owner != nullptr && reinterpret_cast<uintptr_t>(p) % align == 0) {
+    return TensorBytes::View(p, n, std::move(owner));
+  }
+  std::vector<uint8_t> copy;
+  AssignBytes(&copy, p, n);
+  return TensorBytes(std::move(copy));
+}
+
 StatusOr<int64_t> ParseNonNegative(const std::string& what, const std::string& key,
                                    const std::string& text) {
   int64_t v = 0;
@@ -63,7 +76,8 @@ bool IsInside(const fs::path& base, const fs::path& p) {
 }
 
 Status ReadExternalData(const onnx::TensorProto& t, const std::string& what,
-                        const std::string& model_dir, int64_t expected_bytes, TensorBytes* out) {
+                        const std::string& model_dir, int64_t expected_bytes, size_t align,
+                        TensorBytes* out) {
   std::string location;
   std::optional<int64_t> offset, length;
   for (const onnx::StringStringEntryProto& kv : t.external_data()) {
@@ -152,7 +166,8 @@ Status ReadExternalData(const onnx::TensorProto& t, const std::string& what,
     return Status::Ok();
   }
   // Mapped and kept mapped: the tensor's bytes are a view of the file (TensorBytes), unmapped
-  // when the last holder lets go; nothing is read here, the plan writer reads them once.
+  // when the last holder lets go; nothing is read here, the plan writer reads them once. (An
+  // offset that is not a multiple of the element size is copied instead, and unmapped now.)
   const int64_t page = sysconf(_SC_PAGESIZE);
   const int64_t map_off = off / page * page;
   const size_t map_len = static_cast<size_t>(off - map_off + len);
@@ -165,8 +180,8 @@ Status ReadExternalData(const onnx::TensorProto& t, const std::string& what,
   madvise(map, map_len, MADV_SEQUENTIAL);
   std::shared_ptr<const void> mapping(
       map, [map_len](const void* m) { munmap(const_cast<void*>(m), map_len); });
-  *out = TensorBytes::View(static_cast<const uint8_t*>(map) + (off - map_off),
-                           static_cast<size_t>(len), std::move(mapping));
+  *out = ViewOrCopy(static_cast<const uint8_t*>(map) + (off - map_off), static_cast<size_t>(len),
+                    align, std::move(mapping));
   return Status::Ok();
 }
 
@@ -295,21 +310,18 @@ StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
   auto d = std::make_shared<TensorData>();
   d->type = type;
   if (t.data_location() == onnx::TensorProto::EXTERNAL) {
-    A8_RETURN_IF_ERROR(ReadExternalData(t, what, model_dir, nbytes, &d->bytes));
+    A8_RETURN_IF_ERROR(
+        ReadExternalData(t, what, model_dir, nbytes, static_cast<size_t>(elem_size), &d->bytes));
   } else if (raw_data != nullptr || t.has_raw_data()) {
     const std::string_view raw = raw_data != nullptr ? *raw_data : std::string_view(t.raw_data());
     if (static_cast<int64_t>(raw.size()) != nbytes) {
       return InvalidInput("{}: raw_data has {} bytes, but its type {} needs {} bytes", what,
                           raw.size(), type.ToString(), nbytes);
     }
-    if (raw_data != nullptr && raw_owner != nullptr) {  // a view of the mapped model file
-      d->bytes = TensorBytes::View(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(),
-                                   std::move(raw_owner));
-    } else {
-      std::vector<uint8_t> copy;
-      AssignBytes(&copy, reinterpret_cast<const uint8_t*>(raw.data()), raw.size());
-      d->bytes = std::move(copy);
-    }
+    // A view of the mapped model file where there is one (and the bytes are aligned).
+    d->bytes = ViewOrCopy(reinterpret_cast<const uint8_t*>(raw.data()), raw.size(),
+                          static_cast<size_t>(elem_size),
+                          raw_data != nullptr ? std::move(raw_owner) : nullptr);
   } else {
     // Typed fields: the count check in ReadTypedFields runs before this buffer is filled, and
     // the buffer is no larger than the field that must hold as many values.

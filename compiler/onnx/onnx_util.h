@@ -32,7 +32,8 @@ namespace a8 {
 // `model_dir` is the folder external data resolves against; "" rejects external data.
 // `raw_data`, when given, is the tensor's raw_data held outside the message (model_scan.h);
 // with `raw_owner` (what keeps that memory alive, a file mapping) the tensor's bytes are a view
-// of it, else a copy. External data is always a view of the external file, mapped.
+// of it, else a copy. External data is a view of the external file, mapped. Bytes that do not
+// start at a multiple of the element size are copied either way (typed reads need alignment).
 StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(
     const onnx::TensorProto& t, const std::string& what, const std::string& model_dir,
     const std::string_view* raw_data = nullptr, std::shared_ptr<const void> raw_owner = nullptr);
