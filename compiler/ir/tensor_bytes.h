@@ -62,7 +62,6 @@ class TensorBytes {
     Release();
     owned_.assign(first, last);
   }
-  void resize(size_t n) { Own().resize(n); }
   void clear() {
     Release();
     owned_.clear();

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <limits>
 #include <system_error>
+#include <utility>
 
 #include "base/enum_names.h"
 
@@ -335,7 +336,8 @@ StatusOr<std::shared_ptr<TensorData>> TensorFromOnnx(const onnx::TensorProto& t,
     A8_RETURN_IF_ERROR(ReadTypedFields(t, what, *n, d.get()));
   }
   if (type.dtype == DType::kBool &&
-      std::any_of(d->bytes.begin(), d->bytes.end(), [](uint8_t b) { return b > 1; })) {
+      std::any_of(std::as_const(d->bytes).begin(), std::as_const(d->bytes).end(),
+                  [](uint8_t b) { return b > 1; })) {
     for (uint8_t& b : d->bytes) b = b != 0;  // a view is copied first
   }
   return d;
