@@ -20,38 +20,8 @@ using internal::BlasGemm;
 using internal::ComputeOutput;
 using internal::ComputeView;
 
-// Window geometry padded to 3 spatial dims (leading 1s): tap t of output o along dim a reads input
-// position o * s[a] - pb[a] + t * d[a].
-struct Window3 {
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-  int64_t in_size = 1, out_size = 1, k_size = 1;
-};
-
-Window3 MakeWindow(const Dims& in, const Dims& out, const Dims& kernel, const Dims& strides,
-                   const Dims& dilations, const Dims& pads) {
-  const size_t r = in.size();
-  Window3 w;
-  for (int i = 0; i < 3; ++i) {
-    w.in[i] = w.out[i] = w.k[i] = w.s[i] = w.d[i] = 1;
-    w.pb[i] = w.pe[i] = 0;
-  }
-  for (size_t i = 0; i < r; ++i) {
-    const size_t j = 3 - r + i;
-    w.in[j] = in[i];
-    w.out[j] = out[i];
-    w.k[j] = kernel[i];
-    w.s[j] = strides.empty() ? 1 : strides[i];
-    w.d[j] = dilations.empty() ? 1 : dilations[i];
-    w.pb[j] = pads.empty() ? 0 : pads[i];
-    w.pe[j] = pads.empty() ? 0 : pads[r + i];
-  }
-  for (int i = 0; i < 3; ++i) {
-    w.in_size *= w.in[i];
-    w.out_size *= w.out[i];
-    w.k_size *= w.k[i];
-  }
-  return w;
-}
+using internal::MakeWindow;
+using Window3 = internal::PoolGeometry;
 
 // Calls f(output index, input index) for every tap of every window that lies inside the input,
 // windows in row-major order, taps in row-major order within a window.
@@ -163,6 +133,25 @@ Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx)
     const T* in = static_cast<const T*>(x);
     const T* g = static_cast<const T*>(dy);
     T* res = static_cast<T*>(dx);
+    if (internal::AllTapsInside(w)) {
+      // The same first maxima and the same sums in the same order as the loop below, without
+      // its bounds checks and branches (12% of the example CNN's training step before).
+      const std::vector<int64_t> bases = internal::WindowBases(w), taps = internal::TapOffsets(w);
+      ParallelFor(p.batch * p.channels, w.out_size * w.k_size, [&](int64_t b, int64_t e) {
+        std::vector<C> acc(static_cast<size_t>(w.in_size));
+        for (int64_t plane = b; plane < e; ++plane) {
+          const T* src = in + plane * w.in_size;
+          const T* gp = g + plane * w.out_size;
+          std::fill(acc.begin(), acc.end(), C(0));
+          for (int64_t o = 0; o < w.out_size; ++o) {
+            const int64_t at = internal::FirstMaxTap<C>(src + bases[o], taps.data(), w.k_size);
+            acc[bases[o] + at] += Load(gp[o]);
+          }
+          for (int64_t i = 0; i < w.in_size; ++i) res[plane * w.in_size + i] = Store<T>(acc[i]);
+        }
+      });
+      return Status::Ok();
+    }
     ParallelFor(p.batch * p.channels, w.out_size * w.k_size, [&](int64_t b, int64_t e) {
       std::vector<C> acc(static_cast<size_t>(w.in_size));
       std::vector<int64_t> best_at(static_cast<size_t>(w.out_size), -1);
@@ -203,12 +192,23 @@ Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx) {
       const int64_t count = AverageCount(w, start, p.count_include_pad);
       inv_count[o] = count > 0 ? C(1) / static_cast<C>(count) : C(0);
     });
+    const bool inside = internal::AllTapsInside(w);
+    const std::vector<int64_t> bases = inside ? internal::WindowBases(w) : std::vector<int64_t>();
+    const std::vector<int64_t> taps = inside ? internal::TapOffsets(w) : std::vector<int64_t>();
     ParallelFor(p.batch * p.channels, w.out_size * w.k_size, [&](int64_t b, int64_t e) {
       std::vector<C> acc(static_cast<size_t>(w.in_size));
       for (int64_t plane = b; plane < e; ++plane) {
         std::fill(acc.begin(), acc.end(), C(0));
         const T* gp = g + plane * w.out_size;
-        ForEachWindowTap(w, [&](int64_t o, int64_t i) { acc[i] += Load(gp[o]) * inv_count[o]; });
+        if (inside) {  // the same sums in the same order as the walk below, unchecked
+          for (int64_t o = 0; o < w.out_size; ++o) {
+            const C v = Load(gp[o]) * inv_count[o];
+            C* a = acc.data() + bases[o];
+            for (int64_t t = 0; t < w.k_size; ++t) a[taps[t]] += v;
+          }
+        } else {
+          ForEachWindowTap(w, [&](int64_t o, int64_t i) { acc[i] += Load(gp[o]) * inv_count[o]; });
+        }
         for (int64_t i = 0; i < w.in_size; ++i) res[plane * w.in_size + i] = Store<T>(acc[i]);
       }
     });

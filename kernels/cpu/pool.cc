@@ -9,55 +9,7 @@
 namespace a8::cpu {
 namespace {
 
-// Spatial geometry padded to 3 dims (leading 1s).
-struct PoolGeometry {
-  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
-  int64_t in_size = 1, out_size = 1;
-};
-
-StatusOr<PoolGeometry> MakePoolGeometry(const PoolParams& p, Dims* out_spatial) {
-  const size_t r = p.in_spatial.size();
-  if (r < 1 || r > 3) return Unsupported("Pool: {} spatial dims (1 to 3 are supported)", r);
-  if (p.kernel.size() != r || (!p.strides.empty() && p.strides.size() != r) ||
-      (!p.dilations.empty() && p.dilations.size() != r) ||
-      (!p.pads.empty() && p.pads.size() != 2 * r)) {
-    return InvalidInput("Pool: kernel/strides/dilations/pads do not match {} spatial dims", r);
-  }
-  PoolGeometry g;
-  for (int i = 0; i < 3; ++i) {
-    g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
-    g.pb[i] = g.pe[i] = 0;
-  }
-  Dims out(r);
-  for (size_t i = 0; i < r; ++i) {
-    const size_t j = 3 - r + i;
-    g.in[j] = p.in_spatial[i];
-    g.k[j] = p.kernel[i];
-    g.s[j] = p.strides.empty() ? 1 : p.strides[i];
-    g.d[j] = p.dilations.empty() ? 1 : p.dilations[i];
-    g.pb[j] = p.pads.empty() ? 0 : p.pads[i];
-    g.pe[j] = p.pads.empty() ? 0 : p.pads[r + i];
-    if (g.k[j] < 1 || g.s[j] < 1 || g.d[j] < 1 || g.pb[j] < 0 || g.pe[j] < 0) {
-      return InvalidInput("Pool: spatial dim {}: kernel {}, stride {}, dilation {}, pads {}+{}", i,
-                          g.k[j], g.s[j], g.d[j], g.pb[j], g.pe[j]);
-    }
-    const int64_t span = (g.k[j] - 1) * g.d[j] + 1;
-    const int64_t room = g.in[j] + g.pb[j] + g.pe[j] - span;
-    if (room < 0) {
-      return InvalidInput("Pool: spatial dim {}: kernel span {} exceeds padded input {}", i, span,
-                          g.in[j] + g.pb[j] + g.pe[j]);
-    }
-    int64_t o = (p.ceil_mode ? (room + g.s[j] - 1) / g.s[j] : room / g.s[j]) + 1;
-    if (p.ceil_mode && (o - 1) * g.s[j] >= g.in[j] + g.pb[j]) --o;
-    g.out[j] = out[i] = o;
-  }
-  for (int i = 0; i < 3; ++i) {
-    g.in_size *= g.in[i];
-    g.out_size *= g.out[i];
-  }
-  if (out_spatial != nullptr) *out_spatial = out;
-  return g;
-}
+using internal::PoolGeometry;
 
 // Whether every window of a 1-D/2-D pool lies wholly inside the input with contiguous taps (no
 // padding, no dilation, no ceil_mode overhang): then MaxPoolPlaneInside needs no bounds checks.
@@ -110,15 +62,106 @@ void MaxPoolPlaneInside(const PoolGeometry& g, const T* src, T* dst) {
 
 }  // namespace
 
+namespace internal {
+
+PoolGeometry MakeWindow(const Dims& in, const Dims& out, const Dims& kernel, const Dims& strides,
+                        const Dims& dilations, const Dims& pads) {
+  const size_t r = in.size();
+  PoolGeometry g;
+  for (int i = 0; i < 3; ++i) {
+    g.in[i] = g.out[i] = g.k[i] = g.s[i] = g.d[i] = 1;
+    g.pb[i] = g.pe[i] = 0;
+  }
+  for (size_t i = 0; i < r; ++i) {
+    const size_t j = 3 - r + i;
+    g.in[j] = in[i];
+    g.out[j] = out[i];
+    g.k[j] = kernel[i];
+    g.s[j] = strides.empty() ? 1 : strides[i];
+    g.d[j] = dilations.empty() ? 1 : dilations[i];
+    g.pb[j] = pads.empty() ? 0 : pads[i];
+    g.pe[j] = pads.empty() ? 0 : pads[r + i];
+  }
+  for (int i = 0; i < 3; ++i) {
+    g.in_size *= g.in[i];
+    g.out_size *= g.out[i];
+    g.k_size *= g.k[i];
+  }
+  return g;
+}
+
+StatusOr<PoolGeometry> MakePoolGeometry(const PoolParams& p, Dims* out_spatial) {
+  const size_t r = p.in_spatial.size();
+  if (r < 1 || r > 3) return Unsupported("Pool: {} spatial dims (1 to 3 are supported)", r);
+  if (p.kernel.size() != r || (!p.strides.empty() && p.strides.size() != r) ||
+      (!p.dilations.empty() && p.dilations.size() != r) ||
+      (!p.pads.empty() && p.pads.size() != 2 * r)) {
+    return InvalidInput("Pool: kernel/strides/dilations/pads do not match {} spatial dims", r);
+  }
+  Dims out(r);
+  for (size_t i = 0; i < r; ++i) {
+    const int64_t in = p.in_spatial[i], k = p.kernel[i];
+    const int64_t s = p.strides.empty() ? 1 : p.strides[i];
+    const int64_t d = p.dilations.empty() ? 1 : p.dilations[i];
+    const int64_t pb = p.pads.empty() ? 0 : p.pads[i], pe = p.pads.empty() ? 0 : p.pads[r + i];
+    if (k < 1 || s < 1 || d < 1 || pb < 0 || pe < 0) {
+      return InvalidInput("Pool: spatial dim {}: kernel {}, stride {}, dilation {}, pads {}+{}", i,
+                          k, s, d, pb, pe);
+    }
+    const int64_t span = (k - 1) * d + 1;
+    const int64_t room = in + pb + pe - span;
+    if (room < 0) {
+      return InvalidInput("Pool: spatial dim {}: kernel span {} exceeds padded input {}", i, span,
+                          in + pb + pe);
+    }
+    int64_t o = (p.ceil_mode ? (room + s - 1) / s : room / s) + 1;
+    if (p.ceil_mode && (o - 1) * s >= in + pb) --o;
+    out[i] = o;
+  }
+  if (out_spatial != nullptr) *out_spatial = out;
+  return MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+}
+
+bool AllTapsInside(const PoolGeometry& g) {
+  for (int a = 0; a < 3; ++a) {
+    if (g.pb[a] != 0 || (g.out[a] - 1) * g.s[a] + (g.k[a] - 1) * g.d[a] >= g.in[a]) return false;
+  }
+  return true;
+}
+
+std::vector<int64_t> WindowBases(const PoolGeometry& g) {
+  std::vector<int64_t> bases;
+  bases.reserve(static_cast<size_t>(g.out_size));
+  ForEachWindow(g, [&](int64_t, const int64_t start[3]) {
+    bases.push_back((start[0] * g.in[1] + start[1]) * g.in[2] + start[2]);
+  });
+  return bases;
+}
+
+std::vector<int64_t> TapOffsets(const PoolGeometry& g) {
+  std::vector<int64_t> taps;
+  taps.reserve(static_cast<size_t>(g.k_size));
+  for (int64_t t0 = 0; t0 < g.k[0]; ++t0) {
+    for (int64_t t1 = 0; t1 < g.k[1]; ++t1) {
+      for (int64_t t2 = 0; t2 < g.k[2]; ++t2) {
+        taps.push_back((t0 * g.d[0] * g.in[1] + t1 * g.d[1]) * g.in[2] + t2 * g.d[2]);
+      }
+    }
+  }
+  return taps;
+}
+
+}  // namespace internal
+
 StatusOr<Dims> PoolOutputSpatial(const PoolParams& p) {
   Dims out;
-  A8_ASSIGN_OR_RETURN(PoolGeometry g, MakePoolGeometry(p, &out));
+  A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, &out));
   (void)g;
   return out;
 }
 
 Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
-  A8_ASSIGN_OR_RETURN(PoolGeometry g, MakePoolGeometry(p, nullptr));
+  A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
   return Dispatch<TypeSet::kNumeric>(p.dtype, "MaxPool", [&](auto tag) -> Status {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
@@ -169,7 +212,7 @@ Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
 }
 
 Status AveragePool(const PoolParams& p, const void* x, void* y) {
-  A8_ASSIGN_OR_RETURN(PoolGeometry g, MakePoolGeometry(p, nullptr));
+  A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
   return Dispatch<TypeSet::kFloat>(p.dtype, "AveragePool", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;

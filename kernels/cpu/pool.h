@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/status.h"
 #include "kernels/cpu/dtype.h"
@@ -31,5 +32,48 @@ Status GlobalAveragePool(DType dtype, int64_t batch, int64_t channels, int64_t s
                          const void* x, void* y);
 Status GlobalMaxPool(DType dtype, int64_t batch, int64_t channels, int64_t spatial, const void* x,
                      void* y);
+
+namespace internal {
+
+// A window geometry over 1 to 3 spatial dims, padded to 3 with leading 1s (the layout
+// kernels/common/pool_window.h walks): tap t of output o along dim a reads input position
+// o * s[a] - pb[a] + t * d[a]. Pooling and its gradients (grad_conv_pool.cc), and the
+// convolution's filter gradient, which walks the same windows.
+struct PoolGeometry {
+  int64_t in[3], out[3], k[3], s[3], d[3], pb[3], pe[3];
+  int64_t in_size = 1, out_size = 1, k_size = 1;
+};
+
+// The geometry of `in` -> `out` (already validated; empty strides, dilations or pads: 1, 1, 0).
+PoolGeometry MakeWindow(const Dims& in, const Dims& out, const Dims& kernel, const Dims& strides,
+                        const Dims& dilations, const Dims& pads);
+
+// The pool's geometry, validated, with its output dims in `out_spatial` (may be null).
+StatusOr<PoolGeometry> MakePoolGeometry(const PoolParams& p, Dims* out_spatial);
+
+// Every tap of every window lies inside the input (no padding reached, dilation allowed). Then
+// window o's taps are at bases[o] + taps[t] in the plane (WindowBases, TapOffsets), in the
+// order ForEachWindow and ForEachTapInside visit them, with no bounds to check.
+bool AllTapsInside(const PoolGeometry& g);
+std::vector<int64_t> WindowBases(const PoolGeometry& g);
+std::vector<int64_t> TapOffsets(const PoolGeometry& g);
+
+// The first maximum of the window at `win` (taps[0 .. k)), as the general loop picks it: a
+// later tap wins only when greater, so a NaN first tap stays and a later NaN never wins. The
+// compare is a select, not a branch (random data mispredicts the branch every other tap).
+template <typename C, typename T>
+int64_t FirstMaxTap(const T* win, const int64_t* taps, int64_t k) {
+  C best = Load(win[taps[0]]);
+  int64_t at = taps[0];
+  for (int64_t t = 1; t < k; ++t) {
+    const C v = Load(win[taps[t]]);
+    const bool more = v > best;
+    best = more ? v : best;
+    at = more ? taps[t] : at;
+  }
+  return at;
+}
+
+}  // namespace internal
 
 }  // namespace a8::cpu

@@ -134,8 +134,9 @@ TEST(GradNnKernelTest, MaxAndAveragePoolGradients) {
       {{1, 2, 8, 7}, {3, 3}, {2, 3}, {1, 1}, {1, 1, 1, 1}, true, true},
       {{3, 2, 11}, {4}, {3}, {2}, {2, 1}, true, false},
       {{1, 2, 4, 5, 3}, {2, 3, 2}, {1, 2, 1}, {}, {0, 1, 1, 1, 0, 0}, false, true},
-      {{2, 3, 4, 4}, {4, 4}, {}, {}, {}, false, false},  // GlobalMaxPool /
-                                                         // GlobalAveragePool
+      {{2, 3, 7, 6}, {3, 3}, {1, 1}, {}, {}, false, false},      // inside, overlapping
+      {{2, 2, 9, 7}, {3, 2}, {1, 2}, {2, 2}, {}, false, false},  // inside, dilated
+      {{2, 3, 4, 4}, {4, 4}, {}, {}, {}, false, false},  // GlobalMaxPool / GlobalAveragePool
   };
   for (const PoolCase& c : cases) {
     const cpu::PoolParams p64 = ParamsOf(c, DType::kF64);
@@ -163,6 +164,38 @@ TEST(GradNnKernelTest, MaxAndAveragePoolGradients) {
           });
         },
         {r}, NumericGrad([&](const Vec& xx) { return pool(false, xx); }, x, r), "AveragePool");
+  }
+}
+
+// MaxPoolGrad sends each dY element to the input the forward's indices name (its window's first
+// maximum), summed where windows overlap: on ties and NaNs (a NaN first tap stays the maximum, a
+// later NaN never wins), for windows wholly inside the input (the unchecked path) and padded ones.
+TEST(GradNnKernelTest, MaxPoolGradGoesWhereTheForwardIndicesPoint) {
+  const PoolCase cases[] = {
+      {{2, 3, 6, 7}, {2, 2}, {1, 1}, {}, {}, false, false},            // overlapping, inside
+      {{2, 2, 9, 7}, {3, 2}, {1, 2}, {2, 2}, {}, false, false},        // dilated, inside
+      {{3, 2, 11}, {3}, {1}, {2}, {}, false, false},                   // 1-D
+      {{1, 2, 5, 4, 6}, {2, 3, 2}, {1, 1, 2}, {}, {}, false, false},   // 3-D
+      {{2, 2, 7, 8}, {3, 3}, {2, 2}, {}, {1, 1, 1, 0}, false, false},  // padded
+  };
+  std::mt19937 rng(11);
+  for (const PoolCase& c : cases) {
+    SCOPED_TRACE(::testing::PrintToString(c.x));
+    const cpu::PoolParams p = ParamsOf(c, DType::kF32);
+    const Dims out = cpu::PoolOutputSpatial(p).value();
+    const size_t nx = cpu::NumElements(c.x), ny = c.x[0] * c.x[1] * cpu::NumElements(out);
+    std::vector<float> x(nx), dy(ny), y(ny), dx(nx, -1);
+    for (float& v : x) {  // few distinct values, so windows tie; a few NaNs
+      const int r = static_cast<int>(rng() % 16);
+      v = r == 0 ? std::nanf("") : static_cast<float>(r % 3);
+    }
+    for (float& v : dy) v = static_cast<float>(rng() % 1000) / 64.0f - 7.0f;
+    std::vector<int64_t> at(ny);
+    ASSERT_TRUE(cpu::MaxPool(p, x.data(), y.data(), at.data()).ok());
+    std::vector<double> want(nx, 0.0);
+    for (size_t o = 0; o < ny; ++o) want[at[o]] += dy[o];
+    ASSERT_TRUE(cpu::MaxPoolGrad(p, dy.data(), x.data(), dx.data()).ok());
+    for (size_t i = 0; i < nx; ++i) EXPECT_NEAR(dx[i], want[i], 1e-4) << "element " << i;
   }
 }
 
