@@ -8,60 +8,82 @@
 namespace a8::cpu {
 namespace {
 
-// ---- Float loops over one contiguous run, in 16 lanes (the lane sums added at the end), each
-// compiled for AVX-512, AVX2+FMA and baseline x86-64 and chosen at load time.
+// ---- Float loops over `planes` runs of n floats, `stride` apart (a channel's planes across the
+// batch), in 16 lanes kept across the runs and added once at the end (a plane of a small image
+// is a run or two of lanes: adding the lanes per plane was most of the work), each compiled for
+// AVX-512, AVX2+FMA and baseline x86-64 and chosen at load time.
 constexpr int kLanes = 16;
 
 #define A8_VECTOR_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
 
-A8_VECTOR_CLONES float LaneSum(const float* x, int64_t n) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes)
-    for (int l = 0; l < kLanes; ++l) acc[l] += x[i + l];
+// The 16 lanes as two 8-float vectors (GCC vector extensions: one register each with AVX2, two
+// halves without). Written as plain arrays, GCC unrolled the lanes and shuffled them through
+// 128-bit registers and the stack (LaneDySums was 8% of the example CNN's training step).
+typedef float V8 __attribute__((vector_size(32)));
+struct Lanes {
+  V8 lo = {}, hi = {};
+  float Sum() const {
+    float s = 0.0f;
+    for (int l = 0; l < 8; ++l) s += lo[l];
+    for (int l = 0; l < 8; ++l) s += hi[l];
+    return s;
+  }
+};
+// An unaligned load of 8 floats (a vector type that may sit at any float and alias floats).
+typedef float V8Unaligned __attribute__((vector_size(32), aligned(4), may_alias));
+#define A8_LOAD_V8(p) (*reinterpret_cast<const V8Unaligned*>(p))
+
+A8_VECTOR_CLONES float LaneSum(const float* x, int64_t planes, int64_t stride, int64_t n) {
+  Lanes acc;
   float s = 0.0f;
-  for (; i < n; ++i) s += x[i];
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
-  return s;
+  for (int64_t p = 0; p < planes; ++p, x += stride) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      acc.lo += A8_LOAD_V8(x + i);
+      acc.hi += A8_LOAD_V8(x + i + 8);
+    }
+    for (; i < n; ++i) s += x[i];
+  }
+  return s + acc.Sum();
 }
 
-A8_VECTOR_CLONES float LaneSquaredDeviation(const float* x, int64_t n, float m) {
-  float acc[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) {
-      const float d = x[i + l] - m;
-      acc[l] += d * d;
-    }
-  }
+A8_VECTOR_CLONES float LaneSquaredDeviation(const float* x, int64_t planes, int64_t stride,
+                                            int64_t n, float m) {
+  Lanes acc;
   float s = 0.0f;
-  for (; i < n; ++i) s += (x[i] - m) * (x[i] - m);
-  for (int l = 0; l < kLanes; ++l) s += acc[l];
-  return s;
+  for (int64_t p = 0; p < planes; ++p, x += stride) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      const V8 d0 = A8_LOAD_V8(x + i) - m, d1 = A8_LOAD_V8(x + i + 8) - m;
+      acc.lo += d0 * d0;
+      acc.hi += d1 * d1;
+    }
+    for (; i < n; ++i) s += (x[i] - m) * (x[i] - m);
+  }
+  return s + acc.Sum();
 }
 
-// sums[0] += sum(dy), sums[1] += sum(dy * (x - m)).
-A8_VECTOR_CLONES void LaneDySums(const float* dy, const float* x, int64_t n, float m, float* sums) {
-  float a0[kLanes] = {}, a1[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int l = 0; l < kLanes; ++l) {
-      const float g = dy[i + l];
-      a0[l] += g;
-      a1[l] += g * (x[i + l] - m);
-    }
-  }
+// sums[0] += sum(dy), sums[1] += sum(dy * (x - m)); dy and x share the layout.
+A8_VECTOR_CLONES void LaneDySums(const float* dy, const float* x, int64_t planes, int64_t stride,
+                                 int64_t n, float m, float* sums) {
+  Lanes a0, a1;
   float s0 = 0.0f, s1 = 0.0f;
-  for (; i < n; ++i) {
-    s0 += dy[i];
-    s1 += dy[i] * (x[i] - m);
+  for (int64_t p = 0; p < planes; ++p, dy += stride, x += stride) {
+    int64_t i = 0;
+    for (; i + kLanes <= n; i += kLanes) {
+      const V8 g0 = A8_LOAD_V8(dy + i), g1 = A8_LOAD_V8(dy + i + 8);
+      a0.lo += g0;
+      a0.hi += g1;
+      a1.lo += g0 * (A8_LOAD_V8(x + i) - m);
+      a1.hi += g1 * (A8_LOAD_V8(x + i + 8) - m);
+    }
+    for (; i < n; ++i) {
+      s0 += dy[i];
+      s1 += dy[i] * (x[i] - m);
+    }
   }
-  for (int l = 0; l < kLanes; ++l) {
-    s0 += a0[l];
-    s1 += a1[l];
-  }
-  sums[0] += s0;
-  sums[1] += s1;
+  sums[0] += s0 + a0.Sum();
+  sums[1] += s1 + a1.Sum();
 }
 
 // y = (x - m) * k + shift; x == y is allowed.
@@ -80,50 +102,58 @@ A8_VECTOR_CLONES void GradDxRun(const float* x, const float* dy, int64_t n, floa
 }
 
 #undef A8_VECTOR_CLONES
+#undef A8_LOAD_V8
 
-// ---- The same over one plane of storage type T: f32 planes directly, f16/bf16 planes in blocks
-// converted to float on the stack.
+// ---- The same over a channel's planes of storage type T: f32 planes directly, f16/bf16 planes
+// one at a time in blocks converted to float on the stack.
 template <typename T>
-float PlaneSum(const T* x, int64_t n) {
+float ChannelSum(const T* x, int64_t planes, int64_t stride, int64_t n) {
   if constexpr (!kIsHalfElem<T>) {
-    return LaneSum(x, n);
+    return LaneSum(x, planes, stride, n);
   } else {
     float buf[kF32Block];
     float s = 0.0f;
-    ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
-      ToF32(x + i, buf, len);
-      s += LaneSum(buf, len);
-    });
+    for (int64_t p = 0; p < planes; ++p) {
+      ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
+        ToF32(x + p * stride + i, buf, len);
+        s += LaneSum(buf, 1, 0, len);
+      });
+    }
     return s;
   }
 }
 
 template <typename T>
-float PlaneSquaredDeviation(const T* x, int64_t n, float m) {
+float ChannelSquaredDeviation(const T* x, int64_t planes, int64_t stride, int64_t n, float m) {
   if constexpr (!kIsHalfElem<T>) {
-    return LaneSquaredDeviation(x, n, m);
+    return LaneSquaredDeviation(x, planes, stride, n, m);
   } else {
     float buf[kF32Block];
     float s = 0.0f;
-    ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
-      ToF32(x + i, buf, len);
-      s += LaneSquaredDeviation(buf, len, m);
-    });
+    for (int64_t p = 0; p < planes; ++p) {
+      ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
+        ToF32(x + p * stride + i, buf, len);
+        s += LaneSquaredDeviation(buf, 1, 0, len, m);
+      });
+    }
     return s;
   }
 }
 
 template <typename T>
-void PlaneDySums(const T* dy, const T* x, int64_t n, float m, float* sums) {
+void ChannelDySums(const T* dy, const T* x, int64_t planes, int64_t stride, int64_t n, float m,
+                   float* sums) {
   if constexpr (!kIsHalfElem<T>) {
-    LaneDySums(dy, x, n, m, sums);
+    LaneDySums(dy, x, planes, stride, n, m, sums);
   } else {
     float gb[kF32Block], xb[kF32Block];
-    ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
-      ToF32(dy + i, gb, len);
-      ToF32(x + i, xb, len);
-      LaneDySums(gb, xb, len, m, sums);
-    });
+    for (int64_t p = 0; p < planes; ++p) {
+      ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
+        ToF32(dy + p * stride + i, gb, len);
+        ToF32(x + p * stride + i, xb, len);
+        LaneDySums(gb, xb, 1, 0, len, m, sums);
+      });
+    }
   }
 }
 
@@ -162,12 +192,10 @@ template <typename T>
 void ChannelMoments(const T* x, int64_t batch, int64_t channels, int64_t spatial, int64_t c,
                     float* mean, float* var) {
   const float count = static_cast<float>(batch * spatial);
-  float s = 0.0f;
-  for (int64_t n = 0; n < batch; ++n) s += PlaneSum(x + (n * channels + c) * spatial, spatial);
+  const T* first = x + c * spatial;
+  const float s = ChannelSum(first, batch, channels * spatial, spatial);
   const float m = count > 0 ? s / count : 0.0f;
-  float sq = 0.0f;
-  for (int64_t n = 0; n < batch; ++n)
-    sq += PlaneSquaredDeviation(x + (n * channels + c) * spatial, spatial, m);
+  const float sq = ChannelSquaredDeviation(first, batch, channels * spatial, spatial, m);
   *mean = m;
   *var = count > 0 ? sq / count : 0.0f;
 }
@@ -240,10 +268,8 @@ Status BatchNormGradFast(const BatchNormGradFastArgs& a) {
         ChannelMoments(x, a.batch, a.channels, a.spatial, c, &m, &var);
         const float inv = 1.0f / std::sqrt(var + a.epsilon);
         float sums[2] = {0.0f, 0.0f};  // sum(dy), sum(dy * (x - m))
-        for (int64_t n = 0; n < a.batch; ++n) {
-          const int64_t off = (n * a.channels + c) * a.spatial;
-          PlaneDySums(dy + off, x + off, a.spatial, m, sums);
-        }
+        ChannelDySums(dy + c * a.spatial, x + c * a.spatial, a.batch, a.channels * a.spatial,
+                      a.spatial, m, sums);
         const float sdy = sums[0], sdyx = sums[1] * inv;
         if (a.dscale != nullptr) a.dscale[c] = sdyx;
         if (a.dbias != nullptr) a.dbias[c] = sdy;
