@@ -6,7 +6,7 @@
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/conv_direct.h"
-#include "kernels/cpu/conv_in_f32.h"
+#include "kernels/cpu/in_f32.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
@@ -17,7 +17,7 @@ namespace {
 using internal::BlasGemm;
 using internal::ComputeOutput;
 using internal::ComputeView;
-using internal::ConvInF32;
+using internal::InF32;
 using internal::IsHalfType;
 
 // Spatial geometry padded to 3 dims (leading 1s). The "image" is X for Conv and Y for
@@ -229,7 +229,7 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
     if (fast) return Status::Ok();
     if (IsHalfType(p.dtype)) {
       const int64_t cg = p.in_channels / p.group;
-      return ConvInF32(p,
+      return InF32(p,
                        {{x, p.batch * p.in_channels * g.img_size},
                         {w, p.out_channels * cg * g.k_size},
                         {bias, p.out_channels}},
@@ -333,7 +333,7 @@ Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const vo
     if (fast) return Status::Ok();
     if (IsHalfType(p.dtype)) {
       const int64_t mg = p.out_channels / p.group;
-      return ConvInF32(p,
+      return InF32(p,
                        {{x, p.batch * p.in_channels * g.grid_size},
                         {w, p.in_channels * mg * g.k_size},
                         {bias, p.out_channels}},

@@ -6,8 +6,8 @@
 #include "kernels/common/conv_batch_chunk.h"
 #include "kernels/common/pool_window.h"
 #include "kernels/cpu/blas.h"
-#include "kernels/cpu/conv_in_f32.h"
 #include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/in_f32.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_gemm.h"
@@ -69,9 +69,9 @@ Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* 
     if (fast) return Status::Ok();
   }
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
-  if (internal::FastGemmEnabled() && internal::IsHalfType(p.dtype)) {
+  if (internal::HalfInF32(p.dtype)) {
     const int64_t cg = p.in_channels / p.group;
-    return internal::ConvInF32(
+    return internal::InF32(
         p, {{dy, p.batch * p.out_channels * w.out_size}, {x, p.batch * p.in_channels * w.in_size}},
         p.out_channels * cg * w.k_size, dw,
         [&](const ConvParams& p32, const float* const* in, float* dw32) {
@@ -127,6 +127,14 @@ Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* 
 Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx) {
   A8_ASSIGN_OR_RETURN(Dims out, PoolOutputSpatial(p));
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+  const int64_t planes = p.batch * p.channels;
+  if (internal::HalfInF32(p.dtype)) {
+    return internal::InF32(p, {{dy, planes * w.out_size}, {x, planes * w.in_size}},
+                           planes * w.in_size, dx,
+                           [&](const PoolParams& p32, const float* const* in, float* dx32) {
+                             return MaxPoolGrad(p32, in[0], in[1], dx32);
+                           });
+  }
   return Dispatch<TypeSet::kFloat>(p.dtype, "a8.MaxPoolGrad", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
@@ -181,6 +189,13 @@ Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx)
 Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx) {
   A8_ASSIGN_OR_RETURN(Dims out, PoolOutputSpatial(p));
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
+  const int64_t planes = p.batch * p.channels;
+  if (internal::HalfInF32(p.dtype)) {
+    return internal::InF32(p, {{dy, planes * w.out_size}}, planes * w.in_size, dx,
+                           [&](const PoolParams& p32, const float* const* in, float* dx32) {
+                             return AveragePoolGrad(p32, in[0], dx32);
+                           });
+  }
   return Dispatch<TypeSet::kFloat>(p.dtype, "a8.AveragePoolGrad", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;

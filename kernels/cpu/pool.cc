@@ -4,6 +4,8 @@
 #include <limits>
 
 #include "kernels/common/pool_window.h"
+#include "kernels/cpu/in_f32.h"
+#include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -162,6 +164,13 @@ StatusOr<Dims> PoolOutputSpatial(const PoolParams& p) {
 
 Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
   A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
+  const int64_t planes = p.batch * p.channels;
+  if (internal::HalfInF32(p.dtype)) {
+    return internal::InF32(p, {{x, planes * g.in_size}}, planes * g.out_size, y,
+                           [&](const PoolParams& p32, const float* const* in, float* y32) {
+                             return MaxPool(p32, in[0], y32, indices);
+                           });
+  }
   return Dispatch<TypeSet::kNumeric>(p.dtype, "MaxPool", [&](auto tag) -> Status {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
@@ -213,6 +222,13 @@ Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
 
 Status AveragePool(const PoolParams& p, const void* x, void* y) {
   A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
+  const int64_t planes = p.batch * p.channels;
+  if (internal::HalfInF32(p.dtype)) {
+    return internal::InF32(p, {{x, planes * g.in_size}}, planes * g.out_size, y,
+                           [&](const PoolParams& p32, const float* const* in, float* y32) {
+                             return AveragePool(p32, in[0], y32);
+                           });
+  }
   return Dispatch<TypeSet::kFloat>(p.dtype, "AveragePool", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
@@ -241,6 +257,13 @@ namespace {
 template <bool kMax>
 Status GlobalPool(const char* op, DType dtype, int64_t planes, int64_t spatial, const void* x,
                   void* y) {
+  if (internal::HalfInF32(dtype)) {
+    const struct { DType dtype; } d{dtype};
+    return internal::InF32(d, {{x, planes * spatial}}, planes, y,
+                           [&](const auto&, const float* const* in, float* y32) {
+                             return GlobalPool<kMax>(op, DType::kF32, planes, spatial, in[0], y32);
+                           });
+  }
   return Dispatch<TypeSet::kFloat>(dtype, op, [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;

@@ -21,6 +21,7 @@
 #include "kernels/cpu/grad_math.h"
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernel_mode.h"
+#include "kernels/cpu/pool.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 
 namespace a8::cpu {
@@ -235,7 +236,7 @@ TEST_P(FastHalfKernelTest, FusedMatMulEpilogueMatchesReference) {
 }
 
 // Conv, ConvTranspose (dX) and a8.ConvGradFilter (dW): in the fast mode an f16 convolution that
-// oneDNN declines runs the f32 fast path on converted operands (conv_in_f32.h).
+// oneDNN declines runs the f32 fast path on converted operands (in_f32.h).
 TEST_P(FastHalfKernelTest, ConvolutionsMatchReference) {
   const DType t = GetParam();
   ConvParams p;
@@ -279,6 +280,58 @@ TEST_P(FastHalfKernelTest, ConvolutionsMatchReference) {
     ScopedKernelMode mode(KernelMode::kFast);
     ASSERT_TRUE(ConvGradFilter(p, dy.data(), x.data(), fast.data()).ok());
     ExpectClose(fast, Values(ref), tol, &mag);
+  }
+}
+
+// Pooling and its gradients: in the fast mode f16/bf16 data runs the f32 loops on converted
+// copies (in_f32.h). Maxima and the converted values are exact and the sums run in the same
+// order, each rounded once: the same bits as the reference, one element at a time.
+TEST_P(FastHalfKernelTest, PoolsMatchReferenceBitForBit) {
+  const DType t = GetParam();
+  struct Case {
+    Dims kernel, strides, pads;
+    bool count_include_pad;
+  };
+  for (const Case& c : {Case{{2, 2}, {2, 2}, {}, false}, Case{{3, 3}, {2, 2}, {1, 1, 1, 0}, true},
+                        Case{{3, 3}, {1, 1}, {}, false}}) {
+    PoolParams p;
+    p.dtype = t;
+    p.batch = 3;
+    p.channels = 5;
+    p.in_spatial = {9, 8};
+    p.kernel = c.kernel;
+    p.strides = c.strides;
+    p.pads = c.pads;
+    p.count_include_pad = c.count_include_pad;
+    const Dims out = PoolOutputSpatial(p).value();
+    const Dims x_dims = {3, 5, 9, 8}, y_dims = {3, 5, out[0], out[1]};
+    Buffer x = RandomBuffer(t, x_dims, rng_), dy = RandomBuffer(t, y_dims, rng_);
+    // Runs `f(buffer)` in both modes and expects the same bytes.
+    auto same = [&](const Dims& dims, const char* what, auto f) {
+      SCOPED_TRACE(what);
+      Buffer ref = MakeBuffer(t, dims), fast = MakeBuffer(t, dims);
+      ASSERT_TRUE(f(ref.data()).ok());
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(f(fast.data()).ok());
+      EXPECT_EQ(Values(fast), Values(ref));
+    };
+    same(y_dims, "MaxPool", [&](void* y) { return MaxPool(p, x.data(), y, nullptr); });
+    same(y_dims, "AveragePool", [&](void* y) { return AveragePool(p, x.data(), y); });
+    same(x_dims, "MaxPoolGrad", [&](void* dx) { return MaxPoolGrad(p, dy.data(), x.data(), dx); });
+    same(x_dims, "AveragePoolGrad", [&](void* dx) { return AveragePoolGrad(p, dy.data(), dx); });
+    same({3, 5}, "GlobalAveragePool",
+         [&](void* y) { return GlobalAveragePool(t, 3, 5, 72, x.data(), y); });
+    same({3, 5}, "GlobalMaxPool", [&](void* y) { return GlobalMaxPool(t, 3, 5, 72, x.data(), y); });
+    std::vector<int64_t> ref_at(static_cast<size_t>(NumElements(y_dims)));
+    std::vector<int64_t> fast_at(ref_at.size());
+    same(y_dims, "MaxPool with indices",
+         [&](void* y) { return MaxPool(p, x.data(), y, ref_at.data()); });
+    {
+      Buffer y = MakeBuffer(t, y_dims);
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(MaxPool(p, x.data(), y.data(), fast_at.data()).ok());
+    }
+    EXPECT_EQ(fast_at, ref_at);
   }
 }
 

@@ -2,8 +2,9 @@
 """CPU step time of two a800c builds side by side: a change against its base, in one run.
 
 For each example model and each mode (`forward`: an inference plan, as tools/bench/cpu_forward.py
-compiles it; `train`: a training step, as tools/bench/cpu_train_step.sh compiles it: fp32, AdamW,
-cross entropy), both builds compile their own plan, then `--rounds` rounds alternate A, B, A, B:
+compiles it; `train`: a training step, as tools/bench/cpu_train_step.sh compiles it: AdamW, cross
+entropy), both in `--precision` (default fp32; until this option the forward plans took a800c's
+default, amp), both builds compile their own plan, then `--rounds` rounds alternate A, B, A, B:
 each round runs `a800c-run PLAN --backend=cpu --synthetic --steps=N --metrics=F` and keeps the
 per-step `step_ms` after `--warmup` steps, and the run's CPU time (user + system, from
 getrusage) divided by its steps. Prints, per model and mode, the median of all kept steps of A
@@ -12,6 +13,7 @@ than wall time on a loaded machine: time spent preempted does not count; it incl
 load, the same on both sides), and the load average before and after.
 
     python3 tools/bench/cpu_ab.py --a /work/main/build --b build [--rounds 4] [--steps 30]
+        [--precision fp32|amp|fp16|bf16]
 """
 import argparse
 import json
@@ -24,13 +26,13 @@ import tempfile
 
 MODES = {
     "forward": [],
-    "train": ["--loss=cross_entropy", "--optimizer=adamw", "--precision=fp32"],
+    "train": ["--loss=cross_entropy", "--optimizer=adamw"],
 }
 
 
-def compile_plan(build, model, mode, batch, out):
+def compile_plan(build, model, mode, batch, precision, out):
     cmd = [os.path.join(build, "bin", "a800c"), os.path.join(build, "models", f"{model}.onnx"),
-           f"--batch={batch}", "-o", out] + MODES[mode]
+           f"--batch={batch}", f"--precision={precision}", "-o", out] + MODES[mode]
     subprocess.run(cmd, check=True, capture_output=True)
 
 
@@ -54,12 +56,13 @@ def main():
     ap.add_argument("--models", default="mlp,cnn,bert")
     ap.add_argument("--modes", default="forward,train")
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--precision", default="fp32", help="a800c --precision of both plans")
     ap.add_argument("--steps", type=int, default=30)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
-    print(f"load average before: {os.getloadavg()}")
+    print(f"load average before: {os.getloadavg()}; precision {args.precision}")
     print(f"{'model':<6} {'mode':<8} {'A median ms':>12} {'B median ms':>12} {'B/A':>6} "
           f"{'A cpu ms':>9} {'B cpu ms':>9} {'B/A':>6}")
     with tempfile.TemporaryDirectory() as work:
@@ -68,7 +71,7 @@ def main():
                 plans = {}
                 for side, build in (("a", args.a), ("b", args.b)):
                     plans[side] = os.path.join(work, f"{model}.{mode}.{side}.plan")
-                    compile_plan(build, model, mode, args.batch, plans[side])
+                    compile_plan(build, model, mode, args.batch, args.precision, plans[side])
                 times = {"a": [], "b": []}
                 cpu = {"a": [], "b": []}
                 for _ in range(args.rounds):
