@@ -67,7 +67,8 @@ class FastBatchNormTest : public ::testing::TestWithParam<DType> {
 
 TEST_P(FastBatchNormTest, ForwardMatchesFloat64) {
   const DType t = GetParam();
-  for (const Dims& d : {Dims{3, 5, 7, 9}, Dims{2, 3, 41, 40}, Dims{4, 6}, Dims{8, 4, 4, 4}}) {
+  for (const Dims& d :
+       {Dims{3, 5, 7, 9}, Dims{2, 3, 41, 40}, Dims{4, 6}, Dims{8, 4, 4, 4}, Dims{2, 2, 130, 130}}) {
     for (bool training : {true, false}) {
       SCOPED_TRACE(::testing::Message() << "dims[1]=" << d[1] << " training=" << training);
       const int64_t channels = d[1], batch = d[0];
@@ -123,7 +124,8 @@ TEST_P(FastBatchNormTest, ForwardMatchesFloat64) {
 
 TEST_P(FastBatchNormTest, TrainingGradientMatchesFloat64) {
   const DType t = GetParam();
-  for (const Dims& d : {Dims{3, 5, 7, 9}, Dims{2, 3, 41, 40}, Dims{8, 4, 4, 4}}) {
+  for (const Dims& d :
+       {Dims{3, 5, 7, 9}, Dims{2, 3, 41, 40}, Dims{8, 4, 4, 4}, Dims{2, 2, 130, 130}}) {
     const int64_t channels = d[1], batch = d[0];
     const int64_t spatial = NumElements(d) / (batch * channels);
     Buffer x = RandomBuffer(t, d, rng_, -1.5, 2.5), dy = RandomBuffer(t, d, rng_, -1, 1);
