@@ -129,11 +129,11 @@ Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx)
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
   const int64_t planes = p.batch * p.channels;
   if (internal::HalfInF32(p.dtype)) {
-    return internal::InF32(p, {{dy, planes * w.out_size}, {x, planes * w.in_size}},
-                           planes * w.in_size, dx,
-                           [&](const PoolParams& p32, const float* const* in, float* dx32) {
-                             return MaxPoolGrad(p32, in[0], in[1], dx32);
-                           });
+    return internal::PlanesInF32(p.dtype, planes, {{dy, w.out_size}, {x, w.in_size}}, w.in_size, dx,
+                                 [&](int64_t, int64_t k, const float* const* in, float* dx32) {
+                                   return MaxPoolGrad(internal::PlanesAsF32(p, k), in[0], in[1],
+                                                      dx32);
+                                 });
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "a8.MaxPoolGrad", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
@@ -191,10 +191,10 @@ Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx) {
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
   const int64_t planes = p.batch * p.channels;
   if (internal::HalfInF32(p.dtype)) {
-    return internal::InF32(p, {{dy, planes * w.out_size}}, planes * w.in_size, dx,
-                           [&](const PoolParams& p32, const float* const* in, float* dx32) {
-                             return AveragePoolGrad(p32, in[0], dx32);
-                           });
+    return internal::PlanesInF32(p.dtype, planes, {{dy, w.out_size}}, w.in_size, dx,
+                                 [&](int64_t, int64_t k, const float* const* in, float* dx32) {
+                                   return AveragePoolGrad(internal::PlanesAsF32(p, k), in[0], dx32);
+                                 });
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "a8.AveragePoolGrad", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);

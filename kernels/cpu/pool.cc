@@ -124,6 +124,14 @@ StatusOr<PoolGeometry> MakePoolGeometry(const PoolParams& p, Dims* out_spatial) 
   return MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
 }
 
+PoolParams PlanesAsF32(const PoolParams& p, int64_t planes) {
+  PoolParams q = p;
+  q.dtype = DType::kF32;
+  q.batch = planes;
+  q.channels = 1;
+  return q;
+}
+
 bool AllTapsInside(const PoolGeometry& g) {
   for (int a = 0; a < 3; ++a) {
     if (g.pb[a] != 0 || (g.out[a] - 1) * g.s[a] + (g.k[a] - 1) * g.d[a] >= g.in[a]) return false;
@@ -166,10 +174,14 @@ Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
   A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
   const int64_t planes = p.batch * p.channels;
   if (internal::HalfInF32(p.dtype)) {
-    return internal::InF32(p, {{x, planes * g.in_size}}, planes * g.out_size, y,
-                           [&](const PoolParams& p32, const float* const* in, float* y32) {
-                             return MaxPool(p32, in[0], y32, indices);
-                           });
+    return internal::PlanesInF32(
+        p.dtype, planes, {{x, g.in_size}}, g.out_size, y,
+        [&](int64_t p0, int64_t k, const float* const* in, float* y32) -> Status {
+          int64_t* at = indices != nullptr ? indices + p0 * g.out_size : nullptr;
+          A8_RETURN_IF_ERROR(MaxPool(internal::PlanesAsF32(p, k), in[0], y32, at));
+          for (int64_t i = 0; at != nullptr && i < k * g.out_size; ++i) at[i] += p0 * g.in_size;
+          return Status::Ok();
+        });
   }
   return Dispatch<TypeSet::kNumeric>(p.dtype, "MaxPool", [&](auto tag) -> Status {
     using T = A8_TAG_TYPE(tag);
@@ -224,10 +236,10 @@ Status AveragePool(const PoolParams& p, const void* x, void* y) {
   A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
   const int64_t planes = p.batch * p.channels;
   if (internal::HalfInF32(p.dtype)) {
-    return internal::InF32(p, {{x, planes * g.in_size}}, planes * g.out_size, y,
-                           [&](const PoolParams& p32, const float* const* in, float* y32) {
-                             return AveragePool(p32, in[0], y32);
-                           });
+    return internal::PlanesInF32(p.dtype, planes, {{x, g.in_size}}, g.out_size, y,
+                                 [&](int64_t, int64_t k, const float* const* in, float* y32) {
+                                   return AveragePool(internal::PlanesAsF32(p, k), in[0], y32);
+                                 });
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "AveragePool", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
@@ -258,11 +270,10 @@ template <bool kMax>
 Status GlobalPool(const char* op, DType dtype, int64_t planes, int64_t spatial, const void* x,
                   void* y) {
   if (internal::HalfInF32(dtype)) {
-    const struct { DType dtype; } d{dtype};
-    return internal::InF32(d, {{x, planes * spatial}}, planes, y,
-                           [&](const auto&, const float* const* in, float* y32) {
-                             return GlobalPool<kMax>(op, DType::kF32, planes, spatial, in[0], y32);
-                           });
+    return internal::PlanesInF32(dtype, planes, {{x, spatial}}, 1, y,
+                                 [&](int64_t, int64_t k, const float* const* in, float* y32) {
+                                   return GlobalPool<kMax>(op, DType::kF32, k, spatial, in[0], y32);
+                                 });
   }
   return Dispatch<TypeSet::kFloat>(dtype, op, [&](auto tag) {
     using T = A8_TAG_TYPE(tag);

@@ -51,6 +51,10 @@ PoolGeometry MakeWindow(const Dims& in, const Dims& out, const Dims& kernel, con
 // The pool's geometry, validated, with its output dims in `out_spatial` (may be null).
 StatusOr<PoolGeometry> MakePoolGeometry(const PoolParams& p, Dims* out_spatial);
 
+// `p` as f32 over `planes` planes (batch `planes`, one channel): the f16/bf16 pools of the fast
+// mode run the f32 kernels on blocks of planes converted to float (in_f32.h PlanesInF32).
+PoolParams PlanesAsF32(const PoolParams& p, int64_t planes);
+
 // Every tap of every window lies inside the input (no padding reached, dilation allowed). Then
 // window o's taps are at bases[o] + taps[t] in the plane (WindowBases, TapOffsets), in the
 // order ForEachWindow and ForEachTapInside visit them, with no bounds to check.

@@ -284,27 +284,35 @@ TEST_P(FastHalfKernelTest, ConvolutionsMatchReference) {
 }
 
 // Pooling and its gradients: in the fast mode f16/bf16 data runs the f32 loops on converted
-// copies (in_f32.h). Maxima and the converted values are exact and the sums run in the same
-// order, each rounded once: the same bits as the reference, one element at a time.
+// copies (in_f32.h), a block of planes at a time. Maxima and the converted values are exact and the
+// sums run in the same order, each rounded once: the same bits as the reference, one element at a
+// time.
 TEST_P(FastHalfKernelTest, PoolsMatchReferenceBitForBit) {
   const DType t = GetParam();
   struct Case {
-    Dims kernel, strides, pads;
+    int64_t batch, channels;
+    Dims in, kernel, strides, pads;
     bool count_include_pad;
   };
-  for (const Case& c : {Case{{2, 2}, {2, 2}, {}, false}, Case{{3, 3}, {2, 2}, {1, 1, 1, 0}, true},
-                        Case{{3, 3}, {1, 1}, {}, false}}) {
+  // The last case has planes of 960 elements: the f32 route takes it in blocks of a few planes
+  // (PlanesInF32), the others in one block.
+  for (const Case& c : {Case{3, 5, {9, 8}, {2, 2}, {2, 2}, {}, false},
+                        Case{3, 5, {9, 8}, {3, 3}, {2, 2}, {1, 1, 1, 0}, true},
+                        Case{3, 5, {9, 8}, {3, 3}, {1, 1}, {}, false},
+                        Case{4, 7, {32, 30}, {3, 2}, {2, 2}, {1, 0, 0, 1}, false}}) {
     PoolParams p;
     p.dtype = t;
-    p.batch = 3;
-    p.channels = 5;
-    p.in_spatial = {9, 8};
+    p.batch = c.batch;
+    p.channels = c.channels;
+    p.in_spatial = c.in;
     p.kernel = c.kernel;
     p.strides = c.strides;
     p.pads = c.pads;
     p.count_include_pad = c.count_include_pad;
     const Dims out = PoolOutputSpatial(p).value();
-    const Dims x_dims = {3, 5, 9, 8}, y_dims = {3, 5, out[0], out[1]};
+    const Dims x_dims = {c.batch, c.channels, c.in[0], c.in[1]};
+    const Dims y_dims = {c.batch, c.channels, out[0], out[1]}, g_dims = {c.batch, c.channels};
+    const int64_t spatial = c.in[0] * c.in[1];
     Buffer x = RandomBuffer(t, x_dims, rng_), dy = RandomBuffer(t, y_dims, rng_);
     // Runs `f(buffer)` in both modes and expects the same bytes.
     auto same = [&](const Dims& dims, const char* what, auto f) {
@@ -319,18 +327,18 @@ TEST_P(FastHalfKernelTest, PoolsMatchReferenceBitForBit) {
     same(y_dims, "AveragePool", [&](void* y) { return AveragePool(p, x.data(), y); });
     same(x_dims, "MaxPoolGrad", [&](void* dx) { return MaxPoolGrad(p, dy.data(), x.data(), dx); });
     same(x_dims, "AveragePoolGrad", [&](void* dx) { return AveragePoolGrad(p, dy.data(), dx); });
-    same({3, 5}, "GlobalAveragePool",
-         [&](void* y) { return GlobalAveragePool(t, 3, 5, 72, x.data(), y); });
-    same({3, 5}, "GlobalMaxPool", [&](void* y) { return GlobalMaxPool(t, 3, 5, 72, x.data(), y); });
+    same(g_dims, "GlobalAveragePool",
+         [&](void* y) { return GlobalAveragePool(t, c.batch, c.channels, spatial, x.data(), y); });
+    same(g_dims, "GlobalMaxPool",
+         [&](void* y) { return GlobalMaxPool(t, c.batch, c.channels, spatial, x.data(), y); });
+    // With indices: each mode writes its own (the indices of a block of planes count from the
+    // tensor's first plane).
     std::vector<int64_t> ref_at(static_cast<size_t>(NumElements(y_dims)));
     std::vector<int64_t> fast_at(ref_at.size());
-    same(y_dims, "MaxPool with indices",
-         [&](void* y) { return MaxPool(p, x.data(), y, ref_at.data()); });
-    {
-      Buffer y = MakeBuffer(t, y_dims);
-      ScopedKernelMode mode(KernelMode::kFast);
-      ASSERT_TRUE(MaxPool(p, x.data(), y.data(), fast_at.data()).ok());
-    }
+    same(y_dims, "MaxPool with indices", [&](void* y) {
+      const bool fast = CurrentKernelMode() == KernelMode::kFast;
+      return MaxPool(p, x.data(), y, fast ? fast_at.data() : ref_at.data());
+    });
     EXPECT_EQ(fast_at, ref_at);
   }
 }
