@@ -38,6 +38,59 @@ int64_t Groups(const BlockedLayout& l) {
   return (padded + GroupWidth(l) - 1) / GroupWidth(l);
 }
 
+// An 8x8 transpose of floats in AVX registers: r[i] lane j <-> r[j] lane i.
+__attribute__((target("avx2"))) inline void Transpose8(__m256 r[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+  }
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
+}
+
+// The tile's 8 channel rows, pixels [0, len), written interleaved (pixel q's 8 channels at
+// out + q * sp); and back. AVX2: 8 pixels at a time through Transpose8, where the scalar loop
+// moved one float at a time (the interleave was 7% of the example CNN's fp16 step on an AVX2
+// machine). The tile rows hold kBlockedTile floats, so reading or writing past `len` stays in
+// them.
+__attribute__((target("avx2"))) void InterleaveTile8(const float (*tile)[kBlockedTile], int64_t len,
+                                                     float* out, int64_t sp) {
+  for (int64_t q0 = 0; q0 < len; q0 += 8) {
+    __m256 r[8];
+    for (int c = 0; c < 8; ++c) r[c] = _mm256_load_ps(tile[c] + q0);
+    Transpose8(r);
+    const int64_t m = std::min<int64_t>(8, len - q0);
+    for (int64_t q = 0; q < m; ++q) _mm256_storeu_ps(out + (q0 + q) * sp, r[q]);
+  }
+}
+__attribute__((target("avx2"))) void DeinterleaveTile8(const float* in, int64_t sp, int64_t len,
+                                                       float (*tile)[kBlockedTile]) {
+  for (int64_t q0 = 0; q0 < len; q0 += 8) {
+    __m256 r[8];
+    const int64_t m = std::min<int64_t>(8, len - q0);
+    for (int64_t q = 0; q < 8; ++q)
+      r[q] = q < m ? _mm256_loadu_ps(in + (q0 + q) * sp) : _mm256_setzero_ps();
+    Transpose8(r);
+    for (int c = 0; c < 8; ++c) _mm256_store_ps(tile[c] + q0, r[c]);
+  }
+}
+
+// Groups of 8 (nChw8c) interleave in AVX2 registers wherever the conversions run vectorised
+// (the conversion level under test decides, so the scalar level keeps the portable loop).
+bool UseAvx2Interleave(const Group& k) {
+  return k.lanes == 8 && std::strcmp(FastConvertIsa(), "scalar") != 0;
+}
+
 // Portable: each channel's run of up to kBlockedTile pixels converted into tile[channel] on the
 // stack (fast_convert.h's levels), then written interleaved.
 template <typename T>
@@ -46,10 +99,15 @@ void ToBlockedGroup(const T* x, const BlockedLayout& l, int64_t n, int64_t g, fl
   const Group k = GroupOf(l, g);
   const T* src = x + (n * l.c + g * GroupWidth(l)) * l.p;
   float* dst = y + n * l.sn + k.base;
+  const bool avx2 = UseAvx2Interleave(k);
   for (int64_t p0 = 0; p0 < l.p; p0 += kBlockedTile) {
     const int64_t len = std::min(kBlockedTile, l.p - p0);
     for (int64_t c = 0; c < k.real; ++c) ToF32(src + c * l.p + p0, tile[c], len);
     for (int64_t c = k.real; c < k.lanes; ++c) std::fill(tile[c], tile[c] + len, 0.0f);
+    if (avx2) {
+      InterleaveTile8(tile, len, dst + p0 * l.sp, l.sp);
+      continue;
+    }
     for (int64_t q = 0; q < len; ++q) {
       float* out = dst + (p0 + q) * l.sp;
       for (int64_t c = 0; c < k.lanes; ++c) out[c] = tile[c][q];
@@ -63,11 +121,16 @@ void FromBlockedGroup(const float* x, const BlockedLayout& l, int64_t n, int64_t
   const Group k = GroupOf(l, g);
   const float* src = x + n * l.sn + k.base;
   T* dst = y + (n * l.c + g * GroupWidth(l)) * l.p;
+  const bool avx2 = UseAvx2Interleave(k);
   for (int64_t p0 = 0; p0 < l.p; p0 += kBlockedTile) {
     const int64_t len = std::min(kBlockedTile, l.p - p0);
-    for (int64_t q = 0; q < len; ++q) {
-      const float* in = src + (p0 + q) * l.sp;
-      for (int64_t c = 0; c < k.real; ++c) tile[c][q] = in[c];
+    if (avx2) {
+      DeinterleaveTile8(src + p0 * l.sp, l.sp, len, tile);
+    } else {
+      for (int64_t q = 0; q < len; ++q) {
+        const float* in = src + (p0 + q) * l.sp;
+        for (int64_t c = 0; c < k.real; ++c) tile[c][q] = in[c];
+      }
     }
     for (int64_t c = 0; c < k.real; ++c) FromF32(tile[c], dst + c * l.p + p0, len);
   }

@@ -48,9 +48,10 @@ TEST_P(BlockedConvertTest, RoundTripsEveryLayoutOnEveryIsa) {
   const DType t = GetParam();
   // Channels a multiple of the block and not (padding), pixels a multiple of the tile and not.
   // NHWC (block 0 here) with 16, 24 (a partial group of 16) and 128 channels.
-  const LayoutCase cases[] = {{2, 16, 8, 8, 16}, {3, 20, 9, 11, 16}, {1, 64, 16, 16, 16},
-                              {2, 3, 13, 7, 8},  {2, 5, 4, 4, 1},    {1, 40, 1, 130, 16},
-                              {2, 16, 5, 7, 0},  {2, 24, 9, 9, 0},   {1, 128, 4, 5, 0}};
+  const LayoutCase cases[] = {{2, 16, 8, 8, 16}, {3, 20, 9, 11, 16},  {1, 64, 16, 16, 16},
+                              {2, 3, 13, 7, 8},  {2, 16, 10, 13, 8},  {1, 12, 8, 8, 8},
+                              {2, 5, 4, 4, 1},   {1, 40, 1, 130, 16}, {2, 16, 5, 7, 0},
+                              {2, 24, 9, 9, 0},  {1, 128, 4, 5, 0}};
   std::mt19937_64 rng(31);
   std::uniform_real_distribution<float> value(-70000.0f, 70000.0f);
   std::uniform_int_distribution<int> scale(-30, 4);
