@@ -21,6 +21,7 @@
 #include "kernels/cpu/grad_math.h"
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernel_mode.h"
+#include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 
@@ -340,6 +341,36 @@ TEST_P(FastHalfKernelTest, PoolsMatchReferenceBitForBit) {
       return MaxPool(p, x.data(), y, fast ? fast_at.data() : ref_at.data());
     });
     EXPECT_EQ(fast_at, ref_at);
+  }
+}
+
+// a8.UnscaleCheckFinite on f16/bf16 gradients: the fast mode widens them in vector registers,
+// the same floats, so the unscaled f32 gradients and the overflow flag are the reference's, with
+// and without an infinity in the second of two gradients (one longer than a chunk of the check).
+TEST_P(FastHalfKernelTest, UnscaleCheckFiniteMatchesReference) {
+  const DType t = GetParam();
+  const int64_t n0 = 1000, n1 = (int64_t{1} << 14) + 333;
+  Buffer g0 = RandomBuffer(t, {n0}, rng_), g1 = RandomBuffer(t, {n1}, rng_);
+  for (bool with_inf : {false, true}) {
+    SCOPED_TRACE(with_inf ? "an infinity" : "finite");
+    if (with_inf) testing::SetValue(g1, n1 - 7, INFINITY);
+    auto run = [&](std::vector<float>& o0, std::vector<float>& o1, float* found) {
+      o0.assign(n0, -1.0f);
+      o1.assign(n1, -1.0f);
+      return UnscaleCheckFinite(1024.0f, {t, t}, {n0, n1}, {g0.data(), g1.data()},
+                                {o0.data(), o1.data()}, found);
+    };
+    std::vector<float> r0, r1, f0, f1;
+    float ref_found = -1.0f, fast_found = -1.0f;
+    ASSERT_TRUE(run(r0, r1, &ref_found).ok());
+    {
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(run(f0, f1, &fast_found).ok());
+    }
+    EXPECT_EQ(ref_found, with_inf ? 1.0f : 0.0f);
+    EXPECT_EQ(fast_found, ref_found);
+    EXPECT_EQ(f0, r0);
+    EXPECT_EQ(f1, r1);
   }
 }
 

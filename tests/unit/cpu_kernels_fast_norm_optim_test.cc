@@ -354,6 +354,51 @@ TEST(FastFusedElementwiseTest, F32BlocksGiveTheReferenceBits) {
   EXPECT_GT(nonzero, n / 4);
 }
 
+// The f16 and bf16 rounding opcodes alone: the fast blocks round through the vector conversions,
+// the reference through float16.h's scalar body; the same bits (NaN: a NaN) on values across
+// both formats' ranges, their overflow to infinity, subnormals and underflow to zero.
+TEST(FastFusedElementwiseTest, RoundingOpcodesGiveTheReferenceBits) {
+  std::mt19937_64 rng(33);
+  const int64_t n = 5 * 128 + 77;
+  Buffer x = RandomBuffer(DType::kF32, {n}, rng, -1.0, 1.0);
+  std::uniform_int_distribution<int> exponent(-40, 40);
+  const std::vector<double> unit = testing::Values(x);
+  for (int64_t i = 0; i < n; ++i) {  // magnitudes from 1e-12 to 1e12
+    testing::SetValue(x, i, unit[i] * std::ldexp(1.0, exponent(rng)));
+  }
+  const double specials[] = {NAN,  INFINITY, -INFINITY, 65504.0, 65520.0,          -65536.0, 6e-8,
+                             3e-8, 1e-9,     0.0,       -0.0,    1.0 + 1.0 / 2048, 3.4e38f,  1e-39};
+  for (int k = 0; k < static_cast<int>(std::size(specials)); ++k) {
+    testing::SetValue(x, k, specials[k]);
+  }
+  const void* inputs[1] = {x.data()};
+  const int64_t counts[1] = {n};
+  for (int32_t op : {kFusedRoundF16, kFusedRoundBF16}) {
+    FusedProgram p{};
+    p.num_inputs = 1;
+    p.num_instrs = 1;
+    const int32_t code[4] = {op, 1, 0, 0};
+    std::memcpy(p.code[0], code, sizeof(code));
+    Buffer ref = MakeBuffer(DType::kF32, {n}), fast = MakeBuffer(DType::kF32, {n});
+    ASSERT_TRUE(FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, ref.data()).ok());
+    {
+      ScopedKernelMode mode(KernelMode::kFast);
+      ASSERT_TRUE(
+          FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, fast.data()).ok());
+    }
+    const float* r = reinterpret_cast<const float*>(ref.data());
+    const float* f = reinterpret_cast<const float*>(fast.data());
+    for (int64_t i = 0; i < n; ++i) {
+      if (std::isnan(r[i])) {
+        EXPECT_TRUE(std::isnan(f[i])) << "opcode " << op << " element " << i;
+      } else {
+        EXPECT_EQ(std::memcmp(&r[i], &f[i], sizeof(float)), 0)
+            << "opcode " << op << " element " << i << ": " << r[i] << " vs " << f[i];
+      }
+    }
+  }
+}
+
 // Every unary and activation-gradient opcode alone, fast blocks (one loop per opcode,
 // UnaryBlock in fused.cc) against the reference's element-at-a-time evaluation: the same bits on
 // values that reach each function's branches (negative, around zero, large, infinities, NaN),
