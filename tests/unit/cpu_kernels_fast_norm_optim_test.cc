@@ -11,6 +11,7 @@
 #include <iterator>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/cpu/batch_norm_fast.h"
@@ -320,6 +321,16 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, FastGeluGradTest,
                          ::testing::Values(DType::kF32, DType::kF16, DType::kBF16),
                          [](const auto& info) { return std::string(ElemName(info.param)); });
 
+// Program `p` over f32 inputs of n elements, in the reference mode and in the fast mode.
+std::pair<Buffer, Buffer> FusedInBothModes(const FusedProgram& p, const void* const* inputs,
+                                           const int64_t* counts, int64_t n) {
+  Buffer ref = MakeBuffer(DType::kF32, {n}), fast = MakeBuffer(DType::kF32, {n});
+  EXPECT_TRUE(FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, ref.data()).ok());
+  ScopedKernelMode mode(KernelMode::kFast);
+  EXPECT_TRUE(FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, fast.data()).ok());
+  return {std::move(ref), std::move(fast)};
+}
+
 // a8.FusedElementwise in f32: the fast mode evaluates the program a block at a time
 // (EvalFusedBlock), the reference one element at a time; each element sees the same float
 // operations in the same order, so the outputs are the same bits. Every kind of instruction:
@@ -342,12 +353,7 @@ TEST(FastFusedElementwiseTest, F32BlocksGiveTheReferenceBits) {
   Buffer z = RandomBuffer(DType::kF32, {n}, rng, 0.5, 2.0);
   const void* inputs[4] = {x.data(), y.data(), s.data(), z.data()};
   const int64_t counts[4] = {n, n, 1, n};
-  Buffer ref = MakeBuffer(DType::kF32, {n}), fast = MakeBuffer(DType::kF32, {n});
-  ASSERT_TRUE(FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, ref.data()).ok());
-  {
-    ScopedKernelMode mode(KernelMode::kFast);
-    ASSERT_TRUE(FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, fast.data()).ok());
-  }
+  const auto [ref, fast] = FusedInBothModes(p, inputs, counts, n);
   EXPECT_EQ(std::memcmp(ref.data(), fast.data(), ref.bytes.size()), 0);
   int nonzero = 0;  // the program is not trivially zero (ReluGrad keeps about half)
   for (double v : Values(fast)) nonzero += v != 0.0;
@@ -379,13 +385,7 @@ TEST(FastFusedElementwiseTest, RoundingOpcodesGiveTheReferenceBits) {
     p.num_instrs = 1;
     const int32_t code[4] = {op, 1, 0, 0};
     std::memcpy(p.code[0], code, sizeof(code));
-    Buffer ref = MakeBuffer(DType::kF32, {n}), fast = MakeBuffer(DType::kF32, {n});
-    ASSERT_TRUE(FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, ref.data()).ok());
-    {
-      ScopedKernelMode mode(KernelMode::kFast);
-      ASSERT_TRUE(
-          FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, fast.data()).ok());
-    }
+    const auto [ref, fast] = FusedInBothModes(p, inputs, counts, n);
     const float* r = reinterpret_cast<const float*>(ref.data());
     const float* f = reinterpret_cast<const float*>(fast.data());
     for (int64_t i = 0; i < n; ++i) {
@@ -424,13 +424,7 @@ TEST(FastFusedElementwiseTest, EveryOpcodeGivesTheReferenceBits) {
     // An activation gradient reads (dy, x): y as dy, x as its saved tensor.
     const int32_t code[4] = {op, 2, FusedOpcodeIsBinary(op) ? 1 : 0, 0};
     std::memcpy(p.code[0], code, sizeof(code));
-    Buffer ref = MakeBuffer(DType::kF32, {n}), fast = MakeBuffer(DType::kF32, {n});
-    ASSERT_TRUE(FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, ref.data()).ok());
-    {
-      ScopedKernelMode mode(KernelMode::kFast);
-      ASSERT_TRUE(
-          FusedElementwise(p, DType::kF32, inputs, counts, DType::kF32, n, fast.data()).ok());
-    }
+    const auto [ref, fast] = FusedInBothModes(p, inputs, counts, n);
     const float* r = reinterpret_cast<const float*>(ref.data());
     const float* f = reinterpret_cast<const float*>(fast.data());
     int differ = 0;
