@@ -100,10 +100,11 @@ TEST_P(FastGemmTest, MatMulMatchesReference) {
 TEST_P(FastGemmTest, GemmTransposesAlphaAndBiasMatchReference) {
   const DType t = GetParam();
   // Variants 0-3 small (one call), 4-7 large enough to be split into column slices over two or
-  // more threads (slices of a transposed B and of a row bias included).
+  // more threads (slices of a transposed A or B, a last row slice shorter than the others, and
+  // slices of a row bias included).
   for (int variant = 0; variant < 8; ++variant) {
     const bool large = variant >= 4;
-    const int64_t m = large ? 96 : 33, n = large ? 300 : 70, k = large ? 160 : 41;
+    const int64_t m = large ? 100 : 33, n = large ? 300 : 70, k = large ? 160 : 41;
     GemmParams p;
     p.dtype = t;
     p.m = m;
