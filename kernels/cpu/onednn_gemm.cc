@@ -515,16 +515,27 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
     });
     return true;
   }
-  if (g.batch == 1) return RowSlices(g, key, threads, pa, pb, pc, padd);
-  // Column slices of B and C, 64-column aligned (each slice packs only its part of B); a
-  // transposed B's slice is a block of its rows, so the same pointer arithmetic works with ldb k.
+  // One matrix is cut into row slices, which share one packed B (cached for a weight), except a
+  // wider than tall one whose B oneDNN reads as stored (its AVX2 f32 GEMM): there each row slice
+  // packed all of B inside the GEMM (A^T [768, 1024] x [1024, 3072], BERT-base's other weight
+  // gradient, ran no faster on two threads than on one: 53.4 / 53.6 ms), so it is cut into
+  // column slices, each packing only its part (33.0 ms on two threads).
+  if (g.batch == 1 && (g.m >= g.n || FindEntry(key)->packed_b_md.get_size() != 0)) {
+    return RowSlices(g, key, threads, pa, pb, pc, padd);
+  }
+  // Column slices of B and C, 64-column aligned; a transposed B's slice is a block of its rows,
+  // so the same pointer arithmetic works with ldb k. A plain B's slice is a block of its columns:
+  // copied, as RowSlices copies a transposed A's, into rows of its width plus 16 elements.
   const int64_t pieces = threads * kSlicesPerThread;
   const int64_t per = std::max<int64_t>((g.n + pieces * 64 - 1) / (pieces * 64) * 64, 64);
   const int64_t slices = (g.n + per - 1) / per;
+  const bool copy_b = g.batch == 1 && !g.trans_b;
+  auto padded_ldb = [](int64_t width) { return width + 16; };
   auto slice_key = [&](int64_t width) {
     Key k = key;
     k.batch_a = k.batch_b = 1;  // one matrix a call
     k.n = width;
+    if (copy_b) k.ldb = padded_ldb(width);
     if (g.add_cols != 1) k.add_cols = width;
     return FindEntry(k);
   };
@@ -535,9 +546,18 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
     const Entry& e = s == slices - 1 ? *last : *full;
     for (int64_t bi = 0; bi < g.batch; ++bi) {
       const uint8_t* add = padd == nullptr ? nullptr : padd + (g.add_cols == 1 ? 0 : c0) * c_size;
-      Execute(e, pa + bi * g.stride_a * ab_size,
-              pb + (bi * g.stride_b + (g.trans_b ? c0 * g.k : c0)) * ab_size,
-              pc + (bi * g.m * g.n + c0) * c_size, add);
+      const uint8_t* b_slice = pb + (bi * g.stride_b + (g.trans_b ? c0 * g.k : c0)) * ab_size;
+      if (copy_b) {
+        thread_local std::vector<uint8_t> copy;
+        const int64_t width = std::min(per, g.n - c0), ld = padded_ldb(width);
+        copy.resize(static_cast<size_t>(g.k * ld) * ab_size);
+        for (int64_t kk = 0; kk < g.k; ++kk) {
+          std::memcpy(copy.data() + kk * ld * ab_size, b_slice + kk * g.n * ab_size,
+                      static_cast<size_t>(width) * ab_size);
+        }
+        b_slice = copy.data();
+      }
+      Execute(e, pa + bi * g.stride_a * ab_size, b_slice, pc + (bi * g.m * g.n + c0) * c_size, add);
     }
   };
   // One pool chunk per slice (ParallelFor would merge them into one chunk per thread).
