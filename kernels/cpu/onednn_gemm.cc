@@ -40,6 +40,26 @@ constexpr int64_t kParallelWorkLow = int64_t{1} << 26;
 // rather than half of the product (the caller runs every slice no worker has started).
 constexpr int64_t kSlicesPerThread = 4;
 
+// Row stride of a slice copied out of a wider matrix: its width plus 16 elements. oneDNN read a
+// slice in place slowly where the matrix's rows are a multiple of 4 KiB apart (the caches map
+// them onto a few sets); see RowSlices and the column slices of FastGemm.
+int64_t PaddedLd(int64_t width) { return width + 16; }
+
+// `rows` rows of `width` elements (`elem` bytes each), `ld` elements apart at `src`, copied into
+// a buffer of the calling thread with rows PaddedLd(width) apart; returns the copy (valid until
+// the thread's next call).
+const uint8_t* CopyPadded(const uint8_t* src, int64_t rows, int64_t width, int64_t ld,
+                          size_t elem) {
+  thread_local std::vector<uint8_t> copy;
+  const int64_t out_ld = PaddedLd(width);
+  copy.resize(static_cast<size_t>(rows * out_ld) * elem);
+  for (int64_t r = 0; r < rows; ++r) {
+    std::memcpy(copy.data() + r * out_ld * elem, src + r * ld * elem,
+                static_cast<size_t>(width) * elem);
+  }
+  return copy.data();
+}
+
 memory::data_type DnnlType(DType t) {
   switch (t) {
     case DType::kF16:
@@ -313,17 +333,14 @@ bool RowSlices(const FastGemmArgs& g, const Key& key, int threads, const uint8_t
   const int64_t pieces = threads * kSlicesPerThread;
   const int64_t rows = std::max<int64_t>((g.m + pieces * 16 - 1) / (pieces * 16) * 16, 16);
   const int64_t slices = (g.m + rows - 1) / rows;
-  // A transposed A's slice is a block of its columns. oneDNN read such a block slowly where A's
-  // rows are a multiple of 4 KiB apart (the set-associative caches map them onto a few sets):
+  // A transposed A's slice is a block of its columns, copied with padded rows (PaddedLd):
   // BERT-base's weight gradients, A^T [3072, 1024] x [1024, 768], took 54 ms on one thread and
-  // 60 on two, where 3000 columns took 50 and 30. Each slice is copied into a buffer of the
-  // calling thread with rows of its width plus 16 elements (a 1.5 MB copy against 7 ms of
+  // 60 on two read in place, where 3000 columns took 50 and 30 (a 1.5 MB copy against 7 ms of
   // products there).
-  auto padded_ld = [](int64_t height) { return height + 16; };
   auto slice_entry = [&](int64_t height) {
     Key k = key;
     k.m = height;
-    k.lda = g.trans_a ? padded_ld(height) : g.k;
+    k.lda = g.trans_a ? PaddedLd(height) : g.k;
     if (g.add_rows != 1) k.add_rows = height;
     return FindEntry(k);
   };
@@ -360,17 +377,9 @@ bool RowSlices(const FastGemmArgs& g, const Key& key, int threads, const uint8_t
     const int i = s == slices - 1 ? 1 : 0;
     const uint8_t* add =
         padd == nullptr ? nullptr : padd + (g.add_rows == 1 ? 0 : r0 * g.add_cols) * c_size;
-    const uint8_t* a_slice = pa + r0 * g.k * ab_size;
-    if (g.trans_a) {
-      thread_local std::vector<uint8_t> copy;
-      const int64_t height = std::min(rows, g.m - r0), ld = padded_ld(height);
-      copy.resize(static_cast<size_t>(g.k * ld) * ab_size);
-      for (int64_t kk = 0; kk < g.k; ++kk) {
-        std::memcpy(copy.data() + kk * ld * ab_size, pa + (kk * g.m + r0) * ab_size,
-                    static_cast<size_t>(height) * ab_size);
-      }
-      a_slice = copy.data();
-    }
+    const uint8_t* a_slice =
+        g.trans_a ? CopyPadded(pa + r0 * ab_size, g.k, std::min(rows, g.m - r0), g.m, ab_size)
+                  : pa + r0 * g.k * ab_size;
     Execute(*entries[i], a_slice, pb, pc + r0 * g.n * c_size, add, packed[i]);
   };
   auto task = [](void* ctx, int s) { (*static_cast<decltype(run_slice)*>(ctx))(s); };
@@ -525,17 +534,16 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
   }
   // Column slices of B and C, 64-column aligned; a transposed B's slice is a block of its rows,
   // so the same pointer arithmetic works with ldb k. A plain B's slice is a block of its columns:
-  // copied, as RowSlices copies a transposed A's, into rows of its width plus 16 elements.
+  // copied with padded rows, as RowSlices copies a transposed A's (CopyPadded).
   const int64_t pieces = threads * kSlicesPerThread;
   const int64_t per = std::max<int64_t>((g.n + pieces * 64 - 1) / (pieces * 64) * 64, 64);
   const int64_t slices = (g.n + per - 1) / per;
   const bool copy_b = g.batch == 1 && !g.trans_b;
-  auto padded_ldb = [](int64_t width) { return width + 16; };
   auto slice_key = [&](int64_t width) {
     Key k = key;
     k.batch_a = k.batch_b = 1;  // one matrix a call
     k.n = width;
-    if (copy_b) k.ldb = padded_ldb(width);
+    if (copy_b) k.ldb = PaddedLd(width);
     if (g.add_cols != 1) k.add_cols = width;
     return FindEntry(k);
   };
@@ -547,16 +555,7 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
     for (int64_t bi = 0; bi < g.batch; ++bi) {
       const uint8_t* add = padd == nullptr ? nullptr : padd + (g.add_cols == 1 ? 0 : c0) * c_size;
       const uint8_t* b_slice = pb + (bi * g.stride_b + (g.trans_b ? c0 * g.k : c0)) * ab_size;
-      if (copy_b) {
-        thread_local std::vector<uint8_t> copy;
-        const int64_t width = std::min(per, g.n - c0), ld = padded_ldb(width);
-        copy.resize(static_cast<size_t>(g.k * ld) * ab_size);
-        for (int64_t kk = 0; kk < g.k; ++kk) {
-          std::memcpy(copy.data() + kk * ld * ab_size, b_slice + kk * g.n * ab_size,
-                      static_cast<size_t>(width) * ab_size);
-        }
-        b_slice = copy.data();
-      }
+      if (copy_b) b_slice = CopyPadded(b_slice, g.k, std::min(per, g.n - c0), g.n, ab_size);
       Execute(e, pa + bi * g.stride_a * ab_size, b_slice, pc + (bi * g.m * g.n + c0) * c_size, add);
     }
   };
