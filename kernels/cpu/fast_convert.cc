@@ -228,14 +228,18 @@ void FloatToBFloat16(const float* x, BFloat16* y, int64_t n) {
   FloatToBFloat16Scalar(x + done, y + done, n - done);
 }
 
+void HalfTypeToF32(DType dtype, const void* x, float* y, int64_t n) {
+  if (dtype == DType::kF16) {
+    HalfToFloat(static_cast<const Half*>(x), y, n);
+  } else {
+    BFloat16ToFloat(static_cast<const BFloat16*>(x), y, n);
+  }
+}
+
 std::vector<float> WidenToF32(DType dtype, const void* x, int64_t n) {
   std::vector<float> out(static_cast<size_t>(n));
   ParallelFor(n, 1, [&](int64_t b, int64_t e) {
-    if (dtype == DType::kF16) {
-      HalfToFloat(static_cast<const Half*>(x) + b, out.data() + b, e - b);
-    } else {
-      BFloat16ToFloat(static_cast<const BFloat16*>(x) + b, out.data() + b, e - b);
-    }
+    HalfTypeToF32(dtype, static_cast<const uint16_t*>(x) + b, out.data() + b, e - b);
   });
   return out;
 }

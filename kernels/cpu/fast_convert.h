@@ -56,6 +56,9 @@ inline void FromF32(const float* x, T* y, int64_t n) {
   }
 }
 
+// `n` elements of f16/bf16 `dtype` at `x` into floats at `y`, on the calling thread.
+void HalfTypeToF32(DType dtype, const void* x, float* y, int64_t n);
+
 // `n` elements of f16/bf16 `dtype` at `x` as floats, converted over the pool (parallel.h): for
 // kernels whose f32 fast path (oneDNN, the direct convolution) has no low-precision twin on this
 // CPU, which then run it on exact float copies and round the output once (NarrowFromF32).

@@ -66,9 +66,6 @@ Status PlanesInF32(DType dtype, int64_t planes,
   for (const auto& in : ins) per_plane += in.second;
   const int64_t block = std::max<int64_t>(1, kBlockFloats / std::max<int64_t>(per_plane, 1));
   const int64_t blocks = (planes + block - 1) / block;
-  auto bytes = [](const void* base, int64_t elements) {  // f16 and bf16 are 2 bytes
-    return static_cast<const uint8_t*>(base) + 2 * elements;
-  };
   std::mutex mu;
   Status failed = Status::Ok();
   ParallelFor(blocks, 4 * block * per_plane, [&](int64_t b0, int64_t b1) {
@@ -79,13 +76,8 @@ Status PlanesInF32(DType dtype, int64_t planes,
       const int64_t p0 = blk * block, k = std::min(block, planes - p0);
       for (size_t i = 0; i < ins.size(); ++i) {
         const auto& [data, n] = ins[i];
-        bufs[i].resize(static_cast<size_t>(k * n));
-        if (dtype == DType::kF16) {
-          HalfToFloat(reinterpret_cast<const Half*>(bytes(data, p0 * n)), bufs[i].data(), k * n);
-        } else {
-          BFloat16ToFloat(reinterpret_cast<const BFloat16*>(bytes(data, p0 * n)), bufs[i].data(),
-                          k * n);
-        }
+        bufs[i].resize(static_cast<size_t>(k * n));  // f16 and bf16 are 2 bytes
+        HalfTypeToF32(dtype, static_cast<const uint16_t*>(data) + p0 * n, bufs[i].data(), k * n);
         ptrs[i] = bufs[i].data();
       }
       out.resize(static_cast<size_t>(k * out_per_plane));
@@ -96,7 +88,7 @@ Status PlanesInF32(DType dtype, int64_t planes,
         return;
       }
       NarrowFromF32(dtype, out.data(), k * out_per_plane,
-                    static_cast<uint8_t*>(y) + 2 * p0 * out_per_plane);
+                    static_cast<uint16_t*>(y) + p0 * out_per_plane);
     }
   });
   return failed;
