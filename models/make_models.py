@@ -42,8 +42,13 @@ class Builder:
         self.count += 1
         return f"{base}_{self.count}"
 
-    def weight(self, name, shape, scale=None):
-        fan_in = shape[0] if len(shape) == 2 else int(np.prod(shape[1:]))
+    def weight(self, name, shape, scale=None, transposed=False):
+        """Normal(0, scale) weights; scale defaults to 1/sqrt(fan-in). A 2-D weight is [in, out]
+        (MatMul's B), or [out, in] with transposed=True (Gemm's B with transB=1)."""
+        if len(shape) == 2:
+            fan_in = shape[1] if transposed else shape[0]
+        else:
+            fan_in = int(np.prod(shape[1:]))
         scale = scale if scale is not None else 1.0 / np.sqrt(max(fan_in, 1))
         w = (self.rng.standard_normal(shape) * scale).astype(np.float32)
         self.inits.append(numpy_helper.from_array(w, name))
@@ -81,13 +86,16 @@ class Builder:
 def make_mlp():
     b = Builder(1)
     x = "x"
-    h = b.op("Gemm", [x, b.weight("fc1.weight", [128, 64]), b.const("fc1.bias", np.zeros(128, np.float32))],
+    h = b.op("Gemm", [x, b.weight("fc1.weight", [128, 64], transposed=True),
+                  b.const("fc1.bias", np.zeros(128, np.float32))],
              name="fc1", transB=1)
     h = b.op("Relu", [h], name="relu1")
-    h = b.op("Gemm", [h, b.weight("fc2.weight", [64, 128]), b.const("fc2.bias", np.zeros(64, np.float32))],
+    h = b.op("Gemm", [h, b.weight("fc2.weight", [64, 128], transposed=True),
+                  b.const("fc2.bias", np.zeros(64, np.float32))],
              name="fc2", transB=1)
     h = b.op("Relu", [h], name="relu2")
-    b.op("Gemm", [h, b.weight("fc3.weight", [10, 64]), b.const("fc3.bias", np.zeros(10, np.float32))],
+    b.op("Gemm", [h, b.weight("fc3.weight", [10, 64], transposed=True),
+                  b.const("fc3.bias", np.zeros(10, np.float32))],
          ["logits"], name="fc3", transB=1)
     return b.model("mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 64])],
                    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])])
@@ -116,7 +124,8 @@ def make_cnn():
     h = conv_bn(h, 16, 32, "block2")
     h = b.op("GlobalAveragePool", [h], name="gap")
     h = b.op("Flatten", [h], name="flatten", axis=1)
-    b.op("Gemm", [h, b.weight("fc.weight", [10, 32]), b.const("fc.bias", np.zeros(10, np.float32))],
+    b.op("Gemm", [h, b.weight("fc.weight", [10, 32], transposed=True),
+                  b.const("fc.bias", np.zeros(10, np.float32))],
          ["logits"], name="fc", transB=1)
     return b.model("cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 1, 8, 8])],
                    [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])])
@@ -195,7 +204,7 @@ def make_bert(layers, hidden=64, heads=4, seq=16, vocab=1000, classes=2, ffn=Non
         h = layer_norm(h, f"{p}.ln2")
 
     pooled = b.op("ReduceMean", [h], name="pool", axes=[1], keepdims=0)
-    b.op("Gemm", [pooled, b.weight("classifier.weight", [classes, hidden]),
+    b.op("Gemm", [pooled, b.weight("classifier.weight", [classes, hidden], transposed=True),
                   b.const("classifier.bias", np.zeros(classes, np.float32))],
          ["logits"], name="classifier", transB=1)
     return b.model(

@@ -231,7 +231,10 @@ Status Step(Executor& ex, int64_t step, float poison) {
   std::vector<float> x(4 * 64);
   std::vector<double> v = RandomValues(x.size(), 100 + static_cast<uint32_t>(step), 1.0);
   for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(v[i]);
-  if (poison != 0) x[5] = poison;
+  // Every input at `poison`: an fc1 unit is then 3e38 times the sum of its 64 weights (about
+  // N(0, 1)), so some of the 128 units pass +FLT_MAX and Relu lets them through whatever the
+  // weights are (one poisoned input could meet only negative weights).
+  if (poison != 0) std::fill(x.begin(), x.end(), poison);
   std::vector<int64_t> labels = {1, 7, 3, 9};
   A8_RETURN_IF_ERROR(ex.SetInput("x", x.data(), x.size() * sizeof(float)));
   A8_RETURN_IF_ERROR(ex.SetInput("labels", labels.data(), labels.size() * sizeof(int64_t)));
@@ -270,7 +273,7 @@ TEST(LossScalingTest, PassPutsScaleUnscaleAndUpdateInThePlan) {
 }
 
 // PRECISION.md's worked example in-graph: init 4, growth 2, backoff 0.5, interval 2; then a real
-// overflow (an input of 3e38 overflows the forward pass) is skipped bit for bit.
+// overflow (inputs of 3e38 overflow the forward pass) is skipped bit for bit.
 TEST(LossScalingTest, WorkedExampleAndInjectedOverflowThroughTheExecutor) {
   auto created = Executor::Create(CompileScaledMlp("dynamic", 4.0f, 2), MakeCpuBackend(), {});
   ASSERT_TRUE(created.ok()) << created.status().message();

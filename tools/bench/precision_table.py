@@ -85,7 +85,7 @@ def make_cnn(width, classes=10):
     h = block(h, 4 * width, "stage3")
     h = b.op("GlobalAveragePool", [h], name="gap")
     h = b.op("Flatten", [h], name="flatten", axis=1)
-    b.op("Gemm", [h, b.weight("fc.weight", [classes, 4 * width]),
+    b.op("Gemm", [h, b.weight("fc.weight", [classes, 4 * width], transposed=True),
                   b.const("fc.bias", np.zeros(classes, np.float32))], ["logits"], name="fc",
          transB=1)
     return b.model("cnn64", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 64, 64])],
