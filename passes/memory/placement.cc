@@ -122,7 +122,8 @@ class Placer {
 
 }  // namespace
 
-int64_t PlaceInOrder(std::vector<PlacedBuffer>& buffers, const std::vector<int>& order, Fit fit) {
+int64_t PlaceInOrder(std::vector<PlacedBuffer>& buffers, const std::vector<int>& order, Fit fit,
+                     int64_t limit) {
   int max_last = 0;
   for (int b : order) max_last = std::max(max_last, buffers[b].last);
   Placer placer(max_last + 2);  // positions -1 .. max_last as leaves 0 .. max_last + 1
@@ -132,6 +133,7 @@ int64_t PlaceInOrder(std::vector<PlacedBuffer>& buffers, const std::vector<int>&
     buf.offset = placer.Find(buf.size, buf.first + 1, buf.last + 1, fit);
     placer.Add(buf.offset, buf.offset + buf.size, buf.first + 1, buf.last + 1);
     arena = std::max(arena, buf.offset + buf.size);
+    if (arena > limit) break;
   }
   return arena;
 }

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace a8 {
@@ -34,8 +35,11 @@ struct PlacedBuffer {
 enum class Fit { kLowest, kBest };
 
 // Sets buffers[b].offset for every b in `order`; returns the largest offset + size (0 if
-// nothing is placed). Buffers not in `order` are ignored.
-int64_t PlaceInOrder(std::vector<PlacedBuffer>& buffers, const std::vector<int>& order, Fit fit);
+// nothing is placed). Buffers not in `order` are ignored. Once that arena passes `limit` the
+// placement stops and returns it (> limit; the offsets are then partial): a caller keeping the
+// smallest of several placements need not finish one that has lost.
+int64_t PlaceInOrder(std::vector<PlacedBuffer>& buffers, const std::vector<int>& order, Fit fit,
+                     int64_t limit = std::numeric_limits<int64_t>::max());
 
 // The same result by the direct walk (O(n^2)); for tests.
 int64_t PlaceInOrderReference(std::vector<PlacedBuffer>& buffers, const std::vector<int>& order,

@@ -77,6 +77,30 @@ TEST(PlacementTest, BestFitTakesTheSmallestHoleThatHolds) {
   }
 }
 
+TEST(PlacementTest, StopsOncePastTheLimitAndNotBefore) {
+  // The case above: the arena reaches 512 with the last buffers placed (E at 448).
+  const std::vector<PlacedBuffer> buffers = {{64, 0, 4},  {192, 1, 1}, {64, 0, 4},
+                                             {128, 1, 1}, {64, 0, 4},  {128, 2, 2}};
+  const std::vector<int> order = {0, 1, 2, 3, 4, 5};
+  for (Fit fit : {Fit::kLowest, Fit::kBest}) {
+    std::vector<PlacedBuffer> placed = buffers;
+    EXPECT_EQ(PlaceInOrder(placed, order, fit, 512), 512);  // at the limit: placed to the end
+    EXPECT_EQ(placed[5].offset, fit == Fit::kLowest ? 64 : 320);
+    // D ends at 448, E at 512: a limit of 448 is passed at E, which is placed; F is not.
+    std::vector<PlacedBuffer> stopped = buffers;
+    stopped[5].offset = -1;
+    EXPECT_EQ(PlaceInOrder(stopped, order, fit, 448), 512);
+    EXPECT_EQ(stopped[4].offset, 448);
+    EXPECT_EQ(stopped[5].offset, -1);
+    // Below 448 it stops at D.
+    std::vector<PlacedBuffer> early = buffers;
+    early[4].offset = early[5].offset = -1;
+    EXPECT_EQ(PlaceInOrder(early, order, fit, 447), 448);
+    EXPECT_EQ(early[3].offset, 320);
+    EXPECT_EQ(early[4].offset, -1);
+  }
+}
+
 TEST(PlacementTest, RandomBuffersMatchTheReference) {
   std::mt19937 rng(15);
   for (int round = 0; round < 300; ++round) {
