@@ -59,12 +59,14 @@ TEST(PlacementTest, HandMadeHolesAndTops) {
   EXPECT_EQ(placed[2].offset, 0);  // not live with buffer 0
 }
 
-TEST(PlacementTest, BestFitTakesTheSmallestHoleThatHolds) {
-  // A at 0, B (live only at 1) at 64, C at 256, D (live only at 1) at 320, E on top at 448.
-  // At position 2 the holes are [64, 256) (192 bytes) and [320, 448) (128 bytes): F, 128 bytes
-  // live at 2, goes to 64 with kLowest and to 320 with kBest.
-  const std::vector<PlacedBuffer> buffers = {{64, 0, 4},  {192, 1, 1}, {64, 0, 4},
+// A at 0, B (live only at 1) at 64, C at 256, D (live only at 1) at 320, E on top at 448.
+// At position 2 the holes are [64, 256) (192 bytes) and [320, 448) (128 bytes): F, 128 bytes
+// live at 2, goes to 64 with kLowest and to 320 with kBest. Placed in this order.
+const std::vector<PlacedBuffer> kTwoHoles = {{64, 0, 4},  {192, 1, 1}, {64, 0, 4},
                                              {128, 1, 1}, {64, 0, 4},  {128, 2, 2}};
+
+TEST(PlacementTest, BestFitTakesTheSmallestHoleThatHolds) {
+  const std::vector<PlacedBuffer>& buffers = kTwoHoles;
   const std::vector<int> order = {0, 1, 2, 3, 4, 5};
   for (Fit fit : {Fit::kLowest, Fit::kBest}) {
     std::vector<PlacedBuffer> placed = buffers;
@@ -78,9 +80,8 @@ TEST(PlacementTest, BestFitTakesTheSmallestHoleThatHolds) {
 }
 
 TEST(PlacementTest, StopsOncePastTheLimitAndNotBefore) {
-  // The case above: the arena reaches 512 with the last buffers placed (E at 448).
-  const std::vector<PlacedBuffer> buffers = {{64, 0, 4},  {192, 1, 1}, {64, 0, 4},
-                                             {128, 1, 1}, {64, 0, 4},  {128, 2, 2}};
+  // The arena reaches 512 with the last buffers placed (E at 448).
+  const std::vector<PlacedBuffer>& buffers = kTwoHoles;
   const std::vector<int> order = {0, 1, 2, 3, 4, 5};
   for (Fit fit : {Fit::kLowest, Fit::kBest}) {
     std::vector<PlacedBuffer> placed = buffers;
