@@ -329,19 +329,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
           "FILE.a8ir (--print-weights also applies to --print-ir-after-all and --dump-dir)",
           opts.model, ValueRoleName(v->role()), v->name());
     }
-    // IR text dumped after build-training holds the optimizer's nodes but not the training step
-    // they belong to (Graph::train_step: the loss, labels and scaler by name), which the plan's
-    // training section and the passes after build-training read: its plan would not train.
-    for (const Node* n : graph.NodeList()) {
-      if (graph.train_step || !n->IsInternal("TrainControl")) continue;
-      return InvalidInput(
-          "{}: node '{}' (a8.TrainControl): the IR holds a training step built by "
-          "build-training, which the IR text does not carry back (its loss, labels and loss "
-          "scaler); a plan from it would not train. Compile the ONNX model with the training "
-          "flags, or dump the IR before build-training (--stop-after=fuse-gelu) and compile that "
-          "with them",
-          opts.model, n->name());
-    }
+    A8_RETURN_IF_ERROR(CheckTrainingRecord(graph, opts.model));
   }
   if (opts.config.training && graph.train_step) {
     return InvalidInput(

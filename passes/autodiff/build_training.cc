@@ -452,4 +452,19 @@ StatusOr<bool> BuildTraining::Run(Graph& graph) {
   return true;
 }
 
+Status CheckTrainingRecord(const Graph& graph, const std::string& who) {
+  if (graph.train_step) return Status::Ok();
+  for (const Node* n : graph.NodeList()) {
+    if (!n->IsInternal("TrainControl")) continue;
+    return InvalidInput(
+        "{}: {}: the graph holds a training step built by build-training but not its record "
+        "(the loss, labels and loss scaler), which IR text dumped after build-training does "
+        "not carry; a plan from it would not train. Compile the ONNX model with the training "
+        "flags, or dump the IR before build-training (--stop-after=fuse-gelu) and compile that "
+        "with them",
+        who, n->Where());
+  }
+  return Status::Ok();
+}
+
 }  // namespace a8

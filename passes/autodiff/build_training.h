@@ -40,4 +40,11 @@ class BuildTraining : public Pass {
   StatusOr<bool> Run(Graph& graph) override;
 };
 
+// An error when `graph` holds a training step built by build-training (its a8.TrainControl
+// node) but not the record of it, Graph::train_step (the loss, labels and loss scaler by name),
+// which the passes after build-training and the plan's training section read: IR text dumped
+// after build-training, which does not carry the record. `who` starts the message (the file,
+// or the pass that needs the record). Ok otherwise.
+Status CheckTrainingRecord(const Graph& graph, const std::string& who);
+
 }  // namespace a8

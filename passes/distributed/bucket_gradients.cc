@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/ir/op_table.h"
+#include "passes/autodiff/build_training.h"
 
 namespace a8 {
 namespace {
@@ -49,6 +50,7 @@ std::vector<Value*> Gradients(const std::vector<Node*>& nodes, int64_t* every) {
 }  // namespace
 
 StatusOr<bool> BucketGradients::Run(Graph& graph) {
+  A8_RETURN_IF_ERROR(CheckTrainingRecord(graph, "bucket-gradients"));
   if (!graph.train_step) return false;
   // --bucket-mb and --allreduce-dtype were checked with the other flags (CheckTrainingConfig).
   const TrainingConfig& cfg = config().training_or_defaults();

@@ -10,6 +10,7 @@
 
 #include "compiler/ir/emit_typed_node.h"
 #include "compiler/ir/op_table.h"
+#include "passes/autodiff/build_training.h"
 
 namespace a8 {
 namespace {
@@ -51,7 +52,8 @@ class Scaler {
     for (Node* n : g_.nodes()) {
       by_id[n->id()] = index++;
       if (n->IsInternal("TrainControl")) control = n;
-      if (n->IsInternal("SgdUpdate") || n->IsInternal("AdamUpdate") || n->IsInternal("GlobalNormSq")) {
+      if (n->IsInternal("SgdUpdate") || n->IsInternal("AdamUpdate") ||
+          n->IsInternal("GlobalNormSq")) {
         readers.push_back(n);
       }
     }
@@ -167,6 +169,7 @@ class Scaler {
 }  // namespace
 
 StatusOr<bool> LossScaling::Run(Graph& graph) {
+  A8_RETURN_IF_ERROR(CheckTrainingRecord(graph, "loss-scaling"));
   if (!graph.train_step || !graph.train_step->scale_value.empty()) return false;
   // A model's own TrainingInfoProto step has no flags: the defaults, and no seed to scale.
   const TrainingConfig& cfg = config().training_or_defaults();
