@@ -230,13 +230,13 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
     if (IsHalfType(p.dtype)) {
       const int64_t cg = p.in_channels / p.group;
       return InF32(p,
-                       {{x, p.batch * p.in_channels * g.img_size},
-                        {w, p.out_channels * cg * g.k_size},
-                        {bias, p.out_channels}},
-                       p.batch * p.out_channels * g.grid_size, y,
-                       [&](const ConvParams& p32, const float* const* in, float* y32) {
-                         return Conv(p32, in[0], in[1], in[2], y32);
-                       });
+                   {{x, p.batch * p.in_channels * g.img_size},
+                    {w, p.out_channels * cg * g.k_size},
+                    {bias, p.out_channels}},
+                   p.batch * p.out_channels * g.grid_size, y,
+                   [&](const ConvParams& p32, const float* const* in, float* y32) {
+                     return Conv(p32, in[0], in[1], in[2], y32);
+                   });
     }
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "Conv", [&](auto tag) {
@@ -334,13 +334,13 @@ Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const vo
     if (IsHalfType(p.dtype)) {
       const int64_t mg = p.out_channels / p.group;
       return InF32(p,
-                       {{x, p.batch * p.in_channels * g.grid_size},
-                        {w, p.in_channels * mg * g.k_size},
-                        {bias, p.out_channels}},
-                       p.batch * p.out_channels * g.img_size, y,
-                       [&](const ConvParams& p32, const float* const* in, float* y32) {
-                         return ConvTranspose(p32, in[0], in[1], in[2], y32);
-                       });
+                   {{x, p.batch * p.in_channels * g.grid_size},
+                    {w, p.in_channels * mg * g.k_size},
+                    {bias, p.out_channels}},
+                   p.batch * p.out_channels * g.img_size, y,
+                   [&](const ConvParams& p32, const float* const* in, float* y32) {
+                     return ConvTranspose(p32, in[0], in[1], in[2], y32);
+                   });
     }
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "ConvTranspose", [&](auto tag) {

@@ -127,13 +127,12 @@ Status ConvGradFilter(const ConvParams& p, const void* dy, const void* x, void* 
 Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx) {
   A8_ASSIGN_OR_RETURN(Dims out, PoolOutputSpatial(p));
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
-  const int64_t planes = p.batch * p.channels;
   if (internal::HalfInF32(p.dtype)) {
-    return internal::PlanesInF32(p.dtype, planes, {{dy, w.out_size}, {x, w.in_size}}, w.in_size, dx,
-                                 [&](int64_t, int64_t k, const float* const* in, float* dx32) {
-                                   return MaxPoolGrad(internal::PlanesAsF32(p, k), in[0], in[1],
-                                                      dx32);
-                                 });
+    return internal::PlanesInF32(
+        p.dtype, p.batch * p.channels, {{dy, w.out_size}, {x, w.in_size}}, w.in_size, dx,
+        [&](int64_t, int64_t k, const float* const* in, float* dx32) {
+          return MaxPoolGrad(internal::PlanesAsF32(p, k), in[0], in[1], dx32);
+        });
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "a8.MaxPoolGrad", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
@@ -189,9 +188,8 @@ Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx)
 Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx) {
   A8_ASSIGN_OR_RETURN(Dims out, PoolOutputSpatial(p));
   const Window3 w = MakeWindow(p.in_spatial, out, p.kernel, p.strides, p.dilations, p.pads);
-  const int64_t planes = p.batch * p.channels;
   if (internal::HalfInF32(p.dtype)) {
-    return internal::PlanesInF32(p.dtype, planes, {{dy, w.out_size}}, w.in_size, dx,
+    return internal::PlanesInF32(p.dtype, p.batch * p.channels, {{dy, w.out_size}}, w.in_size, dx,
                                  [&](int64_t, int64_t k, const float* const* in, float* dx32) {
                                    return AveragePoolGrad(internal::PlanesAsF32(p, k), in[0], dx32);
                                  });

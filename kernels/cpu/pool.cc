@@ -5,7 +5,6 @@
 
 #include "kernels/common/pool_window.h"
 #include "kernels/cpu/in_f32.h"
-#include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
@@ -172,10 +171,9 @@ StatusOr<Dims> PoolOutputSpatial(const PoolParams& p) {
 
 Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
   A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
-  const int64_t planes = p.batch * p.channels;
   if (internal::HalfInF32(p.dtype)) {
     return internal::PlanesInF32(
-        p.dtype, planes, {{x, g.in_size}}, g.out_size, y,
+        p.dtype, p.batch * p.channels, {{x, g.in_size}}, g.out_size, y,
         [&](int64_t p0, int64_t k, const float* const* in, float* y32) -> Status {
           int64_t* at = indices != nullptr ? indices + p0 * g.out_size : nullptr;
           A8_RETURN_IF_ERROR(MaxPool(internal::PlanesAsF32(p, k), in[0], y32, at));
@@ -234,9 +232,8 @@ Status MaxPool(const PoolParams& p, const void* x, void* y, int64_t* indices) {
 
 Status AveragePool(const PoolParams& p, const void* x, void* y) {
   A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
-  const int64_t planes = p.batch * p.channels;
   if (internal::HalfInF32(p.dtype)) {
-    return internal::PlanesInF32(p.dtype, planes, {{x, g.in_size}}, g.out_size, y,
+    return internal::PlanesInF32(p.dtype, p.batch * p.channels, {{x, g.in_size}}, g.out_size, y,
                                  [&](int64_t, int64_t k, const float* const* in, float* y32) {
                                    return AveragePool(internal::PlanesAsF32(p, k), in[0], y32);
                                  });

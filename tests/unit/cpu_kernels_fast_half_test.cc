@@ -290,30 +290,19 @@ TEST_P(FastHalfKernelTest, ConvolutionsMatchReference) {
 // time.
 TEST_P(FastHalfKernelTest, PoolsMatchReferenceBitForBit) {
   const DType t = GetParam();
-  struct Case {
-    int64_t batch, channels;
-    Dims in, kernel, strides, pads;
-    bool count_include_pad;
-  };
   // The last case has planes of 960 elements: the f32 route takes it in blocks of a few planes
   // (PlanesInF32), the others in one block.
-  for (const Case& c : {Case{3, 5, {9, 8}, {2, 2}, {2, 2}, {}, false},
-                        Case{3, 5, {9, 8}, {3, 3}, {2, 2}, {1, 1, 1, 0}, true},
-                        Case{3, 5, {9, 8}, {3, 3}, {1, 1}, {}, false},
-                        Case{4, 7, {32, 30}, {3, 2}, {2, 2}, {1, 0, 0, 1}, false}}) {
-    PoolParams p;
-    p.dtype = t;
-    p.batch = c.batch;
-    p.channels = c.channels;
-    p.in_spatial = c.in;
-    p.kernel = c.kernel;
-    p.strides = c.strides;
-    p.pads = c.pads;
-    p.count_include_pad = c.count_include_pad;
+  for (const PoolCase& c :
+       {PoolCase{{3, 5, 9, 8}, {2, 2}, {2, 2}, {}, {}, false, false},
+        PoolCase{{3, 5, 9, 8}, {3, 3}, {2, 2}, {}, {1, 1, 1, 0}, false, true},
+        PoolCase{{3, 5, 9, 8}, {3, 3}, {1, 1}, {}, {}, false, false},
+        PoolCase{{4, 7, 32, 30}, {3, 2}, {2, 2}, {}, {1, 0, 0, 1}, false, false}}) {
+    const PoolParams p = ParamsOf(c, t);
+    const int64_t batch = c.x[0], channels = c.x[1];
     const Dims out = PoolOutputSpatial(p).value();
-    const Dims x_dims = {c.batch, c.channels, c.in[0], c.in[1]};
-    const Dims y_dims = {c.batch, c.channels, out[0], out[1]}, g_dims = {c.batch, c.channels};
-    const int64_t spatial = c.in[0] * c.in[1];
+    const Dims& x_dims = c.x;
+    const Dims y_dims = {batch, channels, out[0], out[1]}, g_dims = {batch, channels};
+    const int64_t spatial = c.x[2] * c.x[3];
     Buffer x = RandomBuffer(t, x_dims, rng_), dy = RandomBuffer(t, y_dims, rng_);
     // Runs `f(buffer)` in both modes and expects the same bytes.
     auto same = [&](const Dims& dims, const char* what, auto f) {
@@ -329,9 +318,9 @@ TEST_P(FastHalfKernelTest, PoolsMatchReferenceBitForBit) {
     same(x_dims, "MaxPoolGrad", [&](void* dx) { return MaxPoolGrad(p, dy.data(), x.data(), dx); });
     same(x_dims, "AveragePoolGrad", [&](void* dx) { return AveragePoolGrad(p, dy.data(), dx); });
     same(g_dims, "GlobalAveragePool",
-         [&](void* y) { return GlobalAveragePool(t, c.batch, c.channels, spatial, x.data(), y); });
+         [&](void* y) { return GlobalAveragePool(t, batch, channels, spatial, x.data(), y); });
     same(g_dims, "GlobalMaxPool",
-         [&](void* y) { return GlobalMaxPool(t, c.batch, c.channels, spatial, x.data(), y); });
+         [&](void* y) { return GlobalMaxPool(t, batch, channels, spatial, x.data(), y); });
     // With indices: each mode writes its own (the indices of a block of planes count from the
     // tensor's first plane).
     std::vector<int64_t> ref_at(static_cast<size_t>(NumElements(y_dims)));

@@ -108,26 +108,6 @@ TEST(GradNnKernelTest, ConvFilterAndInputGradients) {
 
 // ---- pooling
 
-struct PoolCase {
-  Dims x, kernel, strides, dilations, pads;
-  bool ceil_mode, count_include_pad;
-};
-
-cpu::PoolParams ParamsOf(const PoolCase& c, DType dt) {
-  cpu::PoolParams p;
-  p.dtype = dt;
-  p.batch = c.x[0];
-  p.channels = c.x[1];
-  p.in_spatial.assign(c.x.begin() + 2, c.x.end());
-  p.kernel = c.kernel;
-  p.strides = c.strides;
-  p.dilations = c.dilations;
-  p.pads = c.pads;
-  p.ceil_mode = c.ceil_mode;
-  p.count_include_pad = c.count_include_pad;
-  return p;
-}
-
 TEST(GradNnKernelTest, MaxAndAveragePoolGradients) {
   const PoolCase cases[] = {
       {{2, 3, 7, 6}, {3, 2}, {2, 2}, {}, {1, 0, 1, 1}, false, false},

@@ -16,6 +16,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/common/kernel_types.h"
 #include "kernels/cpu/dtype.h"
 #include "tests/unit/half_reference.h"
 
@@ -283,5 +284,26 @@ inline std::vector<float> ConversionBoundaryInputs(uint32_t f16_step, uint32_t b
 
 // Whether f16 bits are a NaN.
 inline bool IsHalfNaN(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+
+// A pooling case: x's dims [N, C, spatial...] and the window; ParamsOf makes its parameters.
+struct PoolCase {
+  Dims x, kernel, strides, dilations, pads;
+  bool ceil_mode, count_include_pad;
+};
+
+inline PoolParams ParamsOf(const PoolCase& c, DType dt) {
+  PoolParams p;
+  p.dtype = dt;
+  p.batch = c.x[0];
+  p.channels = c.x[1];
+  p.in_spatial.assign(c.x.begin() + 2, c.x.end());
+  p.kernel = c.kernel;
+  p.strides = c.strides;
+  p.dilations = c.dilations;
+  p.pads = c.pads;
+  p.ceil_mode = c.ceil_mode;
+  p.count_include_pad = c.count_include_pad;
+  return p;
+}
 
 }  // namespace a8::cpu::testing
