@@ -9,16 +9,16 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <string>
+#include <unordered_map>
 
 namespace a8 {
 
 struct BufferAssignment {
   int64_t offset = 0;
   int64_t bytes = 0;
-  int first = -1;  // index of the defining node; -1 for graph inputs
-  int last = -1;   // index of the last reading node; num_nodes for graph outputs
+  int first = -1;        // index of the defining node; -1 for graph inputs
+  int last = -1;         // index of the last reading node; num_nodes for graph outputs
   std::string alias_of;  // non-empty: shares bytes with this value (in-place)
 };
 
@@ -28,7 +28,9 @@ struct MemoryPlan {
   // The largest total size (each value rounded up to the alignment) of values live at once:
   // no placement can use less.
   int64_t lower_bound = 0;
-  std::map<std::string, BufferAssignment> values;  // by value name: deterministic
+  // By value name. Unordered (a sorted map's string compares grew faster than the graph); who
+  // lists it sorts it (the IR printer: by first use, then name).
+  std::unordered_map<std::string, BufferAssignment> values;
 };
 
 }  // namespace a8

@@ -24,13 +24,13 @@ constexpr const char* kPlanMemoryPass = "plan-memory";
 using Buffer = PlacedBuffer;
 
 // Places `order`, sorted by first use, as an allocator would at run time: a buffer whose last
-// use has passed frees its bytes, and each new one takes the lowest (kLowest) or the smallest
-// (kBest; the lowest of equals) free gap between the live buffers that holds it, else goes on
-// top of them. These are the offsets PlaceInOrder gives for the same order (the buffers live at
-// one time never share bytes, so the gaps between them are the holes PlaceInOrder finds), found
-// with ordered sets instead of a walk over every placed buffer: O(n log n) for kBest; kLowest walks
-// the gaps in address order until one fits. Stops once the arena passes `limit`, as PlaceInOrder.
-int64_t PlaceInTimeOrder(std::vector<Buffer>& buffers, const std::vector<int>& order, Fit fit,
+// use has passed frees its bytes, and each new one takes the smallest free gap between the live
+// buffers that holds it (best fit; the lowest of equals), else goes on top of them. These are the
+// offsets PlaceInOrder gives with Fit::kBest for the same order (the buffers live at one time
+// never share bytes, so the gaps between them are the holes PlaceInOrder finds), found with
+// ordered sets instead of a walk over every placed buffer: O(n log n). Stops once the arena
+// passes `limit`, as PlaceInOrder.
+int64_t PlaceInTimeOrder(std::vector<Buffer>& buffers, const std::vector<int>& order,
                          int64_t limit) {
   std::map<int64_t, int64_t> blocks;           // live buffers: begin -> end
   std::map<int64_t, int64_t> gaps;             // free bytes between them: begin -> size
@@ -63,17 +63,8 @@ int64_t PlaceInTimeOrder(std::vector<Buffer>& buffers, const std::vector<int>& o
       if (next != blocks.end()) add_gap(prev_end, next->first);  // else the top comes down
     }
     int64_t offset = -1;
-    if (fit == Fit::kBest) {
-      auto it = fits.lower_bound({buf.size, std::numeric_limits<int64_t>::min()});
-      if (it != fits.end()) offset = it->second;
-    } else {
-      for (const auto& [begin, size] : gaps) {
-        if (size >= buf.size) {
-          offset = begin;
-          break;
-        }
-      }
-    }
+    auto fit = fits.lower_bound({buf.size, std::numeric_limits<int64_t>::min()});
+    if (fit != fits.end()) offset = fit->second;
     if (offset >= 0) {
       const int64_t gap_end = offset + gaps.at(offset);
       remove_gap(offset);
@@ -228,51 +219,44 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
            std::tuple(buffers[b].first, -buffers[b].size, b);
   };
   // (A third order, longest live range first, never won on the example models nor on
-  // BERT-base and cost two more quadratic placements: dropped.)
+  // BERT-base and cost two more quadratic placements: dropped. So was the lowest offset in
+  // order of first use, which never gave a smaller arena than best fit in that order on the
+  // example and zoo models, and took a sixth of the pass's time on BERT-base.)
   std::vector<int> by_size_order = nonempty, by_first_order = nonempty;
   std::sort(by_size_order.begin(), by_size_order.end(), by_size);
   std::sort(by_first_order.begin(), by_first_order.end(), by_first);
-  struct Candidate {
-    const std::vector<int>* order;
-    bool in_time_order;  // PlaceInTimeOrder (the order of first use) or PlaceInOrder
-    Fit fit;
-  };
-  const Candidate candidates[] = {{&by_size_order, false, Fit::kLowest},
-                                  {&by_size_order, false, Fit::kBest},
-                                  {&by_first_order, true, Fit::kLowest},
-                                  {&by_first_order, true, Fit::kBest}};
-  auto place = [&](const Candidate& c, int64_t limit) {
-    return c.in_time_order ? PlaceInTimeOrder(buffers, *c.order, c.fit, limit)
-                           : PlaceInOrder(buffers, *c.order, c.fit, limit);
-  };
   auto offsets = [&] {
     std::vector<int64_t> o;
     for (const Buffer& b : buffers) o.push_back(b.size > 0 ? b.offset : 0);
     return o;
   };
-  // The smallest arena wins, ties going to the earlier candidate. The last candidate, the
-  // cheapest, runs first: its arena bounds the others, which stop as soon as theirs passes the
-  // best so far (a placement's arena only grows). The result is that of running all four to
-  // the end; decreasing size with the lowest offset wins on most example models, best fit in
-  // order of first use on BERT-style training graphs, where the others now stop early.
-  const int64_t last_arena = place(candidates[3], std::numeric_limits<int64_t>::max());
-  const std::vector<int64_t> last_offsets = offsets();
+  // The smallest arena wins, ties going to decreasing size with the lowest offset, then with
+  // best fit, then best fit in order of first use. That last one, the cheapest, runs first: its
+  // arena bounds the others, which stop as soon as theirs passes the best so far (a
+  // placement's arena only grows). The result is that of running all three to the end;
+  // decreasing size with the lowest offset wins on most example models, best fit in order of
+  // first use on BERT-style training graphs, where the others stop early.
+  const int64_t first_use_arena =
+      PlaceInTimeOrder(buffers, by_first_order, std::numeric_limits<int64_t>::max());
+  const std::vector<int64_t> first_use_offsets = offsets();
   int64_t best_arena = -1;
   std::vector<int64_t> best_offsets;
-  for (int k = 0; k < 3 && best_arena != plan.lower_bound; ++k) {
-    const int64_t limit = best_arena < 0 ? last_arena : best_arena;
-    const int64_t arena = place(candidates[k], limit);
+  for (Fit fit : {Fit::kLowest, Fit::kBest}) {
+    if (best_arena == plan.lower_bound) break;
+    const int64_t limit = best_arena < 0 ? first_use_arena : best_arena;
+    const int64_t arena = PlaceInOrder(buffers, by_size_order, fit, limit);
     if (arena <= limit && (best_arena < 0 || arena < best_arena)) {
       best_arena = arena;
       best_offsets = offsets();
     }
   }
-  if (best_arena < 0 || (best_arena != plan.lower_bound && last_arena < best_arena)) {
-    best_arena = last_arena;
-    best_offsets = last_offsets;
+  if (best_arena < 0) {
+    best_arena = first_use_arena;
+    best_offsets = first_use_offsets;
   }
   plan.arena_bytes = std::max<int64_t>(best_arena, 0);
 
+  plan.values.reserve(live.size());
   for (int i = 0; i < static_cast<int>(live.size()); ++i) {
     BufferAssignment& a = plan.values[live[i].value->name()];
     a.offset = best_offsets.empty() ? 0 : best_offsets[buffer_of[i]];

@@ -18,14 +18,13 @@
 //
 // Placement is the "greedy by size" heuristic of TFLite's arena planner: buffers (an in-place
 // chain is one buffer) in decreasing size, each at the lowest offset where it overlaps no placed
-// buffer whose live range overlaps its own. Two orders and two fits (lowest offset, best fit)
-// are tried and the smallest arena kept; ties keep the first, so the plan is deterministic:
-// decreasing size is placed by PlaceInOrder (placement.h: a segment tree over positions holding
+// buffer whose live range overlaps its own. Three placements are tried and the smallest arena
+// kept; ties keep the first, so the plan is deterministic: decreasing size with the lowest offset,
+// then with best fit, placed by PlaceInOrder (placement.h: a segment tree over positions holding
 // merged address intervals, O(log n) small sets read per buffer, same offsets as the direct
-// walk); order of first use as a run-time allocator would, with ordered sets of the free gaps
-// (O(n log n) for best fit). Best fit in order of first use, the cheapest, runs first, and the
-// others stop once their arena passes the best so far (same plan, less work where they lose:
-// 0.75x the pass time on the BERT-base-width encoder's training graph).
+// walk); then best fit in order of first use, as a run-time allocator would, with ordered sets of
+// the free gaps (O(n log n)). That last one, the cheapest, runs first, and the others stop once
+// their arena passes the best so far (same plan, less work where they lose).
 //
 // State updates in place: a value that is the new value of a parameter or state
 // (Graph::updates), produced by an optimizer op that may overwrite that operand
