@@ -67,12 +67,19 @@ std::vector<int64_t> Node::GetInts(const std::string& n, std::vector<int64_t> df
 
 Value* Graph::NewValue(const std::string& name, TensorType type, ValueRole role) {
   Value* v = value_pool_.Create();
-  v->name_ = UniqueName(name.empty() ? std::string("v") : name);
+  // One hash lookup when the name is free (the common case), as UniqueName's would be.
+  v->name_ = name.empty() ? std::string("v") : name;
+  if (!by_name_.try_emplace(v->name_, v).second) {
+    const std::string base = std::move(v->name_);
+    for (int i = 1;; ++i) {
+      v->name_ = fmt::format("{}.{}", base, i);
+      if (by_name_.try_emplace(v->name_, v).second) break;
+    }
+  }
   v->type_ = std::move(type);
   v->role_ = role;
   v->id_ = next_value_id_++;
   assert(v == value_pool_.Get(v->id_));
-  by_name_[v->name_] = v;
   return v;
 }
 
@@ -147,7 +154,7 @@ bool Graph::RenameValue(Value* v, const std::string& name) {
   if (by_name_.count(name)) return false;
   by_name_.erase(v->name_);
   v->name_ = name;
-  by_name_[name] = v;
+  by_name_.emplace(v->name_, v);
   return true;
 }
 

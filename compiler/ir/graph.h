@@ -20,6 +20,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -267,7 +268,9 @@ class Graph {
   std::vector<int> next_, prev_;
   int head_ = -1, tail_ = -1;
   size_t num_nodes_ = 0;
-  std::unordered_map<std::string, Value*> by_name_;
+  // Keys view Value::name_ (a value never moves; every name change goes through the graph),
+  // so a name is stored once.
+  std::unordered_map<std::string_view, Value*> by_name_;
   void CompactGraphValues();
 
   // Inputs, params, state, constants in creation order; erased ones are null until compacted.
