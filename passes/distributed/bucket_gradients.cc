@@ -19,15 +19,16 @@ namespace {
 // update steps (`*every` = k): each rank sums its own micro-batches, and the window's sum is
 // averaged across ranks once, k times less traffic than reducing every micro-step. Between
 // updates the accumulators differ by rank, and nothing but the next accumulation reads them.
-std::vector<Value*> Gradients(const std::vector<Node*>& nodes, int64_t* every) {
+std::vector<Value*> Gradients(const Graph& graph, const std::vector<Node*>& nodes, int64_t* every) {
   std::vector<Value*> grads;
-  std::set<Value*> seen;
+  std::vector<bool> seen(graph.value_id_bound(), false);  // by Value::id()
   *every = 1;
   auto add = [&](Value* v) {
     if (v != nullptr && v->producer() != nullptr && v->producer()->IsInternal("GradAccumulate")) {
       *every = std::max<int64_t>(*every, v->producer()->GetInt("accumulate", 1));
     }
-    if (v != nullptr && v->role() == ValueRole::kIntermediate && seen.insert(v).second) {
+    if (v != nullptr && v->role() == ValueRole::kIntermediate && !seen[v->id()]) {
+      seen[v->id()] = true;
       grads.push_back(v);
     }
   };
@@ -59,7 +60,7 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
   for (int i = 0; i < static_cast<int>(nodes.size()); ++i) by_id[nodes[i]->id()] = i;
   auto position = [&](const Node* n) { return by_id[n->id()]; };
   int64_t every = 1;
-  std::vector<Value*> grads = Gradients(nodes, &every);
+  std::vector<Value*> grads = Gradients(graph, nodes, &every);
   // A gradient the user reads as a graph output stays this rank's own (an accumulator that is
   // only an update source, is_graph_output() too, is reduced).
   const std::set<const Value*> outputs(graph.outputs().begin(), graph.outputs().end());
@@ -115,6 +116,7 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
   if (start_def == nullptr || wait_def == nullptr) {
     return Internal("bucket-gradients: the op table has no a8.AllReduceStart/Wait");
   }
+  int64_t bytes = 0, gradients = 0;
   for (int k = 0; k < static_cast<int>(buckets.size()); ++k) {
     const Bucket& b = buckets[k];
     int last = 0;
@@ -133,6 +135,7 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
                       {{graph.UniqueName(bucket_name + ".token"), TensorType{DType::kF32, {}}}},
                       start_attrs, graph.UniqueName(bucket_name), after_last);
     start->set_version(start_def->canonical);
+    const std::string wait_name = graph.UniqueName(bucket_name + ".wait");
     for (Value* g : b.grads) {
       std::vector<Use> uses;
       for (const Use& u : g->uses()) {
@@ -142,16 +145,17 @@ StatusOr<bool> BucketGradients::Run(Graph& graph) {
       for (const Use& u : uses) {
         if (first == nullptr || position(u.node) < position(first)) first = u.node;
       }
+      // (AddNode gives the output a unique name: `<g>.avg`, else `<g>.avg.1`, ...)
       Node* wait = graph.AddNode("AllReduceWait", "a8", {start->output(0), g},
-                                 {{graph.UniqueName(g->name() + ".avg"), g->type()}}, wait_attrs,
-                                 graph.UniqueName(bucket_name + ".wait"), first);
+                                 {{g->name() + ".avg", g->type()}}, wait_attrs, wait_name, first);
       wait->set_version(wait_def->canonical);
       for (const Use& u : uses) u.node->SetInput(u.operand, wait->output(0));
-      stats_["bytes"] +=
-          g->type().CheckedNumElements() * static_cast<int64_t>(DTypeSize(g->dtype()));
+      bytes += g->type().CheckedNumElements() * static_cast<int64_t>(DTypeSize(g->dtype()));
     }
-    stats_["gradients"] += static_cast<int64_t>(b.grads.size());
+    gradients += static_cast<int64_t>(b.grads.size());
   }
+  stats_["bytes"] = bytes;
+  stats_["gradients"] = gradients;
   stats_["buckets"] = static_cast<int64_t>(buckets.size());
   graph.memory_plan.reset();
   return true;
