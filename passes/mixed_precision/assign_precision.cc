@@ -10,8 +10,6 @@
 namespace a8 {
 namespace {
 
-bool IsMixedFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
-
 // Whether the node reads or writes f32/f16/bf16 and nothing in f64 (f64 graphs are the gradient
 // checks' oracle: their types must not move).
 bool Eligible(const Node& n) {

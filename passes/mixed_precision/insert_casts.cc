@@ -17,8 +17,6 @@
 namespace a8 {
 namespace {
 
-bool IsMixedFloat(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
-
 // `data` (f32) rounded to `t` (f16 or bf16) as the Cast kernel rounds.
 TensorDataPtr RoundTo(const TensorData& data, DType t) {
   auto out = TensorData::Make(TensorType{t, data.type.dims});

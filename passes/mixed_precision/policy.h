@@ -46,6 +46,11 @@ namespace a8 {
 // gradient nodes `<forward>.grad`, `.grad.N`, `.grad.sum`); "" for a node that is not one.
 std::string GradientForwardName(const std::string& node_name);
 
+// The float types the precision modes move between (f64 graphs keep their types).
+inline bool IsMixedFloat(DType t) {
+  return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16;
+}
+
 // OpPrecisionClass is declared in compiler/ir/op_table.h, with each op.
 std::string_view OpPrecisionClassName(OpPrecisionClass c);  // "allow", "deny", ...
 

@@ -243,7 +243,6 @@ void ExpectEagerGradientsMatch(const GradCheckCase& c) {
 using Attrs = std::map<std::string, Attribute>;
 using Ints = std::vector<int64_t>;
 
-// One case through both checks: ExpectGradientsMatch and the eager one.
 // One case through both checks: the eager one and, unless `eager_only`, ExpectGradientsMatch.
 void Check(std::string op, std::vector<GradCheckInput> inputs, Attrs attrs = {},
            int num_outputs = 1, std::vector<int> loss_outputs = {}, bool eager_only = false) {
