@@ -350,7 +350,10 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
   } else {
     passes = DefaultCompilePipeline();
   }
-  if (!opts.fuse) std::erase(passes, std::string("fuse"));
+  if (!opts.fuse) {
+    std::erase(passes, std::string("fuse"));
+    std::erase(passes, std::string("fold-batchnorm"));
+  }
   A8_RETURN_IF_ERROR(RunPasses(graph, passes, pm));
   if (opts.note && graph.train_step && !graph.train_step->parameter_summary.empty()) {
     opts.note(graph.train_step->parameter_summary);
@@ -403,6 +406,7 @@ Status ListParameters(const CompileOptions& opts, std::ostream& os,
   std::vector<std::string> passes;
   for (const std::string& p : DefaultCompilePipeline()) {
     if (p == "build-training") break;
+    if (p == "fold-batchnorm") continue;  // the parameters training sees: it never folds
     passes.push_back(p);
   }
   PassManagerOptions pm;

@@ -8,17 +8,17 @@ const std::vector<PipelineInfo>& Pipelines() {
   static const std::vector<PipelineInfo> kPipelines = {
       {"default",
        "what `a800c MODEL --emit=ir|onnx` runs",
-       {"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu", "build-training",
-        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling", "fuse",
-        "bucket-gradients"}},
+       {"shape-inference", "expand-gradient", "canonicalize", "fold-batchnorm", "fuse-gelu",
+        "build-training", "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
+        "loss-scaling", "fuse", "bucket-gradients"}},
       {"cleanup",
        "the cleanup passes one by one",
        {"shape-inference", "canonicalize", "cse", "dce"}},
       {"plan",
        "what `a800c MODEL --emit=plan` runs before lowering",
-       {"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu", "build-training",
-        "assign-precision", "pin-fp32", "insert-casts", "fold-casts", "loss-scaling", "fuse",
-        "bucket-gradients", "schedule", "plan-memory"}},
+       {"shape-inference", "expand-gradient", "canonicalize", "fold-batchnorm", "fuse-gelu",
+        "build-training", "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
+        "loss-scaling", "fuse", "bucket-gradients", "schedule", "plan-memory"}},
   };
   return kPipelines;
 }

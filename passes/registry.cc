@@ -14,6 +14,7 @@
 #include "passes/cleanup/cse.h"
 #include "passes/cleanup/dce.h"
 #include "passes/distributed/bucket_gradients.h"
+#include "passes/fusion/fold_batchnorm.h"
 #include "passes/fusion/fuse.h"
 #include "passes/fusion/fuse_gelu.h"
 #include "passes/memory/plan_memory.h"

@@ -89,8 +89,8 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   bool no_fuse = false;
   app.add_flag("--no-fuse", no_fuse,
-               "Leave out the `fuse` pass: one kernel per node, no GEMM epilogues nor fused "
-               "elementwise chains");
+               "Leave out the `fuse` and `fold-batchnorm` passes: one kernel per node, no GEMM "
+               "epilogues, fused elementwise chains nor BatchNorm folded into a Conv");
   app.add_flag("--verify-each", pipeline.verify_each, "Run the IR verifier after every pass");
   app.add_flag("--list-passes", list_passes, "List the passes and pipelines, then exit");
   app.add_flag("--list-ops", list_ops, "List the supported ops, then exit");
@@ -159,8 +159,12 @@ int main(int argc, char** argv) {
     if (!plan_passes.ok()) return Fail(plan_passes.status());
     default_passes = *plan_passes;
   }
-  // --emit=onnx writes ONNX that onnxruntime runs: no a8.Fused* kernels in it.
-  if (opts.emit == a8::EmitKind::kOnnx) std::erase(default_passes, std::string("fuse"));
+  // --emit=onnx writes ONNX that onnxruntime runs: no a8.Fused* kernels in it, and the model's
+  // own weights (no BatchNorm folded into them: onnxruntime folds for itself).
+  if (opts.emit == a8::EmitKind::kOnnx) {
+    std::erase(default_passes, std::string("fuse"));
+    std::erase(default_passes, std::string("fold-batchnorm"));
+  }
   a8::Status s = a8::ApplyPipelineFlags(pipeline, default_passes, &std::cerr, &opts.pm, &pass_list);
   if (!s.ok()) return Fail(s);
   opts.passes = pass_list;

@@ -303,20 +303,21 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
     EXPECT_NE(info.create(), nullptr) << info.name;
     EXPECT_EQ(FindPass(info.name), &info);
   }
-  for (const char* expected : {"shape-inference", "canonicalize", "dce", "cse", "expand-gradient",
-                               "fuse-gelu", "build-training", "assign-precision", "pin-fp32",
-                               "insert-casts", "fold-casts", "loss-scaling", "bucket-gradients"}) {
+  for (const char* expected :
+       {"shape-inference", "canonicalize", "dce", "cse", "expand-gradient", "fold-batchnorm",
+        "fuse-gelu", "build-training", "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
+        "loss-scaling", "bucket-gradients"}) {
     EXPECT_EQ(names.count(expected), 1u) << expected;
   }
   EXPECT_EQ(FindPass("no-such-pass"), nullptr);
   for (const PipelineInfo& p : Pipelines()) {
     for (const std::string& n : p.passes) EXPECT_EQ(names.count(n), 1u) << p.name << ": " << n;
   }
-  EXPECT_EQ(
-      DefaultCompilePipeline(),
-      (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize", "fuse-gelu",
-                                "build-training", "assign-precision", "pin-fp32", "insert-casts",
-                                "fold-casts", "loss-scaling", "fuse", "bucket-gradients"}));
+  EXPECT_EQ(DefaultCompilePipeline(),
+            (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize",
+                                      "fold-batchnorm", "fuse-gelu", "build-training",
+                                      "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
+                                      "loss-scaling", "fuse", "bucket-gradients"}));
 }
 
 }  // namespace
