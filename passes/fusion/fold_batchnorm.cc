@@ -47,8 +47,10 @@ Node* FoldableConv(const Node& bn) {
   return conv;
 }
 
-// Erases graph values nothing reads any more.
-void EraseUnread(Graph& graph, const std::vector<Value*>& values) {
+// Erases graph values nothing reads any more (each once: a BN may read one initializer twice).
+void EraseUnread(Graph& graph, std::vector<Value*> values) {
+  std::sort(values.begin(), values.end());
+  values.erase(std::unique(values.begin(), values.end()), values.end());
   for (Value* v : values) {
     if (v != nullptr && v->producer() == nullptr && v->uses().empty() && !v->is_graph_output()) {
       graph.EraseGraphValue(v);
@@ -105,11 +107,11 @@ StatusOr<bool> FoldBatchNorm::Run(Graph& graph) {
     fused->set_version(conv->version());
     graph.ReplaceAllUsesWith(y, fused->output(0));
     // (Not X: the Conv's output goes with the Conv.)
-    const std::vector<Value*> read = {bn->input(1), bn->input(2), bn->input(3), bn->input(4), w,
-                                      conv_bias};
+    std::vector<Value*> read = {bn->input(1), bn->input(2), bn->input(3), bn->input(4), w,
+                                conv_bias};
     graph.EraseNode(bn);
     graph.EraseNode(conv);
-    EraseUnread(graph, read);
+    EraseUnread(graph, std::move(read));
     ++folded;
   }
   if (folded == 0) return false;

@@ -85,6 +85,27 @@ TEST(FoldBatchNormTest, ConvAndBatchNormBecomeOneConvWithTheFoldedWeightsAndBias
   }
 }
 
+TEST(FoldBatchNormTest, ABatchNormReadingOneInitializerTwiceFoldsAndErasesItOnce) {
+  // Exporters that merge equal initializers give bias and mean (zeros), scale and var (ones) one
+  // tensor each.
+  auto g = ParseOrFail(R"(graph @t opsets {"" = 17} {
+  input %x : f32[1,2,2,2]
+  param %w : f32[2,2,1,1] = [1.0, 2.0, 3.0, 4.0]
+  param %zeros : f32[2] = [0.0, 0.0]
+  param %ones : f32[2] = [1.0, 1.0]
+  %c = Conv(%x, %w) {kernel_shape=[1, 1]} : f32[1,2,2,2]
+  %y = BatchNormalization(%c, %ones, %zeros, %zeros, %ones) {epsilon=0.0} : f32[1,2,2,2]
+  output %y
+})");
+  ASSERT_NE(g, nullptr);
+  EXPECT_TRUE(RunPass(FoldBatchNorm(), *g));
+  EXPECT_EQ(g->FindValue("zeros"), nullptr);
+  EXPECT_EQ(g->FindValue("ones"), nullptr);
+  EXPECT_EQ(Floats(g->FindValue("y")->producer()->input(1)),
+            (std::vector<float>{1.0f, 2.0f, 3.0f, 4.0f}));
+  EXPECT_TRUE(Verify(*g).ok());
+}
+
 TEST(FoldBatchNormTest, TrainingCompilesKeepTheBatchNorm) {
   auto g = ParseOrFail(ConvBn(true));
   ASSERT_NE(g, nullptr);
