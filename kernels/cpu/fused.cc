@@ -67,13 +67,16 @@ void UnaryBlock(int32_t op, int64_t len, const float* a, const float* b, float* 
 // EvalFused<float> over `len` elements at once, instruction by instruction: each opcode is
 // decoded once a block rather than once an element, and the arithmetic loops vectorise. Each
 // element sees the same float operations in the same order as EvalFused's: the same values.
-// r[j] holds input j on entry; returns the row of the program's result.
-const float* EvalFusedBlock(const FusedProgram& p, float (*r)[kFusedBlock], int64_t len) {
+// r[j] is register j's row (input j's elements on entry: a block row, or the f32 input itself,
+// which no instruction writes); the last instruction writes `last` instead when it is not null
+// (the f32 output: element i of an input read before element i of the result is written, so it
+// may be an input's own bytes). Returns the row of the program's result.
+const float* EvalFusedBlock(const FusedProgram& p, float* const* r, int64_t len, float* last) {
   int32_t dst = 0;
   for (int k = 0; k < p.num_instrs; ++k) {
     const int32_t op = p.code[k][0];
     dst = p.code[k][1];
-    float* out = r[dst];
+    float* out = last != nullptr && k + 1 == p.num_instrs ? last : r[dst];
     if (op == kFusedConst) {
       std::fill(out, out + len, p.consts[p.code[k][2]]);
       continue;
@@ -116,7 +119,7 @@ const float* EvalFusedBlock(const FusedProgram& p, float (*r)[kFusedBlock], int6
         break;
     }
   }
-  return r[dst];
+  return last != nullptr && p.num_instrs > 0 ? last : r[dst];
 }
 
 // FusedElementwise over [b, e) in the fast mode for f32/f16/bf16 operands: each input's block
@@ -126,7 +129,9 @@ template <typename T, typename U>
 void FusedBlocks(const FusedProgram& program, const void* const* inputs, const int64_t* in_counts,
                  int64_t b, int64_t e, void* y) {
   const int n_in = program.num_inputs;
-  float r[kFusedMaxRegs][kFusedBlock];
+  float block[kFusedMaxRegs][kFusedBlock];
+  float* r[kFusedMaxRegs];
+  for (int j = 0; j < kFusedMaxRegs; ++j) r[j] = block[j];
   for (int j = 0; j < n_in; ++j) {  // broadcast scalars, converted once
     if (in_counts[j] == 1) {
       float v;
@@ -134,12 +139,31 @@ void FusedBlocks(const FusedProgram& program, const void* const* inputs, const i
       std::fill(r[j], r[j] + kFusedBlock, v);
     }
   }
+  // f32 inputs are read where they lie and an f32 result written where it goes, without a copy
+  // through the block rows, unless an instruction writes an input's register.
+  bool inputs_read_only = true;
+  for (int k = 0; k < program.num_instrs; ++k) inputs_read_only &= program.code[k][1] >= n_in;
+  constexpr bool kF32In = std::is_same_v<T, float>, kF32Out = std::is_same_v<U, float>;
   for (int64_t i0 = b; i0 < e; i0 += kFusedBlock) {
     const int64_t len = std::min(kFusedBlock, e - i0);
     for (int j = 0; j < n_in; ++j) {
-      if (in_counts[j] != 1) ToF32(static_cast<const T*>(inputs[j]) + i0, r[j], len);
+      if (in_counts[j] == 1) continue;
+      const T* x = static_cast<const T*>(inputs[j]) + i0;
+      if constexpr (kF32In) {
+        if (inputs_read_only) {
+          r[j] = const_cast<float*>(x);  // read only: no instruction writes register j
+          continue;
+        }
+      }
+      ToF32(x, r[j], len);
     }
-    FromF32(EvalFusedBlock(program, r, len), static_cast<U*>(y) + i0, len);
+    if constexpr (kF32Out) {
+      if (program.num_instrs > 0) {
+        EvalFusedBlock(program, r, len, static_cast<float*>(y) + i0);
+        continue;
+      }
+    }
+    FromF32(EvalFusedBlock(program, r, len, nullptr), static_cast<U*>(y) + i0, len);
   }
 }
 
