@@ -220,8 +220,8 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
   };
   // (A third order, longest live range first, never won on the example models nor on
   // BERT-base and cost two more quadratic placements: dropped. So was the lowest offset in
-  // order of first use, which never gave a smaller arena than best fit in that order on the
-  // example and zoo models, and took a sixth of the pass's time on BERT-base.)
+  // order of first use, which never gave a smaller arena than the best of the other three on
+  // the example and zoo models, and took a sixth of the pass's time on BERT-base.)
   std::vector<int> by_size_order = nonempty, by_first_order = nonempty;
   std::sort(by_size_order.begin(), by_size_order.end(), by_size);
   std::sort(by_first_order.begin(), by_first_order.end(), by_first);
