@@ -16,9 +16,11 @@ namespace {
 // settles within N rounds; this only guards against a rewrite that undoes another.
 constexpr int kMaxRounds = 1000;
 
-bool AllInputsConstant(const Node& node) {
-  for (const Value* v : node.inputs()) {
-    if (v && !v->is_constant()) return false;
+// Every input the node reads the data of is a constant (ReadsTypeOnly: the others).
+bool DataInputsConstant(const Node& node) {
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    const Value* v = node.input(i);
+    if (v && !v->is_constant() && !ReadsTypeOnly(node, i)) return false;
   }
   return true;
 }
@@ -28,18 +30,8 @@ StatusOr<int64_t> FoldConstants(Graph& graph, std::set<std::string>* folded) {
   int64_t count = 0;
   for (Node* node : graph.NodeList()) {
     if (!IsFoldableOp(*node) || IsRandomOp(*node) || node->num_outputs() == 0) continue;
-    const bool type_only = node->op() == "Shape" || node->op() == "Size";
-    // CastLike reads only its second operand's dtype (the dynamo exporter writes a Conv's zero
-    // bias as Expand(CastLike(0, input), [C])): a constant first operand folds.
-    const bool like_type = node->op() == "CastLike" && node->num_inputs() == 2 &&
-                           node->has_input(0) && node->input(0)->is_constant() &&
-                           node->has_input(1);
-    if (!type_only && !like_type && !AllInputsConstant(*node)) continue;
-    std::vector<TensorDataPtr> inputs = ConstantInputs(*node);
-    if (like_type && !inputs[1]) {
-      inputs[1] = TensorData::Make(TensorType{node->input(1)->dtype(), {0}});  // its dtype only
-    }
-    StatusOr<std::vector<TensorDataPtr>> data = EvaluateNode(*node, inputs);
+    if (!DataInputsConstant(*node)) continue;
+    StatusOr<std::vector<TensorDataPtr>> data = EvaluateNode(*node, ConstantInputs(*node));
     if (!data.ok()) {
       if (data.status().code() == StatusCode::kUnsupported) continue;
       return data.status();

@@ -441,6 +441,12 @@ bool IsFoldableOp(const Node& node) {
                                    folding::IsMathOp(node.op()) || ValueShapedFold(node));
 }
 
+bool ReadsTypeOnly(const Node& node, int i) {
+  if (!node.domain().empty()) return false;
+  const std::string& op = node.op();
+  return (i == 0 && (op == "Shape" || op == "Size")) || (i == 1 && op == "CastLike");
+}
+
 std::vector<TensorDataPtr> ConstantInputs(const Node& node) {
   std::vector<TensorDataPtr> out(node.num_inputs());
   for (int i = 0; i < node.num_inputs(); ++i) {
@@ -457,7 +463,7 @@ int RequiredInputs(const std::string& op) {
   if (op == "Reshape" || op == "Expand" || op == "Tile" || op == "Gather" || op == "Pow" ||
       op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Equal" ||
       op == "Less" || op == "Greater" || op == "LessOrEqual" || op == "GreaterOrEqual" ||
-      op == "And" || op == "Or" || op == "Xor") {
+      op == "And" || op == "Or" || op == "Xor" || op == "CastLike") {
     return 2;
   }
   return 1;
@@ -466,23 +472,19 @@ int RequiredInputs(const std::string& op) {
 StatusOr<std::vector<TensorDataPtr>> EvaluateNode(const Node& node, const Inputs& inputs) {
   if (!IsFoldableOp(node))
     return Unsupported("{}: the evaluator does not fold this op", node.Where());
-  const bool reads_type_only = node.op() == "Shape" || node.op() == "Size";
-  if (reads_type_only) {
-    if (!node.has_input(0)) return InvalidInput("{}: input 0 is missing", node.Where());
-  } else {
+  for (int i = 0; i < node.num_inputs(); ++i) {
+    if (node.has_input(i) && !ReadsTypeOnly(node, i) &&
+        (i >= static_cast<int>(inputs.size()) || !inputs[i])) {
+      return Unsupported("{}: input {} is not constant", node.Where(), i);
+    }
+  }
+  const int required = RequiredInputs(node.op());
+  for (int i = 0; i < required; ++i) {
+    if (!node.has_input(i)) return InvalidInput("{}: input {} is missing", node.Where(), i);
+  }
+  if (node.op() == "Concat" || node.op() == "Sum" || node.op() == "Max" || node.op() == "Min") {
     for (int i = 0; i < node.num_inputs(); ++i) {
-      if (node.has_input(i) && (i >= static_cast<int>(inputs.size()) || !inputs[i])) {
-        return Unsupported("{}: input {} is not constant", node.Where(), i);
-      }
-    }
-    const int required = RequiredInputs(node.op());
-    for (int i = 0; i < required; ++i) {
       if (!node.has_input(i)) return InvalidInput("{}: input {} is missing", node.Where(), i);
-    }
-    if (node.op() == "Concat" || node.op() == "Sum" || node.op() == "Max" || node.op() == "Min") {
-      for (int i = 0; i < node.num_inputs(); ++i) {
-        if (!node.has_input(i)) return InvalidInput("{}: input {} is missing", node.Where(), i);
-      }
     }
   }
   // A value-shaped op reads its constant inputs from the node, as its shape rule does.

@@ -34,9 +34,13 @@ inline constexpr int64_t kMaxFoldElements = int64_t{1} << 20;
 // Whether the evaluator knows `node`'s op (it may still decline a particular node).
 bool IsFoldableOp(const Node& node);
 
-// Evaluates `node`. `inputs[i]` is the data of input i, null for an absent optional input or a
-// non-constant one (only Shape and Size accept a non-constant input; they read its type).
-// Returns one tensor per node output.
+// Whether `node` reads only the type of its input `i`, so that the input need not be constant:
+// Shape's and Size's input, CastLike's second (the dtype it casts to; the dynamo exporter writes
+// a Conv's zero bias as Expand(CastLike(0, input), [C])).
+bool ReadsTypeOnly(const Node& node, int i);
+
+// Evaluates `node`. `inputs[i]` is the data of input i, null for an absent optional input or an
+// input it reads the type of only (ReadsTypeOnly). Returns one tensor per node output.
 StatusOr<std::vector<TensorDataPtr>> EvaluateNode(const Node& node,
                                                   const std::vector<TensorDataPtr>& inputs);
 

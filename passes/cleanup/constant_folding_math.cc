@@ -314,10 +314,11 @@ StatusOr<Outputs> EvalCast(const Node& node, const Inputs& in) {
   return EvalCastTo(node, in, DTypeFromOnnx(static_cast<int>(to->i())));
 }
 
-// CastLike(x, like): Cast to like's dtype (the dynamo exporter types its constants this way,
-// CastLike(Constant, Constant), also where a shape rule needs the value: Range's start).
+// CastLike(x, like): Cast to like's dtype, read from the node (`like` need not be constant:
+// ReadsTypeOnly). The dynamo exporter types its constants this way, also where a shape rule
+// needs the value (Range's start).
 StatusOr<Outputs> EvalCastLike(const Node& node, const Inputs& in) {
-  return EvalCastTo(node, in, in[1]->type.dtype);
+  return EvalCastTo(node, in, node.input(1)->dtype());
 }
 
 StatusOr<Outputs> EvalCastTo(const Node& node, const Inputs& in, StatusOr<DType> dst) {

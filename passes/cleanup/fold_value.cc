@@ -86,12 +86,12 @@ class Folder {
     if (!IsFoldableOp(*p) || IsRandomOp(*p)) {
       return Unsupported("{}: is not evaluated at compile time", p->Where());
     }
-    const bool type_only = p->op() == "Shape" || p->op() == "Size";
     std::vector<TensorDataPtr> inputs;
-    for (Value* in : p->inputs()) {
+    for (int i = 0; i < p->num_inputs(); ++i) {
+      Value* in = p->input(i);
       if (in == nullptr) {
         inputs.push_back(nullptr);
-      } else if (type_only) {
+      } else if (ReadsTypeOnly(*p, i)) {
         A8_RETURN_IF_ERROR(EnsureType(in, depth + 1));
         inputs.push_back(in->data());
       } else {
