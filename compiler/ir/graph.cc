@@ -67,14 +67,11 @@ std::vector<int64_t> Node::GetInts(const std::string& n, std::vector<int64_t> df
 
 Value* Graph::NewValue(const std::string& name, TensorType type, ValueRole role) {
   Value* v = value_pool_.Create();
-  // One hash lookup when the name is free (the common case), as UniqueName's would be.
+  // One hash lookup when the name is free (the common case); UniqueName's probe otherwise.
   v->name_ = name.empty() ? std::string("v") : name;
   if (!by_name_.try_emplace(v->name_, v).second) {
-    const std::string base = std::move(v->name_);
-    for (int i = 1;; ++i) {
-      v->name_ = fmt::format("{}.{}", base, i);
-      if (by_name_.try_emplace(v->name_, v).second) break;
-    }
+    v->name_ = UniqueName(v->name_);
+    by_name_.emplace(v->name_, v);
   }
   v->type_ = std::move(type);
   v->role_ = role;
