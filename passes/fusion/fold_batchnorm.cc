@@ -14,7 +14,7 @@ namespace {
 
 // `v` when it is an f32 initializer holding `elements` values (any count when negative).
 const TensorData* F32Data(const Value* v, int64_t elements) {
-  if (v == nullptr || v->producer() != nullptr || v->data() == nullptr) return nullptr;
+  if (v == nullptr || v->data() == nullptr) return nullptr;
   if (v->role() != ValueRole::kParameter && v->role() != ValueRole::kConstant) return nullptr;
   const TensorData& d = *v->data();
   if (d.type.dtype != DType::kF32) return nullptr;
@@ -24,14 +24,14 @@ const TensorData* F32Data(const Value* v, int64_t elements) {
 
 // The Conv whose only use is `bn`'s X, when the pair can fold; else null.
 Node* FoldableConv(const Node& bn) {
-  if (!bn.domain().empty() || bn.op() != "BatchNormalization" || bn.num_outputs() != 1 ||
+  if (!fusion::IsOnnxOp(&bn, "BatchNormalization") || bn.num_outputs() != 1 ||
       bn.num_inputs() != 5 || bn.GetInt("training_mode", 0) != 0 || bn.GetInt("spatial", 1) != 1) {
     return nullptr;
   }
   const Value* x = bn.input(0);
   Node* conv = x == nullptr ? nullptr : x->producer();
-  if (conv == nullptr || !conv->domain().empty() || conv->op() != "Conv" ||
-      conv->num_outputs() != 1 || x->uses().size() != 1 || x->is_graph_output()) {
+  if (!fusion::IsOnnxOp(conv, "Conv") || conv->num_outputs() != 1 || x->uses().size() != 1 ||
+      x->is_graph_output()) {
     return nullptr;
   }
   const TensorData* w = F32Data(conv->input(1), -1);
@@ -52,7 +52,7 @@ void EraseUnread(Graph& graph, std::vector<Value*> values) {
   std::sort(values.begin(), values.end());
   values.erase(std::unique(values.begin(), values.end()), values.end());
   for (Value* v : values) {
-    if (v != nullptr && v->producer() == nullptr && v->uses().empty() && !v->is_graph_output()) {
+    if (v != nullptr && v->uses().empty() && !v->is_graph_output()) {
       graph.EraseGraphValue(v);
     }
   }
@@ -98,8 +98,7 @@ StatusOr<bool> FoldBatchNorm::Run(Graph& graph) {
     Value* folded_b = add(w->name() + ".bn_folded_bias", std::move(new_b));
 
     Value* y = bn->output(0);
-    const std::string name = y->name();
-    graph.RenameValue(y, graph.UniqueName(name + ".unfused"));
+    const std::string name = fusion::FreeNames(graph, {y})[0];
     std::map<std::string, Attribute> attrs = conv->attrs();
     fusion::AddFusedAnnotations({conv, bn}, conv, &attrs);
     Node* fused = graph.AddNode("Conv", "", {conv->input(0), folded_w, folded_b},
