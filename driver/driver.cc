@@ -351,8 +351,7 @@ Status Compile(const CompileOptions& opts, std::ostream& stdout_stream,
     passes = DefaultCompilePipeline();
   }
   if (!opts.fuse) {
-    std::erase(passes, std::string("fuse"));
-    std::erase(passes, std::string("fold-batchnorm"));
+    for (const std::string& p : FusingPasses()) std::erase(passes, p);
   }
   A8_RETURN_IF_ERROR(RunPasses(graph, passes, pm));
   if (opts.note && graph.train_step && !graph.train_step->parameter_summary.empty()) {
@@ -406,7 +405,10 @@ Status ListParameters(const CompileOptions& opts, std::ostream& os,
   std::vector<std::string> passes;
   for (const std::string& p : DefaultCompilePipeline()) {
     if (p == "build-training") break;
-    if (p == "fold-batchnorm") continue;  // the parameters training sees: it never folds
+    // The parameters a training compile sees: the inference-only passes (fold-batchnorm) change
+    // nothing there.
+    const PassInfo* info = FindPass(p);
+    if (info != nullptr && info->mode == PassMode::kInference) continue;
     passes.push_back(p);
   }
   PassManagerOptions pm;

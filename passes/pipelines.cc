@@ -34,4 +34,9 @@ StatusOr<std::vector<std::string>> PipelinePasses(const std::string& name) {
 
 const std::vector<std::string>& DefaultCompilePipeline() { return Pipelines().front().passes; }
 
+const std::vector<std::string>& FusingPasses() {
+  static const std::vector<std::string> kPasses = {"fold-batchnorm", "fuse"};
+  return kPasses;
+}
+
 }  // namespace a8

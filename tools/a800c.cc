@@ -162,8 +162,7 @@ int main(int argc, char** argv) {
   // --emit=onnx writes ONNX that onnxruntime runs: no a8.Fused* kernels in it, and the model's
   // own weights (no BatchNorm folded into them: onnxruntime folds for itself).
   if (opts.emit == a8::EmitKind::kOnnx) {
-    std::erase(default_passes, std::string("fuse"));
-    std::erase(default_passes, std::string("fold-batchnorm"));
+    for (const std::string& p : a8::FusingPasses()) std::erase(default_passes, p);
   }
   a8::Status s = a8::ApplyPipelineFlags(pipeline, default_passes, &std::cerr, &opts.pm, &pass_list);
   if (!s.ok()) return Fail(s);
