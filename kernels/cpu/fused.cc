@@ -70,7 +70,8 @@ void UnaryBlock(int32_t op, int64_t len, const float* a, const float* b, float* 
 // r[j] is register j's row (input j's elements on entry: a block row, or the f32 input itself,
 // which no instruction writes); the last instruction writes `last` instead when it is not null
 // (the f32 output: element i of an input read before element i of the result is written, so it
-// may be an input's own bytes). Returns the row of the program's result.
+// may be an input's own bytes; a program of no instructions has no last one, so not then).
+// Returns the row of the program's result.
 const float* EvalFusedBlock(const FusedProgram& p, float* const* r, int64_t len, float* last) {
   int32_t dst = 0;
   for (int k = 0; k < p.num_instrs; ++k) {
@@ -119,7 +120,7 @@ const float* EvalFusedBlock(const FusedProgram& p, float* const* r, int64_t len,
         break;
     }
   }
-  return last != nullptr && p.num_instrs > 0 ? last : r[dst];
+  return last != nullptr ? last : r[dst];
 }
 
 // FusedElementwise over [b, e) in the fast mode for f32/f16/bf16 operands: each input's block
