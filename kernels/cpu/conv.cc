@@ -225,8 +225,16 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
   Dims out_spatial;
   A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, false, &out_spatial));
   if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
-    A8_ASSIGN_OR_RETURN(bool fast, internal::FastConv(p, out_spatial, x, w, bias, y));
-    if (fast) return Status::Ok();
+    // The direct path in row mode wins over oneDNN in f32 and f16 (computed in f32); bf16 keeps
+    // oneDNN's bf16 kernels.
+    internal::DirectConv direct;
+    const bool direct_wins = p.dtype != DType::kBF16 &&
+                             internal::MakeDirectConv(p, out_spatial, &direct) &&
+                             internal::DirectConvRowMode(direct);
+    if (!direct_wins) {
+      A8_ASSIGN_OR_RETURN(bool fast, internal::FastConv(p, out_spatial, x, w, bias, y));
+      if (fast) return Status::Ok();
+    }
     if (IsHalfType(p.dtype)) {
       const int64_t cg = p.in_channels / p.group;
       return InF32(p,

@@ -13,9 +13,11 @@ std::atomic<CpuIsa> g_direct_isa{CpuIsa::kBest};
 
 // One sample's buffer (all input channels) must fit in L2 for the direct path to pay; a chunk
 // of samples is sized to stay in L1 (the kernel reloads every B vector for each block of output
-// channels).
+// channels): 18 KiB, leaving the weights and the tile most of the rest of a 32 KiB L1 (the
+// example CNN's 16-channel 8x8 convolution: 3 samples a chunk, 24 row vectors, 8 whole tiles of
+// three; 4 KiB less gave 2 samples and a tile of one vector: 124 against 119 us).
 constexpr int64_t kDirectMaxBufferElems = int64_t{1} << 15;
-constexpr int64_t kDirectChunkElems = 4096;
+constexpr int64_t kDirectChunkElems = 4400;
 
 // GCC vector types of VW floats that may be unaligned and alias float (a dependent
 // vector_size is not honoured in templates, hence one specialisation per width).
@@ -35,11 +37,12 @@ struct FloatVec<16> {
 };
 
 // tile[MR][NV * VW] = rows `w` (MR rows, ldw apart, [cg][taps] each) times the shifted views of
-// `pad` starting at column j0. Fully unrolled over MR and NV so the accumulators stay in
-// registers; VW is the vector width of the target the caller is compiled for.
+// `pad`: vector v of the tile covers the VW columns from cols[v]. Fully unrolled over MR and NV
+// so the accumulators stay in registers; VW is the vector width of the target the caller is
+// compiled for.
 template <int VW, int MR, int NV>
 [[gnu::always_inline]] inline void DirectTile(const DirectConv& d, const float* w, int64_t ldw,
-                                              const float* pad, int64_t j0, float* tile) {
+                                              const float* pad, const int64_t* cols, float* tile) {
   using V = typename FloatVec<VW>::type;
   V acc[MR][NV];
   for (int r = 0; r < MR; ++r) {
@@ -48,11 +51,11 @@ template <int VW, int MR, int NV>
   const int64_t* offs = d.offs.data();
   for (int64_t c = 0; c < d.cg; ++c) {
     const float* wc = w + c * d.taps;
-    const float* pc = pad + c * d.channel_stride + j0;
+    const float* pc = pad + c * d.channel_stride;
     for (int64_t t = 0; t < d.taps; ++t) {
       const float* src = pc + offs[t];
       V b[NV];
-      for (int v = 0; v < NV; ++v) b[v] = *reinterpret_cast<const V*>(src + v * VW);
+      for (int v = 0; v < NV; ++v) b[v] = *reinterpret_cast<const V*>(src + cols[v]);
       for (int r = 0; r < MR; ++r) {
         const float a = wc[r * ldw + t];
         for (int v = 0; v < NV; ++v) acc[r][v] += a * b[v];
@@ -92,31 +95,69 @@ template <int VW, int MR>
   }
 }
 
-// Output channels [m0, m0 + MR) of one group over a chunk's columns, tile by tile.
+// Row mode (d.wo a multiple of VW): vectors [q0, q0 + nv) of the chunk's outputs are row
+// segments, written from tile[MR][nv * VW] straight to their places in Y, plus bias.
+template <int VW, int MR>
+[[gnu::always_inline]] inline void DirectStoreRows(const DirectConv& d, const DirectOut& o,
+                                                   const int64_t* at, int64_t nv,
+                                                   const float* tile) {
+  const int64_t plane_out = d.ho * d.wo;
+  for (int r = 0; r < MR; ++r) {
+    const float b = o.bias != nullptr ? o.bias[r] : 0.0f;
+    float* out = o.y + r * plane_out;
+    for (int64_t v = 0; v < nv; ++v) {
+      const float* src = tile + (r * nv + v) * VW;
+      float* dst = out + at[v];
+      for (int i = 0; i < VW; ++i) dst[i] = src[i] + b;
+    }
+  }
+}
+
+// Output channels [m0, m0 + MR) of one group over a chunk's columns, NVMAX vectors a tile. Where
+// an output row is a whole number of vectors (row mode), the vectors are the rows' segments
+// (the gap columns between rows are never computed); otherwise they run over every column.
 template <int VW, int MR, int NVMAX>
 [[gnu::always_inline]] inline void DirectRows(const DirectConv& d, const float* w, const float* buf,
                                               int64_t cols, const DirectOut& o) {
   const int64_t ldw = d.cg * d.taps;
   alignas(64) float tile[MR * NVMAX * VW];
   static_assert(NVMAX >= 1 && NVMAX <= 4);
-  for (int64_t j0 = 0; j0 < cols; j0 += NVMAX * VW) {
+  const bool rows = d.wo % VW == 0;
+  const int64_t segs = d.wo / VW, per_sample = d.ho * segs;
+  const int64_t nvec = rows ? o.count * per_sample : (cols + VW - 1) / VW;
+  int64_t col[NVMAX], at[NVMAX];
+  for (int64_t q0 = 0; q0 < nvec; q0 += NVMAX) {
     // The last, partial tile: no more vectors than it needs.
-    const int64_t nv = std::min<int64_t>(NVMAX, (cols - j0 + VW - 1) / VW);
+    const int64_t nv = std::min<int64_t>(NVMAX, nvec - q0);
+    for (int64_t v = 0; v < nv; ++v) {
+      const int64_t q = q0 + v;
+      if (rows) {
+        const int64_t s = q / per_sample, oh = q % per_sample / segs, seg = q % segs;
+        col[v] = (s * d.slot + oh) * d.wp + seg * VW;
+        at[v] = s * d.y_sample + oh * d.wo + seg * VW;
+      } else {
+        col[v] = q * VW;
+      }
+    }
     switch (nv) {
       case 1:
-        DirectTile<VW, MR, 1>(d, w, ldw, buf, j0, tile);
+        DirectTile<VW, MR, 1>(d, w, ldw, buf, col, tile);
         break;
       case 2:
-        if constexpr (NVMAX >= 2) DirectTile<VW, MR, 2>(d, w, ldw, buf, j0, tile);
+        if constexpr (NVMAX >= 2) DirectTile<VW, MR, 2>(d, w, ldw, buf, col, tile);
         break;
       case 3:
-        if constexpr (NVMAX >= 3) DirectTile<VW, MR, 3>(d, w, ldw, buf, j0, tile);
+        if constexpr (NVMAX >= 3) DirectTile<VW, MR, 3>(d, w, ldw, buf, col, tile);
         break;
       default:
-        if constexpr (NVMAX >= 4) DirectTile<VW, MR, 4>(d, w, ldw, buf, j0, tile);
+        if constexpr (NVMAX >= 4) DirectTile<VW, MR, 4>(d, w, ldw, buf, col, tile);
         break;
     }
-    DirectStore<VW, MR>(d, o, j0, nv, tile);
+    if (rows) {
+      DirectStoreRows<VW, MR>(d, o, at, nv, tile);
+    } else {
+      DirectStore<VW, MR>(d, o, q0 * VW, nv, tile);
+    }
   }
 }
 
@@ -175,11 +216,17 @@ template <int VW, int MRMAX, int NVMAX>
 }
 
 // One instantiation per instruction set, picked at run time: AVX-512 (32 vector registers:
-// 6 rows x 4 vectors of accumulators), AVX2 with FMA and baseline SSE2 (16 registers: 4 x 3).
+// 6 rows x 4 vectors of accumulators; its 8-wide form for rows of 8, 24, ... columns, which run
+// in row mode), AVX2 with FMA and baseline SSE2 (16 registers: 4 x 3).
 __attribute__((target("avx512f,avx512vl,fma"))) void DirectSamplesAvx512(
     const DirectConv& d, const float* x, const float* w, const float* bias, float* y, int64_t n0,
     int64_t n1) {
   DirectSamples<16, 6, 4>(d, x, w, bias, y, n0, n1);
+}
+__attribute__((target("avx512f,avx512vl,fma"))) void DirectSamplesAvx512Ymm(
+    const DirectConv& d, const float* x, const float* w, const float* bias, float* y, int64_t n0,
+    int64_t n1) {
+  DirectSamples<8, 6, 4>(d, x, w, bias, y, n0, n1);
 }
 __attribute__((target("avx2,fma"))) void DirectSamplesAvx2(const DirectConv& d, const float* x,
                                                            const float* w, const float* bias,
@@ -189,6 +236,29 @@ __attribute__((target("avx2,fma"))) void DirectSamplesAvx2(const DirectConv& d, 
 void DirectSamplesBaseline(const DirectConv& d, const float* x, const float* w, const float* bias,
                            float* y, int64_t n0, int64_t n1) {
   DirectSamples<4, 4, 3>(d, x, w, bias, y, n0, n1);
+}
+
+using SamplesFn = void (*)(const DirectConv&, const float*, const float*, const float*, float*,
+                           int64_t, int64_t);
+
+// The variant for `d` on this machine, capped by SetConvIsaForTesting, and its vector width.
+SamplesFn PickVariant(const DirectConv& d, int* vw) {
+  static const CpuIsa best = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) {
+      return CpuIsa::kAvx512;
+    }
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::kAvx2;
+    return CpuIsa::kBaseline;
+  }();
+  // The lower of the machine's best and the one a test asked for.
+  const CpuIsa isa = std::min(best, g_direct_isa.load(std::memory_order_relaxed));
+  if (isa == CpuIsa::kAvx512) {
+    *vw = d.wo % 16 != 0 && d.wo % 8 == 0 ? 8 : 16;
+    return *vw == 8 ? &DirectSamplesAvx512Ymm : &DirectSamplesAvx512;
+  }
+  *vw = isa == CpuIsa::kAvx2 ? 8 : 4;
+  return isa == CpuIsa::kAvx2 ? &DirectSamplesAvx2 : &DirectSamplesBaseline;
 }
 
 }  // namespace
@@ -234,21 +304,16 @@ bool MakeDirectConv(const ConvParams& p, const Dims& out_spatial, DirectConv* d)
 
 void SetConvIsaForTesting(CpuIsa isa) { g_direct_isa.store(isa, std::memory_order_relaxed); }
 
+bool DirectConvRowMode(const DirectConv& d) {
+  int vw = 0;
+  PickVariant(d, &vw);
+  return d.wo % vw == 0;
+}
+
 void DirectConvF32(const DirectConv& d, int64_t batch, const float* x, const float* w,
                    const float* bias, float* y) {
-  using Fn = void (*)(const DirectConv&, const float*, const float*, const float*, float*, int64_t,
-                      int64_t);
-  static const CpuIsa best = [] {
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) return CpuIsa::kAvx512;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return CpuIsa::kAvx2;
-    return CpuIsa::kBaseline;
-  }();
-  // The lower of the machine's best and the one a test asked for.
-  const CpuIsa isa = std::min(best, g_direct_isa.load(std::memory_order_relaxed));
-  const Fn fn = isa == CpuIsa::kAvx512 ? &DirectSamplesAvx512
-                : isa == CpuIsa::kAvx2 ? &DirectSamplesAvx2
-                                       : &DirectSamplesBaseline;
+  int vw = 0;
+  const SamplesFn fn = PickVariant(d, &vw);
   const int64_t macs = d.group * d.mg * d.cg * d.taps * d.slot * d.wp;
   ParallelFor(batch, macs / 4, [&](int64_t n0, int64_t n1) { fn(d, x, w, bias, y, n0, n1); });
 }

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_conv.h"
@@ -78,9 +79,9 @@ TEST_P(FastConvTest, MatchesReference) {
   // 3x3 pad 1 (ResNet's), stride 2 with uneven pads, dilation 2, 1x1, odd sizes, a batch of 5
   // (split over threads into unequal parts), with and without bias.
   const FastConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, true},
-                            {5, 16, 8, 11, 16, 3, 2, 1, 1, 0, false},
-                            {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, true},
-                            {4, 24, 7, 7, 40, 1, 1, 1, 0, 0, true}};
+                                {5, 16, 8, 11, 16, 3, 2, 1, 1, 0, false},
+                                {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, true},
+                                {4, 24, 7, 7, 40, 1, 1, 1, 0, 0, true}};
   int ran = 0;
   for (const FastConvCase& c : cases) {
     SCOPED_TRACE(::testing::Message()
@@ -102,8 +103,8 @@ TEST_P(FastConvTest, MatchesReference) {
 TEST_P(FastConvTest, GradientsMatchReference) {
   const DType t = GetParam();
   const FastConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, false},
-                            {5, 16, 9, 9, 16, 3, 2, 1, 1, 1, false},
-                            {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, false}};
+                                {5, 16, 9, 9, 16, 3, 2, 1, 1, 1, false},
+                                {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, false}};
   int ran = 0;
   for (const FastConvCase& c : cases) {
     SCOPED_TRACE(::testing::Message()
@@ -235,6 +236,31 @@ TEST_P(FastConvTest, FewChannelsInF32AndGroupsStayOnTheReference) {
   const int64_t before_groups = internal::FastConvExecutions();
   ASSERT_TRUE(Conv(p, xg.data(), wg.data(), nullptr, yg.data()).ok());
   EXPECT_EQ(internal::FastConvExecutions(), before_groups);
+}
+
+// Where the direct convolution runs in row mode (output rows a whole number of its vectors:
+// the example CNN's 8x8), the fast mode takes it before oneDNN in f32 and f16 (conv_direct.h):
+// no oneDNN call and the reference kernels' bits. bf16 keeps oneDNN's kernels.
+TEST_P(FastConvTest, RowModeDirectConvolutionComesBeforeOneDnn) {
+  const DType t = GetParam();
+  const ConvParams p = Params(t, {3, 16, 8, 8, 16, 3, 1, 1, 1, 1, true});
+  internal::DirectConv d;
+  ASSERT_TRUE(internal::MakeDirectConv(p, {8, 8}, &d));
+  if (t == DType::kBF16 || !internal::DirectConvRowMode(d)) {
+    GTEST_SKIP() << "bf16 runs oneDNN's kernels; f32 and f16 run the direct path only where its "
+                    "rows are whole vectors";
+  }
+  Buffer x = RandomBuffer(t, {3, 16, 8, 8}, rng_), w = RandomBuffer(t, {16, 16, 3, 3}, rng_);
+  Buffer b = RandomBuffer(t, {16}, rng_);
+  Buffer ref = MakeBuffer(t, {3, 16, 8, 8}), fast = ref;
+  ASSERT_TRUE(Conv(p, x.data(), w.data(), b.data(), ref.data()).ok());
+  const int64_t before = internal::FastConvExecutions();
+  {
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(Conv(p, x.data(), w.data(), b.data(), fast.data()).ok());
+  }
+  EXPECT_EQ(internal::FastConvExecutions(), before);
+  EXPECT_EQ(fast.bytes, ref.bytes);
 }
 
 // Both paths sum products of bf16 values in f32 and round the sum once, in different orders: on

@@ -349,7 +349,7 @@ TEST(CpuKernelConvTest, MatchesDirectFloat64) {
 // Stride-1 1-D/2-D shapes for the direct (padded-row) path: row blocks with remainders
 // (M = 13, 9, 5), groups with dilations, asymmetric pads, 1x1 (also padded), several column
 // tiles, a 1x1 output, batches over several sample chunks (a last, shorter one), and one image
-// too large for it (the im2col + GEMM path again).
+// too large for it (the im2col + GEMM path again), and the row mode's shapes.
 TEST(CpuKernelConvTest, StrideOneShapesMatchDirectFloat64) {
   const std::vector<GemmConvCase> cases = {
       {3, 5, 13, 1, {7, 9}, {3, 3}, {}, {}, {1, 0, 2, 1}, {}},
@@ -363,6 +363,14 @@ TEST(CpuKernelConvTest, StrideOneShapesMatchDirectFloat64) {
       {9, 1, 4, 1, {8, 8}, {3, 3}, {}, {}, {0, 2, 1, 0}, {}},
       {5, 3, 4, 1, {6, 5}, {1, 1}, {}, {}, {1, 2, 0, 1}, {}},  // 1x1 with pads
       {2, 48, 4, 1, {28, 28}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
+      // Row mode (output rows a whole number of vectors: 4 with SSE2, 8 with AVX2 and
+      // AVX-512's 8-wide form, 16): the example CNN's 8x8 over several chunks with a shorter
+      // last one, rows of 16 and 24, a group with dilation, a 4-wide 1-D row.
+      {7, 16, 16, 1, {8, 8}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
+      {2, 3, 5, 1, {16, 16}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
+      {3, 4, 7, 1, {5, 24}, {3, 3}, {}, {}, {1, 1, 1, 1}, {}},
+      {2, 6, 4, 2, {12, 12}, {3, 3}, {1, 1}, {2, 2}, {0, 0, 0, 0}, {}},
+      {3, 2, 3, 1, {6}, {3}, {}, {}, {0, 0}, {}},
   };
   std::mt19937_64 rng(14);
   // Every vector width the machine has (a narrower cap on a machine without the wider one just
