@@ -140,20 +140,6 @@ void AddElementwiseOps(std::vector<OpDef>* ops) {
          {15, 19, 21, 23, 24, 25}, 15, InferCastLike, "convert to the element type of input 1"));
 }
 
-std::vector<AttrSpec> ConvAttrs(bool transpose) {
-  std::vector<AttrSpec> attrs = {Opt("auto_pad", "NOTSET"),
-                                 OptNoDefault("dilations", AttrKind::kInts),
-                                 Opt("group", 1),
-                                 OptNoDefault("kernel_shape", AttrKind::kInts),
-                                 OptNoDefault("pads", AttrKind::kInts),
-                                 OptNoDefault("strides", AttrKind::kInts)};
-  if (transpose) {
-    attrs.push_back(OptNoDefault("output_padding", AttrKind::kInts));
-    attrs.push_back(OptNoDefault("output_shape", AttrKind::kInts));
-  }
-  return attrs;
-}
-
 std::vector<AttrSpec> PoolAttrs(bool max_pool) {
   std::vector<AttrSpec> attrs = {Opt("auto_pad", "NOTSET"),
                                  Opt("ceil_mode", 0),
@@ -297,8 +283,8 @@ void AddShapeOps(std::vector<OpDef>* ops) {
   const std::vector<int> squeeze_versions{1, 11, 13, 21, 23, 24, 25};
   view(Op("Squeeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions, 13,
           InferSqueeze, "remove size-1 dims (constant axes, default all)"));
-  view(Op("Unsqueeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions,
-          13, InferUnsqueeze, "insert size-1 dims at constant axes"));
+  view(Op("Unsqueeze", {1, 2, 1, 1}, {OptNoDefault("axes", AttrKind::kInts)}, squeeze_versions, 13,
+          InferUnsqueeze, "insert size-1 dims at constant axes"));
   add(Op("Expand", kBinary, {}, {8, 13}, 8, InferExpand,
          "broadcast to a constant shape (bidirectional)"));
   // Pad-1 (`paddings`) and Pad-2 take pads/value as attributes; 18 adds the axes input; 19 adds
@@ -391,6 +377,20 @@ std::vector<OpDef> BuildTable() {
 }
 
 }  // namespace
+
+std::vector<AttrSpec> ConvAttrs(bool transpose) {
+  std::vector<AttrSpec> attrs = {Opt("auto_pad", "NOTSET"),
+                                 OptNoDefault("dilations", AttrKind::kInts),
+                                 Opt("group", 1),
+                                 OptNoDefault("kernel_shape", AttrKind::kInts),
+                                 OptNoDefault("pads", AttrKind::kInts),
+                                 OptNoDefault("strides", AttrKind::kInts)};
+  if (transpose) {
+    attrs.push_back(OptNoDefault("output_padding", AttrKind::kInts));
+    attrs.push_back(OptNoDefault("output_shape", AttrKind::kInts));
+  }
+  return attrs;
+}
 
 const std::vector<OpDef>& AllOps() {
   static const std::vector<OpDef> kOps = BuildTable();

@@ -70,6 +70,10 @@ inline OpDef Multiplies(std::vector<int> inputs, OpDef op) {
   return op;
 }
 
+// Conv's attributes (ConvTranspose's with `transpose`), with their ONNX defaults; a8.FusedConv
+// takes Conv's (op_table.cc).
+std::vector<AttrSpec> ConvAttrs(bool transpose);
+
 // The domain of a800c's internal ops ("a8.ReluGrad").
 inline constexpr const char* kA8Domain = "a8";
 

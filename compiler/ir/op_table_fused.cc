@@ -18,6 +18,11 @@
 //   For the forward epilogues with an activation, optional out1 is the pre-activation acc (+ bias)
 //   (cuBLASLt's GELU_AUX), for a backward that reads it (a8.GeluGrad reads x).
 //   `approximate` is the Gelu's ("none": erf, "tanh").
+// - a8.FusedConv(X, W, B?, Z?) {Conv's attributes, activation="none"} -> Y: Conv(X, W, B), plus
+//   Z (Y's dims and dtype) where given, then Relu where activation="relu". Each step rounds as
+//   the unfused Conv, Add and Relu do (Conv's result is rounded to T, the sum computed in float
+//   and rounded to T), so Y has the unfused plan's bits in every dtype: the fusion saves the
+//   passes over Y, not a rounding.
 // - a8.FusedElementwise(x_1, ..., x_n) {program, constants=[]} -> y: one elementwise program
 //   (kernels/common/fused_elementwise.h: opcodes, register encoding) evaluated per element.
 //   Every input has one float dtype T; inputs of one element are broadcast, the others all have
@@ -108,6 +113,23 @@ Status InferFusedMatMul(const OpNode& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, std::move(types));
 }
 
+Status InferFusedConv(const OpNode& node, std::vector<TensorType>* out) {
+  const std::string activation = node.GetString("activation", "none");
+  if (activation != "none" && activation != "relu") {
+    return InvalidInput("{}: attribute 'activation' is '{}' (expected none or relu)", node.Where(),
+                        activation);
+  }
+  A8_RETURN_IF_ERROR(InferConv(node, out));
+  if (node.has_input(3)) {
+    const TensorType& y = (*out)[0];
+    if (node.input(3)->type() != y) {
+      return InvalidInput("{}: input 'Z' {} must have the output's type {}", node.Where(),
+                          node.input(3)->type().ToString(), y.ToString());
+    }
+  }
+  return Status::Ok();
+}
+
 Status InferFusedElementwise(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, node.num_inputs()));
   int widest = 0;
@@ -167,6 +189,12 @@ void AddFusedOps(std::vector<OpDef>* ops) {
           "GEMM with an epilogue: (A, B[, bias][, aux]) -> (Y[, pre-activation | bias gradient]); "
           "epilogue bias|bias_relu|bias_gelu|relu|gelu|drelu|dgelu|drelu_bgrad|dgelu_bgrad, float "
           "accumulation, one rounding")));
+  std::vector<AttrSpec> conv_attrs = ConvAttrs(false);
+  conv_attrs.push_back(Opt("activation", "none"));
+  ops->push_back(Multiplies(
+      {0, 1}, InternalOp("FusedConv", {2, 4, 1, 1}, std::move(conv_attrs), InferFusedConv,
+                         "Conv with an epilogue: (X, W[, B][, Z]) -> act(Conv(X, W, B) + Z); "
+                         "activation none|relu, each step rounded as unfused")));
   ops->push_back(InternalOp(
       "FusedElementwise", kVariadic,
       {Req("program", AttrKind::kInts), OptNoDefault("constants", AttrKind::kFloats),

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "kernels/common/unary_math.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/in_f32.h"
@@ -221,7 +222,12 @@ StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose) {
   return out;
 }
 
-Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
+namespace {
+
+// Conv, and where `epilogue` is not null and the f32 direct path runs, a8.FusedConv's epilogue
+// applied as it stores Y (*applied says so).
+Status ConvWith(const ConvParams& p, const void* x, const void* w, const void* bias, void* y,
+                const internal::DirectEpilogue* epilogue, bool* applied) {
   Dims out_spatial;
   A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, false, &out_spatial));
   if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
@@ -264,9 +270,13 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
           ComputeView<T> bv(bias, p.out_channels);
           bias_c.assign(bv.data(), bv.data() + p.out_channels);
         }
+        // The epilogue in the store only where Y is stored as computed (f32).
+        const bool fuse = epilogue != nullptr && std::is_same_v<T, float>;
         internal::DirectConvF32(direct, p.batch, xv.data(), wv.data(),
-                                bias ? bias_c.data() : nullptr, out.data());
+                                bias ? bias_c.data() : nullptr, out.data(),
+                                fuse ? *epilogue : internal::DirectEpilogue{});
         out.Flush();
+        if (fuse) *applied = true;
         return Status::Ok();
       }
     }
@@ -329,6 +339,38 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
       }
     }
     out.Flush();
+    return Status::Ok();
+  });
+}
+
+}  // namespace
+
+Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
+  return ConvWith(p, x, w, bias, y, nullptr, nullptr);
+}
+
+Status FusedConv(const ConvParams& p, bool relu, const void* x, const void* w, const void* bias,
+                 const void* z, void* y) {
+  bool applied = false;
+  const internal::DirectEpilogue epilogue{static_cast<const float*>(z), relu};
+  A8_RETURN_IF_ERROR(ConvWith(p, x, w, bias, y, &epilogue, &applied));
+  if (applied || (z == nullptr && !relu)) return Status::Ok();
+  A8_ASSIGN_OR_RETURN(Dims out_spatial, ConvOutputSpatial(p, false));
+  const int64_t n = p.batch * p.out_channels * NumElements(out_spatial);
+  // Y (rounded to T by the convolution) + Z in the compute type, rounded to T once, then Relu:
+  // the unfused Add and Relu's bits (Relu commutes with the rounding).
+  return Dispatch<TypeSet::kFloat>(p.dtype, "a8.FusedConv", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    T* yv = static_cast<T*>(y);
+    const T* zv = static_cast<const T*>(z);
+    ParallelFor(n, 2, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        Compute<T> v = Load(yv[i]);
+        if (zv != nullptr) v += Load(zv[i]);
+        if (relu) v = ReluF{}(v);
+        yv[i] = Store<T>(v);
+      }
+    });
     return Status::Ok();
   });
 }

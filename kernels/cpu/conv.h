@@ -22,6 +22,13 @@ StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose);
 // X [N, C, in...], W [M, C / group, k...], B [M] or null -> Y [N, M, out...].
 Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias, void* y);
 
+// a8.FusedConv (compiler/ir/op_table_fused.cc): Y = Conv(X, W, B), then Y + Z where Z (Y's
+// dims) is not null, then Relu where `relu`; each step rounds to the dtype as the unfused kernels
+// do, so Y has their bits. The f32 direct convolution applies the epilogue as it stores Y; the
+// other paths run it over Y after the convolution.
+Status FusedConv(const ConvParams& p, bool relu, const void* x, const void* w, const void* bias,
+                 const void* z, void* y);
+
 // X [N, C, in...], W [C, M / group, k...], B [M] or null -> Y [N, M, out...].
 Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y);
 

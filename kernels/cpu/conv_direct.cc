@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "kernels/common/unary_math.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu::internal {
@@ -36,13 +37,62 @@ struct FloatVec<16> {
   typedef float type __attribute__((vector_size(64), aligned(4), may_alias));
 };
 
-// tile[MR][NV * VW] = rows `w` (MR rows, ldw apart, [cg][taps] each) times the shifted views of
-// `pad`: vector v of the tile covers the VW columns from cols[v]. Fully unrolled over MR and NV
-// so the accumulators stay in registers; VW is the vector width of the target the caller is
-// compiled for.
-template <int VW, int MR, int NV>
+// Where a chunk's output columns go: samples [n, n + count) of Y, rows [m, m + MR) of it.
+struct DirectOut {
+  float* y;           // Y at sample n, channel m
+  const float* bias;  // at m, or null
+  int64_t count;
+  const float* z;  // the epilogue's addend at Y's offsets (Z at sample n, channel m), or null
+  bool relu;
+};
+
+// out[i] = epilogue(src[i] + b) for i < n: the bias, then o.z's element at `z_at + i`, then Relu,
+// each in f32 as the unfused Conv, Add and Relu round.
+[[gnu::always_inline]] inline void DirectEpilogueRow(const DirectOut& o, int64_t z_at,
+                                                     const float* src, float b, int64_t n,
+                                                     float* out) {
+  if (o.z == nullptr && !o.relu) {
+    for (int64_t i = 0; i < n; ++i) out[i] = src[i] + b;
+    return;
+  }
+  const float* z = o.z != nullptr ? o.z + z_at : nullptr;
+  for (int64_t i = 0; i < n; ++i) {
+    float v = src[i] + b;
+    if (z != nullptr) v += z[i];
+    if (o.relu) v = ReluF{}(v);
+    out[i] = v;
+  }
+}
+
+// Writes tile[MR][nv * VW] (columns [j0, j0 + nv * VW)) to Y: the parts of each buffer row that
+// are outputs, plus bias and the epilogue.
+template <int VW, int MR>
+[[gnu::always_inline]] inline void DirectStore(const DirectConv& d, const DirectOut& o, int64_t j0,
+                                               int64_t nv, const float* tile) {
+  const int64_t j1 = j0 + nv * VW, plane_out = d.ho * d.wo;
+  for (int64_t row = j0 / d.wp; row * d.wp < j1; ++row) {
+    const int64_t s = row / d.slot, oh = row % d.slot;
+    if (s >= o.count) break;
+    if (oh >= d.ho) continue;
+    const int64_t c0 = std::max(j0, row * d.wp), c1 = std::min(j1, row * d.wp + d.wo);
+    const int64_t at = s * d.y_sample + oh * d.wo + (c0 - row * d.wp);
+    for (int r = 0; r < MR; ++r) {
+      const float b = o.bias != nullptr ? o.bias[r] : 0.0f;
+      DirectEpilogueRow(o, at + r * plane_out, tile + r * nv * VW + (c0 - j0), b, c1 - c0,
+                        o.y + at + r * plane_out);
+    }
+  }
+}
+
+// acc[MR][NV] = rows `w` (MR rows, ldw apart, [cg][taps] each) times the shifted views of `pad`:
+// vector v covers the VW columns from cols[v]; then sink(r, v, acc[r][v]) for each. Fully
+// unrolled over MR and NV so the accumulators stay in registers (the sink takes them from there:
+// accumulators bound for a stack array were kept in it by the compiler, one FMA in twelve reading
+// and writing memory, 2.2x slower); VW is the vector width of the target the caller is compiled
+// for.
+template <int VW, int MR, int NV, typename Sink>
 [[gnu::always_inline]] inline void DirectTile(const DirectConv& d, const float* w, int64_t ldw,
-                                              const float* pad, const int64_t* cols, float* tile) {
+                                              const float* pad, const int64_t* cols, Sink& sink) {
   using V = typename FloatVec<VW>::type;
   V acc[MR][NV];
   for (int r = 0; r < MR; ++r) {
@@ -63,53 +113,64 @@ template <int VW, int MR, int NV>
     }
   }
   for (int r = 0; r < MR; ++r) {
-    for (int v = 0; v < NV; ++v) *reinterpret_cast<V*>(tile + r * NV * VW + v * VW) = acc[r][v];
+    for (int v = 0; v < NV; ++v) sink(r, v, acc[r][v]);
   }
 }
 
-// Where a chunk's output columns go: samples [n, n + count) of Y, rows [m, m + MR) of it.
-struct DirectOut {
-  float* y;           // Y at sample n, channel m
-  const float* bias;  // at m, or null
-  int64_t count;
+// Stores accumulator (r, v) to tile[MR][nv * VW] (the contiguous mode's columns, DirectStore).
+// (The sinks cast pointers to FloatVec's types, never to a deduced V: a template argument drops
+// the typedef's aligned(4), and the store would assume 32-byte alignment.)
+template <int VW>
+struct TileSink {
+  using U = typename FloatVec<VW>::type;
+  float* tile;
+  int64_t nv;
+  template <typename V>
+  [[gnu::always_inline]] void operator()(int r, int v, V acc) const {
+    *reinterpret_cast<U*>(tile + (r * nv + v) * VW) = acc;
+  }
 };
 
-// Writes tile[MR][nv * VW] (columns [j0, j0 + nv * VW)) to Y: the parts of each buffer row that
-// are outputs, plus bias.
-template <int VW, int MR>
-[[gnu::always_inline]] inline void DirectStore(const DirectConv& d, const DirectOut& o, int64_t j0,
-                                               int64_t nv, const float* tile) {
-  const int64_t j1 = j0 + nv * VW, plane_out = d.ho * d.wo;
-  for (int64_t row = j0 / d.wp; row * d.wp < j1; ++row) {
-    const int64_t s = row / d.slot, oh = row % d.slot;
-    if (s >= o.count) break;
-    if (oh >= d.ho) continue;
-    const int64_t c0 = std::max(j0, row * d.wp), c1 = std::min(j1, row * d.wp + d.wo);
-    float* dst = o.y + s * d.y_sample + oh * d.wo + (c0 - row * d.wp);
-    for (int r = 0; r < MR; ++r) {
-      const float b = o.bias != nullptr ? o.bias[r] : 0.0f;
-      const float* src = tile + r * nv * VW + (c0 - j0);
-      float* out = dst + r * plane_out;
-      for (int64_t i = 0; i < c1 - c0; ++i) out[i] = src[i] + b;
+// Row mode (d.wo a multiple of VW): accumulator (r, v) is a segment of an output row (output
+// channel r of the block, Y offset at[v]), stored with bias and the epilogue: each step in f32 as
+// the unfused Conv, Add and Relu round (ReluF's NaN rule included).
+template <int VW>
+struct RowSink {
+  using U = typename FloatVec<VW>::type;
+  const DirectOut& o;
+  const int64_t* at;
+  int64_t plane_out;
+  template <typename V>
+  [[gnu::always_inline]] void operator()(int r, int v, V acc) const {
+    const int64_t to = r * plane_out + at[v];
+    U val = acc + (o.bias != nullptr ? o.bias[r] : 0.0f);
+    if (o.z != nullptr) val += *reinterpret_cast<const U*>(o.z + to);
+    if (o.relu) {
+      const U zero = {};
+      val = val > zero ? val : (val == val ? zero : val);
     }
+    *reinterpret_cast<U*>(o.y + to) = val;
   }
-}
+};
 
-// Row mode (d.wo a multiple of VW): vectors [q0, q0 + nv) of the chunk's outputs are row
-// segments, written from tile[MR][nv * VW] straight to their places in Y, plus bias.
-template <int VW, int MR>
-[[gnu::always_inline]] inline void DirectStoreRows(const DirectConv& d, const DirectOut& o,
-                                                   const int64_t* at, int64_t nv,
-                                                   const float* tile) {
-  const int64_t plane_out = d.ho * d.wo;
-  for (int r = 0; r < MR; ++r) {
-    const float b = o.bias != nullptr ? o.bias[r] : 0.0f;
-    float* out = o.y + r * plane_out;
-    for (int64_t v = 0; v < nv; ++v) {
-      const float* src = tile + (r * nv + v) * VW;
-      float* dst = out + at[v];
-      for (int i = 0; i < VW; ++i) dst[i] = src[i] + b;
-    }
+// DirectTile with NV = nv (1 to NVMAX).
+template <int VW, int MR, int NVMAX, typename Sink>
+[[gnu::always_inline]] inline void DirectTiles(const DirectConv& d, const float* w, int64_t ldw,
+                                               const float* buf, const int64_t* col, int64_t nv,
+                                               Sink& sink) {
+  switch (nv) {
+    case 1:
+      DirectTile<VW, MR, 1>(d, w, ldw, buf, col, sink);
+      break;
+    case 2:
+      if constexpr (NVMAX >= 2) DirectTile<VW, MR, 2>(d, w, ldw, buf, col, sink);
+      break;
+    case 3:
+      if constexpr (NVMAX >= 3) DirectTile<VW, MR, 3>(d, w, ldw, buf, col, sink);
+      break;
+    default:
+      if constexpr (NVMAX >= 4) DirectTile<VW, MR, 4>(d, w, ldw, buf, col, sink);
+      break;
   }
 }
 
@@ -139,23 +200,12 @@ template <int VW, int MR, int NVMAX>
         col[v] = q * VW;
       }
     }
-    switch (nv) {
-      case 1:
-        DirectTile<VW, MR, 1>(d, w, ldw, buf, col, tile);
-        break;
-      case 2:
-        if constexpr (NVMAX >= 2) DirectTile<VW, MR, 2>(d, w, ldw, buf, col, tile);
-        break;
-      case 3:
-        if constexpr (NVMAX >= 3) DirectTile<VW, MR, 3>(d, w, ldw, buf, col, tile);
-        break;
-      default:
-        if constexpr (NVMAX >= 4) DirectTile<VW, MR, 4>(d, w, ldw, buf, col, tile);
-        break;
-    }
     if (rows) {
-      DirectStoreRows<VW, MR>(d, o, at, nv, tile);
+      RowSink<VW> sink{o, at, d.ho * d.wo};
+      DirectTiles<VW, MR, NVMAX>(d, w, ldw, buf, col, nv, sink);
     } else {
+      TileSink<VW> sink{tile, nv};
+      DirectTiles<VW, MR, NVMAX>(d, w, ldw, buf, col, nv, sink);
       DirectStore<VW, MR>(d, o, q0 * VW, nv, tile);
     }
   }
@@ -168,7 +218,7 @@ template <int VW, int MR, int NVMAX>
 template <int VW, int MRMAX, int NVMAX>
 [[gnu::always_inline]] inline void DirectSamples(const DirectConv& d, const float* x,
                                                  const float* w, const float* bias, float* y,
-                                                 int64_t n0, int64_t n1) {
+                                                 const DirectEpilogue& e, int64_t n0, int64_t n1) {
   std::vector<float> buf(static_cast<size_t>(d.cg * d.channel_stride + NVMAX * VW), 0.0f);
   const int64_t ldw = d.cg * d.taps;
   static_assert(MRMAX >= 1 && MRMAX <= 6);
@@ -188,8 +238,9 @@ template <int VW, int MRMAX, int NVMAX>
       for (int64_t m0 = 0; m0 < d.mg; m0 += MRMAX) {
         const int64_t mr = std::min<int64_t>(MRMAX, d.mg - m0), m = gi * d.mg + m0;
         const float* wm = w + m * ldw;
-        const DirectOut o{y + n * d.y_sample + m * d.ho * d.wo,
-                          bias != nullptr ? bias + m : nullptr, count};
+        const int64_t y_at = n * d.y_sample + m * d.ho * d.wo;
+        const DirectOut o{y + y_at, bias != nullptr ? bias + m : nullptr, count,
+                          e.z != nullptr ? e.z + y_at : nullptr, e.relu};
         switch (mr) {
           case 1:
             DirectRows<VW, 1, NVMAX>(d, wm, buf.data(), cols, o);
@@ -219,27 +270,28 @@ template <int VW, int MRMAX, int NVMAX>
 // 6 rows x 4 vectors of accumulators; its 8-wide form for rows of 8, 24, ... columns, which run
 // in row mode), AVX2 with FMA and baseline SSE2 (16 registers: 4 x 3).
 __attribute__((target("avx512f,avx512vl,fma"))) void DirectSamplesAvx512(
-    const DirectConv& d, const float* x, const float* w, const float* bias, float* y, int64_t n0,
-    int64_t n1) {
-  DirectSamples<16, 6, 4>(d, x, w, bias, y, n0, n1);
+    const DirectConv& d, const float* x, const float* w, const float* bias, float* y,
+    const DirectEpilogue& e, int64_t n0, int64_t n1) {
+  DirectSamples<16, 6, 4>(d, x, w, bias, y, e, n0, n1);
 }
 __attribute__((target("avx512f,avx512vl,fma"))) void DirectSamplesAvx512Ymm(
-    const DirectConv& d, const float* x, const float* w, const float* bias, float* y, int64_t n0,
-    int64_t n1) {
-  DirectSamples<8, 6, 4>(d, x, w, bias, y, n0, n1);
+    const DirectConv& d, const float* x, const float* w, const float* bias, float* y,
+    const DirectEpilogue& e, int64_t n0, int64_t n1) {
+  DirectSamples<8, 6, 4>(d, x, w, bias, y, e, n0, n1);
 }
 __attribute__((target("avx2,fma"))) void DirectSamplesAvx2(const DirectConv& d, const float* x,
                                                            const float* w, const float* bias,
-                                                           float* y, int64_t n0, int64_t n1) {
-  DirectSamples<8, 4, 3>(d, x, w, bias, y, n0, n1);
+                                                           float* y, const DirectEpilogue& e,
+                                                           int64_t n0, int64_t n1) {
+  DirectSamples<8, 4, 3>(d, x, w, bias, y, e, n0, n1);
 }
 void DirectSamplesBaseline(const DirectConv& d, const float* x, const float* w, const float* bias,
-                           float* y, int64_t n0, int64_t n1) {
-  DirectSamples<4, 4, 3>(d, x, w, bias, y, n0, n1);
+                           float* y, const DirectEpilogue& e, int64_t n0, int64_t n1) {
+  DirectSamples<4, 4, 3>(d, x, w, bias, y, e, n0, n1);
 }
 
 using SamplesFn = void (*)(const DirectConv&, const float*, const float*, const float*, float*,
-                           int64_t, int64_t);
+                           const DirectEpilogue&, int64_t, int64_t);
 
 // The variant for `d` on this machine, capped by SetConvIsaForTesting, and its vector width.
 SamplesFn PickVariant(const DirectConv& d, int* vw) {
@@ -311,11 +363,12 @@ bool DirectConvRowMode(const DirectConv& d) {
 }
 
 void DirectConvF32(const DirectConv& d, int64_t batch, const float* x, const float* w,
-                   const float* bias, float* y) {
+                   const float* bias, float* y, const DirectEpilogue& epilogue) {
   int vw = 0;
   const SamplesFn fn = PickVariant(d, &vw);
   const int64_t macs = d.group * d.mg * d.cg * d.taps * d.slot * d.wp;
-  ParallelFor(batch, macs / 4, [&](int64_t n0, int64_t n1) { fn(d, x, w, bias, y, n0, n1); });
+  ParallelFor(batch, macs / 4,
+              [&](int64_t n0, int64_t n1) { fn(d, x, w, bias, y, epilogue, n0, n1); });
 }
 
 }  // namespace a8::cpu::internal

@@ -40,8 +40,15 @@ bool MakeDirectConv(const ConvParams& p, const Dims& out_spatial, DirectConv* d)
 // convolution at batch 32, one thread: 119 against 164 us), so the fast mode takes it first.
 bool DirectConvRowMode(const DirectConv& d);
 
+// What the direct path applies to Y as it stores it (a8.FusedConv, conv.h): + z (Y's dims, at
+// Y's offsets) where not null, then Relu (kernels/common/unary_math.h's ReluF) where `relu`.
+struct DirectEpilogue {
+  const float* z = nullptr;
+  bool relu = false;
+};
+
 // Y [batch, M, ho, wo] = conv(X, W) + bias (null: none), f32, over the geometry of `d`.
 void DirectConvF32(const DirectConv& d, int64_t batch, const float* x, const float* w,
-                   const float* bias, float* y);
+                   const float* bias, float* y, const DirectEpilogue& epilogue = {});
 
 }  // namespace a8::cpu::internal

@@ -58,8 +58,9 @@ void EraseMembers(Graph& graph, const std::vector<Node*>& members) {
 
 StatusOr<bool> Fuse::Run(Graph& graph) {
   A8_ASSIGN_OR_RETURN(const int gemms, fusion::FuseMatMulEpilogues(graph, &stats_));
+  A8_ASSIGN_OR_RETURN(const int convs, fusion::FuseConvEpilogues(graph, &stats_));
   A8_ASSIGN_OR_RETURN(const int chains, fusion::FuseElementwiseChains(graph, &stats_));
-  const bool changed = gemms + chains > 0;
+  const bool changed = gemms + convs + chains > 0;
   if (changed) graph.memory_plan.reset();
   return changed;
 }

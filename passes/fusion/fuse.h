@@ -1,6 +1,7 @@
 // fuse: rewrites the graph into fewer, larger kernels (issue 6, "Fusion pass").
 //
-// 1. GEMM epilogues -> a8.FusedMatMul (compiler/ir/op_table_fused.cc has the exact semantics):
+// 1. GEMM epilogues -> a8.FusedMatMul (compiler/ir/op_table_fused.cc has the exact semantics of
+//    each fused op):
 //    - forward: MatMul(A [..., M, K], B [K, N]) + Add(bias [N], either operand order), or
 //      Gemm(A, B[, C = bias [N] | [1, N]]) with transA=0, alpha=beta=1, optionally followed by
 //      Relu or Gelu (approximate none/tanh): epilogues bias, bias_relu, bias_gelu, relu, gelu.
@@ -10,7 +11,12 @@
 //      a8.ReluGrad / a8.GeluGrad -> epilogue drelu / dgelu (aux = the grad's saved operand), and
 //      "_bgrad" when a ReduceSum(keepdims=0) over all but the last dim of that gradient exists:
 //      output 1 replaces the ReduceSum (cuBLASLt's DRELU_BGRAD / DGELU_BGRAD).
-// 2. Elementwise chains -> a8.FusedElementwise: maximal trees of float elementwise nodes (Relu,
+// 2. Convolution epilogues -> a8.FusedConv: a Conv whose output's only reader is an Add of a
+//    tensor of that output's type (the residual, either operand order) and / or then a Relu.
+//    The Add's other operand becomes input 3 (Z; input 2, the bias, stays absent when the Conv
+//    had none). Each step rounds as unfused (op_table_fused.cc), so the plan's values are the
+//    unfused plan's.
+// 3. Elementwise chains -> a8.FusedElementwise: maximal trees of float elementwise nodes (Relu,
 //    Gelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf, Cast between float types,
 //    Add/Sub/Mul/Div, a8.ReluGrad/GeluGrad/SigmoidGrad/TanhGrad) whose operands have the node's
 //    shape or one element, joined through values with a single use that are not graph outputs

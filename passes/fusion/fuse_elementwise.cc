@@ -1,4 +1,4 @@
-// fuse, part 2: elementwise chains -> a8.FusedElementwise (see fuse.h; the program encoding is
+// fuse, part 3: elementwise chains -> a8.FusedElementwise (see fuse.h; the program encoding is
 // kernels/common/fused_elementwise.h).
 #include <algorithm>
 #include <cstring>

@@ -17,6 +17,14 @@ inline bool IsOnnxOp(const Node* n, const char* op) {
   return n != nullptr && n->domain().empty() && n->op() == op;
 }
 
+// The only user of `v` when it has exactly one use and is not a graph output (*operand: which of
+// its inputs `v` is).
+inline Node* SoleUser(const Value* v, int* operand = nullptr) {
+  if (v->uses().size() != 1 || v->is_graph_output()) return nullptr;
+  if (operand != nullptr) *operand = v->uses()[0].operand;
+  return v->uses()[0].node;
+}
+
 // The names of the nodes `n` stands for: its `a8.onnx_nodes` when it is itself fused, else its
 // name.
 std::vector<std::string> Provenance(const Node* n);
@@ -33,9 +41,10 @@ std::vector<std::string> FreeNames(Graph& graph, const std::vector<Value*>& valu
 // Erases `members` (outputs unused by then), last first, then the constants only they used.
 void EraseMembers(Graph& graph, const std::vector<Node*>& members);
 
-// GEMM epilogues (fuse_matmul.cc) and elementwise chains (fuse_elementwise.cc); each returns how
-// many fused nodes it built.
+// GEMM epilogues (fuse_matmul.cc), convolution epilogues (fuse_conv.cc) and elementwise chains
+// (fuse_elementwise.cc); each returns how many fused nodes it built.
 StatusOr<int> FuseMatMulEpilogues(Graph& graph, Stats* stats);
+StatusOr<int> FuseConvEpilogues(Graph& graph, Stats* stats);
 StatusOr<int> FuseElementwiseChains(Graph& graph, Stats* stats);
 
 }  // namespace a8::fusion

@@ -55,13 +55,6 @@ Product AsProduct(Node* n) {
   return p;
 }
 
-// The only user of `v` when it has exactly one use and is not a graph output.
-Node* SoleUser(const Value* v, int* operand = nullptr) {
-  if (v->uses().size() != 1 || v->is_graph_output()) return nullptr;
-  if (operand != nullptr) *operand = v->uses()[0].operand;
-  return v->uses()[0].node;
-}
-
 // A Relu / Gelu reading `v` (same type), or null.
 Node* ActivationOf(const Value* v) {
   for (const Use& u : v->uses()) {

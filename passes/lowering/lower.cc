@@ -31,10 +31,12 @@ void SetType(const TensorType& t, plan::TensorType* out) {
 // Resolves the window attributes of a convolution or pooling node into explicit ones.
 Status ExplicitWindow(const Node& node, std::map<std::string, Attribute>* attrs) {
   const std::string& op = node.op();
-  const bool conv = op == "Conv" || op == "ConvTranspose";
+  // a8.FusedConv (the fuse pass's Conv with an epilogue) has Conv's attributes.
+  const bool fused_conv = node.domain() == "a8" && op == "FusedConv";
+  if (!node.domain().empty() && !fused_conv) return Status::Ok();
+  const bool conv = op == "Conv" || op == "ConvTranspose" || fused_conv;
   const bool transpose = op == "ConvTranspose";
   if (!conv && op != "MaxPool" && op != "AveragePool") return Status::Ok();
-  if (!node.domain().empty()) return Status::Ok();
   const std::vector<int64_t>& xdims = node.input(0)->dims();
   if (xdims.size() < 3) {
     return Unsupported("{}: input X has rank {}, expected at least 3", node.Where(), xdims.size());

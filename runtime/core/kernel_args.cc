@@ -254,6 +254,23 @@ StatusOr<ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
   return p;
 }
 
+StatusOr<FusedConvArgs> FusedConvOperands(const KernelArgs& a) {
+  FusedConvArgs f;
+  A8_ASSIGN_OR_RETURN(f.conv, ConvParamsOf(a, false));
+  const std::string activation = a.Str("activation", "none");
+  if (activation != "none" && activation != "relu") {
+    return InvalidInput("a8.FusedConv: attribute 'activation' is '{}' (expected none or relu)",
+                        activation);
+  }
+  f.relu = activation == "relu";
+  const TensorArg &z = a.in(3), &y = a.out(0);
+  if (z.present && (z.count() != y.count() || z.dtype != y.dtype)) {
+    return InvalidInput("a8.FusedConv: Z has {} elements of {}, Y {} of {}", z.count(),
+                        DTypeName(z.dtype), y.count(), DTypeName(y.dtype));
+  }
+  return f;
+}
+
 StatusOr<int> UnscaleCheckFiniteOperands(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(RequireScalar(a, 0, DType::kF32, "scale"));
   const int n = a.num_inputs() - 1;

@@ -100,6 +100,13 @@ StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a);
 StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a);
 // Conv / ConvTranspose / a8.ConvGradFilter geometry from the operands' dims and the attributes.
 StatusOr<ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose);
+// a8.FusedConv(X, W, B?, Z?){Conv's, activation}: Conv's geometry, whether the activation is
+// Relu ("relu"; "none": none), and Z (when present) Y's size and dtype.
+struct FusedConvArgs {
+  ConvParams conv;
+  bool relu = false;
+};
+StatusOr<FusedConvArgs> FusedConvOperands(const KernelArgs& a);
 // a8.UnscaleCheckFinite(scale, g_1..g_n) -> (o_1..o_n, found_inf): scale an f32 scalar, each
 // gradient present and of a float dtype with an f32 output of its size, found_inf an f32 scalar.
 // Returns n.

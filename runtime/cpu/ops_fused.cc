@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/conv.h"
 #include "kernels/cpu/fused.h"
 #include "runtime/core/fused_program_attrs.h"
 #include "runtime/cpu/registry.h"
@@ -45,6 +46,14 @@ Status RunFusedMatMul(const KernelArgs& a) {
                           out1.present ? out1.data : nullptr);
 }
 
+Status RunFusedConv(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(const FusedConvArgs f, FusedConvOperands(a));
+  const TensorArg& z = a.in(3);
+  return cpu::FusedConv(f.conv, f.relu, a.in(0).data, a.in(1).data,
+                        a.has_in(2) ? a.in(2).data : nullptr, z.present ? z.data : nullptr,
+                        a.out(0).data);
+}
+
 Status RunFusedElementwise(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(const FusedProgram program, FusedProgramOf(a));
   const void* inputs[kFusedMaxInputs];
@@ -62,6 +71,8 @@ Status RunFusedElementwise(const KernelArgs& a) {
 void RegisterFusedKernels(std::vector<CpuKernelEntry>* r) {
   r->push_back({"a8.FusedMatMul", kFloatTypes, 0, RunFusedMatMul,
                 "B, bias, aux and outputs: same type as A"});
+  r->push_back({"a8.FusedConv", kFloatTypes, 0, RunFusedConv,
+                "Conv's kernel; f32 direct convolution: epilogue in its store"});
   r->push_back(
       {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"});
 }

@@ -12,6 +12,7 @@
 #include "kernels/common/fused_elementwise.h"
 #include "kernels/common/kernel_types.h"
 #include "kernels/common/matmul_shape.h"
+#include "kernels/device/elementwise.h"
 #include "kernels/device/gemm_conv.h"
 #include "runtime/device/device_registry.h"
 
@@ -283,6 +284,39 @@ Status ConvGradFilter(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(ctx.blas->Conv(ctx, d));
 }
 
+// a8.FusedConv(X, W, B?, Z?){activation}: Conv into Y, then the epilogue (+ Z, Relu) over Y in
+// place as one fused elementwise program: Y's element is read before it is written, and the
+// program rounds once as the unfused Add and Relu do.
+Status FusedConv(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(const FusedConvArgs f, FusedConvOperands(a));
+  A8_RETURN_IF_ERROR(Conv<false>(a, ctx));
+  const TensorArg &z = a.in(3), &y = a.out(0);
+  if (!z.present && !f.relu) return Status::Ok();
+  FusedElementwiseParams e;
+  int64_t code[8];
+  int instrs = 0, last = 0;
+  const int inputs = z.present ? 2 : 1;
+  if (z.present) {
+    const int64_t add[4] = {kFusedAdd, inputs + instrs, 0, 1};
+    std::copy(add, add + 4, code + 4 * instrs);
+    last = inputs + instrs++;
+  }
+  if (f.relu) {
+    const int64_t relu[4] = {kFusedRelu, inputs + instrs, last, 0};
+    std::copy(relu, relu + 4, code + 4 * instrs);
+    ++instrs;
+  }
+  if (!DecodeFusedProgram(code, 4 * instrs, nullptr, 0, inputs, &e.program)) {
+    return Internal("a8.FusedConv: the epilogue program does not decode");
+  }
+  e.in_dtype = e.out_dtype = y.dtype;
+  e.n = y.count();
+  e.in[0] = y.data;
+  e.in[1] = z.present ? z.data : nullptr;
+  e.y = y.data;
+  return FromDev(FusedElementwise(ctx, e));
+}
+
 // ---- a8.FusedMatMul (compiler/ir/op_table_fused.cc): one GEMM with an engine epilogue.
 
 Status FusedMatMul(const KernelArgs& a, DevCtx& ctx) {
@@ -352,6 +386,8 @@ void RegisterDeviceGemmConvOps(std::vector<DevKernelEntry>* r) {
                 "cuDNN backward data (2-D); else GEMM + col2im"});
   r->push_back({"a8.ConvGradFilter", kFloatTypes, 0, ConvGradFilter,
                 "cuDNN backward filter (2-D); else im2col + GEMM"});
+  r->push_back({"a8.FusedConv", kFloatTypes, 0, FusedConv,
+                "Conv's, then + Z and Relu in place (the fused elementwise kernel)"});
   r->push_back({"a8.FusedMatMul", kFloatTypes, 0, FusedMatMul,
                 "cuBLASLt epilogues bias/relu; others: float accumulator + epilogue kernel"});
 }

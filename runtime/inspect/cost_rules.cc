@@ -25,7 +25,7 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
     // Two products a (query, key) pair (QK^T and PV; the gradient recomputes QK^T and adds
     // dP, dQ, dK, dV): costed at the tensor-core peak its first kernel does not reach yet.
     add(F::kMatMul, {"a8.FusedAttention", "a8.FusedAttentionGrad"});
-    add(F::kConv, {"Conv", "ConvTranspose", "a8.ConvGradFilter"});
+    add(F::kConv, {"Conv", "ConvTranspose", "a8.ConvGradFilter", "a8.FusedConv"});
     add(F::kElementwise, {"Abs",
                           "Add",
                           "And",
@@ -296,7 +296,8 @@ StatusOr<KernelCost> EstimateKernelCost(const plan::Plan& plan, int k) {
       // Conv: each output element is a dot product of |W| / C_out; ConvTranspose: each input
       // element scatters |W| / C_in; the filter gradient: each of its elements sums over the
       // |dY| / C_out output positions.
-      if (kern.op() == "Conv" && w != nullptr && w->type().dims_size() > 0)
+      const bool fused = kern.op() == "a8.FusedConv";
+      if ((kern.op() == "Conv" || fused) && w != nullptr && w->type().dims_size() > 0)
         c.flops = 2 * y_elements * Elements(*w) / std::max<double>(w->type().dims(0), 1);
       else if (kern.op() == "ConvTranspose" && x != nullptr && w != nullptr &&
                w->type().dims_size() > 0)
@@ -309,6 +310,14 @@ StatusOr<KernelCost> EstimateKernelCost(const plan::Plan& plan, int k) {
         const plan::Buffer* filter = kern.op() == "a8.ConvGradFilter" ? y : w;
         if (filter != nullptr && filter->type().dims_size() > 0)
           c.elements += c.flops / (2 * std::max<double>(filter->type().dims(0), 1));
+      }
+      if (fused) {  // + Z and Relu: one operation each per output element
+        const plan::Attribute* act = FindAttr(kern, "activation");
+        const bool relu = act != nullptr && act->s() == "relu";
+        const bool z = kern.inputs_size() > 3 && kern.inputs(3) >= 0;
+        c.epilogue_flops = ((relu ? 1 : 0) + (z ? 1 : 0)) * y_elements;
+        c.epilogue_family = F::kElementwise;
+        c.flops += c.epilogue_flops;
       }
       break;
     }

@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_conv.h"
@@ -261,6 +262,65 @@ TEST_P(FastConvTest, RowModeDirectConvolutionComesBeforeOneDnn) {
   }
   EXPECT_EQ(internal::FastConvExecutions(), before);
   EXPECT_EQ(fast.bytes, ref.bytes);
+}
+
+// a8.FusedConv (conv.h) against the unfused kernels it replaces, Conv then Add(Z) then Relu, bit
+// for bit: every float dtype, both kernel modes, and shapes that take each path: the direct
+// convolution in row mode (8x8: the epilogue in its store) and over all columns (9x9), im2col
+// (stride 2), oneDNN's (16 channels, 9x9, fast mode) and f16 / bf16 through f32.
+TEST(FusedConvKernelTest, MatchesConvAddReluBitForBit) {
+  struct Shape {
+    int64_t n, c, h, w, m, stride;
+  };
+  const Shape shapes[] = {
+      {3, 16, 8, 8, 16, 1}, {2, 5, 9, 9, 6, 1}, {2, 4, 9, 8, 3, 2}, {2, 16, 9, 9, 8, 1}};
+  std::mt19937_64 rng(31);
+  for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
+    for (const Shape& sh : shapes) {
+      ConvParams p;
+      p.dtype = t;
+      p.batch = sh.n;
+      p.in_channels = sh.c;
+      p.out_channels = sh.m;
+      p.in_spatial = {sh.h, sh.w};
+      p.kernel = {3, 3};
+      p.strides = {sh.stride, sh.stride};
+      p.pads = {1, 1, 1, 1};
+      StatusOr<Dims> out = ConvOutputSpatial(p, false);
+      ASSERT_TRUE(out.ok());
+      const Dims y_dims = {sh.n, sh.m, (*out)[0], (*out)[1]};
+      const int64_t count = NumElements(y_dims);
+      Buffer x = RandomBuffer(t, {sh.n, sh.c, sh.h, sh.w}, rng);
+      Buffer w = RandomBuffer(t, {sh.m, sh.c, 3, 3}, rng), b = RandomBuffer(t, {sh.m}, rng);
+      Buffer z = RandomBuffer(t, y_dims, rng);
+      for (KernelMode mode : {KernelMode::kReference, KernelMode::kFast}) {
+        ScopedKernelMode scoped(mode);
+        for (int form = 0; form < 3; ++form) {  // Relu; + Z; + Z then Relu
+          const bool relu = form != 1, add = form != 0;
+          SCOPED_TRACE(::testing::Message()
+                       << ElemName(t) << " c" << sh.c << " " << sh.h << "x" << sh.w << " s"
+                       << sh.stride << (mode == KernelMode::kFast ? " fast" : " reference")
+                       << (add ? " +z" : "") << (relu ? " relu" : ""));
+          Buffer want = MakeBuffer(t, y_dims), sum = want, fused = want;
+          ASSERT_TRUE(Conv(p, x.data(), w.data(), b.data(), want.data()).ok());
+          if (add) {
+            ASSERT_TRUE(
+                Binary(BinaryOp::kAdd, t, y_dims, want.data(), t, y_dims, z.data(), sum.data())
+                    .ok());
+            want = sum;
+          }
+          if (relu) {
+            ASSERT_TRUE(Unary(UnaryOp::kRelu, t, count, want.data(), sum.data()).ok());
+            want = sum;
+          }
+          ASSERT_TRUE(FusedConv(p, relu, x.data(), w.data(), b.data(), add ? z.data() : nullptr,
+                                fused.data())
+                          .ok());
+          EXPECT_EQ(fused.bytes, want.bytes);
+        }
+      }
+    }
+  }
 }
 
 // Both paths sum products of bf16 values in f32 and round the sum once, in different orders: on

@@ -177,6 +177,27 @@ TEST(DeviceGemmConvTest, Conv) {
   }
 }
 
+// a8.FusedConv: Conv's cases with the residual Z (with and without bias) and with Relu.
+TEST(DeviceGemmConvTest, FusedConv) {
+  for (const ConvCase& c : ConvCases()) {
+    for (DType t : kFloats) {
+      for (const char* activation : {"relu", "none"}) {
+        const Operand bias = c.bias ? D({c.w[0]}) : None();
+        const AttrFn conv = ConvAttrs(c);
+        Expect(
+            "a8.FusedConv", t, {D(c.x), D(c.w), bias, D(c.y)}, {D(c.y)},
+            [&](plan::Kernel* k) {
+              conv(k);
+              plan::Attribute* a = k->add_attrs();
+              a->set_name("activation");
+              a->set_s(activation);
+            },
+            16);
+      }
+    }
+  }
+}
+
 TEST(DeviceGemmConvTest, ConvGradFilter) {
   for (const ConvCase& c : ConvCases()) {
     for (DType t : kFloats) {

@@ -162,6 +162,52 @@ TEST(FuseTest, ChainStopsAtSharedValuesOutputsAndBroadcasts) {
   EXPECT_NE(out.find(R"(%h = Relu(%g))"), std::string::npos) << out;
 }
 
+// A residual block: Conv + Relu, and Conv + Add(residual) + Relu without a bias (input 2
+// absent) become a8.FusedConv; a Conv read twice, an Add that broadcasts and a lone Conv do not.
+TEST(FuseTest, ConvEpilogues) {
+  Fuse pass;
+  bool changed = false;
+  const std::string out = FuseIr(R"(graph @g opsets {"" = 20} {
+  input %x : f32[2,4,6,6]
+  param %w1 : f32[4,4,3,3] = <elided>
+  param %b1 : f32[4] = <elided>
+  param %w2 : f32[4,4,3,3] = <elided>
+  param %s : f32[4,1,1] = <elided>
+  %c1 = Conv(%x, %w1, %b1) {pads=[1,1,1,1]} : f32[2,4,6,6] loc("conv1")
+  %r1 = Relu(%c1) : f32[2,4,6,6] loc("relu1")
+  %c2 = Conv(%r1, %w2) {pads=[1,1,1,1]} : f32[2,4,6,6] loc("conv2")
+  %a = Add(%x, %c2) : f32[2,4,6,6] loc("add")
+  %y = Relu(%a) : f32[2,4,6,6] loc("relu2")
+  %c3 = Conv(%y, %w2) {pads=[1,1,1,1]} : f32[2,4,6,6] loc("conv3")
+  %r3 = Relu(%c3) : f32[2,4,6,6] loc("relu3")
+  %c4 = Conv(%y, %w2) {pads=[1,1,1,1]} : f32[2,4,6,6] loc("conv4")
+  %a4 = Add(%c4, %s) : f32[2,4,6,6] loc("add4")
+  %c5 = Conv(%y, %w1, %b1) {pads=[1,1,1,1]} : f32[2,4,6,6] loc("conv5")
+  output %r3
+  output %c3
+  output %a4
+  output %c5
+})",
+                                 &changed, &pass);
+  EXPECT_TRUE(changed);
+  EXPECT_NE(out.find(R"(%r1 = a8.FusedConv(%x, %w1, %b1) {a8.onnx_nodes=["conv1", "relu1"], )"
+                     R"(activation="relu", pads=[1, 1, 1, 1]} : f32[2,4,6,6] loc("conv1"))"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(
+      out.find(R"(%y = a8.FusedConv(%r1, %w2, _, %x) {a8.onnx_nodes=["conv2", "add", )"
+               R"("relu2"], activation="relu", pads=[1, 1, 1, 1]} : f32[2,4,6,6] loc("conv2"))"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find(R"(%c3 = Conv(%y, %w2))"), std::string::npos) << out;  // also an output
+  EXPECT_NE(out.find(R"(%a4 = Add(%c4, %s))"), std::string::npos) << out;   // broadcasts
+  EXPECT_NE(out.find(R"(%c5 = Conv(%y, %w1, %b1))"), std::string::npos) << out;
+  EXPECT_EQ(pass.stats()["conv-epilogues-fused"], 2);
+  bool again = true;
+  FuseIr(out, &again);
+  EXPECT_FALSE(again);
+}
+
 TEST(FuseTest, ExampleTrainingPlansCarryFusedKernelsAndProvenance) {
   TrainingConfig training;
   training.loss = "cross_entropy";

@@ -87,6 +87,15 @@ std::vector<Case> Cases() {
          conv(k);
          PlanBuilder::Ints(k, "kernel_shape", {3, 3});
        }},
+      {"a8.FusedConv",
+       {{2, 4, 9, 8}, {6, 4, 3, 3}, {6}, {2, 6, 9, 8}},
+       {{2, 6, 9, 8}},
+       [conv](plan::Kernel* k) {
+         conv(k);
+         plan::Attribute* a = k->add_attrs();
+         a->set_name("activation");
+         a->set_s("relu");
+       }},
       {"a8.FusedMatMul",
        {{6, 40}, {40, 7}, {7}},
        {{6, 7}},

@@ -26,7 +26,7 @@ ok_crc = int(crc32c(data[64:]) == crc)
 print(f"magic={magic} version={version} header={header} aligned={aligned} sizes={sizes} "
       f"crc={ok_crc}")
 body = data[64:64 + message]
-for name in sorted(set(re.findall(rb"[A-Za-z.]+:[a-z0-9_,]*->[a-z0-9,]+", body))):
+for name in sorted(set(re.findall(rb"(?:a8\.)?[A-Za-z]+:[a-z0-9_,]*->[a-z0-9,]+", body))):
     print("kernel", name.decode())
 for m in re.findall(rb"[\w.-]+\.onnx(?:txt)?", body):
     print("model", m.decode())
