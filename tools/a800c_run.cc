@@ -126,7 +126,7 @@ std::optional<std::ofstream> OpenMetrics(const std::string& path, bool append) {
   return std::ofstream(path, append ? std::ios::app : std::ios::trunc);
 }
 
-int RunInference(a8::Executor& ex, const RunFlags& f) {
+int RunInference(a8::Executor& ex, const RunFlags& f, const std::string& plan_path) {
   if (!f.training_only.empty())
     return Fail(a8::InvalidInput("{}: needs a training plan (this plan infers)", f.training_only));
   auto specs = ParseSpecs(f.inputs, "--input");
@@ -147,7 +147,7 @@ int RunInference(a8::Executor& ex, const RunFlags& f) {
     auto t0 = std::chrono::steady_clock::now();
     s = ex.Run();
     auto t1 = std::chrono::steady_clock::now();
-    if (!s.ok()) return Fail(s);
+    if (!s.ok()) return Fail(s.WithContext(plan_path));  // as a training run names it
     times.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
     if (metrics)
       *metrics << fmt::format("{{\"step\": {}, \"step_ms\": {:.4f}}}\n", step + 1, times.back());
@@ -572,7 +572,7 @@ int main(int argc, char** argv) {
   }
   const int rc = (*ex)->plan().training()
                      ? RunTraining(**ex, f, plan_path, parallel ? comm->get() : nullptr)
-                     : RunInference(**ex, f);
+                     : RunInference(**ex, f, plan_path);
   if (*tracer == nullptr) return rc;
   if (auto s = a8::WriteTrace(**tracer, trace_path, parallel ? comm->get() : nullptr, rc != 0);
       !s.ok())

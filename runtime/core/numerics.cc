@@ -145,12 +145,90 @@ StatusOr<std::string> BlameFusedMatMul(const plan::Plan& plan, const plan::Kerne
   return kern.onnx_nodes(kern.onnx_nodes_size() - 1);
 }
 
+// a8.FusedConv with a residual Z: the convolution of that element recomputed (float accumulation,
+// then the bias), rounded to the output type: non-finite blames the Conv (its first node); else
+// that value plus Z's element, rounded: the Add (the node before the Relu, or the last). The Relu
+// makes no Inf of its own from a finite value.
+StatusOr<std::string> BlameFusedConv(const plan::Plan& plan, const plan::Kernel& kern,
+                                     int64_t index, const ReadBufferF64& read) {
+  const std::string fallback = kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
+  const plan::Attribute* act = FindAttr(kern, "activation");
+  const bool relu = act != nullptr && act->s() == "relu";
+  const int add_at = kern.onnx_nodes_size() - (relu ? 2 : 1);
+  if (kern.inputs_size() < 4 || kern.inputs(3) < 0 || kern.outputs_size() < 1 || add_at < 1)
+    return fallback;
+  auto dims = [&](int id) {
+    const auto& d = plan.buffers(id).type().dims();
+    return std::vector<int64_t>(d.begin(), d.end());
+  };
+  const std::vector<int64_t> xd = dims(kern.inputs(0)), wd = dims(kern.inputs(1)),
+                             yd = dims(kern.outputs(0));
+  const size_t r = xd.size() < 3 ? 0 : xd.size() - 2;
+  if (r == 0 || wd.size() != r + 2 || yd.size() != r + 2) return fallback;
+  auto ints = [&](const char* name, int64_t dflt, size_t n) {
+    const plan::Attribute* a = FindAttr(kern, name);
+    std::vector<int64_t> v;
+    if (a != nullptr) v.assign(a->ints().values().begin(), a->ints().values().end());
+    if (v.size() != n) v.assign(n, dflt);
+    return v;
+  };
+  const std::vector<int64_t> pads = ints("pads", 0, 2 * r), strides = ints("strides", 1, r),
+                             dilations = ints("dilations", 1, r);
+  const plan::Attribute* group_attr = FindAttr(kern, "group");
+  const int64_t group = group_attr != nullptr && group_attr->i() > 0 ? group_attr->i() : 1;
+  const int64_t cg = wd[1], mg = yd[1] / group;
+  if (mg <= 0 || cg * group != xd[1]) return fallback;
+  // The element's batch index, output channel and output position.
+  std::vector<int64_t> pos(r);
+  int64_t rest = index;
+  for (size_t d = r; d-- > 0;) {
+    pos[d] = rest % yd[d + 2];
+    rest /= yd[d + 2];
+  }
+  const int64_t m = rest % yd[1], n = rest / yd[1];
+  A8_ASSIGN_OR_RETURN(std::vector<double> x, read(kern.inputs(0)));
+  A8_ASSIGN_OR_RETURN(std::vector<double> w, read(kern.inputs(1)));
+  int64_t taps = 1, plane = 1;
+  for (size_t d = 0; d < r; ++d) taps *= wd[d + 2], plane *= xd[d + 2];
+  float acc = 0;  // the kernels accumulate in float
+  for (int64_t c = 0; c < cg; ++c) {
+    const int64_t channel = (m / mg) * cg + c;
+    for (int64_t t = 0; t < taps; ++t) {
+      int64_t at = 0, k = t;
+      bool inside = true;
+      std::vector<int64_t> kpos(r);
+      for (size_t d = r; d-- > 0;) kpos[d] = k % wd[d + 2], k /= wd[d + 2];
+      for (size_t d = 0; d < r && inside; ++d) {
+        const int64_t i = pos[d] * strides[d] - pads[d] + kpos[d] * dilations[d];
+        inside = i >= 0 && i < xd[d + 2];
+        at = at * xd[d + 2] + i;
+      }
+      if (!inside) continue;
+      acc += static_cast<float>(x[static_cast<size_t>((n * xd[1] + channel) * plane + at)]) *
+             static_cast<float>(w[static_cast<size_t>((m * cg + c) * taps + t)]);
+    }
+  }
+  if (kern.inputs(2) >= 0) {
+    A8_ASSIGN_OR_RETURN(std::vector<double> bias, read(kern.inputs(2)));
+    if (m < static_cast<int64_t>(bias.size())) acc += static_cast<float>(bias[m]);
+  }
+  const DType out_dtype = static_cast<DType>(plan.buffers(kern.outputs(0)).type().dtype());
+  const double conv = RoundTo(out_dtype, acc);
+  if (!std::isfinite(conv)) return fallback;  // the Conv
+  A8_ASSIGN_OR_RETURN(std::vector<double> z, read(kern.inputs(3)));
+  if (index < static_cast<int64_t>(z.size()) &&
+      !std::isfinite(RoundTo(out_dtype, static_cast<float>(conv) + static_cast<float>(z[index]))))
+    return kern.onnx_nodes(add_at);  // the Add of the residual
+  return kern.onnx_nodes(kern.onnx_nodes_size() - 1);
+}
+
 }  // namespace
 
 StatusOr<std::string> BlameOnnxNode(const plan::Plan& plan, const plan::Kernel& kern, int64_t index,
                                     const ReadBufferF64& read) {
   if (kern.op() == "a8.FusedElementwise") return BlameFusedElementwise(plan, kern, index, read);
   if (kern.op() == "a8.FusedMatMul") return BlameFusedMatMul(plan, kern, index, read);
+  if (kern.op() == "a8.FusedConv") return BlameFusedConv(plan, kern, index, read);
   return kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
 }
 

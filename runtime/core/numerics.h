@@ -45,6 +45,8 @@ using ReadBufferF64 = std::function<StatusOr<std::vector<double>>(int id)>;
 //   first node (the MatMul) when the product alone does not fit the output type, else the bias
 //   Add when adding the bias overflows, else the last node (the activation); a backward
 //   epilogue: its first node;
+// - a8.FusedConv with a residual: the element's convolution is recomputed on the host: its first
+//   node (the Conv) when it alone does not fit the output type, else the residual Add;
 // - any other kernel: its first ONNX node, else its node.
 StatusOr<std::string> BlameOnnxNode(const plan::Plan& plan, const plan::Kernel& kern, int64_t index,
                                     const ReadBufferF64& read);

@@ -189,10 +189,8 @@ Status CpuBackend::Run(int index, const StepInfo& step) {
   WidenInputs(p.widened);
   A8_RETURN_IF_ERROR(SharedEntry(p.shared)->fn(p.args, host_->ctx));
   NarrowOutputs(p.widened);
-  if (host_->error != 0) {
-    return InvalidInput("kernel {} '{}' (node '{}'): an index or label input is out of range",
-                        index, p.args.kernel().name(), p.args.kernel().node());
-  }
+  // (The executor names the kernel: RunKernel's context.)
+  if (host_->error != 0) return InvalidInput("an index or label input is out of range");
   return Status::Ok();
 }
 
