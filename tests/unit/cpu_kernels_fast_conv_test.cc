@@ -33,21 +33,23 @@ struct FastConvCase {
   bool bias;
 };
 
+ConvParams CaseParams(DType t, const FastConvCase& c) {
+  ConvParams p;
+  p.dtype = t;
+  p.batch = c.n;
+  p.in_channels = c.c;
+  p.out_channels = c.m;
+  p.in_spatial = {c.h, c.w};
+  p.kernel = {c.k, c.k};
+  p.strides = {c.stride, c.stride};
+  p.dilations = {c.dilation, c.dilation};
+  p.pads = {c.pad_begin, c.pad_begin, c.pad_end, c.pad_end};
+  return p;
+}
+
 class FastConvTest : public ::testing::TestWithParam<DType> {
  protected:
-  static ConvParams Params(DType t, const FastConvCase& c) {
-    ConvParams p;
-    p.dtype = t;
-    p.batch = c.n;
-    p.in_channels = c.c;
-    p.out_channels = c.m;
-    p.in_spatial = {c.h, c.w};
-    p.kernel = {c.k, c.k};
-    p.strides = {c.stride, c.stride};
-    p.dilations = {c.dilation, c.dilation};
-    p.pads = {c.pad_begin, c.pad_begin, c.pad_end, c.pad_end};
-    return p;
-  }
+  static ConvParams Params(DType t, const FastConvCase& c) { return CaseParams(t, c); }
   // Runs the case both ways; returns false (nothing checked) when the fast path declined it.
   bool Check(DType t, const FastConvCase& c) {
     const ConvParams p = Params(t, c);
@@ -269,23 +271,14 @@ TEST_P(FastConvTest, RowModeDirectConvolutionComesBeforeOneDnn) {
 // convolution in row mode (8x8: the epilogue in its store) and over all columns (9x9), im2col
 // (stride 2), oneDNN's (16 channels, 9x9, fast mode) and f16 / bf16 through f32.
 TEST(FusedConvKernelTest, MatchesConvAddReluBitForBit) {
-  struct Shape {
-    int64_t n, c, h, w, m, stride;
-  };
-  const Shape shapes[] = {
-      {3, 16, 8, 8, 16, 1}, {2, 5, 9, 9, 6, 1}, {2, 4, 9, 8, 3, 2}, {2, 16, 9, 9, 8, 1}};
+  const FastConvCase shapes[] = {{3, 16, 8, 8, 16, 3, 1, 1, 1, 1, true},
+                                 {2, 5, 9, 9, 6, 3, 1, 1, 1, 1, true},
+                                 {2, 4, 9, 8, 3, 3, 2, 1, 1, 1, true},
+                                 {2, 16, 9, 9, 8, 3, 1, 1, 1, 1, true}};
   std::mt19937_64 rng(31);
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
-    for (const Shape& sh : shapes) {
-      ConvParams p;
-      p.dtype = t;
-      p.batch = sh.n;
-      p.in_channels = sh.c;
-      p.out_channels = sh.m;
-      p.in_spatial = {sh.h, sh.w};
-      p.kernel = {3, 3};
-      p.strides = {sh.stride, sh.stride};
-      p.pads = {1, 1, 1, 1};
+    for (const FastConvCase& sh : shapes) {
+      const ConvParams p = CaseParams(t, sh);
       StatusOr<Dims> out = ConvOutputSpatial(p, false);
       ASSERT_TRUE(out.ok());
       const Dims y_dims = {sh.n, sh.m, (*out)[0], (*out)[1]};
