@@ -118,6 +118,19 @@ TEST(CostTest, ConvCountsEveryOutputsDotProduct) {
   auto cg = EstimateKernelCost(g.plan, 0);
   ASSERT_TRUE(cg.ok());
   EXPECT_DOUBLE_EQ(cg->flops, c->flops);
+  // a8.FusedConv: the Conv's, plus one operation per output for the residual Z and one for Relu
+  // (input 2, the bias, absent).
+  CostPlanBuilder f;
+  int fx = f.Buffer(plan::F32, {2, 3, 8, 8}), fw = f.Buffer(plan::F32, {4, 3, 3, 3}),
+      fz = f.Buffer(plan::F32, {2, 4, 6, 6}), fy = f.Buffer(plan::F32, {2, 4, 6, 6});
+  plan::Kernel* k = f.Kernel("a8.FusedConv", {fx, fw, -1, fz}, {fy});
+  plan::Attribute* act = k->add_attrs();
+  act->set_name("activation");
+  act->set_s("relu");
+  auto cf = EstimateKernelCost(f.plan, 0);
+  ASSERT_TRUE(cf.ok()) << cf.status().message();
+  EXPECT_DOUBLE_EQ(cf->epilogue_flops, 2.0 * (2 * 4 * 6 * 6));
+  EXPECT_DOUBLE_EQ(cf->flops, c->flops + cf->epilogue_flops);
 }
 
 TEST(CostTest, AViewOfItsInputMovesNoBytes) {
