@@ -18,7 +18,7 @@ std::atomic<CpuIsa> g_direct_isa{CpuIsa::kBest};
 // example CNN's 16-channel 8x8 convolution: 3 samples a chunk, 24 row vectors, 8 whole tiles of
 // three; 4 KiB less gave 2 samples and a tile of one vector: 124 against 119 us).
 constexpr int64_t kDirectMaxBufferElems = int64_t{1} << 15;
-constexpr int64_t kDirectChunkElems = 4400;
+constexpr int64_t kDirectChunkElems = 4608;
 
 // GCC vector types of VW floats that may be unaligned and alias float (a dependent
 // vector_size is not honoured in templates, hence one specialisation per width).
