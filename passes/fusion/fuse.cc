@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <set>
 
+#include "compiler/ir/emit_typed_node.h"
 #include "passes/fusion/fuse_internal.h"
 
 namespace a8 {
@@ -52,6 +53,25 @@ void EraseMembers(Graph& graph, const std::vector<Node*>& members) {
   for (Value* c : constants) {
     if (c->uses().empty() && !c->is_graph_output()) graph.EraseGraphValue(c);
   }
+}
+
+Status EmitFused(Graph& graph, const char* op, std::vector<Value*> inputs,
+                 std::map<std::string, Attribute> attrs, const Node* main, Node* insert_before,
+                 const std::vector<Node*>& members, const std::vector<Value*>& outputs) {
+  AddFusedAnnotations(std::vector<const Node*>(members.begin(), members.end()), main, &attrs);
+  const std::vector<std::string> names = FreeNames(graph, outputs);
+  A8_ASSIGN_OR_RETURN(Node * fused, EmitTypedNode(graph, "fuse", "a8", op, std::move(inputs), names,
+                                                  std::move(attrs), main->name(), insert_before));
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    Value* out = fused->output(static_cast<int>(i));
+    if (out->type() != outputs[i]->type()) {
+      return Internal("fuse: {}: a8.{}'s output {} is {}, expected {}", main->Where(), op, i,
+                      out->type().ToString(), outputs[i]->type().ToString());
+    }
+    graph.ReplaceAllUsesWith(outputs[i], out);
+  }
+  EraseMembers(graph, members);
+  return Status::Ok();
 }
 
 }  // namespace fusion

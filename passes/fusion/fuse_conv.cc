@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/emit_typed_node.h"
 #include "passes/fusion/fuse_internal.h"
 
 namespace a8::fusion {
@@ -48,24 +47,12 @@ bool PlanConv(Node* conv, ConvPlan* plan) {
 Status Emit(Graph& graph, const ConvPlan& plan) {
   std::map<std::string, Attribute> attrs = plan.conv->attrs();
   attrs["activation"] = Attribute(plan.relu ? "relu" : "none");
-  std::vector<const Node*> members(plan.members.begin(), plan.members.end());
-  AddFusedAnnotations(members, plan.conv, &attrs);
   std::vector<Value*> inputs = {plan.conv->input(0), plan.conv->input(1),
                                 plan.conv->has_input(2) ? plan.conv->input(2) : nullptr};
   if (plan.z != nullptr) inputs.push_back(plan.z);
   while (inputs.back() == nullptr) inputs.pop_back();
-  const std::vector<std::string> names = FreeNames(graph, {plan.output});
-  A8_ASSIGN_OR_RETURN(Node * fused,
-                      EmitTypedNode(graph, "fuse", "a8", "FusedConv", std::move(inputs), names,
-                                    std::move(attrs), plan.conv->name(), plan.members.back()));
-  if (fused->output(0)->type() != plan.output->type()) {
-    return Internal("fuse: {}: the fused convolution's output is {}, expected {}",
-                    plan.conv->Where(), fused->output(0)->type().ToString(),
-                    plan.output->type().ToString());
-  }
-  graph.ReplaceAllUsesWith(plan.output, fused->output(0));
-  EraseMembers(graph, plan.members);
-  return Status::Ok();
+  return EmitFused(graph, "FusedConv", std::move(inputs), std::move(attrs), plan.conv,
+                   plan.members.back(), plan.members, {plan.output});
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/emit_typed_node.h"
 #include "compiler/ir/op_table.h"
 #include "kernels/common/fused_elementwise.h"
 #include "passes/fusion/fuse_internal.h"
@@ -201,19 +200,8 @@ Status Emit(Graph& graph, const Group& g) {
   if (!constants.empty()) attrs["constants"] = Attribute(std::move(constants));
   const DType in_dtype = g.inputs[0]->dtype(), out_dtype = root->output(0)->dtype();
   if (out_dtype != in_dtype) attrs["to"] = Attribute(int64_t{DTypeToOnnx(out_dtype)});
-  std::vector<const Node*> members(g.members.begin(), g.members.end());
-  AddFusedAnnotations(members, root, &attrs);
-  Value* old = root->output(0);
-  const std::vector<std::string> names = FreeNames(graph, {old});
-  A8_ASSIGN_OR_RETURN(Node * fused, EmitTypedNode(graph, "fuse", "a8", "FusedElementwise", g.inputs,
-                                                  names, std::move(attrs), root->name(), root));
-  if (fused->output(0)->type() != old->type()) {
-    return Internal("fuse: {}: the fused chain's type is {}, expected {}", root->Where(),
-                    fused->output(0)->type().ToString(), old->type().ToString());
-  }
-  graph.ReplaceAllUsesWith(old, fused->output(0));
-  EraseMembers(graph, g.members);
-  return Status::Ok();
+  return EmitFused(graph, "FusedElementwise", g.inputs, std::move(attrs), root, root, g.members,
+                   {root->output(0)});
 }
 
 }  // namespace

@@ -41,6 +41,13 @@ std::vector<std::string> FreeNames(Graph& graph, const std::vector<Value*>& valu
 // Erases `members` (outputs unused by then), last first, then the constants only they used.
 void EraseMembers(Graph& graph, const std::vector<Node*>& members);
 
+// Replaces `members` (in graph order) by one node a8.`op`(inputs) {attrs + the annotations of
+// AddFusedAnnotations}, named after `main` and inserted before `insert_before`: its outputs take
+// the names, types and uses of `outputs` (in order), then the members are erased.
+Status EmitFused(Graph& graph, const char* op, std::vector<Value*> inputs,
+                 std::map<std::string, Attribute> attrs, const Node* main, Node* insert_before,
+                 const std::vector<Node*>& members, const std::vector<Value*>& outputs);
+
 // GEMM epilogues (fuse_matmul.cc), convolution epilogues (fuse_conv.cc) and elementwise chains
 // (fuse_elementwise.cc); each returns how many fused nodes it built.
 StatusOr<int> FuseMatMulEpilogues(Graph& graph, Stats* stats);

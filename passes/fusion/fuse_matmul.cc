@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler/ir/emit_typed_node.h"
 #include "compiler/ir/op_table.h"
 #include "passes/fusion/fuse_internal.h"
 
@@ -175,29 +174,14 @@ Status Emit(Graph& graph, const Plan& plan) {
   if (plan.epilogue.find("gelu") != std::string::npos) {
     attrs["approximate"] = Attribute(plan.approximate);
   }
-  std::vector<const Node*> members(plan.members.begin(), plan.members.end());
-  AddFusedAnnotations(members, plan.product.node, &attrs);
   std::vector<Value*> inputs = {plan.product.a, plan.product.b};
   if (plan.product.bias != nullptr) inputs.push_back(plan.product.bias);
   if (plan.aux != nullptr) {
     inputs.push_back(nullptr);
     inputs.push_back(plan.aux);
   }
-  const std::vector<std::string> names = FreeNames(graph, plan.outputs);
-  A8_ASSIGN_OR_RETURN(
-      Node * fused, EmitTypedNode(graph, "fuse", "a8", "FusedMatMul", std::move(inputs), names,
-                                  std::move(attrs), plan.product.node->name(), plan.insert_before));
-  for (size_t i = 0; i < plan.outputs.size(); ++i) {
-    if (fused->output(static_cast<int>(i))->type() != plan.outputs[i]->type()) {
-      return Internal("fuse: {}: the fused product's output {} is {}, expected {}",
-                      plan.product.node->Where(), i,
-                      fused->output(static_cast<int>(i))->type().ToString(),
-                      plan.outputs[i]->type().ToString());
-    }
-    graph.ReplaceAllUsesWith(plan.outputs[i], fused->output(static_cast<int>(i)));
-  }
-  EraseMembers(graph, plan.members);
-  return Status::Ok();
+  return EmitFused(graph, "FusedMatMul", std::move(inputs), std::move(attrs), plan.product.node,
+                   plan.insert_before, plan.members, plan.outputs);
 }
 
 }  // namespace
