@@ -119,6 +119,24 @@ A8_HD bool DecodeFusedProgram(const int64_t* code, int64_t code_len, const float
   return true;
 }
 
+// a8.FusedConv's epilogue as a program over (Y[, Z]) (compiler/ir/op_table_fused.cc): + Z where
+// `z`, then Relu where `relu`; at least one of them. The backends run it over Y in place where
+// the convolution did not apply it as it stored Y.
+inline void FusedConvEpilogue(bool z, bool relu, FusedProgram* p) {
+  const int32_t n = z ? 2 : 1;  // registers 0 (Y) and 1 (Z)
+  const int32_t add[4] = {kFusedAdd, n, 0, 1};
+  const int32_t act[4] = {kFusedRelu, n + (z ? 1 : 0), z ? n : 0, 0};
+  p->num_inputs = n;
+  p->num_instrs = 0;
+  p->num_consts = 0;
+  const int32_t* steps[2] = {z ? add : nullptr, relu ? act : nullptr};
+  for (const int32_t* c : steps) {
+    if (c == nullptr) continue;
+    for (int k = 0; k < 4; ++k) p->code[p->num_instrs][k] = c[k];
+    ++p->num_instrs;
+  }
+}
+
 // Gelu and its gradient (approximate="tanh" or not), as the unfused kernels compute them.
 template <typename A>
 A8_HD A FusedGelu(A x, bool tanh_form) {

@@ -7,6 +7,7 @@
 #include "kernels/common/unary_math.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/conv_direct.h"
+#include "kernels/cpu/fused.h"
 #include "kernels/cpu/in_f32.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_gemm.h"
@@ -225,35 +226,35 @@ StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose) {
 namespace {
 
 // Conv, and where `epilogue` is not null and the f32 direct path runs, a8.FusedConv's epilogue
-// applied as it stores Y (*applied says so).
-Status ConvWith(const ConvParams& p, const void* x, const void* w, const void* bias, void* y,
-                const internal::DirectEpilogue* epilogue, bool* applied) {
+// applied as it stores Y: returns whether it was.
+StatusOr<bool> ConvWith(const ConvParams& p, const void* x, const void* w, const void* bias,
+                        void* y, const internal::DirectEpilogue* epilogue) {
   Dims out_spatial;
   A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, false, &out_spatial));
+  internal::DirectConv direct;
+  const bool has_direct = internal::MakeDirectConv(p, out_spatial, &direct);
   if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
     // The direct path in row mode wins over oneDNN in f32 and f16 (computed in f32); bf16 keeps
     // oneDNN's bf16 kernels.
-    internal::DirectConv direct;
-    const bool direct_wins = p.dtype != DType::kBF16 &&
-                             internal::MakeDirectConv(p, out_spatial, &direct) &&
-                             internal::DirectConvRowMode(direct);
-    if (!direct_wins) {
+    if (p.dtype == DType::kBF16 || !has_direct || !internal::DirectConvRowMode(direct)) {
       A8_ASSIGN_OR_RETURN(bool fast, internal::FastConv(p, out_spatial, x, w, bias, y));
-      if (fast) return Status::Ok();
+      if (fast) return false;
     }
     if (IsHalfType(p.dtype)) {
       const int64_t cg = p.in_channels / p.group;
-      return InF32(p,
-                   {{x, p.batch * p.in_channels * g.img_size},
-                    {w, p.out_channels * cg * g.k_size},
-                    {bias, p.out_channels}},
-                   p.batch * p.out_channels * g.grid_size, y,
-                   [&](const ConvParams& p32, const float* const* in, float* y32) {
-                     return Conv(p32, in[0], in[1], in[2], y32);
-                   });
+      A8_RETURN_IF_ERROR(InF32(p,
+                               {{x, p.batch * p.in_channels * g.img_size},
+                                {w, p.out_channels * cg * g.k_size},
+                                {bias, p.out_channels}},
+                               p.batch * p.out_channels * g.grid_size, y,
+                               [&](const ConvParams& p32, const float* const* in, float* y32) {
+                                 return Conv(p32, in[0], in[1], in[2], y32);
+                               }));
+      return false;
     }
   }
-  return Dispatch<TypeSet::kFloat>(p.dtype, "Conv", [&](auto tag) {
+  bool applied = false;
+  const Status s = Dispatch<TypeSet::kFloat>(p.dtype, "Conv", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
     const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
@@ -262,9 +263,8 @@ Status ConvWith(const ConvParams& p, const void* x, const void* w, const void* b
     ComputeView<T> wv(w, p.out_channels * cg * g.k_size);
     ComputeOutput<T> out(y, p.batch * y_sample);
     const bool pointwise = IsPointwise(g);
-    internal::DirectConv direct;
     if constexpr (std::is_same_v<C, float>) {
-      if (internal::MakeDirectConv(p, out_spatial, &direct)) {
+      if (has_direct) {
         std::vector<float> bias_c;
         if (bias != nullptr) {
           ComputeView<T> bv(bias, p.out_channels);
@@ -276,7 +276,7 @@ Status ConvWith(const ConvParams& p, const void* x, const void* w, const void* b
                                 bias ? bias_c.data() : nullptr, out.data(),
                                 fuse ? *epilogue : internal::DirectEpilogue{});
         out.Flush();
-        if (fuse) *applied = true;
+        applied = fuse;
         return Status::Ok();
       }
     }
@@ -341,38 +341,30 @@ Status ConvWith(const ConvParams& p, const void* x, const void* w, const void* b
     out.Flush();
     return Status::Ok();
   });
+  A8_RETURN_IF_ERROR(s);
+  return applied;
 }
 
 }  // namespace
 
 Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
-  return ConvWith(p, x, w, bias, y, nullptr, nullptr);
+  return ConvWith(p, x, w, bias, y, nullptr).status();
 }
 
 Status FusedConv(const ConvParams& p, bool relu, const void* x, const void* w, const void* bias,
                  const void* z, void* y) {
-  bool applied = false;
   const internal::DirectEpilogue epilogue{static_cast<const float*>(z), relu};
-  A8_RETURN_IF_ERROR(ConvWith(p, x, w, bias, y, &epilogue, &applied));
+  A8_ASSIGN_OR_RETURN(const bool applied, ConvWith(p, x, w, bias, y, &epilogue));
   if (applied || (z == nullptr && !relu)) return Status::Ok();
   A8_ASSIGN_OR_RETURN(Dims out_spatial, ConvOutputSpatial(p, false));
   const int64_t n = p.batch * p.out_channels * NumElements(out_spatial);
-  // Y (rounded to T by the convolution) + Z in the compute type, rounded to T once, then Relu:
-  // the unfused Add and Relu's bits (Relu commutes with the rounding).
-  return Dispatch<TypeSet::kFloat>(p.dtype, "a8.FusedConv", [&](auto tag) {
-    using T = A8_TAG_TYPE(tag);
-    T* yv = static_cast<T*>(y);
-    const T* zv = static_cast<const T*>(z);
-    ParallelFor(n, 2, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        Compute<T> v = Load(yv[i]);
-        if (zv != nullptr) v += Load(zv[i]);
-        if (relu) v = ReluF{}(v);
-        yv[i] = Store<T>(v);
-      }
-    });
-    return Status::Ok();
-  });
+  // Y (rounded to T by the convolution) + Z, then Relu, as one program over Y in place: float
+  // math rounded once to T, the unfused Add and Relu's bits (Relu commutes with the rounding).
+  FusedProgram program;
+  FusedConvEpilogue(z != nullptr, relu, &program);
+  const void* inputs[2] = {y, z};
+  const int64_t counts[2] = {n, n};
+  return FusedElementwise(program, p.dtype, inputs, counts, p.dtype, n, y);
 }
 
 Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {

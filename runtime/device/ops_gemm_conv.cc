@@ -293,22 +293,7 @@ Status FusedConv(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &z = a.in(3), &y = a.out(0);
   if (!z.present && !f.relu) return Status::Ok();
   FusedElementwiseParams e;
-  int64_t code[8];
-  int instrs = 0, last = 0;
-  const int inputs = z.present ? 2 : 1;
-  if (z.present) {
-    const int64_t add[4] = {kFusedAdd, inputs + instrs, 0, 1};
-    std::copy(add, add + 4, code + 4 * instrs);
-    last = inputs + instrs++;
-  }
-  if (f.relu) {
-    const int64_t relu[4] = {kFusedRelu, inputs + instrs, last, 0};
-    std::copy(relu, relu + 4, code + 4 * instrs);
-    ++instrs;
-  }
-  if (!DecodeFusedProgram(code, 4 * instrs, nullptr, 0, inputs, &e.program)) {
-    return Internal("a8.FusedConv: the epilogue program does not decode");
-  }
+  FusedConvEpilogue(z.present, f.relu, &e.program);
   e.in_dtype = e.out_dtype = y.dtype;
   e.n = y.count();
   e.in[0] = y.data;
