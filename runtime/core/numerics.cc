@@ -191,12 +191,12 @@ StatusOr<std::string> BlameFusedConv(const plan::Plan& plan, const plan::Kernel&
   int64_t taps = 1, plane = 1;
   for (size_t d = 0; d < r; ++d) taps *= wd[d + 2], plane *= xd[d + 2];
   float acc = 0;  // the kernels accumulate in float
+  std::vector<int64_t> kpos(r);
   for (int64_t c = 0; c < cg; ++c) {
     const int64_t channel = (m / mg) * cg + c;
     for (int64_t t = 0; t < taps; ++t) {
       int64_t at = 0, k = t;
       bool inside = true;
-      std::vector<int64_t> kpos(r);
       for (size_t d = r; d-- > 0;) kpos[d] = k % wd[d + 2], k /= wd[d + 2];
       for (size_t d = 0; d < r && inside; ++d) {
         const int64_t i = pos[d] * strides[d] - pads[d] + kpos[d] * dilations[d];
