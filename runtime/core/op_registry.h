@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <initializer_list>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -16,12 +17,17 @@ void SortByOp(std::vector<Entry>* entries) {
             [](const Entry& a, const Entry& b) { return a.op < b.op; });
 }
 
-// A registry built once: every `add` function's entries, sorted by SortByOp. Never freed (it
-// lives as long as the process; no destructor runs at exit).
+// A registry built once: the entries of every family (each function returns its ops_*.cc file's
+// table), sorted by SortByOp. Never freed (it lives as long as the process; no destructor runs
+// at exit).
 template <typename Entry>
-const std::vector<Entry>* SortedRegistry(std::initializer_list<void (*)(std::vector<Entry>*)> add) {
+const std::vector<Entry>* SortedRegistry(std::initializer_list<std::vector<Entry> (*)()> families) {
   auto* r = new std::vector<Entry>();
-  for (auto* f : add) f(r);
+  for (auto* family : families) {
+    std::vector<Entry> entries = family();
+    r->insert(r->end(), std::make_move_iterator(entries.begin()),
+              std::make_move_iterator(entries.end()));
+  }
   SortByOp(r);
   return r;
 }

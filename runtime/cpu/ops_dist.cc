@@ -15,11 +15,13 @@ Status RunAllReduceWait(const KernelArgs& a) {
 
 }  // namespace
 
-void RegisterDistKernels(std::vector<CpuKernelEntry>* r) {
-  r->push_back({"a8.AllReduceStart", kFloatTypes, 0, StartGradientAllReduce,
-                "sums in place across the ranks of the run (nothing on one rank)"});
-  r->push_back({"a8.AllReduceWait", kFloatTypes, 1, RunAllReduceWait,
-                "token: f32; averages over the ranks; in place ok"});
+std::vector<CpuKernelEntry> DistKernels() {
+  return {
+      {"a8.AllReduceStart", kFloatTypes, 0, StartGradientAllReduce,
+       "sums in place across the ranks of the run (nothing on one rank)"},
+      {"a8.AllReduceWait", kFloatTypes, 1, RunAllReduceWait,
+       "token: f32; averages over the ranks; in place ok"},
+  };
 }
 
 }  // namespace a8

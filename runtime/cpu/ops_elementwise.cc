@@ -116,48 +116,41 @@ Status RunDropout(const KernelArgs& a) {
 
 }  // namespace
 
-void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r) {
-  for (const UnaryEntry& u : UnaryEntries()) r->push_back({u.op, *u.types, 0, UnaryFn(u.kind), ""});
-
+std::vector<CpuKernelEntry> ElementwiseKernels() {
   static const std::vector<DType> kBool = {DType::kBool};
-  struct B {
-    const char* op;
-    BinaryOp b;
-    const std::vector<DType>* types;
-    const char* note;
+  std::vector<CpuKernelEntry> r = {
+      {"Add", kNumericTypes, 0, BinaryFn(BinaryOp::kAdd), ""},
+      {"Sub", kNumericTypes, 0, BinaryFn(BinaryOp::kSub), ""},
+      {"Mul", kNumericTypes, 0, BinaryFn(BinaryOp::kMul), ""},
+      {"Div", kNumericTypes, 0, BinaryFn(BinaryOp::kDiv), ""},
+      {"Pow", kNumericTypes, 0, BinaryFn(BinaryOp::kPow), "exponent: any numeric dtype"},
+      {"Mod", kNumericTypes, 0, BinaryFn(BinaryOp::kMod), "fmod attribute"},
+      {"Equal", kAllTypes, 0, BinaryFn(BinaryOp::kEqual), "-> bool"},
+      {"Less", kNumericTypes, 0, BinaryFn(BinaryOp::kLess), "-> bool"},
+      {"LessOrEqual", kNumericTypes, 0, BinaryFn(BinaryOp::kLessOrEqual), "-> bool"},
+      {"Greater", kNumericTypes, 0, BinaryFn(BinaryOp::kGreater), "-> bool"},
+      {"GreaterOrEqual", kNumericTypes, 0, BinaryFn(BinaryOp::kGreaterOrEqual), "-> bool"},
+      {"And", kBool, 0, BinaryFn(BinaryOp::kAnd), ""},
+      {"Or", kBool, 0, BinaryFn(BinaryOp::kOr), ""},
+      {"Xor", kBool, 0, BinaryFn(BinaryOp::kXor), ""},
+      {"BitwiseAnd", kIntegerTypes, 0, BinaryFn(BinaryOp::kBitwiseAnd), ""},
+      {"BitwiseOr", kIntegerTypes, 0, BinaryFn(BinaryOp::kBitwiseOr), ""},
+      {"BitwiseXor", kIntegerTypes, 0, BinaryFn(BinaryOp::kBitwiseXor), ""},
+      {"BitShift", kIntegerTypes, 0, BinaryFn(BinaryOp::kShiftLeft), "direction attribute"},
+      {"Max", kNumericTypes, 0, VariadicFn(BinaryOp::kMax, false), "N inputs"},
+      {"Min", kNumericTypes, 0, VariadicFn(BinaryOp::kMin, false), "N inputs"},
+      {"Sum", kNumericTypes, 0, VariadicFn(BinaryOp::kAdd, false), "N inputs"},
+      {"Mean", kFloatTypes, 0, VariadicFn(BinaryOp::kAdd, true), "N inputs"},
+      {"Where", kAllTypes, 1, RunWhere, "condition: bool"},
+      {"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars"},
+      {"Cast", kAllTypes, 0, RunCast, "to: any dtype"},
+      {"CastLike", kAllTypes, 0, RunCast, "to: any dtype"},
+      {"BitCast", kAllTypes, 0, RunBitCast, "to: a dtype of the same width"},
+      {"Dropout", kFloatTypes, 0, RunDropout,
+       "ratio: float scalar, training_mode: bool; mask: bool"},
   };
-  const B binary[] = {
-      {"Add", BinaryOp::kAdd, &kNumericTypes, ""},
-      {"Sub", BinaryOp::kSub, &kNumericTypes, ""},
-      {"Mul", BinaryOp::kMul, &kNumericTypes, ""},
-      {"Div", BinaryOp::kDiv, &kNumericTypes, ""},
-      {"Pow", BinaryOp::kPow, &kNumericTypes, "exponent: any numeric dtype"},
-      {"Mod", BinaryOp::kMod, &kNumericTypes, "fmod attribute"},
-      {"Equal", BinaryOp::kEqual, &kAllTypes, "-> bool"},
-      {"Less", BinaryOp::kLess, &kNumericTypes, "-> bool"},
-      {"LessOrEqual", BinaryOp::kLessOrEqual, &kNumericTypes, "-> bool"},
-      {"Greater", BinaryOp::kGreater, &kNumericTypes, "-> bool"},
-      {"GreaterOrEqual", BinaryOp::kGreaterOrEqual, &kNumericTypes, "-> bool"},
-      {"And", BinaryOp::kAnd, &kBool, ""},
-      {"Or", BinaryOp::kOr, &kBool, ""},
-      {"Xor", BinaryOp::kXor, &kBool, ""},
-      {"BitwiseAnd", BinaryOp::kBitwiseAnd, &kIntegerTypes, ""},
-      {"BitwiseOr", BinaryOp::kBitwiseOr, &kIntegerTypes, ""},
-      {"BitwiseXor", BinaryOp::kBitwiseXor, &kIntegerTypes, ""},
-      {"BitShift", BinaryOp::kShiftLeft, &kIntegerTypes, "direction attribute"},
-  };
-  for (const B& b : binary) r->push_back({b.op, *b.types, 0, BinaryFn(b.b), b.note});
-  r->push_back({"Max", kNumericTypes, 0, VariadicFn(BinaryOp::kMax, false), "N inputs"});
-  r->push_back({"Min", kNumericTypes, 0, VariadicFn(BinaryOp::kMin, false), "N inputs"});
-  r->push_back({"Sum", kNumericTypes, 0, VariadicFn(BinaryOp::kAdd, false), "N inputs"});
-  r->push_back({"Mean", kFloatTypes, 0, VariadicFn(BinaryOp::kAdd, true), "N inputs"});
-  r->push_back({"Where", kAllTypes, 1, RunWhere, "condition: bool"});
-  r->push_back({"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars"});
-  r->push_back({"Cast", kAllTypes, 0, RunCast, "to: any dtype"});
-  r->push_back({"CastLike", kAllTypes, 0, RunCast, "to: any dtype"});
-  r->push_back({"BitCast", kAllTypes, 0, RunBitCast, "to: a dtype of the same width"});
-  r->push_back({"Dropout", kFloatTypes, 0, RunDropout,
-                "ratio: float scalar, training_mode: bool; mask: bool"});
+  for (const UnaryEntry& u : UnaryEntries()) r.push_back({u.op, *u.types, 0, UnaryFn(u.kind), ""});
+  return r;
 }
 
 }  // namespace a8

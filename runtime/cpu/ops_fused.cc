@@ -68,13 +68,14 @@ Status RunFusedElementwise(const KernelArgs& a) {
 
 }  // namespace
 
-void RegisterFusedKernels(std::vector<CpuKernelEntry>* r) {
-  r->push_back({"a8.FusedMatMul", kFloatTypes, 0, RunFusedMatMul,
-                "B, bias, aux and outputs: same type as A"});
-  r->push_back({"a8.FusedConv", kFloatTypes, 0, RunFusedConv,
-                "Conv's kernel; f32 direct convolution: epilogue in its store"});
-  r->push_back(
-      {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"});
+std::vector<CpuKernelEntry> FusedKernels() {
+  return {
+      {"a8.FusedMatMul", kFloatTypes, 0, RunFusedMatMul,
+       "B, bias, aux and outputs: same type as A"},
+      {"a8.FusedConv", kFloatTypes, 0, RunFusedConv,
+       "Conv's kernel; f32 direct convolution: epilogue in its store"},
+      {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"},
+  };
 }
 
 }  // namespace a8

@@ -1,8 +1,8 @@
 // CPU registry entries of the elementwise / shape gradient ops (see registry.h and
 // kernels/cpu/grad_math.h).
 #include "kernels/cpu/grad_math.h"
-#include "runtime/cpu/registry.h"
 #include "runtime/core/unary_entries.h"
+#include "runtime/cpu/registry.h"
 
 namespace a8 {
 namespace {
@@ -39,13 +39,14 @@ Status RunSliceGrad(const KernelArgs& a) {
 
 }  // namespace
 
-void RegisterGradMathKernels(std::vector<CpuKernelEntry>* r) {
+std::vector<CpuKernelEntry> GradMathKernels() {
+  std::vector<CpuKernelEntry> r;
   for (const ActGradEntry& g : ActGradEntries()) {
-    r->push_back(
-        {g.op, kFloatTypes, 0, ActivationGradFn(g.kind), "saved operand: same type as dy"});
+    r.push_back({g.op, kFloatTypes, 0, ActivationGradFn(g.kind), "saved operand: same type as dy"});
   }
-  r->push_back({"a8.GatherGrad", kFloatTypes, 0, RunGatherGrad, "indices: i64 or i32"});
-  r->push_back({"a8.SliceGrad", kFloatTypes, 0, RunSliceGrad, ""});
+  r.push_back({"a8.GatherGrad", kFloatTypes, 0, RunGatherGrad, "indices: i64 or i32"});
+  r.push_back({"a8.SliceGrad", kFloatTypes, 0, RunSliceGrad, ""});
+  return r;
 }
 
 }  // namespace a8

@@ -101,23 +101,24 @@ KernelFn PairLossGradFn(cpu::PairLoss kind) {
 
 }  // namespace
 
-void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r) {
-  r->push_back({"a8.ConvGradFilter", kFloatTypes, 0, RunConvGradFilter, "im2col + GEMM"});
-  r->push_back({"a8.MaxPoolGrad", kFloatTypes, 0, RunMaxPoolGrad, ""});
-  r->push_back({"a8.AveragePoolGrad", kFloatTypes, 0, RunAveragePoolGrad, ""});
-  r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(false), ""});
-  r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(true), ""});
-  r->push_back({"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"});
-  r->push_back({"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunSceGrad, "labels: i32/i64"});
-  r->push_back({"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunNllGrad, "labels: i32/i64"});
-  r->push_back({"a8.MseLoss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kMse), ""});
-  r->push_back({"a8.L1Loss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kL1), ""});
-  r->push_back(
-      {"a8.BceWithLogitsLoss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kBceWithLogits), ""});
-  r->push_back({"a8.MseLossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kMse), ""});
-  r->push_back({"a8.L1LossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kL1), ""});
-  r->push_back({"a8.BceWithLogitsLossGrad", kFloatTypes, 0,
-                PairLossGradFn(cpu::PairLoss::kBceWithLogits), ""});
+std::vector<CpuKernelEntry> GradNnKernels() {
+  return {
+      {"a8.ConvGradFilter", kFloatTypes, 0, RunConvGradFilter, "im2col + GEMM"},
+      {"a8.MaxPoolGrad", kFloatTypes, 0, RunMaxPoolGrad, ""},
+      {"a8.AveragePoolGrad", kFloatTypes, 0, RunAveragePoolGrad, ""},
+      {"a8.SoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(false), ""},
+      {"a8.LogSoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(true), ""},
+      {"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"},
+      {"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunSceGrad, "labels: i32/i64"},
+      {"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunNllGrad, "labels: i32/i64"},
+      {"a8.MseLoss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kMse), ""},
+      {"a8.L1Loss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kL1), ""},
+      {"a8.BceWithLogitsLoss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kBceWithLogits), ""},
+      {"a8.MseLossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kMse), ""},
+      {"a8.L1LossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kL1), ""},
+      {"a8.BceWithLogitsLossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kBceWithLogits),
+       ""},
+  };
 }
 
 }  // namespace a8

@@ -197,29 +197,31 @@ Status RunConstantOfShape(const KernelArgs& a) {
 
 }  // namespace
 
-void RegisterMovementKernels(std::vector<CpuKernelEntry>* r) {
+std::vector<CpuKernelEntry> MovementKernels() {
   static const std::vector<DType> kRangeTypes = {DType::kF32, DType::kF64, DType::kI64,
                                                  DType::kI32};
-  r->push_back({"Transpose", kAllTypes, 0, RunTranspose, ""});
-  r->push_back({"Concat", kAllTypes, 0, RunConcat, "N inputs"});
-  r->push_back({"Split", kAllTypes, 0, RunSplit, "sizes from the outputs"});
-  r->push_back({"Slice", kAllTypes, 0, RunSlice, "starts/ends/axes/steps: constant i32/i64"});
-  r->push_back({"Gather", kAllTypes, 0, RunGather, "indices: i32/i64"});
-  r->push_back({"GatherElements", kAllTypes, 0, RunGatherElements, "indices: i32/i64"});
-  r->push_back({"Expand", kAllTypes, 0, RunExpand, "shape: constant i64"});
-  r->push_back({"Tile", kAllTypes, 0, RunTile, "repeats: constant i64"});
-  r->push_back({"Pad", kAllTypes, 0, RunPad, "modes constant, reflect, edge, wrap"});
-  r->push_back({"OneHot", kAllTypes, -1, RunOneHot,
-                "indices: numeric (float truncated); depth from the output"});
-  r->push_back({"Range", kRangeTypes, -1, RunRange, "constant start/limit/delta"});
-  r->push_back({"Identity", kAllTypes, 0, Copy, "a copy (none in place)"});
-  r->push_back({"Reshape", kAllTypes, 0, Copy, "a copy (none in place)"});
-  r->push_back({"Flatten", kAllTypes, 0, Copy, "a copy (none in place)"});
-  r->push_back({"Squeeze", kAllTypes, 0, Copy, "a copy (none in place)"});
-  r->push_back({"Unsqueeze", kAllTypes, 0, Copy, "a copy (none in place)"});
-  r->push_back({"Shape", kAllTypes, 0, RunShape, "-> i64"});
-  r->push_back({"Size", kAllTypes, 0, RunSize, "-> i64"});
-  r->push_back({"ConstantOfShape", kAllTypes, -1, RunConstantOfShape, "value: tensor attribute"});
+  return {
+      {"Transpose", kAllTypes, 0, RunTranspose, ""},
+      {"Concat", kAllTypes, 0, RunConcat, "N inputs"},
+      {"Split", kAllTypes, 0, RunSplit, "sizes from the outputs"},
+      {"Slice", kAllTypes, 0, RunSlice, "starts/ends/axes/steps: constant i32/i64"},
+      {"Gather", kAllTypes, 0, RunGather, "indices: i32/i64"},
+      {"GatherElements", kAllTypes, 0, RunGatherElements, "indices: i32/i64"},
+      {"Expand", kAllTypes, 0, RunExpand, "shape: constant i64"},
+      {"Tile", kAllTypes, 0, RunTile, "repeats: constant i64"},
+      {"Pad", kAllTypes, 0, RunPad, "modes constant, reflect, edge, wrap"},
+      {"OneHot", kAllTypes, -1, RunOneHot,
+       "indices: numeric (float truncated); depth from the output"},
+      {"Range", kRangeTypes, -1, RunRange, "constant start/limit/delta"},
+      {"Identity", kAllTypes, 0, Copy, "a copy (none in place)"},
+      {"Reshape", kAllTypes, 0, Copy, "a copy (none in place)"},
+      {"Flatten", kAllTypes, 0, Copy, "a copy (none in place)"},
+      {"Squeeze", kAllTypes, 0, Copy, "a copy (none in place)"},
+      {"Unsqueeze", kAllTypes, 0, Copy, "a copy (none in place)"},
+      {"Shape", kAllTypes, 0, RunShape, "-> i64"},
+      {"Size", kAllTypes, 0, RunSize, "-> i64"},
+      {"ConstantOfShape", kAllTypes, -1, RunConstantOfShape, "value: tensor attribute"},
+  };
 }
 
 }  // namespace a8

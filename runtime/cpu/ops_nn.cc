@@ -140,24 +140,25 @@ Status RunNll(const KernelArgs& a) {
 
 }  // namespace
 
-void RegisterNnKernels(std::vector<CpuKernelEntry>* r) {
+std::vector<CpuKernelEntry> NnKernels() {
   static const std::vector<DType> kMatMulTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                   DType::kF64, DType::kI64, DType::kI32};
   static const std::vector<DType> kMaxPoolTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                    DType::kF64, DType::kI8,  DType::kU8};
-  r->push_back({"Gemm", kMatMulTypes, 0, RunGemm,
-                "float types: oneDNN (fast), OpenBLAS (--reference); C optional"});
-  r->push_back(
-      {"MatMul", kMatMulTypes, 0, RunMatMul, "float types: oneDNN (fast), OpenBLAS (--reference)"});
-  r->push_back({"Conv", kFloatTypes, 0, RunConv, "1-3 spatial dims, im2col + GEMM"});
-  r->push_back({"ConvTranspose", kFloatTypes, 0, RunConvTranspose, "explicit pads"});
-  r->push_back({"MaxPool", kMaxPoolTypes, 0, RunMaxPool, "Indices: i64"});
-  r->push_back({"AveragePool", kFloatTypes, 0, RunAveragePool, ""});
-  r->push_back({"GlobalAveragePool", kFloatTypes, 0, GlobalPoolFn(false), ""});
-  r->push_back({"GlobalMaxPool", kFloatTypes, 0, GlobalPoolFn(true), ""});
-  r->push_back({"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
-                "labels: i32/i64; log_prob optional"});
-  r->push_back({"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, "labels: i32/i64"});
+  return {
+      {"Gemm", kMatMulTypes, 0, RunGemm,
+       "float types: oneDNN (fast), OpenBLAS (--reference); C optional"},
+      {"MatMul", kMatMulTypes, 0, RunMatMul, "float types: oneDNN (fast), OpenBLAS (--reference)"},
+      {"Conv", kFloatTypes, 0, RunConv, "1-3 spatial dims, im2col + GEMM"},
+      {"ConvTranspose", kFloatTypes, 0, RunConvTranspose, "explicit pads"},
+      {"MaxPool", kMaxPoolTypes, 0, RunMaxPool, "Indices: i64"},
+      {"AveragePool", kFloatTypes, 0, RunAveragePool, ""},
+      {"GlobalAveragePool", kFloatTypes, 0, GlobalPoolFn(false), ""},
+      {"GlobalMaxPool", kFloatTypes, 0, GlobalPoolFn(true), ""},
+      {"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
+       "labels: i32/i64; log_prob optional"},
+      {"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, "labels: i32/i64"},
+  };
 }
 
 }  // namespace a8

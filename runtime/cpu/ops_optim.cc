@@ -136,23 +136,25 @@ Status RunOnnxAdagrad(const KernelArgs& a) {
 
 }  // namespace
 
-void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r) {
+std::vector<CpuKernelEntry> OptimizerKernels() {
   static const std::vector<DType> kOnnxFloat = {DType::kF32, DType::kF64};
-  r->push_back({"a8.TrainControl",
-                {DType::kI64},
-                0,
-                RunTrainControl,
-                "updates, sq_norm, found_inf, ctl: f32"});
-  r->push_back({"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq, "sum in double; out: f32"});
-  r->push_back({"a8.GradAccumulate", kFloatTypes, 0, RunGradAccumulate, "g: any float"});
-  r->push_back({"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate, "grad: any float; in place ok"});
-  r->push_back({"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate, "grad: any float; in place ok"});
-  r->push_back({"a8.UnscaleCheckFinite", kFloatTypes, 1, RunUnscaleCheckFinite,
-                "scale and outputs: f32; in place ok"});
-  r->push_back({"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"});
-  r->push_back({"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"});
-  r->push_back({"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"});
-  r->push_back({"ai.onnx.preview.training.Adagrad", kOnnxFloat, 2, RunOnnxAdagrad, "R: f32/f64"});
+  return {
+      {"a8.TrainControl",
+       {DType::kI64},
+       0,
+       RunTrainControl,
+       "updates, sq_norm, found_inf, ctl: f32"},
+      {"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq, "sum in double; out: f32"},
+      {"a8.GradAccumulate", kFloatTypes, 0, RunGradAccumulate, "g: any float"},
+      {"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate, "grad: any float; in place ok"},
+      {"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate, "grad: any float; in place ok"},
+      {"a8.UnscaleCheckFinite", kFloatTypes, 1, RunUnscaleCheckFinite,
+       "scale and outputs: f32; in place ok"},
+      {"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"},
+      {"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"},
+      {"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"},
+      {"ai.onnx.preview.training.Adagrad", kOnnxFloat, 2, RunOnnxAdagrad, "R: f32/f64"},
+  };
 }
 
 }  // namespace a8

@@ -54,30 +54,23 @@ KernelFn SoftmaxFn(bool log) {
 
 }  // namespace
 
-void RegisterReduceKernels(std::vector<CpuKernelEntry>* r) {
-  static const std::vector<DType>& kIntAndFloat = kNumericTypes;
-  struct R {
-    const char* op;
-    ReduceOp op_;
-    const std::vector<DType>* types;
+std::vector<CpuKernelEntry> ReduceKernels() {
+  const char* kAxes = "axes: optional i64 input";
+  return {
+      {"ReduceSum", kNumericTypes, 0, ReduceFn(ReduceOp::kSum), kAxes},
+      {"ReduceMean", kNumericTypes, 0, ReduceFn(ReduceOp::kMean), kAxes},
+      {"ReduceMax", kNumericTypes, 0, ReduceFn(ReduceOp::kMax), kAxes},
+      {"ReduceMin", kNumericTypes, 0, ReduceFn(ReduceOp::kMin), kAxes},
+      {"ReduceProd", kNumericTypes, 0, ReduceFn(ReduceOp::kProd), kAxes},
+      {"ReduceSumSquare", kNumericTypes, 0, ReduceFn(ReduceOp::kSumSquare), kAxes},
+      {"ReduceL1", kNumericTypes, 0, ReduceFn(ReduceOp::kL1), kAxes},
+      {"ReduceL2", kNumericTypes, 0, ReduceFn(ReduceOp::kL2), kAxes},
+      {"ReduceLogSumExp", kNumericTypes, 0, ReduceFn(ReduceOp::kLogSumExp), kAxes},
+      {"ArgMax", kNumericTypes, 0, ArgFn(true), "-> i64"},
+      {"ArgMin", kNumericTypes, 0, ArgFn(false), "-> i64"},
+      {"Softmax", kFloatTypes, 0, SoftmaxFn(false), ""},
+      {"LogSoftmax", kFloatTypes, 0, SoftmaxFn(true), ""},
   };
-  const R reduces[] = {
-      {"ReduceSum", ReduceOp::kSum, &kIntAndFloat},
-      {"ReduceMean", ReduceOp::kMean, &kIntAndFloat},
-      {"ReduceMax", ReduceOp::kMax, &kIntAndFloat},
-      {"ReduceMin", ReduceOp::kMin, &kIntAndFloat},
-      {"ReduceProd", ReduceOp::kProd, &kIntAndFloat},
-      {"ReduceSumSquare", ReduceOp::kSumSquare, &kIntAndFloat},
-      {"ReduceL1", ReduceOp::kL1, &kIntAndFloat},
-      {"ReduceL2", ReduceOp::kL2, &kIntAndFloat},
-      {"ReduceLogSumExp", ReduceOp::kLogSumExp, &kIntAndFloat},
-  };
-  for (const R& x : reduces)
-    r->push_back({x.op, *x.types, 0, ReduceFn(x.op_), "axes: optional i64 input"});
-  r->push_back({"ArgMax", kIntAndFloat, 0, ArgFn(true), "-> i64"});
-  r->push_back({"ArgMin", kIntAndFloat, 0, ArgFn(false), "-> i64"});
-  r->push_back({"Softmax", kFloatTypes, 0, SoftmaxFn(false), ""});
-  r->push_back({"LogSoftmax", kFloatTypes, 0, SoftmaxFn(true), ""});
 }
 
 }  // namespace a8

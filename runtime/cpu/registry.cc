@@ -6,9 +6,8 @@ namespace a8 {
 
 const std::vector<CpuKernelEntry>& CpuKernelRegistry() {
   static const std::vector<CpuKernelEntry>* entries = SortedRegistry<CpuKernelEntry>(
-      {RegisterElementwiseKernels, RegisterNnKernels, RegisterReduceKernels,
-       RegisterMovementKernels, RegisterGradMathKernels, RegisterGradNnKernels,
-       RegisterOptimizerKernels, RegisterDistKernels, RegisterFusedKernels});
+      {ElementwiseKernels, NnKernels, ReduceKernels, MovementKernels, GradMathKernels,
+       GradNnKernels, OptimizerKernels, DistKernels, FusedKernels});
   return *entries;
 }
 

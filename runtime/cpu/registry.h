@@ -29,17 +29,16 @@ struct CpuKernelEntry {
 const std::vector<CpuKernelEntry>& CpuKernelRegistry();
 const CpuKernelEntry* FindCpuKernel(const std::string& op);
 
-// Registration, one function per family (registry.cc calls them in order).
-void RegisterElementwiseKernels(std::vector<CpuKernelEntry>* r);
-void RegisterNnKernels(std::vector<CpuKernelEntry>* r);  // Gemm, conv, pool, norms, loss
-void RegisterReduceKernels(std::vector<CpuKernelEntry>* r);
-void RegisterMovementKernels(std::vector<CpuKernelEntry>* r);  // incl. reshape-likes, Shape
+// Each family's entries, the table of its ops_*.cc file (registry.cc gathers them).
+std::vector<CpuKernelEntry> ElementwiseKernels();
+std::vector<CpuKernelEntry> NnKernels();  // Gemm, conv, pool, norms, loss
+std::vector<CpuKernelEntry> ReduceKernels();
+std::vector<CpuKernelEntry> MovementKernels();  // incl. reshape-likes, Shape
 // Internal ops (domain "a8"; CpuKernelEntry::op is qualified: "a8.ReluGrad").
-void RegisterGradMathKernels(std::vector<CpuKernelEntry>* r);  // ops_grad_math.cc
-void RegisterGradNnKernels(std::vector<CpuKernelEntry>* r);    // ops_grad_nn.cc (and a8 losses)
-void RegisterOptimizerKernels(std::vector<CpuKernelEntry>* r);
-void RegisterDistKernels(
-    std::vector<CpuKernelEntry>* r);  // ops_dist.cc: gradient all-reduce  // ops_optim.cc
-void RegisterFusedKernels(std::vector<CpuKernelEntry>* r);  // ops_fused.cc: the fuse pass's ops
+std::vector<CpuKernelEntry> GradMathKernels();   // ops_grad_math.cc
+std::vector<CpuKernelEntry> GradNnKernels();     // ops_grad_nn.cc (and a8 losses)
+std::vector<CpuKernelEntry> OptimizerKernels();  // ops_optim.cc
+std::vector<CpuKernelEntry> DistKernels();       // ops_dist.cc: gradient all-reduce
+std::vector<CpuKernelEntry> FusedKernels();      // ops_fused.cc: the fuse pass's ops
 
 }  // namespace a8

@@ -1,13 +1,6 @@
 #include "runtime/device/device_registry.h"
 
 #include "runtime/core/op_registry.h"
-#include "runtime/device/ops_attention.h"
-#include "runtime/device/ops_gather_nd.h"
-#include "runtime/device/ops_grid_sample.h"
-#include "runtime/device/ops_linalg.h"
-#include "runtime/device/ops_roi_pool.h"
-#include "runtime/device/ops_random.h"
-#include "runtime/device/ops_scatter.h"
 
 namespace a8::A8_DEV_NS {
 
@@ -25,11 +18,9 @@ StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
 
 const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
   static const std::vector<DevKernelEntry>* entries = SortedRegistry<DevKernelEntry>(
-      {RegisterDeviceElementwiseOps, RegisterDeviceMovementOps, RegisterDeviceReduceOps,
-       RegisterDeviceNnOps, RegisterDeviceLossOptimOps, RegisterDeviceGemmConvOps,
-       RegisterDeviceDistOps, RegisterDeviceGatherNdOps, RegisterDeviceScatterOps,
-       RegisterDeviceGridSampleOps, RegisterDeviceLinalgOps, RegisterDeviceRoiPoolOps,
-       RegisterDeviceRandomOps, RegisterDeviceAttentionOps});
+      {DeviceElementwiseOps, DeviceMovementOps, DeviceReduceOps, DeviceNnOps, DeviceLossOptimOps,
+       DeviceGemmConvOps, DeviceDistOps, DeviceGatherNdOps, DeviceScatterOps, DeviceGridSampleOps,
+       DeviceLinalgOps, DeviceRoiPoolOps, DeviceRandomOps, DeviceAttentionOps});
   return *entries;
 }
 

@@ -42,13 +42,20 @@ Status FromDev(const DevStatus& s);
 // a CONSTANT buffer with a host copy (Unsupported naming the op otherwise).
 StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i);
 
-// Registration, one function per family (device_registry.cc calls them).
-void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r);  // ops_elementwise.cc
-void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r);     // ops_movement.cc
-void RegisterDeviceReduceOps(std::vector<DevKernelEntry>* r);       // ops_reduce.cc
-void RegisterDeviceNnOps(std::vector<DevKernelEntry>* r);           // ops_nn.cc (norms, pools)
-void RegisterDeviceLossOptimOps(std::vector<DevKernelEntry>* r);    // ops_loss_optim.cc
-void RegisterDeviceGemmConvOps(std::vector<DevKernelEntry>* r);     // ops_gemm_conv.cc
-void RegisterDeviceDistOps(std::vector<DevKernelEntry>* r);         // ops_dist.cc
+// Each family's entries, the table of its ops_*.cc file (device_registry.cc gathers them).
+std::vector<DevKernelEntry> DeviceElementwiseOps();
+std::vector<DevKernelEntry> DeviceMovementOps();
+std::vector<DevKernelEntry> DeviceReduceOps();
+std::vector<DevKernelEntry> DeviceNnOps();  // norms, pools
+std::vector<DevKernelEntry> DeviceLossOptimOps();
+std::vector<DevKernelEntry> DeviceGemmConvOps();
+std::vector<DevKernelEntry> DeviceDistOps();
+std::vector<DevKernelEntry> DeviceGatherNdOps();    // GatherND, a8.GatherNDGrad
+std::vector<DevKernelEntry> DeviceScatterOps();     // ScatterND, ScatterElements, TopK
+std::vector<DevKernelEntry> DeviceGridSampleOps();  // GridSample, Col2Im, DeformConv, gradients
+std::vector<DevKernelEntry> DeviceLinalgOps();      // Det, a8.DetGrad
+std::vector<DevKernelEntry> DeviceRoiPoolOps();     // MaxUnpool, RoiAlign, gradients
+std::vector<DevKernelEntry> DeviceRandomOps();
+std::vector<DevKernelEntry> DeviceAttentionOps();  // a8.FusedAttention, a8.FusedAttentionGrad
 
 }  // namespace a8::A8_DEV_NS

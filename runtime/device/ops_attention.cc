@@ -2,12 +2,11 @@
 // The CPU backend has no entries of its own for them: it runs these through its host launch, so
 // the CPU, the CUDA backend and cuda-emu give the same bits. The checks repeat the shape rules'
 // (compiler/ir/op_table_attention.cc), since a plan may have been edited.
-#include "runtime/device/ops_attention.h"
-
 #include <cmath>
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/attention.h"
+#include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
@@ -120,13 +119,15 @@ Status FusedAttentionGrad(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceAttentionOps(std::vector<DevKernelEntry>* r) {
-  r->push_back({"a8.FusedAttention", kFloatTypes, 0, FusedAttention,
-                "online softmax, one thread a (query row, 64 dims of V); no score buffer; "
-                "statistics in f32 (f64: double)"});
-  r->push_back({"a8.FusedAttentionGrad", kFloatTypes, 1, FusedAttentionGrad,
-                "P recomputed from LSE; dQ a thread a query row, dK/dV a key row, dBias an "
-                "element (no atomics)"});
+std::vector<DevKernelEntry> DeviceAttentionOps() {
+  return {
+      {"a8.FusedAttention", kFloatTypes, 0, FusedAttention,
+       "online softmax, one thread a (query row, 64 dims of V); no score buffer; "
+       "statistics in f32 (f64: double)"},
+      {"a8.FusedAttentionGrad", kFloatTypes, 1, FusedAttentionGrad,
+       "P recomputed from LSE; dQ a thread a query row, dK/dV a key row, dBias an "
+       "element (no atomics)"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

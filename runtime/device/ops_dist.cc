@@ -17,11 +17,13 @@ Status AllReduceWait(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceDistOps(std::vector<DevKernelEntry>* r) {
-  r->push_back({"a8.AllReduceStart", kFloatTypes, 0, AllReduceStart,
-                "NCCL all-reduce on its stream (nothing on one rank)"});
-  r->push_back({"a8.AllReduceWait", kFloatTypes, 1, AllReduceWait,
-                "token: f32; the compute stream waits for the bucket; in place ok"});
+std::vector<DevKernelEntry> DeviceDistOps() {
+  return {
+      {"a8.AllReduceStart", kFloatTypes, 0, AllReduceStart,
+       "NCCL all-reduce on its stream (nothing on one rank)"},
+      {"a8.AllReduceWait", kFloatTypes, 1, AllReduceWait,
+       "token: f32; the compute stream waits for the bucket; in place ok"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

@@ -275,7 +275,7 @@ Status RunFusedElementwise(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
+std::vector<DevKernelEntry> DeviceElementwiseOps() {
   static const std::vector<DType> kBool = {DType::kBool};
   // The unary ops of kernels/common/unary_math.h, with the CPU entries' dtypes.
   static const std::vector<DevKernelFn> kUnaryFns = {
@@ -283,42 +283,45 @@ void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
       A8_UNARY_OPS(A8_X)
 #undef A8_X
   };
+  using B = DevBinaryOp;
+  std::vector<DevKernelEntry> r = {
+      {"Add", kNumericTypes, 0, RunBinary<B::kAdd>, "broadcast"},
+      {"Sub", kNumericTypes, 0, RunBinary<B::kSub>, "broadcast"},
+      {"Mul", kNumericTypes, 0, RunBinary<B::kMul>, "broadcast"},
+      {"Div", kNumericTypes, 0, RunBinary<B::kDiv>, "broadcast"},
+      {"Pow", kNumericTypes, 0, RunBinary<B::kPow>, "exponent: any numeric dtype"},
+      {"Mod", kNumericTypes, 0, RunBinary<B::kMod>, "fmod attribute"},
+      {"Equal", kAllTypes, 0, RunBinary<B::kEqual>, "-> bool"},
+      {"Less", kNumericTypes, 0, RunBinary<B::kLess>, "-> bool"},
+      {"LessOrEqual", kNumericTypes, 0, RunBinary<B::kLessOrEqual>, "-> bool"},
+      {"Greater", kNumericTypes, 0, RunBinary<B::kGreater>, "-> bool"},
+      {"GreaterOrEqual", kNumericTypes, 0, RunBinary<B::kGreaterOrEqual>, "-> bool"},
+      {"And", kBool, 0, RunBinary<B::kAnd>, ""},
+      {"Or", kBool, 0, RunBinary<B::kOr>, ""},
+      {"Xor", kBool, 0, RunBinary<B::kXor>, ""},
+      {"BitwiseAnd", kIntegerTypes, 0, RunBinary<B::kBitwiseAnd>, "broadcast"},
+      {"BitwiseOr", kIntegerTypes, 0, RunBinary<B::kBitwiseOr>, "broadcast"},
+      {"BitwiseXor", kIntegerTypes, 0, RunBinary<B::kBitwiseXor>, "broadcast"},
+      {"BitShift", kIntegerTypes, 0, RunBinary<B::kShiftLeft>, "direction attribute"},
+      {"Max", kNumericTypes, 0, RunVariadic<B::kMax, false>, "N inputs"},
+      {"Min", kNumericTypes, 0, RunVariadic<B::kMin, false>, "N inputs"},
+      {"Sum", kNumericTypes, 0, RunVariadic<B::kAdd, false>, "N inputs"},
+      {"Mean", kFloatTypes, 0, RunVariadic<B::kAdd, true>, "N inputs"},
+      {"Where", kAllTypes, 1, RunWhere, "condition: bool"},
+      {"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars, read on device"},
+      {"Cast", kAllTypes, 0, RunCast, "to: any dtype"},
+      {"CastLike", kAllTypes, 0, RunCast, "to: any dtype"},
+      {"BitCast", kAllTypes, 0, RunBitCast, "to: a dtype of the same width"},
+      {"Dropout", kFloatTypes, 0, RunDropout,
+       "ratio: float scalar, training_mode: bool; mask: bool; Philox as the CPU"},
+      {"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"},
+      {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"},
+  };
   for (const UnaryEntry& u : UnaryEntries()) {
     const bool polynomial_on_cpu = u.kind == DevUnaryOp::kErf || u.kind == DevUnaryOp::kGelu;
-    r->push_back({u.op, *u.types, 0, kUnaryFns[static_cast<int>(u.kind)],
-                  polynomial_on_cpu ? "library erff/erfcf (CPU: polynomial)" : ""});
+    r.push_back({u.op, *u.types, 0, kUnaryFns[static_cast<int>(u.kind)],
+                 polynomial_on_cpu ? "library erff/erfcf (CPU: polynomial)" : ""});
   }
-
-  using B = DevBinaryOp;
-  r->push_back({"Add", kNumericTypes, 0, RunBinary<B::kAdd>, "broadcast"});
-  r->push_back({"Sub", kNumericTypes, 0, RunBinary<B::kSub>, "broadcast"});
-  r->push_back({"Mul", kNumericTypes, 0, RunBinary<B::kMul>, "broadcast"});
-  r->push_back({"Div", kNumericTypes, 0, RunBinary<B::kDiv>, "broadcast"});
-  r->push_back({"Pow", kNumericTypes, 0, RunBinary<B::kPow>, "exponent: any numeric dtype"});
-  r->push_back({"Mod", kNumericTypes, 0, RunBinary<B::kMod>, "fmod attribute"});
-  r->push_back({"Equal", kAllTypes, 0, RunBinary<B::kEqual>, "-> bool"});
-  r->push_back({"Less", kNumericTypes, 0, RunBinary<B::kLess>, "-> bool"});
-  r->push_back({"LessOrEqual", kNumericTypes, 0, RunBinary<B::kLessOrEqual>, "-> bool"});
-  r->push_back({"Greater", kNumericTypes, 0, RunBinary<B::kGreater>, "-> bool"});
-  r->push_back({"GreaterOrEqual", kNumericTypes, 0, RunBinary<B::kGreaterOrEqual>, "-> bool"});
-  r->push_back({"And", kBool, 0, RunBinary<B::kAnd>, ""});
-  r->push_back({"Or", kBool, 0, RunBinary<B::kOr>, ""});
-  r->push_back({"Xor", kBool, 0, RunBinary<B::kXor>, ""});
-  r->push_back({"BitwiseAnd", kIntegerTypes, 0, RunBinary<B::kBitwiseAnd>, "broadcast"});
-  r->push_back({"BitwiseOr", kIntegerTypes, 0, RunBinary<B::kBitwiseOr>, "broadcast"});
-  r->push_back({"BitwiseXor", kIntegerTypes, 0, RunBinary<B::kBitwiseXor>, "broadcast"});
-  r->push_back({"BitShift", kIntegerTypes, 0, RunBinary<B::kShiftLeft>, "direction attribute"});
-  r->push_back({"Max", kNumericTypes, 0, RunVariadic<B::kMax, false>, "N inputs"});
-  r->push_back({"Min", kNumericTypes, 0, RunVariadic<B::kMin, false>, "N inputs"});
-  r->push_back({"Sum", kNumericTypes, 0, RunVariadic<B::kAdd, false>, "N inputs"});
-  r->push_back({"Mean", kFloatTypes, 0, RunVariadic<B::kAdd, true>, "N inputs"});
-  r->push_back({"Where", kAllTypes, 1, RunWhere, "condition: bool"});
-  r->push_back({"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars, read on device"});
-  r->push_back({"Cast", kAllTypes, 0, RunCast, "to: any dtype"});
-  r->push_back({"CastLike", kAllTypes, 0, RunCast, "to: any dtype"});
-  r->push_back({"BitCast", kAllTypes, 0, RunBitCast, "to: a dtype of the same width"});
-  r->push_back({"Dropout", kFloatTypes, 0, RunDropout,
-                "ratio: float scalar, training_mode: bool; mask: bool; Philox as the CPU"});
 
   static const std::vector<DevKernelFn> kActGradFns = {
 #define A8_X(Name, Reads, Cost, Fused) RunActivationGrad<DevActGradOp::k##Name>,
@@ -326,12 +329,10 @@ void RegisterDeviceElementwiseOps(std::vector<DevKernelEntry>* r) {
 #undef A8_X
   };
   for (const ActGradEntry& g : ActGradEntries()) {
-    r->push_back({g.op, kFloatTypes, 0, kActGradFns[static_cast<int>(g.kind)],
-                  "saved operand: same type as dy"});
+    r.push_back({g.op, kFloatTypes, 0, kActGradFns[static_cast<int>(g.kind)],
+                 "saved operand: same type as dy"});
   }
-  r->push_back({"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"});
-  r->push_back(
-      {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"});
+  return r;
 }
 
 }  // namespace a8::A8_DEV_NS

@@ -1,10 +1,9 @@
 // Device entries of GatherND and a8.GatherNDGrad (kernels/device/gather_nd.h). The CPU backend
 // has no entries of its own for them: it runs these through its host launch, so the CPU, the
 // CUDA backend and cuda-emu give the same bits.
-#include "runtime/device/ops_gather_nd.h"
-
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/gather_nd.h"
+#include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
@@ -79,11 +78,13 @@ Status GatherNDGrad(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceGatherNdOps(std::vector<DevKernelEntry>* r) {
-  r->push_back({"GatherND", kAllTypes, 0, GatherND,
-                "indices: i32/i64 (out of range: 0); one body with the CPU backend"});
-  r->push_back({"a8.GatherNDGrad", kFloatTypes, 0, GatherNDGrad,
-                "indices: i64 or i32; one thread per dx element, tuples summed in order"});
+std::vector<DevKernelEntry> DeviceGatherNdOps() {
+  return {
+      {"GatherND", kAllTypes, 0, GatherND,
+       "indices: i32/i64 (out of range: 0); one body with the CPU backend"},
+      {"a8.GatherNDGrad", kFloatTypes, 0, GatherNDGrad,
+       "indices: i64 or i32; one thread per dx element, tuples summed in order"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

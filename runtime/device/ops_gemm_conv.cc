@@ -358,23 +358,24 @@ Status FusedMatMul(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceGemmConvOps(std::vector<DevKernelEntry>* r) {
+std::vector<DevKernelEntry> DeviceGemmConvOps() {
   static const std::vector<DType> kMatMulTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                   DType::kF64, DType::kI64, DType::kI32};
-  r->push_back({"Gemm", kMatMulTypes, 0, Gemm,
-                "cuBLASLt for float types (beta C broadcast into Y first); integers: a kernel"});
-  r->push_back({"MatMul", kMatMulTypes, 0, MatMul,
-                "cuBLASLt strided batches (broadcast batch dims); integers: a kernel"});
-  r->push_back(
-      {"Conv", kFloatTypes, 0, Conv<false>, "cuDNN (2-D, symmetric pads); else im2col + GEMM"});
-  r->push_back({"ConvTranspose", kFloatTypes, 0, Conv<true>,
-                "cuDNN backward data (2-D); else GEMM + col2im"});
-  r->push_back({"a8.ConvGradFilter", kFloatTypes, 0, ConvGradFilter,
-                "cuDNN backward filter (2-D); else im2col + GEMM"});
-  r->push_back({"a8.FusedConv", kFloatTypes, 0, FusedConv,
-                "Conv's, then + Z and Relu in place (the fused elementwise kernel)"});
-  r->push_back({"a8.FusedMatMul", kFloatTypes, 0, FusedMatMul,
-                "cuBLASLt epilogues bias/relu; others: float accumulator + epilogue kernel"});
+  return {
+      {"Gemm", kMatMulTypes, 0, Gemm,
+       "cuBLASLt for float types (beta C broadcast into Y first); integers: a kernel"},
+      {"MatMul", kMatMulTypes, 0, MatMul,
+       "cuBLASLt strided batches (broadcast batch dims); integers: a kernel"},
+      {"Conv", kFloatTypes, 0, Conv<false>, "cuDNN (2-D, symmetric pads); else im2col + GEMM"},
+      {"ConvTranspose", kFloatTypes, 0, Conv<true>,
+       "cuDNN backward data (2-D); else GEMM + col2im"},
+      {"a8.ConvGradFilter", kFloatTypes, 0, ConvGradFilter,
+       "cuDNN backward filter (2-D); else im2col + GEMM"},
+      {"a8.FusedConv", kFloatTypes, 0, FusedConv,
+       "Conv's, then + Z and Relu in place (the fused elementwise kernel)"},
+      {"a8.FusedMatMul", kFloatTypes, 0, FusedMatMul,
+       "cuBLASLt epilogues bias/relu; others: float accumulator + epilogue kernel"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

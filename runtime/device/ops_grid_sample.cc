@@ -4,10 +4,9 @@
 // these through its host launch, so the CPU, the CUDA backend and cuda-emu give the same bits.
 // The checks repeat the shape rules' (compiler/ir/op_table_grid_sample.cc), since a plan may have
 // been edited.
-#include "runtime/device/ops_grid_sample.h"
-
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/grid_sample.h"
+#include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
@@ -250,20 +249,21 @@ Status DeformConvGrad(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceGridSampleOps(std::vector<DevKernelEntry>* r) {
-  r->push_back({"GridSample", kFloatTypes, 0, GridSample,
-                "one thread an output element; 1 to 3 spatial dims; math in float (f64: double)"});
-  r->push_back({"a8.GridSampleGrad", kFloatTypes, 1, GridSampleGrad,
-                "dX: one thread an (n, c) plane (no atomics); dgrid: one thread a grid point"});
-  r->push_back({"Col2Im", kFloatTypes, 0, Col2Im,
-                "one thread an image pixel gathering its column entries in block order"});
-  r->push_back({"a8.Col2ImGrad", kFloatTypes, 0, Col2ImGrad,
-                "Im2Col: one thread a column entry reading its pixel (0 in the padding)"});
-  r->push_back({"DeformConv", kFloatTypes, 0, DeformConv,
-                "2-D; one thread an output element, bilinear taps recomputed per channel"});
-  r->push_back(
+std::vector<DevKernelEntry> DeviceGridSampleOps() {
+  return {
+      {"GridSample", kFloatTypes, 0, GridSample,
+       "one thread an output element; 1 to 3 spatial dims; math in float (f64: double)"},
+      {"a8.GridSampleGrad", kFloatTypes, 1, GridSampleGrad,
+       "dX: one thread an (n, c) plane (no atomics); dgrid: one thread a grid point"},
+      {"Col2Im", kFloatTypes, 0, Col2Im,
+       "one thread an image pixel gathering its column entries in block order"},
+      {"a8.Col2ImGrad", kFloatTypes, 0, Col2ImGrad,
+       "Im2Col: one thread a column entry reading its pixel (0 in the padding)"},
+      {"DeformConv", kFloatTypes, 0, DeformConv,
+       "2-D; one thread an output element, bilinear taps recomputed per channel"},
       {"a8.DeformConvGrad", kFloatTypes, 1, DeformConvGrad,
-       "dX one thread an (n, c) plane; dW one a weight; doffset/dmask one a tap and pixel"});
+       "dX one thread an (n, c) plane; dW one a weight; doffset/dmask one a tap and pixel"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

@@ -1,10 +1,9 @@
 // Device entries of Det and a8.DetGrad (kernels/device/linalg.h). The CPU backend has no entries
 // of its own for them: it runs these through its host launch, so the CPU, the CUDA backend and
 // cuda-emu give the same bits.
-#include "runtime/device/ops_linalg.h"
-
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/linalg.h"
+#include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
@@ -50,11 +49,13 @@ Status DetGrad(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceLinalgOps(std::vector<DevKernelEntry>* r) {
-  r->push_back({"Det", kFloatTypes, 0, Det,
-                "LU with partial pivoting in double, one thread a matrix; one body with the CPU"});
-  r->push_back({"a8.DetGrad", kFloatTypes, 0, DetGrad,
-                "dy * cofactors (exact for singular X), one thread a matrix"});
+std::vector<DevKernelEntry> DeviceLinalgOps() {
+  return {
+      {"Det", kFloatTypes, 0, Det,
+       "LU with partial pivoting in double, one thread a matrix; one body with the CPU"},
+      {"a8.DetGrad", kFloatTypes, 0, DetGrad,
+       "dy * cofactors (exact for singular X), one thread a matrix"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

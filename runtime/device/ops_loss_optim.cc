@@ -277,42 +277,44 @@ Status RunOnnxAdagrad(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceLossOptimOps(std::vector<DevKernelEntry>* r) {
+std::vector<DevKernelEntry> DeviceLossOptimOps() {
   static const std::vector<DType> kOnnxFloat = {DType::kF32, DType::kF64};
   const char* kRowSum = "labels: i32/i64; one thread per target, the sum in one thread";
-  r->push_back({"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
-                "labels: i32/i64; log_prob optional; one thread per target"});
-  r->push_back({"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, kRowSum});
-  r->push_back({"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunClassLossGrad<true>,
-                "labels: i32/i64; one thread per target"});
-  r->push_back({"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunClassLossGrad<false>,
-                "labels: i32/i64"});
-  r->push_back({"a8.MseLoss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kMse>,
-                "the sum in one thread (CPU order)"});
-  r->push_back({"a8.L1Loss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kL1>,
-                "the sum in one thread (CPU order)"});
-  r->push_back({"a8.BceWithLogitsLoss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kBceWithLogits>,
-                "the sum in one thread (CPU order)"});
-  r->push_back({"a8.MseLossGrad", kFloatTypes, 0, RunPairLossGrad<DevPairLoss::kMse>, ""});
-  r->push_back({"a8.L1LossGrad", kFloatTypes, 0, RunPairLossGrad<DevPairLoss::kL1>, ""});
-  r->push_back({"a8.BceWithLogitsLossGrad", kFloatTypes, 0,
-                RunPairLossGrad<DevPairLoss::kBceWithLogits>, ""});
-  r->push_back({"a8.TrainControl",
-                {DType::kI64},
-                0,
-                RunTrainControl,
-                "updates, sq_norm, found_inf, ctl: f32; one thread"});
-  r->push_back({"a8.GradAccumulate", kFloatTypes, 0, RunGradAccumulate, "g: any float"});
-  r->push_back({"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate,
-                "grad: any float; in place ok; skips on ctl[applied] = 0"});
-  r->push_back({"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate,
-                "grad: any float; in place ok; skips on ctl[applied] = 0"});
-  r->push_back({"a8.UnscaleCheckFinite", kFloatTypes, 1, RunUnscaleCheckFinite,
-                "scale and outputs: f32; in place ok; one launch per tensor"});
-  r->push_back({"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"});
-  r->push_back({"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"});
-  r->push_back({"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"});
-  r->push_back({"ai.onnx.preview.training.Adagrad", kOnnxFloat, 2, RunOnnxAdagrad, "R: f32/f64"});
+  return {
+      {"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
+       "labels: i32/i64; log_prob optional; one thread per target"},
+      {"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, kRowSum},
+      {"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunClassLossGrad<true>,
+       "labels: i32/i64; one thread per target"},
+      {"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunClassLossGrad<false>,
+       "labels: i32/i64"},
+      {"a8.MseLoss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kMse>,
+       "the sum in one thread (CPU order)"},
+      {"a8.L1Loss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kL1>,
+       "the sum in one thread (CPU order)"},
+      {"a8.BceWithLogitsLoss", kFloatTypes, 0, RunPairLoss<DevPairLoss::kBceWithLogits>,
+       "the sum in one thread (CPU order)"},
+      {"a8.MseLossGrad", kFloatTypes, 0, RunPairLossGrad<DevPairLoss::kMse>, ""},
+      {"a8.L1LossGrad", kFloatTypes, 0, RunPairLossGrad<DevPairLoss::kL1>, ""},
+      {"a8.BceWithLogitsLossGrad", kFloatTypes, 0, RunPairLossGrad<DevPairLoss::kBceWithLogits>,
+       ""},
+      {"a8.TrainControl",
+       {DType::kI64},
+       0,
+       RunTrainControl,
+       "updates, sq_norm, found_inf, ctl: f32; one thread"},
+      {"a8.GradAccumulate", kFloatTypes, 0, RunGradAccumulate, "g: any float"},
+      {"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate,
+       "grad: any float; in place ok; skips on ctl[applied] = 0"},
+      {"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate,
+       "grad: any float; in place ok; skips on ctl[applied] = 0"},
+      {"a8.UnscaleCheckFinite", kFloatTypes, 1, RunUnscaleCheckFinite,
+       "scale and outputs: f32; in place ok; one launch per tensor"},
+      {"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"},
+      {"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"},
+      {"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"},
+      {"ai.onnx.preview.training.Adagrad", kOnnxFloat, 2, RunOnnxAdagrad, "R: f32/f64"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

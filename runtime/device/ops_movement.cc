@@ -521,35 +521,36 @@ Status GatherGrad(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceMovementOps(std::vector<DevKernelEntry>* r) {
+std::vector<DevKernelEntry> DeviceMovementOps() {
   static const std::vector<DType> kRangeTypes = {DType::kF32,  DType::kF64, DType::kF16,
                                                  DType::kBF16, DType::kI64, DType::kI32};
-  r->push_back({"Transpose", kAllTypes, 0, Transpose, "strided copy"});
-  r->push_back({"Concat", kAllTypes, 0, Concat, "N inputs; a strided copy each"});
-  r->push_back({"Split", kAllTypes, 0, Split, "sizes from the outputs"});
-  r->push_back({"Slice", kAllTypes, 0, Slice, "starts/ends/axes/steps: constant i32/i64"});
-  r->push_back({"Expand", kAllTypes, 0, Expand, "shape: constant i64"});
-  r->push_back({"Tile", kAllTypes, 0, Tile, "repeats: constant i64"});
-  r->push_back({"Identity", kAllTypes, 0, Copy, "device copy (none in place)"});
-  r->push_back({"Reshape", kAllTypes, 0, Copy, "a device copy (none in place)"});
-  r->push_back({"Flatten", kAllTypes, 0, Copy, "a device copy (none in place)"});
-  r->push_back({"Squeeze", kAllTypes, 0, Copy, "a device copy (none in place)"});
-  r->push_back({"Unsqueeze", kAllTypes, 0, Copy, "a device copy (none in place)"});
-  r->push_back({"Gather", kAllTypes, 0, Gather, "indices: i32/i64 (out of range: 0)"});
-  r->push_back(
-      {"GatherElements", kAllTypes, 0, GatherElements, "indices: i32/i64 (out of range: 0)"});
-  r->push_back({"Pad", kAllTypes, 0, Pad, "modes constant, reflect, edge, wrap"});
-  r->push_back({"Trilu", kAllTypes, 0, Trilu, "k: optional i64 scalar, read by the kernel"});
-  r->push_back({"OneHot", kAllTypes, -1, OneHot,
-                "indices: numeric (float truncated); depth from the output"});
-  r->push_back({"Range", kRangeTypes, -1, Range,
-                "start/delta read on the device; f16/bf16: in stash_type, as numpy arange"});
-  r->push_back({"Shape", kAllTypes, 0, Shape, "-> i64"});
-  r->push_back({"Size", kAllTypes, 0, Size, "-> i64"});
-  r->push_back({"ConstantOfShape", kAllTypes, -1, ConstantOfShape, "value: tensor attribute"});
-  r->push_back({"a8.GatherGrad", kFloatTypes, 0, GatherGrad,
-                "indices: i64 or i32; stable sort, one thread per dx element"});
-  r->push_back({"a8.SliceGrad", kFloatTypes, 0, SliceGrad, "zero fill, strided copy"});
+  return {
+      {"Transpose", kAllTypes, 0, Transpose, "strided copy"},
+      {"Concat", kAllTypes, 0, Concat, "N inputs; a strided copy each"},
+      {"Split", kAllTypes, 0, Split, "sizes from the outputs"},
+      {"Slice", kAllTypes, 0, Slice, "starts/ends/axes/steps: constant i32/i64"},
+      {"Expand", kAllTypes, 0, Expand, "shape: constant i64"},
+      {"Tile", kAllTypes, 0, Tile, "repeats: constant i64"},
+      {"Identity", kAllTypes, 0, Copy, "device copy (none in place)"},
+      {"Reshape", kAllTypes, 0, Copy, "a device copy (none in place)"},
+      {"Flatten", kAllTypes, 0, Copy, "a device copy (none in place)"},
+      {"Squeeze", kAllTypes, 0, Copy, "a device copy (none in place)"},
+      {"Unsqueeze", kAllTypes, 0, Copy, "a device copy (none in place)"},
+      {"Gather", kAllTypes, 0, Gather, "indices: i32/i64 (out of range: 0)"},
+      {"GatherElements", kAllTypes, 0, GatherElements, "indices: i32/i64 (out of range: 0)"},
+      {"Pad", kAllTypes, 0, Pad, "modes constant, reflect, edge, wrap"},
+      {"Trilu", kAllTypes, 0, Trilu, "k: optional i64 scalar, read by the kernel"},
+      {"OneHot", kAllTypes, -1, OneHot,
+       "indices: numeric (float truncated); depth from the output"},
+      {"Range", kRangeTypes, -1, Range,
+       "start/delta read on the device; f16/bf16: in stash_type, as numpy arange"},
+      {"Shape", kAllTypes, 0, Shape, "-> i64"},
+      {"Size", kAllTypes, 0, Size, "-> i64"},
+      {"ConstantOfShape", kAllTypes, -1, ConstantOfShape, "value: tensor attribute"},
+      {"a8.GatherGrad", kFloatTypes, 0, GatherGrad,
+       "indices: i64 or i32; stable sort, one thread per dx element"},
+      {"a8.SliceGrad", kFloatTypes, 0, SliceGrad, "zero fill, strided copy"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

@@ -319,31 +319,33 @@ Status RunGlobalPool(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceNnOps(std::vector<DevKernelEntry>* r) {
+std::vector<DevKernelEntry> DeviceNnOps() {
   static const std::vector<DType> kMaxPoolTypes = {DType::kF32, DType::kF16, DType::kBF16,
                                                    DType::kF64, DType::kI8,  DType::kU8};
-  r->push_back({"MaxPool", kMaxPoolTypes, 0, RunMaxPool, "Indices: i64; one thread per output"});
-  r->push_back({"AveragePool", kFloatTypes, 0, RunAveragePool, "one thread per output"});
-  r->push_back({"GlobalAveragePool", kFloatTypes, 0, RunGlobalPool<false>, "thread per plane"});
-  r->push_back({"GlobalMaxPool", kFloatTypes, 0, RunGlobalPool<true>, "thread per plane"});
-  r->push_back({"BatchNormalization", kFloatTypes, 0, RunBatchNorm,
-                "scale/bias and statistics: own float dtypes; training_mode; thread per channel "
-                "for the statistics"});
-  r->push_back({"LayerNormalization", kFloatTypes, 0, RunLayerNorm,
-                "scale/bias: own float dtype; Mean/InvStdDev: stash dtype; thread per row for "
-                "the statistics"});
-  r->push_back({"InstanceNormalization", kFloatTypes, 0, RunInstanceNorm,
-                "scale/bias: own float dtype; thread per plane for the statistics"});
-  r->push_back({"a8.MaxPoolGrad", kFloatTypes, 0, RunMaxPoolGrad,
-                "one thread per input element gathering its windows (deterministic)"});
-  r->push_back({"a8.AveragePoolGrad", kFloatTypes, 0, RunAveragePoolGrad,
-                "one thread per input element gathering its windows (deterministic)"});
-  r->push_back({"a8.BatchNormalizationGrad", kFloatTypes, 0, RunBatchNormGrad,
-                "scale and statistics: own float dtypes"});
-  r->push_back({"a8.LayerNormalizationGrad", kFloatTypes, 0, RunLayerNormGrad,
-                "Mean/InvStdDev optional (recomputed)"});
-  r->push_back({"a8.InstanceNormalizationGrad", kFloatTypes, 0, RunInstanceNormGrad,
-                "scale: own float dtype"});
+  return {
+      {"MaxPool", kMaxPoolTypes, 0, RunMaxPool, "Indices: i64; one thread per output"},
+      {"AveragePool", kFloatTypes, 0, RunAveragePool, "one thread per output"},
+      {"GlobalAveragePool", kFloatTypes, 0, RunGlobalPool<false>, "thread per plane"},
+      {"GlobalMaxPool", kFloatTypes, 0, RunGlobalPool<true>, "thread per plane"},
+      {"BatchNormalization", kFloatTypes, 0, RunBatchNorm,
+       "scale/bias and statistics: own float dtypes; training_mode; thread per channel "
+       "for the statistics"},
+      {"LayerNormalization", kFloatTypes, 0, RunLayerNorm,
+       "scale/bias: own float dtype; Mean/InvStdDev: stash dtype; thread per row for "
+       "the statistics"},
+      {"InstanceNormalization", kFloatTypes, 0, RunInstanceNorm,
+       "scale/bias: own float dtype; thread per plane for the statistics"},
+      {"a8.MaxPoolGrad", kFloatTypes, 0, RunMaxPoolGrad,
+       "one thread per input element gathering its windows (deterministic)"},
+      {"a8.AveragePoolGrad", kFloatTypes, 0, RunAveragePoolGrad,
+       "one thread per input element gathering its windows (deterministic)"},
+      {"a8.BatchNormalizationGrad", kFloatTypes, 0, RunBatchNormGrad,
+       "scale and statistics: own float dtypes"},
+      {"a8.LayerNormalizationGrad", kFloatTypes, 0, RunLayerNormGrad,
+       "Mean/InvStdDev optional (recomputed)"},
+      {"a8.InstanceNormalizationGrad", kFloatTypes, 0, RunInstanceNormGrad,
+       "scale: own float dtype"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

@@ -2,14 +2,13 @@
 // Bernoulli (kernels/device/random.h). The CPU backend has no entries of its own for them: it
 // runs these through its host launch, so the CPU, the CUDA backend and cuda-emu draw the same
 // bits.
-#include "runtime/device/ops_random.h"
-
 #include <cstring>
 #include <string>
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/common/philox.h"
 #include "kernels/device/random.h"
+#include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
@@ -72,14 +71,16 @@ Status Bernoulli(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceRandomOps(std::vector<DevKernelEntry>* r) {
+std::vector<DevKernelEntry> DeviceRandomOps() {
   const char* kStream = "Philox stream per node and step, or fixed by `seed`";
-  r->push_back({"RandomUniform", kFloatTypes, -1, RandomUniform, kStream});
-  r->push_back({"RandomUniformLike", kFloatTypes, -1, RandomUniform, kStream});
-  r->push_back({"RandomNormal", kFloatTypes, -1, RandomNormal, kStream});
-  r->push_back({"RandomNormalLike", kFloatTypes, -1, RandomNormal, kStream});
-  r->push_back({"Bernoulli", kFloatTypes, 0, Bernoulli,
-                "output: any numeric dtype or bool; 1 where the draw is below p"});
+  return {
+      {"RandomUniform", kFloatTypes, -1, RandomUniform, kStream},
+      {"RandomUniformLike", kFloatTypes, -1, RandomUniform, kStream},
+      {"RandomNormal", kFloatTypes, -1, RandomNormal, kStream},
+      {"RandomNormalLike", kFloatTypes, -1, RandomNormal, kStream},
+      {"Bernoulli", kFloatTypes, 0, Bernoulli,
+       "output: any numeric dtype or bool; 1 where the draw is below p"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

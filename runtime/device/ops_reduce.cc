@@ -184,29 +184,29 @@ Status RunGlobalNormSq(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceReduceOps(std::vector<DevKernelEntry>* r) {
+std::vector<DevKernelEntry> DeviceReduceOps() {
   const char* kAxes = "axes: optional constant i64 input; one thread per output";
-  r->push_back({"ReduceSum", kNumericTypes, 0, RunReduce<DevReduceOp::kSum>, kAxes});
-  r->push_back({"ReduceMean", kNumericTypes, 0, RunReduce<DevReduceOp::kMean>, kAxes});
-  r->push_back(
-      {"ReduceMax", kAllTypes, 0, RunReduce<DevReduceOp::kMax>, kAxes});  // bool: any / all
-  r->push_back(
-      {"ReduceMin", kAllTypes, 0, RunReduce<DevReduceOp::kMin>, kAxes});  // bool: any / all
-  r->push_back({"ReduceProd", kNumericTypes, 0, RunReduce<DevReduceOp::kProd>, kAxes});
-  r->push_back({"ReduceSumSquare", kNumericTypes, 0, RunReduce<DevReduceOp::kSumSquare>, kAxes});
-  r->push_back({"ReduceL1", kNumericTypes, 0, RunReduce<DevReduceOp::kL1>, kAxes});
-  r->push_back({"ReduceL2", kNumericTypes, 0, RunReduce<DevReduceOp::kL2>, kAxes});
-  r->push_back({"ReduceLogSumExp", kNumericTypes, 0, RunReduce<DevReduceOp::kLogSumExp>, kAxes});
-  r->push_back({"ArgMax", kNumericTypes, 0, RunArgReduce<true>, "-> i64; one thread per output"});
-  r->push_back({"ArgMin", kNumericTypes, 0, RunArgReduce<false>, "-> i64; one thread per output"});
-  r->push_back({"Softmax", kFloatTypes, 0, RunSoftmax<false>, "one thread per row"});
-  r->push_back({"LogSoftmax", kFloatTypes, 0, RunSoftmax<true>, "one thread per row"});
-  r->push_back({"CumSum", kNumericTypes, 0, RunCumSum,
-                "axis: i32/i64 scalar, constant or read by the kernel"});
-  r->push_back({"a8.SoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<false>, "one thread per row"});
-  r->push_back({"a8.LogSoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<true>, "one thread per row"});
-  r->push_back({"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq,
-                "sum in double over fixed chunks, two passes; out: f32"});
+  return {
+      {"ReduceSum", kNumericTypes, 0, RunReduce<DevReduceOp::kSum>, kAxes},
+      {"ReduceMean", kNumericTypes, 0, RunReduce<DevReduceOp::kMean>, kAxes},
+      {"ReduceMax", kAllTypes, 0, RunReduce<DevReduceOp::kMax>, kAxes},  // bool: any / all
+      {"ReduceMin", kAllTypes, 0, RunReduce<DevReduceOp::kMin>, kAxes},  // bool: any / all
+      {"ReduceProd", kNumericTypes, 0, RunReduce<DevReduceOp::kProd>, kAxes},
+      {"ReduceSumSquare", kNumericTypes, 0, RunReduce<DevReduceOp::kSumSquare>, kAxes},
+      {"ReduceL1", kNumericTypes, 0, RunReduce<DevReduceOp::kL1>, kAxes},
+      {"ReduceL2", kNumericTypes, 0, RunReduce<DevReduceOp::kL2>, kAxes},
+      {"ReduceLogSumExp", kNumericTypes, 0, RunReduce<DevReduceOp::kLogSumExp>, kAxes},
+      {"ArgMax", kNumericTypes, 0, RunArgReduce<true>, "-> i64; one thread per output"},
+      {"ArgMin", kNumericTypes, 0, RunArgReduce<false>, "-> i64; one thread per output"},
+      {"Softmax", kFloatTypes, 0, RunSoftmax<false>, "one thread per row"},
+      {"LogSoftmax", kFloatTypes, 0, RunSoftmax<true>, "one thread per row"},
+      {"CumSum", kNumericTypes, 0, RunCumSum,
+       "axis: i32/i64 scalar, constant or read by the kernel"},
+      {"a8.SoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<false>, "one thread per row"},
+      {"a8.LogSoftmaxGrad", kFloatTypes, 0, RunSoftmaxGrad<true>, "one thread per row"},
+      {"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq,
+       "sum in double over fixed chunks, two passes; out: f32"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

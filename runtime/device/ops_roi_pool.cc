@@ -2,10 +2,9 @@
 // (kernels/device/roi_pool.h). The CPU backend has no entries of its own for them: it runs these
 // through its host launch, so the CPU, the CUDA backend and cuda-emu give the same bits. Each
 // checks what the shape rule checked (the plan may have been edited).
-#include "runtime/device/ops_roi_pool.h"
-
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/roi_pool.h"
+#include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
@@ -130,15 +129,17 @@ Status RoiAlignGrad(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceRoiPoolOps(std::vector<DevKernelEntry>* r) {
-  r->push_back({"MaxUnpool", kFloatTypes, 0, MaxUnpool,
-                "one thread a plane, indices in element order; one body with the CPU backend"});
-  r->push_back({"a8.MaxUnpoolGrad", kFloatTypes, 0, MaxUnpoolGrad,
-                "dY gathered at each index that stays; one thread a plane"});
-  r->push_back({"RoiAlign", kFloatTypes, 0, RoiAlign,
-                "avg/max, half_pixel/output_half_pixel; one thread an output element"});
-  r->push_back({"a8.RoiAlignGrad", kFloatTypes, 0, RoiAlignGrad,
-                "avg only; one thread an (image, channel) plane, summed in double"});
+std::vector<DevKernelEntry> DeviceRoiPoolOps() {
+  return {
+      {"MaxUnpool", kFloatTypes, 0, MaxUnpool,
+       "one thread a plane, indices in element order; one body with the CPU backend"},
+      {"a8.MaxUnpoolGrad", kFloatTypes, 0, MaxUnpoolGrad,
+       "dY gathered at each index that stays; one thread a plane"},
+      {"RoiAlign", kFloatTypes, 0, RoiAlign,
+       "avg/max, half_pixel/output_half_pixel; one thread an output element"},
+      {"a8.RoiAlignGrad", kFloatTypes, 0, RoiAlignGrad,
+       "avg only; one thread an (image, channel) plane, summed in double"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS

@@ -2,10 +2,9 @@
 // backend has no entries of its own for them: it runs these through its host launch, so the CPU,
 // the CUDA backend and cuda-emu give the same bits. The checks repeat the shape rules'
 // (compiler/ir/op_table_scatter.cc), since a plan may have been edited.
-#include "runtime/device/ops_scatter.h"
-
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/scatter.h"
+#include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
@@ -121,13 +120,15 @@ Status TopK(const KernelArgs& a, DevCtx& ctx) {
 
 }  // namespace
 
-void RegisterDeviceScatterOps(std::vector<DevKernelEntry>* r) {
-  r->push_back({"ScatterND", kAllTypes, 0, ScatterND,
-                "indices: i32/i64; per output row the tuples in order (last wins for 'none')"});
-  r->push_back({"ScatterElements", kAllTypes, 0, ScatterElements,
-                "indices: i32/i64; per output element the indices along the axis in order"});
-  r->push_back({"TopK", kAllTypes, 0, TopK,
-                "one thread a row, insertion into the outputs; ties: lower index first"});
+std::vector<DevKernelEntry> DeviceScatterOps() {
+  return {
+      {"ScatterND", kAllTypes, 0, ScatterND,
+       "indices: i32/i64; per output row the tuples in order (last wins for 'none')"},
+      {"ScatterElements", kAllTypes, 0, ScatterElements,
+       "indices: i32/i64; per output element the indices along the axis in order"},
+      {"TopK", kAllTypes, 0, TopK,
+       "one thread a row, insertion into the outputs; ties: lower index first"},
+  };
 }
 
 }  // namespace a8::A8_DEV_NS
