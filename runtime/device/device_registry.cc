@@ -16,6 +16,20 @@ StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
   return a.ConstInts(i);
 }
 
+StatusOr<int> AttrChoice(const KernelArgs& a, const char* op, const char* name,
+                         std::initializer_list<const char*> values) {
+  const std::string value = a.Str(name, *values.begin());
+  std::string listed;
+  int i = 0;
+  for (const char* v : values) {
+    if (value == v) return i;
+    if (i > 0) listed += i + 1 == static_cast<int>(values.size()) ? " or " : ", ";
+    listed += v;
+    ++i;
+  }
+  return InvalidInput("{}: unknown {} '{}' ({})", op, name, value, listed);
+}
+
 const std::vector<DevKernelEntry>& DeviceKernelRegistry() {
   static const std::vector<DevKernelEntry>* entries = SortedRegistry<DevKernelEntry>(
       {DeviceElementwiseOps, DeviceMovementOps, DeviceReduceOps, DeviceNnOps, DeviceLossOptimOps,

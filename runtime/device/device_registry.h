@@ -13,6 +13,7 @@
 //   - the same launches every step for the same kernel (no data-dependent host branching).
 #pragma once
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,12 @@ Status FromDev(const DevStatus& s);
 // The values of integer input `i` (absent or empty: none), read on the host: the operand must be
 // a CONSTANT buffer with a host copy (Unsupported naming the op otherwise).
 StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i);
+
+// The position of string attribute `name` among `values` (absent: the first), for the kernels'
+// enums listed in the same order; InvalidInput "`op`: unknown `name` 'value' (a, b or c)" when it
+// is none of them.
+StatusOr<int> AttrChoice(const KernelArgs& a, const char* op, const char* name,
+                         std::initializer_list<const char*> values);
 
 // Each family's entries, the table of its ops_*.cc file (device_registry.cc gathers them).
 std::vector<DevKernelEntry> DeviceElementwiseOps();

@@ -15,27 +15,10 @@ namespace gs = grid_sample;
 
 StatusOr<gs::GridSampleParams> GridSampleOperands(const KernelArgs& a, const TensorArg& x,
                                                   const TensorArg& grid, const char* op) {
-  gs::GridSampleParams p;
-  const std::string mode = a.Str("mode", "linear");
-  if (mode == "linear") {
-    p.mode = gs::kLinear;
-  } else if (mode == "nearest") {
-    p.mode = gs::kNearest;
-  } else if (mode == "cubic") {
-    p.mode = gs::kCubic;
-  } else {
-    return InvalidInput("{}: unknown mode '{}' (linear, nearest or cubic)", op, mode);
-  }
-  const std::string pad = a.Str("padding_mode", "zeros");
-  if (pad == "zeros") {
-    p.padding = gs::kZeros;
-  } else if (pad == "border") {
-    p.padding = gs::kBorder;
-  } else if (pad == "reflection") {
-    p.padding = gs::kReflection;
-  } else {
-    return InvalidInput("{}: unknown padding_mode '{}' (zeros, border or reflection)", op, pad);
-  }
+  gs::GridSampleParams p;  // the choices in the order of gs::Mode and gs::Padding
+  A8_ASSIGN_OR_RETURN(p.mode, AttrChoice(a, op, "mode", {"linear", "nearest", "cubic"}));
+  A8_ASSIGN_OR_RETURN(p.padding,
+                      AttrChoice(a, op, "padding_mode", {"zeros", "border", "reflection"}));
   p.align_corners = a.Int("align_corners", 0) != 0;
   const int64_t r = static_cast<int64_t>(x.dims.size()) - 2;
   if (r < 1 || r > gs::kMaxSpatial)

@@ -9,31 +9,32 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-StatusOr<int> ReductionOf(const KernelArgs& a, const char* op) {
-  const std::string r = a.Str("reduction", "none");
-  if (r == "none") return scatter::kNone;
-  if (r == "add") return scatter::kAdd;
-  if (r == "mul") return scatter::kMul;
-  if (r == "max") return scatter::kMax;
-  if (r == "min") return scatter::kMin;
-  return InvalidInput("{}: unknown reduction '{}' (none, add, mul, max or min)", op, r);
-}
-
-Status CheckCommon(const KernelArgs& a, const char* op) {
+// The checks and fields ScatterND and ScatterElements share: (data, indices, updates) -> y, of
+// data's dims and dtype; the reduction in the order of scatter::Reduction.
+template <typename Params>
+Status ScatterOperands(const KernelArgs& a, DevCtx& ctx, const char* op, Params* p) {
   const TensorArg &x = a.in(0), &idx = a.in(1), &u = a.in(2), &y = a.out(0);
   if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
     return InvalidInput("{}: indices must be i64 or i32, got {}", op, ElemName(idx.dtype));
   if (u.dtype != x.dtype || y.dtype != x.dtype)
     return InvalidInput("{}: data, updates and output must have one dtype", op);
   if (y.dims != x.dims) return InvalidInput("{}: the output must have data's dims", op);
+  A8_ASSIGN_OR_RETURN(p->reduction,
+                      AttrChoice(a, op, "reduction", {"none", "add", "mul", "max", "min"}));
+  p->err = ErrOf(ctx);
+  p->dtype = x.dtype;
+  p->index_i32 = idx.dtype == DType::kI32;
+  p->data = x.data;
+  p->indices = idx.data;
+  p->updates = u.data;
+  p->y = y.data;
   return Status::Ok();
 }
 
 Status ScatterND(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg &x = a.in(0), &idx = a.in(1), &u = a.in(2), &y = a.out(0);
-  A8_RETURN_IF_ERROR(CheckCommon(a, "ScatterND"));
+  const TensorArg &x = a.in(0), &idx = a.in(1), &u = a.in(2);
   scatter::ScatterNDParams p;
-  A8_ASSIGN_OR_RETURN(p.reduction, ReductionOf(a, "ScatterND"));
+  A8_RETURN_IF_ERROR(ScatterOperands(a, ctx, "ScatterND", &p));
   const int64_t r = static_cast<int64_t>(x.dims.size());
   const int64_t q = static_cast<int64_t>(idx.dims.size());
   if (q < 1) return InvalidInput("ScatterND: indices must have rank >= 1");
@@ -44,25 +45,17 @@ Status ScatterND(const KernelArgs& a, DevCtx& ctx) {
   Dims want(idx.dims.begin(), idx.dims.end() - 1);
   want.insert(want.end(), x.dims.begin() + m, x.dims.end());
   if (u.dims != want) return InvalidInput("ScatterND: updates do not have the dims it needs");
-  p.err = ErrOf(ctx);
-  p.dtype = x.dtype;
-  p.index_i32 = idx.dtype == DType::kI32;
   p.depth = static_cast<int>(m);
   for (int64_t k = 0; k < m; ++k) p.index_dims[k] = x.dims[k];
   p.nq = NumElements(Dims(idx.dims.begin(), idx.dims.end() - 1));
   p.slice = NumElements(Dims(x.dims.begin() + m, x.dims.end()));
-  p.data = x.data;
-  p.indices = idx.data;
-  p.updates = u.data;
-  p.y = y.data;
   return FromDev(scatter::ScatterND(ctx, p));
 }
 
 Status ScatterElements(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg &x = a.in(0), &idx = a.in(1), &u = a.in(2), &y = a.out(0);
-  A8_RETURN_IF_ERROR(CheckCommon(a, "ScatterElements"));
+  const TensorArg &x = a.in(0), &idx = a.in(1), &u = a.in(2);
   scatter::ScatterElementsParams p;
-  A8_ASSIGN_OR_RETURN(p.reduction, ReductionOf(a, "ScatterElements"));
+  A8_RETURN_IF_ERROR(ScatterOperands(a, ctx, "ScatterElements", &p));
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis", 0), rank, "ScatterElements"));
   if (idx.dims.size() != x.dims.size() || u.dims != idx.dims)
@@ -77,15 +70,8 @@ Status ScatterElements(const KernelArgs& a, DevCtx& ctx) {
     p.data_dims[d] = x.dims[d];
     p.index_dims[d] = idx.dims[d];
   }
-  p.err = ErrOf(ctx);
-  p.dtype = x.dtype;
-  p.index_i32 = idx.dtype == DType::kI32;
   p.rank = static_cast<int>(rank);
   p.axis = static_cast<int>(ax);
-  p.data = x.data;
-  p.indices = idx.data;
-  p.updates = u.data;
-  p.y = y.data;
   return FromDev(scatter::ScatterElements(ctx, p));
 }
 
