@@ -8,10 +8,15 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-// The flat view of GatherND over `data_dims` and `index_dims` (gather_nd.h), checking what the
-// shape rule checked (the plan may have been edited) and that `out_dims` is the output's.
-Status SetUp(const char* op, const Dims& data_dims, const TensorArg& idx, int64_t b,
-             const Dims& out_dims, gather_nd::GatherNDParams* p) {
+// The flat view of GatherND (data, indices) -> output and of its gradient (dy, indices) -> dx
+// over `data_dims` and the gathered `out_dims` (gather_nd.h); the source is input 0 and the
+// destination output 0 in both, `names` name them for the dtype error. Checks what the shape rule
+// checked (the plan may have been edited).
+Status SetUp(const KernelArgs& a, DevCtx& ctx, const char* op, const char* names,
+             const Dims& data_dims, const Dims& out_dims, gather_nd::GatherNDParams* p) {
+  const TensorArg &src = a.in(0), &idx = a.in(1), &dst = a.out(0);
+  if (src.dtype != dst.dtype) return InvalidInput("{}: {} dtypes differ", op, names);
+  const int64_t b = a.Int("batch_dims", 0);
   const int64_t r = static_cast<int64_t>(data_dims.size());
   const int64_t q = static_cast<int64_t>(idx.dims.size());
   if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
@@ -49,30 +54,24 @@ Status SetUp(const char* op, const Dims& data_dims, const TensorArg& idx, int64_
   for (int64_t k = 0; k < m; ++k) p->index_dims[k] = data_dims[b + k];
   p->index_i32 = idx.dtype == DType::kI32;
   p->indices = idx.data;
+  p->err = ErrOf(ctx);
+  p->src = src.data;
+  p->dst = dst.data;
   return Status::Ok();
 }
 
 Status GatherND(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg &x = a.in(0), &idx = a.in(1), &y = a.out(0);
-  if (x.dtype != y.dtype) return InvalidInput("GatherND: data and output dtypes differ");
   gather_nd::GatherNDParams p;
-  A8_RETURN_IF_ERROR(SetUp("GatherND", x.dims, idx, a.Int("batch_dims", 0), y.dims, &p));
-  p.err = ErrOf(ctx);
-  p.elem_size = static_cast<int>(DTypeSize(x.dtype));
-  p.src = x.data;
-  p.dst = y.data;
+  A8_RETURN_IF_ERROR(SetUp(a, ctx, "GatherND", "data and output", a.in(0).dims, a.out(0).dims, &p));
+  p.elem_size = static_cast<int>(DTypeSize(a.in(0).dtype));
   return FromDev(gather_nd::GatherND(ctx, p));
 }
 
 Status GatherNDGrad(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg &dy = a.in(0), &idx = a.in(1), &dx = a.out(0);
-  if (dy.dtype != dx.dtype) return InvalidInput("a8.GatherNDGrad: dy and dx dtypes differ");
   gather_nd::GatherNDParams p;
-  A8_RETURN_IF_ERROR(SetUp("a8.GatherNDGrad", dx.dims, idx, a.Int("batch_dims", 0), dy.dims, &p));
-  p.err = ErrOf(ctx);
-  p.dtype = dy.dtype;
-  p.src = dy.data;
-  p.dst = dx.data;
+  A8_RETURN_IF_ERROR(
+      SetUp(a, ctx, "a8.GatherNDGrad", "dy and dx", a.out(0).dims, a.in(0).dims, &p));
+  p.dtype = a.in(0).dtype;
   return FromDev(gather_nd::GatherNDGrad(ctx, p));
 }
 
