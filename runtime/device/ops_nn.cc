@@ -30,7 +30,6 @@ Status CheckFloat(const KernelArgs& a, const TensorArg& t) {
   return Status::Ok();
 }
 
-
 // How a LayerNorm parameter of `dims` broadcasts to the normalized dims (numpy rules, checked
 // as the CPU's Expand checks them).
 StatusOr<ParamMap> MapParam(const Dims& dims, const Dims& normalized) {
@@ -262,22 +261,24 @@ StatusOr<PoolArgs> PoolArgsOf(const KernelArgs& a, const Dims& x_dims, DType dty
   return p;
 }
 
-Status RunMaxPool(const KernelArgs& a, DevCtx& ctx) {
+// Pool args of a forward entry: X (input 0) -> Y.
+StatusOr<PoolArgs> PoolForwardArgsOf(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 3));
   Dims out;
   A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, a.in(0).dims, a.in(0).dtype, &out));
   p.x = a.in(0).data;
   p.y = a.out(0).data;
+  return p;
+}
+
+Status RunMaxPool(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(PoolArgs p, PoolForwardArgsOf(a));
   p.indices = a.has_out(1) ? reinterpret_cast<int64_t*>(a.out(1).data) : nullptr;
   return FromDev(MaxPool(ctx, p));
 }
 
 Status RunAveragePool(const KernelArgs& a, DevCtx& ctx) {
-  A8_RETURN_IF_ERROR(CheckInputRank(a, 0, 3));
-  Dims out;
-  A8_ASSIGN_OR_RETURN(PoolArgs p, PoolArgsOf(a, a.in(0).dims, a.in(0).dtype, &out));
-  p.x = a.in(0).data;
-  p.y = a.out(0).data;
+  A8_ASSIGN_OR_RETURN(PoolArgs p, PoolForwardArgsOf(a));
   return FromDev(AveragePool(ctx, p));
 }
 
