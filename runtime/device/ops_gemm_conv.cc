@@ -28,6 +28,26 @@ Status CheckOutDims(const KernelArgs& a, const Dims& want) {
 
 Status Run(DevCtx& ctx, const GemmDesc& d) { return FromDev(ctx.blas->Gemm(ctx, d)); }
 
+// C = op(A) op(B) of one dtype on dense row-major operands, A [m, k] ([k, m] transposed), B [k, n]
+// ([n, k] transposed) and C [m, n]: the leading dims follow (alpha 1, beta 0, one batch).
+GemmDesc DenseGemm(DType dtype, bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k,
+                   const void* a, const void* b, void* c) {
+  GemmDesc g;
+  g.a_type = g.b_type = g.c_type = dtype;
+  g.trans_a = trans_a;
+  g.trans_b = trans_b;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.lda = trans_a ? m : k;
+  g.ldb = trans_b ? k : n;
+  g.ldc = n;
+  g.a = a;
+  g.b = b;
+  g.c = c;
+  return g;
+}
+
 // ---- MatMul
 
 // Per output batch dim, the element stride of an operand with batch dims `in` (right-aligned)
@@ -93,14 +113,7 @@ Status MatMul(const KernelArgs& a, DevCtx& ctx) {
     }
     y_stride *= d;
   }
-  GemmDesc g;
-  g.a_type = g.b_type = g.c_type = x.dtype;
-  g.m = s.m;
-  g.n = s.n;
-  g.k = s.k;
-  g.lda = s.k;
-  g.ldb = s.n;
-  g.ldc = s.n;
+  GemmDesc g = DenseGemm(x.dtype, false, false, s.m, s.n, s.k, x.data, w.data, y.data);
   if (dims.empty()) dims.push_back(BatchDim{1, 0, 0, 0});
   const BatchDim inner = dims.back();
   dims.pop_back();
@@ -180,21 +193,9 @@ Status Gemm(const KernelArgs& a, DevCtx& ctx) {
   if (use_c)
     A8_RETURN_IF_ERROR(
         FromDev(BroadcastMatrix(ctx, x.dtype, m, n, a.in(2).data, c_rows, c_cols, y.data)));
-  GemmDesc g;
-  g.a_type = g.b_type = g.c_type = x.dtype;
-  g.trans_a = trans_a;
-  g.trans_b = trans_b;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.lda = x.dims[1];
-  g.ldb = w.dims[1];
-  g.ldc = n;
+  GemmDesc g = DenseGemm(x.dtype, trans_a, trans_b, m, n, k, x.data, w.data, y.data);
   g.alpha = alpha;
   g.beta = use_c ? beta : 0.0f;
-  g.a = x.data;
-  g.b = w.data;
-  g.c = y.data;
   return Run(ctx, g);
 }
 
@@ -335,18 +336,7 @@ Status FusedMatMul(const KernelArgs& a, DevCtx& ctx) {
   if (EpilogueHasBias(e) != bias.present || EpilogueIsBackward(e) != aux.present) {
     return InvalidInput("a8.FusedMatMul: epilogue {} got the wrong bias/aux operands", e);
   }
-  GemmDesc g;
-  g.a_type = g.b_type = g.c_type = x.dtype;
-  g.trans_b = trans_b;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  g.lda = k;
-  g.ldb = w.dims[1];
-  g.ldc = n;
-  g.a = x.data;
-  g.b = w.data;
-  g.c = y.data;
+  GemmDesc g = DenseGemm(x.dtype, false, trans_b, m, n, k, x.data, w.data, y.data);
   g.epilogue = GemmEpilogueOf(e);
   g.gelu_tanh = approx == "tanh";
   g.bias = bias.present ? bias.data : nullptr;
