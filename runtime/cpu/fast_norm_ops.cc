@@ -22,20 +22,21 @@ const float* InF32(const KernelArgs& a, int i) {
   return reinterpret_cast<const float*>(a.in(i).data);
 }
 
-int64_t Spatial(const Dims& d) {
-  int64_t s = 1;
-  for (size_t i = 2; i < d.size(); ++i) s *= d[i];
-  return s;
+// What the forward and the gradient kernel's arguments share: X [N, C, spatial...] and epsilon.
+template <typename Args>
+void SetBatchNormShape(const KernelArgs& a, const TensorArg& x, Args* p) {
+  p->dtype = x.dtype;
+  p->batch = x.dims[0];
+  p->channels = x.dims[1];
+  p->spatial = 1;
+  for (size_t i = 2; i < x.dims.size(); ++i) p->spatial *= x.dims[i];
+  p->epsilon = a.Float("epsilon", 1e-5f);
 }
 
 Status RunBatchNormFast(const KernelArgs& a) {
   const TensorArg& x = a.in(0);
   cpu::BatchNormFastArgs p;
-  p.dtype = x.dtype;
-  p.batch = x.dims[0];
-  p.channels = x.dims[1];
-  p.spatial = Spatial(x.dims);
-  p.epsilon = a.Float("epsilon", 1e-5f);
+  SetBatchNormShape(a, x, &p);
   p.momentum = a.Float("momentum", 0.9f);
   p.training = a.Int("training_mode", 0) != 0 && !a.step.eval;
   p.x = x.data;
@@ -65,11 +66,7 @@ Status RunBatchNormFast(const KernelArgs& a) {
 Status RunBatchNormGradFast(const KernelArgs& a) {
   const TensorArg& x = a.in(1);
   cpu::BatchNormGradFastArgs p;
-  p.dtype = x.dtype;
-  p.batch = x.dims[0];
-  p.channels = x.dims[1];
-  p.spatial = Spatial(x.dims);
-  p.epsilon = a.Float("epsilon", 1e-5f);
+  SetBatchNormShape(a, x, &p);
   p.dy = a.in(0).data;
   p.x = x.data;
   p.scale = InF32(a, 2);
