@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels/common/fused_elementwise.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/optim.h"
@@ -267,6 +268,38 @@ StatusOr<FusedConvArgs> FusedConvOperands(const KernelArgs& a) {
   if (z.present && (z.count() != y.count() || z.dtype != y.dtype)) {
     return InvalidInput("a8.FusedConv: Z has {} elements of {}, Y {} of {}", z.count(),
                         DTypeName(z.dtype), y.count(), DTypeName(y.dtype));
+  }
+  return f;
+}
+
+StatusOr<FusedMatMulArgs> FusedMatMulOperands(const KernelArgs& a) {
+  const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
+  FusedMatMulArgs f;
+  const std::string epilogue = a.Str("epilogue", "");
+  f.epilogue = ParseFusedEpilogue(epilogue.c_str(), &f.bgrad);
+  if (f.epilogue < 0) return InvalidInput("a8.FusedMatMul: unknown epilogue '{}'", epilogue);
+  const std::string approx = a.Str("approximate", "none");
+  if (approx != "none" && approx != "tanh") {
+    return InvalidInput("a8.FusedMatMul: approximate: unknown value '{}'", approx);
+  }
+  f.tanh_form = approx == "tanh";
+  f.trans_b = a.Int("trans_b", 0) != 0;
+  if (x.dims.size() < 2 || w.dims.size() != 2 || y.dims.empty()) {
+    return InvalidInput("a8.FusedMatMul: A must have rank >= 2, B rank 2");
+  }
+  f.k = x.dims.back();
+  f.m = x.count() / (f.k > 0 ? f.k : 1);
+  if (f.k == 0) f.m = y.count() / (y.dims.back() > 0 ? y.dims.back() : 1);
+  f.n = f.trans_b ? w.dims[0] : w.dims[1];
+  const int64_t wk = f.trans_b ? w.dims[1] : w.dims[0];
+  if (wk != f.k || y.count() != f.m * f.n || w.dtype != x.dtype || y.dtype != x.dtype) {
+    return InvalidInput("a8.FusedMatMul: operand types do not agree");
+  }
+  const TensorArg &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
+  if ((bias.present && (bias.count() != f.n || bias.dtype != x.dtype)) ||
+      (aux.present && (aux.count() != y.count() || aux.dtype != x.dtype)) ||
+      (out1.present && (out1.count() != (f.bgrad ? f.n : y.count()) || out1.dtype != x.dtype))) {
+    return InvalidInput("a8.FusedMatMul: bias, aux or output 1 has the wrong type");
   }
   return f;
 }

@@ -12,37 +12,19 @@ namespace a8 {
 namespace {
 
 Status RunFusedMatMul(const KernelArgs& a) {
-  const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
+  A8_ASSIGN_OR_RETURN(const FusedMatMulArgs f, FusedMatMulOperands(a));
+  const TensorArg &x = a.in(0), &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
   cpu::FusedMatMulParams p;
   p.dtype = x.dtype;
-  const std::string epilogue = a.Str("epilogue", "");
-  p.epilogue = ParseFusedEpilogue(epilogue.c_str(), &p.bgrad);
-  if (p.epilogue < 0) return InvalidInput("a8.FusedMatMul: unknown epilogue '{}'", epilogue);
-  const std::string approx = a.Str("approximate", "none");
-  if (approx != "none" && approx != "tanh") {
-    return InvalidInput("a8.FusedMatMul: approximate: unknown value '{}'", approx);
-  }
-  p.tanh_form = approx == "tanh";
-  p.trans_b = a.Int("trans_b", 0) != 0;
-  if (x.dims.size() < 2 || w.dims.size() != 2 || y.dims.empty()) {
-    return InvalidInput("a8.FusedMatMul: A must have rank >= 2, B rank 2");
-  }
-  p.k = x.dims.back();
-  p.m = x.count() / (p.k > 0 ? p.k : 1);
-  if (p.k == 0) p.m = y.count() / (y.dims.back() > 0 ? y.dims.back() : 1);
-  p.n = p.trans_b ? w.dims[0] : w.dims[1];
-  const int64_t wk = p.trans_b ? w.dims[1] : w.dims[0];
-  if (wk != p.k || y.count() != p.m * p.n || w.dtype != x.dtype || y.dtype != x.dtype) {
-    return InvalidInput("a8.FusedMatMul: operand types do not agree");
-  }
-  const TensorArg &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
-  if ((bias.present && (bias.count() != p.n || bias.dtype != x.dtype)) ||
-      (aux.present && (aux.count() != y.count() || aux.dtype != x.dtype)) ||
-      (out1.present && (out1.count() != (p.bgrad ? p.n : y.count()) || out1.dtype != x.dtype))) {
-    return InvalidInput("a8.FusedMatMul: bias, aux or output 1 has the wrong type");
-  }
-  return cpu::FusedMatMul(p, x.data, w.data, bias.present ? bias.data : nullptr,
-                          aux.present ? aux.data : nullptr, y.data,
+  p.m = f.m;
+  p.n = f.n;
+  p.k = f.k;
+  p.trans_b = f.trans_b;
+  p.epilogue = f.epilogue;
+  p.tanh_form = f.tanh_form;
+  p.bgrad = f.bgrad;
+  return cpu::FusedMatMul(p, x.data, a.in(1).data, bias.present ? bias.data : nullptr,
+                          aux.present ? aux.data : nullptr, a.out(0).data,
                           out1.present ? out1.data : nullptr);
 }
 

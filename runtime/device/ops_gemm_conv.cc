@@ -306,43 +306,20 @@ Status FusedConv(const KernelArgs& a, DevCtx& ctx) {
 // ---- a8.FusedMatMul (compiler/ir/op_table_fused.cc): one GEMM with an engine epilogue.
 
 Status FusedMatMul(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(const FusedMatMulArgs f, FusedMatMulOperands(a));
   const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
-  const std::string epilogue = a.Str("epilogue", "");
-  bool bgrad = false;
-  const int32_t e = ParseFusedEpilogue(epilogue.c_str(), &bgrad);
-  if (e < 0) return InvalidInput("a8.FusedMatMul: unknown epilogue '{}'", epilogue);
-  const std::string approx = a.Str("approximate", "none");
-  if (approx != "none" && approx != "tanh") {
-    return InvalidInput("a8.FusedMatMul: approximate: unknown value '{}'", approx);
-  }
-  const bool trans_b = a.Int("trans_b", 0) != 0;
-  if (x.dims.size() < 2 || w.dims.size() != 2 || y.dims.empty()) {
-    return InvalidInput("a8.FusedMatMul: A must have rank >= 2, B rank 2");
-  }
-  const int64_t k = x.dims.back();
-  int64_t m = x.count() / (k > 0 ? k : 1);
-  if (k == 0) m = y.count() / (y.dims.back() > 0 ? y.dims.back() : 1);
-  const int64_t n = trans_b ? w.dims[0] : w.dims[1];
-  const int64_t wk = trans_b ? w.dims[1] : w.dims[0];
-  if (wk != k || y.count() != m * n || w.dtype != x.dtype || y.dtype != x.dtype) {
-    return InvalidInput("a8.FusedMatMul: operand types do not agree");
-  }
   const TensorArg &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
-  if ((bias.present && (bias.count() != n || bias.dtype != x.dtype)) ||
-      (aux.present && (aux.count() != y.count() || aux.dtype != x.dtype)) ||
-      (out1.present && (out1.count() != (bgrad ? n : y.count()) || out1.dtype != x.dtype))) {
-    return InvalidInput("a8.FusedMatMul: bias, aux or output 1 has the wrong type");
+  if (EpilogueHasBias(f.epilogue) != bias.present ||
+      EpilogueIsBackward(f.epilogue) != aux.present) {
+    return InvalidInput("a8.FusedMatMul: epilogue {} got the wrong bias/aux operands", f.epilogue);
   }
-  if (EpilogueHasBias(e) != bias.present || EpilogueIsBackward(e) != aux.present) {
-    return InvalidInput("a8.FusedMatMul: epilogue {} got the wrong bias/aux operands", e);
-  }
-  GemmDesc g = DenseGemm(x.dtype, false, trans_b, m, n, k, x.data, w.data, y.data);
-  g.epilogue = GemmEpilogueOf(e);
-  g.gelu_tanh = approx == "tanh";
+  GemmDesc g = DenseGemm(x.dtype, false, f.trans_b, f.m, f.n, f.k, x.data, w.data, y.data);
+  g.epilogue = GemmEpilogueOf(f.epilogue);
+  g.gelu_tanh = f.tanh_form;
   g.bias = bias.present ? bias.data : nullptr;
   g.aux = aux.present ? aux.data : nullptr;
-  g.ldaux = n;
-  if (out1.present) (bgrad ? g.bias_grad : g.pre) = out1.data;
+  g.ldaux = f.n;
+  if (out1.present) (f.bgrad ? g.bias_grad : g.pre) = out1.data;
   return Run(ctx, g);
 }
 
