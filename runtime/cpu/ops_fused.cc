@@ -14,15 +14,14 @@ namespace {
 Status RunFusedMatMul(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(const FusedMatMulArgs f, FusedMatMulOperands(a));
   const TensorArg &x = a.in(0), &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
-  cpu::FusedMatMulParams p;
-  p.dtype = x.dtype;
-  p.m = f.m;
-  p.n = f.n;
-  p.k = f.k;
-  p.trans_b = f.trans_b;
-  p.epilogue = f.epilogue;
-  p.tanh_form = f.tanh_form;
-  p.bgrad = f.bgrad;
+  const cpu::FusedMatMulParams p = {.dtype = x.dtype,
+                                    .m = f.m,
+                                    .n = f.n,
+                                    .k = f.k,
+                                    .trans_b = f.trans_b,
+                                    .epilogue = f.epilogue,
+                                    .tanh_form = f.tanh_form,
+                                    .bgrad = f.bgrad};
   return cpu::FusedMatMul(p, x.data, a.in(1).data, bias.present ? bias.data : nullptr,
                           aux.present ? aux.data : nullptr, a.out(0).data,
                           out1.present ? out1.data : nullptr);
