@@ -150,27 +150,14 @@ DevStatus RunFold(const DevCtx& ctx, const FoldParams& p, F f) {
   });
 }
 
-template <typename F>
+// RunFold<K> with K = p.shape.num_operands, from 1 to kMaxNaryOperands.
+template <int K = 1, typename F>
 DevStatus FoldOf(const DevCtx& ctx, const FoldParams& p, F f) {
-  switch (p.shape.num_operands) {
-    case 1:
-      return RunFold<1>(ctx, p, f);
-    case 2:
-      return RunFold<2>(ctx, p, f);
-    case 3:
-      return RunFold<3>(ctx, p, f);
-    case 4:
-      return RunFold<4>(ctx, p, f);
-    case 5:
-      return RunFold<5>(ctx, p, f);
-    case 6:
-      return RunFold<6>(ctx, p, f);
-    case 7:
-      return RunFold<7>(ctx, p, f);
-    case 8:
-      return RunFold<8>(ctx, p, f);
-    default:
-      return DevError("elementwise: a fold of more than 8 operands");
+  if (p.shape.num_operands == K) return RunFold<K>(ctx, p, f);
+  if constexpr (K < kMaxNaryOperands) {
+    return FoldOf<K + 1>(ctx, p, f);
+  } else {
+    return DevError("elementwise: a fold of more than 8 operands");
   }
 }
 
