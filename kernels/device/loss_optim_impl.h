@@ -266,27 +266,8 @@ struct PairGradFn {
   A8_HD void operator()(int64_t i) const {
     using C = Acc<T>;
     const C k = Ld(dloss, 0) / static_cast<C>(n);
-    const C xv = Ld(x, i), tv = Ld(y, i);
-    C gp = 0, gt = 0;
-    switch (kind) {
-      case DevPairLoss::kMse:
-        gp = C(2) * (xv - tv) * k;
-        gt = -gp;
-        break;
-      case DevPairLoss::kL1: {
-        const C diff = xv - tv;
-        gp = (diff > 0 ? C(1) : diff < 0 ? C(-1) : C(0)) * k;
-        gt = -gp;
-        break;
-      }
-      case DevPairLoss::kBceWithLogits: {
-        const C z = MExp(-MAbs(xv));
-        const C sig = xv >= 0 ? C(1) / (C(1) + z) : z / (C(1) + z);
-        gp = (sig - tv) * k;
-        gt = -xv * k;
-        break;
-      }
-    }
+    C gp, gt;
+    PairLossGradAt(kind, Ld(x, i), Ld(y, i), k, &gp, &gt);
     if (dx != nullptr) St(dx, i, gp);
     if (dy != nullptr) St(dy, i, gt);
   }
