@@ -112,21 +112,26 @@ struct ModF {
     }
   }
 };
+// Max and Min propagate NaN: a NaN operand gives a + b (NaN) where the comparison would drop it.
+template <typename A>
+A8_HD bool EitherIsNaN(A a, A b) {
+  if constexpr (std::is_integral_v<A>) {
+    return false;
+  } else {
+    return a != a || b != b;
+  }
+}
 struct MaxF {
   template <typename A>
   A8_HD A operator()(A a, A b) const {
-    if constexpr (!std::is_integral_v<A>) {
-      if (a != a || b != b) return a + b;
-    }
+    if (EitherIsNaN(a, b)) return a + b;
     return a < b ? b : a;
   }
 };
 struct MinF {
   template <typename A>
   A8_HD A operator()(A a, A b) const {
-    if constexpr (!std::is_integral_v<A>) {
-      if (a != a || b != b) return a + b;
-    }
+    if (EitherIsNaN(a, b)) return a + b;
     return b < a ? b : a;
   }
 };

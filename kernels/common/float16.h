@@ -14,25 +14,17 @@
 
 namespace a8 {
 
-A8_HD uint32_t FloatToBits(float f) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(f);
-#else
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  return u;
-#endif
+// The bits of `from` as a `To` of the same size (std::bit_cast, which nvcc's C++17 lacks); on
+// the GPU the copy of a register is a move.
+template <typename To, typename From>
+A8_HD To ReinterpretBits(From from) {
+  static_assert(sizeof(To) == sizeof(From), "ReinterpretBits between types of different sizes");
+  To to;
+  std::memcpy(&to, &from, sizeof(to));
+  return to;
 }
-
-A8_HD float BitsToFloat(uint32_t u) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(u);
-#else
-  float f;
-  std::memcpy(&f, &u, sizeof(f));
-  return f;
-#endif
-}
+A8_HD uint32_t FloatToBits(float f) { return ReinterpretBits<uint32_t>(f); }
+A8_HD float BitsToFloat(uint32_t u) { return ReinterpretBits<float>(u); }
 
 // float -> binary16 bits, round to nearest, ties to even; overflow gives Inf, NaN stays NaN.
 // On a GPU the conversion instruction (cvt.rn.f16.f32: the same rounding, subnormals and

@@ -9,39 +9,10 @@
 #include <vector>
 
 #include "kernels/common/float_to_int.h"
+#include "kernels/common/round_to_odd.h"  // RoundToOddFloat
 #include "kernels/cpu/dtype.h"
 
 namespace a8::cpu {
-
-// double -> float rounded toward zero, with the last bit set when inexact ("round to odd"): a
-// following rounding to f16/bf16 then equals a single correct rounding of the double.
-inline float RoundToOddFloat(double d) {
-  if (std::isnan(d)) return static_cast<float>(d);
-  float f = static_cast<float>(d);
-  if (std::fabs(static_cast<double>(f)) > std::fabs(d)) f = std::nextafter(f, 0.0f);
-  if (static_cast<double>(f) != d) f = BitsToFloat(FloatToBits(f) | 1u);
-  return f;
-}
-
-// int64 -> float with round to odd, exactly (the value keeps a sticky bit below 24 bits).
-inline float RoundToOddFloat(int64_t v) {
-  uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  int shift = 0;
-  while ((u >> shift) >= (uint64_t{1} << 24)) ++shift;
-  uint64_t m = u >> shift;
-  if (shift > 0 && (u & ((uint64_t{1} << shift) - 1)) != 0) m |= 1;
-  float f = std::ldexp(static_cast<float>(m), shift);
-  return v < 0 ? -f : f;
-}
-
-// uint64 -> float with round to odd (above INT64_MAX too).
-inline float RoundToOddFloat(uint64_t u) {
-  int shift = 0;
-  while ((u >> shift) >= (uint64_t{1} << 24)) ++shift;
-  uint64_t m = u >> shift;
-  if (shift > 0 && (u & ((uint64_t{1} << shift) - 1)) != 0) m |= 1;
-  return std::ldexp(static_cast<float>(m), shift);
-}
 
 template <typename To, typename From>
 To CastElem(From v) {

@@ -210,28 +210,8 @@ Status PairLossGrad(PairLoss kind, DType dtype, int64_t n, const void* dloss, co
     const C k = Load(*static_cast<const T*>(dloss)) / static_cast<C>(n);
     ParallelFor(n, kTranscendentalCost, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const C xv = Load(x[i]), tv = Load(t[i]);
-        C gp = 0, gt = 0;
-        switch (kind) {
-          case PairLoss::kMse:
-            gp = C(2) * (xv - tv) * k;
-            gt = -gp;
-            break;
-          case PairLoss::kL1: {
-            const C d = xv - tv;
-            gp = (d > 0 ? C(1) : d < 0 ? C(-1) : C(0)) * k;
-            gt = -gp;
-            break;
-          }
-          case PairLoss::kBceWithLogits: {
-            // sigmoid(x) without overflow for either sign of x.
-            const C z = std::exp(-std::fabs(xv));
-            const C sig = xv >= 0 ? C(1) / (C(1) + z) : z / (C(1) + z);
-            gp = (sig - tv) * k;
-            gt = -xv * k;
-            break;
-          }
-        }
+        C gp, gt;
+        PairLossGradAt(kind, Load(x[i]), Load(t[i]), k, &gp, &gt);
         if (dp != nullptr) dp[i] = Store<T>(gp);
         if (dt != nullptr) dt[i] = Store<T>(gt);
       }

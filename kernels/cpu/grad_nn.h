@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "base/status.h"
+#include "kernels/common/pair_loss.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/loss.h"
@@ -62,7 +63,7 @@ Status NegativeLogLikelihoodLossGrad(const LossParams& p, const void* dloss, con
 // a800c's losses for `--loss=mse|l1|bce_logits`: the mean over n elements of (pred - target)^2,
 // |pred - target|, or max(x, 0) - x * t + log(1 + exp(-|x|)) (PyTorch's BCEWithLogitsLoss, stable
 // for any x). `loss` is one element of `dtype`.
-enum class PairLoss { kMse, kL1, kBceWithLogits };
+using PairLoss = ::a8::PairLossKind;  // kernels/common/pair_loss.h
 Status PairLossForward(PairLoss kind, DType dtype, int64_t n, const void* pred, const void* target,
                        void* loss);
 

@@ -112,13 +112,8 @@ DevStatus RunBinary(const DevCtx& ctx, const BinaryParams& p, F f) {
 // Arithmetic on float and integer dtypes.
 template <typename F>
 DevStatus Arith(const DevCtx& ctx, const BinaryParams& p, F f) {
-  return DispatchAll(p.a_dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      return DevError("elementwise: arithmetic on bool");
-    } else {
-      return RunBinary<T, T>(ctx, p, f);
-    }
+  return DispatchNumeric(p.a_dtype, "elementwise: arithmetic on bool", [&](auto tag) {
+    return RunBinary<decltype(tag), decltype(tag)>(ctx, p, f);
   });
 }
 
@@ -143,43 +138,26 @@ DevStatus Logic(const DevCtx& ctx, const BinaryParams& p, F f) {
 
 template <int K, typename F>
 DevStatus RunFold(const DevCtx& ctx, const FoldParams& p, F f) {
-  return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
+  return DispatchNumeric(p.dtype, "elementwise: a fold over bool", [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      return DevError("elementwise: a fold over bool");
-    } else {
-      FoldBody<K, T, F> body{};
-      for (int k = 0; k < K; ++k) body.in[k] = static_cast<const T*>(p.in[k]);
-      body.y = static_cast<T*>(p.y);
-      body.f = f;
-      body.mean = p.mean_count > 0;
-      body.count = DevCast<T, double>(p.mean_count);
-      return LaunchNary<K>(ctx, p.shape, p.n, body);
-    }
+    FoldBody<K, T, F> body{};
+    for (int k = 0; k < K; ++k) body.in[k] = static_cast<const T*>(p.in[k]);
+    body.y = static_cast<T*>(p.y);
+    body.f = f;
+    body.mean = p.mean_count > 0;
+    body.count = DevCast<T, double>(p.mean_count);
+    return LaunchNary<K>(ctx, p.shape, p.n, body);
   });
 }
 
-template <typename F>
+// RunFold<K> with K = p.shape.num_operands, from 1 to kMaxNaryOperands.
+template <int K = 1, typename F>
 DevStatus FoldOf(const DevCtx& ctx, const FoldParams& p, F f) {
-  switch (p.shape.num_operands) {
-    case 1:
-      return RunFold<1>(ctx, p, f);
-    case 2:
-      return RunFold<2>(ctx, p, f);
-    case 3:
-      return RunFold<3>(ctx, p, f);
-    case 4:
-      return RunFold<4>(ctx, p, f);
-    case 5:
-      return RunFold<5>(ctx, p, f);
-    case 6:
-      return RunFold<6>(ctx, p, f);
-    case 7:
-      return RunFold<7>(ctx, p, f);
-    case 8:
-      return RunFold<8>(ctx, p, f);
-    default:
-      return DevError("elementwise: a fold of more than 8 operands");
+  if (p.shape.num_operands == K) return RunFold<K>(ctx, p, f);
+  if constexpr (K < kMaxNaryOperands) {
+    return FoldOf<K + 1>(ctx, p, f);
+  } else {
+    return DevError("elementwise: a fold of more than 8 operands");
   }
 }
 
@@ -195,15 +173,11 @@ DevStatus RunWhere(const DevCtx& ctx, const WhereParams& p) {
 DevStatus Binary(DevCtx& ctx, const BinaryParams& p) {
   if (p.op == DevBinaryOp::kPow && p.a_dtype != p.b_dtype) {
     if (p.b_dtype == DType::kBool) return DevError("Pow: a bool exponent");
-    return DispatchAll(p.a_dtype, [&](auto tag) -> DevStatus {
+    return DispatchNumeric(p.a_dtype, "Pow: a bool base", [&](auto tag) {
       using T = decltype(tag);
-      if constexpr (std::is_same_v<T, bool>) {
-        return DevError("Pow: a bool base");
-      } else {
-        return LaunchNary<2>(
-            ctx, p.shape, p.n,
-            MixedPowBody<T>{static_cast<const T*>(p.a), p.b, p.b_dtype, static_cast<T*>(p.y)});
-      }
+      return LaunchNary<2>(
+          ctx, p.shape, p.n,
+          MixedPowBody<T>{static_cast<const T*>(p.a), p.b, p.b_dtype, static_cast<T*>(p.y)});
     });
   }
   if (p.a_dtype != p.b_dtype) return DevError("elementwise: operand dtypes differ");

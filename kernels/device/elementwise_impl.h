@@ -35,14 +35,8 @@ DevStatus MapFloat(const DevCtx& ctx, const UnaryParams& p, F f) {
 // Float and integer dtypes (not bool).
 template <typename F>
 DevStatus MapNumeric(const DevCtx& ctx, const UnaryParams& p, F f) {
-  return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      return DevError("elementwise: a numeric op on bool");
-    } else {
-      return RunMap<T, T>(ctx, p, f);
-    }
-  });
+  return DispatchNumeric(p.dtype, "elementwise: a numeric op on bool",
+                         [&](auto tag) { return RunMap<decltype(tag), decltype(tag)>(ctx, p, f); });
 }
 
 // Float in, bool out.
@@ -223,16 +217,12 @@ DevStatus Unary(DevCtx& ctx, const UnaryParams& p) {
 }
 
 DevStatus Clip(DevCtx& ctx, const ClipParams& p) {
-  return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
+  return DispatchNumeric(p.dtype, "Clip: bool operand", [&](auto tag) {
     using T = decltype(tag);
-    if constexpr (std::is_same_v<T, bool>) {
-      return DevError("Clip: bool operand");
-    } else {
-      return ForEach(ctx, p.n,
-                     ClipKernel<T>{static_cast<const T*>(p.x), static_cast<T*>(p.y),
-                                   static_cast<const T*>(p.lo), static_cast<const T*>(p.hi),
-                                   p.has_lo_value, p.has_hi_value, p.lo_value, p.hi_value});
-    }
+    return ForEach(ctx, p.n,
+                   ClipKernel<T>{static_cast<const T*>(p.x), static_cast<T*>(p.y),
+                                 static_cast<const T*>(p.lo), static_cast<const T*>(p.hi),
+                                 p.has_lo_value, p.has_hi_value, p.lo_value, p.hi_value});
   });
 }
 

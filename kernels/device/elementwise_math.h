@@ -10,6 +10,7 @@
 #include "kernels/common/binary_math.h"
 #include "kernels/common/float_to_int.h"
 #include "kernels/common/index_div.h"
+#include "kernels/common/round_to_odd.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/device/launch.h"
 
@@ -24,37 +25,6 @@ inline constexpr bool kIsFloatElem = std::is_floating_point_v<T> || kIsHalfLike<
 // kernels/common/unary_math.h.
 
 // ---- ONNX Cast of one element (kernels/cpu/cast_elem.h CastElem, line for line).
-
-// double -> float rounded toward zero with the last bit set when inexact (round to odd), so a
-// following rounding to f16/bf16 equals one correct rounding of the double.
-A8_HD float RoundToOddFloat(double d) {
-  if (d != d) return static_cast<float>(d);
-  float f = static_cast<float>(d);
-  // nextafter(f, 0): one step down in magnitude (Inf becomes the largest finite float).
-  if (MAbs(static_cast<double>(f)) > MAbs(d)) f = BitsToFloat(FloatToBits(f) - 1u);
-  if (static_cast<double>(f) != d) f = BitsToFloat(FloatToBits(f) | 1u);
-  return f;
-}
-
-// int64 -> float with round to odd, exactly (a sticky bit below the 24 kept bits).
-A8_HD float RoundToOddFloat(int64_t v) {
-  const uint64_t u = v < 0 ? 0 - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
-  int shift = 0;
-  while ((u >> shift) >= (uint64_t{1} << 24)) ++shift;
-  uint64_t m = u >> shift;
-  if (shift > 0 && (u & ((uint64_t{1} << shift) - 1)) != 0) m |= 1;
-  const float f = ::ldexpf(static_cast<float>(m), shift);
-  return v < 0 ? -f : f;
-}
-
-// uint64 -> float with round to odd (above INT64_MAX too).
-A8_HD float RoundToOddFloat(uint64_t u) {
-  int shift = 0;
-  while ((u >> shift) >= (uint64_t{1} << 24)) ++shift;
-  uint64_t m = u >> shift;
-  if (shift > 0 && (u & ((uint64_t{1} << shift) - 1)) != 0) m |= 1;
-  return ::ldexpf(static_cast<float>(m), shift);
-}
 
 template <typename To, typename From>
 A8_HD To DevCast(From v) {

@@ -346,6 +346,17 @@ DevStatus DispatchAll(DType t, Fn&& fn) {
   }
   return DevError("unknown dtype");
 }
+// DispatchAll for the float and integer types; bool gives the error `bool_error`.
+template <typename Fn>
+DevStatus DispatchNumeric(DType t, const char* bool_error, Fn&& fn) {
+  return DispatchAll(t, [&](auto tag) -> DevStatus {
+    if constexpr (std::is_same_v<decltype(tag), bool>) {
+      return DevError(bool_error);
+    } else {
+      return fn(tag);
+    }
+  });
+}
 
 // Element i of an index tensor of i32 (`i32`) or i64.
 A8_HD int64_t LoadIndex(bool i32, const void* p, int64_t i) {

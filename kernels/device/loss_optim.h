@@ -20,6 +20,7 @@
 
 #include "kernels/common/onnx_optim_params.h"
 #include "kernels/common/optim_math.h"
+#include "kernels/common/pair_loss.h"
 #include "kernels/device/device.h"
 
 namespace a8::A8_DEV_NS {
@@ -86,7 +87,7 @@ DevStatus SoftmaxCrossEntropyLossGrad(DevCtx& ctx, const LossGradParams& p);
 DevStatus NegativeLogLikelihoodLossGrad(DevCtx& ctx, const LossGradParams& p);
 
 // a8.MseLoss / a8.L1Loss / a8.BceWithLogitsLoss (cpu::PairLoss) and their gradients.
-enum class DevPairLoss : int32_t { kMse, kL1, kBceWithLogits };
+using DevPairLoss = ::a8::PairLossKind;  // kernels/common/pair_loss.h
 struct PairLossParams {
   DevPairLoss kind = DevPairLoss::kMse;
   DType dtype = DType::kF32;

@@ -149,69 +149,72 @@ struct WeightSumFn {
   }
 };
 
-// The factor a target's log-probability gradient gets: -weight * g (cpu TargetFactors).
+// What the class-loss gradients read (LossGradParams, typed), with the mean's weight sum.
 template <typename T>
-A8_HD Acc<T> TargetFactor(const LossShape& s, const T* dloss, const T* w, const Acc<T>* wsum,
-                          int64_t t, int64_t label) {
-  using C = Acc<T>;
-  C g = Ld(dloss, s.reduction == DevLossReduction::kNone ? t : 0);
-  if (s.reduction == DevLossReduction::kMean) g /= *wsum;
-  return -WeightOf(w, label) * g;
-}
-
-// d(scores) of SoftmaxCrossEntropyLoss, one thread per target.
-template <typename T>
-struct SceGradFn {
+struct TargetGrad {
   LossShape s;
   const T* dloss;
-  const T* x;
+  const T* x;  // the scores: SoftmaxCrossEntropyLoss only
   const void* labels;
   const T* w;
   const Acc<T>* wsum;  // mean only
   T* dx;
+
+  // The factor a target's log-probability gradient gets: -weight * g (cpu TargetFactors).
+  A8_HD Acc<T> Factor(int64_t t, int64_t label) const {
+    using C = Acc<T>;
+    C g = Ld(dloss, s.reduction == DevLossReduction::kNone ? t : 0);
+    if (s.reduction == DevLossReduction::kMean) g /= *wsum;
+    return -WeightOf(w, label) * g;
+  }
+};
+
+// d(scores) of SoftmaxCrossEntropyLoss, one thread per target.
+template <typename T>
+struct SceGradFn {
+  TargetGrad<T> a;
   A8_HD void operator()(int64_t t) const {
     using C = Acc<T>;
+    const LossShape& s = a.s;
     const int64_t n = t / s.extra, d = t % s.extra;
     const int64_t base = n * s.classes * s.extra + d;
-    const int64_t label = ClassOf(s, labels, t);
+    const int64_t label = ClassOf(s, a.labels, t);
     if (label < 0) {
       const C v = label == kIgnored ? C(0) : NaN<C>();
-      for (int64_t c = 0; c < s.classes; ++c) St(dx, base + c * s.extra, v);
+      for (int64_t c = 0; c < s.classes; ++c) St(a.dx, base + c * s.extra, v);
       return;
     }
-    const C f = TargetFactor(s, dloss, w, wsum, t, label);
+    const C f = a.Factor(t, label);
     C m, sum;
-    SoftmaxStats(x, base, s.classes, s.extra, &m, &sum);
+    SoftmaxStats(a.x, base, s.classes, s.extra, &m, &sum);
     for (int64_t c = 0; c < s.classes; ++c) {
       const int64_t j = base + c * s.extra;
-      const C prob = MExp(Ld(x, j) - m) / sum;
-      St(dx, j, -f * (prob - (c == label ? 1 : 0)));
+      const C prob = MExp(Ld(a.x, j) - m) / sum;
+      St(a.dx, j, -f * (prob - (c == label ? 1 : 0)));
     }
   }
+  static int64_t Threads(const LossShape& s) { return s.batch * s.extra; }
 };
 
 // d(input) of NegativeLogLikelihoodLoss, one thread per element of [N, C, d...].
 template <typename T>
 struct NllGradFn {
-  LossShape s;
-  const T* dloss;
-  const void* labels;
-  const T* w;
-  const Acc<T>* wsum;  // mean only
-  T* dx;
+  TargetGrad<T> a;
   A8_HD void operator()(int64_t i) const {
     using C = Acc<T>;
+    const LossShape& s = a.s;
     const int64_t d = i % s.extra;
     const int64_t c = (i / s.extra) % s.classes;
     const int64_t t = i / (s.extra * s.classes) * s.extra + d;
-    const int64_t label = ClassOf(s, labels, t);
+    const int64_t label = ClassOf(s, a.labels, t);
     C v = 0;
     if (label == kBadLabel)
       v = NaN<C>();
     else if (label == c)
-      v = TargetFactor(s, dloss, w, wsum, t, label);
-    St(dx, i, v);
+      v = a.Factor(t, label);
+    St(a.dx, i, v);
   }
+  static int64_t Threads(const LossShape& s) { return s.batch * s.classes * s.extra; }
 };
 
 // ---- a8 pair losses
@@ -266,27 +269,8 @@ struct PairGradFn {
   A8_HD void operator()(int64_t i) const {
     using C = Acc<T>;
     const C k = Ld(dloss, 0) / static_cast<C>(n);
-    const C xv = Ld(x, i), tv = Ld(y, i);
-    C gp = 0, gt = 0;
-    switch (kind) {
-      case DevPairLoss::kMse:
-        gp = C(2) * (xv - tv) * k;
-        gt = -gp;
-        break;
-      case DevPairLoss::kL1: {
-        const C diff = xv - tv;
-        gp = (diff > 0 ? C(1) : diff < 0 ? C(-1) : C(0)) * k;
-        gt = -gp;
-        break;
-      }
-      case DevPairLoss::kBceWithLogits: {
-        const C z = MExp(-MAbs(xv));
-        const C sig = xv >= 0 ? C(1) / (C(1) + z) : z / (C(1) + z);
-        gp = (sig - tv) * k;
-        gt = -xv * k;
-        break;
-      }
-    }
+    C gp, gt;
+    PairLossGradAt(kind, Ld(x, i), Ld(y, i), k, &gp, &gt);
     if (dx != nullptr) St(dx, i, gp);
     if (dy != nullptr) St(dy, i, gt);
   }
@@ -330,16 +314,24 @@ DevStatus RunLoss(DevCtx& ctx, const LossParams& p) {
   });
 }
 
-// The mean reduction's weight sum in scratch (null for none/sum).
-template <typename T>
-DevStatus WeightSum(DevCtx& ctx, const LossGradParams& p, Acc<T>** wsum) {
-  *wsum = nullptr;
-  if (p.shape.reduction != DevLossReduction::kMean) return DevOk();
-  void* mem = nullptr;
-  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, 256, &mem));
-  *wsum = static_cast<Acc<T>*>(mem);
-  return ForEach(ctx, 1,
-                 WeightSumFn<T>{p.shape, p.labels, static_cast<const T*>(p.weights), *wsum});
+// A class-loss gradient: the mean reduction's weight sum in scratch (WeightSumFn), then Fn.
+template <template <typename> class Fn>
+DevStatus RunTargetGrad(DevCtx& ctx, const LossGradParams& p) {
+  return DispatchFloat(p.shape.dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    const T* w = static_cast<const T*>(p.weights);
+    Acc<T>* wsum = nullptr;
+    if (p.shape.reduction == DevLossReduction::kMean) {
+      void* mem = nullptr;
+      A8_DEV_RETURN_IF_ERROR(Scratch(ctx, 256, &mem));
+      wsum = static_cast<Acc<T>*>(mem);
+      A8_DEV_RETURN_IF_ERROR(ForEach(ctx, 1, WeightSumFn<T>{p.shape, p.labels, w, wsum}));
+    }
+    const TargetGrad<T> a{
+        p.shape, static_cast<const T*>(p.dloss), static_cast<const T*>(p.scores), p.labels, w,
+        wsum,    static_cast<T*>(p.dscores)};
+    return ForEach(ctx, Fn<T>::Threads(p.shape), Fn<T>{a});
+  });
 }
 
 }  // namespace loss_detail
@@ -353,31 +345,11 @@ DevStatus NegativeLogLikelihoodLoss(DevCtx& ctx, const LossParams& p) {
 }
 
 DevStatus SoftmaxCrossEntropyLossGrad(DevCtx& ctx, const LossGradParams& p) {
-  return DispatchFloat(p.shape.dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    Acc<T>* wsum = nullptr;
-    A8_DEV_RETURN_IF_ERROR(loss_detail::WeightSum<T>(ctx, p, &wsum));
-    loss_detail::SceGradFn<T> f{p.shape,
-                                static_cast<const T*>(p.dloss),
-                                static_cast<const T*>(p.scores),
-                                p.labels,
-                                static_cast<const T*>(p.weights),
-                                wsum,
-                                static_cast<T*>(p.dscores)};
-    return ForEach(ctx, p.shape.batch * p.shape.extra, f);
-  });
+  return loss_detail::RunTargetGrad<loss_detail::SceGradFn>(ctx, p);
 }
 
 DevStatus NegativeLogLikelihoodLossGrad(DevCtx& ctx, const LossGradParams& p) {
-  return DispatchFloat(p.shape.dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    Acc<T>* wsum = nullptr;
-    A8_DEV_RETURN_IF_ERROR(loss_detail::WeightSum<T>(ctx, p, &wsum));
-    loss_detail::NllGradFn<T> f{p.shape,  static_cast<const T*>(p.dloss),
-                                p.labels, static_cast<const T*>(p.weights),
-                                wsum,     static_cast<T*>(p.dscores)};
-    return ForEach(ctx, p.shape.batch * p.shape.classes * p.shape.extra, f);
-  });
+  return loss_detail::RunTargetGrad<loss_detail::NllGradFn>(ctx, p);
 }
 
 DevStatus PairLossForward(DevCtx& ctx, const PairLossParams& p) {

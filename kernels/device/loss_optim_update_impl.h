@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cmath>
-#include <cstring>
 
 #include "kernels/device/launch.h"
 #include "kernels/device/loss_optim.h"
@@ -22,13 +21,7 @@ namespace update_detail {
 
 A8_HD bool IsFinite(float v) { return (FloatToBits(v) & 0x7f800000u) != 0x7f800000u; }
 A8_HD bool IsFinite(double v) {
-#if defined(__CUDA_ARCH__)
-  const uint64_t u = static_cast<uint64_t>(__double_as_longlong(v));
-#else
-  uint64_t u;
-  std::memcpy(&u, &v, sizeof(u));
-#endif
-  return (u & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
+  return (ReinterpretBits<uint64_t>(v) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
 }
 
 inline size_t AlignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }

@@ -29,6 +29,19 @@ DevStatus DispatchBySize(int size, Fn&& fn) {
   }
 }
 
+// One thread for each element of `dims` (p.rank of them, from min_rank to kMaxMapRank):
+// Fn<U>{p} with U the unsigned integer of p.elem_size bytes.
+template <template <typename> class Fn, typename P>
+DevStatus ForEachOfDims(const DevCtx& ctx, const char* op, const P& p, int min_rank,
+                        const int64_t* dims) {
+  if (p.rank < min_rank || p.rank > kMaxMapRank) {
+    return DevError(std::string(op) + ": rank out of range");
+  }
+  int64_t n = 1;
+  for (int k = 0; k < p.rank; ++k) n *= dims[k];
+  return DispatchBySize(p.elem_size, [&](auto u) { return ForEach(ctx, n, Fn<decltype(u)>{p}); });
+}
+
 // The dims and the source moduli divide by multiplication (kernels/common/index_div.h).
 template <typename U>
 struct StridedCopyFn {
@@ -271,11 +284,7 @@ struct GatherGradSumFn {
 }  // namespace
 
 DevStatus StridedCopy(DevCtx& ctx, const StridedCopyParams& p) {
-  if (p.rank < 0 || p.rank > kMaxMapRank) return DevError("StridedCopy: rank out of range");
-  int64_t n = 1;
-  for (int k = 0; k < p.rank; ++k) n *= p.dims[k];
-  return DispatchBySize(p.elem_size,
-                        [&](auto u) { return ForEach(ctx, n, StridedCopyFn<decltype(u)>(p)); });
+  return ForEachOfDims<StridedCopyFn>(ctx, "StridedCopy", p, 0, p.dims);
 }
 
 DevStatus Gather(DevCtx& ctx, const GatherParams& p) {
@@ -285,19 +294,11 @@ DevStatus Gather(DevCtx& ctx, const GatherParams& p) {
 }
 
 DevStatus GatherElements(DevCtx& ctx, const GatherElementsParams& p) {
-  if (p.rank < 1 || p.rank > kMaxMapRank) return DevError("GatherElements: rank out of range");
-  int64_t n = 1;
-  for (int k = 0; k < p.rank; ++k) n *= p.index_dims[k];
-  return DispatchBySize(p.elem_size,
-                        [&](auto u) { return ForEach(ctx, n, GatherElementsFn<decltype(u)>{p}); });
+  return ForEachOfDims<GatherElementsFn>(ctx, "GatherElements", p, 1, p.index_dims);
 }
 
 DevStatus Pad(DevCtx& ctx, const PadParams& p) {
-  if (p.rank < 0 || p.rank > kMaxMapRank) return DevError("Pad: rank out of range");
-  int64_t n = 1;
-  for (int k = 0; k < p.rank; ++k) n *= p.out_dims[k];
-  return DispatchBySize(p.elem_size,
-                        [&](auto u) { return ForEach(ctx, n, PadFn<decltype(u)>{p}); });
+  return ForEachOfDims<PadFn>(ctx, "Pad", p, 0, p.out_dims);
 }
 
 DevStatus Trilu(DevCtx& ctx, const TriluParams& p) {

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/common/round_to_odd.h"
 #include "kernels/device/launch.h"
 #include "kernels/device/nn.h"
 
@@ -31,18 +32,10 @@ A8_HD double LoadParam(DType t, const void* p, int64_t i) {
   }
 }
 
-// double -> float rounded toward zero with the last bit set when inexact ("round to odd"), so a
-// following rounding to f16/bf16 equals one correct rounding of the double (cpu::RoundToOddFloat).
-A8_HD float RoundToOdd(double d) {
-  if (d != d) return static_cast<float>(d);
-  float f = static_cast<float>(d);
-  // One ulp toward zero: f is not zero here, as |f| > |d| >= 0.
-  if (::fabs(static_cast<double>(f)) > ::fabs(d)) f = BitsToFloat(FloatToBits(f) - 1u);
-  if (static_cast<double>(f) != d) f = BitsToFloat(FloatToBits(f) | 1u);
-  return f;
-}
+// A float or double narrowed to float so that a following rounding to f16/bf16 is one correct
+// rounding (kernels/common/round_to_odd.h).
 A8_HD float NarrowToFloat(float v) { return v; }
-A8_HD float NarrowToFloat(double v) { return RoundToOdd(v); }
+A8_HD float NarrowToFloat(double v) { return RoundToOddFloat(v); }
 
 // Stores v (float or double) as element i of a float array of dtype `t`, rounded like a Cast.
 template <typename C>

@@ -403,17 +403,13 @@ DevStatus ArgReduce(DevCtx& ctx, const ArgReduceParams& p) {
 
 DevStatus CumSum(DevCtx& ctx, const CumSumParams& p) {
   using namespace reduce_detail;
-  return DispatchAll(p.dtype, [&](auto tag) -> DevStatus {
+  return DispatchNumeric(p.dtype, "CumSum: bool is not supported", [&](auto tag) {
     using T = decltype(tag);
     using A = std::conditional_t<std::is_integral_v<T>, uint64_t, Acc<T>>;
-    if constexpr (std::is_same_v<T, bool>) {
-      return DevError("CumSum: bool is not supported");
-    } else {
-      const CumSumKernel<T, A> line{p.exclusive, p.reverse, p.view, static_cast<const T*>(p.x),
-                                    static_cast<T*>(p.y)};
-      if (p.axis != nullptr) return ForEach(ctx, p.count, CumSumRuntimeAxisKernel<T, A>{line, p});
-      return ForEach(ctx, p.view.outer * p.view.inner, line);
-    }
+    const CumSumKernel<T, A> line{p.exclusive, p.reverse, p.view, static_cast<const T*>(p.x),
+                                  static_cast<T*>(p.y)};
+    if (p.axis != nullptr) return ForEach(ctx, p.count, CumSumRuntimeAxisKernel<T, A>{line, p});
+    return ForEach(ctx, p.view.outer * p.view.inner, line);
   });
 }
 
