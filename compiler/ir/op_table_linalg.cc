@@ -43,18 +43,15 @@ Status InferDetGrad(const OpNode& node, std::vector<TensorType>* out) {
 }  // namespace
 
 void AddLinalgOps(std::vector<OpDef>* ops) {
-  OpDef det = Op("Det", kUnary, {}, {11, 22}, 11, InferDet,
-                 "determinant of each square matrix in the last two dims (LU, pinned FP32)");
-  det.precision = OpPrecisionClass::kDeny;
-  det.kernel = KernelRowSpec{"T", "T", {{'T', kKernelFloats}}};
-  OpDef grad =
+  constexpr OpPrecisionClass kDeny = OpPrecisionClass::kDeny;
+  ops->push_back(WithFloatKernel(
+      kDeny, "T", "T",
+      Op("Det", kUnary, {}, {11, 22}, 11, InferDet,
+         "determinant of each square matrix in the last two dims (LU, pinned FP32)")));
+  ops->push_back(NotDifferentiable(WithFloatKernel(
+      kDeny, "T,T", "T",
       InternalOp("DetGrad", kBinary, {}, InferDetGrad,
-                 "gradient of Det: dy times the cofactors of X (exact when X is singular)");
-  grad.precision = OpPrecisionClass::kDeny;
-  grad.gradient = GradDecision::kNone;
-  grad.kernel = KernelRowSpec{"T,T", "T", {{'T', kKernelFloats}}};
-  ops->push_back(std::move(det));
-  ops->push_back(std::move(grad));
+                 "gradient of Det: dy times the cofactors of X (exact when X is singular)"))));
 }
 
 }  // namespace a8
