@@ -82,6 +82,8 @@ Status InferLogicalBinary(const OpNode& node, std::vector<TensorType>* out);
 Status InferBoolUnary(const OpNode& node, std::vector<TensorType>* out);
 Status InferLogicalNot(const OpNode& node, std::vector<TensorType>* out);
 Status InferFloatUnary(const OpNode& node, std::vector<TensorType>* out);
+// Gelu's and a8.GeluGrad's attribute 'approximate' is none or tanh.
+Status CheckGeluApproximate(const OpNode& node);
 Status InferGelu(const OpNode& node, std::vector<TensorType>* out);
 Status InferGeluGrad(const OpNode& node, std::vector<TensorType>* out);  // a8.GeluGrad
 Status InferNumericUnary(const OpNode& node, std::vector<TensorType>* out);
@@ -104,6 +106,8 @@ Status InferInstanceNormalization(const OpNode& node, std::vector<TensorType>* o
 Status InferPool(const OpNode& node, std::vector<TensorType>* out);
 Status InferGlobalPool(const OpNode& node, std::vector<TensorType>* out);
 Status InferSoftmax(const OpNode& node, std::vector<TensorType>* out);
+// Dropout's optional scalar inputs from `ratio` on: ratio (float), then training_mode (bool).
+Status CheckDropoutControls(const OpNode& node, int ratio);
 Status InferDropout(const OpNode& node, std::vector<TensorType>* out);
 Status InferSoftmaxCrossEntropyLoss(const OpNode& node, std::vector<TensorType>* out);
 Status InferNegativeLogLikelihoodLoss(const OpNode& node, std::vector<TensorType>* out);
