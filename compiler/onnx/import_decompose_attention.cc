@@ -153,8 +153,7 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
 // The nodes of one Attention: the emitter and the small constants they share.
 class AttentionBuilder : public DecomposeBuilder<AttentionAttrs> {
  public:
-  AttentionBuilder(Graph& g, const DecomposeRequest& req, const AttentionAttrs& a)
-      : DecomposeBuilder(g, req, a) {}
+  using DecomposeBuilder::DecomposeBuilder;
 
   StatusOr<std::vector<DecomposedNode>> Build() {
     Value* q = Input(req_, 0);

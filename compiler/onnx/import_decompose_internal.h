@@ -81,10 +81,11 @@ class Emitter {
 // ...): the request, the op's parsed `Spec`, the emitter, and Emit for an intermediate node.
 template <typename Spec>
 class DecomposeBuilder {
- protected:
+ public:
   DecomposeBuilder(Graph& g, const DecomposeRequest& req, const Spec& spec)
       : req_(req), s_(spec), e_(g, req) {}
 
+ protected:
   Value* Emit(const std::string& op, int version, std::vector<Value*> inputs,
               const std::string& suffix, std::map<std::string, Attribute> attrs = {}) {
     return e_.Emit(op, version, std::move(inputs), std::move(attrs), suffix, false);

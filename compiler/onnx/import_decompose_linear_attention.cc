@@ -165,8 +165,7 @@ StatusOr<LinearAttentionSpec> ReadLinearAttention(const DecomposeRequest& req) {
 
 class LinearAttentionBuilder : public DecomposeBuilder<LinearAttentionSpec> {
  public:
-  LinearAttentionBuilder(Graph& g, const DecomposeRequest& req, const LinearAttentionSpec& s)
-      : DecomposeBuilder(g, req, s) {}
+  using DecomposeBuilder::DecomposeBuilder;
 
   StatusOr<std::vector<DecomposedNode>> Build() {
     const int64_t hkv = s_.kv_heads;

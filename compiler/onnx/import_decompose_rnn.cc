@@ -241,8 +241,7 @@ StatusOr<RnnSpec> ReadSpec(const DecomposeRequest& req, Cell cell) {
 // The nodes of one RNN, GRU or LSTM.
 class RnnBuilder : public DecomposeBuilder<RnnSpec> {
  public:
-  RnnBuilder(Graph& g, const DecomposeRequest& req, const RnnSpec& s)
-      : DecomposeBuilder(g, req, s) {}
+  using DecomposeBuilder::DecomposeBuilder;
 
   StatusOr<std::vector<DecomposedNode>> Build() {
     x_ = req_.inputs[0];
