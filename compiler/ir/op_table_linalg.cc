@@ -33,10 +33,7 @@ Status InferDetGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BatchDims(node, 1));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "X"));
-  if (node.input(0)->dims() != dims) {
-    return InvalidInput("{}: input 'dy' {} must have Det's output dims {}", node.Where(),
-                        node.input(0)->type().ToString(), DimsString(dims));
-  }
+  A8_RETURN_IF_ERROR(RequireDyDims(node, dims, "Det"));
   return SetOutputs(node, out, {node.input(1)->type()});
 }
 

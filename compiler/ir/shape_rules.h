@@ -68,6 +68,9 @@ Status RequireSameDType(const OpNode& node, int a, std::string_view name_a, int 
                         std::string_view name_b);
 Status RequireRank(const OpNode& node, int i, std::string_view name, int64_t rank);
 Status RequireFloat(const OpNode& node, int i, std::string_view name);
+// Input 0, the gradient 'dy' of a gradient op, has the dims of `forward_op`'s output.
+Status RequireDyDims(const OpNode& node, const std::vector<int64_t>& dims,
+                     std::string_view forward_op);
 // The dtype named by the required int attribute 'to' (Cast, BitCast); else an error naming it.
 StatusOr<DType> RequiredToAttr(const OpNode& node);
 // Replaces *out with `types`, each checked: no negative dim, element count fits int64.
