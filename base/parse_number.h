@@ -3,13 +3,13 @@
 #pragma once
 
 #include <charconv>
-#include <string>
+#include <string_view>
 #include <system_error>
 
 namespace a8 {
 
 template <typename T>
-bool ParseNumber(const std::string& text, T* out) {
+bool ParseNumber(std::string_view text, T* out) {
   const char* end = text.data() + text.size();
   auto [p, ec] = std::from_chars(text.data(), end, *out);
   return ec == std::errc() && p == end && !text.empty();

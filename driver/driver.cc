@@ -8,13 +8,13 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "base/enum_names.h"
+#include "base/parse_number.h"
 #include "compiler/ir/op_table.h"
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
@@ -72,6 +72,23 @@ std::string Join(const std::vector<std::string>& items, std::string_view sep) {
   return out;
 }
 
+// A --shape / --dim value "NAME<sep>VALUE", split at the last `sep`.
+struct NamedFlagValue {
+  std::string name;
+  std::string_view value;
+};
+template <typename Bad>
+StatusOr<NamedFlagValue> SplitNamedFlag(const std::string& text, char sep, std::string_view kind,
+                                        std::string_view value_kind, Bad bad) {
+  const size_t at = text.rfind(sep);
+  if (at == std::string::npos) {
+    return bad(fmt::format("no '{}' between the {} name and {}", sep, kind, value_kind));
+  }
+  NamedFlagValue flag{text.substr(0, at), std::string_view(text).substr(at + 1)};
+  if (flag.name.empty()) return bad(fmt::format("the {} name is empty", kind));
+  return flag;
+}
+
 }  // namespace
 
 constexpr EnumName<EmitKind> kEmitKindNames[] = {
@@ -89,35 +106,30 @@ Status ParseShapeFlag(const std::string& text,
   auto bad = [&](std::string_view why) {
     return InvalidInput("--shape={}: {}; expected NAME:D0xD1x..., e.g. x:64x784", text, why);
   };
-  size_t colon = text.rfind(':');
-  if (colon == std::string::npos) return bad("no ':' between the input name and the dims");
-  std::string name = text.substr(0, colon);
-  std::string_view dims_text = std::string_view(text).substr(colon + 1);
-  if (name.empty()) return bad("the input name is empty");
+  A8_ASSIGN_OR_RETURN(NamedFlagValue flag, SplitNamedFlag(text, ':', "input", "the dims", bad));
+  std::string_view dims_text = flag.value;
   if (dims_text.empty()) return bad("no dims");
   std::vector<int64_t> dims;
   while (true) {
     size_t x = dims_text.find('x');
     std::string_view item = dims_text.substr(0, x);
     int64_t d = 0;
-    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
-    if (item.empty() || ec != std::errc() || end != item.data() + item.size()) {
-      return bad(fmt::format("'{}' is not a dim", item));
-    }
+    if (!ParseNumber(item, &d)) return bad(fmt::format("'{}' is not a dim", item));
     if (d < 1) return bad(fmt::format("dim {} must be >= 1", d));
     dims.push_back(d);
     if (x == std::string_view::npos) break;
     dims_text.remove_prefix(x + 1);
   }
-  if (shapes->count(name) > 0) return bad(fmt::format("input '{}' is given twice", name));
-  (*shapes)[name] = std::move(dims);
+  if (shapes->count(flag.name) > 0) {
+    return bad(fmt::format("input '{}' is given twice", flag.name));
+  }
+  (*shapes)[flag.name] = std::move(dims);
   return Status::Ok();
 }
 
 StatusOr<int64_t> ParseBatchFlag(const std::string& text) {
   int64_t n = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || n < 1) {
+  if (!ParseNumber(text, &n) || n < 1) {
     return InvalidInput("--batch={}: expected an integer N >= 1", text);
   }
   return n;
@@ -127,19 +139,12 @@ Status ParseDimFlag(const std::string& text, std::map<std::string, int64_t>* dim
   auto bad = [&](std::string_view why) {
     return InvalidInput("--dim={}: {}; expected NAME=V, e.g. seq=128", text, why);
   };
-  size_t eq = text.rfind('=');
-  if (eq == std::string::npos) return bad("no '=' between the dim name and its size");
-  std::string name = text.substr(0, eq);
-  std::string_view value = std::string_view(text).substr(eq + 1);
-  if (name.empty()) return bad("the dim name is empty");
+  A8_ASSIGN_OR_RETURN(NamedFlagValue flag, SplitNamedFlag(text, '=', "dim", "its size", bad));
   int64_t v = 0;
-  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
-  if (value.empty() || ec != std::errc() || end != value.data() + value.size()) {
-    return bad(fmt::format("'{}' is not a size", value));
-  }
+  if (!ParseNumber(flag.value, &v)) return bad(fmt::format("'{}' is not a size", flag.value));
   if (v < 1) return bad(fmt::format("the size {} must be >= 1", v));
-  if (dims->count(name) > 0) return bad(fmt::format("dim '{}' is given twice", name));
-  (*dims)[name] = v;
+  if (dims->count(flag.name) > 0) return bad(fmt::format("dim '{}' is given twice", flag.name));
+  (*dims)[flag.name] = v;
   return Status::Ok();
 }
 

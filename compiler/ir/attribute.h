@@ -5,6 +5,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
@@ -21,9 +22,13 @@ struct TensorData {
   TensorBytes bytes;
 
   template <typename T>
-  const T* data() const { return reinterpret_cast<const T*>(bytes.data()); }
+  const T* data() const {
+    return reinterpret_cast<const T*>(bytes.data());
+  }
   template <typename T>
-  T* mutable_data() { return reinterpret_cast<T*>(bytes.data()); }
+  T* mutable_data() {
+    return reinterpret_cast<T*>(bytes.data());
+  }
   int64_t num_elements() const { return type.CheckedNumElements(); }
   // Element i converted to double / int64 (any dtype), for folding and for printing.
   double GetDouble(int64_t i) const;
@@ -63,16 +68,43 @@ class Attribute {
   const std::string& s() const { return std::get<std::string>(v_); }
   const std::vector<int64_t>& ints() const { return std::get<std::vector<int64_t>>(v_); }
   const std::vector<float>& floats() const { return std::get<std::vector<float>>(v_); }
-  const std::vector<std::string>& strings() const {
-    return std::get<std::vector<std::string>>(v_);
-  }
+  const std::vector<std::string>& strings() const { return std::get<std::vector<std::string>>(v_); }
   const TensorDataPtr& tensor() const { return std::get<TensorDataPtr>(v_); }
+  // The value when it is a T (int64_t, float, std::string, ...), else null.
+  template <typename T>
+  const T* get_if() const {
+    return std::get_if<T>(&v_);
+  }
 
   bool operator==(const Attribute& o) const;
   bool operator!=(const Attribute& o) const { return !(*this == o); }
 
  private:
   Storage v_;
+};
+
+// The typed attribute reads of Node (graph.h) and OpNode (op_node.h), written once: the
+// attribute's value when it is there with this kind, else `dflt`. `Derived` has
+// `const Attribute* attr(const std::string&) const`.
+template <typename Derived>
+class AttributeGetters {
+ public:
+  int64_t GetInt(const std::string& n, int64_t dflt) const { return Get(n, dflt); }
+  float GetFloat(const std::string& n, float dflt) const { return Get(n, dflt); }
+  std::string GetString(const std::string& n, const std::string& dflt) const {
+    return Get(n, dflt);
+  }
+  std::vector<int64_t> GetInts(const std::string& n, std::vector<int64_t> dflt = {}) const {
+    return Get(n, std::move(dflt));
+  }
+
+ private:
+  template <typename T>
+  T Get(const std::string& n, T dflt) const {
+    const Attribute* a = static_cast<const Derived*>(this)->attr(n);
+    const T* v = a != nullptr ? a->get_if<T>() : nullptr;
+    return v != nullptr ? *v : std::move(dflt);
+  }
 };
 
 }  // namespace a8

@@ -3,22 +3,17 @@
 #include <algorithm>
 #include <cassert>
 
+#include "base/enum_names.h"
+
 namespace a8 {
 
 std::string_view ValueRoleName(ValueRole r) {
-  switch (r) {
-    case ValueRole::kIntermediate:
-      return "";
-    case ValueRole::kInput:
-      return "input";
-    case ValueRole::kParameter:
-      return "param";
-    case ValueRole::kState:
-      return "state";
-    case ValueRole::kConstant:
-      return "const";
-  }
-  return "?";
+  static constexpr EnumName<ValueRole> kNames[] = {{ValueRole::kIntermediate, ""},
+                                                   {ValueRole::kInput, "input"},
+                                                   {ValueRole::kParameter, "param"},
+                                                   {ValueRole::kState, "state"},
+                                                   {ValueRole::kConstant, "const"}};
+  return NameIn(kNames, r, "?");
 }
 
 // ---- Node
@@ -44,23 +39,6 @@ void Node::RemoveTrailingInputs(int new_count) {
 const Attribute* Node::attr(const std::string& n) const {
   auto it = attrs_.find(n);
   return it == attrs_.end() ? nullptr : &it->second;
-}
-
-int64_t Node::GetInt(const std::string& n, int64_t dflt) const {
-  const Attribute* a = attr(n);
-  return a && a->kind() == AttrKind::kInt ? a->i() : dflt;
-}
-float Node::GetFloat(const std::string& n, float dflt) const {
-  const Attribute* a = attr(n);
-  return a && a->kind() == AttrKind::kFloat ? a->f() : dflt;
-}
-std::string Node::GetString(const std::string& n, const std::string& dflt) const {
-  const Attribute* a = attr(n);
-  return a && a->kind() == AttrKind::kString ? a->s() : dflt;
-}
-std::vector<int64_t> Node::GetInts(const std::string& n, std::vector<int64_t> dflt) const {
-  const Attribute* a = attr(n);
-  return a && a->kind() == AttrKind::kInts ? a->ints() : dflt;
 }
 
 // ---- Graph: values

@@ -90,7 +90,7 @@ class Value {
   int64_t graph_index_ = -1;
 };
 
-class Node {
+class Node : public AttributeGetters<Node> {
  public:
   const std::string& op() const { return op_; }
   // Dense per-graph number, given at creation and never reused (see Value::id()). Below
@@ -128,10 +128,7 @@ class Node {
   const Attribute* attr(const std::string& n) const;
   void SetAttr(const std::string& n, Attribute a) { attrs_[n] = std::move(a); }
   void RemoveAttr(const std::string& n) { attrs_.erase(n); }
-  int64_t GetInt(const std::string& n, int64_t dflt) const;
-  float GetFloat(const std::string& n, float dflt) const;
-  std::string GetString(const std::string& n, const std::string& dflt) const;
-  std::vector<int64_t> GetInts(const std::string& n, std::vector<int64_t> dflt = {}) const;
+  // GetInt, GetFloat, GetString, GetInts: AttributeGetters (attribute.h), as OpNode's.
 
   Graph* graph() const { return graph_; }
 

@@ -127,36 +127,22 @@ class Lexer {
       }
       int esc_line = line_, esc_col = col_;
       Advance();
+      // \" \\ \n \t \r, and \xHH.
+      static constexpr std::string_view kEscapeLetters = "\"\\ntr", kEscaped = "\"\\\n\t\r";
       char e = Peek();
-      switch (e) {
-        case '"':
-          t->text += '"';
-          break;
-        case '\\':
-          t->text += '\\';
-          break;
-        case 'n':
-          t->text += '\n';
-          break;
-        case 't':
-          t->text += '\t';
-          break;
-        case 'r':
-          t->text += '\r';
-          break;
-        case 'x': {
-          int hi = HexDigit(Peek(1)), lo = HexDigit(Peek(2));
-          if (hi < 0 || lo < 0) {
-            return Error(esc_line, esc_col, "\\x must be followed by two hex digits");
-          }
-          t->text += static_cast<char>(hi * 16 + lo);
-          Advance();
-          Advance();
-          break;
+      if (size_t k = kEscapeLetters.find(e); k != std::string_view::npos) {
+        t->text += kEscaped[k];
+      } else if (e == 'x') {
+        int hi = HexDigit(Peek(1)), lo = HexDigit(Peek(2));
+        if (hi < 0 || lo < 0) {
+          return Error(esc_line, esc_col, "\\x must be followed by two hex digits");
         }
-        default:
-          if (pos_ >= text_.size() || e == '\n') return Error(line, col, "unterminated string");
-          return Error(esc_line, esc_col, fmt::format("unknown escape sequence '\\{}'", e));
+        t->text += static_cast<char>(hi * 16 + lo);
+        Advance();
+        Advance();
+      } else {
+        if (pos_ >= text_.size() || e == '\n') return Error(line, col, "unterminated string");
+        return Error(esc_line, esc_col, fmt::format("unknown escape sequence '\\{}'", e));
       }
       Advance();
     }

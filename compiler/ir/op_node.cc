@@ -26,21 +26,4 @@ const Attribute* OpNode::attr(const std::string& n) const {
   return it == attrs_->end() ? nullptr : &it->second;
 }
 
-int64_t OpNode::GetInt(const std::string& n, int64_t dflt) const {
-  const Attribute* a = attr(n);
-  return a && a->kind() == AttrKind::kInt ? a->i() : dflt;
-}
-float OpNode::GetFloat(const std::string& n, float dflt) const {
-  const Attribute* a = attr(n);
-  return a && a->kind() == AttrKind::kFloat ? a->f() : dflt;
-}
-std::string OpNode::GetString(const std::string& n, const std::string& dflt) const {
-  const Attribute* a = attr(n);
-  return a && a->kind() == AttrKind::kString ? a->s() : dflt;
-}
-std::vector<int64_t> OpNode::GetInts(const std::string& n, std::vector<int64_t> dflt) const {
-  const Attribute* a = attr(n);
-  return a && a->kind() == AttrKind::kInts ? a->ints() : dflt;
-}
-
 }  // namespace a8

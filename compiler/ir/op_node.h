@@ -63,7 +63,7 @@ class OpValue {
   FeedingInputFn feeding_;
 };
 
-class OpNode {
+class OpNode : public AttributeGetters<OpNode> {
  public:
   // `inputs[i]` null: an absent optional input. The pointers must outlive the view.
   OpNode(std::string_view domain, std::string_view op, std::string_view name, int version,
@@ -96,11 +96,7 @@ class OpNode {
   const std::map<std::string, Attribute>& attrs() const { return *attrs_; }
   bool has_attr(const std::string& n) const { return attrs_->count(n) > 0; }
   const Attribute* attr(const std::string& n) const;
-  // The attribute's value when it is there with this kind, else `dflt` (as Node::GetInt, ...).
-  int64_t GetInt(const std::string& n, int64_t dflt) const;
-  float GetFloat(const std::string& n, float dflt) const;
-  std::string GetString(const std::string& n, const std::string& dflt) const;
-  std::vector<int64_t> GetInts(const std::string& n, std::vector<int64_t> dflt = {}) const;
+  // GetInt, GetFloat, GetString, GetInts: AttributeGetters (attribute.h), as Node's.
 
  private:
   std::string domain_, op_, name_;

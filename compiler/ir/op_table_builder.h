@@ -64,6 +64,15 @@ inline OpDef NotDifferentiable(OpDef op) {
   return WithGradient(GradDecision::kNone, std::move(op));
 }
 
+// `op` with precision class `precision` and one kernel row (`ins`, `outs` as KernelRowSpec spells
+// them, "T,T,i64?") whose T is any of kKernelFloats.
+inline OpDef WithFloatKernel(OpPrecisionClass precision, std::string ins, std::string outs,
+                             OpDef op) {
+  op.precision = precision;
+  op.kernel = KernelRowSpec{std::move(ins), std::move(outs), {{'T', kKernelFloats}}};
+  return op;
+}
+
 // `op`, a GEMM or convolution whose `inputs` are the operands it multiplies (OpDef::tf32_inputs).
 inline OpDef Multiplies(std::vector<int> inputs, OpDef op) {
   op.tf32_inputs = std::move(inputs);

@@ -71,10 +71,7 @@ Status InferGatherNDGrad(const OpNode& node, std::vector<TensorType>* out) {
     }
   }
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, GatheredDims(node, shape, node.input(1)->type()));
-  if (dims != node.input(0)->dims()) {
-    return InvalidInput("{}: input 'dy' {} must have GatherND's output dims {}", node.Where(),
-                        node.input(0)->type().ToString(), DimsString(dims));
-  }
+  A8_RETURN_IF_ERROR(RequireDyDims(node, dims, "GatherND"));
   return SetOutputs(node, out, {TensorType{node.input(0)->dtype(), shape}});
 }
 

@@ -100,11 +100,7 @@ Status InferSliceGrad(const OpNode& node, std::vector<TensorType>* out) {
 }  // namespace
 
 Status InferGeluGrad(const OpNode& node, std::vector<TensorType>* out) {
-  const std::string approximate = node.GetString("approximate", "none");
-  if (approximate != "none" && approximate != "tanh") {
-    return InvalidInput("{}: attribute 'approximate' is '{}' (expected none or tanh)", node.Where(),
-                        approximate);
-  }
+  A8_RETURN_IF_ERROR(CheckGeluApproximate(node));
   return InferActivationGrad(node, out);
 }
 
@@ -122,8 +118,7 @@ void AddActivation(std::vector<OpDef>* ops, Activation a) {
   grad.precision = a.precision;
   grad.gradient = GradDecision::kNone;  // no second derivatives
   grad.elementwise = true;
-  grad.kernel =
-      KernelRowSpec{"T,T", "T", {{'T', kKernelFloats}}};
+  grad.kernel = KernelRowSpec{"T,T", "T", {{'T', kKernelFloats}}};
   ops->push_back(std::move(fwd));
   ops->push_back(std::move(grad));
 }

@@ -190,16 +190,7 @@ Status InferDropoutGrad(const OpNode& node, std::vector<TensorType>* out) {
                         node.input(1)->type().ToString());
   }
   A8_RETURN_IF_ERROR(RequireSameDims(node, 0, "dy", 1, "mask"));
-  if (node.has_input(2)) {
-    A8_RETURN_IF_ERROR(RequireRank(node, 2, "ratio", 0));
-    A8_RETURN_IF_ERROR(RequireFloat(node, 2, "ratio"));
-  }
-  if (node.has_input(3)) {
-    A8_RETURN_IF_ERROR(RequireRank(node, 3, "training_mode", 0));
-    if (node.input(3)->dtype() != DType::kBool) {
-      return InvalidInput("{}: input 'training_mode' must be bool", node.Where());
-    }
-  }
+  A8_RETURN_IF_ERROR(CheckDropoutControls(node, 2));
   return SetOutputs(node, out, {node.input(0)->type()});
 }
 

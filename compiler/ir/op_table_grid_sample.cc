@@ -68,10 +68,7 @@ Status InferGridSampleGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, GridSampleOutDims(node, 1));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "X"));
-  if (node.input(0)->dims() != dims) {
-    return InvalidInput("{}: input 'dy' {} must have GridSample's output dims {}", node.Where(),
-                        node.input(0)->type().ToString(), DimsString(dims));
-  }
+  A8_RETURN_IF_ERROR(RequireDyDims(node, dims, "GridSample"));
   return SetOutputs(node, out, {node.input(1)->type(), node.input(2)->type()});
 }
 

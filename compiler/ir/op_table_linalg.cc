@@ -33,28 +33,22 @@ Status InferDetGrad(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims, BatchDims(node, 1));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "dy", 1, "X"));
-  if (node.input(0)->dims() != dims) {
-    return InvalidInput("{}: input 'dy' {} must have Det's output dims {}", node.Where(),
-                        node.input(0)->type().ToString(), DimsString(dims));
-  }
+  A8_RETURN_IF_ERROR(RequireDyDims(node, dims, "Det"));
   return SetOutputs(node, out, {node.input(1)->type()});
 }
 
 }  // namespace
 
 void AddLinalgOps(std::vector<OpDef>* ops) {
-  OpDef det = Op("Det", kUnary, {}, {11, 22}, 11, InferDet,
-                 "determinant of each square matrix in the last two dims (LU, pinned FP32)");
-  det.precision = OpPrecisionClass::kDeny;
-  det.kernel = KernelRowSpec{"T", "T", {{'T', kKernelFloats}}};
-  OpDef grad =
+  constexpr OpPrecisionClass kDeny = OpPrecisionClass::kDeny;
+  ops->push_back(WithFloatKernel(
+      kDeny, "T", "T",
+      Op("Det", kUnary, {}, {11, 22}, 11, InferDet,
+         "determinant of each square matrix in the last two dims (LU, pinned FP32)")));
+  ops->push_back(NotDifferentiable(WithFloatKernel(
+      kDeny, "T,T", "T",
       InternalOp("DetGrad", kBinary, {}, InferDetGrad,
-                 "gradient of Det: dy times the cofactors of X (exact when X is singular)");
-  grad.precision = OpPrecisionClass::kDeny;
-  grad.gradient = GradDecision::kNone;
-  grad.kernel = KernelRowSpec{"T,T", "T", {{'T', kKernelFloats}}};
-  ops->push_back(std::move(det));
-  ops->push_back(std::move(grad));
+                 "gradient of Det: dy times the cofactors of X (exact when X is singular)"))));
 }
 
 }  // namespace a8

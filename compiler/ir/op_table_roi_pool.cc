@@ -172,25 +172,23 @@ std::vector<AttrSpec> RoiAlignAttrs() {
 }  // namespace
 
 void AddRoiPoolOps(std::vector<OpDef>* ops) {
-  OpDef unpool = Op("MaxUnpool", {2, 3, 1, 1}, UnpoolAttrs(), {9, 11, 22}, 11, InferMaxUnpool,
-                    "X written at MaxPool's indices, zeros elsewhere (constant output_shape)");
-  unpool.precision = OpPrecisionClass::kFollow;
-  unpool.kernel = KernelRowSpec{"T,i64,i64?", "T", {{'T', kKernelFloats}}};
-  OpDef unpool_grad = InternalOp("MaxUnpoolGrad", kBinary, UnpoolAttrs(), InferMaxUnpoolGrad,
-                                 "gradient of MaxUnpool's X: dy gathered at the indices that stay");
-  unpool_grad.precision = OpPrecisionClass::kFollow;
-  unpool_grad.gradient = GradDecision::kNone;
-  unpool_grad.kernel = KernelRowSpec{"T,i64", "T", {{'T', kKernelFloats}}};
-  OpDef roi = Op("RoiAlign", {3, 3, 1, 1}, RoiAlignAttrs(), {10, 16, 22}, 16, InferRoiAlign,
-                 "bilinear avg/max pooling of X over each roi's bins (pinned FP32)");
-  roi.precision = OpPrecisionClass::kDeny;
-  roi.kernel = KernelRowSpec{"T,T,i64", "T", {{'T', kKernelFloats}}};
-  OpDef roi_grad = InternalOp("RoiAlignGrad", {4, 4, 1, 1}, RoiAlignAttrs(), InferRoiAlignGrad,
-                              "gradient of RoiAlign's X (mode avg): dy spread to the samples");
-  roi_grad.precision = OpPrecisionClass::kDeny;
-  roi_grad.gradient = GradDecision::kNone;
-  roi_grad.kernel = KernelRowSpec{"T,T,i64,T", "T", {{'T', kKernelFloats}}};
-  for (OpDef* op : {&unpool, &unpool_grad, &roi, &roi_grad}) ops->push_back(std::move(*op));
+  using P = OpPrecisionClass;
+  ops->push_back(WithFloatKernel(
+      P::kFollow, "T,i64,i64?", "T",
+      Op("MaxUnpool", {2, 3, 1, 1}, UnpoolAttrs(), {9, 11, 22}, 11, InferMaxUnpool,
+         "X written at MaxPool's indices, zeros elsewhere (constant output_shape)")));
+  ops->push_back(NotDifferentiable(WithFloatKernel(
+      P::kFollow, "T,i64", "T",
+      InternalOp("MaxUnpoolGrad", kBinary, UnpoolAttrs(), InferMaxUnpoolGrad,
+                 "gradient of MaxUnpool's X: dy gathered at the indices that stay"))));
+  ops->push_back(
+      WithFloatKernel(P::kDeny, "T,T,i64", "T",
+                      Op("RoiAlign", {3, 3, 1, 1}, RoiAlignAttrs(), {10, 16, 22}, 16, InferRoiAlign,
+                         "bilinear avg/max pooling of X over each roi's bins (pinned FP32)")));
+  ops->push_back(NotDifferentiable(WithFloatKernel(
+      P::kDeny, "T,T,i64,T", "T",
+      InternalOp("RoiAlignGrad", {4, 4, 1, 1}, RoiAlignAttrs(), InferRoiAlignGrad,
+                 "gradient of RoiAlign's X (mode avg): dy spread to the samples"))));
 }
 
 }  // namespace a8

@@ -92,13 +92,9 @@ Status Parser::ParseStatement() {
   const Token& t = Peek();
   if (t.Is(TokKind::kIdent, "memory") && Peek(1).IsPunct('{')) return ParseMemoryPlan();
   if (t.kind == TokKind::kIdent && Peek(1).kind == TokKind::kValueName) {
-    static const std::pair<std::string_view, ValueRole> kRoles[] = {
-        {"input", ValueRole::kInput},
-        {"param", ValueRole::kParameter},
-        {"state", ValueRole::kState},
-        {"const", ValueRole::kConstant}};
-    for (const auto& [keyword, role] : kRoles) {
-      if (t.text == keyword) {
+    for (ValueRole role :
+         {ValueRole::kInput, ValueRole::kParameter, ValueRole::kState, ValueRole::kConstant}) {
+      if (t.text == ValueRoleName(role)) {
         Take();
         return ParseGraphValue(role);
       }

@@ -4,11 +4,13 @@
 // and the mixed-precision passes change nothing.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "compiler/ir/status.h"
 
 namespace a8 {
@@ -16,27 +18,18 @@ namespace a8 {
 enum class PrecisionMode { kFp32, kTf32, kAmp, kFp16, kBf16 };
 
 // "fp32", "tf32", "amp", "fp16", "bf16": the --precision spelling and plan.precision.
+inline constexpr EnumName<PrecisionMode> kPrecisionModeNames[] = {{PrecisionMode::kFp32, "fp32"},
+                                                                  {PrecisionMode::kTf32, "tf32"},
+                                                                  {PrecisionMode::kAmp, "amp"},
+                                                                  {PrecisionMode::kFp16, "fp16"},
+                                                                  {PrecisionMode::kBf16, "bf16"}};
+
 inline std::string_view PrecisionModeName(PrecisionMode m) {
-  switch (m) {
-    case PrecisionMode::kFp32:
-      return "fp32";
-    case PrecisionMode::kTf32:
-      return "tf32";
-    case PrecisionMode::kAmp:
-      return "amp";
-    case PrecisionMode::kFp16:
-      return "fp16";
-    case PrecisionMode::kBf16:
-      return "bf16";
-  }
-  return "fp32";
+  return NameIn(kPrecisionModeNames, m, "fp32");
 }
 
 inline StatusOr<PrecisionMode> ParsePrecisionMode(std::string_view text) {
-  for (PrecisionMode m : {PrecisionMode::kFp32, PrecisionMode::kTf32, PrecisionMode::kAmp,
-                          PrecisionMode::kFp16, PrecisionMode::kBf16}) {
-    if (PrecisionModeName(m) == text) return m;
-  }
+  if (std::optional<PrecisionMode> m = ValueIn(kPrecisionModeNames, text)) return *m;
   return InvalidInput("--precision: unknown mode '{}' (expected fp32, tf32, amp, fp16 or bf16)",
                       text);
 }

@@ -68,6 +68,9 @@ Status RequireSameDType(const OpNode& node, int a, std::string_view name_a, int 
                         std::string_view name_b);
 Status RequireRank(const OpNode& node, int i, std::string_view name, int64_t rank);
 Status RequireFloat(const OpNode& node, int i, std::string_view name);
+// Input 0, the gradient 'dy' of a gradient op, has the dims of `forward_op`'s output.
+Status RequireDyDims(const OpNode& node, const std::vector<int64_t>& dims,
+                     std::string_view forward_op);
 // The dtype named by the required int attribute 'to' (Cast, BitCast); else an error naming it.
 StatusOr<DType> RequiredToAttr(const OpNode& node);
 // Replaces *out with `types`, each checked: no negative dim, element count fits int64.
@@ -82,6 +85,8 @@ Status InferLogicalBinary(const OpNode& node, std::vector<TensorType>* out);
 Status InferBoolUnary(const OpNode& node, std::vector<TensorType>* out);
 Status InferLogicalNot(const OpNode& node, std::vector<TensorType>* out);
 Status InferFloatUnary(const OpNode& node, std::vector<TensorType>* out);
+// Gelu's and a8.GeluGrad's attribute 'approximate' is none or tanh.
+Status CheckGeluApproximate(const OpNode& node);
 Status InferGelu(const OpNode& node, std::vector<TensorType>* out);
 Status InferGeluGrad(const OpNode& node, std::vector<TensorType>* out);  // a8.GeluGrad
 Status InferNumericUnary(const OpNode& node, std::vector<TensorType>* out);
@@ -104,6 +109,8 @@ Status InferInstanceNormalization(const OpNode& node, std::vector<TensorType>* o
 Status InferPool(const OpNode& node, std::vector<TensorType>* out);
 Status InferGlobalPool(const OpNode& node, std::vector<TensorType>* out);
 Status InferSoftmax(const OpNode& node, std::vector<TensorType>* out);
+// Dropout's optional scalar inputs from `ratio` on: ratio (float), then training_mode (bool).
+Status CheckDropoutControls(const OpNode& node, int ratio);
 Status InferDropout(const OpNode& node, std::vector<TensorType>* out);
 Status InferSoftmaxCrossEntropyLoss(const OpNode& node, std::vector<TensorType>* out);
 Status InferNegativeLogLikelihoodLoss(const OpNode& node, std::vector<TensorType>* out);

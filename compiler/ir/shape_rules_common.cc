@@ -191,6 +191,13 @@ Status RequireFloat(const OpNode& node, int i, std::string_view name) {
   return Status::Ok();
 }
 
+Status RequireDyDims(const OpNode& node, const std::vector<int64_t>& dims,
+                     std::string_view forward_op) {
+  if (node.input(0)->dims() == dims) return Status::Ok();
+  return InvalidInput("{}: input 'dy' {} must have {}'s output dims {}", node.Where(),
+                      node.input(0)->type().ToString(), forward_op, DimsString(dims));
+}
+
 Status CheckedType(const OpNode& node, DType dtype, std::vector<int64_t> dims, TensorType* out) {
   for (int64_t d : dims) {
     if (d < 0) {

@@ -86,12 +86,17 @@ Status InferFloatUnary(const OpNode& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {node.input(0)->type()});
 }
 
-Status InferGelu(const OpNode& node, std::vector<TensorType>* out) {
+Status CheckGeluApproximate(const OpNode& node) {
   const std::string approximate = node.GetString("approximate", "none");
   if (approximate != "none" && approximate != "tanh") {
     return InvalidInput("{}: attribute 'approximate' is '{}' (expected none or tanh)", node.Where(),
                         approximate);
   }
+  return Status::Ok();
+}
+
+Status InferGelu(const OpNode& node, std::vector<TensorType>* out) {
+  A8_RETURN_IF_ERROR(CheckGeluApproximate(node));
   return InferFloatUnary(node, out);
 }
 

@@ -11,8 +11,8 @@ namespace a8 {
 namespace {
 
 // Reads an ints attribute of `count` values (`dflt` each when absent) that must be >= `min`.
-StatusOr<std::vector<int64_t>> SpatialAttr(const OpNode& node, const std::string& name, size_t count,
-                                           int64_t dflt, int64_t min) {
+StatusOr<std::vector<int64_t>> SpatialAttr(const OpNode& node, const std::string& name,
+                                           size_t count, int64_t dflt, int64_t min) {
   const Attribute* a = node.attr(name);
   if (a == nullptr) return std::vector<int64_t>(count, dflt);
   if (a->kind() != AttrKind::kInts) {
@@ -186,6 +186,18 @@ Status CheckConvBias(const OpNode& node, int64_t m) {
   return Status::Ok();
 }
 
+// The window of a Conv or ConvTranspose over `spatial`: its kernel is W's trailing dims, which
+// attribute 'kernel_shape' (when given) must match.
+StatusOr<Window> ReadConvWindow(const OpNode& node, const TensorType& w,
+                                const std::vector<int64_t>& spatial, bool transpose) {
+  const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
+  if (node.has_attr("kernel_shape") && node.GetInts("kernel_shape") != kernel) {
+    return InvalidInput("{}: attribute 'kernel_shape' {} does not match 'W' {}", node.Where(),
+                        DimsString(node.GetInts("kernel_shape")), w.ToString());
+  }
+  return ReadWindow(node, spatial, kernel, transpose);
+}
+
 Status InferConv(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(CheckConvOperands(node));
   const TensorType& x = node.input(0)->type();
@@ -202,12 +214,7 @@ Status InferConv(const OpNode& node, std::vector<TensorType>* out) {
   }
   A8_RETURN_IF_ERROR(CheckConvBias(node, m));
   const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
-  const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
-  if (node.has_attr("kernel_shape") && node.GetInts("kernel_shape") != kernel) {
-    return InvalidInput("{}: attribute 'kernel_shape' {} does not match 'W' {}", node.Where(),
-                        DimsString(node.GetInts("kernel_shape")), w.ToString());
-  }
-  A8_ASSIGN_OR_RETURN(Window window, ReadWindow(node, spatial, kernel, /*transpose=*/false));
+  A8_ASSIGN_OR_RETURN(Window window, ReadConvWindow(node, w, spatial, /*transpose=*/false));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
                       WindowOutput(node, spatial, window, /*ceil_mode=*/false));
   dims.insert(dims.begin(), {x.dims[0], m});
@@ -230,12 +237,7 @@ Status InferConvTranspose(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(CheckConvBias(node, m));
   const size_t n = static_cast<size_t>(x.rank() - 2);
   const std::vector<int64_t> spatial(x.dims.begin() + 2, x.dims.end());
-  const std::vector<int64_t> kernel(w.dims.begin() + 2, w.dims.end());
-  if (node.has_attr("kernel_shape") && node.GetInts("kernel_shape") != kernel) {
-    return InvalidInput("{}: attribute 'kernel_shape' {} does not match 'W' {}", node.Where(),
-                        DimsString(node.GetInts("kernel_shape")), w.ToString());
-  }
-  A8_ASSIGN_OR_RETURN(Window window, ReadWindow(node, spatial, kernel, /*transpose=*/true));
+  A8_ASSIGN_OR_RETURN(Window window, ReadConvWindow(node, w, spatial, /*transpose=*/true));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> output_padding,
                       SpatialAttr(node, "output_padding", n, 0, 0));
   std::vector<int64_t> dims = {x.dims[0], m};
@@ -389,21 +391,27 @@ Status InferSoftmax(const OpNode& node, std::vector<TensorType>* out) {
   return SetOutputs(node, out, {x});
 }
 
+Status CheckDropoutControls(const OpNode& node, int ratio) {
+  if (node.has_input(ratio)) {
+    A8_RETURN_IF_ERROR(RequireRank(node, ratio, "ratio", 0));
+    A8_RETURN_IF_ERROR(RequireFloat(node, ratio, "ratio"));
+  }
+  const int training_mode = ratio + 1;
+  if (node.has_input(training_mode)) {
+    A8_RETURN_IF_ERROR(RequireRank(node, training_mode, "training_mode", 0));
+    if (node.input(training_mode)->dtype() != DType::kBool) {
+      return InvalidInput("{}: input 'training_mode' must be bool, got {}", node.Where(),
+                          node.input(training_mode)->type().ToString());
+    }
+  }
+  return Status::Ok();
+}
+
 Status InferDropout(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   A8_RETURN_IF_ERROR(RequireFloat(node, 0, "data"));
   const TensorType& x = node.input(0)->type();
-  if (node.has_input(1)) {
-    A8_RETURN_IF_ERROR(RequireRank(node, 1, "ratio", 0));
-    A8_RETURN_IF_ERROR(RequireFloat(node, 1, "ratio"));
-  }
-  if (node.has_input(2)) {
-    A8_RETURN_IF_ERROR(RequireRank(node, 2, "training_mode", 0));
-    if (node.input(2)->dtype() != DType::kBool) {
-      return InvalidInput("{}: input 'training_mode' must be bool, got {}", node.Where(),
-                          node.input(2)->type().ToString());
-    }
-  }
+  A8_RETURN_IF_ERROR(CheckDropoutControls(node, 1));
   std::vector<TensorType> types = {x};
   // Dropout-7's mask has the data's type; since 10 it is bool.
   const bool legacy_mask = node.version() != 0 && node.version() < 10;

@@ -38,6 +38,13 @@ StatusOr<std::vector<int64_t>> IntsAttr(const onnx::NodeProto& n, const std::str
   return v;
 }
 
+// Scan's required attribute num_scan_inputs.
+StatusOr<int> NumScanInputs(const onnx::NodeProto& n, const std::string& where) {
+  const onnx::AttributeProto* a = FindAttr(n, "num_scan_inputs");
+  if (a == nullptr) return InvalidInput("{}: attribute 'num_scan_inputs' is missing", where);
+  return static_cast<int>(a->i());
+}
+
 // Renames the free names that `g` (and the subgraphs in it) read: names bound by `g` itself
 // (inputs, initializers, node outputs) shadow the outer ones.
 void RenameFree(onnx::GraphProto* g, const std::map<std::string, std::string>& rename,
@@ -329,10 +336,7 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandLoop(const onnx::NodeProto& n,
 StatusOr<std::vector<onnx::NodeProto>> ExpandScan(const onnx::NodeProto& n,
                                                   const ControlFlowContext& ctx) {
   A8_ASSIGN_OR_RETURN(const onnx::GraphProto* body, GraphAttr(n, "body", ctx.where));
-  const onnx::AttributeProto* m_attr = FindAttr(n, "num_scan_inputs");
-  if (m_attr == nullptr)
-    return InvalidInput("{}: attribute 'num_scan_inputs' is missing", ctx.where);
-  const int m = static_cast<int>(m_attr->i());
+  A8_ASSIGN_OR_RETURN(const int m, NumScanInputs(n, ctx.where));
   const int states = n.input_size() - m;
   const int scan_outputs = n.output_size() - states;
   if (m < 1 || states < 0 || scan_outputs < 0 || body->input_size() != states + m ||
@@ -406,15 +410,12 @@ StatusOr<std::vector<onnx::NodeProto>> ExpandScan(const onnx::NodeProto& n,
 StatusOr<std::vector<onnx::NodeProto>> ExpandScan8(const onnx::NodeProto& n,
                                                    const ControlFlowContext& ctx) {
   A8_ASSIGN_OR_RETURN(const onnx::GraphProto* body, GraphAttr(n, "body", ctx.where));
-  const onnx::AttributeProto* m_attr = FindAttr(n, "num_scan_inputs");
-  if (m_attr == nullptr)
-    return InvalidInput("{}: attribute 'num_scan_inputs' is missing", ctx.where);
+  A8_ASSIGN_OR_RETURN(const int m, NumScanInputs(n, ctx.where));
   if (n.input_size() < 1) return InvalidInput("{}: Scan-8 has no inputs", ctx.where);
   if (!n.input(0).empty()) {
     return Unsupported("{}: sequence_lens is given; a800c unrolls Scan-8 only over whole sequences",
                        ctx.where);
   }
-  const int m = static_cast<int>(m_attr->i());
   const int states = n.input_size() - 1 - m;
   const int scan_outputs = n.output_size() - states;
   if (m < 1 || states < 0 || scan_outputs < 0 || body->input_size() != states + m ||

@@ -151,10 +151,9 @@ StatusOr<AttentionAttrs> ReadAttentionAttrs(const DecomposeRequest& req) {
 }
 
 // The nodes of one Attention: the emitter and the small constants they share.
-class AttentionBuilder {
+class AttentionBuilder : public DecomposeBuilder<AttentionAttrs> {
  public:
-  AttentionBuilder(Graph& g, const DecomposeRequest& req, const AttentionAttrs& a)
-      : req_(req), a_(a), e_(g, req) {}
+  using DecomposeBuilder::DecomposeBuilder;
 
   StatusOr<std::vector<DecomposedNode>> Build() {
     Value* q = Input(req_, 0);
@@ -163,10 +162,10 @@ class AttentionBuilder {
     Value* past_key = Input(req_, 4);
     Value* past_value = Input(req_, 5);
     Value* nonpad = Input(req_, 6);
-    if (a_.rank == 3) {
-      q = SplitHeads(q, a_.q_heads, "q");
-      k = SplitHeads(k, a_.kv_heads, "k");
-      v = SplitHeads(v, a_.kv_heads, "v");
+    if (s_.rank == 3) {
+      q = SplitHeads(q, s_.q_heads, "q");
+      k = SplitHeads(k, s_.kv_heads, "k");
+      v = SplitHeads(v, s_.kv_heads, "v");
     }
     zero_ = Like(0.0f, q, "zero");
     neg_inf_ = Like(-std::numeric_limits<float>::infinity(), q, "neg_inf");
@@ -183,15 +182,15 @@ class AttentionBuilder {
     Value* k_scaled = Emit("Mul", 14, {k_t, s}, "k_scaled");
     Value* qk = Emit("MatMul", 13, {q_scaled, k_scaled}, "qk");
     Value* capped = qk;
-    if (a_.softcap > 0) {
-      Value* c = Like(a_.softcap, q, "softcap");
+    if (s_.softcap > 0) {
+      Value* c = Like(s_.softcap, q, "softcap");
       Value* t = Emit("Tanh", 13, {Emit("Div", 14, {qk, c}, "qk_over_softcap")}, "qk_tanh");
       capped = Emit("Mul", 14, {t, c}, "qk_softcapped");
     }
-    A8_ASSIGN_OR_RETURN(Value * bias, Bias(q, present_k, past_key, nonpad, a_.is_causal));
+    A8_ASSIGN_OR_RETURN(Value * bias, Bias(q, present_k, past_key, nonpad, s_.is_causal));
     Value* logits = bias ? Emit("Add", 14, {capped, bias}, "qk_biased") : capped;
-    if (WantsOutput(req_, 3) && a_.mode < 3) {
-      Value* shown = a_.mode == 0 ? qk : a_.mode == 1 ? capped : logits;
+    if (WantsOutput(req_, 3) && s_.mode < 3) {
+      Value* shown = s_.mode == 0 ? qk : s_.mode == 1 ? capped : logits;
       e_.EmitOutput(3, "Identity", 16, {shown}, {}, "qk_matmul_output");
     }
     // A row whose bias is -inf everywhere attends to nothing: its probabilities are 0 (not the
@@ -205,17 +204,17 @@ class AttentionBuilder {
       logits = Emit("Where", 16, {masked_row, zero_, logits}, "logits_safe");
     }
     Value* softmax_in = logits;
-    if (a_.softmax_precision) {
-      softmax_in = Emit("Cast", 13, {logits}, "softmax_in", {{"to", *a_.softmax_precision}});
+    if (s_.softmax_precision) {
+      softmax_in = Emit("Cast", 13, {logits}, "softmax_in", {{"to", *s_.softmax_precision}});
     }
     Value* p = Emit("Softmax", 13, {softmax_in}, "probs", {{"axis", Attribute(int64_t{-1})}});
-    if (a_.softmax_precision) p = Emit("CastLike", 15, {p, q}, "probs_t");
+    if (s_.softmax_precision) p = Emit("CastLike", 15, {p, q}, "probs_t");
     if (masked_row) p = Emit("Where", 16, {masked_row, zero_, p}, "probs_safe");
-    if (WantsOutput(req_, 3) && a_.mode == 3) {
+    if (WantsOutput(req_, 3) && s_.mode == 3) {
       e_.EmitOutput(3, "Identity", 16, {p}, {}, "qk_matmul_output");
     }
     Value* out;
-    if (a_.rank == 4) {
+    if (s_.rank == 4) {
       out = e_.EmitOutput(0, "MatMul", 13, {p, v_heads}, {}, "");
     } else {
       Value* y = Emit("MatMul", 13, {p, v_heads}, "y_heads");
@@ -237,8 +236,8 @@ class AttentionBuilder {
   bool Fused() const {
     const std::optional<DType> t = KnownDType(req_, Input(req_, 0));
     const bool low = t && (*t == DType::kF16 || *t == DType::kBF16);
-    return !low && !WantsOutput(req_, 3) && a_.softcap == 0 &&
-           (!a_.softmax_precision || *a_.softmax_precision == kOnnxFloat);
+    return !low && !WantsOutput(req_, 3) && s_.softcap == 0 &&
+           (!s_.softmax_precision || *s_.softmax_precision == kOnnxFloat);
   }
 
   // Y = a8.FusedAttention (Q, K, V, bias?): the kernel repeats the kv heads (GQA), applies the
@@ -248,16 +247,16 @@ class AttentionBuilder {
   // offset by a past.
   StatusOr<std::vector<DecomposedNode>> BuildFused(Value* q, Value* present_k, Value* present_v,
                                                    Value* past_key, Value* nonpad) {
-    const bool causal_in_kernel = a_.is_causal && !past_key && !nonpad;
+    const bool causal_in_kernel = s_.is_causal && !past_key && !nonpad;
     A8_ASSIGN_OR_RETURN(Value * bias,
-                        Bias(q, present_k, past_key, nonpad, a_.is_causal && !causal_in_kernel));
+                        Bias(q, present_k, past_key, nonpad, s_.is_causal && !causal_in_kernel));
     std::map<std::string, Attribute> attrs;
-    if (a_.scale) attrs["scale"] = Attribute(*a_.scale);
+    if (s_.scale) attrs["scale"] = Attribute(*s_.scale);
     if (causal_in_kernel) attrs["is_causal"] = Attribute(int64_t{1});
     std::vector<Value*> ins = {q, present_k, present_v};
     if (bias) ins.push_back(bias);
     Value* out;
-    if (a_.rank == 4) {
+    if (s_.rank == 4) {
       out = e_.EmitInternal("FusedAttention", ins, attrs, "fused", 2, true)[0];
     } else {
       Value* y = e_.EmitInternal("FusedAttention", ins, attrs, "fused", 2, false)[0];
@@ -270,7 +269,7 @@ class AttentionBuilder {
 
   // Notes the outputs' ranks and returns the nodes.
   std::vector<DecomposedNode> Finish(Value* out) {
-    NoteRank(req_, out, a_.rank);
+    NoteRank(req_, out, s_.rank);
     for (const DecomposedNode& d : e_.nodes()) {
       // present_key, present_value and qk_matmul_output are 4-D.
       Value* o = d.node->output(0);
@@ -281,11 +280,6 @@ class AttentionBuilder {
     return e_.nodes();
   }
 
-  Value* Emit(const std::string& op, int version, std::vector<Value*> inputs,
-              const std::string& suffix, std::map<std::string, Attribute> attrs = {}) {
-    return e_.Emit(op, version, std::move(inputs), std::move(attrs), suffix, false);
-  }
-  static Attribute Ints(std::vector<int64_t> v) { return Attribute(std::move(v)); }
   // A float scalar in the type of `like`.
   Value* Like(float value, Value* like, const std::string& suffix) {
     Value* c = e_.Constant(suffix, TensorData::FromFloats({value}, {}));
@@ -318,9 +312,9 @@ class AttentionBuilder {
   // Group-query attention: each of the kv heads repeated q_heads / kv_heads times, in order
   // [h0, h0, h1, h1, ..]. Skipped when the head counts are known to be equal.
   StatusOr<Value*> RepeatKvHeads(Value* q, Value* kv, const std::string& name) {
-    std::optional<int64_t> hq = a_.rank == 3 ? std::optional<int64_t>(a_.q_heads) : KnownHeads(q);
+    std::optional<int64_t> hq = s_.rank == 3 ? std::optional<int64_t>(s_.q_heads) : KnownHeads(q);
     std::optional<int64_t> hkv =
-        a_.rank == 3 ? std::optional<int64_t>(a_.kv_heads) : KnownHeads(Input(req_, 1));
+        s_.rank == 3 ? std::optional<int64_t>(s_.kv_heads) : KnownHeads(Input(req_, 1));
     if (hq && hkv && *hq == *hkv) return kv;
     if (hq && hkv && *hq % *hkv != 0) {
       return InvalidInput("{}: Q's {} heads are not a multiple of K's {}", req_.where, *hq, *hkv);
@@ -346,8 +340,8 @@ class AttentionBuilder {
   // past + new kv length, when the declared types of K (and past_key) give it.
   std::optional<int64_t> KnownKvLength() const {
     const Value* k = Input(req_, 1);
-    const size_t seq_axis = a_.rank == 4 ? 2 : 1;
-    if (k->dims().size() != static_cast<size_t>(a_.rank) || k->dims()[seq_axis] < 0) {
+    const size_t seq_axis = s_.rank == 4 ? 2 : 1;
+    if (k->dims().size() != static_cast<size_t>(s_.rank) || k->dims()[seq_axis] < 0) {
       return std::nullopt;
     }
     int64_t len = k->dims()[seq_axis];
@@ -360,8 +354,8 @@ class AttentionBuilder {
 
   // sqrt(scale) in Q's type, scale defaulting to 1 / sqrt(head_size).
   Value* SqrtScale(Value* q) {
-    if (a_.scale) {
-      return Like(static_cast<float>(std::sqrt(static_cast<double>(*a_.scale))), q, "sqrt_scale");
+    if (s_.scale) {
+      return Like(static_cast<float>(std::sqrt(static_cast<double>(*s_.scale))), q, "sqrt_scale");
     }
     Value* d = Emit("Cast", 13, {Dims(q, 3, 4, "head_size")}, "head_size_f",
                     {{"to", Attribute(kOnnxFloat)}});
@@ -416,7 +410,7 @@ class AttentionBuilder {
             "bias_mask");
       }
     }
-    const bool window = a_.left_window >= 0 || a_.right_window >= 0;
+    const bool window = s_.left_window >= 0 || s_.right_window >= 0;
     if (!causal && !window && !nonpad) return bias;
     // Query i (of Sq) at absolute position i + offset, key j (of the total kv length).
     Value* i =
@@ -435,12 +429,12 @@ class AttentionBuilder {
       add(select(Emit("LessOrEqual", 16, {j, pos}, "causal_allowed"), "causal_bias"),
           "bias_causal");
     }
-    if (a_.left_window >= 0) {
-      Value* lo = Emit("Sub", 14, {pos, e_.Int64s("left_window", {a_.left_window}, {})}, "lo");
+    if (s_.left_window >= 0) {
+      Value* lo = Emit("Sub", 14, {pos, e_.Int64s("left_window", {s_.left_window}, {})}, "lo");
       add(select(Emit("GreaterOrEqual", 16, {j, lo}, "left_allowed"), "left_bias"), "bias_left");
     }
-    if (a_.right_window >= 0) {
-      Value* hi = Emit("Add", 14, {pos, e_.Int64s("right_window", {a_.right_window}, {})}, "hi");
+    if (s_.right_window >= 0) {
+      Value* hi = Emit("Add", 14, {pos, e_.Int64s("right_window", {s_.right_window}, {})}, "hi");
       add(select(Emit("LessOrEqual", 16, {j, hi}, "right_allowed"), "right_bias"), "bias_right");
     }
     if (nonpad) {
@@ -453,9 +447,6 @@ class AttentionBuilder {
     return bias;
   }
 
-  const DecomposeRequest& req_;
-  const AttentionAttrs& a_;
-  Emitter e_;
   Value* zero_ = nullptr;
   Value* neg_inf_ = nullptr;
 };
@@ -467,12 +458,7 @@ StatusOr<std::vector<DecomposedNode>> DecomposeAttention(Graph& g, const Decompo
     return InvalidInput("{}: Attention-{} takes 3 to {} inputs and 1 to 4 outputs, got {} and {}",
                         req.where, req.version, max_inputs, req.inputs.size(), req.outputs.size());
   }
-  static const char* const kRequired[] = {"Q", "K", "V"};
-  for (int i = 0; i < 3; ++i) {
-    if (req.inputs[i] == nullptr) {
-      return InvalidInput("{}: input '{}' is required", req.where, kRequired[i]);
-    }
-  }
+  A8_RETURN_IF_ERROR(RequireLeadingInputs(req, {"Q", "K", "V"}));
   if ((Input(req, 4) == nullptr) != (Input(req, 5) == nullptr)) {
     return InvalidInput("{}: inputs 'past_key' and 'past_value' must be given together", req.where);
   }

@@ -77,8 +77,33 @@ class Emitter {
   std::vector<DecomposedNode> nodes_;
 };
 
+// The base of a decomposition that builds its nodes in a class (AttentionBuilder, RnnBuilder,
+// ...): the request, the op's parsed `Spec`, the emitter, and Emit for an intermediate node.
+template <typename Spec>
+class DecomposeBuilder {
+ public:
+  DecomposeBuilder(Graph& g, const DecomposeRequest& req, const Spec& spec)
+      : req_(req), s_(spec), e_(g, req) {}
+
+ protected:
+  Value* Emit(const std::string& op, int version, std::vector<Value*> inputs,
+              const std::string& suffix, std::map<std::string, Attribute> attrs = {}) {
+    return e_.Emit(op, version, std::move(inputs), std::move(attrs), suffix, false);
+  }
+  static Attribute Ints(std::vector<int64_t> v) { return Attribute(std::move(v)); }
+
+  const DecomposeRequest& req_;
+  const Spec& s_;
+  Emitter e_;
+};
+
 // The request has exactly `inputs` present inputs and one output.
 Status CheckArity(const DecomposeRequest& req, size_t inputs);
+
+// The request's first inputs are present; `names` are theirs, for the error ("input 'Q' is
+// required"). The caller has checked that there are that many.
+Status RequireLeadingInputs(const DecomposeRequest& req,
+                            std::initializer_list<std::string_view> names);
 
 // Operand `i` of the request; null when it is absent (past the end, or an empty name).
 inline Value* Input(const DecomposeRequest& req, size_t i) {

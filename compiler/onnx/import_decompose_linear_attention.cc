@@ -82,12 +82,7 @@ StatusOr<LinearAttentionSpec> ReadLinearAttention(const DecomposeRequest& req) {
     return InvalidInput("{}: LinearAttention takes 3 to 6 inputs and 1 or 2 outputs, got {} and {}",
                         req.where, req.inputs.size(), req.outputs.size());
   }
-  static const char* const kRequired[] = {"query", "key", "value"};
-  for (int i = 0; i < 3; ++i) {
-    if (req.inputs[i] == nullptr) {
-      return InvalidInput("{}: input '{}' is required", req.where, kRequired[i]);
-    }
-  }
+  A8_RETURN_IF_ERROR(RequireLeadingInputs(req, {"query", "key", "value"}));
   A8_RETURN_IF_ERROR(
       CheckAttrs(req, {"chunk_size", "kv_num_heads", "q_num_heads", "scale", "update_rule"}));
   LinearAttentionSpec s;
@@ -168,10 +163,9 @@ StatusOr<LinearAttentionSpec> ReadLinearAttention(const DecomposeRequest& req) {
   return s;
 }
 
-class LinearAttentionBuilder {
+class LinearAttentionBuilder : public DecomposeBuilder<LinearAttentionSpec> {
  public:
-  LinearAttentionBuilder(Graph& g, const DecomposeRequest& req, const LinearAttentionSpec& s)
-      : req_(req), s_(s), e_(g, req) {}
+  using DecomposeBuilder::DecomposeBuilder;
 
   StatusOr<std::vector<DecomposedNode>> Build() {
     const int64_t hkv = s_.kv_heads;
@@ -247,10 +241,6 @@ class LinearAttentionBuilder {
   }
 
  private:
-  Value* Emit(const std::string& op, int version, std::vector<Value*> inputs,
-              const std::string& suffix, std::map<std::string, Attribute> attrs = {}) {
-    return e_.Emit(op, version, std::move(inputs), std::move(attrs), suffix, false);
-  }
   // x in float32 when the query is float16 or bfloat16 (or of an undeclared type); float32
   // and float64 (which the unit tests' gradient checks use) stay as they are.
   Value* Widen(Value* x, const std::string& suffix) {
@@ -261,9 +251,6 @@ class LinearAttentionBuilder {
     return Emit("Unsqueeze", 13, {x, e_.Int64s(suffix + "_axes", {axis}, {1})}, suffix);
   }
 
-  const DecomposeRequest& req_;
-  const LinearAttentionSpec& s_;
-  Emitter e_;
   bool widen_ = NeedsWidening(req_, req_.inputs[0]);
 };
 
@@ -281,12 +268,7 @@ StatusOr<std::vector<DecomposedNode>> DecomposeCausalConvWithState(Graph& g,
         "{}: CausalConvWithState takes 2 to 4 inputs and 1 or 2 outputs, got {} and {}", req.where,
         req.inputs.size(), req.outputs.size());
   }
-  static const char* const kRequired[] = {"input", "weight"};
-  for (int i = 0; i < 2; ++i) {
-    if (req.inputs[i] == nullptr) {
-      return InvalidInput("{}: input '{}' is required", req.where, kRequired[i]);
-    }
-  }
+  A8_RETURN_IF_ERROR(RequireLeadingInputs(req, {"input", "weight"}));
   A8_RETURN_IF_ERROR(CheckAttrs(req, {"activation"}));
   A8_ASSIGN_OR_RETURN(std::string activation, StringAttr(req, "activation", "none"));
   if (activation != "none" && activation != "silu" && activation != "swish") {

@@ -187,15 +187,21 @@ StatusOr<DType> OnnxTypeAttr(const DecomposeRequest& req, const std::string& nam
   return *d;
 }
 
-StatusOr<std::vector<DecomposedNode>> DecomposeQuantizeLinear(Graph& g,
-                                                              const DecomposeRequest& req) {
+// QuantizeLinear's and DequantizeLinear's operands: x, the scale and an optional zero point (named
+// `prefix`_scale, `prefix`_zero_point), and one output.
+Status CheckQuantOperands(const DecomposeRequest& req, std::string_view op,
+                          std::string_view prefix) {
   if (req.inputs.size() < 2 || req.inputs.size() > 3 || req.inputs[0] == nullptr ||
       req.inputs[1] == nullptr || req.outputs.size() != 1) {
-    return InvalidInput(
-        "{}: QuantizeLinear takes x, y_scale, an optional y_zero_point and one "
-        "output",
-        req.where);
+    return InvalidInput("{}: {} takes x, {}_scale, an optional {}_zero_point and one output",
+                        req.where, op, prefix, prefix);
   }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<DecomposedNode>> DecomposeQuantizeLinear(Graph& g,
+                                                              const DecomposeRequest& req) {
+  A8_RETURN_IF_ERROR(CheckQuantOperands(req, "QuantizeLinear", "y"));
   A8_RETURN_IF_ERROR(
       CheckAttrs(req, {"axis", "saturate", "block_size", "output_dtype", "precision"}));
   A8_ASSIGN_OR_RETURN(QuantLayout l, LayoutOf(req));
@@ -264,13 +270,7 @@ StatusOr<std::vector<DecomposedNode>> DecomposeQuantizeLinear(Graph& g,
 
 StatusOr<std::vector<DecomposedNode>> DecomposeDequantizeLinear(Graph& g,
                                                                 const DecomposeRequest& req) {
-  if (req.inputs.size() < 2 || req.inputs.size() > 3 || req.inputs[0] == nullptr ||
-      req.inputs[1] == nullptr || req.outputs.size() != 1) {
-    return InvalidInput(
-        "{}: DequantizeLinear takes x, x_scale, an optional x_zero_point and one "
-        "output",
-        req.where);
-  }
+  A8_RETURN_IF_ERROR(CheckQuantOperands(req, "DequantizeLinear", "x"));
   A8_RETURN_IF_ERROR(CheckAttrs(req, {"axis", "block_size", "output_dtype"}));
   A8_ASSIGN_OR_RETURN(QuantLayout l, LayoutOf(req));
   Value* x = req.inputs[0];

@@ -144,6 +144,20 @@ StatusOr<ResizeAxisMap> ResizeAxisWeights(int64_t in, int64_t out, double scale,
 
 namespace {
 
+// The static dims of X, which `op` (Resize, Upsample) needs: a800c builds its interpolation
+// matrices at import.
+StatusOr<std::vector<int64_t>> StaticDimsOfX(const DecomposeRequest& req, std::string_view op) {
+  std::optional<std::vector<int64_t>> dims =
+      req.known_dims ? req.known_dims(req.inputs[0]) : std::nullopt;
+  if (!dims) {
+    return Unsupported(
+        "{}: {} needs the static shape of input '{}', which the model does "
+        "not declare (a800c builds its interpolation matrices at import)",
+        req.where, op, req.inputs[0]->name());
+  }
+  return *std::move(dims);
+}
+
 struct ResizePlan {
   ResizeAxisOptions options;
   double extrapolation_value = 0;
@@ -161,7 +175,6 @@ StatusOr<std::vector<double>> ConstantDoubles(const DecomposeRequest& req, int i
   for (int64_t k = 0; k < d.num_elements(); ++k) v.push_back(d.GetDouble(k));
   return v;
 }
-
 
 // Reads the attributes and constant inputs of Resize-10..19 into `plan`.
 Status PlanResize(const DecomposeRequest& req, ResizePlan& plan) {
@@ -232,17 +245,8 @@ Status PlanResize(const DecomposeRequest& req, ResizePlan& plan) {
         req.where, policy);
   }
 
-  // The static dims of X.
-  std::optional<std::vector<int64_t>> dims =
-      req.known_dims ? req.known_dims(req.inputs[0]) : std::nullopt;
-  if (!dims) {
-    return Unsupported(
-        "{}: Resize needs the static shape of input '{}', which the model does "
-        "not declare (a800c builds its interpolation matrices at import)",
-        req.where, req.inputs[0]->name());
-  }
-  const int64_t rank = static_cast<int64_t>(dims->size());
-  plan.in_dims = *dims;
+  A8_ASSIGN_OR_RETURN(plan.in_dims, StaticDimsOfX(req, "Resize"));
+  const int64_t rank = static_cast<int64_t>(plan.in_dims.size());
   std::vector<int64_t> axes;
   auto it = req.attrs.find("axes");
   if (it != req.attrs.end()) {
@@ -460,20 +464,12 @@ StatusOr<std::vector<DecomposedNode>> DecomposeUpsampleByResize(Graph& g,
     return InvalidInput("{}: attribute 'mode' '{}' must be nearest or linear", req.where, mode);
   }
   plan.options.coordinate_mode = "asymmetric";
-  std::optional<std::vector<int64_t>> dims =
-      req.known_dims ? req.known_dims(req.inputs[0]) : std::nullopt;
-  if (!dims) {
-    return Unsupported(
-        "{}: Upsample needs the static shape of input '{}', which the model does "
-        "not declare (a800c builds its interpolation matrices at import)",
-        req.where, req.inputs[0]->name());
-  }
-  if (dims->size() != scales.size()) {
+  A8_ASSIGN_OR_RETURN(plan.in_dims, StaticDimsOfX(req, "Upsample"));
+  if (plan.in_dims.size() != scales.size()) {
     return InvalidInput("{}: {} scales for an input of rank {}", req.where, scales.size(),
-                        dims->size());
+                        plan.in_dims.size());
   }
-  plan.in_dims = *dims;
-  plan.out_dims = *dims;
+  plan.out_dims = plan.in_dims;
   plan.scales = scales;
   plan.roi_start.assign(scales.size(), 0.0);
   plan.roi_end.assign(scales.size(), 1.0);

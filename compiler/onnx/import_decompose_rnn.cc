@@ -159,12 +159,7 @@ StatusOr<RnnSpec> ReadSpec(const DecomposeRequest& req, Cell cell) {
                         req.where, req.op, req.version, max_inputs, max_outputs, req.inputs.size(),
                         req.outputs.size());
   }
-  static const char* const kRequired[] = {"X", "W", "R"};
-  for (int i = 0; i < 3; ++i) {
-    if (req.inputs[i] == nullptr) {
-      return InvalidInput("{}: input '{}' is required", req.where, kRequired[i]);
-    }
-  }
+  A8_RETURN_IF_ERROR(RequireLeadingInputs(req, {"X", "W", "R"}));
   std::vector<std::string_view> known = {
       "activation_alpha", "activation_beta", "activations", "clip", "direction", "hidden_size"};
   if (req.version == 1) known.push_back("output_sequence");  // Y is optional anyway
@@ -244,10 +239,9 @@ StatusOr<RnnSpec> ReadSpec(const DecomposeRequest& req, Cell cell) {
 }
 
 // The nodes of one RNN, GRU or LSTM.
-class RnnBuilder {
+class RnnBuilder : public DecomposeBuilder<RnnSpec> {
  public:
-  RnnBuilder(Graph& g, const DecomposeRequest& req, const RnnSpec& s)
-      : req_(req), s_(s), e_(g, req) {}
+  using DecomposeBuilder::DecomposeBuilder;
 
   StatusOr<std::vector<DecomposedNode>> Build() {
     x_ = req_.inputs[0];
@@ -284,11 +278,6 @@ class RnnBuilder {
   }
 
  private:
-  Value* Emit(const std::string& op, int version, std::vector<Value*> inputs,
-              const std::string& suffix, std::map<std::string, Attribute> attrs = {}) {
-    return e_.Emit(op, version, std::move(inputs), std::move(attrs), suffix, false);
-  }
-  static Attribute Ints(std::vector<int64_t> v) { return Attribute(std::move(v)); }
   Value* Like(float value, const std::string& suffix) {
     Value* c = e_.Constant(suffix, TensorData::FromFloats({value}, {}));
     return Emit("CastLike", 15, {c, x_}, suffix + "_t");
@@ -496,9 +485,6 @@ class RnnBuilder {
     return Dir(v, d, suffix);
   }
 
-  const DecomposeRequest& req_;
-  const RnnSpec& s_;
-  Emitter e_;
   Value* x_ = nullptr;
   Value* zeros_ = nullptr;
   Value* lens_col_ = nullptr;

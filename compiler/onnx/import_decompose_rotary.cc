@@ -35,12 +35,7 @@ StatusOr<std::vector<DecomposedNode>> decompose_internal::DecomposeRotaryEmbeddi
     return InvalidInput("{}: RotaryEmbedding takes 3 or 4 inputs and 1 output, got {} and {}",
                         req.where, req.inputs.size(), req.outputs.size());
   }
-  static const char* const kRequired[] = {"X", "cos_cache", "sin_cache"};
-  for (int i = 0; i < 3; ++i) {
-    if (req.inputs[i] == nullptr) {
-      return InvalidInput("{}: input '{}' is required", req.where, kRequired[i]);
-    }
-  }
+  A8_RETURN_IF_ERROR(RequireLeadingInputs(req, {"X", "cos_cache", "sin_cache"}));
   A8_RETURN_IF_ERROR(CheckAttrs(req, {"interleaved", "rotary_embedding_dim", "num_heads"}));
   A8_ASSIGN_OR_RETURN(int64_t interleaved, IntAttr(req, "interleaved", 0));
   A8_ASSIGN_OR_RETURN(int64_t rd, IntAttr(req, "rotary_embedding_dim", 0));

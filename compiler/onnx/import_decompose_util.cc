@@ -21,28 +21,34 @@ Status CheckAttrs(const DecomposeRequest& req, std::initializer_list<std::string
   return Status::Ok();
 }
 
-StatusOr<int64_t> IntAttr(const DecomposeRequest& req, const std::string& name,
-                          std::optional<int64_t> def) {
+namespace {
+
+// Attribute `name` of the request: null when absent, an error when it is not of `kind` (`what`:
+// "an int", as the message says it).
+StatusOr<const Attribute*> AttrOfKind(const DecomposeRequest& req, const std::string& name,
+                                      AttrKind kind, std::string_view what) {
   auto it = req.attrs.find(name);
-  if (it == req.attrs.end()) {
-    if (def) return *def;
-    return InvalidInput("{}: attribute '{}' is required", req.where, name);
-  }
-  if (it->second.kind() != AttrKind::kInt) {
-    return InvalidInput("{}: attribute '{}' must be an int, got {}", req.where, name,
+  if (it == req.attrs.end()) return static_cast<const Attribute*>(nullptr);
+  if (it->second.kind() != kind) {
+    return InvalidInput("{}: attribute '{}' must be {}, got {}", req.where, name, what,
                         AttrKindName(it->second.kind()));
   }
-  return it->second.i();
+  return &it->second;
+}
+
+}  // namespace
+
+StatusOr<int64_t> IntAttr(const DecomposeRequest& req, const std::string& name,
+                          std::optional<int64_t> def) {
+  A8_ASSIGN_OR_RETURN(const Attribute* a, AttrOfKind(req, name, AttrKind::kInt, "an int"));
+  if (a != nullptr) return a->i();
+  if (def) return *def;
+  return InvalidInput("{}: attribute '{}' is required", req.where, name);
 }
 
 StatusOr<float> FloatAttr(const DecomposeRequest& req, const std::string& name, float def) {
-  auto it = req.attrs.find(name);
-  if (it == req.attrs.end()) return def;
-  if (it->second.kind() != AttrKind::kFloat) {
-    return InvalidInput("{}: attribute '{}' must be a float, got {}", req.where, name,
-                        AttrKindName(it->second.kind()));
-  }
-  return it->second.f();
+  A8_ASSIGN_OR_RETURN(const Attribute* a, AttrOfKind(req, name, AttrKind::kFloat, "a float"));
+  return a != nullptr ? a->f() : def;
 }
 
 StatusOr<std::optional<float>> AttentionScaleAttr(const DecomposeRequest& req) {
@@ -58,13 +64,19 @@ StatusOr<std::optional<float>> AttentionScaleAttr(const DecomposeRequest& req) {
 
 StatusOr<std::string> StringAttr(const DecomposeRequest& req, const std::string& name,
                                  const std::string& def) {
-  auto it = req.attrs.find(name);
-  if (it == req.attrs.end()) return def;
-  if (it->second.kind() != AttrKind::kString) {
-    return InvalidInput("{}: attribute '{}' must be a string, got {}", req.where, name,
-                        AttrKindName(it->second.kind()));
+  A8_ASSIGN_OR_RETURN(const Attribute* a, AttrOfKind(req, name, AttrKind::kString, "a string"));
+  return a != nullptr ? a->s() : def;
+}
+
+Status RequireLeadingInputs(const DecomposeRequest& req,
+                            std::initializer_list<std::string_view> names) {
+  size_t i = 0;
+  for (std::string_view name : names) {
+    if (req.inputs[i++] == nullptr) {
+      return InvalidInput("{}: input '{}' is required", req.where, name);
+    }
   }
-  return it->second.s();
+  return Status::Ok();
 }
 
 // The rank of input 0, which the decomposition needs for `why`.

@@ -120,43 +120,21 @@ class Upgrader {
 
   // Moves the ints attribute `attr` (if present) to input `index` as an i64[n] constant.
   Status IntsToInput(const std::string& attr, int index, const std::string& field) {
-    const Attribute* a = node_->attr(attr);
-    if (!a) return Status::Ok();
-    if (a->kind() != AttrKind::kInts) {
-      return InvalidInput("{}: attribute '{}' must be ints, got {}", node_->Where(), attr,
-                          AttrKindName(a->kind()));
-    }
-    std::vector<int64_t> v = a->ints();
-    const int64_t n = static_cast<int64_t>(v.size());
-    A8_RETURN_IF_ERROR(SetNewInput(index, field, TensorData::FromInt64s(v, {n})));
-    node_->RemoveAttr(attr);
-    return Status::Ok();
+    return AttrToInput(attr, AttrKind::kInts, "ints", index, field, [](const Attribute& a) {
+      return TensorData::FromInt64s(a.ints(), {static_cast<int64_t>(a.ints().size())});
+    });
   }
 
   // Moves the int attribute `attr` (if present) to input `index` as an i64[1] constant.
   Status IntToInput(const std::string& attr, int index, const std::string& field) {
-    const Attribute* a = node_->attr(attr);
-    if (!a) return Status::Ok();
-    if (a->kind() != AttrKind::kInt) {
-      return InvalidInput("{}: attribute '{}' must be an int, got {}", node_->Where(), attr,
-                          AttrKindName(a->kind()));
-    }
-    A8_RETURN_IF_ERROR(SetNewInput(index, field, TensorData::FromInt64s({a->i()}, {1})));
-    node_->RemoveAttr(attr);
-    return Status::Ok();
+    return AttrToInput(attr, AttrKind::kInt, "an int", index, field,
+                       [](const Attribute& a) { return TensorData::FromInt64s({a.i()}, {1}); });
   }
 
   // Moves the float attribute `attr` (if present) to input `index` as a scalar of `dtype`.
   Status FloatToInput(const std::string& attr, int index, const std::string& field, DType dtype) {
-    const Attribute* a = node_->attr(attr);
-    if (!a) return Status::Ok();
-    if (a->kind() != AttrKind::kFloat) {
-      return InvalidInput("{}: attribute '{}' must be a float, got {}", node_->Where(), attr,
-                          AttrKindName(a->kind()));
-    }
-    A8_RETURN_IF_ERROR(SetNewInput(index, field, Scalar(dtype, a->f())));
-    node_->RemoveAttr(attr);
-    return Status::Ok();
+    return AttrToInput(attr, AttrKind::kFloat, "a float", index, field,
+                       [&](const Attribute& a) { return Scalar(dtype, a.f()); });
   }
 
   // The element type of input 0 when the model declares it, else f32.
@@ -166,6 +144,22 @@ class Upgrader {
   }
 
  private:
+  // Moves attribute `attr` (if present; it must be of `kind`, which the error calls `what`) to
+  // input `index` as the constant `make_data` makes of it.
+  template <typename MakeData>
+  Status AttrToInput(const std::string& attr, AttrKind kind, std::string_view what, int index,
+                     const std::string& field, MakeData make_data) {
+    const Attribute* a = node_->attr(attr);
+    if (!a) return Status::Ok();
+    if (a->kind() != kind) {
+      return InvalidInput("{}: attribute '{}' must be {}, got {}", node_->Where(), attr, what,
+                          AttrKindName(a->kind()));
+    }
+    A8_RETURN_IF_ERROR(SetNewInput(index, field, make_data(*a)));
+    node_->RemoveAttr(attr);
+    return Status::Ok();
+  }
+
   Status SetNewInput(int index, const std::string& field, TensorDataPtr data) {
     if (node_->has_input(index)) {
       return InvalidInput("{}: has both attribute and input {} for '{}'", node_->Where(), index,

@@ -196,57 +196,60 @@ Status CheckCount(const std::string& what, const char* field, const Field& f, in
   return Status::Ok();
 }
 
-// Copies int32_data into narrower elements, checking each value fits.
-template <typename T>
+// Copies int32_data into narrower elements (their bits as U, the unsigned type of their size),
+// checking each value is in [lo, hi].
+template <typename U>
 Status NarrowInt32(const std::string& what, const onnx::TensorProto& t, int64_t lo, int64_t hi,
                    TensorData* d) {
-  T* dst = d->mutable_data<T>();
+  U* dst = d->mutable_data<U>();
   for (int i = 0; i < t.int32_data_size(); ++i) {
     const int64_t v = t.int32_data(i);
     if (v < lo || v > hi) {
       return InvalidInput("{}: int32_data[{}] = {} is out of range for {}", what, i, v,
                           DTypeName(d->type.dtype));
     }
-    dst[i] = static_cast<T>(v);
+    dst[i] = static_cast<U>(v);
   }
   return Status::Ok();
 }
 
+// The element types narrower than 32 bits, which TensorProto keeps in int32_data, and the values
+// each holds (f16 and bf16: their 16-bit patterns, in the low half).
+struct Int32DataRange {
+  DType dtype;
+  int64_t lo, hi;
+};
+constexpr Int32DataRange kInt32DataRanges[] = {
+    {DType::kI8, -128, 127},      {DType::kU8, 0, 255},     {DType::kBool, 0, 1},
+    {DType::kI16, -32768, 32767}, {DType::kU16, 0, 0xffff}, {DType::kF16, 0, 0xffff},
+    {DType::kBF16, 0, 0xffff}};
+
 Status ReadTypedFields(const onnx::TensorProto& t, const std::string& what, int64_t n,
                        TensorData* d) {
   const TensorType& type = d->type;
+  for (const Int32DataRange& r : kInt32DataRanges) {
+    if (r.dtype != type.dtype) continue;
+    A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
+    return DTypeSize(type.dtype) == 1 ? NarrowInt32<uint8_t>(what, t, r.lo, r.hi, d)
+                                      : NarrowInt32<uint16_t>(what, t, r.lo, r.hi, d);
+  }
+  // A field whose elements are the tensor's as they are.
+  auto copy = [&](const char* field, const auto& values) {
+    A8_RETURN_IF_ERROR(CheckCount(what, field, values, n, type));
+    if (n) std::memcpy(d->bytes.data(), values.data(), n * sizeof(*values.data()));
+    return Status::Ok();
+  };
   switch (type.dtype) {
     case DType::kF32:
-      A8_RETURN_IF_ERROR(CheckCount(what, "float_data", t.float_data(), n, type));
-      if (n) std::memcpy(d->bytes.data(), t.float_data().data(), n * sizeof(float));
-      return Status::Ok();
+      return copy("float_data", t.float_data());
     case DType::kF64:
-      A8_RETURN_IF_ERROR(CheckCount(what, "double_data", t.double_data(), n, type));
-      if (n) std::memcpy(d->bytes.data(), t.double_data().data(), n * sizeof(double));
-      return Status::Ok();
+      return copy("double_data", t.double_data());
     case DType::kI64:
-      A8_RETURN_IF_ERROR(CheckCount(what, "int64_data", t.int64_data(), n, type));
-      if (n) std::memcpy(d->bytes.data(), t.int64_data().data(), n * sizeof(int64_t));
-      return Status::Ok();
+      return copy("int64_data", t.int64_data());
     case DType::kI32:
-      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
-      if (n) std::memcpy(d->bytes.data(), t.int32_data().data(), n * sizeof(int32_t));
-      return Status::Ok();
-    case DType::kI8:
-      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
-      return NarrowInt32<int8_t>(what, t, -128, 127, d);
-    case DType::kU8:
-      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
-      return NarrowInt32<uint8_t>(what, t, 0, 255, d);
-    case DType::kBool:
-      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
-      return NarrowInt32<uint8_t>(what, t, 0, 1, d);
-    case DType::kI16:
-      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
-      return NarrowInt32<int16_t>(what, t, -32768, 32767, d);
-    case DType::kU16:
-      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
-      return NarrowInt32<uint16_t>(what, t, 0, 0xffff, d);
+      return copy("int32_data", t.int32_data());
+    case DType::kU64:
+      return copy("uint64_data", t.uint64_data());
     case DType::kU32: {
       A8_RETURN_IF_ERROR(CheckCount(what, "uint64_data", t.uint64_data(), n, type));
       uint32_t* dst = d->mutable_data<uint32_t>();
@@ -259,15 +262,8 @@ Status ReadTypedFields(const onnx::TensorProto& t, const std::string& what, int6
       }
       return Status::Ok();
     }
-    case DType::kU64:
-      A8_RETURN_IF_ERROR(CheckCount(what, "uint64_data", t.uint64_data(), n, type));
-      if (n) std::memcpy(d->bytes.data(), t.uint64_data().data(), n * sizeof(uint64_t));
-      return Status::Ok();
-    case DType::kF16:
-    case DType::kBF16:
-      // The 16-bit patterns are stored in the low half of int32_data.
-      A8_RETURN_IF_ERROR(CheckCount(what, "int32_data", t.int32_data(), n, type));
-      return NarrowInt32<uint16_t>(what, t, 0, 0xffff, d);
+    default:
+      break;
   }
   return Internal("{}: unhandled dtype", what);
 }

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/enum_names.h"
 #include "compiler/ir/types.h"
 #include "compiler/support/file_io.h"
 
@@ -413,21 +414,13 @@ StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
 }
 
 const char* PlanBufferRoleName(int role) {
-  switch (role) {
-    case plan::Buffer::INTERMEDIATE:
-      return "intermediate";
-    case plan::Buffer::INPUT:
-      return "input";
-    case plan::Buffer::OUTPUT:
-      return "output";
-    case plan::Buffer::PARAMETER:
-      return "parameter";
-    case plan::Buffer::STATE:
-      return "state";
-    case plan::Buffer::CONSTANT:
-      return "constant";
-  }
-  return "unknown";
+  static constexpr EnumName<int> kNames[] = {{plan::Buffer::INTERMEDIATE, "intermediate"},
+                                             {plan::Buffer::INPUT, "input"},
+                                             {plan::Buffer::OUTPUT, "output"},
+                                             {plan::Buffer::PARAMETER, "parameter"},
+                                             {plan::Buffer::STATE, "state"},
+                                             {plan::Buffer::CONSTANT, "constant"}};
+  return NameIn(kNames, role, "unknown").data();  // the names are literals: NUL-terminated
 }
 
 }  // namespace a8

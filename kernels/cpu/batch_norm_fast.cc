@@ -107,19 +107,28 @@ A8_VECTOR_CLONES void GradDxRun(const float* x, const float* dy, int64_t n, floa
 
 // ---- The same over a channel's planes of storage type T: f32 planes directly, f16/bf16 planes
 // one at a time in blocks converted to float on the stack.
+
+// Calls f(block, len) on each block of a channel's f16/bf16 planes, converted to float on the
+// stack, plane by plane in order.
+template <typename T, typename F>
+void ForEachPlaneBlockInF32(const T* x, int64_t planes, int64_t stride, int64_t n, F f) {
+  float buf[kF32Block];
+  for (int64_t p = 0; p < planes; ++p) {
+    ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
+      ToF32(x + p * stride + i, buf, len);
+      f(buf, len);
+    });
+  }
+}
+
 template <typename T>
 float ChannelSum(const T* x, int64_t planes, int64_t stride, int64_t n) {
   if constexpr (!kIsHalfElem<T>) {
     return LaneSum(x, planes, stride, n);
   } else {
-    float buf[kF32Block];
     float s = 0.0f;
-    for (int64_t p = 0; p < planes; ++p) {
-      ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
-        ToF32(x + p * stride + i, buf, len);
-        s += LaneSum(buf, 1, 0, len);
-      });
-    }
+    ForEachPlaneBlockInF32(x, planes, stride, n,
+                           [&](const float* b, int64_t len) { s += LaneSum(b, 1, 0, len); });
     return s;
   }
 }
@@ -129,14 +138,10 @@ float ChannelSquaredDeviation(const T* x, int64_t planes, int64_t stride, int64_
   if constexpr (!kIsHalfElem<T>) {
     return LaneSquaredDeviation(x, planes, stride, n, m);
   } else {
-    float buf[kF32Block];
     float s = 0.0f;
-    for (int64_t p = 0; p < planes; ++p) {
-      ForEachF32Block(0, n, [&](int64_t i, int64_t len) {
-        ToF32(x + p * stride + i, buf, len);
-        s += LaneSquaredDeviation(buf, 1, 0, len, m);
-      });
-    }
+    ForEachPlaneBlockInF32(x, planes, stride, n, [&](const float* b, int64_t len) {
+      s += LaneSquaredDeviation(b, 1, 0, len, m);
+    });
     return s;
   }
 }

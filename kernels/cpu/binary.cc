@@ -99,28 +99,21 @@ template <typename T>
 bool FastFloatBinary(BinaryOp op, const BroadcastPlan& plan, const T* a, const T* b, T* y) {
   if constexpr (kIsFloatElem<T>) {
     using C = Compute<T>;
-    switch (op) {
-      case BinaryOp::kAdd:
-        MapBinary(plan, a, b, y, [](C u, C v) { return AddF{}(u, v); });
-        return true;
-      case BinaryOp::kSub:
-        MapBinary(plan, a, b, y, [](C u, C v) { return SubF{}(u, v); });
-        return true;
-      case BinaryOp::kMul:
-        MapBinary(plan, a, b, y, [](C u, C v) { return MulF{}(u, v); });
-        return true;
-      case BinaryOp::kDiv:
-        MapBinary(plan, a, b, y, [](C u, C v) { return DivF{}(u, v); });
-        return true;
-      case BinaryOp::kMax:
-        MapBinary(plan, a, b, y, [](C u, C v) { return MaxF{}(u, v); });
-        return true;
-      case BinaryOp::kMin:
-        MapBinary(plan, a, b, y, [](C u, C v) { return MinF{}(u, v); });
-        return true;
-      default:
-        return false;
-    }
+    auto no = [](auto) { return false; };
+    return VisitBinary(
+        op,
+        [&](auto f) {
+          using F = decltype(f);
+          if constexpr (std::is_same_v<F, AddF> || std::is_same_v<F, SubF> ||
+                        std::is_same_v<F, MulF> || std::is_same_v<F, DivF> ||
+                        std::is_same_v<F, MaxF> || std::is_same_v<F, MinF>) {
+            MapBinary(plan, a, b, y, [](C u, C v) { return F{}(u, v); });
+            return true;
+          } else {
+            return false;
+          }
+        },
+        no, no);
   } else {
     return false;
   }

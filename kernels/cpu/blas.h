@@ -114,24 +114,23 @@ void SplitGemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, cons
   }
 }
 
+// cblas's spelling of a transpose flag and of a size (a leading dimension at least 1).
+inline CBLAS_TRANSPOSE CblasTranspose(bool t) { return t ? CblasTrans : CblasNoTrans; }
+inline blasint CblasSize(int64_t v) { return static_cast<blasint>(v); }
+inline blasint CblasLd(int64_t ld) { return static_cast<blasint>(std::max<int64_t>(ld, 1)); }
+
 // One cblas call, row major: sgemm or dgemm by overload.
 inline void CblasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha,
                       const float* a, int64_t lda, const float* b, int64_t ldb, float beta,
                       float* c, int64_t ldc) {
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(std::max<int64_t>(lda, 1)), b,
-              static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, c,
-              static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+  cblas_sgemm(CblasRowMajor, CblasTranspose(ta), CblasTranspose(tb), CblasSize(m), CblasSize(n),
+              CblasSize(k), alpha, a, CblasLd(lda), b, CblasLd(ldb), beta, c, CblasLd(ldc));
 }
 inline void CblasGemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha,
                       const double* a, int64_t lda, const double* b, int64_t ldb, double beta,
                       double* c, int64_t ldc) {
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-              static_cast<blasint>(m), static_cast<blasint>(n), static_cast<blasint>(k), alpha, a,
-              static_cast<blasint>(std::max<int64_t>(lda, 1)), b,
-              static_cast<blasint>(std::max<int64_t>(ldb, 1)), beta, c,
-              static_cast<blasint>(std::max<int64_t>(ldc, 1)));
+  cblas_dgemm(CblasRowMajor, CblasTranspose(ta), CblasTranspose(tb), CblasSize(m), CblasSize(n),
+              CblasSize(k), alpha, a, CblasLd(lda), b, CblasLd(ldb), beta, c, CblasLd(ldc));
 }
 
 // C[m,n] = alpha * op(A) op(B) + beta * C, row major (OpenBLAS sgemm / dgemm). Float products

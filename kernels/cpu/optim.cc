@@ -26,6 +26,25 @@ Status CheckUpdateArgs(const char* op, int64_t n, const float* ctl) {
   return Status::Ok();
 }
 
+// The elementwise update of parameter x and one state s of storage type T (Momentum's v,
+// Adagrad's h): `element(g, &x, &s)` on each element in Compute<T>.
+template <typename T, typename Element>
+void UpdateWithOneState(int64_t n, const void* x, const void* g, const void* s, void* x_new,
+                        void* s_new, Element element) {
+  using C = Compute<T>;
+  const T *xp = static_cast<const T*>(x), *gp = static_cast<const T*>(g);
+  const T* sp = static_cast<const T*>(s);
+  T *xo = static_cast<T*>(x_new), *so = static_cast<T*>(s_new);
+  ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      C xi = Load(xp[i]), si = Load(sp[i]);
+      element(Load(gp[i]), &xi, &si);
+      xo[i] = Store<T>(xi);
+      so[i] = Store<T>(si);
+    }
+  });
+}
+
 // Calls f(TypeTag<P>, TypeTag<G>) for a float parameter and a float gradient dtype.
 template <typename F>
 Status DispatchParamGrad(DType param, DType grad, const char* op, F&& f) {
@@ -253,17 +272,8 @@ Status OnnxMomentum(const OnnxMomentumParams& p, DType dtype, int64_t n, double 
     const OnnxMomentumStep<C> s{static_cast<C>(r), static_cast<C>(p.alpha),
                                 t > 0 ? static_cast<C>(p.beta) : C(1),
                                 static_cast<C>(p.norm_coefficient), p.nesterov};
-    const T *xp = static_cast<const T*>(x), *gp = static_cast<const T*>(g);
-    const T* vp = static_cast<const T*>(v);
-    T *xo = static_cast<T*>(x_new), *vo = static_cast<T*>(v_new);
-    ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C xi = Load(xp[i]), vi = Load(vp[i]);
-        OnnxMomentumElement<C>(s, Load(gp[i]), &xi, &vi);
-        xo[i] = Store<T>(xi);
-        vo[i] = Store<T>(vi);
-      }
-    });
+    UpdateWithOneState<T>(n, x, g, v, x_new, v_new,
+                          [&](C gi, C* xi, C* vi) { OnnxMomentumElement<C>(s, gi, xi, vi); });
     return Status::Ok();
   });
 }
@@ -277,17 +287,8 @@ Status OnnxAdagrad(const OnnxAdagradParams& p, DType dtype, int64_t n, double r,
     using C = Compute<T>;
     const OnnxAdagradStep<C> s{static_cast<C>(r_decayed), static_cast<C>(p.epsilon),
                                static_cast<C>(p.norm_coefficient)};
-    const T *xp = static_cast<const T*>(x), *gp = static_cast<const T*>(g);
-    const T* hp = static_cast<const T*>(h);
-    T *xo = static_cast<T*>(x_new), *ho = static_cast<T*>(h_new);
-    ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C xi = Load(xp[i]), hi = Load(hp[i]);
-        OnnxAdagradElement<C>(s, Load(gp[i]), &xi, &hi);
-        xo[i] = Store<T>(xi);
-        ho[i] = Store<T>(hi);
-      }
-    });
+    UpdateWithOneState<T>(n, x, g, h, x_new, h_new,
+                          [&](C gi, C* xi, C* hi) { OnnxAdagradElement<C>(s, gi, xi, hi); });
     return Status::Ok();
   });
 }

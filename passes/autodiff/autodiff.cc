@@ -11,7 +11,7 @@
 #include <utility>
 
 #include "compiler/ir/op_table.h"
-#include "kernels/common/float16.h"
+#include "kernels/cpu/dtype.h"
 #include "passes/autodiff/grad_rule.h"
 
 namespace a8 {
@@ -21,43 +21,15 @@ namespace {
 TensorDataPtr Filled(const TensorType& type, double value) {
   auto data = TensorData::Make(type);
   const int64_t n = data->num_elements();
-  for (int64_t i = 0; i < n; ++i) {
-    switch (type.dtype) {
-      case DType::kF32:
-        data->mutable_data<float>()[i] = static_cast<float>(value);
-        break;
-      case DType::kF64:
-        data->mutable_data<double>()[i] = value;
-        break;
-      case DType::kF16:
-        data->mutable_data<uint16_t>()[i] = FloatToHalfBits(static_cast<float>(value));
-        break;
-      case DType::kBF16:
-        data->mutable_data<uint16_t>()[i] = FloatToBFloat16Bits(static_cast<float>(value));
-        break;
-      case DType::kI64:
-        data->mutable_data<int64_t>()[i] = static_cast<int64_t>(value);
-        break;
-      case DType::kI32:
-        data->mutable_data<int32_t>()[i] = static_cast<int32_t>(value);
-        break;
-      case DType::kI16:
-        data->mutable_data<int16_t>()[i] = static_cast<int16_t>(value);
-        break;
-      case DType::kU16:
-        data->mutable_data<uint16_t>()[i] = static_cast<uint16_t>(value);
-        break;
-      case DType::kU32:
-        data->mutable_data<uint32_t>()[i] = static_cast<uint32_t>(value);
-        break;
-      case DType::kU64:
-        data->mutable_data<uint64_t>()[i] = static_cast<uint64_t>(value);
-        break;
-      default:
-        data->bytes[static_cast<size_t>(i)] = static_cast<uint8_t>(value);
-        break;
+  (void)cpu::Dispatch<cpu::TypeSet::kAll>(type.dtype, "Filled", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    if constexpr (sizeof(T) == 1) {  // i8, u8 and bool: the byte
+      std::fill_n(data->mutable_data<uint8_t>(), n, static_cast<uint8_t>(value));
+    } else {  // in float (f16, bf16, f32), double or the integer type, then stored
+      std::fill_n(data->mutable_data<T>(), n, cpu::Store<T>(static_cast<cpu::Compute<T>>(value)));
     }
-  }
+    return Status::Ok();
+  });
   return data;
 }
 

@@ -31,10 +31,7 @@ Status GradCol2Im(GradContext& ctx) {
   if (!ctx.needs_grad(0)) return Status::Ok();
   const Node& node = ctx.node();
   A8_ASSIGN_OR_RETURN(Value * dy, grad::Dy(ctx));
-  std::map<std::string, Attribute> attrs;
-  for (const char* name : {"dilations", "pads", "strides"}) {
-    if (node.has_attr(name)) attrs[name] = Attribute(node.GetInts(name));
-  }
+  const grad::Attrs attrs = grad::IntsAttrsOf(node, {"dilations", "pads", "strides"});
   A8_ASSIGN_OR_RETURN(Value * dx,
                       ctx.Emit1("a8.Col2ImGrad", {dy, node.input(1), node.input(2)}, attrs));
   return ctx.SetInputGrad(0, dx);

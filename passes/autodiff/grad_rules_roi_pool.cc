@@ -15,10 +15,7 @@ Status GradMaxUnpool(GradContext& ctx) {
   if (!ctx.needs_grad(0)) return Status::Ok();
   const Node& node = ctx.node();
   A8_ASSIGN_OR_RETURN(Value * dy, grad::Dy(ctx));
-  std::map<std::string, Attribute> attrs;
-  for (const char* name : {"kernel_shape", "pads", "strides"}) {
-    if (node.has_attr(name)) attrs[name] = Attribute(node.GetInts(name));
-  }
+  const grad::Attrs attrs = grad::IntsAttrsOf(node, {"kernel_shape", "pads", "strides"});
   A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("a8.MaxUnpoolGrad", {dy, node.input(1)}, attrs));
   return ctx.SetInputGrad(0, dx);
 }

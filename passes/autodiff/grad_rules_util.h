@@ -2,6 +2,7 @@
 #pragma once
 
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -22,6 +23,15 @@ inline StatusOr<Value*> Dy(GradContext& ctx) {
   Value* g = ctx.output_grad(0);
   if (g == nullptr) return Internal("{}: no gradient reaches the output", ctx.node().Where());
   return g;
+}
+
+// The ints attributes among `names` that the node has, passed on to its gradient op.
+inline Attrs IntsAttrsOf(const Node& node, std::initializer_list<const char*> names) {
+  Attrs attrs;
+  for (const char* name : names) {
+    if (node.has_attr(name)) attrs[name] = Attribute(node.GetInts(name));
+  }
+  return attrs;
 }
 
 // `v` reshaped to `dims` (itself when they already match).

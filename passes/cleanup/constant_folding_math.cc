@@ -181,7 +181,7 @@ StatusOr<Outputs> EvalPow(const Node& node, const Inputs& in) {
         const auto ib = BroadcastIndex(in[1]->type.dims, dims);
         const auto* pa = in[0]->data<typename TB::Storage>();
         const auto* pb = in[1]->data<typename TE::Storage>();
-        auto* po = out->template mutable_data<typename TB::Storage>();
+        auto* po = out->mutable_data<typename TB::Storage>();
         for (size_t i = 0; i < ia.size(); ++i) {
           CB x = TB::Load(pa[ia[i]]);
           CE y = TE::Load(pb[ib[i]]);
@@ -328,67 +328,29 @@ StatusOr<Outputs> EvalCastTo(const Node& node, const Inputs& in, StatusOr<DType>
   const bool from_u64 = src.type.dtype == DType::kU64;
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, *dst, src.type.dims));
   const int64_t n = src.num_elements();
-  for (int64_t i = 0; i < n; ++i) {
-    const double d = from_float ? src.GetDouble(i) : 0.0;
-    const int64_t k = from_float ? 0 : src.GetInt64(i);
-    // A u64 above INT64_MAX is k's two's complement: converted as the unsigned value.
-    auto int_to = [&](auto zero) {
-      using F = decltype(zero);
-      return from_u64 ? static_cast<F>(static_cast<uint64_t>(k)) : static_cast<F>(k);
-    };
-    // Integer sources convert directly (int64 -> float rounds once); float sources go through
-    // float for f16/bf16 as onnxruntime does (f64 -> f16 rounds twice there too).
-    switch (*dst) {
-      case DType::kF32:
-        out->mutable_data<float>()[i] = from_float ? static_cast<float>(d) : int_to(0.0f);
-        break;
-      case DType::kF64:
-        out->mutable_data<double>()[i] = from_float ? d : int_to(0.0);
-        break;
-      case DType::kF16:
-        out->mutable_data<uint16_t>()[i] =
-            FloatToHalfBits(from_float ? static_cast<float>(d) : int_to(0.0f));
-        break;
-      case DType::kBF16:
-        out->mutable_data<uint16_t>()[i] =
-            FloatToBFloat16Bits(from_float ? static_cast<float>(d) : int_to(0.0f));
-        break;
-      case DType::kI64:
-        out->mutable_data<int64_t>()[i] = from_float ? FloatToInt<int64_t>(d) : k;
-        break;
-      case DType::kI32:
-        out->mutable_data<int32_t>()[i] =
-            from_float ? FloatToInt<int32_t>(d) : static_cast<int32_t>(k);
-        break;
-      case DType::kI8:
-        out->mutable_data<int8_t>()[i] =
-            from_float ? FloatToInt<int8_t>(d) : static_cast<int8_t>(k);
-        break;
-      case DType::kU8:
-        out->mutable_data<uint8_t>()[i] =
-            from_float ? FloatToInt<uint8_t>(d) : static_cast<uint8_t>(k);
-        break;
-      case DType::kI16:
-        out->mutable_data<int16_t>()[i] =
-            from_float ? FloatToInt<int16_t>(d) : static_cast<int16_t>(k);
-        break;
-      case DType::kU16:
-        out->mutable_data<uint16_t>()[i] =
-            from_float ? FloatToInt<uint16_t>(d) : static_cast<uint16_t>(k);
-        break;
-      case DType::kU32:
-        out->mutable_data<uint32_t>()[i] =
-            from_float ? FloatToInt<uint32_t>(d) : static_cast<uint32_t>(k);
-        break;
-      case DType::kU64:
-        out->mutable_data<uint64_t>()[i] =
-            from_float ? FloatToInt<uint64_t>(d) : static_cast<uint64_t>(k);
-        break;
-      case DType::kBool:
+  // Integer sources convert directly (int64 -> float rounds once); float sources go through
+  // float for f16/bf16 as onnxruntime does (f64 -> f16 rounds twice there too).
+  A8_RETURN_IF_ERROR(cpu::Dispatch<cpu::TypeSet::kAll>(*dst, "Cast", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    for (int64_t i = 0; i < n; ++i) {
+      const double d = from_float ? src.GetDouble(i) : 0.0;
+      const int64_t k = from_float ? 0 : src.GetInt64(i);
+      if constexpr (std::is_same_v<T, bool>) {
         out->mutable_data<uint8_t>()[i] = from_float ? (d != 0.0) : (k != 0);
-        break;
+      } else if constexpr (cpu::kIsFloatElem<T>) {
+        // In float (f16, bf16, f32) or double (f64), then stored. A u64 above INT64_MAX is k's
+        // two's complement: converted as the unsigned value.
+        using C = cpu::Compute<T>;
+        const C v = from_float ? static_cast<C>(d)
+                    : from_u64 ? static_cast<C>(static_cast<uint64_t>(k))
+                               : static_cast<C>(k);
+        out->mutable_data<T>()[i] = cpu::Store<T>(v);
+      } else {
+        out->mutable_data<T>()[i] = from_float ? FloatToInt<T>(d) : static_cast<T>(k);
+      }
     }
-  }
+    return Status::Ok();
+  }));
   return Outputs{out};
 }
 
@@ -446,7 +408,7 @@ StatusOr<Outputs> EvalReduce(const Node& node, const Inputs& in) {
         C& a = acc[target[i]];
         a = prod ? MulF{}(a, Tr::Load(p[i])) : AddF{}(a, Tr::Load(p[i]));
       }
-      auto* po = out->template mutable_data<typename Tr::Storage>();
+      auto* po = out->mutable_data<typename Tr::Storage>();
       for (size_t i = 0; i < acc.size(); ++i) po[i] = Tr::Store(acc[i]);
     }
     return 0;
@@ -488,7 +450,7 @@ StatusOr<Outputs> EvalRange(const Node& node, const Inputs& in) {
     using C = typename Tr::Compute;
     C value = Tr::Load(in[0]->data<typename Tr::Storage>()[0]);
     const C step = Tr::Load(in[2]->data<typename Tr::Storage>()[0]);
-    auto* po = out->template mutable_data<typename Tr::Storage>();
+    auto* po = out->mutable_data<typename Tr::Storage>();
     for (int64_t i = 0; i < n; ++i) {
       po[i] = Tr::Store(value);
       if constexpr (!std::is_same_v<C, bool>) value = AddF{}(value, step);
