@@ -111,6 +111,19 @@ def save_npy(path, array):
     np.save(path, array)
 
 
+def data_sets(case_dir):
+    """The case's test_data_set_* folders, in order."""
+    return sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
+
+
+def open_case(case_dir):
+    """(the model's path, the model, the case's tolerance.json, the model's output names)."""
+    model_path = os.path.join(case_dir, "model.onnx")
+    original = onnx.load(model_path)
+    tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
+    return model_path, original, tol, [o.name for o in original.graph.output]
+
+
 def bind_flags(case_dir, ds, names, workdir, tag):
     """--bind flags for the graph inputs `names`, with the arrays of data set `ds`."""
     model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
@@ -128,7 +141,7 @@ def find_binds(a800c, case_dir, workdir):
     """The graph inputs that a800c asks to freeze (its --bind hint), with data set 0's arrays:
     (names, stderr of the last import). Stops when an import passes or gives no new hint."""
     model_path = os.path.join(case_dir, "model.onnx")
-    datasets = sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))
+    datasets = data_sets(case_dir)
     model = onnx.load(model_path, load_external_data=False)
     all_in = [i.name for i in model.graph.input]
     names = []
@@ -186,18 +199,15 @@ def run_case(a800c, case_dir, workdir, a800c_run=None):
     name = os.path.basename(case_dir)
     if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
         return False, "inputs or outputs are not tensors"
-    model_path = os.path.join(case_dir, "model.onnx")
     # The probe is data set 0's import step.
     binds, probe = find_binds(a800c, case_dir, workdir)
     BINDS[name] = binds
     if import_error(probe):
         return False, import_error(probe)
-    original = onnx.load(model_path)
-    tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
+    model_path, original, tol, out_names = open_case(case_dir)
     in_names = [i.name for i in original.graph.input]
-    out_names = [o.name for o in original.graph.output]
     exported = None
-    for k, ds in enumerate(sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))):
+    for k, ds in enumerate(data_sets(case_dir)):
         # Bound inputs are part of the compiled model: one compile per data set.
         if exported is None or binds:
             out_path = os.path.join(workdir, f"{name}.{k}.onnx")
@@ -314,16 +324,13 @@ def run_cpu_case(a800c, a800c_run, compile_flags, case_dir, workdir, compare_bac
     name = os.path.basename(case_dir)
     if os.path.exists(os.path.join(case_dir, "NOT_TENSORS")):
         return False, "inputs or outputs are not tensors"
-    model_path = os.path.join(case_dir, "model.onnx")
     binds = BINDS.get(name, [])
-    original = onnx.load(model_path)
-    tol = json.load(open(os.path.join(case_dir, "tolerance.json")))
+    model_path, original, tol, out_names = open_case(case_dir)
     inits = {i.name for i in original.graph.initializer}
     in_names = [i.name for i in original.graph.input if i.name not in inits and i.name not in binds]
     all_in = [i.name for i in original.graph.input]
-    out_names = [o.name for o in original.graph.output]
     plan = None
-    for k, ds in enumerate(sorted(glob.glob(os.path.join(case_dir, "test_data_set_*")))):
+    for k, ds in enumerate(data_sets(case_dir)):
         # Bound inputs are part of the plan: one compile per data set.
         if plan is None or binds:
             plan = os.path.join(workdir, f"{name}.{k}.plan")

@@ -5,6 +5,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "compiler/plan/kernel_catalog.h"
 #include "kernels/common/unary_math.h"
 
@@ -38,6 +42,15 @@ struct CostPlanBuilder {
     for (int i : in) k->add_inputs(i);
     for (int o : out) k->add_outputs(o);
     return k;
+  }
+  // Kernel `op` on new buffers of `dtype`: an input for each of `in_dims`, then the output.
+  plan::Kernel* KernelOnNewBuffers(const std::string& op, plan::DType dtype,
+                                   const std::vector<std::vector<int64_t>>& in_dims,
+                                   std::vector<int64_t> out_dims) {
+    std::vector<int> in;
+    for (const std::vector<int64_t>& dims : in_dims) in.push_back(Buffer(dtype, dims));
+    const int out = Buffer(dtype, std::move(out_dims));
+    return Kernel(op, std::move(in), {out});
   }
 };
 
@@ -78,9 +91,7 @@ TEST(CostTest, UnaryFamiliesComeFromTheUnaryMathLists) {
 
 TEST(CostTest, MatMulIsTwiceTheMultiplyAdds) {
   CostPlanBuilder b;
-  int a = b.Buffer(plan::F16, {3, 4, 8}), w = b.Buffer(plan::F16, {8, 16}),
-      y = b.Buffer(plan::F16, {3, 4, 16});
-  b.Kernel("MatMul", {a, w}, {y});
+  b.KernelOnNewBuffers("MatMul", plan::F16, {{3, 4, 8}, {8, 16}}, {3, 4, 16});
   auto c = EstimateKernelCost(b.plan, 0);
   ASSERT_TRUE(c.ok()) << c.status().message();
   EXPECT_EQ(c->family, CostFamily::kMatMul);
@@ -91,10 +102,8 @@ TEST(CostTest, MatMulIsTwiceTheMultiplyAdds) {
 
 TEST(CostTest, GemmTransposedAReadsKFromTheFirstDim) {
   CostPlanBuilder b;
-  int a = b.Buffer(plan::F32, {5, 3}), w = b.Buffer(plan::F32, {5, 7}),
-      y = b.Buffer(plan::F32, {3, 7});
-  plan::Kernel* k = b.Kernel("Gemm", {a, w}, {y});
-  plan::Attribute* attr = k->add_attrs();
+  plan::Attribute* attr =
+      b.KernelOnNewBuffers("Gemm", plan::F32, {{5, 3}, {5, 7}}, {3, 7})->add_attrs();
   attr->set_name("transA");
   attr->set_i(1);
   auto c = EstimateKernelCost(b.plan, 0);
@@ -104,17 +113,13 @@ TEST(CostTest, GemmTransposedAReadsKFromTheFirstDim) {
 
 TEST(CostTest, ConvCountsEveryOutputsDotProduct) {
   CostPlanBuilder b;
-  int x = b.Buffer(plan::F32, {2, 3, 8, 8}), w = b.Buffer(plan::F32, {4, 3, 3, 3}),
-      y = b.Buffer(plan::F32, {2, 4, 6, 6});
-  b.Kernel("Conv", {x, w}, {y});
+  b.KernelOnNewBuffers("Conv", plan::F32, {{2, 3, 8, 8}, {4, 3, 3, 3}}, {2, 4, 6, 6});
   auto c = EstimateKernelCost(b.plan, 0);
   ASSERT_TRUE(c.ok());
   EXPECT_DOUBLE_EQ(c->flops, 2.0 * (2 * 4 * 6 * 6) * (3 * 3 * 3));
   // The filter gradient: each of dW's elements sums over N x OH x OW positions.
   CostPlanBuilder g;
-  int dy = g.Buffer(plan::F32, {2, 4, 6, 6}), xx = g.Buffer(plan::F32, {2, 3, 8, 8}),
-      dw = g.Buffer(plan::F32, {4, 3, 3, 3});
-  g.Kernel("a8.ConvGradFilter", {dy, xx}, {dw});
+  g.KernelOnNewBuffers("a8.ConvGradFilter", plan::F32, {{2, 4, 6, 6}, {2, 3, 8, 8}}, {4, 3, 3, 3});
   auto cg = EstimateKernelCost(g.plan, 0);
   ASSERT_TRUE(cg.ok());
   EXPECT_DOUBLE_EQ(cg->flops, c->flops);

@@ -22,36 +22,18 @@ namespace a8::cpu {
 namespace {
 
 using testing::Buffer;
+using testing::Conv2dCase;
 using testing::ExpectClose;
 using testing::GetValue;
 using testing::MakeBuffer;
 using testing::RandomBuffer;
 using testing::Values;
 
-struct FastConvCase {
-  int64_t n, c, h, w, m, k, stride, dilation, pad_begin, pad_end;
-  bool bias;
-};
-
-ConvParams CaseParams(DType t, const FastConvCase& c) {
-  ConvParams p;
-  p.dtype = t;
-  p.batch = c.n;
-  p.in_channels = c.c;
-  p.out_channels = c.m;
-  p.in_spatial = {c.h, c.w};
-  p.kernel = {c.k, c.k};
-  p.strides = {c.stride, c.stride};
-  p.dilations = {c.dilation, c.dilation};
-  p.pads = {c.pad_begin, c.pad_begin, c.pad_end, c.pad_end};
-  return p;
-}
-
 class FastConvTest : public ::testing::TestWithParam<DType> {
  protected:
-  static ConvParams Params(DType t, const FastConvCase& c) { return CaseParams(t, c); }
+  static ConvParams Params(DType t, const Conv2dCase& c) { return testing::ParamsOf(c, t); }
   // Runs the case both ways; returns false (nothing checked) when the fast path declined it.
-  bool Check(DType t, const FastConvCase& c) {
+  bool Check(DType t, const Conv2dCase& c) {
     const ConvParams p = Params(t, c);
     StatusOr<Dims> out = ConvOutputSpatial(p, false);
     EXPECT_TRUE(out.ok());
@@ -81,12 +63,12 @@ TEST_P(FastConvTest, MatchesReference) {
   const DType t = GetParam();
   // 3x3 pad 1 (ResNet's), stride 2 with uneven pads, dilation 2, 1x1, odd sizes, a batch of 5
   // (split over threads into unequal parts), with and without bias.
-  const FastConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, true},
-                                {5, 16, 8, 11, 16, 3, 2, 1, 1, 0, false},
-                                {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, true},
-                                {4, 24, 7, 7, 40, 1, 1, 1, 0, 0, true}};
+  const Conv2dCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, true},
+                              {5, 16, 8, 11, 16, 3, 2, 1, 1, 0, false},
+                              {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, true},
+                              {4, 24, 7, 7, 40, 1, 1, 1, 0, 0, true}};
   int ran = 0;
-  for (const FastConvCase& c : cases) {
+  for (const Conv2dCase& c : cases) {
     SCOPED_TRACE(::testing::Message()
                  << "case n" << c.n << " c" << c.c << " " << c.h << "x" << c.w << " m" << c.m
                  << " k" << c.k << " s" << c.stride << " d" << c.dilation);
@@ -105,11 +87,11 @@ TEST_P(FastConvTest, MatchesReference) {
 // output_padding.
 TEST_P(FastConvTest, GradientsMatchReference) {
   const DType t = GetParam();
-  const FastConvCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, false},
-                                {5, 16, 9, 9, 16, 3, 2, 1, 1, 1, false},
-                                {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, false}};
+  const Conv2dCase cases[] = {{2, 16, 9, 9, 24, 3, 1, 1, 1, 1, false},
+                              {5, 16, 9, 9, 16, 3, 2, 1, 1, 1, false},
+                              {3, 32, 10, 10, 16, 3, 1, 2, 2, 2, false}};
   int ran = 0;
-  for (const FastConvCase& c : cases) {
+  for (const Conv2dCase& c : cases) {
     SCOPED_TRACE(::testing::Message()
                  << "case n" << c.n << " c" << c.c << " s" << c.stride << " d" << c.dilation);
     const ConvParams p = Params(t, c);
@@ -203,7 +185,7 @@ TEST_P(FastConvTest, TransposeWithOutputPaddingMatchesReference) {
 // The weight gradient takes any channel count (a ResNet stem's 3), unlike the forward.
 TEST_P(FastConvTest, GradFilterOfFewChannelsMatchesReference) {
   const DType t = GetParam();
-  const FastConvCase c{3, 3, 12, 12, 16, 3, 1, 1, 1, 1, false};
+  const Conv2dCase c{3, 3, 12, 12, 16, 3, 1, 1, 1, 1, false};
   const ConvParams p = Params(t, c);
   Buffer x = RandomBuffer(t, {3, 3, 12, 12}, rng_), dy = RandomBuffer(t, {3, 16, 12, 12}, rng_);
   Buffer ref = MakeBuffer(t, {16, 3, 3, 3}), fast = ref;
@@ -271,14 +253,14 @@ TEST_P(FastConvTest, RowModeDirectConvolutionComesBeforeOneDnn) {
 // convolution in row mode (8x8: the epilogue in its store) and over all columns (9x9), im2col
 // (stride 2), oneDNN's (16 channels, 9x9, fast mode) and f16 / bf16 through f32.
 TEST(FusedConvKernelTest, MatchesConvAddReluBitForBit) {
-  const FastConvCase shapes[] = {{3, 16, 8, 8, 16, 3, 1, 1, 1, 1, true},
-                                 {2, 5, 9, 9, 6, 3, 1, 1, 1, 1, true},
-                                 {2, 4, 9, 8, 3, 3, 2, 1, 1, 1, true},
-                                 {2, 16, 9, 9, 8, 3, 1, 1, 1, 1, true}};
+  const Conv2dCase shapes[] = {{3, 16, 8, 8, 16, 3, 1, 1, 1, 1, true},
+                               {2, 5, 9, 9, 6, 3, 1, 1, 1, 1, true},
+                               {2, 4, 9, 8, 3, 3, 2, 1, 1, 1, true},
+                               {2, 16, 9, 9, 8, 3, 1, 1, 1, 1, true}};
   std::mt19937_64 rng(31);
   for (DType t : {DType::kF32, DType::kF16, DType::kBF16, DType::kF64}) {
-    for (const FastConvCase& sh : shapes) {
-      const ConvParams p = CaseParams(t, sh);
+    for (const Conv2dCase& sh : shapes) {
+      const ConvParams p = testing::ParamsOf(sh, t);
       StatusOr<Dims> out = ConvOutputSpatial(p, false);
       ASSERT_TRUE(out.ok());
       const Dims y_dims = {sh.n, sh.m, (*out)[0], (*out)[1]};

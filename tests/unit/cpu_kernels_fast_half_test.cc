@@ -48,19 +48,7 @@ bool HasVectorConversions() { return std::string(FastConvertIsa()) != "scalar"; 
 // vector loop and its tail.
 TEST(FastConvertTest, HalfToFloatMatchesScalarForAllPatterns) {
   A8_SKIP_WITHOUT_VECTOR_CONVERSIONS();
-  std::vector<Half> h(65536 + 7);
-  for (size_t i = 0; i < h.size(); ++i) h[i].bits = static_cast<uint16_t>(i);
-  std::vector<float> f(h.size());
-  HalfToFloat(h.data() + 3, f.data(), static_cast<int64_t>(h.size()) - 3);
-  for (size_t i = 0; i + 3 < h.size(); ++i) {
-    const uint16_t bits = h[i + 3].bits;
-    const float want = HalfBitsToFloat(bits);
-    if (IsHalfNaN(bits)) {
-      ASSERT_TRUE(std::isnan(f[i])) << "pattern " << bits;
-    } else {
-      ASSERT_EQ(FloatToBits(f[i]), FloatToBits(want)) << "pattern " << bits;
-    }
-  }
+  testing::ExpectEveryHalfPatternWidensAsScalar(7, 3);
 }
 
 // The boundary floats of f16 and bf16, then random bit patterns, with a length that leaves a tail.
@@ -240,16 +228,8 @@ TEST_P(FastHalfKernelTest, FusedMatMulEpilogueMatchesReference) {
 // oneDNN declines runs the f32 fast path on converted operands (in_f32.h).
 TEST_P(FastHalfKernelTest, ConvolutionsMatchReference) {
   const DType t = GetParam();
-  ConvParams p;
-  p.dtype = t;
-  p.batch = 3;
-  p.in_channels = 16;
-  p.out_channels = 24;
-  p.in_spatial = {9, 9};
-  p.kernel = {3, 3};
-  p.strides = {1, 1};
-  p.dilations = {1, 1};
-  p.pads = {1, 1, 1, 1};
+  const ConvParams p =
+      testing::ParamsOf(testing::Conv2dCase{3, 16, 9, 9, 24, 3, 1, 1, 1, 1, true}, t);
   const Dims x_dims = {3, 16, 9, 9}, w_dims = {24, 16, 3, 3}, y_dims = {3, 24, 9, 9};
   Buffer x = RandomBuffer(t, x_dims, rng_), w = RandomBuffer(t, w_dims, rng_);
   Buffer bias = RandomBuffer(t, {24}, rng_), dy = RandomBuffer(t, y_dims, rng_);

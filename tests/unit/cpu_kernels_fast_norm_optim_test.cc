@@ -60,6 +60,19 @@ void Moments(const std::vector<double>& x, const Dims& d, std::vector<double>* m
   }
 }
 
+// The fields that BatchNormFastArgs and BatchNormGradFastArgs share, for an input of dims d
+// ([N, C, spatial...]) in dtype t, with epsilon 1e-5.
+template <typename Args>
+Args BatchNormShape(DType t, const Dims& d) {
+  Args a;
+  a.dtype = t;
+  a.batch = d[0];
+  a.channels = d[1];
+  a.spatial = NumElements(d) / (d[0] * d[1]);
+  a.epsilon = 1e-5f;
+  return a;
+}
+
 class FastBatchNormTest : public ::testing::TestWithParam<DType> {
  protected:
   void SetUp() override { RecordProperty("conversions", FastConvertIsa()); }
@@ -72,8 +85,8 @@ TEST_P(FastBatchNormTest, ForwardMatchesFloat64) {
        {Dims{3, 5, 7, 9}, Dims{2, 3, 41, 40}, Dims{4, 6}, Dims{8, 4, 4, 4}, Dims{2, 2, 130, 130}}) {
     for (bool training : {true, false}) {
       SCOPED_TRACE(::testing::Message() << "dims[1]=" << d[1] << " training=" << training);
-      const int64_t channels = d[1], batch = d[0];
-      const int64_t spatial = NumElements(d) / (batch * channels);
+      auto a = BatchNormShape<BatchNormFastArgs>(t, d);
+      const int64_t channels = a.channels, spatial = a.spatial;
       Buffer x = RandomBuffer(t, d, rng_, -1.5, 2.5);
       std::vector<float> scale = RandomFloats(channels, rng_, 0.5, 1.5);
       std::vector<float> bias = RandomFloats(channels, rng_, -1, 1);
@@ -81,12 +94,6 @@ TEST_P(FastBatchNormTest, ForwardMatchesFloat64) {
       std::vector<float> rvar = RandomFloats(channels, rng_, 0.5, 2);
       std::vector<float> rmean_out(channels), rvar_out(channels);
       Buffer y = MakeBuffer(t, d);
-      BatchNormFastArgs a;
-      a.dtype = t;
-      a.batch = batch;
-      a.channels = channels;
-      a.spatial = spatial;
-      a.epsilon = 1e-5f;
       a.momentum = 0.9f;
       a.training = training;
       a.x = x.data();
@@ -127,18 +134,12 @@ TEST_P(FastBatchNormTest, TrainingGradientMatchesFloat64) {
   const DType t = GetParam();
   for (const Dims& d :
        {Dims{3, 5, 7, 9}, Dims{2, 3, 41, 40}, Dims{8, 4, 4, 4}, Dims{2, 2, 130, 130}}) {
-    const int64_t channels = d[1], batch = d[0];
-    const int64_t spatial = NumElements(d) / (batch * channels);
+    auto a = BatchNormShape<BatchNormGradFastArgs>(t, d);
+    const int64_t channels = a.channels, batch = a.batch, spatial = a.spatial;
     Buffer x = RandomBuffer(t, d, rng_, -1.5, 2.5), dy = RandomBuffer(t, d, rng_, -1, 1);
     std::vector<float> scale = RandomFloats(channels, rng_, 0.5, 1.5);
     std::vector<float> dscale(channels), dbias(channels);
     Buffer dx = MakeBuffer(t, d);
-    BatchNormGradFastArgs a;
-    a.dtype = t;
-    a.batch = batch;
-    a.channels = channels;
-    a.spatial = spatial;
-    a.epsilon = 1e-5f;
     a.dy = dy.data();
     a.x = x.data();
     a.scale = scale.data();

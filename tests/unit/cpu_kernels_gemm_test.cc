@@ -276,14 +276,8 @@ std::vector<double> RefConv(const GemmConvCase& cc, bool transpose, const Dims& 
           const int64_t* img = transpose ? out : in;
           for (int64_t p = 0; p < grid[0] * grid[1] * grid[2]; ++p) {
             int64_t gi[3] = {p / (grid[1] * grid[2]), (p / grid[2]) % grid[1], p % grid[2]};
-            int64_t ii = 0;
-            bool inside = true;
-            for (int a = 0; a < 3; ++a) {
-              int64_t pos = gi[a] * s[a] - pb[a] + kidx[a] * d[a];
-              inside = inside && pos >= 0 && pos < img[a];
-              ii = ii * img[a] + pos;
-            }
-            if (!inside) continue;
+            const int64_t ii = testing::WindowTapSource(gi, kidx, s, pb, d, img);
+            if (ii < 0) continue;
             double xv =
                 transpose ? x[(n * cc.c + c) * in_size + p] : x[(n * cc.c + c) * in_size + ii];
             int64_t yi = (n * cc.m + m) * out_size + (transpose ? ii : p);
@@ -335,15 +329,21 @@ std::vector<GemmConvCase> ConvCases() {
   };
 }
 
-TEST(CpuKernelConvTest, MatchesDirectFloat64) {
-  std::mt19937_64 rng(12);
+// Every case in every float dtype, each traced as "<dtype><label> case <i>".
+void RunConvCases(const std::vector<GemmConvCase>& cases, bool transpose, const std::string& label,
+                  std::mt19937_64& rng) {
   for (DType dt : testing::kFloatDTypes) {
     int i = 0;
-    for (const GemmConvCase& cc : ConvCases()) {
-      SCOPED_TRACE(std::string(ElemName(dt)) + " case " + std::to_string(i++));
-      RunConvCase(cc, false, dt, rng);
+    for (const GemmConvCase& cc : cases) {
+      SCOPED_TRACE(std::string(ElemName(dt)) + label + " case " + std::to_string(i++));
+      RunConvCase(cc, transpose, dt, rng);
     }
   }
+}
+
+TEST(CpuKernelConvTest, MatchesDirectFloat64) {
+  std::mt19937_64 rng(12);
+  RunConvCases(ConvCases(), false, "", rng);
 }
 
 // Stride-1 1-D/2-D shapes for the direct (padded-row) path: row blocks with remainders
@@ -377,27 +377,14 @@ TEST(CpuKernelConvTest, StrideOneShapesMatchDirectFloat64) {
   // runs the same variant again).
   for (CpuIsa isa : {CpuIsa::kBaseline, CpuIsa::kAvx2, CpuIsa::kBest}) {
     internal::SetConvIsaForTesting(isa);
-    for (DType dt : testing::kFloatDTypes) {
-      int i = 0;
-      for (const GemmConvCase& cc : cases) {
-        SCOPED_TRACE(std::string(ElemName(dt)) + " isa " + std::to_string(static_cast<int>(isa)) +
-                     " case " + std::to_string(i++));
-        RunConvCase(cc, false, dt, rng);
-      }
-    }
+    RunConvCases(cases, false, " isa " + std::to_string(static_cast<int>(isa)), rng);
   }
   internal::SetConvIsaForTesting(CpuIsa::kBest);
 }
 
 TEST(CpuKernelConvTransposeTest, MatchesDirectFloat64) {
   std::mt19937_64 rng(13);
-  for (DType dt : testing::kFloatDTypes) {
-    int i = 0;
-    for (const GemmConvCase& cc : ConvCases()) {
-      SCOPED_TRACE(std::string(ElemName(dt)) + " case " + std::to_string(i++));
-      RunConvCase(cc, true, dt, rng);
-    }
-  }
+  RunConvCases(ConvCases(), true, "", rng);
 }
 
 TEST(CpuKernelConvTest, RejectsBadParams) {

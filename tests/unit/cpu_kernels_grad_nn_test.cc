@@ -34,6 +34,19 @@ Vec RunAs(DType dt, const std::vector<Vec>& ins, size_t out_n,
   return cpu::testing::Values(out);
 }
 
+// CheckKernel of a kernel that `run(dt, inputs, output)` calls on its operands stored as `dt`,
+// writing `out_n` values.
+using KernelAs = std::function<Status(DType, Bufs&, cpu::testing::Buffer&)>;
+void CheckKernelAs(size_t out_n, const KernelAs& run, const std::vector<Vec>& inputs,
+                   const Vec& numeric, const std::string& what) {
+  CheckKernel(
+      [&](DType dt, const std::vector<Vec>& in) {
+        return RunAs(dt, in, out_n,
+                     [&](Bufs& b, cpu::testing::Buffer& o) { return run(dt, b, o); });
+      },
+      inputs, numeric, what);
+}
+
 // ---- convolution
 
 struct GradConvCase {
@@ -76,16 +89,16 @@ TEST(GradNnKernelTest, ConvFilterAndInputGradients) {
       EXPECT_TRUE(cpu::Conv(p64, xx.data(), ww.data(), nullptr, yy.data()).ok());
       return yy;
     };
-    CheckKernel(
-        [&](DType dt, const std::vector<Vec>& in) {
-          return RunAs(dt, in, nw, [&](Bufs& b, cpu::testing::Buffer& o) {
-            return cpu::ConvGradFilter(ParamsOf(c, dt), b[0].data(), b[1].data(), o.data());
-          });
+    CheckKernelAs(
+        nw,
+        [&](DType dt, Bufs& b, cpu::testing::Buffer& o) {
+          return cpu::ConvGradFilter(ParamsOf(c, dt), b[0].data(), b[1].data(), o.data());
         },
         {r, x}, NumericGrad([&](const Vec& ww) { return conv(x, ww); }, w, r), "dW");
     // dX is ConvTranspose(dY, W) with the output_padding that restores X (the Conv rule).
-    CheckKernel(
-        [&](DType dt, const std::vector<Vec>& in) {
+    CheckKernelAs(
+        nx,
+        [&](DType dt, Bufs& b, cpu::testing::Buffer& o) {
           cpu::ConvParams t = ParamsOf(c, dt);
           t.in_channels = c.w[0];
           t.out_channels = c.x[1];
@@ -98,9 +111,7 @@ TEST(GradNnKernelTest, ConvFilterAndInputGradients) {
             t.output_padding.push_back(c.x[i + 2] -
                                        (s * (out[i] - 1) + (c.w[i + 2] - 1) * d + 1 - pads));
           }
-          return RunAs(dt, in, nx, [&](Bufs& b, cpu::testing::Buffer& o) {
-            return cpu::ConvTranspose(t, b[0].data(), b[1].data(), nullptr, o.data());
-          });
+          return cpu::ConvTranspose(t, b[0].data(), b[1].data(), nullptr, o.data());
         },
         {r, w}, NumericGrad([&](const Vec& xx) { return conv(xx, w); }, x, r), "dX");
   }
@@ -130,18 +141,16 @@ TEST(GradNnKernelTest, MaxAndAveragePoolGradients) {
                       .ok());
       return yy;
     };
-    CheckKernel(
-        [&](DType dt, const std::vector<Vec>& in) {
-          return RunAs(dt, in, nx, [&](Bufs& b, cpu::testing::Buffer& o) {
-            return cpu::MaxPoolGrad(ParamsOf(c, dt), b[0].data(), b[1].data(), o.data());
-          });
+    CheckKernelAs(
+        nx,
+        [&](DType dt, Bufs& b, cpu::testing::Buffer& o) {
+          return cpu::MaxPoolGrad(ParamsOf(c, dt), b[0].data(), b[1].data(), o.data());
         },
         {r, x}, NumericGrad([&](const Vec& xx) { return pool(true, xx); }, x, r), "MaxPool");
-    CheckKernel(
-        [&](DType dt, const std::vector<Vec>& in) {
-          return RunAs(dt, in, nx, [&](Bufs& b, cpu::testing::Buffer& o) {
-            return cpu::AveragePoolGrad(ParamsOf(c, dt), b[0].data(), o.data());
-          });
+    CheckKernelAs(
+        nx,
+        [&](DType dt, Bufs& b, cpu::testing::Buffer& o) {
+          return cpu::AveragePoolGrad(ParamsOf(c, dt), b[0].data(), o.data());
         },
         {r}, NumericGrad([&](const Vec& xx) { return pool(false, xx); }, x, r), "AveragePool");
   }

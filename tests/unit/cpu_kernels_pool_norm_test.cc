@@ -50,14 +50,8 @@ void RefPool(const PoolCase& pc, const Dims& out_sp, int64_t planes, const std::
       }
       for (int64_t t = 0; t < k[0] * k[1] * k[2]; ++t) {
         int64_t ti[3] = {t / (k[1] * k[2]), (t / k[2]) % k[1], t % k[2]};
-        int64_t idx = 0;
-        bool ok = true;
-        for (int a = 0; a < 3; ++a) {
-          int64_t pos = oi[a] * s[a] - pb[a] + ti[a] * d[a];
-          ok = ok && pos >= 0 && pos < in[a];
-          idx = idx * in[a] + pos;
-        }
-        if (!ok) continue;
+        const int64_t idx = WindowTapSource(oi, ti, s, pb, d, in);
+        if (idx < 0) continue;
         double v = x[pl * in_size + idx];
         sum += v;
         if (v > best) best = v, best_i = pl * in_size + idx;

@@ -18,6 +18,7 @@
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/fast_convert.h"
 #include "tests/unit/half_reference.h"
 
 namespace a8::cpu::testing {
@@ -250,6 +251,20 @@ inline int64_t BroadcastSource(const Dims& out_dims, const Dims& in_dims, int64_
   return src;
 }
 
+// The linear index into a 3-D image of dims `img` that kernel tap `tap` of the window at grid
+// position `at` reads (strides `s`, leading pads `pb`, dilations `d`), or -1 where the tap falls
+// in the padding: the direct float64 references of convolution and pooling.
+inline int64_t WindowTapSource(const int64_t at[3], const int64_t tap[3], const int64_t s[3],
+                               const int64_t pb[3], const int64_t d[3], const int64_t img[3]) {
+  int64_t index = 0;
+  for (int a = 0; a < 3; ++a) {
+    const int64_t pos = at[a] * s[a] - pb[a] + tap[a] * d[a];
+    if (pos < 0 || pos >= img[a]) return -1;
+    index = index * img[a] + pos;
+  }
+  return index;
+}
+
 // Floats around every rounding boundary of f16 and bf16 (every `f16_step`-th f16 midpoint between
 // neighbours, one ulp either side and the neighbour itself; every `bf16_step`-th bf16 tie and its
 // neighbours), specials (overflow, subnormals, signed zeros, infinities, NaNs), then `randoms`
@@ -284,6 +299,45 @@ inline std::vector<float> ConversionBoundaryInputs(uint32_t f16_step, uint32_t b
 
 // Whether f16 bits are a NaN.
 inline bool IsHalfNaN(uint16_t h) { return (h & 0x7c00u) == 0x7c00u && (h & 0x3ffu) != 0; }
+
+// HalfToFloat widens every f16 bit pattern to the scalar body's float (NaN: a NaN), the patterns
+// starting `offset` elements into an array of 65536 + `padding`: the vector loop at that offset,
+// and its tail.
+inline void ExpectEveryHalfPatternWidensAsScalar(size_t padding, size_t offset) {
+  std::vector<Half> h(65536 + padding);
+  for (size_t i = 0; i < h.size(); ++i) h[i].bits = static_cast<uint16_t>(i);
+  std::vector<float> f(h.size());
+  HalfToFloat(h.data() + offset, f.data(), static_cast<int64_t>(h.size() - offset));
+  for (size_t i = 0; i + offset < h.size(); ++i) {
+    const uint16_t bits = h[i + offset].bits;
+    if (IsHalfNaN(bits)) {
+      ASSERT_TRUE(std::isnan(f[i])) << "pattern " << bits;
+    } else {
+      ASSERT_EQ(FloatToBits(f[i]), FloatToBits(HalfBitsToFloat(bits))) << "pattern " << bits;
+    }
+  }
+}
+
+// A 2-D convolution case: x [n, c, h, w], m filters of k x k, the same stride, dilation and pads
+// on both axes (`bias`: whether the test passes one); ParamsOf makes its parameters.
+struct Conv2dCase {
+  int64_t n, c, h, w, m, k, stride, dilation, pad_begin, pad_end;
+  bool bias;
+};
+
+inline ConvParams ParamsOf(const Conv2dCase& c, DType t) {
+  ConvParams p;
+  p.dtype = t;
+  p.batch = c.n;
+  p.in_channels = c.c;
+  p.out_channels = c.m;
+  p.in_spatial = {c.h, c.w};
+  p.kernel = {c.k, c.k};
+  p.strides = {c.stride, c.stride};
+  p.dilations = {c.dilation, c.dilation};
+  p.pads = {c.pad_begin, c.pad_begin, c.pad_end, c.pad_end};
+  return p;
+}
 
 // A pooling case: x's dims [N, C, spatial...] and the window; ParamsOf makes its parameters.
 struct PoolCase {

@@ -27,10 +27,10 @@
 namespace a8 {
 namespace {
 
-using testing::FromDoubles;
 using testing::Count;
-using testing::Str;
+using testing::FromDoubles;
 using testing::Name;
+using testing::Str;
 using B = plan::Buffer;
 using testing::AsDoubles;
 using testing::ExpectEmuMatchesCpu;
@@ -40,6 +40,26 @@ using Inputs = std::map<std::string, std::vector<uint8_t>>;
 using Dims = std::vector<int64_t>;
 
 using Attrs = std::function<void(plan::Kernel*)>;
+
+// Sets the float attribute alpha (LeakyRelu, Elu and their gradients).
+Attrs AlphaAttr(float alpha) {
+  return [alpha](plan::Kernel* k) { PlanBuilder::Float(k, "alpha", alpha); };
+}
+
+// Sets HardSigmoid's (or its gradient's) alpha and beta.
+Attrs AlphaBetaAttrs(float alpha, float beta) {
+  return [alpha, beta](plan::Kernel* k) {
+    PlanBuilder::Float(k, "alpha", alpha);
+    PlanBuilder::Float(k, "beta", beta);
+  };
+}
+
+// A unary (or activation-gradient) case: the op, the range of its random operand, attributes.
+struct RangeCase {
+  const char* op;
+  double lo, hi;
+  Attrs attrs;
+};
 
 // One kernel `op`: inputs x0.. of (dtype, dims), outputs y0.. of (dtype, dims).
 struct Operand {
@@ -103,12 +123,7 @@ TEST(DeviceElementwiseTest, EveryCpuEntryHasADeviceEntryWithTheSameTypes) {
 }
 
 TEST(DeviceElementwiseTest, FloatUnary) {
-  struct Case {
-    const char* op;
-    double lo, hi;
-    Attrs attrs;
-  };
-  const Case cases[] = {
+  const RangeCase cases[] = {
       {"Abs", -3, 3, {}},
       {"Neg", -3, 3, {}},
       {"Relu", -3, 3, {}},
@@ -131,15 +146,11 @@ TEST(DeviceElementwiseTest, FloatUnary) {
       {"Elu", -3, 3, {}},
       {"HardSigmoid", -5, 5, {}},
       {"Gelu", -6, 6, [](plan::Kernel* k) { Str(k, "approximate", "tanh"); }},
-      {"LeakyRelu", -3, 3, [](plan::Kernel* k) { PlanBuilder::Float(k, "alpha", 0.3f); }},
-      {"Elu", -3, 3, [](plan::Kernel* k) { PlanBuilder::Float(k, "alpha", 0.7f); }},
-      {"HardSigmoid", -5, 5,
-       [](plan::Kernel* k) {
-         PlanBuilder::Float(k, "alpha", 0.3f);
-         PlanBuilder::Float(k, "beta", 0.4f);
-       }},
+      {"LeakyRelu", -3, 3, AlphaAttr(0.3f)},
+      {"Elu", -3, 3, AlphaAttr(0.7f)},
+      {"HardSigmoid", -5, 5, AlphaBetaAttrs(0.3f, 0.4f)},
   };
-  for (const Case& c : cases) {
+  for (const RangeCase& c : cases) {
     for (DType t : kFloatTypes) {
       for (const Dims& dims : {Dims{7}, Dims{3, 5, 11}}) {
         SCOPED_TRACE(std::string(c.op) + " " + Name(t) + " n=" + std::to_string(Count(dims)));
@@ -478,31 +489,23 @@ TEST(DeviceElementwiseTest, DropoutGrad) {
 }
 
 TEST(DeviceElementwiseTest, ActivationGradients) {
-  struct Case {
-    const char* op;
-    double lo, hi;  // of the saved operand
-    Attrs attrs;
-  };
-  const Case cases[] = {
+  const RangeCase cases[] = {
+      // lo, hi: of the saved operand
       {"a8.ReluGrad", -2, 2, {}},
       {"a8.SigmoidGrad", 0.01, 0.99, {}},
       {"a8.TanhGrad", -0.99, 0.99, {}},
       {"a8.LeakyReluGrad", -2, 2, {}},
-      {"a8.LeakyReluGrad", -2, 2, [](plan::Kernel* k) { PlanBuilder::Float(k, "alpha", 0.2f); }},
-      {"a8.EluGrad", -3, 3, [](plan::Kernel* k) { PlanBuilder::Float(k, "alpha", 0.6f); }},
+      {"a8.LeakyReluGrad", -2, 2, AlphaAttr(0.2f)},
+      {"a8.EluGrad", -3, 3, AlphaAttr(0.6f)},
       {"a8.EluGrad", -3, 3, {}},
       {"a8.GeluGrad", -5, 5, {}},
       {"a8.GeluGrad", -5, 5, [](plan::Kernel* k) { Str(k, "approximate", "tanh"); }},
       {"a8.ErfGrad", -3, 3, {}},
       {"a8.SoftplusGrad", -20, 20, {}},
       {"a8.HardSigmoidGrad", -5, 5, {}},
-      {"a8.HardSigmoidGrad", -5, 5,
-       [](plan::Kernel* k) {
-         PlanBuilder::Float(k, "alpha", 0.25f);
-         PlanBuilder::Float(k, "beta", 0.6f);
-       }},
+      {"a8.HardSigmoidGrad", -5, 5, AlphaBetaAttrs(0.25f, 0.6f)},
   };
-  for (const Case& c : cases) {
+  for (const RangeCase& c : cases) {
     for (DType t : kFloatTypes) {
       SCOPED_TRACE(std::string(c.op) + " " + Name(t));
       const Dims d = {5, 23};

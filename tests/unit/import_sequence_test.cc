@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 
 #include "compiler/ir/graph.h"
 #include "tests/unit/onnx_test_util.h"
@@ -94,30 +95,35 @@ TEST(ImportSequenceTest, OtherSequenceUsesAreRefused) {
               HasSubstr("(SequenceLength): input 's' is the sequence made by node "
                         "'SplitToSequence_5' (SplitToSequence); a800c takes a sequence only "
                         "through SequenceAt at a constant position"));
-  // A position computed at run time.
-  g = ImportText(
-      "<ir_version: 8, opset_import: [\"\" : 20]>\ng (float[2, 6, 4] x, int64 p) => (float[2, 2, "
-      "4] y)\n{\n split = Constant <value = int64 {2}> ()\n s = SplitToSequence <axis = 1> (x, "
-      "split)\n y = SequenceAt (s, p)\n}");
-  ASSERT_FALSE(g.ok());
-  EXPECT_THAT(g.status().message(),
-              HasSubstr("(SequenceAt): position 'p' is computed at run time"));
-  // A split computed at run time.
-  g = ImportText(
-      "<ir_version: 8, opset_import: [\"\" : 20]>\ng (float[2, 6, 4] x, int64 k) => (float[2, 2, "
-      "4] y)\n{\n s = SplitToSequence <axis = 1> (x, k)\n zero = Constant <value = int64 {0}> ()\n"
-      " y = SequenceAt (s, zero)\n}");
-  ASSERT_FALSE(g.ok());
-  EXPECT_THAT(g.status().message(),
-              HasSubstr("(SplitToSequence): split 'k' is computed at run time"));
-  // Out of range, negative with a scalar split.
-  g = ImportText(Model(" split = Constant <value = int64[2] {2, 4}> ()", "<axis = 1>",
-                       " y = SequenceAt (s, two)", "float[2, 2, 4] y"));
-  ASSERT_FALSE(g.ok());
-  EXPECT_THAT(g.status().message(), HasSubstr("(SequenceAt): position 2 is out of range"));
-  g = ImportText(Model(split, "<axis = 1>", " y = SequenceAt (s, last)", "float[2, 2, 4] y"));
-  ASSERT_FALSE(g.ok());
-  EXPECT_THAT(g.status().message(), HasSubstr("a800c takes positions >= 0 here"));
+  const struct {
+    const char* what;
+    std::string model;
+    const char* message;
+  } refused[] = {
+      {"a position computed at run time",
+       "<ir_version: 8, opset_import: [\"\" : 20]>\ng (float[2, 6, 4] x, int64 p) => (float[2, 2, "
+       "4] y)\n{\n split = Constant <value = int64 {2}> ()\n s = SplitToSequence <axis = 1> (x, "
+       "split)\n y = SequenceAt (s, p)\n}",
+       "(SequenceAt): position 'p' is computed at run time"},
+      {"a split computed at run time",
+       "<ir_version: 8, opset_import: [\"\" : 20]>\ng (float[2, 6, 4] x, int64 k) => (float[2, 2, "
+       "4] y)\n{\n s = SplitToSequence <axis = 1> (x, k)\n zero = Constant <value = int64 {0}> ()\n"
+       " y = SequenceAt (s, zero)\n}",
+       "(SplitToSequence): split 'k' is computed at run time"},
+      {"out of range",
+       Model(" split = Constant <value = int64[2] {2, 4}> ()", "<axis = 1>",
+             " y = SequenceAt (s, two)", "float[2, 2, 4] y"),
+       "(SequenceAt): position 2 is out of range"},
+      {"negative, with a scalar split",
+       Model(split, "<axis = 1>", " y = SequenceAt (s, last)", "float[2, 2, 4] y"),
+       "a800c takes positions >= 0 here"},
+  };
+  for (const auto& c : refused) {
+    SCOPED_TRACE(c.what);
+    g = ImportText(c.model);
+    ASSERT_FALSE(g.ok());
+    EXPECT_THAT(g.status().message(), HasSubstr(c.message));
+  }
 }
 
 }  // namespace

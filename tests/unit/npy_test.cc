@@ -26,6 +26,16 @@ std::string Header(const std::string& dict, int major = 1) {
   return out + h;
 }
 
+// Makes a fresh temporary folder named after `name` and runs the numpy statements `saves` in
+// python3 with d bound to the folder's path; returns the folder, or "" where numpy is missing or
+// the statements failed.
+std::string SaveWithNumpy(const std::string& name, const std::string& saves) {
+  std::string dir = a8::testing::UniqueTempPath(name);
+  std::filesystem::create_directories(dir);
+  std::string cmd = "python3 -c \"import numpy as np; d='" + dir + "'; " + saves + "\"";
+  return std::system(cmd.c_str()) == 0 ? dir : "";
+}
+
 TEST(NpyTest, RoundTripsEveryDtype) {
   std::mt19937 rng(7);
   for (DType t : kAllDTypes) {
@@ -73,14 +83,13 @@ TEST(NpyTest, U2IsU16AndBf16OnlyWhenAsked) {
 // The 16-, 32- and 64-bit integer dtypes against numpy, both ways, values at their limits.
 TEST(NpyTest, WideIntegersMatchNumpy) {
   if (std::system("python3 -c 'import numpy' 2>/dev/null") != 0) GTEST_SKIP() << "no numpy";
-  std::string dir = a8::testing::UniqueTempPath("numpy_ints");
-  std::filesystem::create_directories(dir);
-  std::string cmd = "python3 -c \"import numpy as np; d='" + dir +
-                    "'; np.save(d+'/i2.npy', np.array([-32768, 32767], dtype=np.int16)); "
+  const std::string dir =
+      SaveWithNumpy("numpy_ints",
+                    "np.save(d+'/i2.npy', np.array([-32768, 32767], dtype=np.int16)); "
                     "np.save(d+'/u2.npy', np.array([65535, 1], dtype=np.uint16)); "
                     "np.save(d+'/u4.npy', np.array([4294967295, 2], dtype=np.uint32)); "
-                    "np.save(d+'/u8.npy', np.array([18446744073709551615, 3], dtype=np.uint64))\"";
-  ASSERT_EQ(std::system(cmd.c_str()), 0);
+                    "np.save(d+'/u8.npy', np.array([18446744073709551615, 3], dtype=np.uint64))");
+  ASSERT_NE(dir, "");
   struct Case {
     const char* file;
     DType dtype;
@@ -107,10 +116,9 @@ TEST(NpyTest, WideIntegersMatchNumpy) {
 
 TEST(NpyTest, ReadsFilesWrittenByNumpy) {
   if (std::system("python3 -c 'import numpy' 2>/dev/null") != 0) GTEST_SKIP() << "no numpy";
-  std::string dir = a8::testing::UniqueTempPath("numpy");
-  std::filesystem::create_directories(dir);
-  std::string cmd = "python3 -c \"import numpy as np; d='" + dir +
-                    "'; np.save(d+'/f4.npy', np.arange(12, dtype=np.float32).reshape(3,4) / 8); "
+  const std::string dir =
+      SaveWithNumpy("numpy",
+                    "np.save(d+'/f4.npy', np.arange(12, dtype=np.float32).reshape(3,4) / 8); "
                     "np.save(d+'/f2.npy', np.array([1.5, -2], dtype=np.float16)); "
                     "np.save(d+'/i8.npy', np.arange(-3, 3, dtype=np.int64).reshape(2, 3)); "
                     "np.save(d+'/b1.npy', np.array([[True, False]])); "
@@ -119,8 +127,8 @@ TEST(NpyTest, ReadsFilesWrittenByNumpy) {
                     "np.save(d+'/fo.npy', np.asfortranarray(np.ones((2, 3), dtype=np.float32))); "
                     "np.save(d+'/c8.npy', np.zeros(2, dtype=np.complex64)); "
                     "np.lib.format.write_array(open(d+'/v3.npy','wb'), np.ones(2, dtype=np.int32), "
-                    "version=(3, 0))\"";
-  ASSERT_EQ(std::system(cmd.c_str()), 0);
+                    "version=(3, 0))");
+  ASSERT_NE(dir, "");
   auto f4 = ReadNpyFile(dir + "/f4.npy");
   ASSERT_TRUE(f4.ok()) << f4.status().message();
   EXPECT_EQ(f4->dims, (std::vector<int64_t>{3, 4}));

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/graph.h"
@@ -16,15 +17,27 @@
 namespace a8 {
 namespace {
 
-TEST(OpNodeTest, ViewWithoutAGraphRunsTheShapeRule) {
+// The values of a MatMul y[4, 5] = a[4, 3] x b[b_dims] in dtype t, and what their OpValues point
+// to: a is a graph input, b one where `b_graph_input`.
+struct MatMulValues {
+  MatMulValues(DType t, std::vector<int64_t> b_dims, bool b_graph_input)
+      : a_type{t, {4, 3}},
+        b_type{t, std::move(b_dims)},
+        y_type{t, {4, 5}},
+        b(&b_name, &b_type, &none, b_graph_input) {}
+  MatMulValues(const MatMulValues&) = delete;
+  MatMulValues& operator=(const MatMulValues&) = delete;
+
   const std::string a_name = "a", b_name = "b", y_name = "y";
-  const TensorType a_type{DType::kF16, {4, 3}}, b_type{DType::kF16, {3, 5}};
-  const TensorType y_type{DType::kF16, {4, 5}};
+  const TensorType a_type, b_type, y_type;
   const TensorDataPtr none;
-  const OpValue a(&a_name, &a_type, &none, true), b(&b_name, &b_type, &none, false);
-  const OpValue y(&y_name, &y_type, &none, false);
+  const OpValue a{&a_name, &a_type, &none, true}, b, y{&y_name, &y_type, &none, false};
+};
+
+TEST(OpNodeTest, ViewWithoutAGraphRunsTheShapeRule) {
+  const MatMulValues v(DType::kF16, {3, 5}, false);
   const std::map<std::string, Attribute> attrs;
-  const OpNode node("", "MatMul", "mm", 13, {&a, &b}, {&y}, &attrs);
+  const OpNode node("", "MatMul", "mm", 13, {&v.a, &v.b}, {&v.y}, &attrs);
 
   const OpDef* def = FindOp("", "MatMul");
   ASSERT_NE(def, nullptr);
@@ -32,23 +45,18 @@ TEST(OpNodeTest, ViewWithoutAGraphRunsTheShapeRule) {
   std::vector<TensorType> out;
   ASSERT_TRUE(def->infer(node, &out).ok());
   ASSERT_EQ(out.size(), 1u);
-  EXPECT_EQ(out[0], y_type);
+  EXPECT_EQ(out[0], v.y_type);
   EXPECT_EQ(KernelName(node), "MatMul:f16,f16->f16");
 }
 
 TEST(OpNodeTest, ErrorsNameTheNodeAsTheIrDoes) {
-  const std::string a_name = "a", b_name = "b", y_name = "y";
-  const TensorType a_type{DType::kF32, {4, 3}}, b_type{DType::kF32, {2, 5}};
-  const TensorType y_type{DType::kF32, {4, 5}};
-  const TensorDataPtr none;
-  const OpValue a(&a_name, &a_type, &none, true), b(&b_name, &b_type, &none, true);
-  const OpValue y(&y_name, &y_type, &none, false);
+  const MatMulValues v(DType::kF32, {2, 5}, true);
   const std::map<std::string, Attribute> attrs = {{"bogus", Attribute(int64_t{1})}};
-  const OpNode view("", "MatMul", "mm", 13, {&a, &b}, {&y}, &attrs);
+  const OpNode view("", "MatMul", "mm", 13, {&v.a, &v.b}, {&v.y}, &attrs);
 
   Graph g;
-  Node* node = g.AddNode("MatMul", "", {g.AddInput("a", a_type), g.AddInput("b", b_type)},
-                         {{"y", y_type}}, attrs, "mm");
+  Node* node = g.AddNode("MatMul", "", {g.AddInput("a", v.a_type), g.AddInput("b", v.b_type)},
+                         {{"y", v.y_type}}, attrs, "mm");
   node->set_version(13);
   const OpDef* def = FindOp("", "MatMul");
   ASSERT_NE(def, nullptr);
@@ -62,7 +70,7 @@ TEST(OpNodeTest, ErrorsNameTheNodeAsTheIrDoes) {
 
   node->RemoveAttr("bogus");
   const std::map<std::string, Attribute> no_attrs;
-  const OpNode clean("", "MatMul", "mm", 13, {&a, &b}, {&y}, &no_attrs);
+  const OpNode clean("", "MatMul", "mm", 13, {&v.a, &v.b}, {&v.y}, &no_attrs);
   std::vector<TensorType> out_view, out_node;
   const Status infer_view = def->infer(clean, &out_view);
   const Status infer_node = def->infer(*node, &out_node);

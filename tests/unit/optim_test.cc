@@ -10,7 +10,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "runtime/core/executor.h"
@@ -233,6 +235,19 @@ std::vector<double> Rounded(DType t, std::vector<double> v) {
   return v;
 }
 
+// Runs `check` (CheckSgd or CheckAdam) for every variant: f32 parameters and gradients of each
+// of `sizes` elements, then each (parameter, gradient) dtype pair of `mixed` at `mixed_n`
+// elements, with seeds counting up from seed + 1.
+template <typename Params, typename Check>
+void CheckEveryDtype(const std::vector<Params>& variants, Check check,
+                     std::initializer_list<int64_t> sizes, int64_t mixed_n,
+                     std::initializer_list<std::pair<DType, DType>> mixed, uint64_t seed) {
+  for (const Params& p : variants) {
+    for (int64_t n : sizes) check(p, DType::kF32, DType::kF32, n, ++seed);
+    for (const auto& [pt, gt] : mixed) check(p, pt, gt, mixed_n, ++seed);
+  }
+}
+
 void CheckSgd(const cpu::SgdParams& p, DType pt, DType gt, int64_t n, uint64_t seed) {
   SCOPED_TRACE(::testing::Message() << "momentum " << p.momentum << " dampening " << p.dampening
                                     << " nesterov " << p.nesterov << " wd " << p.weight_decay
@@ -290,14 +305,12 @@ TEST(OptimKernelsTest, SgdUpdateMatchesPyTorch) {
   variants[5].momentum = 0.7f;
   variants[5].nesterov = true;
   variants[5].weight_decay = 0.1f;
-  uint64_t seed = 20;
-  for (const cpu::SgdParams& p : variants) {
-    for (int64_t n : {1, 17, 1001}) CheckSgd(p, DType::kF32, DType::kF32, n, ++seed);
-    CheckSgd(p, DType::kF32, DType::kF16, 33, ++seed);
-    CheckSgd(p, DType::kF32, DType::kBF16, 33, ++seed);
-    CheckSgd(p, DType::kF64, DType::kF64, 33, ++seed);
-    CheckSgd(p, DType::kF16, DType::kF16, 33, ++seed);
-  }
+  CheckEveryDtype(variants, CheckSgd, {1, 17, 1001}, 33,
+                  {{DType::kF32, DType::kF16},
+                   {DType::kF32, DType::kBF16},
+                   {DType::kF64, DType::kF64},
+                   {DType::kF16, DType::kF16}},
+                  20);
 }
 
 TEST(OptimKernelsTest, SgdUpdateWithMomentumNeedsTheBuffer) {
@@ -381,13 +394,9 @@ TEST(OptimKernelsTest, AdamUpdateMatchesPyTorch) {
   variants[3].beta1 = 0.5f;
   variants[3].beta2 = 0.9f;
   variants[3].eps = 1e-3f;
-  uint64_t seed = 40;
-  for (const cpu::AdamParams& p : variants) {
-    for (int64_t n : {1, 19, 1003}) CheckAdam(p, DType::kF32, DType::kF32, n, ++seed);
-    CheckAdam(p, DType::kF32, DType::kF16, 29, ++seed);
-    CheckAdam(p, DType::kF32, DType::kBF16, 29, ++seed);
-    CheckAdam(p, DType::kF64, DType::kF64, 29, ++seed);
-  }
+  CheckEveryDtype(
+      variants, CheckAdam, {1, 19, 1003}, 29,
+      {{DType::kF32, DType::kF16}, {DType::kF32, DType::kBF16}, {DType::kF64, DType::kF64}}, 40);
 }
 
 TEST(OptimKernelsTest, AdamFirstUpdateIsLrTimesSign) {

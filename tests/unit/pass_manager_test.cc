@@ -219,13 +219,18 @@ TEST(PassManagerTest, WithoutVerifyEachABrokenGraphIsNotReported) {
   EXPECT_TRUE(pm.Run(*g).ok());
 }
 
+// Options that report --pass-timing to `timing`.
+PassManagerOptions TimingOptions(std::ostringstream* timing) {
+  PassManagerOptions opts;
+  opts.pass_timing = true;
+  opts.timing_stream = timing;
+  return opts;
+}
+
 TEST(PassManagerTest, FixedPointPassRunsUntilNoChange) {
   std::vector<std::string> log;
   std::ostringstream timing;
-  PassManagerOptions opts;
-  opts.pass_timing = true;
-  opts.timing_stream = &timing;
-  PassManager pm(opts);
+  PassManager pm(TimingOptions(&timing));
   pm.AddPass("fp", std::make_unique<RecordingPass>("fp", &log, 4), PassRepeat::kFixedPoint);
   pm.AddPass("once", std::make_unique<RecordingPass>("once", &log, 4), PassRepeat::kOnce);
   auto g = MakeGraph();
@@ -248,10 +253,7 @@ TEST(PassManagerTest, FixedPointPassThatNeverConvergesIsAnInternalError) {
 TEST(PassManagerTest, PassTimingReportsEveryPassAndTheTotal) {
   std::vector<std::string> log;
   std::ostringstream timing;
-  PassManagerOptions opts;
-  opts.pass_timing = true;
-  opts.timing_stream = &timing;
-  PassManager pm = MakeManager(opts, &log, {"first-pass", "second-pass"});
+  PassManager pm = MakeManager(TimingOptions(&timing), &log, {"first-pass", "second-pass"});
   auto g = MakeGraph();
   ASSERT_TRUE(pm.Run(*g).ok());
   std::string t = timing.str();

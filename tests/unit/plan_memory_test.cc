@@ -9,9 +9,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "compiler/ir/op_table.h"
 #include "compiler/ir/parser.h"
@@ -213,8 +215,20 @@ Status RunPasses(Graph& g, const std::vector<std::string>& names) {
   return pm.Run(g);
 }
 
+// Parses `text`, plans its memory and checks the plan; null (a failure) where a step fails.
+std::unique_ptr<Graph> PlannedOrFail(const std::string& text) {
+  auto g = ParseIr(text);
+  EXPECT_TRUE(g.ok()) << g.status().message();
+  if (!g.ok()) return nullptr;
+  const Status planned = RunPasses(**g, {"plan-memory"});
+  EXPECT_TRUE(planned.ok()) << planned.message();
+  if (!planned.ok()) return nullptr;
+  EXPECT_EQ(Join(CheckPlan(**g)), "");
+  return std::move(*g);
+}
+
 TEST(PlanMemoryTest, ChainUsesTwoBuffersAndRunsInPlace) {
-  auto g = ParseIr(R"(graph @chain opsets {"" = 17} {
+  auto g = PlannedOrFail(R"(graph @chain opsets {"" = 17} {
   input %x : f32[4,32]
   param %w : f32[32,32] = <elided>
   %h = MatMul(%x, %w) : f32[4,32]
@@ -223,10 +237,8 @@ TEST(PlanMemoryTest, ChainUsesTwoBuffersAndRunsInPlace) {
   %y = MatMul(%t, %w) : f32[4,32]
   output %y
 })");
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  ASSERT_TRUE(RunPasses(**g, {"plan-memory"}).ok());
-  const MemoryPlan& plan = *(*g)->memory_plan;
-  EXPECT_EQ(Join(CheckPlan(**g)), "");
+  ASSERT_NE(g, nullptr);
+  const MemoryPlan& plan = *g->memory_plan;
   EXPECT_EQ(plan.values.count("w"), 0u);
   EXPECT_EQ(plan.values.at("r").alias_of, "h");
   EXPECT_EQ(plan.values.at("t").alias_of, "r");
@@ -238,7 +250,7 @@ TEST(PlanMemoryTest, ChainUsesTwoBuffersAndRunsInPlace) {
 }
 
 TEST(PlanMemoryTest, NoInPlaceOverGraphInputsOutputsOrLiveOperands) {
-  auto g = ParseIr(R"(graph @g opsets {"" = 17} {
+  auto g = PlannedOrFail(R"(graph @g opsets {"" = 17} {
   input %x : f32[16]
   %a = Relu(%x) : f32[16]
   %b = Neg(%a) : f32[16]
@@ -248,10 +260,8 @@ TEST(PlanMemoryTest, NoInPlaceOverGraphInputsOutputsOrLiveOperands) {
   output %c
   output %e
 })");
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  ASSERT_TRUE(RunPasses(**g, {"plan-memory"}).ok());
-  const MemoryPlan& plan = *(*g)->memory_plan;
-  EXPECT_EQ(Join(CheckPlan(**g)), "");
+  ASSERT_NE(g, nullptr);
+  const MemoryPlan& plan = *g->memory_plan;
   EXPECT_EQ(plan.values.at("a").alias_of, "");  // %x is a graph input
   EXPECT_EQ(plan.values.at("b").alias_of, "");  // %a is still used by %c
   EXPECT_EQ(plan.values.at("c").alias_of, "a");
@@ -260,7 +270,7 @@ TEST(PlanMemoryTest, NoInPlaceOverGraphInputsOutputsOrLiveOperands) {
 }
 
 TEST(PlanMemoryTest, ViewsTakeTheirOperandsBytes) {
-  auto g = ParseIr(R"(graph @views opsets {"" = 17} {
+  auto g = PlannedOrFail(R"(graph @views opsets {"" = 17} {
   input %x : f32[4,32]
   param %shape : i64[3] = <elided>
   %a = Relu(%x) : f32[4,32]
@@ -275,18 +285,16 @@ TEST(PlanMemoryTest, ViewsTakeTheirOperandsBytes) {
   output %g
   output %h
 })");
-  ASSERT_TRUE(g.ok()) << g.status().message();
-  ASSERT_TRUE(RunPasses(**g, {"plan-memory"}).ok());
-  const MemoryPlan& plan = *(*g)->memory_plan;
-  EXPECT_EQ(Join(CheckPlan(**g)), "");
+  ASSERT_NE(g, nullptr);
+  const MemoryPlan& plan = *g->memory_plan;
   EXPECT_EQ(plan.values.at("b").alias_of, "a");  // a view of a dying intermediate: its bytes
   EXPECT_EQ(plan.values.at("b").offset, plan.values.at("a").offset);
   EXPECT_EQ(plan.values.at("c").alias_of, "b");
   EXPECT_EQ(plan.values.at("d").alias_of, "c");
   EXPECT_EQ(plan.values.at("d").offset, plan.values.at("a").offset);  // one buffer, a to d
-  EXPECT_EQ(plan.values.at("e").alias_of, "");  // %x is a graph input
-  EXPECT_EQ(plan.values.at("f").alias_of, "");  // %d is read again by %h
-  EXPECT_EQ(plan.values.at("g").alias_of, "");  // %f is read again by %h
+  EXPECT_EQ(plan.values.at("e").alias_of, "");                        // %x is a graph input
+  EXPECT_EQ(plan.values.at("f").alias_of, "");                        // %d is read again by %h
+  EXPECT_EQ(plan.values.at("g").alias_of, "");                        // %f is read again by %h
 }
 
 TEST(PlanMemoryTest, CheckerCatchesABrokenPlan) {

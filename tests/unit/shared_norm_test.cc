@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -263,6 +264,15 @@ TEST(SharedNormGradTest, BatchNormTrainingAndInferenceGradients) {
   }
 }
 
+// The central differences of fwd(x, scale, bias) along r, with respect to x, scale and bias.
+std::vector<Vec> NumericGradsOfXScaleBias(
+    const std::function<Vec(const Vec&, const Vec&, const Vec&)>& fwd, const Vec& x, const Vec& s,
+    const Vec& b, const Vec& r) {
+  return {NumericGrad([&](const Vec& t) { return fwd(t, s, b); }, x, r),
+          NumericGrad([&](const Vec& t) { return fwd(x, t, b); }, s, r),
+          NumericGrad([&](const Vec& t) { return fwd(x, s, t); }, b, r)};
+}
+
 TEST(SharedNormGradTest, LayerNormGradientsWithAndWithoutStatistics) {
   for (const auto& [dims, axis] :
        {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 3, 5}, 1}, std::pair{Dims{4, 2, 3}, 2},
@@ -286,10 +296,7 @@ TEST(SharedNormGradTest, LayerNormGradientsWithAndWithoutStatistics) {
               .ok());
       return yy;
     };
-    const std::vector<Vec> numeric = {
-        NumericGrad([&](const Vec& t) { return fwd(t, s, b); }, x, r),
-        NumericGrad([&](const Vec& t) { return fwd(x, t, b); }, s, r),
-        NumericGrad([&](const Vec& t) { return fwd(x, s, t); }, b, r)};
+    const std::vector<Vec> numeric = NumericGradsOfXScaleBias(fwd, x, s, b, r);
     for (bool stats : {true, false}) {
       for (int out = 0; out < 3; ++out) {
         CheckKernel(
@@ -333,10 +340,7 @@ TEST(SharedNormGradTest, InstanceNormGradients) {
                       .ok());
       return y;
     };
-    const std::vector<Vec> numeric = {
-        NumericGrad([&](const Vec& t) { return fwd(t, s, b); }, x, r),
-        NumericGrad([&](const Vec& t) { return fwd(x, t, b); }, s, r),
-        NumericGrad([&](const Vec& t) { return fwd(x, s, t); }, b, r)};
+    const std::vector<Vec> numeric = NumericGradsOfXScaleBias(fwd, x, s, b, r);
     for (int out = 0; out < 3; ++out) {
       CheckKernel(
           [&](DType dt, const std::vector<Vec>& in) {
