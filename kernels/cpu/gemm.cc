@@ -65,6 +65,38 @@ void BatchedGemm(const MatMulShape& s, const C* a, const C* b, C* y) {
   });
 }
 
+// f16/bf16 products batched on both sides, in the fast mode: each matrix is widened into per-thread
+// buffers of one product's size (attention's heads: 16 x 16, in L1), multiplied by the same f32
+// GEMM BatchedGemm runs, and rounded into Y. Widening is exact and each output is rounded once,
+// so the bits equal those of widening the whole operands and narrowing the whole output, without
+// those three full-size copies. Returns false where BatchedGemm would fold the batch into one
+// product (B shared) or there is nothing to multiply: the caller runs the whole-operand path.
+template <typename T>
+bool BatchedGemmPerMatrix(const MatMulShape& s, const T* a, const T* b, T* y) {
+  static_assert(kIsHalfElem<T>);
+  const int64_t batches = NumElements(s.out_batch);
+  const bool b_shared = s.b_batch.empty() || NumElements(s.b_batch) == 1;
+  if (CurrentKernelMode() != KernelMode::kFast || s.k == 0 || batches < 2 ||
+      (b_shared && NumElements(s.a_batch) == batches)) {
+    return false;
+  }
+  const int64_t per_unit = internal::CpuHasAvx512() ? 16 : internal::CpuHasAvx2Fma() ? 8 : 1;
+  ParallelFor(batches, s.m * s.n * s.k / per_unit, [&](int64_t b0, int64_t b1) {
+    thread_local std::vector<float> a32, b32, y32;
+    a32.resize(static_cast<size_t>(s.m * s.k));
+    b32.resize(static_cast<size_t>(s.k * s.n));
+    y32.resize(static_cast<size_t>(s.m * s.n));
+    for (int64_t i = b0; i < b1; ++i) {
+      ToF32(a + BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k, a32.data(), s.m * s.k);
+      ToF32(b + BatchSource(s.out_batch, s.b_batch, i) * s.k * s.n, b32.data(), s.k * s.n);
+      BlasGemm(false, false, s.m, s.n, s.k, 1.0f, a32.data(), s.k, b32.data(), s.n, 0.0f,
+               y32.data(), s.n);
+      FromF32(y32.data(), y + i * s.m * s.n, s.m * s.n);
+    }
+  });
+  return true;
+}
+
 template <typename T>
 void IntMatMul(const MatMulShape& s, const T* a, const T* b, T* y) {
   using U = std::make_unsigned_t<T>;
@@ -400,6 +432,12 @@ Status MatMul(DType dtype, const Dims& a_dims, const void* a, const Dims& b_dims
   if (fast) return Status::Ok();
   return Dispatch<TypeSet::kFloat>(dtype, "MatMul", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
+    if constexpr (kIsHalfElem<T>) {
+      if (BatchedGemmPerMatrix(s, static_cast<const T*>(a), static_cast<const T*>(b),
+                               static_cast<T*>(y))) {
+        return Status::Ok();
+      }
+    }
     ComputeView<T> av(a, NumElements(a_dims));
     ComputeView<T> bv(b, NumElements(b_dims));
     ComputeOutput<T> out(y, NumElements(s.out_dims));

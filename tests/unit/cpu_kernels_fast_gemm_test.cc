@@ -7,6 +7,7 @@
 #include <random>
 #include <string>
 
+#include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/fused.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_mode.h"
@@ -156,6 +157,35 @@ TEST_P(FastGemmTest, FusedMatMulMatchesReference) {
   std::vector<double> mag = Magnitudes(a, b, 1, p.m, p.n, p.k, true);
   for (double& v : mag) v += 2.0;
   ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
+}
+
+// f16 products batched on both sides, where oneDNN has no f16 kernel: each matrix is widened and
+// multiplied on its own (gemm.cc BatchedGemmPerMatrix), and the bits are those of the fast f32
+// product of the widened operands rounded once (widening is exact). Shapes: attention's heads,
+// odd sizes, and A shared against a batched B.
+TEST(FastHalfMatMulTest, BatchedProductsAreTheF32ProductRoundedOnce) {
+  if (internal::FastGemmDescription().find("f16: f32 kernel") == std::string::npos) {
+    GTEST_SKIP() << "oneDNN multiplies f16 itself on this CPU (" << internal::FastGemmDescription()
+                 << ")";
+  }
+  std::mt19937_64 rng(31);
+  const Dims cases[][2] = {
+      {{32, 4, 16, 16}, {32, 4, 16, 16}}, {{3, 7, 5}, {3, 5, 9}}, {{1, 16, 8}, {6, 8, 4}}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "batch of A " << c[0][0] << ", of B " << c[1][0]);
+    const Dims out = *MatMulOutputDims(c[0], c[1]);
+    const int64_t n = NumElements(out);
+    Buffer a = RandomBuffer(DType::kF16, c[0], rng), b = RandomBuffer(DType::kF16, c[1], rng);
+    Buffer y = MakeBuffer(DType::kF16, out), want = MakeBuffer(DType::kF16, out);
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(MatMul(DType::kF16, c[0], a.data(), c[1], b.data(), y.data()).ok());
+    const std::vector<float> a32 = WidenToF32(DType::kF16, a.data(), a.size());
+    const std::vector<float> b32 = WidenToF32(DType::kF16, b.data(), b.size());
+    std::vector<float> y32(static_cast<size_t>(n));
+    ASSERT_TRUE(MatMul(DType::kF32, c[0], a32.data(), c[1], b32.data(), y32.data()).ok());
+    NarrowFromF32(DType::kF16, y32.data(), n, want.data());
+    EXPECT_EQ(y.bytes, want.bytes);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, FastGemmTest,
