@@ -198,6 +198,18 @@ struct PoolParams {
 // Convolution and transposed convolution, already resolved: explicit pads (auto_pad and
 // ConvTranspose's output_shape are the compiler's business), kernel dims from W. Empty strides /
 // dilations / pads mean 1 / 1 / 0.
+// a8.FusedMatMul: Y [m, n] = epilogue(A [m, k] @ op(B)), B [k, n] ([n, k] with trans_b), every
+// operand and output of `dtype`; the CPU kernel's parameters (kernels/cpu/fused.h) and what both
+// backends' entries check (runtime/core/kernel_args.h FusedMatMulOperands).
+struct FusedMatMulParams {
+  DType dtype = DType::kF32;
+  int64_t m = 0, n = 0, k = 0;
+  bool trans_b = false;
+  int32_t epilogue = 0;    // FusedEpilogue (kernels/common/fused_elementwise.h): kEpilogueBias
+  bool tanh_form = false;  // Gelu approximate="tanh"
+  bool bgrad = false;      // out1 is the bias gradient [n] (backward epilogues)
+};
+
 struct ConvParams {
   DType dtype = DType::kF32;
   int64_t batch = 1;

@@ -12,14 +12,8 @@
 
 namespace a8::cpu {
 
-struct FusedMatMulParams {
-  DType dtype = DType::kF32;  // of every operand and output
-  int64_t m = 0, n = 0, k = 0;
-  bool trans_b = false;  // B is [n, k]
-  int32_t epilogue = kEpilogueBias;
-  bool tanh_form = false;  // Gelu approximate="tanh"
-  bool bgrad = false;      // out1 is the bias gradient [n] (backward epilogues)
-};
+using a8::FusedMatMulParams;  // kernels/common/kernel_types.h
+static_assert(FusedMatMulParams{}.epilogue == kEpilogueBias);
 
 // y[m, n] = epilogue(A[m, k] @ op(B)) with float accumulation (double for f64) and one rounding.
 // bias ([n]) for the bias epilogues, aux ([m, n]) for the backward ones, else null. out1 may be

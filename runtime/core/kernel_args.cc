@@ -272,9 +272,10 @@ StatusOr<FusedConvArgs> FusedConvOperands(const KernelArgs& a) {
   return f;
 }
 
-StatusOr<FusedMatMulArgs> FusedMatMulOperands(const KernelArgs& a) {
+StatusOr<FusedMatMulParams> FusedMatMulOperands(const KernelArgs& a) {
   const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
-  FusedMatMulArgs f;
+  FusedMatMulParams f;
+  f.dtype = x.dtype;
   const std::string epilogue = a.Str("epilogue", "");
   f.epilogue = ParseFusedEpilogue(epilogue.c_str(), &f.bgrad);
   if (f.epilogue < 0) return InvalidInput("a8.FusedMatMul: unknown epilogue '{}'", epilogue);

@@ -110,14 +110,7 @@ StatusOr<FusedConvArgs> FusedConvOperands(const KernelArgs& a);
 // a8.FusedMatMul(A, B, bias?, aux?){epilogue, approximate, trans_b} -> (Y, out1?): Y [m, n] is
 // A [..., k] as [m, k] times B [k, n] ([n, k] with trans_b); bias [n], aux and out1 Y's size
 // (out1 [n] when it is the bias gradient), every operand of A's dtype. Both backends' checks.
-struct FusedMatMulArgs {
-  int64_t m = 0, n = 0, k = 0;
-  bool trans_b = false;
-  int32_t epilogue = 0;    // ParseFusedEpilogue's code
-  bool tanh_form = false;  // Gelu approximate="tanh"
-  bool bgrad = false;      // out1 is the bias gradient
-};
-StatusOr<FusedMatMulArgs> FusedMatMulOperands(const KernelArgs& a);
+StatusOr<FusedMatMulParams> FusedMatMulOperands(const KernelArgs& a);
 // a8.UnscaleCheckFinite(scale, g_1..g_n) -> (o_1..o_n, found_inf): scale an f32 scalar, each
 // gradient present and of a float dtype with an f32 output of its size, found_inf an f32 scalar.
 // Returns n.

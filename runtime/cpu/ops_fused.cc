@@ -12,17 +12,9 @@ namespace a8 {
 namespace {
 
 Status RunFusedMatMul(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(const FusedMatMulArgs f, FusedMatMulOperands(a));
-  const TensorArg &x = a.in(0), &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
-  const cpu::FusedMatMulParams p = {.dtype = x.dtype,
-                                    .m = f.m,
-                                    .n = f.n,
-                                    .k = f.k,
-                                    .trans_b = f.trans_b,
-                                    .epilogue = f.epilogue,
-                                    .tanh_form = f.tanh_form,
-                                    .bgrad = f.bgrad};
-  return cpu::FusedMatMul(p, x.data, a.in(1).data, bias.present ? bias.data : nullptr,
+  A8_ASSIGN_OR_RETURN(const FusedMatMulParams p, FusedMatMulOperands(a));
+  const TensorArg &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
+  return cpu::FusedMatMul(p, a.in(0).data, a.in(1).data, bias.present ? bias.data : nullptr,
                           aux.present ? aux.data : nullptr, a.out(0).data,
                           out1.present ? out1.data : nullptr);
 }

@@ -306,7 +306,7 @@ Status FusedConv(const KernelArgs& a, DevCtx& ctx) {
 // ---- a8.FusedMatMul (compiler/ir/op_table_fused.cc): one GEMM with an engine epilogue.
 
 Status FusedMatMul(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(const FusedMatMulArgs f, FusedMatMulOperands(a));
+  A8_ASSIGN_OR_RETURN(const FusedMatMulParams f, FusedMatMulOperands(a));
   const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
   const TensorArg &bias = a.in(2), &aux = a.in(3), &out1 = a.out(1);
   if (EpilogueHasBias(f.epilogue) != bias.present ||
