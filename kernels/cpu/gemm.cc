@@ -34,65 +34,71 @@ int64_t BatchSource(const Dims& out, const Dims& in, int64_t index) {
   return src;
 }
 
-template <typename C>
-void BatchedGemm(const MatMulShape& s, const C* a, const C* b, C* y) {
-  const int64_t batches = NumElements(s.out_batch);
-  if (s.k == 0) {
-    std::fill(y, y + batches * s.m * s.n, C(0));
-    return;
-  }
-  if (s.b_batch.empty() || NumElements(s.b_batch) == 1) {
-    if (NumElements(s.a_batch) == batches) {
-      // B is shared: fold the batch into M, one big GEMM.
-      BlasGemm(false, false, batches * s.m, s.n, s.k, C(1), a, s.k, b, s.n, C(0), y, s.n);
-      return;
-    }
-  }
-  // One parallel region over the batch (attention's per-head products are many tiny GEMMs:
-  // one hand-off for all of them, not one per matrix); a GEMM inside it runs on its thread.
-  // Cost in units the pool's threshold expects; the tiles do ~16 (AVX-512) or ~8 (AVX2)
-  // multiply-adds in one.
+// Whether BatchedGemm folds the batch into M: B shared by every product, A batched as Y.
+bool FoldsBatchIntoM(const MatMulShape& s) {
+  return (s.b_batch.empty() || NumElements(s.b_batch) == 1) &&
+         NumElements(s.a_batch) == NumElements(s.out_batch);
+}
+
+// fn(i, a_offset, b_offset) for each output matrix i, its operands' element offsets, in one
+// parallel region over the batch (attention's per-head products are many tiny GEMMs: one
+// hand-off for all of them, not one per matrix); a GEMM inside it runs on its thread. Cost in
+// units the pool's threshold expects; the f32 tiles do ~16 (AVX-512) or ~8 (AVX2) multiply-adds
+// in one.
+template <typename C, typename Fn>
+void ForEachProduct(const MatMulShape& s, Fn&& fn) {
   const int64_t per_unit = !std::is_same_v<C, float>   ? 1
                            : internal::CpuHasAvx512()  ? 16
                            : internal::CpuHasAvx2Fma() ? 8
                                                        : 1;
-  ParallelFor(batches, s.m * s.n * s.k / per_unit, [&](int64_t b0, int64_t b1) {
+  ParallelFor(NumElements(s.out_batch), s.m * s.n * s.k / per_unit, [&](int64_t b0, int64_t b1) {
     for (int64_t i = b0; i < b1; ++i) {
-      const C* pa = a + BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k;
-      const C* pb = b + BatchSource(s.out_batch, s.b_batch, i) * s.k * s.n;
-      BlasGemm(false, false, s.m, s.n, s.k, C(1), pa, s.k, pb, s.n, C(0), y + i * s.m * s.n, s.n);
+      fn(i, BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k,
+         BatchSource(s.out_batch, s.b_batch, i) * s.k * s.n);
     }
   });
 }
 
-// f16/bf16 products batched on both sides, in the fast mode: each matrix is widened into per-thread
-// buffers of one product's size (attention's heads: 16 x 16, in L1), multiplied by the same f32
-// GEMM BatchedGemm runs, and rounded into Y. Widening is exact and each output is rounded once,
-// so the bits equal those of widening the whole operands and narrowing the whole output, without
-// those three full-size copies. Returns false where BatchedGemm would fold the batch into one
-// product (B shared) or there is nothing to multiply: the caller runs the whole-operand path.
+template <typename C>
+void BatchedGemm(const MatMulShape& s, const C* a, const C* b, C* y) {
+  if (s.k == 0) {
+    std::fill(y, y + NumElements(s.out_batch) * s.m * s.n, C(0));
+    return;
+  }
+  if (FoldsBatchIntoM(s)) {  // one big GEMM
+    BlasGemm(false, false, NumElements(s.out_batch) * s.m, s.n, s.k, C(1), a, s.k, b, s.n, C(0), y,
+             s.n);
+    return;
+  }
+  ForEachProduct<C>(s, [&](int64_t i, int64_t a_off, int64_t b_off) {
+    BlasGemm(false, false, s.m, s.n, s.k, C(1), a + a_off, s.k, b + b_off, s.n, C(0),
+             y + i * s.m * s.n, s.n);
+  });
+}
+
+// f16/bf16 products batched on both sides, in the fast mode: each matrix is widened into
+// per-thread buffers of one product's size (attention's heads: 16 x 16, in L1), multiplied by the
+// f32 GEMM BatchedGemm runs, and rounded into Y. Widening is exact and each output is rounded
+// once, so the bits equal those of widening the whole operands and narrowing the whole output,
+// without those three full-size copies. Returns false where BatchedGemm folds the batch into one
+// product or there is nothing to multiply: the caller runs the whole-operand path.
 template <typename T>
 bool BatchedGemmPerMatrix(const MatMulShape& s, const T* a, const T* b, T* y) {
   static_assert(kIsHalfElem<T>);
-  const int64_t batches = NumElements(s.out_batch);
-  const bool b_shared = s.b_batch.empty() || NumElements(s.b_batch) == 1;
-  if (CurrentKernelMode() != KernelMode::kFast || s.k == 0 || batches < 2 ||
-      (b_shared && NumElements(s.a_batch) == batches)) {
+  if (CurrentKernelMode() != KernelMode::kFast || s.k == 0 || NumElements(s.out_batch) < 2 ||
+      FoldsBatchIntoM(s)) {
     return false;
   }
-  const int64_t per_unit = internal::CpuHasAvx512() ? 16 : internal::CpuHasAvx2Fma() ? 8 : 1;
-  ParallelFor(batches, s.m * s.n * s.k / per_unit, [&](int64_t b0, int64_t b1) {
+  ForEachProduct<float>(s, [&](int64_t i, int64_t a_off, int64_t b_off) {
     thread_local std::vector<float> a32, b32, y32;
     a32.resize(static_cast<size_t>(s.m * s.k));
     b32.resize(static_cast<size_t>(s.k * s.n));
     y32.resize(static_cast<size_t>(s.m * s.n));
-    for (int64_t i = b0; i < b1; ++i) {
-      ToF32(a + BatchSource(s.out_batch, s.a_batch, i) * s.m * s.k, a32.data(), s.m * s.k);
-      ToF32(b + BatchSource(s.out_batch, s.b_batch, i) * s.k * s.n, b32.data(), s.k * s.n);
-      BlasGemm(false, false, s.m, s.n, s.k, 1.0f, a32.data(), s.k, b32.data(), s.n, 0.0f,
-               y32.data(), s.n);
-      FromF32(y32.data(), y + i * s.m * s.n, s.m * s.n);
-    }
+    ToF32(a + a_off, a32.data(), s.m * s.k);
+    ToF32(b + b_off, b32.data(), s.k * s.n);
+    BlasGemm(false, false, s.m, s.n, s.k, 1.0f, a32.data(), s.k, b32.data(), s.n, 0.0f, y32.data(),
+             s.n);
+    FromF32(y32.data(), y + i * s.m * s.n, s.m * s.n);
   });
   return true;
 }
