@@ -413,6 +413,12 @@ StatusOr<PlanFile> ReadPlanFile(const std::string& path) {
   return ParsePlanBytes(std::string_view(static_cast<const char*>(map), size), path, mapping);
 }
 
+const plan::Attribute* FindPlanAttr(const plan::Kernel& k, std::string_view name) {
+  for (const plan::Attribute& a : k.attrs())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+
 const char* PlanBufferRoleName(int role) {
   static constexpr EnumName<int> kNames[] = {{plan::Buffer::INTERMEDIATE, "intermediate"},
                                              {plan::Buffer::INPUT, "input"},

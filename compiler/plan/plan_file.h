@@ -95,6 +95,9 @@ std::string PlanBufferWhere(const plan::Buffer& b, int id);
 // "intermediate", "input", "output", "parameter", "state", "constant" ("unknown" otherwise).
 const char* PlanBufferRoleName(int role);
 
+// Kernel `k`'s attribute `name`, or null.
+const plan::Attribute* FindPlanAttr(const plan::Kernel& k, std::string_view name);
+
 // CRC-32C (Castagnoli). Crc32c uses the SSE4.2 `crc32` instruction where the CPU has it
 // (checked at run time) and a table otherwise; Crc32cPortable is the table alone (tests compare
 // the two).

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "compiler/plan/plan_file.h"
 #include "kernels/common/fused_elementwise.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/elementwise.h"
@@ -13,9 +14,7 @@
 namespace a8 {
 
 const plan::Attribute* KernelArgs::attr(const std::string& name) const {
-  for (const plan::Attribute& a : kernel_->attrs())
-    if (a.name() == name) return &a;
-  return nullptr;
+  return FindPlanAttr(*kernel_, name);
 }
 
 namespace {

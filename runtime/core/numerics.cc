@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compiler/plan/plan_file.h"
 #include "kernels/common/float16.h"
 #include "kernels/common/fused_elementwise.h"
 
@@ -49,20 +50,14 @@ bool EndsWith(const std::string& s, const char* tail) {
   return s.size() >= n && s.compare(s.size() - n, n, tail) == 0;
 }
 
-const plan::Attribute* FindAttr(const plan::Kernel& kern, const char* name) {
-  for (const plan::Attribute& a : kern.attrs())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
 StatusOr<std::string> BlameFusedElementwise(const plan::Plan& plan, const plan::Kernel& kern,
                                             int64_t index, const ReadBufferF64& read) {
   const std::string fallback = kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
-  const plan::Attribute* code_attr = FindAttr(kern, "program");
+  const plan::Attribute* code_attr = FindPlanAttr(kern, "program");
   if (code_attr == nullptr || !code_attr->has_ints() || kern.outputs_size() < 1) return fallback;
   std::vector<int64_t> code(code_attr->ints().values().begin(), code_attr->ints().values().end());
   std::vector<float> consts;
-  if (const plan::Attribute* c = FindAttr(kern, "constants"); c != nullptr && c->has_floats())
+  if (const plan::Attribute* c = FindPlanAttr(kern, "constants"); c != nullptr && c->has_floats())
     consts.assign(c->floats().values().begin(), c->floats().values().end());
   FusedProgram p;
   if (!DecodeFusedProgram(code.data(), static_cast<int64_t>(code.size()), consts.data(),
@@ -107,14 +102,14 @@ StatusOr<std::string> BlameFusedElementwise(const plan::Plan& plan, const plan::
 StatusOr<std::string> BlameFusedMatMul(const plan::Plan& plan, const plan::Kernel& kern,
                                        int64_t index, const ReadBufferF64& read) {
   const std::string fallback = kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
-  const plan::Attribute* epilogue_attr = FindAttr(kern, "epilogue");
+  const plan::Attribute* epilogue_attr = FindPlanAttr(kern, "epilogue");
   bool bgrad = false;
   const int32_t epilogue =
       epilogue_attr != nullptr ? ParseFusedEpilogue(epilogue_attr->s().c_str(), &bgrad) : -1;
   if (epilogue < 0 || EpilogueIsBackward(epilogue) || kern.inputs_size() < 2 ||
       kern.outputs_size() < 1 || kern.onnx_nodes_size() < 1)
     return fallback;
-  const plan::Attribute* trans_attr = FindAttr(kern, "trans_b");
+  const plan::Attribute* trans_attr = FindPlanAttr(kern, "trans_b");
   const bool trans_b = trans_attr != nullptr && trans_attr->i() != 0;
   const plan::Buffer& out = plan.buffers(kern.outputs(0));
   const plan::Buffer& bbuf = plan.buffers(kern.inputs(1));
@@ -152,7 +147,7 @@ StatusOr<std::string> BlameFusedMatMul(const plan::Plan& plan, const plan::Kerne
 StatusOr<std::string> BlameFusedConv(const plan::Plan& plan, const plan::Kernel& kern,
                                      int64_t index, const ReadBufferF64& read) {
   const std::string fallback = kern.onnx_nodes_size() > 0 ? kern.onnx_nodes(0) : kern.node();
-  const plan::Attribute* act = FindAttr(kern, "activation");
+  const plan::Attribute* act = FindPlanAttr(kern, "activation");
   const bool relu = act != nullptr && act->s() == "relu";
   const int add_at = kern.onnx_nodes_size() - (relu ? 2 : 1);
   if (kern.inputs_size() < 4 || kern.inputs(3) < 0 || kern.outputs_size() < 1 || add_at < 1)
@@ -166,7 +161,7 @@ StatusOr<std::string> BlameFusedConv(const plan::Plan& plan, const plan::Kernel&
   const size_t r = xd.size() < 3 ? 0 : xd.size() - 2;
   if (r == 0 || wd.size() != r + 2 || yd.size() != r + 2) return fallback;
   auto ints = [&](const char* name, int64_t dflt, size_t n) {
-    const plan::Attribute* a = FindAttr(kern, name);
+    const plan::Attribute* a = FindPlanAttr(kern, name);
     std::vector<int64_t> v;
     if (a != nullptr) v.assign(a->ints().values().begin(), a->ints().values().end());
     if (v.size() != n) v.assign(n, dflt);
@@ -174,7 +169,7 @@ StatusOr<std::string> BlameFusedConv(const plan::Plan& plan, const plan::Kernel&
   };
   const std::vector<int64_t> pads = ints("pads", 0, 2 * r), strides = ints("strides", 1, r),
                              dilations = ints("dilations", 1, r);
-  const plan::Attribute* group_attr = FindAttr(kern, "group");
+  const plan::Attribute* group_attr = FindPlanAttr(kern, "group");
   const int64_t group = group_attr != nullptr && group_attr->i() > 0 ? group_attr->i() : 1;
   const int64_t cg = wd[1], mg = yd[1] / group;
   if (mg <= 0 || cg * group != xd[1]) return fallback;

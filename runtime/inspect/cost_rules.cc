@@ -133,20 +133,14 @@ double Elements(const plan::Buffer& b) {
   return n;
 }
 
-const plan::Attribute* FindAttr(const plan::Kernel& k, std::string_view name) {
-  for (const plan::Attribute& a : k.attrs())
-    if (a.name() == name) return &a;
-  return nullptr;
-}
-
 int64_t IntAttr(const plan::Kernel& k, std::string_view name, int64_t fallback) {
-  const plan::Attribute* a = FindAttr(k, name);
+  const plan::Attribute* a = FindPlanAttr(k, name);
   return a != nullptr && a->value_case() == plan::Attribute::kI ? a->i() : fallback;
 }
 
 // FLOPs an element of a fused elementwise program: each instruction one, a transcendental ten.
 double FusedFlopsPerElement(const plan::Kernel& k) {
-  const plan::Attribute* program = FindAttr(k, "program");
+  const plan::Attribute* program = FindPlanAttr(k, "program");
   if (program == nullptr || program->value_case() != plan::Attribute::kInts) return 1;
   double flops = 0;
   const auto& code = program->ints().values();
@@ -282,7 +276,7 @@ StatusOr<KernelCost> EstimateKernelCost(const plan::Plan& plan, int k) {
         }
       }
       if (kern.op() == "a8.FusedMatMul") {
-        const plan::Attribute* e = FindAttr(kern, "epilogue");
+        const plan::Attribute* e = FindPlanAttr(kern, "epilogue");
         const std::string epilogue = e != nullptr ? e->s() : "";
         const bool gelu = epilogue.find("gelu") != std::string::npos;
         const bool grad = !epilogue.empty() && epilogue[0] == 'd';
@@ -312,7 +306,7 @@ StatusOr<KernelCost> EstimateKernelCost(const plan::Plan& plan, int k) {
           c.elements += c.flops / (2 * std::max<double>(filter->type().dims(0), 1));
       }
       if (fused) {  // + Z and Relu: one operation each per output element
-        const plan::Attribute* act = FindAttr(kern, "activation");
+        const plan::Attribute* act = FindPlanAttr(kern, "activation");
         const bool relu = act != nullptr && act->s() == "relu";
         const bool z = kern.inputs_size() > 3 && kern.inputs(3) >= 0;
         c.epilogue_flops = ((relu ? 1 : 0) + (z ? 1 : 0)) * y_elements;

@@ -13,6 +13,7 @@
 #include "compiler/ir/parser.h"
 #include "compiler/ir/verifier.h"
 #include "compiler/plan/kernel_catalog.h"
+#include "compiler/plan/plan_file.h"
 
 namespace a8 {
 namespace {
@@ -62,13 +63,6 @@ std::unique_ptr<Graph> Parse(const std::string& text) {
   Status v = Verify(**g);
   EXPECT_TRUE(v.ok()) << v.message();
   return std::move(g).value();
-}
-
-const plan::Attribute* FindAttr(const plan::Kernel& k, const std::string& name) {
-  for (const plan::Attribute& a : k.attrs()) {
-    if (a.name() == name) return &a;
-  }
-  return nullptr;
 }
 
 std::vector<int64_t> Ints(const plan::Attribute* a) {
@@ -165,18 +159,18 @@ TEST(LowerTest, BuffersKernelsAttrsAndBlob) {
   std::vector<std::string> gemm_attrs;
   for (const auto& a : gemm.attrs()) gemm_attrs.push_back(a.name());
   EXPECT_EQ(gemm_attrs, (std::vector<std::string>{"alpha", "beta", "transA", "transB"}));
-  EXPECT_EQ(FindAttr(gemm, "alpha")->f(), 1.0f);
-  EXPECT_EQ(FindAttr(gemm, "transB")->i(), 0);
-  const plan::Attribute* value = FindAttr(p.kernels(2), "value");
+  EXPECT_EQ(FindPlanAttr(gemm, "alpha")->f(), 1.0f);
+  EXPECT_EQ(FindPlanAttr(gemm, "transB")->i(), 0);
+  const plan::Attribute* value = FindPlanAttr(p.kernels(2), "value");
   ASSERT_NE(value, nullptr);
   EXPECT_EQ(value->tensor_buffer(), 11);
   const plan::Kernel& conv = p.kernels(4);
-  EXPECT_EQ(FindAttr(conv, "auto_pad")->s(), "NOTSET");
-  EXPECT_EQ(Ints(FindAttr(conv, "pads")), (std::vector<int64_t>{1, 1, 1, 1}));
-  EXPECT_EQ(Ints(FindAttr(conv, "strides")), (std::vector<int64_t>{2, 2}));
-  EXPECT_EQ(Ints(FindAttr(conv, "dilations")), (std::vector<int64_t>{1, 1}));
-  EXPECT_EQ(Ints(FindAttr(conv, "kernel_shape")), (std::vector<int64_t>{3, 3}));
-  EXPECT_EQ(FindAttr(conv, "group")->i(), 1);
+  EXPECT_EQ(FindPlanAttr(conv, "auto_pad")->s(), "NOTSET");
+  EXPECT_EQ(Ints(FindPlanAttr(conv, "pads")), (std::vector<int64_t>{1, 1, 1, 1}));
+  EXPECT_EQ(Ints(FindPlanAttr(conv, "strides")), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(Ints(FindPlanAttr(conv, "dilations")), (std::vector<int64_t>{1, 1}));
+  EXPECT_EQ(Ints(FindPlanAttr(conv, "kernel_shape")), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(FindPlanAttr(conv, "group")->i(), 1);
 
   ASSERT_EQ(p.inputs_size(), 2);
   EXPECT_EQ(p.inputs(0).name(), "x");
