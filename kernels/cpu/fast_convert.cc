@@ -7,6 +7,7 @@
 #include <atomic>
 
 #include "kernels/cpu/fast_convert_isa.h"
+#include "kernels/cpu/fast_convert_lanes.h"
 
 // GCC 12's own intrinsics (avx512fintrin.h) build their "undefined" vectors as `__m512 __Y = __Y`,
 // which -Wmaybe-uninitialized reports wherever they are inlined: a false positive.
@@ -126,15 +127,15 @@ __attribute__((target("avx2,f16c"))) int64_t HalfToFloatF16c(const Half* x, floa
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
-    _mm256_storeu_ps(y + i, _mm256_cvtph_ps(h));
+    _mm256_storeu_ps(y + i, lanes::HalfToFloat8(h));
   }
   return i;
 }
 __attribute__((target("avx2,f16c"))) int64_t FloatToHalfF16c(const float* x, Half* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), h);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     lanes::FloatToHalf8(_mm256_loadu_ps(x + i)));
   }
   return i;
 }
@@ -143,29 +144,16 @@ __attribute__((target("avx2"))) int64_t BFloat16ToFloatAvx2(const BFloat16* x, f
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
-    const __m256i w = _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(y + i), w);
+    _mm256_storeu_ps(y + i, lanes::BFloat16ToFloat8(h));
   }
   return i;
 }
 __attribute__((target("avx2"))) int64_t FloatToBFloat16Avx2(const float* x, BFloat16* y,
                                                             int64_t n) {
-  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff);
-  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-  const __m256i quiet = _mm256_set1_epi32(0x40);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + i));
-    const __m256i lsb = _mm256_and_si256(_mm256_srli_epi32(v, 16), one);
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(v, _mm256_add_epi32(bias, lsb)), 16);
-    // Signed compare is right here: |v| and inf are both below 2^31.
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(v, abs_mask), inf);
-    const __m256i nan_bits = _mm256_or_si256(_mm256_srli_epi32(v, 16), quiet);
-    const __m256i r = _mm256_blendv_epi8(rounded, nan_bits, nan);
-    // Every lane is below 2^16, so the unsigned saturating pack is exact; packus works within
-    // 128-bit halves, so the 64-bit quarters are put back in order.
-    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i), _mm256_castsi256_si128(packed));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
+                     lanes::FloatToBFloat168(_mm256_loadu_ps(x + i)));
   }
   return i;
 }
