@@ -17,6 +17,7 @@
 
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/gemm_packed.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_context.h"
 #include "kernels/cpu/parallel.h"
@@ -389,13 +390,14 @@ bool RowSlices(const FastGemmArgs& g, const Key& key, int threads, const uint8_t
   return true;
 }
 
-// Whether oneDNN has a fast f16 matmul here (2.6 has none without AVX-512-FP16 kernels for it).
-bool HasFastF16() {
-  static const bool usable = [] {
-    Key key{DType::kF16, DType::kF16, false, false, 1, 1, 64, 64, 64, 64, 64, 1, 1, 1.0f, false};
-    return FindEntry(key)->usable;
-  }();
-  return usable;
+// Whether the f32 path declines a product of this size: under kMinFastF32Work, or a batch of
+// products each under it where the CPU has the tiles: one tile GEMM a matrix over the pool
+// (BatchedGemm in gemm.cc) beats oneDNN's batched matmul, whose cost per matrix dominates there
+// (the example BERT's attention scores, 128 products of 16 x 16 x 16, one thread: 0.115 ms
+// through oneDNN, 0.051 ms through the AVX2 tiles).
+bool F32Declines(const FastGemmArgs& g) {
+  if (g.batch * g.m * g.n * g.k < kMinFastF32Work) return true;
+  return g.batch > 1 && g.m * g.n * g.k < kMinFastF32Work && CpuHasGemmTiles();
 }
 
 // `n` f16 elements at `x` into `*out` as floats, converted over the pool in vector registers.
@@ -408,21 +410,11 @@ const float* WidenInto(const void* x, int64_t n, std::vector<float>* out) {
   return dst;
 }
 
-// Whether the f32 path declines a product of this size: under kMinFastF32Work, or a batch of
-// products each under it where the CPU has the tiles: one tile GEMM a matrix over the pool
-// (BatchedGemm in gemm.cc) beats oneDNN's batched matmul, whose cost per matrix dominates there
-// (the example BERT's attention scores, 128 products of 16 x 16 x 16, one thread: 0.115 ms
-// through oneDNN, 0.051 ms through the AVX2 tiles).
-bool F32Declines(const FastGemmArgs& g) {
-  if (g.batch * g.m * g.n * g.k < kMinFastF32Work) return true;
-  return g.batch > 1 && g.m * g.n * g.k < kMinFastF32Work && CpuHasGemmTiles();
-}
-
-// An f16 product where oneDNN has no fast f16 kernel: the f32 fast path on float copies of the
-// operands (f16 is exact in float: the same f32-accumulated product), the output rounded to f16
-// once. The conversions are O(mk + kn) against the product's O(mnk) and run in vector registers
-// (fast_convert.h); this replaced the reference GEMM with scalar conversions, which ran BERT's
-// amp and fp16 steps at 0.4x of fp32's speed. Declines what the f32 path declines.
+// An f16 product where oneDNN has no fast f16 kernel but AVX-512 f32 kernels (a Xeon without
+// AVX-512-FP16): the f32 fast path on float copies of the operands (f16 is exact in float: the
+// same f32-accumulated product), the output rounded to f16 once. The conversions are O(mk + kn)
+// against the product's O(mnk) and run in vector registers (fast_convert.h); oneDNN's AVX-512 f32
+// kernel is about twice PackedGemm's AVX2 tiles, which run where the CPU has no AVX-512.
 StatusOr<bool> F16ViaF32(const FastGemmArgs& g, const void* a, const void* b, void* c) {
   if (F32Declines(g)) return false;
   thread_local std::vector<float> a32, b32, c32, add32;
@@ -448,6 +440,15 @@ StatusOr<bool> F16ViaF32(const FastGemmArgs& g, const void* a, const void* b, vo
 
 }  // namespace
 
+bool OneDnnMultiplies(DType t) {
+  auto probe = [](DType dtype) {
+    Key key{dtype, dtype, false, false, 1, 1, 64, 64, 64, 64, 64, 1, 1, 1.0f, false};
+    return FindEntry(key)->usable;
+  };
+  static const bool f32 = probe(DType::kF32), f16 = probe(DType::kF16), bf16 = probe(DType::kBF16);
+  return t == DType::kF32 ? f32 : t == DType::kF16 ? f16 : t == DType::kBF16 && bf16;
+}
+
 int64_t FastGemmExecutions() { return executions.load(std::memory_order_relaxed); }
 
 int64_t FastGemmPacks() { return packs.load(std::memory_order_relaxed); }
@@ -466,7 +467,6 @@ bool FastGemmEnabled() { return CurrentKernelMode() == KernelMode::kFast; }
 
 StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, void* c) {
   A8_RETURN_IF_ERROR(Check(g));
-  if (g.ab_type == DType::kF16 && !HasFastF16()) return F16ViaF32(g, a, b, c);
   const size_t ab_size = ElemSize(g.ab_type), c_size = ElemSize(g.c_type);
   const auto* pa = static_cast<const uint8_t*>(a);
   const auto* pb = static_cast<const uint8_t*>(b);
@@ -479,6 +479,18 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
                              : CpuHasAvx512()         ? kParallelWork
                                                       : kParallelWork / 2;
   const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), work / split_work + 1));
+  if (g.ab_type != DType::kF32 && !OneDnnMultiplies(g.ab_type)) {
+    // Products too small for the packing to pay stay with the reference, as f32's do.
+    if (F32Declines(g)) return false;
+    if (CpuHasAvx512()) {
+      if (g.ab_type != DType::kF16) return false;
+      return F16ViaF32(g, a, b, c);
+    }
+    if (!CpuHasPackedGemm()) return false;
+    PackedGemm(g, a, b, c, threads);
+    executions.fetch_add(1, std::memory_order_relaxed);
+    return true;
+  }
   Key key{g.ab_type,
           g.c_type,
           g.trans_a,
@@ -575,7 +587,10 @@ std::string FastGemmDescription() {
     for (DType t : types) {
       Key key{t, t, false, false, 1, 1, 64, 64, 64, 64, 64, 1, 1, 1.0f, false};
       std::shared_ptr<const Entry> e = FindEntry(key);
-      const char* fallback = t == DType::kF16 ? "f32 kernel on converted copies" : "reference";
+      const char* fallback = t == DType::kF32                     ? "reference"
+                             : CpuHasAvx512() && t == DType::kF16 ? "f32 kernel on converted copies"
+                             : !CpuHasAvx512() && CpuHasPackedGemm() ? kPackedGemmName
+                                                                     : "reference";
       out += fmt::format("{}{}: {}", t == DType::kBF16 ? "" : ", ", ElemName(t),
                          e->usable ? e->impl : fallback);
     }

@@ -3,11 +3,12 @@
 // oneDNN picks its kernel at run time: AMX tiles for bf16 on CPUs with AMX (brg:avx512_core_amx),
 // AVX-512-BF16 / AVX-512-FP16 dot products, AVX-512 or AVX2 FMA for f32. Operands are read in
 // their own dtype (no widened copy in memory), products accumulate in f32 and the output is
-// rounded once, as tensor cores do. Where oneDNN has only its reference implementation for a
-// dtype on this CPU (no AVX-512 for bf16/f16), FastGemm declines and the caller runs the reference
-// kernel instead; except f16 (oneDNN 2.6 has no fast f16 matmul on our CPUs), which runs the f32
-// kernel on float copies of the operands converted in vector registers (exact), its output
-// rounded to f16 once.
+// rounded once, as tensor cores do. Where oneDNN has only its reference implementation for f16
+// or bf16 on this CPU, FastGemm runs our own packed AVX2 GEMM instead on CPUs without AVX-512
+// (gemm_packed.h: the operands become floats as they are packed, f32 accumulation, one rounding),
+// and f16 on AVX-512 CPUs through the f32 kernel on float copies of the operands converted in
+// vector registers, its output rounded once; elsewhere it declines and the caller runs the
+// reference kernel.
 //
 // Primitives are created once per (shape, dtypes, transposes, scale, addend shape) and kept for the
 // life of the process. Where the kernel wants B in a blocked layout (AMX: VNNI blocks), a B that
@@ -55,17 +56,25 @@ bool FastGemmEnabled();
 // Errors: sizes or dtypes outside the contract above.
 StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, void* c);
 
-// How many oneDNN primitive executions this process has run (for tests: proof that a product
-// took the fast path rather than being declined).
+// How many products this process has run on the fast path: oneDNN primitive executions and
+// PackedGemm products (for tests: proof that a product took the fast path rather than being
+// declined).
 int64_t FastGemmExecutions();
+
+// Whether oneDNN has a fast matmul for `t` (f32, f16 or bf16) on this CPU. Where it has none for
+// f16 or bf16, FastGemm runs them through PackedGemm (gemm_packed.h) on CPUs with AVX2 but no
+// AVX-512, and f16 through oneDNN's f32 kernel on converted copies on CPUs with AVX-512 (whose
+// f32 kernel is about twice the AVX2 tiles); it declines small products as it declines f32's.
+bool OneDnnMultiplies(DType t);
 
 // How many times this process has packed a B into the kernel's layout (for tests: a B in stable
 // memory, stable_regions.h, is packed once per write of it, any other B once per product).
 int64_t FastGemmPacks();
 
 // What the fast path runs, e.g. "oneDNN 2.6.3 (bf16: brg:avx512_core_amx_bf16, f32:
-// brg:avx512_core, f16: brg:avx512_core_fp16)", probed once on a small product of each dtype; the
-// dtype reads "reference" where FastGemm declines it ("f32 kernel on converted copies" for f16).
+// brg:avx512_core, f16: brg:avx512_core_fp16)", probed once on a small product of each dtype; a
+// dtype reads kPackedGemmName where PackedGemm runs it, "f32 kernel on converted copies" for f16
+// on AVX-512 CPUs without AVX-512-FP16, "reference" where FastGemm declines it.
 std::string FastGemmDescription();
 
 }  // namespace a8::cpu::internal

@@ -35,13 +35,11 @@ class FastGemmTest : public ::testing::TestWithParam<DType> {
                    << internal::FastGemmDescription() << ")";
     }
   }
-  // The fast path ran (oneDNN executed), except for f32 products below kMinFastF32Work, which
-  // it declines in favour of the reference.
+  // The fast path ran (oneDNN or PackedGemm), except for f32 products below kMinFastF32Work,
+  // which it declines in favour of the reference, as it does f16/bf16 ones where PackedGemm
+  // runs them.
   static void ExpectRan(DType t, int64_t work, int64_t executions_before) {
-    // f16 runs on f32 copies where oneDNN has no fast f16 kernel, declined as f32 is.
-    const bool f16_as_f32 =
-        internal::FastGemmDescription().find("f16: f32 kernel") != std::string::npos;
-    const bool small_declined = t == DType::kF32 || (t == DType::kF16 && f16_as_f32);
+    const bool small_declined = t == DType::kF32 || !internal::OneDnnMultiplies(t);
     const bool want = !small_declined || work >= internal::kMinFastF32Work;
     EXPECT_EQ(internal::FastGemmExecutions() > executions_before, want)
         << (want ? "the fast path declined the product" : "a small f32 product ran in oneDNN");
@@ -159,12 +157,13 @@ TEST_P(FastGemmTest, FusedMatMulMatchesReference) {
   ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
 }
 
-// f16 products batched on both sides, where oneDNN has no f16 kernel: each matrix is widened and
-// multiplied on its own (gemm.cc BatchedGemmPerMatrix), and the bits are those of the fast f32
-// product of the widened operands rounded once (widening is exact). Shapes: attention's heads,
-// odd sizes, and A shared against a batched B.
+// Small f16 products batched on both sides, where oneDNN has no f16 kernel (too small for
+// PackedGemm to take): each matrix is widened and multiplied on its own (gemm.cc
+// BatchedGemmPerMatrix), and the bits are those of the fast f32 product of the widened operands
+// rounded once (widening is exact). Shapes: attention's heads, odd sizes, and A shared against a
+// batched B.
 TEST(FastHalfMatMulTest, BatchedProductsAreTheF32ProductRoundedOnce) {
-  if (internal::FastGemmDescription().find("f16: f32 kernel") == std::string::npos) {
+  if (internal::OneDnnMultiplies(DType::kF16)) {
     GTEST_SKIP() << "oneDNN multiplies f16 itself on this CPU (" << internal::FastGemmDescription()
                  << ")";
   }

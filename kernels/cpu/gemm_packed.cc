@@ -1,0 +1,348 @@
+#include "kernels/cpu/gemm_packed.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "kernels/cpu/fast_convert_lanes.h"
+#include "kernels/cpu/parallel.h"
+
+namespace a8::cpu::internal {
+namespace {
+
+// The register tile (kMr x kNr floats: 12 ymm accumulators, two B vectors and one broadcast) and
+// the blocks: a B micro-panel (kKc x kNr, up to 64 KiB) and the A micro-panels of an A block
+// (kMc x kKc, up to 288 KiB) stream from L2, a B block (kKc x kNc, up to 4 MiB) sits in L3. With
+// k up to kKc (BERT-base's 768 and 1024) a tile's sums finish in registers and go straight to C,
+// with no partial sums kept between blocks of k. On the BERT-base shapes (one thread, Zen 3)
+// these sizes and BLIS's Zen ones (kKc 256, kMc 144) measured within 1% of each other.
+constexpr int64_t kMr = 6, kNr = 16;
+constexpr int64_t kKc = 1024, kMc = 72, kNc = 1024;
+// An A micro-panel of 6 lanes is packed with 8-float stores that run 2 floats past it.
+constexpr int64_t kSlack = 8;
+
+int64_t RoundUp(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+// As GemmF32Avx2 does on leaving: GCC does not clear the upper register halves after
+// target("avx2") code, and the caller's SSE code runs slowly until they are.
+__attribute__((target("avx"))) void ZeroUpper() { _mm256_zeroupper(); }
+
+// `n` floats of `buf` from a 64-byte boundary: a B micro-panel's rows (16 floats) each fill one
+// cache line, so no vector load straddles two.
+float* Aligned(std::vector<float>& buf, int64_t n) {
+  constexpr size_t kLine = 64;
+  if (buf.size() < static_cast<size_t>(n) + kLine / sizeof(float)) {
+    buf.resize(static_cast<size_t>(n) + kLine / sizeof(float));
+  }
+  const auto address = reinterpret_cast<uintptr_t>(buf.data());
+  return buf.data() + (kLine - address % kLine) % kLine / sizeof(float);
+}
+
+// 8 elements (f16, or bf16 where kBf16) at p as floats.
+template <bool kBf16>
+[[gnu::always_inline]] inline __attribute__((target("avx2,f16c"))) __m256 Load8(const uint16_t* p) {
+  const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+  return kBf16 ? lanes::BFloat16ToFloat8(h) : lanes::HalfToFloat8(h);
+}
+
+// The first n (< 8) elements at p as floats, zeros after (0 is zero in f16 and bf16).
+template <bool kBf16>
+[[gnu::always_inline]] inline __attribute__((target("avx2,f16c"))) __m256 LoadFirst(
+    const uint16_t* p, int64_t n) {
+  alignas(16) uint16_t tmp[8] = {};
+  std::memcpy(tmp, p, static_cast<size_t>(n) * sizeof(uint16_t));
+  return Load8<kBf16>(tmp);
+}
+
+[[gnu::always_inline]] inline __attribute__((target("avx2"))) void Transpose8(__m256 r[8]) {
+  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
+  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
+  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
+  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
+  const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
+  const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
+  const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
+  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
+  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
+  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
+  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
+  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
+  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
+  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
+}
+
+// One micro-panel of W lanes (W = kMr rows of op(A), or kNr columns of op(B)) over kc steps of
+// the shared dimension: dst[l * W + lane] = x(lane, l) as float, lanes from `lanes` on zero.
+// `x` is the panel's first element; `lane_stride` and `step_stride` are the elements between
+// lanes and between steps. One of the two is 1: the lanes are contiguous (A transposed, B as
+// stored) or each lane's steps are (A as stored, B transposed; read 8 x 8 and transposed).
+// `end` is the end of the operand's elements.
+template <int W, bool kBf16>
+__attribute__((target("avx2,f16c"))) void PackPanel(const uint16_t* x, int64_t lane_stride,
+                                                    int64_t step_stride, int64_t lanes, int64_t kc,
+                                                    const uint16_t* end, float* dst) {
+  static_assert(W == kMr || W == kNr);
+  constexpr int kGroups = (W + 7) / 8;
+  if (lane_stride == 1) {
+    for (int64_t l = 0; l < kc; ++l) {
+      const uint16_t* src = x + l * step_stride;
+      for (int g = 0; g < kGroups; ++g) {
+        const int64_t n = std::min<int64_t>(lanes - 8 * g, 8);
+        // A 6-lane read of 8 may run past the panel but not past the operand (`end`).
+        const bool whole = n == 8 || (n == kMr && src + 8 * g + 8 <= end);
+        const __m256 v = whole   ? Load8<kBf16>(src + 8 * g)
+                         : n > 0 ? LoadFirst<kBf16>(src + 8 * g, n)
+                                 : _mm256_setzero_ps();
+        _mm256_storeu_ps(dst + l * W + 8 * g, v);  // W = 6: 2 floats past, rewritten next
+      }
+    }
+    return;
+  }
+  for (int64_t l = 0; l < kc; l += 8) {
+    const int64_t steps = std::min<int64_t>(kc - l, 8);
+    for (int g = 0; g < kGroups; ++g) {
+      __m256 r[8];
+      for (int t = 0; t < 8; ++t) {
+        const int64_t lane = 8 * g + t;
+        const uint16_t* src = x + lane * lane_stride + l;
+        r[t] = lane >= lanes ? _mm256_setzero_ps()
+               : steps == 8  ? Load8<kBf16>(src)
+                             : LoadFirst<kBf16>(src, steps);
+      }
+      Transpose8(r);
+      for (int64_t t = 0; t < steps; ++t) _mm256_storeu_ps(dst + (l + t) * W + 8 * g, r[t]);
+    }
+  }
+}
+
+// One tile's place in C, and what its last pass applies: C = alpha acc + addend, rounded once.
+struct Tile {
+  const FastGemmArgs* g;
+  void* c;
+  int64_t i, j;        // the tile's first row and column in C
+  int64_t rows, cols;  // how many of its kMr x kNr elements C has
+};
+
+// n (<= 8) elements of `t` at p as floats, zeros after.
+[[gnu::always_inline]] inline __attribute__((target("avx2,f16c"))) __m256 LoadAs(DType t,
+                                                                                 const void* p,
+                                                                                 int64_t n) {
+  if (t == DType::kF32) {
+    alignas(32) float tmp[8] = {};
+    std::memcpy(tmp, p, static_cast<size_t>(n) * sizeof(float));
+    return _mm256_load_ps(tmp);
+  }
+  const auto* h = static_cast<const uint16_t*>(p);
+  if (t == DType::kBF16) return n == 8 ? Load8<true>(h) : LoadFirst<true>(h, n);
+  return n == 8 ? Load8<false>(h) : LoadFirst<false>(h, n);
+}
+
+// Row r of a tile: lo and hi are its 16 float sums.
+__attribute__((target("avx2,f16c"))) void StoreRow(const Tile& t, int64_t r, __m256 lo, __m256 hi) {
+  const FastGemmArgs& g = *t.g;
+  const int64_t i = t.i + r;
+  const __m256 alpha = _mm256_set1_ps(g.alpha);
+  lo = _mm256_mul_ps(lo, alpha);
+  hi = _mm256_mul_ps(hi, alpha);
+  const size_t c_size = ElemSize(g.c_type);
+  if (g.addend != nullptr) {
+    const int64_t row = g.add_rows == 1 ? 0 : i;
+    const auto* add = static_cast<const uint8_t*>(g.addend);
+    if (g.add_cols == 1) {
+      const __m256 v = _mm256_set1_ps(_mm256_cvtss_f32(LoadAs(g.c_type, add + row * c_size, 1)));
+      lo = _mm256_add_ps(lo, v);
+      hi = _mm256_add_ps(hi, v);
+    } else {
+      const uint8_t* p = add + (row * g.add_cols + t.j) * c_size;
+      lo = _mm256_add_ps(lo, LoadAs(g.c_type, p, std::min<int64_t>(t.cols, 8)));
+      if (t.cols > 8) hi = _mm256_add_ps(hi, LoadAs(g.c_type, p + 8 * c_size, t.cols - 8));
+    }
+  }
+  uint8_t* out = static_cast<uint8_t*>(t.c) + (i * g.n + t.j) * c_size;
+  alignas(32) uint8_t tmp[kNr * sizeof(float)];
+  uint8_t* dst = t.cols == kNr ? out : tmp;
+  if (g.c_type == DType::kF32) {
+    _mm256_storeu_ps(reinterpret_cast<float*>(dst), lo);
+    _mm256_storeu_ps(reinterpret_cast<float*>(dst) + 8, hi);
+  } else {
+    const bool bf16 = g.c_type == DType::kBF16;
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
+                     bf16 ? lanes::FloatToBFloat168(lo) : lanes::FloatToHalf8(lo));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst) + 1,
+                     bf16 ? lanes::FloatToBFloat168(hi) : lanes::FloatToHalf8(hi));
+  }
+  if (dst == tmp) std::memcpy(out, tmp, static_cast<size_t>(t.cols) * c_size);
+}
+
+// The kMr x kNr tile's sums over kc steps: sum over l of a[l * kMr + r] * b[l * kNr + j], in
+// float with FMA, in order of l, plus the partial sums of the earlier blocks of k at acc where
+// kAccumulate (acc is null only where k is one block). Not the last block of k: the sums go
+// back to acc. The last (`last` not null): C's
+// elements of the tile, through StoreRow. The twelve accumulators are named, not an array: GCC
+// kept an array's elements in registers but also stored them to the stack at every step (3x
+// slower).
+template <bool kAccumulate>
+__attribute__((target("avx2,fma,f16c"))) void MicroKernel(int64_t kc, const float* a,
+                                                          const float* b, float* acc, int64_t ld,
+                                                          const Tile* last) {
+  __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
+#pragma GCC unroll 4
+  for (int64_t l = 0; l < kc; ++l, a += kMr, b += kNr) {
+    const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
+    __m256 av = _mm256_broadcast_ss(a);
+    c00 = _mm256_fmadd_ps(av, b0, c00);
+    c01 = _mm256_fmadd_ps(av, b1, c01);
+    av = _mm256_broadcast_ss(a + 1);
+    c10 = _mm256_fmadd_ps(av, b0, c10);
+    c11 = _mm256_fmadd_ps(av, b1, c11);
+    av = _mm256_broadcast_ss(a + 2);
+    c20 = _mm256_fmadd_ps(av, b0, c20);
+    c21 = _mm256_fmadd_ps(av, b1, c21);
+    av = _mm256_broadcast_ss(a + 3);
+    c30 = _mm256_fmadd_ps(av, b0, c30);
+    c31 = _mm256_fmadd_ps(av, b1, c31);
+    av = _mm256_broadcast_ss(a + 4);
+    c40 = _mm256_fmadd_ps(av, b0, c40);
+    c41 = _mm256_fmadd_ps(av, b1, c41);
+    av = _mm256_broadcast_ss(a + 5);
+    c50 = _mm256_fmadd_ps(av, b0, c50);
+    c51 = _mm256_fmadd_ps(av, b1, c51);
+  }
+  const __m256 rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                               {c30, c31}, {c40, c41}, {c50, c51}};
+  const int64_t n = last == nullptr ? kMr : last->rows;
+  for (int64_t r = 0; r < n; ++r) {
+    __m256 lo = rows[r][0], hi = rows[r][1];
+    if constexpr (kAccumulate) {
+      lo = _mm256_add_ps(lo, _mm256_loadu_ps(acc + r * ld));
+      hi = _mm256_add_ps(hi, _mm256_loadu_ps(acc + r * ld + 8));
+    }
+    if (last != nullptr) {
+      StoreRow(*last, r, lo, hi);
+    } else {  // acc is not null before the last block
+      _mm256_storeu_ps(acc + r * ld, lo);
+      _mm256_storeu_ps(acc + r * ld + 8, hi);
+    }
+  }
+}
+
+// One matrix of the product, as in FastGemmArgs: op(A) [m, k], op(B) [k, n], C [m, n], dense.
+struct Operands {
+  const uint16_t *a, *a_end;
+  const uint16_t *b, *b_end;
+  void* c;
+};
+
+// C[i0:i1, j0:j1] of one matrix, on the calling thread. The blocks of k before the last keep
+// their partial sums in `acc` (float, the block's rows x columns; none where k fits one block);
+// the last block's tiles write C.
+template <bool kBf16>
+void Block(const FastGemmArgs& g, const Operands& x, int64_t i0, int64_t i1, int64_t j0,
+           int64_t j1) {
+  thread_local std::vector<float> a_buf, b_buf, acc_buf;
+  const int64_t rows = i1 - i0;
+  float* a_pack = Aligned(a_buf, kMc * kKc + kSlack);
+  float* b_pack = Aligned(b_buf, RoundUp(std::min(j1 - j0, kNc), kNr) * kKc);
+  float* acc = nullptr;
+  // op(A)(i, l) and op(B)(l, j) as strides of the stored matrices.
+  const int64_t a_row = g.trans_a ? 1 : g.k, a_step = g.trans_a ? g.m : 1;
+  const int64_t b_col = g.trans_b ? g.k : 1, b_step = g.trans_b ? 1 : g.n;
+  for (int64_t jc = j0; jc < j1; jc += kNc) {
+    const int64_t nc = std::min(kNc, j1 - jc), ld = RoundUp(nc, kNr);
+    if (g.k > kKc) acc = Aligned(acc_buf, RoundUp(rows, kMr) * ld);
+    for (int64_t pc = 0; pc < g.k; pc += kKc) {
+      const int64_t kc = std::min(kKc, g.k - pc);
+      const bool first = pc == 0, last = pc + kc == g.k;
+      for (int64_t jr = 0; jr < nc; jr += kNr) {
+        PackPanel<kNr, kBf16>(x.b + pc * b_step + (jc + jr) * b_col, b_col, b_step,
+                              std::min(kNr, nc - jr), kc, x.b_end, b_pack + jr * kc);
+      }
+      for (int64_t ic = 0; ic < rows; ic += kMc) {
+        const int64_t mc = std::min(kMc, rows - ic);
+        for (int64_t ir = 0; ir < mc; ir += kMr) {
+          PackPanel<kMr, kBf16>(x.a + (i0 + ic + ir) * a_row + pc * a_step, a_row, a_step,
+                                std::min(kMr, mc - ir), kc, x.a_end, a_pack + ir * kc);
+        }
+        for (int64_t jr = 0; jr < nc; jr += kNr) {
+          for (int64_t ir = 0; ir < mc; ir += kMr) {
+            float* tile = last && first ? nullptr : acc + (ic + ir) * ld + jr;
+            const float* ap = a_pack + ir * kc;
+            const float* bp = b_pack + jr * kc;
+            const Tile t{
+                &g, x.c, i0 + ic + ir, jc + jr, std::min(kMr, mc - ir), std::min(kNr, nc - jr)};
+            const Tile* out = last ? &t : nullptr;
+            first ? MicroKernel<false>(kc, ap, bp, tile, ld, out)
+                  : MicroKernel<true>(kc, ap, bp, tile, ld, out);
+          }
+        }
+      }
+    }
+  }
+}
+
+template <bool kBf16>
+void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads) {
+  const size_t c_size = ElemSize(g.c_type);
+  auto operands = [&](int64_t i) {
+    const auto* ai = static_cast<const uint16_t*>(a) + i * g.stride_a;
+    const auto* bi = static_cast<const uint16_t*>(b) + i * g.stride_b;
+    return Operands{ai, ai + g.m * g.k, bi, bi + g.k * g.n,
+                    static_cast<uint8_t*>(c) + i * g.m * g.n * c_size};
+  };
+  if (g.batch > 1) {  // whole matrices a chunk
+    auto one = [&](int64_t i) { Block<kBf16>(g, operands(i), 0, g.m, 0, g.n); };
+    auto task = [](void* ctx, int i) { (*static_cast<decltype(one)*>(ctx))(i); };
+    if (threads <= 1 || !PoolRun(threads, static_cast<int>(g.batch), task, &one)) {
+      for (int64_t i = 0; i < g.batch; ++i) one(i);
+    }
+    return;
+  }
+  // One matrix in pieces: column strips where C is wide enough (each packs its own B columns,
+  // and all of A), else row strips (each packs its own A rows, and all of B).
+  const Operands x = operands(0);
+  const int64_t wanted = threads <= 1 ? 1 : int64_t{threads} * ChunksPerThread();
+  const bool by_columns = g.n / (4 * kNr) >= wanted || g.n >= g.m;
+  const int64_t unit = by_columns ? kNr : kMr, extent = by_columns ? g.n : g.m;
+  const int64_t pieces = std::max<int64_t>(1, std::min(wanted, extent / (4 * unit)));
+  const int64_t width = RoundUp((extent + pieces - 1) / pieces, unit);
+  auto piece = [&](int64_t p) {
+    const int64_t lo = p * width, hi = std::min(extent, lo + width);
+    if (lo >= hi) return;
+    by_columns ? Block<kBf16>(g, x, 0, g.m, lo, hi) : Block<kBf16>(g, x, lo, hi, 0, g.n);
+  };
+  auto task = [](void* ctx, int p) { (*static_cast<decltype(piece)*>(ctx))(p); };
+  if (pieces <= 1 || !PoolRun(threads, static_cast<int>(pieces), task, &piece)) {
+    for (int64_t p = 0; p < pieces; ++p) piece(p);
+  }
+}
+
+}  // namespace
+
+bool CpuHasPackedGemm() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0 &&
+           __builtin_cpu_supports("f16c") != 0;
+  }();
+  return has;
+}
+
+void PackedGemm(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads) {
+  if (g.ab_type == DType::kBF16) {
+    Run<true>(g, a, b, c, threads);
+  } else {
+    Run<false>(g, a, b, c, threads);
+  }
+  ZeroUpper();
+}
+
+}  // namespace a8::cpu::internal
