@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/fast_convert_lanes.h"
@@ -131,55 +132,60 @@ struct Tile {
   int64_t rows, cols;  // how many of its kMr x kNr elements C has
 };
 
-// n (<= 8) elements of `t` at p as floats, zeros after.
-[[gnu::always_inline]] inline __attribute__((target("avx2,f16c"))) __m256 LoadAs(DType t,
-                                                                                 const void* p,
+// n (<= 8) elements of C's type CT (float, Half or BFloat16) at p as floats, zeros after n.
+template <typename CT>
+[[gnu::always_inline]] inline __attribute__((target("avx2,f16c"))) __m256 LoadAs(const CT* p,
                                                                                  int64_t n) {
-  if (t == DType::kF32) {
+  if constexpr (std::is_same_v<CT, float>) {
+    if (n == 8) return _mm256_loadu_ps(p);
     alignas(32) float tmp[8] = {};
     std::memcpy(tmp, p, static_cast<size_t>(n) * sizeof(float));
     return _mm256_load_ps(tmp);
+  } else {
+    constexpr bool kBf16 = std::is_same_v<CT, BFloat16>;
+    const auto* h = reinterpret_cast<const uint16_t*>(p);
+    return n == 8 ? Load8<kBf16>(h) : LoadFirst<kBf16>(h, n);
   }
-  const auto* h = static_cast<const uint16_t*>(p);
-  if (t == DType::kBF16) return n == 8 ? Load8<true>(h) : LoadFirst<true>(h, n);
-  return n == 8 ? Load8<false>(h) : LoadFirst<false>(h, n);
 }
 
-// Row r of a tile: lo and hi are its 16 float sums.
-__attribute__((target("avx2,f16c"))) void StoreRow(const Tile& t, int64_t r, __m256 lo, __m256 hi) {
+// Row r of a tile into C (of type CT): lo and hi are its 16 float sums.
+template <typename CT>
+[[gnu::always_inline]] inline __attribute__((target("avx2,f16c"))) void StoreRow(const Tile& t,
+                                                                                 int64_t r,
+                                                                                 __m256 lo,
+                                                                                 __m256 hi) {
   const FastGemmArgs& g = *t.g;
   const int64_t i = t.i + r;
-  const __m256 alpha = _mm256_set1_ps(g.alpha);
-  lo = _mm256_mul_ps(lo, alpha);
-  hi = _mm256_mul_ps(hi, alpha);
-  const size_t c_size = ElemSize(g.c_type);
+  if (g.alpha != 1.0f) {
+    const __m256 alpha = _mm256_set1_ps(g.alpha);
+    lo = _mm256_mul_ps(lo, alpha);
+    hi = _mm256_mul_ps(hi, alpha);
+  }
   if (g.addend != nullptr) {
-    const int64_t row = g.add_rows == 1 ? 0 : i;
-    const auto* add = static_cast<const uint8_t*>(g.addend);
+    const auto* add = static_cast<const CT*>(g.addend) + (g.add_rows == 1 ? 0 : i) * g.add_cols;
     if (g.add_cols == 1) {
-      const __m256 v = _mm256_set1_ps(_mm256_cvtss_f32(LoadAs(g.c_type, add + row * c_size, 1)));
+      const __m256 v = _mm256_set1_ps(_mm256_cvtss_f32(LoadAs(add, 1)));
       lo = _mm256_add_ps(lo, v);
       hi = _mm256_add_ps(hi, v);
     } else {
-      const uint8_t* p = add + (row * g.add_cols + t.j) * c_size;
-      lo = _mm256_add_ps(lo, LoadAs(g.c_type, p, std::min<int64_t>(t.cols, 8)));
-      if (t.cols > 8) hi = _mm256_add_ps(hi, LoadAs(g.c_type, p + 8 * c_size, t.cols - 8));
+      lo = _mm256_add_ps(lo, LoadAs(add + t.j, std::min<int64_t>(t.cols, 8)));
+      if (t.cols > 8) hi = _mm256_add_ps(hi, LoadAs(add + t.j + 8, t.cols - 8));
     }
   }
-  uint8_t* out = static_cast<uint8_t*>(t.c) + (i * g.n + t.j) * c_size;
-  alignas(32) uint8_t tmp[kNr * sizeof(float)];
-  uint8_t* dst = t.cols == kNr ? out : tmp;
-  if (g.c_type == DType::kF32) {
-    _mm256_storeu_ps(reinterpret_cast<float*>(dst), lo);
-    _mm256_storeu_ps(reinterpret_cast<float*>(dst) + 8, hi);
+  CT* out = static_cast<CT*>(t.c) + i * g.n + t.j;
+  alignas(32) CT tmp[kNr];
+  CT* dst = t.cols == kNr ? out : tmp;
+  if constexpr (std::is_same_v<CT, float>) {
+    _mm256_storeu_ps(dst, lo);
+    _mm256_storeu_ps(dst + 8, hi);
   } else {
-    const bool bf16 = g.c_type == DType::kBF16;
+    constexpr bool kBf16 = std::is_same_v<CT, BFloat16>;
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst),
-                     bf16 ? lanes::FloatToBFloat168(lo) : lanes::FloatToHalf8(lo));
+                     kBf16 ? lanes::FloatToBFloat168(lo) : lanes::FloatToHalf8(lo));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst) + 1,
-                     bf16 ? lanes::FloatToBFloat168(hi) : lanes::FloatToHalf8(hi));
+                     kBf16 ? lanes::FloatToBFloat168(hi) : lanes::FloatToHalf8(hi));
   }
-  if (dst == tmp) std::memcpy(out, tmp, static_cast<size_t>(t.cols) * c_size);
+  if (dst == tmp) std::memcpy(out, tmp, static_cast<size_t>(t.cols) * sizeof(CT));
 }
 
 // The kMr x kNr tile's sums over kc steps: sum over l of a[l * kMr + r] * b[l * kNr + j], in
@@ -189,7 +195,7 @@ __attribute__((target("avx2,f16c"))) void StoreRow(const Tile& t, int64_t r, __m
 // elements of the tile, through StoreRow. The twelve accumulators are named, not an array: GCC
 // kept an array's elements in registers but also stored them to the stack at every step (3x
 // slower).
-template <bool kAccumulate>
+template <bool kAccumulate, typename CT>
 __attribute__((target("avx2,fma,f16c"))) void MicroKernel(int64_t kc, const float* a,
                                                           const float* b, float* acc, int64_t ld,
                                                           const Tile* last) {
@@ -227,7 +233,7 @@ __attribute__((target("avx2,fma,f16c"))) void MicroKernel(int64_t kc, const floa
       hi = _mm256_add_ps(hi, _mm256_loadu_ps(acc + r * ld + 8));
     }
     if (last != nullptr) {
-      StoreRow(*last, r, lo, hi);
+      StoreRow<CT>(*last, r, lo, hi);
     } else {  // acc is not null before the last block
       _mm256_storeu_ps(acc + r * ld, lo);
       _mm256_storeu_ps(acc + r * ld + 8, hi);
@@ -245,7 +251,7 @@ struct Operands {
 // C[i0:i1, j0:j1] of one matrix, on the calling thread. The blocks of k before the last keep
 // their partial sums in `acc` (float, the block's rows x columns; none where k fits one block);
 // the last block's tiles write C.
-template <bool kBf16>
+template <bool kBf16, typename CT>
 void Block(const FastGemmArgs& g, const Operands& x, int64_t i0, int64_t i1, int64_t j0,
            int64_t j1) {
   thread_local std::vector<float> a_buf, b_buf, acc_buf;
@@ -280,8 +286,8 @@ void Block(const FastGemmArgs& g, const Operands& x, int64_t i0, int64_t i1, int
             const Tile t{
                 &g, x.c, i0 + ic + ir, jc + jr, std::min(kMr, mc - ir), std::min(kNr, nc - jr)};
             const Tile* out = last ? &t : nullptr;
-            first ? MicroKernel<false>(kc, ap, bp, tile, ld, out)
-                  : MicroKernel<true>(kc, ap, bp, tile, ld, out);
+            first ? MicroKernel<false, CT>(kc, ap, bp, tile, ld, out)
+                  : MicroKernel<true, CT>(kc, ap, bp, tile, ld, out);
           }
         }
       }
@@ -289,7 +295,7 @@ void Block(const FastGemmArgs& g, const Operands& x, int64_t i0, int64_t i1, int
   }
 }
 
-template <bool kBf16>
+template <bool kBf16, typename CT>
 void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads) {
   const size_t c_size = ElemSize(g.c_type);
   auto operands = [&](int64_t i) {
@@ -299,7 +305,7 @@ void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threa
                     static_cast<uint8_t*>(c) + i * g.m * g.n * c_size};
   };
   if (g.batch > 1) {  // whole matrices a chunk
-    auto one = [&](int64_t i) { Block<kBf16>(g, operands(i), 0, g.m, 0, g.n); };
+    auto one = [&](int64_t i) { Block<kBf16, CT>(g, operands(i), 0, g.m, 0, g.n); };
     auto task = [](void* ctx, int i) { (*static_cast<decltype(one)*>(ctx))(i); };
     if (threads <= 1 || !PoolRun(threads, static_cast<int>(g.batch), task, &one)) {
       for (int64_t i = 0; i < g.batch; ++i) one(i);
@@ -317,7 +323,7 @@ void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threa
   auto piece = [&](int64_t p) {
     const int64_t lo = p * width, hi = std::min(extent, lo + width);
     if (lo >= hi) return;
-    by_columns ? Block<kBf16>(g, x, 0, g.m, lo, hi) : Block<kBf16>(g, x, lo, hi, 0, g.n);
+    by_columns ? Block<kBf16, CT>(g, x, 0, g.m, lo, hi) : Block<kBf16, CT>(g, x, lo, hi, 0, g.n);
   };
   auto task = [](void* ctx, int p) { (*static_cast<decltype(piece)*>(ctx))(p); };
   if (pieces <= 1 || !PoolRun(threads, static_cast<int>(pieces), task, &piece)) {
@@ -337,10 +343,13 @@ bool CpuHasPackedGemm() {
 }
 
 void PackedGemm(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads) {
-  if (g.ab_type == DType::kBF16) {
-    Run<true>(g, a, b, c, threads);
+  const bool bf16 = g.ab_type == DType::kBF16;
+  if (g.c_type == DType::kF32) {
+    bf16 ? Run<true, float>(g, a, b, c, threads) : Run<false, float>(g, a, b, c, threads);
+  } else if (bf16) {
+    Run<true, BFloat16>(g, a, b, c, threads);
   } else {
-    Run<false>(g, a, b, c, threads);
+    Run<false, Half>(g, a, b, c, threads);
   }
   ZeroUpper();
 }
