@@ -235,8 +235,9 @@ StatusOr<bool> ConvWith(const ConvParams& p, const void* x, const void* w, const
   const bool has_direct = internal::MakeDirectConv(p, out_spatial, &direct);
   if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins
     // The direct path in row mode wins over oneDNN in f32 and f16 (computed in f32); bf16 keeps
-    // oneDNN's bf16 kernels.
-    if (p.dtype == DType::kBF16 || !has_direct || !internal::DirectConvRowMode(direct)) {
+    // oneDNN's bf16 kernels where the CPU has them (else it is computed in f32 as f16 is).
+    const bool native_bf16 = p.dtype == DType::kBF16 && internal::OneDnnConvolvesBf16();
+    if (native_bf16 || !has_direct || !internal::DirectConvRowMode(direct)) {
       A8_ASSIGN_OR_RETURN(bool fast, internal::FastConv(p, out_spatial, x, w, bias, y));
       if (fast) return false;
     }

@@ -40,20 +40,22 @@ struct Key {
 
 // One primitive with two inputs and an output, each stored plain (NCHW / OIHW) and reordered to
 // and from the layout the primitive wants. Forward: X, W -> Y. Backward data: dY, W -> dX.
-// Backward weights: X, dY -> dW. An f16 entry ("half") runs an f32 primitive: its activations
-// are converted straight between f16 NCHW and the primitive's layout (blocked_convert.h), its
-// weights (small) widened into a thread-local f32 buffer and reordered by oneDNN.
+// Backward weights: X, dY -> dW. An f16 entry ("half"), and a bf16 one where oneDNN has no bf16
+// convolution on this CPU (no AVX-512), runs an f32 primitive: its activations are converted
+// straight between f16/bf16 NCHW and the primitive's layout (blocked_convert.h), its weights
+// (small) widened into a thread-local f32 buffer and reordered by oneDNN.
 struct Entry {
   bool usable = false;
   bool half = false;
+  DType half_type = DType::kF16;  // the operands' dtype, where half
   dnnl::primitive prim;
   int arg0 = 0, arg1 = 0, arg_out = 0;
   memory::desc in0_md, in1_md, out_md, b_md;           // as stored (f32 where half)
   memory::desc in0i_md, in1i_md, outi_md, scratch_md;  // as the primitive wants them
   dnnl::reorder to_in0, to_in1, from_out;              // empty where the layouts agree
   bool act0 = true, act1 = false, act_out = true;      // activations, else weights
-  bool out_f32 = false;  // the output is f32 whatever the inputs' dtype (the weight gradient)
-  BlockedLayout l0, l1, lo;                            // the activations' layouts (half)
+  bool out_f32 = false;      // the output is f32 whatever the inputs' dtype (the weight gradient)
+  BlockedLayout l0, l1, lo;  // the activations' layouts (half)
 };
 
 // The layout of activation desc `d` [N, C, H, W] for blocked_convert.h, or false where it is
@@ -81,7 +83,8 @@ void* AlignedIn(std::vector<uint8_t>& bytes, size_t size) {
   return reinterpret_cast<void*>((base + kAlign - 1) & ~(kAlign - 1));
 }
 
-std::shared_ptr<const Entry> MakeEntry(const Key& key) {
+// `widen`: a bf16 key planned as a half entry (an f32 primitive) instead of a bf16 primitive.
+std::shared_ptr<const Entry> MakeEntry(const Key& key, bool widen) {
   ThreadStream();  // a primitive is planned for its creating thread's OpenMP count: 1
   auto e = std::make_shared<Entry>();
   const std::vector<int64_t>& s = key.sizes;
@@ -90,8 +93,9 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key) {
   const memory::dims strides{s[7], s[8]}, dilations{s[9] - 1, s[10] - 1}, pad_l{s[11], s[12]},
       pad_r{s[13], s[14]};
   const memory::data_type dt =
-      key.dtype == DType::kBF16 ? memory::data_type::bf16 : memory::data_type::f32;
-  e->half = key.dtype == DType::kF16;
+      key.dtype == DType::kBF16 && !widen ? memory::data_type::bf16 : memory::data_type::f32;
+  e->half = key.dtype == DType::kF16 || widen;
+  e->half_type = key.dtype;
   const memory::desc x_md(x, dt, Tag::nchw), w_md(w, dt, Tag::oihw), y_md(y, dt, Tag::nchw);
   const memory::desc x_any(x, dt, Tag::any), w_any(w, dt, Tag::any), y_any(y, dt, Tag::any);
   if (key.bias) e->b_md = memory::desc({s[4]}, dt, Tag::a);
@@ -166,7 +170,11 @@ std::shared_ptr<const Entry> FindEntry(const Key& key) {
   static auto* cache = new std::map<Key, std::shared_ptr<const Entry>>();  // leaked, as oneDNN
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache->find(key);
-  if (it == cache->end()) it = cache->emplace(key, MakeEntry(key)).first;
+  if (it == cache->end()) {
+    std::shared_ptr<const Entry> e = MakeEntry(key, false);
+    if (!e->usable && key.dtype == DType::kBF16) e = MakeEntry(key, true);
+    it = cache->emplace(key, std::move(e)).first;
+  }
   return it->second;
 }
 
@@ -182,20 +190,20 @@ void Run(const Entry& e, dnnl::stream& s, std::unordered_map<int, memory>& args,
   e.prim.execute(s, args);
 }
 
-// Input `src` (f16) of a half entry in the primitive's layout `inner`: an activation converted
-// into `buf` directly, a weight widened into `stage` (plain f32 `plain`), then reordered.
-memory HalfInput(const memory::desc& plain, const memory::desc& inner, const dnnl::reorder& to,
-                 bool act, const BlockedLayout& l, const void* src, std::vector<uint8_t>& buf,
-                 std::vector<uint8_t>& stage) {
+// Input `src` (f16 or bf16: `dtype`) of a half entry in the primitive's layout `inner`: an
+// activation converted into `buf` directly, a weight widened into `stage` (plain f32 `plain`),
+// then reordered.
+memory HalfInput(DType dtype, const memory::desc& plain, const memory::desc& inner,
+                 const dnnl::reorder& to, bool act, const BlockedLayout& l, const void* src,
+                 std::vector<uint8_t>& buf, std::vector<uint8_t>& stage) {
   dnnl::engine& eng = Engine();
   if (act) {
     memory m(inner, eng, AlignedIn(buf, inner.get_size()));
-    HalfToBlocked(DType::kF16, src, l, static_cast<float*>(m.get_data_handle()));
+    HalfToBlocked(dtype, src, l, static_cast<float*>(m.get_data_handle()));
     return m;
   }
   auto* w = static_cast<float*>(AlignedIn(stage, plain.get_size()));
-  HalfToFloat(static_cast<const Half*>(src), w,
-              static_cast<int64_t>(plain.get_size() / sizeof(float)));
+  HalfTypeToF32(dtype, src, w, static_cast<int64_t>(plain.get_size() / sizeof(float)));
   memory m(plain, eng, w);
   if (!to) return m;
   memory i(inner, eng, AlignedIn(buf, inner.get_size()));
@@ -203,25 +211,26 @@ memory HalfInput(const memory::desc& plain, const memory::desc& inner, const dnn
   return i;
 }
 
-// A half entry: f16 operands, f32 primitive, the output rounded to f16 once.
+// A half entry: f16/bf16 operands, f32 primitive, the output rounded to their dtype once.
 void ExecuteHalf(const Entry& e, const void* in0, const void* in1, const void* bias, void* out) {
   dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
   thread_local std::vector<uint8_t> buf0, buf1, bufo, stage_in, stage_out, scratch;
   thread_local std::vector<float> bias32;
-  memory i0 = HalfInput(e.in0_md, e.in0i_md, e.to_in0, e.act0, e.l0, in0, buf0, stage_in);
-  memory i1 = HalfInput(e.in1_md, e.in1i_md, e.to_in1, e.act1, e.l1, in1, buf1, stage_in);
+  const DType t = e.half_type;
+  memory i0 = HalfInput(t, e.in0_md, e.in0i_md, e.to_in0, e.act0, e.l0, in0, buf0, stage_in);
+  memory i1 = HalfInput(t, e.in1_md, e.in1i_md, e.to_in1, e.act1, e.l1, in1, buf1, stage_in);
   memory io(e.outi_md, eng, AlignedIn(bufo, e.outi_md.get_size()));
   std::unordered_map<int, memory> args = {{e.arg0, i0}, {e.arg1, i1}, {e.arg_out, io}};
   if (bias != nullptr) {
     const auto m = static_cast<int64_t>(e.b_md.get_size() / sizeof(float));
     bias32.resize(static_cast<size_t>(m));
-    HalfToFloat(static_cast<const Half*>(bias), bias32.data(), m);
+    HalfTypeToF32(t, bias, bias32.data(), m);
   }
   Run(e, s, args, bias != nullptr ? bias32.data() : nullptr, scratch);
   const auto* result = static_cast<const float*>(io.get_data_handle());
   if (e.act_out) {
-    BlockedToHalf(DType::kF16, result, e.lo, out);
+    BlockedToHalf(t, result, e.lo, out);
   } else if (e.out_f32) {
     memory plain(e.out_md, eng, out);
     if (e.from_out) {
@@ -236,8 +245,12 @@ void ExecuteHalf(const Entry& e, const void* in0, const void* in1, const void* b
       s.wait();
       result = static_cast<const float*>(plain.get_data_handle());
     }
-    FloatToHalf(result, static_cast<Half*>(out),
-                static_cast<int64_t>(e.out_md.get_size() / sizeof(float)));
+    const auto n = static_cast<int64_t>(e.out_md.get_size() / sizeof(float));
+    if (t == DType::kBF16) {
+      FloatToBFloat16(result, static_cast<BFloat16*>(out), n);
+    } else {
+      FloatToHalf(result, static_cast<Half*>(out), n);
+    }
   }
   s.wait();
   executions.fetch_add(1, std::memory_order_relaxed);
@@ -277,8 +290,10 @@ bool Takes(const ConvParams& p, const Dims& out_spatial, bool any_channels = fal
       p.batch < 1 || p.out_channels < 1 || p.in_channels < 1) {
     return false;
   }
-  // f16 runs an f32 primitive (blocked_convert.h): f32's rule.
-  return p.dtype == DType::kBF16 || any_channels || p.in_channels >= kMinFastF32Channels;
+  // f16, and bf16 without oneDNN's bf16 kernels, run an f32 primitive (blocked_convert.h): f32's
+  // rule.
+  return (p.dtype == DType::kBF16 && OneDnnConvolvesBf16()) || any_channels ||
+         p.in_channels >= kMinFastF32Channels;
 }
 
 // The key of forward convolution `p` (X [N, C, in], W [M, C, k], Y [N, M, out]) for `batch`.
@@ -323,6 +338,16 @@ bool RunSplit(Pass pass, const ConvParams& p, const Dims& out, const void* in0, 
 }
 
 }  // namespace
+
+bool OneDnnConvolvesBf16() {
+  static const bool native = [] {
+    const Key key{
+        Pass::kForward, DType::kBF16, false, {1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 8}};
+    const std::shared_ptr<const Entry> e = FindEntry(key);
+    return e->usable && !e->half;
+  }();
+  return native;
+}
 
 int64_t FastConvExecutions() { return executions.load(std::memory_order_relaxed); }
 
@@ -371,8 +396,8 @@ StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, 
   const int64_t want = std::min<int64_t>(MaxThreads(), p.batch);
   const int64_t per = (p.batch + want - 1) / want;
   const int64_t parts = (p.batch + per - 1) / per;
-  std::shared_ptr<const Entry> full = FindEntry(KeyOf(Pass::kBackwardWeights, p, out_spatial, per,
-                                                      false)),
+  std::shared_ptr<const Entry> full = FindEntry(
+                                   KeyOf(Pass::kBackwardWeights, p, out_spatial, per, false)),
                                last = FindEntry(KeyOf(Pass::kBackwardWeights, p, out_spatial,
                                                       p.batch - per * (parts - 1), false));
   if (!full->usable || !last->usable) return false;

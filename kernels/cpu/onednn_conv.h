@@ -5,9 +5,10 @@
 // Where it runs: 2-D convolutions without groups, in bf16 (AMX brgconv where the CPU has it,
 // AVX-512-BF16 otherwise) and in f32 and f16 with at least kMinFastF32Channels input channels;
 // the other convolutions, and any that oneDNN has only its reference implementation for, stay
-// on today's kernels (conv.h). oneDNN 2.6 has no f16 convolution here: an f16 one runs the f32
-// primitive, its activations converted straight between f16 NCHW and the primitive's layout
-// (blocked_convert.h), so it makes no widened copy beyond the f32 layout buffers. Measured, 3x3 pad
+// on today's kernels (conv.h). oneDNN 2.6 has no f16 convolution here, and no bf16 one without
+// AVX-512: such a convolution runs the f32 primitive (under f32's channel rule), its activations
+// converted straight between f16/bf16 NCHW and the primitive's layout (blocked_convert.h), so it
+// makes no widened copy beyond the f32 layout buffers. Measured, 3x3 pad
 // 1, batch 8, one thread, best of 20 (load 9-10):
 //   C=M=64, 32x32: today 43.6 ms fp32 / 37.5 ms bf16, oneDNN 3.5 / 0.66 (with the layout reorders)
 //   C=M=128, 16x16: today 17.5 / 19.9, oneDNN 3.4 / 0.43
@@ -27,6 +28,10 @@
 namespace a8::cpu::internal {
 
 inline constexpr int64_t kMinFastF32Channels = 16;
+
+// Whether oneDNN has bf16 convolution kernels on this CPU (probed once). Where it has not, bf16
+// convolutions are planned as f16 ones are, and conv.h prefers its direct kernel as for f32.
+bool OneDnnConvolvesBf16();
 
 // Y = Conv(X, W) + B (bias may be null) through oneDNN and returns true, or returns false, having
 // written nothing, where the fast path does not take this convolution (see above).
