@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/fast_convert_lanes.h"
 
 // GCC 12's intrinsics build their "undefined" vectors as `__m512 __Y = __Y`, which
 // -Wmaybe-uninitialized reports wherever they are inlined (as in fast_convert.cc).
@@ -38,26 +39,6 @@ int64_t Groups(const BlockedLayout& l) {
   return (padded + GroupWidth(l) - 1) / GroupWidth(l);
 }
 
-// An 8x8 transpose of floats in AVX registers: r[i] lane j <-> r[j] lane i.
-__attribute__((target("avx2"))) inline void Transpose8(__m256 r[8]) {
-  __m256 t[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 8; i += 4) {
-    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
-    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
-    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
-    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
-  }
-  for (int i = 0; i < 4; ++i) {
-    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
-    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
-  }
-  for (int i = 0; i < 8; ++i) r[i] = t[i];
-}
-
 // The tile's 8 channel rows, pixels [0, len), written interleaved (pixel q's 8 channels at
 // out + q * sp); and back. AVX2: 8 pixels at a time through Transpose8, where the scalar loop
 // moved one float at a time (the interleave was 7% of the example CNN's fp16 step on an AVX2
@@ -68,7 +49,7 @@ __attribute__((target("avx2"))) void InterleaveTile8(const float (*tile)[kBlocke
   for (int64_t q0 = 0; q0 < len; q0 += 8) {
     __m256 r[8];
     for (int c = 0; c < 8; ++c) r[c] = _mm256_load_ps(tile[c] + q0);
-    Transpose8(r);
+    lanes::Transpose8(r);
     const int64_t m = std::min<int64_t>(8, len - q0);
     for (int64_t q = 0; q < m; ++q) _mm256_storeu_ps(out + (q0 + q) * sp, r[q]);
   }
@@ -80,7 +61,7 @@ __attribute__((target("avx2"))) void DeinterleaveTile8(const float* in, int64_t 
     const int64_t m = std::min<int64_t>(8, len - q0);
     for (int64_t q = 0; q < 8; ++q)
       r[q] = q < m ? _mm256_loadu_ps(in + (q0 + q) * sp) : _mm256_setzero_ps();
-    Transpose8(r);
+    lanes::Transpose8(r);
     for (int c = 0; c < 8; ++c) _mm256_store_ps(tile[c] + q0, r[c]);
   }
 }

@@ -1,8 +1,10 @@
 // Eight lanes of f16/bf16 <-> float in AVX2 registers: the conversions fast_convert.h's F16C+AVX2
 // level runs on, for kernels that convert inside their own loops (gemm_packed.cc's packing and
-// output tiles) instead of through a buffer. The same bits as fast_convert.h's functions: f16 by
-// F16C's vcvtph2ps / vcvtps2ph (round to nearest, ties to even), bf16 by the scalar body's
-// arithmetic (kernels/common/float16.h) in lanes. Callers must run on a CPU with AVX2 and F16C.
+// output tiles) instead of through a buffer; and the 8x8 float transpose the converters into
+// blocked layouts (blocked_convert.cc) and the GEMM's packing share. The same bits as
+// fast_convert.h's functions: f16 by F16C's vcvtph2ps / vcvtps2ph (round to nearest, ties to even),
+// bf16 by the scalar body's arithmetic (kernels/common/float16.h) in lanes. Callers must run on a
+// CPU with AVX2 and F16C.
 #pragma once
 
 #include <immintrin.h>
@@ -36,6 +38,26 @@ namespace a8::cpu::lanes {
   // Every lane is below 2^16, so the unsigned saturating pack is exact; packus works within
   // 128-bit halves, so the 64-bit quarters are put back in order.
   return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(r, r), 0x08));
+}
+
+// An 8x8 transpose of floats in AVX registers: r[i] lane j <-> r[j] lane i.
+[[gnu::always_inline]] inline __attribute__((target("avx2"))) void Transpose8(__m256 r[8]) {
+  __m256 t[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xee);
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {
+    t[i] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x20);
+    t[i + 4] = _mm256_permute2f128_ps(r[i], r[i + 4], 0x31);
+  }
+  for (int i = 0; i < 8; ++i) r[i] = t[i];
 }
 
 }  // namespace a8::cpu::lanes

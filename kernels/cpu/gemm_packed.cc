@@ -57,29 +57,6 @@ template <bool kBf16>
   return Load8<kBf16>(tmp);
 }
 
-[[gnu::always_inline]] inline __attribute__((target("avx2"))) void Transpose8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 s0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2));
-  const __m256 s6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0));
-  const __m256 s7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-  r[0] = _mm256_permute2f128_ps(s0, s4, 0x20);
-  r[1] = _mm256_permute2f128_ps(s1, s5, 0x20);
-  r[2] = _mm256_permute2f128_ps(s2, s6, 0x20);
-  r[3] = _mm256_permute2f128_ps(s3, s7, 0x20);
-  r[4] = _mm256_permute2f128_ps(s0, s4, 0x31);
-  r[5] = _mm256_permute2f128_ps(s1, s5, 0x31);
-  r[6] = _mm256_permute2f128_ps(s2, s6, 0x31);
-  r[7] = _mm256_permute2f128_ps(s3, s7, 0x31);
-}
-
 // One micro-panel of W lanes (W = kMr rows of op(A), or kNr columns of op(B)) over kc steps of
 // the shared dimension: dst[l * W + lane] = x(lane, l) as float, lanes from `lanes` on zero.
 // `x` is the panel's first element; `lane_stride` and `step_stride` are the elements between
@@ -118,7 +95,7 @@ __attribute__((target("avx2,f16c"))) void PackPanel(const uint16_t* x, int64_t l
                : steps == 8  ? Load8<kBf16>(src)
                              : LoadFirst<kBf16>(src, steps);
       }
-      Transpose8(r);
+      lanes::Transpose8(r);
       for (int64_t t = 0; t < steps; ++t) _mm256_storeu_ps(dst + (l + t) * W + 8 * g, r[t]);
     }
   }
@@ -188,6 +165,15 @@ template <typename CT>
   if (dst == tmp) std::memcpy(out, tmp, static_cast<size_t>(t.cols) * sizeof(CT));
 }
 
+// One row of a tile, one step: lo/hi += a * (b0, b1).
+[[gnu::always_inline]] inline __attribute__((target("avx2,fma"))) void FmaRow(float a, __m256 b0,
+                                                                              __m256 b1, __m256& lo,
+                                                                              __m256& hi) {
+  const __m256 av = _mm256_set1_ps(a);
+  lo = _mm256_fmadd_ps(av, b0, lo);
+  hi = _mm256_fmadd_ps(av, b1, hi);
+}
+
 // The kMr x kNr tile's sums over kc steps: sum over l of a[l * kMr + r] * b[l * kNr + j], in
 // float with FMA, in order of l, plus the partial sums of the earlier blocks of k at acc where
 // kAccumulate (acc is null only where k is one block). Not the last block of k: the sums go
@@ -204,24 +190,12 @@ __attribute__((target("avx2,fma,f16c"))) void MicroKernel(int64_t kc, const floa
 #pragma GCC unroll 4
   for (int64_t l = 0; l < kc; ++l, a += kMr, b += kNr) {
     const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
-    __m256 av = _mm256_broadcast_ss(a);
-    c00 = _mm256_fmadd_ps(av, b0, c00);
-    c01 = _mm256_fmadd_ps(av, b1, c01);
-    av = _mm256_broadcast_ss(a + 1);
-    c10 = _mm256_fmadd_ps(av, b0, c10);
-    c11 = _mm256_fmadd_ps(av, b1, c11);
-    av = _mm256_broadcast_ss(a + 2);
-    c20 = _mm256_fmadd_ps(av, b0, c20);
-    c21 = _mm256_fmadd_ps(av, b1, c21);
-    av = _mm256_broadcast_ss(a + 3);
-    c30 = _mm256_fmadd_ps(av, b0, c30);
-    c31 = _mm256_fmadd_ps(av, b1, c31);
-    av = _mm256_broadcast_ss(a + 4);
-    c40 = _mm256_fmadd_ps(av, b0, c40);
-    c41 = _mm256_fmadd_ps(av, b1, c41);
-    av = _mm256_broadcast_ss(a + 5);
-    c50 = _mm256_fmadd_ps(av, b0, c50);
-    c51 = _mm256_fmadd_ps(av, b1, c51);
+    FmaRow(a[0], b0, b1, c00, c01);
+    FmaRow(a[1], b0, b1, c10, c11);
+    FmaRow(a[2], b0, b1, c20, c21);
+    FmaRow(a[3], b0, b1, c30, c31);
+    FmaRow(a[4], b0, b1, c40, c41);
+    FmaRow(a[5], b0, b1, c50, c51);
   }
   const __m256 rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21},
                                {c30, c31}, {c40, c41}, {c50, c51}};
