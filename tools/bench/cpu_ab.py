@@ -13,7 +13,10 @@ than wall time on a loaded machine: time spent preempted does not count; it incl
 load, the same on both sides), and the load average before and after.
 
     python3 tools/bench/cpu_ab.py --a /work/main/build --b build [--rounds 4] [--steps 30]
-        [--precision fp32|amp|fp16|bf16]
+        [--precision fp32|amp|fp16|bf16] [--models mlp,cnn,bert,PATH.onnx]
+
+A model given as a path to an .onnx file (e.g. precision_table.py's models, written to its
+`--work` folder) is compiled from that file by both builds.
 """
 import argparse
 import json
@@ -30,8 +33,13 @@ MODES = {
 }
 
 
+def model_path(build, model):
+    """An example model by name (BUILD/models/NAME.onnx), or any ONNX file by its path."""
+    return model if model.endswith(".onnx") else os.path.join(build, "models", f"{model}.onnx")
+
+
 def compile_plan(build, model, mode, batch, precision, out):
-    cmd = [os.path.join(build, "bin", "a800c"), os.path.join(build, "models", f"{model}.onnx"),
+    cmd = [os.path.join(build, "bin", "a800c"), model_path(build, model),
            f"--batch={batch}", f"--precision={precision}", "-o", out] + MODES[mode]
     subprocess.run(cmd, check=True, capture_output=True)
 
@@ -67,10 +75,11 @@ def main():
           f"{'A cpu ms':>9} {'B cpu ms':>9} {'B/A':>6}")
     with tempfile.TemporaryDirectory() as work:
         for model in args.models.split(","):
+            name = os.path.splitext(os.path.basename(model))[0]
             for mode in args.modes.split(","):
                 plans = {}
                 for side, build in (("a", args.a), ("b", args.b)):
-                    plans[side] = os.path.join(work, f"{model}.{mode}.{side}.plan")
+                    plans[side] = os.path.join(work, f"{name}.{mode}.{side}.plan")
                     compile_plan(build, model, mode, args.batch, args.precision, plans[side])
                 times = {"a": [], "b": []}
                 cpu = {"a": [], "b": []}
@@ -82,7 +91,7 @@ def main():
                         cpu[side].append(cpu_ms)
                 ma, mb = statistics.median(times["a"]), statistics.median(times["b"])
                 ca, cb = statistics.median(cpu["a"]), statistics.median(cpu["b"])
-                print(f"{model:<6} {mode:<8} {ma:>12.3f} {mb:>12.3f} {mb / ma:>6.3f} "
+                print(f"{name:<6} {mode:<8} {ma:>12.3f} {mb:>12.3f} {mb / ma:>6.3f} "
                       f"{ca:>9.3f} {cb:>9.3f} {cb / ca:>6.3f}", flush=True)
     print(f"load average after: {os.getloadavg()}")
     return 0
