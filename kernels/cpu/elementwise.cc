@@ -175,9 +175,37 @@ __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void Gelu
   for (int64_t i = 0; i < n; ++i) y[i] = FastGelu(x[i]);
 }
 
+// The bits of +infinity in f16 / bf16: a sign-clear pattern up to it is a number, above it NaN.
+constexpr uint16_t kHalfInfBits = 0x7c00, kBFloat16InfBits = 0x7f80;
+
+// The Relu kernels on 16-bit float bits, in vector registers (the clones as GeluF32's).
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void ReluBits(
+    uint16_t inf, int64_t n, const uint16_t* x, uint16_t* y) {
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t h = x[i];
+    // Negative (sign set, not NaN), or -0: +0.
+    y[i] = (h & 0x8000) != 0 && (h & 0x7fff) <= inf ? uint16_t{0} : h;
+  }
+}
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void ReluGradBits(
+    uint16_t inf, int64_t n, const uint16_t* dy, const uint16_t* y, uint16_t* dx) {
+  for (int64_t i = 0; i < n; ++i) {
+    // dy read unconditionally: a select, which vectorises (a conditional read did not: 10x slower).
+    const uint16_t h = y[i], g = dy[i];
+    dx[i] = h != 0 && h <= inf ? g : uint16_t{0};  // y > 0: sign clear, not 0, not NaN
+  }
+}
+
 }  // namespace
 
 namespace internal {
+
+void ReluHalfBits(bool bf16, int64_t n, const uint16_t* x, uint16_t* y) {
+  ReluBits(bf16 ? kBFloat16InfBits : kHalfInfBits, n, x, y);
+}
+void ReluGradHalfBits(bool bf16, int64_t n, const uint16_t* dy, const uint16_t* y, uint16_t* dx) {
+  ReluGradBits(bf16 ? kBFloat16InfBits : kHalfInfBits, n, dy, y, dx);
+}
 
 void GeluErfF32(int64_t n, const float* x, float* y) { GeluF32(n, x, y); }
 void GeluErfGradF32(int64_t n, const float* dy, const float* x, float* dx) {
@@ -229,7 +257,13 @@ Status FloatUnary(int64_t n, int64_t cost, const T* x, T* y, F f) {
   if (CurrentKernelMode() == KernelMode::kReference) {
     MapUnary(n, cost, x, y, [f](A v) { return f(v); });
   } else if constexpr (kIsHalfElem<T>) {
-    if constexpr (std::is_same_v<F, ErfF>) {
+    if constexpr (std::is_same_v<F, ReluF>) {  // on the bits: no conversion
+      ParallelFor(n, 1, [&](int64_t b, int64_t e) {
+        internal::ReluHalfBits(std::is_same_v<T, BFloat16>, e - b,
+                               reinterpret_cast<const uint16_t*>(x + b),
+                               reinterpret_cast<uint16_t*>(y + b));
+      });
+    } else if constexpr (std::is_same_v<F, ErfF>) {
       MapUnaryBlocks(n, 4, x, y,
                      [](int64_t len, const float* in, float* out) { ErfF32(len, in, out); });
     } else if constexpr (std::is_same_v<F, GeluF>) {

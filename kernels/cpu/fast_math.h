@@ -15,4 +15,12 @@ void GeluErfF32(int64_t n, const float* x, float* y);
 // FusedMatMul's GELU-gradient epilogue, whose shared body calls erfcf and expf per element.
 void GeluErfGradF32(int64_t n, const float* dy, const float* x, float* dx);
 
+// Relu of n f16 values (bf16 where `bf16`) on their bits, no conversion: ReluF's result for every
+// input (a negative value or -0 becomes +0, NaN passes as it is); y may be x.
+void ReluHalfBits(bool bf16, int64_t n, const uint16_t* x, uint16_t* y);
+
+// dx[i] = y[i] > 0 ? dy[i] : +0 on f16/bf16 bits, no conversion: ReluGradF's result (dy's value
+// passes as it is, NaN included); dx may be dy or y.
+void ReluGradHalfBits(bool bf16, int64_t n, const uint16_t* dy, const uint16_t* y, uint16_t* dx);
+
 }  // namespace a8::cpu::internal

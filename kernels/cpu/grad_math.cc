@@ -30,6 +30,16 @@ template <typename T, typename F>
 void MapGrad(int64_t n, int64_t cost, const T* dy, const T* z, T* dx, F f) {
   constexpr bool kFastGelu = std::is_same_v<F, GeluGradF>;
   if constexpr (kIsHalfElem<T>) {
+    if constexpr (std::is_same_v<F, ReluGradF>) {  // the fast mode: on the bits, no conversion
+      if (CurrentKernelMode() == KernelMode::kFast) {
+        ParallelFor(n, 1, [&](int64_t b, int64_t e) {
+          internal::ReluGradHalfBits(
+              std::is_same_v<T, BFloat16>, e - b, reinterpret_cast<const uint16_t*>(dy + b),
+              reinterpret_cast<const uint16_t*>(z + b), reinterpret_cast<uint16_t*>(dx + b));
+        });
+        return;
+      }
+    }
     // The fast mode: float blocks converted in vector registers (fast_convert.h).
     if (CurrentKernelMode() == KernelMode::kFast) {
       ParallelFor(n, cost, [&](int64_t b, int64_t e) {

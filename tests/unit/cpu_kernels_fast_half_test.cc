@@ -159,6 +159,48 @@ TEST_P(FastHalfKernelTest, ActivationGradMatchesReference) {
   }
 }
 
+// The fast mode's Relu and its gradient work on the bits: every f16/bf16 pattern gives the
+// reference's bits (NaN: a NaN), +0 for -0 and every negative number; the gradient passes dy
+// where y > 0 (every y pattern against random dy) and writes +0 elsewhere.
+TEST_P(FastHalfKernelTest, ReluAndItsGradientOnEveryBitPatternMatchReference) {
+  const DType t = GetParam();
+  const int64_t n = 65536;
+  Buffer x = MakeBuffer(t, {n}), dy = RandomBuffer(t, {n}, rng_);
+  for (int64_t i = 0; i < n; ++i) {
+    const auto bits = static_cast<uint16_t>(i);
+    std::memcpy(x.bytes.data() + 2 * i, &bits, 2);
+  }
+  auto is_nan = [t](uint16_t h) {
+    return t == DType::kF16 ? IsHalfNaN(h) : (h & 0x7fffu) > 0x7f80u;
+  };
+  auto expect_same_bits = [&](const Buffer& fast, const Buffer& ref, const char* what) {
+    int failures = 0;
+    for (int64_t i = 0; i < n && failures < 5; ++i) {
+      uint16_t f, r;
+      std::memcpy(&f, fast.bytes.data() + 2 * i, 2);
+      std::memcpy(&r, ref.bytes.data() + 2 * i, 2);
+      if (is_nan(r) ? !is_nan(f) : f != r) {
+        ADD_FAILURE() << what << " of pattern " << i << ": fast " << f << ", reference " << r;
+        ++failures;
+      }
+    }
+  };
+  Buffer ref = MakeBuffer(t, {n}), fast = MakeBuffer(t, {n});
+  ASSERT_TRUE(Unary(UnaryOp::kRelu, t, n, x.data(), ref.data()).ok());
+  {
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(Unary(UnaryOp::kRelu, t, n, x.data(), fast.data()).ok());
+  }
+  expect_same_bits(fast, ref, "Relu");
+  ASSERT_TRUE(ActivationGrad(ActivationGradOp::kRelu, t, n, dy.data(), x.data(), ref.data()).ok());
+  {
+    ScopedKernelMode mode(KernelMode::kFast);
+    ASSERT_TRUE(
+        ActivationGrad(ActivationGradOp::kRelu, t, n, dy.data(), x.data(), fast.data()).ok());
+  }
+  expect_same_bits(fast, ref, "ReluGrad");
+}
+
 TEST_P(FastHalfKernelTest, CastMatchesReferenceExactly) {
   const DType t = GetParam();
   const int64_t n = 4 * kF32Block + 3;
