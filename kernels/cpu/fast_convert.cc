@@ -19,17 +19,21 @@
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
+
+bool lanes::CpuHasAvx2F16c() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    // F16C is CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports does not know "f16c").
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
+    return __builtin_cpu_supports("avx2") && f16c;
+  }();
+  return has;
+}
+
 namespace {
 
 enum class ConvertIsa { kScalar, kF16c, kAvx512 };
-
-bool HasF16cAvx2() {
-  __builtin_cpu_init();
-  // F16C is CPUID leaf 1, ECX bit 29 (clang's __builtin_cpu_supports does not know "f16c").
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  const bool f16c = __get_cpuid(1, &eax, &ebx, &ecx, &edx) != 0 && (ecx & (1u << 29)) != 0;
-  return __builtin_cpu_supports("avx2") && f16c;
-}
 
 bool HasAvx512f() {
   __builtin_cpu_init();
@@ -38,7 +42,7 @@ bool HasAvx512f() {
 
 ConvertIsa DetectIsa() {
   if (HasAvx512f()) return ConvertIsa::kAvx512;
-  if (HasF16cAvx2()) return ConvertIsa::kF16c;
+  if (lanes::CpuHasAvx2F16c()) return ConvertIsa::kF16c;
   return ConvertIsa::kScalar;
 }
 
@@ -165,7 +169,7 @@ const char* FastConvertIsa() { return IsaName(Isa()); }
 std::vector<std::string> FastConvertIsas() {
   std::vector<std::string> isas;
   if (HasAvx512f()) isas.push_back(IsaName(ConvertIsa::kAvx512));
-  if (HasF16cAvx2()) isas.push_back(IsaName(ConvertIsa::kF16c));
+  if (lanes::CpuHasAvx2F16c()) isas.push_back(IsaName(ConvertIsa::kF16c));
   isas.push_back(IsaName(ConvertIsa::kScalar));
   return isas;
 }

@@ -11,6 +11,10 @@
 
 namespace a8::cpu::lanes {
 
+// Whether this CPU has AVX2 and F16C, which the functions below need (checked once; defined in
+// fast_convert.cc).
+bool CpuHasAvx2F16c();
+
 [[gnu::always_inline]] inline __attribute__((target("avx2,f16c"))) __m256 HalfToFloat8(__m128i h) {
   return _mm256_cvtph_ps(h);
 }

@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/fast_convert_lanes.h"
 #include "kernels/cpu/parallel.h"
 
@@ -307,14 +308,7 @@ void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threa
 
 }  // namespace
 
-bool CpuHasPackedGemm() {
-  static const bool has = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2") != 0 && __builtin_cpu_supports("fma") != 0 &&
-           __builtin_cpu_supports("f16c") != 0;
-  }();
-  return has;
-}
+bool CpuHasPackedGemm() { return lanes::CpuHasAvx2F16c() && CpuHasAvx2Fma(); }
 
 void PackedGemm(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads) {
   const bool bf16 = g.ab_type == DType::kBF16;
