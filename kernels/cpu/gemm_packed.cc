@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/fast_convert_lanes.h"
 #include "kernels/cpu/parallel.h"
@@ -33,13 +34,8 @@ __attribute__((target("avx"))) void ZeroUpper() { _mm256_zeroupper(); }
 
 // `n` floats of `buf` from a 64-byte boundary: a B micro-panel's rows (16 floats) each fill one
 // cache line, so no vector load straddles two.
-float* Aligned(std::vector<float>& buf, int64_t n) {
-  constexpr size_t kLine = 64;
-  if (buf.size() < static_cast<size_t>(n) + kLine / sizeof(float)) {
-    buf.resize(static_cast<size_t>(n) + kLine / sizeof(float));
-  }
-  const auto address = reinterpret_cast<uintptr_t>(buf.data());
-  return buf.data() + (kLine - address % kLine) % kLine / sizeof(float);
+float* Aligned(std::vector<uint8_t>& buf, int64_t n) {
+  return static_cast<float*>(AlignedIn(buf, static_cast<size_t>(n) * sizeof(float), 64));
 }
 
 // 8 elements (f16, or bf16 where kBf16) at p as floats.
@@ -229,7 +225,7 @@ struct Operands {
 template <bool kBf16, typename CT>
 void Block(const FastGemmArgs& g, const Operands& x, int64_t i0, int64_t i1, int64_t j0,
            int64_t j1) {
-  thread_local std::vector<float> a_buf, b_buf, acc_buf;
+  thread_local std::vector<uint8_t> a_buf, b_buf, acc_buf;
   const int64_t rows = i1 - i0;
   float* a_pack = Aligned(a_buf, kMc * kKc + kSlack);
   float* b_pack = Aligned(b_buf, RoundUp(std::min(j1 - j0, kNc), kNr) * kKc);

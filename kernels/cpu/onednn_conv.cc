@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/blocked_convert.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/fast_convert.h"
@@ -74,13 +75,6 @@ bool LayoutOf(const memory::desc& d, BlockedLayout* l) {
                      b.inner_nblks == 1 ? b.inner_blks[0] : 1};
   if (b.inner_nblks == 0 && b.strides[1] == 1 && m.dims[1] > 1) l->block = m.dims[1];  // NHWC
   return b.strides[2] == m.dims[3] * b.strides[3] && BlockedLayoutSupported(*l);
-}
-
-void* AlignedIn(std::vector<uint8_t>& bytes, size_t size) {
-  constexpr size_t kAlign = 4096;
-  if (bytes.size() < size + kAlign) bytes.resize(size + kAlign);
-  const auto base = reinterpret_cast<uintptr_t>(bytes.data());
-  return reinterpret_cast<void*>((base + kAlign - 1) & ~(kAlign - 1));
 }
 
 // `widen`: a bf16 key planned as a half entry (an f32 primitive) instead of a bf16 primitive.

@@ -15,6 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/blas.h"
 #include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/gemm_packed.h"
@@ -199,14 +200,8 @@ std::shared_ptr<const Entry> FindEntry(const Key& key) {
   return it->second;
 }
 
-// 4 KiB aligned, as oneDNN's own buffers (AMX tile loads from a misaligned B measured slower).
+// A packed copy's bytes beyond its size: the room AlignedIn (aligned_buffer.h) aligns in.
 constexpr size_t kPackAlign = 4096;
-
-void* AlignedIn(std::vector<uint8_t>& bytes, size_t size) {
-  if (bytes.size() < size + kPackAlign) bytes.resize(size + kPackAlign);
-  const auto base = reinterpret_cast<uintptr_t>(bytes.data());
-  return reinterpret_cast<void*>((base + kPackAlign - 1) & ~(kPackAlign - 1));
-}
 
 // A packed copy of a B that lies in stable memory (stable_regions.h), for one entry's layout.
 struct PackedCopy {
