@@ -17,9 +17,8 @@
 
 #include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/blas.h"
-#include "kernels/cpu/fast_convert.h"
-#include "kernels/cpu/gemm_packed.h"
 #include "kernels/cpu/kernel_mode.h"
+#include "kernels/cpu/low_precision_gemm.h"
 #include "kernels/cpu/onednn_context.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/stable_regions.h"
@@ -385,55 +384,16 @@ bool RowSlices(const FastGemmArgs& g, const Key& key, int threads, const uint8_t
   return true;
 }
 
-// Whether the f32 path declines a product of this size: under kMinFastF32Work, or a batch of
-// products each under it where the CPU has the tiles: one tile GEMM a matrix over the pool
-// (BatchedGemm in gemm.cc) beats oneDNN's batched matmul, whose cost per matrix dominates there
-// (the example BERT's attention scores, 128 products of 16 x 16 x 16, one thread: 0.115 ms
-// through oneDNN, 0.051 ms through the AVX2 tiles).
+}  // namespace
+
+// Under kMinFastF32Work, or a batch of products each under it where the CPU has the tiles: one tile
+// GEMM a matrix over the pool (BatchedGemm in gemm.cc) beats oneDNN's batched matmul, whose cost
+// per matrix dominates there (the example BERT's attention scores, 128 products of 16 x 16 x 16,
+// one thread: 0.115 ms through oneDNN, 0.051 ms through the AVX2 tiles).
 bool F32Declines(const FastGemmArgs& g) {
   if (g.batch * g.m * g.n * g.k < kMinFastF32Work) return true;
   return g.batch > 1 && g.m * g.n * g.k < kMinFastF32Work && CpuHasGemmTiles();
 }
-
-// `n` f16 elements at `x` into `*out` as floats, converted over the pool in vector registers.
-const float* WidenInto(const void* x, int64_t n, std::vector<float>* out) {
-  if (static_cast<int64_t>(out->size()) < n) out->resize(static_cast<size_t>(n));
-  float* dst = out->data();
-  ParallelFor(n, 1, [&](int64_t b, int64_t e) {
-    HalfToFloat(static_cast<const Half*>(x) + b, dst + b, e - b);
-  });
-  return dst;
-}
-
-// An f16 product where oneDNN has no fast f16 kernel but AVX-512 f32 kernels (a Xeon without
-// AVX-512-FP16): the f32 fast path on float copies of the operands (f16 is exact in float: the
-// same f32-accumulated product), the output rounded to f16 once. The conversions are O(mk + kn)
-// against the product's O(mnk) and run in vector registers (fast_convert.h); oneDNN's AVX-512 f32
-// kernel is about twice PackedGemm's AVX2 tiles, which run where the CPU has no AVX-512.
-StatusOr<bool> F16ViaF32(const FastGemmArgs& g, const void* a, const void* b, void* c) {
-  if (F32Declines(g)) return false;
-  thread_local std::vector<float> a32, b32, c32, add32;
-  const int64_t a_n = (g.stride_a == 0 ? 0 : (g.batch - 1) * g.stride_a) + g.m * g.k;
-  const int64_t b_n = (g.stride_b == 0 ? 0 : (g.batch - 1) * g.stride_b) + g.k * g.n;
-  FastGemmArgs g32 = g;
-  g32.ab_type = g32.c_type = DType::kF32;
-  const float* pa = WidenInto(a, a_n, &a32);
-  const float* pb = WidenInto(b, b_n, &b32);
-  if (g.addend != nullptr && g.c_type == DType::kF16) {
-    g32.addend = WidenInto(g.addend, g.add_rows * g.add_cols, &add32);
-  }
-  const int64_t c_n = g.batch * g.m * g.n;
-  float* pc = static_cast<float*>(c);
-  if (g.c_type == DType::kF16) {
-    if (static_cast<int64_t>(c32.size()) < c_n) c32.resize(static_cast<size_t>(c_n));
-    pc = c32.data();
-  }
-  A8_ASSIGN_OR_RETURN(bool ran, FastGemm(g32, pa, pb, pc));
-  if (ran && g.c_type == DType::kF16) NarrowFromF32(DType::kF16, pc, c_n, c);
-  return ran;
-}
-
-}  // namespace
 
 bool OneDnnMultiplies(DType t) {
   auto probe = [](DType dtype) {
@@ -474,17 +434,11 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
                              : CpuHasAvx512()         ? kParallelWork
                                                       : kParallelWork / 2;
   const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), work / split_work + 1));
-  if (g.ab_type != DType::kF32 && !OneDnnMultiplies(g.ab_type)) {
-    // Products too small for the packing to pay stay with the reference, as f32's do.
-    if (F32Declines(g)) return false;
-    if (CpuHasAvx512()) {
-      if (g.ab_type != DType::kF16) return false;
-      return F16ViaF32(g, a, b, c);
-    }
-    if (!CpuHasPackedGemm()) return false;
-    PackedGemm(g, a, b, c, threads);
-    executions.fetch_add(1, std::memory_order_relaxed);
-    return true;
+  if (const GemmRoute route = RouteOf(g.ab_type); route != GemmRoute::kOneDnn) {
+    A8_ASSIGN_OR_RETURN(bool ran, RunOffOneDnn(route, g, a, b, c, threads));
+    // (f32 copies count as the f32 product they run.)
+    if (ran && route == GemmRoute::kPackedTiles) executions.fetch_add(1, std::memory_order_relaxed);
+    return ran;
   }
   Key key{g.ab_type,
           g.c_type,
@@ -582,12 +536,8 @@ std::string FastGemmDescription() {
     for (DType t : types) {
       Key key{t, t, false, false, 1, 1, 64, 64, 64, 64, 64, 1, 1, 1.0f, false};
       std::shared_ptr<const Entry> e = FindEntry(key);
-      const char* fallback = t == DType::kF32                     ? "reference"
-                             : CpuHasAvx512() && t == DType::kF16 ? "f32 kernel on converted copies"
-                             : !CpuHasAvx512() && CpuHasPackedGemm() ? kPackedGemmName
-                                                                     : "reference";
       out += fmt::format("{}{}: {}", t == DType::kBF16 ? "" : ", ", ElemName(t),
-                         e->usable ? e->impl : fallback);
+                         e->usable ? e->impl : RouteName(RouteOf(t)));
     }
     return out + ")";
   }();

@@ -48,6 +48,10 @@ struct FastGemmArgs {
 // A batch of f32 products each under it is declined too where the CPU has the tiles (FastGemm).
 inline constexpr int64_t kMinFastF32Work = int64_t{1} << 18;
 
+// Whether FastGemm declines an f32 product of these sizes for the reference (kMinFastF32Work
+// and the batches of small products below it); the f16/bf16 routes off oneDNN decline the same.
+bool F32Declines(const FastGemmArgs& g);
+
 // Whether the fast path may run on this thread now: the fast mode is on (kernel_mode.h).
 bool FastGemmEnabled();
 

@@ -1,0 +1,28 @@
+// Where an f16 or bf16 product runs in the fast mode when oneDNN has no kernel for its dtype on
+// this CPU (onednn_gemm.h's FastGemm asks), and running it there. Decided once per dtype, from
+// the CPU: the one place both FastGemm and FastGemmDescription read.
+#pragma once
+
+#include "base/status.h"
+#include "kernels/cpu/onednn_gemm.h"
+
+namespace a8::cpu::internal {
+
+enum class GemmRoute {
+  kOneDnn,       // oneDNN's own kernel for the dtype (f32 always, where it has one)
+  kPackedTiles,  // PackedGemm (gemm_packed.h): CPUs with AVX2 but no AVX-512
+  kF32Copies,    // f16 on AVX-512 CPUs without AVX-512-FP16: oneDNN's f32 kernel on copies
+  kReference,    // declined: the caller runs the reference kernel
+};
+
+GemmRoute RouteOf(DType t);
+
+// The route's name in FastGemmDescription (kOneDnn: oneDNN's implementation name, not this).
+const char* RouteName(GemmRoute route);
+
+// Runs `g` on `route` (not kOneDnn) with up to `threads` threads; false where it declines: the
+// reference route, and products FastGemm would decline in f32 (F32Declines).
+StatusOr<bool> RunOffOneDnn(GemmRoute route, const FastGemmArgs& g, const void* a, const void* b,
+                            void* c, int threads);
+
+}  // namespace a8::cpu::internal
