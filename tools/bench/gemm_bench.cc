@@ -8,7 +8,12 @@
 // CPU has them, else PackedGemm, gemm_packed.h), and "f16 copies": f16 operands widened into whole
 // float copies, the f32 product, the output rounded to f16 (the path f16 took on AVX2 CPUs before
 // PackedGemm). Prints each variant's median ms and GFLOP/s (2 m n k / time), and each one's time
-// over f32's. The first lines say which kernels ran (FastGemmDescription) and the load average.
+// over f32's. The first lines say which kernels ran (FastGemmDescription) and the load average,
+// and, on AVX-512 CPUs, how many multiply-add instructions a core issues a second: vfmadd231ps
+// (16 f32 multiply-adds), vdpbf16ps (32 bf16 ones, f32 sums: oneDNN's bf16 kernel without AMX)
+// and vfmadd231ph (32 f16 ones, f16 sums: none of our kernels), each as 12 independent chains.
+#include <cpuid.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -17,6 +22,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_gemm.h"
@@ -52,6 +58,45 @@ void Run(const internal::FastGemmArgs& g, const void* a, const void* b, void* c)
   }
 }
 
+// 12 independent chains of one multiply-add instruction on zmm registers, `n` times: the
+// instructions issued a second.
+#define A8_CHAINS(op)                                                                        \
+  op " %%zmm1,%%zmm1,%%zmm2\n" op " %%zmm1,%%zmm1,%%zmm3\n" op " %%zmm1,%%zmm1,%%zmm4\n" op  \
+     " %%zmm1,%%zmm1,%%zmm5\n" op " %%zmm1,%%zmm1,%%zmm6\n" op " %%zmm1,%%zmm1,%%zmm7\n" op  \
+     " %%zmm1,%%zmm1,%%zmm8\n" op " %%zmm1,%%zmm1,%%zmm9\n" op " %%zmm1,%%zmm1,%%zmm10\n" op \
+     " %%zmm1,%%zmm1,%%zmm11\n" op " %%zmm1,%%zmm1,%%zmm12\n" op " %%zmm1,%%zmm1,%%zmm13\n"
+#define A8_ISSUE_RATE(name, op)                                                             \
+  double name(int64_t n) {                                                                  \
+    const double start = Seconds();                                                         \
+    asm volatile("vpxord %%zmm1,%%zmm1,%%zmm1\n1:\n" A8_CHAINS(op) "dec %0\njnz 1b\n"       \
+                 : "+r"(n)::"xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", \
+                   "xmm9", "xmm10", "xmm11", "xmm12", "xmm13");                             \
+    return Seconds() - start;                                                               \
+  }
+A8_ISSUE_RATE(Fmaps, "vfmadd231ps")
+A8_ISSUE_RATE(Dpbf16ps, "vdpbf16ps")
+A8_ISSUE_RATE(Fmaph, "vfmadd231ph")
+
+// Prints the issue rates of the instructions this CPU has (CPUID leaf 7: AVX-512-FP16 is EDX
+// bit 23 of subleaf 0, AVX-512-BF16 EAX bit 5 of subleaf 1), the best of 3 runs each.
+void PrintIssueRates() {
+  if (!internal::CpuHasAvx512()) return;
+  unsigned a = 0, b = 0, c = 0, d = 0, a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+  __get_cpuid_count(7, 0, &a, &b, &c, &d);
+  __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
+  const bool bf16 = (a1 >> 5) & 1, fp16 = (d >> 23) & 1;
+  constexpr int64_t kLoops = 2'000'000;
+  auto rate = [](double (*f)(int64_t)) {
+    double best = 1e30;
+    for (int r = 0; r < 3; ++r) best = std::min(best, f(kLoops));
+    return 12.0 * kLoops / best * 1e-9;
+  };
+  std::printf("instructions a second, one core: vfmadd231ps %.2f G", rate(Fmaps));
+  if (bf16) std::printf(", vdpbf16ps %.2f G", rate(Dpbf16ps));
+  if (fp16) std::printf(", vfmadd231ph %.2f G", rate(Fmaph));
+  std::printf("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,6 +109,7 @@ int main(int argc, char** argv) {
   if (getloadavg(load, 3) < 0) load[0] = -1;
   std::printf("GEMM: %s\nload average %.2f; %d repetitions, medians\n",
               internal::FastGemmDescription().c_str(), load[0], reps);
+  PrintIssueRates();
   std::printf("%-32s %14s %22s %22s %22s\n", "shape (m n k)", "f32 ms (GF/s)", "f16 ms (/f32)",
               "bf16 ms (/f32)", "f16 copies ms (/f32)");
   const Shape shapes[] = {{1024, 3072, 768, false, false, "ffn1 forward"},
