@@ -11,7 +11,8 @@ namespace a8::cpu::internal {
 enum class GemmRoute {
   kOneDnn,       // oneDNN's own kernel for the dtype (f32 always, where it has one)
   kPackedTiles,  // PackedGemm (gemm_packed.h): CPUs with AVX2 but no AVX-512
-  kF32Copies,    // f16 on AVX-512 CPUs without AVX-512-FP16: oneDNN's f32 kernel on copies
+  kF32Copies,    // AVX-512 CPUs where oneDNN lacks the dtype or its bf16 kernel loses to f32
+                 // (OneDnnBf16Pays): oneDNN's f32 kernel on float copies
   kReference,    // declined: the caller runs the reference kernel
 };
 

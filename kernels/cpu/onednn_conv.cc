@@ -15,6 +15,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/onednn_context.h"
+#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu::internal {
@@ -338,7 +339,9 @@ bool OneDnnConvolvesBf16() {
     const Key key{
         Pass::kForward, DType::kBF16, false, {1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 8}};
     const std::shared_ptr<const Entry> e = FindEntry(key);
-    return e->usable && !e->half;
+    // Without AMX a bf16 convolution runs on the same vdpbf16ps dot products as a bf16 matmul:
+    // where those lose to f32 (OneDnnBf16Pays) the f32 primitive on converted data wins too.
+    return e->usable && !e->half && OneDnnBf16Pays();
   }();
   return native;
 }

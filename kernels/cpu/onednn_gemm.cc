@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -404,6 +405,39 @@ bool OneDnnMultiplies(DType t) {
   return t == DType::kF32 ? f32 : t == DType::kF16 ? f16 : t == DType::kBF16 && bf16;
 }
 
+bool OneDnnBf16Pays() {
+  static const bool pays = [] {
+    if (!OneDnnMultiplies(DType::kBF16) || !OneDnnMultiplies(DType::kF32)) return false;
+    constexpr int64_t kN = 256;
+    auto entry = [](DType t) {
+      return FindEntry(Key{t, t, false, false, 1, 1, kN, kN, kN, kN, kN, 1, 1, 1.0f, false});
+    };
+    const std::shared_ptr<const Entry> bf16 = entry(DType::kBF16), f32 = entry(DType::kF32);
+    // Written operands: oneDNN on never-written buffers reads the kernel's zero page, which is
+    // always in L1 (tools/bench/README.md).
+    std::vector<float> a32(kN * kN), c32(kN * kN);
+    for (size_t i = 0; i < a32.size(); ++i) a32[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
+    std::vector<BFloat16> a16(a32.size()), c16(a32.size());
+    for (size_t i = 0; i < a32.size(); ++i) a16[i] = BFloat16{FloatToBFloat16Bits(a32[i])};
+    auto seconds = [](const Entry& e, const void* x, void* c) {
+      const auto start = std::chrono::steady_clock::now();
+      Execute(e, x, x, c, nullptr);
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    };
+    const int64_t runs_before = executions.load(), packs_before = packs.load();
+    double best_bf16 = 1e30, best_f32 = 1e30;
+    for (int r = 0; r < 6; ++r) {  // the first of each warms up
+      best_f32 = std::min(best_f32, seconds(*f32, a32.data(), c32.data()));
+      best_bf16 = std::min(best_bf16, seconds(*bf16, a16.data(), c16.data()));
+    }
+    // The probe's products are no product of the caller's (FastGemmExecutions, FastGemmPacks).
+    executions.fetch_sub(executions.load() - runs_before);
+    packs.fetch_sub(packs.load() - packs_before);
+    return best_bf16 < best_f32;
+  }();
+  return pays;
+}
+
 int64_t FastGemmExecutions() { return executions.load(std::memory_order_relaxed); }
 
 int64_t FastGemmPacks() { return packs.load(std::memory_order_relaxed); }
@@ -536,8 +570,12 @@ std::string FastGemmDescription() {
     for (DType t : types) {
       Key key{t, t, false, false, 1, 1, 64, 64, 64, 64, 64, 1, 1, 1.0f, false};
       std::shared_ptr<const Entry> e = FindEntry(key);
+      const GemmRoute route = RouteOf(t);
       out += fmt::format("{}{}: {}", t == DType::kBF16 ? "" : ", ", ElemName(t),
-                         e->usable ? e->impl : RouteName(RouteOf(t)));
+                         route == GemmRoute::kOneDnn ? e->impl : RouteName(route));
+      if (t == DType::kBF16 && e->usable && route != GemmRoute::kOneDnn) {
+        out += fmt::format(" ({} measured slower than f32)", e->impl);
+      }
     }
     return out + ")";
   }();

@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/low_precision_gemm.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
@@ -21,14 +22,22 @@ using cpu::testing::RandomBuffer;
 
 constexpr int64_t kM = 32, kK = 256, kN = 256;
 
-// y = MatMul(x, w) with w a bf16 parameter; with `writer`, a second kernel then copies input
-// `w_next` over w (as an optimizer writes a weight after the products that read it).
+// The dtype of the test's product: bf16 (the dtype AMX reads B packed in) where oneDNN multiplies
+// bf16 itself, else f32 (a converted copy of a bf16 B is no stable memory to keep packed).
+DType PackedDtype() {
+  return cpu::internal::RouteOf(DType::kBF16) == cpu::internal::GemmRoute::kOneDnn ? DType::kBF16
+                                                                                   : DType::kF32;
+}
+
+// y = MatMul(x, w) with w a parameter; with `writer`, a second kernel then copies input `w_next`
+// over w (as an optimizer writes a weight after the products that read it).
 PlanFile MatMulPlan(const Buffer& w, bool writer) {
   testing::PlanBuilder pb;
-  const int x = pb.Buffer("x", DType::kBF16, {kM, kK}, B::INPUT);
-  const int wn = pb.Buffer("w_next", DType::kBF16, {kK, kN}, B::INPUT);
-  const int wi = pb.Buffer("w", DType::kBF16, {kK, kN}, B::PARAMETER, w.data());
-  const int y = pb.Buffer("y", DType::kBF16, {kM, kN}, B::OUTPUT);
+  const DType t = PackedDtype();
+  const int x = pb.Buffer("x", t, {kM, kK}, B::INPUT);
+  const int wn = pb.Buffer("w_next", t, {kK, kN}, B::INPUT);
+  const int wi = pb.Buffer("w", t, {kK, kN}, B::PARAMETER, w.data());
+  const int y = pb.Buffer("y", t, {kM, kN}, B::OUTPUT);
   pb.Kernel("MatMul", {x, wi}, {y});
   if (writer) pb.Kernel("Identity", {wn}, {wi});
   return pb.Finish();
@@ -45,17 +54,17 @@ std::vector<uint8_t> Output(Executor& ex) {
 class CpuPackedWeightsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    x_ = RandomBuffer(DType::kBF16, {kM, kK}, rng_);
-    w0_ = RandomBuffer(DType::kBF16, {kK, kN}, rng_);
-    w1_ = RandomBuffer(DType::kBF16, {kK, kN}, rng_);
-    // Skip where the fast bf16 GEMM does not run or reads B as it is (nothing to keep packed).
+    x_ = RandomBuffer(PackedDtype(), {kM, kK}, rng_);
+    w0_ = RandomBuffer(PackedDtype(), {kK, kN}, rng_);
+    w1_ = RandomBuffer(PackedDtype(), {kK, kN}, rng_);
+    // Skip where the fast GEMM does not run or reads B as it is (nothing to keep packed).
     std::unique_ptr<Executor> probe = Make(w0_, false);
     if (HasFatalFailure()) return;
     const int64_t execs = cpu::internal::FastGemmExecutions();
     const int64_t packs = cpu::internal::FastGemmPacks();
     ASSERT_TRUE(probe->Run().ok());
     if (cpu::internal::FastGemmExecutions() == execs || cpu::internal::FastGemmPacks() == packs)
-      GTEST_SKIP() << "no fast bf16 GEMM that packs B on this CPU ("
+      GTEST_SKIP() << "no fast " << ElemName(PackedDtype()) << " GEMM that packs B on this CPU ("
                    << cpu::internal::FastGemmDescription() << ")";
   }
   std::unique_ptr<Executor> Make(const Buffer& w, bool writer) {

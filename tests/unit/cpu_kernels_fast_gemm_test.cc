@@ -11,6 +11,7 @@
 #include "kernels/cpu/fused.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel_mode.h"
+#include "kernels/cpu/low_precision_gemm.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 
@@ -36,10 +37,11 @@ class FastGemmTest : public ::testing::TestWithParam<DType> {
     }
   }
   // The fast path ran (oneDNN or PackedGemm), except for f32 products below kMinFastF32Work,
-  // which it declines in favour of the reference, as it does f16/bf16 ones where PackedGemm
-  // runs them.
+  // which it declines in favour of the reference, as it does f16/bf16 ones off oneDNN
+  // (RouteOf: PackedGemm, or the f32 kernel on copies).
   static void ExpectRan(DType t, int64_t work, int64_t executions_before) {
-    const bool small_declined = t == DType::kF32 || !internal::OneDnnMultiplies(t);
+    const bool small_declined =
+        t == DType::kF32 || internal::RouteOf(t) != internal::GemmRoute::kOneDnn;
     const bool want = !small_declined || work >= internal::kMinFastF32Work;
     EXPECT_EQ(internal::FastGemmExecutions() > executions_before, want)
         << (want ? "the fast path declined the product" : "a small f32 product ran in oneDNN");
@@ -157,15 +159,18 @@ TEST_P(FastGemmTest, FusedMatMulMatchesReference) {
   ExpectClose(fast, Values(ref), 2 * testing::ToleranceFor(t), &mag);
 }
 
-// Small f16 products batched on both sides, where oneDNN has no f16 kernel (too small for
-// PackedGemm to take): each matrix is widened and multiplied on its own (gemm.cc
-// BatchedGemmPerMatrix), and the bits are those of the fast f32 product of the widened operands
-// rounded once (widening is exact). Shapes: attention's heads, odd sizes, and A shared against a
-// batched B.
-TEST(FastHalfMatMulTest, BatchedProductsAreTheF32ProductRoundedOnce) {
-  if (internal::OneDnnMultiplies(DType::kF16)) {
-    GTEST_SKIP() << "oneDNN multiplies f16 itself on this CPU (" << internal::FastGemmDescription()
-                 << ")";
+// Small f16 or bf16 products batched on both sides, where oneDNN does not multiply the dtype
+// (too small for PackedGemm or the copies to take): each matrix is widened and multiplied on its
+// own (gemm.cc BatchedGemmPerMatrix), and the bits are those of the fast f32 product of the
+// widened operands rounded once (widening is exact). Shapes: attention's heads, odd sizes, and A
+// shared against a batched B.
+class FastHalfMatMulTest : public ::testing::TestWithParam<DType> {};
+
+TEST_P(FastHalfMatMulTest, BatchedProductsAreTheF32ProductRoundedOnce) {
+  const DType t = GetParam();
+  if (internal::RouteOf(t) == internal::GemmRoute::kOneDnn) {
+    GTEST_SKIP() << "oneDNN multiplies " << ElemName(t) << " itself on this CPU ("
+                 << internal::FastGemmDescription() << ")";
   }
   std::mt19937_64 rng(31);
   const Dims cases[][2] = {
@@ -174,18 +179,21 @@ TEST(FastHalfMatMulTest, BatchedProductsAreTheF32ProductRoundedOnce) {
     SCOPED_TRACE(::testing::Message() << "batch of A " << c[0][0] << ", of B " << c[1][0]);
     const Dims out = *MatMulOutputDims(c[0], c[1]);
     const int64_t n = NumElements(out);
-    Buffer a = RandomBuffer(DType::kF16, c[0], rng), b = RandomBuffer(DType::kF16, c[1], rng);
-    Buffer y = MakeBuffer(DType::kF16, out), want = MakeBuffer(DType::kF16, out);
+    Buffer a = RandomBuffer(t, c[0], rng), b = RandomBuffer(t, c[1], rng);
+    Buffer y = MakeBuffer(t, out), want = MakeBuffer(t, out);
     ScopedKernelMode mode(KernelMode::kFast);
-    ASSERT_TRUE(MatMul(DType::kF16, c[0], a.data(), c[1], b.data(), y.data()).ok());
-    const std::vector<float> a32 = WidenToF32(DType::kF16, a.data(), a.size());
-    const std::vector<float> b32 = WidenToF32(DType::kF16, b.data(), b.size());
+    ASSERT_TRUE(MatMul(t, c[0], a.data(), c[1], b.data(), y.data()).ok());
+    const std::vector<float> a32 = WidenToF32(t, a.data(), a.size());
+    const std::vector<float> b32 = WidenToF32(t, b.data(), b.size());
     std::vector<float> y32(static_cast<size_t>(n));
     ASSERT_TRUE(MatMul(DType::kF32, c[0], a32.data(), c[1], b32.data(), y32.data()).ok());
-    NarrowFromF32(DType::kF16, y32.data(), n, want.data());
+    NarrowFromF32(t, y32.data(), n, want.data());
     EXPECT_EQ(y.bytes, want.bytes);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, FastHalfMatMulTest, ::testing::Values(DType::kF16, DType::kBF16),
+                         [](const auto& info) { return std::string(ElemName(info.param)); });
 
 INSTANTIATE_TEST_SUITE_P(Dtypes, FastGemmTest,
                          ::testing::Values(DType::kF32, DType::kF16, DType::kBF16),

@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/cpu/low_precision_gemm.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/stable_regions.h"
 #include "tests/unit/cpu_kernels_test_util.h"
@@ -49,29 +50,34 @@ TEST(StableRegionsTest, AGenerationChangesOnlyWithAnOverlappingWrite) {
   EXPECT_FALSE(OverlapsStableRegion(p, 100));
 }
 
-// C = A B in bf16 (the dtype AMX reads B packed in), one product on the calling thread.
+// C = A B, one product on the calling thread, in bf16 (the dtype AMX reads B packed in) where
+// oneDNN multiplies bf16 (RouteOf), else in f32: the product must reach oneDNN's own kernel,
+// which packs the B it is given (a converted copy of a bf16 B is no stable memory).
 class PackedWeightsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    g_.ab_type = g_.c_type = DType::kBF16;
+    t_ = internal::RouteOf(DType::kBF16) == internal::GemmRoute::kOneDnn ? DType::kBF16
+                                                                         : DType::kF32;
+    g_.ab_type = g_.c_type = t_;
     g_.m = 32;
     g_.n = g_.k = 256;
-    a_ = RandomBuffer(DType::kBF16, {32, 256}, rng_);
-    b_ = RandomBuffer(DType::kBF16, {256, 256}, rng_);
+    a_ = RandomBuffer(t_, {32, 256}, rng_);
+    b_ = RandomBuffer(t_, {256, 256}, rng_);
     const int64_t packs = internal::FastGemmPacks();
-    Buffer y = MakeBuffer(DType::kBF16, {32, 256});
+    Buffer y = MakeBuffer(t_, {32, 256});
     StatusOr<bool> ran = internal::FastGemm(g_, a_.data(), b_.data(), y.data());
     ASSERT_TRUE(ran.ok()) << ran.status().message();
     if (!*ran) {
-      GTEST_SKIP() << "oneDNN has no fast bf16 matmul with this CPU and oneDNN version ("
+      GTEST_SKIP() << "oneDNN has no fast " << ElemName(t_)
+                   << " matmul with this CPU and oneDNN version ("
                    << internal::FastGemmDescription() << ")";
     }
     if (internal::FastGemmPacks() == packs)
-      GTEST_SKIP() << "the fast bf16 kernel reads B as it is here, nothing to cache ("
-                   << internal::FastGemmDescription() << ")";
+      GTEST_SKIP() << "the fast " << ElemName(t_) << " kernel reads B as it is here, nothing to "
+                   << "cache (" << internal::FastGemmDescription() << ")";
   }
   Buffer Product(const Buffer& b) {
-    Buffer y = MakeBuffer(DType::kBF16, {32, 256});
+    Buffer y = MakeBuffer(t_, {32, 256});
     StatusOr<bool> ran = internal::FastGemm(g_, a_.data(), b.data(), y.data());
     EXPECT_TRUE(ran.ok() && *ran) << "the fast path failed or declined after SetUp ran it";
     return y;
@@ -82,6 +88,7 @@ class PackedWeightsTest : public ::testing::Test {
     *y = Product(b);
     return internal::FastGemmPacks() - before;
   }
+  DType t_ = DType::kBF16;
   internal::FastGemmArgs g_;
   std::mt19937_64 rng_{21};
   Buffer a_, b_;
@@ -98,7 +105,7 @@ TEST_F(PackedWeightsTest, AWeightIsPackedOncePerWriteAndProductsFollowTheWrites)
   EXPECT_EQ(y2.bytes, plain.bytes);
 
   // New values in B, reported by a write that covers only part of it.
-  Buffer fresh = RandomBuffer(DType::kBF16, {256, 256}, rng_);
+  Buffer fresh = RandomBuffer(t_, {256, 256}, rng_);
   b_.bytes = fresh.bytes;  // same size: B's storage stays where it is
   NoteWrite(static_cast<char*>(b_.data()) + 10, 2);
   EXPECT_EQ(PacksOf(b_, &y3), 1) << "a written B was not packed again";
