@@ -12,17 +12,19 @@
 #include "kernels/cpu/fast_convert_lanes.h"
 #include "kernels/cpu/parallel.h"
 
+// GCC 12's intrinsics build their "undefined" vectors as `__m512 __Y = __Y`, which
+// -Wmaybe-uninitialized reports wherever they are inlined (as in fast_convert.cc).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
 namespace a8::cpu::internal {
 namespace {
 
-// The register tile (kMr x kNr floats: 12 ymm accumulators, two B vectors and one broadcast) and
-// the blocks: a B micro-panel (kKc x kNr, up to 64 KiB) and the A micro-panels of an A block
-// (kMc x kKc, up to 288 KiB) stream from L2, a B block (kKc x kNc, up to 4 MiB) sits in L3. With
-// k up to kKc (BERT-base's 768 and 1024) a tile's sums finish in registers and go straight to C,
-// with no partial sums kept between blocks of k. On the BERT-base shapes (one thread, Zen 3)
-// these sizes and BLIS's Zen ones (kKc 256, kMc 144) measured within 1% of each other.
-constexpr int64_t kMr = 6, kNr = 16;
-constexpr int64_t kKc = 1024, kMc = 72, kNc = 1024;
+// The blocks: a B micro-panel (kKc x the tile's columns) and the A micro-panels of an A block
+// (kMc x kKc) stream from L2, a B block (kKc x kNc) sits in L3; kKc is the tiles' own (below).
+// kMc and kNc are multiples of both register tiles' sides.
+constexpr int64_t kMc = 72, kNc = 1024;
 // An A micro-panel of 6 lanes is packed with 8-float stores that run 2 floats past it.
 constexpr int64_t kSlack = 8;
 
@@ -54,7 +56,7 @@ template <bool kBf16>
   return Load8<kBf16>(tmp);
 }
 
-// One micro-panel of W lanes (W = kMr rows of op(A), or kNr columns of op(B)) over kc steps of
+// One micro-panel of W lanes (W = a tile's rows of op(A), or its columns of op(B)) over kc steps of
 // the shared dimension: dst[l * W + lane] = x(lane, l) as float, lanes from `lanes` on zero.
 // `x` is the panel's first element; `lane_stride` and `step_stride` are the elements between
 // lanes and between steps. One of the two is 1: the lanes are contiguous (A transposed, B as
@@ -64,7 +66,7 @@ template <int W, bool kBf16>
 __attribute__((target("avx2,f16c"))) void PackPanel(const uint16_t* x, int64_t lane_stride,
                                                     int64_t step_stride, int64_t lanes, int64_t kc,
                                                     const uint16_t* end, float* dst) {
-  static_assert(W == kMr || W == kNr);
+  static_assert(W == 6 || W % 8 == 0);
   constexpr int kGroups = (W + 7) / 8;
   if (lane_stride == 1) {
     for (int64_t l = 0; l < kc; ++l) {
@@ -72,7 +74,7 @@ __attribute__((target("avx2,f16c"))) void PackPanel(const uint16_t* x, int64_t l
       for (int g = 0; g < kGroups; ++g) {
         const int64_t n = std::min<int64_t>(lanes - 8 * g, 8);
         // A 6-lane read of 8 may run past the panel but not past the operand (`end`).
-        const bool whole = n == 8 || (n == kMr && src + 8 * g + 8 <= end);
+        const bool whole = n == 8 || (W == 6 && n == 6 && src + 8 * g + 8 <= end);
         const __m256 v = whole   ? Load8<kBf16>(src + 8 * g)
                          : n > 0 ? LoadFirst<kBf16>(src + 8 * g, n)
                                  : _mm256_setzero_ps();
@@ -103,7 +105,7 @@ struct Tile {
   const FastGemmArgs* g;
   void* c;
   int64_t i, j;        // the tile's first row and column in C
-  int64_t rows, cols;  // how many of its kMr x kNr elements C has
+  int64_t rows, cols;  // how many of its elements C has
 };
 
 // n (<= 8) elements of C's type CT (float, Half or BFloat16) at p as floats, zeros after n.
@@ -122,7 +124,8 @@ template <typename CT>
   }
 }
 
-// Row r of a tile into C (of type CT): lo and hi are its 16 float sums.
+// Row r of a tile into C (of type CT): lo and hi are its first 16 float sums, for its first
+// min(t.cols, 16) columns.
 template <typename CT>
 [[gnu::always_inline]] inline __attribute__((target("avx2,f16c"))) void StoreRow(const Tile& t,
                                                                                  int64_t r,
@@ -147,8 +150,8 @@ template <typename CT>
     }
   }
   CT* out = static_cast<CT*>(t.c) + i * g.n + t.j;
-  alignas(32) CT tmp[kNr];
-  CT* dst = t.cols == kNr ? out : tmp;
+  alignas(32) CT tmp[16];
+  CT* dst = t.cols >= 16 ? out : tmp;
   if constexpr (std::is_same_v<CT, float>) {
     _mm256_storeu_ps(dst, lo);
     _mm256_storeu_ps(dst + 8, hi);
@@ -162,6 +165,9 @@ template <typename CT>
   if (dst == tmp) std::memcpy(out, tmp, static_cast<size_t>(t.cols) * sizeof(CT));
 }
 
+// The AVX2 tiles: 6 x 16 floats, 12 ymm accumulators, two B vectors and one broadcast.
+constexpr int64_t kMr256 = 6, kNr256 = 16;
+
 // One row of a tile, one step: lo/hi += a * (b0, b1).
 [[gnu::always_inline]] inline __attribute__((target("avx2,fma"))) void FmaRow(float a, __m256 b0,
                                                                               __m256 b1, __m256& lo,
@@ -171,7 +177,7 @@ template <typename CT>
   hi = _mm256_fmadd_ps(av, b1, hi);
 }
 
-// The kMr x kNr tile's sums over kc steps: sum over l of a[l * kMr + r] * b[l * kNr + j], in
+// The kMr256 x kNr256 tile's sums over kc steps: sum over l of a[l * 6 + r] * b[l * 16 + j], in
 // float with FMA, in order of l, plus the partial sums of the earlier blocks of k at acc where
 // kAccumulate (acc is null only where k is one block). Not the last block of k: the sums go
 // back to acc. The last (`last` not null): C's
@@ -185,7 +191,7 @@ __attribute__((target("avx2,fma,f16c"))) void MicroKernel(int64_t kc, const floa
   __m256 c00 = _mm256_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
   __m256 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
 #pragma GCC unroll 4
-  for (int64_t l = 0; l < kc; ++l, a += kMr, b += kNr) {
+  for (int64_t l = 0; l < kc; ++l, a += kMr256, b += kNr256) {
     const __m256 b0 = _mm256_loadu_ps(b), b1 = _mm256_loadu_ps(b + 8);
     FmaRow(a[0], b0, b1, c00, c01);
     FmaRow(a[1], b0, b1, c10, c11);
@@ -194,9 +200,9 @@ __attribute__((target("avx2,fma,f16c"))) void MicroKernel(int64_t kc, const floa
     FmaRow(a[4], b0, b1, c40, c41);
     FmaRow(a[5], b0, b1, c50, c51);
   }
-  const __m256 rows[kMr][2] = {{c00, c01}, {c10, c11}, {c20, c21},
-                               {c30, c31}, {c40, c41}, {c50, c51}};
-  const int64_t n = last == nullptr ? kMr : last->rows;
+  const __m256 rows[kMr256][2] = {{c00, c01}, {c10, c11}, {c20, c21},
+                                  {c30, c31}, {c40, c41}, {c50, c51}};
+  const int64_t n = last == nullptr ? kMr256 : last->rows;
   for (int64_t r = 0; r < n; ++r) {
     __m256 lo = rows[r][0], hi = rows[r][1];
     if constexpr (kAccumulate) {
@@ -212,6 +218,101 @@ __attribute__((target("avx2,fma,f16c"))) void MicroKernel(int64_t kc, const floa
   }
 }
 
+// The AVX-512 tiles: 8 x 32 floats, 16 zmm accumulators, two B vectors, the A values broadcast
+// from memory into the FMAs.
+constexpr int64_t kMr512 = 8, kNr512 = 32;
+
+[[gnu::always_inline]] inline __attribute__((target("avx512f"))) void FmaRow512(float a, __m512 b0,
+                                                                                __m512 b1,
+                                                                                __m512& lo,
+                                                                                __m512& hi) {
+  const __m512 av = _mm512_set1_ps(a);
+  lo = _mm512_fmadd_ps(av, b0, lo);
+  hi = _mm512_fmadd_ps(av, b1, hi);
+}
+
+// The upper 8 floats of v (AVX-512F alone: _mm512_extractf32x8_ps needs AVX-512DQ).
+[[gnu::always_inline]] inline __attribute__((target("avx512f"))) __m256 Upper8(__m512 v) {
+  return _mm512_castps512_ps256(_mm512_shuffle_f32x4(v, v, _MM_SHUFFLE(3, 2, 3, 2)));
+}
+
+// Row r of a 32-column tile into C: its halves through StoreRow, 16 columns each.
+template <typename CT>
+[[gnu::always_inline]] inline __attribute__((target("avx512f,avx2,f16c"))) void StoreRow32(
+    const Tile& t, int64_t r, __m512 lo, __m512 hi) {
+  Tile half = t;
+  half.cols = std::min<int64_t>(t.cols, 16);
+  StoreRow<CT>(half, r, _mm512_castps512_ps256(lo), Upper8(lo));
+  if (t.cols > 16) {
+    half.j = t.j + 16;
+    half.cols = t.cols - 16;
+    StoreRow<CT>(half, r, _mm512_castps512_ps256(hi), Upper8(hi));
+  }
+}
+
+// MicroKernel's AVX-512 twin on the kMr512 x kNr512 tile: the same sums in the same order.
+template <bool kAccumulate, typename CT>
+__attribute__((target("avx512f,avx2,fma,f16c"))) void MicroKernel512(int64_t kc, const float* a,
+                                                                     const float* b, float* acc,
+                                                                     int64_t ld, const Tile* last) {
+  __m512 c00 = _mm512_setzero_ps(), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
+  __m512 c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00, c60 = c00, c61 = c00;
+  __m512 c70 = c00, c71 = c00;
+#pragma GCC unroll 4
+  for (int64_t l = 0; l < kc; ++l, a += kMr512, b += kNr512) {
+    const __m512 b0 = _mm512_loadu_ps(b), b1 = _mm512_loadu_ps(b + 16);
+    FmaRow512(a[0], b0, b1, c00, c01);
+    FmaRow512(a[1], b0, b1, c10, c11);
+    FmaRow512(a[2], b0, b1, c20, c21);
+    FmaRow512(a[3], b0, b1, c30, c31);
+    FmaRow512(a[4], b0, b1, c40, c41);
+    FmaRow512(a[5], b0, b1, c50, c51);
+    FmaRow512(a[6], b0, b1, c60, c61);
+    FmaRow512(a[7], b0, b1, c70, c71);
+  }
+  const __m512 rows[kMr512][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31},
+                                  {c40, c41}, {c50, c51}, {c60, c61}, {c70, c71}};
+  const int64_t n = last == nullptr ? kMr512 : last->rows;
+  for (int64_t r = 0; r < n; ++r) {
+    __m512 lo = rows[r][0], hi = rows[r][1];
+    if constexpr (kAccumulate) {
+      lo = _mm512_add_ps(lo, _mm512_loadu_ps(acc + r * ld));
+      hi = _mm512_add_ps(hi, _mm512_loadu_ps(acc + r * ld + 16));
+    }
+    if (last != nullptr) {
+      StoreRow32<CT>(*last, r, lo, hi);
+    } else {
+      _mm512_storeu_ps(acc + r * ld, lo);
+      _mm512_storeu_ps(acc + r * ld + 16, hi);
+    }
+  }
+}
+
+// The two register tiles as the blocked loops see them, each with its block of k (kKc).
+// AVX2: with k up to 1024 (BERT-base's 768 and 1024) a tile's sums finish in registers and go
+// straight to C, with no partial sums kept between blocks of k; on the BERT-base shapes (one
+// thread, Zen 3) this and BLIS's Zen sizes (kKc 256, kMc 144) measured within 1% of each other.
+// AVX-512: a B micro-panel of 256 x 32 floats (32 KiB) stays in L1 (on the BERT-base shapes, one
+// thread, Sapphire Rapids: 2-5% faster than 1024 or 512, tools/bench/README.md).
+struct Avx2Tiles {
+  static constexpr int64_t kMr = kMr256, kNr = kNr256, kKc = 1024;
+  template <bool kAccumulate, typename CT>
+  static void Kernel(int64_t kc, const float* a, const float* b, float* acc, int64_t ld,
+                     const Tile* last) {
+    MicroKernel<kAccumulate, CT>(kc, a, b, acc, ld, last);
+  }
+};
+struct Avx512Tiles {
+  static constexpr int64_t kMr = kMr512, kNr = kNr512, kKc = 256;
+  template <bool kAccumulate, typename CT>
+  static void Kernel(int64_t kc, const float* a, const float* b, float* acc, int64_t ld,
+                     const Tile* last) {
+    MicroKernel512<kAccumulate, CT>(kc, a, b, acc, ld, last);
+  }
+};
+static_assert(kMc % Avx2Tiles::kMr == 0 && kMc % Avx512Tiles::kMr == 0);
+static_assert(kNc % Avx2Tiles::kNr == 0 && kNc % Avx512Tiles::kNr == 0);
+
 // One matrix of the product, as in FastGemmArgs: op(A) [m, k], op(B) [k, n], C [m, n], dense.
 struct Operands {
   const uint16_t *a, *a_end;
@@ -222,9 +323,10 @@ struct Operands {
 // C[i0:i1, j0:j1] of one matrix, on the calling thread. The blocks of k before the last keep
 // their partial sums in `acc` (float, the block's rows x columns; none where k fits one block);
 // the last block's tiles write C.
-template <bool kBf16, typename CT>
+template <typename Tiles, bool kBf16, typename CT>
 void Block(const FastGemmArgs& g, const Operands& x, int64_t i0, int64_t i1, int64_t j0,
            int64_t j1) {
+  constexpr int64_t kMr = Tiles::kMr, kNr = Tiles::kNr, kKc = Tiles::kKc;
   thread_local std::vector<uint8_t> a_buf, b_buf, acc_buf;
   const int64_t rows = i1 - i0;
   float* a_pack = Aligned(a_buf, kMc * kKc + kSlack);
@@ -257,8 +359,8 @@ void Block(const FastGemmArgs& g, const Operands& x, int64_t i0, int64_t i1, int
             const Tile t{
                 &g, x.c, i0 + ic + ir, jc + jr, std::min(kMr, mc - ir), std::min(kNr, nc - jr)};
             const Tile* out = last ? &t : nullptr;
-            first ? MicroKernel<false, CT>(kc, ap, bp, tile, ld, out)
-                  : MicroKernel<true, CT>(kc, ap, bp, tile, ld, out);
+            first ? Tiles::template Kernel<false, CT>(kc, ap, bp, tile, ld, out)
+                  : Tiles::template Kernel<true, CT>(kc, ap, bp, tile, ld, out);
           }
         }
       }
@@ -266,8 +368,9 @@ void Block(const FastGemmArgs& g, const Operands& x, int64_t i0, int64_t i1, int
   }
 }
 
-template <bool kBf16, typename CT>
+template <typename Tiles, bool kBf16, typename CT>
 void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads) {
+  constexpr int64_t kMr = Tiles::kMr, kNr = Tiles::kNr;
   const size_t c_size = ElemSize(g.c_type);
   auto operands = [&](int64_t i) {
     const auto* ai = static_cast<const uint16_t*>(a) + i * g.stride_a;
@@ -276,7 +379,7 @@ void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threa
                     static_cast<uint8_t*>(c) + i * g.m * g.n * c_size};
   };
   if (g.batch > 1) {  // whole matrices a chunk
-    auto one = [&](int64_t i) { Block<kBf16, CT>(g, operands(i), 0, g.m, 0, g.n); };
+    auto one = [&](int64_t i) { Block<Tiles, kBf16, CT>(g, operands(i), 0, g.m, 0, g.n); };
     auto task = [](void* ctx, int i) { (*static_cast<decltype(one)*>(ctx))(i); };
     if (threads <= 1 || !PoolRun(threads, static_cast<int>(g.batch), task, &one)) {
       for (int64_t i = 0; i < g.batch; ++i) one(i);
@@ -294,7 +397,8 @@ void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threa
   auto piece = [&](int64_t p) {
     const int64_t lo = p * width, hi = std::min(extent, lo + width);
     if (lo >= hi) return;
-    by_columns ? Block<kBf16, CT>(g, x, 0, g.m, lo, hi) : Block<kBf16, CT>(g, x, lo, hi, 0, g.n);
+    by_columns ? Block<Tiles, kBf16, CT>(g, x, 0, g.m, lo, hi)
+               : Block<Tiles, kBf16, CT>(g, x, lo, hi, 0, g.n);
   };
   auto task = [](void* ctx, int p) { (*static_cast<decltype(piece)*>(ctx))(p); };
   if (pieces <= 1 || !PoolRun(threads, static_cast<int>(pieces), task, &piece)) {
@@ -302,19 +406,39 @@ void Run(const FastGemmArgs& g, const void* a, const void* b, void* c, int threa
   }
 }
 
+template <typename Tiles>
+void RunTiles(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads) {
+  const bool bf16 = g.ab_type == DType::kBF16;
+  if (g.c_type == DType::kF32) {
+    bf16 ? Run<Tiles, true, float>(g, a, b, c, threads)
+         : Run<Tiles, false, float>(g, a, b, c, threads);
+  } else if (bf16) {
+    Run<Tiles, true, BFloat16>(g, a, b, c, threads);
+  } else {
+    Run<Tiles, false, Half>(g, a, b, c, threads);
+  }
+}
+
 }  // namespace
 
 bool CpuHasPackedGemm() { return lanes::CpuHasAvx2F16c() && CpuHasAvx2Fma(); }
 
-void PackedGemm(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads) {
-  const bool bf16 = g.ab_type == DType::kBF16;
-  if (g.c_type == DType::kF32) {
-    bf16 ? Run<true, float>(g, a, b, c, threads) : Run<false, float>(g, a, b, c, threads);
-  } else if (bf16) {
-    Run<true, BFloat16>(g, a, b, c, threads);
-  } else {
-    Run<false, Half>(g, a, b, c, threads);
-  }
+bool CpuHasPackedTiles(PackedTiles tiles) {
+  return CpuHasPackedGemm() && (tiles == PackedTiles::kAvx2 || CpuHasAvx512());
+}
+
+PackedTiles BestPackedTiles() {
+  return CpuHasPackedTiles(PackedTiles::kAvx512) ? PackedTiles::kAvx512 : PackedTiles::kAvx2;
+}
+
+const char* PackedTilesName(PackedTiles tiles) {
+  return tiles == PackedTiles::kAvx512 ? "AVX-512 packed float tiles" : "AVX2 packed float tiles";
+}
+
+void PackedGemm(const FastGemmArgs& g, const void* a, const void* b, void* c, int threads,
+                PackedTiles tiles) {
+  tiles == PackedTiles::kAvx512 ? RunTiles<Avx512Tiles>(g, a, b, c, threads)
+                                : RunTiles<Avx2Tiles>(g, a, b, c, threads);
   ZeroUpper();
 }
 

@@ -463,15 +463,18 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
   const auto* padd = static_cast<const uint8_t*>(g.addend);
   const int64_t work = g.batch * g.m * g.n * g.k;
   if (g.ab_type == DType::kF32 && F32Declines(g)) return false;
-  // Without AVX-512 an f32 multiply-add costs about twice as long: split at half the work.
-  const int64_t split_work = g.ab_type != DType::kF32 ? kParallelWorkLow
-                             : CpuHasAvx512()         ? kParallelWork
-                                                      : kParallelWork / 2;
+  // oneDNN's f16/bf16 kernels multiply in low precision (AMX: about 16x f32); PackedGemm's tiles
+  // at f32's rate. Without AVX-512 an f32 multiply-add costs about twice as long: split at half
+  // the work.
+  const GemmRoute route = RouteOf(g.ab_type);
+  const int64_t split_work = g.ab_type != DType::kF32 && route == GemmRoute::kOneDnn
+                                 ? kParallelWorkLow
+                             : CpuHasAvx512() ? kParallelWork
+                                              : kParallelWork / 2;
   const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), work / split_work + 1));
-  if (const GemmRoute route = RouteOf(g.ab_type); route != GemmRoute::kOneDnn) {
-    A8_ASSIGN_OR_RETURN(bool ran, RunOffOneDnn(route, g, a, b, c, threads));
-    // (f32 copies count as the f32 product they run.)
-    if (ran && route == GemmRoute::kPackedTiles) executions.fetch_add(1, std::memory_order_relaxed);
+  if (route != GemmRoute::kOneDnn) {
+    const bool ran = RunOffOneDnn(route, g, a, b, c, threads);
+    if (ran) executions.fetch_add(1, std::memory_order_relaxed);
     return ran;
   }
   Key key{g.ab_type,

@@ -4,12 +4,10 @@
 // AVX-512-BF16 / AVX-512-FP16 dot products, AVX-512 or AVX2 FMA for f32. Operands are read in
 // their own dtype (no widened copy in memory), products accumulate in f32 and the output is
 // rounded once, as tensor cores do. Where oneDNN has only its reference implementation for f16
-// or bf16 on this CPU, FastGemm runs our own packed AVX2 GEMM instead on CPUs without AVX-512
-// (gemm_packed.h: the operands become floats as they are packed, f32 accumulation, one rounding),
-// and on AVX-512 CPUs through the f32 kernel on float copies of the operands converted in
-// vector registers, its output rounded once (bf16 too where oneDNN's bf16 kernel is slower than
-// its f32 one: OneDnnBf16Pays); elsewhere it declines and the caller runs the
-// reference kernel.
+// or bf16 on this CPU, or a bf16 kernel slower than its f32 one (OneDnnBf16Pays), FastGemm runs
+// our own packed GEMM instead (gemm_packed.h: AVX2 or AVX-512 register tiles, the operands
+// become floats as they are packed, f32 accumulation, one rounding); on a CPU without AVX2 it
+// declines and the caller runs the reference kernel.
 //
 // Primitives are created once per (shape, dtypes, transposes, scale, addend shape) and kept for the
 // life of the process. Where the kernel wants B in a blocked layout (AMX: VNNI blocks), a B that
@@ -67,9 +65,8 @@ StatusOr<bool> FastGemm(const FastGemmArgs& g, const void* a, const void* b, voi
 int64_t FastGemmExecutions();
 
 // Whether oneDNN has a fast matmul for `t` (f32, f16 or bf16) on this CPU. Where it has none for
-// f16 or bf16, FastGemm runs them through PackedGemm (gemm_packed.h) on CPUs with AVX2 but no
-// AVX-512, and through oneDNN's f32 kernel on converted copies on CPUs with AVX-512 (whose f32
-// kernel is about twice the AVX2 tiles); it declines small products as it declines f32's.
+// f16 or bf16, FastGemm runs them through PackedGemm (gemm_packed.h, low_precision_gemm.h); it
+// declines small products as it declines f32's.
 bool OneDnnMultiplies(DType t);
 
 // Whether oneDNN's bf16 matmul beats its f32 one on this CPU, timed once (a 256^3 product, the
@@ -77,8 +74,8 @@ bool OneDnnMultiplies(DType t);
 // AVX-512-BF16's vdpbf16ps does twice vfmadd231ps's multiply-adds per instruction; but where it
 // issues at a quarter of vfmadd231ps's rate (Sapphire Rapids VMs without AMX:
 // tools/bench/README.md) oneDNN's bf16 kernel is half as fast as its f32 one. False there, and
-// where oneDNN has no bf16 kernel: FastGemm then runs bf16 as f16 on such CPUs (the f32 kernel on
-// converted copies).
+// where oneDNN has no bf16 kernel: FastGemm then runs bf16 through PackedGemm's float tiles, at
+// f32's rate.
 bool OneDnnBf16Pays();
 
 // How many times this process has packed a B into the kernel's layout (for tests: a B in stable
@@ -87,9 +84,9 @@ int64_t FastGemmPacks();
 
 // What the fast path runs, e.g. "oneDNN 2.6.3 (bf16: brg:avx512_core_amx_bf16, f32:
 // brg:avx512_core, f16: brg:avx512_core_fp16)", probed once on a small product of each dtype; a
-// dtype reads kPackedGemmName where PackedGemm runs it, "f32 kernel on converted copies" on
-// AVX-512 CPUs where oneDNN has no kernel for it or its bf16 kernel loses to f32 (OneDnnBf16Pays;
-// the timings follow), "reference" where FastGemm declines it.
+// dtype reads PackedTilesName where PackedGemm runs it ("AVX-512 packed float tiles", then
+// "(brg:avx512_core_bf16 measured slower than f32)" where OneDnnBf16Pays said no), "reference"
+// where FastGemm declines it.
 std::string FastGemmDescription();
 
 }  // namespace a8::cpu::internal

@@ -1,11 +1,14 @@
-// PackedGemm (kernels/cpu/gemm_packed.h), the f16/bf16 GEMM of CPUs without AVX-512, against a
-// float64 reference on random data: every transpose, alpha, the addend's broadcasts, batches
-// (B shared and not), and sizes at and across the register tile (6 x 16) and block (k 1024,
-// n 1024) edges. Skips, saying so, on a CPU without AVX2, FMA and F16C.
+// PackedGemm (kernels/cpu/gemm_packed.h), the f16/bf16 GEMM in float registers, with each of its
+// register tiles (AVX2 6 x 16, AVX-512 8 x 32), against a float64 reference on random data:
+// every transpose, alpha, the addend's broadcasts, batches (B shared and not), and sizes at and
+// across the register tiles' and the blocks' edges (k 256 and 1024, n 1024). Skips, saying so,
+// on a CPU without AVX2, FMA and F16C, and the AVX-512 tiles without AVX-512.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "kernels/cpu/gemm_packed.h"
 #include "tests/unit/cpu_kernels_test_util.h"
@@ -22,11 +25,14 @@ struct Shape {
 // Which addend a case adds: none, a row [1, n], the whole [m, n], a column [m, 1].
 enum class Addend { kNone, kRow, kFull, kColumn };
 
-class PackedGemmTest : public ::testing::TestWithParam<DType> {
+class PackedGemmTest : public ::testing::TestWithParam<std::tuple<DType, internal::PackedTiles>> {
  protected:
   void SetUp() override {
     if (!internal::CpuHasPackedGemm()) GTEST_SKIP() << "this CPU lacks AVX2, FMA or F16C";
+    if (!internal::CpuHasPackedTiles(Tiles())) GTEST_SKIP() << "this CPU lacks AVX-512";
   }
+  static DType Type() { return std::get<0>(GetParam()); }
+  static internal::PackedTiles Tiles() { return std::get<1>(GetParam()); }
 
   // Runs g on random operands with `threads` threads and checks every output against float64:
   // within one rounding to C's dtype of the exact value plus the float sum's error bound
@@ -42,7 +48,7 @@ class PackedGemmTest : public ::testing::TestWithParam<DType> {
     Buffer add = RandomBuffer(g.c_type, {g.add_rows, g.add_cols}, rng_);
     g.addend = addend == Addend::kNone ? nullptr : add.data();
     Buffer c = MakeBuffer(g.c_type, {g.batch, g.m, g.n});
-    internal::PackedGemm(g, a.data(), b.data(), c.data(), threads);
+    internal::PackedGemm(g, a.data(), b.data(), c.data(), threads, Tiles());
 
     const std::vector<double> av = Values(a), bv = Values(b), addv = Values(add), got = Values(c);
     const double unit = g.c_type == DType::kF16    ? std::ldexp(1.0, -11)
@@ -84,13 +90,14 @@ class PackedGemmTest : public ::testing::TestWithParam<DType> {
 };
 
 TEST_P(PackedGemmTest, MatchesFloat64AcrossShapesTransposesAndAddends) {
-  const Shape shapes[] = {{1, 1, 1},     {7, 5, 3},     {13, 33, 300},  {100, 70, 513},
-                          {6, 16, 1024}, {9, 20, 2100}, {50, 1030, 20}, {80, 17, 1025}};
+  const Shape shapes[] = {{1, 1, 1},      {7, 5, 3},    {13, 33, 300}, {100, 70, 513},
+                          {6, 16, 1024},  {8, 32, 256}, {9, 20, 2100}, {50, 1030, 20},
+                          {80, 17, 1025}, {17, 65, 257}};
   for (const Shape& s : shapes) {
     for (int variant = 0; variant < 8; ++variant) {
       internal::FastGemmArgs g;
-      g.ab_type = GetParam();
-      g.c_type = variant >= 4 ? DType::kF32 : GetParam();
+      g.ab_type = Type();
+      g.c_type = variant >= 4 ? DType::kF32 : Type();
       g.trans_a = (variant & 1) != 0;
       g.trans_b = (variant & 2) != 0;
       g.m = s.m;
@@ -110,7 +117,7 @@ TEST_P(PackedGemmTest, MatchesFloat64AcrossShapesTransposesAndAddends) {
 TEST_P(PackedGemmTest, BatchesWithSharedAndStridedOperands) {
   for (int shared = 0; shared < 3; ++shared) {  // 0: both strided, 1: B shared, 2: A shared
     internal::FastGemmArgs g;
-    g.ab_type = g.c_type = GetParam();
+    g.ab_type = g.c_type = Type();
     g.batch = 5;
     g.m = 20;
     g.n = 24;
@@ -130,7 +137,7 @@ TEST_P(PackedGemmTest, ThreadCountDoesNotChangeTheBits) {
   const Shape shapes[] = {{40, 700, 1100}, {700, 40, 300}};
   for (const Shape& s : shapes) {
     internal::FastGemmArgs g;
-    g.ab_type = g.c_type = GetParam();
+    g.ab_type = g.c_type = Type();
     g.m = s.m;
     g.n = s.n;
     g.k = s.k;
@@ -140,14 +147,22 @@ TEST_P(PackedGemmTest, ThreadCountDoesNotChangeTheBits) {
     Buffer a = RandomBuffer(g.ab_type, {g.k, g.m}, rng_);
     Buffer b = RandomBuffer(g.ab_type, {g.k, g.n}, rng_);
     Buffer one = MakeBuffer(g.c_type, {g.m, g.n}), three = MakeBuffer(g.c_type, {g.m, g.n});
-    internal::PackedGemm(g, a.data(), b.data(), one.data(), 1);
-    internal::PackedGemm(g, a.data(), b.data(), three.data(), 3);
+    internal::PackedGemm(g, a.data(), b.data(), one.data(), 1, Tiles());
+    internal::PackedGemm(g, a.data(), b.data(), three.data(), 3, Tiles());
     EXPECT_EQ(one.bytes, three.bytes);
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, PackedGemmTest, ::testing::Values(DType::kF16, DType::kBF16),
-                         [](const auto& info) { return std::string(ElemName(info.param)); });
+INSTANTIATE_TEST_SUITE_P(DtypesAndTiles, PackedGemmTest,
+                         ::testing::Combine(::testing::Values(DType::kF16, DType::kBF16),
+                                            ::testing::Values(internal::PackedTiles::kAvx2,
+                                                              internal::PackedTiles::kAvx512)),
+                         [](const auto& info) {
+                           return std::string(ElemName(std::get<0>(info.param))) +
+                                  (std::get<1>(info.param) == internal::PackedTiles::kAvx512
+                                       ? "_avx512"
+                                       : "_avx2");
+                         });
 
 }  // namespace
 }  // namespace a8::cpu
