@@ -43,7 +43,8 @@ struct Key {
 // One primitive with two inputs and an output, each stored plain (NCHW / OIHW) and reordered to
 // and from the layout the primitive wants. Forward: X, W -> Y. Backward data: dY, W -> dX.
 // Backward weights: X, dY -> dW. An f16 entry ("half"), and a bf16 one where oneDNN has no bf16
-// convolution on this CPU (no AVX-512), runs an f32 primitive: its activations are converted
+// convolution on this CPU (no AVX-512) or its bf16 kernels lose to f32 (OneDnnBf16Pays), runs
+// an f32 primitive: its activations are converted
 // straight between f16/bf16 NCHW and the primitive's layout (blocked_convert.h), its weights
 // (small) widened into a thread-local f32 buffer and reordered by oneDNN.
 struct Entry {
@@ -163,11 +164,14 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key, bool widen) {
 std::shared_ptr<const Entry> FindEntry(const Key& key) {
   static std::mutex mu;
   static auto* cache = new std::map<Key, std::shared_ptr<const Entry>>();  // leaked, as oneDNN
+  // Without AMX a bf16 convolution runs on the same vdpbf16ps dot products as a bf16 matmul:
+  // where those lose to f32 (OneDnnBf16Pays), bf16 is planned as f16 is (an f32 primitive).
+  const bool widen = key.dtype == DType::kBF16 && !OneDnnBf16Pays();
   std::lock_guard<std::mutex> lock(mu);
   auto it = cache->find(key);
   if (it == cache->end()) {
-    std::shared_ptr<const Entry> e = MakeEntry(key, false);
-    if (!e->usable && key.dtype == DType::kBF16) e = MakeEntry(key, true);
+    std::shared_ptr<const Entry> e = MakeEntry(key, widen);
+    if (!e->usable && key.dtype == DType::kBF16 && !widen) e = MakeEntry(key, true);
     it = cache->emplace(key, std::move(e)).first;
   }
   return it->second;
@@ -339,9 +343,7 @@ bool OneDnnConvolvesBf16() {
     const Key key{
         Pass::kForward, DType::kBF16, false, {1, 16, 8, 8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8, 8}};
     const std::shared_ptr<const Entry> e = FindEntry(key);
-    // Without AMX a bf16 convolution runs on the same vdpbf16ps dot products as a bf16 matmul:
-    // where those lose to f32 (OneDnnBf16Pays) the f32 primitive on converted data wins too.
-    return e->usable && !e->half && OneDnnBf16Pays();
+    return e->usable && !e->half;
   }();
   return native;
 }
