@@ -1,8 +1,10 @@
 // Dynamic loss scaling kernels (declared in optim.h): a8.UnscaleCheckFinite and a8.UpdateScale.
-#include <cmath>
+#include <immintrin.h>
 
-#include "kernels/cpu/fast_convert.h"
-#include "kernels/cpu/kernel_mode.h"
+#include <cmath>
+#include <type_traits>
+
+#include "kernels/cpu/fast_convert_lanes.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/parallel.h"
 
@@ -12,6 +14,40 @@ namespace {
 // Elements per fixed chunk: each chunk records its own overflow flag, so the result does not
 // depend on how ParallelFor splits the work.
 constexpr int64_t kUnscaleChunk = int64_t{1} << 14;
+
+// out[i] = float(g[i]) * inv for i in [0, n) of an f32, f16 or bf16 (T) gradient, 8 lanes at a
+// time in AVX2 registers; returns whether any g[i] is inf or NaN (exponent bits all ones). The
+// same products as the scalar loop (one f32 multiply each), so the same bits in either mode;
+// `out` may be `g` (an f32 gradient unscaled in place): each vector is loaded before its store.
+// Vectorised by hand because the compiler left the scalar loop scalar (an exact alias of `out`
+// and `g` fails its overlap check): the amp BERT-base-width encoder's 28 M gradients took 46 ms.
+template <typename T>
+__attribute__((target("avx2,f16c"))) bool UnscaleAvx2(const T* g, float* out, int64_t n,
+                                                      float inv) {
+  const __m256 inv8 = _mm256_set1_ps(inv);
+  const __m256i exponent = _mm256_set1_epi32(0x7f800000);
+  __m256i bad = _mm256_setzero_si256();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 v;
+    if constexpr (std::is_same_v<T, float>) {
+      v = _mm256_loadu_ps(g + i);
+    } else {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(g + i));
+      v = std::is_same_v<T, Half> ? lanes::HalfToFloat8(h) : lanes::BFloat16ToFloat8(h);
+    }
+    const __m256i e = _mm256_and_si256(_mm256_castps_si256(v), exponent);
+    bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(v, inv8));
+  }
+  bool inf = !_mm256_testz_si256(bad, bad);
+  for (; i < n; ++i) {
+    const float v = Load(g[i]);
+    inf |= !std::isfinite(v);
+    out[i] = v * inv;
+  }
+  return inf;
+}
 
 }  // namespace
 
@@ -24,6 +60,7 @@ Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
                         dtypes.size(), counts.size(), grads.size(), outs.size());
   }
   const float inv_scale = InverseScale(scale);
+  const bool avx2 = lanes::CpuHasAvx2F16c();
   bool any_inf = false;
   for (size_t t = 0; t < dtypes.size(); ++t) {
     const int64_t n = counts[t];
@@ -40,19 +77,9 @@ Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
         for (int64_t c = cb; c < ce; ++c) {
           const int64_t b = c * kUnscaleChunk, e = std::min(n, b + kUnscaleChunk);
           bool inf = false;
-          if constexpr (kIsHalfElem<T>) {
-            // The fast mode widens f16/bf16 gradients in vector registers (the same floats; the
-            // scalar widening was 185 of the example BERT's 235 us in this kernel, amp).
-            if (CurrentKernelMode() == KernelMode::kFast) {
-              ForEachF32Block(b, e, [&](int64_t i0, int64_t len) {
-                float v[kF32Block];
-                ToF32(g + i0, v, len);
-                for (int64_t i = 0; i < len; ++i) {
-                  inf |= !std::isfinite(v[i]);
-                  out[i0 + i] = v[i] * inv;
-                }
-              });
-              chunk_inf[static_cast<size_t>(c)] = inf ? 1 : 0;
+          if constexpr (!std::is_same_v<T, double>) {
+            if (avx2) {
+              chunk_inf[static_cast<size_t>(c)] = UnscaleAvx2(g + b, out + b, e - b, inv) ? 1 : 0;
               continue;
             }
           }

@@ -355,33 +355,69 @@ TEST_P(FastHalfKernelTest, PoolsMatchReferenceBitForBit) {
   }
 }
 
-// a8.UnscaleCheckFinite on f16/bf16 gradients: the fast mode widens them in vector registers,
-// the same floats, so the unscaled f32 gradients and the overflow flag are the reference's, with
-// and without an infinity in the second of two gradients (one longer than a chunk of the check).
-TEST_P(FastHalfKernelTest, UnscaleCheckFiniteMatchesReference) {
+// a8.UnscaleCheckFinite on f16/bf16 gradients, in both modes: each output is the gradient's
+// float value times 1/scale (one f32 multiply), and the flag finds an infinity or a NaN wherever
+// it lies: in the 8-lane body or the scalar tail of a chunk (the second gradient is a chunk of
+// the check and 333 more, 333 = 41 x 8 + 5). The expected values come from the test's own
+// scalar widening, not from the kernel.
+TEST_P(FastHalfKernelTest, UnscaleCheckFiniteIsTheScaledGradientAndFindsEveryNonFinite) {
   const DType t = GetParam();
   const int64_t n0 = 1000, n1 = (int64_t{1} << 14) + 333;
-  Buffer g0 = RandomBuffer(t, {n0}, rng_), g1 = RandomBuffer(t, {n1}, rng_);
-  for (bool with_inf : {false, true}) {
-    SCOPED_TRACE(with_inf ? "an infinity" : "finite");
-    if (with_inf) testing::SetValue(g1, n1 - 7, INFINITY);
-    auto run = [&](std::vector<float>& o0, std::vector<float>& o1, float* found) {
-      o0.assign(n0, -1.0f);
-      o1.assign(n1, -1.0f);
-      return UnscaleCheckFinite(1024.0f, {t, t}, {n0, n1}, {g0.data(), g1.data()},
-                                {o0.data(), o1.data()}, found);
-    };
-    std::vector<float> r0, r1, f0, f1;
-    float ref_found = -1.0f, fast_found = -1.0f;
-    ASSERT_TRUE(run(r0, r1, &ref_found).ok());
-    {
-      ScopedKernelMode mode(KernelMode::kFast);
-      ASSERT_TRUE(run(f0, f1, &fast_found).ok());
+  const float inv = 1.0f / 1024.0f;
+  struct Case {
+    const char* what;
+    int64_t at;  // in the second gradient; -1: none
+    float value;
+  };
+  const Case cases[] = {{"finite", -1, 0.0f},
+                        {"an infinity in a vector", 5000, INFINITY},
+                        {"a NaN in the tail", n1 - 2, NAN},
+                        {"-inf in the last vector", n1 - 6, -INFINITY}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    Buffer g0 = RandomBuffer(t, {n0}, rng_), g1 = RandomBuffer(t, {n1}, rng_);
+    if (c.at >= 0) testing::SetValue(g1, c.at, c.value);
+    for (KernelMode m : {KernelMode::kReference, KernelMode::kFast}) {
+      ScopedKernelMode mode(m);
+      std::vector<float> o0(n0, -1.0f), o1(n1, -1.0f);
+      float found = -1.0f;
+      ASSERT_TRUE(UnscaleCheckFinite(1024.0f, {t, t}, {n0, n1}, {g0.data(), g1.data()},
+                                     {o0.data(), o1.data()}, &found)
+                      .ok());
+      EXPECT_EQ(found, c.at >= 0 ? 1.0f : 0.0f);
+      for (int64_t i = 0; i < n0; ++i) {
+        ASSERT_EQ(o0[i], static_cast<float>(testing::GetValue(g0, i)) * inv) << i;
+      }
+      for (int64_t i = 0; i < n1; ++i) {
+        const float want = static_cast<float>(testing::GetValue(g1, i)) * inv;
+        if (i == c.at && std::isnan(want)) {
+          ASSERT_TRUE(std::isnan(o1[i])) << i;
+        } else {
+          ASSERT_EQ(o1[i], want) << i;
+        }
+      }
     }
-    EXPECT_EQ(ref_found, with_inf ? 1.0f : 0.0f);
-    EXPECT_EQ(fast_found, ref_found);
-    EXPECT_EQ(f0, r0);
-    EXPECT_EQ(f1, r1);
+  }
+}
+
+// An f32 gradient unscaled in place (`out` is `g`), as the plans do: the same products, and an
+// infinity found in the vector body and in the tail.
+TEST(UnscaleCheckFiniteTest, F32InPlace) {
+  const int64_t n = 4099;  // 512 vectors and 3
+  std::mt19937_64 rng(9);
+  for (int64_t at : {int64_t{-1}, int64_t{17}, n - 1}) {
+    SCOPED_TRACE(::testing::Message() << "infinity at " << at);
+    Buffer g = RandomBuffer(DType::kF32, {n}, rng);
+    if (at >= 0) testing::SetValue(g, at, INFINITY);
+    std::vector<float> want(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) {
+      want[static_cast<size_t>(i)] = static_cast<float>(testing::GetValue(g, i)) * 0.25f;
+    }
+    float found = -1.0f;
+    auto* p = static_cast<float*>(g.data());
+    ASSERT_TRUE(UnscaleCheckFinite(4.0f, {DType::kF32}, {n}, {p}, {p}, &found).ok());
+    EXPECT_EQ(found, at >= 0 ? 1.0f : 0.0f);
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(p[i], want[static_cast<size_t>(i)]) << i;
   }
 }
 
