@@ -35,9 +35,10 @@ struct DirectConv {
 // so: stride 1, 1 or 2 spatial dims, and one sample's buffer small enough.
 bool MakeDirectConv(const ConvParams& p, const Dims& out_spatial, DirectConv* d);
 
-// Whether the variant this machine runs takes `d` in row mode. There the direct path beats
-// oneDNN's blocked convolution with its layout reorders (the example CNN's 16-channel 8x8
-// convolution at batch 32, one thread: 119 against 164 us), so the fast mode takes it first.
+// Whether the variant this machine runs takes `d` in row mode at the CPU's full vector width.
+// There the direct path beats oneDNN's blocked convolution with its layout reorders (the example
+// CNN's 16-channel 8x8 convolution at batch 32, one thread, AVX2: 119 against 164 us), so the
+// fast mode takes it first; an AVX-512 CPU's rows of 8 columns (half a vector) go to oneDNN.
 bool DirectConvRowMode(const DirectConv& d);
 
 // What the direct path applies to Y as it stores it (a8.FusedConv, conv.h): + z (Y's dims, at

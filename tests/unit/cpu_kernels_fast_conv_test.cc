@@ -223,22 +223,29 @@ TEST_P(FastConvTest, FewChannelsInF32AndGroupsStayOnTheReference) {
   EXPECT_EQ(internal::FastConvExecutions(), before_groups);
 }
 
-// Where the direct convolution runs in row mode (output rows a whole number of its vectors:
-// the example CNN's 8x8), the fast mode takes it before oneDNN in f32 and f16 (conv_direct.h):
-// no oneDNN call and the reference kernels' bits. bf16 keeps oneDNN's kernels where the CPU has
-// them, and is computed as f16 is elsewhere.
+// Where the direct convolution runs in row mode (output rows a whole number of its full-width
+// vectors: the example CNN's 8x8 with AVX2, 16x16 with AVX-512), the fast mode takes it before
+// oneDNN in f32 and f16 (conv_direct.h): no oneDNN call and the reference kernels' bits. bf16
+// keeps oneDNN's kernels where the CPU has them and they pay, and is computed as f16 is
+// elsewhere.
 TEST_P(FastConvTest, RowModeDirectConvolutionComesBeforeOneDnn) {
   const DType t = GetParam();
-  const ConvParams p = Params(t, {3, 16, 8, 8, 16, 3, 1, 1, 1, 1, true});
+  int64_t hw = 8;
+  ConvParams p;
   internal::DirectConv d;
-  ASSERT_TRUE(internal::MakeDirectConv(p, {8, 8}, &d));
+  for (int64_t size : {8, 16}) {  // the first that runs in row mode here
+    hw = size;
+    p = Params(t, {3, 16, hw, hw, 16, 3, 1, 1, 1, 1, true});
+    ASSERT_TRUE(internal::MakeDirectConv(p, {hw, hw}, &d));
+    if (internal::DirectConvRowMode(d)) break;
+  }
   if ((t == DType::kBF16 && internal::OneDnnConvolvesBf16()) || !internal::DirectConvRowMode(d)) {
     GTEST_SKIP() << "bf16 runs oneDNN's bf16 kernels on this CPU; f32, f16 and bf16 without them "
                     "run the direct path only where its rows are whole vectors";
   }
-  Buffer x = RandomBuffer(t, {3, 16, 8, 8}, rng_), w = RandomBuffer(t, {16, 16, 3, 3}, rng_);
+  Buffer x = RandomBuffer(t, {3, 16, hw, hw}, rng_), w = RandomBuffer(t, {16, 16, 3, 3}, rng_);
   Buffer b = RandomBuffer(t, {16}, rng_);
-  Buffer ref = MakeBuffer(t, {3, 16, 8, 8}), fast = ref;
+  Buffer ref = MakeBuffer(t, {3, 16, hw, hw}), fast = ref;
   ASSERT_TRUE(Conv(p, x.data(), w.data(), b.data(), ref.data()).ok());
   const int64_t before = internal::FastConvExecutions();
   {
@@ -251,10 +258,12 @@ TEST_P(FastConvTest, RowModeDirectConvolutionComesBeforeOneDnn) {
 
 // a8.FusedConv (conv.h) against the unfused kernels it replaces, Conv then Add(Z) then Relu, bit
 // for bit: every float dtype, both kernel modes, and shapes that take each path: the direct
-// convolution in row mode (8x8: the epilogue in its store) and over all columns (9x9), im2col
-// (stride 2), oneDNN's (16 channels, 9x9, fast mode) and f16 / bf16 through f32.
+// convolution in row mode (8x8 with AVX2, 16x16 with AVX-512: the epilogue in its store) and
+// over all columns (9x9), im2col (stride 2), oneDNN's (16 channels, 9x9, and 8x8 with AVX-512,
+// fast mode) and f16 / bf16 through f32.
 TEST(FusedConvKernelTest, MatchesConvAddReluBitForBit) {
   const Conv2dCase shapes[] = {{3, 16, 8, 8, 16, 3, 1, 1, 1, 1, true},
+                               {2, 5, 16, 16, 6, 3, 1, 1, 1, 1, true},
                                {2, 5, 9, 9, 6, 3, 1, 1, 1, 1, true},
                                {2, 4, 9, 8, 3, 3, 2, 1, 1, 1, true},
                                {2, 16, 9, 9, 8, 3, 1, 1, 1, 1, true}};
