@@ -1,6 +1,6 @@
 // f16 and bf16 matrix products in float registers, for CPUs where oneDNN has no fast kernel for
 // them (no AVX-512-FP16 for f16, no AVX-512-BF16 or AMX for bf16), or a bf16 one slower than its
-// f32 one (OneDnnBf16Pays, onednn_gemm.h).
+// f32 one (OneDnnBf16Pays, low_precision_gemm.h).
 //
 // A blocked GEMM in the BLIS order (Van Zee and van de Geijn, "BLIS: A Framework for Rapidly
 // Instantiating BLAS Functionality", 2015): blocks of B (kKc x up to kNc) and of A (kMc x kKc)

@@ -16,6 +16,21 @@ enum class GemmRoute {
 
 GemmRoute RouteOf(DType t);
 
+// Whether oneDNN's bf16 matmul beats its f32 one on this CPU, timed once (a 256^3 product, the
+// best of 5 runs of each, alternating; bf16 must take under 0.8x f32's time, so that a CPU where
+// the two are close does not flip between runs), or as the environment says:
+// A8_CPU_BF16_ONEDNN=1 (oneDNN's bf16 kernels) or 0 (not). AMX multiplies bf16 several times as
+// fast as f32, and AVX-512-BF16's vdpbf16ps does twice vfmadd231ps's multiply-adds per
+// instruction; but where it issues at a quarter of vfmadd231ps's rate (Sapphire Rapids VMs
+// without AMX: tools/bench/README.md) oneDNN's bf16 kernel is half as fast as its f32 one. False
+// there, and where oneDNN has no bf16 kernel: bf16 products then run PackedGemm's float tiles at
+// f32's rate, and bf16 convolutions oneDNN's f32 primitive (onednn_conv.h).
+bool OneDnnBf16Pays();
+
+// Why oneDNN's bf16 kernel is left out where it has one and OneDnnBf16Pays is false, for
+// FastGemmDescription: "measured slower than f32", or "left out: A8_CPU_BF16_ONEDNN=0".
+const char* Bf16OffReason();
+
 // The route's name in FastGemmDescription (kOneDnn: oneDNN's implementation name, not this).
 const char* RouteName(GemmRoute route);
 

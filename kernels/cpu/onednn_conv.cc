@@ -14,8 +14,8 @@
 #include "kernels/cpu/blocked_convert.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/low_precision_gemm.h"
 #include "kernels/cpu/onednn_context.h"
-#include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu::internal {

@@ -30,8 +30,8 @@ namespace a8::cpu::internal {
 inline constexpr int64_t kMinFastF32Channels = 16;
 
 // Whether oneDNN has bf16 convolution kernels on this CPU (probed once) that beat its f32 ones
-// (OneDnnBf16Pays, onednn_gemm.h). Where not, bf16 convolutions are planned as f16 ones are, and
-// conv.h prefers its direct kernel as for f32.
+// (OneDnnBf16Pays, low_precision_gemm.h). Where not, bf16 convolutions are planned as f16 ones are,
+// and conv.h prefers its direct kernel as for f32.
 bool OneDnnConvolvesBf16();
 
 // Y = Conv(X, W) + B (bias may be null) through oneDNN and returns true, or returns false, having

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -259,8 +258,9 @@ std::shared_ptr<PackedCopy> CachedPack(const Entry& e, const void* b, uint64_t g
 }
 
 // `packed_b`: B already in e's packed layout (shared by the row slices of one product), or null.
+// `counted`: whether the product and its packing count in FastGemmExecutions / FastGemmPacks.
 void Execute(const Entry& e, const void* a, const void* b, void* c, const void* addend,
-             const void* packed_b = nullptr) {
+             const void* packed_b = nullptr, bool counted = true) {
   dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
   memory b_mem(e.b_md, eng, const_cast<void*>(b));
@@ -278,7 +278,7 @@ void Execute(const Entry& e, const void* a, const void* b, void* c, const void* 
       thread_local std::vector<uint8_t> packed;
       memory p(e.packed_b_md, eng, AlignedIn(packed, e.packed_b_md.get_size()));
       e.pack_b.execute(s, b_mem, p);
-      packs.fetch_add(1, std::memory_order_relaxed);
+      if (counted) packs.fetch_add(1, std::memory_order_relaxed);
       b_mem = p;
     }
   }
@@ -296,7 +296,7 @@ void Execute(const Entry& e, const void* a, const void* b, void* c, const void* 
   }
   e.prim.execute(s, args);
   s.wait();
-  executions.fetch_add(1, std::memory_order_relaxed);
+  if (counted) executions.fetch_add(1, std::memory_order_relaxed);
 }
 
 Status Check(const FastGemmArgs& g) {
@@ -405,37 +405,9 @@ bool OneDnnMultiplies(DType t) {
   return t == DType::kF32 ? f32 : t == DType::kF16 ? f16 : t == DType::kBF16 && bf16;
 }
 
-bool OneDnnBf16Pays() {
-  static const bool pays = [] {
-    if (!OneDnnMultiplies(DType::kBF16) || !OneDnnMultiplies(DType::kF32)) return false;
-    constexpr int64_t kN = 256;
-    auto entry = [](DType t) {
-      return FindEntry(Key{t, t, false, false, 1, 1, kN, kN, kN, kN, kN, 1, 1, 1.0f, false});
-    };
-    const std::shared_ptr<const Entry> bf16 = entry(DType::kBF16), f32 = entry(DType::kF32);
-    // Written operands: oneDNN on never-written buffers reads the kernel's zero page, which is
-    // always in L1 (tools/bench/README.md).
-    std::vector<float> a32(kN * kN), c32(kN * kN);
-    for (size_t i = 0; i < a32.size(); ++i) a32[i] = static_cast<float>(i % 7) * 0.25f - 0.75f;
-    std::vector<BFloat16> a16(a32.size()), c16(a32.size());
-    for (size_t i = 0; i < a32.size(); ++i) a16[i] = BFloat16{FloatToBFloat16Bits(a32[i])};
-    auto seconds = [](const Entry& e, const void* x, void* c) {
-      const auto start = std::chrono::steady_clock::now();
-      Execute(e, x, x, c, nullptr);
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
-    const int64_t runs_before = executions.load(), packs_before = packs.load();
-    double best_bf16 = 1e30, best_f32 = 1e30;
-    for (int r = 0; r < 6; ++r) {  // the first of each warms up
-      best_f32 = std::min(best_f32, seconds(*f32, a32.data(), c32.data()));
-      best_bf16 = std::min(best_bf16, seconds(*bf16, a16.data(), c16.data()));
-    }
-    // The probe's products are no product of the caller's (FastGemmExecutions, FastGemmPacks).
-    executions.fetch_sub(executions.load() - runs_before);
-    packs.fetch_sub(packs.load() - packs_before);
-    return best_bf16 < best_f32;
-  }();
-  return pays;
+void OneDnnSquareProduct(DType t, int64_t n, const void* a, void* c) {
+  Execute(*FindEntry(Key{t, t, false, false, 1, 1, n, n, n, n, n, 1, 1, 1.0f, false}), a, a, c,
+          nullptr, nullptr, /*counted=*/false);
 }
 
 int64_t FastGemmExecutions() { return executions.load(std::memory_order_relaxed); }
@@ -577,7 +549,7 @@ std::string FastGemmDescription() {
       out += fmt::format("{}{}: {}", t == DType::kBF16 ? "" : ", ", ElemName(t),
                          route == GemmRoute::kOneDnn ? e->impl : RouteName(route));
       if (t == DType::kBF16 && e->usable && route != GemmRoute::kOneDnn) {
-        out += fmt::format(" ({} measured slower than f32)", e->impl);
+        out += fmt::format(" ({} {})", e->impl, Bf16OffReason());
       }
     }
     return out + ")";

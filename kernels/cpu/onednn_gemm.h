@@ -4,7 +4,8 @@
 // AVX-512-BF16 / AVX-512-FP16 dot products, AVX-512 or AVX2 FMA for f32. Operands are read in
 // their own dtype (no widened copy in memory), products accumulate in f32 and the output is
 // rounded once, as tensor cores do. Where oneDNN has only its reference implementation for f16
-// or bf16 on this CPU, or a bf16 kernel slower than its f32 one (OneDnnBf16Pays), FastGemm runs
+// or bf16 on this CPU, or a bf16 kernel slower than its f32 one (low_precision_gemm.h's
+// OneDnnBf16Pays), FastGemm runs
 // our own packed GEMM instead (gemm_packed.h: AVX2 or AVX-512 register tiles, the operands
 // become floats as they are packed, f32 accumulation, one rounding); on a CPU without AVX2 it
 // declines and the caller runs the reference kernel.
@@ -69,14 +70,10 @@ int64_t FastGemmExecutions();
 // declines small products as it declines f32's.
 bool OneDnnMultiplies(DType t);
 
-// Whether oneDNN's bf16 matmul beats its f32 one on this CPU, timed once (a 256^3 product, the
-// best of 5 runs of each, alternating). AMX multiplies bf16 several times as fast as f32, and
-// AVX-512-BF16's vdpbf16ps does twice vfmadd231ps's multiply-adds per instruction; but where it
-// issues at a quarter of vfmadd231ps's rate (Sapphire Rapids VMs without AMX:
-// tools/bench/README.md) oneDNN's bf16 kernel is half as fast as its f32 one. False there, and
-// where oneDNN has no bf16 kernel: FastGemm then runs bf16 through PackedGemm's float tiles, at
-// f32's rate.
-bool OneDnnBf16Pays();
+// C = A A for one n x n matrix A of dtype t (f32 or bf16, where OneDnnMultiplies) through
+// oneDNN's own kernel, not counted in FastGemmExecutions or FastGemmPacks: OneDnnBf16Pays
+// (low_precision_gemm.h) times it.
+void OneDnnSquareProduct(DType t, int64_t n, const void* a, void* c);
 
 // How many times this process has packed a B into the kernel's layout (for tests: a B in stable
 // memory, stable_regions.h, is packed once per write of it, any other B once per product).
@@ -85,8 +82,8 @@ int64_t FastGemmPacks();
 // What the fast path runs, e.g. "oneDNN 2.6.3 (bf16: brg:avx512_core_amx_bf16, f32:
 // brg:avx512_core, f16: brg:avx512_core_fp16)", probed once on a small product of each dtype; a
 // dtype reads PackedTilesName where PackedGemm runs it ("AVX-512 packed float tiles", then
-// "(brg:avx512_core_bf16 measured slower than f32)" where OneDnnBf16Pays said no), "reference"
-// where FastGemm declines it.
+// "(brg:avx512_core_bf16 measured slower than f32)" where OneDnnBf16Pays said no: its
+// Bf16OffReason), "reference" where FastGemm declines it.
 std::string FastGemmDescription();
 
 }  // namespace a8::cpu::internal

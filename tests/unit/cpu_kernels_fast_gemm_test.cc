@@ -4,6 +4,7 @@
 // fast oneDNN kernel for a dtype, the test skips and says so.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <random>
 #include <string>
 
@@ -198,6 +199,25 @@ INSTANTIATE_TEST_SUITE_P(Dtypes, FastHalfMatMulTest, ::testing::Values(DType::kF
 INSTANTIATE_TEST_SUITE_P(Dtypes, FastGemmTest,
                          ::testing::Values(DType::kF32, DType::kF16, DType::kBF16),
                          [](const auto& info) { return std::string(ElemName(info.param)); });
+
+// A8_CPU_BF16_ONEDNN decides the bf16 route instead of the timing (low_precision_gemm.h): 1
+// takes oneDNN's bf16 kernel wherever oneDNN has one, 0 never does, and the banner says which.
+// ctest runs this twice, with each value (tests/CMakeLists.txt); elsewhere it skips.
+TEST(Bf16RouteTest, FollowsTheEnvironment) {
+  const char* env = std::getenv("A8_CPU_BF16_ONEDNN");
+  if (env == nullptr || (std::string(env) != "0" && std::string(env) != "1")) {
+    GTEST_SKIP() << "run by ctest with A8_CPU_BF16_ONEDNN=0 and =1";
+  }
+  if (!internal::OneDnnMultiplies(DType::kBF16)) {
+    GTEST_SKIP() << "oneDNN has no bf16 matmul on this CPU (" << internal::FastGemmDescription()
+                 << ")";
+  }
+  const bool on = std::string(env) == "1";
+  EXPECT_EQ(internal::OneDnnBf16Pays(), on);
+  EXPECT_EQ(internal::RouteOf(DType::kBF16) == internal::GemmRoute::kOneDnn, on);
+  const std::string banner = internal::FastGemmDescription();
+  EXPECT_EQ(banner.find("A8_CPU_BF16_ONEDNN=0") != std::string::npos, !on) << banner;
+}
 
 TEST(FastGemmArgsTest, BadArgumentsAreErrors) {
   internal::FastGemmArgs g;
