@@ -33,6 +33,7 @@ using testing::ConversionBoundaryInputs;
 using testing::ExpectClose;
 using testing::IsHalfNaN;
 using testing::MakeBuffer;
+using testing::PoolCase;
 using testing::RandomBuffer;
 using testing::Values;
 
