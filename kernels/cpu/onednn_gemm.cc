@@ -385,6 +385,12 @@ bool RowSlices(const FastGemmArgs& g, const Key& key, int threads, const uint8_t
   return true;
 }
 
+// The primitive of one n x n x n product in dtype t, A and C of t, no scale or addend: the one
+// the probes below (and FastGemmDescription) ask about.
+std::shared_ptr<const Entry> SquareEntry(DType t, int64_t n) {
+  return FindEntry(Key{t, t, false, false, 1, 1, n, n, n, n, n, 1, 1, 1.0f, false});
+}
+
 }  // namespace
 
 // Under kMinFastF32Work, or a batch of products each under it where the CPU has the tiles: one tile
@@ -397,17 +403,13 @@ bool F32Declines(const FastGemmArgs& g) {
 }
 
 bool OneDnnMultiplies(DType t) {
-  auto probe = [](DType dtype) {
-    Key key{dtype, dtype, false, false, 1, 1, 64, 64, 64, 64, 64, 1, 1, 1.0f, false};
-    return FindEntry(key)->usable;
-  };
+  auto probe = [](DType dtype) { return SquareEntry(dtype, 64)->usable; };
   static const bool f32 = probe(DType::kF32), f16 = probe(DType::kF16), bf16 = probe(DType::kBF16);
   return t == DType::kF32 ? f32 : t == DType::kF16 ? f16 : t == DType::kBF16 && bf16;
 }
 
 void OneDnnSquareProduct(DType t, int64_t n, const void* a, void* c) {
-  Execute(*FindEntry(Key{t, t, false, false, 1, 1, n, n, n, n, n, 1, 1, 1.0f, false}), a, a, c,
-          nullptr, nullptr, /*counted=*/false);
+  Execute(*SquareEntry(t, n), a, a, c, nullptr, nullptr, /*counted=*/false);
 }
 
 int64_t FastGemmExecutions() { return executions.load(std::memory_order_relaxed); }
@@ -543,8 +545,7 @@ std::string FastGemmDescription() {
     std::string out = fmt::format("oneDNN {}.{}.{} (", v->major, v->minor, v->patch);
     const DType types[] = {DType::kBF16, DType::kF16, DType::kF32};
     for (DType t : types) {
-      Key key{t, t, false, false, 1, 1, 64, 64, 64, 64, 64, 1, 1, 1.0f, false};
-      std::shared_ptr<const Entry> e = FindEntry(key);
+      std::shared_ptr<const Entry> e = SquareEntry(t, 64);
       const GemmRoute route = RouteOf(t);
       out += fmt::format("{}{}: {}", t == DType::kBF16 ? "" : ", ", ElemName(t),
                          route == GemmRoute::kOneDnn ? e->impl : RouteName(route));
