@@ -6,7 +6,6 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/low_precision_gemm.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "runtime/core/executor.h"
 #include "runtime/cpu/cpu_backend.h"
@@ -18,22 +17,16 @@ namespace {
 
 using B = plan::Buffer;
 using cpu::testing::Buffer;
+using cpu::testing::OneDnnPackingDtype;
 using cpu::testing::RandomBuffer;
 
 constexpr int64_t kM = 32, kK = 256, kN = 256;
-
-// The dtype of the test's product: bf16 (the dtype AMX reads B packed in) where oneDNN multiplies
-// bf16 itself, else f32 (a converted copy of a bf16 B is no stable memory to keep packed).
-DType PackedDtype() {
-  return cpu::internal::RouteOf(DType::kBF16) == cpu::internal::GemmRoute::kOneDnn ? DType::kBF16
-                                                                                   : DType::kF32;
-}
 
 // y = MatMul(x, w) with w a parameter; with `writer`, a second kernel then copies input `w_next`
 // over w (as an optimizer writes a weight after the products that read it).
 PlanFile MatMulPlan(const Buffer& w, bool writer) {
   testing::PlanBuilder pb;
-  const DType t = PackedDtype();
+  const DType t = OneDnnPackingDtype();
   const int x = pb.Buffer("x", t, {kM, kK}, B::INPUT);
   const int wn = pb.Buffer("w_next", t, {kK, kN}, B::INPUT);
   const int wi = pb.Buffer("w", t, {kK, kN}, B::PARAMETER, w.data());
@@ -54,9 +47,9 @@ std::vector<uint8_t> Output(Executor& ex) {
 class CpuPackedWeightsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    x_ = RandomBuffer(PackedDtype(), {kM, kK}, rng_);
-    w0_ = RandomBuffer(PackedDtype(), {kK, kN}, rng_);
-    w1_ = RandomBuffer(PackedDtype(), {kK, kN}, rng_);
+    x_ = RandomBuffer(OneDnnPackingDtype(), {kM, kK}, rng_);
+    w0_ = RandomBuffer(OneDnnPackingDtype(), {kK, kN}, rng_);
+    w1_ = RandomBuffer(OneDnnPackingDtype(), {kK, kN}, rng_);
     // Skip where the fast GEMM does not run or reads B as it is (nothing to keep packed).
     std::unique_ptr<Executor> probe = Make(w0_, false);
     if (HasFatalFailure()) return;
@@ -64,8 +57,9 @@ class CpuPackedWeightsTest : public ::testing::Test {
     const int64_t packs = cpu::internal::FastGemmPacks();
     ASSERT_TRUE(probe->Run().ok());
     if (cpu::internal::FastGemmExecutions() == execs || cpu::internal::FastGemmPacks() == packs)
-      GTEST_SKIP() << "no fast " << ElemName(PackedDtype()) << " GEMM that packs B on this CPU ("
-                   << cpu::internal::FastGemmDescription() << ")";
+      GTEST_SKIP() << "no fast " << ElemName(OneDnnPackingDtype())
+                   << " GEMM that packs B on this CPU (" << cpu::internal::FastGemmDescription()
+                   << ")";
   }
   std::unique_ptr<Executor> Make(const Buffer& w, bool writer) {
     auto ex = Executor::Create(MatMulPlan(w, writer), MakeCpuBackend(cpu::KernelMode::kFast));

@@ -5,7 +5,6 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/low_precision_gemm.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/stable_regions.h"
 #include "tests/unit/cpu_kernels_test_util.h"
@@ -50,14 +49,12 @@ TEST(StableRegionsTest, AGenerationChangesOnlyWithAnOverlappingWrite) {
   EXPECT_FALSE(OverlapsStableRegion(p, 100));
 }
 
-// C = A B, one product on the calling thread, in bf16 (the dtype AMX reads B packed in) where
-// oneDNN multiplies bf16 (RouteOf), else in f32: the product must reach oneDNN's own kernel,
-// which packs the B it is given (a converted copy of a bf16 B is no stable memory).
+// C = A B, one product on the calling thread, in OneDnnPackingDtype (bf16, or f32 where bf16 does
+// not reach oneDNN's own kernel, which packs the B it is given).
 class PackedWeightsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    t_ = internal::RouteOf(DType::kBF16) == internal::GemmRoute::kOneDnn ? DType::kBF16
-                                                                         : DType::kF32;
+    t_ = testing::OneDnnPackingDtype();
     g_.ab_type = g_.c_type = t_;
     g_.m = 32;
     g_.n = g_.k = 256;

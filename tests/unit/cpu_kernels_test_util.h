@@ -19,9 +19,19 @@
 #include "kernels/common/kernel_types.h"
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/low_precision_gemm.h"
 #include "tests/unit/half_reference.h"
 
 namespace a8::cpu::testing {
+
+// The dtype in which the fast GEMM reaches oneDNN's own kernel, which packs the B it is given:
+// bf16 (the dtype AMX reads B packed in) where oneDNN multiplies bf16 itself (RouteOf), else f32
+// (a converted copy of a bf16 B is no stable memory to keep packed). The packed-weight tests
+// multiply in it.
+inline DType OneDnnPackingDtype() {
+  return internal::RouteOf(DType::kBF16) == internal::GemmRoute::kOneDnn ? DType::kBF16
+                                                                         : DType::kF32;
+}
 
 inline double ToleranceFor(DType t) {
   switch (t) {
