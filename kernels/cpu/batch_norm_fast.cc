@@ -266,80 +266,73 @@ void ScatterChannel(const float* buf, int64_t batch, int64_t stride, int64_t spa
   for (int64_t n = 0; n < batch; ++n) FromF32(buf + n * spatial, y + n * stride, spatial);
 }
 
-// Calls f(tag) with a value of the storage type of `dtype` (f32, f16 or bf16).
-template <typename F>
-Status DispatchNormType(DType dtype, const char* op, F&& f) {
-  switch (dtype) {
-    case DType::kF32:
-      f(float{});
-      return Status::Ok();
-    case DType::kF16:
-      f(Half{});
-      return Status::Ok();
-    case DType::kBF16:
-      f(BFloat16{});
-      return Status::Ok();
-    default:
-      return Unsupported("{}: the fast kernel takes f32, f16 or bf16 data, not {}", op,
-                         ElemName(dtype));
+// What BatchNormFast and BatchNormGradFast share: `a`'s dims checked, then `channels(tag, c0, c1)`
+// on ranges [c0, c1) of channels over the pool, with tag a value of the storage type. The pool's
+// cost of a channel is `passes` times its batch * spatial elements.
+template <typename Args, typename Channels>
+Status ForEachChannelRange(const Args& a, const char* op, int64_t passes, Channels&& channels) {
+  if (a.batch < 0 || a.channels < 0 || a.spatial < 0) {
+    return InvalidInput("{}: negative dims", op);
   }
+  const bool ran = VisitF32OrHalfType(a.dtype, [&](auto tag) {
+    ParallelFor(a.channels, passes * a.batch * a.spatial,
+                [&](int64_t c0, int64_t c1) { channels(tag, c0, c1); });
+  });
+  if (!ran) {
+    return Unsupported("{}: the fast kernel takes f32, f16 or bf16 data, not {}", op,
+                       ElemName(a.dtype));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
 
 Status BatchNormFast(const BatchNormFastArgs& a) {
-  if (a.batch < 0 || a.channels < 0 || a.spatial < 0)
-    return InvalidInput("BatchNormalization: negative dims");
-  return DispatchNormType(a.dtype, "BatchNormalization", [&](auto tag) {
+  return ForEachChannelRange(a, "BatchNormalization", 3, [&](auto tag, int64_t c0, int64_t c1) {
     using T = decltype(tag);
     const T* x = static_cast<const T*>(a.x);
     T* y = static_cast<T*>(a.y);
     const int64_t stride = a.channels * a.spatial;
-    ParallelFor(a.channels, 3 * a.batch * a.spatial, [&](int64_t c0, int64_t c1) {
-      std::vector<float> buf;
-      for (int64_t c = c0; c < c1; ++c) {
-        const T* xc = x + c * a.spatial;
-        T* yc = y + c * a.spatial;
-        if constexpr (kIsHalfElem<T>) {
-          if (a.batch * a.spatial <= kChannelInF32) {
-            float* f = GatherChannel(xc, a.batch, stride, a.spatial, buf);
-            BatchNormChannel<float>(a, c, f, a.spatial, f);
-            ScatterChannel(f, a.batch, stride, a.spatial, yc);
-            continue;
-          }
+    std::vector<float> buf;
+    for (int64_t c = c0; c < c1; ++c) {
+      const T* xc = x + c * a.spatial;
+      T* yc = y + c * a.spatial;
+      if constexpr (kIsHalfElem<T>) {
+        if (a.batch * a.spatial <= kChannelInF32) {
+          float* f = GatherChannel(xc, a.batch, stride, a.spatial, buf);
+          BatchNormChannel<float>(a, c, f, a.spatial, f);
+          ScatterChannel(f, a.batch, stride, a.spatial, yc);
+          continue;
         }
-        BatchNormChannel(a, c, xc, stride, yc);
       }
-    });
+      BatchNormChannel(a, c, xc, stride, yc);
+    }
   });
 }
 
 Status BatchNormGradFast(const BatchNormGradFastArgs& a) {
-  if (a.batch < 0 || a.channels < 0 || a.spatial < 0)
-    return InvalidInput("a8.BatchNormalizationGrad: negative dims");
-  return DispatchNormType(a.dtype, "a8.BatchNormalizationGrad", [&](auto tag) {
-    using T = decltype(tag);
-    const T* x = static_cast<const T*>(a.x);
-    const T* dy = static_cast<const T*>(a.dy);
-    T* dx = static_cast<T*>(a.dx);
-    const int64_t stride = a.channels * a.spatial;
-    ParallelFor(a.channels, 5 * a.batch * a.spatial, [&](int64_t c0, int64_t c1) {
-      std::vector<float> xbuf, gbuf;
-      for (int64_t c = c0; c < c1; ++c) {
-        const int64_t off = c * a.spatial;
-        if constexpr (kIsHalfElem<T>) {
-          if (a.batch * a.spatial <= kChannelInF32) {
-            const float* xf = GatherChannel(x + off, a.batch, stride, a.spatial, xbuf);
-            float* gf = GatherChannel(dy + off, a.batch, stride, a.spatial, gbuf);
-            BatchNormGradChannel<float>(a, c, gf, xf, a.spatial, dx != nullptr ? gf : nullptr);
-            if (dx != nullptr) ScatterChannel(gf, a.batch, stride, a.spatial, dx + off);
-            continue;
+  return ForEachChannelRange(
+      a, "a8.BatchNormalizationGrad", 5, [&](auto tag, int64_t c0, int64_t c1) {
+        using T = decltype(tag);
+        const T* x = static_cast<const T*>(a.x);
+        const T* dy = static_cast<const T*>(a.dy);
+        T* dx = static_cast<T*>(a.dx);
+        const int64_t stride = a.channels * a.spatial;
+        std::vector<float> xbuf, gbuf;
+        for (int64_t c = c0; c < c1; ++c) {
+          const int64_t off = c * a.spatial;
+          if constexpr (kIsHalfElem<T>) {
+            if (a.batch * a.spatial <= kChannelInF32) {
+              const float* xf = GatherChannel(x + off, a.batch, stride, a.spatial, xbuf);
+              float* gf = GatherChannel(dy + off, a.batch, stride, a.spatial, gbuf);
+              BatchNormGradChannel<float>(a, c, gf, xf, a.spatial, dx != nullptr ? gf : nullptr);
+              if (dx != nullptr) ScatterChannel(gf, a.batch, stride, a.spatial, dx + off);
+              continue;
+            }
           }
+          BatchNormGradChannel(a, c, dy + off, x + off, stride, dx != nullptr ? dx + off : nullptr);
         }
-        BatchNormGradChannel(a, c, dy + off, x + off, stride, dx != nullptr ? dx + off : nullptr);
-      }
-    });
-  });
+      });
 }
 
 }  // namespace a8::cpu

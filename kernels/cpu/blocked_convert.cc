@@ -202,44 +202,43 @@ bool UseAvx512(const BlockedLayout& l) {
   return l.block != 1 && GroupWidth(l) == 16 && std::strcmp(FastConvertIsa(), "avx512f") == 0;
 }
 
-template <typename T>
-void ToBlocked(const T* x, const BlockedLayout& l, float* y) {
+// The walk both directions share, image by image: `plane(n, c)` for each channel of a planar
+// layout (block 1), else `group(n, g)` for each group of channels (Groups).
+template <typename Plane, typename Group>
+void ForEachPlaneOrGroup(const BlockedLayout& l, Plane plane, Group group) {
   for (int64_t n = 0; n < l.n; ++n) {
     if (l.block == 1) {
-      for (int64_t c = 0; c < l.c; ++c)
-        ToF32(x + (n * l.c + c) * l.p, y + n * l.sn + c * l.sc, l.p);
+      for (int64_t c = 0; c < l.c; ++c) plane(n, c);
       continue;
     }
-    for (int64_t g = 0; g < Groups(l); ++g) {
-      if constexpr (std::is_same_v<T, Half>) {
-        if (UseAvx512(l)) {
-          ToBlockedGroupAvx512(x, l, n, g, y);
-          continue;
-        }
-      }
-      ToBlockedGroup(x, l, n, g, y);
-    }
+    for (int64_t g = 0; g < Groups(l); ++g) group(n, g);
   }
 }
 
 template <typename T>
-void FromBlocked(const float* x, const BlockedLayout& l, T* y) {
-  for (int64_t n = 0; n < l.n; ++n) {
-    if (l.block == 1) {
-      for (int64_t c = 0; c < l.c; ++c)
-        FromF32(x + n * l.sn + c * l.sc, y + (n * l.c + c) * l.p, l.p);
-      continue;
-    }
-    for (int64_t g = 0; g < Groups(l); ++g) {
-      if constexpr (std::is_same_v<T, Half>) {
-        if (UseAvx512(l)) {
-          FromBlockedGroupAvx512(x, l, n, g, y);
-          continue;
+void ToBlocked(const T* x, const BlockedLayout& l, float* y) {
+  ForEachPlaneOrGroup(
+      l,
+      [&](int64_t n, int64_t c) { ToF32(x + (n * l.c + c) * l.p, y + n * l.sn + c * l.sc, l.p); },
+      [&](int64_t n, int64_t g) {
+        if constexpr (std::is_same_v<T, Half>) {
+          if (UseAvx512(l)) return ToBlockedGroupAvx512(x, l, n, g, y);
         }
-      }
-      FromBlockedGroup(x, l, n, g, y);
-    }
-  }
+        ToBlockedGroup(x, l, n, g, y);
+      });
+}
+
+template <typename T>
+void FromBlocked(const float* x, const BlockedLayout& l, T* y) {
+  ForEachPlaneOrGroup(
+      l,
+      [&](int64_t n, int64_t c) { FromF32(x + n * l.sn + c * l.sc, y + (n * l.c + c) * l.p, l.p); },
+      [&](int64_t n, int64_t g) {
+        if constexpr (std::is_same_v<T, Half>) {
+          if (UseAvx512(l)) return FromBlockedGroupAvx512(x, l, n, g, y);
+        }
+        FromBlockedGroup(x, l, n, g, y);
+      });
 }
 
 }  // namespace

@@ -214,6 +214,56 @@ bool IsPointwise(const Geometry& g) {
   return true;
 }
 
+// A convolution's operands in the compute type of T, for Conv (`transpose` false) and
+// ConvTranspose: X [batch, in_channels, x_size], W (out_channels * in_channels / group * k_size
+// elements in either layout) and Y [batch, out_channels, y_size], where x_size is the image and
+// y_size the grid for Conv, the reverse for ConvTranspose.
+template <typename T>
+struct ConvOperands {
+  ConvOperands(const ConvParams& p, const Geometry& g, bool transpose, const void* x, const void* w,
+               void* y)
+      : cg(p.in_channels / p.group),
+        mg(p.out_channels / p.group),
+        x_sample(p.in_channels * (transpose ? g.grid_size : g.img_size)),
+        y_sample(p.out_channels * (transpose ? g.img_size : g.grid_size)),
+        xv(x, p.batch * x_sample),
+        wv(w, p.out_channels * cg * g.k_size),
+        out(y, p.batch * y_sample) {}
+
+  const int64_t cg, mg;  // input and output channels per group
+  const int64_t x_sample, y_sample;
+  ComputeView<T> xv, wv;
+  ComputeOutput<T> out;
+};
+
+// Conv or ConvTranspose (`transpose`) of f16/bf16 operands through `conv`, the same op's f32
+// kernel, on float copies (InF32), the operands sized as in ConvOperands.
+using ConvFn = Status (*)(const ConvParams&, const void*, const void*, const void*, void*);
+Status ConvInF32(const ConvParams& p, const Geometry& g, bool transpose, const void* x,
+                 const void* w, const void* bias, void* y, ConvFn conv) {
+  const int64_t x_size = transpose ? g.grid_size : g.img_size;
+  const int64_t y_size = transpose ? g.img_size : g.grid_size;
+  return InF32(p,
+               {{x, p.batch * p.in_channels * x_size},
+                {w, p.out_channels * (p.in_channels / p.group) * g.k_size},
+                {bias, p.out_channels}},
+               p.batch * p.out_channels * y_size, y,
+               [&](const ConvParams& p32, const float* const* in, float* y32) {
+                 return conv(p32, in[0], in[1], in[2], y32);
+               });
+}
+
+// The bias of `channels` channels in the compute type of T, zeros where there is none.
+template <typename T>
+std::vector<Compute<T>> BiasOrZeros(const void* bias, int64_t channels) {
+  std::vector<Compute<T>> bias_c(static_cast<size_t>(channels), Compute<T>(0));
+  if (bias != nullptr) {
+    ComputeView<T> bv(bias, channels);
+    std::copy(bv.data(), bv.data() + channels, bias_c.begin());
+  }
+  return bias_c;
+}
+
 }  // namespace
 
 StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose) {
@@ -242,15 +292,7 @@ StatusOr<bool> ConvWith(const ConvParams& p, const void* x, const void* w, const
       if (fast) return false;
     }
     if (IsHalfType(p.dtype)) {
-      const int64_t cg = p.in_channels / p.group;
-      A8_RETURN_IF_ERROR(InF32(p,
-                               {{x, p.batch * p.in_channels * g.img_size},
-                                {w, p.out_channels * cg * g.k_size},
-                                {bias, p.out_channels}},
-                               p.batch * p.out_channels * g.grid_size, y,
-                               [&](const ConvParams& p32, const float* const* in, float* y32) {
-                                 return Conv(p32, in[0], in[1], in[2], y32);
-                               }));
+      A8_RETURN_IF_ERROR(ConvInF32(p, g, false, x, w, bias, y, Conv));
       return false;
     }
   }
@@ -258,25 +300,17 @@ StatusOr<bool> ConvWith(const ConvParams& p, const void* x, const void* w, const
   const Status s = Dispatch<TypeSet::kFloat>(p.dtype, "Conv", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
-    const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
-    const int64_t x_sample = p.in_channels * g.img_size, y_sample = p.out_channels * g.grid_size;
-    ComputeView<T> xv(x, p.batch * x_sample);
-    ComputeView<T> wv(w, p.out_channels * cg * g.k_size);
-    ComputeOutput<T> out(y, p.batch * y_sample);
+    ConvOperands<T> o(p, g, false, x, w, y);
     const bool pointwise = IsPointwise(g);
     if constexpr (std::is_same_v<C, float>) {
       if (has_direct) {
-        std::vector<float> bias_c;
-        if (bias != nullptr) {
-          ComputeView<T> bv(bias, p.out_channels);
-          bias_c.assign(bv.data(), bv.data() + p.out_channels);
-        }
+        const std::vector<float> bias_c = BiasOrZeros<T>(bias, p.out_channels);
         // The epilogue in the store only where Y is stored as computed (f32).
         const bool fuse = epilogue != nullptr && std::is_same_v<T, float>;
-        internal::DirectConvF32(direct, p.batch, xv.data(), wv.data(),
-                                bias ? bias_c.data() : nullptr, out.data(),
+        internal::DirectConvF32(direct, p.batch, o.xv.data(), o.wv.data(),
+                                bias ? bias_c.data() : nullptr, o.out.data(),
                                 fuse ? *epilogue : internal::DirectEpilogue{});
-        out.Flush();
+        o.out.Flush();
         applied = fuse;
         return Status::Ok();
       }
@@ -286,26 +320,22 @@ StatusOr<bool> ConvWith(const ConvParams& p, const void* x, const void* w, const
       // each sample's [M, grid] block (plus bias) is copied to its place in Y. Small images
       // would otherwise make one tiny GEMM per sample.
       constexpr int64_t kMaxColElems = int64_t{1} << 22;
-      const int64_t per_sample = std::max<int64_t>(cg * g.k_size, mg) * g.grid_size;
+      const int64_t per_sample = std::max<int64_t>(o.cg * g.k_size, o.mg) * g.grid_size;
       const int64_t nb =
           std::clamp<int64_t>(kMaxColElems / std::max<int64_t>(per_sample, 1), 1, p.batch);
-      std::vector<C> col(static_cast<size_t>(cg * g.k_size * nb * g.grid_size));
-      std::vector<C> tmp(static_cast<size_t>(mg * nb * g.grid_size));
-      std::vector<C> bias_c(static_cast<size_t>(p.out_channels), C(0));
-      if (bias != nullptr) {
-        ComputeView<T> bv(bias, p.out_channels);
-        std::copy(bv.data(), bv.data() + p.out_channels, bias_c.begin());
-      }
+      std::vector<C> col(static_cast<size_t>(o.cg * g.k_size * nb * g.grid_size));
+      std::vector<C> tmp(static_cast<size_t>(o.mg * nb * g.grid_size));
+      const std::vector<C> bias_c = BiasOrZeros<T>(bias, p.out_channels);
       for (int64_t n0 = 0; n0 < p.batch; n0 += nb) {
         const int64_t cnt = std::min(nb, p.batch - n0), ld = cnt * g.grid_size;
-        Im2Col(g, cg, cnt, xv.data() + n0 * x_sample, x_sample, col.data(), ld);
-        BlasGemm(false, false, mg, ld, cg * g.k_size, C(1), wv.data(), cg * g.k_size, col.data(),
-                 ld, C(0), tmp.data(), ld);
-        ParallelFor(cnt * mg, g.grid_size, [&](int64_t b, int64_t e) {
+        Im2Col(g, o.cg, cnt, o.xv.data() + n0 * o.x_sample, o.x_sample, col.data(), ld);
+        BlasGemm(false, false, o.mg, ld, o.cg * g.k_size, C(1), o.wv.data(), o.cg * g.k_size,
+                 col.data(), ld, C(0), tmp.data(), ld);
+        ParallelFor(cnt * o.mg, g.grid_size, [&](int64_t b, int64_t e) {
           for (int64_t t = b; t < e; ++t) {
-            const int64_t j = t / mg, m = t % mg;
+            const int64_t j = t / o.mg, m = t % o.mg;
             const C* src = tmp.data() + m * ld + j * g.grid_size;
-            C* dst = out.data() + (n0 + j) * y_sample + m * g.grid_size;
+            C* dst = o.out.data() + (n0 + j) * o.y_sample + m * g.grid_size;
             const C bm = bias_c[m];
             if (bias != nullptr) {
               for (int64_t i = 0; i < g.grid_size; ++i) dst[i] = src[i] + bm;
@@ -315,31 +345,31 @@ StatusOr<bool> ConvWith(const ConvParams& p, const void* x, const void* w, const
           }
         });
       }
-      out.Flush();
+      o.out.Flush();
       return Status::Ok();
     }
-    std::vector<C> col(pointwise ? 0 : static_cast<size_t>(cg * g.k_size * g.grid_size));
+    std::vector<C> col(pointwise ? 0 : static_cast<size_t>(o.cg * g.k_size * g.grid_size));
     for (int64_t n = 0; n < p.batch; ++n) {
       for (int64_t gi = 0; gi < p.group; ++gi) {
-        const C* img = xv.data() + n * x_sample + gi * cg * g.img_size;
+        const C* img = o.xv.data() + n * o.x_sample + gi * o.cg * g.img_size;
         const C* cols = img;
         if (!pointwise) {
-          Im2Col(g, cg, 1, img, 0, col.data(), g.grid_size);
+          Im2Col(g, o.cg, 1, img, 0, col.data(), g.grid_size);
           cols = col.data();
         }
-        BlasGemm(false, false, mg, g.grid_size, cg * g.k_size, C(1),
-                 wv.data() + gi * mg * cg * g.k_size, cg * g.k_size, cols, g.grid_size, C(0),
-                 out.data() + n * y_sample + gi * mg * g.grid_size, g.grid_size);
+        BlasGemm(false, false, o.mg, g.grid_size, o.cg * g.k_size, C(1),
+                 o.wv.data() + gi * o.mg * o.cg * g.k_size, o.cg * g.k_size, cols, g.grid_size,
+                 C(0), o.out.data() + n * o.y_sample + gi * o.mg * g.grid_size, g.grid_size);
       }
       if (bias != nullptr) {
         ComputeView<T> bv(bias, p.out_channels);
         for (int64_t m = 0; m < p.out_channels; ++m) {
-          C* row = out.data() + n * y_sample + m * g.grid_size;
+          C* row = o.out.data() + n * o.y_sample + m * g.grid_size;
           for (int64_t i = 0; i < g.grid_size; ++i) row[i] += bv.data()[m];
         }
       }
     }
-    out.Flush();
+    o.out.Flush();
     return Status::Ok();
   });
   A8_RETURN_IF_ERROR(s);
@@ -374,46 +404,28 @@ Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const vo
     A8_ASSIGN_OR_RETURN(Dims out_spatial, ConvOutputSpatial(p, true));
     A8_ASSIGN_OR_RETURN(bool fast, internal::FastConvTranspose(p, out_spatial, x, w, bias, y));
     if (fast) return Status::Ok();
-    if (IsHalfType(p.dtype)) {
-      const int64_t mg = p.out_channels / p.group;
-      return InF32(p,
-                   {{x, p.batch * p.in_channels * g.grid_size},
-                    {w, p.in_channels * mg * g.k_size},
-                    {bias, p.out_channels}},
-                   p.batch * p.out_channels * g.img_size, y,
-                   [&](const ConvParams& p32, const float* const* in, float* y32) {
-                     return ConvTranspose(p32, in[0], in[1], in[2], y32);
-                   });
-    }
+    if (IsHalfType(p.dtype)) return ConvInF32(p, g, true, x, w, bias, y, ConvTranspose);
   }
   return Dispatch<TypeSet::kFloat>(p.dtype, "ConvTranspose", [&](auto tag) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
-    const int64_t cg = p.in_channels / p.group, mg = p.out_channels / p.group;
-    const int64_t x_sample = p.in_channels * g.grid_size, y_sample = p.out_channels * g.img_size;
-    ComputeView<T> xv(x, p.batch * x_sample);
-    ComputeView<T> wv(w, p.in_channels * mg * g.k_size);
-    ComputeOutput<T> out(y, p.batch * y_sample);
-    std::vector<C> col(static_cast<size_t>(mg * g.k_size * g.grid_size));
-    std::vector<C> bias_c(static_cast<size_t>(p.out_channels), C(0));
-    if (bias != nullptr) {
-      ComputeView<T> bv(bias, p.out_channels);
-      std::copy(bv.data(), bv.data() + p.out_channels, bias_c.begin());
-    }
+    ConvOperands<T> o(p, g, true, x, w, y);
+    std::vector<C> col(static_cast<size_t>(o.mg * g.k_size * g.grid_size));
+    const std::vector<C> bias_c = BiasOrZeros<T>(bias, p.out_channels);
     for (int64_t n = 0; n < p.batch; ++n) {
-      C* y_n = out.data() + n * y_sample;
+      C* y_n = o.out.data() + n * o.y_sample;
       for (int64_t m = 0; m < p.out_channels; ++m) {
         std::fill(y_n + m * g.img_size, y_n + (m + 1) * g.img_size, bias_c[m]);
       }
       for (int64_t gi = 0; gi < p.group; ++gi) {
-        BlasGemm(true, false, mg * g.k_size, g.grid_size, cg, C(1),
-                 wv.data() + gi * cg * mg * g.k_size, mg * g.k_size,
-                 xv.data() + n * x_sample + gi * cg * g.grid_size, g.grid_size, C(0), col.data(),
-                 g.grid_size);
-        Col2Im(g, mg, col.data(), y_n + gi * mg * g.img_size);
+        BlasGemm(true, false, o.mg * g.k_size, g.grid_size, o.cg, C(1),
+                 o.wv.data() + gi * o.cg * o.mg * g.k_size, o.mg * g.k_size,
+                 o.xv.data() + n * o.x_sample + gi * o.cg * g.grid_size, g.grid_size, C(0),
+                 col.data(), g.grid_size);
+        Col2Im(g, o.mg, col.data(), y_n + gi * o.mg * g.img_size);
       }
     }
-    out.Flush();
+    o.out.Flush();
     return Status::Ok();
   });
 }

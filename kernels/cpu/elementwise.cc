@@ -17,17 +17,21 @@ namespace {
 
 constexpr int64_t kTranscendentalCost = 16;
 
+// The polynomial c[0] x^(N-1) + c[1] x^(N-2) + ... + c[N-1] in float by Horner's rule (p = p * x
+// + c[i]), the form of every polynomial below. The loop unrolls, so vectorised callers stay so.
+template <size_t N>
+inline float Horner(float x, const float (&c)[N]) {
+  float p = c[0];
+  for (size_t i = 1; i < N; ++i) p = p * x + c[i];
+  return p;
+}
+
 // 2^n e^r for an integral n and |r| <= ln2 / 2: a degree-7 Taylor polynomial of e^r scaled by
 // 2^n through the exponent bits (the shared tail of ExpNonPositive and ExpOfSum).
 inline float ExpReduced(float n, float r) {
-  float p = 1.0f / 5040;
-  p = p * r + 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
+  static constexpr float kTaylor[] = {1.0f / 5040, 1.0f / 720, 1.0f / 120, 1.0f / 24,
+                                      1.0f / 6,    0.5f,       1.0f,       1.0f};
+  const float p = Horner(r, kTaylor);
   const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
   float scale;
   std::memcpy(&scale, &bits, sizeof(scale));
@@ -52,26 +56,17 @@ inline float ExpNonPositive(float q) {
 inline float FastErf(float x) {
   const float a = std::fabs(x);
   const float z = a * a;
-  float sp = 8.504967263434082e-05f;
-  sp = sp * z - 0.000817528401967138f;
-  sp = sp * z + 0.005203970242291689f;
-  sp = sp * z - 0.026860613375902176f;
-  sp = sp * z + 0.11283718049526215f;
-  sp = sp * z - 0.37612634897232056f;
-  sp = sp * z + 1.128379225730896f;
-  const float small = x * sp;
+  static constexpr float kSmall[] = {
+      8.504967263434082e-05f, -0.000817528401967138f, 0.005203970242291689f, -0.026860613375902176f,
+      0.11283718049526215f,   -0.37612634897232056f,  1.128379225730896f};
+  static constexpr float kLarge[] = {
+      -5.7023200383810035e-08f, 1.3503728268915438e-06f, -1.2424652595655061e-05f,
+      3.8640559068880975e-05f,  0.00027032371144741774f, -0.003918679431080818f,
+      0.0249559935182333f,      -0.10837502032518387f,   -0.6330949664115906f,
+      -1.129687786102295f,      0.0002170453517464921f};
+  const float small = x * Horner(z, kSmall);
   const float t = a < 0.921875f ? 0.921875f : (a > 3.925f ? 3.925f : a);
-  float q = -5.7023200383810035e-08f;
-  q = q * t + 1.3503728268915438e-06f;
-  q = q * t - 1.2424652595655061e-05f;
-  q = q * t + 3.8640559068880975e-05f;
-  q = q * t + 0.00027032371144741774f;
-  q = q * t - 0.003918679431080818f;
-  q = q * t + 0.0249559935182333f;
-  q = q * t - 0.10837502032518387f;
-  q = q * t - 0.6330949664115906f;
-  q = q * t - 1.129687786102295f;
-  q = q * t + 0.0002170453517464921f;
+  const float q = Horner(t, kLarge);
   const float large = std::copysign(a > 3.925f ? 1.0f : 1.0f - ExpNonPositive(q), x);
   const float r = a < 0.921875f ? small : large;
   return x != x ? x : r;
@@ -106,16 +101,10 @@ inline GeluErfcTerms ErfcTermsOf(float x) {
   const bool tiny = !(ax_in < 12.5f);
   const float ax = tiny ? 12.5f : ax_in;
   const float t = 1.0f / (1.0f + 0.5f * (ax * 0.70710678118654752f));
-  float p = 0.17087277f;
-  p = p * t - 0.82215223f;
-  p = p * t + 1.48851587f;
-  p = p * t - 1.13520398f;
-  p = p * t + 0.27886807f;
-  p = p * t - 0.18628806f;
-  p = p * t + 0.09678418f;
-  p = p * t + 0.37409196f;
-  p = p * t + 1.00002368f;
-  p = p * t - 1.26551223f;
+  static constexpr float kErfcc[] = {0.17087277f, -0.82215223f, 1.48851587f, -1.13520398f,
+                                     0.27886807f, -0.18628806f, 0.09678418f, 0.37409196f,
+                                     1.00002368f, -1.26551223f};
+  const float p = Horner(t, kErfcc);
   uint32_t bits;
   std::memcpy(&bits, &ax, sizeof(bits));
   bits &= 0xfffff000u;

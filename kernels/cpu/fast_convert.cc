@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <type_traits>
 
 #include "kernels/cpu/fast_convert_isa.h"
 #include "kernels/cpu/fast_convert_lanes.h"
@@ -127,39 +128,41 @@ __attribute__((target("avx512f"))) int64_t FloatToBFloat16Avx512(const float* x,
   return i;
 }
 
-__attribute__((target("avx2,f16c"))) int64_t HalfToFloatF16c(const Half* x, float* y, int64_t n) {
+// The F16C+AVX2 level, 8 lanes at a time (fast_convert_lanes.h; bf16 needs only the AVX2 part).
+template <typename From, typename To>
+__attribute__((target("avx2,f16c"))) int64_t ConvertAvx2(const From* x, To* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
-    _mm256_storeu_ps(y + i, lanes::HalfToFloat8(h));
+    if constexpr (std::is_same_v<To, float>) {
+      const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
+      if constexpr (std::is_same_v<From, Half>) {
+        _mm256_storeu_ps(y + i, lanes::HalfToFloat8(h));
+      } else {
+        _mm256_storeu_ps(y + i, lanes::BFloat16ToFloat8(h));
+      }
+    } else {
+      const __m256 v = _mm256_loadu_ps(x + i);
+      auto* out = reinterpret_cast<__m128i*>(y + i);
+      if constexpr (std::is_same_v<To, Half>) {
+        _mm_storeu_si128(out, lanes::FloatToHalf8(v));
+      } else {
+        _mm_storeu_si128(out, lanes::FloatToBFloat168(v));
+      }
+    }
   }
   return i;
 }
-__attribute__((target("avx2,f16c"))) int64_t FloatToHalfF16c(const float* x, Half* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
-                     lanes::FloatToHalf8(_mm256_loadu_ps(x + i)));
-  }
-  return i;
-}
-__attribute__((target("avx2"))) int64_t BFloat16ToFloatAvx2(const BFloat16* x, float* y,
-                                                            int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x + i));
-    _mm256_storeu_ps(y + i, lanes::BFloat16ToFloat8(h));
-  }
-  return i;
-}
-__attribute__((target("avx2"))) int64_t FloatToBFloat16Avx2(const float* x, BFloat16* y,
-                                                            int64_t n) {
-  int64_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(y + i),
-                     lanes::FloatToBFloat168(_mm256_loadu_ps(x + i)));
-  }
-  return i;
+
+// One conversion call on the level Isa() picks: the vector body converts what it can (returning
+// how many elements it did), the scalar body the rest. The AVX-512 and scalar bodies are template
+// arguments, so each call is direct.
+template <auto kAvx512, auto kScalar, typename From, typename To>
+[[gnu::always_inline]] inline void ConvertOnIsa(const From* x, To* y, int64_t n) {
+  int64_t done = 0;
+  const ConvertIsa isa = Isa();
+  if (isa == ConvertIsa::kAvx512) done = kAvx512(x, y, n);
+  if (isa == ConvertIsa::kF16c) done = ConvertAvx2(x, y, n);
+  kScalar(x + done, y + done, n - done);
 }
 
 }  // namespace
@@ -189,35 +192,19 @@ bool SetFastConvertIsaForTesting(const std::string& isa) {
 }
 
 void HalfToFloat(const Half* x, float* y, int64_t n) {
-  int64_t done = 0;
-  const ConvertIsa isa = Isa();
-  if (isa == ConvertIsa::kAvx512) done = HalfToFloatAvx512(x, y, n);
-  if (isa == ConvertIsa::kF16c) done = HalfToFloatF16c(x, y, n);
-  HalfToFloatScalar(x + done, y + done, n - done);
+  ConvertOnIsa<HalfToFloatAvx512, HalfToFloatScalar>(x, y, n);
 }
 
 void FloatToHalf(const float* x, Half* y, int64_t n) {
-  int64_t done = 0;
-  const ConvertIsa isa = Isa();
-  if (isa == ConvertIsa::kAvx512) done = FloatToHalfAvx512(x, y, n);
-  if (isa == ConvertIsa::kF16c) done = FloatToHalfF16c(x, y, n);
-  FloatToHalfScalar(x + done, y + done, n - done);
+  ConvertOnIsa<FloatToHalfAvx512, FloatToHalfScalar>(x, y, n);
 }
 
 void BFloat16ToFloat(const BFloat16* x, float* y, int64_t n) {
-  int64_t done = 0;
-  const ConvertIsa isa = Isa();
-  if (isa == ConvertIsa::kAvx512) done = BFloat16ToFloatAvx512(x, y, n);
-  if (isa == ConvertIsa::kF16c) done = BFloat16ToFloatAvx2(x, y, n);
-  BFloat16ToFloatScalar(x + done, y + done, n - done);
+  ConvertOnIsa<BFloat16ToFloatAvx512, BFloat16ToFloatScalar>(x, y, n);
 }
 
 void FloatToBFloat16(const float* x, BFloat16* y, int64_t n) {
-  int64_t done = 0;
-  const ConvertIsa isa = Isa();
-  if (isa == ConvertIsa::kAvx512) done = FloatToBFloat16Avx512(x, y, n);
-  if (isa == ConvertIsa::kF16c) done = FloatToBFloat16Avx2(x, y, n);
-  FloatToBFloat16Scalar(x + done, y + done, n - done);
+  ConvertOnIsa<FloatToBFloat16Avx512, FloatToBFloat16Scalar>(x, y, n);
 }
 
 void HalfTypeToF32(DType dtype, const void* x, float* y, int64_t n) {

@@ -69,6 +69,25 @@ void NarrowFromF32(DType dtype, const float* x, int64_t n, void* y);
 template <typename T>
 inline constexpr bool kIsHalfElem = std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 
+// Calls f(T{}) for the storage type T of an f32, f16 or bf16 `dtype` (float, Half or BFloat16:
+// the types the fast kernels take) and returns true; returns false for any other dtype.
+template <typename F>
+bool VisitF32OrHalfType(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::kF32:
+      f(float{});
+      return true;
+    case DType::kF16:
+      f(Half{});
+      return true;
+    case DType::kBF16:
+      f(BFloat16{});
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Elements a block of the fast f16/bf16 kernels converts at once: a few KiB of floats per operand
 // stay in L1, and the float loop over them is long enough to vectorise well.
 inline constexpr int64_t kF32Block = 512;

@@ -50,16 +50,27 @@ Status NllFromLogProb(const LossParams& p, const Compute<T>* lp, const void* lab
   return Status::Ok();
 }
 
+// A loss in the dtype of p.dtype: `fill_log_prob(tag, lp)` writes the log-probabilities of the
+// input (storage type A8_TAG_TYPE(tag)) into lp (compute type, [N, C, extra]), then NllFromLogProb.
+template <typename FillLogProb>
+Status NllLoss(const LossParams& p, const char* op, const void* labels, const void* weights,
+               void* loss, FillLogProb&& fill_log_prob) {
+  return Dispatch<TypeSet::kFloat>(p.dtype, op, [&](auto tag) -> Status {
+    using T = A8_TAG_TYPE(tag);
+    std::vector<Compute<T>> lp(static_cast<size_t>(p.batch * p.classes * p.extra));
+    fill_log_prob(tag, lp);
+    return NllFromLogProb<T>(p, lp.data(), labels, weights, loss, op);
+  });
+}
+
 }  // namespace
 
 Status SoftmaxCrossEntropyLoss(const LossParams& p, const void* scores, const void* labels,
                                const void* weights, void* loss, void* log_prob) {
-  const char* op = "SoftmaxCrossEntropyLoss";
-  return Dispatch<TypeSet::kFloat>(p.dtype, op, [&](auto tag) -> Status {
+  return NllLoss(p, "SoftmaxCrossEntropyLoss", labels, weights, loss, [&](auto tag, auto& lp) {
     using T = A8_TAG_TYPE(tag);
     using C = Compute<T>;
     const T* x = static_cast<const T*>(scores);
-    std::vector<C> lp(static_cast<size_t>(p.batch * p.classes * p.extra));
     for (int64_t n = 0; n < p.batch; ++n) {
       for (int64_t d = 0; d < p.extra; ++d) {
         const int64_t base = n * p.classes * p.extra + d;
@@ -77,20 +88,15 @@ Status SoftmaxCrossEntropyLoss(const LossParams& p, const void* scores, const vo
       T* out = static_cast<T*>(log_prob);
       for (size_t i = 0; i < lp.size(); ++i) out[i] = Store<T>(lp[i]);
     }
-    return NllFromLogProb<T>(p, lp.data(), labels, weights, loss, op);
   });
 }
 
 Status NegativeLogLikelihoodLoss(const LossParams& p, const void* input, const void* labels,
                                  const void* weights, void* loss) {
-  const char* op = "NegativeLogLikelihoodLoss";
-  return Dispatch<TypeSet::kFloat>(p.dtype, op, [&](auto tag) -> Status {
+  return NllLoss(p, "NegativeLogLikelihoodLoss", labels, weights, loss, [&](auto tag, auto& lp) {
     using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
     const T* x = static_cast<const T*>(input);
-    std::vector<C> lp(static_cast<size_t>(p.batch * p.classes * p.extra));
     for (size_t i = 0; i < lp.size(); ++i) lp[i] = Load(x[i]);
-    return NllFromLogProb<T>(p, lp.data(), labels, weights, loss, op);
   });
 }
 

@@ -6,6 +6,7 @@
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/optim_fast.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/tensor_chunks.h"
 
 namespace a8::cpu {
 namespace {
@@ -80,29 +81,19 @@ Status GlobalNormSq(const std::vector<DType>& dtypes, const std::vector<int64_t>
     return InvalidInput("a8.GlobalNormSq: {} dtypes, {} counts and {} tensors", dtypes.size(),
                         counts.size(), data.size());
   double total = 0.0;
-  for (size_t t = 0; t < dtypes.size(); ++t) {
-    const int64_t n = counts[t];
-    if (n < 0) return InvalidInput("a8.GlobalNormSq: negative element count {}", n);
-    const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
-    std::vector<double> partial(static_cast<size_t>(chunks), 0.0);
-    A8_RETURN_IF_ERROR(Dispatch<TypeSet::kFloat>(dtypes[t], "a8.GlobalNormSq", [&](auto tag) {
-      using T = A8_TAG_TYPE(tag);
-      const T* x = static_cast<const T*>(data[t]);
-      ParallelFor(chunks, kNormChunk, [&](int64_t cb, int64_t ce) {
-        for (int64_t c = cb; c < ce; ++c) {
-          const int64_t b = c * kNormChunk, e = std::min(n, b + kNormChunk);
-          double s = 0.0;
-          for (int64_t i = b; i < e; ++i) {
-            const double v = static_cast<double>(Load(x[i]));
-            s += v * v;
-          }
-          partial[static_cast<size_t>(c)] = s;
+  A8_RETURN_IF_ERROR(ForEachTensorChunk<double>(
+      "a8.GlobalNormSq", kNormChunk, dtypes, counts,
+      [&](auto tag, size_t t, int64_t b, int64_t e) {
+        using T = A8_TAG_TYPE(tag);
+        const T* x = static_cast<const T*>(data[t]);
+        double s = 0.0;
+        for (int64_t i = b; i < e; ++i) {
+          const double v = static_cast<double>(Load(x[i]));
+          s += v * v;
         }
-      });
-      return Status::Ok();
-    }));
-    for (double s : partial) total += s;
-  }
+        return s;
+      },
+      [&](double s) { total += s; }));
   *out = static_cast<float>(total);
   return Status::Ok();
 }

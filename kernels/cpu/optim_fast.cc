@@ -80,24 +80,13 @@ void AdamRange(const AdamStep<float>& s, int64_t b, int64_t e, const float* para
 bool AdamUpdateF32Fast(const AdamStep<float>& s, DType grad_dtype, int64_t n, const float* param,
                        const void* grad, const float* m, const float* v, float* param_next,
                        float* m_next, float* v_next) {
-  auto run = [&](auto tag) {
+  return VisitF32OrHalfType(grad_dtype, [&](auto tag) {
     using G = decltype(tag);
     const G* g = static_cast<const G*>(grad);
     ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
       AdamRange(s, b, e, param, g, m, v, param_next, m_next, v_next);
     });
-    return true;
-  };
-  switch (grad_dtype) {
-    case DType::kF32:
-      return run(float{});
-    case DType::kF16:
-      return run(Half{});
-    case DType::kBF16:
-      return run(BFloat16{});
-    default:
-      return false;
-  }
+  });
 }
 
 }  // namespace a8::cpu::internal

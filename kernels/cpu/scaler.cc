@@ -7,6 +7,7 @@
 #include "kernels/cpu/fast_convert_lanes.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/tensor_chunks.h"
 
 namespace a8::cpu {
 namespace {
@@ -62,40 +63,28 @@ Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
   const float inv_scale = InverseScale(scale);
   const bool avx2 = lanes::CpuHasAvx2F16c();
   bool any_inf = false;
-  for (size_t t = 0; t < dtypes.size(); ++t) {
-    const int64_t n = counts[t];
-    if (n < 0) return InvalidInput("a8.UnscaleCheckFinite: negative element count {}", n);
-    const int64_t chunks = (n + kUnscaleChunk - 1) / kUnscaleChunk;
-    std::vector<char> chunk_inf(static_cast<size_t>(chunks), 0);
-    A8_RETURN_IF_ERROR(Dispatch<TypeSet::kFloat>(dtypes[t], "a8.UnscaleCheckFinite", [&](auto tag) {
-      using T = A8_TAG_TYPE(tag);
-      using C = Compute<T>;  // float, or double for f64 gradients
-      const C inv = static_cast<C>(inv_scale);
-      const T* g = static_cast<const T*>(grads[t]);
-      float* out = outs[t];
-      ParallelFor(chunks, kUnscaleChunk, [&](int64_t cb, int64_t ce) {
-        for (int64_t c = cb; c < ce; ++c) {
-          const int64_t b = c * kUnscaleChunk, e = std::min(n, b + kUnscaleChunk);
-          bool inf = false;
-          if constexpr (!std::is_same_v<T, double>) {
-            if (avx2) {
-              chunk_inf[static_cast<size_t>(c)] = UnscaleAvx2(g + b, out + b, e - b, inv) ? 1 : 0;
-              continue;
-            }
-          }
-          for (int64_t i = b; i < e; ++i) {
-            // Loaded before the store: `out` may be `g` (an f32 gradient unscaled in place).
-            const C v = Load(g[i]);
-            inf |= !std::isfinite(v);
-            out[i] = static_cast<float>(v * inv);
-          }
-          chunk_inf[static_cast<size_t>(c)] = inf ? 1 : 0;
+  // A chunk's flag is a char, not a vector<bool> bit: the chunks are written from several threads.
+  A8_RETURN_IF_ERROR(ForEachTensorChunk<char>(
+      "a8.UnscaleCheckFinite", kUnscaleChunk, dtypes, counts,
+      [&](auto tag, size_t t, int64_t b, int64_t e) -> char {
+        using T = A8_TAG_TYPE(tag);
+        using C = Compute<T>;  // float, or double for f64 gradients
+        const C inv = static_cast<C>(inv_scale);
+        const T* g = static_cast<const T*>(grads[t]);
+        float* out = outs[t];
+        if constexpr (!std::is_same_v<T, double>) {
+          if (avx2) return UnscaleAvx2(g + b, out + b, e - b, inv) ? 1 : 0;
         }
-      });
-      return Status::Ok();
-    }));
-    for (char c : chunk_inf) any_inf |= c != 0;
-  }
+        bool inf = false;
+        for (int64_t i = b; i < e; ++i) {
+          // Loaded before the store: `out` may be `g` (an f32 gradient unscaled in place).
+          const C v = Load(g[i]);
+          inf |= !std::isfinite(v);
+          out[i] = static_cast<float>(v * inv);
+        }
+        return inf ? 1 : 0;
+      },
+      [&](char c) { any_inf |= c != 0; }));
   *found_inf = any_inf ? 1.0f : 0.0f;
   return Status::Ok();
 }
