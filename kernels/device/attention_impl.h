@@ -27,6 +27,16 @@ struct RowChunk {
   }
 };
 
+// Query row `row` (= (b * heads + h) * sq + i) of an attention as its batch, head and position.
+struct QueryIndex {
+  int64_t b, h, i;
+  A8_HD QueryIndex(int64_t row, const AttentionParams& p) {
+    i = row % p.sq;
+    h = (row / p.sq) % p.heads;
+    b = row / (p.sq * p.heads);
+  }
+};
+
 // What every kernel of one attention reads: the operands, typed, and the score of a (query,
 // key) pair. T: Q/K/V/Y's element type, Bt: the bias's, A: the accumulation type.
 template <typename T, typename Bt>
@@ -91,7 +101,7 @@ struct ForwardFn {
     using A = Acc<T>;
     const AttentionParams& p = o.p;
     const auto [row, d0, n] = RowChunk(idx, p.dv);
-    const int64_t i = row % p.sq, h = (row / p.sq) % p.heads, b = row / (p.sq * p.heads);
+    const auto [b, h, i] = QueryIndex(row, p);
     A acc[kDimChunk];
     for (int64_t t = 0; t < n; ++t) acc[t] = A(0);
     A m = -A(INFINITY), l = A(0);
@@ -158,7 +168,7 @@ struct GradQFn {
     const Operands<T, Bt>& o = go.o;
     const AttentionParams& p = o.p;
     const auto [row, d0, n] = RowChunk(idx, p.d);
-    const int64_t i = row % p.sq, h = (row / p.sq) % p.heads, b = row / (p.sq * p.heads);
+    const auto [b, h, i] = QueryIndex(row, p);
     const A lse = go.Lse(row);
     const T* dy = go.DyRow(row);
     A acc[kDimChunk];

@@ -86,6 +86,12 @@ A8_HD uint64_t DropoutKey(uint64_t seed, uint64_t node_hash) {
   return z ^ (z >> 31);
 }
 
+// Dropout's ratio, read by the kernel from device memory (one element of `dtype`); 0.5 when
+// there is none, as ONNX's default.
+A8_HD float DropoutRatio(const void* ratio, DType dtype) {
+  return ratio != nullptr ? LoadCast<float>(dtype, ratio, 0) : 0.5f;
+}
+
 // One thread per Philox block of 4 elements (PhiloxBits draws lane i % 4 of block i / 4).
 template <typename T>
 struct DropoutKernel {
@@ -103,7 +109,7 @@ struct DropoutKernel {
 
   A8_HD void operator()(int64_t block) const {
     using C = Acc<T>;
-    const float r = ratio != nullptr ? LoadCast<float>(ratio_dtype, ratio, 0) : 0.5f;
+    const float r = DropoutRatio(ratio, ratio_dtype);
     const bool train = training != nullptr && *training && step->eval == 0;
     const int64_t begin = block * 4;
     const int64_t end = begin + 4 < n ? begin + 4 : n;
@@ -149,7 +155,7 @@ struct DropoutGradKernel {
   const bool* training;
   A8_HD void operator()(int64_t i) const {
     using C = Acc<T>;
-    const float r = ratio != nullptr ? LoadCast<float>(ratio_dtype, ratio, 0) : 0.5f;
+    const float r = DropoutRatio(ratio, ratio_dtype);
     if (!(r >= 0.0f && r < 1.0f)) {  // only reachable when the ratio is computed
       St(dx, i, static_cast<C>(NAN));
       return;

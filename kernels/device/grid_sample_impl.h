@@ -24,6 +24,16 @@ A8_HD int64_t ToIndex(A v) {
 
 A8_HD int64_t Clamp(int64_t i, int64_t lo, int64_t hi) { return i < lo ? lo : (i > hi ? hi : i); }
 
+// A distance `dx` past a border of a range `rng` wide, folded back into the range: the distance
+// in from the border it lands at, which is the near border (`*near`) after an even number of
+// whole widths and the far one after an odd number.
+template <typename A>
+A8_HD A FoldBack(A dx, A rng, bool* near) {
+  const A n = Floor(dx / rng);
+  *near = Fmod(n, A(2)) == A(0);
+  return dx - n * rng;
+}
+
 // x reflected by the near border until within [lo, hi] (onnx's _gs_reflect); `sign` gets the
 // derivative of the result along x (+1 or -1).
 template <typename A>
@@ -31,25 +41,16 @@ A8_HD A Reflect(A x, A lo, A hi, A* sign) {
   *sign = A(1);
   const A rng = hi - lo;
   if (!(rng > A(0))) return lo;  // one pixel with align_corners: the only place
+  bool near = false;
   if (x < lo) {
-    const A dx = lo - x;
-    const A n = Floor(dx / rng);
-    const A r = dx - n * rng;
-    if (Fmod(n, A(2)) == A(0)) {
-      *sign = A(-1);
-      return lo + r;
-    }
-    return hi - r;
+    const A r = FoldBack(lo - x, rng, &near);
+    if (near) *sign = A(-1);
+    return near ? lo + r : hi - r;
   }
   if (x > hi) {
-    const A dx = x - hi;
-    const A n = Floor(dx / rng);
-    const A r = dx - n * rng;
-    if (Fmod(n, A(2)) == A(0)) {
-      *sign = A(-1);
-      return hi - r;
-    }
-    return lo + r;
+    const A r = FoldBack(x - hi, rng, &near);
+    if (near) *sign = A(-1);
+    return near ? hi - r : lo + r;
   }
   return x;
 }
@@ -91,9 +92,14 @@ struct Taps {
   A chain[kMaxSpatial];
 };
 
+// The taps a point reads along each spatial dim.
+A8_HD int TapsPerDim(int mode) { return mode == kNearest ? 1 : (mode == kLinear ? 2 : 4); }
+
+// The taps of grid point `point` (= n * points + the point's index in the grid's spatial dims).
 template <typename T, typename A = Acc<T>>
-A8_HD void MakeTaps(const GridSampleParams& p, const T* g, Taps<A>* tp) {
-  tp->nt = p.mode == kNearest ? 1 : (p.mode == kLinear ? 2 : 4);
+A8_HD void MakeTaps(const GridSampleParams& p, int64_t point, Taps<A>* tp) {
+  const T* g = static_cast<const T*>(p.grid) + point * p.rank;
+  tp->nt = TapsPerDim(p.mode);
   for (int k = 0; k < p.rank; ++k) {
     const int64_t d = p.in_dims[k];
     const A len = static_cast<A>(d);
@@ -186,7 +192,7 @@ struct Geometry {
 
 inline Geometry GeometryOf(const GridSampleParams& p) {
   Geometry g;
-  const int nt = p.mode == kNearest ? 1 : (p.mode == kLinear ? 2 : 4);
+  const int nt = TapsPerDim(p.mode);
   for (int k = 0; k < p.rank; ++k) {
     g.plane *= p.in_dims[k];
     g.points *= p.out_dims[k];
@@ -206,7 +212,7 @@ struct ForwardFn {
     const int64_t nc = i / geo.points;
     const int64_t n = nc / p.c;
     Taps<A> tp;
-    MakeTaps<T>(p, static_cast<const T*>(p.grid) + (n * geo.points + pt) * p.rank, &tp);
+    MakeTaps<T>(p, n * geo.points + pt, &tp);
     const T* x = static_cast<const T*>(p.x) + nc * geo.plane;
     A sum = A(0);
     ForEachCombo(p, tp, geo.combos,
@@ -230,7 +236,7 @@ struct GradXFn {
     for (int64_t pt = 0; pt < geo.points; ++pt) {
       const A g = Ld(dy, pt);
       Taps<A> tp;
-      MakeTaps<T>(p, static_cast<const T*>(p.grid) + (n * geo.points + pt) * p.rank, &tp);
+      MakeTaps<T>(p, n * geo.points + pt, &tp);
       ForEachCombo(p, tp, geo.combos, [&](int64_t off, const int* t) {
         St(dx, off, Ld(dx, off) + ComboWeight(p, tp, t) * g);
       });
@@ -249,7 +255,7 @@ struct GradGridFn {
     const GridSampleParams& p = gp.fwd;
     const int64_t n = i / geo.points, pt = i % geo.points;
     Taps<A> tp;
-    MakeTaps<T>(p, static_cast<const T*>(p.grid) + i * p.rank, &tp);
+    MakeTaps<T>(p, i, &tp);
     A acc[kMaxSpatial] = {};
     if (p.mode != kNearest) {
       for (int64_t c = 0; c < p.c; ++c) {

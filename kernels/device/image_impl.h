@@ -71,30 +71,40 @@ struct Im2ColFn {
   }
 };
 
+// fn(at, a, b, wh, ww) for each of the up to four pixels that bilinear sampling at (h, w) of an
+// [hs, ws] plane reads inside it, rows then columns: its offset in the plane, its corner (a, b)
+// (0: the floor, 1: the one past it) and its weights along h and w. Nothing outside the image.
+template <typename A, typename Fn>
+A8_HD void ForEachBilinearCorner(int64_t hs, int64_t ws, A h, A w, Fn&& fn) {
+  if (!(h > A(-1) && h < static_cast<A>(hs) && w > A(-1) && w < static_cast<A>(ws))) return;
+  const A h0 = FloorOf(h), w0 = FloorOf(w);
+  const A th = h - h0, tw = w - w0;
+  const int64_t ih = static_cast<int64_t>(h0), iw = static_cast<int64_t>(w0);
+  for (int a = 0; a < 2; ++a) {
+    const int64_t y = ih + a;
+    if (y < 0 || y >= hs) continue;
+    const A wh = a == 0 ? A(1) - th : th;
+    for (int b = 0; b < 2; ++b) {
+      const int64_t x = iw + b;
+      if (x < 0 || x >= ws) continue;
+      fn(y * ws + x, a, b, wh, b == 0 ? A(1) - tw : tw);
+    }
+  }
+}
+
 // Bilinear's value at (h, w) and its derivatives along h and w (all 0 outside the image).
 template <typename T, typename A = Acc<T>>
 A8_HD A BilinearGrad(const T* plane, int64_t hs, int64_t ws, A h, A w, A* dh, A* dw) {
   *dh = A(0);
   *dw = A(0);
-  if (!(h > A(-1) && h < static_cast<A>(hs) && w > A(-1) && w < static_cast<A>(ws))) return A(0);
-  const A h0 = FloorOf(h), w0 = FloorOf(w);
-  const A th = h - h0, tw = w - w0;
-  const int64_t ih = static_cast<int64_t>(h0), iw = static_cast<int64_t>(w0);
   A sum = A(0);
-  for (int a = 0; a < 2; ++a) {
-    const int64_t y = ih + a;
-    if (y < 0 || y >= hs) continue;
-    const A wh = a == 0 ? A(1) - th : th, dwh = a == 0 ? A(-1) : A(1);
-    for (int b = 0; b < 2; ++b) {
-      const int64_t x = iw + b;
-      if (x < 0 || x >= ws) continue;
-      const A ww = b == 0 ? A(1) - tw : tw, dww = b == 0 ? A(-1) : A(1);
-      const A v = Ld(plane, y * ws + x);
-      sum += wh * ww * v;
-      *dh += dwh * ww * v;
-      *dw += wh * dww * v;
-    }
-  }
+  ForEachBilinearCorner(hs, ws, h, w, [&](int64_t at, int a, int b, A wh, A ww) {
+    const A dwh = a == 0 ? A(-1) : A(1), dww = b == 0 ? A(-1) : A(1);
+    const A v = Ld(plane, at);
+    sum += wh * ww * v;
+    *dh += dwh * ww * v;
+    *dw += wh * dww * v;
+  });
   return sum;
 }
 
@@ -118,6 +128,19 @@ A8_HD void TapPosition(const DeformConvParams& p, int64_t oc, int64_t k, int64_t
        Ld(off, (oc * 2 + 1) * out + pix);
 }
 
+// The sizes every DeformConv kernel derives: input channels a group (cpg), output channels a
+// group (mpg), input channels an offset group (cpo), taps a kernel window and output pixels a
+// plane.
+struct DeformSizes {
+  int64_t cpg, mpg, cpo, taps, out;
+  A8_HD explicit DeformSizes(const DeformConvParams& p)
+      : cpg(p.c / p.group),
+        mpg(p.m / p.group),
+        cpo(p.c / p.offset_group),
+        taps(p.kh * p.kw),
+        out(p.oh * p.ow) {}
+};
+
 template <typename T, typename A = Acc<T>>
 A8_HD A MaskAt(const DeformConvParams& p, int64_t oc, int64_t pix) {
   return p.mask != nullptr ? Ld(static_cast<const T*>(p.mask), oc * p.oh * p.ow + pix) : A(1);
@@ -132,9 +155,8 @@ struct DeformConvGradXFn {
     using A = Acc<T>;
     const DeformConvParams& p = gp.fwd;
     const int64_t n = nc / p.c, c = nc % p.c;
-    const int64_t cpg = p.c / p.group, mpg = p.m / p.group, cpo = p.c / p.offset_group;
-    const int64_t g = c / cpg, ci = c % cpg, og = c / cpo, taps = p.kh * p.kw;
-    const int64_t out = p.oh * p.ow;
+    const auto [cpg, mpg, cpo, taps, out] = DeformSizes(p);
+    const int64_t g = c / cpg, ci = c % cpg, og = c / cpo;
     T* dx = static_cast<T*>(gp.dx) + nc * p.h * p.w;
     for (int64_t j = 0; j < p.h * p.w; ++j) St(dx, j, A(0));
     const T* dy = static_cast<const T*>(gp.dy);
@@ -147,21 +169,9 @@ struct DeformConvGradXFn {
           const A coef = g0 * Ld(wt, (m * cpg + ci) * taps + k) * MaskAt<T>(p, oc, pix);
           A h, w;
           TapPosition<T>(p, oc, k, pix / p.ow, pix % p.ow, &h, &w);
-          if (!(h > A(-1) && h < static_cast<A>(p.h) && w > A(-1) && w < static_cast<A>(p.w)))
-            continue;
-          const A h0 = FloorOf(h), w0 = FloorOf(w);
-          const int64_t ih = static_cast<int64_t>(h0), iw = static_cast<int64_t>(w0);
-          for (int a = 0; a < 2; ++a) {
-            const int64_t y = ih + a;
-            if (y < 0 || y >= p.h) continue;
-            const A wh = a == 0 ? A(1) - (h - h0) : h - h0;
-            for (int b = 0; b < 2; ++b) {
-              const int64_t x = iw + b;
-              if (x < 0 || x >= p.w) continue;
-              const A ww = b == 0 ? A(1) - (w - w0) : w - w0;
-              St(dx, y * p.w + x, Ld(dx, y * p.w + x) + coef * wh * ww);
-            }
-          }
+          ForEachBilinearCorner(p.h, p.w, h, w, [&](int64_t at, int, int, A wh, A ww) {
+            St(dx, at, Ld(dx, at) + coef * wh * ww);
+          });
         }
       }
     }
@@ -175,10 +185,9 @@ struct DeformConvGradWFn {
   A8_HD void operator()(int64_t i) const {
     using A = Acc<T>;
     const DeformConvParams& p = gp.fwd;
-    const int64_t taps = p.kh * p.kw, cpg = p.c / p.group, mpg = p.m / p.group;
+    const auto [cpg, mpg, cpo, taps, out] = DeformSizes(p);
     const int64_t k = i % taps, ci = (i / taps) % cpg, m = i / (taps * cpg);
-    const int64_t c = (m / mpg) * cpg + ci, og = c / (p.c / p.offset_group);
-    const int64_t out = p.oh * p.ow;
+    const int64_t c = (m / mpg) * cpg + ci, og = c / cpo;
     const T* dy = static_cast<const T*>(gp.dy);
     A sum = A(0);
     for (int64_t n = 0; n < p.n; ++n) {
@@ -203,11 +212,10 @@ struct DeformConvGradOffsetFn {
   A8_HD void operator()(int64_t i) const {
     using A = Acc<T>;
     const DeformConvParams& p = gp.fwd;
-    const int64_t taps = p.kh * p.kw, out = p.oh * p.ow;
+    const auto [cpg, mpg, cpo, taps, out] = DeformSizes(p);
     const int64_t pix = i % out, oc = i / out;  // oc = (n * G + og) * taps + k
     const int64_t k = oc % taps, og = (oc / taps) % p.offset_group,
                   n = oc / (taps * p.offset_group);
-    const int64_t cpg = p.c / p.group, mpg = p.m / p.group, cpo = p.c / p.offset_group;
     const T* dy = static_cast<const T*>(gp.dy);
     const T* wt = static_cast<const T*>(p.weight);
     A h, w;
@@ -241,11 +249,10 @@ struct DeformConvFn {
     using A = Acc<T>;
     const int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh;
     const int64_t m = (i / (p.ow * p.oh)) % p.m, n = i / (p.ow * p.oh * p.m);
-    const int64_t cpg = p.c / p.group, mpg = p.m / p.group, cpo = p.c / p.offset_group;
-    const int64_t taps = p.kh * p.kw, out = p.oh * p.ow, pix = oh * p.ow + ow;
+    const auto [cpg, mpg, cpo, taps, out] = DeformSizes(p);
+    const int64_t pix = oh * p.ow + ow;
     const T* x = static_cast<const T*>(p.x);
     const T* wt = static_cast<const T*>(p.weight);
-    const T* off = static_cast<const T*>(p.offset);
     const T* mask = static_cast<const T*>(p.mask);
     A sum = p.bias != nullptr ? Ld(static_cast<const T*>(p.bias), m) : A(0);
     const int64_t g = m / mpg;
@@ -254,11 +261,9 @@ struct DeformConvFn {
       const int64_t og = c / cpo;
       const T* plane = x + (n * p.c + c) * p.h * p.w;
       for (int64_t k = 0; k < taps; ++k) {
-        const int64_t ki = k / p.kw, kj = k % p.kw;
-        const int64_t oc = (n * p.offset_group + og) * taps + k;  // (n, og, ki, kj)
-        const A dh = Ld(off, (oc * 2) * out + pix), dw = Ld(off, (oc * 2 + 1) * out + pix);
-        const A h = static_cast<A>(oh * p.stride[0] - p.pad[0] + ki * p.dilation[0]) + dh;
-        const A w = static_cast<A>(ow * p.stride[1] - p.pad[1] + kj * p.dilation[1]) + dw;
+        const int64_t oc = (n * p.offset_group + og) * taps + k;  // (n, og, tap k)
+        A h, w;
+        TapPosition<T>(p, oc, k, oh, ow, &h, &w);
         A v = Bilinear<T>(plane, p.h, p.w, h, w);
         if (mask != nullptr) v *= Ld(mask, oc * out + pix);
         sum += Ld(wt, (m * cpg + ci) * taps + k) * v;
@@ -304,32 +309,37 @@ DevStatus Col2ImGrad(DevCtx& ctx, const Col2ImParams& p) {
   });
 }
 
-DevStatus DeformConv(DevCtx& ctx, const DeformConvParams& p) {
+// Checks DeformConv's groups: both at least 1, and the channels divisible by them; `op` names
+// the kernel in the error.
+inline DevStatus CheckDeformGroups(const DeformConvParams& p, const char* op) {
   if (p.group < 1 || p.offset_group < 1 || p.c % p.group != 0 || p.m % p.group != 0 ||
       p.c % p.offset_group != 0)
-    return DevError("DeformConv: channels not divisible by the groups");
+    return DevError(std::string(op) + ": channels not divisible by the groups");
+  return DevOk();
+}
+
+DevStatus DeformConv(DevCtx& ctx, const DeformConvParams& p) {
+  A8_DEV_RETURN_IF_ERROR(CheckDeformGroups(p, "DeformConv"));
+  const DeformSizes z(p);
   return DispatchFloat(p.dtype, [&](auto t) {
-    return ForEach(ctx, p.n * p.m * p.oh * p.ow, DeformConvFn<decltype(t)>{p},
-                   (p.c / p.group) * p.kh * p.kw * 8);
+    return ForEach(ctx, p.n * p.m * z.out, DeformConvFn<decltype(t)>{p}, z.cpg * z.taps * 8);
   });
 }
 
 DevStatus DeformConvGrad(DevCtx& ctx, const DeformConvGradParams& gp) {
   const DeformConvParams& p = gp.fwd;
-  if (p.group < 1 || p.offset_group < 1 || p.c % p.group != 0 || p.m % p.group != 0 ||
-      p.c % p.offset_group != 0)
-    return DevError("DeformConvGrad: channels not divisible by the groups");
+  A8_DEV_RETURN_IF_ERROR(CheckDeformGroups(p, "DeformConvGrad"));
   if ((gp.dmask != nullptr) != (p.mask != nullptr))
     return DevError("DeformConvGrad: dmask needs the mask and the mask dmask");
-  const int64_t taps = p.kh * p.kw, out = p.oh * p.ow;
+  const DeformSizes z(p);
   return DispatchFloat(p.dtype, [&](auto t) {
     using T = decltype(t);
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, p.n * p.c, DeformConvGradXFn<T>{gp},
-                                   p.h * p.w + (p.m / p.group) * out * taps * 12));
     A8_DEV_RETURN_IF_ERROR(
-        ForEach(ctx, p.m * (p.c / p.group) * taps, DeformConvGradWFn<T>{gp}, p.n * out * 12));
-    return ForEach(ctx, p.n * p.offset_group * taps * out, DeformConvGradOffsetFn<T>{gp},
-                   (p.c / p.offset_group) * (p.m / p.group + 16));
+        ForEach(ctx, p.n * p.c, DeformConvGradXFn<T>{gp}, p.h * p.w + z.mpg * z.out * z.taps * 12));
+    A8_DEV_RETURN_IF_ERROR(
+        ForEach(ctx, p.m * z.cpg * z.taps, DeformConvGradWFn<T>{gp}, p.n * z.out * 12));
+    return ForEach(ctx, p.n * p.offset_group * z.taps * z.out, DeformConvGradOffsetFn<T>{gp},
+                   z.cpo * (z.mpg + 16));
   });
 }
 

@@ -49,6 +49,13 @@ A8_HD Acc<T> WeightOf(const T* w, int64_t c) {
   return w != nullptr ? Ld(w, c) : Acc<T>(1);
 }
 
+// Where target t (= n * extra + d) reads its class 0 in scores [N, C, d...] (class c at
+// base + c * extra).
+A8_HD int64_t ScoreBase(const LossShape& s, int64_t t) {
+  const int64_t n = t / s.extra, d = t % s.extra;
+  return n * s.classes * s.extra + d;
+}
+
 // Max and sum of exp(x - max) over the classes of the target at `base` (stride extra).
 template <typename T>
 A8_HD void SoftmaxStats(const T* x, int64_t base, int64_t classes, int64_t extra, Acc<T>* m,
@@ -77,8 +84,7 @@ struct LossTargetFn {
   Acc<T>* weight;
   A8_HD void operator()(int64_t t) const {
     using C = Acc<T>;
-    const int64_t n = t / s.extra, d = t % s.extra;
-    const int64_t base = n * s.classes * s.extra + d;
+    const int64_t base = ScoreBase(s, t);
     C m = 0, log_s = 0;
     if (kSoftmax) {
       C sum;
@@ -176,8 +182,7 @@ struct SceGradFn {
   A8_HD void operator()(int64_t t) const {
     using C = Acc<T>;
     const LossShape& s = a.s;
-    const int64_t n = t / s.extra, d = t % s.extra;
-    const int64_t base = n * s.classes * s.extra + d;
+    const int64_t base = ScoreBase(s, t);
     const int64_t label = ClassOf(s, a.labels, t);
     if (label < 0) {
       const C v = label == kIgnored ? C(0) : NaN<C>();

@@ -73,6 +73,15 @@ A8_HD int64_t WindowOf(const PoolArgs& a, const PoolDivs& dv, int64_t idx, int64
   return plane;
 }
 
+// WindowArgMax of output idx's window (of planes * out_size outputs), its plane in `plane`.
+template <typename T, typename C = Acc<T>>
+A8_HD int64_t OutputArgMax(const PoolArgs& a, const PoolDivs& dv, int64_t idx, int64_t* plane,
+                           C* best) {
+  int64_t start[3];
+  *plane = WindowOf(a, dv, idx, start);
+  return WindowArgMax<T>(a, static_cast<const T*>(a.x) + *plane * a.in_size, start, best);
+}
+
 // The outputs along one dim whose window has a tap at input position i: [lo, hi], those with
 // (i + pb - o * s) a multiple of the dilation.
 A8_HD void CoveringRange(const PoolArgs& a, const PoolDivs& dv, int d, int64_t i, int64_t* lo,
@@ -99,11 +108,9 @@ struct MaxPoolFn {
   PoolArgs a;
   PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
-    int64_t start[3];
-    const int64_t plane = WindowOf(a, dv, idx, start);
+    int64_t plane = 0;
     C best;
-    const int64_t best_i =
-        WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best);
+    const int64_t best_i = OutputArgMax<T>(a, dv, idx, &plane, &best);
     St(static_cast<T*>(a.y), idx, best);
     if (a.indices == nullptr) return;
     int64_t at = best_i;
@@ -141,11 +148,9 @@ struct WindowArgMaxFn {
   I* argmax;  // [planes * out_size]
   PoolDivs dv;
   A8_HD void operator()(int64_t idx) const {
-    int64_t start[3];
-    const int64_t plane = WindowOf(a, dv, idx, start);
+    int64_t plane = 0;
     Acc<T> best;
-    argmax[idx] = static_cast<I>(
-        WindowArgMax<T>(a, static_cast<const T*>(a.x) + plane * a.in_size, start, &best));
+    argmax[idx] = static_cast<I>(OutputArgMax<T>(a, dv, idx, &plane, &best));
   }
 };
 
@@ -221,6 +226,16 @@ struct GlobalPoolFn {
   }
 };
 
+// GlobalMaxPool (max) or GlobalAveragePool: one thread a plane.
+inline DevStatus GlobalPool(DevCtx& ctx, DType dtype, int64_t planes, int64_t spatial,
+                            const void* x, void* y, bool max) {
+  return DispatchFloat(dtype, [&](auto tag) -> DevStatus {
+    using T = decltype(tag);
+    const GlobalPoolFn<T> f{static_cast<const T*>(x), static_cast<T*>(y), spatial, max};
+    return ForEach(ctx, planes, f);
+  });
+}
+
 }  // namespace nn_detail
 
 DevStatus MaxPool(DevCtx& ctx, const PoolArgs& a) {
@@ -275,22 +290,12 @@ DevStatus AveragePoolGrad(DevCtx& ctx, const PoolArgs& a) {
 
 DevStatus GlobalAveragePool(DevCtx& ctx, DType dtype, int64_t planes, int64_t spatial,
                             const void* x, void* y) {
-  using namespace nn_detail;
-  return DispatchFloat(dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    const GlobalPoolFn<T> f{static_cast<const T*>(x), static_cast<T*>(y), spatial, false};
-    return ForEach(ctx, planes, f);
-  });
+  return nn_detail::GlobalPool(ctx, dtype, planes, spatial, x, y, false);
 }
 
 DevStatus GlobalMaxPool(DevCtx& ctx, DType dtype, int64_t planes, int64_t spatial, const void* x,
                         void* y) {
-  using namespace nn_detail;
-  return DispatchFloat(dtype, [&](auto tag) -> DevStatus {
-    using T = decltype(tag);
-    const GlobalPoolFn<T> f{static_cast<const T*>(x), static_cast<T*>(y), spatial, true};
-    return ForEach(ctx, planes, f);
-  });
+  return nn_detail::GlobalPool(ctx, dtype, planes, spatial, x, y, true);
 }
 
 }  // namespace a8::A8_DEV_NS
