@@ -192,24 +192,32 @@ uint64_t NodeHash(const std::string& node) {
   return h;
 }
 
+// The ratio (input `i`) and training (input `i + 1`) operands that Dropout and a8.DropoutGrad
+// share, both read by the kernel; a ratio the host can read (a CONSTANT) is checked here.
+template <typename Params>
+Status SetDropoutRatio(const KernelArgs& a, int i, Params* p) {
+  float ratio = 0.5f;
+  if (HostFloat(a.in(i), &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
+    return InvalidInput("{}: ratio {} is not in [0, 1)", a.kernel().op(), ratio);
+  if (a.has_in(i)) {
+    p->ratio = a.in(i).data;
+    p->ratio_dtype = a.in(i).dtype;
+  }
+  p->training = a.has_in(i + 1) ? reinterpret_cast<const bool*>(a.in(i + 1).data) : nullptr;
+  return Status::Ok();
+}
+
 Status RunDropout(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(0);
-  float ratio = 0.5f;
-  if (HostFloat(a.in(1), &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
-    return InvalidInput("Dropout: ratio {} is not in [0, 1)", ratio);
+  DropoutParams p;
+  A8_RETURN_IF_ERROR(SetDropoutRatio(a, 1, &p));
   if (a.out(0).count() != x.count() || (a.has_out(1) && a.out(1).count() != x.count()))
     return InvalidInput("Dropout: outputs and input element counts differ");
-  DropoutParams p;
   p.dtype = x.dtype;
   p.n = x.count();
   p.x = x.data;
   p.y = a.out(0).data;
   p.mask = a.has_out(1) ? reinterpret_cast<bool*>(a.out(1).data) : nullptr;
-  if (a.has_in(1)) {
-    p.ratio = a.in(1).data;
-    p.ratio_dtype = a.in(1).dtype;
-  }
-  p.training = a.has_in(2) ? reinterpret_cast<const bool*>(a.in(2).data) : nullptr;
   p.fixed_seed = a.attr("seed") != nullptr;
   p.seed = static_cast<uint64_t>(a.Int("seed", 0));
   p.node_hash = NodeHash(a.kernel().node());
@@ -217,20 +225,13 @@ Status RunDropout(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunDropoutGrad(const KernelArgs& a, DevCtx& ctx) {
-  float ratio = 0.5f;
-  if (HostFloat(a.in(2), &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
-    return InvalidInput("{}: ratio {} is not in [0, 1)", a.kernel().op(), ratio);
   DropoutGradParams p;
+  A8_RETURN_IF_ERROR(SetDropoutRatio(a, 2, &p));
   p.dtype = a.in(0).dtype;
   p.n = a.in(0).count();
   p.dy = a.in(0).data;
   p.mask = reinterpret_cast<const bool*>(a.in(1).data);
   p.dx = a.out(0).data;
-  if (a.has_in(2)) {
-    p.ratio = a.in(2).data;
-    p.ratio_dtype = a.in(2).dtype;
-  }
-  p.training = a.has_in(3) ? reinterpret_cast<const bool*>(a.in(3).data) : nullptr;
   return FromDev(DropoutGrad(ctx, p));
 }
 

@@ -44,10 +44,7 @@ StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const Dims& scores_dims, in
 }
 
 StatusOr<LossParams> ForwardLossOf(const KernelArgs& a, const DevCtx& ctx) {
-  if (a.in(0).dims.size() < 2) {
-    return InvalidInput("{}: input {} has rank {}, needs at least {}", a.kernel().op(), 0,
-                        a.in(0).dims.size(), 2);
-  }
+  A8_RETURN_IF_ERROR(CheckRank(a, a.in(0), "input 0", 2));
   LossParams p;
   A8_ASSIGN_OR_RETURN(p.shape, LossShapeOf(a, a.in(0).dims, 1));
   p.shape.err = ErrOf(ctx);

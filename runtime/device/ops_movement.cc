@@ -256,24 +256,32 @@ Status SliceGrad(const KernelArgs& a, DevCtx& ctx) {
   return RunStridedCopy(ctx, op, m, 0, base, dy.dtype, dy.data, dx.data);
 }
 
+// The view Gather and a8.GatherGrad share: the data viewed as [outer, dim, inner] around `axis`
+// (normalized), and the indices `idx` (i32 or i64, checked by the caller) gathered along it.
+template <typename Params>
+void SetGatherView(DevCtx& ctx, const Dims& data_dims, int64_t axis, const TensorArg& idx,
+                   Params* p) {
+  p->err = ErrOf(ctx);
+  p->index_i32 = idx.dtype == DType::kI32;
+  p->outer = NumElements(Dims(data_dims.begin(), data_dims.begin() + axis));
+  p->dim = data_dims[axis];
+  p->nidx = idx.count();
+  p->inner = NumElements(Dims(data_dims.begin() + axis + 1, data_dims.end()));
+  p->indices = idx.data;
+}
+
 Status Gather(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &x = a.in(0), &idx = a.in(1), &y = a.out(0);
   A8_ASSIGN_OR_RETURN(
       int64_t ax, NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), "Gather"));
   A8_RETURN_IF_ERROR(CheckIndexDType(idx.dtype, "Gather"));
   movement::GatherParams p;
-  p.err = ErrOf(ctx);
+  SetGatherView(ctx, x.dims, ax, idx, &p);
   p.elem_size = static_cast<int>(DTypeSize(x.dtype));
-  p.index_i32 = idx.dtype == DType::kI32;
-  p.outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + ax));
-  p.dim = x.dims[ax];
-  p.nidx = idx.count();
-  p.inner = NumElements(Dims(x.dims.begin() + ax + 1, x.dims.end()));
   if (p.outer * p.nidx * p.inner != y.count())
     return InvalidInput("Gather: the output buffer has {} elements, the op writes {}", y.count(),
                         p.outer * p.nidx * p.inner);
   p.data = x.data;
-  p.indices = idx.data;
   p.y = y.data;
   return FromDev(movement::Gather(ctx, p));
 }
@@ -506,15 +514,9 @@ Status GatherGrad(const KernelArgs& a, DevCtx& ctx) {
   if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
     return Unsupported("{}: indices must be i64 or i32, got {}", op, ElemName(idx.dtype));
   movement::GatherGradParams p;
-  p.err = ErrOf(ctx);
+  SetGatherView(ctx, data_dims, axis, idx, &p);
   p.dtype = dy.dtype;
-  p.index_i32 = idx.dtype == DType::kI32;
-  p.outer = NumElements(Dims(data_dims.begin(), data_dims.begin() + axis));
-  p.dim = data_dims[axis];
-  p.nidx = idx.count();
-  p.inner = NumElements(Dims(data_dims.begin() + axis + 1, data_dims.end()));
   p.dy = dy.data;
-  p.indices = idx.data;
   p.dx = dx.data;
   return FromDev(movement::GatherGrad(ctx, p));
 }

@@ -2,6 +2,7 @@
 // nn.h). Each reads attributes and dims exactly as its CPU entry does (runtime/cpu/ops_nn.cc,
 // ops_grad_nn.cc: same defaults, same errors for bad attributes) and launches the kernels; pool
 // geometry is validated by kernel_args.h PoolOutputDims.
+#include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include <algorithm>
@@ -13,12 +14,10 @@
 namespace a8::A8_DEV_NS {
 namespace {
 
-// The forward entries' wording (ops_nn.cc): "input i".
+// Input i has at least `min_rank` dims: kernel_args.h's CheckRank with the forward entries'
+// wording (ops_nn.cc), the input named by number.
 Status CheckInputRank(const KernelArgs& a, int i, size_t min_rank) {
-  if (a.in(i).dims.size() < min_rank)
-    return InvalidInput("{}: input {} has rank {}, needs at least {}", a.kernel().op(), i,
-                        a.in(i).dims.size(), min_rank);
-  return Status::Ok();
+  return CheckRank(a, a.in(i), fmt::format("input {}", i).c_str(), min_rank);
 }
 
 // Parameters and statistics are read by the kernels as float dtypes only.
