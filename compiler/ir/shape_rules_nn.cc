@@ -41,6 +41,12 @@ Status RequireSpatialRank(const OpNode& node, std::string_view name) {
   return Status::Ok();
 }
 
+// Input 0, `name`, must be a float tensor [N, C, spatial...] (rank checked first).
+Status RequireFloatSpatial(const OpNode& node, std::string_view name) {
+  A8_RETURN_IF_ERROR(RequireSpatialRank(node, name));
+  return RequireFloat(node, 0, name);
+}
+
 struct Window {
   std::vector<int64_t> kernel, strides, dilations, pads;
 };
@@ -167,8 +173,7 @@ Status InferGemm(const OpNode& node, std::vector<TensorType>* out) {
 Status CheckConvOperands(const OpNode& node) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 2));
   const TensorType& x = node.input(0)->type();
-  A8_RETURN_IF_ERROR(RequireSpatialRank(node, "X"));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
+  A8_RETURN_IF_ERROR(RequireFloatSpatial(node, "X"));
   A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "X", 1, "W"));
   A8_RETURN_IF_ERROR(RequireRank(node, 1, "W", x.rank()));
   return Status::Ok();
@@ -284,8 +289,7 @@ Status InferPool(const OpNode& node, std::vector<TensorType>* out) {
 Status InferGlobalPool(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 1));
   const TensorType& x = node.input(0)->type();
-  A8_RETURN_IF_ERROR(RequireSpatialRank(node, "X"));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "X"));
+  A8_RETURN_IF_ERROR(RequireFloatSpatial(node, "X"));
   std::vector<int64_t> dims(x.dims.size(), 1);
   dims[0] = x.dims[0];
   dims[1] = x.dims[1];
@@ -368,8 +372,7 @@ Status InferLayerNormalization(const OpNode& node, std::vector<TensorType>* out)
 Status InferInstanceNormalization(const OpNode& node, std::vector<TensorType>* out) {
   A8_RETURN_IF_ERROR(RequireInputs(node, 3));
   const TensorType& x = node.input(0)->type();
-  A8_RETURN_IF_ERROR(RequireSpatialRank(node, "input"));
-  A8_RETURN_IF_ERROR(RequireFloat(node, 0, "input"));
+  A8_RETURN_IF_ERROR(RequireFloatSpatial(node, "input"));
   static constexpr const char* kNames[] = {"input", "scale", "B"};
   for (int i = 1; i < 3; ++i) {
     A8_RETURN_IF_ERROR(RequireSameDType(node, 0, "input", i, kNames[i]));

@@ -94,30 +94,29 @@ std::vector<Row> BuildRows() {
   for (const char* op : {"ReduceMax", "ReduceMin"}) {  // bool: any / all
     rows.push_back({op, "T,i64?", "T", {{'T', kAll}}});
   }
-  rows.push_back({"ArgMax", "T", "i64", {{'T', kNumeric}}});
-  rows.push_back({"ArgMin", "T", "i64", {{'T', kNumeric}}});
+  for (const char* op : {"ArgMax", "ArgMin"}) rows.push_back({op, "T", "i64", {{'T', kNumeric}}});
   rows.push_back({"CumSum", "T,I", "T", {{'T', kFloatInt}, {'I', kIndex}}});
 
-  rows.push_back({"Reshape", "T,i64", "T", {{'T', kAll}}});
+  for (const char* op : {"Reshape", "Expand", "Tile"}) {
+    rows.push_back({op, "T,i64", "T", {{'T', kAll}}});
+  }
+  for (const char* op : {"Squeeze", "Unsqueeze", "Trilu"}) {
+    rows.push_back({op, "T,i64?", "T", {{'T', kAll}}});
+  }
+  for (const char* op : {"Gather", "GatherElements"}) {
+    rows.push_back({op, "T,I", "T", {{'T', kAll}, {'I', kIndex}}});
+  }
+  for (const char* op : {"Shape", "Size"}) rows.push_back({op, "T", "i64", {{'T', kAll}}});
   rows.push_back({"Concat", "T*", "T", {{'T', kAll}}});
   rows.push_back({"Split", "T,i64?", "T*", {{'T', kAll}}});
   rows.push_back({"Slice", "T,I,I,I?,I?", "T", {{'T', kAll}, {'I', kIndex}}});
-  rows.push_back({"Gather", "T,I", "T", {{'T', kAll}, {'I', kIndex}}});
-  rows.push_back({"GatherElements", "T,I", "T", {{'T', kAll}, {'I', kIndex}}});
-  rows.push_back({"Squeeze", "T,i64?", "T", {{'T', kAll}}});
-  rows.push_back({"Unsqueeze", "T,i64?", "T", {{'T', kAll}}});
-  rows.push_back({"Expand", "T,i64", "T", {{'T', kAll}}});
   rows.push_back({"Pad", "T,i64?,T?,I?", "T", {{'T', kAll}, {'I', kIndex}}});
-  rows.push_back({"Tile", "T,i64", "T", {{'T', kAll}}});
-  rows.push_back({"Shape", "T", "i64", {{'T', kAll}}});
-  rows.push_back({"Size", "T", "i64", {{'T', kAll}}});
   rows.push_back({"ConstantOfShape", "i64", "T", {{'T', kAll}}});
   rows.push_back(
       {"Range",
        "T,T,T",
        "T",
        {{'T', {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI64, DType::kI32}}}});
-  rows.push_back({"Trilu", "T,i64?", "T", {{'T', kAll}}});
   rows.push_back({"OneHot", "I,D,T", "T", {{'I', kOneHotIndex}, {'D', kOneHotIndex}, {'T', kAll}}});
   // The ops that declare their signature in the op table (compiler/ir/op_table.h OpDef::kernel).
   for (const OpDef& op : AllOps()) {

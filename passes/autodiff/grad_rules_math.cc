@@ -13,12 +13,13 @@
 #include "compiler/ir/op_table.h"
 #include "compiler/ir/shape_rules.h"
 #include "passes/autodiff/grad_rule.h"
+#include "passes/autodiff/grad_rules_input0.h"
 #include "passes/autodiff/grad_rules_util.h"
 
 namespace a8 {
 namespace {
 
-using namespace grad;  // In, Out, Dy, Attrs, Dims, ReshapeTo (grad_rules_util.h)
+using namespace grad;  // In, Out, Dy, Attrs, Dims, ReshapeTo (grad_rules_util.h), Input0Grad
 
 // Hands `g`, the gradient of a broadcast result, to input `i` summed to the input's shape.
 Status SetSummed(GradContext& ctx, int i, Value* g) {
@@ -65,65 +66,35 @@ Status GradActivation(GradContext& ctx) {
                         def->gradient == GradDecision::kActivationOfOutput, std::move(attrs));
 }
 
-// dx = dy `op` f(z): one composed node after computing f.
-Status ComposedUnaryGrad(GradContext& ctx, std::string_view op, Value* f) {
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1(op, {dy, f}));
-  return ctx.SetInputGrad(0, dx);
-}
-
-Status GradIdentity(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
-  return ctx.SetInputGrad(0, dy);
-}
-Status GradNeg(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Neg", {dy}));
-  return ctx.SetInputGrad(0, dx);
-}
-Status GradAbs(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
+// The unary ops' dx from dy (rules Input0Grad<...>, grad_rules_input0.h).
+StatusOr<Value*> IdentityDx(GradContext&, Value* dy) { return dy; }
+StatusOr<Value*> NegDx(GradContext& ctx, Value* dy) { return ctx.Emit1("Neg", {dy}); }
+StatusOr<Value*> AbsDx(GradContext& ctx, Value* dy) {
   A8_ASSIGN_OR_RETURN(Value * sign, ctx.Emit1("Sign", {In(ctx, 0)}));
-  return ComposedUnaryGrad(ctx, "Mul", sign);
+  return ctx.Emit1("Mul", {dy, sign});
 }
-Status GradExp(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  return ComposedUnaryGrad(ctx, "Mul", Out(ctx, 0));
-}
-Status GradLog(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  return ComposedUnaryGrad(ctx, "Div", In(ctx, 0));
-}
-Status GradSin(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
+StatusOr<Value*> ExpDx(GradContext& ctx, Value* dy) { return ctx.Emit1("Mul", {dy, Out(ctx, 0)}); }
+StatusOr<Value*> LogDx(GradContext& ctx, Value* dy) { return ctx.Emit1("Div", {dy, In(ctx, 0)}); }
+StatusOr<Value*> SinDx(GradContext& ctx, Value* dy) {
   A8_ASSIGN_OR_RETURN(Value * cos, ctx.Emit1("Cos", {In(ctx, 0)}));
-  return ComposedUnaryGrad(ctx, "Mul", cos);
+  return ctx.Emit1("Mul", {dy, cos});
 }
-Status GradCos(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
+StatusOr<Value*> CosDx(GradContext& ctx, Value* dy) {
   A8_ASSIGN_OR_RETURN(Value * sin, ctx.Emit1("Sin", {In(ctx, 0)}));
   A8_ASSIGN_OR_RETURN(Value * neg_sin, ctx.Emit1("Neg", {sin}));
-  return ComposedUnaryGrad(ctx, "Mul", neg_sin);
+  return ctx.Emit1("Mul", {dy, neg_sin});
 }
 // d sqrt(x) = dy / (2 y).
-Status GradSqrt(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> SqrtDx(GradContext& ctx, Value* dy) {
   A8_ASSIGN_OR_RETURN(Value * half, Scale(ctx, dy, 0.5));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Div", {half, Out(ctx, 0)}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Div", {half, Out(ctx, 0)});
 }
 // d (1/x) = -dy y^2.
-Status GradReciprocal(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> ReciprocalDx(GradContext& ctx, Value* dy) {
   Value* y = Out(ctx, 0);
   A8_ASSIGN_OR_RETURN(Value * neg_y, ctx.Emit1("Neg", {y}));
   A8_ASSIGN_OR_RETURN(Value * neg_y2, ctx.Emit1("Mul", {neg_y, y}));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Mul", {dy, neg_y2}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Mul", {dy, neg_y2});
 }
 
 // Cast and CastLike between float types: the gradient is cast back; from or to a non-float type
@@ -276,9 +247,7 @@ Status GradWhere(GradContext& ctx) {
 }
 
 // Clip: dy where min <= x <= max (inputs, or Clip-6's attributes); the bounds get none.
-Status GradClip(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> ClipDx(GradContext& ctx, Value* dy) {
   const Node& n = ctx.node();
   Value* x = In(ctx, 0);
   Value* mask = nullptr;
@@ -297,10 +266,8 @@ Status GradClip(GradContext& ctx) {
       A8_ASSIGN_OR_RETURN(mask, ctx.Emit1("And", {mask, in_range}));
     }
   }
-  if (mask == nullptr) return ctx.SetInputGrad(0, dy);
-  A8_ASSIGN_OR_RETURN(Value * dx,
-                      ctx.Emit1("Where", {mask, dy, ctx.ConstScalar(dy->dtype(), 0.0)}));
-  return ctx.SetInputGrad(0, dx);
+  if (mask == nullptr) return dy;
+  return ctx.Emit1("Where", {mask, dy, ctx.ConstScalar(dy->dtype(), 0.0)});
 }
 
 // ---- linear algebra
@@ -423,15 +390,15 @@ void RegisterMathGradRules(GradRuleTable* t) {
       t->Add(QualifiedName(op), kNoGradient);
     }
   }
-  t->Add("Identity", GradIdentity);
-  t->Add("Neg", GradNeg);
-  t->Add("Abs", GradAbs);
-  t->Add("Exp", GradExp);
-  t->Add("Log", GradLog);
-  t->Add("Sqrt", GradSqrt);
-  t->Add("Reciprocal", GradReciprocal);
-  t->Add("Sin", GradSin);
-  t->Add("Cos", GradCos);
+  t->Add("Identity", Input0Grad<IdentityDx>);
+  t->Add("Neg", Input0Grad<NegDx>);
+  t->Add("Abs", Input0Grad<AbsDx>);
+  t->Add("Exp", Input0Grad<ExpDx>);
+  t->Add("Log", Input0Grad<LogDx>);
+  t->Add("Sqrt", Input0Grad<SqrtDx>);
+  t->Add("Reciprocal", Input0Grad<ReciprocalDx>);
+  t->Add("Sin", Input0Grad<SinDx>);
+  t->Add("Cos", Input0Grad<CosDx>);
   t->Add("Cast", GradCast);
   t->Add("CastLike", GradCast);
   t->Add("Add", GradAdd);
@@ -444,7 +411,7 @@ void RegisterMathGradRules(GradRuleTable* t) {
   t->Add("Max", GradMaxMin);
   t->Add("Min", GradMaxMin);
   t->Add("Where", GradWhere);
-  t->Add("Clip", GradClip);
+  t->Add("Clip", Input0Grad<ClipDx>);
   t->Add("MatMul", GradMatMul);
   t->Add("Gemm", GradGemm);
   RegisterShapeGradRules(t);

@@ -10,26 +10,22 @@
 
 #include "compiler/ir/shape_rules.h"
 #include "passes/autodiff/grad_rule.h"
+#include "passes/autodiff/grad_rules_input0.h"
 #include "passes/autodiff/grad_rules_util.h"
 
 namespace a8 {
 namespace {
 
-using namespace grad;  // In, Out, Dy, Attrs, Dims, ReshapeTo (grad_rules_util.h)
+using namespace grad;  // In, Out, Dy, Attrs, Dims, ReshapeTo (grad_rules_util.h), Input0Grad
 
 // ---- data movement
 
 // Reshape, Flatten, Squeeze, Unsqueeze: the same elements in another shape.
-Status GradReshapeLike(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
-  A8_ASSIGN_OR_RETURN(Value * dx, ReshapeTo(ctx, dy, In(ctx, 0)->dims()));
-  return ctx.SetInputGrad(0, dx);
+StatusOr<Value*> ReshapeLikeDx(GradContext& ctx, Value* dy) {
+  return ReshapeTo(ctx, dy, In(ctx, 0)->dims());
 }
 
-Status GradTranspose(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> TransposeDx(GradContext& ctx, Value* dy) {
   const int64_t rank = static_cast<int64_t>(In(ctx, 0)->dims().size());
   Dims perm = ctx.node().GetInts("perm");
   if (perm.empty()) {
@@ -47,15 +43,11 @@ Status GradTranspose(GradContext& ctx) {
     }
     inverse[perm[i]] = static_cast<int64_t>(i);
   }
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Transpose", {dy}, {{"perm", Attribute(inverse)}}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Transpose", {dy}, {{"perm", Attribute(inverse)}});
 }
 
-Status GradExpand(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.SumToShape(dy, In(ctx, 0)->dims()));
-  return ctx.SetInputGrad(0, dx);
+StatusOr<Value*> ExpandDx(GradContext& ctx, Value* dy) {
+  return ctx.SumToShape(dy, In(ctx, 0)->dims());
 }
 
 Status GradConcat(GradContext& ctx) {
@@ -101,9 +93,7 @@ Status GradSplit(GradContext& ctx) {
 
 // Slice: dy scattered into zeros at the slice's positions, resolved here to a start and step for
 // every dim (the clamping of shape_rules_shape.cc's InferSlice).
-Status GradSlice(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> SliceDx(GradContext& ctx, Value* dy) {
   const Node& node = ctx.node();
   const Dims& dims = In(ctx, 0)->dims();
   A8_ASSIGN_OR_RETURN(std::optional<Dims> starts_in, IntsOperand(node, 1, "starts"));
@@ -133,41 +123,29 @@ Status GradSlice(GradContext& ctx) {
     const int64_t s = (*starts_in)[i];
     start[a] = std::clamp<int64_t>(s < 0 ? s + dim : s, 0, steps[i] > 0 ? dim : dim - 1);
   }
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("a8.SliceGrad", {dy},
-                                            {{"shape", Attribute(dims)},
-                                             {"starts", Attribute(start)},
-                                             {"steps", Attribute(step)}}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1(
+      "a8.SliceGrad", {dy},
+      {{"shape", Attribute(dims)}, {"starts", Attribute(start)}, {"steps", Attribute(step)}});
 }
 
-Status GradGather(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> GatherDx(GradContext& ctx, Value* dy) {
   const Node& node = ctx.node();
   const Dims& dims = In(ctx, 0)->dims();
   A8_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(node, "attribute 'axis'", node.GetInt("axis", 0),
                                                   static_cast<int64_t>(dims.size())));
-  A8_ASSIGN_OR_RETURN(Value * dx,
-                      ctx.Emit1("a8.GatherGrad", {dy, In(ctx, 1)},
-                                {{"axis", Attribute(axis)}, {"shape", Attribute(dims)}}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("a8.GatherGrad", {dy, In(ctx, 1)},
+                   {{"axis", Attribute(axis)}, {"shape", Attribute(dims)}});
 }
 
 // GatherND: dy added at each index tuple's slice of zeros of data's shape (a8.GatherNDGrad).
-Status GradGatherND(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
-  A8_ASSIGN_OR_RETURN(Value * dx,
-                      ctx.Emit1("a8.GatherNDGrad", {dy, In(ctx, 1)},
-                                {{"batch_dims", Attribute(ctx.node().GetInt("batch_dims", 0))},
-                                 {"shape", Attribute(In(ctx, 0)->dims())}}));
-  return ctx.SetInputGrad(0, dx);
+StatusOr<Value*> GatherNDDx(GradContext& ctx, Value* dy) {
+  return ctx.Emit1("a8.GatherNDGrad", {dy, In(ctx, 1)},
+                   {{"batch_dims", Attribute(ctx.node().GetInt("batch_dims", 0))},
+                    {"shape", Attribute(In(ctx, 0)->dims())}});
 }
 
 // Tile: dy viewed as [r0, d0, r1, d1, ...] summed over the repeat axes.
-Status GradTile(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> TileDx(GradContext& ctx, Value* dy) {
   const Dims& dims = In(ctx, 0)->dims();
   A8_ASSIGN_OR_RETURN(Dims repeats, ConstantInts(ctx.node(), 1, "repeats"));
   if (repeats.size() != dims.size()) {
@@ -182,11 +160,9 @@ Status GradTile(GradContext& ctx) {
     }
     split.push_back(dims[i]);
   }
-  if (axes.empty()) return ctx.SetInputGrad(0, dy);
+  if (axes.empty()) return dy;
   A8_ASSIGN_OR_RETURN(Value * viewed, ReshapeTo(ctx, dy, split));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("ReduceSum", {viewed, ctx.ConstInts(axes)},
-                                            {{"keepdims", Attribute(0)}}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("ReduceSum", {viewed, ctx.ConstInts(axes)}, {{"keepdims", Attribute(0)}});
 }
 
 // Pad (constant mode): padding with the negated pads crops what was added and zero-fills what a
@@ -224,26 +200,18 @@ Status GradPad(GradContext& ctx) {
 }
 
 // CumSum: the running sum in the other direction (same exclusive flag).
-Status GradCumSum(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> CumSumDx(GradContext& ctx, Value* dy) {
   const Node& node = ctx.node();
-  A8_ASSIGN_OR_RETURN(
-      Value * dx, ctx.Emit1("CumSum", {dy, In(ctx, 1)},
-                            {{"exclusive", Attribute(int64_t{node.GetInt("exclusive", 0) != 0})},
-                             {"reverse", Attribute(int64_t{node.GetInt("reverse", 0) == 0})}}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("CumSum", {dy, In(ctx, 1)},
+                   {{"exclusive", Attribute(int64_t{node.GetInt("exclusive", 0) != 0})},
+                    {"reverse", Attribute(int64_t{node.GetInt("reverse", 0) == 0})}});
 }
 
 // Trilu: the same triangle of dy.
-Status GradTrilu(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Value * dy, Dy(ctx));
+StatusOr<Value*> TriluDx(GradContext& ctx, Value* dy) {
   std::vector<Value*> ins = {dy};
   if (ctx.node().has_input(1)) ins.push_back(In(ctx, 1));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Trilu", std::move(ins),
-                                            {{"upper", Attribute(ctx.node().GetInt("upper", 1))}}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Trilu", std::move(ins), {{"upper", Attribute(ctx.node().GetInt("upper", 1))}});
 }
 
 // ---- reductions
@@ -287,20 +255,26 @@ StatusOr<Value*> KeptOutput(GradContext& ctx, const Reduction& r) {
   return ReshapeTo(ctx, Out(ctx, 0), r.kept);
 }
 
-Status GradReduceSum(GradContext& ctx) {
+// The rule of a reduction: `kDx` makes dx from the prepared reduction, and runs only when input
+// 0 needs a gradient and the op reduces (an identity passes dy on).
+using ReductionDx = StatusOr<Value*> (*)(GradContext& ctx, const Reduction& r);
+
+template <ReductionDx kDx>
+Status ReductionGrad(GradContext& ctx) {
   if (!ctx.needs_grad(0)) return Status::Ok();
   A8_ASSIGN_OR_RETURN(Reduction r, PrepareReduction(ctx));
   if (r.identity) return ctx.SetInputGrad(0, r.dy);
-  const Dims& dims = In(ctx, 0)->dims();
-  if (r.dy->dims() == dims) return ctx.SetInputGrad(0, r.dy);
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Expand", {r.dy, ctx.ConstInts(dims)}));
+  A8_ASSIGN_OR_RETURN(Value * dx, kDx(ctx, r));
   return ctx.SetInputGrad(0, dx);
 }
 
-Status GradReduceMean(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Reduction r, PrepareReduction(ctx));
-  if (r.identity) return ctx.SetInputGrad(0, r.dy);
+StatusOr<Value*> ReduceSumDx(GradContext& ctx, const Reduction& r) {
+  const Dims& dims = In(ctx, 0)->dims();
+  if (r.dy->dims() == dims) return r.dy;
+  return ctx.Emit1("Expand", {r.dy, ctx.ConstInts(dims)});
+}
+
+StatusOr<Value*> ReduceMeanDx(GradContext& ctx, const Reduction& r) {
   Value* g = r.dy;
   if (r.count != 1) {
     // Scale the small tensor before the broadcast. (count 0: an empty reduction, no gradient.)
@@ -308,58 +282,38 @@ Status GradReduceMean(GradContext& ctx) {
     A8_ASSIGN_OR_RETURN(g, ctx.Emit1("Mul", {g, ctx.ConstScalar(g->dtype(), k)}));
   }
   const Dims& dims = In(ctx, 0)->dims();
-  if (g->dims() == dims) return ctx.SetInputGrad(0, g);
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Expand", {g, ctx.ConstInts(dims)}));
-  return ctx.SetInputGrad(0, dx);
+  if (g->dims() == dims) return g;
+  return ctx.Emit1("Expand", {g, ctx.ConstInts(dims)});
 }
 
 // dx = x * f(dy, ...) where f is of the reduced shape: one broadcasting Mul over x.
-Status GradReduceSumSquare(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Reduction r, PrepareReduction(ctx));
-  if (r.identity) return ctx.SetInputGrad(0, r.dy);
+StatusOr<Value*> ReduceSumSquareDx(GradContext& ctx, const Reduction& r) {
   A8_ASSIGN_OR_RETURN(Value * g2, ctx.Emit1("Mul", {r.dy, ctx.ConstScalar(r.dy->dtype(), 2.0)}));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Mul", {In(ctx, 0), g2}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Mul", {In(ctx, 0), g2});
 }
 
-Status GradReduceL1(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Reduction r, PrepareReduction(ctx));
-  if (r.identity) return ctx.SetInputGrad(0, r.dy);
+StatusOr<Value*> ReduceL1Dx(GradContext& ctx, const Reduction& r) {
   A8_ASSIGN_OR_RETURN(Value * sign, ctx.Emit1("Sign", {In(ctx, 0)}));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Mul", {sign, r.dy}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Mul", {sign, r.dy});
 }
 
 // y = sqrt(sum x^2): dx = x * dy / y.
-Status GradReduceL2(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Reduction r, PrepareReduction(ctx));
-  if (r.identity) return ctx.SetInputGrad(0, r.dy);
+StatusOr<Value*> ReduceL2Dx(GradContext& ctx, const Reduction& r) {
   A8_ASSIGN_OR_RETURN(Value * y, KeptOutput(ctx, r));
   A8_ASSIGN_OR_RETURN(Value * ratio, ctx.Emit1("Div", {r.dy, y}));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Mul", {In(ctx, 0), ratio}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Mul", {In(ctx, 0), ratio});
 }
 
 // y = log sum exp x: dx = dy * exp(x - y) (the softmax over the reduced axes).
-Status GradReduceLogSumExp(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Reduction r, PrepareReduction(ctx));
-  if (r.identity) return ctx.SetInputGrad(0, r.dy);
+StatusOr<Value*> ReduceLogSumExpDx(GradContext& ctx, const Reduction& r) {
   A8_ASSIGN_OR_RETURN(Value * y, KeptOutput(ctx, r));
   A8_ASSIGN_OR_RETURN(Value * shifted, ctx.Emit1("Sub", {In(ctx, 0), y}));
   A8_ASSIGN_OR_RETURN(Value * p, ctx.Emit1("Exp", {shifted}));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Mul", {p, r.dy}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Mul", {p, r.dy});
 }
 
 // ReduceMax/ReduceMin: dy split evenly between the positions that equal the extreme.
-Status GradReduceExtreme(GradContext& ctx) {
-  if (!ctx.needs_grad(0)) return Status::Ok();
-  A8_ASSIGN_OR_RETURN(Reduction r, PrepareReduction(ctx));
-  if (r.identity) return ctx.SetInputGrad(0, r.dy);
+StatusOr<Value*> ReduceExtremeDx(GradContext& ctx, const Reduction& r) {
   Value* x = In(ctx, 0);
   A8_ASSIGN_OR_RETURN(Value * y, KeptOutput(ctx, r));
   A8_ASSIGN_OR_RETURN(Value * hit, ctx.Emit1("Equal", {x, y}));
@@ -369,35 +323,34 @@ Status GradReduceExtreme(GradContext& ctx) {
   A8_ASSIGN_OR_RETURN(Value * ties, ctx.Emit1("ReduceSum", {mask, ctx.ConstInts(r.axes)},
                                               {{"keepdims", Attribute(1)}}));
   A8_ASSIGN_OR_RETURN(Value * share, ctx.Emit1("Div", {r.dy, ties}));
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1("Mul", {mask, share}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("Mul", {mask, share});
 }
 
 }  // namespace
 
 void RegisterShapeGradRules(GradRuleTable* t) {
   for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze"}) {
-    t->Add(op, GradReshapeLike);
+    t->Add(op, Input0Grad<ReshapeLikeDx>);
   }
-  t->Add("Transpose", GradTranspose);
-  t->Add("Expand", GradExpand);
+  t->Add("Transpose", Input0Grad<TransposeDx>);
+  t->Add("Expand", Input0Grad<ExpandDx>);
   t->Add("Concat", GradConcat);
   t->Add("Split", GradSplit);
-  t->Add("Slice", GradSlice);
-  t->Add("Gather", GradGather);
-  t->Add("GatherND", GradGatherND);
-  t->Add("Tile", GradTile);
+  t->Add("Slice", Input0Grad<SliceDx>);
+  t->Add("Gather", Input0Grad<GatherDx>);
+  t->Add("GatherND", Input0Grad<GatherNDDx>);
+  t->Add("Tile", Input0Grad<TileDx>);
   t->Add("Pad", GradPad);
-  t->Add("CumSum", GradCumSum);
-  t->Add("Trilu", GradTrilu);
-  t->Add("ReduceSum", GradReduceSum);
-  t->Add("ReduceMean", GradReduceMean);
-  t->Add("ReduceSumSquare", GradReduceSumSquare);
-  t->Add("ReduceL1", GradReduceL1);
-  t->Add("ReduceL2", GradReduceL2);
-  t->Add("ReduceLogSumExp", GradReduceLogSumExp);
-  t->Add("ReduceMax", GradReduceExtreme);
-  t->Add("ReduceMin", GradReduceExtreme);
+  t->Add("CumSum", Input0Grad<CumSumDx>);
+  t->Add("Trilu", Input0Grad<TriluDx>);
+  t->Add("ReduceSum", ReductionGrad<ReduceSumDx>);
+  t->Add("ReduceMean", ReductionGrad<ReduceMeanDx>);
+  t->Add("ReduceSumSquare", ReductionGrad<ReduceSumSquareDx>);
+  t->Add("ReduceL1", ReductionGrad<ReduceL1Dx>);
+  t->Add("ReduceL2", ReductionGrad<ReduceL2Dx>);
+  t->Add("ReduceLogSumExp", ReductionGrad<ReduceLogSumExpDx>);
+  t->Add("ReduceMax", ReductionGrad<ReduceExtremeDx>);
+  t->Add("ReduceMin", ReductionGrad<ReduceExtremeDx>);
 }
 
 }  // namespace a8

@@ -8,6 +8,7 @@
 
 #include "compiler/ir/shape_rules.h"
 #include "passes/autodiff/grad_rule.h"
+#include "passes/autodiff/grad_rules_input0.h"
 
 namespace a8 {
 namespace {
@@ -107,10 +108,8 @@ Status ConvGrad(GradContext& ctx) {
 // MaxPool (kMax) -> a8.MaxPoolGrad(dy, x); AveragePool -> a8.AveragePoolGrad(dy), which takes
 // x's shape and count_include_pad as attributes.
 template <bool kMax>
-Status PoolGrad(GradContext& ctx) {
+StatusOr<Value*> PoolDx(GradContext& ctx, Value* dy) {
   const Node& node = ctx.node();
-  Value* dy = ctx.output_grad(0);
-  if (dy == nullptr || !ctx.needs_grad(0)) return Status::Ok();
   A8_RETURN_IF_ERROR(RequireSpatialRank(node));
   A8_ASSIGN_OR_RETURN(Window w, ResolveWindow(node, node.GetInts("kernel_shape")));
   Attrs attrs = WindowAttrs(w);
@@ -122,29 +121,20 @@ Status PoolGrad(GradContext& ctx) {
     attrs["count_include_pad"] = Attribute(node.GetInt("count_include_pad", 0));
     attrs["x_shape"] = Attribute(node.input(0)->dims());
   }
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1(kMax ? "a8.MaxPoolGrad" : "a8.AveragePoolGrad",
-                                            std::move(inputs), attrs));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1(kMax ? "a8.MaxPoolGrad" : "a8.AveragePoolGrad", std::move(inputs), attrs);
 }
 
 // GlobalAveragePool / GlobalMaxPool: the pooling gradients with one window over all of space.
 template <bool kMax>
-Status GlobalPoolGrad(GradContext& ctx) {
+StatusOr<Value*> GlobalPoolDx(GradContext& ctx, Value* dy) {
   const Node& node = ctx.node();
-  Value* dy = ctx.output_grad(0);
-  if (dy == nullptr || !ctx.needs_grad(0)) return Status::Ok();
   A8_RETURN_IF_ERROR(RequireSpatialRank(node));
   const std::vector<int64_t>& x = node.input(0)->dims();
   const std::vector<int64_t> kernel = Spatial(x);
   Attrs attrs = {{"kernel_shape", Attribute(kernel)}};
-  Value* dx = nullptr;
-  if (kMax) {
-    A8_ASSIGN_OR_RETURN(dx, ctx.Emit1("a8.MaxPoolGrad", {dy, node.input(0)}, attrs));
-  } else {
-    attrs["x_shape"] = Attribute(x);
-    A8_ASSIGN_OR_RETURN(dx, ctx.Emit1("a8.AveragePoolGrad", {dy}, attrs));
-  }
-  return ctx.SetInputGrad(0, dx);
+  if (kMax) return ctx.Emit1("a8.MaxPoolGrad", {dy, node.input(0)}, attrs);
+  attrs["x_shape"] = Attribute(x);
+  return ctx.Emit1("a8.AveragePoolGrad", {dy}, attrs);
 }
 
 // BatchNormalization(X, scale, B, input_mean, input_var). Training mode: the gradient through the
@@ -214,10 +204,8 @@ Status InstanceNormGrad(GradContext& ctx) {
 
 // Softmax / LogSoftmax (opset 13 form: along one axis) from their output Y.
 template <bool kLog>
-Status SoftmaxGrad(GradContext& ctx) {
+StatusOr<Value*> SoftmaxDx(GradContext& ctx, Value* dy) {
   const Node& node = ctx.node();
-  Value* dy = ctx.output_grad(0);
-  if (dy == nullptr || !ctx.needs_grad(0)) return Status::Ok();
   const int64_t rank = static_cast<int64_t>(node.input(0)->dims().size());
   const bool legacy = node.version() != 0 && node.version() < 13;
   int64_t axis = node.GetInt("axis", legacy ? 1 : -1);
@@ -226,22 +214,19 @@ Status SoftmaxGrad(GradContext& ctx) {
     return Unsupported("{}: {}-{} over the flattened dims [{}, {}) has no gradient rule",
                        node.Where(), node.op(), node.version(), axis, rank);
   }
-  A8_ASSIGN_OR_RETURN(Value * dx, ctx.Emit1(kLog ? "a8.LogSoftmaxGrad" : "a8.SoftmaxGrad",
-                                            {dy, node.output(0)}, {{"axis", Attribute(axis)}}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1(kLog ? "a8.LogSoftmaxGrad" : "a8.SoftmaxGrad", {dy, node.output(0)},
+                   {{"axis", Attribute(axis)}});
 }
 
 // Dropout(data, ratio?, training_mode?) -> output, mask?: identity outside training mode; in
 // training mode dX = dY * mask / (1 - ratio), from the mask the forward drew.
-Status DropoutGrad(GradContext& ctx) {
+StatusOr<Value*> DropoutDx(GradContext& ctx, Value* dy) {
   const Node& node = ctx.node();
-  Value* dy = ctx.output_grad(0);
-  if (dy == nullptr || !ctx.needs_grad(0)) return Status::Ok();
   Value* training = node.input(2);
   const bool never_training =
       training == nullptr || (training->is_constant() && training->data()->bytes.size() == 1 &&
                               training->data()->bytes[0] == 0);
-  if (never_training) return ctx.SetInputGrad(0, dy);
+  if (never_training) return dy;
   if (node.num_outputs() < 2 || node.output(1)->dtype() != DType::kBool) {
     return InvalidInput(
         "{}: Dropout in training mode needs its bool mask "
@@ -249,9 +234,7 @@ Status DropoutGrad(GradContext& ctx) {
         "(build-training adds one)",
         node.Where());
   }
-  A8_ASSIGN_OR_RETURN(Value * dx,
-                      ctx.Emit1("a8.DropoutGrad", {dy, node.output(1), node.input(1), training}));
-  return ctx.SetInputGrad(0, dx);
+  return ctx.Emit1("a8.DropoutGrad", {dy, node.output(1), node.input(1), training});
 }
 
 Attrs LossAttrs(const Node& node) {
@@ -328,16 +311,16 @@ Status PairLossGrad(GradContext& ctx) {
 
 void RegisterNnGradRules(GradRuleTable* t) {
   t->Add("Conv", ConvGrad);
-  t->Add("MaxPool", PoolGrad<true>);
-  t->Add("AveragePool", PoolGrad<false>);
-  t->Add("GlobalAveragePool", GlobalPoolGrad<false>);
-  t->Add("GlobalMaxPool", GlobalPoolGrad<true>);
+  t->Add("MaxPool", grad::Input0GradIfReached<PoolDx<true>>);
+  t->Add("AveragePool", grad::Input0GradIfReached<PoolDx<false>>);
+  t->Add("GlobalAveragePool", grad::Input0GradIfReached<GlobalPoolDx<false>>);
+  t->Add("GlobalMaxPool", grad::Input0GradIfReached<GlobalPoolDx<true>>);
   t->Add("BatchNormalization", BatchNormGrad);
   t->Add("LayerNormalization", LayerNormGrad);
   t->Add("InstanceNormalization", InstanceNormGrad);
-  t->Add("Softmax", SoftmaxGrad<false>);
-  t->Add("LogSoftmax", SoftmaxGrad<true>);
-  t->Add("Dropout", DropoutGrad);
+  t->Add("Softmax", grad::Input0GradIfReached<SoftmaxDx<false>>);
+  t->Add("LogSoftmax", grad::Input0GradIfReached<SoftmaxDx<true>>);
+  t->Add("Dropout", grad::Input0GradIfReached<DropoutDx>);
   t->Add("SoftmaxCrossEntropyLoss", SoftmaxCrossEntropyLossGrad);
   t->Add("NegativeLogLikelihoodLoss", NegativeLogLikelihoodLossGrad);
   t->Add("a8.MseLoss", PairLossGrad);

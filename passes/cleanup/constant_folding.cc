@@ -32,6 +32,21 @@ StatusOr<int64_t> Axis(const Node& node, int64_t axis, int64_t rank, const char*
   return axis < 0 ? axis + rank : axis;
 }
 
+// `dims` seen as [outer, dims[axis], inner] around the node's 'axis' attribute (Gather, Concat,
+// Split).
+struct AxisView {
+  int64_t axis = 0, outer = 1, inner = 1;
+};
+
+StatusOr<AxisView> ViewAroundAxis(const Node& node, const std::vector<int64_t>& dims) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  AxisView v;
+  A8_ASSIGN_OR_RETURN(v.axis, Axis(node, node.GetInt("axis", 0), rank, "axis"));
+  for (int64_t d = 0; d < v.axis; ++d) v.outer *= dims[d];
+  for (int64_t d = v.axis + 1; d < rank; ++d) v.inner *= dims[d];
+  return v;
+}
+
 // Same data, new dims (Identity, Reshape, Flatten, Squeeze, Unsqueeze).
 StatusOr<Outputs> WithDims(const Node& node, const TensorData& in, std::vector<int64_t> dims) {
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in.type.dtype, std::move(dims)));
@@ -178,20 +193,16 @@ StatusOr<Outputs> EvalTranspose(const Node& node, const Inputs& in) {
 
 StatusOr<Outputs> EvalGather(const Node& node, const Inputs& in) {
   const auto& src = in[0]->type.dims;
-  const int64_t rank = static_cast<int64_t>(src.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis, Axis(node, node.GetInt("axis", 0), rank, "axis"));
+  A8_ASSIGN_OR_RETURN(AxisView v, ViewAroundAxis(node, src));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> idx, folding::IntsOf(node, in, 1, "indices"));
-  std::vector<int64_t> dims(src.begin(), src.begin() + axis);
+  std::vector<int64_t> dims(src.begin(), src.begin() + v.axis);
   dims.insert(dims.end(), in[1]->type.dims.begin(), in[1]->type.dims.end());
-  dims.insert(dims.end(), src.begin() + axis + 1, src.end());
+  dims.insert(dims.end(), src.begin() + v.axis + 1, src.end());
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= src[d];
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= src[d];
-  const int64_t n = src[axis];
-  const size_t block = inner * DTypeSize(in[0]->type.dtype);
+  const int64_t n = src[v.axis];
+  const size_t block = v.inner * DTypeSize(in[0]->type.dtype);
   uint8_t* dst = out->bytes.data();
-  for (int64_t o = 0; o < outer; ++o) {
+  for (int64_t o = 0; o < v.outer; ++o) {
     for (int64_t k : idx) {
       if (k < -n || k >= n) {
         return InvalidInput("{}: index {} is out of range for a dim of size {}", node.Where(), k,
@@ -208,7 +219,8 @@ StatusOr<Outputs> EvalGather(const Node& node, const Inputs& in) {
 StatusOr<Outputs> EvalConcat(const Node& node, const Inputs& in) {
   const auto& first = in[0]->type.dims;
   const int64_t rank = static_cast<int64_t>(first.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis, Axis(node, node.GetInt("axis", 0), rank, "axis"));
+  A8_ASSIGN_OR_RETURN(AxisView v, ViewAroundAxis(node, first));
+  const int64_t axis = v.axis;
   std::vector<int64_t> dims = first;
   dims[axis] = 0;
   for (const auto& t : in) {
@@ -226,12 +238,10 @@ StatusOr<Outputs> EvalConcat(const Node& node, const Inputs& in) {
     dims[axis] += t->type.dims[axis];
   }
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  int64_t outer = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= first[d];
   uint8_t* dst = out->bytes.data();
-  for (int64_t o = 0; o < outer; ++o) {
+  for (int64_t o = 0; o < v.outer; ++o) {
     for (const auto& t : in) {
-      const size_t block = t->bytes.size() / std::max<int64_t>(outer, 1);
+      const size_t block = t->bytes.size() / std::max<int64_t>(v.outer, 1);
       if (block > 0) std::memcpy(dst, t->bytes.data() + o * block, block);
       dst += block;
     }
@@ -241,8 +251,8 @@ StatusOr<Outputs> EvalConcat(const Node& node, const Inputs& in) {
 
 StatusOr<Outputs> EvalSplit(const Node& node, const Inputs& in) {
   const auto& src = in[0]->type.dims;
-  const int64_t rank = static_cast<int64_t>(src.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis, Axis(node, node.GetInt("axis", 0), rank, "axis"));
+  A8_ASSIGN_OR_RETURN(AxisView v, ViewAroundAxis(node, src));
+  const int64_t axis = v.axis;
   const int64_t n_out = node.num_outputs();
   std::vector<int64_t> sizes;
   if (node.has_input(1)) {
@@ -261,9 +271,7 @@ StatusOr<Outputs> EvalSplit(const Node& node, const Inputs& in) {
     return InvalidInput("{}: split sizes [{}] do not cover dim {} of size {} in {} outputs",
                         node.Where(), fmt::join(sizes, ","), axis, src[axis], n_out);
   }
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < axis; ++d) outer *= src[d];
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= src[d];
+  const int64_t outer = v.outer, inner = v.inner;
   const size_t es = DTypeSize(in[0]->type.dtype);
   Outputs outs;
   int64_t offset = 0;
