@@ -43,7 +43,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> shapes, dims, binds;
   a8::PipelineFlags pipeline;
   std::string passes;
-  bool list_passes = false, list_ops = false, list_params = false, version = false;
+  bool list_passes = false, list_ops = false, list_params = false;
 
   app.add_option("MODEL", model, "The model: .onnx (binary), .onnxtxt (ONNX text) or .a8ir")
       ->type_name("FILE");
@@ -97,14 +97,9 @@ int main(int argc, char** argv) {
   app.add_flag("--list-params", list_params,
                "List MODEL's float initializers: trained or constant, and why (with --freeze, "
                "--trainable, --logits as given), then exit");
-  app.add_flag("--version", version, "Print the version and the plan format version, then exit");
 
-  if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
+  if (auto stop = a8::cli::ParseWithVersion(app, argc, argv, kProgram)) return *stop;
 
-  if (version) {
-    std::cout << a8::VersionString(kProgram) << "\n";
-    return 0;
-  }
   if (list_passes) {
     a8::PrintPassList(std::cout);
     return 0;

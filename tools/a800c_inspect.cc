@@ -6,7 +6,6 @@
 #include <iostream>
 #include <string>
 
-#include "base/version.h"
 #include "compiler/plan/plan_file.h"
 #include "runtime/inspect/checkpoint_inspect.h"
 #include "runtime/inspect/cost.h"
@@ -30,7 +29,6 @@ int main(int argc, char** argv) {
       kProgram);
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string plan_path, format = "text";
-  bool version = false;
   app.add_option("PLAN", plan_path,
                  "The plan file (a800c MODEL -o PLAN), or a checkpoint (FILE.safetensors)")
       ->type_name("FILE");
@@ -59,12 +57,7 @@ int main(int argc, char** argv) {
                  "time, MFU and peak memory; the ten costliest kernels (text or --format=json). "
                  "cpu measures this machine first (about 0.2 s)")
       ->type_name("a800|a100|h100|h200|cpu");
-  app.add_flag("--version", version, "Print the version and the plan format version, then exit");
-  if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
-  if (version) {
-    std::cout << a8::VersionString(kProgram) << "\n";
-    return 0;
-  }
+  if (auto stop = a8::cli::ParseWithVersion(app, argc, argv, kProgram)) return *stop;
   auto fmt = a8::ParseInspectFormat(format);
   if (!fmt.ok()) return Fail(fmt.status());
   if (app.count("--dot-depth") > 0 && *fmt != a8::InspectFormat::kDot)

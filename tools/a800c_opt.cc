@@ -31,7 +31,6 @@ int main(int argc, char** argv) {
   std::string file, output = "-", passes, batch;
   std::vector<std::string> shapes;
   a8::PipelineFlags pipeline;
-  bool version = false;
 
   app.add_option("FILE", file, "The input: .a8ir, .onnxtxt or .onnx")->type_name("FILE");
   app.add_option("-o,--output", output, "Output file, written atomically ('-': stdout, default)")
@@ -48,13 +47,8 @@ int main(int argc, char** argv) {
   a8::cli::CompileConfigFlags config_flags;
   a8::cli::AddCompileConfigFlags(app, config_flags);
   a8::cli::AddDumpFlags(app, pipeline);
-  app.add_flag("--version", version, "Print the version and the plan format version, then exit");
 
-  if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
-  if (version) {
-    std::cout << a8::VersionString(kProgram) << "\n";
-    return 0;
-  }
+  if (auto stop = a8::cli::ParseWithVersion(app, argc, argv, kProgram)) return *stop;
   if (file.empty()) return Fail(a8::InvalidInput("FILE: no input given (see --help)"));
 
   a8::ImportOptions import_opts;

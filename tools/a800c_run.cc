@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "base/version.h"
 #include "compiler/plan/plan_file.h"
 #include "kernels/cpu/elementwise.h"
 #include "runtime/comm/communicator.h"
@@ -366,7 +365,7 @@ int main(int argc, char** argv) {
   app.set_help_flag("-h,--help", "Print this help and exit");
   std::string plan_path, backend = "auto";
   RunFlags f;
-  bool list_kernels = false, version = false, poison = false;
+  bool list_kernels = false, poison = false;
   bool& check_numerics = f.check_numerics;
   app.add_option("PLAN", plan_path, "The plan file")->type_name("PLAN");
   bool no_cuda_graphs = false, reference = false;
@@ -391,28 +390,24 @@ int main(int argc, char** argv) {
           ->type_name("N")
           ->check(a8::cli::IntegerAtLeast(0));
   app.add_flag("--shuffle", f.shuffle, "Visit the dataset in a seeded random order per epoch");
-  auto* steps_opt = app.add_option("--steps", f.steps,
-                                   "Run until the step counter reaches N (training: the total, "
-                                   "counting the steps of a resumed checkpoint; default 1, or "
-                                   "one epoch of --input data)")
-                        ->type_name("N")
-                        ->check(a8::cli::AtLeastOne());
+  auto* steps_opt =
+      a8::cli::AddCountOption(app, "--steps", f.steps,
+                              "Run until the step counter reaches N (training: the total, "
+                              "counting the steps of a resumed checkpoint; default 1, or "
+                              "one epoch of --input data)");
   std::vector<CLI::Option*> training_only;
   training_only.push_back(
-      app.add_option("--epochs", f.epochs, "Training: run until N passes over the --input data")
-          ->type_name("N")
-          ->check(a8::cli::AtLeastOne())
+      a8::cli::AddCountOption(app, "--epochs", f.epochs,
+                              "Training: run until N passes over the --input data")
           ->excludes(steps_opt));
   training_only.push_back(
       app.add_option("--eval-input", f.eval_inputs,
                      "Training: binds an input to an evaluation dataset (repeatable)")
           ->type_name("NAME=FILE.npy")
           ->allow_extra_args(false));
-  training_only.push_back(
-      app.add_option("--eval-every", f.eval_every,
-                     "Training: evaluate every N steps (and at the end) and print the accuracy")
-          ->type_name("N")
-          ->check(a8::cli::AtLeastOne()));
+  training_only.push_back(a8::cli::AddCountOption(
+      app, "--eval-every", f.eval_every,
+      "Training: evaluate every N steps (and at the end) and print the accuracy"));
   app.add_option("--metrics", f.metrics,
                  "Write one JSON object a step (step, loss, scale, skipped, lr, step_ms, "
                  "grad_norm)")
@@ -421,10 +416,8 @@ int main(int argc, char** argv) {
       app.add_option("--checkpoint", f.checkpoint,
                      "Training: save parameters and state here (safetensors) at the end")
           ->type_name("FILE.safetensors"));
-  training_only.push_back(
-      app.add_option("--save-every", f.save_every, "Training: also save every N steps")
-          ->type_name("N")
-          ->check(a8::cli::AtLeastOne()));
+  training_only.push_back(a8::cli::AddCountOption(app, "--save-every", f.save_every,
+                                                  "Training: also save every N steps"));
   training_only.push_back(
       app.add_option("--resume", f.resume,
                      "Training: continue from this checkpoint; auto: from the newest valid one "
@@ -448,11 +441,9 @@ int main(int argc, char** argv) {
                      "headroom under the loss scale, as JSON lines (README)")
           ->type_name("FILE.jsonl"));
   training_only.push_back(
-      app.add_option("--every", f.every,
-                     "Training: --numerics-stats samples the first step and every N-th "
-                     "(default 10)")
-          ->type_name("N")
-          ->check(a8::cli::AtLeastOne()));
+      a8::cli::AddCountOption(app, "--every", f.every,
+                              "Training: --numerics-stats samples the first step and every N-th "
+                              "(default 10)"));
   training_only.push_back(app.add_flag(
       "--keep-best", f.keep_best,
       "Training: with --keep-checkpoints and --eval-input, also keep the checkpoint of the "
@@ -463,11 +454,9 @@ int main(int argc, char** argv) {
                  "(mpirun gives rank 0 a pseudo-terminal), lines otherwise")
       ->type_name("bar|lines|none")
       ->check(CLI::IsMember({"bar", "lines", "none"}));
-  training_only.push_back(
-      app.add_option("--log-every", f.log_every,
-                     "Training: a progress line every N steps when stdout is not a terminal")
-          ->type_name("N")
-          ->check(a8::cli::AtLeastOne()));
+  training_only.push_back(a8::cli::AddCountOption(
+      app, "--log-every", f.log_every,
+      "Training: a progress line every N steps when stdout is not a terminal"));
   app.add_option("--output-dir", f.output_dir,
                  "Write each graph output of the last step as NAME.npy")
       ->type_name("DIR");
@@ -497,16 +486,11 @@ int main(int argc, char** argv) {
                  "within this many seconds (a rank died or hangs) stops every rank with an error "
                  "(default: 300)")
       ->type_name("SECONDS");
-  app.add_flag("--version", version, "Print the version and the plan format version, then exit");
-  if (auto stop = a8::cli::Parse(app, argc, argv, kProgram)) return *stop;
+  if (auto stop = a8::cli::ParseWithVersion(app, argc, argv, kProgram)) return *stop;
   f.seed_given = seed_opt->count() > 0;
   f.steps_given = steps_opt->count() > 0;
   for (const CLI::Option* o : training_only)
     if (o->count() > 0 && f.training_only.empty()) f.training_only = o->get_name();
-  if (version) {
-    std::cout << a8::VersionString(kProgram) << "\n";
-    return 0;
-  }
   if (list_kernels) return a8::cli::ListKernels(backend);
   if (plan_path.empty()) return Fail(a8::InvalidInput("PLAN: no plan given (see --help)"));
   // Every output is checked before any work, so that no step is lost to a bad path at the end.

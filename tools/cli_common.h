@@ -1,5 +1,6 @@
 // What the four programs share on the command line: the error line and exit status of CLI.md,
-// CLI11 parsing with that convention (the dump flags of a800c and a800c-opt: dump_flags.h).
+// CLI11 parsing with that convention, --version, count flags (the dump flags of a800c and
+// a800c-opt: dump_flags.h).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -7,6 +8,7 @@
 #include <optional>
 #include <string>
 
+#include "base/version.h"
 #include "compiler/ir/status.h"
 
 namespace a8::cli {
@@ -28,6 +30,22 @@ inline std::optional<int> Parse(CLI::App& app, int argc, char** argv, const char
   } catch (const CLI::ParseError& e) {
     std::cerr << program << ": error: " << e.what() << "\n";
     return 2;
+  }
+  return std::nullopt;
+}
+
+// Parse with --version, added here as the last flag of --help: --version prints the version
+// line of `program` and stops (0).
+inline std::optional<int> ParseWithVersion(CLI::App& app, int argc, char** argv,
+                                           const char* program) {
+  // Read from the option, not a bound variable, which would outlive this call in `app`.
+  // --version=false is parsed as CLI11 parses any flag's value, and does not print.
+  const std::string help = "Print the version and the plan format version, then exit";
+  const CLI::Option* version = app.add_flag("--version", help);
+  if (auto stop = Parse(app, argc, argv, program)) return stop;
+  if (version->count() > 0 && version->as<bool>()) {
+    std::cout << VersionString(program) << "\n";
+    return 0;
   }
   return std::nullopt;
 }
@@ -55,5 +73,13 @@ inline CLI::Validator IntegerAtLeast(long long min) {
 
 // Count flags: N >= 1.
 inline CLI::Validator AtLeastOne() { return IntegerAtLeast(1); }
+
+// Adds a count flag: an integer N >= 1 (AtLeastOne), shown as N in --help.
+template <typename T>
+CLI::Option* AddCountOption(CLI::App& app, std::string name, T& count, std::string help) {
+  return app.add_option(std::move(name), count, std::move(help))
+      ->type_name("N")
+      ->check(AtLeastOne());
+}
 
 }  // namespace a8::cli
