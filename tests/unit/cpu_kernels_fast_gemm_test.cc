@@ -138,12 +138,7 @@ TEST_P(FastGemmTest, GemmTransposesAlphaAndBiasMatchReference) {
 
 TEST_P(FastGemmTest, FusedMatMulMatchesReference) {
   const DType t = GetParam();
-  FusedMatMulParams p;
-  p.dtype = t;
-  p.m = 40;
-  p.n = 24;
-  p.k = 56;
-  p.epilogue = kEpilogueBias;
+  const FusedMatMulParams p = FusedMatMulOf(t, 40, 24, 56, kEpilogueBias);
   Buffer a = RandomBuffer(t, {p.m, p.k}, rng_), b = RandomBuffer(t, {p.k, p.n}, rng_);
   Buffer bias = RandomBuffer(t, {p.n}, rng_);
   Buffer ref = MakeBuffer(t, {p.m, p.n}), fast = MakeBuffer(t, {p.m, p.n});

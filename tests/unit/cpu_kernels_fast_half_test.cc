@@ -238,12 +238,7 @@ TEST_P(FastHalfKernelTest, FusedElementwiseMatchesReference) {
 TEST_P(FastHalfKernelTest, FusedMatMulEpilogueMatchesReference) {
   const DType t = GetParam();
   for (int32_t epilogue : {kEpilogueBiasGelu, kEpilogueBiasRelu, kEpilogueDGelu}) {
-    FusedMatMulParams p;
-    p.dtype = t;
-    p.m = 19;
-    p.n = 600;
-    p.k = 24;
-    p.epilogue = epilogue;
+    const FusedMatMulParams p = testing::FusedMatMulOf(t, 19, 600, 24, epilogue);
     Buffer a = RandomBuffer(t, {p.m, p.k}, rng_, -0.5, 0.5), b = RandomBuffer(t, {p.k, p.n}, rng_);
     Buffer bias = RandomBuffer(t, {p.n}, rng_), aux = RandomBuffer(t, {p.m, p.n}, rng_);
     const bool has_bias = EpilogueHasBias(epilogue), backward = EpilogueIsBackward(epilogue);

@@ -27,6 +27,7 @@ namespace {
 
 using testing::Buffer;
 using testing::ExpectClose;
+using testing::FusedMatMulOf;
 using testing::MakeBuffer;
 using testing::RandomBuffer;
 using testing::ToleranceFor;
@@ -257,12 +258,7 @@ INSTANTIATE_TEST_SUITE_P(GradDtypes, FastAdamTest,
 TEST(FastFusedMatMulTest, F32GeluEpilogueMatchesReference) {
   std::mt19937_64 rng(5);
   for (int32_t epilogue : {kEpilogueBiasGelu, kEpilogueGelu, kEpilogueBiasRelu, kEpilogueDGelu}) {
-    FusedMatMulParams p;
-    p.dtype = DType::kF32;
-    p.m = 17;
-    p.n = 530;
-    p.k = 24;
-    p.epilogue = epilogue;
+    const FusedMatMulParams p = FusedMatMulOf(DType::kF32, 17, 530, 24, epilogue);
     Buffer a = RandomBuffer(DType::kF32, {p.m, p.k}, rng, -0.5, 0.5);
     Buffer b = RandomBuffer(DType::kF32, {p.k, p.n}, rng);
     Buffer bias = RandomBuffer(DType::kF32, {p.n}, rng);

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/kernel_types.h"
@@ -78,88 +79,51 @@ struct Buffer {
   int64_t size() const { return static_cast<int64_t>(bytes.size() / ElemSize(dtype)); }
 };
 
-// Writes `v` into element i of b, rounded to nearest even (integers: truncated).
+// Writes `v` into element i of b, rounded to nearest even (integers: truncated). The storage
+// type of each dtype is the kernels' own (Dispatch); every dtype is in TypeSet::kAll, so the
+// status is always ok.
 inline void SetValue(Buffer& b, int64_t i, double v) {
   unsigned char* p = b.bytes.data() + i * ElemSize(b.dtype);
   auto put = [p](auto x) { std::memcpy(p, &x, sizeof(x)); };
-  switch (b.dtype) {
-    case DType::kF32:
-      put(static_cast<float>(v));
-      break;
-    case DType::kF16:
+  (void)Dispatch<TypeSet::kAll>(b.dtype, "SetValue", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    if constexpr (std::is_same_v<T, Half>) {
       put(DoubleToHalfBits(v));
-      break;
-    case DType::kBF16:
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
       put(DoubleToBFloat16Bits(v));
-      break;
-    case DType::kF64:
-      put(v);
-      break;
-    case DType::kI64:
-      put(static_cast<int64_t>(v));
-      break;
-    case DType::kI32:
-      put(static_cast<int32_t>(v));
-      break;
-    case DType::kI8:
-      put(static_cast<int8_t>(v));
-      break;
-    case DType::kU8:
-      put(static_cast<uint8_t>(v));
-      break;
-    case DType::kBool:
+    } else if constexpr (std::is_same_v<T, bool>) {
       put(static_cast<uint8_t>(v != 0.0));
-      break;
-    case DType::kI16:
-      put(static_cast<int16_t>(v));
-      break;
-    case DType::kU16:
-      put(static_cast<uint16_t>(v));
-      break;
-    case DType::kU32:
-      put(static_cast<uint32_t>(v));
-      break;
-    case DType::kU64:  // a negative value as its two's complement (exact, unlike v + 2^64)
+    } else if constexpr (std::is_same_v<T, uint64_t>) {
+      // A negative value as its two's complement (exact, unlike v + 2^64).
       put(v < 0 ? static_cast<uint64_t>(static_cast<int64_t>(v)) : static_cast<uint64_t>(v));
-      break;
-  }
+    } else {
+      put(static_cast<T>(v));
+    }
+    return Status::Ok();
+  });
 }
 
+// Element i of b as a double (bool: any nonzero byte is 1).
 inline double GetValue(const Buffer& b, int64_t i) {
   const unsigned char* p = b.bytes.data() + i * ElemSize(b.dtype);
-  auto get = [p](auto x) {
+  double value = 0.0;
+  (void)Dispatch<TypeSet::kAll>(b.dtype, "GetValue", [&](auto tag) {
+    using T = A8_TAG_TYPE(tag);
+    using Stored = std::conditional_t<std::is_same_v<T, bool>, uint8_t, T>;
+    Stored x;
     std::memcpy(&x, p, sizeof(x));
-    return x;
-  };
-  switch (b.dtype) {
-    case DType::kF32:
-      return get(0.0f);
-    case DType::kF16:
-      return HalfBitsToFloat(get(uint16_t{0}));
-    case DType::kBF16:
-      return BFloat16BitsToFloat(get(uint16_t{0}));
-    case DType::kF64:
-      return get(0.0);
-    case DType::kI64:
-      return static_cast<double>(get(int64_t{0}));
-    case DType::kI32:
-      return get(int32_t{0});
-    case DType::kI8:
-      return get(int8_t{0});
-    case DType::kU8:
-      return get(uint8_t{0});
-    case DType::kBool:
-      return get(uint8_t{0}) != 0;
-    case DType::kI16:
-      return get(int16_t{0});
-    case DType::kU16:
-      return get(uint16_t{0});
-    case DType::kU32:
-      return get(uint32_t{0});
-    case DType::kU64:
-      return static_cast<double>(get(uint64_t{0}));
-  }
-  return 0.0;
+    if constexpr (std::is_same_v<T, Half>) {
+      value = HalfBitsToFloat(x.bits);
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      value = BFloat16BitsToFloat(x.bits);
+    } else if constexpr (std::is_same_v<T, bool>) {
+      value = x != 0;
+    } else {
+      value = static_cast<double>(x);
+    }
+    return Status::Ok();
+  });
+  return value;
 }
 
 inline Buffer MakeBuffer(DType dtype, const Dims& dims) {
@@ -346,6 +310,18 @@ inline ConvParams ParamsOf(const Conv2dCase& c, DType t) {
   p.strides = {c.stride, c.stride};
   p.dilations = {c.dilation, c.dilation};
   p.pads = {c.pad_begin, c.pad_begin, c.pad_end, c.pad_end};
+  return p;
+}
+
+// The parameters of an a8.FusedMatMul in `t` of an [m, k] A and a [k, n] B (not transposed),
+// with `epilogue`.
+inline FusedMatMulParams FusedMatMulOf(DType t, int64_t m, int64_t n, int64_t k, int32_t epilogue) {
+  FusedMatMulParams p;
+  p.dtype = t;
+  p.m = m;
+  p.n = n;
+  p.k = k;
+  p.epilogue = epilogue;
   return p;
 }
 

@@ -7,6 +7,7 @@
 #include "compiler/ir/op_table.h"
 #include "compiler/onnx/importer.h"
 #include "compiler/onnx/onnx_util.h"
+#include "tests/unit/graph_values_util.h"
 #include "tests/unit/onnx_test_util.h"
 
 namespace a8::testing {
@@ -98,18 +99,7 @@ TEST(ExporterTest, RoundTripKeepsNodesAttributesTypesAndData) {
   EXPECT_EQ(b[3]->output(0)->type(), (TensorType{DType::kF32, {4, 10}}));
   EXPECT_FALSE(b[7]->has_input(1));
 
-  std::vector<Value*> va = (*g)->graph_values(), vb = back->graph_values();
-  ASSERT_EQ(va.size(), vb.size());
-  for (size_t i = 0; i < va.size(); ++i) {
-    SCOPED_TRACE(va[i]->name());
-    EXPECT_EQ(va[i]->name(), vb[i]->name());
-    EXPECT_EQ(va[i]->role(), vb[i]->role());
-    EXPECT_EQ(va[i]->type(), vb[i]->type());
-    ASSERT_EQ(va[i]->data() != nullptr, vb[i]->data() != nullptr);
-    if (va[i]->data()) {
-      EXPECT_EQ(va[i]->data()->bytes, vb[i]->data()->bytes);
-    }
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectSameGraphValues(**g, *back));
   EXPECT_EQ(back->FindValue("w")->role(), ValueRole::kParameter);
   EXPECT_EQ(back->FindValue("hi")->role(), ValueRole::kConstant);  // Clip bound, not a weight
   ASSERT_EQ(back->outputs().size(), 2u);

@@ -3,6 +3,7 @@
 // alone; the fused graph computes the same values.
 #include "passes/fusion/fuse_gelu.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -17,22 +18,24 @@ using ::a8::testing::CountOp;
 using ::a8::testing::ParseOrFail;
 using ::a8::testing::RunPass;
 
-// ((x * (erf(x / sqrt2) + 1)) * 0.5) with the given divisor and half constants.
-std::string BertGelu(const std::string& sqrt2, const std::string& half) {
-  return R"(graph @t opsets {"" = 20} {
-  input %x : f32[2,4]
-  const %sqrt2 : f32[] = [)" +
-         sqrt2 + R"(]
+// ((x * (erf(x / sqrt2) + 1)) * 0.5) on an x of `type`, with the given divisor and half
+// constants; `more_outputs` (lines "  output %name\n") adds graph outputs after y.
+std::string BertGelu(const std::string& sqrt2, const std::string& half,
+                     const std::string& type = "f32[2,4]", const std::string& more_outputs = "") {
+  return fmt::format(R"(graph @t opsets {{"" = 20}} {{
+  input %x : {type}
+  const %sqrt2 : f32[] = [{sqrt2}]
   const %one : f32[] = [1.0]
-  const %half : f32[] = [)" +
-         half + R"(]
-  %a1 = Div(%x, %sqrt2) : f32[2,4]
-  %a2 = Erf(%a1) : f32[2,4]
-  %a3 = Add(%a2, %one) : f32[2,4]
-  %a4 = Mul(%x, %a3) : f32[2,4]
-  %y = Mul(%a4, %half) : f32[2,4]
+  const %half : f32[] = [{half}]
+  %a1 = Div(%x, %sqrt2) : {type}
+  %a2 = Erf(%a1) : {type}
+  %a3 = Add(%a2, %one) : {type}
+  %a4 = Mul(%x, %a3) : {type}
+  %y = Mul(%a4, %half) : {type}
   output %y
-})";
+{more_outputs}}})",
+                     fmt::arg("type", type), fmt::arg("sqrt2", sqrt2), fmt::arg("half", half),
+                     fmt::arg("more_outputs", more_outputs));
 }
 
 TEST(FuseGeluTest, BertsFormBecomesOneGeluUnderTheOutputsName) {
@@ -81,19 +84,7 @@ TEST(FuseGeluTest, OtherConstantsAreNotGelu) {
 }
 
 TEST(FuseGeluTest, AnInnerValueWithAnotherUseIsLeftAlone) {
-  auto g = ParseOrFail(R"(graph @t opsets {"" = 20} {
-  input %x : f32[3]
-  const %sqrt2 : f32[] = [1.4142135]
-  const %one : f32[] = [1.0]
-  const %half : f32[] = [0.5]
-  %a1 = Div(%x, %sqrt2) : f32[3]
-  %a2 = Erf(%a1) : f32[3]
-  %a3 = Add(%a2, %one) : f32[3]
-  %a4 = Mul(%x, %a3) : f32[3]
-  %y = Mul(%a4, %half) : f32[3]
-  output %y
-  output %a2
-})");
+  auto g = ParseOrFail(BertGelu("1.4142135", "0.5", "f32[3]", "  output %a2\n"));
   ASSERT_NE(g, nullptr);
   EXPECT_FALSE(RunPass(FuseGelu(), *g));
   EXPECT_EQ(CountOp(*g, "Erf"), 1);

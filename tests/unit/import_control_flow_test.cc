@@ -17,17 +17,12 @@
 namespace a8 {
 namespace {
 
+using ::a8::testing::CountOps;
 using ::a8::testing::ExpectGradientsMatch;
 using ::a8::testing::GradCheckCase;
 using ::a8::testing::ImportError;
 using ::a8::testing::ImportText;
 using ::testing::HasSubstr;
-
-int CountOps(const Graph& g, const std::string& op) {
-  int n = 0;
-  for (Node* node : g.NodeList()) n += node->op() == op;
-  return n;
-}
 
 constexpr const char* kIfOnInput = R"(<ir_version: 8, opset_import: ["" : 16]>
 g (bool c, float[2] x) => (float[2] y) {

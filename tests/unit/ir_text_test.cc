@@ -13,9 +13,12 @@
 #include "compiler/ir/parser.h"
 #include "compiler/ir/printer.h"
 #include "kernels/common/float16.h"
+#include "tests/unit/graph_values_util.h"
 
 namespace a8 {
 namespace {
+
+using ::a8::testing::ExpectSameGraphValues;
 
 std::shared_ptr<TensorData> RandomData(DType dtype, std::vector<int64_t> dims, std::mt19937* rng) {
   auto d = TensorData::Make(TensorType{dtype, std::move(dims)});
@@ -81,21 +84,6 @@ std::unique_ptr<Graph> RoundTrip(const Graph& g, const PrintOptions& opts = {}) 
   return parsed;
 }
 
-// The data of every graph value of `b` is byte-for-byte that of `a` (where `a` printed it).
-void ExpectSameData(const Graph& a, const Graph& b) {
-  auto va = a.graph_values(), vb = b.graph_values();
-  ASSERT_EQ(va.size(), vb.size());
-  for (size_t i = 0; i < va.size(); ++i) {
-    EXPECT_EQ(va[i]->name(), vb[i]->name());
-    EXPECT_EQ(va[i]->role(), vb[i]->role());
-    EXPECT_EQ(va[i]->type(), vb[i]->type()) << va[i]->name();
-    ASSERT_EQ(va[i]->data() == nullptr, vb[i]->data() == nullptr) << va[i]->name();
-    if (va[i]->data()) {
-      EXPECT_EQ(va[i]->data()->bytes, vb[i]->data()->bytes) << va[i]->name();
-    }
-  }
-}
-
 TEST(IrTextTest, PrintsTheDocumentedFormat) {
   Graph g;
   g.name = "mlp";
@@ -134,7 +122,7 @@ TEST(IrTextTest, PrintsTheDocumentedFormat) {
   EXPECT_EQ(parsed->name, "mlp");
   EXPECT_EQ(parsed->opsets, g.opsets);
   EXPECT_EQ(parsed->source, "test.a8ir");
-  ExpectSameData(g, *parsed);
+  ExpectSameGraphValues(g, *parsed);
   // Structure: the optional input stays absent, the use lists are rebuilt.
   std::vector<Node*> nodes = parsed->NodeList();
   ASSERT_EQ(nodes.size(), 4u);
@@ -240,7 +228,7 @@ TEST(IrTextTest, DataOfEveryTypeRoundTripsBitExactly) {
       {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max(), 0}, {3});
   g.AddConstant("extreme_i64", i64);
   auto parsed = RoundTrip(g);
-  ExpectSameData(g, *parsed);
+  ExpectSameGraphValues(g, *parsed);
   std::string text = PrintIrToString(g);
   EXPECT_NE(text.find("const %special_f32 : f32[8] = [nan, inf, -inf, -0.0, 1e-45, "
                       "3.4028235e+38, -3.4028235e+38, 1e-38]"),
@@ -289,7 +277,7 @@ TEST(IrTextTest, AllHalfAndBFloat16ValuesAndRandomFloatsRoundTrip) {
   PrintOptions all;
   all.max_inline_elements = -1;
   auto parsed = RoundTrip(g, all);
-  ExpectSameData(g, *parsed);
+  ExpectSameGraphValues(g, *parsed);
 }
 
 TEST(IrTextTest, LargeDataIsElidedAndReadsBackWithoutData) {
