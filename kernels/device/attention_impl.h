@@ -301,10 +301,8 @@ DevStatus FusedAttentionGrad(DevCtx& ctx, const AttentionGradParams& g) {
     using T = decltype(t);
     using Bt = decltype(bt);
     using A = Acc<T>;
-    void* scratch = nullptr;
-    A8_DEV_RETURN_IF_ERROR(
-        Scratch(ctx, static_cast<size_t>(rows > 0 ? rows : 1) * sizeof(A), &scratch));
-    A* delta = static_cast<A*>(scratch);
+    A* delta = nullptr;
+    A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, rows, &delta));
     A8_DEV_RETURN_IF_ERROR(ForEach(ctx, rows, DeltaFn<T>{g, delta}, p.dv));
     const Operands<T, Bt> o{p};
     const GradOperands<T, Bt> go{o, g, delta};

@@ -73,7 +73,7 @@ struct FoldBody {
   }
 };
 
-// Moves elements of any dtype as unsigned integers of its size.
+// Moves elements of any dtype as unsigned integers of its size (launch.h UintOf).
 template <typename U>
 struct WhereBody {
   const bool* cond;
@@ -204,26 +204,7 @@ DevStatus Fold(DevCtx& ctx, const FoldParams& p) {
 }
 
 DevStatus Where(DevCtx& ctx, const WhereParams& p) {
-  switch (p.dtype) {
-    case DType::kF64:
-    case DType::kI64:
-    case DType::kU64:
-      return RunWhere<uint64_t>(ctx, p);
-    case DType::kF32:
-    case DType::kI32:
-    case DType::kU32:
-      return RunWhere<uint32_t>(ctx, p);
-    case DType::kF16:
-    case DType::kBF16:
-    case DType::kI16:
-    case DType::kU16:
-      return RunWhere<uint16_t>(ctx, p);
-    case DType::kI8:
-    case DType::kU8:
-    case DType::kBool:
-      return RunWhere<uint8_t>(ctx, p);
-  }
-  return DevError("Where: unknown dtype");
+  return DispatchAll(p.dtype, [&](auto tag) { return RunWhere<UintOf<decltype(tag)>>(ctx, p); });
 }
 
 DevStatus FusedElementwise(DevCtx& ctx, const FusedElementwiseParams& p) {

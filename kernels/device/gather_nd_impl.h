@@ -12,13 +12,11 @@ A8_HD int64_t TupleOffset(const GatherNDParams& p, int64_t b, int64_t t) {
   int64_t off = 0;
   for (int k = 0; k < p.depth; ++k) {
     const int64_t len = p.index_dims[k];
-    int64_t v = p.index_i32 ? static_cast<int64_t>(static_cast<const int32_t*>(p.indices)[base + k])
-                            : static_cast<const int64_t*>(p.indices)[base + k];
-    if (v < -len || v >= len) {
+    const int64_t v = NormalizeIndex(LoadIndex(p.index_i32, p.indices, base + k), len);
+    if (v < 0) {
       p.err.Raise();
       return -1;
     }
-    if (v < 0) v += len;
     off = off * len + v;
   }
   return off;
@@ -69,18 +67,9 @@ DevStatus Check(const GatherNDParams& p, const char* op) {
 DevStatus GatherND(DevCtx& ctx, const GatherNDParams& p) {
   A8_DEV_RETURN_IF_ERROR(Check(p, "GatherND: index depth out of range"));
   const int64_t n = p.batch * p.nq * p.slice, cells = Cells(p);
-  switch (p.elem_size) {
-    case 1:
-      return ForEach(ctx, n, GatherNDFn<uint8_t>{p, cells});
-    case 2:
-      return ForEach(ctx, n, GatherNDFn<uint16_t>{p, cells});
-    case 4:
-      return ForEach(ctx, n, GatherNDFn<uint32_t>{p, cells});
-    case 8:
-      return ForEach(ctx, n, GatherNDFn<uint64_t>{p, cells});
-    default:
-      return DevError("GatherND: element size must be 1, 2, 4 or 8 bytes");
-  }
+  return DispatchBySize(p.elem_size, "GatherND", [&](auto u) {
+    return ForEach(ctx, n, GatherNDFn<decltype(u)>{p, cells});
+  });
 }
 
 DevStatus GatherNDGrad(DevCtx& ctx, const GatherNDParams& p) {

@@ -358,6 +358,60 @@ DevStatus DispatchNumeric(DType t, const char* bool_error, Fn&& fn) {
   });
 }
 
+// The unsigned integer of `kBytes` bytes (1, 2, 4 or 8). The kernels that only move elements
+// (movement, GatherND, Where) move them as these, so every dtype of a size takes one path and the
+// bits are kept exactly (NaN payloads, -0).
+template <int kBytes>
+struct UintOfSize {
+  static_assert(kBytes == 1 || kBytes == 2 || kBytes == 4 || kBytes == 8,
+                "an element is 1, 2, 4 or 8 bytes");
+  using Type =
+      std::conditional_t<kBytes == 1, uint8_t,
+                         std::conditional_t<kBytes == 2, uint16_t,
+                                            std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+};
+// The unsigned integer of storage type T's size.
+template <typename T>
+using UintOf = typename UintOfSize<static_cast<int>(sizeof(T))>::Type;
+
+// fn(U{}) with U the unsigned integer of `size` bytes; another size is the error "`op`: element
+// size must be 1, 2, 4 or 8 bytes". Host code only.
+template <typename Fn>
+DevStatus DispatchBySize(int size, const char* op, Fn&& fn) {
+  switch (size) {
+    case 1:
+      return fn(uint8_t{});
+    case 2:
+      return fn(uint16_t{});
+    case 4:
+      return fn(uint32_t{});
+    case 8:
+      return fn(uint64_t{});
+    default:
+      return DevError(std::string(op) + ": element size must be 1, 2, 4 or 8 bytes");
+  }
+}
+
+// The bytes of `n` values of T in scratch memory (device.h Scratch): at least one value, so that
+// an empty launch still gets a valid pointer.
+template <typename T>
+size_t ScratchBytes(int64_t n) {
+  return static_cast<size_t>(n > 0 ? n : 1) * sizeof(T);
+}
+
+// `n` values of T of scratch memory.
+template <typename T>
+DevStatus ScratchOf(DevCtx& ctx, int64_t n, T** out) {
+  void* p = nullptr;
+  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, ScratchBytes<T>(n), &p));
+  *out = static_cast<T*>(p);
+  return DevOk();
+}
+
+// `bytes` rounded up to a multiple of 256, so that a second array carved out of one scratch
+// allocation starts aligned as the allocation does.
+inline size_t AlignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
+
 // Element i of an index tensor of i32 (`i32`) or i64.
 A8_HD int64_t LoadIndex(bool i32, const void* p, int64_t i) {
   return i32 ? static_cast<int64_t>(static_cast<const int32_t*>(p)[i])

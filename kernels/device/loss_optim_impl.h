@@ -281,12 +281,10 @@ struct PairGradFn {
   }
 };
 
-inline size_t AlignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
-
 // Scratch for `count` compute-type values twice (terms and weights), or one value.
 template <typename C>
 DevStatus TwoScratchArrays(DevCtx& ctx, int64_t count, C** a, C** b) {
-  const size_t one = AlignUp(static_cast<size_t>(count > 0 ? count : 1) * sizeof(C));
+  const size_t one = AlignUp(ScratchBytes<C>(count));
   void* p = nullptr;
   A8_DEV_RETURN_IF_ERROR(Scratch(ctx, 2 * one, &p));
   *a = static_cast<C*>(p);
@@ -362,8 +360,7 @@ DevStatus PairLossForward(DevCtx& ctx, const PairLossParams& p) {
     using T = decltype(tag);
     using C = Acc<T>;
     void* mem = nullptr;
-    A8_DEV_RETURN_IF_ERROR(Scratch(
-        ctx, loss_detail::AlignUp(static_cast<size_t>(p.n > 0 ? p.n : 1) * sizeof(C)), &mem));
+    A8_DEV_RETURN_IF_ERROR(Scratch(ctx, AlignUp(ScratchBytes<C>(p.n)), &mem));
     C* term = static_cast<C*>(mem);
     A8_DEV_RETURN_IF_ERROR(
         ForEach(ctx, p.n,

@@ -24,8 +24,6 @@ A8_HD bool IsFinite(double v) {
   return (ReinterpretBits<uint64_t>(v) & 0x7ff0000000000000ull) != 0x7ff0000000000000ull;
 }
 
-inline size_t AlignUp(size_t bytes) { return (bytes + 255) / 256 * 256; }
-
 // ---- step control and loss scale (one thread each)
 
 // cpu::TrainControlStep, reading its scalars from device memory.
@@ -332,7 +330,7 @@ DevStatus UnscaleCheckFinite(DevCtx& ctx, const UnscaleParams& p) {
   for (int t = 0; t < p.num_tensors; ++t)
     slots += p.tensors[t].n < kUnscaleSlots ? p.tensors[t].n : kUnscaleSlots;
   const int64_t groups = (slots + kFlagGroup - 1) / kFlagGroup;
-  const size_t flag_bytes = update_detail::AlignUp(static_cast<size_t>(slots + 1));
+  const size_t flag_bytes = AlignUp(static_cast<size_t>(slots + 1));
   void* mem = nullptr;
   A8_DEV_RETURN_IF_ERROR(Scratch(ctx, flag_bytes + static_cast<size_t>(groups + 1), &mem));
   uint8_t* flags = static_cast<uint8_t*>(mem);

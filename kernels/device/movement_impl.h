@@ -12,23 +12,6 @@
 namespace a8::A8_DEV_NS::movement {
 namespace {
 
-// fn(U{}) with U the unsigned integer of `size` bytes.
-template <typename Fn>
-DevStatus DispatchBySize(int size, Fn&& fn) {
-  switch (size) {
-    case 1:
-      return fn(uint8_t{});
-    case 2:
-      return fn(uint16_t{});
-    case 4:
-      return fn(uint32_t{});
-    case 8:
-      return fn(uint64_t{});
-    default:
-      return DevError("movement kernel: element size must be 1, 2, 4 or 8 bytes");
-  }
-}
-
 // One thread for each element of `dims` (p.rank of them, from min_rank to kMaxMapRank):
 // Fn<U>{p} with U the unsigned integer of p.elem_size bytes.
 template <template <typename> class Fn, typename P>
@@ -39,7 +22,8 @@ DevStatus ForEachOfDims(const DevCtx& ctx, const char* op, const P& p, int min_r
   }
   int64_t n = 1;
   for (int k = 0; k < p.rank; ++k) n *= dims[k];
-  return DispatchBySize(p.elem_size, [&](auto u) { return ForEach(ctx, n, Fn<decltype(u)>{p}); });
+  return DispatchBySize(p.elem_size, "movement kernel",
+                        [&](auto u) { return ForEach(ctx, n, Fn<decltype(u)>{p}); });
 }
 
 // The dims and the source moduli divide by multiplication (kernels/common/index_div.h).
@@ -288,7 +272,7 @@ DevStatus StridedCopy(DevCtx& ctx, const StridedCopyParams& p) {
 }
 
 DevStatus Gather(DevCtx& ctx, const GatherParams& p) {
-  return DispatchBySize(p.elem_size, [&](auto u) {
+  return DispatchBySize(p.elem_size, "movement kernel", [&](auto u) {
     return ForEach(ctx, p.outer * p.nidx * p.inner, GatherFn<decltype(u)>{p});
   });
 }
@@ -303,12 +287,12 @@ DevStatus Pad(DevCtx& ctx, const PadParams& p) {
 
 DevStatus Trilu(DevCtx& ctx, const TriluParams& p) {
   if (p.rows <= 0 || p.cols <= 0) return DevOk();
-  return DispatchBySize(p.elem_size,
+  return DispatchBySize(p.elem_size, "movement kernel",
                         [&](auto u) { return ForEach(ctx, p.count, TriluFn<decltype(u)>{p}); });
 }
 
 DevStatus OneHot(DevCtx& ctx, const OneHotParams& p) {
-  return DispatchBySize(p.elem_size, [&](auto u) {
+  return DispatchBySize(p.elem_size, "movement kernel", [&](auto u) {
     using U = decltype(u);
     return DispatchAll(p.index_dtype, [&](auto idx) {
       return ForEach(ctx, p.outer * p.depth * p.inner, OneHotFn<U, decltype(idx)>{p});
@@ -339,7 +323,7 @@ DevStatus Range(DevCtx& ctx, const RangeParams& p) {
 }
 
 DevStatus FillValue(DevCtx& ctx, const FillValueParams& p) {
-  return DispatchBySize(p.elem_size, [&](auto u) {
+  return DispatchBySize(p.elem_size, "movement kernel", [&](auto u) {
     using U = decltype(u);
     return ForEach(ctx, p.n, FillValueFn<U>{static_cast<U>(p.bits), static_cast<U*>(p.y)});
   });

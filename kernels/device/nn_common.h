@@ -71,17 +71,9 @@ A8_HD C ParamOf(const P* p, int64_t i) {
   return static_cast<C>(static_cast<double>(Elem<P>::Load(p[i])));
 }
 
-// `n` compute-type values of scratch memory.
-template <typename C>
-DevStatus ScratchOf(DevCtx& ctx, int64_t n, C** out) {
-  void* p = nullptr;
-  A8_DEV_RETURN_IF_ERROR(Scratch(ctx, static_cast<size_t>(n > 0 ? n : 1) * sizeof(C), &p));
-  *out = static_cast<C*>(p);
-  return DevOk();
-}
-
 // fn(T{}, stats) for T the storage type of the float `dtype`, with `count` compute-type values
-// (Acc<T>) of scratch memory in stats: the statistics of the normalization kernels.
+// (Acc<T>) of scratch memory (launch.h ScratchOf) in stats: the statistics of the normalization
+// kernels.
 template <typename Fn>
 DevStatus DispatchWithStats(DevCtx& ctx, DType dtype, int64_t count, Fn&& fn) {
   return DispatchFloat(dtype, [&](auto tag) -> DevStatus {

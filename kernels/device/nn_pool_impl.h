@@ -265,15 +265,14 @@ DevStatus MaxPoolGrad(DevCtx& ctx, const PoolArgs& a) {
     using T = decltype(tag);
     auto run = [&](auto index_tag) -> DevStatus {
       using I = decltype(index_tag);
-      void* argmax = nullptr;
+      I* argmax = nullptr;
       const int64_t windows = a.planes * a.out_size;
-      A8_DEV_RETURN_IF_ERROR(
-          Scratch(ctx, static_cast<size_t>(windows > 0 ? windows : 1) * sizeof(I), &argmax));
+      A8_DEV_RETURN_IF_ERROR(ScratchOf(ctx, windows, &argmax));
       const int64_t taps = a.k[0] * a.k[1] * a.k[2];
-      A8_DEV_RETURN_IF_ERROR(ForEach(
-          ctx, windows, WindowArgMaxFn<T, I>{a, static_cast<I*>(argmax), PoolDivs(a)}, taps));
+      A8_DEV_RETURN_IF_ERROR(
+          ForEach(ctx, windows, WindowArgMaxFn<T, I>{a, argmax, PoolDivs(a)}, taps));
       return ForEachRow(ctx, a.planes * a.in[0] * a.in[1], a.in[2],
-                        PoolGradFn<T, true, I>{a, static_cast<const I*>(argmax), PoolDivs(a)});
+                        PoolGradFn<T, true, I>{a, argmax, PoolDivs(a)});
     };
     return a.in_size < (int64_t{1} << 31) ? run(int32_t{}) : run(int64_t{});
   });
