@@ -85,6 +85,26 @@ Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg
   return Status::Ok();
 }
 
+Status RequireSameBytesInOut(const KernelArgs& a) {
+  if (a.in(0).bytes() != a.out(0).bytes())
+    return InvalidInput("{}: input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
+                        a.out(0).bytes());
+  return Status::Ok();
+}
+
+Status RequireSameCountInOut(const KernelArgs& a) {
+  if (a.in(0).count() != a.out(0).count())
+    return InvalidInput("{}: input and output element counts differ", a.kernel().op());
+  return Status::Ok();
+}
+
+Status RequireIndexDType(const TensorArg& idx, const char* op, StatusCode code) {
+  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
+    return Status(code,
+                  fmt::format("{}: indices must be i64 or i32, got {}", op, ElemName(idx.dtype)));
+  return Status::Ok();
+}
+
 Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what) {
   const TensorArg& t = a.in(i);
   if (!t.present || t.dtype != dtype || t.count() != 1) {

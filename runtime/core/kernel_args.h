@@ -56,6 +56,8 @@ class KernelArgs {
   // The bytes of operand i, or null when it is absent.
   const void* in_data(int i) const { return has_in(i) ? in_[i].data : nullptr; }
   void* out_data(int i) const { return has_out(i) ? out_[i].data : nullptr; }
+  // Operand i itself, or null when it is absent (an optional operand passed on as a pointer).
+  const TensorArg* in_or_null(int i) const { return has_in(i) ? &in_[i] : nullptr; }
 
   const plan::Attribute* attr(const std::string& name) const;
   int64_t Int(const std::string& name, int64_t dflt) const;
@@ -81,6 +83,13 @@ class KernelArgs {
 Status RequireSameCount(const KernelArgs& a, const TensorArg& t, const TensorArg& like,
                         const char* what);
 Status RequireScalar(const KernelArgs& a, int i, DType dtype, const char* what);
+// Input 0 and output 0 hold the same number of bytes (Copy, BitCast) or of elements (Cast).
+Status RequireSameBytesInOut(const KernelArgs& a);
+Status RequireSameCountInOut(const KernelArgs& a);
+// The indices operand `idx` of `op` is i64 or i32; else an error of kind `code` (GatherND and
+// the scatters say InvalidInput, a8.GatherGrad Unsupported, as the CPU's GatherGrad kernel does).
+Status RequireIndexDType(const TensorArg& idx, const char* op,
+                         StatusCode code = StatusCode::kInvalidInput);
 // `t` (named `what` in the message) has at least `min_rank` dims.
 Status CheckRank(const KernelArgs& a, const TensorArg& t, const char* what, size_t min_rank);
 // The spatial dims of an [N, C, d...] tensor (none below rank 3).

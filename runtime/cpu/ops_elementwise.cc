@@ -73,16 +73,13 @@ Status RunClip(const KernelArgs& a) {
 }
 
 Status RunCast(const KernelArgs& a) {
-  if (a.in(0).count() != a.out(0).count())
-    return InvalidInput("{}: input and output element counts differ", a.kernel().op());
+  A8_RETURN_IF_ERROR(RequireSameCountInOut(a));
   return cpu::Cast(a.in(0).dtype, a.out(0).dtype, a.out(0).count(), a.in(0).data, a.out(0).data);
 }
 
 // BitCast: the bytes as a Cast that copies them (BitCastAsCast).
 Status RunBitCast(const KernelArgs& a) {
-  if (a.in(0).bytes() != a.out(0).bytes())
-    return InvalidInput("{}: input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
-                        a.out(0).bytes());
+  A8_RETURN_IF_ERROR(RequireSameBytesInOut(a));
   const auto [from, to] = BitCastAsCast(a.in(0).dtype, a.out(0).dtype);
   return cpu::Cast(from, to, a.out(0).count(), a.in(0).data, a.out(0).data);
 }

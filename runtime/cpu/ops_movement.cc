@@ -11,9 +11,7 @@ namespace a8 {
 namespace {
 
 Status Copy(const KernelArgs& a) {
-  if (a.in(0).bytes() != a.out(0).bytes())
-    return InvalidInput("{}: input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
-                        a.out(0).bytes());
+  A8_RETURN_IF_ERROR(RequireSameBytesInOut(a));
   if (a.in(0).data != a.out(0).data && a.out(0).bytes() > 0)
     std::memmove(a.out(0).data, a.in(0).data, a.out(0).bytes());
   return Status::Ok();

@@ -75,9 +75,8 @@ Dims YDims(const at::AttentionParams& p) { return {p.batch, p.heads, p.sq, p.dv}
 
 // (Q, K, V, bias?) -> (Y, LSE).
 Status FusedAttention(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(at::AttentionParams p,
-                      AttentionOperands(a, "a8.FusedAttention", a.in(0), a.in(1), a.in(2),
-                                        a.has_in(3) ? &a.in(3) : nullptr));
+  A8_ASSIGN_OR_RETURN(at::AttentionParams p, AttentionOperands(a, "a8.FusedAttention", a.in(0),
+                                                               a.in(1), a.in(2), a.in_or_null(3)));
   const TensorArg &y = a.out(0), &lse = a.out(1);
   if (y.dtype != p.dtype || y.dims != YDims(p))
     return InvalidInput("a8.FusedAttention: Y must be [B, H, Sq, Dv] of Q's dtype");
@@ -92,7 +91,7 @@ Status FusedAttention(const KernelArgs& a, DevCtx& ctx) {
 // (dY, Q, K, V, Y, LSE, bias?) -> (dQ, dK, dV, dBias?).
 Status FusedAttentionGrad(const KernelArgs& a, DevCtx& ctx) {
   const char* op = "a8.FusedAttentionGrad";
-  const TensorArg* bias = a.has_in(6) ? &a.in(6) : nullptr;
+  const TensorArg* bias = a.in_or_null(6);
   at::AttentionGradParams g;
   A8_ASSIGN_OR_RETURN(g.fwd, AttentionOperands(a, op, a.in(1), a.in(2), a.in(3), bias));
   const at::AttentionParams& p = g.fwd;

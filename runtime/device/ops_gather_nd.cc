@@ -19,8 +19,7 @@ Status SetUp(const KernelArgs& a, DevCtx& ctx, const char* op, const char* names
   const int64_t b = a.Int("batch_dims", 0);
   const int64_t r = static_cast<int64_t>(data_dims.size());
   const int64_t q = static_cast<int64_t>(idx.dims.size());
-  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
-    return InvalidInput("{}: indices must be i64 or i32, got {}", op, ElemName(idx.dtype));
+  A8_RETURN_IF_ERROR(RequireIndexDType(idx, op));
   if (b < 0 || b >= q || b >= r)
     return InvalidInput("{}: batch_dims {} must be below the ranks of data ({}) and indices ({})",
                         op, b, r, q);

@@ -203,15 +203,14 @@ StatusOr<gs::DeformConvParams> DeformConvOperands(const KernelArgs& a, const cha
 Status DeformConv(const KernelArgs& a, DevCtx& ctx) {
   A8_ASSIGN_OR_RETURN(gs::DeformConvParams p,
                       DeformConvOperands(a, "DeformConv", a.in(0), a.in(1), a.in(2),
-                                         a.has_in(3) ? &a.in(3) : nullptr,
-                                         a.has_in(4) ? &a.in(4) : nullptr, a.out(0)));
+                                         a.in_or_null(3), a.in_or_null(4), a.out(0)));
   p.y = a.out(0).data;
   return FromDev(gs::DeformConv(ctx, p));
 }
 
 // (dy, X, W, offset, mask?) -> (dX, dW, doffset, dmask?).
 Status DeformConvGrad(const KernelArgs& a, DevCtx& ctx) {
-  const TensorArg* mask = a.has_in(4) ? &a.in(4) : nullptr;
+  const TensorArg* mask = a.in_or_null(4);
   gs::DeformConvGradParams gp;
   A8_ASSIGN_OR_RETURN(gp.fwd, DeformConvOperands(a, "DeformConvGrad", a.in(1), a.in(2), a.in(3),
                                                  nullptr, mask, a.in(0)));

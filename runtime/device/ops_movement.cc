@@ -80,9 +80,7 @@ Status CheckIndexDType(DType dt, const char* op) {
 }
 
 Status Copy(const KernelArgs& a, DevCtx& ctx) {
-  if (a.in(0).bytes() != a.out(0).bytes())
-    return InvalidInput("{}: input has {} bytes, output {}", a.kernel().op(), a.in(0).bytes(),
-                        a.out(0).bytes());
+  A8_RETURN_IF_ERROR(RequireSameBytesInOut(a));
   if (a.in(0).data == a.out(0).data || a.out(0).bytes() == 0) return Status::Ok();
   return FromDev(CopyOnDevice(a.out(0).data, a.in(0).data, a.out(0).bytes(), ctx.stream));
 }
@@ -511,8 +509,7 @@ Status GatherGrad(const KernelArgs& a, DevCtx& ctx) {
   if (want != dy.dims)
     return InvalidInput("{}: dy has {} dims, expected {} from data and indices", op, dy.dims.size(),
                         want.size());
-  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
-    return Unsupported("{}: indices must be i64 or i32, got {}", op, ElemName(idx.dtype));
+  A8_RETURN_IF_ERROR(RequireIndexDType(idx, op, StatusCode::kUnsupported));
   movement::GatherGradParams p;
   SetGatherView(ctx, data_dims, axis, idx, &p);
   p.dtype = dy.dtype;

@@ -14,8 +14,7 @@ namespace {
 template <typename Params>
 Status ScatterOperands(const KernelArgs& a, DevCtx& ctx, const char* op, Params* p) {
   const TensorArg &x = a.in(0), &idx = a.in(1), &u = a.in(2), &y = a.out(0);
-  if (idx.dtype != DType::kI64 && idx.dtype != DType::kI32)
-    return InvalidInput("{}: indices must be i64 or i32, got {}", op, ElemName(idx.dtype));
+  A8_RETURN_IF_ERROR(RequireIndexDType(idx, op));
   if (u.dtype != x.dtype || y.dtype != x.dtype)
     return InvalidInput("{}: data, updates and output must have one dtype", op);
   if (y.dims != x.dims) return InvalidInput("{}: the output must have data's dims", op);
