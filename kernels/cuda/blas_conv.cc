@@ -72,6 +72,22 @@ bool PickAlgo(const Perf* perf, int n, bool no_tensor_ops, int* algo, size_t* wo
   return false;
 }
 
+// Runs `query`, one of the three cudnnGetConvolution*Algorithm_v7, on the descriptors `a`, `b`,
+// `conv` and `c` (in the query's order, which differs between them) for up to kCount results,
+// then picks one as PickAlgo does. *picked says whether one qualified.
+template <int kCount, typename A, typename B, typename C, typename Perf>
+DevStatus FindAlgo(cudnnStatus_t (*query)(cudnnHandle_t, A, B, cudnnConvolutionDescriptor_t, C, int,
+                                          int*, Perf*),
+                   const char* what, cudnnHandle_t handle, A a, B b,
+                   cudnnConvolutionDescriptor_t conv, C c, bool no_tensor_ops, int* algo,
+                   size_t* workspace, cudnnMathType_t* math, bool* picked) {
+  Perf perf[kCount];
+  int found = 0;
+  A8_DEV_RETURN_IF_ERROR(DnnCheck(query(handle, a, b, conv, c, kCount, &found, perf), what));
+  *picked = PickAlgo(perf, found, no_tensor_ops, algo, workspace, math);
+  return DevOk();
+}
+
 }  // namespace
 
 DevStatus CudnnConv::Create(void* stream, std::unique_ptr<CudnnConv>* out) {
@@ -132,37 +148,24 @@ DevStatus CudnnConv::MakePlan(const ConvDesc& d, bool tf32, Plan* p) {
   A8_DEV_RETURN_IF_ERROR(DnnCheck(
       cudnnSetConvolutionMathType(p->conv, no_tensor_ops ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH),
       "math type"));
-  int found = 0;
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;
   bool ok = false;
   switch (d.kind) {
-    case ConvKind::kForward: {
-      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      A8_DEV_RETURN_IF_ERROR(DnnCheck(
-          cudnnGetConvolutionForwardAlgorithm_v7(handle_, p->x, p->w, p->conv, p->y,
-                                                 CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-          "forward algorithm"));
-      ok = PickAlgo(perf, found, no_tensor_ops, &p->algo, &p->workspace, &math);
+    case ConvKind::kForward:
+      A8_DEV_RETURN_IF_ERROR(FindAlgo<CUDNN_CONVOLUTION_FWD_ALGO_COUNT>(
+          cudnnGetConvolutionForwardAlgorithm_v7, "forward algorithm", handle_, p->x, p->w, p->conv,
+          p->y, no_tensor_ops, &p->algo, &p->workspace, &math, &ok));
       break;
-    }
-    case ConvKind::kBackwardData: {
-      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      A8_DEV_RETURN_IF_ERROR(DnnCheck(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                                          handle_, p->w, p->y, p->conv, p->x,
-                                          CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &found, perf),
-                                      "backward-data algorithm"));
-      ok = PickAlgo(perf, found, no_tensor_ops, &p->algo, &p->workspace, &math);
+    case ConvKind::kBackwardData:
+      A8_DEV_RETURN_IF_ERROR(FindAlgo<CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT>(
+          cudnnGetConvolutionBackwardDataAlgorithm_v7, "backward-data algorithm", handle_, p->w,
+          p->y, p->conv, p->x, no_tensor_ops, &p->algo, &p->workspace, &math, &ok));
       break;
-    }
-    case ConvKind::kBackwardFilter: {
-      cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-      A8_DEV_RETURN_IF_ERROR(DnnCheck(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                                          handle_, p->x, p->y, p->conv, p->w,
-                                          CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
-                                      "backward-filter algorithm"));
-      ok = PickAlgo(perf, found, no_tensor_ops, &p->algo, &p->workspace, &math);
+    case ConvKind::kBackwardFilter:
+      A8_DEV_RETURN_IF_ERROR(FindAlgo<CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT>(
+          cudnnGetConvolutionBackwardFilterAlgorithm_v7, "backward-filter algorithm", handle_, p->x,
+          p->y, p->conv, p->w, no_tensor_ops, &p->algo, &p->workspace, &math, &ok));
       break;
-    }
   }
   if (!ok) return DevOk();  // no deterministic algorithm: the GEMM fallback runs it
   A8_DEV_RETURN_IF_ERROR(DnnCheck(cudnnSetConvolutionMathType(p->conv, math), "math type"));
