@@ -306,12 +306,21 @@ Status FusedMatMulTyped(const FusedMatMulParams& p, const T* a, const T* b, cons
     });
   }
   if (out1 != nullptr && p.bgrad) {
-    // One thread per column, rows in order: the sum does not depend on the thread count.
+    // Each column summed by one thread, rows in order: the sum does not depend on the thread
+    // count. A block of columns is summed a row at a time, so the loop reads the rows'
+    // contiguous pieces (vectorised across columns) instead of walking each column down with the
+    // row's stride; each column's additions keep their order, so the bits are the same.
+    constexpr int64_t kColumns = 256;
     ParallelFor(p.n, p.m, [&](int64_t c0, int64_t c1) {
-      for (int64_t j = c0; j < c1; ++j) {
-        A s = 0;
-        for (int64_t i = 0; i < p.m; ++i) s += acc[i * p.n + j];
-        out1[j] = Store<T>(s);
+      for (int64_t jb = c0; jb < c1; jb += kColumns) {
+        const int64_t w = std::min(kColumns, c1 - jb);
+        A s[kColumns];
+        std::fill_n(s, w, A(0));
+        for (int64_t i = 0; i < p.m; ++i) {
+          const A* row = acc + i * p.n + jb;
+          for (int64_t j = 0; j < w; ++j) s[j] += row[j];
+        }
+        for (int64_t j = 0; j < w; ++j) out1[jb + j] = Store<T>(s[j]);
       }
     });
   }
