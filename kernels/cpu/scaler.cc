@@ -16,15 +16,16 @@ namespace {
 // depend on how ParallelFor splits the work.
 constexpr int64_t kUnscaleChunk = int64_t{1} << 14;
 
-// out[i] = float(g[i]) * inv for i in [0, n) of an f32, f16 or bf16 (T) gradient, 8 lanes at a
-// time in AVX2 registers; returns whether any g[i] is inf or NaN (exponent bits all ones). The
-// same products as the scalar loop (one f32 multiply each), so the same bits in either mode;
-// `out` may be `g` (an f32 gradient unscaled in place): each vector is loaded before its store.
-// Vectorised by hand because the compiler left the scalar loop scalar (an exact alias of `out`
-// and `g` fails its overlap check): the amp BERT-base-width encoder's 28 M gradients took 46 ms.
+// out[i] = float(g[i]) * inv for the whole vectors of 8 of an f32, f16 or bf16 (T) gradient of
+// n elements, in AVX2 registers; returns how many elements it did (the caller's scalar loop does
+// the rest) and sets *inf where any of them is inf or NaN (exponent bits all ones). The same
+// products as the scalar loop (one f32 multiply each), so the same bits in either mode; `out` may
+// be `g` (an f32 gradient unscaled in place): each vector is loaded before its store. Vectorised
+// by hand because the compiler left the scalar loop scalar (an exact alias of `out` and `g` fails
+// its overlap check): the amp BERT-base-width encoder's 28 M gradients took 46 ms.
 template <typename T>
-__attribute__((target("avx2,f16c"))) bool UnscaleAvx2(const T* g, float* out, int64_t n,
-                                                      float inv) {
+__attribute__((target("avx2,f16c"))) int64_t UnscaleAvx2(const T* g, float* out, int64_t n,
+                                                         float inv, bool* inf) {
   const __m256 inv8 = _mm256_set1_ps(inv);
   const __m256i exponent = _mm256_set1_epi32(0x7f800000);
   __m256i bad = _mm256_setzero_si256();
@@ -41,13 +42,8 @@ __attribute__((target("avx2,f16c"))) bool UnscaleAvx2(const T* g, float* out, in
     bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
     _mm256_storeu_ps(out + i, _mm256_mul_ps(v, inv8));
   }
-  bool inf = !_mm256_testz_si256(bad, bad);
-  for (; i < n; ++i) {
-    const float v = Load(g[i]);
-    inf |= !std::isfinite(v);
-    out[i] = v * inv;
-  }
-  return inf;
+  *inf = !_mm256_testz_si256(bad, bad);
+  return i;
 }
 
 }  // namespace
@@ -72,11 +68,12 @@ Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
         const C inv = static_cast<C>(inv_scale);
         const T* g = static_cast<const T*>(grads[t]);
         float* out = outs[t];
-        if constexpr (!std::is_same_v<T, double>) {
-          if (avx2) return UnscaleAvx2(g + b, out + b, e - b, inv) ? 1 : 0;
-        }
         bool inf = false;
-        for (int64_t i = b; i < e; ++i) {
+        int64_t i = b;
+        if constexpr (!std::is_same_v<T, double>) {
+          if (avx2) i += UnscaleAvx2(g + b, out + b, e - b, inv, &inf);
+        }
+        for (; i < e; ++i) {
           // Loaded before the store: `out` may be `g` (an f32 gradient unscaled in place).
           const C v = Load(g[i]);
           inf |= !std::isfinite(v);
