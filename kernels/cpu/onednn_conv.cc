@@ -44,9 +44,9 @@ struct Key {
 // and from the layout the primitive wants. Forward: X, W -> Y. Backward data: dY, W -> dX.
 // Backward weights: X, dY -> dW. An f16 entry ("half"), and a bf16 one where oneDNN has no bf16
 // convolution on this CPU (no AVX-512) or its bf16 kernels lose to f32 (OneDnnBf16Pays), runs
-// an f32 primitive: its activations are converted
-// straight between f16/bf16 NCHW and the primitive's layout (blocked_convert.h), its weights
-// (small) widened into a thread-local f32 buffer and reordered by oneDNN.
+// an f32 primitive: its activations are converted straight between f16/bf16 NCHW and the
+// primitive's layout (blocked_convert.h), its weights (small) widened into a thread-local f32
+// buffer and reordered by oneDNN.
 struct Entry {
   bool usable = false;
   bool half = false;

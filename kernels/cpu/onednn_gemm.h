@@ -5,10 +5,9 @@
 // their own dtype (no widened copy in memory), products accumulate in f32 and the output is
 // rounded once, as tensor cores do. Where oneDNN has only its reference implementation for f16
 // or bf16 on this CPU, or a bf16 kernel slower than its f32 one (low_precision_gemm.h's
-// OneDnnBf16Pays), FastGemm runs
-// our own packed GEMM instead (gemm_packed.h: AVX2 or AVX-512 register tiles, the operands
-// become floats as they are packed, f32 accumulation, one rounding); on a CPU without AVX2 it
-// declines and the caller runs the reference kernel.
+// OneDnnBf16Pays), FastGemm runs our own packed GEMM instead (gemm_packed.h: AVX2 or AVX-512
+// register tiles, the operands become floats as they are packed, f32 accumulation, one
+// rounding); on a CPU without AVX2 it declines and the caller runs the reference kernel.
 //
 // Primitives are created once per (shape, dtypes, transposes, scale, addend shape) and kept for the
 // life of the process. Where the kernel wants B in a blocked layout (AMX: VNNI blocks), a B that

@@ -8,8 +8,9 @@
 // CPU has them and they pay, else PackedGemm, gemm_packed.h), and "f16 copies": f16 operands
 // widened into whole float copies, the f32 product, the output rounded to f16 (the path f16 took
 // before PackedGemm: on AVX2 CPUs, and on AVX-512 ones before its AVX-512 tiles). Prints each
-// variant's median ms and GFLOP/s (2 m n k / time), and each one's time over f32's. The first lines say which kernels ran (FastGemmDescription) and the load average,
-// and, on AVX-512 CPUs, how many multiply-add instructions a core issues a second: vfmadd231ps
+// variant's median ms and GFLOP/s (2 m n k / time), and each one's time over f32's. The first
+// lines say which kernels ran (FastGemmDescription) and the load average, and, on AVX-512 CPUs,
+// how many multiply-add instructions a core issues a second: vfmadd231ps
 // (16 f32 multiply-adds), vdpbf16ps (32 bf16 ones, f32 sums: oneDNN's bf16 kernel without AMX)
 // and vfmadd231ph (32 f16 ones, f16 sums: none of our kernels), each as 12 independent chains.
 #include <cpuid.h>
