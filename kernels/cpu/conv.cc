@@ -275,8 +275,8 @@ StatusOr<Dims> ConvOutputSpatial(const ConvParams& p, bool transpose) {
 
 namespace {
 
-// Conv, and where `epilogue` is not null and the f32 direct path runs, a8.FusedConv's epilogue
-// applied as it stores Y: returns whether it was.
+// Conv, and where `epilogue` is not null and the f32 direct path or oneDNN (its post-ops, see
+// onednn_conv.h) runs, a8.FusedConv's epilogue applied as it stores Y: returns whether it was.
 StatusOr<bool> ConvWith(const ConvParams& p, const void* x, const void* w, const void* bias,
                         void* y, const internal::DirectEpilogue* epilogue) {
   Dims out_spatial;
@@ -288,8 +288,12 @@ StatusOr<bool> ConvWith(const ConvParams& p, const void* x, const void* w, const
     // oneDNN's bf16 kernels where the CPU has them (else it is computed in f32 as f16 is).
     const bool native_bf16 = p.dtype == DType::kBF16 && internal::OneDnnConvolvesBf16();
     if (native_bf16 || !has_direct || !internal::DirectConvRowMode(direct)) {
-      A8_ASSIGN_OR_RETURN(bool fast, internal::FastConv(p, out_spatial, x, w, bias, y));
-      if (fast) return false;
+      bool fused = false;
+      A8_ASSIGN_OR_RETURN(bool fast, epilogue == nullptr
+                                         ? internal::FastConv(p, out_spatial, x, w, bias, y)
+                                         : internal::FastConv(p, out_spatial, x, w, bias, y,
+                                                              epilogue->relu, epilogue->z, &fused));
+      if (fast) return fused;
     }
     if (IsHalfType(p.dtype)) {
       A8_RETURN_IF_ERROR(ConvInF32(p, g, false, x, w, bias, y, Conv));

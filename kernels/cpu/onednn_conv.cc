@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -28,15 +29,22 @@ std::atomic<int64_t> executions{0};
 
 enum class Pass { kForward, kBackwardData, kBackwardWeights };
 
+// The epilogue a forward primitive applies in its store (oneDNN post-ops): + Z (kSum: Y's
+// buffer holds Z when the primitive runs) and then Relu.
+enum PostOps : uint8_t { kNoPostOps = 0, kRelu = 1, kSum = 2 };
+
 // Everything a primitive depends on: the pass, dtype, whether there is a bias, and the forward
-// convolution's sizes (N C H W, M kh kw, strides, dilations, pads begin/end, output H W).
+// convolution's sizes (N C H W, M kh kw, strides, dilations, pads begin/end, output H W), and its
+// post-ops.
 struct Key {
   Pass pass;
   DType dtype;
   bool bias;
   std::vector<int64_t> sizes;
+  uint8_t post = kNoPostOps;
   bool operator<(const Key& o) const {
-    return std::tie(pass, dtype, bias, sizes) < std::tie(o.pass, o.dtype, o.bias, o.sizes);
+    return std::tie(pass, dtype, bias, sizes, post) <
+           std::tie(o.pass, o.dtype, o.bias, o.sizes, o.post);
   }
 };
 
@@ -56,7 +64,9 @@ struct Entry {
   memory::desc in0_md, in1_md, out_md, b_md;           // as stored (f32 where half)
   memory::desc in0i_md, in1i_md, outi_md, scratch_md;  // as the primitive wants them
   dnnl::reorder to_in0, to_in1, from_out;              // empty where the layouts agree
-  bool act0 = true, act1 = false, act_out = true;      // activations, else weights
+  dnnl::reorder to_out;  // Z into the primitive's Y layout (kSum with from_out)
+  bool sum = false;      // the primitive adds what Y's buffer holds (kSum)
+  bool act0 = true, act1 = false, act_out = true;  // activations, else weights
   bool out_f32 = false;      // the output is f32 whatever the inputs' dtype (the weight gradient)
   BlockedLayout l0, l1, lo;  // the activations' layouts (half)
 };
@@ -98,6 +108,13 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key, bool widen) {
   try {
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);  // one primitive, several threads
+    if (key.post != kNoPostOps) {
+      dnnl::post_ops ops;
+      if (key.post & kSum) ops.append_sum(1.0f);
+      if (key.post & kRelu) ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_relu, 0.0f, 0.0f);
+      attr.set_post_ops(ops);
+      e->sum = (key.post & kSum) != 0;
+    }
     const auto alg = dnnl::algorithm::convolution_direct;
     const dnnl::prop_kind prop = key.pass == Pass::kForward ? dnnl::prop_kind::forward_inference
                                                             : dnnl::prop_kind::forward_training;
@@ -152,8 +169,10 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key, bool widen) {
       e->to_in0 = dnnl::reorder({Engine(), e->in0_md, Engine(), e->in0i_md});
     if (e->in1i_md != e->in1_md)
       e->to_in1 = dnnl::reorder({Engine(), e->in1_md, Engine(), e->in1i_md});
-    if (e->outi_md != e->out_md)
+    if (e->outi_md != e->out_md) {
       e->from_out = dnnl::reorder({Engine(), e->outi_md, Engine(), e->out_md});
+      if (e->sum) e->to_out = dnnl::reorder({Engine(), e->out_md, Engine(), e->outi_md});
+    }
     e->usable = true;
   } catch (const dnnl::error&) {
     // unimplemented here: declined
@@ -255,8 +274,10 @@ void ExecuteHalf(const Entry& e, const void* in0, const void* in1, const void* b
   executions.fetch_add(1, std::memory_order_relaxed);
 }
 
-// Runs one primitive on the calling thread, through its own layout buffers.
-void Execute(const Entry& e, const void* in0, const void* in1, const void* bias, void* out) {
+// Runs one primitive on the calling thread, through its own layout buffers. `z`: what a kSum
+// entry adds (Y's shape and layout; may be `out`).
+void Execute(const Entry& e, const void* in0, const void* in1, const void* bias, void* out,
+             const void* z = nullptr) {
   if (e.half) return ExecuteHalf(e, in0, in1, bias, out);
   dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
@@ -273,6 +294,14 @@ void Execute(const Entry& e, const void* in0, const void* in1, const void* bias,
     e.to_in1.execute(s, m1, i1);
   }
   if (e.from_out) io = memory(e.outi_md, eng, AlignedIn(bufo, e.outi_md.get_size()));
+  if (e.sum) {
+    if (e.to_out) {
+      memory mz(e.out_md, eng, const_cast<void*>(z));
+      e.to_out.execute(s, mz, io);
+    } else if (z != out) {
+      std::memcpy(out, z, e.out_md.get_size());
+    }
+  }
   std::unordered_map<int, memory> args = {{e.arg0, i0}, {e.arg1, i1}, {e.arg_out, io}};
   Run(e, s, args, bias, scratch);
   if (e.from_out) e.from_out.execute(s, io, mo);
@@ -296,7 +325,8 @@ bool Takes(const ConvParams& p, const Dims& out_spatial, bool any_channels = fal
 }
 
 // The key of forward convolution `p` (X [N, C, in], W [M, C, k], Y [N, M, out]) for `batch`.
-Key KeyOf(Pass pass, const ConvParams& p, const Dims& out, int64_t batch, bool bias) {
+Key KeyOf(Pass pass, const ConvParams& p, const Dims& out, int64_t batch, bool bias,
+          uint8_t post = kNoPostOps) {
   auto at = [](const Dims& d, size_t i, int64_t none) { return d.empty() ? none : d[i]; };
   return Key{pass,
              p.dtype,
@@ -304,27 +334,32 @@ Key KeyOf(Pass pass, const ConvParams& p, const Dims& out, int64_t batch, bool b
              {batch, p.in_channels, p.in_spatial[0], p.in_spatial[1], p.out_channels, p.kernel[0],
               p.kernel[1], at(p.strides, 0, 1), at(p.strides, 1, 1), at(p.dilations, 0, 1),
               at(p.dilations, 1, 1), at(p.pads, 0, 0), at(p.pads, 1, 0), at(p.pads, 2, 0),
-              at(p.pads, 3, 0), out[0], out[1]}};
+              at(p.pads, 3, 0), out[0], out[1]},
+             post};
 }
 
 // Runs pass kForward or kBackwardData of forward convolution `p` with the batch split over the
 // pool: `in0` and `out` are per-sample tensors of in0_sample / out_sample elements, `in1` (W)
-// is shared.
+// is shared; `post` the forward pass's post-ops, `z` (per-sample as `out`) what kSum adds.
 bool RunSplit(Pass pass, const ConvParams& p, const Dims& out, const void* in0, const void* in1,
-              const void* bias, void* dst, int64_t in0_sample, int64_t out_sample) {
+              const void* bias, void* dst, int64_t in0_sample, int64_t out_sample,
+              uint8_t post = kNoPostOps, const void* z = nullptr) {
   const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), p.batch));
   const int64_t per = (p.batch + threads - 1) / threads;
   const int64_t parts = (p.batch + per - 1) / per;
-  std::shared_ptr<const Entry> full = FindEntry(KeyOf(pass, p, out, per, bias != nullptr)),
+  std::shared_ptr<const Entry> full = FindEntry(KeyOf(pass, p, out, per, bias != nullptr, post)),
                                last = FindEntry(KeyOf(pass, p, out, p.batch - per * (parts - 1),
-                                                      bias != nullptr));
+                                                      bias != nullptr, post));
   if (!full->usable || !last->usable) return false;
   const size_t elem = ElemSize(p.dtype);
   const auto* p0 = static_cast<const uint8_t*>(in0);
   auto* po = static_cast<uint8_t*>(dst);
+  const auto* pz = static_cast<const uint8_t*>(z);
   auto run = [&](int64_t part) {
     const Entry& e = part == parts - 1 ? *last : *full;
-    Execute(e, p0 + part * per * in0_sample * elem, in1, bias, po + part * per * out_sample * elem);
+    const int64_t at = part * per * out_sample * elem;
+    Execute(e, p0 + part * per * in0_sample * elem, in1, bias, po + at,
+            pz != nullptr ? pz + at : nullptr);
   };
   if (parts == 1) {
     run(0);
@@ -351,11 +386,19 @@ bool OneDnnConvolvesBf16() {
 int64_t FastConvExecutions() { return executions.load(std::memory_order_relaxed); }
 
 StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
-                        const void* bias, void* y) {
+                        const void* bias, void* y, bool relu, const void* z,
+                        bool* epilogue_applied) {
+  if (epilogue_applied != nullptr) *epilogue_applied = false;
   if (!Takes(p, out_spatial)) return false;
-  return RunSplit(Pass::kForward, p, out_spatial, x, w, bias, y,
-                  p.in_channels * p.in_spatial[0] * p.in_spatial[1],
-                  p.out_channels * out_spatial[0] * out_spatial[1]);
+  // + Z in the store only in f32: a half Y is rounded before Z is added (the unfused bits).
+  // Relu commutes with that rounding, so it runs in the store in every dtype.
+  const bool fuse = epilogue_applied != nullptr && (z == nullptr || p.dtype == DType::kF32);
+  const uint8_t post = !fuse ? kNoPostOps : (relu ? kRelu : 0) | (z != nullptr ? kSum : 0);
+  const bool ran = RunSplit(Pass::kForward, p, out_spatial, x, w, bias, y,
+                            p.in_channels * p.in_spatial[0] * p.in_spatial[1],
+                            p.out_channels * out_spatial[0] * out_spatial[1], post, z);
+  if (ran && epilogue_applied != nullptr) *epilogue_applied = fuse;
+  return ran;
 }
 
 StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,

@@ -36,9 +36,13 @@ bool OneDnnConvolvesBf16();
 
 // Y = Conv(X, W) + B (bias may be null) through oneDNN and returns true, or returns false, having
 // written nothing, where the fast path does not take this convolution (see above).
-// `out_spatial`: Y's spatial dims (ConvOutputSpatial).
+// `out_spatial`: Y's spatial dims (ConvOutputSpatial). With `epilogue_applied`, a8.FusedConv's
+// epilogue (+ Z where z is not null, then Relu where `relu`) runs in the primitive's store
+// (oneDNN post-ops) where it can, and *epilogue_applied says whether it did: + Z only in f32 (a
+// half Y is rounded before Z is added), Relu in every dtype. Z may be Y's own buffer.
 StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
-                        const void* bias, void* y);
+                        const void* bias, void* y, bool relu = false, const void* z = nullptr,
+                        bool* epilogue_applied = nullptr);
 
 // Y = ConvTranspose(X, W) (no bias), as the data gradient of the convolution from Y's shape to
 // X's through oneDNN (output_padding: that convolution's end pads lowered by it); `p` and
