@@ -82,11 +82,25 @@ inline constexpr int64_t kParallelGemmWork = int64_t{1} << 21;
 // (BERT's 512 x 64 x 64 projections ran slower split).
 inline constexpr int64_t kParallelAvx512GemmWork = int64_t{1} << 23;
 
+}  // namespace a8::cpu::internal
+
+// OpenBLAS's own (exported, not in its headers; its fork handler calls it): stops its server
+// threads. Weak, so a BLAS without it links.
+extern "C" int blas_thread_shutdown_(void) __attribute__((weak));
+
+namespace a8::cpu::internal {
+
 // OpenBLAS runs single-threaded: all parallelism comes from the ParallelFor pool, so two thread
-// pools never compete for the cores (OpenBLAS's idle workers spin, and starve ours).
+// pools never compete for the cores (OpenBLAS's idle workers spin, and starve ours). Its pthread
+// build starts its server threads as it is loaded, and they poll for about 0.1 s before they
+// sleep: shutting them down spares the pool that (the example CNN's forward step on two cores
+// without OPENBLAS_NUM_THREADS=1: in a run's first 1,000 steps the worker got no share of a
+// quarter of the convolutions). A single-threaded OpenBLAS never restarts them; only a fork does
+// (its fork handler), and those go back to sleep after their poll.
 inline void UseSingleThreadedBlas() {
   static const bool done = [] {
     openblas_set_num_threads(1);
+    if (blas_thread_shutdown_ != nullptr) blas_thread_shutdown_();
     return true;
   }();
   (void)done;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "kernels/common/tf32.h"
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/onednn_gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/stable_regions.h"
@@ -66,7 +67,9 @@ StatusOr<DType> EntryDType(int type_input, const std::vector<TensorArg>& in,
 
 struct CpuBackend::Host : HostDevice {};
 
-CpuBackend::CpuBackend(cpu::KernelMode mode) : mode_(mode), host_(std::make_unique<Host>()) {}
+CpuBackend::CpuBackend(cpu::KernelMode mode) : mode_(mode), host_(std::make_unique<Host>()) {
+  cpu::internal::UseSingleThreadedBlas();  // before the first step: see blas.h
+}
 CpuBackend::~CpuBackend() { cpu::ForgetStableRegions(this); }
 
 Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) {
