@@ -10,7 +10,9 @@ per-step `step_ms` after `--warmup` steps, and the run's CPU time (user + system
 getrusage) divided by its steps. Prints, per model and mode, the median of all kept steps of A
 and of B and the ratio B/A (below 1: B is faster), the same for the CPU time per step (steadier
 than wall time on a loaded machine: time spent preempted does not count; it includes the plan
-load, the same on both sides), and the load average before and after.
+load, the same on both sides), the 90th percentile of the kept steps of each, and the load
+average before and after. a800c-run gets OPENBLAS_NUM_THREADS=1 unless `--blas-env=inherit`
+(then it runs with this environment's, as a user's run does: for start-up effects).
 
     python3 tools/bench/cpu_ab.py --a /work/main/build --b build [--rounds 4] [--steps 30]
         [--precision fp32|amp|fp16|bf16] [--models mlp,cnn,bert,PATH.onnx]
@@ -44,8 +46,10 @@ def compile_plan(build, model, mode, batch, precision, out):
     subprocess.run(cmd, check=True, capture_output=True)
 
 
-def run_steps(build, plan, steps, warmup, threads, metrics):
-    env = dict(os.environ, OMP_NUM_THREADS=str(threads), OPENBLAS_NUM_THREADS="1")
+def run_steps(build, plan, steps, warmup, threads, metrics, blas_env):
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+    if blas_env == "single":
+        env["OPENBLAS_NUM_THREADS"] = "1"
     cmd = [os.path.join(build, "bin", "a800c-run"), plan, "--backend=cpu", "--synthetic",
            f"--steps={steps + warmup}", f"--metrics={metrics}"]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -69,10 +73,12 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--threads", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--blas-env", choices=["single", "inherit"], default="single",
+                    help="OPENBLAS_NUM_THREADS=1 for a800c-run, or this environment's")
     args = ap.parse_args()
     print(f"load average before: {os.getloadavg()}; precision {args.precision}")
     print(f"{'model':<6} {'mode':<8} {'A median ms':>12} {'B median ms':>12} {'B/A':>6} "
-          f"{'A cpu ms':>9} {'B cpu ms':>9} {'B/A':>6}")
+          f"{'A cpu ms':>9} {'B cpu ms':>9} {'B/A':>6} {'A p90':>7} {'B p90':>7}")
     with tempfile.TemporaryDirectory() as work:
         for model in args.models.split(","):
             name = os.path.splitext(os.path.basename(model))[0]
@@ -86,13 +92,15 @@ def main():
                 for _ in range(args.rounds):
                     for side, build in (("a", args.a), ("b", args.b)):
                         steps, cpu_ms = run_steps(build, plans[side], args.steps, args.warmup,
-                                                  args.threads, os.path.join(work, "m.jsonl"))
+                                                  args.threads, os.path.join(work, "m.jsonl"),
+                                                  args.blas_env)
                         times[side] += steps
                         cpu[side].append(cpu_ms)
                 ma, mb = statistics.median(times["a"]), statistics.median(times["b"])
                 ca, cb = statistics.median(cpu["a"]), statistics.median(cpu["b"])
+                pa, pb = (statistics.quantiles(times[s], n=10)[-1] for s in ("a", "b"))
                 print(f"{name:<6} {mode:<8} {ma:>12.3f} {mb:>12.3f} {mb / ma:>6.3f} "
-                      f"{ca:>9.3f} {cb:>9.3f} {cb / ca:>6.3f}", flush=True)
+                      f"{ca:>9.3f} {cb:>9.3f} {cb / ca:>6.3f} {pa:>7.3f} {pb:>7.3f}", flush=True)
     print(f"load average after: {os.getloadavg()}")
     return 0
 
