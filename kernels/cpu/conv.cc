@@ -402,6 +402,31 @@ Status FusedConv(const ConvParams& p, bool relu, const void* x, const void* w, c
   return FusedElementwise(program, p.dtype, inputs, counts, p.dtype, n, y);
 }
 
+bool FusedConvChannelsLastTakes(const ConvParams& p, internal::ConvLayouts layouts, bool bias,
+                                bool relu, bool z) {
+  if (p.dtype != DType::kF32) return false;
+  StatusOr<Dims> out_spatial = ConvOutputSpatial(p, false);
+  if (!out_spatial.ok()) return false;
+  // Only where the NCHW call goes to oneDNN too (ConvWith): the direct kernel's row mode beats
+  // oneDNN with its reorders, and it has no NHWC form.
+  internal::DirectConv direct;
+  if (internal::MakeDirectConv(p, *out_spatial, &direct) && internal::DirectConvRowMode(direct))
+    return false;
+  return internal::FastConvTakesChannelsLast(p, *out_spatial, layouts, bias, relu, z);
+}
+
+Status FusedConvChannelsLast(const ConvParams& p, internal::ConvLayouts layouts, bool relu,
+                             const void* x, const void* w, const void* bias, const void* z,
+                             void* y) {
+  A8_ASSIGN_OR_RETURN(Dims out_spatial, ConvOutputSpatial(p, false));
+  bool applied = false;
+  A8_ASSIGN_OR_RETURN(const bool ran, internal::FastConv(p, out_spatial, x, w, bias, y, relu, z,
+                                                         &applied, layouts));
+  if (!ran || !applied)
+    return Internal("FusedConv: oneDNN declined a convolution planned with NHWC operands");
+  return Status::Ok();
+}
+
 Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y) {
   A8_ASSIGN_OR_RETURN(Geometry g, MakeGeometry(p, true, nullptr));
   if (internal::FastGemmEnabled()) {  // the fast mode (kernel_mode.h): oneDNN where it wins

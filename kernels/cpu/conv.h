@@ -10,6 +10,7 @@
 
 #include "base/status.h"
 #include "kernels/cpu/dtype.h"
+#include "kernels/cpu/onednn_conv.h"
 
 namespace a8::cpu {
 
@@ -28,6 +29,20 @@ Status Conv(const ConvParams& p, const void* x, const void* w, const void* bias,
 // other paths run it over Y after the convolution.
 Status FusedConv(const ConvParams& p, bool relu, const void* x, const void* w, const void* bias,
                  const void* z, void* y);
+
+// FusedConv (Conv: relu false, z null) with some of X, Y and Z stored NHWC (the CPU backend's
+// channels-last activations, runtime/cpu/cpu_backend.h): f32, 2-D, through oneDNN with the
+// epilogue in its store; Y has FusedConv's bits on the NCHW operands, in its layout. An error
+// where FusedConvChannelsLastTakes would have said no.
+Status FusedConvChannelsLast(const ConvParams& p, internal::ConvLayouts layouts, bool relu,
+                             const void* x, const void* w, const void* bias, const void* z,
+                             void* y);
+
+// Whether FusedConvChannelsLast runs `p` (with a bias or not, Relu or not, Z or not) in these
+// layouts: f32, a convolution the fast mode already gives to oneDNN rather than to the direct
+// kernel, and one oneDNN takes in them. A backend asks before it stores operands NHWC.
+bool FusedConvChannelsLastTakes(const ConvParams& p, internal::ConvLayouts layouts, bool bias,
+                                bool relu, bool z);
 
 // X [N, C, in...], W [C, M / group, k...], B [M] or null -> Y [N, M, out...].
 Status ConvTranspose(const ConvParams& p, const void* x, const void* w, const void* bias, void* y);

@@ -33,18 +33,22 @@ enum class Pass { kForward, kBackwardData, kBackwardWeights };
 // buffer holds Z when the primitive runs) and then Relu.
 enum PostOps : uint8_t { kNoPostOps = 0, kRelu = 1, kSum = 2 };
 
+// Which of a forward primitive's X, Y and Z are stored NHWC (ConvLayouts), as bits.
+enum LayoutBits : uint8_t { kXNhwc = 1, kYNhwc = 2, kZNhwc = 4 };
+
 // Everything a primitive depends on: the pass, dtype, whether there is a bias, and the forward
-// convolution's sizes (N C H W, M kh kw, strides, dilations, pads begin/end, output H W), and its
-// post-ops.
+// convolution's sizes (N C H W, M kh kw, strides, dilations, pads begin/end, output H W), its
+// post-ops and its operands' layouts.
 struct Key {
   Pass pass;
   DType dtype;
   bool bias;
   std::vector<int64_t> sizes;
   uint8_t post = kNoPostOps;
+  uint8_t layouts = 0;  // LayoutBits
   bool operator<(const Key& o) const {
-    return std::tie(pass, dtype, bias, sizes, post) <
-           std::tie(o.pass, o.dtype, o.bias, o.sizes, o.post);
+    return std::tie(pass, dtype, bias, sizes, post, layouts) <
+           std::tie(o.pass, o.dtype, o.bias, o.sizes, o.post, o.layouts);
   }
 };
 
@@ -64,7 +68,8 @@ struct Entry {
   memory::desc in0_md, in1_md, out_md, b_md;           // as stored (f32 where half)
   memory::desc in0i_md, in1i_md, outi_md, scratch_md;  // as the primitive wants them
   dnnl::reorder to_in0, to_in1, from_out;              // empty where the layouts agree
-  dnnl::reorder to_out;  // Z into the primitive's Y layout (kSum with from_out)
+  memory::desc z_md;                                   // Z as stored (kSum)
+  dnnl::reorder to_out;  // Z into the primitive's Y layout (kSum, where the layouts differ)
   bool sum = false;      // the primitive adds what Y's buffer holds (kSum)
   bool act0 = true, act1 = false, act_out = true;  // activations, else weights
   bool out_f32 = false;      // the output is f32 whatever the inputs' dtype (the weight gradient)
@@ -102,7 +107,11 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key, bool widen) {
       key.dtype == DType::kBF16 && !widen ? memory::data_type::bf16 : memory::data_type::f32;
   e->half = key.dtype == DType::kF16 || widen;
   e->half_type = key.dtype;
-  const memory::desc x_md(x, dt, Tag::nchw), w_md(w, dt, Tag::oihw), y_md(y, dt, Tag::nchw);
+  auto act = [&](const memory::dims& d, uint8_t bit) {
+    return memory::desc(d, dt, (key.layouts & bit) != 0 ? Tag::nhwc : Tag::nchw);
+  };
+  const memory::desc x_md = act(x, kXNhwc), w_md(w, dt, Tag::oihw), y_md = act(y, kYNhwc);
+  if (key.post & kSum) e->z_md = act(y, kZNhwc);
   const memory::desc x_any(x, dt, Tag::any), w_any(w, dt, Tag::any), y_any(y, dt, Tag::any);
   if (key.bias) e->b_md = memory::desc({s[4]}, dt, Tag::a);
   try {
@@ -169,10 +178,10 @@ std::shared_ptr<const Entry> MakeEntry(const Key& key, bool widen) {
       e->to_in0 = dnnl::reorder({Engine(), e->in0_md, Engine(), e->in0i_md});
     if (e->in1i_md != e->in1_md)
       e->to_in1 = dnnl::reorder({Engine(), e->in1_md, Engine(), e->in1i_md});
-    if (e->outi_md != e->out_md) {
+    if (e->outi_md != e->out_md)
       e->from_out = dnnl::reorder({Engine(), e->outi_md, Engine(), e->out_md});
-      if (e->sum) e->to_out = dnnl::reorder({Engine(), e->out_md, Engine(), e->outi_md});
-    }
+    if (e->sum && e->z_md != e->outi_md)
+      e->to_out = dnnl::reorder({Engine(), e->z_md, Engine(), e->outi_md});
     e->usable = true;
   } catch (const dnnl::error&) {
     // unimplemented here: declined
@@ -296,10 +305,10 @@ void Execute(const Entry& e, const void* in0, const void* in1, const void* bias,
   if (e.from_out) io = memory(e.outi_md, eng, AlignedIn(bufo, e.outi_md.get_size()));
   if (e.sum) {
     if (e.to_out) {
-      memory mz(e.out_md, eng, const_cast<void*>(z));
+      memory mz(e.z_md, eng, const_cast<void*>(z));
       e.to_out.execute(s, mz, io);
-    } else if (z != out) {
-      std::memcpy(out, z, e.out_md.get_size());
+    } else if (z != io.get_data_handle()) {
+      std::memcpy(io.get_data_handle(), z, e.outi_md.get_size());
     }
   }
   std::unordered_map<int, memory> args = {{e.arg0, i0}, {e.arg1, i1}, {e.arg_out, io}};
@@ -326,7 +335,7 @@ bool Takes(const ConvParams& p, const Dims& out_spatial, bool any_channels = fal
 
 // The key of forward convolution `p` (X [N, C, in], W [M, C, k], Y [N, M, out]) for `batch`.
 Key KeyOf(Pass pass, const ConvParams& p, const Dims& out, int64_t batch, bool bias,
-          uint8_t post = kNoPostOps) {
+          uint8_t post = kNoPostOps, uint8_t layouts = 0) {
   auto at = [](const Dims& d, size_t i, int64_t none) { return d.empty() ? none : d[i]; };
   return Key{pass,
              p.dtype,
@@ -335,28 +344,45 @@ Key KeyOf(Pass pass, const ConvParams& p, const Dims& out, int64_t batch, bool b
               p.kernel[1], at(p.strides, 0, 1), at(p.strides, 1, 1), at(p.dilations, 0, 1),
               at(p.dilations, 1, 1), at(p.pads, 0, 0), at(p.pads, 1, 0), at(p.pads, 2, 0),
               at(p.pads, 3, 0), out[0], out[1]},
-             post};
+             post,
+             layouts};
+}
+
+// The batch split over the pool: `parts` parts of `per` samples (the last one the rest), one
+// thread each, and the entries of a full part and of the last.
+struct Split {
+  int64_t per = 0, parts = 0;
+  std::shared_ptr<const Entry> full, last;
+  bool usable() const { return full->usable && last->usable; }
+};
+
+Split SplitOf(Pass pass, const ConvParams& p, const Dims& out, bool bias, uint8_t post,
+              uint8_t layouts) {
+  Split sp;
+  const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), p.batch));
+  sp.per = (p.batch + threads - 1) / threads;
+  sp.parts = (p.batch + sp.per - 1) / sp.per;
+  sp.full = FindEntry(KeyOf(pass, p, out, sp.per, bias, post, layouts));
+  sp.last = FindEntry(KeyOf(pass, p, out, p.batch - sp.per * (sp.parts - 1), bias, post, layouts));
+  return sp;
 }
 
 // Runs pass kForward or kBackwardData of forward convolution `p` with the batch split over the
 // pool: `in0` and `out` are per-sample tensors of in0_sample / out_sample elements, `in1` (W)
-// is shared; `post` the forward pass's post-ops, `z` (per-sample as `out`) what kSum adds.
+// is shared; `post` the forward pass's post-ops, `z` (per-sample as `out`) what kSum adds,
+// `layouts` which of X, Y and Z are NHWC (a sample is contiguous in either layout).
 bool RunSplit(Pass pass, const ConvParams& p, const Dims& out, const void* in0, const void* in1,
               const void* bias, void* dst, int64_t in0_sample, int64_t out_sample,
-              uint8_t post = kNoPostOps, const void* z = nullptr) {
-  const int threads = static_cast<int>(std::min<int64_t>(MaxThreads(), p.batch));
-  const int64_t per = (p.batch + threads - 1) / threads;
-  const int64_t parts = (p.batch + per - 1) / per;
-  std::shared_ptr<const Entry> full = FindEntry(KeyOf(pass, p, out, per, bias != nullptr, post)),
-                               last = FindEntry(KeyOf(pass, p, out, p.batch - per * (parts - 1),
-                                                      bias != nullptr, post));
-  if (!full->usable || !last->usable) return false;
+              uint8_t post = kNoPostOps, const void* z = nullptr, uint8_t layouts = 0) {
+  const Split sp = SplitOf(pass, p, out, bias != nullptr, post, layouts);
+  if (!sp.usable()) return false;
+  const int64_t per = sp.per, parts = sp.parts;
   const size_t elem = ElemSize(p.dtype);
   const auto* p0 = static_cast<const uint8_t*>(in0);
   auto* po = static_cast<uint8_t*>(dst);
   const auto* pz = static_cast<const uint8_t*>(z);
   auto run = [&](int64_t part) {
-    const Entry& e = part == parts - 1 ? *last : *full;
+    const Entry& e = part == parts - 1 ? *sp.last : *sp.full;
     const int64_t at = part * per * out_sample * elem;
     Execute(e, p0 + part * per * in0_sample * elem, in1, bias, po + at,
             pz != nullptr ? pz + at : nullptr);
@@ -385,10 +411,18 @@ bool OneDnnConvolvesBf16() {
 
 int64_t FastConvExecutions() { return executions.load(std::memory_order_relaxed); }
 
+uint8_t LayoutBitsOf(ConvLayouts l) {
+  return static_cast<uint8_t>((l.x ? kXNhwc : 0) | (l.y ? kYNhwc : 0) | (l.z ? kZNhwc : 0));
+}
+
 StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
-                        const void* bias, void* y, bool relu, const void* z,
-                        bool* epilogue_applied) {
+                        const void* bias, void* y, bool relu, const void* z, bool* epilogue_applied,
+                        ConvLayouts layouts) {
   if (epilogue_applied != nullptr) *epilogue_applied = false;
+  const uint8_t bits = LayoutBitsOf(layouts);
+  if (bits != 0 && (p.dtype != DType::kF32 || epilogue_applied == nullptr)) {
+    return InvalidInput("FastConv: NHWC operands need f32 and the epilogue in the store");
+  }
   if (!Takes(p, out_spatial)) return false;
   // + Z in the store only in f32: a half Y is rounded before Z is added (the unfused bits).
   // Relu commutes with that rounding, so it runs in the store in every dtype.
@@ -396,9 +430,16 @@ StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void
   const uint8_t post = !fuse ? kNoPostOps : (relu ? kRelu : 0) | (z != nullptr ? kSum : 0);
   const bool ran = RunSplit(Pass::kForward, p, out_spatial, x, w, bias, y,
                             p.in_channels * p.in_spatial[0] * p.in_spatial[1],
-                            p.out_channels * out_spatial[0] * out_spatial[1], post, z);
+                            p.out_channels * out_spatial[0] * out_spatial[1], post, z, bits);
   if (ran && epilogue_applied != nullptr) *epilogue_applied = fuse;
   return ran;
+}
+
+bool FastConvTakesChannelsLast(const ConvParams& p, const Dims& out_spatial, ConvLayouts layouts,
+                               bool bias, bool relu, bool z) {
+  if (p.dtype != DType::kF32 || !Takes(p, out_spatial)) return false;
+  const uint8_t post = static_cast<uint8_t>((relu ? kRelu : 0) | (z ? kSum : 0));
+  return SplitOf(Pass::kForward, p, out_spatial, bias, post, LayoutBitsOf(layouts)).usable();
 }
 
 StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,

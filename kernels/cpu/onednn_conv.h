@@ -29,6 +29,12 @@ namespace a8::cpu::internal {
 
 inline constexpr int64_t kMinFastF32Channels = 16;
 
+// Which of a forward convolution's X, Y and Z are stored NHWC (dims still [N, C, H, W]).
+struct ConvLayouts {
+  bool x = false, y = false, z = false;
+  bool any() const { return x || y || z; }
+};
+
 // Whether oneDNN has bf16 convolution kernels on this CPU (probed once) that beat its f32 ones
 // (OneDnnBf16Pays, low_precision_gemm.h). Where not, bf16 convolutions are planned as f16 ones are,
 // and conv.h prefers its direct kernel as for f32.
@@ -40,9 +46,19 @@ bool OneDnnConvolvesBf16();
 // epilogue (+ Z where z is not null, then Relu where `relu`) runs in the primitive's store
 // (oneDNN post-ops) where it can, and *epilogue_applied says whether it did: + Z only in f32 (a
 // half Y is rounded before Z is added), Relu in every dtype. Z may be Y's own buffer.
+//
+// `layouts`: which of X, Y and Z are stored NHWC instead of NCHW (the CPU backend's channels-last
+// activations, cpu_backend.h; f32 only, with `epilogue_applied`, else an error). oneDNN's
+// forward kernels compute in NHWC, so such an operand skips its reorder; the results are the
+// NCHW call's bits, in the other layout.
 StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void* x, const void* w,
                         const void* bias, void* y, bool relu = false, const void* z = nullptr,
-                        bool* epilogue_applied = nullptr);
+                        bool* epilogue_applied = nullptr, ConvLayouts layouts = {});
+
+// Whether FastConv takes forward convolution `p` (f32) with these layouts, a bias or not, and
+// the epilogue (Relu, + Z): the plan time check before a backend stores operands NHWC.
+bool FastConvTakesChannelsLast(const ConvParams& p, const Dims& out_spatial, ConvLayouts layouts,
+                               bool bias, bool relu, bool z);
 
 // Y = ConvTranspose(X, W) (no bias), as the data gradient of the convolution from Y's shape to
 // X's through oneDNN (output_padding: that convolution's end pads lowered by it); `p` and

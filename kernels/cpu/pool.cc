@@ -6,10 +6,19 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "kernels/common/pool_window.h"
 #include "kernels/cpu/in_f32.h"
 #include "kernels/cpu/parallel.h"
+
+// GCC 12's AVX-512 intrinsics build their "undefined" vectors as `__m512 __Y = __Y`, which
+// -Wmaybe-uninitialized reports wherever they are inlined (as in blocked_convert.cc).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace a8::cpu {
 namespace {
@@ -324,6 +333,161 @@ Status GlobalAveragePool(DType dtype, int64_t batch, int64_t channels, int64_t s
 Status GlobalMaxPool(DType dtype, int64_t batch, int64_t channels, int64_t spatial, const void* x,
                      void* y) {
   return GlobalPool<true>("GlobalMaxPool", dtype, batch * channels, spatial, x, y);
+}
+
+namespace {
+
+// The geometry of a MaxPool that MaxPoolChannelsLast takes, or why it does not take it.
+StatusOr<PoolGeometry> ChannelsLastMaxPoolGeometry(const PoolParams& p) {
+  if (p.dtype != DType::kF32) {
+    return Unsupported("MaxPoolChannelsLast: dtype {} is not supported (f32 only)",
+                       ElemName(p.dtype));
+  }
+  if (p.in_spatial.size() != 2) {
+    return Unsupported("MaxPoolChannelsLast: {} spatial dims (2 are supported)",
+                       p.in_spatial.size());
+  }
+  A8_ASSIGN_OR_RETURN(PoolGeometry g, internal::MakePoolGeometry(p, nullptr));
+  if (!WindowsInside(g)) {
+    return Unsupported(
+        "MaxPoolChannelsLast: the windows reach padding, are dilated or overhang the input");
+  }
+  return g;
+}
+
+// One output row of the channels-last MaxPool: dst[ow * channels + c] for every output column
+// ow, the window of column ow starting at src + ow * sw * channels (its top-left tap). The taps
+// are visited row major, as MaxPoolPlaneInside visits them, with its compare: the first tap,
+// then v > best ? v : best for each later one (a NaN first tap stays, a later NaN never wins, and
+// of equal taps, +0 and -0 included, the first stays). The AVX-512, AVX2 and baseline clones are
+// chosen at load time and give the same bits (compares and selects only).
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void MaxPoolRowChannelsLast(
+    const float* __restrict src, int64_t in_w, int64_t channels, int64_t out_w, int64_t kh,
+    int64_t kw, int64_t sw, float* __restrict dst) {
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    const float* win = src + ow * sw * channels;
+    float* best = dst + ow * channels;
+    for (int64_t c = 0; c < channels; ++c) best[c] = win[c];
+    for (int64_t t = 1; t < kh * kw; ++t) {
+      const float* tap = win + ((t / kw) * in_w + t % kw) * channels;
+      for (int64_t c = 0; c < channels; ++c) {
+        const float v = tap[c];
+        best[c] = v > best[c] ? v : best[c];
+      }
+    }
+  }
+}
+
+// The same row where `channels` is a multiple of 16, on AVX-512: a vector of 16 channels kept in
+// a register over the window (GCC scalarises the loop above into one maxss a lane there: 12 us
+// for the example CNN's pool against 8 for the NCHW kernel). vmaxps(v, best) is v > best ? v :
+// best, so the bits are the loop's.
+__attribute__((target("avx512f"))) void MaxPoolRowChannelsLast16(const float* src, int64_t in_w,
+                                                                 int64_t channels, int64_t out_w,
+                                                                 int64_t kh, int64_t kw, int64_t sw,
+                                                                 float* dst) {
+  for (int64_t ow = 0; ow < out_w; ++ow) {
+    const float* win = src + ow * sw * channels;
+    for (int64_t c = 0; c < channels; c += 16) {
+      __m512 best = _mm512_loadu_ps(win + c);
+      for (int64_t i = 0; i < kh; ++i) {
+        for (int64_t j = i == 0 ? 1 : 0; j < kw; ++j)
+          best = _mm512_max_ps(_mm512_loadu_ps(win + (i * in_w + j) * channels + c), best);
+      }
+      _mm512_storeu_ps(dst + ow * channels + c, best);
+    }
+  }
+}
+
+// The channels-last global pool of `channels` channels of one image: acc[c] over the `spatial`
+// pixels of src (`stride` floats apart), pixel by pixel. Each channel sees GlobalPool's steps in
+// its order (from -inf, std::max; or from 0, sums, then one divide), so its result has the same
+// bits. NaNs included: GlobalPool's scalar add keeps the sum as its first operand, and an x86 add
+// of two NaNs returns its first operand's, so a sum that has become NaN keeps that NaN; the
+// vectorised add may take its operands either way round, hence the select that keeps a NaN sum.
+// Clones as MaxPoolRowChannelsLast's: adds, a divide and selects, nothing to contract into an FMA.
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void
+GlobalPoolBlockChannelsLast(bool max, const float* __restrict src, int64_t spatial, int64_t stride,
+                            int64_t channels, float* __restrict acc) {
+  if (max) {
+    for (int64_t c = 0; c < channels; ++c) acc[c] = -std::numeric_limits<float>::infinity();
+    for (int64_t i = 0; i < spatial; ++i) {
+      const float* row = src + i * stride;
+      for (int64_t c = 0; c < channels; ++c) acc[c] = std::max(acc[c], row[c]);
+    }
+    return;
+  }
+  for (int64_t c = 0; c < channels; ++c) acc[c] = 0.0f;
+  for (int64_t i = 0; i < spatial; ++i) {
+    const float* row = src + i * stride;
+    for (int64_t c = 0; c < channels; ++c) {
+      const float sum = acc[c] + row[c];
+      acc[c] = acc[c] != acc[c] ? acc[c] : sum;
+    }
+  }
+  if (spatial > 0) {
+    const float count = static_cast<float>(spatial);
+    for (int64_t c = 0; c < channels; ++c) acc[c] = acc[c] / count;
+  }
+}
+
+// Channels a GlobalPoolBlockChannelsLast call takes at most: its accumulators (2 KiB) stay in L1,
+// and a wide image splits over more threads than it has images.
+constexpr int64_t kGlobalPoolChannelBlock = 512;
+
+constexpr int64_t kFloatBytes = sizeof(float);
+
+}  // namespace
+
+bool MaxPoolChannelsLastTakes(const PoolParams& p) { return ChannelsLastMaxPoolGeometry(p).ok(); }
+
+Status MaxPoolChannelsLast(const PoolParams& p, const void* x, void* y) {
+  A8_ASSIGN_OR_RETURN(PoolGeometry g, ChannelsLastMaxPoolGeometry(p));
+  const float* in = static_cast<const float*>(x);
+  float* out = static_cast<float*>(y);
+  const int64_t c = p.channels, in_h = g.in[1], in_w = g.in[2];
+  const int64_t out_h = g.out[1], out_w = g.out[2];
+  static const bool has_avx512 = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") != 0;
+  }();
+  const bool avx512 = has_avx512 && c % 16 == 0;
+  // One item per (image, output row); each writes its own row of y. The cost is the bytes read:
+  // the loop is a few vector maxima per cache line, and split in two it leaves each half of the
+  // batch with the thread whose part of the convolution before wrote it (onednn_conv.h), where
+  // one thread alone reads half of X from the other core (the example CNN's pool, two threads:
+  // 6.9 us whole against 3.6 on one).
+  ParallelFor(p.batch * out_h, out_w * g.k_size * c * kFloatBytes, [&](int64_t b, int64_t e) {
+    for (int64_t item = b; item < e; ++item) {
+      const int64_t n = item / out_h, oh = item % out_h;
+      (avx512 ? MaxPoolRowChannelsLast16 : MaxPoolRowChannelsLast)(
+          in + (n * in_h + oh * g.s[1]) * in_w * c, in_w, c, out_w, g.k[1], g.k[2], g.s[2],
+          out + item * out_w * c);
+    }
+  });
+  return Status::Ok();
+}
+
+Status GlobalPoolChannelsLast(bool max, DType dtype, int64_t batch, int64_t channels,
+                              int64_t spatial, const void* x, void* y) {
+  if (dtype != DType::kF32) {
+    return Unsupported("GlobalPoolChannelsLast: dtype {} is not supported (f32 only)",
+                       ElemName(dtype));
+  }
+  const float* in = static_cast<const float*>(x);
+  float* out = static_cast<float*>(y);
+  const int64_t blocks = (channels + kGlobalPoolChannelBlock - 1) / kGlobalPoolChannelBlock;
+  // The cost in bytes read, as MaxPoolChannelsLast's.
+  ParallelFor(batch * blocks, spatial * std::min(channels, kGlobalPoolChannelBlock) * kFloatBytes,
+              [&](int64_t b, int64_t e) {
+                for (int64_t item = b; item < e; ++item) {
+                  const int64_t n = item / blocks, c0 = (item % blocks) * kGlobalPoolChannelBlock;
+                  GlobalPoolBlockChannelsLast(
+                      max, in + n * spatial * channels + c0, spatial, channels,
+                      std::min(channels - c0, kGlobalPoolChannelBlock), out + n * channels + c0);
+                }
+              });
+  return Status::Ok();
 }
 
 }  // namespace a8::cpu

@@ -33,6 +33,24 @@ Status GlobalAveragePool(DType dtype, int64_t batch, int64_t channels, int64_t s
 Status GlobalMaxPool(DType dtype, int64_t batch, int64_t channels, int64_t spatial, const void* x,
                      void* y);
 
+// Channels-last (NHWC) f32 pooling: the logical dims stay [N, C, H, W], element (n, c, h, w) sits
+// at ((n * H + h) * W + w) * C + c, and Y is laid out the same way. Each result has the bits of
+// the NCHW kernel's above on the same logical data (same taps in the same order, same compares,
+// same sums); the loops run across channels, which are contiguous.
+//
+// Whether MaxPoolChannelsLast takes `p`: f32, 2 spatial dims, and every window wholly inside the
+// input with contiguous taps (no begin pads, dilation 1, no end pad or ceil_mode overhang reached).
+bool MaxPoolChannelsLastTakes(const PoolParams& p);
+
+// MaxPool of x NHWC [N, H, W, C] into y NHWC [N, out_h, out_w, C], without indices; an error
+// where MaxPoolChannelsLastTakes(p) is false.
+Status MaxPoolChannelsLast(const PoolParams& p, const void* x, void* y);
+
+// GlobalMaxPool (`max`) or GlobalAveragePool of x NHWC [batch, spatial, channels] into y [batch,
+// channels] (the bytes of NCHW [N, C, 1, 1]); f32 only.
+Status GlobalPoolChannelsLast(bool max, DType dtype, int64_t batch, int64_t channels,
+                              int64_t spatial, const void* x, void* y);
+
 namespace internal {
 
 // A window geometry over 1 to 3 spatial dims, padded to 3 with leading 1s (the layout

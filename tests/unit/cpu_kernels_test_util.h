@@ -294,6 +294,33 @@ inline void ExpectEveryHalfPatternWidensAsScalar(size_t padding, size_t offset) 
 
 // A 2-D convolution case: x [n, c, h, w], m filters of k x k, the same stride, dilation and pads
 // on both axes (`bias`: whether the test passes one); ParamsOf makes its parameters.
+// f32 [n, c, spatial] as [n, spatial, c] (NHWC: the CPU backend's channels-last activations),
+// or back (`to_nhwc` false).
+inline std::vector<float> NchwNhwc(const float* x, int64_t n, int64_t c, int64_t spatial,
+                                   bool to_nhwc) {
+  std::vector<float> y(static_cast<size_t>(n * c * spatial));
+  for (int64_t b = 0; b < n; ++b) {
+    for (int64_t ch = 0; ch < c; ++ch) {
+      for (int64_t q = 0; q < spatial; ++q) {
+        const int64_t nchw = (b * c + ch) * spatial + q, nhwc = (b * spatial + q) * c + ch;
+        y[to_nhwc ? nhwc : nchw] = x[to_nhwc ? nchw : nhwc];
+      }
+    }
+  }
+  return y;
+}
+
+// A 4-D f32 buffer [N, C, H, W] stored NHWC (dims unchanged), and back.
+inline Buffer WithLayout(const Buffer& b, bool to_nhwc) {
+  Buffer out = b;
+  const std::vector<float> y = NchwNhwc(static_cast<const float*>(b.data()), b.dims[0], b.dims[1],
+                                        b.dims[2] * b.dims[3], to_nhwc);
+  std::memcpy(out.data(), y.data(), out.bytes.size());
+  return out;
+}
+inline Buffer ToNhwc(const Buffer& b) { return WithLayout(b, true); }
+inline Buffer FromNhwc(const Buffer& b) { return WithLayout(b, false); }
+
 struct Conv2dCase {
   int64_t n, c, h, w, m, k, stride, dilation, pad_begin, pad_end;
   bool bias;
