@@ -65,6 +65,11 @@ class Backend {
   // none). Errors: Unsupported naming the kernel ("kernel 3 'Foo:f32->f32' (node 'n'): no CPU
   // implementation of op 'Foo'").
   virtual Status Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& buffers) = 0;
+  // Whether something outside the kernels reads intermediate buffers while a step runs
+  // (--check-numerics, debug-precision, --numerics-stats: the executor says so before Prepare):
+  // a backend then keeps every buffer in the plan's layout (the CPU backend's channels-last
+  // activations, runtime/cpu/channels_last.h).
+  virtual void SetIntermediatesObserved(bool observed) { (void)observed; }
   // Runs kernel `index` (after a successful Prepare).
   virtual Status Run(int index, const StepInfo& step) = 0;
 

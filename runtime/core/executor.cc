@@ -221,6 +221,8 @@ StatusOr<std::unique_ptr<Executor>> Executor::Create(PlanFile plan,
           {ex->ptrs_[u.target()], ex->ptrs_[u.source()], p.buffers(u.target()).bytes()});
   }
 
+  ex->backend_->SetIntermediatesObserved(ex->options_.check_numerics ||
+                                         ex->options_.after_kernel != nullptr);
   A8_RETURN_IF_ERROR(ex->backend_->Prepare(p, ex->ptrs_));
   if (ex->options_.tracer != nullptr) {
     A8_ASSIGN_OR_RETURN(ex->timer_, ex->backend_->NewKernelTimer());

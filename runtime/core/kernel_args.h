@@ -31,6 +31,9 @@ struct TensorArg {
   // A host copy of the bytes of a CONSTANT buffer where `data` is device memory (the device
   // backends set it; null otherwise): host setup code reads shape-like operands through it.
   const uint8_t* host = nullptr;
+  // A 4-D activation the CPU backend's fast mode stores NHWC (dims stay [N, C, H, W]; only the
+  // kernels that take it see one: runtime/cpu/cpu_backend.h, channels-last activations).
+  bool channels_last = false;
   const uint8_t* host_data() const { return host != nullptr ? host : data; }
   int64_t count() const { return NumElements(dims); }
   size_t bytes() const { return static_cast<size_t>(count()) * DTypeSize(dtype); }

@@ -1,6 +1,8 @@
 #include "runtime/cpu/cpu_backend.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "kernels/common/tf32.h"
 #include "kernels/cpu/blas.h"
@@ -9,6 +11,7 @@
 #include "kernels/cpu/stable_regions.h"
 #include "kernels/device/blas.h"
 #include "runtime/core/op_registry.h"
+#include "runtime/cpu/channels_last.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8 {
@@ -96,6 +99,19 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
       widened_floats = std::max(widened_floats, WidenedFloats(plan, kern));
   }
   widened_scratch_.assign(static_cast<size_t>(widened_floats), 0.0f);
+  // Channels-last activations (channels_last.h): the fast mode, unless something reads
+  // intermediates or A8_CPU_CHANNELS_LAST=0.
+  const char* env = std::getenv("A8_CPU_CHANNELS_LAST");
+  std::vector<bool> nhwc;
+  if (mode_ == cpu::KernelMode::kFast && !observed_ &&
+      (env == nullptr || std::string_view(env) != "0"))
+    nhwc = ChannelsLastBuffers(plan);
+  channels_last_buffers_ = static_cast<int>(std::count(nhwc.begin(), nhwc.end(), true));
+  auto bind = [&](int id) {
+    TensorArg t = BindBuffer(plan, buffers, id);
+    t.channels_last = id >= 0 && id < static_cast<int>(nhwc.size()) && nhwc[id];
+    return t;
+  };
   for (int k = 0; k < plan.kernels_size(); ++k) {
     const plan::Kernel& kern = plan.kernels(k);
     auto where = [&] {
@@ -107,8 +123,8 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
       return Unsupported("{}: the CPU backend has no implementation of op '{}'", where(),
                          kern.op());
     std::vector<TensorArg> in, out, tattrs;
-    for (int id : kern.inputs()) in.push_back(BindBuffer(plan, buffers, id));
-    for (int id : kern.outputs()) out.push_back(BindBuffer(plan, buffers, id));
+    for (int id : kern.inputs()) in.push_back(bind(id));
+    for (int id : kern.outputs()) out.push_back(bind(id));
     for (const plan::Attribute& a : kern.attrs())
       if (a.has_tensor_buffer()) tattrs.push_back(BindBuffer(plan, buffers, a.tensor_buffer()));
     A8_ASSIGN_OR_RETURN(

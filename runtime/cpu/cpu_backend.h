@@ -43,6 +43,9 @@ class CpuBackend : public Backend {
   // packed): kernel outputs, update copies, copies in and fills.
   Status RunSequence(int key, const std::vector<int>& kernels, const std::vector<Copy>& copies,
                      const StepInfo& step) override;
+  void SetIntermediatesObserved(bool observed) override { observed_ = observed; }
+  // How many buffers the last Prepare stores NHWC (channels_last.h; the fast mode only).
+  int channels_last_buffers() const { return channels_last_buffers_; }
   Status CopyIn(uint8_t* dst, const void* src, uint64_t bytes) override;
   Status Fill(uint8_t* dst, uint8_t byte, uint64_t bytes) override;
 
@@ -65,6 +68,8 @@ class CpuBackend : public Backend {
     FastKernelFn fast = nullptr;  // the fast mode's own kernel instead of `shared`
   };
   cpu::KernelMode mode_;
+  bool observed_ = false;  // SetIntermediatesObserved
+  int channels_last_buffers_ = 0;
   std::vector<Prepared> kernels_;
   std::vector<float> tf32_scratch_;  // shared by the kernels' TF32 operands (one kernel at a time)
   std::vector<float> widened_scratch_;  // the same for their widened operands

@@ -22,6 +22,12 @@ Status RunFusedMatMul(const KernelArgs& a) {
 Status RunFusedConv(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(const FusedConvArgs f, FusedConvOperands(a));
   const TensorArg& z = a.in(3);
+  const cpu::internal::ConvLayouts layouts{a.in(0).channels_last, a.out(0).channels_last,
+                                           z.present && z.channels_last};
+  if (layouts.any()) {
+    return cpu::FusedConvChannelsLast(f.conv, layouts, f.relu, a.in(0).data, a.in(1).data,
+                                      a.in_data(2), a.in_data(3), a.out(0).data);
+  }
   return cpu::FusedConv(f.conv, f.relu, a.in(0).data, a.in(1).data,
                         a.has_in(2) ? a.in(2).data : nullptr, z.present ? z.data : nullptr,
                         a.out(0).data);

@@ -83,6 +83,11 @@ Status RunMatMul(const KernelArgs& a) {
 
 Status RunConv(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(cpu::ConvParams p, ConvParamsOf(a, false));
+  const cpu::internal::ConvLayouts layouts{a.in(0).channels_last, a.out(0).channels_last, false};
+  if (layouts.any()) {
+    return cpu::FusedConvChannelsLast(p, layouts, false, a.in(0).data, a.in(1).data, a.in_data(2),
+                                      nullptr, a.out(0).data);
+  }
   return cpu::Conv(p, a.in(0).data, a.in(1).data, a.has_in(2) ? a.in(2).data : nullptr,
                    a.out(0).data);
 }
@@ -101,6 +106,7 @@ StatusOr<cpu::PoolParams> PoolParamsOf(const KernelArgs& a) {
 Status RunMaxPool(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(cpu::PoolParams p, PoolParamsOf(a));
   int64_t* idx = a.has_out(1) ? reinterpret_cast<int64_t*>(a.out(1).data) : nullptr;
+  if (a.in(0).channels_last) return cpu::MaxPoolChannelsLast(p, a.in(0).data, a.out(0).data);
   return cpu::MaxPool(p, a.in(0).data, a.out(0).data, idx);
 }
 
@@ -114,6 +120,10 @@ KernelFn GlobalPoolFn(bool max) {
     A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
     const TensorArg& x = a.in(0);
     int64_t spatial = cpu::NumElements(SpatialDims(x.dims));
+    if (x.channels_last) {
+      return cpu::GlobalPoolChannelsLast(max, x.dtype, x.dims[0], x.dims[1], spatial, x.data,
+                                         a.out(0).data);
+    }
     return max ? cpu::GlobalMaxPool(x.dtype, x.dims[0], x.dims[1], spatial, x.data, a.out(0).data)
                : cpu::GlobalAveragePool(x.dtype, x.dims[0], x.dims[1], spatial, x.data,
                                         a.out(0).data);
