@@ -1,6 +1,7 @@
 #include "kernels/cpu/onednn_conv.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <map>
@@ -43,7 +44,7 @@ struct Key {
   Pass pass;
   DType dtype;
   bool bias;
-  std::vector<int64_t> sizes;
+  std::array<int64_t, 17> sizes;  // no allocation per call (KeyOf)
   uint8_t post = kNoPostOps;
   uint8_t layouts = 0;  // LayoutBits
   bool operator<(const Key& o) const {
@@ -98,7 +99,7 @@ bool LayoutOf(const memory::desc& d, BlockedLayout* l) {
 std::shared_ptr<const Entry> MakeEntry(const Key& key, bool widen) {
   ThreadStream();  // a primitive is planned for its creating thread's OpenMP count: 1
   auto e = std::make_shared<Entry>();
-  const std::vector<int64_t>& s = key.sizes;
+  const std::array<int64_t, 17>& s = key.sizes;
   const memory::dims x{s[0], s[1], s[2], s[3]}, w{s[4], s[1], s[5], s[6]},
       y{s[0], s[4], s[15], s[16]};
   const memory::dims strides{s[7], s[8]}, dilations{s[9] - 1, s[10] - 1}, pad_l{s[11], s[12]},
@@ -205,70 +206,111 @@ std::shared_ptr<const Entry> FindEntry(const Key& key) {
   return it->second;
 }
 
-// Scratchpad and bias arguments, then the primitive, on stream `s`.
-void Run(const Entry& e, dnnl::stream& s, std::unordered_map<int, memory>& args, const void* bias,
-         std::vector<uint8_t>& scratch) {
-  dnnl::engine& eng = Engine();
-  if (bias != nullptr) args.emplace(DNNL_ARG_BIAS, memory(e.b_md, eng, const_cast<void*>(bias)));
+// The memory objects a primitive's run binds, one slot each.
+enum Slot {
+  kIn0,
+  kIn1,
+  kOut,
+  kIn0Inner,
+  kIn1Inner,
+  kOutInner,
+  kOutStage,
+  kBias,
+  kScratch,
+  kZ,
+  kSlots
+};
+
+// The calling thread's memory object for `slot` of entry `e` (descriptor `md`), pointed at
+// `data`: made once per thread, entry and slot, and only re-pointed after (each
+// dnnl_memory_create allocates; with the C++ API's argument map, that was about a third of a
+// small convolution's fixed cost). Entries live as long as the process (FindEntry's cache).
+const memory& Bound(const Entry& e, Slot slot, const memory::desc& md, const void* data) {
+  thread_local std::unordered_map<const Entry*, std::array<memory, kSlots>> cache;
+  memory& m = cache[&e][slot];
+  if (!m) m = memory(md, Engine(), DNNL_MEMORY_NONE);
+  m.set_data_handle(const_cast<void*>(data));
+  return m;
+}
+
+// Runs `prim` on stream `s` with `args` through the C API (no argument map).
+void ExecuteArgs(const dnnl::primitive& prim, dnnl::stream& s, const dnnl_exec_arg_t* args, int n) {
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), s.get(), n, args),
+                          "could not execute a primitive");
+}
+void Reorder(const dnnl::reorder& r, dnnl::stream& s, const memory& from, const memory& to) {
+  const dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+  ExecuteArgs(r, s, args, 2);
+}
+
+// The primitive of `e` on i0, i1 -> io, with its bias (null: none) and the calling thread's
+// scratchpad, on stream `s`.
+void RunPrimitive(const Entry& e, dnnl::stream& s, const memory& i0, const memory& i1,
+                  const memory& io, const void* bias) {
+  thread_local std::vector<uint8_t> scratch;
+  dnnl_exec_arg_t args[5] = {{e.arg0, i0.get()}, {e.arg1, i1.get()}, {e.arg_out, io.get()}};
+  int n = 3;
+  if (bias != nullptr) args[n++] = {DNNL_ARG_BIAS, Bound(e, kBias, e.b_md, bias).get()};
   if (e.scratch_md.get_size() > 0) {
-    args.emplace(DNNL_ARG_SCRATCHPAD,
-                 memory(e.scratch_md, eng, AlignedIn(scratch, e.scratch_md.get_size())));
+    args[n++] = {
+        DNNL_ARG_SCRATCHPAD,
+        Bound(e, kScratch, e.scratch_md, AlignedIn(scratch, e.scratch_md.get_size())).get()};
   }
-  e.prim.execute(s, args);
+  ExecuteArgs(e.prim, s, args, n);
 }
 
 // Input `src` (f16 or bf16: `dtype`) of a half entry in the primitive's layout `inner`: an
 // activation converted into `buf` directly, a weight widened into `stage` (plain f32 `plain`),
-// then reordered.
-memory HalfInput(DType dtype, const memory::desc& plain, const memory::desc& inner,
-                 const dnnl::reorder& to, bool act, const BlockedLayout& l, const void* src,
-                 std::vector<uint8_t>& buf, std::vector<uint8_t>& stage) {
-  dnnl::engine& eng = Engine();
+// then reordered. `plain_slot` and `inner_slot`: its memory objects' slots.
+const memory& HalfInput(const Entry& e, Slot plain_slot, Slot inner_slot, DType dtype,
+                        const memory::desc& plain, const memory::desc& inner,
+                        const dnnl::reorder& to, bool act, const BlockedLayout& l, const void* src,
+                        std::vector<uint8_t>& buf, std::vector<uint8_t>& stage) {
   if (act) {
-    memory m(inner, eng, AlignedIn(buf, inner.get_size()));
+    const memory& m = Bound(e, inner_slot, inner, AlignedIn(buf, inner.get_size()));
     HalfToBlocked(dtype, src, l, static_cast<float*>(m.get_data_handle()));
     return m;
   }
   auto* w = static_cast<float*>(AlignedIn(stage, plain.get_size()));
   HalfTypeToF32(dtype, src, w, static_cast<int64_t>(plain.get_size() / sizeof(float)));
-  memory m(plain, eng, w);
+  const memory& m = Bound(e, plain_slot, plain, w);
   if (!to) return m;
-  memory i(inner, eng, AlignedIn(buf, inner.get_size()));
-  to.execute(ThreadStream(), m, i);
+  const memory& i = Bound(e, inner_slot, inner, AlignedIn(buf, inner.get_size()));
+  Reorder(to, ThreadStream(), m, i);
   return i;
 }
 
 // A half entry: f16/bf16 operands, f32 primitive, the output rounded to their dtype once.
 void ExecuteHalf(const Entry& e, const void* in0, const void* in1, const void* bias, void* out) {
-  dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
-  thread_local std::vector<uint8_t> buf0, buf1, bufo, stage_in, stage_out, scratch;
+  thread_local std::vector<uint8_t> buf0, buf1, bufo, stage_in, stage_out;
   thread_local std::vector<float> bias32;
   const DType t = e.half_type;
-  memory i0 = HalfInput(t, e.in0_md, e.in0i_md, e.to_in0, e.act0, e.l0, in0, buf0, stage_in);
-  memory i1 = HalfInput(t, e.in1_md, e.in1i_md, e.to_in1, e.act1, e.l1, in1, buf1, stage_in);
-  memory io(e.outi_md, eng, AlignedIn(bufo, e.outi_md.get_size()));
-  std::unordered_map<int, memory> args = {{e.arg0, i0}, {e.arg1, i1}, {e.arg_out, io}};
+  const memory& i0 = HalfInput(e, kIn0, kIn0Inner, t, e.in0_md, e.in0i_md, e.to_in0, e.act0, e.l0,
+                               in0, buf0, stage_in);
+  const memory& i1 = HalfInput(e, kIn1, kIn1Inner, t, e.in1_md, e.in1i_md, e.to_in1, e.act1, e.l1,
+                               in1, buf1, stage_in);
+  const memory& io = Bound(e, kOutInner, e.outi_md, AlignedIn(bufo, e.outi_md.get_size()));
   if (bias != nullptr) {
     const auto m = static_cast<int64_t>(e.b_md.get_size() / sizeof(float));
     bias32.resize(static_cast<size_t>(m));
     HalfTypeToF32(t, bias, bias32.data(), m);
   }
-  Run(e, s, args, bias != nullptr ? bias32.data() : nullptr, scratch);
+  RunPrimitive(e, s, i0, i1, io, bias != nullptr ? bias32.data() : nullptr);
   const auto* result = static_cast<const float*>(io.get_data_handle());
   if (e.act_out) {
     BlockedToHalf(t, result, e.lo, out);
   } else if (e.out_f32) {
-    memory plain(e.out_md, eng, out);
     if (e.from_out) {
-      e.from_out.execute(s, io, plain);
+      Reorder(e.from_out, s, io, Bound(e, kOut, e.out_md, out));
     } else {
       std::copy_n(result, e.out_md.get_size() / sizeof(float), static_cast<float*>(out));
     }
   } else {
     if (e.from_out) {
-      memory plain(e.out_md, eng, AlignedIn(stage_out, e.out_md.get_size()));
-      e.from_out.execute(s, io, plain);
+      const memory& plain =
+          Bound(e, kOutStage, e.out_md, AlignedIn(stage_out, e.out_md.get_size()));
+      Reorder(e.from_out, s, io, plain);
       s.wait();
       result = static_cast<const float*>(plain.get_data_handle());
     }
@@ -288,32 +330,32 @@ void ExecuteHalf(const Entry& e, const void* in0, const void* in1, const void* b
 void Execute(const Entry& e, const void* in0, const void* in1, const void* bias, void* out,
              const void* z = nullptr) {
   if (e.half) return ExecuteHalf(e, in0, in1, bias, out);
-  dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
-  thread_local std::vector<uint8_t> buf0, buf1, bufo, scratch;
-  memory m0(e.in0_md, eng, const_cast<void*>(in0)), m1(e.in1_md, eng, const_cast<void*>(in1));
-  memory mo(e.out_md, eng, out);
-  memory i0 = m0, i1 = m1, io = mo;
+  thread_local std::vector<uint8_t> buf0, buf1, bufo;
+  const memory& m0 = Bound(e, kIn0, e.in0_md, in0);
+  const memory& m1 = Bound(e, kIn1, e.in1_md, in1);
+  const memory& mo = Bound(e, kOut, e.out_md, out);
+  const memory* i0 = &m0;
+  const memory* i1 = &m1;
+  const memory* io = &mo;
   if (e.to_in0) {
-    i0 = memory(e.in0i_md, eng, AlignedIn(buf0, e.in0i_md.get_size()));
-    e.to_in0.execute(s, m0, i0);
+    i0 = &Bound(e, kIn0Inner, e.in0i_md, AlignedIn(buf0, e.in0i_md.get_size()));
+    Reorder(e.to_in0, s, m0, *i0);
   }
   if (e.to_in1) {
-    i1 = memory(e.in1i_md, eng, AlignedIn(buf1, e.in1i_md.get_size()));
-    e.to_in1.execute(s, m1, i1);
+    i1 = &Bound(e, kIn1Inner, e.in1i_md, AlignedIn(buf1, e.in1i_md.get_size()));
+    Reorder(e.to_in1, s, m1, *i1);
   }
-  if (e.from_out) io = memory(e.outi_md, eng, AlignedIn(bufo, e.outi_md.get_size()));
+  if (e.from_out) io = &Bound(e, kOutInner, e.outi_md, AlignedIn(bufo, e.outi_md.get_size()));
   if (e.sum) {
     if (e.to_out) {
-      memory mz(e.z_md, eng, const_cast<void*>(z));
-      e.to_out.execute(s, mz, io);
-    } else if (z != io.get_data_handle()) {
-      std::memcpy(io.get_data_handle(), z, e.outi_md.get_size());
+      Reorder(e.to_out, s, Bound(e, kZ, e.z_md, z), *io);
+    } else if (z != io->get_data_handle()) {
+      std::memcpy(io->get_data_handle(), z, e.outi_md.get_size());
     }
   }
-  std::unordered_map<int, memory> args = {{e.arg0, i0}, {e.arg1, i1}, {e.arg_out, io}};
-  Run(e, s, args, bias, scratch);
-  if (e.from_out) e.from_out.execute(s, io, mo);
+  RunPrimitive(e, s, *i0, *i1, *io, bias);
+  if (e.from_out) Reorder(e.from_out, s, *io, mo);
   s.wait();
   executions.fetch_add(1, std::memory_order_relaxed);
 }
