@@ -206,7 +206,7 @@ std::shared_ptr<const Entry> FindEntry(const Key& key) {
   return it->second;
 }
 
-// The memory objects a primitive's run binds, one slot each.
+// The memory objects a primitive's run binds, one slot each (BoundMemory, onednn_context.h).
 enum Slot {
   kIn0,
   kIn1,
@@ -220,27 +220,10 @@ enum Slot {
   kZ,
   kSlots
 };
+static_assert(kSlots <= kMaxBoundSlots);
 
-// The calling thread's memory object for `slot` of entry `e` (descriptor `md`), pointed at
-// `data`: made once per thread, entry and slot, and only re-pointed after (each
-// dnnl_memory_create allocates; with the C++ API's argument map, that was about a third of a
-// small convolution's fixed cost). Entries live as long as the process (FindEntry's cache).
 const memory& Bound(const Entry& e, Slot slot, const memory::desc& md, const void* data) {
-  thread_local std::unordered_map<const Entry*, std::array<memory, kSlots>> cache;
-  memory& m = cache[&e][slot];
-  if (!m) m = memory(md, Engine(), DNNL_MEMORY_NONE);
-  m.set_data_handle(const_cast<void*>(data));
-  return m;
-}
-
-// Runs `prim` on stream `s` with `args` through the C API (no argument map).
-void ExecuteArgs(const dnnl::primitive& prim, dnnl::stream& s, const dnnl_exec_arg_t* args, int n) {
-  dnnl::error::wrap_c_api(dnnl_primitive_execute(prim.get(), s.get(), n, args),
-                          "could not execute a primitive");
-}
-void Reorder(const dnnl::reorder& r, dnnl::stream& s, const memory& from, const memory& to) {
-  const dnnl_exec_arg_t args[] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
-  ExecuteArgs(r, s, args, 2);
+  return BoundMemory(&e, slot, md, data);
 }
 
 // The primitive of `e` on i0, i1 -> io, with its bias (null: none) and the calling thread's

@@ -259,42 +259,49 @@ std::shared_ptr<PackedCopy> CachedPack(const Entry& e, const void* b, uint64_t g
 
 // `packed_b`: B already in e's packed layout (shared by the row slices of one product), or null.
 // `counted`: whether the product and its packing count in FastGemmExecutions / FastGemmPacks.
+// The memory objects a product binds, one slot each (BoundMemory, onednn_context.h).
+enum Slot { kA, kB, kPackedB, kC, kAddend, kScratch, kSlots };
+static_assert(kSlots <= kMaxBoundSlots);
+
 void Execute(const Entry& e, const void* a, const void* b, void* c, const void* addend,
              const void* packed_b = nullptr, bool counted = true) {
-  dnnl::engine& eng = Engine();
   dnnl::stream& s = ThreadStream();
-  memory b_mem(e.b_md, eng, const_cast<void*>(b));
+  const memory* b_mem = &BoundMemory(&e, kB, e.b_md, b);
   std::shared_ptr<PackedCopy> cached;  // held until the product is done
   if (packed_b != nullptr) {
-    b_mem = memory(e.packed_b_md, eng, const_cast<void*>(packed_b));
+    b_mem = &BoundMemory(&e, kPackedB, e.packed_b_md, packed_b);
   } else if (e.packed_b_md.get_size() > 0) {
     // A B in stable memory (a weight) is packed once per write of it; any other B is packed
     // into a per-thread buffer before each product.
     const uint64_t generation = StableGeneration(b, e.b_md.get_size());
     if (generation != 0) cached = CachedPack(e, b, generation);
     if (cached != nullptr) {
-      b_mem = memory(e.packed_b_md, eng, AlignedIn(cached->bytes, e.packed_b_md.get_size()));
+      b_mem = &BoundMemory(&e, kPackedB, e.packed_b_md,
+                           AlignedIn(cached->bytes, e.packed_b_md.get_size()));
     } else {
       thread_local std::vector<uint8_t> packed;
-      memory p(e.packed_b_md, eng, AlignedIn(packed, e.packed_b_md.get_size()));
-      e.pack_b.execute(s, b_mem, p);
+      const memory& p =
+          BoundMemory(&e, kPackedB, e.packed_b_md, AlignedIn(packed, e.packed_b_md.get_size()));
+      Reorder(e.pack_b, s, *b_mem, p);
       if (counted) packs.fetch_add(1, std::memory_order_relaxed);
-      b_mem = p;
+      b_mem = &p;
     }
   }
-  std::unordered_map<int, memory> args = {{DNNL_ARG_SRC, memory(e.a_md, eng, const_cast<void*>(a))},
-                                          {DNNL_ARG_WEIGHTS, b_mem},
-                                          {DNNL_ARG_DST, memory(e.c_md, eng, c)}};
+  dnnl_exec_arg_t args[5] = {{DNNL_ARG_SRC, BoundMemory(&e, kA, e.a_md, a).get()},
+                             {DNNL_ARG_WEIGHTS, b_mem->get()},
+                             {DNNL_ARG_DST, BoundMemory(&e, kC, e.c_md, c).get()}};
+  int n = 3;
   if (e.scratch_md.get_size() > 0) {
     thread_local std::vector<uint8_t> scratch;
-    args.emplace(DNNL_ARG_SCRATCHPAD,
-                 memory(e.scratch_md, eng, AlignedIn(scratch, e.scratch_md.get_size())));
+    args[n++] = {
+        DNNL_ARG_SCRATCHPAD,
+        BoundMemory(&e, kScratch, e.scratch_md, AlignedIn(scratch, e.scratch_md.get_size())).get()};
   }
   if (addend != nullptr) {
-    args.emplace(DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
-                 memory(e.add_md, eng, const_cast<void*>(addend)));
+    args[n++] = {DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1,
+                 BoundMemory(&e, kAddend, e.add_md, addend).get()};
   }
-  e.prim.execute(s, args);
+  ExecuteArgs(e.prim, s, args, n);
   s.wait();
   if (counted) executions.fetch_add(1, std::memory_order_relaxed);
 }
