@@ -34,6 +34,10 @@ enum class Pass { kForward, kBackwardData, kBackwardWeights };
 // buffer holds Z when the primitive runs) and then Relu.
 enum PostOps : uint8_t { kNoPostOps = 0, kRelu = 1, kSum = 2 };
 
+uint8_t PostOpsOf(bool relu, bool z) {
+  return static_cast<uint8_t>((relu ? kRelu : 0) | (z ? kSum : 0));
+}
+
 // Which of a forward primitive's X, Y and Z are stored NHWC (ConvLayouts), as bits.
 enum LayoutBits : uint8_t { kXNhwc = 1, kYNhwc = 2, kZNhwc = 4 };
 
@@ -452,7 +456,7 @@ StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void
   // + Z in the store only in f32: a half Y is rounded before Z is added (the unfused bits).
   // Relu commutes with that rounding, so it runs in the store in every dtype.
   const bool fuse = epilogue_applied != nullptr && (z == nullptr || p.dtype == DType::kF32);
-  const uint8_t post = !fuse ? kNoPostOps : (relu ? kRelu : 0) | (z != nullptr ? kSum : 0);
+  const uint8_t post = fuse ? PostOpsOf(relu, z != nullptr) : uint8_t{kNoPostOps};
   const bool ran = RunSplit(Pass::kForward, p, out_spatial, x, w, bias, y,
                             p.in_channels * p.in_spatial[0] * p.in_spatial[1],
                             p.out_channels * out_spatial[0] * out_spatial[1], post, z, bits);
@@ -463,8 +467,8 @@ StatusOr<bool> FastConv(const ConvParams& p, const Dims& out_spatial, const void
 bool FastConvTakesChannelsLast(const ConvParams& p, const Dims& out_spatial, ConvLayouts layouts,
                                bool bias, bool relu, bool z) {
   if (p.dtype != DType::kF32 || !Takes(p, out_spatial)) return false;
-  const uint8_t post = static_cast<uint8_t>((relu ? kRelu : 0) | (z ? kSum : 0));
-  return SplitOf(Pass::kForward, p, out_spatial, bias, post, LayoutBitsOf(layouts)).usable();
+  return SplitOf(Pass::kForward, p, out_spatial, bias, PostOpsOf(relu, z), LayoutBitsOf(layouts))
+      .usable();
 }
 
 StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
@@ -501,14 +505,9 @@ StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, 
   // dW sums over the batch: one part of the batch a thread, each part's dW in f32, summed in
   // part order and rounded once. (So in the fast mode dW's last bits depend on the thread
   // count, as oneDNN's own reductions do; the reference kernels' do not.)
-  const int64_t want = std::min<int64_t>(MaxThreads(), p.batch);
-  const int64_t per = (p.batch + want - 1) / want;
-  const int64_t parts = (p.batch + per - 1) / per;
-  std::shared_ptr<const Entry> full = FindEntry(
-                                   KeyOf(Pass::kBackwardWeights, p, out_spatial, per, false)),
-                               last = FindEntry(KeyOf(Pass::kBackwardWeights, p, out_spatial,
-                                                      p.batch - per * (parts - 1), false));
-  if (!full->usable || !last->usable) return false;
+  const Split sp = SplitOf(Pass::kBackwardWeights, p, out_spatial, false, kNoPostOps, 0);
+  if (!sp.usable()) return false;
+  const int64_t per = sp.per, parts = sp.parts;
   const int64_t wn = p.out_channels * p.in_channels * p.kernel[0] * p.kernel[1];
   const int64_t x_sample = p.in_channels * p.in_spatial[0] * p.in_spatial[1];
   const int64_t dy_sample = p.out_channels * out_spatial[0] * out_spatial[1];
@@ -520,7 +519,7 @@ StatusOr<bool> FastConvGradFilter(const ConvParams& p, const Dims& out_spatial, 
   float* const sums = partial.data();
   ParallelFor(parts, int64_t{1} << 30, [&](int64_t b, int64_t end) {
     for (int64_t part = b; part < end; ++part) {
-      Execute(part == parts - 1 ? *last : *full,
+      Execute(part == parts - 1 ? *sp.last : *sp.full,
               static_cast<const uint8_t*>(x) + part * per * x_sample * elem,
               static_cast<const uint8_t*>(dy) + part * per * dy_sample * elem, nullptr,
               sums + part * wn);

@@ -11,6 +11,7 @@
 #endif
 
 #include "kernels/common/pool_window.h"
+#include "kernels/cpu/blas.h"
 #include "kernels/cpu/in_f32.h"
 #include "kernels/cpu/parallel.h"
 
@@ -447,11 +448,7 @@ Status MaxPoolChannelsLast(const PoolParams& p, const void* x, void* y) {
   float* out = static_cast<float*>(y);
   const int64_t c = p.channels, in_h = g.in[1], in_w = g.in[2];
   const int64_t out_h = g.out[1], out_w = g.out[2];
-  static const bool has_avx512 = [] {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") != 0;
-  }();
-  const bool avx512 = has_avx512 && c % 16 == 0;
+  const bool avx512 = internal::CpuHasAvx512() && c % 16 == 0;
   // One item per (image, output row); each writes its own row of y. The cost is the bytes read:
   // the loop is a few vector maxima per cache line, and split in two it leaves each half of the
   // batch with the thread whose part of the convolution before wrote it (onednn_conv.h), where

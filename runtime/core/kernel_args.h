@@ -32,7 +32,7 @@ struct TensorArg {
   // backends set it; null otherwise): host setup code reads shape-like operands through it.
   const uint8_t* host = nullptr;
   // A 4-D activation the CPU backend's fast mode stores NHWC (dims stay [N, C, H, W]; only the
-  // kernels that take it see one: runtime/cpu/cpu_backend.h, channels-last activations).
+  // kernels that take it see one: runtime/cpu/channels_last.h).
   bool channels_last = false;
   const uint8_t* host_data() const { return host != nullptr ? host : data; }
   int64_t count() const { return NumElements(dims); }

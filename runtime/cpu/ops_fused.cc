@@ -28,8 +28,7 @@ Status RunFusedConv(const KernelArgs& a) {
     return cpu::FusedConvChannelsLast(f.conv, layouts, f.relu, a.in(0).data, a.in(1).data,
                                       a.in_data(2), a.in_data(3), a.out(0).data);
   }
-  return cpu::FusedConv(f.conv, f.relu, a.in(0).data, a.in(1).data,
-                        a.has_in(2) ? a.in(2).data : nullptr, z.present ? z.data : nullptr,
+  return cpu::FusedConv(f.conv, f.relu, a.in(0).data, a.in(1).data, a.in_data(2), a.in_data(3),
                         a.out(0).data);
 }
 
