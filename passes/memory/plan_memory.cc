@@ -111,6 +111,26 @@ int InPlaceUpdateOperand(const Node& node, int output) {
   return -1;
 }
 
+std::vector<const Value*> UpdateTargetsById(const Graph& graph) {
+  std::vector<const Value*> targets(graph.value_id_bound(), nullptr);
+  for (const Graph::StateUpdate& u : graph.updates()) targets[u.value->id()] = u.target;
+  return targets;
+}
+
+const Value* InPlaceUpdateTarget(const Node& node, int output,
+                                 const std::vector<const Value*>& update_targets) {
+  const int k = InPlaceUpdateOperand(node, output);
+  if (k >= 0) return node.input(k);
+  const Value* value = node.output(output);
+  if (value == nullptr || value->id() >= static_cast<int>(update_targets.size())) return nullptr;
+  const Value* target = update_targets[value->id()];
+  if (target == nullptr || !value->uses().empty() || IsView(node)) return nullptr;
+  for (const Value* in : node.inputs()) {
+    if (in == target) return nullptr;
+  }
+  return target;
+}
+
 namespace {
 
 // Update values written over their state: value -> the state's name.
@@ -120,13 +140,14 @@ std::unordered_map<const Value*, std::string> UpdatesInPlace(const Graph& graph,
   for (int i = 0; i < static_cast<int>(order.size()); ++i) position[order[i]->id()] = i;
   std::unordered_map<const Value*, std::string> result;
   std::vector<const Value*> outputs(graph.outputs().begin(), graph.outputs().end());
+  const std::vector<const Value*> targets = UpdateTargetsById(graph);
   for (const Graph::StateUpdate& u : graph.updates()) {
     const Node* n = u.value->producer();
     if (n == nullptr || std::find(outputs.begin(), outputs.end(), u.value) != outputs.end()) {
       continue;
     }
+    if (InPlaceUpdateTarget(*n, u.value->producer_output(), targets) != u.target) continue;
     const int k = InPlaceUpdateOperand(*n, u.value->producer_output());
-    if (k < 0 || n->input(k) != u.target) continue;
     bool last_reader = true;
     for (const Use& use : u.target->uses()) {
       if (use.node == n) {
@@ -156,10 +177,16 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
   std::iota(group.begin(), group.end(), 0);
   std::vector<int> alias_of(live.size(), -1);
   std::vector<bool> overwritten(live.size(), false);
+  const std::unordered_map<const Value*, std::string> in_place_updates =
+      UpdatesInPlace(graph, order);
   for (int pos = 0; pos < num_nodes; ++pos) {
     const Node& n = *order[pos];
     std::vector<int> operands = InPlaceOperands(n);
-    if (operands.empty() || live_index(n.output(0)) < 0) continue;
+    // An update written over its state is in its state's bytes, not in an operand's.
+    if (operands.empty() || live_index(n.output(0)) < 0 ||
+        in_place_updates.count(n.output(0)) > 0) {
+      continue;
+    }
     const int y = live_index(n.output(0));
     if (live[y].bytes == 0) continue;
     const bool view = IsView(n);  // the same bytes under other dims: no dims to match
@@ -182,8 +209,6 @@ StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph) {
   // One buffer per chain, spanning its members' live ranges.
   std::vector<Buffer> buffers;
   std::vector<int> buffer_of(live.size(), -1);
-  const std::unordered_map<const Value*, std::string> in_place_updates =
-      UpdatesInPlace(graph, order);
   for (int i = 0; i < static_cast<int>(live.size()); ++i) {
     if (group[i] == i) {
       buffer_of[i] = static_cast<int>(buffers.size());

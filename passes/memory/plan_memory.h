@@ -28,7 +28,8 @@
 //
 // State updates in place: a value that is the new value of a parameter or state
 // (Graph::updates), produced by an optimizer op that may overwrite that operand
-// (InPlaceUpdateOperand) at the last node reading it, takes no arena bytes: its entry has
+// (InPlaceUpdateOperand), or by a node that writes it without reading it (InPlaceUpdateTarget),
+// at the last node reading it, takes no arena bytes: its entry has
 // alias_of = the parameter or state (a persistent value), and `lower` binds it to the same
 // persistent bytes, so the update costs no copy and no arena space.
 //
@@ -54,6 +55,20 @@ bool IsView(const Node& node);
 // operand it is the new value of, whose kernel reads element i of it before writing element i;
 // -1 for every other op and output.
 int InPlaceUpdateOperand(const Node& node, int output);
+
+// The target of each update value (Graph::updates), by Value::id(); null for other values.
+std::vector<const Value*> UpdateTargetsById(const Graph& graph);
+
+// The parameter or state whose bytes output `output` of `node` may be written over, given the
+// update targets by value id (UpdateTargetsById): the operand that output replaces
+// (InPlaceUpdateOperand), or the target of an update value that nothing reads, made by a node
+// that is not a view and does not read that target (the low-precision working copy's Cast after
+// the optimizer, insert_casts.cc; the optimizer's own working-copy output): such a kernel writes
+// the target without reading it. Null for every other output. Either way the write is in place
+// only once every other reader of the target has run (schedule orders them first where it can;
+// plan-memory checks it).
+const Value* InPlaceUpdateTarget(const Node& node, int output,
+                                 const std::vector<const Value*>& update_targets);
 
 // The plan for the graph's current node order.
 StatusOr<MemoryPlan> ComputeMemoryPlan(const Graph& graph);

@@ -100,6 +100,7 @@ StatusOr<ScheduleGraph> ReadScheduleGraph(const Graph& graph, const std::vector<
   std::vector<int> reads_counted(values.size(), 0);
   s.num_predecessors.assign(s.num_nodes, 0);
   int last_ordered = -1;
+  const std::vector<const Value*> update_targets = UpdateTargetsById(graph);
   std::vector<int> producers;  // of one node, sorted and unique: an operand used twice is one
   std::vector<int> reads;      // slots of one node's arena operands, one per read
   auto has_producer = [&](int p) {
@@ -127,13 +128,13 @@ StatusOr<ScheduleGraph> ReadScheduleGraph(const Graph& graph, const std::vector<
     std::sort(producers.begin(), producers.end());
     producers.erase(std::unique(producers.begin(), producers.end()), producers.end());
     for (int p : producers) add_edge(p, i);
-    // An update written in place (plan_memory.h: InPlaceUpdateOperand) must come after every
+    // An update written in place (plan_memory.h: InPlaceUpdateTarget) must come after every
     // other reader of the value it overwrites; readers later in the original order are left
     // alone (plan-memory then copies instead of writing in place).
     for (int out = 0; out < n.num_outputs(); ++out) {
-      const int k = InPlaceUpdateOperand(n, out);
-      if (k < 0 || n.input(k) == nullptr) continue;
-      for (const Use& u : n.input(k)->uses()) {
+      const Value* target = InPlaceUpdateTarget(n, out, update_targets);
+      if (target == nullptr) continue;
+      for (const Use& u : target->uses()) {
         const int at = u.node->id() < graph.node_id_bound() ? index[u.node->id()] : -1;
         if (at >= 0 && at < i && !has_producer(at)) {
           producers.insert(std::lower_bound(producers.begin(), producers.end(), at), at);

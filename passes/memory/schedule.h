@@ -5,7 +5,7 @@
 // - nodes whose relative order is observable keep it: nodes without results (they exist for an
 //   effect), random ops (the order of draws), collectives and ops of other domains
 //   (ai.onnx.preview.training); a800c's own ops (gradients, optimizer updates) are pure;
-// - a state update that plan-memory may write in place (InPlaceUpdateOperand) comes after every
+// - a state update that plan-memory may write in place (InPlaceUpdateTarget) comes after every
 //   other reader of the state it overwrites;
 // - the peak live bytes of the new order (liveness.h: the largest sum of aligned sizes of arena
 //   values live at one position) is never above the original order's: the pass computes both
