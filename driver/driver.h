@@ -105,8 +105,8 @@ struct CompileOptions {
   // and the precision flags (--precision, --fp32-ops, ...; nullopt: fp32). Compile validates it
   // once (ValidateCompileConfig) and hands it to every pass and to lowering.
   CompileConfig config;
-  // false (--no-fuse): FusingPasses() (fold-batchnorm, fuse) are left out of whichever pass list
-  // runs.
+  // false (--no-fuse): FusingPasses() (fold-batchnorm, fuse, fuse-optimizer) are left out of
+  // whichever pass list runs.
   bool fuse = true;
   // --target: "any" (default: a plan every backend runs), "cpu", "sm_80" or "sm_90"; recorded in
   // the plan, which a800c-run then runs only on a matching backend.

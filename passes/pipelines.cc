@@ -10,7 +10,7 @@ const std::vector<PipelineInfo>& Pipelines() {
        "what `a800c MODEL --emit=ir|onnx` runs",
        {"shape-inference", "expand-gradient", "canonicalize", "fold-batchnorm", "fuse-gelu",
         "build-training", "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
-        "loss-scaling", "fuse", "bucket-gradients"}},
+        "loss-scaling", "fuse", "bucket-gradients", "fuse-optimizer"}},
       {"cleanup",
        "the cleanup passes one by one",
        {"shape-inference", "canonicalize", "cse", "dce"}},
@@ -18,7 +18,7 @@ const std::vector<PipelineInfo>& Pipelines() {
        "what `a800c MODEL --emit=plan` runs before lowering",
        {"shape-inference", "expand-gradient", "canonicalize", "fold-batchnorm", "fuse-gelu",
         "build-training", "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
-        "loss-scaling", "fuse", "bucket-gradients", "schedule", "plan-memory"}},
+        "loss-scaling", "fuse", "bucket-gradients", "fuse-optimizer", "schedule", "plan-memory"}},
   };
   return kPipelines;
 }
@@ -35,7 +35,7 @@ StatusOr<std::vector<std::string>> PipelinePasses(const std::string& name) {
 const std::vector<std::string>& DefaultCompilePipeline() { return Pipelines().front().passes; }
 
 const std::vector<std::string>& FusingPasses() {
-  static const std::vector<std::string> kPasses = {"fold-batchnorm", "fuse"};
+  static const std::vector<std::string> kPasses = {"fold-batchnorm", "fuse", "fuse-optimizer"};
   return kPasses;
 }
 

@@ -24,7 +24,8 @@ const std::vector<PipelineInfo>& Pipelines();
 StatusOr<std::vector<std::string>> PipelinePasses(const std::string& name);
 // The passes `a800c MODEL` runs when --passes is not given.
 const std::vector<std::string>& DefaultCompilePipeline();
-// The passes that merge ONNX nodes into fewer kernels (`fold-batchnorm`, `fuse`): --no-fuse
+// The passes that merge ONNX nodes into fewer kernels (`fold-batchnorm`, `fuse`,
+// `fuse-optimizer`): --no-fuse
 // leaves them out (one kernel per node), and so does --emit=onnx (the model's own ops).
 const std::vector<std::string>& FusingPasses();
 

@@ -17,6 +17,7 @@
 #include "passes/fusion/fold_batchnorm.h"
 #include "passes/fusion/fuse.h"
 #include "passes/fusion/fuse_gelu.h"
+#include "passes/fusion/fuse_optimizer.h"
 #include "passes/memory/plan_memory.h"
 #include "passes/memory/schedule.h"
 #include "passes/mixed_precision/assign_precision.h"

@@ -89,8 +89,9 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   bool no_fuse = false;
   app.add_flag("--no-fuse", no_fuse,
-               "Leave out the `fuse` and `fold-batchnorm` passes: one kernel per node, no GEMM "
-               "epilogues, fused elementwise chains nor BatchNorm folded into a Conv");
+               "Leave out the `fuse`, `fold-batchnorm` and `fuse-optimizer` passes: one kernel "
+               "per node, no GEMM epilogues, fused elementwise chains, BatchNorm folded into a "
+               "Conv, nor unscale and working copies folded into the optimizer");
   app.add_flag("--verify-each", pipeline.verify_each, "Run the IR verifier after every pass");
   app.add_flag("--list-passes", list_passes, "List the passes and pipelines, then exit");
   app.add_flag("--list-ops", list_ops, "List the supported ops, then exit");

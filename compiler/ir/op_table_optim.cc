@@ -9,11 +9,17 @@
 // - a8.GlobalNormSq(g_1, ..., g_n) -> f32[]: the sum of squares of every element.
 // - a8.GradAccumulate(acc, g, step i64[]) -> acc_next: a sum restarted every `accumulate` steps.
 // - a8.SgdUpdate(param, grad, ctl [, momentum_buf]) -> (param_next [, momentum_buf_next]) and
-//   a8.AdamUpdate(param, grad, ctl, m, v) -> (param_next, m_next, v_next): PyTorch's SGD (momentum,
-//   dampening, Nesterov, weight decay) and Adam/AdamW.
+//   a8.AdamUpdate(param, grad, ctl, m, v [, scale f32[]]) -> (param_next, m_next, v_next [,
+//   copy_next]): PyTorch's SGD (momentum, dampening, Nesterov, weight decay) and Adam/AdamW. Adam's
+//   scale, when present, is the loss scale: the gradient is unscaled first as
+//   a8.UnscaleCheckFinite would have stored it; copy_next, present when the attribute copy_to is
+//   an ONNX element type (10 f16, 16 bf16; 0: none), is param_next rounded to it, the working copy
+//   of an f32 parameter (both folded in by fuse-optimizer, passes/fusion/fuse_optimizer.h).
 // - a8.UnscaleCheckFinite(scale f32[], g_1, ..., g_n) -> (g_1' f32, ..., g_n' f32, found_inf
 //   f32[]): the gradients times 1/scale, and whether any element was Inf/NaN (dynamic loss
 //   scaling, passes/mixed_precision/loss_scaling.h).
+// - a8.CheckFinite(g_1, ..., g_n) -> found_inf f32[]: the same flag alone, where every reader of
+//   the gradients unscales them itself (fuse-optimizer).
 // - a8.UpdateScale(scale f32[], tracker i32[], found_inf f32[], step i64[]) -> (scale_next,
 //   tracker_next): PyTorch's _amp_update_scale_ on update steps.
 #include <fmt/format.h>
@@ -136,7 +142,25 @@ Status InferAdamUpdate(const OpNode& node, std::vector<TensorType>* out) {
   const TensorType& param = node.input(0)->type();
   A8_RETURN_IF_ERROR(RequireType(node, 3, "m", param));
   A8_RETURN_IF_ERROR(RequireType(node, 4, "v", param));
-  return SetOutputs(node, out, {param, param, param});
+  if (node.has_input(5)) A8_RETURN_IF_ERROR(RequireType(node, 5, "scale", kF32Scalar));
+  std::vector<TensorType> types = {param, param, param};
+  const int64_t copy_to = node.GetInt("copy_to", 0);
+  if (copy_to != 0) {
+    StatusOr<DType> copy = DTypeFromOnnx(static_cast<int>(copy_to));
+    if (!copy.ok() || (*copy != DType::kF16 && *copy != DType::kBF16) ||
+        param.dtype != DType::kF32) {
+      return InvalidInput(
+          "{}: attribute 'copy_to' {}: the working copy is f16 (10) or bf16 (16) of an f32 "
+          "parameter, here {}",
+          node.Where(), copy_to, param.ToString());
+    }
+    types.push_back(TensorType{*copy, param.dims});
+  }
+  if (node.num_outputs() != static_cast<int>(types.size())) {
+    return InvalidInput("{}: has {} outputs; expected {} (copy_to {})", node.Where(),
+                        node.num_outputs(), types.size(), copy_to);
+  }
+  return SetOutputs(node, out, std::move(types));
 }
 
 Status InferUnscaleCheckFinite(const OpNode& node, std::vector<TensorType>* out) {
@@ -234,12 +258,14 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
                  "momentum_buf_next])"));
   const cpu::AdamParams adam;  // its attribute defaults: the kernel's (train_defaults.h)
   ops->push_back(
-      InternalOp("AdamUpdate", {5, 5, 3, 3},
+      InternalOp("AdamUpdate", {5, 6, 3, 4},
                  {Opt("beta1", adam.beta1), Opt("beta2", adam.beta2), Opt("eps", adam.eps),
-                  Opt("weight_decay", adam.weight_decay), Opt("decoupled", 0)},
+                  Opt("weight_decay", adam.weight_decay), Opt("decoupled", 0),
+                  Opt("copy_to", int64_t{0})},
                  InferAdamUpdate,
-                 "PyTorch Adam/AdamW: (param, grad, ctl, m, v) -> (param_next, m_next, "
-                 "v_next)"));
+                 "PyTorch Adam/AdamW: (param, grad, ctl, m, v[, scale]) -> (param_next, m_next, "
+                 "v_next[, copy_next]); scale: the gradient is unscaled first; copy_to: "
+                 "copy_next is param_next as that type"));
   ops->push_back(
       InternalOp("AllReduceStart", {1, kMany, 1, 1},
                  {Req("bucket", AttrKind::kInt), Opt("dtype", "f32"), Opt("every", int64_t{1})},
@@ -257,6 +283,10 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
   ops->push_back(InternalOp("UnscaleCheckFinite", {2, kMany, 2, kMany}, {}, InferUnscaleCheckFinite,
                             "(scale, g_1..g_n) -> (g_1 / scale..g_n / scale as f32, found_inf: 1 "
                             "when any element is Inf/NaN)"));
+  // Its rule is GlobalNormSq's: float inputs of one dtype, one f32 scalar out.
+  ops->push_back(InternalOp("CheckFinite", kVariadic, {}, InferGlobalNormSq,
+                            "(g_1..g_n) -> found_inf: 1 when any element is Inf/NaN (the "
+                            "updates unscale the gradients themselves)"));
   const cpu::UpdateScaleParams scaler;  // its attribute defaults: the kernel's (optim_math.h)
   ops->push_back(InternalOp(
       "UpdateScale", {4, 4, 2, 2},

@@ -12,9 +12,12 @@ void AddOptimizerKernelRows(std::vector<Row>* rows) {
   rows->push_back({"a8.GlobalNormSq", "T*", "f32", {{'T', kFloat}}});
   rows->push_back({"a8.GradAccumulate", "P,G,i64", "P", {{'P', kFloat}, {'G', kFloat}}});
   rows->push_back({"a8.SgdUpdate", "P,G,f32,P?", "P,P?", {{'P', kFloat}, {'G', kFloat}}});
-  rows->push_back({"a8.AdamUpdate", "P,G,f32,P,P", "P,P,P", {{'P', kFloat}, {'G', kFloat}}});
+  // The optional scale and working copy L (f16/bf16 of an f32 P; the shape rule checks P).
+  rows->push_back({"a8.AdamUpdate", "P,G,f32,P,P,f32?", "P,P,P,L?",
+                   {{'P', kFloat}, {'G', kFloat}, {'L', {DType::kF16, DType::kBF16}}}});
   // Loss scaling: gradients of one float type in, FP32 master gradients and found_inf out.
   rows->push_back({"a8.UnscaleCheckFinite", "f32,G*", "f32*", {{'G', kFloat}}});
+  rows->push_back({"a8.CheckFinite", "G*", "f32", {{'G', kFloat}}});
   rows->push_back({"a8.AllReduceStart", "G*", "f32", {{'G', kFloat}}});
   rows->push_back({"a8.AllReduceWait", "f32,G", "G", {{'G', kFloat}}});
   rows->push_back({"a8.UpdateScale", "f32,i32,f32,i64", "f32,i32", {}});

@@ -101,6 +101,15 @@ A8_HD float InverseScale(float scale) {
   return static_cast<float>(1.0 / static_cast<double>(scale));
 }
 
+// A scaled gradient element as a8.UnscaleCheckFinite stores it: float(g * inv) in the gradient's
+// compute type C (float; double for an f64 gradient), inv = InverseScale(scale). a8.AdamUpdate
+// with a scale input (the unscale folded into the update, passes/fusion/fuse_optimizer.h)
+// multiplies its gradient by this first, so it gives the unfused bits.
+template <typename C>
+A8_HD float UnscaleElement(C g, float inv) {
+  return static_cast<float>(g * static_cast<C>(inv));
+}
+
 struct UpdateScaleParams {
   float growth_factor = defaults::kGrowthFactor;
   float backoff_factor = defaults::kBackoffFactor;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/optim_fast.h"
 #include "kernels/cpu/parallel.h"
@@ -19,6 +20,18 @@ constexpr int64_t kUpdateCost = 8;
 // A not-applied update: the outputs keep the inputs' bytes (nothing to do when in place).
 void KeepBytes(const void* in, void* out, int64_t n, DType dtype) {
   if (in != out && n > 0) std::memmove(out, in, static_cast<size_t>(n) * ElemSize(dtype));
+}
+
+// Elements [b, e) of a8.AdamUpdate's working copy from the stored f32 parameter, rounded as the
+// reference Cast rounds (one element at a time through float16.h).
+void StoreWorkingCopy(const AdamExtras& extras, const float* x, int64_t b, int64_t e) {
+  for (int64_t i = b; i < e; ++i) {
+    if (extras.copy_dtype == DType::kF16) {
+      static_cast<Half*>(extras.copy)[i] = Store<Half>(x[i]);
+    } else {
+      static_cast<BFloat16*>(extras.copy)[i] = Store<BFloat16>(x[i]);
+    }
+  }
 }
 
 Status CheckUpdateArgs(const char* op, int64_t n, const float* ctl) {
@@ -167,12 +180,28 @@ Status SgdUpdate(const SgdParams& p, DType param_dtype, DType grad_dtype, int64_
 
 Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int64_t n,
                   const float* ctl, const void* param, const void* grad, const void* m,
-                  const void* v, void* param_next, void* m_next, void* v_next) {
+                  const void* v, void* param_next, void* m_next, void* v_next,
+                  const AdamExtras& extras) {
   A8_RETURN_IF_ERROR(CheckUpdateArgs("a8.AdamUpdate", n, ctl));
-  if (ctl[kCtlApplied] == 0.0f) {
+  if (extras.copy != nullptr && (param_dtype != DType::kF32 ||
+                                 (extras.copy_dtype != DType::kF16 &&
+                                  extras.copy_dtype != DType::kBF16))) {
+    return InvalidInput("a8.AdamUpdate: a working copy of {} is {} (f16 or bf16 of f32 expected)",
+                        ElemName(param_dtype), ElemName(extras.copy_dtype));
+  }
+  const bool applied = ctl[kCtlApplied] != 0.0f;
+  if (!applied) {
     KeepBytes(param, param_next, n, param_dtype);
     KeepBytes(m, m_next, n, param_dtype);
     KeepBytes(v, v_next, n, param_dtype);
+    if (extras.copy != nullptr) {
+      const auto* x = static_cast<const float*>(param_next);
+      if (CurrentKernelMode() == KernelMode::kFast) {
+        NarrowFromF32(extras.copy_dtype, x, n, extras.copy);
+      } else {
+        ParallelFor(n, 1, [&](int64_t b, int64_t e) { StoreWorkingCopy(extras, x, b, e); });
+      }
+    }
     return Status::Ok();
   }
   const double t = ctl[kCtlUpdates];
@@ -182,6 +211,7 @@ Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int6
   const double lr = ctl[kCtlLr];
   const double bc1 = 1.0 - std::pow(static_cast<double>(p.beta1), t);
   const double bc2 = 1.0 - std::pow(static_cast<double>(p.beta2), t);
+  const float inv = extras.scale != nullptr ? InverseScale(*extras.scale) : 1.0f;
   return DispatchParamGrad(param_dtype, grad_dtype, "a8.AdamUpdate", [&](auto p_tag, auto g_tag) {
     using P = A8_TAG_TYPE(p_tag);
     using G = A8_TAG_TYPE(g_tag);
@@ -205,16 +235,24 @@ Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int6
     P* v_out = static_cast<P*>(v_next);
     if constexpr (std::is_same_v<P, float>) {
       if (CurrentKernelMode() == KernelMode::kFast &&
-          internal::AdamUpdateF32Fast(s, grad_dtype, n, x, grad, mp, vp, x_out, m_out, v_out))
+          internal::AdamUpdateF32Fast(s, grad_dtype, n, x, grad, mp, vp, x_out, m_out, v_out,
+                                      extras.scale != nullptr ? &inv : nullptr, extras.copy_dtype,
+                                      extras.copy))
         return Status::Ok();
     }
+    const bool unscale = extras.scale != nullptr;
     ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
         C xi = Load(x[i]), mi = Load(mp[i]), vi = Load(vp[i]);
-        AdamElement<C>(s, static_cast<C>(Load(gr[i])), &xi, &mi, &vi);
+        const C gi = unscale ? static_cast<C>(UnscaleElement(Load(gr[i]), inv))
+                             : static_cast<C>(Load(gr[i]));
+        AdamElement<C>(s, gi, &xi, &mi, &vi);
         x_out[i] = Store<P>(xi);
         m_out[i] = Store<P>(mi);
         v_out[i] = Store<P>(vi);
+      }
+      if constexpr (std::is_same_v<P, float>) {
+        if (extras.copy != nullptr) StoreWorkingCopy(extras, x_out, b, e);
       }
     });
     return Status::Ok();

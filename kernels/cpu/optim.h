@@ -49,7 +49,8 @@ Status GradAccumulate(DType acc_dtype, DType g_dtype, int64_t n, int64_t accumul
 
 // a8.UnscaleCheckFinite: out[t][i] = float(g[t][i]) * InverseScale(scale) for every tensor t
 // (dtypes[t] any float type, counts[t] elements; outputs f32, possibly in place over an f32 g),
-// and *found_inf = 1 when any element of any g is Inf or NaN, else 0.
+// and *found_inf = 1 when any element of any g is Inf or NaN, else 0. With `outs` empty it only
+// checks (a8.CheckFinite: the updates that read these gradients unscale them themselves).
 Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
                           const std::vector<int64_t>& counts, const std::vector<const void*>& grads,
                           const std::vector<float*>& outs, float* found_inf);
@@ -67,10 +68,21 @@ Status SgdUpdate(const SgdParams& p, DType param_dtype, DType grad_dtype, int64_
                  const float* ctl, const void* param, const void* grad, const void* buf,
                  void* param_next, void* buf_next);
 
+// What a8.AdamUpdate folds in besides the update (passes/fusion/fuse_optimizer.h): the loss
+// scale, whose inverse multiplies each gradient element first exactly as a8.UnscaleCheckFinite
+// stores it (UnscaleElement), and the working copy, param_next rounded to f16 or bf16 as a Cast
+// would (an f32 parameter only; written on a skipped step too, from the unchanged parameter).
+struct AdamExtras {
+  const float* scale = nullptr;  // null: the gradient is unscaled already
+  DType copy_dtype = DType::kF16;
+  void* copy = nullptr;  // null: no working copy
+};
+
 // param/m/v (param_dtype), grad (grad_dtype), n elements each.
 Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int64_t n,
                   const float* ctl, const void* param, const void* grad, const void* m,
-                  const void* v, void* param_next, void* m_next, void* v_next);
+                  const void* v, void* param_next, void* m_next, void* v_next,
+                  const AdamExtras& extras = {});
 
 // ---- ONNX ai.onnx.preview.training optimizers (formulas of the ONNX spec), one tensor each;
 // their attributes: kernels/common/onnx_optim_params.h

@@ -63,13 +63,21 @@ void AdamBlock(const AdamStep<float>& s, int64_t len, const float* g, float* x, 
   }
 }
 
+// Unscales a block of gradients in place: g * inv, one float multiply each (UnscaleElement).
+__attribute__((target_clones("avx512f", "arch=x86-64-v3", "default"))) void UnscaleBlock(
+    float inv, int64_t len, float* g) {
+  for (int64_t i = 0; i < len; ++i) g[i] = g[i] * inv;
+}
+
 template <typename G>
 void AdamRange(const AdamStep<float>& s, int64_t b, int64_t e, const float* param, const G* grad,
-               const float* m, const float* v, float* param_next, float* m_next, float* v_next) {
+               const float* m, const float* v, float* param_next, float* m_next, float* v_next,
+               const float* inv, DType copy_dtype, void* copy) {
   float gb[kF32Block], xb[kF32Block], mb[kF32Block], vb[kF32Block];
   ForEachF32Block(b, e, [&](int64_t i, int64_t len) {
     const size_t bytes = static_cast<size_t>(len) * sizeof(float);
     ToF32(grad + i, gb, len);
+    if (inv != nullptr) UnscaleBlock(*inv, len, gb);
     std::memcpy(xb, param + i, bytes);
     std::memcpy(mb, m + i, bytes);
     std::memcpy(vb, v + i, bytes);
@@ -77,6 +85,12 @@ void AdamRange(const AdamStep<float>& s, int64_t b, int64_t e, const float* para
     std::memcpy(param_next + i, xb, bytes);
     std::memcpy(m_next + i, mb, bytes);
     std::memcpy(v_next + i, vb, bytes);
+    if (copy == nullptr) return;
+    if (copy_dtype == DType::kF16) {
+      FromF32(xb, static_cast<Half*>(copy) + i, len);
+    } else {
+      FromF32(xb, static_cast<BFloat16*>(copy) + i, len);
+    }
   });
 }
 
@@ -84,12 +98,13 @@ void AdamRange(const AdamStep<float>& s, int64_t b, int64_t e, const float* para
 
 bool AdamUpdateF32Fast(const AdamStep<float>& s, DType grad_dtype, int64_t n, const float* param,
                        const void* grad, const float* m, const float* v, float* param_next,
-                       float* m_next, float* v_next) {
+                       float* m_next, float* v_next, const float* inv, DType copy_dtype,
+                       void* copy) {
   return VisitF32OrHalfType(grad_dtype, [&](auto tag) {
     using G = decltype(tag);
     const G* g = static_cast<const G*>(grad);
     ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
-      AdamRange(s, b, e, param, g, m, v, param_next, m_next, v_next);
+      AdamRange(s, b, e, param, g, m, v, param_next, m_next, v_next, inv, copy_dtype, copy);
     });
   });
 }

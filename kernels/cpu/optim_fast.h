@@ -19,9 +19,13 @@
 namespace a8::cpu::internal {
 
 // AdamElement over n elements: param, m, v and their next values f32 (the outputs may be the
-// inputs), grad of `grad_dtype` (f32, f16 or bf16). False (nothing done) for another grad dtype.
+// inputs), grad of `grad_dtype` (f32, f16 or bf16). With `inv` (a8.AdamUpdate's scale input,
+// optim.h AdamExtras), each gradient element is first unscaled as UnscaleElement does; with
+// `copy`, param_next is also rounded into it (copy_dtype f16 or bf16, as the fast Cast rounds).
+// False (nothing done) for another grad dtype.
 bool AdamUpdateF32Fast(const AdamStep<float>& s, DType grad_dtype, int64_t n, const float* param,
                        const void* grad, const float* m, const float* v, float* param_next,
-                       float* m_next, float* v_next);
+                       float* m_next, float* v_next, const float* inv = nullptr,
+                       DType copy_dtype = DType::kF16, void* copy = nullptr);
 
 }  // namespace a8::cpu::internal

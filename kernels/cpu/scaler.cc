@@ -23,6 +23,7 @@ constexpr int64_t kUnscaleChunk = int64_t{1} << 14;
 // be `g` (an f32 gradient unscaled in place): each vector is loaded before its store. Vectorised
 // by hand because the compiler left the scalar loop scalar (an exact alias of `out` and `g` fails
 // its overlap check): the amp BERT-base-width encoder's 28 M gradients took 46 ms.
+// With `out` null it only checks (a8.CheckFinite).
 template <typename T>
 __attribute__((target("avx2,f16c"))) int64_t UnscaleAvx2(const T* g, float* out, int64_t n,
                                                          float inv, bool* inf) {
@@ -40,7 +41,7 @@ __attribute__((target("avx2,f16c"))) int64_t UnscaleAvx2(const T* g, float* out,
     }
     const __m256i e = _mm256_and_si256(_mm256_castps_si256(v), exponent);
     bad = _mm256_or_si256(bad, _mm256_cmpeq_epi32(e, exponent));
-    _mm256_storeu_ps(out + i, _mm256_mul_ps(v, inv8));
+    if (out != nullptr) _mm256_storeu_ps(out + i, _mm256_mul_ps(v, inv8));
   }
   *inf = !_mm256_testz_si256(bad, bad);
   return i;
@@ -51,8 +52,9 @@ __attribute__((target("avx2,f16c"))) int64_t UnscaleAvx2(const T* g, float* out,
 Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
                           const std::vector<int64_t>& counts, const std::vector<const void*>& grads,
                           const std::vector<float*>& outs, float* found_inf) {
+  const bool store = !outs.empty();  // else a8.CheckFinite: check only
   if (dtypes.size() != counts.size() || dtypes.size() != grads.size() ||
-      dtypes.size() != outs.size()) {
+      (store && dtypes.size() != outs.size())) {
     return InvalidInput("a8.UnscaleCheckFinite: {} dtypes, {} counts, {} gradients and {} outputs",
                         dtypes.size(), counts.size(), grads.size(), outs.size());
   }
@@ -67,17 +69,17 @@ Status UnscaleCheckFinite(float scale, const std::vector<DType>& dtypes,
         using C = Compute<T>;  // float, or double for f64 gradients
         const C inv = static_cast<C>(inv_scale);
         const T* g = static_cast<const T*>(grads[t]);
-        float* out = outs[t];
+        float* out = store ? outs[t] : nullptr;
         bool inf = false;
         int64_t i = b;
         if constexpr (!std::is_same_v<T, double>) {
-          if (avx2) i += UnscaleAvx2(g + b, out + b, e - b, inv, &inf);
+          if (avx2) i += UnscaleAvx2(g + b, out != nullptr ? out + b : nullptr, e - b, inv, &inf);
         }
         for (; i < e; ++i) {
           // Loaded before the store: `out` may be `g` (an f32 gradient unscaled in place).
           const C v = Load(g[i]);
           inf |= !std::isfinite(v);
-          out[i] = static_cast<float>(v * inv);
+          if (out != nullptr) out[i] = static_cast<float>(v * inv);
         }
         return inf ? 1 : 0;
       },

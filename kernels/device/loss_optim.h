@@ -134,14 +134,15 @@ DevStatus GradAccumulate(DevCtx& ctx, const GradAccumulateParams& p);
 // a8.UnscaleCheckFinite: out[t] = float(g[t] * float(1 / double(*scale))) for every tensor
 // (one launch each: a single multi-tensor launch is a later optimisation), *found_inf = 1 when any
 // element is Inf or NaN, else 0 (per-slot flags in scratch, reduced in two more passes).
+// a8.CheckFinite is the same launch with every `out` null (and no scale): the flag alone.
 struct UnscaleTensor {
   DType dtype = DType::kF32;
   int64_t n = 0;
   const void* g = nullptr;
-  float* out = nullptr;  // may be g (an f32 gradient unscaled in place)
+  float* out = nullptr;  // may be g (an f32 gradient unscaled in place); null: check only
 };
 struct UnscaleParams {
-  const float* scale = nullptr;
+  const float* scale = nullptr;  // read only where some `out` is set
   const UnscaleTensor* tensors = nullptr;  // host array
   int num_tensors = 0;
   float* found_inf = nullptr;
@@ -179,11 +180,15 @@ struct SgdUpdateParams : ParamUpdateOperands<cpu::SgdParams> {
 };
 DevStatus SgdUpdate(DevCtx& ctx, const SgdUpdateParams& p);
 
+// scale and copy: what fuse-optimizer folds in (cpu::AdamExtras, kernels/cpu/optim.h).
 struct AdamUpdateParams : ParamUpdateOperands<cpu::AdamParams> {
   const void* m = nullptr;
   const void* v = nullptr;
   void* m_next = nullptr;
   void* v_next = nullptr;
+  const float* scale = nullptr;  // the loss scale: the gradient is unscaled first; null: none
+  DType copy_dtype = DType::kF16;
+  void* copy = nullptr;  // param_next rounded to copy_dtype (f16/bf16 of an f32 param); null: none
 };
 DevStatus AdamUpdate(DevCtx& ctx, const AdamUpdateParams& p);
 

@@ -85,8 +85,11 @@ struct UnscaleFn {
   uint8_t* flags;
   A8_HD void operator()(int64_t j) const {
     using C = Acc<T>;
-    // 1/scale in double, stored as float (cpu::InverseScale, PyTorch's GradScaler).
-    const C inv = static_cast<C>(static_cast<float>(1.0 / static_cast<double>(*scale)));
+    // 1/scale in double, stored as float (cpu::InverseScale, PyTorch's GradScaler); a check
+    // alone (a8.CheckFinite: out null) has no scale.
+    const C inv = out != nullptr
+                      ? static_cast<C>(static_cast<float>(1.0 / static_cast<double>(*scale)))
+                      : C(1);
     bool inf = false;
     for (int64_t i = j; i < n; i += kUnscaleBatch * slots) {
       C v[kUnscaleBatch];
@@ -95,7 +98,7 @@ struct UnscaleFn {
       }
       for (int k = 0; k < kUnscaleBatch && i + k * slots < n; ++k) {
         inf |= !IsFinite(v[k]);
-        out[i + k * slots] = static_cast<float>(rn::Mul(v[k], inv));
+        if (out != nullptr) out[i + k * slots] = static_cast<float>(rn::Mul(v[k], inv));
       }
     }
     flags[j] = inf ? 1 : 0;
@@ -204,6 +207,7 @@ struct AdamFn {
       Keep(xp, x_out, i);
       Keep(mp, m_out, i);
       Keep(vp, v_out, i);
+      StoreCopy(x_out, i);
       return;
     }
     cpu::AdamStep<C> s;
@@ -217,10 +221,30 @@ struct AdamFn {
     s.step_size = static_cast<C>(sc->step_size);
     s.inv_sqrt_bc2 = static_cast<C>(sc->inv_sqrt_bc2);
     C x = Ld(xp, i), m = Ld(mp, i), v = Ld(vp, i);
-    cpu::AdamElement<C>(s, static_cast<C>(Ld(static_cast<const G*>(p.grad), i)), &x, &m, &v);
+    const Acc<G> g = Ld(static_cast<const G*>(p.grad), i);
+    // Unscaled as a8.UnscaleCheckFinite stores it (cpu::UnscaleElement), when the scale is here.
+    const C gc = p.scale != nullptr ? static_cast<C>(cpu::UnscaleElement(g, InvScale()))
+                                    : static_cast<C>(g);
+    cpu::AdamElement<C>(s, gc, &x, &m, &v);
     St(x_out, i, x);
     St(m_out, i, m);
     St(v_out, i, v);
+    StoreCopy(x_out, i);
+  }
+  A8_HD float InvScale() const {
+    return static_cast<float>(1.0 / static_cast<double>(*p.scale));  // cpu::InverseScale
+  }
+  // The working copy: the stored f32 parameter rounded to f16/bf16 as a Cast rounds it.
+  template <typename Q>
+  A8_HD void StoreCopy(const Q* x, int64_t i) const {
+    if constexpr (std::is_same_v<Q, float>) {
+      if (p.copy == nullptr) return;
+      if (p.copy_dtype == DType::kF16) {
+        St(static_cast<Half*>(p.copy), i, x[i]);
+      } else {
+        St(static_cast<BF16*>(p.copy), i, x[i]);
+      }
+    }
   }
 };
 

@@ -246,6 +246,16 @@ StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(3), param, "m"));
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
   for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
+  if (a.has_in(5)) A8_RETURN_IF_ERROR(RequireScalar(a, 5, DType::kF32, "scale"));
+  if (a.num_outputs() > 3 && a.out(3).present) {
+    const TensorArg& copy = a.out(3);
+    A8_RETURN_IF_ERROR(RequireSameCount(a, copy, param, "copy_next"));
+    if (param.dtype != DType::kF32 || (copy.dtype != DType::kF16 && copy.dtype != DType::kBF16)) {
+      return InvalidInput("a8.AdamUpdate: the working copy copy_next is {} of a {} parameter "
+                          "(f16 or bf16 of f32 expected)",
+                          DTypeName(copy.dtype), DTypeName(param.dtype));
+    }
+  }
   using P = cpu::AdamParams;
   P p;  // its members hold the defaults (kernels/common/train_defaults.h)
   DecodeAttrs<P>(a,
@@ -352,13 +362,14 @@ StatusOr<int> UnscaleCheckFiniteOperands(const KernelArgs& a) {
   return n;
 }
 
-StatusOr<TensorList> GlobalNormSqOperands(const KernelArgs& a) {
+StatusOr<TensorList> FloatsToScalarOperands(const KernelArgs& a) {
+  const std::string& op = a.kernel().op();
   TensorList l;
   for (int i = 0; i < a.num_inputs(); ++i) {
     const TensorArg& t = a.in(i);
-    if (!t.present) return InvalidInput("a8.GlobalNormSq: input {} is missing", i);
+    if (!t.present) return InvalidInput("{}: input {} is missing", op, i);
     if (!IsFloat(t.dtype)) {
-      return Unsupported("a8.GlobalNormSq: input {} has dtype {} (a float type expected)", i,
+      return Unsupported("{}: input {} has dtype {} (a float type expected)", op, i,
                          DTypeName(t.dtype));
     }
     l.dtypes.push_back(t.dtype);
@@ -367,7 +378,7 @@ StatusOr<TensorList> GlobalNormSqOperands(const KernelArgs& a) {
   }
   if (a.num_outputs() != 1 || !a.out(0).present || a.out(0).dtype != DType::kF32 ||
       a.out(0).count() != 1)
-    return InvalidInput("a8.GlobalNormSq: the output must be one f32");
+    return InvalidInput("{}: the output must be one f32", op);
   return l;
 }
 

@@ -107,7 +107,8 @@ StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a);
 StatusOr<cpu::UpdateScaleParams> UpdateScaleOperands(const KernelArgs& a);
 // a8.SgdUpdate's / a8.AdamUpdate's operand checks (the control vector, input 2, is f32[kCtlSize];
 // every tensor has the parameter's size; SGD's momentum buffer comes as input 3 and output 1
-// together, and momentum needs it) and attributes.
+// together, and momentum needs it; Adam's optional scale, input 5, is an f32 scalar and its
+// optional working copy, output 3, f16 or bf16 of an f32 parameter) and attributes.
 StatusOr<cpu::SgdParams> SgdUpdateOperands(const KernelArgs& a);
 StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a);
 // Conv / ConvTranspose / a8.ConvGradFilter geometry from the operands' dims and the attributes.
@@ -133,8 +134,9 @@ struct TensorList {
   std::vector<int64_t> counts;
   std::vector<const void*> data;
 };
-// a8.GlobalNormSq(x_1..x_n) -> sum: each x present and of a float dtype, the sum one f32.
-StatusOr<TensorList> GlobalNormSqOperands(const KernelArgs& a);
+// a8.GlobalNormSq(x_1..x_n) -> sum and a8.CheckFinite(x_1..x_n) -> found_inf: each x present
+// and of a float dtype, the result one f32.
+StatusOr<TensorList> FloatsToScalarOperands(const KernelArgs& a);
 // a8.ConvGradFilter(dY, X){kernel_shape, strides, dilations, pads, group}: the forward's
 // ConvParams (X of rank >= 3), with dY checked against the convolution's output dims.
 StatusOr<ConvParams> ConvGradFilterParams(const KernelArgs& a);

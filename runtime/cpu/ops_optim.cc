@@ -26,7 +26,7 @@ Status RunTrainControl(const KernelArgs& a) {
 }
 
 Status RunGlobalNormSq(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(const TensorList l, GlobalNormSqOperands(a));
+  A8_ASSIGN_OR_RETURN(const TensorList l, FloatsToScalarOperands(a));
   return cpu::GlobalNormSq(l.dtypes, l.counts, l.data, reinterpret_cast<float*>(a.out(0).data));
 }
 
@@ -52,9 +52,16 @@ Status RunSgdUpdate(const KernelArgs& a) {
 Status RunAdamUpdate(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(cpu::AdamParams p, AdamUpdateOperands(a));
   const TensorArg& param = a.in(0);
+  cpu::AdamExtras extras;
+  if (a.has_in(5)) extras.scale = reinterpret_cast<const float*>(a.in(5).data);
+  if (a.num_outputs() > 3 && a.out(3).present) {
+    extras.copy_dtype = a.out(3).dtype;
+    extras.copy = a.out(3).data;
+  }
   return cpu::AdamUpdate(p, param.dtype, a.in(1).dtype, param.count(),
                          reinterpret_cast<const float*>(a.in(2).data), param.data, a.in(1).data,
-                         a.in(3).data, a.in(4).data, a.out(0).data, a.out(1).data, a.out(2).data);
+                         a.in(3).data, a.in(4).data, a.out(0).data, a.out(1).data, a.out(2).data,
+                         extras);
 }
 
 // ---- loss scaling
@@ -73,6 +80,12 @@ Status RunUnscaleCheckFinite(const KernelArgs& a) {
   }
   return cpu::UnscaleCheckFinite(*reinterpret_cast<const float*>(a.in(0).data), dtypes, counts,
                                  grads, outs, reinterpret_cast<float*>(a.out(n).data));
+}
+
+Status RunCheckFinite(const KernelArgs& a) {
+  A8_ASSIGN_OR_RETURN(const TensorList l, FloatsToScalarOperands(a));
+  return cpu::UnscaleCheckFinite(1.0f, l.dtypes, l.counts, l.data, {},
+                                 reinterpret_cast<float*>(a.out(0).data));
 }
 
 Status RunUpdateScale(const KernelArgs& a) {
@@ -147,9 +160,11 @@ std::vector<CpuKernelEntry> OptimizerKernels() {
       {"a8.GlobalNormSq", kFloatTypes, 0, RunGlobalNormSq, "sum in double; out: f32"},
       {"a8.GradAccumulate", kFloatTypes, 0, RunGradAccumulate, "g: any float"},
       {"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate, "grad: any float; in place ok"},
-      {"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate, "grad: any float; in place ok"},
+      {"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate,
+       "grad: any float; in place ok; scale: unscales the grad; copy_next: f16/bf16"},
       {"a8.UnscaleCheckFinite", kFloatTypes, 1, RunUnscaleCheckFinite,
        "scale and outputs: f32; in place ok"},
+      {"a8.CheckFinite", kFloatTypes, 0, RunCheckFinite, "found_inf: f32"},
       {"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"},
       {"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"},
       {"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"},

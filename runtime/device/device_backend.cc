@@ -218,8 +218,11 @@ Status DeviceBackend::RunEager(const std::vector<int>& kernels, const std::vecto
       return s.WithContext(fmt::format("kernel {} '{}' (node '{}')", k, kern.name(), kern.node()));
     }
   }
-  for (const Copy& c : copies)
+  for (const Copy& c : copies) {
+    // An update written in place over its state (plan-memory) is its own copy.
+    if (c.dst == c.src || c.bytes == 0) continue;
     A8_RETURN_IF_ERROR(FromDev(CopyOnDevice(c.dst, c.src, c.bytes, stream_)));
+  }
   return Status::Ok();
 }
 

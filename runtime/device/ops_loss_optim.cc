@@ -184,6 +184,11 @@ Status RunAdamUpdate(const KernelArgs& a, DevCtx& ctx) {
   p.v = a.in(4).data;
   p.m_next = a.out(1).data;
   p.v_next = a.out(2).data;
+  if (a.has_in(5)) p.scale = reinterpret_cast<const float*>(a.in(5).data);
+  if (a.num_outputs() > 3 && a.out(3).present) {
+    p.copy_dtype = a.out(3).dtype;
+    p.copy = a.out(3).data;
+  }
   return FromDev(AdamUpdate(ctx, p));
 }
 
@@ -202,6 +207,19 @@ Status RunUnscaleCheckFinite(const KernelArgs& a, DevCtx& ctx) {
   p.tensors = tensors.data();
   p.num_tensors = n;
   p.found_inf = reinterpret_cast<float*>(found.data);
+  return FromDev(UnscaleCheckFinite(ctx, p));
+}
+
+Status RunCheckFinite(const KernelArgs& a, DevCtx& ctx) {
+  A8_ASSIGN_OR_RETURN(const TensorList l, FloatsToScalarOperands(a));
+  std::vector<UnscaleTensor> tensors;
+  for (size_t i = 0; i < l.dtypes.size(); ++i) {
+    tensors.push_back({l.dtypes[i], l.counts[i], l.data[i], nullptr});  // check only
+  }
+  UnscaleParams p;
+  p.tensors = tensors.data();
+  p.num_tensors = static_cast<int>(tensors.size());
+  p.found_inf = reinterpret_cast<float*>(a.out(0).data);
   return FromDev(UnscaleCheckFinite(ctx, p));
 }
 
@@ -304,9 +322,11 @@ std::vector<DevKernelEntry> DeviceLossOptimOps() {
       {"a8.SgdUpdate", kFloatTypes, 0, RunSgdUpdate,
        "grad: any float; in place ok; skips on ctl[applied] = 0"},
       {"a8.AdamUpdate", kFloatTypes, 0, RunAdamUpdate,
-       "grad: any float; in place ok; skips on ctl[applied] = 0"},
+       "grad: any float; in place ok; skips on ctl[applied] = 0; scale: unscales the grad; "
+       "copy_next: f16/bf16"},
       {"a8.UnscaleCheckFinite", kFloatTypes, 1, RunUnscaleCheckFinite,
        "scale and outputs: f32; in place ok; one launch per tensor"},
+      {"a8.CheckFinite", kFloatTypes, 0, RunCheckFinite, "found_inf: f32; one launch per tensor"},
       {"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"},
       {"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"},
       {"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"},

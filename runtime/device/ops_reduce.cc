@@ -176,7 +176,7 @@ Status RunCumSum(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RunGlobalNormSq(const KernelArgs& a, DevCtx& ctx) {
-  A8_ASSIGN_OR_RETURN(const TensorList l, GlobalNormSqOperands(a));
+  A8_ASSIGN_OR_RETURN(const TensorList l, FloatsToScalarOperands(a));
   return FromDev(GlobalNormSq(ctx, static_cast<int>(l.dtypes.size()), l.dtypes.data(),
                               l.counts.data(), l.data.data(),
                               reinterpret_cast<float*>(a.out(0).data)));

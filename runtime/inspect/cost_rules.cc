@@ -68,7 +68,8 @@ const std::map<std::string, CostFamily, std::less<>>& FamilyTable() {
                           "a8.HardSigmoidGrad",
                           "a8.DropoutGrad",
                           "a8.GradAccumulate",
-                          "a8.UnscaleCheckFinite"});
+                          "a8.UnscaleCheckFinite",
+                          "a8.CheckFinite"});
     add(F::kCast, {"Cast", "CastLike"});
     // Pow is the one binary op that calls libm (binary_math.h has no cost column); the unary ops
     // and activation gradients are classed from unary_math.h's lists below.

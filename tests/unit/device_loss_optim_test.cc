@@ -511,6 +511,61 @@ TEST(DeviceLossOptimTest, AdamUpdateMatchesCpuAndSkipsOnTheFlag) {
   }
 }
 
+// fuse-optimizer's a8.AdamUpdate (the scale in, the f16/bf16 working copy out) and
+// a8.CheckFinite: the CPU and cuda-emu agree bit for bit, and give the unfused chain's bits
+// (UnscaleCheckFinite, the update on its f32 gradient, Cast of the new parameter), on every step,
+// the skipped one (1) included.
+TEST(DeviceLossOptimTest, FusedAdamUpdateIsTheUnfusedChain) {
+  const int64_t n = 45;
+  for (DType gt : {DType::kF32, DType::kF16, DType::kBF16}) {
+    for (DType ct : {DType::kF16, DType::kBF16}) {
+      SCOPED_TRACE(std::string("grad ") + Name(gt) + " copy " + Name(ct));
+      const ByteVec x0 = RandomBytes(DType::kF32, n, 4), m0 = RandomBytes(DType::kF32, n, 5),
+                    v0 = RandomBytes(DType::kF32, n, 6, 0.0, 1.0);
+      std::vector<Feed> feeds = UpdateFeeds();
+      for (size_t s = 0; s < feeds.size(); ++s) {
+        feeds[s]["g"] = RandomBytes(gt, n, 30 + static_cast<uint32_t>(s), -3000, 3000);
+        feeds[s]["scale"] = F32(s == 2 ? 1536.0f : 3000.0f);
+      }
+      std::vector<Feed> got[2];
+      for (int fused = 0; fused < 2; ++fused) {
+        PlanBuilder pb;
+        int x = pb.Buffer("x", DType::kF32, {n}, Role::PARAMETER, x0.data());
+        int g = pb.Buffer("g", gt, {n}, Role::INPUT);
+        int ctl = pb.Buffer("ctl", DType::kF32, {5}, Role::INPUT);
+        int m = pb.Buffer("m", DType::kF32, {n}, Role::STATE, m0.data());
+        int v = pb.Buffer("v", DType::kF32, {n}, Role::STATE, v0.data());
+        int scale = pb.Buffer("scale", DType::kF32, {}, Role::INPUT);
+        int found = pb.Buffer("found", DType::kF32, {}, Role::OUTPUT);
+        int copy = pb.Buffer("copy", ct, {n}, Role::OUTPUT);
+        plan::Kernel* k = nullptr;
+        if (fused) {
+          pb.Kernel("a8.CheckFinite", {g}, {found});
+          k = pb.Kernel("a8.AdamUpdate", {x, g, ctl, m, v, scale}, {x, m, v, copy});
+          PlanBuilder::Int(k, "copy_to", ct == DType::kF16 ? 10 : 16);
+        } else {
+          int u = pb.Buffer("u", DType::kF32, {n}, Role::OUTPUT);
+          pb.Kernel("a8.UnscaleCheckFinite", {scale, g}, {u, found});
+          k = pb.Kernel("a8.AdamUpdate", {x, u, ctl, m, v}, {x, m, v});
+          PlanBuilder::Int(pb.Kernel("Cast", {x}, {copy}), "to", ct == DType::kF16 ? 10 : 16);
+        }
+        PlanBuilder::Float(k, "weight_decay", 0.05f);
+        PlanBuilder::Int(k, "decoupled", 1);
+        got[fused] = ExpectBitExact(pb.Finish(), feeds);
+      }
+      ASSERT_EQ(got[0].size(), feeds.size());
+      ASSERT_EQ(got[1].size(), feeds.size());
+      for (size_t s = 0; s < feeds.size(); ++s) {
+        for (const char* name : {"x", "m", "v", "copy", "found"}) {
+          EXPECT_EQ(got[1][s].at(name), got[0][s].at(name)) << "step " << s << " " << name;
+        }
+      }
+      ExpectSkippedStepKeepsState(got[1], {"x", "m", "v", "copy"});
+      EXPECT_NE(got[1][0].at("x"), x0);
+    }
+  }
+}
+
 TEST(DeviceLossOptimTest, SkippedUpdateOutOfPlaceCopiesTheInputs) {
   for (DType pt : kFloatTypes) {
     SCOPED_TRACE(Name(pt));

@@ -254,13 +254,22 @@ TEST(LossScalingTest, PassPutsScaleUnscaleAndUpdateInThePlan) {
   ASSERT_NE(scale, nullptr);
   EXPECT_EQ(p.train().scale_buffer(), scale->id());
   EXPECT_NE(Find(p, "a8.growth_tracker"), nullptr);
-  int unscale = 0, update = 0;
+  // fuse-optimizer folds the unscale into the AdamW updates: one check of the scaled gradients,
+  // and every update reads its scaled gradient and the scale.
+  int check = 0, unscale = 0, update = 0, adam = 0, adam_scaled = 0;
   for (const plan::Kernel& k : p.kernels()) {
+    check += k.op() == "a8.CheckFinite";
     unscale += k.op() == "a8.UnscaleCheckFinite";
     update += k.op() == "a8.UpdateScale";
+    if (k.op() != "a8.AdamUpdate") continue;
+    ++adam;
+    adam_scaled += k.inputs_size() == 6 && k.inputs(5) == scale->id();
   }
-  EXPECT_EQ(unscale, 1);
+  EXPECT_EQ(check, 1);
+  EXPECT_EQ(unscale, 0);
   EXPECT_EQ(update, 1);
+  EXPECT_GT(adam, 0);
+  EXPECT_EQ(adam_scaled, adam);
 
   PlanFile none = CompileScaledMlp("none", 4.0f, 2);
   EXPECT_EQ(none.plan.scaler().mode(), "none");

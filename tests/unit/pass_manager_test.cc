@@ -308,7 +308,7 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
   for (const char* expected :
        {"shape-inference", "canonicalize", "dce", "cse", "expand-gradient", "fold-batchnorm",
         "fuse-gelu", "build-training", "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
-        "loss-scaling", "bucket-gradients"}) {
+        "loss-scaling", "bucket-gradients", "fuse-optimizer"}) {
     EXPECT_EQ(names.count(expected), 1u) << expected;
   }
   EXPECT_EQ(FindPass("no-such-pass"), nullptr);
@@ -319,7 +319,8 @@ TEST(PassManagerTest, RegistryHasUniqueNamedPassesAndPipelinesUseThem) {
             (std::vector<std::string>{"shape-inference", "expand-gradient", "canonicalize",
                                       "fold-batchnorm", "fuse-gelu", "build-training",
                                       "assign-precision", "pin-fp32", "insert-casts", "fold-casts",
-                                      "loss-scaling", "fuse", "bucket-gradients"}));
+                                      "loss-scaling", "fuse", "bucket-gradients",
+                                      "fuse-optimizer"}));
 }
 
 }  // namespace
