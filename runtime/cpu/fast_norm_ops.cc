@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "kernels/common/kernel_types.h"
 #include "kernels/cpu/batch_norm_fast.h"
+#include "kernels/cpu/layer_norm_fast.h"
 
 namespace a8 {
 namespace {
@@ -76,6 +78,65 @@ Status RunBatchNormGradFast(const KernelArgs& a) {
   return cpu::BatchNormGradFast(p);
 }
 
+// LayerNormalization's rows: the dims of x before and from `axis`.
+Status SetLayerNormShape(const KernelArgs& a, const TensorArg& x, DType* dtype, int64_t* outer,
+                         int64_t* inner, float* epsilon) {
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  A8_ASSIGN_OR_RETURN(const int64_t axis,
+                      NormalizeAxis(a.Int("axis", -1), rank, a.kernel().op().c_str()));
+  *dtype = x.dtype;
+  *outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + axis));
+  *inner = NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
+  *epsilon = a.Float("epsilon", 1e-5f);
+  return Status::Ok();
+}
+
+Status RunLayerNormFast(const KernelArgs& a) {
+  const TensorArg& x = a.in(0);
+  cpu::LayerNormFastArgs p;
+  A8_RETURN_IF_ERROR(SetLayerNormShape(a, x, &p.dtype, &p.outer, &p.inner, &p.epsilon));
+  p.x = x.data;
+  p.scale = InF32(a, 1);
+  p.bias = a.has_in(2) ? InF32(a, 2) : nullptr;
+  p.y = a.out(0).data;
+  p.mean = OutF32OrNull(a, 1);
+  p.inv_std_dev = OutF32OrNull(a, 2);
+  return cpu::LayerNormFast(p);
+}
+
+Status RunLayerNormGradFast(const KernelArgs& a) {
+  const TensorArg& x = a.in(1);
+  cpu::LayerNormGradFastArgs p;
+  A8_RETURN_IF_ERROR(SetLayerNormShape(a, x, &p.dtype, &p.outer, &p.inner, &p.epsilon));
+  p.dy = a.in(0).data;
+  p.x = x.data;
+  p.scale = InF32(a, 2);
+  p.mean = a.has_in(3) ? InF32(a, 3) : nullptr;
+  p.inv_std_dev = a.has_in(4) ? InF32(a, 4) : nullptr;
+  p.dx = a.has_out(0) ? a.out(0).data : nullptr;
+  p.dscale = OutF32OrNull(a, 1);
+  p.dbias = OutF32OrNull(a, 2);
+  return cpu::LayerNormGradFast(p);
+}
+
+// The normalized size of a LayerNormalization(-Grad) over x with attribute axis, or -1.
+int64_t LayerNormInner(const plan::Kernel& kern, const TensorArg& x) {
+  int64_t axis = -1;
+  for (const plan::Attribute& at : kern.attrs()) {
+    if (at.name() == "axis") axis = at.i();
+  }
+  const int64_t rank = static_cast<int64_t>(x.dims.size());
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis >= rank) return -1;
+  return NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
+}
+
+// Operand i of `side` is absent, or present, f32, with `count` elements.
+bool AbsentOrF32Of(const std::vector<TensorArg>& side, size_t i, int64_t count) {
+  if (i >= side.size() || !side[i].present) return true;
+  return side[i].dtype == DType::kF32 && side[i].count() == count;
+}
+
 }  // namespace
 
 FastKernelFn FindFastNormKernel(const plan::Kernel& kern, const std::vector<TensorArg>& in,
@@ -116,6 +177,45 @@ FastKernelFn FindFastNormKernel(const plan::Kernel& kern, const std::vector<Tens
       if (i > 2 || out[i].dtype != DType::kF32 || out[i].count() != x.dims[1]) return nullptr;
     }
     return &RunBatchNormGradFast;
+  }
+  if (kern.op() == "LayerNormalization") {
+    // X f32/f16/bf16; Scale f32 of the normalized size (no broadcast Scale or B); Y like X;
+    // Mean and InvStdDev absent or f32 of one element a row.
+    if (in.size() < 2 || in.size() > 3 || out.empty() || out.size() > 3 || !in[0].present ||
+        !in[1].present || !out[0].present)
+      return nullptr;
+    const TensorArg& x = in[0];
+    const int64_t inner = LayerNormInner(kern, x);
+    if (inner <= 0 || !IsNormData(x.dtype) || out[0].dtype != x.dtype || out[0].dims != x.dims ||
+        in[1].dtype != DType::kF32 || in[1].count() != inner)
+      return nullptr;
+    if (in.size() > 2 && in[2].present && (in[2].dtype != DType::kF32 || in[2].count() != inner))
+      return nullptr;
+    const int64_t outer = x.count() / inner;
+    for (size_t i = 1; i < out.size(); ++i)
+      if (!AbsentOrF32(out, i) || (out[i].present && out[i].count() != outer)) return nullptr;
+    return &RunLayerNormFast;
+  }
+  if (kern.op() == "a8.LayerNormalizationGrad") {
+    // dy, x (one dtype and dims), scale f32 of the normalized size, Mean and InvStdDev both
+    // absent or both f32 of one element a row; dx like x, dscale and dbias f32.
+    if (in.size() < 3 || in.size() > 5 || out.size() > 3) return nullptr;
+    for (size_t i = 0; i < 3; ++i)
+      if (!in[i].present) return nullptr;
+    const TensorArg& x = in[1];
+    const int64_t inner = LayerNormInner(kern, x);
+    if (inner <= 0 || !IsNormData(x.dtype) || in[0].dtype != x.dtype || in[0].dims != x.dims ||
+        in[2].dtype != DType::kF32 || in[2].count() != inner)
+      return nullptr;
+    const int64_t outer = x.count() / inner;
+    const bool mean = in.size() > 3 && in[3].present, inv = in.size() > 4 && in[4].present;
+    if (mean != inv || !AbsentOrF32Of(in, 3, outer) || !AbsentOrF32Of(in, 4, outer))
+      return nullptr;
+    if (!out.empty() && out[0].present && (out[0].dtype != x.dtype || out[0].dims != x.dims))
+      return nullptr;
+    for (size_t i = 1; i < out.size(); ++i)
+      if (!AbsentOrF32Of(out, i, inner)) return nullptr;
+    return &RunLayerNormGradFast;
   }
   return nullptr;
 }
