@@ -18,10 +18,12 @@
 //    unfused plan's.
 // 3. Elementwise chains -> a8.FusedElementwise: maximal trees of float elementwise nodes (Relu,
 //    Gelu, Sigmoid, Tanh, Exp, Log, Neg, Abs, Sqrt, Reciprocal, Erf, Cast between float types,
-//    Add/Sub/Mul/Div, a8.ReluGrad/GeluGrad/SigmoidGrad/TanhGrad) whose operands have the node's
-//    shape or one element, joined through values with a single use that are not graph outputs
-//    (nor state-update sources). One-element constants are folded into the program; the other
-//    inputs must share one dtype. A tree of one node stays as it is.
+//    Add/Sub/Mul/Div, Sum as its chain of Adds in input order, a8.ReluGrad/GeluGrad/SigmoidGrad/
+//    TanhGrad) whose operands have the node's shape or one element, joined through values with a
+//    single use that are not graph outputs (nor state-update sources). One-element constants are
+//    folded into the program; the other inputs must share one dtype. A tree of one node stays as
+//    it is, but for a Sum (the backward's gradient sums, often of widened f16 gradients: their
+//    Casts join the tree, and the Sum kernel's copies go).
 //
 // Guarantees: only nodes whose operand and result dtypes line up are fused (a Cast between a
 // MatMul and its Add blocks the fusion); the fused node's outputs keep the replaced values' names

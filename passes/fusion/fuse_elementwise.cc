@@ -20,8 +20,12 @@ int32_t OpcodeOf(const Node* n) {
   // The fusable unary ops and activation gradients: the Fused column of
   // kernels/common/unary_math.h's lists (the Gelu variants are chosen by `approximate` below).
   static const std::map<std::string, int32_t> kOnnx = [] {
-    std::map<std::string, int32_t> m = {
-        {"Add", kFusedAdd}, {"Sub", kFusedSub}, {"Mul", kFusedMul}, {"Div", kFusedDiv}};
+    // Sum(x_1..x_n) is the chain ((x_1 + x_2) + x_3) + ..., the CPU's and the device's order.
+    std::map<std::string, int32_t> m = {{"Add", kFusedAdd},
+                                        {"Sub", kFusedSub},
+                                        {"Mul", kFusedMul},
+                                        {"Div", kFusedDiv},
+                                        {"Sum", kFusedAdd}};
 #define A8_X(Name, Types, Cost, Fused) \
   if (Fused > 0) m[#Name] = Fused;
     A8_UNARY_OPS(A8_X)
@@ -63,13 +67,21 @@ int32_t OpcodeOf(const Node* n) {
 
 bool OneElement(const Value* v) { return v->type().CheckedNumElements() == 1; }
 
+bool IsSum(const Node* n) { return IsOnnxOp(n, "Sum"); }
+
+// The instructions node `n` becomes: none for a widening Cast, n - 1 Adds for a Sum of n.
+int InstructionsOf(const Node* n) {
+  if (IsSum(n)) return n->num_inputs() - 1;
+  return OpcodeOf(n) == kFusedConst ? 0 : 1;
+}
+
 // Whether `n` is a float elementwise node whose operands have its shape or one element.
 bool Fusable(const Node* n) {
   if (n->num_outputs() != 1 || n->num_inputs() < 1 || OpcodeOf(n) < 0) return false;
   const Value* y = n->output(0);
   if (!IsFloat(y->dtype())) return false;
   const int arity = FusedOpcodeIsBinary(OpcodeOf(n)) ? 2 : 1;
-  if (n->num_inputs() != arity) return false;
+  if (IsSum(n) ? n->num_inputs() < 2 : n->num_inputs() != arity) return false;
   for (const Value* in : n->inputs()) {
     if (in == nullptr || !IsFloat(in->dtype())) return false;
     if (in->dims() != y->dims() && (!OneElement(in) || in->dims().size() > y->dims().size())) {
@@ -102,7 +114,7 @@ bool Analyze(Group* g) {
   g->constants.clear();
   g->instructions = 0;
   for (const Node* m : g->members) {
-    if (OpcodeOf(m) != kFusedConst) ++g->instructions;
+    g->instructions += InstructionsOf(m);
     for (Value* in : m->inputs()) {
       if (internal.count(in) > 0) continue;
       std::vector<Value*>& list = Embeddable(in) ? g->constants : g->inputs;
@@ -189,6 +201,15 @@ Status Emit(Graph& graph, const Group& g) {
       reg[m->output(0)] = reg.at(m->input(0));
       continue;
     }
+    if (IsSum(m)) {
+      int64_t acc = reg.at(m->input(0));
+      for (int k = 1; k < m->num_inputs(); ++k) {
+        code.insert(code.end(), {kFusedAdd, next, acc, reg.at(m->input(k))});
+        acc = next++;
+      }
+      reg[m->output(0)] = acc;
+      continue;
+    }
     const int64_t src1 = FusedOpcodeIsBinary(op) ? reg.at(m->input(1)) : 0;
     code.insert(code.end(), {op, next, reg.at(m->input(0)), src1});
     reg[m->output(0)] = next++;
@@ -225,7 +246,8 @@ StatusOr<int> FuseElementwiseChains(Graph& graph, Stats* stats) {
     Node* root = order[i];
     if (!Fusable(root)) continue;
     Group g = Grow(root, taken, position);
-    if (g.members.size() < 2 || !Analyze(&g) || !ShapeAgrees(g, root) ||
+    // A lone Sum fuses too: the Sum kernel copies its accumulator every input.
+    if ((g.members.size() < 2 && !IsSum(root)) || !Analyze(&g) || !ShapeAgrees(g, root) ||
         !PrecisionAgrees(g, root) || OpcodeOf(root) == kFusedConst) {
       continue;
     }

@@ -135,6 +135,34 @@ TEST(FuseTest, ElementwiseChainWithConstantsAndCast) {
   EXPECT_EQ(pass.stats()["elementwise-nodes-fused"], 4);
 }
 
+// A Sum is its chain of Adds in input order (the Sum kernel's order): alone (the gradient sums of
+// the backward), and with a narrowing Cast after it.
+TEST(FuseTest, SumIsAChainOfAddsAloneOrWithACast) {
+  Fuse pass;
+  const std::string out = FuseIr(R"(graph @g opsets {"" = 20} {
+  input %a : f32[2,3]
+  input %b : f32[2,3]
+  input %c : f32[2,3]
+  input %d : f32[2,3]
+  %s = Sum(%a, %b, %c, %d) : f32[2,3] loc("s")
+  %t = Sum(%a, %b) : f32[2,3] loc("t")
+  %t16 = Cast(%t) {to=10} : f16[2,3] loc("t16")
+  output %s
+  output %t16
+})",
+                                 nullptr, &pass);
+  // Opcode 16 is Add: registers 4 = 0 + 1, 5 = 4 + 2, 6 = 5 + 3.
+  EXPECT_NE(out.find(R"(%s = a8.FusedElementwise(%a, %b, %c, %d) {a8.onnx_nodes=["s"], )"
+                     R"(program=[16, 4, 0, 1, 16, 5, 4, 2, 16, 6, 5, 3]} : f32[2,3] loc("s"))"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(R"(%t16 = a8.FusedElementwise(%a, %b) {a8.onnx_nodes=["t", "t16"], )"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("Sum("), std::string::npos) << out;
+  EXPECT_EQ(pass.stats()["elementwise-chains-fused"], 2);
+}
+
 TEST(FuseTest, ChainStopsAtSharedValuesOutputsAndBroadcasts) {
   const std::string out = FuseIr(R"(graph @g opsets {"" = 20} {
   input %x : f32[2,3]
