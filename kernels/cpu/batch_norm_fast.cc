@@ -4,68 +4,18 @@
 #include <vector>
 
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/lane_sums.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
 namespace {
 
 // ---- Float loops over `planes` runs of n floats, `stride` apart (a channel's planes across the
-// batch), in 16 lanes kept across the runs and added once at the end (a plane of a small image
-// is a run or two of lanes: adding the lanes per plane was most of the work), each compiled for
-// AVX-512, AVX2+FMA and baseline x86-64 and chosen at load time.
-constexpr int kLanes = 16;
-
-#define A8_VECTOR_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-
-// The 16 lanes as two 8-float vectors (GCC vector extensions: one register each with AVX2, two
-// halves without). Written as plain arrays, GCC unrolled the lanes and shuffled them through
-// 128-bit registers and the stack (LaneDySums was 8% of the example CNN's training step).
-typedef float V8 __attribute__((vector_size(32)));
-struct Lanes {
-  V8 lo = {}, hi = {};
-  float Sum() const {
-    float s = 0.0f;
-    for (int l = 0; l < 8; ++l) s += lo[l];
-    for (int l = 0; l < 8; ++l) s += hi[l];
-    return s;
-  }
-};
-// An unaligned load of 8 floats (a vector type that may sit at any float and alias floats).
-typedef float V8Unaligned __attribute__((vector_size(32), aligned(4), may_alias));
-#define A8_LOAD_V8(p) (*reinterpret_cast<const V8Unaligned*>(p))
-
-A8_VECTOR_CLONES float LaneSum(const float* x, int64_t planes, int64_t stride, int64_t n) {
-  Lanes acc;
-  float s = 0.0f;
-  for (int64_t p = 0; p < planes; ++p, x += stride) {
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      acc.lo += A8_LOAD_V8(x + i);
-      acc.hi += A8_LOAD_V8(x + i + 8);
-    }
-    for (; i < n; ++i) s += x[i];
-  }
-  return s + acc.Sum();
-}
-
-A8_VECTOR_CLONES float LaneSquaredDeviation(const float* x, int64_t planes, int64_t stride,
-                                            int64_t n, float m) {
-  Lanes acc;
-  float s = 0.0f;
-  for (int64_t p = 0; p < planes; ++p, x += stride) {
-    int64_t i = 0;
-    for (; i + kLanes <= n; i += kLanes) {
-      const V8 d0 = A8_LOAD_V8(x + i) - m, d1 = A8_LOAD_V8(x + i + 8) - m;
-      acc.lo += d0 * d0;
-      acc.hi += d1 * d1;
-    }
-    for (; i < n; ++i) s += (x[i] - m) * (x[i] - m);
-  }
-  return s + acc.Sum();
-}
+// batch), in 16 lanes kept across the runs (lane_sums.h).
+using namespace lanes16;
 
 // sums[0] += sum(dy), sums[1] += sum(dy * (x - m)); dy and x share the layout.
-A8_VECTOR_CLONES void LaneDySums(const float* dy, const float* x, int64_t planes, int64_t stride,
+A8_LANE_CLONES void LaneDySums(const float* dy, const float* x, int64_t planes, int64_t stride,
                                  int64_t n, float m, float* sums) {
   Lanes a0, a1;
   float s0 = 0.0f, s1 = 0.0f;
@@ -88,13 +38,13 @@ A8_VECTOR_CLONES void LaneDySums(const float* dy, const float* x, int64_t planes
 }
 
 // y = (x - m) * k + shift; x == y is allowed.
-A8_VECTOR_CLONES void AffineRun(const float* x, int64_t n, float m, float k, float shift,
+A8_LANE_CLONES void AffineRun(const float* x, int64_t n, float m, float k, float shift,
                                 float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * k + shift;
 }
 
 // dx = k * (dy - mean_dy - (x - m) * inv * mean_dyx); dx may be dy or x.
-A8_VECTOR_CLONES void GradDxRun(const float* x, const float* dy, int64_t n, float m, float inv,
+A8_LANE_CLONES void GradDxRun(const float* x, const float* dy, int64_t n, float m, float inv,
                                 float k, float mean_dy, float mean_dyx, float* dx) {
   for (int64_t i = 0; i < n; ++i) {
     const float xhat = (x[i] - m) * inv;
@@ -102,8 +52,6 @@ A8_VECTOR_CLONES void GradDxRun(const float* x, const float* dy, int64_t n, floa
   }
 }
 
-#undef A8_VECTOR_CLONES
-#undef A8_LOAD_V8
 
 // ---- The same over a channel's planes of storage type T: f32 planes directly, f16/bf16 planes
 // one at a time in blocks converted to float on the stack.

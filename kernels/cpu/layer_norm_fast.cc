@@ -5,59 +5,17 @@
 #include <vector>
 
 #include "kernels/cpu/fast_convert.h"
+#include "kernels/cpu/lane_sums.h"
 #include "kernels/cpu/parallel.h"
 
 namespace a8::cpu {
 namespace {
 
-// ---- Float loops over one row, in 16 lanes (two 8-float vectors: GCC vector extensions, one
-// register each with AVX2), each compiled for AVX-512, AVX2+FMA and baseline x86-64 and chosen
-// at load time.
-constexpr int kLanes = 16;
-
-#define A8_VECTOR_CLONES __attribute__((target_clones("avx512f", "arch=x86-64-v3", "default")))
-
-typedef float V8 __attribute__((vector_size(32)));
-typedef float V8Unaligned __attribute__((vector_size(32), aligned(4), may_alias));
-#define A8_LOAD_V8(p) (*reinterpret_cast<const V8Unaligned*>(p))
-
-struct Lanes {
-  V8 lo = {}, hi = {};
-  float Sum() const {
-    float s = 0.0f;
-    for (int l = 0; l < 8; ++l) s += lo[l];
-    for (int l = 0; l < 8; ++l) s += hi[l];
-    return s;
-  }
-};
-
-A8_VECTOR_CLONES float RowSum(const float* x, int64_t n) {
-  Lanes acc;
-  float s = 0.0f;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    acc.lo += A8_LOAD_V8(x + i);
-    acc.hi += A8_LOAD_V8(x + i + 8);
-  }
-  for (; i < n; ++i) s += x[i];
-  return s + acc.Sum();
-}
-
-A8_VECTOR_CLONES float RowSquaredDeviation(const float* x, int64_t n, float m) {
-  Lanes acc;
-  float s = 0.0f;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    const V8 d0 = A8_LOAD_V8(x + i) - m, d1 = A8_LOAD_V8(x + i + 8) - m;
-    acc.lo += d0 * d0;
-    acc.hi += d1 * d1;
-  }
-  for (; i < n; ++i) s += (x[i] - m) * (x[i] - m);
-  return s + acc.Sum();
-}
+// ---- Float loops over one row, in 16 lanes (lane_sums.h).
+using namespace lanes16;
 
 // y = (x - m) * inv * scale + bias (bias may be null); x == y is allowed.
-A8_VECTOR_CLONES void RowApply(const float* x, int64_t n, float m, float inv, const float* scale,
+A8_LANE_CLONES void RowApply(const float* x, int64_t n, float m, float inv, const float* scale,
                                const float* bias, float* y) {
   if (bias != nullptr) {
     for (int64_t i = 0; i < n; ++i) y[i] = (x[i] - m) * inv * scale[i] + bias[i];
@@ -67,7 +25,7 @@ A8_VECTOR_CLONES void RowApply(const float* x, int64_t n, float m, float inv, co
 }
 
 // sums[0] = sum(g), sums[1] = sum(g * xhat), g = dy * scale, xhat = (x - m) * inv.
-A8_VECTOR_CLONES void RowGradSums(const float* dy, const float* x, const float* scale, int64_t n,
+A8_LANE_CLONES void RowGradSums(const float* dy, const float* x, const float* scale, int64_t n,
                                   float m, float inv, float* sums) {
   Lanes a0, a1;
   float s0 = 0.0f, s1 = 0.0f;
@@ -90,7 +48,7 @@ A8_VECTOR_CLONES void RowGradSums(const float* dy, const float* x, const float* 
 }
 
 // dx = inv * (g - mean_g - xhat * mean_gx); dx may be dy or x.
-A8_VECTOR_CLONES void RowGradDx(const float* dy, const float* x, const float* scale, int64_t n,
+A8_LANE_CLONES void RowGradDx(const float* dy, const float* x, const float* scale, int64_t n,
                                 float m, float inv, float mean_g, float mean_gx, float* dx) {
   for (int64_t i = 0; i < n; ++i) {
     const float xhat = (x[i] - m) * inv;
@@ -99,7 +57,7 @@ A8_VECTOR_CLONES void RowGradDx(const float* dy, const float* x, const float* sc
 }
 
 // ds += dy * xhat, db += dy.
-A8_VECTOR_CLONES void RowParamSums(const float* dy, const float* x, int64_t n, float m, float inv,
+A8_LANE_CLONES void RowParamSums(const float* dy, const float* x, int64_t n, float m, float inv,
                                    float* ds, float* db) {
   for (int64_t i = 0; i < n; ++i) {
     ds[i] += dy[i] * ((x[i] - m) * inv);
@@ -107,13 +65,11 @@ A8_VECTOR_CLONES void RowParamSums(const float* dy, const float* x, int64_t n, f
   }
 }
 
-#undef A8_VECTOR_CLONES
-#undef A8_LOAD_V8
 
 // The statistics of one f32 row: mean and 1 / sqrt(biased variance + epsilon).
 void RowStats(const float* x, int64_t n, float epsilon, float* mean, float* inv) {
-  const float m = RowSum(x, n) / static_cast<float>(n);
-  const float var = RowSquaredDeviation(x, n, m) / static_cast<float>(n);
+  const float m = LaneSum(x, 1, 0, n) / static_cast<float>(n);
+  const float var = LaneSquaredDeviation(x, 1, 0, n, m) / static_cast<float>(n);
   *mean = m;
   *inv = 1.0f / std::sqrt(var + epsilon);
 }

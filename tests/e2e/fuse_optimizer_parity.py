@@ -11,7 +11,6 @@ The fused plan must hold a8.CheckFinite and, in fp16, a8.AdamUpdate with a worki
 (copy_to), else it would compare a plan with itself. The initial scale 2^19 makes the first
 steps overflow (skipped steps are compared too; not all may be skipped).
 """
-import argparse
 import json
 import os
 import subprocess
@@ -20,23 +19,11 @@ import tempfile
 
 import numpy as np
 
+from fuse_parity import feeds, parse_model_args
+
 STEPS = 5
 BATCH = 8
 ARGS = None
-
-
-def feeds(model):
-    rng = np.random.default_rng(11)
-    n = BATCH * STEPS
-    if model == "mlp":
-        return {"x": rng.standard_normal((n, 64)).astype(np.float32),
-                "labels": rng.integers(0, 10, n)}
-    if model == "cnn":
-        return {"x": rng.standard_normal((n, 1, 8, 8)).astype(np.float32),
-                "labels": rng.integers(0, 10, n)}
-    return {"input_ids": rng.integers(0, 1000, (n, 16)),
-            "attention_mask": (rng.random((n, 16)) > 0.1).astype(np.int64),
-            "labels": rng.integers(0, 2, n)}
 
 
 def plan_passes():
@@ -60,7 +47,7 @@ def train(work, model, mode, fold, reference):
     shown = subprocess.run([os.path.join(ARGS.bin, "a800c-inspect"), plan], check=True,
                            capture_output=True, text=True).stdout
     run_flags = []
-    for name, value in feeds(model).items():
+    for name, value in feeds(model, BATCH * STEPS, seed=11).items():
         path = os.path.join(work, f"{model}.{name}.npy")
         np.save(path, value)
         run_flags += ["--input", f"{name}={path}"]
@@ -85,11 +72,7 @@ def train(work, model, mode, fold, reference):
 
 def main():
     global ARGS
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("model", choices=["mlp", "cnn", "bert"])
-    parser.add_argument("--bin", required=True)
-    parser.add_argument("--models", required=True)
-    ARGS = parser.parse_args()
+    ARGS = parse_model_args(__doc__)
     with tempfile.TemporaryDirectory(prefix="a8_fuse_optimizer_parity_") as work:
         for mode in ("fp16", "amp"):
             for reference in (False, True):

@@ -34,9 +34,9 @@ TOLERANCE = {"fp32": 1e-4, "amp": 2e-2}
 ARGS = None
 
 
-def feeds(model):
-    rng = np.random.default_rng(7)
-    n = BATCH * STEPS
+def feeds(model, n=BATCH * STEPS, seed=7):
+    """n rows of fixed random inputs for an example model (fuse_optimizer_parity.py too)."""
+    rng = np.random.default_rng(seed)
     if model == "mlp":
         return {"x": rng.standard_normal((n, 64)).astype(np.float32),
                 "labels": rng.integers(0, 10, n)}
@@ -79,13 +79,18 @@ def train(work, model, mode, fused):
     return ir.count("a8.Fused"), steps, np.load(os.path.join(out, "logits.npy"))
 
 
-def main():
-    global ARGS
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_model_args(doc):
+    """MODEL --bin DIR --models DIR, the arguments of the example-model parity scripts."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("model", choices=["mlp", "cnn", "bert"])
     parser.add_argument("--bin", required=True)
     parser.add_argument("--models", required=True)
-    ARGS = parser.parse_args()
+    return parser.parse_args()
+
+
+def main():
+    global ARGS
+    ARGS = parse_model_args(__doc__)
     with tempfile.TemporaryDirectory(prefix="a8_fuse_parity_") as work:
         for mode in ("fp32", "amp"):
             n_fused, fused, logits_f = train(work, ARGS.model, mode, True)

@@ -60,6 +60,20 @@ void ExpectNear(DType t, const std::vector<double>& got, const std::vector<doubl
   }
 }
 
+// The gradient's arguments over dy and x of `t` with `scale`; no statistics and no outputs yet.
+LayerNormGradFastArgs GradArgs(DType t, int64_t outer, int64_t inner, const Buffer& dy,
+                               const Buffer& x, const std::vector<float>& scale) {
+  LayerNormGradFastArgs a;
+  a.dtype = t;
+  a.outer = outer;
+  a.inner = inner;
+  a.epsilon = 1e-5f;
+  a.dy = dy.data();
+  a.x = x.data();
+  a.scale = scale.data();
+  return a;
+}
+
 class LayerNormFastTest : public ::testing::TestWithParam<DType> {
  protected:
   std::mt19937_64 rng_{5};
@@ -126,14 +140,7 @@ TEST_P(LayerNormFastTest, GradientMatchesFloat64) {
       std::vector<float> mean(rm.begin(), rm.end()), inv(ri.begin(), ri.end());
       Buffer dx = MakeBuffer(t, {s.outer, s.inner});
       std::vector<float> dscale(s.inner), dbias(s.inner);
-      LayerNormGradFastArgs a;
-      a.dtype = t;
-      a.outer = s.outer;
-      a.inner = s.inner;
-      a.epsilon = eps;
-      a.dy = dy.data();
-      a.x = x.data();
-      a.scale = scale.data();
+      LayerNormGradFastArgs a = GradArgs(t, s.outer, s.inner, dy, x, scale);
       a.mean = stats ? mean.data() : nullptr;
       a.inv_std_dev = stats ? inv.data() : nullptr;
       a.dx = dx.data();
@@ -183,13 +190,7 @@ TEST_P(LayerNormFastTest, OutputsAreOptionalAndParamSumsIgnoreTheThreadCount) {
     // only dscale and dbias.
     ds[run].assign(inner, 0.0f);
     db[run].assign(inner, 0.0f);
-    LayerNormGradFastArgs a;
-    a.dtype = t;
-    a.outer = outer;
-    a.inner = inner;
-    a.dy = dy.data();
-    a.x = x.data();
-    a.scale = scale.data();
+    LayerNormGradFastArgs a = GradArgs(t, outer, inner, dy, x, scale);
     a.dx = run == 0 ? dx_all.data() : nullptr;
     a.dscale = ds[run].data();
     a.dbias = db[run].data();
@@ -207,13 +208,7 @@ TEST_P(LayerNormFastTest, OutputsAreOptionalAndParamSumsIgnoreTheThreadCount) {
   EXPECT_EQ(db[0], db[1]);
   // dx alone matches the dx computed with the parameter gradients.
   Buffer dx_only = MakeBuffer(t, {outer, inner});
-  LayerNormGradFastArgs a;
-  a.dtype = t;
-  a.outer = outer;
-  a.inner = inner;
-  a.dy = dy.data();
-  a.x = x.data();
-  a.scale = scale.data();
+  LayerNormGradFastArgs a = GradArgs(t, outer, inner, dy, x, scale);
   a.dx = dx_only.data();
   ASSERT_TRUE(LayerNormGradFast(a).ok());
   EXPECT_EQ(dx_only.bytes, dx_all.bytes);
