@@ -87,9 +87,7 @@ struct UnscaleFn {
     using C = Acc<T>;
     // 1/scale in double, stored as float (cpu::InverseScale, PyTorch's GradScaler); a check
     // alone (a8.CheckFinite: out null) has no scale.
-    const C inv = out != nullptr
-                      ? static_cast<C>(static_cast<float>(1.0 / static_cast<double>(*scale)))
-                      : C(1);
+    const C inv = out != nullptr ? static_cast<C>(cpu::InverseScale(*scale)) : C(1);
     bool inf = false;
     for (int64_t i = j; i < n; i += kUnscaleBatch * slots) {
       C v[kUnscaleBatch];
@@ -173,13 +171,16 @@ struct SgdFn {
 struct AdamScalars {
   int32_t applied;
   double lr, step_size, inv_sqrt_bc2;
+  float inv_scale;  // 1 / the loss scale (AdamUpdateParams::scale), 1 without one
 };
 
 struct AdamScalarsFn {
   float beta1, beta2;
   const float* ctl;
+  const float* scale;  // may be null
   AdamScalars* out;
   A8_HD void operator()(int64_t) const {
+    out->inv_scale = scale != nullptr ? cpu::InverseScale(*scale) : 1.0f;
     const double t = ctl[cpu::kCtlUpdates];
     const double lr = ctl[cpu::kCtlLr];
     const double bc1 = 1.0 - ::pow(static_cast<double>(beta1), t);
@@ -223,16 +224,13 @@ struct AdamFn {
     C x = Ld(xp, i), m = Ld(mp, i), v = Ld(vp, i);
     const Acc<G> g = Ld(static_cast<const G*>(p.grad), i);
     // Unscaled as a8.UnscaleCheckFinite stores it (cpu::UnscaleElement), when the scale is here.
-    const C gc = p.scale != nullptr ? static_cast<C>(cpu::UnscaleElement(g, InvScale()))
+    const C gc = p.scale != nullptr ? static_cast<C>(cpu::UnscaleElement(g, sc->inv_scale))
                                     : static_cast<C>(g);
     cpu::AdamElement<C>(s, gc, &x, &m, &v);
     St(x_out, i, x);
     St(m_out, i, m);
     St(v_out, i, v);
     StoreCopy(x_out, i);
-  }
-  A8_HD float InvScale() const {
-    return static_cast<float>(1.0 / static_cast<double>(*p.scale));  // cpu::InverseScale
   }
   // The working copy: the stored f32 parameter rounded to f16/bf16 as a Cast rounds it.
   template <typename Q>
@@ -387,7 +385,7 @@ DevStatus AdamUpdate(DevCtx& ctx, const AdamUpdateParams& p) {
   A8_DEV_RETURN_IF_ERROR(Scratch(ctx, sizeof(update_detail::AdamScalars), &mem));
   auto* sc = static_cast<update_detail::AdamScalars*>(mem);
   A8_DEV_RETURN_IF_ERROR(
-      ForEach(ctx, 1, update_detail::AdamScalarsFn{p.math.beta1, p.math.beta2, p.ctl, sc}));
+      ForEach(ctx, 1, update_detail::AdamScalarsFn{p.math.beta1, p.math.beta2, p.ctl, p.scale, sc}));
   return update_detail::DispatchParamGrad(p.param_dtype, p.grad_dtype, [&](auto p_tag, auto g_tag) {
     return ForEach(ctx, p.n, update_detail::AdamFn<decltype(p_tag), decltype(g_tag)>{p, sc});
   });
