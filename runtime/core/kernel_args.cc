@@ -247,7 +247,7 @@ StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.in(4), param, "v"));
   for (int o = 0; o < 3; ++o) A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(o), param, "output"));
   if (a.has_in(5)) A8_RETURN_IF_ERROR(RequireScalar(a, 5, DType::kF32, "scale"));
-  if (a.num_outputs() > 3 && a.out(3).present) {
+  if (a.has_out(3)) {
     const TensorArg& copy = a.out(3);
     A8_RETURN_IF_ERROR(RequireSameCount(a, copy, param, "copy_next"));
     if (param.dtype != DType::kF32 || (copy.dtype != DType::kF16 && copy.dtype != DType::kBF16)) {

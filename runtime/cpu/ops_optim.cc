@@ -53,11 +53,9 @@ Status RunAdamUpdate(const KernelArgs& a) {
   A8_ASSIGN_OR_RETURN(cpu::AdamParams p, AdamUpdateOperands(a));
   const TensorArg& param = a.in(0);
   cpu::AdamExtras extras;
-  if (a.has_in(5)) extras.scale = reinterpret_cast<const float*>(a.in(5).data);
-  if (a.num_outputs() > 3 && a.out(3).present) {
-    extras.copy_dtype = a.out(3).dtype;
-    extras.copy = a.out(3).data;
-  }
+  extras.scale = reinterpret_cast<const float*>(a.in_data(5));
+  extras.copy = a.out_data(3);
+  if (extras.copy != nullptr) extras.copy_dtype = a.out(3).dtype;
   return cpu::AdamUpdate(p, param.dtype, a.in(1).dtype, param.count(),
                          reinterpret_cast<const float*>(a.in(2).data), param.data, a.in(1).data,
                          a.in(3).data, a.in(4).data, a.out(0).data, a.out(1).data, a.out(2).data,

@@ -184,11 +184,9 @@ Status RunAdamUpdate(const KernelArgs& a, DevCtx& ctx) {
   p.v = a.in(4).data;
   p.m_next = a.out(1).data;
   p.v_next = a.out(2).data;
-  if (a.has_in(5)) p.scale = reinterpret_cast<const float*>(a.in(5).data);
-  if (a.num_outputs() > 3 && a.out(3).present) {
-    p.copy_dtype = a.out(3).dtype;
-    p.copy = a.out(3).data;
-  }
+  p.scale = reinterpret_cast<const float*>(a.in_data(5));
+  p.copy = a.out_data(3);
+  if (p.copy != nullptr) p.copy_dtype = a.out(3).dtype;
   return FromDev(AdamUpdate(ctx, p));
 }
 
