@@ -11,9 +11,10 @@ namespace {
 
 bool IsNormData(DType t) { return t == DType::kF32 || t == DType::kF16 || t == DType::kBF16; }
 
-// Operand i of `side` is absent, or present and f32.
-bool AbsentOrF32(const std::vector<TensorArg>& side, size_t i) {
-  return i >= side.size() || !side[i].present || side[i].dtype == DType::kF32;
+// Operand i of `side` is absent, or present, f32, with `count` elements.
+bool AbsentOrF32Of(const std::vector<TensorArg>& side, size_t i, int64_t count) {
+  if (i >= side.size() || !side[i].present) return true;
+  return side[i].dtype == DType::kF32 && side[i].count() == count;
 }
 
 float* OutF32OrNull(const KernelArgs& a, int i) {
@@ -78,23 +79,28 @@ Status RunBatchNormGradFast(const KernelArgs& a) {
   return cpu::BatchNormGradFast(p);
 }
 
-// LayerNormalization's rows: the dims of x before and from `axis`.
-Status SetLayerNormShape(const KernelArgs& a, const TensorArg& x, DType* dtype, int64_t* outer,
-                         int64_t* inner, float* epsilon) {
+// A LayerNormalization(-Grad)'s rows over x: `outer` rows of the `inner` elements from `axis` on.
+Status LayerNormRows(const KernelArgs& a, const TensorArg& x, int64_t* outer, int64_t* inner) {
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   A8_ASSIGN_OR_RETURN(const int64_t axis,
                       NormalizeAxis(a.Int("axis", -1), rank, a.kernel().op().c_str()));
-  *dtype = x.dtype;
   *outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + axis));
   *inner = NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
-  *epsilon = a.Float("epsilon", 1e-5f);
   return Status::Ok();
+}
+
+// What the forward and the gradient kernel's arguments share: x's dtype, its rows, epsilon.
+template <typename Args>
+Status SetLayerNormShape(const KernelArgs& a, const TensorArg& x, Args* p) {
+  p->dtype = x.dtype;
+  p->epsilon = a.Float("epsilon", 1e-5f);
+  return LayerNormRows(a, x, &p->outer, &p->inner);
 }
 
 Status RunLayerNormFast(const KernelArgs& a) {
   const TensorArg& x = a.in(0);
   cpu::LayerNormFastArgs p;
-  A8_RETURN_IF_ERROR(SetLayerNormShape(a, x, &p.dtype, &p.outer, &p.inner, &p.epsilon));
+  A8_RETURN_IF_ERROR(SetLayerNormShape(a, x, &p));
   p.x = x.data;
   p.scale = InF32(a, 1);
   p.bias = a.has_in(2) ? InF32(a, 2) : nullptr;
@@ -107,7 +113,7 @@ Status RunLayerNormFast(const KernelArgs& a) {
 Status RunLayerNormGradFast(const KernelArgs& a) {
   const TensorArg& x = a.in(1);
   cpu::LayerNormGradFastArgs p;
-  A8_RETURN_IF_ERROR(SetLayerNormShape(a, x, &p.dtype, &p.outer, &p.inner, &p.epsilon));
+  A8_RETURN_IF_ERROR(SetLayerNormShape(a, x, &p));
   p.dy = a.in(0).data;
   p.x = x.data;
   p.scale = InF32(a, 2);
@@ -119,22 +125,13 @@ Status RunLayerNormGradFast(const KernelArgs& a) {
   return cpu::LayerNormGradFast(p);
 }
 
-// The normalized size of a LayerNormalization(-Grad) over x with attribute axis, or -1.
-int64_t LayerNormInner(const plan::Kernel& kern, const TensorArg& x) {
-  int64_t axis = -1;
-  for (const plan::Attribute& at : kern.attrs()) {
-    if (at.name() == "axis") axis = at.i();
-  }
-  const int64_t rank = static_cast<int64_t>(x.dims.size());
-  if (axis < 0) axis += rank;
-  if (axis < 0 || axis >= rank) return -1;
-  return NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
-}
-
-// Operand i of `side` is absent, or present, f32, with `count` elements.
-bool AbsentOrF32Of(const std::vector<TensorArg>& side, size_t i, int64_t count) {
-  if (i >= side.size() || !side[i].present) return true;
-  return side[i].dtype == DType::kF32 && side[i].count() == count;
+// The rows (LayerNormRows) of a LayerNormalization(-Grad) kernel bound to these operands, or
+// false.
+bool LayerNormRowsOf(const plan::Kernel& kern, const std::vector<TensorArg>& in,
+                     const std::vector<TensorArg>& out, const TensorArg& x, int64_t* outer,
+                     int64_t* inner) {
+  const KernelArgs a(&kern, in, out, {});
+  return LayerNormRows(a, x, outer, inner).ok() && *inner > 0;
 }
 
 }  // namespace
@@ -152,9 +149,7 @@ FastKernelFn FindFastNormKernel(const plan::Kernel& kern, const std::vector<Tens
     for (size_t i = 1; i < 5; ++i)
       if (in[i].dtype != DType::kF32 || in[i].count() != in[0].dims[1]) return nullptr;
     for (size_t i = 1; i < 3; ++i)
-      if (!AbsentOrF32(out, i) ||
-          (i < out.size() && out[i].present && out[i].count() != in[0].dims[1]))
-        return nullptr;
+      if (!AbsentOrF32Of(out, i, in[0].dims[1])) return nullptr;
     if (out.size() > 3) return nullptr;
     return &RunBatchNormFast;
   }
@@ -185,15 +180,13 @@ FastKernelFn FindFastNormKernel(const plan::Kernel& kern, const std::vector<Tens
         !in[1].present || !out[0].present)
       return nullptr;
     const TensorArg& x = in[0];
-    const int64_t inner = LayerNormInner(kern, x);
-    if (inner <= 0 || !IsNormData(x.dtype) || out[0].dtype != x.dtype || out[0].dims != x.dims ||
-        in[1].dtype != DType::kF32 || in[1].count() != inner)
+    int64_t outer, inner;
+    if (!LayerNormRowsOf(kern, in, out, x, &outer, &inner) || !IsNormData(x.dtype) ||
+        out[0].dtype != x.dtype || out[0].dims != x.dims || in[1].dtype != DType::kF32 ||
+        in[1].count() != inner || !AbsentOrF32Of(in, 2, inner))
       return nullptr;
-    if (in.size() > 2 && in[2].present && (in[2].dtype != DType::kF32 || in[2].count() != inner))
-      return nullptr;
-    const int64_t outer = x.count() / inner;
     for (size_t i = 1; i < out.size(); ++i)
-      if (!AbsentOrF32(out, i) || (out[i].present && out[i].count() != outer)) return nullptr;
+      if (!AbsentOrF32Of(out, i, outer)) return nullptr;
     return &RunLayerNormFast;
   }
   if (kern.op() == "a8.LayerNormalizationGrad") {
@@ -203,11 +196,11 @@ FastKernelFn FindFastNormKernel(const plan::Kernel& kern, const std::vector<Tens
     for (size_t i = 0; i < 3; ++i)
       if (!in[i].present) return nullptr;
     const TensorArg& x = in[1];
-    const int64_t inner = LayerNormInner(kern, x);
-    if (inner <= 0 || !IsNormData(x.dtype) || in[0].dtype != x.dtype || in[0].dims != x.dims ||
-        in[2].dtype != DType::kF32 || in[2].count() != inner)
+    int64_t outer, inner;
+    if (!LayerNormRowsOf(kern, in, out, x, &outer, &inner) || !IsNormData(x.dtype) ||
+        in[0].dtype != x.dtype || in[0].dims != x.dims || in[2].dtype != DType::kF32 ||
+        in[2].count() != inner)
       return nullptr;
-    const int64_t outer = x.count() / inner;
     const bool mean = in.size() > 3 && in[3].present, inv = in.size() > 4 && in[4].present;
     if (mean != inv || !AbsentOrF32Of(in, 3, outer) || !AbsentOrF32Of(in, 4, outer))
       return nullptr;
