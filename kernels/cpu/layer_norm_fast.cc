@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/cpu/aligned_buffer.h"
 #include "kernels/cpu/fast_convert.h"
 #include "kernels/cpu/lane_sums.h"
 #include "kernels/cpu/parallel.h"
@@ -88,6 +89,13 @@ const float* RowInF32(const T* base, int64_t r, int64_t n, float* buf) {
 // Rows a gradient task sums dscale and dbias over (one partial per block, added in block order).
 constexpr int64_t kGradRowBlock = 16;
 
+// The calling thread's `n` floats of row scratch (f16/bf16 rows converted to float), reused from
+// step to step: these kernels run a dozen times a step.
+float* RowScratch(int64_t n) {
+  thread_local std::vector<uint8_t> bytes;
+  return static_cast<float*>(internal::AlignedIn(bytes, static_cast<size_t>(n) * sizeof(float), 64));
+}
+
 Status CheckShape(const char* op, int64_t outer, int64_t inner, const float* scale) {
   if (outer < 0 || inner <= 0) {
     return InvalidInput("{}: {} rows of {} elements", op, outer, inner);
@@ -106,14 +114,14 @@ Status LayerNormFast(const LayerNormFastArgs& a) {
     const T* x = static_cast<const T*>(a.x);
     T* y = static_cast<T*>(a.y);
     ParallelFor(a.outer, 4 * n, [&](int64_t r0, int64_t r1) {
-      std::vector<float> buf(kIsHalfElem<T> ? static_cast<size_t>(n) : 0);
+      float* buf = RowScratch(n);  // unused by f32 rows
       for (int64_t r = r0; r < r1; ++r) {
-        const float* xf = RowInF32(x, r, n, buf.data());
+        const float* xf = RowInF32(x, r, n, buf);
         float m, inv;
         RowStats(xf, n, a.epsilon, &m, &inv);
         if constexpr (kIsHalfElem<T>) {
-          RowApply(xf, n, m, inv, a.scale, a.bias, buf.data());
-          FromF32(buf.data(), y + r * n, n);
+          RowApply(xf, n, m, inv, a.scale, a.bias, buf);
+          FromF32(buf, y + r * n, n);
         } else {
           RowApply(xf, n, m, inv, a.scale, a.bias, y + r * n);
         }
@@ -137,23 +145,27 @@ Status LayerNormGradFast(const LayerNormGradFastArgs& a) {
   const int64_t n = a.inner;
   const bool params = a.dscale != nullptr || a.dbias != nullptr;
   const int64_t blocks = (a.outer + kGradRowBlock - 1) / kGradRowBlock;
-  // Per block: dscale's then dbias's partial sums.
-  std::vector<float> part(params ? static_cast<size_t>(2 * blocks * n) : 0, 0.0f);
+  // Per block: dscale's then dbias's partial sums (each block zeroes its own), in the calling
+  // thread's buffer, reused from step to step.
+  thread_local std::vector<uint8_t> part_bytes;
+  float* part = params ? static_cast<float*>(internal::AlignedIn(
+                             part_bytes, static_cast<size_t>(2 * blocks * n) * sizeof(float), 64))
+                       : nullptr;
   const bool done = VisitF32OrHalfType(a.dtype, [&](auto tag) {
     using T = decltype(tag);
     const T* dy = static_cast<const T*>(a.dy);
     const T* x = static_cast<const T*>(a.x);
     T* dx = static_cast<T*>(a.dx);
     ParallelFor(blocks, 8 * kGradRowBlock * n, [&](int64_t b0, int64_t b1) {
-      const size_t half = kIsHalfElem<T> ? static_cast<size_t>(n) : 0;
-      std::vector<float> buf(3 * half);  // dy, x, dx rows
+      float* buf = RowScratch(3 * n);  // dy, x and dx rows (unused by f32 rows)
       for (int64_t b = b0; b < b1; ++b) {
-        float* ds = params ? part.data() + 2 * b * n : nullptr;
+        float* ds = params ? part + 2 * b * n : nullptr;
         float* db = params ? ds + n : nullptr;
+        if (params) std::fill(ds, ds + 2 * n, 0.0f);
         const int64_t r_end = std::min(a.outer, (b + 1) * kGradRowBlock);
         for (int64_t r = b * kGradRowBlock; r < r_end; ++r) {
-          const float* dyf = RowInF32(dy, r, n, buf.data());
-          const float* xf = RowInF32(x, r, n, buf.data() + half);
+          const float* dyf = RowInF32(dy, r, n, buf);
+          const float* xf = RowInF32(x, r, n, buf + n);
           float m, inv;
           if (a.mean != nullptr) {
             m = a.mean[r];
@@ -169,8 +181,8 @@ Status LayerNormGradFast(const LayerNormGradFastArgs& a) {
             const float mean_g = sums[0] / static_cast<float>(n);
             const float mean_gx = sums[1] / static_cast<float>(n);
             if constexpr (kIsHalfElem<T>) {
-              RowGradDx(dyf, xf, a.scale, n, m, inv, mean_g, mean_gx, buf.data() + 2 * half);
-              FromF32(buf.data() + 2 * half, dx + r * n, n);
+              RowGradDx(dyf, xf, a.scale, n, m, inv, mean_g, mean_gx, buf + 2 * n);
+              FromF32(buf + 2 * n, dx + r * n, n);
             } else {
               RowGradDx(dyf, xf, a.scale, n, m, inv, mean_g, mean_gx, dx + r * n);
             }
