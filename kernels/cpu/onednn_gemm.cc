@@ -257,12 +257,12 @@ std::shared_ptr<PackedCopy> CachedPack(const Entry& e, const void* b, uint64_t g
   return copy;
 }
 
-// `packed_b`: B already in e's packed layout (shared by the row slices of one product), or null.
-// `counted`: whether the product and its packing count in FastGemmExecutions / FastGemmPacks.
 // The memory objects a product binds, one slot each (BoundMemory, onednn_context.h).
 enum Slot { kA, kB, kPackedB, kC, kAddend, kScratch, kSlots };
 static_assert(kSlots <= kMaxBoundSlots);
 
+// `packed_b`: B already in e's packed layout (shared by the row slices of one product), or null.
+// `counted`: whether the product and its packing count in FastGemmExecutions / FastGemmPacks.
 void Execute(const Entry& e, const void* a, const void* b, void* c, const void* addend,
              const void* packed_b = nullptr, bool counted = true) {
   dnnl::stream& s = ThreadStream();
