@@ -19,7 +19,7 @@ and the worst element is printed. SGD with momentum, not Adam: in attention the 
 gradient is zero in exact arithmetic (softmax ignores a constant added to every score), so it is
 pure rounding noise, which Adam's normalised update turns into a full step of either sign; with
 SGD a noise-sized gradient moves the weight by a noise-sized amount. (The Adam kernels are
-checked bit for bit by tests/unit/device_loss_optim_test.cc.)
+checked bit for bit by tests/unit/device_optim_test.cc.)
 """
 import argparse
 import json

@@ -91,47 +91,86 @@ inline std::vector<double> AsDoubles(DType dtype, const std::vector<uint8_t>& by
   return v;
 }
 
-// Runs `f` (a plan, e.g. from PlanBuilder) for `steps` steps on `backend` with `inputs` (by
-// input name; missing inputs get random values from a fixed seed), returns each output's bytes
-// and (training plans) each parameter/state buffer's bytes, keyed by buffer name.
-inline std::map<std::string, std::vector<uint8_t>> RunOn(
-    PlanFile f, std::unique_ptr<Backend> backend,
-    const std::map<std::string, std::vector<uint8_t>>& inputs, int steps = 1) {
-  std::map<std::string, std::vector<uint8_t>> out;
+using Snapshot = std::map<std::string, std::vector<uint8_t>>;
+
+// Runs `f` (a plan, e.g. from PlanBuilder) on `backend`, step s fed `feeds[s]` (by input name;
+// missing inputs get random values, seeded from `seed` + s), and returns after each step every
+// output's bytes and (training plans) each parameter/state buffer's bytes, keyed by buffer name.
+// A failed step ends the run: its snapshots stop there.
+inline std::vector<Snapshot> RunSteps(PlanFile f, std::unique_ptr<Backend> backend,
+                                      const std::vector<Snapshot>& feeds, uint32_t seed = 100) {
+  std::vector<Snapshot> out;
   auto ex = Executor::Create(std::move(f), std::move(backend));
   EXPECT_TRUE(ex.ok()) << ex.status().message();
   if (!ex.ok()) return out;
   Executor& e = **ex;
-  for (int s = 0; s < steps; ++s) {
-    uint32_t seed = 1000 + s;
+  auto read = [&](int id) {
+    std::vector<uint8_t> bytes(e.plan().buffers(id).bytes());
+    EXPECT_TRUE(e.ReadBuffer(id, bytes.data()).ok());
+    return bytes;
+  };
+  for (size_t s = 0; s < feeds.size(); ++s) {
+    uint32_t input_seed = seed + static_cast<uint32_t>(s);
     for (const plan::Binding& b : e.plan().inputs()) {
       const plan::Buffer& buf = e.plan().buffers(b.buffer());
-      auto it = inputs.find(b.name());
+      const DType t = static_cast<DType>(buf.type().dtype());
+      auto it = feeds[s].find(b.name());
       std::vector<uint8_t> bytes =
-          it != inputs.end()
+          it != feeds[s].end()
               ? it->second
-              : RandomBytes(static_cast<DType>(buf.type().dtype()),
-                            static_cast<int64_t>(buf.bytes() /
-                                                 DTypeSize(static_cast<DType>(buf.type().dtype()))),
-                            seed++);
+              : RandomBytes(t, static_cast<int64_t>(buf.bytes() / DTypeSize(t)), input_seed++);
       Status st = e.SetInput(b.name(), bytes.data(), bytes.size());
       EXPECT_TRUE(st.ok()) << st.message();
     }
     Status st = e.Run();
     EXPECT_TRUE(st.ok()) << e.backend().name() << ": " << st.message();
     if (!st.ok()) return out;
-  }
-  for (const plan::Binding& b : e.plan().outputs()) {
-    std::vector<uint8_t> bytes(e.plan().buffers(b.buffer()).bytes());
-    EXPECT_TRUE(e.ReadBuffer(b.buffer(), bytes.data()).ok());
-    out[b.name()] = std::move(bytes);
-  }
-  for (int id : e.checkpoint_buffers()) {
-    std::vector<uint8_t> bytes(e.plan().buffers(id).bytes());
-    EXPECT_TRUE(e.ReadBuffer(id, bytes.data()).ok());
-    out[e.plan().buffers(id).name()] = std::move(bytes);
+    Snapshot snap;
+    for (const plan::Binding& b : e.plan().outputs()) snap[b.name()] = read(b.buffer());
+    for (int id : e.checkpoint_buffers()) snap[e.plan().buffers(id).name()] = read(id);
+    out.push_back(std::move(snap));
   }
   return out;
+}
+
+// `steps` steps of `f` on `backend`, each fed `inputs` (missing inputs: random, as RunSteps), and
+// the snapshot after the last one (empty if a step failed).
+inline Snapshot RunOn(PlanFile f, std::unique_ptr<Backend> backend, const Snapshot& inputs,
+                      int steps = 1) {
+  std::vector<Snapshot> snaps =
+      RunSteps(std::move(f), std::move(backend), std::vector<Snapshot>(steps, inputs), 1000);
+  return static_cast<int>(snaps.size()) == steps && steps > 0 ? snaps.back() : Snapshot{};
+}
+
+// CPU and cuda-emu agree byte for byte on every output and state buffer after every step of
+// RunSteps(f, feeds) (the first five differing elements of a buffer are reported); returns the
+// emulation's snapshots.
+inline std::vector<Snapshot> ExpectBitExact(const PlanFile& f, const std::vector<Snapshot>& feeds) {
+  auto want = RunSteps(f, MakeCpuBackend(), feeds);
+  auto emu = MakeCudaEmuBackend();
+  EXPECT_TRUE(emu.ok()) << emu.status().message();
+  if (!emu.ok()) return {};
+  auto got = RunSteps(f, std::move(emu).value(), feeds);
+  EXPECT_EQ(got.size(), want.size());
+  std::map<std::string, DType> types;
+  for (const plan::Buffer& b : f.plan.buffers())
+    types[b.name()] = static_cast<DType>(b.type().dtype());
+  for (size_t s = 0; s < want.size() && s < got.size(); ++s) {
+    for (const auto& [name, w] : want[s]) {
+      const std::vector<uint8_t>& g = got[s][name];
+      EXPECT_EQ(g.size(), w.size()) << name;
+      if (g == w) continue;
+      const size_t size = DTypeSize(types[name]);
+      std::vector<double> wd = AsDoubles(types[name], w), gd = AsDoubles(types[name], g);
+      for (size_t i = 0, bad = 0; i < wd.size() && i < gd.size() && bad < 5; ++i) {
+        if (std::memcmp(&w[i * size], &g[i * size], size) == 0) continue;
+        ++bad;
+        ADD_FAILURE() << "step " << s << " '" << name << "'[" << i << "]: cuda-emu " << gd[i]
+                      << ", cpu " << wd[i];
+      }
+    }
+  }
+  return got;
 }
 
 // `n` random integers in [lo, hi] as `dtype`, as raw bytes: ties for ArgMax/ArgMin and pools,

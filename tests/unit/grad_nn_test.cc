@@ -29,10 +29,10 @@ namespace {
 
 using testing::GradCheckCase;
 using testing::GradCheckInput;
-using Bytes = std::vector<uint8_t>;
+using ByteVec = std::vector<uint8_t>;
 
 // Runs one node as the CPU backend runs it: inputs and outputs are the byte buffers of `values`.
-Status RunNode(const Node& n, std::map<const Value*, Bytes>* values, const StepInfo& step = {}) {
+Status RunNode(const Node& n, std::map<const Value*, ByteVec>* values, const StepInfo& step = {}) {
   const CpuKernelEntry* e = FindCpuBackendKernel(n.qualified_op());
   if (e == nullptr) return Internal("no CPU kernel for {}", n.qualified_op());
   plan::Kernel k;
@@ -44,7 +44,7 @@ Status RunNode(const Node& n, std::map<const Value*, Bytes>* values, const StepI
   auto arg = [&](const Value* v) {
     TensorArg t;
     if (v == nullptr) return t;
-    Bytes& b = (*values)[v];
+    ByteVec& b = (*values)[v];
     b.resize(static_cast<size_t>(v->type().CheckedNumElements()) * DTypeSize(v->dtype()));
     t.present = true;
     t.dtype = v->dtype();
@@ -81,7 +81,7 @@ StatusOr<Node*> AddTypedNode(Graph& g, std::string_view op, std::vector<Value*> 
 // A GradContext that runs every node it emits immediately.
 class EagerContext : public GradContext {
  public:
-  EagerContext(Graph& g, Node* fwd, std::map<const Value*, Bytes>* values,
+  EagerContext(Graph& g, Node* fwd, std::map<const Value*, ByteVec>* values,
                std::vector<Value*> output_grads, std::vector<bool> needs)
       : g_(g),
         fwd_(fwd),
@@ -126,23 +126,23 @@ class EagerContext : public GradContext {
  private:
   Value* Constant(TensorDataPtr d) {
     Value* v = g_.AddConstant(g_.UniqueName("c"), d);
-    (*values_)[v] = Bytes(d->bytes.begin(), d->bytes.end());
+    (*values_)[v] = ByteVec(d->bytes.begin(), d->bytes.end());
     return v;
   }
 
   Graph& g_;
   Node* fwd_;
-  std::map<const Value*, Bytes>* values_;
+  std::map<const Value*, ByteVec>* values_;
   std::vector<Value*> output_grads_;
   std::vector<bool> needs_;
   std::vector<Value*> input_grads_;
   std::vector<std::string> emitted_;
 };
 
-Bytes ToBytes(const TensorType& t, const std::vector<double>& v) {
+ByteVec ToBytes(const TensorType& t, const std::vector<double>& v) {
   return cpu::testing::FromValues(t.dtype, t.dims, v).bytes;
 }
-std::vector<double> ToDoubles(const TensorType& t, const Bytes& b) {
+std::vector<double> ToDoubles(const TensorType& t, const ByteVec& b) {
   cpu::testing::Buffer buf = cpu::testing::MakeBuffer(t.dtype, t.dims);
   buf.bytes = b;
   return cpu::testing::Values(buf);
@@ -154,7 +154,7 @@ void ExpectEagerGradientsMatch(const GradCheckCase& c) {
   std::mt19937_64 rng(c.seed);
   std::uniform_real_distribution<double> uniform(-1, 1);
   Graph g;
-  std::map<const Value*, Bytes> values;
+  std::map<const Value*, ByteVec> values;
   std::vector<Value*> inputs;
   std::vector<bool> needs;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -433,7 +433,7 @@ TEST(GradNnRuleTest, TrainingDropoutWithoutItsMaskIsAnError) {
   Value* t = g.AddInput("t", {DType::kBool, {}});
   auto node = AddTypedNode(g, "Dropout", {x, nullptr, t}, {}, 1, "drop");
   ASSERT_TRUE(node.ok()) << node.status().message();
-  std::map<const Value*, Bytes> values;
+  std::map<const Value*, ByteVec> values;
   EagerContext ctx(g, *node, &values, {g.AddInput("dy", {DType::kF32, {2, 3}})}, {true});
   Status s = FindGradRule("Dropout")(ctx);
   EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
@@ -463,7 +463,7 @@ TEST(GradNnEvalStepTest, BatchNormUsesAndKeepsTheRunningStatistics) {
       AddTypedNode(g, "BatchNormalization", in,
                    {{"training_mode", Attribute(1)}, {"momentum", Attribute(0.8f)}}, 3, "bn");
   ASSERT_TRUE(node.ok()) << node.status().message();
-  std::map<const Value*, Bytes> values;
+  std::map<const Value*, ByteVec> values;
   std::mt19937_64 rng(30);
   std::vector<cpu::testing::Buffer> bufs = {
       cpu::testing::RandomBuffer(DType::kF32, {n, c, sp}, rng),
@@ -505,13 +505,13 @@ TEST(GradNnEvalStepTest, DropoutStreamsPerNodeAndStepAndPassesThroughInEval) {
   Value* x = g.AddInput("x", {DType::kF32, {n}});
   Value* ratio = g.AddInput("ratio", {DType::kF32, {}});
   Value* training = g.AddInput("training", {DType::kBool, {}});
-  std::map<const Value*, Bytes> values;
+  std::map<const Value*, ByteVec> values;
   std::mt19937_64 rng(31);
   values[x] = cpu::testing::RandomBuffer(DType::kF32, {n}, rng, 0.5, 2).bytes;
   const float r = 0.4f;
-  values[ratio] = Bytes(4);
+  values[ratio] = ByteVec(4);
   std::memcpy(values[ratio].data(), &r, 4);
-  values[training] = Bytes{1};
+  values[training] = ByteVec{1};
   auto a = AddTypedNode(g, "Dropout", {x, ratio, training}, {}, 2, "drop_a");
   auto b = AddTypedNode(g, "Dropout", {x, ratio, training}, {}, 2, "drop_b");
   ASSERT_TRUE(a.ok() && b.ok());
@@ -523,14 +523,14 @@ TEST(GradNnEvalStepTest, DropoutStreamsPerNodeAndStepAndPassesThroughInEval) {
     EXPECT_TRUE(RunNode(*node, &values, step).ok());
     return values[node->output(1)];
   };
-  const Bytes a0 = mask_of(*a, 0, false), b0 = mask_of(*b, 0, false);
+  const ByteVec a0 = mask_of(*a, 0, false), b0 = mask_of(*b, 0, false);
   EXPECT_NE(a0, b0) << "two Dropouts of one step draw the same mask";
   EXPECT_NE(a0, mask_of(*a, 1, false)) << "successive steps draw the same mask";
   EXPECT_EQ(a0, mask_of(*a, 0, false)) << "the mask is not a function of (seed, step, node)";
   int kept = 0;
   for (uint8_t m : a0) kept += m;
   EXPECT_NEAR(kept, n * (1 - r), 4 * std::sqrt(n * r * (1 - r)));
-  EXPECT_EQ(mask_of(*a, 0, true), Bytes(n, 1));
+  EXPECT_EQ(mask_of(*a, 0, true), ByteVec(n, 1));
   EXPECT_EQ(values[(*a)->output(0)], values[x]) << "an eval step must pass through";
 }
 

@@ -1,9 +1,9 @@
-// The loss, optimizer and loss-scaling kernels of the CUDA backend (kernels/device/loss_optim*.h)
+// The optimizer and loss-scaling kernels of the CUDA backend (kernels/device/loss_optim*.h)
 // through its host emulation, against the CPU backend: one-kernel plans on random data, every
-// dtype the entries take, odd sizes, optional operands, and multi-step runs with the state
-// updated in place. The emulation runs the CPU's expressions in the CPU's order, so every
-// comparison here is bit for bit (byte equality of every output and state buffer, after every
-// step).
+// dtype the entries take, optional operands, and multi-step runs with the state updated in place.
+// The emulation runs the CPU's expressions in the CPU's order, so every comparison here is bit for
+// bit: byte equality of every output and state buffer, after every step (device_test_util.h
+// ExpectBitExact).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,272 +20,27 @@ namespace a8 {
 namespace {
 
 using testing::Count;
-using testing::Str;
+using testing::ExpectBitExact;
 using testing::Name;
 using testing::PlanBuilder;
 using testing::RandomBytes;
+using testing::Str;
 using Role = plan::Buffer;
 using ByteVec = std::vector<uint8_t>;
-using Feed = std::map<std::string, ByteVec>;
-
-template <typename T>
-ByteVec Raw(const std::vector<T>& v) {
-  ByteVec b(v.size() * sizeof(T));
-  std::memcpy(b.data(), v.data(), b.size());
-  return b;
-}
-
-// Doubles as `dtype` bytes.
-ByteVec As(DType dtype, const std::vector<double>& v) {
-  ByteVec out(v.size() * DTypeSize(dtype));
-  EXPECT_TRUE(
-      cpu::Cast(DType::kF64, dtype, static_cast<int64_t>(v.size()), v.data(), out.data()).ok());
-  return out;
-}
+using Feed = testing::Snapshot;
 
 // Element i of `b` (of `dtype`) set to `v`.
 void Poke(DType dtype, ByteVec* b, int64_t i, double v) {
   EXPECT_TRUE(cpu::Cast(DType::kF64, dtype, 1, &v, b->data() + i * DTypeSize(dtype)).ok());
 }
 
-ByteVec Labels(DType dtype, int64_t n, int64_t classes, int64_t ignore, uint32_t seed) {
-  std::vector<double> v(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
-    v[i] = static_cast<double>((i * 7 + seed) % classes);
-    if (i % 5 == 3) v[i] = static_cast<double>(ignore);  // some targets ignored
-  }
-  return As(dtype, v);
-}
-
-// Outputs and state buffers after each step of `f` on `backend`, step s fed feeds[s] (missing
-// inputs: random).
-std::vector<Feed> RunSteps(const PlanFile& f, std::unique_ptr<Backend> backend,
-                           const std::vector<Feed>& feeds) {
-  std::vector<Feed> out;
-  auto ex = Executor::Create(f, std::move(backend));
-  EXPECT_TRUE(ex.ok()) << ex.status().message();
-  if (!ex.ok()) return out;
-  Executor& e = **ex;
-  for (size_t s = 0; s < feeds.size(); ++s) {
-    uint32_t seed = 100 + static_cast<uint32_t>(s);
-    for (const plan::Binding& b : e.plan().inputs()) {
-      const plan::Buffer& buf = e.plan().buffers(b.buffer());
-      const DType t = static_cast<DType>(buf.type().dtype());
-      auto it = feeds[s].find(b.name());
-      ByteVec bytes = it != feeds[s].end()
-                        ? it->second
-                        : RandomBytes(t, static_cast<int64_t>(buf.bytes() / DTypeSize(t)), seed++);
-      Status st = e.SetInput(b.name(), bytes.data(), bytes.size());
-      EXPECT_TRUE(st.ok()) << st.message();
-    }
-    Status st = e.Run();
-    EXPECT_TRUE(st.ok()) << e.backend().name() << ": " << st.message();
-    if (!st.ok()) return out;
-    Feed snap;
-    for (const plan::Binding& b : e.plan().outputs()) {
-      ByteVec bytes(e.plan().buffers(b.buffer()).bytes());
-      EXPECT_TRUE(e.ReadBuffer(b.buffer(), bytes.data()).ok());
-      snap[b.name()] = std::move(bytes);
-    }
-    for (int id : e.checkpoint_buffers()) {
-      ByteVec bytes(e.plan().buffers(id).bytes());
-      EXPECT_TRUE(e.ReadBuffer(id, bytes.data()).ok());
-      snap[e.plan().buffers(id).name()] = std::move(bytes);
-    }
-    out.push_back(std::move(snap));
-  }
-  return out;
-}
-
-// CPU and cuda-emu agree byte for byte on every output and state buffer after every step; returns
-// the emulation's snapshots.
-std::vector<Feed> ExpectBitExact(const PlanFile& f, const std::vector<Feed>& feeds) {
-  auto want = RunSteps(f, MakeCpuBackend(), feeds);
-  auto emu = MakeCudaEmuBackend();
-  EXPECT_TRUE(emu.ok()) << emu.status().message();
-  if (!emu.ok()) return {};
-  auto got = RunSteps(f, std::move(emu).value(), feeds);
-  EXPECT_EQ(got.size(), want.size());
-  std::map<std::string, DType> types;
-  for (const plan::Buffer& b : f.plan.buffers())
-    types[b.name()] = static_cast<DType>(b.type().dtype());
-  for (size_t s = 0; s < want.size() && s < got.size(); ++s) {
-    for (const auto& [name, w] : want[s]) {
-      const ByteVec& g = got[s][name];
-      if (g == w) continue;
-      std::vector<double> wd = testing::AsDoubles(types[name], w);
-      std::vector<double> gd = testing::AsDoubles(types[name], g);
-      for (size_t i = 0, bad = 0; i < wd.size() && i < gd.size() && bad < 5; ++i) {
-        if (std::memcmp(&w[i * DTypeSize(types[name])], &g[i * DTypeSize(types[name])],
-                        DTypeSize(types[name])) == 0)
-          continue;
-        ++bad;
-        ADD_FAILURE() << "step " << s << " '" << name << "'[" << i << "]: cuda-emu " << gd[i]
-                      << ", cpu " << wd[i];
-      }
-      EXPECT_EQ(g.size(), w.size()) << name;
-    }
-  }
-  return got;
-}
-
-// ---- losses
-
-struct LossCase {
-  std::vector<int64_t> dims;  // scores [N, C, d...]
-  std::string reduction;
-  bool weights, ignore, i32_labels;
-};
-
-const std::vector<LossCase> kLossCases = {
-    {{5, 7}, "mean", false, false, false},  {{5, 7}, "sum", true, true, true},
-    {{3, 4, 5}, "none", true, true, false}, {{2, 3, 2, 3}, "mean", true, true, true},
-    {{9, 1}, "mean", false, true, false},   {{4, 6, 3}, "sum", false, false, true},
-};
-
-std::vector<int64_t> TargetDims(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> t = {dims[0]};
-  t.insert(t.end(), dims.begin() + 2, dims.end());
-  return t;
-}
-
-// Forward (grad = false) or gradient plan of SoftmaxCrossEntropyLoss (sce) / NLL.
-PlanFile LossPlan(DType t, const LossCase& c, bool sce, bool grad, bool log_prob, Feed* feed) {
-  PlanBuilder pb;
-  const DType lt = c.i32_labels ? DType::kI32 : DType::kI64;
-  const std::vector<int64_t> tdims = TargetDims(c.dims);
-  const int64_t ignore = c.dims[1] > 2 ? 1 : -100;
-  int x = pb.Buffer("x", t, c.dims, Role::INPUT);
-  int l = pb.Buffer("labels", lt, tdims, Role::INPUT);
-  (*feed)["labels"] = Labels(lt, Count(tdims), c.dims[1], c.ignore ? ignore : 0, 3);
-  int w = c.weights ? pb.Buffer("w", t, {c.dims[1]}, Role::INPUT) : -1;
-  if (c.weights) (*feed)["w"] = RandomBytes(t, c.dims[1], 9, 0.1, 2.0);
-  plan::Kernel* k = nullptr;
-  if (!grad) {
-    int y =
-        pb.Buffer("loss", t, c.reduction == "none" ? tdims : std::vector<int64_t>{}, Role::OUTPUT);
-    std::vector<int> outs = {y};
-    if (log_prob) outs.push_back(pb.Buffer("log_prob", t, c.dims, Role::OUTPUT));
-    std::vector<int> ins = {x, l};
-    if (w >= 0) ins.push_back(w);
-    k = pb.Kernel(sce ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss", ins, outs);
-  } else {
-    int dl =
-        pb.Buffer("dloss", t, c.reduction == "none" ? tdims : std::vector<int64_t>{}, Role::INPUT);
-    int dx = pb.Buffer("dx", t, c.dims, Role::OUTPUT);
-    std::vector<int> ins = sce ? std::vector<int>{dl, x, l} : std::vector<int>{dl, l};
-    if (w >= 0) ins.push_back(w);
-    k = pb.Kernel(sce ? "a8.SoftmaxCrossEntropyLossGrad" : "a8.NegativeLogLikelihoodLossGrad", ins,
-                  {dx});
-  }
-  Str(k, "reduction", c.reduction);
-  if (c.ignore) PlanBuilder::Int(k, "ignore_index", ignore);
-  return pb.Finish();
-}
-
-TEST(DeviceLossOptimTest, SoftmaxCrossEntropyAndNllMatchCpu) {
-  for (DType t : kFloatTypes) {
-    for (const LossCase& c : kLossCases) {
-      for (int variant = 0; variant < 3; ++variant) {
-        SCOPED_TRACE(std::string(Name(t)) + " " + c.reduction + " variant " +
-                     std::to_string(variant) + " rank " + std::to_string(c.dims.size()));
-        Feed feed;
-        PlanFile f = variant == 2 ? LossPlan(t, c, false, false, false, &feed)
-                                  : LossPlan(t, c, true, false, variant == 1, &feed);
-        ExpectBitExact(f, {feed});
-      }
-    }
-  }
-}
-
-TEST(DeviceLossOptimTest, LossGradientsMatchCpu) {
-  for (DType t : kFloatTypes) {
-    for (const LossCase& c : kLossCases) {
-      for (bool sce : {true, false}) {
-        SCOPED_TRACE(std::string(Name(t)) + " " + c.reduction + (sce ? " sce" : " nll"));
-        Feed feed;
-        PlanFile f = LossPlan(t, c, sce, true, false, &feed);  // fills feed first
-        ExpectBitExact(f, {feed});
-      }
-    }
-  }
-}
-
-TEST(DeviceLossOptimTest, LossWithEveryTargetIgnoredIsNaNOnBoth) {
-  LossCase c{{3, 4}, "mean", false, true, false};
-  Feed feed;
-  PlanFile f = LossPlan(DType::kF32, c, true, false, false, &feed);
-  feed["labels"] = Raw(std::vector<int64_t>{1, 1, 1});
-  auto got = ExpectBitExact(f, {feed});
-  ASSERT_EQ(got.size(), 1u);
-  float loss;
-  std::memcpy(&loss, got[0]["loss"].data(), 4);
-  EXPECT_TRUE(std::isnan(loss));
-}
-
-TEST(DeviceLossOptimTest, BadReductionIsTheCpuError) {
-  LossCase c{{3, 4}, "avg", false, false, false};
-  Feed feed;
-  PlanFile f = LossPlan(DType::kF32, c, true, false, false, &feed);
-  auto emu = MakeCudaEmuBackend();
-  ASSERT_TRUE(emu.ok());
-  auto ex = Executor::Create(f, std::move(emu).value());
-  ASSERT_TRUE(ex.ok()) << ex.status().message();
-  ASSERT_TRUE((*ex)->SetInput("labels", feed["labels"].data(), feed["labels"].size()).ok());
-  Status s = (*ex)->Run();
-  EXPECT_FALSE(s.ok());
-  EXPECT_NE(s.message().find("SoftmaxCrossEntropyLoss: reduction: unknown value 'avg'"),
-            std::string::npos)
-      << s.message();
-}
-
-TEST(DeviceLossOptimTest, PairLossesAndGradientsMatchCpu) {
-  const char* kOps[] = {"a8.MseLoss", "a8.L1Loss", "a8.BceWithLogitsLoss"};
-  for (DType t : kFloatTypes) {
-    for (const std::vector<int64_t>& dims :
-         std::vector<std::vector<int64_t>>{{37}, {3, 5, 7}, {1}, {2, 1000}}) {
-      for (const char* op : kOps) {
-        SCOPED_TRACE(std::string(Name(t)) + " " + op + " n " + std::to_string(Count(dims)));
-        {
-          PlanBuilder pb;
-          int x = pb.Buffer("x", t, dims, Role::INPUT);
-          int y = pb.Buffer("y", t, dims, Role::INPUT);
-          pb.Kernel(op, {x, y}, {pb.Buffer("loss", t, {}, Role::OUTPUT)});
-          Feed feed;
-          // BCE targets in [0, 1].
-          feed["y"] = std::string(op) == "a8.BceWithLogitsLoss"
-                          ? RandomBytes(t, Count(dims), 5, 0, 1)
-                          : RandomBytes(t, Count(dims), 5);
-          ExpectBitExact(pb.Finish(), {feed});
-        }
-        for (bool both : {true, false}) {
-          PlanBuilder pb;
-          int dl = pb.Buffer("dloss", t, {}, Role::INPUT);
-          int x = pb.Buffer("x", t, dims, Role::INPUT);
-          int y = pb.Buffer("y", t, dims, Role::INPUT);
-          std::vector<int> outs = {pb.Buffer("dx", t, dims, Role::OUTPUT)};
-          if (both) outs.push_back(pb.Buffer("dy", t, dims, Role::OUTPUT));
-          pb.Kernel(std::string(op) + "Grad", {dl, x, y}, outs);
-          Feed feed;
-          feed["x"] = RandomBytes(t, Count(dims), 7);
-          feed["y"] = RandomBytes(t, Count(dims), 6);
-          std::memcpy(feed["y"].data(), feed["x"].data(), DTypeSize(t));  // a tie: L1's sign(0)
-          ExpectBitExact(pb.Finish(), {feed});
-        }
-      }
-    }
-  }
-}
-
-// ---- step control and loss scaling
-
-ByteVec F32(float v) { return Raw(std::vector<float>{v}); }
-ByteVec I64(int64_t v) { return Raw(std::vector<int64_t>{v}); }
+ByteVec F32(float v) { return testing::Bytes(std::vector<float>{v}); }
+ByteVec I64(int64_t v) { return testing::Bytes(std::vector<int64_t>{v}); }
 ByteVec Ctl(float lr, float grad_scale, float applied, float updates) {
-  return Raw(std::vector<float>{lr, grad_scale, applied, updates, 0.5f});
+  return testing::Bytes(std::vector<float>{lr, grad_scale, applied, updates, 0.5f});
 }
 
-TEST(DeviceLossOptimTest, TrainControlMatchesCpuOverSteps) {
+TEST(DeviceOptimTest, TrainControlMatchesCpuOverSteps) {
   const std::vector<float> found = {0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0};
   for (int variant = 0; variant < 3; ++variant) {
     SCOPED_TRACE("variant " + std::to_string(variant));
@@ -320,7 +75,7 @@ TEST(DeviceLossOptimTest, TrainControlMatchesCpuOverSteps) {
 
 // PRECISION.md's worked example (init 4, growth 2, backoff 0.5, interval 2), then the floor, the
 // ceiling and accumulation micro-steps.
-TEST(DeviceLossOptimTest, UpdateScaleMatchesCpuAndTheWorkedExample) {
+TEST(DeviceOptimTest, UpdateScaleMatchesCpuAndTheWorkedExample) {
   struct Case {
     float init, min_scale, max_scale;
     int64_t accumulate;
@@ -360,7 +115,7 @@ TEST(DeviceLossOptimTest, UpdateScaleMatchesCpuAndTheWorkedExample) {
   }
 }
 
-TEST(DeviceLossOptimTest, UnscaleCheckFiniteMatchesCpuAndFindsEveryInf) {
+TEST(DeviceOptimTest, UnscaleCheckFiniteMatchesCpuAndFindsEveryInf) {
   const std::vector<std::pair<DType, int64_t>> grads = {
       {DType::kF16, 15}, {DType::kBF16, 33}, {DType::kF32, 70001}, {DType::kF64, 7}};
   struct Poison {
@@ -402,7 +157,7 @@ TEST(DeviceLossOptimTest, UnscaleCheckFiniteMatchesCpuAndFindsEveryInf) {
   }
 }
 
-TEST(DeviceLossOptimTest, GlobalNormSqMatchesCpu) {
+TEST(DeviceOptimTest, GlobalNormSqMatchesCpu) {
   PlanBuilder pb;
   std::vector<int> ins;
   int i = 0;
@@ -413,7 +168,7 @@ TEST(DeviceLossOptimTest, GlobalNormSqMatchesCpu) {
   ExpectBitExact(pb.Finish(), {Feed{}});
 }
 
-TEST(DeviceLossOptimTest, GradAccumulateMatchesCpuOverAWindow) {
+TEST(DeviceOptimTest, GradAccumulateMatchesCpuOverAWindow) {
   for (DType at : kFloatTypes) {
     for (DType gt : kFloatTypes) {
       SCOPED_TRACE(std::string(Name(at)) + " += " + Name(gt));
@@ -448,7 +203,7 @@ void ExpectSkippedStepKeepsState(const std::vector<Feed>& got,
   for (const std::string& n : names) EXPECT_EQ(got[1].at(n), got[0].at(n)) << n;
 }
 
-TEST(DeviceLossOptimTest, SgdUpdateMatchesCpuAndSkipsOnTheFlag) {
+TEST(DeviceOptimTest, SgdUpdateMatchesCpuAndSkipsOnTheFlag) {
   struct Config {
     float momentum, dampening, weight_decay;
     bool nesterov, buf;
@@ -486,7 +241,7 @@ TEST(DeviceLossOptimTest, SgdUpdateMatchesCpuAndSkipsOnTheFlag) {
   }
 }
 
-TEST(DeviceLossOptimTest, AdamUpdateMatchesCpuAndSkipsOnTheFlag) {
+TEST(DeviceOptimTest, AdamUpdateMatchesCpuAndSkipsOnTheFlag) {
   for (DType pt : kFloatTypes) {
     for (DType gt : kFloatTypes) {
       for (int variant = 0; variant < 3; ++variant) {
@@ -515,7 +270,7 @@ TEST(DeviceLossOptimTest, AdamUpdateMatchesCpuAndSkipsOnTheFlag) {
 // a8.CheckFinite: the CPU and cuda-emu agree bit for bit, and give the unfused chain's bits
 // (UnscaleCheckFinite, the update on its f32 gradient, Cast of the new parameter), on every step,
 // the skipped one (1) included.
-TEST(DeviceLossOptimTest, FusedAdamUpdateIsTheUnfusedChain) {
+TEST(DeviceOptimTest, FusedAdamUpdateIsTheUnfusedChain) {
   const int64_t n = 45;
   for (DType gt : {DType::kF32, DType::kF16, DType::kBF16}) {
     for (DType ct : {DType::kF16, DType::kBF16}) {
@@ -566,7 +321,7 @@ TEST(DeviceLossOptimTest, FusedAdamUpdateIsTheUnfusedChain) {
   }
 }
 
-TEST(DeviceLossOptimTest, SkippedUpdateOutOfPlaceCopiesTheInputs) {
+TEST(DeviceOptimTest, SkippedUpdateOutOfPlaceCopiesTheInputs) {
   for (DType pt : kFloatTypes) {
     SCOPED_TRACE(Name(pt));
     PlanBuilder pb;
@@ -588,7 +343,7 @@ TEST(DeviceLossOptimTest, SkippedUpdateOutOfPlaceCopiesTheInputs) {
 }
 
 // ai.onnx.preview.training.{Adam, Momentum, Adagrad} over two tensors, T = 0 then > 0.
-TEST(DeviceLossOptimTest, OnnxOptimizersMatchCpu) {
+TEST(DeviceOptimTest, OnnxOptimizersMatchCpu) {
   const std::vector<std::pair<std::string, int>> ops = {{"ai.onnx.preview.training.Adam", 4},
                                                         {"ai.onnx.preview.training.Momentum", 3},
                                                         {"ai.onnx.preview.training.Adagrad", 3}};
@@ -627,7 +382,7 @@ TEST(DeviceLossOptimTest, OnnxOptimizersMatchCpu) {
           if (op == "ai.onnx.preview.training.Adagrad") PlanBuilder::Float(k, "decay_factor", 0.1f);
           std::vector<Feed> feeds;
           for (int64_t s = 0; s < 3; ++s)
-            feeds.push_back({{"R", As(rt, {0.01 * static_cast<double>(s + 1)})}, {"T", I64(s)}});
+            feeds.push_back({{"R", testing::FromDoubles(rt, {0.01 * static_cast<double>(s + 1)})}, {"T", I64(s)}});
           ExpectBitExact(pb.Finish(), feeds);
         }
       }
