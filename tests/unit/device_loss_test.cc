@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstring>
-#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -19,16 +18,13 @@ namespace {
 
 using testing::Count;
 using testing::ExpectBitExact;
-using testing::Name;
 using testing::PlanBuilder;
 using testing::RandomBytes;
-using testing::Str;
 using Role = plan::Buffer;
-using ByteVec = std::vector<uint8_t>;
 using Feed = testing::Snapshot;
 
-
-ByteVec Labels(DType dtype, int64_t n, int64_t classes, int64_t ignore, uint32_t seed) {
+std::vector<uint8_t> Labels(DType dtype, int64_t n, int64_t classes, int64_t ignore,
+                            uint32_t seed) {
   std::vector<double> v(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     v[i] = static_cast<double>((i * 7 + seed) % classes);
@@ -84,7 +80,7 @@ PlanFile LossPlan(DType t, const LossCase& c, bool sce, bool grad, bool log_prob
     k = pb.Kernel(sce ? "a8.SoftmaxCrossEntropyLossGrad" : "a8.NegativeLogLikelihoodLossGrad", ins,
                   {dx});
   }
-  Str(k, "reduction", c.reduction);
+  testing::Str(k, "reduction", c.reduction);
   if (c.ignore) PlanBuilder::Int(k, "ignore_index", ignore);
   return pb.Finish();
 }
@@ -93,7 +89,7 @@ TEST(DeviceLossTest, SoftmaxCrossEntropyAndNllMatchCpu) {
   for (DType t : kFloatTypes) {
     for (const LossCase& c : kLossCases) {
       for (int variant = 0; variant < 3; ++variant) {
-        SCOPED_TRACE(std::string(Name(t)) + " " + c.reduction + " variant " +
+        SCOPED_TRACE(std::string(testing::Name(t)) + " " + c.reduction + " variant " +
                      std::to_string(variant) + " rank " + std::to_string(c.dims.size()));
         Feed feed;
         PlanFile f = variant == 2 ? LossPlan(t, c, false, false, false, &feed)
@@ -108,7 +104,7 @@ TEST(DeviceLossTest, LossGradientsMatchCpu) {
   for (DType t : kFloatTypes) {
     for (const LossCase& c : kLossCases) {
       for (bool sce : {true, false}) {
-        SCOPED_TRACE(std::string(Name(t)) + " " + c.reduction + (sce ? " sce" : " nll"));
+        SCOPED_TRACE(std::string(testing::Name(t)) + " " + c.reduction + (sce ? " sce" : " nll"));
         Feed feed;
         PlanFile f = LossPlan(t, c, sce, true, false, &feed);  // fills feed first
         ExpectBitExact(f, {feed});
@@ -151,7 +147,8 @@ TEST(DeviceLossTest, PairLossesAndGradientsMatchCpu) {
     for (const std::vector<int64_t>& dims :
          std::vector<std::vector<int64_t>>{{37}, {3, 5, 7}, {1}, {2, 1000}}) {
       for (const char* op : kOps) {
-        SCOPED_TRACE(std::string(Name(t)) + " " + op + " n " + std::to_string(Count(dims)));
+        SCOPED_TRACE(std::string(testing::Name(t)) + " " + op + " n " +
+                     std::to_string(Count(dims)));
         {
           PlanBuilder pb;
           int x = pb.Buffer("x", t, dims, Role::INPUT);

@@ -19,7 +19,6 @@
 namespace a8 {
 namespace {
 
-using testing::Count;
 using testing::ExpectBitExact;
 using testing::Name;
 using testing::PlanBuilder;
@@ -249,7 +248,7 @@ TEST(DeviceOptimTest, AdamUpdateMatchesCpuAndSkipsOnTheFlag) {
                      std::to_string(variant));
         PlanBuilder pb;
         ByteVec x0 = RandomBytes(pt, 31, 4), m0 = RandomBytes(pt, 31, 5),
-              v0 = RandomBytes(pt, 31, 6, 0.0, 1.0);
+                v0 = RandomBytes(pt, 31, 6, 0.0, 1.0);
         int x = pb.Buffer("x", pt, {31}, Role::PARAMETER, x0.data());
         int g = pb.Buffer("g", gt, {31}, Role::INPUT);
         int ctl = pb.Buffer("ctl", DType::kF32, {5}, Role::INPUT);
@@ -382,7 +381,8 @@ TEST(DeviceOptimTest, OnnxOptimizersMatchCpu) {
           if (op == "ai.onnx.preview.training.Adagrad") PlanBuilder::Float(k, "decay_factor", 0.1f);
           std::vector<Feed> feeds;
           for (int64_t s = 0; s < 3; ++s)
-            feeds.push_back({{"R", testing::FromDoubles(rt, {0.01 * static_cast<double>(s + 1)})}, {"T", I64(s)}});
+            feeds.push_back({{"R", testing::FromDoubles(rt, {0.01 * static_cast<double>(s + 1)})},
+                             {"T", I64(s)}});
           ExpectBitExact(pb.Finish(), feeds);
         }
       }
