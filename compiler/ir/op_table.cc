@@ -370,6 +370,7 @@ std::vector<OpDef> BuildTable() {
       if (h.domain == op.domain && h.name == op.name) op.onnx_versions = h.versions;
     }
   }
+  ClassifyPrecision(&ops);
   std::sort(ops.begin(), ops.end(), [](const OpDef& a, const OpDef& b) {
     return std::tie(a.domain, a.name) < std::tie(b.domain, b.name);
   });

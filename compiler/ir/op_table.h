@@ -50,7 +50,8 @@ using ShapeRule = Status (*)(const OpNode& node, std::vector<TensorType>* output
 
 // How mixed precision treats an op (PRECISION.md): allow (runs in FP16/BF16), deny (FP32),
 // follow (the precision of its inputs), pinned (FP32 always, the optimizer and step control), none
-// (no float math: casts, shapes, logic). passes/mixed_precision/policy.cc reads it.
+// (no float math: casts, shapes, logic). OpDef::precision holds it; passes/mixed_precision/policy.cc
+// reads it.
 enum class OpPrecisionClass { kAllow, kDeny, kFollow, kPinned, kNone };
 
 // How reverse-mode autodiff (passes/autodiff) differentiates an op.
@@ -91,7 +92,9 @@ struct OpDef {
   ShapeRule infer = nullptr;
   std::string doc;  // one line for --list-ops
 
-  // Precision class; unset for ops still classed by policy.cc's lists.
+  // Precision class: set by the entry, or from PRECISION.md's lists when the table is built
+  // (op_table_precision.cc). Unset only for an ONNX op nobody classed, which the precision policy
+  // refuses in mixed precision (op_registry_test checks that there is none).
   std::optional<OpPrecisionClass> precision;
   GradDecision gradient = GradDecision::kUndeclared;
   // Traits. elementwise: output i depends on input element i only (broadcasting aside);

@@ -142,5 +142,8 @@ void AddRoiPoolOps(std::vector<OpDef>* ops);
 void AddRandomOps(std::vector<OpDef>* ops);
 // op_table_attention.cc: a8.FusedAttention and its gradient
 void AddAttentionOps(std::vector<OpDef>* ops);
+// Sets OpDef::precision from PRECISION.md's lists for the entries that do not set it themselves,
+// and pins the internal ops left without one (op_table_precision.cc).
+void ClassifyPrecision(std::vector<OpDef>* ops);
 
 }  // namespace a8

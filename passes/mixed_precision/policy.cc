@@ -1,4 +1,4 @@
-// PrecisionPolicy: the default op lists and the user's overrides (see policy.h).
+// PrecisionPolicy: the op table's precision classes and the user's overrides (see policy.h).
 #include "passes/mixed_precision/policy.h"
 
 #include <fstream>
@@ -12,116 +12,6 @@
 
 namespace a8 {
 namespace {
-
-// PRECISION.md's lists, by qualified op name, for the ops whose op-table entry does not declare
-// its class yet (OpDef::precision, which DefaultOpClass reads first).
-const std::map<std::string, OpPrecisionClass, std::less<>>& DefaultClasses() {
-  static const auto* kClasses = [] {
-    auto* m = new std::map<std::string, OpPrecisionClass, std::less<>>;
-    auto put = [&](OpPrecisionClass c, std::initializer_list<const char*> ops) {
-      for (const char* op : ops) (*m)[op] = c;
-    };
-    put(OpPrecisionClass::kAllow,
-        {"MatMul", "Gemm", "Conv", "ConvTranspose", "Einsum", "a8.ConvGradFilter"});
-    put(OpPrecisionClass::kDeny, {"LayerNormalization",
-                                  "BatchNormalization",
-                                  "InstanceNormalization",
-                                  "GroupNormalization",
-                                  "Softmax",
-                                  "LogSoftmax",
-                                  "SoftmaxCrossEntropyLoss",
-                                  "NegativeLogLikelihoodLoss",
-                                  "ReduceL1",
-                                  "ReduceL2",
-                                  "ReduceLogSumExp",
-                                  "ReduceMax",
-                                  "ReduceMean",
-                                  "ReduceMin",
-                                  "ReduceProd",
-                                  "ReduceSum",
-                                  "ReduceSumSquare",
-                                  "Exp",
-                                  "Log",
-                                  "Pow",
-                                  "Sqrt",
-                                  "Reciprocal",
-                                  "CumSum",
-                                  "LpNormalization",
-                                  "TopK",
-                                  "Range",
-                                  "a8.LayerNormalizationGrad",
-                                  "a8.BatchNormalizationGrad",
-                                  "a8.InstanceNormalizationGrad",
-                                  "a8.SoftmaxGrad",
-                                  "a8.LogSoftmaxGrad",
-                                  "a8.SoftmaxCrossEntropyLossGrad",
-                                  "a8.NegativeLogLikelihoodLossGrad"});
-    put(OpPrecisionClass::kFollow, {"Abs",
-                                    "Add",
-                                    "Sub",
-                                    "Mul",
-                                    "Div",
-                                    "Mod",
-                                    "Neg",
-                                    "Sign",
-                                    "Ceil",
-                                    "Floor",
-                                    "Round",
-                                    "Max",
-                                    "Min",
-                                    "Mean",
-                                    "Sum",
-                                    "Sin",
-                                    "Cos",
-                                    "Clip",
-                                    "Where",
-                                    "Dropout",
-                                    "MaxPool",
-                                    "AveragePool",
-                                    "GlobalAveragePool",
-                                    "GlobalMaxPool",
-                                    "Reshape",
-                                    "Transpose",
-                                    "Concat",
-                                    "Split",
-                                    "Slice",
-                                    "Gather",
-                                    "GatherElements",
-                                    "Squeeze",
-                                    "Unsqueeze",
-                                    "Flatten",
-                                    "Expand",
-                                    "Identity",
-                                    "Pad",
-                                    "Tile",
-                                    "Trilu",
-                                    "OneHot",
-                                    "ArgMax",
-                                    "ArgMin",
-                                    "Equal",
-                                    "Greater",
-                                    "GreaterOrEqual",
-                                    "Less",
-                                    "LessOrEqual",
-                                    "IsInf",
-                                    "IsNaN",
-                                    "a8.DropoutGrad",
-                                    "a8.MaxPoolGrad",
-                                    "a8.AveragePoolGrad",
-                                    "a8.GatherGrad",
-                                    "a8.SliceGrad"});
-    put(OpPrecisionClass::kPinned,
-        {"a8.AdamUpdate", "a8.SgdUpdate", "a8.GradAccumulate", "a8.GlobalNormSq", "a8.TrainControl",
-         "a8.MseLoss", "a8.MseLossGrad", "a8.L1Loss", "a8.L1LossGrad", "a8.BceWithLogitsLoss",
-         "a8.BceWithLogitsLossGrad", "ai.onnx.preview.training.Adam",
-         "ai.onnx.preview.training.Adagrad", "ai.onnx.preview.training.Momentum"});
-    put(OpPrecisionClass::kNone,
-        {"Cast", "CastLike", "Constant", "ConstantOfShape", "Shape", "Size", "Not", "And", "Or",
-         "Xor", "ai.onnx.preview.training.Gradient"});
-    return m;
-  }();
-  return *kClasses;
-}
 
 // Splits "a8.ReluGrad" into ("a8", "ReluGrad"); "MatMul" into ("", "MatMul").
 std::pair<std::string, std::string> SplitQualified(const std::string& op) {
@@ -213,14 +103,8 @@ std::string_view OpPrecisionClassName(OpPrecisionClass c) {
 }
 
 std::optional<OpPrecisionClass> DefaultOpClass(std::string_view qualified_op) {
-  if (const OpDef* def = FindQualifiedOp(qualified_op); def != nullptr && def->precision) {
-    return def->precision;
-  }
-  const auto& classes = DefaultClasses();
-  auto it = classes.find(qualified_op);
-  if (it != classes.end()) return it->second;
-  if (qualified_op.rfind("a8.", 0) == 0) return OpPrecisionClass::kPinned;
-  return std::nullopt;
+  const OpDef* def = FindQualifiedOp(qualified_op);
+  return def != nullptr ? def->precision : std::nullopt;
 }
 
 StatusOr<PrecisionPolicy> PrecisionPolicy::Create(const PrecisionConfig& config) {

@@ -1,6 +1,7 @@
 // PrecisionPolicy: which precision each op computes in, as data (XLA's FloatSupport in spirit).
 //
-// The default lists are PRECISION.md's op policy:
+// The default is each op's precision class in the op table (OpDef::precision: set by the entry,
+// or from PRECISION.md's lists in compiler/ir/op_table_precision.cc), PRECISION.md's op policy:
 // - allow (the low type: tensor-core work): MatMul, Gemm, Conv, ConvTranspose, Einsum;
 // - deny (FP32: numerically sensitive): normalizations, Softmax/LogSoftmax, losses, every Reduce*,
 //   Exp, Log, Pow, Sqrt, Reciprocal, Erf, CumSum, LpNormalization, TopK, Range, and their
@@ -8,11 +9,11 @@
 // - follow (the type of their inputs, the widest wins): elementwise ops, activations, pooling,
 //   data movement, comparisons;
 // - pinned (FP32 whatever the mode or the user asks): the optimizer, the loss ops, a8.TrainControl
-//   and every internal a8 op the lists do not name (FP32 is always correct, so an internal op
-//   added later is safe until it is classified);
+//   and every internal a8 op left unclassed (FP32 is always correct, so an internal op added
+//   later is safe until it is classified);
 // - none: ops that compute nothing in a float type or fix their own output type (Cast, Shape,
 //   Constant, logic ops): they are left alone.
-// An ONNX op none of the lists names is an error naming the op: it is never silently put in FP16.
+// An ONNX op without a class is an error naming the op: it is never silently put in FP16.
 //
 // Overrides: pinned ops are FP32 whatever the user asks; then the user's overrides
 // (--fp32-ops, --fp16-ops, --fp32-nodes, --policy) in command-line order, the last one that
@@ -54,8 +55,8 @@ inline bool IsMixedFloat(DType t) {
 // OpPrecisionClass is declared in compiler/ir/op_table.h, with each op.
 std::string_view OpPrecisionClassName(OpPrecisionClass c);  // "allow", "deny", ...
 
-// The default class of an op by its qualified name ("MatMul", "a8.ReluGrad"); nullopt for an
-// ONNX op that no list names.
+// The op table's class of an op by its qualified name ("MatMul", "a8.ReluGrad"); nullopt for an
+// unknown op or an ONNX op without one.
 std::optional<OpPrecisionClass> DefaultOpClass(std::string_view qualified_op);
 
 // What the policy says about one node before propagation.

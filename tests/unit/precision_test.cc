@@ -109,8 +109,10 @@ TEST(PrecisionPolicyTest, DefaultListsFollowPrecisionMd) {
   EXPECT_EQ(DefaultOpClass("Relu"), OpPrecisionClass::kFollow);
   EXPECT_EQ(DefaultOpClass("Reshape"), OpPrecisionClass::kFollow);
   EXPECT_EQ(DefaultOpClass("a8.AdamUpdate"), OpPrecisionClass::kPinned);
-  // An internal op no list names is FP32; an unknown ONNX op has no class.
-  EXPECT_EQ(DefaultOpClass("a8.SomethingNew"), OpPrecisionClass::kPinned);
+  // An internal op that neither its entry nor a list classes is FP32 (the loss scaler's
+  // a8.UpdateScale); an op the table does not know has no class.
+  EXPECT_EQ(DefaultOpClass("a8.UpdateScale"), OpPrecisionClass::kPinned);
+  EXPECT_FALSE(DefaultOpClass("a8.SomethingNew").has_value());
   EXPECT_FALSE(DefaultOpClass("Frobnicate").has_value());
 }
 
