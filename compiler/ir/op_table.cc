@@ -6,6 +6,8 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <utility>
 
 #include "compiler/ir/op_table_builder.h"
@@ -371,6 +373,7 @@ std::vector<OpDef> BuildTable() {
     }
   }
   ClassifyPrecision(&ops);
+  DeclareKernelRows(&ops);
   std::sort(ops.begin(), ops.end(), [](const OpDef& a, const OpDef& b) {
     return std::tie(a.domain, a.name) < std::tie(b.domain, b.name);
   });
@@ -391,6 +394,18 @@ std::vector<AttrSpec> ConvAttrs(bool transpose) {
     attrs.push_back(OptNoDefault("output_shape", AttrKind::kInts));
   }
   return attrs;
+}
+
+std::map<std::string, OpDef*, std::less<>> IndexTable(std::vector<OpDef>* ops) {
+  std::map<std::string, OpDef*, std::less<>> index;
+  for (OpDef& op : *ops) index.emplace(QualifiedName(op), &op);
+  return index;
+}
+
+void StopOnTableErrors(const char* list, const std::string& errors) {
+  if (errors.empty()) return;
+  std::fprintf(stderr, "a800c: internal error: the op table's %s:%s\n", list, errors.c_str());
+  std::abort();
 }
 
 const std::vector<OpDef>& AllOps() {

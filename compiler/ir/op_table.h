@@ -105,8 +105,9 @@ struct OpDef {
   // The inputs that this op's GEMMs or convolutions multiply (the operands TF32 tensor cores
   // read): in --precision=tf32, lower lists the f32 ones in Kernel.tf32_inputs (tf32.h).
   std::vector<int> tf32_inputs;
-  // The kernel signature, where the catalog row is mechanical (compiler/plan/kernel_catalog.cc
-  // derives the rows of these ops from it).
+  // The kernel signature: set by the entry, or when the table is built (op_table_kernels.cc).
+  // compiler/plan/kernel_catalog.cc derives the catalog from it; an op without one (Constant,
+  // the preview Gradient: neither reaches a plan) has no kernel.
   std::optional<KernelRowSpec> kernel;
 };
 

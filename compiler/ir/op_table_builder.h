@@ -6,6 +6,7 @@
 // op_table_grad_math.cc, op_table_grad_nn.cc, op_table_optim.cc.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -145,5 +146,14 @@ void AddAttentionOps(std::vector<OpDef>* ops);
 // Sets OpDef::precision from PRECISION.md's lists for the entries that do not set it themselves,
 // and pins the internal ops left without one (op_table_precision.cc).
 void ClassifyPrecision(std::vector<OpDef>* ops);
+// Sets OpDef::kernel, the kernel-catalog signature, for the entries that do not set it themselves
+// (op_table_kernels.cc).
+void DeclareKernelRows(std::vector<OpDef>* ops);
+
+// For the two above: the entries of a table being built by qualified name, and a stop naming
+// what a list got wrong (a name the table lacks, an entry set twice: a build that must not ship;
+// nothing when `errors` is empty).
+std::map<std::string, OpDef*, std::less<>> IndexTable(std::vector<OpDef>* ops);
+void StopOnTableErrors(const char* list, const std::string& errors);
 
 }  // namespace a8

@@ -87,7 +87,8 @@ void AddGatherNdOps(std::vector<OpDef>* ops) {
                           "gradient of GatherND's data: zeros of `shape`, dy added at the tuples");
   grad.precision = OpPrecisionClass::kFollow;
   grad.gradient = GradDecision::kNone;
-  // Its catalog row is in compiler/plan/kernel_catalog_grad_math.cc (two type variables).
+  grad.kernel =
+      KernelRowSpec{"T,I", "T", {{'T', kKernelFloats}, {'I', {DType::kI64, DType::kI32}}}};
   ops->push_back(std::move(fwd));
   ops->push_back(std::move(grad));
 }

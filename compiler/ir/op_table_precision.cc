@@ -2,8 +2,6 @@
 // PRECISION.md's op policy as data, applied once when the table is built (op_table.cc).
 // PRECISION.md also names Einsum, GroupNormalization and LpNormalization: the importer writes
 // them out as ops of this table (import_decompose_*.cc), which carry the classes.
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -129,25 +127,20 @@ const std::vector<ClassList>& Lists() {
 }  // namespace
 
 void ClassifyPrecision(std::vector<OpDef>* ops) {
-  std::string errors;  // a list that disagrees with the table: a build that must not ship
+  auto index = IndexTable(ops);
+  std::string errors;
   for (const ClassList& list : Lists()) {
     for (const char* name : list.ops) {
-      OpDef* def = nullptr;
-      for (OpDef& op : *ops) {
-        if (QualifiedName(op) == name) def = &op;
-      }
-      if (def == nullptr || def->precision) {
-        errors += std::string(" ") + name + (def ? " is classed twice;" : " is not in the table;");
+      auto it = index.find(name);
+      if (it == index.end() || it->second->precision) {
+        errors += std::string(" ") + name +
+                  (it == index.end() ? " is not in the table;" : " is classed twice;");
         continue;
       }
-      def->precision = list.precision;
+      it->second->precision = list.precision;
     }
   }
-  if (!errors.empty()) {
-    std::fprintf(stderr, "a800c: internal error: the op table's precision lists:%s\n",
-                 errors.c_str());
-    std::abort();
-  }
+  StopOnTableErrors("precision lists", errors);
   // An internal op nobody classed is pinned: FP32 is always correct, so an a8 op added later is
   // safe until it is classified. An ONNX op without a class stays without one, and the precision
   // policy refuses to put it in a mixed-precision plan (op_registry_test: there is none).

@@ -1,5 +1,5 @@
-// The kernel catalog (see kernel_catalog.h): one row per op, ONNX type constraints restricted to
-// a800c's dtypes.
+// The kernel catalog (see kernel_catalog.h): one row per op, from the op table's signatures
+// (OpDef::kernel).
 #include "compiler/plan/kernel_catalog.h"
 
 #include <fmt/format.h>
@@ -8,125 +8,25 @@
 #include <map>
 
 #include "compiler/ir/op_table.h"
-#include "compiler/plan/kernel_catalog_rows.h"
 
 namespace a8 {
 namespace {
 
-const DTypes kSigned = DTypeVector(kSignedDTypes);
-const DTypes kNumeric = DTypeVector(kNumericDTypes);
-const DTypes kAll = DTypeVector(kAllDTypes);
-const DTypes kFloatInt = {DType::kF32, DType::kF16, DType::kBF16,
-                          DType::kF64, DType::kI64, DType::kI32};
-// ONNX's set for the Reduce ops that sum (ReduceSum, ReduceL2, ...): kFloatInt and u32, u64.
-const DTypes kReduceTypes = {DType::kF32, DType::kF16, DType::kBF16, DType::kF64,
-                             DType::kI64, DType::kI32, DType::kU64,  DType::kU32};
-const DTypes kIndex = {DType::kI64, DType::kI32};
-const DTypes kOneHotIndex = {DType::kI64, DType::kI32, DType::kF32};
+using DTypes = std::vector<DType>;
+
+// One row per op that declares a signature (OpDef::kernel), sorted by op.
+struct Row {
+  std::string op;  // qualified: "a8.ReluGrad"
+  std::string ins, outs;
+  std::vector<std::pair<char, DTypes>> vars;
+};
 
 std::vector<Row> BuildRows() {
   std::vector<Row> rows;
-  auto unary = [&](const char* op, const DTypes& t) { rows.push_back({op, "T", "T", {{'T', t}}}); };
-  for (const char* op :
-       {"Exp", "Log", "Sqrt", "Reciprocal", "Floor", "Ceil", "Round", "Sin", "Cos",
-        "GlobalAveragePool", "GlobalMaxPool", "Softmax", "LogSoftmax", "AveragePool"}) {
-    unary(op, kFloat);
-  }
-  unary("Abs", kNumeric);
-  unary("Neg", kSigned);
-  unary("Sign", kNumeric);
-  unary("Identity", kAll);
-  unary("Flatten", kAll);
-  unary("Transpose", kAll);
-  rows.push_back({"Not", "bool", "bool", {}});
-  rows.push_back({"IsNaN", "T", "bool", {{'T', kFloat}}});
-  rows.push_back({"IsInf", "T", "bool", {{'T', kFloat}}});
-  for (const char* op : {"Add", "Sub", "Mul", "Div", "Mod"}) {
-    rows.push_back({op, "T,T", "T", {{'T', kNumeric}}});
-  }
-  rows.push_back({"Pow", "T,U", "T", {{'T', kFloatInt}, {'U', kNumeric}}});
-  rows.push_back({"Equal", "T,T", "bool", {{'T', kAll}}});
-  for (const char* op : {"Less", "LessOrEqual", "Greater", "GreaterOrEqual"}) {
-    rows.push_back({op, "T,T", "bool", {{'T', kNumeric}}});
-  }
-  for (const char* op : {"And", "Or", "Xor"}) rows.push_back({op, "bool,bool", "bool", {}});
-  rows.push_back({"Max", "T*", "T", {{'T', kNumeric}}});
-  rows.push_back({"Min", "T*", "T", {{'T', kNumeric}}});
-  rows.push_back({"Sum", "T*", "T", {{'T', kFloat}}});
-  rows.push_back({"Mean", "T*", "T", {{'T', kFloat}}});
-  rows.push_back({"Where", "bool,T,T", "T", {{'T', kAll}}});
-  rows.push_back({"Clip", "T,T?,T?", "T", {{'T', kNumeric}}});
-  rows.push_back({"Cast", "A", "B", {{'A', kAll}, {'B', kAll}}});
-  rows.push_back({"CastLike", "A,B", "B", {{'A', kAll}, {'B', kAll}}});
-  // The random ops of two type variables (compiler/ir/op_table_random.cc has the others).
-  for (const char* op : {"RandomUniformLike", "RandomNormalLike"}) {
-    rows.push_back({op, "A", "T", {{'A', kAll}, {'T', kFloat}}});
-  }
-  rows.push_back({"Bernoulli", "T", "B", {{'T', kFloat}, {'B', kAll}}});
-
-  rows.push_back({"MatMul", "T,T", "T", {{'T', kFloatInt}}});
-  rows.push_back({"Gemm", "T,T,T?", "T", {{'T', kFloatInt}}});
-  rows.push_back({"Conv", "T,T,T?", "T", {{'T', kFloat}}});
-  rows.push_back({"ConvTranspose", "T,T,T?", "T", {{'T', kFloat}}});
-  rows.push_back({"BatchNormalization",
-                  "T,U,U,V,V",
-                  "T,V?,V?,V?,V?",
-                  {{'T', kFloat}, {'U', kFloat}, {'V', kFloat}}});
-  // Scale and B of their own float type: FP32 under an FP16 X (pin-fp32's edges).
-  rows.push_back({"LayerNormalization",
-                  "T,P,P?",
-                  "T,U?,U?",
-                  {{'T', kFloat}, {'P', kFloat}, {'U', {DType::kF32, DType::kBF16}}}});
-  rows.push_back({"InstanceNormalization", "T,T,T", "T", {{'T', kFloat}}});
-  rows.push_back(
-      {"MaxPool",
-       "T",
-       "T,i64?",
-       {{'T', {DType::kF32, DType::kF16, DType::kBF16, DType::kF64, DType::kI8, DType::kU8}}}});
-  rows.push_back({"Dropout", "T,R?,bool?", "T,bool?", {{'T', kFloat}, {'R', kFloat}}});
-  rows.push_back({"SoftmaxCrossEntropyLoss", "T,I,T?", "T,T?", {{'T', kFloat}, {'I', kIndex}}});
-  rows.push_back({"NegativeLogLikelihoodLoss", "T,I,T?", "T", {{'T', kFloat}, {'I', kIndex}}});
-
-  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceProd", "ReduceSumSquare", "ReduceL1",
-                         "ReduceL2", "ReduceLogSumExp"}) {
-    rows.push_back({op, "T,i64?", "T", {{'T', kReduceTypes}}});
-  }
-  for (const char* op : {"ReduceMax", "ReduceMin"}) {  // bool: any / all
-    rows.push_back({op, "T,i64?", "T", {{'T', kAll}}});
-  }
-  for (const char* op : {"ArgMax", "ArgMin"}) rows.push_back({op, "T", "i64", {{'T', kNumeric}}});
-  rows.push_back({"CumSum", "T,I", "T", {{'T', kFloatInt}, {'I', kIndex}}});
-
-  for (const char* op : {"Reshape", "Expand", "Tile"}) {
-    rows.push_back({op, "T,i64", "T", {{'T', kAll}}});
-  }
-  for (const char* op : {"Squeeze", "Unsqueeze", "Trilu"}) {
-    rows.push_back({op, "T,i64?", "T", {{'T', kAll}}});
-  }
-  for (const char* op : {"Gather", "GatherElements"}) {
-    rows.push_back({op, "T,I", "T", {{'T', kAll}, {'I', kIndex}}});
-  }
-  for (const char* op : {"Shape", "Size"}) rows.push_back({op, "T", "i64", {{'T', kAll}}});
-  rows.push_back({"Concat", "T*", "T", {{'T', kAll}}});
-  rows.push_back({"Split", "T,i64?", "T*", {{'T', kAll}}});
-  rows.push_back({"Slice", "T,I,I,I?,I?", "T", {{'T', kAll}, {'I', kIndex}}});
-  rows.push_back({"Pad", "T,i64?,T?,I?", "T", {{'T', kAll}, {'I', kIndex}}});
-  rows.push_back({"ConstantOfShape", "i64", "T", {{'T', kAll}}});
-  rows.push_back(
-      {"Range",
-       "T,T,T",
-       "T",
-       {{'T', {DType::kF32, DType::kF64, DType::kF16, DType::kBF16, DType::kI64, DType::kI32}}}});
-  rows.push_back({"OneHot", "I,D,T", "T", {{'I', kOneHotIndex}, {'D', kOneHotIndex}, {'T', kAll}}});
-  // The ops that declare their signature in the op table (compiler/ir/op_table.h OpDef::kernel).
   for (const OpDef& op : AllOps()) {
     if (op.kernel)
       rows.push_back({QualifiedName(op), op.kernel->ins, op.kernel->outs, op.kernel->vars});
   }
-  AddGradMathKernelRows(&rows);
-  AddGradNnKernelRows(&rows);
-  AddOptimizerKernelRows(&rows);
-  AddFusedKernelRows(&rows);
   std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.op < b.op; });
   return rows;
 }

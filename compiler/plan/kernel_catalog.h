@@ -6,13 +6,13 @@
 // qualified by its domain outside ai.onnx ("a8.UnscaleCheckFinite").
 //
 // The signatures each op allows come from its ONNX type constraints restricted to a800c's dtypes
-// (Relu: T in {f32,f16,bf16,f64,i64,i32,i8}; comparisons give bool; Cast any -> any), kept in one
-// table in kernel_catalog.cc, one row per op. Every op of the op table has a row except
-// `Constant` (the importer turns it into a constant value) and ai.onnx.preview.training's
-// `Gradient` (replaced by autodiff before plans exist); its optimizers Adam, Momentum and Adagrad
-// have rows (kernel_catalog_optim.cc). The compiler checks every kernel it writes and the
-// plan reader every kernel it reads against this table, so a backend that implements every
-// signature here can run every plan.
+// (Relu: T in {f32,f16,bf16,f64,i64,i32,i8}; comparisons give bool; Cast any -> any), one row per
+// op, each the op table's signature of the op (OpDef::kernel: set by its entry or in
+// compiler/ir/op_table_kernels.cc). Every op of the op table has a row except `Constant` (the
+// importer turns it into a constant value) and ai.onnx.preview.training's `Gradient` (replaced
+// by autodiff before plans exist); its optimizers Adam, Momentum and Adagrad have rows. The
+// compiler checks every kernel it writes and the plan reader every kernel it reads against this
+// table, so a backend that implements every signature here can run every plan.
 #pragma once
 
 #include <optional>

@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,27 @@ TEST(OpRegistryTest, EveryOpHasAGradientDecisionAndDifferentiableOnesHaveARule) 
   }
 }
 
+// The dtypes a signature allows at input `type_input` (output 0 when it is -1): its type
+// variable's set, or its one fixed dtype; a variadic last token stands for every later operand.
+std::vector<DType> SignatureDTypesAt(const KernelRowSpec& k, int type_input) {
+  std::vector<std::string> tokens;
+  std::stringstream side(type_input >= 0 ? k.ins : k.outs);
+  for (std::string t; std::getline(side, t, ',');) tokens.push_back(t);
+  if (tokens.empty()) return {};
+  std::string token = tokens[std::min<size_t>(std::max(type_input, 0), tokens.size() - 1)];
+  while (!token.empty() && (token.back() == '?' || token.back() == '*')) token.pop_back();
+  if (token.size() == 1 && std::isupper(static_cast<unsigned char>(token[0]))) {
+    for (const auto& [var, dtypes] : k.vars) {
+      if (var == token[0]) return dtypes;
+    }
+    ADD_FAILURE() << "type variable " << token << " is not bound";
+    return {};
+  }
+  auto fixed = ParseDTypeName(token);
+  EXPECT_TRUE(fixed.ok()) << token;
+  return fixed.ok() ? std::vector<DType>{*fixed} : std::vector<DType>{};
+}
+
 TEST(OpRegistryTest, EveryCatalogSignatureHasACpuAndACudaKernel) {
   for (const OpDef& op : AllOps()) {
     const std::string q = QualifiedName(op);
@@ -78,16 +101,18 @@ TEST(OpRegistryTest, EveryCatalogSignatureHasACpuAndACudaKernel) {
     const emu::DevKernelEntry* dev = emu::FindDeviceKernel(q);
     ASSERT_NE(cpu, nullptr) << q << " has no CPU kernel";
     ASSERT_NE(dev, nullptr) << q << " has no CUDA kernel";
-    if (!op.kernel) continue;
-    // The type variable of the declared signature is the entries' operand dtype set.
-    for (const auto& [var, dtypes] : op.kernel->vars) {
-      for (DType t : dtypes) {
-        EXPECT_NE(std::find(cpu->types.begin(), cpu->types.end(), t), cpu->types.end())
-            << q << ": " << var << " = " << DTypeName(t) << " has no CPU kernel";
-        EXPECT_NE(std::find(dev->types.begin(), dev->types.end(), t), dev->types.end())
-            << q << ": " << var << " = " << DTypeName(t) << " has no CUDA kernel";
+    ASSERT_TRUE(op.kernel.has_value()) << q << " has no signature (OpDef::kernel)";
+    // An entry dispatches on its type operand: every dtype the signature allows there has a
+    // kernel.
+    auto expect_takes = [&](const char* backend, const std::vector<DType>& types, int type_input) {
+      for (DType t : SignatureDTypesAt(*op.kernel, type_input)) {
+        EXPECT_NE(std::find(types.begin(), types.end(), t), types.end())
+            << q << ": " << DTypeName(t) << " at the type operand has no " << backend
+            << " kernel";
       }
-    }
+    };
+    expect_takes("CPU", cpu->types, cpu->type_input);
+    expect_takes("CUDA", dev->types, dev->type_input);
   }
 }
 
