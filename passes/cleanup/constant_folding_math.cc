@@ -1,7 +1,9 @@
 // The constant evaluator, math half: Cast, elementwise arithmetic with numpy broadcasting,
 // comparisons and logic, Where, ReduceSum/ReduceProd, Range. Semantics follow onnxruntime's CPU
 // kernels (see constant_folding.h): every result is computed in the tensor's own dtype, with
-// f16/bf16 computed in float and rounded to nearest even after each op.
+// f16/bf16 computed in float and rounded to nearest even after each op. The CPU kernels run what
+// they cover (unary and binary ops, comparisons, ReduceSum/ReduceProd: a folded reduction is the
+// one the plan would compute).
 #include <fmt/format.h>
 
 #include <cmath>
@@ -16,6 +18,7 @@
 #include "kernels/common/float16.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/reduce.h"
 #include "passes/cleanup/constant_folding.h"
 #include "passes/cleanup/constant_folding_internal.h"
 
@@ -370,49 +373,16 @@ StatusOr<Outputs> EvalReduce(const Node& node, const Inputs& in) {
     out->bytes = in[0]->bytes;
     return Outputs{out};
   }
-  std::vector<bool> reduced(rank, axes.empty());
   for (int64_t a : axes) {
     if (a < -rank || a >= rank) return InvalidInput("{}: axis {} out of range", node.Where(), a);
-    reduced[a < 0 ? a + rank : a] = true;
   }
   const bool keep = node.GetInt("keepdims", 1) != 0;
-  std::vector<int64_t> dims, kept_dims;  // output dims; dims with reduced ones set to 1
-  for (int64_t d = 0; d < rank; ++d) {
-    kept_dims.push_back(reduced[d] ? 1 : src[d]);
-    if (!reduced[d] || keep) dims.push_back(kept_dims.back());
-  }
-  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, dims));
-  const bool prod = node.op() == "ReduceProd";
-  // Index of each input element in the (keepdims) output.
-  const auto out_strides = Strides(kept_dims);
-  std::vector<int64_t> target(in[0]->num_elements());
-  {
-    std::vector<int64_t> c(rank, 0);
-    for (size_t i = 0; i < target.size(); ++i) {
-      int64_t t = 0;
-      for (int64_t d = 0; d < rank; ++d) t += reduced[d] ? 0 : c[d] * out_strides[d];
-      target[i] = t;
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        if (++c[d] < src[d]) break;
-        c[d] = 0;
-      }
-    }
-  }
-  Dispatch(dt, [&](auto tr) {
-    using Tr = decltype(tr);
-    using C = typename Tr::Compute;
-    if constexpr (!std::is_same_v<C, bool>) {
-      std::vector<C> acc(out->num_elements(), prod ? C{1} : C{0});
-      const auto* p = in[0]->data<typename Tr::Storage>();
-      for (size_t i = 0; i < target.size(); ++i) {
-        C& a = acc[target[i]];
-        a = prod ? MulF{}(a, Tr::Load(p[i])) : AddF{}(a, Tr::Load(p[i]));
-      }
-      auto* po = out->mutable_data<typename Tr::Storage>();
-      for (size_t i = 0; i < acc.size(); ++i) po[i] = Tr::Store(acc[i]);
-    }
-    return 0;
-  });
+  StatusOr<Dims> dims = cpu::ReduceOutputDims(src, axes, keep);
+  if (!dims.ok()) return KernelResult(node, dims.status());
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, *dims));
+  const cpu::ReduceOp op = node.op() == "ReduceProd" ? cpu::ReduceOp::kProd : cpu::ReduceOp::kSum;
+  A8_RETURN_IF_ERROR(
+      KernelResult(node, cpu::Reduce(op, dt, src, axes, in[0]->bytes.data(), out->bytes.data())));
   return Outputs{out};
 }
 
