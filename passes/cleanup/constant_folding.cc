@@ -198,21 +198,16 @@ StatusOr<Outputs> EvalGather(const Node& node, const Inputs& in) {
   std::vector<int64_t> dims(src.begin(), src.begin() + v.axis);
   dims.insert(dims.end(), in[1]->type.dims.begin(), in[1]->type.dims.end());
   dims.insert(dims.end(), src.begin() + v.axis + 1, src.end());
-  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
   const int64_t n = src[v.axis];
-  const size_t block = v.inner * DTypeSize(in[0]->type.dtype);
-  uint8_t* dst = out->bytes.data();
-  for (int64_t o = 0; o < v.outer; ++o) {
-    for (int64_t k : idx) {
-      if (k < -n || k >= n) {
-        return InvalidInput("{}: index {} is out of range for a dim of size {}", node.Where(), k,
-                            n);
-      }
-      if (k < 0) k += n;
-      if (block > 0) std::memcpy(dst, in[0]->bytes.data() + (o * n + k) * block, block);
-      dst += block;
+  for (int64_t k : idx) {
+    if (k < -n || k >= n) {
+      return InvalidInput("{}: index {} is out of range for a dim of size {}", node.Where(), k, n);
     }
   }
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
+  A8_RETURN_IF_ERROR(KernelResult(
+      node, cpu::Gather(in[0]->type.dtype, src, in[0]->bytes.data(), v.axis, in[1]->type.dtype,
+                        in[1]->type.dims, in[1]->bytes.data(), out->bytes.data())));
   return Outputs{out};
 }
 
@@ -238,14 +233,14 @@ StatusOr<Outputs> EvalConcat(const Node& node, const Inputs& in) {
     dims[axis] += t->type.dims[axis];
   }
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  uint8_t* dst = out->bytes.data();
-  for (int64_t o = 0; o < v.outer; ++o) {
-    for (const auto& t : in) {
-      const size_t block = t->bytes.size() / std::max<int64_t>(v.outer, 1);
-      if (block > 0) std::memcpy(dst, t->bytes.data() + o * block, block);
-      dst += block;
-    }
+  std::vector<Dims> in_dims;
+  std::vector<const void*> xs;
+  for (const auto& t : in) {
+    in_dims.push_back(t->type.dims);
+    xs.push_back(t->bytes.data());
   }
+  A8_RETURN_IF_ERROR(KernelResult(
+      node, cpu::Concat(in[0]->type.dtype, in_dims, xs, axis, out->bytes.data())));
   return Outputs{out};
 }
 
@@ -271,68 +266,37 @@ StatusOr<Outputs> EvalSplit(const Node& node, const Inputs& in) {
     return InvalidInput("{}: split sizes [{}] do not cover dim {} of size {} in {} outputs",
                         node.Where(), fmt::join(sizes, ","), axis, src[axis], n_out);
   }
-  const int64_t outer = v.outer, inner = v.inner;
-  const size_t es = DTypeSize(in[0]->type.dtype);
   Outputs outs;
-  int64_t offset = 0;
+  std::vector<void*> ys;
   for (int64_t s : sizes) {
     std::vector<int64_t> dims = src;
     dims[axis] = s;
     A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-    for (int64_t o = 0; o < outer && s * inner > 0; ++o) {
-      std::memcpy(out->bytes.data() + o * s * inner * es,
-                  in[0]->bytes.data() + (o * src[axis] + offset) * inner * es, s * inner * es);
-    }
-    offset += s;
+    ys.push_back(out->bytes.data());
     outs.push_back(out);
   }
+  A8_RETURN_IF_ERROR(KernelResult(
+      node, cpu::Split(in[0]->type.dtype, src, axis, sizes, in[0]->bytes.data(), ys)));
   return outs;
 }
 
 StatusOr<Outputs> EvalSlice(const Node& node, const Inputs& in) {
   const auto& src = in[0]->type.dims;
-  const int64_t rank = static_cast<int64_t>(src.size());
   A8_ASSIGN_OR_RETURN(auto starts, folding::IntsOf(node, in, 1, "starts"));
   A8_ASSIGN_OR_RETURN(auto ends, folding::IntsOf(node, in, 2, "ends"));
-  std::vector<int64_t> axes, steps(starts.size(), 1);
+  std::vector<int64_t> axes, steps;  // empty: 0, 1, ... and 1s
   if (node.has_input(3)) {
     A8_ASSIGN_OR_RETURN(axes, folding::IntsOf(node, in, 3, "axes"));
-  } else {
-    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
   }
   if (node.has_input(4)) {
     A8_ASSIGN_OR_RETURN(steps, folding::IntsOf(node, in, 4, "steps"));
   }
-  if (ends.size() != starts.size() || axes.size() != starts.size() ||
-      steps.size() != starts.size()) {
-    return InvalidInput("{}: starts, ends, axes and steps differ in length", node.Where());
-  }
-  std::vector<int64_t> begin(rank, 0), step(rank, 1), dims = src;
-  for (size_t i = 0; i < starts.size(); ++i) {
-    A8_ASSIGN_OR_RETURN(int64_t ax, Axis(node, axes[i], rank, "axes"));
-    const int64_t n = src[ax], st = steps[i];
-    if (st == 0) return InvalidInput("{}: steps[{}] is 0", node.Where(), i);
-    int64_t s = starts[i] < 0 ? starts[i] + n : starts[i];
-    int64_t e = ends[i] < 0 ? ends[i] + n : ends[i];
-    if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, n);
-      e = std::clamp<int64_t>(e, 0, n);
-      dims[ax] = e > s ? (e - s + st - 1) / st : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, n - 1);
-      e = std::clamp<int64_t>(e, -1, n - 1);
-      dims[ax] = s > e ? (s - e - st - 1) / -st : 0;
-    }
-    begin[ax] = s;
-    step[ax] = st;
-  }
-  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  auto strides = folding::Strides(src);
-  folding::GatherElements(
-      *in[0],
-      folding::SourceIndex(dims,
-                           [&](int d, int64_t c) { return (begin[d] + c * step[d]) * strides[d]; }),
-      out.get());
+  // The runtime's resolution (clamping as ONNX and onnxruntime define it), named for the node.
+  StatusOr<SliceSpec> spec = ResolveSlice(src, starts, ends, axes, steps);
+  if (!spec.ok()) return InvalidInput("{}: {}", node.Where(), spec.status().message());
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, spec->out_dims()));
+  A8_RETURN_IF_ERROR(KernelResult(node, cpu::Slice(in[0]->type.dtype, src, *spec,
+                                                   in[0]->bytes.data(), out->bytes.data())));
   return Outputs{out};
 }
 

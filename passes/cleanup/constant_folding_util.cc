@@ -1,6 +1,5 @@
 // The constant evaluator's shared helpers (constant_folding_internal.h).
 #include <algorithm>
-#include <cstring>
 
 #include "passes/cleanup/constant_folding.h"
 #include "passes/cleanup/constant_folding_internal.h"
@@ -18,12 +17,6 @@ StatusOr<std::shared_ptr<TensorData>> NewTensor(const Node& node, DType dtype,
                        type.ToString(), kMaxFoldElements);
   }
   return TensorData::Make(std::move(type));
-}
-
-std::vector<int64_t> Strides(const std::vector<int64_t>& dims) {
-  std::vector<int64_t> s(dims.size(), 1);
-  for (int d = static_cast<int>(dims.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * dims[d + 1];
-  return s;
 }
 
 StatusOr<std::vector<int64_t>> Broadcast(const Node& node, const std::vector<int64_t>& a,
@@ -44,20 +37,27 @@ StatusOr<std::vector<int64_t>> Broadcast(const Node& node, const std::vector<int
 
 std::vector<int64_t> BroadcastIndex(const std::vector<int64_t>& in_dims,
                                     const std::vector<int64_t>& out_dims) {
-  const size_t pad = out_dims.size() - in_dims.size();
-  std::vector<int64_t> in_strides = Strides(in_dims);
-  return SourceIndex(out_dims, [&](int d, int64_t c) -> int64_t {
-    if (static_cast<size_t>(d) < pad) return 0;
-    size_t k = d - pad;
-    return in_dims[k] == 1 ? 0 : c * in_strides[k];
-  });
-}
-
-void GatherElements(const TensorData& in, const std::vector<int64_t>& index, TensorData* out) {
-  const size_t es = DTypeSize(in.type.dtype);
-  for (size_t i = 0; i < index.size(); ++i) {
-    std::memcpy(out->bytes.data() + i * es, in.bytes.data() + index[i] * es, es);
+  const int rank = static_cast<int>(out_dims.size());
+  const int pad = rank - static_cast<int>(in_dims.size());
+  // The stride of each output dim in the input: 0 where the input is broadcast.
+  std::vector<int64_t> stride(rank, 0);
+  for (int d = rank - 1, s = 1; d >= pad; s *= in_dims[d - pad], --d) {
+    stride[d] = in_dims[d - pad] == 1 ? 0 : s;
   }
+  int64_t n = 1;
+  for (int64_t d : out_dims) n *= d;
+  std::vector<int64_t> index(n);
+  std::vector<int64_t> c(rank, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t at = 0;
+    for (int d = 0; d < rank; ++d) at += c[d] * stride[d];
+    index[i] = at;
+    for (int d = rank - 1; d >= 0; --d) {
+      if (++c[d] < out_dims[d]) break;
+      c[d] = 0;
+    }
+  }
+  return index;
 }
 
 StatusOr<std::vector<int64_t>> IntsOf(const Node& node, const Inputs& in, int i,

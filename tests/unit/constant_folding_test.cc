@@ -245,6 +245,10 @@ TEST(ConstantFoldingTest, PowSumAndVariadic) {
   for (int i = 0; i < 6; ++i) EXPECT_EQ(r->data<float>()[i], base[i] * base[i]);
   auto p = e.One("Pow", {F32({2.0f, 9.0f}, {2}), F32({0.5f}, {1})});
   EXPECT_EQ(p->data<float>()[1], std::pow(9.0f, 0.5f));
+  // Both operands broadcast: [2, 1] ** [3] -> [2, 3].
+  auto b = e.One("Pow", {I64({2, 3}, {2, 1}), I64({0, 1, 2}, {3})});
+  EXPECT_EQ(b->type.dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(b->ToInt64Vector(), (std::vector<int64_t>{1, 2, 4, 1, 3, 9}));
   auto s = e.One("Sum", {I64({1, 2}, {2}), I64({10}, {1}), I64({100, 200}, {2})});
   EXPECT_EQ(s->ToInt64Vector(), (std::vector<int64_t>{111, 212}));
   auto mx = e.One("Max", {I64({1, 5}, {2}), I64({3}, {}), I64({0, 4}, {2})});
