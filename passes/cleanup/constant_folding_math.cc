@@ -18,6 +18,7 @@
 #include "kernels/common/float16.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/movement.h"
 #include "kernels/cpu/reduce.h"
 #include "passes/cleanup/constant_folding.h"
 #include "passes/cleanup/constant_folding_internal.h"
@@ -415,18 +416,9 @@ StatusOr<Outputs> EvalRange(const Node& node, const Inputs& in) {
   }
   const int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, {n}));
-  Dispatch(dt, [&](auto tr) {
-    using Tr = decltype(tr);
-    using C = typename Tr::Compute;
-    C value = Tr::Load(in[0]->data<typename Tr::Storage>()[0]);
-    const C step = Tr::Load(in[2]->data<typename Tr::Storage>()[0]);
-    auto* po = out->mutable_data<typename Tr::Storage>();
-    for (int64_t i = 0; i < n; ++i) {
-      po[i] = Tr::Store(value);
-      if constexpr (!std::is_same_v<C, bool>) value = AddF{}(value, step);
-    }
-    return 0;
-  });
+  // The values as the CPU kernel accumulates them (in the dtype, as onnxruntime).
+  A8_RETURN_IF_ERROR(KernelResult(
+      node, cpu::Range(dt, in[0]->bytes.data(), in[2]->bytes.data(), n, out->bytes.data())));
   return Outputs{out};
 }
 
