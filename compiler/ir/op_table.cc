@@ -181,13 +181,15 @@ void AddNnOps(std::vector<OpDef>* ops) {
                     InferConvTranspose, "transposed convolution (output_padding, output_shape)"))));
   // 1-9: one output in inference, more in training (import_upgrade.cc: 14's form); 14:
   // training_mode -> 3.
-  add(Op("BatchNormalization", {5, 5, 1, 5},
-         {Opt("epsilon", 1e-5f), Opt("momentum", 0.9f), Opt("training_mode", 0)},
-         {1, 6, 7, 9, 14, 15}, 14, InferBatchNormalization,
-         "batch normalization over N and spatial dims (training_mode: batch statistics)"));
-  add(Op("LayerNormalization", {2, 3, 1, 3},
-         {Opt("axis", -1), Opt("epsilon", 1e-5f), Opt("stash_type", 1)}, {17}, 17,
-         InferLayerNormalization, "normalize over dims [axis, rank); outputs Y, Mean, InvStdDev"));
+  add(WithLowEdges(
+      {0}, Op("BatchNormalization", {5, 5, 1, 5},
+              {Opt("epsilon", 1e-5f), Opt("momentum", 0.9f), Opt("training_mode", 0)},
+              {1, 6, 7, 9, 14, 15}, 14, InferBatchNormalization,
+              "batch normalization over N and spatial dims (training_mode: batch statistics)")));
+  add(WithLowEdges({0}, Op("LayerNormalization", {2, 3, 1, 3},
+                           {Opt("axis", -1), Opt("epsilon", 1e-5f), Opt("stash_type", 1)}, {17}, 17,
+                           InferLayerNormalization,
+                           "normalize over dims [axis, rank); outputs Y, Mean, InvStdDev")));
   add(Op("InstanceNormalization", {3, 3, 1, 1}, {Opt("epsilon", 1e-5f)}, {1, 6, 22}, 6,
          InferInstanceNormalization, "normalize each (n, c) over the spatial dims"));
   add(Op("MaxPool", {1, 1, 1, 2}, PoolAttrs(true), {1, 8, 10, 11, 12, 22}, 8, InferPool,

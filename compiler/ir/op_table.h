@@ -50,8 +50,8 @@ using ShapeRule = Status (*)(const OpNode& node, std::vector<TensorType>* output
 
 // How mixed precision treats an op (PRECISION.md): allow (runs in FP16/BF16), deny (FP32),
 // follow (the precision of its inputs), pinned (FP32 always, the optimizer and step control), none
-// (no float math: casts, shapes, logic). OpDef::precision holds it; passes/mixed_precision/policy.cc
-// reads it.
+// (no float math: casts, shapes, logic). OpDef::precision holds it;
+// passes/mixed_precision/policy.cc reads it.
 enum class OpPrecisionClass { kAllow, kDeny, kFollow, kPinned, kNone };
 
 // How reverse-mode autodiff (passes/autodiff) differentiates an op.
@@ -96,6 +96,15 @@ struct OpDef {
   // (op_table_precision.cc). Unset only for an ONNX op nobody classed, which the precision policy
   // refuses in mixed precision (op_registry_test checks that there is none).
   std::optional<OpPrecisionClass> precision;
+  // Operands that mixed precision treats apart from the op's class (PRECISION.md; read by
+  // passes/mixed_precision/policy.cc):
+  // - low_edge_inputs: a normalization that computes in FP32 may read these inputs, and write
+  //   output 0, in FP16/BF16 (X for LayerNormalization and BatchNormalization; dY and X for
+  //   their gradients); pin-fp32 decides whether it does;
+  // - f32_inputs, f32_outputs: FP32 whatever the op runs in (a8.FusedAttention's row
+  //   statistics);
+  // - any_float_inputs: read in whatever float type they come (the optimizers' gradients).
+  std::vector<int> low_edge_inputs, f32_inputs, f32_outputs, any_float_inputs;
   GradDecision gradient = GradDecision::kUndeclared;
   // Traits. elementwise: output i depends on input element i only (broadcasting aside);
   // random: draws random numbers (never merged, folded or reordered: cse, canonicalize, schedule).

@@ -118,12 +118,16 @@ void AddAttentionOps(std::vector<OpDef>* ops) {
                          "softmax(scale Q K^T + bias, causal) V without a score buffer (online "
                          "softmax in f32), and the rows' log-sum-exp");
   fwd.precision = OpPrecisionClass::kAllow;
+  fwd.f32_inputs = {3};   // the additive bias (a mask's large negative values overflow f16)
+  fwd.f32_outputs = {1};  // the rows' log-sum-exp
   fwd.kernel = KernelRowSpec{"T,T,T,B?", "T,L", vars};
   ops->push_back(std::move(fwd));
   OpDef grad = InternalOp("FusedAttentionGrad", {6, 7, 3, 4}, attrs, InferFusedAttentionGrad,
                           "gradient of FusedAttention: (dY, Q, K, V, Y, LSE, bias?) -> (dQ, dK, "
                           "dV, dBias?), P recomputed from LSE");
   grad.precision = OpPrecisionClass::kAllow;
+  grad.f32_inputs = {5, 6};  // LSE and the bias
+  grad.f32_outputs = {3};    // dBias
   grad.gradient = GradDecision::kNone;
   grad.kernel = KernelRowSpec{"T,T,T,T,T,L,B?", "T,T,T,B?", vars};
   ops->push_back(std::move(grad));

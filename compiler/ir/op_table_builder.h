@@ -74,6 +74,19 @@ inline OpDef WithFloatKernel(OpPrecisionClass precision, std::string ins, std::s
   return op;
 }
 
+// `op`, a normalization that may read `inputs` and write output 0 in the low type
+// (OpDef::low_edge_inputs).
+inline OpDef WithLowEdges(std::vector<int> inputs, OpDef op) {
+  op.low_edge_inputs = std::move(inputs);
+  return op;
+}
+
+// `op` with `inputs` read in whatever float type they come (OpDef::any_float_inputs).
+inline OpDef ReadsAnyFloat(std::vector<int> inputs, OpDef op) {
+  op.any_float_inputs = std::move(inputs);
+  return op;
+}
+
 // `op`, a GEMM or convolution whose `inputs` are the operands it multiplies (OpDef::tf32_inputs).
 inline OpDef Multiplies(std::vector<int> inputs, OpDef op) {
   op.tf32_inputs = std::move(inputs);

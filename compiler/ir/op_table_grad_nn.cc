@@ -300,14 +300,14 @@ void AddGradNnOps(std::vector<OpDef>* ops) {
                  With(WindowAttrs(), {Opt("ceil_mode", 0), Opt("count_include_pad", 0),
                                       Req("x_shape", AttrKind::kInts)}),
                  InferAveragePoolGrad, "AveragePool's dX from dY"));
-  add(InternalOp("BatchNormalizationGrad", {3, 5, 3, 5}, {Opt("epsilon", 1e-5f)},
-                 InferBatchNormGrad,
-                 "BatchNormalization's dX, dscale, dbias (batch statistics; "
-                 "with mean, var: "
-                 "inference mode, also dmean, dvar)"));
-  add(InternalOp("LayerNormalizationGrad", {3, 5, 3, 3}, {Opt("axis", -1), Opt("epsilon", 1e-5f)},
-                 InferLayerNormGrad,
-                 "LayerNormalization's dX, dscale, dbias (Mean, InvStdDev optional)"));
+  add(WithLowEdges({0, 1}, InternalOp("BatchNormalizationGrad", {3, 5, 3, 5},
+                                      {Opt("epsilon", 1e-5f)}, InferBatchNormGrad,
+                                      "BatchNormalization's dX, dscale, dbias (batch statistics; "
+                                      "with mean, var: inference mode, also dmean, dvar)")));
+  add(WithLowEdges(
+      {0, 1}, InternalOp("LayerNormalizationGrad", {3, 5, 3, 3},
+                         {Opt("axis", -1), Opt("epsilon", 1e-5f)}, InferLayerNormGrad,
+                         "LayerNormalization's dX, dscale, dbias (Mean, InvStdDev optional)")));
   add(InternalOp("InstanceNormalizationGrad", {3, 3, 3, 3}, {Opt("epsilon", 1e-5f)},
                  InferInstanceNormGrad, "InstanceNormalization's dX, dscale, dbias"));
   add(InternalOp("SoftmaxGrad", kBinary, {Opt("axis", -1)}, InferSoftmaxGrad,

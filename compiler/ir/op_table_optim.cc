@@ -245,27 +245,32 @@ void AddOptimizerOps(std::vector<OpDef>* ops) {
                             "updates_next)"));
   ops->push_back(InternalOp("GlobalNormSq", kVariadic, {}, InferGlobalNormSq,
                             "sum of squares of every element of every input (f32 scalar)"));
-  ops->push_back(InternalOp("GradAccumulate", {3, 3, 1, 1}, {Opt("accumulate", 1)},
-                            InferGradAccumulate,
-                            "(acc, g, step) -> (step % accumulate == 0 ? 0 : acc) + g"));
+  // The gradient (input 1) of the accumulator and the updates: any float type, read as it comes
+  // (an f16/bf16 gradient of an f32 master weight).
+  ops->push_back(ReadsAnyFloat(
+      {1}, InternalOp("GradAccumulate", {3, 3, 1, 1}, {Opt("accumulate", 1)}, InferGradAccumulate,
+                      "(acc, g, step) -> (step % accumulate == 0 ? 0 : "
+                      "acc) + g")));
   const cpu::SgdParams sgd;  // its attribute defaults: the kernel's (optim_math.h)
-  ops->push_back(
+  ops->push_back(ReadsAnyFloat(
+      {1},
       InternalOp("SgdUpdate", {3, 4, 1, 2},
                  {Opt("momentum", sgd.momentum), Opt("dampening", sgd.dampening),
                   Opt("nesterov", sgd.nesterov ? 1 : 0), Opt("weight_decay", sgd.weight_decay)},
                  InferSgdUpdate,
                  "PyTorch SGD: (param, grad, ctl[, momentum_buf]) -> (param_next[, "
-                 "momentum_buf_next])"));
+                 "momentum_buf_next])")));
   const cpu::AdamParams adam;  // its attribute defaults: the kernel's (train_defaults.h)
-  ops->push_back(
-      InternalOp("AdamUpdate", {5, 6, 3, 4},
-                 {Opt("beta1", adam.beta1), Opt("beta2", adam.beta2), Opt("eps", adam.eps),
-                  Opt("weight_decay", adam.weight_decay), Opt("decoupled", 0),
-                  Opt("copy_to", int64_t{0})},
-                 InferAdamUpdate,
-                 "PyTorch Adam/AdamW: (param, grad, ctl, m, v[, scale]) -> (param_next, m_next, "
-                 "v_next[, copy_next]); scale: the gradient is unscaled first; copy_to: "
-                 "copy_next is param_next as that type"));
+  ops->push_back(ReadsAnyFloat(
+      {1},
+      InternalOp(
+          "AdamUpdate", {5, 6, 3, 4},
+          {Opt("beta1", adam.beta1), Opt("beta2", adam.beta2), Opt("eps", adam.eps),
+           Opt("weight_decay", adam.weight_decay), Opt("decoupled", 0), Opt("copy_to", int64_t{0})},
+          InferAdamUpdate,
+          "PyTorch Adam/AdamW: (param, grad, ctl, m, v[, scale]) -> (param_next, m_next, "
+          "v_next[, copy_next]); scale: the gradient is unscaled first; copy_to: "
+          "copy_next is param_next as that type")));
   ops->push_back(
       InternalOp("AllReduceStart", {1, kMany, 1, 1},
                  {Req("bucket", AttrKind::kInt), Opt("dtype", "f32"), Opt("every", int64_t{1})},

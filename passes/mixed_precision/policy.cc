@@ -1,6 +1,7 @@
 // PrecisionPolicy: the op table's precision classes and the user's overrides (see policy.h).
 #include "passes/mixed_precision/policy.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <nlohmann/json.hpp>
@@ -200,33 +201,37 @@ std::string GradientForwardName(const std::string& name) {
   return at == std::string::npos ? "" : name.substr(0, at);
 }
 
+namespace {
+
+// Whether `operand` is in `list` of the op table's entry for `node` (OpDef's operand traits).
+bool Listed(const Node& node, std::vector<int> OpDef::*list, int operand) {
+  const OpDef* def = FindOp(node.domain(), node.op());
+  if (def == nullptr) return false;
+  const std::vector<int>& v = def->*list;
+  return std::find(v.begin(), v.end(), operand) != v.end();
+}
+
+}  // namespace
+
 bool PrecisionPolicy::HasLowEdges(const Node& node) {
-  if (node.domain().empty()) {
-    return node.op() == "LayerNormalization" || node.op() == "BatchNormalization";
-  }
-  return node.domain() == "a8" &&
-         (node.op() == "LayerNormalizationGrad" || node.op() == "BatchNormalizationGrad");
+  const OpDef* def = FindOp(node.domain(), node.op());
+  return def != nullptr && !def->low_edge_inputs.empty();
 }
 
 bool PrecisionPolicy::IsEdgeOperand(const Node& node, int operand) {
-  return operand == 0 || (node.domain() == "a8" && operand == 1);
+  return Listed(node, &OpDef::low_edge_inputs, operand);
 }
 
 bool PrecisionPolicy::KeepsF32Operand(const Node& node, int operand) {
-  if (node.domain() != "a8") return false;
-  if (node.op() == "FusedAttention") return operand == 3;
-  return node.op() == "FusedAttentionGrad" && (operand == 5 || operand == 6);
+  return Listed(node, &OpDef::f32_inputs, operand);
 }
 
 bool PrecisionPolicy::KeepsF32Result(const Node& node, int result) {
-  if (node.domain() != "a8") return false;
-  if (node.op() == "FusedAttention") return result == 1;
-  return node.op() == "FusedAttentionGrad" && result == 3;
+  return Listed(node, &OpDef::f32_outputs, result);
 }
 
 bool PrecisionPolicy::ReadsAnyFloat(const Node& node, int operand) {
-  if (node.domain() != "a8" || operand != 1) return false;
-  return node.op() == "SgdUpdate" || node.op() == "AdamUpdate" || node.op() == "GradAccumulate";
+  return Listed(node, &OpDef::any_float_inputs, operand);
 }
 
 }  // namespace a8

@@ -81,20 +81,22 @@ class PrecisionPolicy {
   StatusOr<PrecisionDecision> Decide(const Node& node) const;
 
   // Whether operand `operand` of `node` may stay in the low type even when the node computes in
-  // FP32: the optimizer and gradient accumulation read FP16/BF16 gradients into FP32 masters.
+  // FP32: the optimizer and gradient accumulation read FP16/BF16 gradients into FP32 masters
+  // (OpDef::any_float_inputs).
   static bool ReadsAnyFloat(const Node& node, int operand);
 
   // Operands and results that stay FP32 whatever the node's precision: a8.FusedAttention's
   // softmax statistics (LSE, written by the forward and read by its gradient) and its additive
   // bias (a mask's large negative values overflow f16), with the bias's gradient. The kernel
-  // computes the softmax in FP32 inside (op_table_attention.cc).
+  // computes the softmax in FP32 inside (OpDef::f32_inputs, f32_outputs: op_table_attention.cc).
   static bool KeepsF32Operand(const Node& node, int operand);
   static bool KeepsF32Result(const Node& node, int result);
 
   // Normalizations that may read and write the low type at their edges while computing in FP32
   // with FP32 scale, bias and statistics (PRECISION.md): LayerNormalization and
   // BatchNormalization, and their gradient ops. The edge operands are X (forward) or dY and X
-  // (gradient); the edge result is Y or dX. pin-fp32 decides the edges (`a8.edge`).
+  // (gradient); the edge result is Y or dX (OpDef::low_edge_inputs). pin-fp32 decides the edges
+  // (`a8.edge`).
   static bool HasLowEdges(const Node& node);
   static bool IsEdgeOperand(const Node& node, int operand);
   static bool IsEdgeResult(const Node& /*node*/, int result) { return result == 0; }
