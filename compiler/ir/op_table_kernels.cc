@@ -131,30 +131,31 @@ std::vector<Row> Rows() {
   rows.push_back({"a8.SliceGrad", "T", "T", {{'T', kFloat}}});
 
   // The NN gradient ops and a800c's losses.
-  auto add = [&](Row r) { rows.push_back(std::move(r)); };
-  add({"a8.ConvGradFilter", "T,T", "T", {{'T', kFloat}}});
-  add({"a8.MaxPoolGrad", "T,T", "T", {{'T', kFloat}}});
-  add({"a8.AveragePoolGrad", "T", "T", {{'T', kFloat}}});
+  rows.push_back({"a8.ConvGradFilter", "T,T", "T", {{'T', kFloat}}});
+  rows.push_back({"a8.MaxPoolGrad", "T,T", "T", {{'T', kFloat}}});
+  rows.push_back({"a8.AveragePoolGrad", "T", "T", {{'T', kFloat}}});
   // Scale/bias and statistics keep their own float dtypes, as in the forward.
-  add({"a8.BatchNormalizationGrad",
-       "T,T,U,V?,V?",
-       "T,U,U,V?,V?",
-       {{'T', kFloat}, {'U', kFloat}, {'V', kFloat}}});
-  add({"a8.LayerNormalizationGrad",
-       "T,T,P,U?,U?",
-       "T,P,P",
-       {{'T', kFloat}, {'P', kFloat}, {'U', kFloat}}});
-  add({"a8.InstanceNormalizationGrad", "T,T,T", "T,T,T", {{'T', kFloat}}});
-  add({"a8.SoftmaxGrad", "T,T", "T", {{'T', kFloat}}});
-  add({"a8.LogSoftmaxGrad", "T,T", "T", {{'T', kFloat}}});
-  add({"a8.DropoutGrad", "T,bool,R?,bool?", "T", {{'T', kFloat}, {'R', kFloat}}});
-  add({"a8.SoftmaxCrossEntropyLossGrad", "T,T,I,T?", "T", {{'T', kFloat}, {'I', kIndex}}});
-  add({"a8.NegativeLogLikelihoodLossGrad", "T,I,T?", "T", {{'T', kFloat}, {'I', kIndex}}});
+  rows.push_back({"a8.BatchNormalizationGrad",
+                  "T,T,U,V?,V?",
+                  "T,U,U,V?,V?",
+                  {{'T', kFloat}, {'U', kFloat}, {'V', kFloat}}});
+  rows.push_back({"a8.LayerNormalizationGrad",
+                  "T,T,P,U?,U?",
+                  "T,P,P",
+                  {{'T', kFloat}, {'P', kFloat}, {'U', kFloat}}});
+  rows.push_back({"a8.InstanceNormalizationGrad", "T,T,T", "T,T,T", {{'T', kFloat}}});
+  rows.push_back({"a8.SoftmaxGrad", "T,T", "T", {{'T', kFloat}}});
+  rows.push_back({"a8.LogSoftmaxGrad", "T,T", "T", {{'T', kFloat}}});
+  rows.push_back({"a8.DropoutGrad", "T,bool,R?,bool?", "T", {{'T', kFloat}, {'R', kFloat}}});
+  rows.push_back(
+      {"a8.SoftmaxCrossEntropyLossGrad", "T,T,I,T?", "T", {{'T', kFloat}, {'I', kIndex}}});
+  rows.push_back(
+      {"a8.NegativeLogLikelihoodLossGrad", "T,I,T?", "T", {{'T', kFloat}, {'I', kIndex}}});
   for (const char* op : {"a8.MseLoss", "a8.L1Loss", "a8.BceWithLogitsLoss"}) {
-    add({op, "T,T", "T", {{'T', kFloat}}});
+    rows.push_back({op, "T,T", "T", {{'T', kFloat}}});
   }
   for (const char* op : {"a8.MseLossGrad", "a8.L1LossGrad", "a8.BceWithLogitsLossGrad"}) {
-    add({op, "T,T,T", "T,T?", {{'T', kFloat}}});
+    rows.push_back({op, "T,T,T", "T,T?", {{'T', kFloat}}});
   }
 
   // The optimizer ops: a800c's step control and updates, and the ONNX ai.onnx.preview.training
