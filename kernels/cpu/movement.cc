@@ -121,8 +121,11 @@ Status Concat(DType dtype, const std::vector<Dims>& in_dims, const std::vector<c
     int64_t at = 0;
     for (size_t k = 0; k < xs.size(); ++k) {
       const int64_t chunk = in_dims[k][a] * inner;
-      std::memcpy(out + (o * total * inner + at) * es,
-                  static_cast<const char*>(xs[k]) + o * chunk * es, chunk * es);
+      // An empty input may have no bytes at all (a null pointer): nothing to copy.
+      if (chunk > 0) {
+        std::memcpy(out + (o * total * inner + at) * es,
+                    static_cast<const char*>(xs[k]) + o * chunk * es, chunk * es);
+      }
       at += chunk;
     }
   }
@@ -147,8 +150,10 @@ Status Split(DType dtype, const Dims& dims, int64_t axis, const std::vector<int6
     int64_t at = 0;
     for (size_t k = 0; k < ys.size(); ++k) {
       const int64_t chunk = sizes[k] * inner;
-      std::memcpy(static_cast<char*>(ys[k]) + o * chunk * es, in + (o * dims[a] * inner + at) * es,
-                  chunk * es);
+      if (chunk > 0) {  // an empty output may have no bytes at all
+        std::memcpy(static_cast<char*>(ys[k]) + o * chunk * es,
+                    in + (o * dims[a] * inner + at) * es, chunk * es);
+      }
       at += chunk;
     }
   }
@@ -188,7 +193,7 @@ Status Gather(DType dtype, const Dims& data_dims, const void* data, int64_t axis
   const size_t es = ElemSize(dtype);
   const char* in = static_cast<const char*>(data);
   char* out = static_cast<char*>(y);
-  for (int64_t o = 0; o < outer; ++o) {
+  for (int64_t o = 0; o < outer && inner > 0; ++o) {  // inner 0: an empty output, no bytes
     for (int64_t j = 0; j < n; ++j) {
       std::memcpy(out + ((o * n + j) * inner) * es, in + ((o * data_dims[a] + idx[j]) * inner) * es,
                   inner * es);

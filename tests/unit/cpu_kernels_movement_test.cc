@@ -91,6 +91,24 @@ TEST(CpuKernelConcatSplitTest, RoundTripAlongAnyAxis) {
   EXPECT_FALSE(Split(DType::kF32, {4}, 0, {1, 2}, y.data(), {y.data(), y.data()}).ok());
 }
 
+// An empty operand may have no bytes (a null pointer, as an empty constant has): it is skipped,
+// never read or written (the sanitizer tree runs this).
+TEST(CpuKernelConcatSplitTest, EmptyOperandsMayBeNull) {
+  const std::vector<float> a = {1, 2}, b = {3};
+  std::vector<float> y(3, 0);
+  ASSERT_TRUE(
+      Concat(DType::kF32, {{2}, {0}, {1}}, {a.data(), nullptr, b.data()}, 0, y.data()).ok());
+  EXPECT_EQ(y, (std::vector<float>{1, 2, 3}));
+  std::vector<float> s0(2), s2(1);
+  ASSERT_TRUE(
+      Split(DType::kF32, {3}, 0, {2, 0, 1}, y.data(), {s0.data(), nullptr, s2.data()}).ok());
+  EXPECT_EQ(s0, a);
+  EXPECT_EQ(s2, b);
+  const int64_t idx[] = {1, 0};
+  ASSERT_TRUE(
+      Gather(DType::kF32, {2, 0}, nullptr, 0, DType::kI64, {2}, idx, nullptr).ok());  // [2, 0]
+}
+
 TEST(CpuKernelSliceTest, ClampingAndNegativeStepsMatchNumpy) {
   std::vector<double> ten(10);
   std::iota(ten.begin(), ten.end(), 0.0);
