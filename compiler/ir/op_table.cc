@@ -398,12 +398,6 @@ std::vector<AttrSpec> ConvAttrs(bool transpose) {
   return attrs;
 }
 
-std::map<std::string, OpDef*, std::less<>> IndexTable(std::vector<OpDef>* ops) {
-  std::map<std::string, OpDef*, std::less<>> index;
-  for (OpDef& op : *ops) index.emplace(QualifiedName(op), &op);
-  return index;
-}
-
 void StopOnTableErrors(const char* list, const std::string& errors) {
   if (errors.empty()) return;
   std::fprintf(stderr, "a800c: internal error: the op table's %s:%s\n", list, errors.c_str());

@@ -163,10 +163,25 @@ void ClassifyPrecision(std::vector<OpDef>* ops);
 // (op_table_kernels.cc).
 void DeclareKernelRows(std::vector<OpDef>* ops);
 
-// For the two above: the entries of a table being built by qualified name, and a stop naming
-// what a list got wrong (a name the table lacks, an entry set twice: a build that must not ship;
-// nothing when `errors` is empty).
-std::map<std::string, OpDef*, std::less<>> IndexTable(std::vector<OpDef>* ops);
+// For the two above: sets `field` of each entry a list names (qualified name, value). A name the
+// table lacks, or an entry whose field is already set, stops the program at start-up naming
+// every such entry and `list` (a build that must not ship: the table disagrees with its list).
 void StopOnTableErrors(const char* list, const std::string& errors);
+template <typename T>
+void SetFromList(std::vector<OpDef>* ops, const char* list, std::optional<T> OpDef::*field,
+                 std::vector<std::pair<std::string, T>> rows) {
+  std::map<std::string, OpDef*, std::less<>> index;
+  for (OpDef& op : *ops) index.emplace(QualifiedName(op), &op);
+  std::string errors;
+  for (auto& [name, value] : rows) {
+    auto it = index.find(name);
+    if (it == index.end() || (it->second->*field).has_value()) {
+      errors += " " + name + (it == index.end() ? " is not in the table;" : " is set twice;");
+      continue;
+    }
+    it->second->*field = std::move(value);
+  }
+  StopOnTableErrors(list, errors);
+}
 
 }  // namespace a8

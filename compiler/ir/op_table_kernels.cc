@@ -197,17 +197,12 @@ std::vector<Row> Rows() {
 }  // namespace
 
 void DeclareKernelRows(std::vector<OpDef>* ops) {
-  auto index = IndexTable(ops);
-  std::string errors;
+  std::vector<std::pair<std::string, KernelRowSpec>> specs;
   for (Row& r : Rows()) {
-    auto it = index.find(r.op);
-    if (it == index.end() || it->second->kernel) {
-      errors += " " + r.op + (it == index.end() ? " is not in the table;" : " has two rows;");
-      continue;
-    }
-    it->second->kernel = KernelRowSpec{std::move(r.ins), std::move(r.outs), std::move(r.vars)};
+    specs.emplace_back(std::move(r.op),
+                       KernelRowSpec{std::move(r.ins), std::move(r.outs), std::move(r.vars)});
   }
-  StopOnTableErrors("kernel signatures", errors);
+  SetFromList(ops, "kernel signatures", &OpDef::kernel, std::move(specs));
 }
 
 }  // namespace a8

@@ -3,6 +3,7 @@
 // PRECISION.md also names Einsum, GroupNormalization and LpNormalization: the importer writes
 // them out as ops of this table (import_decompose_*.cc), which carry the classes.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/op_table_builder.h"
@@ -15,8 +16,8 @@ struct ClassList {
   std::vector<const char*> ops;  // qualified names
 };
 
-const std::vector<ClassList>& Lists() {
-  static const std::vector<ClassList> kLists = {
+std::vector<ClassList> Lists() {
+  return {
       // allow: the low type (tensor-core work)
       {OpPrecisionClass::kAllow, {"MatMul", "Gemm", "Conv", "ConvTranspose", "a8.ConvGradFilter"}},
       // deny: FP32, numerically sensitive (normalizations, softmax, losses, reductions,
@@ -121,26 +122,16 @@ const std::vector<ClassList>& Lists() {
        {"Cast", "CastLike", "Constant", "ConstantOfShape", "Shape", "Size", "Not", "And", "Or",
         "Xor", "ai.onnx.preview.training.Gradient"}},
   };
-  return kLists;
 }
 
 }  // namespace
 
 void ClassifyPrecision(std::vector<OpDef>* ops) {
-  auto index = IndexTable(ops);
-  std::string errors;
+  std::vector<std::pair<std::string, OpPrecisionClass>> classes;
   for (const ClassList& list : Lists()) {
-    for (const char* name : list.ops) {
-      auto it = index.find(name);
-      if (it == index.end() || it->second->precision) {
-        errors += std::string(" ") + name +
-                  (it == index.end() ? " is not in the table;" : " is classed twice;");
-        continue;
-      }
-      it->second->precision = list.precision;
-    }
+    for (const char* name : list.ops) classes.emplace_back(name, list.precision);
   }
-  StopOnTableErrors("precision lists", errors);
+  SetFromList(ops, "precision lists", &OpDef::precision, std::move(classes));
   // An internal op nobody classed is pinned: FP32 is always correct, so an a8 op added later is
   // safe until it is classified. An ONNX op without a class stays without one, and the precision
   // policy refuses to put it in a mixed-precision plan (op_registry_test: there is none).

@@ -14,31 +14,16 @@ namespace {
 
 using DTypes = std::vector<DType>;
 
-// One row per op that declares a signature (OpDef::kernel), sorted by op.
-struct Row {
-  std::string op;  // qualified: "a8.ReluGrad"
-  std::string ins, outs;
-  std::vector<std::pair<char, DTypes>> vars;
-};
-
-std::vector<Row> BuildRows() {
-  std::vector<Row> rows;
-  for (const OpDef& op : AllOps()) {
-    if (op.kernel)
-      rows.push_back({QualifiedName(op), op.kernel->ins, op.kernel->outs, op.kernel->vars});
-  }
-  std::sort(rows.begin(), rows.end(), [](const Row& a, const Row& b) { return a.op < b.op; });
-  return rows;
-}
-
 struct Token {
   char var = 0;               // type variable, or 0
   DType fixed = DType::kF32;  // when var == 0
   bool optional = false, variadic = false;
 };
 
+// An op's signature (OpDef::kernel) with its tokens parsed.
 struct CompiledRow {
-  const Row* row;
+  std::string op;  // qualified: "a8.ReluGrad"
+  const KernelRowSpec* spec;
   std::vector<Token> ins, outs;
 };
 
@@ -68,12 +53,16 @@ std::vector<Token> ParseTokens(const std::string& text) {
   return out;
 }
 
+// Every op that declares a signature, by qualified name.
 const std::map<std::string, CompiledRow, std::less<>>& Catalog() {
-  static const std::vector<Row> kRows = BuildRows();
   static const auto* kCatalog = [] {
     auto* m = new std::map<std::string, CompiledRow, std::less<>>();
-    for (const Row& r : kRows)
-      (*m)[r.op] = CompiledRow{&r, ParseTokens(r.ins), ParseTokens(r.outs)};
+    for (const OpDef& op : AllOps()) {
+      if (!op.kernel) continue;
+      std::string q = QualifiedName(op);
+      (*m)[q] = CompiledRow{q, &*op.kernel, ParseTokens(op.kernel->ins),
+                            ParseTokens(op.kernel->outs)};
+    }
     return m;
   }();
   return *kCatalog;
@@ -91,7 +80,7 @@ std::string DTypeText(std::optional<DType> d) {
 
 // Checks one side (inputs or outputs) against its tokens, binding type variables.
 Status MatchSide(const std::string& kernel, const char* side, const std::vector<Token>& tokens,
-                 const std::vector<std::optional<DType>>& dtypes, const Row& row,
+                 const std::vector<std::optional<DType>>& dtypes, const CompiledRow& row,
                  std::map<char, DType>* bound) {
   size_t required = 0;
   for (const Token& t : tokens) required += t.optional ? 0 : 1;
@@ -130,7 +119,7 @@ Status MatchSide(const std::string& kernel, const char* side, const std::vector<
       continue;
     }
     const DTypes* set = nullptr;
-    for (const auto& [v, s] : row.vars) {
+    for (const auto& [v, s] : row.spec->vars) {
       if (v == t.var) set = &s;
     }
     if (set == nullptr || std::find(set->begin(), set->end(), d) == set->end()) {
@@ -232,9 +221,9 @@ Status CheckKernel(std::string_view op, const std::vector<std::optional<DType>>&
     return InvalidInput("kernel '{}': a trailing absent input must be left out", name);
   }
   std::map<char, DType> bound;
-  A8_RETURN_IF_ERROR(MatchSide(name, "inputs", row.ins, inputs, *row.row, &bound));
+  A8_RETURN_IF_ERROR(MatchSide(name, "inputs", row.ins, inputs, row, &bound));
   std::vector<std::optional<DType>> outs(outputs.begin(), outputs.end());
-  return MatchSide(name, "outputs", row.outs, outs, *row.row, &bound);
+  return MatchSide(name, "outputs", row.outs, outs, row, &bound);
 }
 
 Status CheckKernel(const KernelSignature& sig) {
@@ -252,7 +241,7 @@ std::vector<KernelPattern> AllKernelPatterns() {
   std::vector<KernelPattern> out;
   for (const auto& [op, row] : Catalog()) {
     std::string p = op + ":" + TokensText(row.ins) + "->" + TokensText(row.outs);
-    for (const auto& [v, set] : row.row->vars) p += fmt::format(", {} in {}", v, SetText(set));
+    for (const auto& [v, set] : row.spec->vars) p += fmt::format(", {} in {}", v, SetText(set));
     out.push_back({op, std::move(p)});
   }
   return out;
@@ -262,7 +251,7 @@ std::vector<std::string> KernelNamesForOp(std::string_view op) {
   auto it = Catalog().find(op);
   if (it == Catalog().end()) return {};
   const CompiledRow& row = it->second;
-  const auto& vars = row.row->vars;
+  const auto& vars = row.spec->vars;
   std::vector<std::string> names;
   std::vector<size_t> idx(vars.size(), 0);
   while (true) {
