@@ -193,7 +193,8 @@ Status Gather(DType dtype, const Dims& data_dims, const void* data, int64_t axis
   const size_t es = ElemSize(dtype);
   const char* in = static_cast<const char*>(data);
   char* out = static_cast<char*>(y);
-  for (int64_t o = 0; o < outer && inner > 0; ++o) {  // inner 0: an empty output, no bytes
+  if (inner == 0) return Status::Ok();  // an empty output: no bytes, maybe no pointer
+  for (int64_t o = 0; o < outer; ++o) {
     for (int64_t j = 0; j < n; ++j) {
       std::memcpy(out + ((o * n + j) * inner) * es, in + ((o * data_dims[a] + idx[j]) * inner) * es,
                   inner * es);

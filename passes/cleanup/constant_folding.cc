@@ -198,6 +198,8 @@ StatusOr<Outputs> EvalGather(const Node& node, const Inputs& in) {
   std::vector<int64_t> dims(src.begin(), src.begin() + v.axis);
   dims.insert(dims.end(), in[1]->type.dims.begin(), in[1]->type.dims.end());
   dims.insert(dims.end(), src.begin() + v.axis + 1, src.end());
+  // The kernel checks the indices too, but a kernel's error only leaves the node unfolded
+  // (KernelResult); an index out of range in constant data is the model's error, named here.
   const int64_t n = src[v.axis];
   for (int64_t k : idx) {
     if (k < -n || k >= n) {
