@@ -1,7 +1,6 @@
-// The a8 pair losses (a8.MseLoss, a8.L1Loss, a8.BceWithLogitsLoss: `--loss=mse|l1|bce_logits`)
-// that the CPU (kernels/cpu/grad_nn.h) and the device kernels (kernels/device/loss_optim.h) both
-// run: the kinds and one element's gradients, one body so the CPU, cuda-emu and the GPU agree to
-// the bit.
+// The a8 pair losses (a8.MseLoss, a8.L1Loss, a8.BceWithLogitsLoss: `--loss=mse|l1|bce_logits`),
+// whose kernels are kernels/device/loss_optim.h (run on the host by the CPU backend): the kinds
+// and one element's gradients.
 #pragma once
 
 #include <cstdint>

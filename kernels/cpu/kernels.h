@@ -20,13 +20,14 @@
 //
 // Families: elementwise.h (unary, binary, Where, Clip, Cast, Dropout), gemm.h (Gemm, MatMul),
 // conv.h, pool.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax), movement.h
-// (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, OneHot, Range),
-// loss.h (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss); training: grad_math.h (gradients
-// of elementwise and movement ops), grad_nn.h (gradients of conv, pooling, softmax, dropout,
-// losses; the a8 losses), optim.h (optimizer updates, step control, ONNX's Adam/Momentum/Adagrad).
-// The normalizations (BatchNormalization, LayerNormalization, InstanceNormalization) and their
-// gradients have one body, shared with the CUDA backend (kernels/device/nn_norm_impl.h), which
-// the CPU backend runs on the host (runtime/cpu/cpu_backend.h).
+// (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, OneHot, Range);
+// training: grad_math.h (gradients of elementwise and movement ops), grad_nn.h (gradients of
+// conv, pooling, softmax, dropout), optim.h (optimizer updates, step control, ONNX's
+// Adam/Momentum/Adagrad). The normalizations (BatchNormalization, LayerNormalization,
+// InstanceNormalization), the losses (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, the a8
+// losses) and their gradients have one body, shared with the CUDA backend
+// (kernels/device/nn_norm_impl.h, loss_optim_impl.h), which the CPU backend runs on the host
+// (runtime/cpu/cpu_backend.h).
 #pragma once
 
 #include "kernels/cpu/broadcast.h"
@@ -36,7 +37,6 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/grad_math.h"
 #include "kernels/cpu/grad_nn.h"
-#include "kernels/cpu/loss.h"
 #include "kernels/cpu/movement.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"

@@ -29,6 +29,8 @@ std::string DeviceDescription() {
          std::to_string(prop.minor) + ", " + gib + " GiB)";
 }
 
+bool MemoryIsHost() { return false; }
+
 DevStatus DeviceAvailable() {
   int count = 0;
   cudaError_t e = cudaGetDeviceCount(&count);

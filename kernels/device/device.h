@@ -104,6 +104,9 @@ void ReleaseScratch(DevCtx& ctx);
 // ---- memory and streams (kernels/cuda/memory.cu, kernels/emu/memory.cc)
 std::string DeviceDescription();  // "NVIDIA H200 (sm_90, 139 GiB)" or "host emulation"
 DevStatus DeviceAvailable();      // the GPU the process runs on; an error saying why not
+// Whether device memory is host memory (the emulation): host code may then read an operand's
+// values, e.g. to name the element at fault where a device kernel can only raise DevErr.
+bool MemoryIsHost();
 DevStatus Malloc(void** p, size_t bytes);
 void Free(void* p);
 DevStatus MallocHost(void** p, size_t bytes);  // pinned host memory

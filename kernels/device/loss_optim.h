@@ -1,5 +1,6 @@
-// Device kernels of the losses, the optimizer updates and dynamic loss scaling (issue 6): the
-// CUDA twins of kernels/cpu/loss.h, grad_nn.h (losses) and optim.h, with the same semantics.
+// Device kernels of the losses, the optimizer updates and dynamic loss scaling (issue 6). The
+// losses and their gradients are the only copy of their math: the CPU backend runs them on the
+// host (runtime/cpu/cpu_backend.h). The updates are the CUDA twins of kernels/cpu/optim.h.
 //
 // - Every pointer is device memory. Scalars that are computed during the step (the control
 //   vector ctl, the loss scale, found_inf, the step counters, ONNX's R and T) are read INSIDE the
@@ -8,9 +9,10 @@
 // - Reductions are deterministic and follow the CPU's order: per-target / per-element terms go to
 //   scratch (one thread each), then ONE thread sums them in index order in the CPU's accumulator
 //   type, so the f32 loss equals the CPU's bit for bit where the terms do.
-// - A label outside [0, C) that is not the ignore_index is an error on the CPU; a kernel cannot
-//   return one, so such a target's loss and gradient are NaN here (they never read outside the
-//   weights or the scores).
+// - A label outside [0, C) that is not the ignore_index raises DevErr (the backend names the
+//   kernel after the step; where memory is host memory the entry names the label before the
+//   launch), and that target's loss and gradient are NaN (never read outside the weights or the
+//   scores).
 // - The update and scaler arithmetic uses rn::Mul/Add/Sub (below): nvcc contracts a * b + c into
 //   one FMA by default, the CPU backend never does, and the control vector, the loss scale and the
 //   updates must agree bit for bit in f32.
@@ -86,7 +88,7 @@ struct LossGradParams {
 DevStatus SoftmaxCrossEntropyLossGrad(DevCtx& ctx, const LossGradParams& p);
 DevStatus NegativeLogLikelihoodLossGrad(DevCtx& ctx, const LossGradParams& p);
 
-// a8.MseLoss / a8.L1Loss / a8.BceWithLogitsLoss (cpu::PairLoss) and their gradients.
+// a8.MseLoss / a8.L1Loss / a8.BceWithLogitsLoss and their gradients.
 using DevPairLoss = ::a8::PairLossKind;  // kernels/common/pair_loss.h
 struct PairLossParams {
   DevPairLoss kind = DevPairLoss::kMse;
@@ -142,7 +144,7 @@ struct UnscaleTensor {
   float* out = nullptr;  // may be g (an f32 gradient unscaled in place); null: check only
 };
 struct UnscaleParams {
-  const float* scale = nullptr;  // read only where some `out` is set
+  const float* scale = nullptr;            // read only where some `out` is set
   const UnscaleTensor* tensors = nullptr;  // host array
   int num_tensors = 0;
   float* found_inf = nullptr;

@@ -2,9 +2,9 @@
 // NegativeLogLikelihoodLoss, their a8 gradients, and a8's Mse/L1/BceWithLogits losses with their
 // gradients. The optimizer and scaler kernels are in loss_optim_update_impl.h.
 //
-// The expressions are the CPU's (kernels/cpu/loss.cc, grad_nn.cc) term for term, in the same
-// compute type, so the host emulation agrees with the CPU bit for bit; on the GPU only expf/logf
-// and log1pf may differ by an ulp or two from glibc.
+// The only copy of the losses' math: the CPU backend runs these bodies on the host. Terms are
+// computed in Acc<T> (float for f16/bf16/f32, double for f64) and sums run in one thread in
+// index order; on the GPU only expf/logf and log1pf may differ by an ulp or two from glibc.
 #pragma once
 
 #include <cmath>
@@ -37,6 +37,10 @@ A8_HD int64_t ClassOf(const LossShape& s, const void* labels, int64_t t) {
   }
   return label;
 }
+
+// The host launcher's work estimate of an exp or a log (ForEach's cost_per_item; the GPU ignores
+// it): a loop of targets over many classes is split over the CPU pool, a short one runs inline.
+constexpr int64_t kTranscendentalCost = 16;
 
 template <typename C>
 A8_HD C NaN() {
@@ -199,6 +203,7 @@ struct SceGradFn {
     }
   }
   static int64_t Threads(const LossShape& s) { return s.batch * s.extra; }
+  static int64_t Cost(const LossShape& s) { return 2 * s.classes * kTranscendentalCost; }
 };
 
 // d(input) of NegativeLogLikelihoodLoss, one thread per element of [N, C, d...].
@@ -220,6 +225,7 @@ struct NllGradFn {
     St(a.dx, i, v);
   }
   static int64_t Threads(const LossShape& s) { return s.batch * s.classes * s.extra; }
+  static int64_t Cost(const LossShape&) { return 1; }
 };
 
 // ---- a8 pair losses
@@ -311,7 +317,8 @@ DevStatus RunLoss(DevCtx& ctx, const LossParams& p) {
                                 static_cast<T*>(p.log_prob),
                                 term,
                                 weight};
-    A8_DEV_RETURN_IF_ERROR(ForEach(ctx, targets, f));
+    A8_DEV_RETURN_IF_ERROR(
+        ForEach(ctx, targets, f, kSoftmax ? s.classes * kTranscendentalCost : 1));
     if (s.reduction == DevLossReduction::kNone) return DevOk();
     return ForEach(ctx, 1, LossSumFn<T>{s, p.labels, term, weight, static_cast<T*>(p.loss)});
   });
@@ -333,7 +340,7 @@ DevStatus RunTargetGrad(DevCtx& ctx, const LossGradParams& p) {
     const TargetGrad<T> a{
         p.shape, static_cast<const T*>(p.dloss), static_cast<const T*>(p.scores), p.labels, w,
         wsum,    static_cast<T*>(p.dscores)};
-    return ForEach(ctx, Fn<T>::Threads(p.shape), Fn<T>{a});
+    return ForEach(ctx, Fn<T>::Threads(p.shape), Fn<T>{a}, Fn<T>::Cost(p.shape));
   });
 }
 
@@ -365,7 +372,8 @@ DevStatus PairLossForward(DevCtx& ctx, const PairLossParams& p) {
     A8_DEV_RETURN_IF_ERROR(
         ForEach(ctx, p.n,
                 loss_detail::PairTermFn<T>{p.kind, static_cast<const T*>(p.pred),
-                                           static_cast<const T*>(p.target), term}));
+                                           static_cast<const T*>(p.target), term},
+                loss_detail::kTranscendentalCost));
     return ForEach(ctx, 1, loss_detail::PairSumFn<T>{p.n, term, static_cast<T*>(p.loss)});
   });
 }
@@ -380,7 +388,7 @@ DevStatus PairLossGrad(DevCtx& ctx, const PairLossParams& p) {
                                  static_cast<const T*>(p.target),
                                  static_cast<T*>(p.dpred),
                                  static_cast<T*>(p.dtarget)};
-    return ForEach(ctx, p.n, f);
+    return ForEach(ctx, p.n, f, loss_detail::kTranscendentalCost);
   });
 }
 

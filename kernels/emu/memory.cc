@@ -9,6 +9,7 @@ namespace a8::A8_DEV_NS {
 
 std::string DeviceDescription() { return "host emulation of the CUDA kernels"; }
 DevStatus DeviceAvailable() { return DevOk(); }
+bool MemoryIsHost() { return true; }
 
 DevStatus Malloc(void** p, size_t bytes) {
   // 256-byte alignment, as cudaMalloc gives at least.

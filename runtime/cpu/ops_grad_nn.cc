@@ -1,5 +1,6 @@
-// CPU registry entries of the NN gradient ops and a800c's losses (see registry.h): each reads its
-// operands and attributes and calls the kernel of kernels/cpu/grad_nn.h.
+// CPU registry entries of the NN gradient ops (see registry.h): each reads its operands and
+// attributes and calls the kernel of kernels/cpu/grad_nn.h. The losses and their gradients run
+// the shared device bodies (kernels/device/loss_optim_impl.h) through the host launch.
 #include <algorithm>
 
 #include "kernels/cpu/grad_nn.h"
@@ -37,9 +38,6 @@ Status RunAveragePoolGrad(const KernelArgs& a) {
   return cpu::AveragePoolGrad(p, a.in(0).data, a.out(0).data);
 }
 
-void* OutOrNull(const KernelArgs& a, int i) { return a.has_out(i) ? a.out(i).data : nullptr; }
-const void* InOrNull(const KernelArgs& a, int i) { return a.has_in(i) ? a.in(i).data : nullptr; }
-
 KernelFn SoftmaxGradFn(bool log) {
   return [log](const KernelArgs& a) -> Status {
     const TensorArg& y = a.in(1);
@@ -66,39 +64,6 @@ Status RunDropoutGrad(const KernelArgs& a) {
                           reinterpret_cast<const bool*>(a.in(1).data), scale, a.out(0).data);
 }
 
-Status RunSceGrad(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossParamsFromKernel(a, a.in(1).dims, 2));
-  return cpu::SoftmaxCrossEntropyLossGrad(p, a.in(0).data, a.in(1).data, a.in(2).data,
-                                          InOrNull(a, 3), a.out(0).data);
-}
-
-Status RunNllGrad(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossParamsFromKernel(a, a.out(0).dims, 1));
-  return cpu::NegativeLogLikelihoodLossGrad(p, a.in(0).data, a.in(1).data, InOrNull(a, 2),
-                                            a.out(0).data);
-}
-
-KernelFn PairLossFn(cpu::PairLoss kind) {
-  return [kind](const KernelArgs& a) -> Status {
-    if (a.in(0).count() != a.in(1).count()) {
-      return InvalidInput("{}: pred and target sizes differ", a.kernel().op());
-    }
-    return cpu::PairLossForward(kind, a.in(0).dtype, a.in(0).count(), a.in(0).data, a.in(1).data,
-                                a.out(0).data);
-  };
-}
-
-KernelFn PairLossGradFn(cpu::PairLoss kind) {
-  return [kind](const KernelArgs& a) -> Status {
-    if (a.in(1).count() != a.in(2).count() || a.in(0).count() != 1) {
-      return InvalidInput("{}: pred and target sizes differ, or dloss is not a scalar",
-                          a.kernel().op());
-    }
-    return cpu::PairLossGrad(kind, a.in(1).dtype, a.in(1).count(), a.in(0).data, a.in(1).data,
-                             a.in(2).data, OutOrNull(a, 0), OutOrNull(a, 1));
-  };
-}
-
 }  // namespace
 
 std::vector<CpuKernelEntry> GradNnKernels() {
@@ -109,15 +74,6 @@ std::vector<CpuKernelEntry> GradNnKernels() {
       {"a8.SoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(false), ""},
       {"a8.LogSoftmaxGrad", kFloatTypes, 0, SoftmaxGradFn(true), ""},
       {"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"},
-      {"a8.SoftmaxCrossEntropyLossGrad", kFloatTypes, 0, RunSceGrad, "labels: i32/i64"},
-      {"a8.NegativeLogLikelihoodLossGrad", kFloatTypes, 0, RunNllGrad, "labels: i32/i64"},
-      {"a8.MseLoss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kMse), ""},
-      {"a8.L1Loss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kL1), ""},
-      {"a8.BceWithLogitsLoss", kFloatTypes, 0, PairLossFn(cpu::PairLoss::kBceWithLogits), ""},
-      {"a8.MseLossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kMse), ""},
-      {"a8.L1LossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kL1), ""},
-      {"a8.BceWithLogitsLossGrad", kFloatTypes, 0, PairLossGradFn(cpu::PairLoss::kBceWithLogits),
-       ""},
   };
 }
 

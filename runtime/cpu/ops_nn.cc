@@ -1,7 +1,7 @@
-// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling, losses. The normalizations
-// (BatchNormalization, LayerNormalization, InstanceNormalization) run the shared device bodies
-// (kernels/device/nn_norm_impl.h, nn_layer_norm_impl.h) through the CPU backend's host launch
-// (cpu_backend.h).
+// CPU registry entries: Gemm, MatMul, Conv, ConvTranspose, pooling. The normalizations
+// (BatchNormalization, LayerNormalization, InstanceNormalization) and the losses run the shared
+// device bodies (kernels/device/nn_norm_impl.h, nn_layer_norm_impl.h, loss_optim_impl.h) through
+// the CPU backend's host launch (cpu_backend.h).
 #include <cstring>
 #include <vector>
 
@@ -130,24 +130,6 @@ KernelFn GlobalPoolFn(bool max) {
   };
 }
 
-StatusOr<cpu::LossParams> LossParamsOf(const KernelArgs& a) {
-  A8_RETURN_IF_ERROR(CheckRank(a, 0, 2));
-  return LossParamsFromKernel(a, a.in(0).dims, 1);
-}
-
-Status RunSoftmaxCrossEntropy(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossParamsOf(a));
-  return cpu::SoftmaxCrossEntropyLoss(p, a.in(0).data, a.in(1).data,
-                                      a.has_in(2) ? a.in(2).data : nullptr, a.out(0).data,
-                                      a.has_out(1) ? a.out(1).data : nullptr);
-}
-
-Status RunNll(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(cpu::LossParams p, LossParamsOf(a));
-  return cpu::NegativeLogLikelihoodLoss(p, a.in(0).data, a.in(1).data,
-                                        a.has_in(2) ? a.in(2).data : nullptr, a.out(0).data);
-}
-
 }  // namespace
 
 std::vector<CpuKernelEntry> NnKernels() {
@@ -165,9 +147,6 @@ std::vector<CpuKernelEntry> NnKernels() {
       {"AveragePool", kFloatTypes, 0, RunAveragePool, ""},
       {"GlobalAveragePool", kFloatTypes, 0, GlobalPoolFn(false), ""},
       {"GlobalMaxPool", kFloatTypes, 0, GlobalPoolFn(true), ""},
-      {"SoftmaxCrossEntropyLoss", kFloatTypes, 0, RunSoftmaxCrossEntropy,
-       "labels: i32/i64; log_prob optional"},
-      {"NegativeLogLikelihoodLoss", kFloatTypes, 0, RunNll, "labels: i32/i64"},
   };
 }
 

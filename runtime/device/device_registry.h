@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/device/device.h"
+#include "kernels/device/loss_optim.h"
 #include "runtime/core/kernel_args.h"
 
 namespace a8::A8_DEV_NS {
@@ -48,6 +49,10 @@ StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i);
 // is none of them.
 StatusOr<int> AttrChoice(const KernelArgs& a, const char* op, const char* name,
                          std::initializer_list<const char*> values);
+
+// The LossShape of loss params (runtime/core/kernel_args.h LossParamsFromKernel); Unsupported
+// naming `op` for labels that are neither i32 nor i64.
+StatusOr<LossShape> LossShapeFrom(const a8::LossParams& lp, const char* op);
 
 // Each family's entries, the table of its ops_*.cc file (device_registry.cc gathers them).
 std::vector<DevKernelEntry> DeviceElementwiseOps();

@@ -1,12 +1,13 @@
 // Device registry entries of the losses, the optimizer updates and loss scaling: each reads its
-// operands and attributes exactly as the CPU entry does (runtime/cpu/ops_nn.cc, ops_grad_nn.cc,
-// ops_optim.cc: same defaults, same InvalidInput messages) and launches the kernels of
+// operands and attributes exactly as the CPU entry does where there is one
+// (runtime/cpu/ops_optim.cc: same defaults, same InvalidInput messages) and launches the kernels of
 // kernels/device/loss_optim.h. Every scalar computed during the step (ctl, scale, found_inf, the
 // step counters, R and T) stays on the device: the kernels read it.
 //
-// What the CPU checks on values and a device entry cannot without a host sync: a label outside
-// [0, C) (the target's loss and gradient are NaN instead), a negative step (TrainControl,
-// UpdateScale), and an applied Adam update whose count is below 1.
+// What the CPU checks on values and a device entry cannot without a host sync: a negative step
+// (TrainControl, UpdateScale) and an applied Adam update whose count is below 1. The losses are
+// the CPU backend's kernels too (it has none of its own): where memory is host memory they name a
+// label outside [0, C); on a GPU that target's loss and gradient are NaN.
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -18,16 +19,10 @@
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
-namespace {
 
-// ---- losses
-
-// The LossShape of a loss kernel or its gradient (the CPU's LossParamsFromKernel and checks).
-StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const Dims& scores_dims, int labels_input) {
-  A8_ASSIGN_OR_RETURN(a8::LossParams lp, LossParamsFromKernel(a, scores_dims, labels_input));
+StatusOr<LossShape> LossShapeFrom(const a8::LossParams& lp, const char* op) {
   if (lp.label_dtype != DType::kI32 && lp.label_dtype != DType::kI64) {
-    return Unsupported("{}: label dtype {} (i32 or i64 expected)", a.kernel().op(),
-                       ElemName(lp.label_dtype));
+    return Unsupported("{}: label dtype {} (i32 or i64 expected)", op, ElemName(lp.label_dtype));
   }
   LossShape s;
   s.dtype = lp.dtype;
@@ -40,6 +35,36 @@ StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const Dims& scores_dims, in
                                                           : DevLossReduction::kMean;
   s.has_ignore_index = lp.has_ignore_index;
   s.ignore_index = lp.ignore_index;
+  return s;
+}
+
+namespace {
+
+// ---- losses
+
+// The LossShape of a loss kernel or its gradient (LossParamsFromKernel, then the labels' checks).
+StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const Dims& scores_dims, int labels_input) {
+  A8_ASSIGN_OR_RETURN(a8::LossParams lp, LossParamsFromKernel(a, scores_dims, labels_input));
+  A8_ASSIGN_OR_RETURN(LossShape s, LossShapeFrom(lp, a.kernel().op().c_str()));
+  const TensorArg& labels = a.in(labels_input);
+  if (labels.count() != s.batch * s.extra) {
+    return InvalidInput("{}: labels have {} elements, the scores {} targets", a.kernel().op(),
+                        labels.count(), s.batch * s.extra);
+  }
+  // Where memory is host memory (the emulation, and the CPU backend, which runs these entries),
+  // a label outside [0, C) that is not ignored is named here; on a GPU the kernel raises DevErr
+  // and that target's loss and gradient are NaN.
+  if (MemoryIsHost()) {
+    for (int64_t t = 0; t < s.batch * s.extra; ++t) {
+      const int64_t label = s.labels_i32 ? reinterpret_cast<const int32_t*>(labels.data)[t]
+                                         : reinterpret_cast<const int64_t*>(labels.data)[t];
+      if (s.has_ignore_index && label == s.ignore_index) continue;
+      if (label < 0 || label >= s.classes) {
+        return InvalidInput("{}: label {} (target {}) is outside [0, {})", a.kernel().op(), label,
+                            t, s.classes);
+      }
+    }
+  }
   return s;
 }
 

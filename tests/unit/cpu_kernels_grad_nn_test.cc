@@ -1,7 +1,7 @@
 // The NN gradient kernels (kernels/cpu/grad_nn.h) against central differences of the forward
 // kernels in float64, and in f32/f16/bf16 against their own float64 results on the same rounded
-// inputs; the a8 losses against a float64 reference. The gradient rules that emit these kernels
-// are tested in grad_nn_test.cc.
+// inputs. The gradient rules that emit these kernels are tested in grad_nn_test.cc; the losses'
+// gradients, with the losses, in shared_loss_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -231,136 +231,6 @@ TEST(GradNnKernelTest, DropoutGradientAppliesMaskAndScale) {
       return cpu::DropoutGrad(dt, n, b[0].data(), mask, 1.0f / 0.7f, o.data());
     });
     ExpectNear(got, want, cpu::testing::ToleranceFor(dt), cpu::ElemName(dt));
-  }
-}
-
-// ---- losses
-
-struct LossCase {
-  Dims scores;  // [N, C, d...]
-  const char* reduction;
-  bool weights, ignore;
-};
-
-TEST(GradNnKernelTest, SoftmaxCrossEntropyAndNllGradients) {
-  const LossCase cases[] = {{{5, 4}, "mean", false, false},
-                            {{4, 3}, "sum", true, true},
-                            {{3, 5, 2}, "none", true, false},
-                            {{2, 3, 2, 3}, "mean", true, true}};
-  for (const LossCase& lc : cases) {
-    cpu::LossParams p;
-    p.dtype = DType::kF64;
-    p.batch = lc.scores[0], p.classes = lc.scores[1];
-    p.extra = cpu::NumElements(Dims(lc.scores.begin() + 2, lc.scores.end()));
-    const std::string red = lc.reduction;
-    p.reduction = red == "none"  ? cpu::LossReduction::kNone
-                  : red == "sum" ? cpu::LossReduction::kSum
-                                 : cpu::LossReduction::kMean;
-    p.has_ignore_index = lc.ignore;
-    p.ignore_index = 1;
-    const int64_t ns = cpu::NumElements(lc.scores), nt = p.batch * p.extra;
-    const int64_t nl = p.reduction == cpu::LossReduction::kNone ? nt : 1;
-    const Vec x = Uniform(ns, 23, -2, 2), r = Uniform(nl, 24);
-    const Vec w = lc.weights ? Uniform(p.classes, 25, 0.5, 2) : Vec(p.classes, 1.0);
-    for (DType label_dt : {DType::kI64, DType::kI32}) {
-      p.label_dtype = label_dt;
-      cpu::testing::Buffer labels = cpu::testing::MakeBuffer(label_dt, {nt});
-      for (int64_t t = 0; t < nt; ++t) cpu::testing::SetValue(labels, t, (t * 5 + 2) % p.classes);
-      for (bool nll : {false, true}) {
-        const void* wp64 = lc.weights ? w.data() : nullptr;
-        auto fwd = [&](const Vec& xx) {
-          Vec l(nl);
-          Status st =
-              nll ? cpu::NegativeLogLikelihoodLoss(p, xx.data(), labels.data(), wp64, l.data())
-                  : cpu::SoftmaxCrossEntropyLoss(p, xx.data(), labels.data(), wp64, l.data(),
-                                                 nullptr);
-          EXPECT_TRUE(st.ok()) << st.message();
-          return l;
-        };
-        CheckKernel(
-            [&](DType dt, const std::vector<Vec>& in) {
-              cpu::LossParams q = p;
-              q.dtype = dt;
-              cpu::testing::Buffer g = cpu::testing::FromValues(dt, {nl}, in[0]);
-              cpu::testing::Buffer xb = cpu::testing::FromValues(dt, lc.scores, in[1]);
-              cpu::testing::Buffer wb = cpu::testing::FromValues(dt, {p.classes}, in[2]);
-              cpu::testing::Buffer o = cpu::testing::MakeBuffer(dt, lc.scores);
-              const void* wp = lc.weights ? wb.data() : nullptr;
-              Status st =
-                  nll ? cpu::NegativeLogLikelihoodLossGrad(q, g.data(), labels.data(), wp, o.data())
-                      : cpu::SoftmaxCrossEntropyLossGrad(q, g.data(), xb.data(), labels.data(), wp,
-                                                         o.data());
-              EXPECT_TRUE(st.ok()) << st.message();
-              return cpu::testing::Values(o);
-            },
-            {r, x, w}, NumericGrad(fwd, x, r), std::string(nll ? "NLL " : "SCE ") + red);
-      }
-    }
-  }
-}
-
-TEST(GradNnKernelTest, LabelOutsideTheClassesIsAnError) {
-  cpu::LossParams p;
-  p.dtype = DType::kF32, p.batch = 2, p.classes = 3;
-  const int64_t labels[] = {1, 3};
-  const float g = 1, x[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
-  float out[6];
-  EXPECT_EQ(cpu::SoftmaxCrossEntropyLossGrad(p, &g, x, labels, nullptr, out).code(),
-            StatusCode::kInvalidInput);
-  EXPECT_EQ(cpu::NegativeLogLikelihoodLossGrad(p, &g, labels, nullptr, out).code(),
-            StatusCode::kInvalidInput);
-}
-
-TEST(GradNnKernelTest, PairLossesAndTheirGradients) {
-  const std::pair<cpu::PairLoss, const char*> kinds[] = {{cpu::PairLoss::kMse, "mse"},
-                                                         {cpu::PairLoss::kL1, "l1"},
-                                                         {cpu::PairLoss::kBceWithLogits, "bce"}};
-  for (const auto& k : kinds) {
-    const cpu::PairLoss kind = k.first;  // not a binding: the lambdas below capture it
-    const char* name = k.second;
-    const bool bce = kind == cpu::PairLoss::kBceWithLogits;
-    for (int64_t n : {1, 7, 64}) {
-      Vec x = Uniform(n, 26, -4, 4), t = Uniform(n, 27, bce ? 0 : -4, bce ? 1 : 4);
-      // Logits far out on both sides, where the naive BCE formula overflows.
-      if (n == 64) x[3] = 90, x[5] = -95;
-      auto ref = [&](const Vec& xx, const Vec& tt) {
-        double sum = 0;
-        for (int64_t i = 0; i < n; ++i) {
-          const double d = xx[i] - tt[i];
-          sum += kind == cpu::PairLoss::kMse  ? d * d
-                 : kind == cpu::PairLoss::kL1 ? std::fabs(d)
-                                              : std::max(xx[i], 0.0) - xx[i] * tt[i] +
-                                                    std::log1p(std::exp(-std::fabs(xx[i])));
-        }
-        return Vec{sum / static_cast<double>(n)};
-      };
-      for (DType dt : cpu::testing::kFloatDTypes) {
-        const Vec xr = Round(dt, x), tr = Round(dt, t);
-        Vec got = RunAs(dt, {xr, tr}, 1, [&](Bufs& b, cpu::testing::Buffer& o) {
-          return cpu::PairLossForward(kind, dt, n, b[0].data(), b[1].data(), o.data());
-        });
-        ExpectNear(got, ref(xr, tr), 2 * cpu::testing::ToleranceFor(dt),
-                   std::string(name) + " forward " + cpu::ElemName(dt));
-      }
-      const Vec r = {0.75};
-      for (int which = 0; which < 2; ++which) {
-        CheckKernel(
-            [&](DType dt, const std::vector<Vec>& in) {
-              cpu::testing::Buffer g = cpu::testing::FromValues(dt, {1}, in[0]);
-              cpu::testing::Buffer xb = cpu::testing::FromValues(dt, {n}, in[1]);
-              cpu::testing::Buffer tb = cpu::testing::FromValues(dt, {n}, in[2]);
-              cpu::testing::Buffer dp = cpu::testing::MakeBuffer(dt, {n}), dtg = dp;
-              EXPECT_TRUE(cpu::PairLossGrad(kind, dt, n, g.data(), xb.data(), tb.data(), dp.data(),
-                                            dtg.data())
-                              .ok());
-              return cpu::testing::Values(which == 0 ? dp : dtg);
-            },
-            {r, x, t},
-            which == 0 ? NumericGrad([&](const Vec& xx) { return ref(xx, t); }, x, r)
-                       : NumericGrad([&](const Vec& tt) { return ref(x, tt); }, t, r),
-            std::string(name) + (which == 0 ? " d(pred)" : " d(target)"));
-      }
-    }
   }
 }
 

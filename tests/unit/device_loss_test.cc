@@ -1,7 +1,8 @@
 // The loss kernels of the CUDA backend (kernels/device/loss_optim*.h) through its host
 // emulation, against the CPU backend: one-kernel plans on random data, every dtype the entries
-// take, odd sizes and optional operands. The emulation runs the CPU's expressions in the CPU's
-// order, so every comparison here is bit for bit (device_test_util.h ExpectBitExact).
+// take, odd sizes and optional operands. The CPU backend runs the same loss bodies on the host
+// (their math is tested in shared_loss_test.cc), so this checks the two backends' plumbing, bit
+// for bit (device_test_util.h ExpectBitExact).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -125,20 +126,49 @@ TEST(DeviceLossTest, LossWithEveryTargetIgnoredIsNaNOnBoth) {
   EXPECT_TRUE(std::isnan(loss));
 }
 
+// One step of `f` on `backend` with the labels of `feed` (the other inputs left zero).
+Status RunLabels(const PlanFile& f, StatusOr<std::unique_ptr<Backend>> backend, Feed& feed) {
+  A8_RETURN_IF_ERROR(backend.status());
+  auto ex = Executor::Create(f, std::move(backend).value());
+  A8_RETURN_IF_ERROR(ex.status());
+  A8_RETURN_IF_ERROR((*ex)->SetInput("labels", feed["labels"].data(), feed["labels"].size()));
+  return (*ex)->Run();
+}
+
 TEST(DeviceLossTest, BadReductionIsTheCpuError) {
   LossCase c{{3, 4}, "avg", false, false, false};
   Feed feed;
   PlanFile f = LossPlan(DType::kF32, c, true, false, false, &feed);
-  auto emu = MakeCudaEmuBackend();
-  ASSERT_TRUE(emu.ok());
-  auto ex = Executor::Create(f, std::move(emu).value());
-  ASSERT_TRUE(ex.ok()) << ex.status().message();
-  ASSERT_TRUE((*ex)->SetInput("labels", feed["labels"].data(), feed["labels"].size()).ok());
-  Status s = (*ex)->Run();
+  Status s = RunLabels(f, MakeCudaEmuBackend(), feed);
   EXPECT_FALSE(s.ok());
   EXPECT_NE(s.message().find("SoftmaxCrossEntropyLoss: reduction: unknown value 'avg'"),
             std::string::npos)
       << s.message();
+}
+
+// Host memory (the CPU backend, cuda-emu) lets the entry name the label; on a GPU the kernel
+// raises DevErr and the backend names the kernel after the step.
+TEST(DeviceLossTest, LabelOutsideTheClassesIsNamedOnBoth) {
+  LossCase c{{3, 4}, "mean", false, false, false};
+  for (bool grad : {false, true}) {
+    for (bool sce : {true, false}) {
+      Feed feed;
+      PlanFile f = LossPlan(DType::kF32, c, sce, grad, false, &feed);
+      feed["labels"] = testing::Bytes(std::vector<int64_t>{0, 7, 1});
+      const std::string op = std::string(grad ? "a8." : "") +
+                             (sce ? "SoftmaxCrossEntropyLoss" : "NegativeLogLikelihoodLoss") +
+                             (grad ? "Grad" : "");
+      for (bool cpu : {true, false}) {
+        SCOPED_TRACE(op + (cpu ? " cpu" : " cuda-emu"));
+        using Made = StatusOr<std::unique_ptr<Backend>>;
+        Status s = RunLabels(f, cpu ? Made(MakeCpuBackend()) : MakeCudaEmuBackend(), feed);
+        EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+        EXPECT_NE(s.message().find(op + ": label 7 (target 1) is outside [0, 4)"),
+                  std::string::npos)
+            << s.message();
+      }
+    }
+  }
 }
 
 TEST(DeviceLossTest, PairLossesAndGradientsMatchCpu) {
