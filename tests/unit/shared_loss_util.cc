@@ -21,50 +21,46 @@ Status OnHost(Fn&& fn) {
   return Status::Ok();
 }
 
+// A class loss or its gradient: `args` with the LossShape of `p` (raising into ctx's error word).
+template <typename Args>
+Status OnHostWithShape(const LossParams& p, const char* op, Args args,
+                       emu::DevStatus (*launch)(emu::DevCtx&, const Args&)) {
+  A8_ASSIGN_OR_RETURN(args.shape, emu::LossShapeFrom(p, op));
+  return OnHost([&](emu::DevCtx& ctx) {
+    args.shape.err = emu::ErrOf(ctx);
+    return launch(ctx, args);
+  });
+}
+
 }  // namespace
 
 Status SoftmaxCrossEntropyLoss(const LossParams& p, const void* scores, const void* labels,
                                const void* weights, void* loss, void* log_prob) {
   emu::LossParams a;
-  A8_ASSIGN_OR_RETURN(a.shape, emu::LossShapeFrom(p, "SoftmaxCrossEntropyLoss"));
   a.scores = scores, a.labels = labels, a.weights = weights, a.loss = loss, a.log_prob = log_prob;
-  return OnHost([&](emu::DevCtx& ctx) {
-    a.shape.err = emu::ErrOf(ctx);
-    return emu::SoftmaxCrossEntropyLoss(ctx, a);
-  });
+  return OnHostWithShape(p, "SoftmaxCrossEntropyLoss", a, emu::SoftmaxCrossEntropyLoss);
 }
 
 Status NegativeLogLikelihoodLoss(const LossParams& p, const void* input, const void* labels,
                                  const void* weights, void* loss) {
   emu::LossParams a;
-  A8_ASSIGN_OR_RETURN(a.shape, emu::LossShapeFrom(p, "NegativeLogLikelihoodLoss"));
   a.scores = input, a.labels = labels, a.weights = weights, a.loss = loss;
-  return OnHost([&](emu::DevCtx& ctx) {
-    a.shape.err = emu::ErrOf(ctx);
-    return emu::NegativeLogLikelihoodLoss(ctx, a);
-  });
+  return OnHostWithShape(p, "NegativeLogLikelihoodLoss", a, emu::NegativeLogLikelihoodLoss);
 }
 
 Status SoftmaxCrossEntropyLossGrad(const LossParams& p, const void* dloss, const void* scores,
                                    const void* labels, const void* weights, void* dscores) {
   emu::LossGradParams a;
-  A8_ASSIGN_OR_RETURN(a.shape, emu::LossShapeFrom(p, "a8.SoftmaxCrossEntropyLossGrad"));
   a.dloss = dloss, a.scores = scores, a.labels = labels, a.weights = weights, a.dscores = dscores;
-  return OnHost([&](emu::DevCtx& ctx) {
-    a.shape.err = emu::ErrOf(ctx);
-    return emu::SoftmaxCrossEntropyLossGrad(ctx, a);
-  });
+  return OnHostWithShape(p, "a8.SoftmaxCrossEntropyLossGrad", a, emu::SoftmaxCrossEntropyLossGrad);
 }
 
 Status NegativeLogLikelihoodLossGrad(const LossParams& p, const void* dloss, const void* labels,
                                      const void* weights, void* dinput) {
   emu::LossGradParams a;
-  A8_ASSIGN_OR_RETURN(a.shape, emu::LossShapeFrom(p, "a8.NegativeLogLikelihoodLossGrad"));
   a.dloss = dloss, a.labels = labels, a.weights = weights, a.dscores = dinput;
-  return OnHost([&](emu::DevCtx& ctx) {
-    a.shape.err = emu::ErrOf(ctx);
-    return emu::NegativeLogLikelihoodLossGrad(ctx, a);
-  });
+  return OnHostWithShape(p, "a8.NegativeLogLikelihoodLossGrad", a,
+                         emu::NegativeLogLikelihoodLossGrad);
 }
 
 Status PairLossForward(PairLossKind kind, DType dtype, int64_t n, const void* pred,
