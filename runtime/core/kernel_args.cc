@@ -1,8 +1,11 @@
 #include "runtime/core/kernel_args.h"
 
 #include <algorithm>
+#include <mutex>
+#include <string_view>
 #include <type_traits>
 
+#include "compiler/ir/op_table.h"
 #include "compiler/plan/plan_file.h"
 #include "kernels/common/fused_elementwise.h"
 #include "kernels/cpu/conv.h"
@@ -31,6 +34,56 @@ T AttrNumber(const plan::Attribute* a, T dflt) {
 }
 
 }  // namespace
+
+namespace {
+
+std::mutex g_undeclared_mu;
+std::string g_undeclared;  // "op.attr" of the reads without a table default, ", "-separated
+
+}  // namespace
+
+std::string TakeUndeclaredAttributeReads() {
+  std::lock_guard<std::mutex> lock(g_undeclared_mu);
+  return std::exchange(g_undeclared, std::string());
+}
+
+const Attribute* KernelArgs::TableDefault(const std::string& name) const {
+  const std::string_view op = kernel_->op();
+  const size_t dot = op.rfind('.');
+  const OpDef* def = dot == std::string_view::npos ? FindOp("", op)
+                                                   : FindOp(op.substr(0, dot), op.substr(dot + 1));
+  if (def != nullptr) {
+    for (const AttrSpec& spec : def->attrs) {
+      if (spec.name == name && spec.default_value) return &*spec.default_value;
+    }
+  }
+  // A one-argument getter on an attribute the table gives no default: the entry should have
+  // tested attr(name) or passed its own default (kernel_args.h).
+  std::lock_guard<std::mutex> lock(g_undeclared_mu);
+  const std::string what = kernel_->op() + "." + name;
+  if (g_undeclared.find(what) == std::string::npos)
+    g_undeclared += (g_undeclared.empty() ? "" : ", ") + what;
+  return nullptr;
+}
+
+int64_t KernelArgs::Int(const std::string& name) const {
+  if (const plan::Attribute* a = attr(name)) return AttrNumber<int64_t>(a, 0);
+  const Attribute* d = TableDefault(name);
+  return d != nullptr && d->kind() == AttrKind::kInt ? d->i() : 0;
+}
+
+float KernelArgs::Float(const std::string& name) const {
+  if (const plan::Attribute* a = attr(name)) return AttrNumber<float>(a, 0.0f);
+  const Attribute* d = TableDefault(name);
+  if (d == nullptr) return 0.0f;
+  return d->kind() == AttrKind::kFloat ? d->f() : d->kind() == AttrKind::kInt ? d->i() : 0.0f;
+}
+
+std::string KernelArgs::Str(const std::string& name) const {
+  if (const plan::Attribute* a = attr(name)) return a->has_s() ? a->s() : "";
+  const Attribute* d = TableDefault(name);
+  return d != nullptr && d->kind() == AttrKind::kString ? d->s() : "";
+}
 
 int64_t KernelArgs::Int(const std::string& name, int64_t dflt) const {
   return AttrNumber(attr(name), dflt);
@@ -164,7 +217,7 @@ StatusOr<cpu::TrainControlParams> TrainControlOperands(const KernelArgs& a) {
                  {A8_ATTR(P, lr), A8_ATTR(P, warmup_steps), A8_ATTR(P, total_steps),
                   A8_ATTR(P, min_lr), A8_ATTR(P, accumulate), A8_ATTR(P, max_grad_norm)},
                  &p);
-  const std::string schedule = a.Str("schedule", "constant");
+  const std::string schedule = a.Str("schedule");
   if (schedule != "constant" && schedule != "cosine") {
     return InvalidInput("a8.TrainControl: schedule: unknown value '{}'", schedule);
   }
@@ -274,7 +327,7 @@ StatusOr<ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
   p.batch = a.in(0).dims[0];
   p.in_channels = a.in(0).dims[1];
   p.out_channels = a.out(0).dims[1];
-  p.group = a.Int("group", 1);
+  p.group = a.Int("group");
   p.in_spatial = SpatialDims(a.in(0).dims);
   p.kernel = SpatialDims(a.in(1).dims);
   p.strides = a.Ints("strides");
@@ -287,7 +340,7 @@ StatusOr<ConvParams> ConvParamsOf(const KernelArgs& a, bool transpose) {
 StatusOr<FusedConvArgs> FusedConvOperands(const KernelArgs& a) {
   FusedConvArgs f;
   A8_ASSIGN_OR_RETURN(f.conv, ConvParamsOf(a, false));
-  const std::string activation = a.Str("activation", "none");
+  const std::string activation = a.Str("activation");
   if (activation != "none" && activation != "relu") {
     return InvalidInput("a8.FusedConv: attribute 'activation' is '{}' (expected none or relu)",
                         activation);
@@ -308,12 +361,12 @@ StatusOr<FusedMatMulParams> FusedMatMulOperands(const KernelArgs& a) {
   const std::string epilogue = a.Str("epilogue", "");
   f.epilogue = ParseFusedEpilogue(epilogue.c_str(), &f.bgrad);
   if (f.epilogue < 0) return InvalidInput("a8.FusedMatMul: unknown epilogue '{}'", epilogue);
-  const std::string approx = a.Str("approximate", "none");
+  const std::string approx = a.Str("approximate");
   if (approx != "none" && approx != "tanh") {
     return InvalidInput("a8.FusedMatMul: approximate: unknown value '{}'", approx);
   }
   f.tanh_form = approx == "tanh";
-  f.trans_b = a.Int("trans_b", 0) != 0;
+  f.trans_b = a.Int("trans_b") != 0;
   if (x.dims.size() < 2 || w.dims.size() != 2 || y.dims.empty()) {
     return InvalidInput("a8.FusedMatMul: A must have rank >= 2, B rank 2");
   }
@@ -391,7 +444,7 @@ StatusOr<ConvParams> ConvGradFilterParams(const KernelArgs& a) {
   p.batch = x.dims[0];
   p.in_channels = x.dims[1];
   p.out_channels = dy.dims.size() > 1 ? dy.dims[1] : 0;
-  p.group = a.Int("group", 1);
+  p.group = a.Int("group");
   p.in_spatial = SpatialDims(x.dims);
   p.kernel = a.Ints("kernel_shape");
   p.strides = a.Ints("strides");
@@ -428,7 +481,7 @@ PoolParams PoolParamsFromKernel(const KernelArgs& a, const Dims& x_dims, DType d
   p.strides = a.Ints("strides");
   p.dilations = a.Ints("dilations");
   p.pads = a.Ints("pads");
-  p.ceil_mode = a.Int("ceil_mode", 0) != 0;
+  p.ceil_mode = a.Int("ceil_mode") != 0;
   p.count_include_pad = a.Int("count_include_pad", 0) != 0;
   p.column_major_indices = a.Int("storage_order", 0) != 0;
   return p;
@@ -466,7 +519,7 @@ StatusOr<LossParams> LossParamsFromKernel(const KernelArgs& a, const Dims& score
   p.batch = scores_dims[0];
   p.classes = scores_dims[1];
   p.extra = NumElements(Dims(scores_dims.begin() + 2, scores_dims.end()));
-  const std::string red = a.Str("reduction", "mean");
+  const std::string red = a.Str("reduction");
   if (red == "none") {
     p.reduction = LossReduction::kNone;
   } else if (red == "sum") {

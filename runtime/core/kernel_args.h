@@ -3,10 +3,11 @@
 // decoders that the CPU entries (runtime/cpu/ops_*.cc) and the device entries
 // (runtime/device/ops_*.cc) both use, so that both reject a bad plan with the same message.
 //
-// Attribute getters take the ONNX default for a missing optional attribute, so a plan that omits
-// one still runs. Shape-like operands (Reshape's shape, Slice's starts...) are CONSTANT buffers
-// whose bytes are already in the persistent region (TensorArg::host_data on a device backend);
-// output dims come from the output buffers' types.
+// Attribute getters take the op table's ONNX default for a missing optional attribute (the same
+// default plan validation's shape rules read), so a plan that omits one runs as it was checked.
+// Shape-like operands (Reshape's shape, Slice's starts...) are CONSTANT buffers whose bytes are
+// already in the persistent region (TensorArg::host_data on a device backend); output dims come
+// from the output buffers' types.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,8 @@
 #include "runtime/core/backend.h"
 
 namespace a8 {
+
+class Attribute;  // compiler/ir/attribute.h: an op table default
 
 struct TensorArg {
   bool present = false;  // false for an absent optional input/output
@@ -63,6 +66,14 @@ class KernelArgs {
   const TensorArg* in_or_null(int i) const { return has_in(i) ? &in_[i] : nullptr; }
 
   const plan::Attribute* attr(const std::string& name) const;
+  // The plan's value of attribute `name`, else its default in the op table (AttrSpec of the
+  // kernel's op, compiler/ir/op_table.h: the one place an ONNX default is written), else 0 or ""
+  // (an attribute without a default: test attr(name) first where its absence means something).
+  int64_t Int(const std::string& name) const;
+  float Float(const std::string& name) const;
+  std::string Str(const std::string& name) const;
+  // The plan's value, else `dflt`: for attributes the op table does not declare for the op (the
+  // a8 ops' own settings) or declares without a default.
   int64_t Int(const std::string& name, int64_t dflt) const;
   float Float(const std::string& name, float dflt) const;
   std::string Str(const std::string& name, const std::string& dflt) const;
@@ -75,10 +86,19 @@ class KernelArgs {
   StepInfo step;
 
  private:
+  // The op table's default of attribute `name` of the kernel's op; null where there is none.
+  const Attribute* TableDefault(const std::string& name) const;
+
   const plan::Kernel* kernel_;
   std::vector<TensorArg> in_, out_, tensor_attrs_;
   TensorArg absent_;
 };
+
+// The attributes read with a one-argument getter (KernelArgs::Int(name)...) while absent from the
+// plan and without a default in the op table, as "op.attr, ...", since the last call: empty
+// unless an entry reads an attribute the table gives no default (tests/unit checks it after the
+// tests of every process, kernel_args_test.cc).
+std::string TakeUndeclaredAttributeReads();
 
 // Operand checks shared by the CPU and CUDA entries. Operands of one kernel must agree in element
 // count (the compiler's shape rules guarantee it for plans it writes; a hand-edited plan gets an

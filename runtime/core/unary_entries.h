@@ -85,7 +85,7 @@ inline UnaryAttrs DecodeUnaryAttrs(const KernelArgs& a, const std::string& forwa
 template <typename Kind>
 StatusOr<Kind> ResolveUnaryVariant(const KernelArgs& a, Kind kind) {
   if (kind != Kind::kGelu) return kind;
-  const std::string approx = a.Str("approximate", "none");
+  const std::string approx = a.Str("approximate");
   if (approx == "tanh") return Kind::kGeluTanh;
   if (approx != "none") {
     return InvalidInput("{}: approximate: unknown value '{}'", a.kernel().op(), approx);

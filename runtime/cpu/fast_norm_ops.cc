@@ -33,15 +33,15 @@ void SetBatchNormShape(const KernelArgs& a, const TensorArg& x, Args* p) {
   p->channels = x.dims[1];
   p->spatial = 1;
   for (size_t i = 2; i < x.dims.size(); ++i) p->spatial *= x.dims[i];
-  p->epsilon = a.Float("epsilon", 1e-5f);
+  p->epsilon = a.Float("epsilon");
 }
 
 Status RunBatchNormFast(const KernelArgs& a) {
   const TensorArg& x = a.in(0);
   cpu::BatchNormFastArgs p;
   SetBatchNormShape(a, x, &p);
-  p.momentum = a.Float("momentum", 0.9f);
-  p.training = a.Int("training_mode", 0) != 0 && !a.step.eval;
+  p.momentum = a.Float("momentum");
+  p.training = a.Int("training_mode") != 0 && !a.step.eval;
   p.x = x.data;
   p.scale = InF32(a, 1);
   p.bias = InF32(a, 2);
@@ -83,7 +83,7 @@ Status RunBatchNormGradFast(const KernelArgs& a) {
 Status LayerNormRows(const KernelArgs& a, const TensorArg& x, int64_t* outer, int64_t* inner) {
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   A8_ASSIGN_OR_RETURN(const int64_t axis,
-                      NormalizeAxis(a.Int("axis", -1), rank, a.kernel().op().c_str()));
+                      NormalizeAxis(a.Int("axis"), rank, a.kernel().op().c_str()));
   *outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + axis));
   *inner = NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
   return Status::Ok();
@@ -93,7 +93,7 @@ Status LayerNormRows(const KernelArgs& a, const TensorArg& x, int64_t* outer, in
 template <typename Args>
 Status SetLayerNormShape(const KernelArgs& a, const TensorArg& x, Args* p) {
   p->dtype = x.dtype;
-  p->epsilon = a.Float("epsilon", 1e-5f);
+  p->epsilon = a.Float("epsilon");
   return LayerNormRows(a, x, &p->outer, &p->inner);
 }
 
@@ -202,8 +202,7 @@ FastKernelFn FindFastNormKernel(const plan::Kernel& kern, const std::vector<Tens
         in[2].count() != inner)
       return nullptr;
     const bool mean = in.size() > 3 && in[3].present, inv = in.size() > 4 && in[4].present;
-    if (mean != inv || !AbsentOrF32Of(in, 3, outer) || !AbsentOrF32Of(in, 4, outer))
-      return nullptr;
+    if (mean != inv || !AbsentOrF32Of(in, 3, outer) || !AbsentOrF32Of(in, 4, outer)) return nullptr;
     if (!out.empty() && out[0].present && (out[0].dtype != x.dtype || out[0].dims != x.dims))
       return nullptr;
     for (size_t i = 1; i < out.size(); ++i)

@@ -26,7 +26,7 @@ KernelFn UnaryFn(UnaryOp op) {
 KernelFn BinaryFn(BinaryOp op) {
   return [op](const KernelArgs& a) -> Status {
     BinaryOp b = op;
-    if (a.kernel().op() == "Mod" && a.Int("fmod", 0) != 0) b = BinaryOp::kFMod;
+    if (a.kernel().op() == "Mod" && a.Int("fmod") != 0) b = BinaryOp::kFMod;
     if (b == BinaryOp::kShiftLeft && a.Str("direction", "") == "RIGHT") b = BinaryOp::kShiftRight;
     return cpu::Binary(b, a.in(0).dtype, a.in(0).dims, a.in(0).data, a.in(1).dtype, a.in(1).dims,
                        a.in(1).data, a.out(0).data);

@@ -26,8 +26,8 @@ KernelFn ActivationGradFn(ActivationGradOp op) {
 Status RunGatherGrad(const KernelArgs& a) {
   const TensorArg &dy = a.in(0), &idx = a.in(1), &dx = a.out(0);
   if (dy.dtype != dx.dtype) return InvalidInput("a8.GatherGrad: dy and dx dtypes differ");
-  return cpu::GatherGrad(dy.dtype, dy.dims, dy.data, a.Int("axis", 0), idx.dtype, idx.dims,
-                         idx.data, dx.dims, dx.data);
+  return cpu::GatherGrad(dy.dtype, dy.dims, dy.data, a.Int("axis"), idx.dtype, idx.dims, idx.data,
+                         dx.dims, dx.data);
 }
 
 Status RunSliceGrad(const KernelArgs& a) {

@@ -43,8 +43,7 @@ KernelFn SoftmaxGradFn(bool log) {
     const TensorArg& y = a.in(1);
     const int64_t rank = static_cast<int64_t>(y.dims.size());
     A8_ASSIGN_OR_RETURN(
-        int64_t axis,
-        cpu::NormalizeAxis(a.Int("axis", -1), std::max<int64_t>(rank, 1), "SoftmaxGrad"));
+        int64_t axis, cpu::NormalizeAxis(a.Int("axis"), std::max<int64_t>(rank, 1), "SoftmaxGrad"));
     return cpu::SoftmaxGrad(y.dtype, y.dims, axis, log, a.in(0).data, y.data, a.out(0).data);
   };
 }

@@ -35,7 +35,7 @@ Status RunSplit(const KernelArgs& a) {
   const TensorArg& x = a.in(0);
   A8_ASSIGN_OR_RETURN(
       int64_t axis,
-      cpu::NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), "Split"));
+      cpu::NormalizeAxis(a.Int("axis"), static_cast<int64_t>(x.dims.size()), "Split"));
   std::vector<int64_t> sizes;
   std::vector<void*> ys;
   for (int i = 0; i < a.num_outputs(); ++i) {
@@ -65,12 +65,12 @@ Status RunSlice(const KernelArgs& a) {
 }
 
 Status RunGather(const KernelArgs& a) {
-  return cpu::Gather(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.Int("axis", 0), a.in(1).dtype,
+  return cpu::Gather(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.Int("axis"), a.in(1).dtype,
                      a.in(1).dims, a.in(1).data, a.out(0).data);
 }
 
 Status RunGatherElements(const KernelArgs& a) {
-  return cpu::GatherElements(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.Int("axis", 0),
+  return cpu::GatherElements(a.in(0).dtype, a.in(0).dims, a.in(0).data, a.Int("axis"),
                              a.in(1).dtype, a.in(1).dims, a.in(1).data, a.out(0).data);
 }
 
@@ -123,7 +123,7 @@ Status RunPad(const KernelArgs& a) {
   if (!a.has_in(1)) pads = a.Ints("pads");
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> axes, a.ConstInts(3));
   A8_RETURN_IF_ERROR(ExpandPadAxes(rank, axes, &pads));
-  std::string mode = a.Str("mode", "constant");
+  std::string mode = a.Str("mode");
   cpu::PadMode m;
   if (mode == "constant")
     m = cpu::PadMode::kConstant;
@@ -142,7 +142,7 @@ Status RunPad(const KernelArgs& a) {
 Status RunOneHot(const KernelArgs& a) {
   const TensorArg& y = a.out(0);
   int64_t rank = static_cast<int64_t>(y.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis", -1), rank, "OneHot"));
+  A8_ASSIGN_OR_RETURN(int64_t axis, cpu::NormalizeAxis(a.Int("axis"), rank, "OneHot"));
   if (a.in(2).count() != 2 || a.in(2).dtype != y.dtype)
     return InvalidInput("OneHot: values must be 2 elements of the output dtype");
   const TensorArg& idx = a.in(0);
@@ -164,7 +164,7 @@ Status RunShape(const KernelArgs& a) {
   const cpu::Dims& d = a.in(0).dims;
   int64_t rank = static_cast<int64_t>(d.size());
   auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
-  int64_t start = clamp(a.Int("start", 0)), end = clamp(a.Int("end", rank));
+  int64_t start = clamp(a.Int("start")), end = clamp(a.Int("end", rank));
   int64_t n = std::max<int64_t>(end - start, 0);
   if (a.out(0).count() != n || a.out(0).dtype != DType::kI64)
     return InvalidInput("Shape: the output buffer is not i64[{}]", n);

@@ -60,10 +60,10 @@ Status RunGemm(const KernelArgs& a) {
     return InvalidInput("Gemm: A and B must be 2-D");
   cpu::GemmParams p;
   p.dtype = a.in(0).dtype;
-  p.trans_a = a.Int("transA", 0) != 0;
-  p.trans_b = a.Int("transB", 0) != 0;
-  p.alpha = a.Float("alpha", 1.0f);
-  p.beta = a.Float("beta", 1.0f);
+  p.trans_a = a.Int("transA") != 0;
+  p.trans_b = a.Int("transB") != 0;
+  p.alpha = a.Float("alpha");
+  p.beta = a.Float("beta");
   p.m = p.trans_a ? a.in(0).dims[1] : a.in(0).dims[0];
   p.k = p.trans_a ? a.in(0).dims[0] : a.in(0).dims[1];
   p.n = p.trans_b ? a.in(1).dims[0] : a.in(1).dims[1];

@@ -35,7 +35,7 @@ Status RunGradAccumulate(const KernelArgs& a) {
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), a.in(0), "acc_next"));
   A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kI64, "step"));
   const int64_t step = *reinterpret_cast<const int64_t*>(a.in(2).data);
-  return cpu::GradAccumulate(a.in(0).dtype, a.in(1).dtype, a.in(0).count(), a.Int("accumulate", 1),
+  return cpu::GradAccumulate(a.in(0).dtype, a.in(1).dtype, a.in(0).count(), a.Int("accumulate"),
                              step, a.in(0).data, a.in(1).data, a.out(0).data);
 }
 

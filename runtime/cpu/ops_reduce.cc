@@ -19,7 +19,7 @@ KernelFn ReduceFn(ReduceOp op) {
       axes = a.Ints("axes");
     }
     const TensorArg& x = a.in(0);
-    if (axes.empty() && a.Int("noop_with_empty_axes", 0) != 0) {
+    if (axes.empty() && a.Int("noop_with_empty_axes") != 0) {
       if (x.bytes() != a.out(0).bytes())
         return InvalidInput("{}: noop reduction changes the size", a.kernel().op());
       if (x.data != a.out(0).data && x.bytes() > 0) std::memmove(a.out(0).data, x.data, x.bytes());
@@ -39,16 +39,15 @@ KernelFn ReduceFn(ReduceOp op) {
 KernelFn ArgFn(bool is_max) {
   return [is_max](const KernelArgs& a) -> Status {
     const TensorArg& x = a.in(0);
-    return cpu::ArgReduce(is_max, x.dtype, x.dims, a.Int("axis", 0),
-                          a.Int("select_last_index", 0) != 0, x.data,
-                          reinterpret_cast<int64_t*>(a.out(0).data));
+    return cpu::ArgReduce(is_max, x.dtype, x.dims, a.Int("axis"), a.Int("select_last_index") != 0,
+                          x.data, reinterpret_cast<int64_t*>(a.out(0).data));
   };
 }
 
 KernelFn SoftmaxFn(bool log) {
   return [log](const KernelArgs& a) -> Status {
     const TensorArg& x = a.in(0);
-    return cpu::Softmax(x.dtype, x.dims, a.Int("axis", -1), log, x.data, a.out(0).data);
+    return cpu::Softmax(x.dtype, x.dims, a.Int("axis"), log, x.data, a.out(0).data);
   };
 }
 

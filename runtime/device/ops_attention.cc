@@ -43,8 +43,8 @@ StatusOr<at::AttentionParams> AttentionOperands(const KernelArgs& a, const char*
   const float scale = a.Float("scale", 0.0f);
   p.scale = a.attr("scale") != nullptr ? static_cast<double>(scale)
                                        : 1.0 / std::sqrt(static_cast<double>(p.d));
-  p.causal = a.Int("is_causal", 0) != 0;
-  p.causal_offset = a.Int("causal_offset", 0);
+  p.causal = a.Int("is_causal") != 0;
+  p.causal_offset = a.Int("causal_offset");
   if (bias != nullptr) {
     if (bias->dtype != q.dtype && bias->dtype != DType::kF32)
       return InvalidInput("{}: the bias must have Q's dtype or f32", op);

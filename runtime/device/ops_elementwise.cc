@@ -66,7 +66,7 @@ template <DevBinaryOp kOp>
 Status RunBinary(const KernelArgs& a, DevCtx& ctx) {
   BinaryParams p;
   p.op = kOp;
-  if (kOp == DevBinaryOp::kMod && a.Int("fmod", 0) != 0) p.op = DevBinaryOp::kFMod;
+  if (kOp == DevBinaryOp::kMod && a.Int("fmod") != 0) p.op = DevBinaryOp::kFMod;
   if (kOp == DevBinaryOp::kShiftLeft && a.Str("direction", "") == "RIGHT") {
     p.op = DevBinaryOp::kShiftRight;
   }

@@ -16,7 +16,7 @@ Status SetUp(const KernelArgs& a, DevCtx& ctx, const char* op, const char* names
              const Dims& data_dims, const Dims& out_dims, gather_nd::GatherNDParams* p) {
   const TensorArg &src = a.in(0), &idx = a.in(1), &dst = a.out(0);
   if (src.dtype != dst.dtype) return InvalidInput("{}: {} dtypes differ", op, names);
-  const int64_t b = a.Int("batch_dims", 0);
+  const int64_t b = a.Int("batch_dims");
   const int64_t r = static_cast<int64_t>(data_dims.size());
   const int64_t q = static_cast<int64_t>(idx.dims.size());
   A8_RETURN_IF_ERROR(RequireIndexDType(idx, op));

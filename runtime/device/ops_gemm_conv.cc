@@ -151,8 +151,8 @@ Status MatMul(const KernelArgs& a, DevCtx& ctx) {
 Status Gemm(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &x = a.in(0), &w = a.in(1), &y = a.out(0);
   if (x.dims.size() != 2 || w.dims.size() != 2) return InvalidInput("Gemm: A and B must be 2-D");
-  const bool trans_a = a.Int("transA", 0) != 0, trans_b = a.Int("transB", 0) != 0;
-  const float alpha = a.Float("alpha", 1.0f), beta = a.Float("beta", 1.0f);
+  const bool trans_a = a.Int("transA") != 0, trans_b = a.Int("transB") != 0;
+  const float alpha = a.Float("alpha"), beta = a.Float("beta");
   const int64_t m = trans_a ? x.dims[1] : x.dims[0], k = trans_a ? x.dims[0] : x.dims[1];
   const int64_t n = trans_b ? w.dims[0] : w.dims[1];
   if ((trans_b ? w.dims[1] : w.dims[0]) != k)

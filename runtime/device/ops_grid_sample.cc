@@ -19,7 +19,7 @@ StatusOr<gs::GridSampleParams> GridSampleOperands(const KernelArgs& a, const Ten
   A8_ASSIGN_OR_RETURN(p.mode, AttrChoice(a, op, "mode", {"linear", "nearest", "cubic"}));
   A8_ASSIGN_OR_RETURN(p.padding,
                       AttrChoice(a, op, "padding_mode", {"zeros", "border", "reflection"}));
-  p.align_corners = a.Int("align_corners", 0) != 0;
+  p.align_corners = a.Int("align_corners") != 0;
   const int64_t r = static_cast<int64_t>(x.dims.size()) - 2;
   if (r < 1 || r > gs::kMaxSpatial)
     return InvalidInput("{}: X must have 1 to {} spatial dims", op, gs::kMaxSpatial);
@@ -153,8 +153,8 @@ StatusOr<gs::DeformConvParams> DeformConvOperands(const KernelArgs& a, const cha
   if (x.dims.size() != 4 || w.dims.size() != 4 || off.dims.size() != 4 || y.dims.size() != 4)
     return Unsupported("{}: only 2-D (X, W, offset and Y of rank 4)", op);
   gs::DeformConvParams p;
-  p.group = a.Int("group", 1);
-  p.offset_group = a.Int("offset_group", 1);
+  p.group = a.Int("group");
+  p.offset_group = a.Int("offset_group");
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> st, SpatialAttr(a, op, "strides", 2, 1));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> dl, SpatialAttr(a, op, "dilations", 2, 1));
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> pads, SpatialAttr(a, op, "pads", 4, 0));

@@ -162,7 +162,7 @@ Status RunGradAccumulate(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(RequireSameCount(a, a.out(0), a.in(0), "acc_next"));
   A8_RETURN_IF_ERROR(RequireScalar(a, 2, DType::kI64, "step"));
   GradAccumulateParams p;
-  p.accumulate = a.Int("accumulate", 1);
+  p.accumulate = a.Int("accumulate");
   if (p.accumulate < 1) {
     return InvalidInput("a8.GradAccumulate: accumulate must be at least 1, got {}", p.accumulate);
   }

@@ -142,7 +142,7 @@ Status Split(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(0);
   const Dims& dims = x.dims;
   A8_ASSIGN_OR_RETURN(int64_t ax,
-                      NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(dims.size()), "Split"));
+                      NormalizeAxis(a.Int("axis"), static_cast<int64_t>(dims.size()), "Split"));
   std::vector<int64_t> sizes;
   for (int i = 0; i < a.num_outputs(); ++i) {
     if (!a.has_out(i) || a.out(i).dims.size() != dims.size())
@@ -270,8 +270,8 @@ void SetGatherView(DevCtx& ctx, const Dims& data_dims, int64_t axis, const Tenso
 
 Status Gather(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &x = a.in(0), &idx = a.in(1), &y = a.out(0);
-  A8_ASSIGN_OR_RETURN(
-      int64_t ax, NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), "Gather"));
+  A8_ASSIGN_OR_RETURN(int64_t ax,
+                      NormalizeAxis(a.Int("axis"), static_cast<int64_t>(x.dims.size()), "Gather"));
   A8_RETURN_IF_ERROR(CheckIndexDType(idx.dtype, "Gather"));
   movement::GatherParams p;
   SetGatherView(ctx, x.dims, ax, idx, &p);
@@ -287,7 +287,7 @@ Status Gather(const KernelArgs& a, DevCtx& ctx) {
 Status GatherElements(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &x = a.in(0), &idx = a.in(1), &y = a.out(0);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis", 0), rank, "GatherElements"));
+  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis"), rank, "GatherElements"));
   if (static_cast<int64_t>(idx.dims.size()) != rank)
     return InvalidInput("GatherElements: indices rank {} differs from data rank {}",
                         idx.dims.size(), rank);
@@ -328,7 +328,7 @@ Status Pad(const KernelArgs& a, DevCtx& ctx) {
   if (!a.has_in(1)) pads = a.Ints("pads");
   A8_ASSIGN_OR_RETURN(std::vector<int64_t> axes, HostInts(a, 3));
   A8_RETURN_IF_ERROR(ExpandPadAxes(rank, axes, &pads));
-  const std::string mode = a.Str("mode", "constant");
+  const std::string mode = a.Str("mode");
   movement::PadParams p;
   if (mode == "constant")
     p.mode = 0;
@@ -387,7 +387,7 @@ Status Trilu(const KernelArgs& a, DevCtx& ctx) {
                         x.count());
   movement::TriluParams p;
   p.elem_size = static_cast<int>(DTypeSize(x.dtype));
-  p.upper = a.Int("upper", 1) != 0;
+  p.upper = a.Int("upper") != 0;
   if (a.has_in(1) && a.in(1).count() > 0) {
     const TensorArg& k = a.in(1);
     if (k.count() != 1 || (k.dtype != DType::kI64 && k.dtype != DType::kI32))
@@ -407,7 +407,7 @@ Status Trilu(const KernelArgs& a, DevCtx& ctx) {
 Status OneHot(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &idx = a.in(0), &y = a.out(0);
   const int64_t rank = static_cast<int64_t>(y.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis", -1), rank, "OneHot"));
+  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis"), rank, "OneHot"));
   if (a.in(2).count() != 2 || a.in(2).dtype != y.dtype)
     return InvalidInput("OneHot: values must be 2 elements of the output dtype");
   movement::OneHotParams p;
@@ -436,7 +436,7 @@ Status Range(const KernelArgs& a, DevCtx& ctx) {
   movement::RangeParams p;
   p.dtype = y.dtype;
   if (y.dtype == DType::kF16 || y.dtype == DType::kBF16) {
-    const int64_t stash = a.Int("stash_type", 1);
+    const int64_t stash = a.Int("stash_type");
     if (stash != 1 && stash != 11)
       return InvalidInput("Range: stash_type {} is neither 1 (FLOAT) nor 11 (DOUBLE)", stash);
     p.stash = stash == 11 ? DType::kF64 : DType::kF32;
@@ -452,7 +452,7 @@ Status Shape(const KernelArgs& a, DevCtx& ctx) {
   const Dims& d = a.in(0).dims;
   const int64_t rank = static_cast<int64_t>(d.size());
   auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
-  const int64_t start = clamp(a.Int("start", 0)), end = clamp(a.Int("end", rank));
+  const int64_t start = clamp(a.Int("start")), end = clamp(a.Int("end", rank));
   const int64_t n = std::max<int64_t>(end - start, 0);
   if (a.out(0).count() != n || a.out(0).dtype != DType::kI64)
     return InvalidInput("Shape: the output buffer is not i64[{}]", n);
@@ -499,7 +499,7 @@ Status GatherGrad(const KernelArgs& a, DevCtx& ctx) {
   if (dy.dtype != dx.dtype) return InvalidInput("a8.GatherGrad: dy and dx dtypes differ");
   const Dims& data_dims = dx.dims;
   const int64_t rank = static_cast<int64_t>(data_dims.size());
-  int64_t axis = a.Int("axis", 0);
+  int64_t axis = a.Int("axis");
   if (axis < -rank || axis >= rank)
     return InvalidInput("{}: axis {} is out of range for rank {}", op, axis, rank);
   if (axis < 0) axis += rank;

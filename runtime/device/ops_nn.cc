@@ -63,7 +63,7 @@ StatusOr<ParamMap> MapParam(const Dims& dims, const Dims& normalized) {
 Status RunLayerNorm(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(0);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a.Int("axis", -1), rank, "LayerNormalization"));
+  A8_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a.Int("axis"), rank, "LayerNormalization"));
   if (!a.has_in(1)) return InvalidInput("LayerNormalization: Scale is missing");
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(1)));
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(2)));
@@ -74,7 +74,7 @@ Status RunLayerNorm(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckFloat(a, a.has_out(1) ? a.out(1) : a.out(2)));
   p.outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + axis));
   p.inner = NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
-  p.epsilon = a.Float("epsilon", 1e-5f);
+  p.epsilon = a.Float("epsilon");
   // Scale and B may broadcast to the normalized dims (the shape rule allows it).
   const Dims normalized(x.dims.begin() + axis, x.dims.end());
   A8_ASSIGN_OR_RETURN(p.scale_map, MapParam(a.in(1).dims, normalized));
@@ -104,14 +104,14 @@ void SetNormGradOperands(const KernelArgs& a, const TensorArg& x, P* p) {
 Status RunLayerNormGrad(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(1);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a.Int("axis", -1), rank, "LayerNorm"));
+  A8_ASSIGN_OR_RETURN(int64_t axis, NormalizeAxis(a.Int("axis"), rank, "LayerNorm"));
   LayerNormGradArgs p;
   p.dtype = x.dtype;
   p.param_dtype = a.in(2).dtype;
   p.stat_dtype = a.has_in(3) ? a.in(3).dtype : DType::kF32;
   p.outer = NumElements(Dims(x.dims.begin(), x.dims.begin() + axis));
   p.inner = NumElements(Dims(x.dims.begin() + axis, x.dims.end()));
-  p.epsilon = a.Float("epsilon", 1e-5f);
+  p.epsilon = a.Float("epsilon");
   if (!a.has_in(2)) return InvalidInput("{}: Scale is missing", a.kernel().op());
   if (a.in(2).count() != p.inner) {
     return Unsupported(
@@ -144,15 +144,15 @@ Status RunBatchNorm(const KernelArgs& a, DevCtx& ctx) {
   p.batch = x.dims[0];
   p.channels = x.dims[1];
   p.spatial = NumElements(SpatialDims(x.dims));
-  p.epsilon = a.Float("epsilon", 1e-5f);
-  p.momentum = a.Float("momentum", 0.9f);
+  p.epsilon = a.Float("epsilon");
+  p.momentum = a.Float("momentum");
   p.x = x.data;
   p.scale = a.in(1).data;
   p.bias = a.in(2).data;
   p.mean = a.in(3).data;
   p.var = a.in(4).data;
   p.y = a.out(0).data;
-  if (a.Int("training_mode", 0) == 0 || a.step.eval) {
+  if (a.Int("training_mode") == 0 || a.step.eval) {
     A8_RETURN_IF_ERROR(FromDev(BatchNormInference(ctx, p)));
     // An evaluation step of a training plan normalizes with the running statistics and leaves
     // them as they are: the running-stat outputs are copies of the inputs.
@@ -181,7 +181,7 @@ Status RunBatchNormGrad(const KernelArgs& a, DevCtx& ctx) {
   p.batch = x.dims[0];
   p.channels = x.dims.size() > 1 ? x.dims[1] : 1;
   p.spatial = NumElements(SpatialDims(x.dims));
-  p.epsilon = a.Float("epsilon", 1e-5f);
+  p.epsilon = a.Float("epsilon");
   const char* op = "a8.BatchNormalizationGrad";
   p.mean = a.in_data(3);
   p.var = a.in_data(4);
@@ -205,7 +205,7 @@ StatusOr<InstanceNormArgs> InstanceNormArgsOf(const KernelArgs& a, const TensorA
   p.batch = x.dims[0];
   p.channels = x.dims[1];
   p.spatial = NumElements(SpatialDims(x.dims));
-  p.epsilon = a.Float("epsilon", 1e-5f);
+  p.epsilon = a.Float("epsilon");
   A8_RETURN_IF_ERROR(CheckFloat(a, a.in(scale_input)));
   return p;
 }

@@ -16,16 +16,16 @@ namespace {
 using random::RandomKind;
 
 // The parameters every random op shares: output, stream key, and the two distribution
-// parameters `a_name`/`b_name` with ONNX's defaults.
+// parameters `a_name`/`b_name` (absent: the op table's ONNX defaults).
 random::RandomParams CommonParams(const KernelArgs& a, RandomKind kind, const char* a_name,
-                                  float a_dflt, const char* b_name, float b_dflt) {
+                                  const char* b_name) {
   random::RandomParams p;
   p.kind = kind;
   p.dtype = a.out(0).dtype;
   p.n = a.out(0).count();
   p.y = a.out(0).data;
-  if (a_name != nullptr) p.a = a.Float(a_name, a_dflt);
-  if (b_name != nullptr) p.b = a.Float(b_name, b_dflt);
+  if (a_name != nullptr) p.a = a.Float(a_name);
+  if (b_name != nullptr) p.b = a.Float(b_name);
   p.fixed_seed = a.attr("seed") != nullptr;
   if (p.fixed_seed) {
     // ONNX's seed is a float: its double's bits, so 0.5 and 1.0 give different streams.
@@ -47,7 +47,7 @@ Status CheckLike(const KernelArgs& a, const char* op) {
 }
 
 Status RandomUniform(const KernelArgs& a, DevCtx& ctx) {
-  random::RandomParams p = CommonParams(a, RandomKind::kUniform, "low", 0.0f, "high", 1.0f);
+  random::RandomParams p = CommonParams(a, RandomKind::kUniform, "low", "high");
   if (!(p.a < p.b))
     return InvalidInput("{}: attribute 'low' {} must be below 'high' {}", a.kernel().op(), p.a,
                         p.b);
@@ -56,14 +56,14 @@ Status RandomUniform(const KernelArgs& a, DevCtx& ctx) {
 }
 
 Status RandomNormal(const KernelArgs& a, DevCtx& ctx) {
-  random::RandomParams p = CommonParams(a, RandomKind::kNormal, "mean", 0.0f, "scale", 1.0f);
+  random::RandomParams p = CommonParams(a, RandomKind::kNormal, "mean", "scale");
   if (a.num_inputs() > 0) A8_RETURN_IF_ERROR(CheckLike(a, "RandomNormalLike"));
   return FromDev(random::Random(ctx, p));
 }
 
 Status Bernoulli(const KernelArgs& a, DevCtx& ctx) {
   A8_RETURN_IF_ERROR(CheckLike(a, "Bernoulli"));
-  random::RandomParams p = CommonParams(a, RandomKind::kBernoulli, nullptr, 0, nullptr, 0);
+  random::RandomParams p = CommonParams(a, RandomKind::kBernoulli, nullptr, nullptr);
   p.p = a.in(0).data;
   p.p_dtype = a.in(0).dtype;
   return FromDev(random::Random(ctx, p));

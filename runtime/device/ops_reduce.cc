@@ -49,7 +49,7 @@ Status RunReduce(const KernelArgs& a, DevCtx& ctx) {
   }
   const TensorArg& x = a.in(0);
   const TensorArg& y = a.out(0);
-  if (axes.empty() && a.Int("noop_with_empty_axes", 0) != 0) {
+  if (axes.empty() && a.Int("noop_with_empty_axes") != 0) {
     if (x.bytes() != y.bytes()) return InvalidInput("{}: noop reduction changes the size", op);
     return FromDev(CopyOnDevice(y.data, x.data, x.bytes(), ctx.stream));
   }
@@ -98,10 +98,10 @@ Status RunArgReduce(const KernelArgs& a, DevCtx& ctx) {
   const char* name = kIsMax ? "ArgMax" : "ArgMin";
   const TensorArg& x = a.in(0);
   A8_ASSIGN_OR_RETURN(int64_t axis,
-                      NormalizeAxis(a.Int("axis", 0), static_cast<int64_t>(x.dims.size()), name));
+                      NormalizeAxis(a.Int("axis"), static_cast<int64_t>(x.dims.size()), name));
   ArgReduceParams p;
   p.is_max = kIsMax;
-  p.select_last = a.Int("select_last_index", 0) != 0;
+  p.select_last = a.Int("select_last_index") != 0;
   p.dtype = x.dtype;
   p.view = ViewAround(x.dims, axis);
   if (p.view.len == 0 && p.view.outer * p.view.inner > 0)
@@ -115,7 +115,7 @@ template <bool kLog>
 Status RunSoftmax(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(0);
   A8_ASSIGN_OR_RETURN(int64_t axis,
-                      NormalizeAxis(a.Int("axis", -1), static_cast<int64_t>(x.dims.size()),
+                      NormalizeAxis(a.Int("axis"), static_cast<int64_t>(x.dims.size()),
                                     kLog ? "LogSoftmax" : "Softmax"));
   SoftmaxParams p;
   p.log = kLog;
@@ -132,7 +132,7 @@ Status RunSoftmaxGrad(const KernelArgs& a, DevCtx& ctx) {
   const int64_t rank = static_cast<int64_t>(y.dims.size());
   // As the CPU entry: a rank-0 y is one line of one element.
   A8_ASSIGN_OR_RETURN(int64_t axis,
-                      NormalizeAxis(a.Int("axis", -1), std::max<int64_t>(rank, 1), "SoftmaxGrad"));
+                      NormalizeAxis(a.Int("axis"), std::max<int64_t>(rank, 1), "SoftmaxGrad"));
   SoftmaxGradParams p;
   p.log = kLog;
   p.dtype = y.dtype;
@@ -147,8 +147,8 @@ Status RunCumSum(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg& x = a.in(0);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
   CumSumParams p;
-  p.exclusive = a.Int("exclusive", 0) != 0;
-  p.reverse = a.Int("reverse", 0) != 0;
+  p.exclusive = a.Int("exclusive") != 0;
+  p.reverse = a.Int("reverse") != 0;
   p.dtype = x.dtype;
   p.x = x.data;
   p.y = a.out(0).data;

@@ -78,23 +78,22 @@ Status RoiSetUp(const KernelArgs& a, const char* op, const TensorArg& x, const D
       boxes.dtype != x.dtype || bi.dtype != DType::kI64 || bi.dims.size() != 1 ||
       bi.dims[0] != boxes.dims[0])
     return InvalidInput("{}: X [N, C, H, W], rois [R, 4] of X's dtype, batch_indices i64 [R]", op);
-  const std::string mode = a.Str("mode", "avg"),
-                    ctm = a.Str("coordinate_transformation_mode", "half_pixel");
+  const std::string mode = a.Str("mode"), ctm = a.Str("coordinate_transformation_mode");
   if ((mode != "avg" && mode != "max") || (ctm != "half_pixel" && ctm != "output_half_pixel"))
     return InvalidInput("{}: mode '{}' or coordinate_transformation_mode '{}' unknown", op, mode,
                         ctm);
   p->dtype = x.dtype;
   p->max_mode = mode == "max";
   p->half_pixel = ctm == "half_pixel";
-  p->sampling_ratio = a.Int("sampling_ratio", 0);
-  p->spatial_scale = a.Float("spatial_scale", 1.0f);
+  p->sampling_ratio = a.Int("sampling_ratio");
+  p->spatial_scale = a.Float("spatial_scale");
   p->batch = x.dims[0];
   p->channels = x.dims[1];
   p->height = x.dims[2];
   p->width = x.dims[3];
   p->rois = boxes.dims[0];
-  p->out_h = a.Int("output_height", 1);
-  p->out_w = a.Int("output_width", 1);
+  p->out_h = a.Int("output_height");
+  p->out_w = a.Int("output_width");
   if (ydims != Dims{p->rois, p->channels, p->out_h, p->out_w})
     return InvalidInput("{}: Y must be [R, C, output_height, output_width]", op);
   p->boxes = boxes.data;

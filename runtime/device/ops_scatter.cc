@@ -56,7 +56,7 @@ Status ScatterElements(const KernelArgs& a, DevCtx& ctx) {
   scatter::ScatterElementsParams p;
   A8_RETURN_IF_ERROR(ScatterOperands(a, ctx, "ScatterElements", &p));
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis", 0), rank, "ScatterElements"));
+  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis"), rank, "ScatterElements"));
   if (idx.dims.size() != x.dims.size() || u.dims != idx.dims)
     return InvalidInput("ScatterElements: indices and updates must have one shape of data's rank");
   if (rank > scatter::kMaxRank)
@@ -78,7 +78,7 @@ Status ScatterElements(const KernelArgs& a, DevCtx& ctx) {
 Status TopK(const KernelArgs& a, DevCtx& ctx) {
   const TensorArg &x = a.in(0), &vals = a.out(0), &idx = a.out(1);
   const int64_t rank = static_cast<int64_t>(x.dims.size());
-  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis", -1), rank, "TopK"));
+  A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(a.Int("axis"), rank, "TopK"));
   if (vals.dtype != x.dtype || idx.dtype != DType::kI64)
     return InvalidInput("TopK: values must have x's dtype and indices i64");
   if (vals.dims.size() != x.dims.size() || idx.dims != vals.dims)
@@ -96,7 +96,7 @@ Status TopK(const KernelArgs& a, DevCtx& ctx) {
   p.k = vals.dims[ax];
   if (p.k > p.n) return InvalidInput("TopK: k {} exceeds the axis length {}", p.k, p.n);
   p.dtype = x.dtype;
-  p.largest = a.Int("largest", 1) != 0;
+  p.largest = a.Int("largest") != 0;
   p.x = x.data;
   p.values = vals.data;
   p.indices = idx.data;
