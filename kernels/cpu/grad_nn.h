@@ -1,14 +1,14 @@
-// Gradient kernels of the NN ops (the backward halves of conv.h, pool.h, Softmax and Dropout): the
-// bodies of the internal `a8.*Grad` ops that build-training emits.
+// Gradient kernels of the convolution and pooling ops (the backward halves of conv.h and pool.h):
+// the bodies of the internal `a8.*Grad` ops that build-training emits for them.
 //
 // As everywhere in kernels/cpu: f16/bf16/f32 are computed in float and rounded once, f64 in double;
 // every sum accumulates in that type in a fixed order (results do not depend on the thread count).
 // Gradients of parameters (filters, scales, biases) are summed over the batch into one buffer of
 // the compute type and rounded once at the end.
 //
-// Layout: grad_conv_pool.cc (ConvGradFilter, MaxPoolGrad, AveragePoolGrad), grad_nn.cc
-// (SoftmaxGrad, DropoutGrad). The normalizations, the losses and their gradients have one body,
-// shared with the CUDA backend: kernels/device/nn_norm_impl.h, loss_optim_impl.h.
+// In grad_conv_pool.cc. The other NN gradients (Softmax, LogSoftmax, Dropout, the normalizations,
+// the losses) have one body, shared with the CUDA backend: kernels/device/softmax_impl.h,
+// elementwise_impl.h, nn_norm_impl.h, loss_optim_impl.h.
 #pragma once
 
 #include <cstdint>
@@ -35,15 +35,5 @@ Status MaxPoolGrad(const PoolParams& p, const void* dy, const void* x, void* dx)
 // dX of AveragePool: each dY element spread evenly over the taps its window divided by
 // (count_include_pad as in the forward; padding taps receive nothing).
 Status AveragePoolGrad(const PoolParams& p, const void* dy, void* dx);
-
-// ---- softmax, dropout (grad_nn.cc)
-
-// From the forward's output Y along `axis`: Softmax dX = Y * (dY - sum(dY * Y)); LogSoftmax (`log`)
-// dX = dY - exp(Y) * sum(dY).
-Status SoftmaxGrad(DType dtype, const Dims& dims, int64_t axis, bool log, const void* dy,
-                   const void* y, void* dx);
-
-// dX = dY * mask * scale (the forward's 1 / (1 - ratio), or 1 outside training).
-Status DropoutGrad(DType dtype, int64_t n, const void* dy, const bool* mask, float scale, void* dx);
 
 }  // namespace a8::cpu

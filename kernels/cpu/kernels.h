@@ -22,7 +22,7 @@
 // conv.h, pool.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax), movement.h
 // (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, OneHot, Range);
 // training: grad_math.h (gradients of elementwise and movement ops), grad_nn.h (gradients of
-// conv, pooling, softmax, dropout), optim.h (optimizer updates, step control, ONNX's
+// conv and pooling), optim.h (optimizer updates, step control, ONNX's
 // Adam/Momentum/Adagrad). The normalizations (BatchNormalization, LayerNormalization,
 // InstanceNormalization), the losses (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, the a8
 // losses) and their gradients have one body, shared with the CUDA backend

@@ -1,7 +1,8 @@
 // Device kernels of the reduction family (issue 6): Reduce* over any set of axes, ArgMax/ArgMin,
 // Softmax/LogSoftmax and their gradients, CumSum, and the optimizer's GlobalNormSq.
 //
-// Every kernel mirrors its CPU reference (kernels/cpu/reduce.cc, grad_nn.cc, optim.cc) in
+// Every kernel mirrors its CPU reference (kernels/cpu/reduce.cc, optim.cc; SoftmaxGrad has none,
+// the CPU backend runs this one) in
 // accumulation type and order, so the host emulation agrees with the CPU to the bit (and the GPU
 // to the rounding of its libm): float accumulators for f16/bf16/f32, double for f64, int64 for
 // integers (double for integer L2/LogSumExp, truncated like a Cast), reduced elements visited in

@@ -1,6 +1,6 @@
 // The reduction family's kernels (reduce.h; Softmax and its gradient are softmax_impl.h), compiled
 // once for the GPU and once for its host emulation (kernels/device/device.h). Each functor repeats
-// its CPU reference's arithmetic (kernels/cpu/reduce.cc, grad_nn.cc, optim.cc) operation for
+// its CPU reference's arithmetic (kernels/cpu/reduce.cc, optim.cc) operation for
 // operation; the comments name where the CPU's choice is not the obvious one.
 #pragma once
 

@@ -36,7 +36,7 @@ std::vector<CpuKernelEntry> ReduceKernels();
 std::vector<CpuKernelEntry> MovementKernels();  // incl. reshape-likes, Shape
 // Internal ops (domain "a8"; CpuKernelEntry::op is qualified: "a8.ReluGrad").
 std::vector<CpuKernelEntry> GradMathKernels();   // ops_grad_math.cc
-std::vector<CpuKernelEntry> GradNnKernels();     // ops_grad_nn.cc (and a8 losses)
+std::vector<CpuKernelEntry> GradNnKernels();     // ops_grad_nn.cc: conv and pool gradients
 std::vector<CpuKernelEntry> OptimizerKernels();  // ops_optim.cc
 std::vector<CpuKernelEntry> DistKernels();       // ops_dist.cc: gradient all-reduce
 std::vector<CpuKernelEntry> FusedKernels();      // ops_fused.cc: the fuse pass's ops

@@ -1,9 +1,10 @@
 // Device registry entries of the elementwise family (kernels/device/elementwise.h): unary ops and
 // activation gradients (rows generated from kernels/common/unary_math.h,
 // runtime/core/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike,
-// Dropout, the activation gradients, a8.DropoutGrad and a8.FusedElementwise. Each reads its
-// attributes and dims as the CPU entry does (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc,
-// ops_grad_nn.cc, ops_fused.cc), with the same defaults and error messages; broadcasting is planned
+// Dropout, the activation gradients, a8.DropoutGrad (the CPU backend's too) and
+// a8.FusedElementwise. Each reads its attributes and dims as the CPU entry does
+// (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_fused.cc), with the same error messages;
+// broadcasting is planned
 // by the CPU's BroadcastPlan, whose coalesced dims and strides become the kernels' NaryShape.
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 // Device entries of the reduction family (kernels/device/reduce.h): the CPU entries of
-// runtime/cpu/ops_reduce.cc, a8.SoftmaxGrad / a8.LogSoftmaxGrad (ops_grad_nn.cc) and
-// a8.GlobalNormSq (ops_optim.cc), with the same attribute defaults, checks and messages.
+// runtime/cpu/ops_reduce.cc and a8.GlobalNormSq (ops_optim.cc), with the same checks and
+// messages, and a8.SoftmaxGrad / a8.LogSoftmaxGrad, which the CPU backend runs from here.
 // Reductions become one index space over the kept axes and one over the reduced axes, each with
 // size-1 axes dropped and contiguous neighbours merged, so any axis set fits the kernel's rank.
 #include <algorithm>

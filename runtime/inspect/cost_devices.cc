@@ -13,11 +13,11 @@
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/fused.h"
 #include "kernels/cpu/gemm.h"
-#include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/movement.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/device/nn.h"
+#include "kernels/device/reduce.h"
 #include "runtime/cpu/cpu_backend.h"
 #include "runtime/inspect/cost.h"
 
@@ -158,12 +158,6 @@ StatusOr<std::map<CostFamily, double>> FamilyRates() {
                                                m1.data(), v1.data());
                       }));
   rates[CostFamily::kOptimizer] = 15.0 * static_cast<double>(n) / adam;
-  const cpu::Dims dims{n / 1024, 1024};  // SoftmaxGrad over rows of 1024
-  A8_ASSIGN_OR_RETURN(double softmax, Fastest(31, [&] {
-                        return cpu::SoftmaxGrad(DType::kF32, dims, 1, false, g.data(), v.data(),
-                                                p1.data());
-                      }));
-  rates[CostFamily::kSoftmaxLoss] = 14.0 * static_cast<double>(n) / softmax;
   // The fused elementwise interpreter: relu(a + b), two FLOPs an element.
   const int64_t code[] = {kFusedAdd, 2, 0, 1, kFusedRelu, 3, 2, 0};
   FusedProgram program;
@@ -176,20 +170,29 @@ StatusOr<std::map<CostFamily, double>> FamilyRates() {
                                                      DType::kF32, n, p1.data());
                       }));
   rates[CostFamily::kFused] = 2.0 * static_cast<double>(n) / fused;
-  // LayerNormalization over rows of 1024 (the shared body, on the host as the CPU backend runs
-  // it): the rule's eight FLOPs an element.
+  // SoftmaxGrad over rows of 1024 and LayerNormalization over rows of 1024 (the shared bodies, on
+  // the host as the CPU backend runs them): the rules' 14 and 8 FLOPs an element.
+  emu::DevCtx host;
+  const auto on_host = [&](const char* what, auto launch) {
+    return Fastest(31, [&]() -> Status {
+      const emu::DevStatus s = launch();
+      return s.ok() ? Status::Ok() : Internal("cost calibration: {}: {}", what, s.what);
+    });
+  };
+  emu::SoftmaxGradParams sg;
+  sg.view.outer = n / 1024;
+  sg.view.len = 1024;
+  sg.dy = g.data(), sg.y = v.data(), sg.dx = p1.data();
+  StatusOr<double> softmax_or = on_host("SoftmaxGrad", [&] { return emu::SoftmaxGrad(host, sg); });
   emu::LayerNormArgs ln;
   ln.outer = n / 1024;
   ln.inner = 1024;
   ln.x = x.data(), ln.scale = v.data(), ln.bias = g.data(), ln.y = p1.data();
   ln.mean = m1.data(), ln.inv_std_dev = v1.data();
-  emu::DevCtx host;
-  const auto layer_norm = [&]() -> Status {
-    const emu::DevStatus s = emu::LayerNorm(host, ln);
-    return s.ok() ? Status::Ok() : Internal("cost calibration: LayerNorm: {}", s.what);
-  };
-  StatusOr<double> norm_or = Fastest(31, layer_norm);
+  StatusOr<double> norm_or = on_host("LayerNorm", [&] { return emu::LayerNorm(host, ln); });
   emu::ReleaseScratch(host);
+  A8_ASSIGN_OR_RETURN(double softmax, std::move(softmax_or));
+  rates[CostFamily::kSoftmaxLoss] = 14.0 * static_cast<double>(n) / softmax;
   A8_ASSIGN_OR_RETURN(double norm, std::move(norm_or));
   rates[CostFamily::kNormalization] = 8.0 * static_cast<double>(n) / norm;
   return rates;

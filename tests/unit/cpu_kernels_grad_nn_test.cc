@@ -1,7 +1,8 @@
-// The NN gradient kernels (kernels/cpu/grad_nn.h) against central differences of the forward
-// kernels in float64, and in f32/f16/bf16 against their own float64 results on the same rounded
-// inputs. The gradient rules that emit these kernels are tested in grad_nn_test.cc; the losses'
-// gradients, with the losses, in shared_loss_test.cc.
+// The convolution and pooling gradient kernels (kernels/cpu/grad_nn.h) against central differences
+// of the forward kernels in float64, and in f32/f16/bf16 against their own float64 results on the
+// same rounded inputs. The gradient rules that emit these kernels are tested in grad_nn_test.cc;
+// the shared bodies of the other NN gradients (Softmax, Dropout, the losses) in
+// shared_grad_nn_test.cc.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -185,52 +186,6 @@ TEST(GradNnKernelTest, MaxPoolGradGoesWhereTheForwardIndicesPoint) {
     for (size_t o = 0; o < ny; ++o) want[at[o]] += dy[o];
     ASSERT_TRUE(cpu::MaxPoolGrad(p, dy.data(), x.data(), dx.data()).ok());
     for (size_t i = 0; i < nx; ++i) EXPECT_NEAR(dx[i], want[i], 1e-4) << "element " << i;
-  }
-}
-
-// ---- softmax, dropout
-
-TEST(GradNnKernelTest, SoftmaxAndLogSoftmaxGradients) {
-  for (const auto& c : {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 5, 3}, 1},
-                        std::pair{Dims{4, 3, 2}, 0}, std::pair{Dims{9}, 0}}) {
-    const Dims& dims = c.first;  // variables, not bindings: the lambdas below capture them
-    const int axis = c.second;
-    const int64_t n = cpu::NumElements(dims);
-    const Vec x = Uniform(n, 20, -3, 3), r = Uniform(n, 21);
-    for (bool log : {false, true}) {
-      auto fwd = [&](const Vec& xx) {
-        Vec y(n);
-        EXPECT_TRUE(cpu::Softmax(DType::kF64, dims, axis, log, xx.data(), y.data()).ok());
-        return y;
-      };
-      CheckKernel(
-          [&](DType dt, const std::vector<Vec>& in) {
-            // Y from the forward kernel at this dtype, as the plan has it.
-            cpu::testing::Buffer xb = cpu::testing::FromValues(dt, dims, in[1]);
-            cpu::testing::Buffer yb = cpu::testing::MakeBuffer(dt, dims);
-            EXPECT_TRUE(cpu::Softmax(dt, dims, axis, log, xb.data(), yb.data()).ok());
-            return RunAs(dt, {in[0]}, n, [&](Bufs& b, cpu::testing::Buffer& o) {
-              return cpu::SoftmaxGrad(dt, dims, axis, log, b[0].data(), yb.data(), o.data());
-            });
-          },
-          {r, x}, NumericGrad(fwd, x, r), log ? "LogSoftmax" : "Softmax");
-    }
-  }
-}
-
-TEST(GradNnKernelTest, DropoutGradientAppliesMaskAndScale) {
-  const int64_t n = 37;
-  const Vec g = Uniform(n, 22);
-  bool mask[n];
-  for (int64_t i = 0; i < n; ++i) mask[i] = (i * 7) % 3 != 0;
-  for (DType dt : cpu::testing::kFloatDTypes) {
-    Vec want(n);
-    const Vec gr = Round(dt, g);
-    for (int64_t i = 0; i < n; ++i) want[i] = mask[i] ? gr[i] * double(1.0f / 0.7f) : 0.0;
-    Vec got = RunAs(dt, {gr}, n, [&](Bufs& b, cpu::testing::Buffer& o) {
-      return cpu::DropoutGrad(dt, n, b[0].data(), mask, 1.0f / 0.7f, o.data());
-    });
-    ExpectNear(got, want, cpu::testing::ToleranceFor(dt), cpu::ElemName(dt));
   }
 }
 

@@ -1,7 +1,7 @@
 // The loss kernels of the CUDA backend (kernels/device/loss_optim*.h) through its host
 // emulation, against the CPU backend: one-kernel plans on random data, every dtype the entries
 // take, odd sizes and optional operands. The CPU backend runs the same loss bodies on the host
-// (their math is tested in shared_loss_test.cc), so this checks the two backends' plumbing, bit
+// (their math is tested in shared_grad_nn_test.cc), so this checks the two backends' plumbing, bit
 // for bit (device_test_util.h ExpectBitExact).
 #include <gtest/gtest.h>
 

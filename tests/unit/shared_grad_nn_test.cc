@@ -1,8 +1,9 @@
-// The loss bodies shared by the CPU and CUDA backends (kernels/device/loss_optim_impl.h), run as
-// the CPU backend runs them (tests/unit/shared_loss_util.h): SoftmaxCrossEntropyLoss and
-// NegativeLogLikelihoodLoss against float64 references, their gradients and the a8 pair losses'
-// against central differences of the forwards in float64, and in f32/f16/bf16 against their own
-// float64 results on the same rounded inputs.
+// The NN gradient and loss bodies shared by the CPU and CUDA backends (kernels/device), run as the
+// CPU backend runs them (tests/unit/shared_grad_nn_util.h): SoftmaxCrossEntropyLoss and
+// NegativeLogLikelihoodLoss against float64 references; their gradients, the a8 pair losses' and
+// Softmax's and LogSoftmax's against central differences of the forwards in float64, and in
+// f32/f16/bf16 against their own float64 results on the same rounded inputs; Dropout's gradient
+// against its mask and scale.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -11,8 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/reduce.h"  // the forward Softmax of the gradient checks
 #include "tests/unit/cpu_kernels_grad_util.h"
-#include "tests/unit/shared_loss_util.h"
+#include "tests/unit/shared_grad_nn_util.h"
 
 namespace a8::cpu {
 namespace {
@@ -24,13 +26,13 @@ using testing::MakeBuffer;
 using testing::RandomBuffer;
 using testing::Values;
 using namespace testing;  // Vec, Uniform, NumericGrad, CheckKernel
-namespace loss = ::a8::testing::loss;
+namespace shared = ::a8::testing::grad_nn;
 
 // Runs `f` with its float operands stored as `dt` (each Vec converted in, results converted back).
-using LossBufs = std::vector<Buffer>;
-Vec LossRunAs(DType dt, const std::vector<Vec>& ins, size_t out_n,
-              const std::function<Status(LossBufs&, Buffer&)>& f) {
-  LossBufs b;
+using SharedBufs = std::vector<Buffer>;
+Vec SharedRunAs(DType dt, const std::vector<Vec>& ins, size_t out_n,
+                const std::function<Status(SharedBufs&, Buffer&)>& f) {
+  SharedBufs b;
   for (const Vec& v : ins) b.push_back(FromValues(dt, {int64_t(v.size())}, v));
   Buffer out = MakeBuffer(dt, {int64_t(out_n)});
   Status s = f(b, out);
@@ -58,7 +60,7 @@ std::vector<double> RefNllLoss(const LossParams& p, const std::vector<double>& l
   return {p.reduction == LossReduction::kSum ? sum : sum / wsum};
 }
 
-TEST(SharedLossTest, SoftmaxCrossEntropyAndNllAgainstFloat64) {
+TEST(SharedGradNnTest, SoftmaxCrossEntropyAndNllAgainstFloat64) {
   std::mt19937_64 rng(50);
   for (DType dt : testing::kFloatDTypes) {
     for (int64_t extra : {1, 4}) {
@@ -82,9 +84,9 @@ TEST(SharedLossTest, SoftmaxCrossEntropyAndNllAgainstFloat64) {
           const bool weighted = variant == 1;
           Buffer loss = MakeBuffer(dt, red == LossReduction::kNone ? ld : Dims{});
           Buffer lp = MakeBuffer(dt, sd);
-          ASSERT_TRUE(loss::SoftmaxCrossEntropyLoss(p, scores.data(), labels.data(),
-                                                    weighted ? w.data() : nullptr, loss.data(),
-                                                    lp.data())
+          ASSERT_TRUE(shared::SoftmaxCrossEntropyLoss(p, scores.data(), labels.data(),
+                                                      weighted ? w.data() : nullptr, loss.data(),
+                                                      lp.data())
                           .ok());
           std::vector<double> sv = Values(scores), want_lp(sv.size());
           for (int64_t n = 0; n < 17; ++n) {
@@ -106,8 +108,8 @@ TEST(SharedLossTest, SoftmaxCrossEntropyAndNllAgainstFloat64) {
 
           // NLL on the kernel's own log-probabilities gives the same loss.
           Buffer nll = MakeBuffer(dt, loss.dims);
-          ASSERT_TRUE(loss::NegativeLogLikelihoodLoss(p, lp.data(), labels.data(),
-                                                      weighted ? w.data() : nullptr, nll.data())
+          ASSERT_TRUE(shared::NegativeLogLikelihoodLoss(p, lp.data(), labels.data(),
+                                                        weighted ? w.data() : nullptr, nll.data())
                           .ok());
           std::vector<double> want_nll =
               RefNllLoss(p, Values(lp), Values(labels), weighted ? &wv : nullptr);
@@ -118,7 +120,7 @@ TEST(SharedLossTest, SoftmaxCrossEntropyAndNllAgainstFloat64) {
   }
 }
 
-TEST(SharedLossTest, AllIgnoredMeanIsNaNAndBadLabelsFail) {
+TEST(SharedGradNnTest, AllIgnoredMeanIsNaNAndBadLabelsFail) {
   LossParams p;
   p.batch = 2, p.classes = 3;
   p.has_ignore_index = true, p.ignore_index = 1;
@@ -126,11 +128,11 @@ TEST(SharedLossTest, AllIgnoredMeanIsNaNAndBadLabelsFail) {
   Buffer l = FromValues(DType::kI64, {2}, {1, 1});
   Buffer loss = MakeBuffer(DType::kF32, {});
   ASSERT_TRUE(
-      loss::SoftmaxCrossEntropyLoss(p, x.data(), l.data(), nullptr, loss.data(), nullptr).ok());
+      shared::SoftmaxCrossEntropyLoss(p, x.data(), l.data(), nullptr, loss.data(), nullptr).ok());
   EXPECT_TRUE(std::isnan(Values(loss)[0]));  // as onnxruntime
   // The kernel raises DevErr (the backends name the label: DeviceLossTest).
   Buffer bad = FromValues(DType::kI64, {2}, {0, 3});
-  Status st = loss::NegativeLogLikelihoodLoss(p, x.data(), bad.data(), nullptr, loss.data());
+  Status st = shared::NegativeLogLikelihoodLoss(p, x.data(), bad.data(), nullptr, loss.data());
   EXPECT_EQ(st.code(), StatusCode::kInvalidInput) << st.message();
   EXPECT_TRUE(std::isnan(Values(loss)[0]));
 }
@@ -143,7 +145,7 @@ struct SharedLossCase {
   bool weights, ignore;
 };
 
-TEST(SharedLossTest, SoftmaxCrossEntropyAndNllGradients) {
+TEST(SharedGradNnTest, SoftmaxCrossEntropyAndNllGradients) {
   const SharedLossCase cases[] = {{{5, 4}, "mean", false, false},
                                   {{4, 3}, "sum", true, true},
                                   {{3, 5, 2}, "none", true, false},
@@ -172,9 +174,9 @@ TEST(SharedLossTest, SoftmaxCrossEntropyAndNllGradients) {
         auto fwd = [&](const Vec& xx) {
           Vec l(nl);
           Status st =
-              nll ? loss::NegativeLogLikelihoodLoss(p, xx.data(), labels.data(), wp64, l.data())
-                  : loss::SoftmaxCrossEntropyLoss(p, xx.data(), labels.data(), wp64, l.data(),
-                                                  nullptr);
+              nll ? shared::NegativeLogLikelihoodLoss(p, xx.data(), labels.data(), wp64, l.data())
+                  : shared::SoftmaxCrossEntropyLoss(p, xx.data(), labels.data(), wp64, l.data(),
+                                                    nullptr);
           EXPECT_TRUE(st.ok()) << st.message();
           return l;
         };
@@ -187,10 +189,10 @@ TEST(SharedLossTest, SoftmaxCrossEntropyAndNllGradients) {
               cpu::testing::Buffer wb = cpu::testing::FromValues(dt, {p.classes}, in[2]);
               cpu::testing::Buffer o = cpu::testing::MakeBuffer(dt, lc.scores);
               const void* wp = lc.weights ? wb.data() : nullptr;
-              Status st = nll ? loss::NegativeLogLikelihoodLossGrad(q, g.data(), labels.data(), wp,
-                                                                    o.data())
-                              : loss::SoftmaxCrossEntropyLossGrad(q, g.data(), xb.data(),
-                                                                  labels.data(), wp, o.data());
+              Status st = nll ? shared::NegativeLogLikelihoodLossGrad(q, g.data(), labels.data(),
+                                                                      wp, o.data())
+                              : shared::SoftmaxCrossEntropyLossGrad(q, g.data(), xb.data(),
+                                                                    labels.data(), wp, o.data());
               EXPECT_TRUE(st.ok()) << st.message();
               return cpu::testing::Values(o);
             },
@@ -200,19 +202,19 @@ TEST(SharedLossTest, SoftmaxCrossEntropyAndNllGradients) {
   }
 }
 
-TEST(SharedLossTest, LabelOutsideTheClassesIsAnError) {
+TEST(SharedGradNnTest, LabelOutsideTheClassesIsAnError) {
   LossParams p;
   p.dtype = DType::kF32, p.batch = 2, p.classes = 3;
   const int64_t labels[] = {1, 3};
   const float g = 1, x[6] = {0.1f, 0.2f, 0.3f, 0.4f, 0.5f, 0.6f};
   float out[6];
-  EXPECT_EQ(loss::SoftmaxCrossEntropyLossGrad(p, &g, x, labels, nullptr, out).code(),
+  EXPECT_EQ(shared::SoftmaxCrossEntropyLossGrad(p, &g, x, labels, nullptr, out).code(),
             StatusCode::kInvalidInput);
-  EXPECT_EQ(loss::NegativeLogLikelihoodLossGrad(p, &g, labels, nullptr, out).code(),
+  EXPECT_EQ(shared::NegativeLogLikelihoodLossGrad(p, &g, labels, nullptr, out).code(),
             StatusCode::kInvalidInput);
 }
 
-TEST(SharedLossTest, PairLossesAndTheirGradients) {
+TEST(SharedGradNnTest, PairLossesAndTheirGradients) {
   const std::pair<PairLossKind, const char*> kinds[] = {{PairLossKind::kMse, "mse"},
                                                         {PairLossKind::kL1, "l1"},
                                                         {PairLossKind::kBceWithLogits, "bce"}};
@@ -237,8 +239,8 @@ TEST(SharedLossTest, PairLossesAndTheirGradients) {
       };
       for (DType dt : cpu::testing::kFloatDTypes) {
         const Vec xr = Round(dt, x), tr = Round(dt, t);
-        Vec got = LossRunAs(dt, {xr, tr}, 1, [&](LossBufs& b, cpu::testing::Buffer& o) {
-          return loss::PairLossForward(kind, dt, n, b[0].data(), b[1].data(), o.data());
+        Vec got = SharedRunAs(dt, {xr, tr}, 1, [&](SharedBufs& b, cpu::testing::Buffer& o) {
+          return shared::PairLossForward(kind, dt, n, b[0].data(), b[1].data(), o.data());
         });
         ExpectNear(got, ref(xr, tr), 2 * cpu::testing::ToleranceFor(dt),
                    std::string(name) + " forward " + cpu::ElemName(dt));
@@ -251,8 +253,8 @@ TEST(SharedLossTest, PairLossesAndTheirGradients) {
               cpu::testing::Buffer xb = cpu::testing::FromValues(dt, {n}, in[1]);
               cpu::testing::Buffer tb = cpu::testing::FromValues(dt, {n}, in[2]);
               cpu::testing::Buffer dp = cpu::testing::MakeBuffer(dt, {n}), dtg = dp;
-              EXPECT_TRUE(loss::PairLossGrad(kind, dt, n, g.data(), xb.data(), tb.data(), dp.data(),
-                                             dtg.data())
+              EXPECT_TRUE(shared::PairLossGrad(kind, dt, n, g.data(), xb.data(), tb.data(),
+                                               dp.data(), dtg.data())
                               .ok());
               return cpu::testing::Values(which == 0 ? dp : dtg);
             },
@@ -262,6 +264,53 @@ TEST(SharedLossTest, PairLossesAndTheirGradients) {
             std::string(name) + (which == 0 ? " d(pred)" : " d(target)"));
       }
     }
+  }
+}
+
+// ---- softmax, dropout
+
+TEST(SharedGradNnTest, SoftmaxAndLogSoftmaxGradients) {
+  for (const auto& c : {std::pair{Dims{3, 7}, 1}, std::pair{Dims{2, 5, 3}, 1},
+                        std::pair{Dims{4, 3, 2}, 0}, std::pair{Dims{9}, 0}}) {
+    const Dims& dims = c.first;  // variables, not bindings: the lambdas below capture them
+    const int axis = c.second;
+    const int64_t n = cpu::NumElements(dims);
+    const Vec x = Uniform(n, 20, -3, 3), r = Uniform(n, 21);
+    for (bool log : {false, true}) {
+      auto fwd = [&](const Vec& xx) {
+        Vec y(n);
+        EXPECT_TRUE(cpu::Softmax(DType::kF64, dims, axis, log, xx.data(), y.data()).ok());
+        return y;
+      };
+      CheckKernel(
+          [&](DType dt, const std::vector<Vec>& in) {
+            // Y from the forward kernel at this dtype, as the plan has it.
+            cpu::testing::Buffer xb = cpu::testing::FromValues(dt, dims, in[1]);
+            cpu::testing::Buffer yb = cpu::testing::MakeBuffer(dt, dims);
+            EXPECT_TRUE(cpu::Softmax(dt, dims, axis, log, xb.data(), yb.data()).ok());
+            return SharedRunAs(dt, {in[0]}, n, [&](SharedBufs& b, cpu::testing::Buffer& o) {
+              return shared::SoftmaxGrad(dt, dims, axis, log, b[0].data(), yb.data(), o.data());
+            });
+          },
+          {r, x}, NumericGrad(fwd, x, r), log ? "LogSoftmax" : "Softmax");
+    }
+  }
+}
+
+TEST(SharedGradNnTest, DropoutGradientAppliesMaskAndScale) {
+  const int64_t n = 37;
+  const Vec g = Uniform(n, 22);
+  bool mask[n];
+  for (int64_t i = 0; i < n; ++i) mask[i] = (i * 7) % 3 != 0;
+  // ratio 0.3: the kernel scales by 1 / (1 - 0.3f) in float, which is 1.0f / 0.7f.
+  for (DType dt : cpu::testing::kFloatDTypes) {
+    Vec want(n);
+    const Vec gr = Round(dt, g);
+    for (int64_t i = 0; i < n; ++i) want[i] = mask[i] ? gr[i] * double(1.0f / 0.7f) : 0.0;
+    Vec got = SharedRunAs(dt, {gr}, n, [&](SharedBufs& b, cpu::testing::Buffer& o) {
+      return shared::DropoutGrad(dt, n, b[0].data(), mask, 0.3f, o.data());
+    });
+    ExpectNear(got, want, cpu::testing::ToleranceFor(dt), cpu::ElemName(dt));
   }
 }
 

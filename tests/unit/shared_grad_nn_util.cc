@@ -1,9 +1,11 @@
-#include "tests/unit/shared_loss_util.h"
+#include "tests/unit/shared_grad_nn_util.h"
 
+#include "kernels/device/elementwise.h"
 #include "kernels/device/loss_optim.h"
+#include "kernels/device/reduce.h"
 #include "runtime/device/device_registry.h"
 
-namespace a8::testing::loss {
+namespace a8::testing::grad_nn {
 namespace {
 
 // A host "device" context with an error word: scratch from the host allocator, freed after the
@@ -78,4 +80,23 @@ Status PairLossGrad(PairLossKind kind, DType dtype, int64_t n, const void* dloss
   return OnHost([&](emu::DevCtx& ctx) { return emu::PairLossGrad(ctx, a); });
 }
 
-}  // namespace a8::testing::loss
+Status SoftmaxGrad(DType dtype, const Dims& dims, int64_t axis, bool log, const void* dy,
+                   const void* y, void* dx) {
+  emu::SoftmaxGradParams a;
+  a.log = log, a.dtype = dtype, a.dy = dy, a.y = y, a.dx = dx;
+  a.view.outer = NumElements(Dims(dims.begin(), dims.begin() + axis));
+  a.view.len = dims[axis];
+  a.view.inner = NumElements(Dims(dims.begin() + axis + 1, dims.end()));
+  return OnHost([&](emu::DevCtx& ctx) { return emu::SoftmaxGrad(ctx, a); });
+}
+
+Status DropoutGrad(DType dtype, int64_t n, const void* dy, const bool* mask, float ratio,
+                   void* dx) {
+  const bool training = true;
+  emu::DropoutGradParams a;
+  a.dtype = dtype, a.n = n, a.dy = dy, a.mask = mask, a.dx = dx;
+  a.ratio = &ratio, a.ratio_dtype = DType::kF32, a.training = &training;
+  return OnHost([&](emu::DevCtx& ctx) { return emu::DropoutGrad(ctx, a); });
+}
+
+}  // namespace a8::testing::grad_nn

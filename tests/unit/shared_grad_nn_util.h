@@ -1,8 +1,9 @@
-// The loss bodies (kernels/device/loss_optim_impl.h), called as the CPU backend calls them: on
-// host memory, through the host ForEach. The signatures are those of the former CPU reference
-// kernels, so the float64 reference and finite-difference tests read as before. A label outside
-// [0, C) that is not ignored is InvalidInput (the kernel raised DevErr); the backends name the
-// label itself (runtime/device/ops_loss_optim.cc, device_loss_test.cc).
+// The NN gradient and loss bodies the CPU backend runs from kernels/device (loss_optim_impl.h,
+// softmax_impl.h, elementwise_impl.h), called as the CPU backend calls them: on host memory,
+// through the host ForEach. The signatures are those of the former CPU reference kernels, so the
+// float64 reference and finite-difference tests read as before. A label outside [0, C) that is
+// not ignored is InvalidInput (the kernel raised DevErr); the backends name the label itself
+// (runtime/device/ops_loss_optim.cc, device_loss_test.cc).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,7 @@
 #include "kernels/common/kernel_types.h"
 #include "kernels/common/pair_loss.h"
 
-namespace a8::testing::loss {
+namespace a8::testing::grad_nn {
 
 // scores [N, C, d...], labels [N, d...], weights [C] or null. loss is a scalar for mean/sum and
 // [N, d...] for none; log_prob (may be null) is LogSoftmax(scores, axis 1).
@@ -30,4 +31,13 @@ Status PairLossForward(PairLossKind kind, DType dtype, int64_t n, const void* pr
 Status PairLossGrad(PairLossKind kind, DType dtype, int64_t n, const void* dloss, const void* pred,
                     const void* target, void* dpred, void* dtarget);
 
-}  // namespace a8::testing::loss
+// From the forward's output y along `axis` of `dims`: Softmax dx = y * (dy - sum(dy * y));
+// LogSoftmax (`log`) dx = dy - exp(y) * sum(dy).
+Status SoftmaxGrad(DType dtype, const Dims& dims, int64_t axis, bool log, const void* dy,
+                   const void* y, void* dx);
+
+// dx = mask ? dy / (1 - ratio) : 0 (a training step).
+Status DropoutGrad(DType dtype, int64_t n, const void* dy, const bool* mask, float ratio,
+                   void* dx);
+
+}  // namespace a8::testing::grad_nn
