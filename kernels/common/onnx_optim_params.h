@@ -1,6 +1,6 @@
 // The attributes of the ONNX ai.onnx.preview.training optimizers (Adam, Momentum, Adagrad) with
-// the ONNX defaults: the CPU kernels take them (kernels/cpu/optim.h), the CUDA ones carry them
-// (kernels/device/loss_optim.h), runtime/core/onnx_optim_attrs.h decodes them for both.
+// the ONNX defaults: the device kernels carry them (kernels/device/loss_optim.h, the CPU backend's
+// too), runtime/core/onnx_optim_attrs.h decodes them.
 #pragma once
 
 namespace a8::cpu {

@@ -40,25 +40,6 @@ Status CheckUpdateArgs(const char* op, int64_t n, const float* ctl) {
   return Status::Ok();
 }
 
-// The elementwise update of parameter x and one state s of storage type T (Momentum's v,
-// Adagrad's h): `element(g, &x, &s)` on each element in Compute<T>.
-template <typename T, typename Element>
-void UpdateWithOneState(int64_t n, const void* x, const void* g, const void* s, void* x_new,
-                        void* s_new, Element element) {
-  using C = Compute<T>;
-  const T *xp = static_cast<const T*>(x), *gp = static_cast<const T*>(g);
-  const T* sp = static_cast<const T*>(s);
-  T *xo = static_cast<T*>(x_new), *so = static_cast<T*>(s_new);
-  ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) {
-      C xi = Load(xp[i]), si = Load(sp[i]);
-      element(Load(gp[i]), &xi, &si);
-      xo[i] = Store<T>(xi);
-      so[i] = Store<T>(si);
-    }
-  });
-}
-
 // Calls f(TypeTag<P>, TypeTag<G>) for a float parameter and a float gradient dtype.
 template <typename F>
 Status DispatchParamGrad(DType param, DType grad, const char* op, F&& f) {
@@ -183,9 +164,9 @@ Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int6
                   const void* v, void* param_next, void* m_next, void* v_next,
                   const AdamExtras& extras) {
   A8_RETURN_IF_ERROR(CheckUpdateArgs("a8.AdamUpdate", n, ctl));
-  if (extras.copy != nullptr && (param_dtype != DType::kF32 ||
-                                 (extras.copy_dtype != DType::kF16 &&
-                                  extras.copy_dtype != DType::kBF16))) {
+  if (extras.copy != nullptr &&
+      (param_dtype != DType::kF32 ||
+       (extras.copy_dtype != DType::kF16 && extras.copy_dtype != DType::kBF16))) {
     return InvalidInput("a8.AdamUpdate: a working copy of {} is {} (f16 or bf16 of f32 expected)",
                         ElemName(param_dtype), ElemName(extras.copy_dtype));
   }
@@ -255,69 +236,6 @@ Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int6
         if (extras.copy != nullptr) StoreWorkingCopy(extras, x_out, b, e);
       }
     });
-    return Status::Ok();
-  });
-}
-
-Status OnnxAdam(const OnnxAdamParams& p, DType dtype, int64_t n, double r, int64_t t, const void* x,
-                const void* g, const void* v, const void* h, void* x_new, void* v_new,
-                void* h_new) {
-  if (n < 0) return InvalidInput("Adam: negative element count {}", n);
-  const double td = static_cast<double>(t);
-  const double r_adjusted = t > 0 ? r * std::sqrt(1.0 - std::pow(static_cast<double>(p.beta), td)) /
-                                        (1.0 - std::pow(static_cast<double>(p.alpha), td))
-                                  : r;
-  return Dispatch<TypeSet::kFloat>(dtype, "Adam", [&](auto tag) {
-    using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
-    const OnnxAdamStep<C> s{static_cast<C>(r_adjusted),
-                            static_cast<C>(p.alpha),
-                            static_cast<C>(p.beta),
-                            static_cast<C>(p.epsilon),
-                            static_cast<C>(p.norm_coefficient),
-                            static_cast<C>(p.norm_coefficient_post)};
-    const T *xp = static_cast<const T*>(x), *gp = static_cast<const T*>(g);
-    const T *vp = static_cast<const T*>(v), *hp = static_cast<const T*>(h);
-    T *xo = static_cast<T*>(x_new), *vo = static_cast<T*>(v_new), *ho = static_cast<T*>(h_new);
-    ParallelFor(n, kUpdateCost, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        C xi = Load(xp[i]), vi = Load(vp[i]), hi = Load(hp[i]);
-        OnnxAdamElement<C>(s, Load(gp[i]), &xi, &vi, &hi);
-        xo[i] = Store<T>(xi);
-        vo[i] = Store<T>(vi);
-        ho[i] = Store<T>(hi);
-      }
-    });
-    return Status::Ok();
-  });
-}
-
-Status OnnxMomentum(const OnnxMomentumParams& p, DType dtype, int64_t n, double r, int64_t t,
-                    const void* x, const void* g, const void* v, void* x_new, void* v_new) {
-  if (n < 0) return InvalidInput("Momentum: negative element count {}", n);
-  return Dispatch<TypeSet::kFloat>(dtype, "Momentum", [&](auto tag) {
-    using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
-    const OnnxMomentumStep<C> s{static_cast<C>(r), static_cast<C>(p.alpha),
-                                t > 0 ? static_cast<C>(p.beta) : C(1),
-                                static_cast<C>(p.norm_coefficient), p.nesterov};
-    UpdateWithOneState<T>(n, x, g, v, x_new, v_new,
-                          [&](C gi, C* xi, C* vi) { OnnxMomentumElement<C>(s, gi, xi, vi); });
-    return Status::Ok();
-  });
-}
-
-Status OnnxAdagrad(const OnnxAdagradParams& p, DType dtype, int64_t n, double r, int64_t t,
-                   const void* x, const void* g, const void* h, void* x_new, void* h_new) {
-  if (n < 0) return InvalidInput("Adagrad: negative element count {}", n);
-  const double r_decayed = r / (1.0 + static_cast<double>(t) * p.decay_factor);
-  return Dispatch<TypeSet::kFloat>(dtype, "Adagrad", [&](auto tag) {
-    using T = A8_TAG_TYPE(tag);
-    using C = Compute<T>;
-    const OnnxAdagradStep<C> s{static_cast<C>(r_decayed), static_cast<C>(p.epsilon),
-                               static_cast<C>(p.norm_coefficient)};
-    UpdateWithOneState<T>(n, x, g, h, x_new, h_new,
-                          [&](C gi, C* xi, C* hi) { OnnxAdagradElement<C>(s, gi, xi, hi); });
     return Status::Ok();
   });
 }

@@ -1,7 +1,8 @@
 // Optimizer kernels: a800c's training step control and parameter updates (domain "a8":
 // TrainControl, GlobalNormSq, GradAccumulate, SgdUpdate, AdamUpdate; loss scaling's
-// UnscaleCheckFinite and UpdateScale, bodies in scaler.cc) and the ONNX
-// ai.onnx.preview.training optimizers (Adam, Momentum, Adagrad).
+// UnscaleCheckFinite and UpdateScale, bodies in scaler.cc). The ONNX ai.onnx.preview.training
+// optimizers (Adam, Momentum, Adagrad) have one body, kernels/device/loss_optim_update_impl.h,
+// which the CPU backend runs on the host.
 //
 // - The per-element math is one small A8_HD function per update, in kernels/common/optim_math.h,
 //   which the CUDA kernels (kernels/device/loss_optim_update_impl.h) call too.
@@ -19,7 +20,6 @@
 
 #include "base/status.h"
 #include "kernels/common/float16.h"
-#include "kernels/common/onnx_optim_params.h"
 #include "kernels/common/optim_math.h"
 #include "kernels/cpu/dtype.h"
 
@@ -83,18 +83,5 @@ Status AdamUpdate(const AdamParams& p, DType param_dtype, DType grad_dtype, int6
                   const float* ctl, const void* param, const void* grad, const void* m,
                   const void* v, void* param_next, void* m_next, void* v_next,
                   const AdamExtras& extras = {});
-
-// ---- ONNX ai.onnx.preview.training optimizers (formulas of the ONNX spec), one tensor each;
-// their attributes: kernels/common/onnx_optim_params.h
-
-// r: the learning rate R, t: the update count T. x/g/v/h and outputs: `dtype`, n elements.
-Status OnnxAdam(const OnnxAdamParams& p, DType dtype, int64_t n, double r, int64_t t, const void* x,
-                const void* g, const void* v, const void* h, void* x_new, void* v_new, void* h_new);
-
-Status OnnxMomentum(const OnnxMomentumParams& p, DType dtype, int64_t n, double r, int64_t t,
-                    const void* x, const void* g, const void* v, void* x_new, void* v_new);
-
-Status OnnxAdagrad(const OnnxAdagradParams& p, DType dtype, int64_t n, double r, int64_t t,
-                   const void* x, const void* g, const void* h, void* x_new, void* h_new);
 
 }  // namespace a8::cpu

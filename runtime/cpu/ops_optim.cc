@@ -1,7 +1,7 @@
-// CPU registry entries of the optimizer ops (see registry.h): a800c's step control and updates
-// (domain "a8") and the ONNX ai.onnx.preview.training optimizers, over kernels/cpu/optim.h.
+// CPU registry entries of a800c's step control and updates (domain "a8", see registry.h), over
+// kernels/cpu/optim.h. The ONNX ai.onnx.preview.training optimizers run the shared device entries
+// (runtime/device/ops_loss_optim.cc) on the host.
 #include "kernels/cpu/optim.h"
-#include "runtime/core/onnx_optim_attrs.h"
 #include "runtime/cpu/registry.h"
 
 namespace a8 {
@@ -96,59 +96,9 @@ Status RunUpdateScale(const KernelArgs& a) {
                           reinterpret_cast<int32_t*>(a.out(1).data));
 }
 
-// ---- ai.onnx.preview.training: (R, T, X_1..X_n, G_1..G_n, state groups) ->
-// (X_new.., states..)
-
-// Calls update(R, T, inputs of tensor i (X, G, states...), its outputs (X_new, states...)) for each
-// of the n tensors, after checking the group layout.
-template <typename F>
-Status ForEachOnnxTensor(const KernelArgs& a, int groups, F&& update) {
-  A8_RETURN_IF_ERROR(CheckOnnxOptimizerOperands(a, groups));
-  const int tensors = a.num_inputs() - 2;
-  const TensorArg& r = a.in(0);
-  const double rate = r.dtype == DType::kF32 ? *reinterpret_cast<const float*>(r.data)
-                                             : *reinterpret_cast<const double*>(r.data);
-  const int64_t t = *reinterpret_cast<const int64_t*>(a.in(1).data);
-  const int n = tensors / groups;
-  for (int i = 0; i < n; ++i) {
-    std::vector<const TensorArg*> ins, outs;
-    for (int g = 0; g < groups; ++g) ins.push_back(&a.in(2 + g * n + i));
-    for (int g = 0; g < groups - 1; ++g) outs.push_back(&a.out(g * n + i));
-    A8_RETURN_IF_ERROR(update(rate, t, ins, outs));
-  }
-  return Status::Ok();
-}
-
-using Operands = std::vector<const TensorArg*>;
-
-Status RunOnnxAdam(const KernelArgs& a) {
-  const cpu::OnnxAdamParams p = DecodeOnnxAdam(a);
-  return ForEachOnnxTensor(a, 4, [&](double r, int64_t t, const Operands& in, const Operands& out) {
-    return cpu::OnnxAdam(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
-                         in[2]->data, in[3]->data, out[0]->data, out[1]->data, out[2]->data);
-  });
-}
-
-Status RunOnnxMomentum(const KernelArgs& a) {
-  A8_ASSIGN_OR_RETURN(const cpu::OnnxMomentumParams p, DecodeOnnxMomentum(a));
-  return ForEachOnnxTensor(a, 3, [&](double r, int64_t t, const Operands& in, const Operands& out) {
-    return cpu::OnnxMomentum(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
-                             in[2]->data, out[0]->data, out[1]->data);
-  });
-}
-
-Status RunOnnxAdagrad(const KernelArgs& a) {
-  const cpu::OnnxAdagradParams p = DecodeOnnxAdagrad(a);
-  return ForEachOnnxTensor(a, 3, [&](double r, int64_t t, const Operands& in, const Operands& out) {
-    return cpu::OnnxAdagrad(p, in[0]->dtype, in[0]->count(), r, t, in[0]->data, in[1]->data,
-                            in[2]->data, out[0]->data, out[1]->data);
-  });
-}
-
 }  // namespace
 
 std::vector<CpuKernelEntry> OptimizerKernels() {
-  static const std::vector<DType> kOnnxFloat = {DType::kF32, DType::kF64};
   return {
       {"a8.TrainControl",
        {DType::kI64},
@@ -164,9 +114,6 @@ std::vector<CpuKernelEntry> OptimizerKernels() {
        "scale and outputs: f32; in place ok"},
       {"a8.CheckFinite", kFloatTypes, 0, RunCheckFinite, "found_inf: f32"},
       {"a8.UpdateScale", {DType::kF32}, 0, RunUpdateScale, "tracker: i32, step: i64"},
-      {"ai.onnx.preview.training.Adam", kOnnxFloat, 2, RunOnnxAdam, "R: f32/f64"},
-      {"ai.onnx.preview.training.Momentum", kOnnxFloat, 2, RunOnnxMomentum, "R: f32/f64"},
-      {"ai.onnx.preview.training.Adagrad", kOnnxFloat, 2, RunOnnxAdagrad, "R: f32/f64"},
   };
 }
 

@@ -1,4 +1,5 @@
-// The ONNX ai.onnx.preview.training optimizers (Adam, Momentum, Adagrad: kernels/cpu/optim.h)
+// The ONNX ai.onnx.preview.training optimizers (Adam, Momentum, Adagrad: one body for both
+// backends, kernels/device/loss_optim_update_impl.h, run on the host as the CPU backend runs it)
 // against float64 references written here from the ONNX operator specs, with random data.
 #include <gtest/gtest.h>
 
@@ -6,17 +7,31 @@
 #include <random>
 #include <vector>
 
-#include "kernels/cpu/optim.h"
+#include "kernels/device/loss_optim.h"
 #include "tests/unit/cpu_kernels_test_util.h"
+#include "tests/unit/host_device_util.h"
 
 namespace a8 {
 namespace {
 
 using namespace cpu::testing;  // Buffer, RandomBuffer, ExpectClose, ToleranceFor, Values
 
+// One update of one tensor of `dtype` by `p` (its kind and attributes set), R = r (f64), T = t;
+// s2 / s2_new: Adam's H only.
+Status OnnxUpdate(emu::OnnxOptimParams p, DType dtype, int64_t n, double r, int64_t t,
+                  const void* x, const void* g, const void* s1, const void* s2, void* x_new,
+                  void* s1_new, void* s2_new) {
+  p.r_f64 = true, p.r = &r, p.t = &t;
+  p.dtype = dtype, p.n = n, p.x = x, p.g = g, p.s1 = s1, p.s2 = s2;
+  p.x_new = x_new, p.s1_new = s1_new, p.s2_new = s2_new;
+  return a8::testing::OnHost([&](emu::DevCtx& ctx) { return emu::OnnxOptimizerUpdate(ctx, p); });
+}
+
 TEST(OptimKernelsTest, OnnxAdamMatchesTheSpec) {
   std::mt19937_64 rng(60);
-  cpu::OnnxAdamParams p;
+  emu::OnnxOptimParams op;
+  op.kind = emu::OnnxOptimizer::kAdam;
+  cpu::OnnxAdamParams& p = op.adam;
   p.alpha = 0.95f;
   p.beta = 0.85f;
   p.epsilon = 1e-2f;
@@ -38,8 +53,8 @@ TEST(OptimKernelsTest, OnnxAdamMatchesTheSpec) {
         const double xn = rx[i] - r_adj * rv[i] / (std::sqrt(rh[i]) + double{p.epsilon});
         rx[i] = (1 - double{p.norm_coefficient_post}) * xn;
       }
-      ASSERT_TRUE(cpu::OnnxAdam(p, t, n, r, step, x.data(), g.data(), v.data(), h.data(), x.data(),
-                                v.data(), h.data())
+      ASSERT_TRUE(OnnxUpdate(op, t, n, r, step, x.data(), g.data(), v.data(), h.data(), x.data(),
+                             v.data(), h.data())
                       .ok());
       const double tol = 4 * ToleranceFor(t);
       ExpectClose(x, rx, tol, nullptr, 1.0);  // O(1) values: scale |want| + 1
@@ -52,7 +67,9 @@ TEST(OptimKernelsTest, OnnxAdamMatchesTheSpec) {
 TEST(OptimKernelsTest, OnnxMomentumMatchesTheSpec) {
   std::mt19937_64 rng(61);
   for (bool nesterov : {false, true}) {
-    cpu::OnnxMomentumParams p;
+    emu::OnnxOptimParams op;
+    op.kind = emu::OnnxOptimizer::kMomentum;
+    cpu::OnnxMomentumParams& p = op.momentum;
     p.alpha = 0.9f;
     p.beta = 0.3f;
     p.norm_coefficient = 0.01f;
@@ -70,9 +87,9 @@ TEST(OptimKernelsTest, OnnxMomentumMatchesTheSpec) {
           rx[i] -= r * (nesterov ? gr + alpha * rv[i] : rv[i]);
         }
         Buffer xo = x, vo = v;
-        ASSERT_TRUE(
-            cpu::OnnxMomentum(p, t, n, r, step, x.data(), g.data(), v.data(), xo.data(), vo.data())
-                .ok());
+        ASSERT_TRUE(OnnxUpdate(op, t, n, r, step, x.data(), g.data(), v.data(), nullptr, xo.data(),
+                               vo.data(), nullptr)
+                        .ok());
         ExpectClose(xo, rx, 4 * ToleranceFor(t), nullptr, 1.0);
         ExpectClose(vo, rv, 4 * ToleranceFor(t), nullptr, 1.0);
       }
@@ -82,7 +99,9 @@ TEST(OptimKernelsTest, OnnxMomentumMatchesTheSpec) {
 
 TEST(OptimKernelsTest, OnnxAdagradMatchesTheSpec) {
   std::mt19937_64 rng(62);
-  cpu::OnnxAdagradParams p;
+  emu::OnnxOptimParams op;
+  op.kind = emu::OnnxOptimizer::kAdagrad;
+  cpu::OnnxAdagradParams& p = op.adagrad;
   p.decay_factor = 0.1f;
   p.epsilon = 1e-5f;
   p.norm_coefficient = 0.001f;
@@ -98,9 +117,9 @@ TEST(OptimKernelsTest, OnnxAdagradMatchesTheSpec) {
         rh[i] += gr * gr;
         rx[i] -= r * gr / (std::sqrt(rh[i]) + double{p.epsilon});
       }
-      ASSERT_TRUE(
-          cpu::OnnxAdagrad(p, t, n, 0.1, step, x.data(), g.data(), h.data(), x.data(), h.data())
-              .ok());
+      ASSERT_TRUE(OnnxUpdate(op, t, n, 0.1, step, x.data(), g.data(), h.data(), nullptr, x.data(),
+                             h.data(), nullptr)
+                      .ok());
       ExpectClose(x, rx, 4 * ToleranceFor(t), nullptr, 1.0);
       ExpectClose(h, rh, 4 * ToleranceFor(t));
     }

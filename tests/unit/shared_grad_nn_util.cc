@@ -4,24 +4,10 @@
 #include "kernels/device/loss_optim.h"
 #include "kernels/device/reduce.h"
 #include "runtime/device/device_registry.h"
+#include "tests/unit/host_device_util.h"
 
 namespace a8::testing::grad_nn {
 namespace {
-
-// A host "device" context with an error word: scratch from the host allocator, freed after the
-// call; a raised DevErr is InvalidInput, as the CPU backend reports it.
-template <typename Fn>
-Status OnHost(Fn&& fn) {
-  emu::DevCtx ctx;
-  int32_t error = 0;
-  ctx.error_word = &error;
-  ctx.error_tag = 1;
-  const emu::DevStatus s = fn(ctx);
-  emu::ReleaseScratch(ctx);
-  A8_RETURN_IF_ERROR(emu::FromDev(s));
-  if (error != 0) return InvalidInput("a label is outside [0, classes)");
-  return Status::Ok();
-}
 
 // A class loss or its gradient: `args` with the LossShape of `p` (raising into ctx's error word).
 template <typename Args>

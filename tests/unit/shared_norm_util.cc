@@ -2,18 +2,10 @@
 
 #include "kernels/device/nn.h"
 #include "runtime/device/device_registry.h"
+#include "tests/unit/host_device_util.h"
 
 namespace a8::testing::norm {
 namespace {
-
-// A host "device" context: scratch memory from the host allocator, freed after the call.
-template <typename Fn>
-Status OnHost(Fn&& fn) {
-  emu::DevCtx ctx;
-  const emu::DevStatus s = fn(ctx);
-  emu::ReleaseScratch(ctx);
-  return emu::FromDev(s);
-}
 
 emu::BatchNormArgs ArgsOf(const BatchNormParams& p) {
   emu::BatchNormArgs a;
