@@ -20,35 +20,47 @@ Status OnHostWithShape(const LossParams& p, const char* op, Args args,
   });
 }
 
+// A class loss (`softmax`: SoftmaxCrossEntropyLoss, else NegativeLogLikelihoodLoss) of scores x.
+Status ClassLoss(const LossParams& p, bool softmax, const void* x, const void* labels,
+                 const void* weights, void* loss, void* log_prob) {
+  emu::LossParams a;
+  a.scores = x, a.labels = labels, a.weights = weights, a.loss = loss, a.log_prob = log_prob;
+  return softmax
+             ? OnHostWithShape(p, "SoftmaxCrossEntropyLoss", a, emu::SoftmaxCrossEntropyLoss)
+             : OnHostWithShape(p, "NegativeLogLikelihoodLoss", a, emu::NegativeLogLikelihoodLoss);
+}
+
+// Its gradient (scores: SoftmaxCrossEntropyLoss's only).
+Status ClassLossGrad(const LossParams& p, bool softmax, const void* dloss, const void* scores,
+                     const void* labels, const void* weights, void* dx) {
+  emu::LossGradParams a;
+  a.dloss = dloss, a.scores = scores, a.labels = labels, a.weights = weights, a.dscores = dx;
+  return softmax ? OnHostWithShape(p, "a8.SoftmaxCrossEntropyLossGrad", a,
+                                   emu::SoftmaxCrossEntropyLossGrad)
+                 : OnHostWithShape(p, "a8.NegativeLogLikelihoodLossGrad", a,
+                                   emu::NegativeLogLikelihoodLossGrad);
+}
+
 }  // namespace
 
 Status SoftmaxCrossEntropyLoss(const LossParams& p, const void* scores, const void* labels,
                                const void* weights, void* loss, void* log_prob) {
-  emu::LossParams a;
-  a.scores = scores, a.labels = labels, a.weights = weights, a.loss = loss, a.log_prob = log_prob;
-  return OnHostWithShape(p, "SoftmaxCrossEntropyLoss", a, emu::SoftmaxCrossEntropyLoss);
+  return ClassLoss(p, true, scores, labels, weights, loss, log_prob);
 }
 
 Status NegativeLogLikelihoodLoss(const LossParams& p, const void* input, const void* labels,
                                  const void* weights, void* loss) {
-  emu::LossParams a;
-  a.scores = input, a.labels = labels, a.weights = weights, a.loss = loss;
-  return OnHostWithShape(p, "NegativeLogLikelihoodLoss", a, emu::NegativeLogLikelihoodLoss);
+  return ClassLoss(p, false, input, labels, weights, loss, nullptr);
 }
 
 Status SoftmaxCrossEntropyLossGrad(const LossParams& p, const void* dloss, const void* scores,
                                    const void* labels, const void* weights, void* dscores) {
-  emu::LossGradParams a;
-  a.dloss = dloss, a.scores = scores, a.labels = labels, a.weights = weights, a.dscores = dscores;
-  return OnHostWithShape(p, "a8.SoftmaxCrossEntropyLossGrad", a, emu::SoftmaxCrossEntropyLossGrad);
+  return ClassLossGrad(p, true, dloss, scores, labels, weights, dscores);
 }
 
 Status NegativeLogLikelihoodLossGrad(const LossParams& p, const void* dloss, const void* labels,
                                      const void* weights, void* dinput) {
-  emu::LossGradParams a;
-  a.dloss = dloss, a.labels = labels, a.weights = weights, a.dscores = dinput;
-  return OnHostWithShape(p, "a8.NegativeLogLikelihoodLossGrad", a,
-                         emu::NegativeLogLikelihoodLossGrad);
+  return ClassLossGrad(p, false, dloss, nullptr, labels, weights, dinput);
 }
 
 Status PairLossForward(PairLossKind kind, DType dtype, int64_t n, const void* pred,
