@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <string_view>
 #include <type_traits>
 
 #include "compiler/ir/op_table.h"
@@ -33,10 +32,6 @@ T AttrNumber(const plan::Attribute* a, T dflt) {
   return dflt;
 }
 
-}  // namespace
-
-namespace {
-
 std::mutex g_undeclared_mu;
 std::string g_undeclared;  // "op.attr" of the reads without a table default, ", "-separated
 
@@ -48,11 +43,7 @@ std::string TakeUndeclaredAttributeReads() {
 }
 
 const Attribute* KernelArgs::TableDefault(const std::string& name) const {
-  const std::string_view op = kernel_->op();
-  const size_t dot = op.rfind('.');
-  const OpDef* def = dot == std::string_view::npos ? FindOp("", op)
-                                                   : FindOp(op.substr(0, dot), op.substr(dot + 1));
-  if (def != nullptr) {
+  if (const OpDef* def = FindQualifiedOp(kernel_->op())) {
     for (const AttrSpec& spec : def->attrs) {
       if (spec.name == name && spec.default_value) return &*spec.default_value;
     }
@@ -304,9 +295,10 @@ StatusOr<cpu::AdamParams> AdamUpdateOperands(const KernelArgs& a) {
     const TensorArg& copy = a.out(3);
     A8_RETURN_IF_ERROR(RequireSameCount(a, copy, param, "copy_next"));
     if (param.dtype != DType::kF32 || (copy.dtype != DType::kF16 && copy.dtype != DType::kBF16)) {
-      return InvalidInput("a8.AdamUpdate: the working copy copy_next is {} of a {} parameter "
-                          "(f16 or bf16 of f32 expected)",
-                          DTypeName(copy.dtype), DTypeName(param.dtype));
+      return InvalidInput(
+          "a8.AdamUpdate: the working copy copy_next is {} of a {} parameter "
+          "(f16 or bf16 of f32 expected)",
+          DTypeName(copy.dtype), DTypeName(param.dtype));
     }
   }
   using P = cpu::AdamParams;
