@@ -64,6 +64,12 @@ struct LossShape {
   bool has_ignore_index = false;
   int64_t ignore_index = 0;
   DevErr err;  // raised for a label outside [0, classes) that is not ignore_index
+
+  // Target t's label, read from `labels` (i32 or i64).
+  A8_HD int64_t Label(const void* labels, int64_t t) const {
+    return labels_i32 ? static_cast<const int32_t*>(labels)[t]
+                      : static_cast<const int64_t*>(labels)[t];
+  }
 };
 
 struct LossParams {

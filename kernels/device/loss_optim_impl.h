@@ -28,8 +28,7 @@ constexpr int64_t kIgnored = -1;
 constexpr int64_t kBadLabel = -2;
 
 A8_HD int64_t ClassOf(const LossShape& s, const void* labels, int64_t t) {
-  const int64_t label = s.labels_i32 ? static_cast<const int32_t*>(labels)[t]
-                                     : static_cast<const int64_t*>(labels)[t];
+  const int64_t label = s.Label(labels, t);
   if (s.has_ignore_index && label == s.ignore_index) return kIgnored;
   if (label < 0 || label >= s.classes) {
     s.err.Raise();

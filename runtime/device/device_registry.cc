@@ -16,6 +16,11 @@ StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
   return a.ConstInts(i);
 }
 
+const uint8_t* HostBytes(const TensorArg& t) {
+  if (t.host != nullptr) return t.host;
+  return MemoryIsHost() ? t.data : nullptr;
+}
+
 StatusOr<int> AttrChoice(const KernelArgs& a, const char* op, const char* name,
                          std::initializer_list<const char*> values) {
   const std::string value = a.Str(name, *values.begin());

@@ -44,6 +44,12 @@ Status FromDev(const DevStatus& s);
 // a CONSTANT buffer with a host copy (Unsupported naming the op otherwise).
 StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i);
 
+// The bytes of `t` that host code may read, to name the element at fault where a kernel could only
+// raise DevErr: a CONSTANT buffer's host copy, else the data itself where device memory is host
+// memory (MemoryIsHost: the emulation, and the CPU backend running these entries); null on a GPU
+// for an operand computed or fed during the step.
+const uint8_t* HostBytes(const TensorArg& t);
+
 // The position of string attribute `name` among `values` (absent: the first), for the kernels'
 // enums listed in the same order; InvalidInput "`op`: unknown `name` 'value' (a, b or c)" when it
 // is none of them.

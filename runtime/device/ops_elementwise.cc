@@ -191,11 +191,14 @@ uint64_t NodeHash(const std::string& node) {
 }
 
 // The ratio (input `i`) and training (input `i + 1`) operands that Dropout and a8.DropoutGrad
-// share, both read by the kernel; a ratio the host can read (a CONSTANT) is checked here.
+// share, both read by the kernel; a ratio the host can read (HostBytes: a CONSTANT, or any operand
+// in the emulation and on the CPU backend) is checked here.
 template <typename Params>
 Status SetDropoutRatio(const KernelArgs& a, int i, Params* p) {
   float ratio = 0.5f;
-  if (HostFloat(a.in(i), &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
+  TensorArg readable = a.in(i);
+  readable.host = HostBytes(readable);
+  if (HostFloat(readable, &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
     return InvalidInput("{}: ratio {} is not in [0, 1)", a.kernel().op(), ratio);
   if (a.has_in(i)) {
     p->ratio = a.in(i).data;

@@ -51,13 +51,12 @@ StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const Dims& scores_dims, in
     return InvalidInput("{}: labels have {} elements, the scores {} targets", a.kernel().op(),
                         labels.count(), s.batch * s.extra);
   }
-  // Where memory is host memory (the emulation, and the CPU backend, which runs these entries),
-  // a label outside [0, C) that is not ignored is named here; on a GPU the kernel raises DevErr
-  // and that target's loss and gradient are NaN.
-  if (MemoryIsHost()) {
+  // Where the host can read the labels (a constant, or any operand in the emulation and on the
+  // CPU backend, which runs these entries), a label outside [0, C) that is not ignored is named
+  // here; otherwise the kernel raises DevErr and that target's loss and gradient are NaN.
+  if (const uint8_t* bytes = HostBytes(labels)) {
     for (int64_t t = 0; t < s.batch * s.extra; ++t) {
-      const int64_t label = s.labels_i32 ? reinterpret_cast<const int32_t*>(labels.data)[t]
-                                         : reinterpret_cast<const int64_t*>(labels.data)[t];
+      const int64_t label = s.Label(bytes, t);
       if (s.has_ignore_index && label == s.ignore_index) continue;
       if (label < 0 || label >= s.classes) {
         return InvalidInput("{}: label {} (target {}) is outside [0, {})", a.kernel().op(), label,

@@ -555,5 +555,28 @@ TEST(DeviceElementwiseTest, ErrorsMatchTheCpu) {
       "a8.DropoutGrad: ratio -0.5 is not in [0, 1)");
 }
 
+// A ratio fed during the step, not a constant: the CPU backend and cuda-emu can read it on the
+// host (HostBytes) and name it, as the CPU's own DropoutGrad entry did; on a GPU the kernel
+// writes NaN instead.
+TEST(DeviceElementwiseTest, AFedDropoutRatioOutsideTheRangeIsNamedOnBoth) {
+  const DType f = DType::kF32;
+  testing::OneKernelPlan p = testing::BuildOneKernelPlan(
+      "a8.DropoutGrad", {{f, {4}}, {DType::kBool, {4}}, {f, {}}}, {{f, {4}}}, [](plan::Kernel*) {},
+      5, 1, {{2, FromDoubles(f, {-0.5})}});
+  for (bool cpu : {true, false}) {
+    SCOPED_TRACE(cpu ? "cpu" : "cuda-emu");
+    StatusOr<std::unique_ptr<Backend>> be = MakeCudaEmuBackend();
+    if (cpu) be = MakeCpuBackend();
+    ASSERT_TRUE(be.ok());
+    auto ex = Executor::Create(p.plan, std::move(be).value());
+    ASSERT_TRUE(ex.ok()) << ex.status().message();
+    for (const auto& [name, bytes] : p.inputs)
+      ASSERT_TRUE((*ex)->SetInput(name, bytes.data(), bytes.size()).ok()) << name;
+    Status s = (*ex)->Run();
+    EXPECT_NE(s.message().find("a8.DropoutGrad: ratio -0.5 is not in [0, 1)"), std::string::npos)
+        << s.message();
+  }
+}
+
 }  // namespace
 }  // namespace a8
