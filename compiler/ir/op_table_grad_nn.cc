@@ -1,6 +1,7 @@
 // Internal ops (domain "a8") of the NN gradients and a800c's own losses, with their shape rules
 // (see op_table_builder.h). build-training emits them (passes/autodiff/grad_rules_nn.cc); the
-// kernels are kernels/cpu/grad_nn.h. Window attributes are explicit (pads resolved, no auto_pad):
+// kernels are kernels/cpu/grad_conv_pool.h (convolution, pooling) and the shared bodies of
+// kernels/device (the rest). Window attributes are explicit (pads resolved, no auto_pad):
 // the rules copy them from the forward node.
 #include <fmt/format.h>
 

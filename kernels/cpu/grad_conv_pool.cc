@@ -1,4 +1,7 @@
-// Backward kernels of Conv (the filter gradient) and of MaxPool / AveragePool (see grad_nn.h).
+// Backward kernels of Conv (the filter gradient) and of MaxPool / AveragePool (see
+// grad_conv_pool.h).
+#include "kernels/cpu/grad_conv_pool.h"
+
 #include <algorithm>
 #include <limits>
 #include <vector>
@@ -6,7 +9,6 @@
 #include "kernels/common/conv_batch_chunk.h"
 #include "kernels/common/pool_window.h"
 #include "kernels/cpu/blas.h"
-#include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/in_f32.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_conv.h"

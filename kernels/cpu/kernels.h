@@ -21,12 +21,13 @@
 // Families: elementwise.h (unary, binary, Where, Clip, Cast, Dropout), gemm.h (Gemm, MatMul),
 // conv.h, pool.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax), movement.h
 // (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, OneHot, Range);
-// training: grad_math.h (gradients of elementwise and movement ops), grad_nn.h (gradients of
-// conv and pooling), optim.h (optimizer updates, step control, ONNX's
-// Adam/Momentum/Adagrad). The normalizations (BatchNormalization, LayerNormalization,
-// InstanceNormalization), the losses (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, the a8
-// losses) and their gradients have one body, shared with the CUDA backend
-// (kernels/device/nn_norm_impl.h, loss_optim_impl.h), which the CPU backend runs on the host
+// training: grad_math.h (gradients of elementwise and movement ops), grad_conv_pool.h
+// (gradients of conv and pooling), optim.h (a800c's optimizer updates and step control). The
+// normalizations (BatchNormalization, LayerNormalization, InstanceNormalization), the losses
+// (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, the a8 losses) and their gradients, the
+// Softmax and Dropout gradients and ONNX's preview Adam/Momentum/Adagrad have one body, shared
+// with the CUDA backend (kernels/device: nn_norm_impl.h, loss_optim_impl.h, softmax_impl.h,
+// elementwise_impl.h, loss_optim_update_impl.h), which the CPU backend runs on the host
 // (runtime/cpu/cpu_backend.h).
 #pragma once
 
@@ -35,8 +36,8 @@
 #include "kernels/cpu/dtype.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/grad_conv_pool.h"
 #include "kernels/cpu/grad_math.h"
-#include "kernels/cpu/grad_nn.h"
 #include "kernels/cpu/movement.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"

@@ -66,7 +66,7 @@ bool FastConvTakesChannelsLast(const ConvParams& p, const Dims& out_spatial, Con
 StatusOr<bool> FastConvTranspose(const ConvParams& p, const Dims& out_spatial, const void* x,
                                  const void* w, const void* bias, void* y);
 
-// dW of the forward convolution `p` (a8.ConvGradFilter, grad_nn.h) through oneDNN, with any
+// dW of the forward convolution `p` (a8.ConvGradFilter, grad_conv_pool.h) through oneDNN, with any
 // number of channels: the batch split over the pool, one part a thread, each part's dW in f32,
 // summed in part order and rounded once (the CNN of precision_table.py, two threads: 68 -> 36 ms
 // a step in bf16; f32, which ran im2col + GEMM over the pool with two threads, 320 -> 85 ms).

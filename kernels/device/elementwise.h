@@ -1,7 +1,7 @@
 // Elementwise device kernels: unary math, broadcasting binary and N-ary ops (Max/Min/Sum/Mean,
 // Where), Clip, Cast, Dropout, the activation gradients and a8.FusedElementwise.
 //
-// The semantics are the CPU reference's (kernels/cpu/elementwise.h, grad_math.h, grad_nn.h,
+// The semantics are the CPU reference's (kernels/cpu/elementwise.h, grad_math.h,
 // fused.h): f16/bf16 math in float rounded once on store, f64 in double, integers in their own
 // type with wrapping arithmetic, division and modulo by zero giving 0, Max/Min propagating NaN,
 // ONNX Cast as onnxruntime does it on x86. Two deliberate differences, both within a few ulp: Erf

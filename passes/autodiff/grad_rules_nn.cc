@@ -1,7 +1,8 @@
 // Gradient rules of the NN ops (see grad_rule.h): convolution, pooling, normalizations,
 // Softmax/LogSoftmax, Dropout, the ONNX losses and a800c's own losses (a8.MseLoss, a8.L1Loss,
 // a8.BceWithLogitsLoss). The math lives in the internal ops of compiler/ir/op_table_grad_nn.cc
-// (kernels: kernels/cpu/grad_nn.h); a rule only picks operands and attributes.
+// (kernels: kernels/cpu/grad_conv_pool.h for convolution and pooling, kernels/device for the
+// rest); a rule only picks operands and attributes.
 #include <fmt/format.h>
 
 #include <algorithm>

@@ -1,10 +1,10 @@
 // CPU registry entries of the convolution and pooling gradients (see registry.h): each reads its
-// operands and attributes and calls the kernel of kernels/cpu/grad_nn.h. The other NN gradients
-// (Softmax, LogSoftmax, Dropout, the losses, the normalizations) run the shared device bodies
-// through the host launch.
+// operands and attributes and calls the kernel of kernels/cpu/grad_conv_pool.h. The other NN
+// gradients (Softmax, LogSoftmax, Dropout, the losses, the normalizations) run the shared device
+// bodies through the host launch.
 #include <algorithm>
 
-#include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/grad_conv_pool.h"
 #include "kernels/cpu/kernels.h"
 #include "runtime/cpu/registry.h"
 

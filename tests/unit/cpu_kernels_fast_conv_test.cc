@@ -12,7 +12,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_direct.h"
 #include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/grad_conv_pool.h"
 #include "kernels/cpu/kernel_mode.h"
 #include "kernels/cpu/onednn_conv.h"
 #include "kernels/cpu/onednn_gemm.h"

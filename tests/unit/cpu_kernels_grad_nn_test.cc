@@ -1,7 +1,7 @@
-// The convolution and pooling gradient kernels (kernels/cpu/grad_nn.h) against central differences
-// of the forward kernels in float64, and in f32/f16/bf16 against their own float64 results on the
-// same rounded inputs. The gradient rules that emit these kernels are tested in grad_nn_test.cc;
-// the shared bodies of the other NN gradients (Softmax, Dropout, the losses) in
+// The convolution and pooling gradient kernels (kernels/cpu/grad_conv_pool.h) against central
+// differences of the forward kernels in float64, and in f32/f16/bf16 against their own float64
+// results on the same rounded inputs. The gradient rules that emit these kernels are tested in
+// grad_nn_test.cc; the shared bodies of the other NN gradients (Softmax, Dropout, the losses) in
 // shared_grad_nn_test.cc.
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/grad_nn.h"
+#include "kernels/cpu/grad_conv_pool.h"
 #include "kernels/cpu/kernels.h"
 #include "tests/unit/cpu_kernels_grad_util.h"
 
