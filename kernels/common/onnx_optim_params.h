@@ -1,6 +1,6 @@
 // The attributes of the ONNX ai.onnx.preview.training optimizers (Adam, Momentum, Adagrad) with
 // the ONNX defaults: the device kernels carry them (kernels/device/loss_optim.h, the CPU backend's
-// too), runtime/core/onnx_optim_attrs.h decodes them.
+// too), whose entries decode them (runtime/device/ops_loss_optim.cc).
 #pragma once
 
 namespace a8::cpu {

@@ -15,7 +15,7 @@
 #include "kernels/common/kernel_types.h"
 #include "kernels/common/optim_math.h"
 #include "kernels/device/loss_optim.h"
-#include "runtime/core/onnx_optim_attrs.h"
+#include "runtime/core/attr_decode.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
@@ -291,24 +291,39 @@ Status RunOnnxOptimizer(const KernelArgs& a, DevCtx& ctx, OnnxOptimParams p, int
   return Status::Ok();
 }
 
+// Each optimizer's attributes, their ONNX defaults the members' initializers
+// (kernels/common/onnx_optim_params.h).
 Status RunOnnxAdam(const KernelArgs& a, DevCtx& ctx) {
   OnnxOptimParams p;
   p.kind = OnnxOptimizer::kAdam;
-  p.adam = DecodeOnnxAdam(a);
+  using P = cpu::OnnxAdamParams;
+  DecodeAttrs<P>(a,
+                 {A8_ATTR(P, alpha), A8_ATTR(P, beta), A8_ATTR(P, epsilon),
+                  A8_ATTR(P, norm_coefficient), A8_ATTR(P, norm_coefficient_post)},
+                 &p.adam);
   return RunOnnxOptimizer(a, ctx, p, 4);
 }
 
 Status RunOnnxMomentum(const KernelArgs& a, DevCtx& ctx) {
   OnnxOptimParams p;
   p.kind = OnnxOptimizer::kMomentum;
-  A8_ASSIGN_OR_RETURN(p.momentum, DecodeOnnxMomentum(a));
+  using P = cpu::OnnxMomentumParams;
+  DecodeAttrs<P>(a, {A8_ATTR(P, alpha), A8_ATTR(P, beta), A8_ATTR(P, norm_coefficient)},
+                 &p.momentum);
+  const std::string mode = a.Str("mode", "standard");
+  if (mode != "standard" && mode != "nesterov") {
+    return InvalidInput("{}: mode: unknown value '{}'", a.kernel().op(), mode);
+  }
+  p.momentum.nesterov = mode == "nesterov";
   return RunOnnxOptimizer(a, ctx, p, 3);
 }
 
 Status RunOnnxAdagrad(const KernelArgs& a, DevCtx& ctx) {
   OnnxOptimParams p;
   p.kind = OnnxOptimizer::kAdagrad;
-  p.adagrad = DecodeOnnxAdagrad(a);
+  using P = cpu::OnnxAdagradParams;
+  DecodeAttrs<P>(a, {A8_ATTR(P, decay_factor), A8_ATTR(P, epsilon), A8_ATTR(P, norm_coefficient)},
+                 &p.adagrad);
   return RunOnnxOptimizer(a, ctx, p, 3);
 }
 
