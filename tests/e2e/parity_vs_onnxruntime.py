@@ -35,6 +35,9 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from graph_inputs import feed_inputs  # noqa: E402
+
 ort.set_default_logger_severity(3)
 TOL = 1e-5
 OPSET = [helper.make_opsetid("", 17)]
@@ -181,17 +184,11 @@ EXAMPLES = {"mlp": 32, "cnn": 32, "bert": 32}
 def random_inputs(model, batch, seed):
     """Seeded random arrays for every graph input that is not an initializer."""
     rng = np.random.default_rng(seed)
-    inits = {i.name for i in model.graph.initializer}
     feeds = {}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        tt = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else batch for d in tt.shape.dim]
-        dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
-        if vi.name == "input_ids":
+    for name, shape, dtype in feed_inputs(model, batch):
+        if name == "input_ids":
             a = rng.integers(0, 1000, size=shape, dtype=np.int64)
-        elif vi.name == "attention_mask":
+        elif name == "attention_mask":
             a = (rng.random(shape) < 0.8).astype(dtype)
             a[..., 0] = 1
         elif np.issubdtype(dtype, np.floating):
@@ -200,7 +197,7 @@ def random_inputs(model, batch, seed):
             a = rng.random(shape) < 0.5
         else:
             a = rng.integers(0, 4, size=shape).astype(dtype)
-        feeds[vi.name] = a
+        feeds[name] = a
     return feeds
 
 

@@ -55,6 +55,9 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from graph_inputs import feed_inputs  # noqa: E402
+
 GEMM_OPS = ("MatMul", "Gemm", "Conv")
 
 
@@ -87,24 +90,19 @@ def make_feed(model, batch, seed):
         if n.op_type == "Gather" and n.input[0] in inits and len(n.input) > 1:
             vocab[n.input[1]] = inits[n.input[0]].dims[0]
     feed = {}
-    for vi in model.graph.input:
-        if vi.name in inits:
-            continue
-        tt = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else batch for d in tt.shape.dim]
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(tt.elem_type)
+    for name, shape, dtype in feed_inputs(model, batch):
         if np.issubdtype(dtype, np.floating):
-            feed[vi.name] = rng.standard_normal(shape).astype(dtype)
-        elif "mask" in vi.name.lower():
+            feed[name] = rng.standard_normal(shape).astype(dtype)
+        elif "mask" in name.lower():
             mask = np.ones(shape, dtype)
             if len(shape) == 2 and shape[1] > 1:
                 for row in range(shape[0]):
                     zeros = int(rng.integers(0, shape[1] // 2 + 1))
                     mask[row, shape[1] - zeros:] = 0
-            feed[vi.name] = mask
+            feed[name] = mask
         else:
-            high = vocab.get(vi.name, 2)
-            feed[vi.name] = rng.integers(0, high, size=shape).astype(dtype)
+            high = vocab.get(name, 2)
+            feed[name] = rng.integers(0, high, size=shape).astype(dtype)
     return feed
 
 

@@ -17,25 +17,22 @@ import sys
 import numpy as np
 import onnx
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), *[".."] * 4, "tools"))
+from graph_inputs import feed_inputs  # noqa: E402
+
 
 def make_inputs(model_path, batch, out):
     model = onnx.load(model_path)
-    init = {i.name for i in model.graph.initializer}
     rng = np.random.default_rng(1234)
     os.makedirs(out, exist_ok=True)
-    for inp in model.graph.input:
-        if inp.name in init:
-            continue
-        t = inp.type.tensor_type
-        dims = [d.dim_value if d.HasField("dim_value") else batch for d in t.shape.dim]
-        dtype = onnx.helper.tensor_dtype_to_np_dtype(t.elem_type)
+    for name, dims, dtype in feed_inputs(model, batch):
         if np.issubdtype(dtype, np.floating):
             a = rng.standard_normal(dims).astype(dtype)
-        elif "mask" in inp.name:
+        elif "mask" in name:
             a = rng.integers(0, 2, dims).astype(dtype)
         else:
             a = rng.integers(0, 8, dims).astype(dtype)
-        np.save(os.path.join(out, inp.name + ".npy"), a)
+        np.save(os.path.join(out, name + ".npy"), a)
 
 
 def compare(model_path, indir, outdir, scaled=False):
