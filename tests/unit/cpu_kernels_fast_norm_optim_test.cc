@@ -30,15 +30,9 @@ using testing::ExpectClose;
 using testing::FusedMatMulOf;
 using testing::MakeBuffer;
 using testing::RandomBuffer;
+using testing::RandomF32;
 using testing::ToleranceFor;
 using testing::Values;
-
-std::vector<float> RandomFloats(int64_t n, std::mt19937_64& rng, double lo, double hi) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& f : v) f = static_cast<float>(dist(rng));
-  return v;
-}
 
 // The batch mean and biased variance of each channel, in float64.
 void Moments(const std::vector<double>& x, const Dims& d, std::vector<double>* mean,
@@ -61,16 +55,18 @@ void Moments(const std::vector<double>& x, const Dims& d, std::vector<double>* m
   }
 }
 
-// The fields that BatchNormFastArgs and BatchNormGradFastArgs share, for an input of dims d
-// ([N, C, spatial...]) in dtype t, with epsilon 1e-5.
+// The fields that BatchNormFastArgs and BatchNormGradFastArgs share, for an input x of dims d
+// ([N, C, spatial...]) in dtype t and its f32 scale, with epsilon 1e-5.
 template <typename Args>
-Args BatchNormShape(DType t, const Dims& d) {
+Args BatchNormArgs(DType t, const Dims& d, const Buffer& x, const std::vector<float>& scale) {
   Args a;
   a.dtype = t;
   a.batch = d[0];
   a.channels = d[1];
   a.spatial = NumElements(d) / (d[0] * d[1]);
   a.epsilon = 1e-5f;
+  a.x = x.data();
+  a.scale = scale.data();
   return a;
 }
 
@@ -86,19 +82,18 @@ TEST_P(FastBatchNormTest, ForwardMatchesFloat64) {
        {Dims{3, 5, 7, 9}, Dims{2, 3, 41, 40}, Dims{4, 6}, Dims{8, 4, 4, 4}, Dims{2, 2, 130, 130}}) {
     for (bool training : {true, false}) {
       SCOPED_TRACE(::testing::Message() << "dims[1]=" << d[1] << " training=" << training);
-      auto a = BatchNormShape<BatchNormFastArgs>(t, d);
-      const int64_t channels = a.channels, spatial = a.spatial;
+      const int64_t channels = d[1];
       Buffer x = RandomBuffer(t, d, rng_, -1.5, 2.5);
-      std::vector<float> scale = RandomFloats(channels, rng_, 0.5, 1.5);
-      std::vector<float> bias = RandomFloats(channels, rng_, -1, 1);
-      std::vector<float> rmean = RandomFloats(channels, rng_, -0.5, 0.5);
-      std::vector<float> rvar = RandomFloats(channels, rng_, 0.5, 2);
+      std::vector<float> scale = RandomF32(channels, rng_, 0.5, 1.5);
+      std::vector<float> bias = RandomF32(channels, rng_, -1, 1);
+      std::vector<float> rmean = RandomF32(channels, rng_, -0.5, 0.5);
+      std::vector<float> rvar = RandomF32(channels, rng_, 0.5, 2);
       std::vector<float> rmean_out(channels), rvar_out(channels);
       Buffer y = MakeBuffer(t, d);
+      auto a = BatchNormArgs<BatchNormFastArgs>(t, d, x, scale);
+      const int64_t spatial = a.spatial;
       a.momentum = 0.9f;
       a.training = training;
-      a.x = x.data();
-      a.scale = scale.data();
       a.bias = bias.data();
       a.mean = rmean.data();
       a.var = rvar.data();
@@ -135,15 +130,14 @@ TEST_P(FastBatchNormTest, TrainingGradientMatchesFloat64) {
   const DType t = GetParam();
   for (const Dims& d :
        {Dims{3, 5, 7, 9}, Dims{2, 3, 41, 40}, Dims{8, 4, 4, 4}, Dims{2, 2, 130, 130}}) {
-    auto a = BatchNormShape<BatchNormGradFastArgs>(t, d);
-    const int64_t channels = a.channels, batch = a.batch, spatial = a.spatial;
+    const int64_t channels = d[1];
     Buffer x = RandomBuffer(t, d, rng_, -1.5, 2.5), dy = RandomBuffer(t, d, rng_, -1, 1);
-    std::vector<float> scale = RandomFloats(channels, rng_, 0.5, 1.5);
+    std::vector<float> scale = RandomF32(channels, rng_, 0.5, 1.5);
     std::vector<float> dscale(channels), dbias(channels);
     Buffer dx = MakeBuffer(t, d);
+    auto a = BatchNormArgs<BatchNormGradFastArgs>(t, d, x, scale);
+    const int64_t batch = a.batch, spatial = a.spatial;
     a.dy = dy.data();
-    a.x = x.data();
-    a.scale = scale.data();
     a.dx = dx.data();
     a.dscale = dscale.data();
     a.dbias = dbias.data();
@@ -210,9 +204,9 @@ TEST_P(FastAdamTest, MatchesReferenceMode) {
         p.decoupled = decoupled;
         p.weight_decay = wd;
         Buffer g = RandomBuffer(gt, {n}, rng_, -1, 1);
-        const std::vector<float> x = RandomFloats(n, rng_, -1, 1);
-        const std::vector<float> m = RandomFloats(n, rng_, -0.1, 0.1);
-        const std::vector<float> v = RandomFloats(n, rng_, 0, 0.01);
+        const std::vector<float> x = RandomF32(n, rng_, -1, 1);
+        const std::vector<float> m = RandomF32(n, rng_, -0.1, 0.1);
+        const std::vector<float> v = RandomF32(n, rng_, 0, 0.01);
         std::vector<float> out[2][3];  // [reference, fast][param, m, v]
         for (int fast = 0; fast < 2; ++fast) {
           std::vector<float> xi = x, mi = m, vi = v;

@@ -21,19 +21,15 @@ namespace {
 using testing::Buffer;
 using testing::MakeBuffer;
 using testing::RandomBuffer;
+using testing::RandomF32;
 using testing::Values;
 
 struct LnShape {
   int64_t outer, inner;
 };
 const LnShape kShapes[] = {{1, 1}, {3, 7}, {37, 16}, {50, 100}, {40, 768}, {2, 4099}};
-
-std::vector<float> RandomF32(int64_t n, std::mt19937_64& rng, double lo, double hi) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  std::vector<float> v(static_cast<size_t>(n));
-  for (float& f : v) f = static_cast<float>(dist(rng));
-  return v;
-}
+// The epsilon of every case, the kernels' and the reference's.
+constexpr float kEpsilon = 1e-5f;
 
 // Row statistics in double, from the stored (rounded) x.
 void RefStats(const std::vector<double>& x, int64_t outer, int64_t inner, double eps,
@@ -60,17 +56,26 @@ void ExpectNear(DType t, const std::vector<double>& got, const std::vector<doubl
   }
 }
 
-// The gradient's arguments over dy and x of `t` with `scale`; no statistics and no outputs yet.
-LayerNormGradFastArgs GradArgs(DType t, int64_t outer, int64_t inner, const Buffer& dy,
-                               const Buffer& x, const std::vector<float>& scale) {
-  LayerNormGradFastArgs a;
+// The fields that LayerNormFastArgs and LayerNormGradFastArgs share: x of `t` ([outer, inner])
+// with `scale`, epsilon kEpsilon; no statistics and no outputs yet.
+template <typename Args>
+Args LayerNormArgs(DType t, int64_t outer, int64_t inner, const Buffer& x,
+                   const std::vector<float>& scale) {
+  Args a;
   a.dtype = t;
   a.outer = outer;
   a.inner = inner;
-  a.epsilon = 1e-5f;
-  a.dy = dy.data();
+  a.epsilon = kEpsilon;
   a.x = x.data();
   a.scale = scale.data();
+  return a;
+}
+
+// The gradient's arguments over dy and x of `t` with `scale`; no statistics and no outputs yet.
+LayerNormGradFastArgs GradArgs(DType t, int64_t outer, int64_t inner, const Buffer& dy,
+                               const Buffer& x, const std::vector<float>& scale) {
+  auto a = LayerNormArgs<LayerNormGradFastArgs>(t, outer, inner, x, scale);
+  a.dy = dy.data();
   return a;
 }
 
@@ -84,20 +89,13 @@ TEST_P(LayerNormFastTest, ForwardMatchesFloat64) {
   for (const LnShape& s : kShapes) {
     for (bool bias : {false, true}) {
       SCOPED_TRACE(::testing::Message() << s.outer << "x" << s.inner << " bias=" << bias);
-      const float eps = 1e-5f;
       // An offset mean: a one-pass variance would lose digits here.
       const Buffer x = RandomBuffer(t, {s.outer, s.inner}, rng_, 3.0, 5.0);
       const std::vector<float> scale = RandomF32(s.inner, rng_, 0.5, 1.5);
       const std::vector<float> b = RandomF32(s.inner, rng_, -1, 1);
       Buffer y = MakeBuffer(t, {s.outer, s.inner});
       std::vector<float> mean(s.outer), inv(s.outer);
-      LayerNormFastArgs a;
-      a.dtype = t;
-      a.outer = s.outer;
-      a.inner = s.inner;
-      a.epsilon = eps;
-      a.x = x.data();
-      a.scale = scale.data();
+      auto a = LayerNormArgs<LayerNormFastArgs>(t, s.outer, s.inner, x, scale);
       a.bias = bias ? b.data() : nullptr;
       a.y = y.data();
       a.mean = mean.data();
@@ -106,7 +104,7 @@ TEST_P(LayerNormFastTest, ForwardMatchesFloat64) {
 
       const std::vector<double> xd = Values(x);
       std::vector<double> rm, ri;
-      RefStats(xd, s.outer, s.inner, eps, &rm, &ri);
+      RefStats(xd, s.outer, s.inner, kEpsilon, &rm, &ri);
       std::vector<double> want(xd.size());
       for (int64_t r = 0; r < s.outer; ++r) {
         for (int64_t j = 0; j < s.inner; ++j) {
@@ -130,13 +128,12 @@ TEST_P(LayerNormFastTest, GradientMatchesFloat64) {
   for (const LnShape& s : kShapes) {
     for (bool stats : {false, true}) {
       SCOPED_TRACE(::testing::Message() << s.outer << "x" << s.inner << " stats=" << stats);
-      const float eps = 1e-5f;
       const Buffer x = RandomBuffer(t, {s.outer, s.inner}, rng_, -2.0, 2.0);
       const Buffer dy = RandomBuffer(t, {s.outer, s.inner}, rng_, -1.0, 1.0);
       const std::vector<float> scale = RandomF32(s.inner, rng_, 0.5, 1.5);
       const std::vector<double> xd = Values(x), dyd = Values(dy);
       std::vector<double> rm, ri;
-      RefStats(xd, s.outer, s.inner, eps, &rm, &ri);
+      RefStats(xd, s.outer, s.inner, kEpsilon, &rm, &ri);
       std::vector<float> mean(rm.begin(), rm.end()), inv(ri.begin(), ri.end());
       Buffer dx = MakeBuffer(t, {s.outer, s.inner});
       std::vector<float> dscale(s.inner), dbias(s.inner);

@@ -156,6 +156,15 @@ inline Buffer RandomBuffer(DType dtype, const Dims& dims, std::mt19937_64& rng, 
   return b;
 }
 
+// `n` f32 values uniform in [lo, hi): the f32 operands of the fast kernels (scales, biases,
+// statistics) beside an input of another dtype.
+inline std::vector<float> RandomF32(int64_t n, std::mt19937_64& rng, double lo, double hi) {
+  std::uniform_real_distribution<double> dist(lo, hi);
+  std::vector<float> v(static_cast<size_t>(n));
+  for (float& f : v) f = static_cast<float>(dist(rng));
+  return v;
+}
+
 inline std::vector<double> Values(const Buffer& b) {
   std::vector<double> v(b.size());
   for (int64_t i = 0; i < b.size(); ++i) v[i] = GetValue(b, i);
