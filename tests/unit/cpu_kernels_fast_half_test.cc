@@ -59,11 +59,19 @@ std::vector<float> ConversionInputs() {
   return v;
 }
 
+// `x` through the vector conversion `convert` (FloatToHalf, BFloat16ToFloat, ...).
+template <typename From, typename To>
+std::vector<To> VectorConverted(void (*convert)(const From*, To*, int64_t),
+                                const std::vector<From>& x) {
+  std::vector<To> y(x.size());
+  convert(x.data(), y.data(), static_cast<int64_t>(x.size()));
+  return y;
+}
+
 TEST(FastConvertTest, FloatToHalfMatchesScalar) {
   A8_SKIP_WITHOUT_VECTOR_CONVERSIONS();
   const std::vector<float> x = ConversionInputs();
-  std::vector<Half> h(x.size());
-  FloatToHalf(x.data(), h.data(), static_cast<int64_t>(x.size()));
+  const std::vector<Half> h = VectorConverted(FloatToHalf, x);
   for (size_t i = 0; i < x.size(); ++i) {
     const uint16_t want = FloatToHalfBits(x[i]);
     if (std::isnan(x[i])) {
@@ -77,13 +85,11 @@ TEST(FastConvertTest, FloatToHalfMatchesScalar) {
 TEST(FastConvertTest, BFloat16MatchesScalarExactly) {
   A8_SKIP_WITHOUT_VECTOR_CONVERSIONS();
   const std::vector<float> x = ConversionInputs();
-  std::vector<BFloat16> b(x.size());
-  FloatToBFloat16(x.data(), b.data(), static_cast<int64_t>(x.size()));
+  const std::vector<BFloat16> b = VectorConverted(FloatToBFloat16, x);
   for (size_t i = 0; i < x.size(); ++i) {
     ASSERT_EQ(b[i].bits, FloatToBFloat16Bits(x[i])) << "input bits " << FloatToBits(x[i]);
   }
-  std::vector<float> back(b.size());
-  BFloat16ToFloat(b.data(), back.data(), static_cast<int64_t>(b.size()));
+  const std::vector<float> back = VectorConverted(BFloat16ToFloat, b);
   for (size_t i = 0; i < b.size(); ++i) {
     ASSERT_EQ(FloatToBits(back[i]), FloatToBits(BFloat16BitsToFloat(b[i].bits)));
   }
