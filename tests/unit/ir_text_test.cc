@@ -38,33 +38,18 @@ std::shared_ptr<TensorData> RandomData(DType dtype, std::vector<int64_t> dims, s
       case DType::kF64:
         d->mutable_data<double>()[i] = normal(*rng) * 1e-3;
         break;
-      case DType::kI64:
-        d->mutable_data<int64_t>()[i] = (static_cast<int64_t>(bits(*rng)) << 32) | bits(*rng);
-        break;
-      case DType::kI32:
-        d->mutable_data<int32_t>()[i] = static_cast<int32_t>(bits(*rng));
-        break;
-      case DType::kI8:
-        d->mutable_data<int8_t>()[i] = static_cast<int8_t>(bits(*rng));
-        break;
-      case DType::kU8:
-        d->mutable_data<uint8_t>()[i] = static_cast<uint8_t>(bits(*rng));
-        break;
       case DType::kBool:
         d->mutable_data<uint8_t>()[i] = bits(*rng) & 1;
         break;
-      case DType::kI16:
-        d->mutable_data<int16_t>()[i] = static_cast<int16_t>(bits(*rng));
+      default: {
+        // An integer: the low bytes of one draw, of two for 64 bits (U64: above INT64_MAX too),
+        // little-endian as TensorData stores them.
+        const size_t size = DTypeSize(dtype);
+        const uint64_t draw =
+            size == 8 ? (static_cast<uint64_t>(bits(*rng)) << 32) | bits(*rng) : bits(*rng);
+        std::memcpy(d->bytes.data() + i * size, &draw, size);
         break;
-      case DType::kU16:
-        d->mutable_data<uint16_t>()[i] = static_cast<uint16_t>(bits(*rng));
-        break;
-      case DType::kU32:
-        d->mutable_data<uint32_t>()[i] = bits(*rng);
-        break;
-      case DType::kU64:  // the top bit set too: above INT64_MAX
-        d->mutable_data<uint64_t>()[i] = (static_cast<uint64_t>(bits(*rng)) << 32) | bits(*rng);
-        break;
+      }
     }
   }
   return d;
