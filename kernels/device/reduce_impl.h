@@ -1,7 +1,8 @@
 // The reduction family's kernels (reduce.h; Softmax and its gradient are softmax_impl.h), compiled
-// once for the GPU and once for its host emulation (kernels/device/device.h). Each functor repeats
-// its CPU reference's arithmetic (kernels/cpu/reduce.cc, optim.cc) operation for
-// operation; the comments name where the CPU's choice is not the obvious one.
+// once for the GPU and once for its host emulation (kernels/device/device.h), which the CPU
+// backend and constant folding run. GlobalNormSq repeats its CPU reference's arithmetic
+// (kernels/cpu/optim.cc) operation for operation; the comments name where a choice is not the
+// obvious one.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +19,7 @@
 namespace a8::A8_DEV_NS {
 namespace reduce_detail {
 
-// Integer sums and products wrap (the CPU's int64 accumulator does, in practice); unsigned
+// Integer sums and products wrap, as ONNX's integer arithmetic does; unsigned
 // arithmetic makes that defined.
 template <typename A>
 A8_HD A Add(A a, A b) {
@@ -160,7 +161,31 @@ struct ReduceKernel {
     return s;
   }
 
-  // Every chunk of one output by one thread (the order of SumChunksKernel + FinishSums).
+  // Chunk `chunk`'s sums of n outputs at once, the outputs at offsets base[0, n): the rows
+  // outermost, so that each output still adds its terms in ChunkSum's order while outputs that
+  // are neighbours in memory advance together (vector adds on the host: a bias gradient sums
+  // the rows of a [rows, features] matrix).
+  A8_HD void ChunkSums(int64_t chunk, const int64_t* base, int64_t n, A* acc) const {
+    const int64_t r0 = chunk * kSumChunk;
+    const int64_t r1 = red_count < r0 + kSumChunk ? red_count : r0 + kSumChunk;
+    bool contiguous = true;
+    for (int64_t i = 0; i < n; ++i) {
+      acc[i] = 0;
+      contiguous = contiguous && base[i] == base[0] + i;
+    }
+    if (r0 >= r1) return;  // an empty reduction (a zero-sized axis): CursorAt would divide by 0
+    Cursor c = CursorAt(red, 0, r0);
+    for (int64_t r = r0; r < r1; ++r, c.Next(red)) {
+      if (contiguous) {
+        const int64_t at = base[0] + c.off;
+        for (int64_t i = 0; i < n; ++i) acc[i] = Add(acc[i], Term(at + i));
+      } else {
+        for (int64_t i = 0; i < n; ++i) acc[i] = Add(acc[i], Term(base[i] + c.off));
+      }
+    }
+  }
+
+  // Every chunk of one output by one thread (the order of SumChunksFn + FinishSums).
   A8_HD A SumLike(int64_t base) const {
     A s = 0;
     const int64_t chunks = SumChunks(red_count);
@@ -215,17 +240,37 @@ struct ReduceKernel {
   }
 };
 
-// The sum-like ops of long reductions in two passes (the order of ReduceKernel::SumLike): one
-// thread per (chunk, output), outputs fastest so that neighbouring threads read neighbouring
-// elements when the kept axes are the inner ones (bias gradients), then one per output.
+// The sum-like ops of long reductions in two passes (the order of ReduceKernel::SumLike): a
+// row-shaped kernel over (chunk, output), outputs fastest, so that neighbouring threads read
+// neighbouring elements when the kept axes are the inner ones (bias gradients), then one thread
+// per output. The host takes a row piece kSumTile outputs at a time (ChunkSums), the GPU one
+// output a thread. With one chunk (`partial` null) the first pass stores the outputs themselves.
+#if defined(__CUDA_ARCH__)
+constexpr int64_t kSumTile = 1;
+#else
+constexpr int64_t kSumTile = 64;
+#endif
+
 template <typename T, typename A>
-struct SumChunksKernel {
+struct SumChunksFn {
   ReduceKernel<T, A> r;
-  A* partial;  // [chunks][out_count]
+  A* partial;  // [chunks][out_count], or null
   int64_t out_count;
-  A8_HD void operator()(int64_t i) const {
-    const int64_t chunk = i / out_count, o = i - chunk * out_count;
-    partial[i] = r.ChunkSum(OffsetOf(r.out, o), chunk);
+  A8_HD void Span(int64_t chunk, int64_t o0, int64_t o1) const {
+    for (int64_t t = o0; t < o1; t += kSumTile) {
+      const int64_t n = o1 - t < kSumTile ? o1 - t : kSumTile;
+      int64_t base[kSumTile];
+      A acc[kSumTile];
+      for (int64_t i = 0; i < n; ++i) base[i] = OffsetOf(r.out, t + i);
+      r.ChunkSums(chunk, base, n, acc);
+      for (int64_t i = 0; i < n; ++i) {
+        if (partial != nullptr) {
+          partial[chunk * out_count + t + i] = acc[i];
+        } else {
+          r.Store(t + i, r.Finish(Add(A(0), acc[i])));
+        }
+      }
+    }
   }
 };
 
@@ -251,12 +296,14 @@ DevStatus FloatReduce(DevCtx& ctx, const ReduceParams& p, const T* x, T* y) {
                         p.op == DevReduceOp::kSumSquare || p.op == DevReduceOp::kL1 ||
                         p.op == DevReduceOp::kL2;
   const int64_t chunks = SumChunks(p.red_count);
-  if (!sum_like || chunks <= 1) return ForEach(ctx, p.out_count, r, p.red_count);
+  if (!sum_like) return ForEach(ctx, p.out_count, r, p.red_count);
+  if (chunks <= 1)
+    return ForEachRow(ctx, 1, p.out_count, SumChunksFn<T, A>{r, nullptr, p.out_count}, p.red_count);
   void* mem = nullptr;
   A8_DEV_RETURN_IF_ERROR(Scratch(ctx, static_cast<size_t>(chunks * p.out_count) * sizeof(A), &mem));
   A* partial = static_cast<A*>(mem);
-  A8_DEV_RETURN_IF_ERROR(ForEach(ctx, chunks * p.out_count,
-                                 SumChunksKernel<T, A>{r, partial, p.out_count}, kSumChunk));
+  A8_DEV_RETURN_IF_ERROR(
+      ForEachRow(ctx, chunks, p.out_count, SumChunksFn<T, A>{r, partial, p.out_count}, kSumChunk));
   return ForEach(ctx, p.out_count, FinishSumsKernel<T, A>{r, partial, p.out_count}, chunks);
 }
 
