@@ -41,4 +41,4 @@
 #include "kernels/cpu/movement.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"
-#include "kernels/cpu/reduce.h"
+#include "kernels/cpu/softmax.h"

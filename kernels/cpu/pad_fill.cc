@@ -6,7 +6,7 @@
 
 #include "kernels/cpu/movement.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/cpu/reduce.h"
+#include "kernels/common/kernel_types.h"
 
 namespace a8::cpu {
 namespace {

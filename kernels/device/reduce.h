@@ -1,19 +1,21 @@
 // Device kernels of the reduction family (issue 6): Reduce* over any set of axes, ArgMax/ArgMin,
 // Softmax/LogSoftmax and their gradients, CumSum, and the optimizer's GlobalNormSq.
 //
-// Every kernel mirrors its CPU reference (kernels/cpu/reduce.cc, optim.cc; SoftmaxGrad has none,
-// the CPU backend runs this one) in
-// accumulation type and order, so the host emulation agrees with the CPU to the bit (and the GPU
-// to the rounding of its libm): float accumulators for f16/bf16/f32, double for f64, int64 for
+// Reduce*, ArgMax/ArgMin, CumSum and the Softmax gradients are the only copy of their math: the
+// CPU backend runs them on the host, and constant folding the reductions. Softmax/LogSoftmax and
+// GlobalNormSq mirror the CPU's own kernels (kernels/cpu/softmax.cc, optim.cc) in accumulation
+// type and order, so the host emulation agrees with the CPU to the bit (and the GPU to the
+// rounding of its libm): float accumulators for f16/bf16/f32, double for f64, int64 for
 // integers (double for integer L2/LogSumExp, truncated like a Cast), reduced elements visited in
 // row-major order, float sums in chunks (kernels/common/sum_order.h). Deterministic: one thread
-// per output element (Reduce, ArgMax) or per row along the axis (Softmax, CumSum); a float sum of
-// several chunks one thread per (chunk, output) into scratch, then one per output adding the
-// chunks in order; GlobalNormSq sums fixed chunks into scratch, then one thread adds the
-// partials in order.
+// per output element (Reduce, ArgMax) or per row along the axis (Softmax, CumSum); a float sum
+// one thread per (chunk, output) into scratch, then one per output adding the chunks in order
+// (on the host a tile of neighbouring outputs a call, each in the same order); GlobalNormSq sums
+// fixed chunks into scratch, then one thread adds the partials in order.
 //
-// Host setup (runtime/device/ops_reduce.cc) reads the attributes, normalizes axes and builds the
-// index spaces below; nothing here reads a tensor on the host.
+// Host setup (reduce_setup.h for the reductions; runtime/device/ops_reduce.cc) reads the
+// attributes, normalizes axes and builds the index spaces below; nothing here reads a tensor on
+// the host.
 #pragma once
 
 #include <cstdint>

@@ -19,7 +19,8 @@
 #include "kernels/common/unary_math.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/movement.h"
-#include "kernels/cpu/reduce.h"
+#include "kernels/device/reduce_setup.h"
+#include "kernels/emu/run_on_host.h"
 #include "passes/cleanup/constant_folding.h"
 #include "passes/cleanup/constant_folding_internal.h"
 
@@ -377,13 +378,19 @@ StatusOr<Outputs> EvalReduce(const Node& node, const Inputs& in) {
   for (int64_t a : axes) {
     if (a < -rank || a >= rank) return InvalidInput("{}: axis {} out of range", node.Where(), a);
   }
+  // The kernel the backends run (kernels/device/reduce_impl.h), on the host.
+  emu::ReduceParams p;
+  p.op = node.op() == "ReduceProd" ? emu::DevReduceOp::kProd : emu::DevReduceOp::kSum;
+  p.dtype = dt;
+  StatusOr<std::vector<bool>> reduced = emu::ReducedAxes(src, axes, node.op());
+  if (!reduced.ok()) return KernelResult(node, reduced.status());
+  A8_RETURN_IF_ERROR(KernelResult(node, emu::SetReduceShape(src, *reduced, node.op(), &p)));
   const bool keep = node.GetInt("keepdims", 1) != 0;
-  StatusOr<Dims> dims = cpu::ReduceOutputDims(src, axes, keep);
-  if (!dims.ok()) return KernelResult(node, dims.status());
-  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, *dims));
-  const cpu::ReduceOp op = node.op() == "ReduceProd" ? cpu::ReduceOp::kProd : cpu::ReduceOp::kSum;
+  A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, emu::ReducedDims(src, *reduced, keep)));
+  p.x = in[0]->bytes.data();
+  p.y = out->bytes.data();
   A8_RETURN_IF_ERROR(
-      KernelResult(node, cpu::Reduce(op, dt, src, axes, in[0]->bytes.data(), out->bytes.data())));
+      KernelResult(node, emu::RunOnHost([&p](emu::DevCtx& ctx) { return emu::Reduce(ctx, p); })));
   return Outputs{out};
 }
 

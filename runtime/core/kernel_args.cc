@@ -106,6 +106,12 @@ const TensorArg* KernelArgs::TensorAttr(const std::string& name) const {
   return i < static_cast<int>(tensor_attrs_.size()) ? &tensor_attrs_[i] : nullptr;
 }
 
+KernelArgs KernelArgs::WithHostInputs() const {
+  KernelArgs copy = *this;
+  for (TensorArg& t : copy.in_) t.host = t.data;
+  return copy;
+}
+
 StatusOr<std::vector<int64_t>> KernelArgs::ConstInts(int i) const {
   const TensorArg& t = in(i);
   if (!t.present) return std::vector<int64_t>{};

@@ -85,6 +85,10 @@ class KernelArgs {
 
   StepInfo step;
 
+  // A copy whose inputs all have a host view (TensorArg::host = data), as a device entry that
+  // runs on host memory (the CPU backend's shared bodies) may read any operand.
+  KernelArgs WithHostInputs() const;
+
  private:
   // The op table's default of attribute `name` of the kernel's op; null where there is none.
   const Attribute* TableDefault(const std::string& name) const;

@@ -250,7 +250,7 @@ const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
         host.step.step = a.step.step;
         host.step.seed = a.step.seed;
         host.step.eval = a.step.eval ? 1 : 0;
-        A8_RETURN_IF_ERROR(dev(a, host.ctx));
+        A8_RETURN_IF_ERROR(dev(a.WithHostInputs(), host.ctx));
         if (host.error != 0)
           return InvalidInput("{}: an index or label input is out of range", a.kernel().op());
         return Status::Ok();

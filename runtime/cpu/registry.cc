@@ -6,7 +6,7 @@ namespace a8 {
 
 const std::vector<CpuKernelEntry>& CpuKernelRegistry() {
   static const std::vector<CpuKernelEntry>* entries = SortedRegistry<CpuKernelEntry>(
-      {ElementwiseKernels, NnKernels, ReduceKernels, MovementKernels, GradMathKernels,
+      {ElementwiseKernels, NnKernels, SoftmaxKernels, MovementKernels, GradMathKernels,
        GradNnKernels, OptimizerKernels, DistKernels, FusedKernels});
   return *entries;
 }

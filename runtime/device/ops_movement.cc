@@ -448,7 +448,7 @@ Status Range(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(movement::Range(ctx, p));
 }
 
-Status Shape(const KernelArgs& a, DevCtx& ctx) {
+Status ShapeOp(const KernelArgs& a, DevCtx& ctx) {
   const Dims& d = a.in(0).dims;
   const int64_t rank = static_cast<int64_t>(d.size());
   auto clamp = [rank](int64_t v) { return std::clamp(v < 0 ? v + rank : v, int64_t{0}, rank); };
@@ -543,7 +543,7 @@ std::vector<DevKernelEntry> DeviceMovementOps() {
        "indices: numeric (float truncated); depth from the output"},
       {"Range", kRangeTypes, -1, Range,
        "start/delta read on the device; f16/bf16: in stash_type, as numpy arange"},
-      {"Shape", kAllTypes, 0, Shape, "-> i64"},
+      {"Shape", kAllTypes, 0, ShapeOp, "-> i64"},
       {"Size", kAllTypes, 0, Size, "-> i64"},
       {"ConstantOfShape", kAllTypes, -1, ConstantOfShape, "value: tensor attribute"},
       {"a8.GatherGrad", kFloatTypes, 0, GatherGrad,

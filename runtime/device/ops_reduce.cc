@@ -1,42 +1,19 @@
-// Device entries of the reduction family (kernels/device/reduce.h): the CPU entries of
-// runtime/cpu/ops_reduce.cc and a8.GlobalNormSq (ops_optim.cc), with the same checks and
-// messages, and a8.SoftmaxGrad / a8.LogSoftmaxGrad, which the CPU backend runs from here.
-// Reductions become one index space over the kept axes and one over the reduced axes, each with
-// size-1 axes dropped and contiguous neighbours merged, so any axis set fits the kernel's rank.
+// Entries of the reduction family (kernels/device/reduce.h): Reduce*, ArgMax/ArgMin, CumSum,
+// a8.SoftmaxGrad / a8.LogSoftmaxGrad, which both backends run (the CPU backend on the host), and
+// Softmax/LogSoftmax and a8.GlobalNormSq, which the CPU backend runs from its own kernels
+// (runtime/cpu/ops_softmax.cc, ops_optim.cc) with the same checks and messages. A reduction's axes
+// are set up by kernels/device/reduce_setup.h, which constant folding shares.
 #include <algorithm>
 #include <utility>
 #include <vector>
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/reduce.h"
+#include "kernels/device/reduce_setup.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {
 namespace {
-
-// Appends an axis (outermost first) to an index space, dropping size-1 axes and merging an axis
-// into the previous one when the two are contiguous in memory (the walk order is unchanged).
-void AddAxis(std::vector<std::pair<int64_t, int64_t>>* axes, int64_t dim, int64_t stride) {
-  if (dim == 1) return;
-  if (!axes->empty() && axes->back().second == dim * stride) {
-    axes->back() = {axes->back().first * dim, stride};
-    return;
-  }
-  axes->push_back({dim, stride});
-}
-
-Status ToShape(const std::vector<std::pair<int64_t, int64_t>>& axes, const std::string& op,
-               Shape* s) {
-  if (axes.size() > static_cast<size_t>(kMaxRank))
-    return Unsupported("{}: the CUDA kernel walks at most {} non-contiguous axes, this needs {}",
-                       op, kMaxRank, axes.size());
-  s->rank = static_cast<int>(axes.size());
-  for (size_t k = 0; k < axes.size(); ++k) {
-    s->dims[k] = axes[k].first;
-    s->strides[k] = axes[k].second;
-  }
-  return Status::Ok();
-}
 
 template <DevReduceOp kOp>
 Status RunReduce(const KernelArgs& a, DevCtx& ctx) {
@@ -56,29 +33,14 @@ Status RunReduce(const KernelArgs& a, DevCtx& ctx) {
   if (y.dtype != x.dtype)
     return InvalidInput("{}: output dtype {} differs from the input's {}", op, DTypeName(y.dtype),
                         DTypeName(x.dtype));
-  // The CPU's axis checks and messages (kernels/cpu/reduce.cc AxisMask).
-  const int64_t rank = static_cast<int64_t>(x.dims.size());
-  std::vector<bool> reduced(x.dims.size(), axes.empty());
-  for (int64_t axis : axes) {
-    A8_ASSIGN_OR_RETURN(int64_t ax, NormalizeAxis(axis, rank, op.c_str()));
-    if (reduced[ax]) return InvalidInput("{}: axis {} is repeated", op, axis);
-    reduced[ax] = true;
-  }
-  const Dims strides = Strides(x.dims);
-  std::vector<std::pair<int64_t, int64_t>> kept_axes, red_axes;
+  A8_ASSIGN_OR_RETURN(const std::vector<bool> reduced, ReducedAxes(x.dims, axes, op));
   ReduceParams p;
   p.op = kOp;
   p.dtype = x.dtype;
-  p.out_count = p.red_count = 1;
-  for (size_t d = 0; d < x.dims.size(); ++d) {
-    AddAxis(reduced[d] ? &red_axes : &kept_axes, x.dims[d], strides[d]);
-    (reduced[d] ? p.red_count : p.out_count) *= x.dims[d];
-  }
+  A8_RETURN_IF_ERROR(SetReduceShape(x.dims, reduced, op, &p));
   if (p.out_count != y.count())
     return InvalidInput("{}: the output has {} elements, the reduction gives {}", op, y.count(),
                         p.out_count);
-  A8_RETURN_IF_ERROR(ToShape(kept_axes, op, &p.out));
-  A8_RETURN_IF_ERROR(ToShape(red_axes, op, &p.red));
   p.x = x.data;
   p.y = y.data;
   return FromDev(Reduce(ctx, p));

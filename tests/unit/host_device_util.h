@@ -2,25 +2,17 @@
 // the host ForEach over the CPU pool, scratch from the host allocator.
 #pragma once
 
-#include <cstdint>
+#include <utility>
 
+#include "kernels/emu/run_on_host.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::testing {
 
-// fn(ctx) with a host DevCtx whose error word is watched; the scratch is freed after the call. A
-// raised DevErr (an index or a label out of range) is InvalidInput, as the CPU backend reports it.
+// fn(ctx) on the host (kernels/emu/run_on_host.h).
 template <typename Fn>
 Status OnHost(Fn&& fn) {
-  emu::DevCtx ctx;
-  int32_t error = 0;
-  ctx.error_word = &error;
-  ctx.error_tag = 1;
-  const emu::DevStatus s = fn(ctx);
-  emu::ReleaseScratch(ctx);
-  A8_RETURN_IF_ERROR(emu::FromDev(s));
-  if (error != 0) return InvalidInput("the kernel raised a data error (an index or label)");
-  return Status::Ok();
+  return emu::RunOnHost(std::forward<Fn>(fn));
 }
 
 }  // namespace a8::testing

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cpu/reduce.h"  // the forward Softmax of the gradient checks
+#include "kernels/cpu/softmax.h"  // the forward Softmax of the gradient checks
 #include "tests/unit/cpu_kernels_grad_util.h"
 #include "tests/unit/shared_grad_nn_util.h"
 
