@@ -156,36 +156,35 @@ struct ReduceKernel {
     const int64_t r0 = chunk * kSumChunk;
     const int64_t r1 = red_count < r0 + kSumChunk ? red_count : r0 + kSumChunk;
     A s = 0;
+    if (r0 >= r1) return s;  // an empty reduction (a zero-sized axis): CursorAt would divide by 0
     Cursor c = CursorAt(red, base, r0);
     for (int64_t r = r0; r < r1; ++r, c.Next(red)) s = Add(s, Term(c.off));
     return s;
   }
 
-  // Chunk `chunk`'s sums of n outputs at once, the outputs at offsets base[0, n): the rows
-  // outermost, so that each output still adds its terms in ChunkSum's order while outputs that
-  // are neighbours in memory advance together (vector adds on the host: a bias gradient sums
-  // the rows of a [rows, features] matrix).
+  // Chunk `chunk`'s sums of n outputs at offsets base[0, n). Outputs that are neighbours in
+  // memory advance together, rows outermost (vector adds on the host: a bias gradient sums the
+  // rows of a [rows, features] matrix); others one at a time, each along its own run of terms
+  // (a channel's bias gradient over [N, C, H, W]). Each output adds its terms in ChunkSum's order
+  // either way.
   A8_HD void ChunkSums(int64_t chunk, const int64_t* base, int64_t n, A* acc) const {
+    bool contiguous = true;
+    for (int64_t i = 1; i < n; ++i) contiguous = contiguous && base[i] == base[0] + i;
+    if (!contiguous) {
+      for (int64_t i = 0; i < n; ++i) acc[i] = ChunkSum(base[i], chunk);
+      return;
+    }
     const int64_t r0 = chunk * kSumChunk;
     const int64_t r1 = red_count < r0 + kSumChunk ? red_count : r0 + kSumChunk;
-    bool contiguous = true;
-    for (int64_t i = 0; i < n; ++i) {
-      acc[i] = 0;
-      contiguous = contiguous && base[i] == base[0] + i;
-    }
-    if (r0 >= r1) return;  // an empty reduction (a zero-sized axis): CursorAt would divide by 0
-    Cursor c = CursorAt(red, 0, r0);
+    for (int64_t i = 0; i < n; ++i) acc[i] = 0;
+    if (r0 >= r1) return;  // as ChunkSum
+    Cursor c = CursorAt(red, base[0], r0);
     for (int64_t r = r0; r < r1; ++r, c.Next(red)) {
-      if (contiguous) {
-        const int64_t at = base[0] + c.off;
-        for (int64_t i = 0; i < n; ++i) acc[i] = Add(acc[i], Term(at + i));
-      } else {
-        for (int64_t i = 0; i < n; ++i) acc[i] = Add(acc[i], Term(base[i] + c.off));
-      }
+      for (int64_t i = 0; i < n; ++i) acc[i] = Add(acc[i], Term(c.off + i));
     }
   }
 
-  // Every chunk of one output by one thread (the order of SumChunksFn + FinishSums).
+  // Every chunk of one output by one thread (the order of SumChunksFn + FinishSumsFn).
   A8_HD A SumLike(int64_t base) const {
     A s = 0;
     const int64_t chunks = SumChunks(red_count);
@@ -274,16 +273,25 @@ struct SumChunksFn {
   }
 };
 
+// The second pass: each output adds its chunks' sums in order; on the host a tile of
+// neighbouring outputs at a time (vector adds), on the GPU one output a thread.
 template <typename T, typename A>
-struct FinishSumsKernel {
+struct FinishSumsFn {
   ReduceKernel<T, A> r;
-  const A* partial;
+  const A* partial;  // [chunks][out_count]
   int64_t out_count;
-  A8_HD void operator()(int64_t o) const {
-    A s = 0;
+  A8_HD void Span(int64_t, int64_t o0, int64_t o1) const {
     const int64_t chunks = SumChunks(r.red_count);
-    for (int64_t k = 0; k < chunks; ++k) s = Add(s, partial[k * out_count + o]);
-    r.Store(o, r.Finish(s));
+    for (int64_t t = o0; t < o1; t += kSumTile) {
+      const int64_t n = o1 - t < kSumTile ? o1 - t : kSumTile;
+      A acc[kSumTile];
+      for (int64_t i = 0; i < n; ++i) acc[i] = 0;
+      for (int64_t k = 0; k < chunks; ++k) {
+        const A* part = partial + k * out_count + t;
+        for (int64_t i = 0; i < n; ++i) acc[i] = Add(acc[i], part[i]);
+      }
+      for (int64_t i = 0; i < n; ++i) r.Store(t + i, r.Finish(acc[i]));
+    }
   }
 };
 
@@ -304,7 +312,7 @@ DevStatus FloatReduce(DevCtx& ctx, const ReduceParams& p, const T* x, T* y) {
   A* partial = static_cast<A*>(mem);
   A8_DEV_RETURN_IF_ERROR(
       ForEachRow(ctx, chunks, p.out_count, SumChunksFn<T, A>{r, partial, p.out_count}, kSumChunk));
-  return ForEach(ctx, p.out_count, FinishSumsKernel<T, A>{r, partial, p.out_count}, chunks);
+  return ForEachRow(ctx, 1, p.out_count, FinishSumsFn<T, A>{r, partial, p.out_count}, chunks);
 }
 
 template <typename T>

@@ -196,6 +196,37 @@ TEST(SharedReduceTest, LongFloatSumsAddInChunksOf64) {
       for (int64_t j = 0; j < 6; ++j) EXPECT_EQ(yv[j], chunked(j, 300, 6)) << "output " << j;
     }
   }
+  // The same values as [4, 150, 3] over the middle axis: outputs that are not neighbours in
+  // memory, which the host sums one at a time (ReduceKernel::ChunkSums), three chunks each.
+  const Dims mid = {4, 150, 3};
+  Buffer y = MakeBuffer(DType::kF32, OutputDims(mid, {1}, false));
+  ASSERT_TRUE(SharedReduce(Op::kSum, DType::kF32, mid, {1}, x.data(), y.data()).ok());
+  const float* yv = reinterpret_cast<const float*>(y.data());
+  for (int64_t o = 0; o < 4; ++o) {
+    for (int64_t j = 0; j < 3; ++j) {
+      EXPECT_EQ(yv[o * 3 + j], chunked(o * 450 + j, 150, 3)) << "output " << o << ", " << j;
+    }
+  }
+}
+
+// A bias gradient wider than the host's tile of neighbouring outputs (64): [130, 100] over the
+// rows, so the tiles of one chunk split the row, to the bits of the chunked loop.
+TEST(SharedReduceTest, ColumnSumsWiderThanATile) {
+  const Dims dims = {130, 100};
+  std::mt19937_64 rng(32);
+  Buffer x = RandomBuffer(DType::kF32, dims, rng, -3, 3);
+  const float* xv = reinterpret_cast<const float*>(x.data());
+  Buffer y = MakeBuffer(DType::kF32, OutputDims(dims, {0}, false));
+  ASSERT_TRUE(SharedReduce(Op::kSum, DType::kF32, dims, {0}, x.data(), y.data()).ok());
+  const float* yv = reinterpret_cast<const float*>(y.data());
+  for (int64_t j = 0; j < 100; ++j) {
+    float s = 0, chunk = 0;
+    for (int64_t r = 0; r < 130; ++r) {
+      chunk += xv[r * 100 + j];
+      if ((r + 1) % 64 == 0 || r + 1 == 130) s += chunk, chunk = 0;
+    }
+    EXPECT_EQ(yv[j], s) << "output " << j;
+  }
 }
 
 TEST(SharedReduceTest, ArgMaxArgMinFirstAndLastIndex) {
