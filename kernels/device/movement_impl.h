@@ -56,6 +56,35 @@ struct StridedCopyFn {
   }
   A8_HD void Store(int64_t, const In& in) const { static_cast<U*>(p.dst)[in.d] = in.v; }
   A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
+
+  // The host's launch (StridedCopy): rows of the innermost dim, the offsets of a row piece's
+  // first element computed once, then a run along that dim (a plain copy where both strides
+  // are 1: the inner dim of a Transpose that keeps it, a Concat's or Slice's rows).
+  A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const {
+    const int last = p.rank - 1;
+    int64_t s = p.src_base, d = p.dst_base, rest = r;
+    for (int k = last - 1; k >= 0; --k) {
+      int64_t c = 0;
+      rest = dims[k].DivMod(rest, &c);
+      d += c * p.dst_strides[k];
+      if (p.src_mod[k] > 0) mods[k].DivMod(c, &c);
+      s += c * p.src_strides[k];
+    }
+    const U* src = static_cast<const U*>(p.src) + s;
+    U* dst = static_cast<U*>(p.dst) + d;
+    const int64_t ss = p.src_strides[last], ds = p.dst_strides[last];
+    if (p.src_mod[last] > 0) {
+      for (int64_t j = j0; j < j1; ++j) {
+        int64_t c = 0;
+        mods[last].DivMod(j, &c);
+        dst[j * ds] = src[c * ss];
+      }
+    } else if (ss == 1 && ds == 1) {
+      for (int64_t j = j0; j < j1; ++j) dst[j] = src[j];
+    } else {
+      for (int64_t j = j0; j < j1; ++j) dst[j * ds] = src[j * ss];
+    }
+  }
 };
 
 template <typename U>
@@ -68,6 +97,16 @@ struct GatherFn {
     if (k < 0) p.err.Raise();
     static_cast<U*>(p.y)[i] =
         k < 0 ? U{0} : static_cast<const U*>(p.data)[(o * p.dim + k) * p.inner + c];
+  }
+  // The host's launch (Gather): row r = (o, j) of `inner` elements, its index read once and the
+  // run copied (an embedding lookup copies whole rows).
+  A8_HD void Span(int64_t r, int64_t c0, int64_t c1) const {
+    const int64_t j = r % p.nidx, o = r / p.nidx;
+    const int64_t k = NormalizeIndex(LoadIndex(p.index_i32, p.indices, j), p.dim);
+    if (k < 0) p.err.Raise();
+    U* y = static_cast<U*>(p.y) + r * p.inner;
+    const U* x = static_cast<const U*>(p.data) + (o * p.dim + (k < 0 ? 0 : k)) * p.inner;
+    for (int64_t c = c0; c < c1; ++c) y[c] = k < 0 ? U{0} : x[c];
   }
 };
 
@@ -268,12 +307,29 @@ struct GatherGradSumFn {
 }  // namespace
 
 DevStatus StridedCopy(DevCtx& ctx, const StridedCopyParams& p) {
+#if defined(__CUDACC__)
   return ForEachOfDims<StridedCopyFn>(ctx, "StridedCopy", p, 0, p.dims);
+#else
+  // On the host a row at a time (StridedCopyFn::Span); the same elements to the same places.
+  if (p.rank < 1 || p.rank > kMaxMapRank)
+    return ForEachOfDims<StridedCopyFn>(ctx, "StridedCopy", p, 0, p.dims);
+  int64_t rows = 1;
+  for (int k = 0; k + 1 < p.rank; ++k) rows *= p.dims[k];
+  const int64_t cols = p.dims[p.rank - 1];
+  return DispatchBySize(p.elem_size, "movement kernel", [&](auto u) {
+    return ForEachRow(ctx, rows, cols, StridedCopyFn<decltype(u)>{p});
+  });
+#endif
 }
 
 DevStatus Gather(DevCtx& ctx, const GatherParams& p) {
   return DispatchBySize(p.elem_size, "movement kernel", [&](auto u) {
+#if defined(__CUDACC__)
     return ForEach(ctx, p.outer * p.nidx * p.inner, GatherFn<decltype(u)>{p});
+#else
+    // On the host a row of `inner` at a time (GatherFn::Span): the same values and errors.
+    return ForEachRow(ctx, p.outer * p.nidx, p.inner, GatherFn<decltype(u)>{p});
+#endif
   });
 }
 
