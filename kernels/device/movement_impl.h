@@ -1,6 +1,7 @@
-// The data-movement kernels (declared in movement.h): one thread per output element; the values
-// are moved as unsigned integers of the element's size, so every dtype takes the same path and
-// the bits are kept exactly (NaN payloads, -0).
+// The data-movement kernels (declared in movement.h): one thread per output element (on the host
+// StridedCopy and Gather take a piece of an innermost row a call); the values are moved as
+// unsigned integers of the element's size, so every dtype takes the same path and the bits are
+// kept exactly (NaN payloads, -0).
 #include <type_traits>
 
 #include "kernels/common/float_to_int.h"
