@@ -1,29 +1,46 @@
-// Runs a shared device body (kernels/device) on the host outside any backend, with the host
-// launcher of kernels/device/launch.h: for the compiler's constant folding, which computes with
-// the kernels the CPU backend runs, and for the tests of those bodies. (The CPU backend keeps a
-// DevCtx of its own a step: runtime/cpu/cpu_backend.cc.)
+// Shared device bodies (kernels/device) on the host, with the host launcher of
+// kernels/device/launch.h: the context a body gets there, which the CPU backend keeps for its
+// run (runtime/cpu/cpu_backend.cc), and RunOnHost, one body run outside any backend, for the
+// compiler's constant folding (which computes with the kernels the CPU backend runs) and for the
+// tests of those bodies.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "base/status.h"
+#include "kernels/device/blas.h"
 #include "kernels/device/device.h"
 
 namespace a8::A8_DEV_NS {
 
-// fn(ctx) with a host DevCtx whose error word is watched; the scratch is freed after the call. A
-// device error is Internal ("device: ..."), as the backends report it; a raised DevErr (an index
-// or a label out of range) is InvalidInput.
+// What a shared body gets on the host: host memory is its "device" memory, the step values are a
+// plain struct, scratch comes from the host Malloc (freed with this), and a raised DevErr lands in
+// `error`, read back after the kernel. `blas` is the GEMM engine, made by whoever runs GEMMs.
+struct HostDevice {
+  DevCtx ctx;
+  StepDev step;
+  int32_t error = 0;
+  std::unique_ptr<BlasEngine> blas;
+  HostDevice() {
+    ctx.step = &step;
+    ctx.error_word = &error;
+  }
+  ~HostDevice() { ReleaseScratch(ctx); }
+  HostDevice(const HostDevice&) = delete;
+  HostDevice& operator=(const HostDevice&) = delete;
+};
+
+// fn(ctx) with a fresh HostDevice's context (step values 0). A device error is Internal
+// ("device: ..."), as the backends report it; a raised DevErr (an index or a label out of range)
+// is InvalidInput.
 template <typename Fn>
 Status RunOnHost(Fn&& fn) {
-  DevCtx ctx;
-  int32_t error = 0;
-  ctx.error_word = &error;
-  ctx.error_tag = 1;
-  const DevStatus s = fn(ctx);
-  ReleaseScratch(ctx);
+  HostDevice host;
+  host.ctx.error_tag = 1;
+  const DevStatus s = fn(host.ctx);
   if (!s.ok()) return Internal("device: {}", s.what);
-  if (error != 0) return InvalidInput("the kernel raised a data error (an index or label)");
+  if (host.error != 0) return InvalidInput("the kernel raised a data error (an index or label)");
   return Status::Ok();
 }
 

@@ -10,27 +10,12 @@
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/stable_regions.h"
 #include "kernels/device/blas.h"
+#include "kernels/emu/run_on_host.h"
 #include "runtime/core/op_registry.h"
 #include "runtime/cpu/channels_last.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8 {
-
-// What a shared (device) entry gets on the host: host memory is its "device" memory, the step
-// values are a plain struct, scratch comes from the host Malloc, and a data-dependent error is
-// read back after each kernel. Outside the anonymous namespace: CpuBackend::Host derives from it.
-struct HostDevice {
-  emu::DevCtx ctx;
-  emu::StepDev step;
-  int32_t error = 0;
-  std::unique_ptr<emu::BlasEngine> blas;
-  HostDevice() {
-    ctx.step = &step;
-    ctx.error_word = &error;
-  }
-  ~HostDevice() { emu::ReleaseScratch(ctx); }
-};
-
 namespace {
 
 const emu::DevKernelEntry* SharedEntry(const void* p) {
@@ -68,7 +53,8 @@ StatusOr<DType> EntryDType(int type_input, const std::vector<TensorArg>& in,
 
 }  // namespace
 
-struct CpuBackend::Host : HostDevice {};
+// The host context of the shared entries this backend runs (kernels/emu/run_on_host.h).
+struct CpuBackend::Host : emu::HostDevice {};
 
 CpuBackend::CpuBackend(cpu::KernelMode mode) : mode_(mode), host_(std::make_unique<Host>()) {
   cpu::internal::UseSingleThreadedBlas();  // before the first step: see blas.h
@@ -246,7 +232,7 @@ const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
     std::vector<CpuKernelEntry> r = CpuKernelRegistry();
     auto on_host = [](const emu::DevKernelEntry& e) {
       return [dev = e.fn](const KernelArgs& a) -> Status {
-        HostDevice host;
+        emu::HostDevice host;
         host.step.step = a.step.step;
         host.step.seed = a.step.seed;
         host.step.eval = a.step.eval ? 1 : 0;
