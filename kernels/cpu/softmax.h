@@ -16,6 +16,4 @@ namespace a8::cpu {
 // log: (x - max) - log(sum), in float for f16/bf16/f32, double for f64.
 Status Softmax(DType dtype, const Dims& dims, int64_t axis, bool log, const void* x, void* y);
 
-using a8::NormalizeAxis;  // kernels/common/kernel_types.h
-
 }  // namespace a8::cpu

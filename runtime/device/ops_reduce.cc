@@ -4,7 +4,6 @@
 // (runtime/cpu/ops_softmax.cc, ops_optim.cc) with the same checks and messages. A reduction's axes
 // are set up by kernels/device/reduce_setup.h, which constant folding shares.
 #include <algorithm>
-#include <utility>
 #include <vector>
 
 #include "kernels/common/kernel_types.h"
