@@ -23,6 +23,11 @@
 
 namespace a8 {
 
+// The CPU thread pool's cost of one libm call (an exp, a log, an erf) against a few instructions'
+// 1: the scale of the cost column below and of the host launches' cost_per_item
+// (kernels/device/launch.h; the GPU ignores it), so that a loop of heavy items goes parallel.
+inline constexpr int64_t kTranscendentalCost = 16;
+
 // The ONNX attributes a unary op or activation gradient reads. The values of an op that has no
 // such attribute are ignored; DefaultUnaryAttrs gives the ONNX defaults.
 struct UnaryAttrs {
@@ -43,7 +48,8 @@ struct UnaryAttrs {
 //   attribute of another op's entry).
 // - Reads (gradients): Output (the forward output y) or Input (the forward input x); Variant as
 //   above.
-// - Cost: the CPU thread pool's per-element cost (1: a few instructions, 16: a libm call).
+// - Cost: the CPU thread pool's per-element cost (1: a few instructions, 16: a libm call,
+//   kTranscendentalCost above).
 // - Fused: the op's a8.FusedElementwise opcode (part of the plan format: never renumber), or -1
 //   when the fuse pass leaves the op alone (ops with attributes, and the ops added after the
 //   opcodes were fixed). The next free opcode is 27.

@@ -15,8 +15,6 @@
 namespace a8::cpu {
 namespace {
 
-constexpr int64_t kTranscendentalCost = 16;
-
 // The polynomial c[0] x^(N-1) + c[1] x^(N-2) + ... + c[N-1] in float by Horner's rule (p = p * x
 // + c[i]), the form of every polynomial below. The loop unrolls, so vectorised callers stay so.
 template <size_t N>

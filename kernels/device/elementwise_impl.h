@@ -264,9 +264,11 @@ DevStatus Dropout(DevCtx& ctx, const DropoutParams& p) {
 DevStatus DropoutGrad(DevCtx& ctx, const DropoutGradParams& p) {
   return DispatchFloat(p.dtype, [&](auto tag) {
     using T = decltype(tag);
+    // Two operands and a scale an element: the CPU kernel's estimate, so a large one goes parallel.
     return ForEach(ctx, p.n,
                    DropoutGradKernel<T>{static_cast<const T*>(p.dy), p.mask, static_cast<T*>(p.dx),
-                                        p.ratio, p.ratio_dtype, p.training});
+                                        p.ratio, p.ratio_dtype, p.training},
+                   2);
   });
 }
 

@@ -37,10 +37,6 @@ A8_HD int64_t ClassOf(const LossShape& s, const void* labels, int64_t t) {
   return label;
 }
 
-// The host launcher's work estimate of an exp or a log (ForEach's cost_per_item; the GPU ignores
-// it): a loop of targets over many classes is split over the CPU pool, a short one runs inline.
-constexpr int64_t kTranscendentalCost = 16;
-
 template <typename C>
 A8_HD C NaN() {
   return std::numeric_limits<C>::quiet_NaN();
@@ -372,7 +368,7 @@ DevStatus PairLossForward(DevCtx& ctx, const PairLossParams& p) {
         ForEach(ctx, p.n,
                 loss_detail::PairTermFn<T>{p.kind, static_cast<const T*>(p.pred),
                                            static_cast<const T*>(p.target), term},
-                loss_detail::kTranscendentalCost));
+                kTranscendentalCost));
     return ForEach(ctx, 1, loss_detail::PairSumFn<T>{p.n, term, static_cast<T*>(p.loss)});
   });
 }
@@ -387,7 +383,7 @@ DevStatus PairLossGrad(DevCtx& ctx, const PairLossParams& p) {
                                  static_cast<const T*>(p.target),
                                  static_cast<T*>(p.dpred),
                                  static_cast<T*>(p.dtarget)};
-    return ForEach(ctx, p.n, f, loss_detail::kTranscendentalCost);
+    return ForEach(ctx, p.n, f, kTranscendentalCost);
   });
 }
 

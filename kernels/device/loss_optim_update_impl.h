@@ -384,8 +384,8 @@ DevStatus AdamUpdate(DevCtx& ctx, const AdamUpdateParams& p) {
   void* mem = nullptr;
   A8_DEV_RETURN_IF_ERROR(Scratch(ctx, sizeof(update_detail::AdamScalars), &mem));
   auto* sc = static_cast<update_detail::AdamScalars*>(mem);
-  A8_DEV_RETURN_IF_ERROR(
-      ForEach(ctx, 1, update_detail::AdamScalarsFn{p.math.beta1, p.math.beta2, p.ctl, p.scale, sc}));
+  A8_DEV_RETURN_IF_ERROR(ForEach(
+      ctx, 1, update_detail::AdamScalarsFn{p.math.beta1, p.math.beta2, p.ctl, p.scale, sc}));
   return update_detail::DispatchParamGrad(p.param_dtype, p.grad_dtype, [&](auto p_tag, auto g_tag) {
     return ForEach(ctx, p.n, update_detail::AdamFn<decltype(p_tag), decltype(g_tag)>{p, sc});
   });
@@ -397,7 +397,8 @@ DevStatus OnnxOptimizerUpdate(DevCtx& ctx, const OnnxOptimParams& p) {
   auto* sc = static_cast<update_detail::OnnxScalars*>(mem);
   A8_DEV_RETURN_IF_ERROR(ForEach(ctx, 1, update_detail::OnnxScalarsFn{p, sc}));
   return DispatchFloat(p.dtype, [&](auto tag) {
-    return ForEach(ctx, p.n, update_detail::OnnxUpdateFn<decltype(tag)>{p, sc});
+    // About eight copies' work an element (kernels/cpu/optim.cc's kUpdateCost).
+    return ForEach(ctx, p.n, update_detail::OnnxUpdateFn<decltype(tag)>{p, sc}, 8);
   });
 }
 

@@ -204,7 +204,7 @@ DevStatus Softmax(DevCtx& ctx, const SoftmaxParams& p) {
 #if defined(__CUDACC__)
     return LaunchSoftmaxRows<T>(ctx, k, &SoftmaxWarpKernel<T>);
 #else
-    return ForEach(ctx, p.view.outer * p.view.inner, k);
+    return ForEach(ctx, p.view.outer * p.view.inner, k, p.view.len * kTranscendentalCost);
 #endif
   });
 }
@@ -218,7 +218,7 @@ DevStatus SoftmaxGrad(DevCtx& ctx, const SoftmaxGradParams& p) {
 #if defined(__CUDACC__)
     return LaunchSoftmaxRows<T>(ctx, k, &SoftmaxGradWarpKernel<T>);
 #else
-    return ForEach(ctx, p.view.outer * p.view.inner, k);
+    return ForEach(ctx, p.view.outer * p.view.inner, k, p.view.len * kTranscendentalCost);
 #endif
   });
 }
