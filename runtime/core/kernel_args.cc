@@ -540,9 +540,9 @@ StatusOr<Dims> ConvOutputDims(const ConvParams& p, bool transpose) {
 
 StatusOr<Dims> PoolOutputDims(const PoolParams& p) { return cpu::PoolOutputSpatial(p); }
 
-bool HostFloat(const TensorArg& t, float* v) {
-  if (!t.present || t.host == nullptr || t.count() < 1) return false;
-  return cpu::Cast(t.dtype, DType::kF32, 1, t.host, v).ok();
+bool HostFloat(const TensorArg& t, const uint8_t* bytes, float* v) {
+  if (!t.present || bytes == nullptr || t.count() < 1) return false;
+  return cpu::Cast(t.dtype, DType::kF32, 1, bytes, v).ok();
 }
 
 }  // namespace a8

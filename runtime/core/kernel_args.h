@@ -176,9 +176,10 @@ PoolParams PoolParamsFromKernel(const KernelArgs& a, const Dims& x_dims, DType d
 // (kernels/cpu/conv.h ConvOutputSpatial, pool.h PoolOutputSpatial).
 StatusOr<Dims> ConvOutputDims(const ConvParams& p, bool transpose);
 StatusOr<Dims> PoolOutputDims(const PoolParams& p);
-// A scalar operand's value as a float when it is a CONSTANT with a host copy (for the host-side
-// checks of a device entry); false otherwise.
-bool HostFloat(const TensorArg& t, float* v);
+// The first element of operand `t` as a float, read from `bytes`, the operand's bytes that host
+// code may read (a device entry's HostBytes), for the host-side checks of a device entry; false
+// when `bytes` is null or `t` is absent or empty.
+bool HostFloat(const TensorArg& t, const uint8_t* bytes, float* v);
 // The plan buffer `id` as a kernel operand (absent for id < 0), at `buffers[id]`.
 TensorArg BindBuffer(const plan::Plan& plan, const std::vector<uint8_t*>& buffers, int id);
 

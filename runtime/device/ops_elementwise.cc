@@ -196,9 +196,7 @@ uint64_t NodeHash(const std::string& node) {
 template <typename Params>
 Status SetDropoutRatio(const KernelArgs& a, int i, Params* p) {
   float ratio = 0.5f;
-  TensorArg readable = a.in(i);
-  readable.host = HostBytes(readable);
-  if (HostFloat(readable, &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
+  if (HostFloat(a.in(i), HostBytes(a.in(i)), &ratio) && !(ratio >= 0.0f && ratio < 1.0f))
     return InvalidInput("{}: ratio {} is not in [0, 1)", a.kernel().op(), ratio);
   if (a.has_in(i)) {
     p->ratio = a.in(i).data;
