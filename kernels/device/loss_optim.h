@@ -70,6 +70,10 @@ struct LossShape {
     return labels_i32 ? static_cast<const int32_t*>(labels)[t]
                       : static_cast<const int64_t*>(labels)[t];
   }
+  // Whether `label` is ignore_index (its target adds nothing), and whether it is a class: what the
+  // kernels and the entries' host check both test (any other label raises `err`).
+  A8_HD bool Ignores(int64_t label) const { return has_ignore_index && label == ignore_index; }
+  A8_HD bool IsClass(int64_t label) const { return label >= 0 && label < classes; }
 };
 
 struct LossParams {

@@ -29,8 +29,8 @@ constexpr int64_t kBadLabel = -2;
 
 A8_HD int64_t ClassOf(const LossShape& s, const void* labels, int64_t t) {
   const int64_t label = s.Label(labels, t);
-  if (s.has_ignore_index && label == s.ignore_index) return kIgnored;
-  if (label < 0 || label >= s.classes) {
+  if (s.Ignores(label)) return kIgnored;
+  if (!s.IsClass(label)) {
     s.err.Raise();
     return kBadLabel;
   }

@@ -57,8 +57,7 @@ StatusOr<LossShape> LossShapeOf(const KernelArgs& a, const Dims& scores_dims, in
   if (const uint8_t* bytes = HostBytes(labels)) {
     for (int64_t t = 0; t < s.batch * s.extra; ++t) {
       const int64_t label = s.Label(bytes, t);
-      if (s.has_ignore_index && label == s.ignore_index) continue;
-      if (label < 0 || label >= s.classes) {
+      if (!s.Ignores(label) && !s.IsClass(label)) {
         return InvalidInput("{}: label {} (target {}) is outside [0, {})", a.kernel().op(), label,
                             t, s.classes);
       }
