@@ -2,8 +2,10 @@
 // A8_HD body for the CPU reference (kernels/cpu/optim.cc, scaler.cc) and the CUDA kernels
 // (kernels/device/loss_optim_update_impl.h, compiled there with --fmad=false so that nvcc does not
 // contract a * b + c into a fused multiply-add the CPU never does: the control vector, the scale
-// and the updates then agree bit for bit). F is the compute type: float for f32/f16/bf16
-// parameters, double for f64. No status.h, no std:: containers: nvcc compiles this header.
+// and the updates then agree bit for bit). The ONNX preview-training updates (Onnx*Element) have
+// the device kernels alone, which the CPU backend runs on the host. F is the compute type: float
+// for f32/f16/bf16 parameters, double for f64. No status.h, no std:: containers: nvcc compiles
+// this header.
 #pragma once
 
 #include <cmath>

@@ -1,14 +1,15 @@
 // Device kernels of the losses, the optimizer updates and dynamic loss scaling (issue 6). The
 // losses and their gradients are the only copy of their math: the CPU backend runs them on the
-// host (runtime/cpu/cpu_backend.h). The updates are the CUDA twins of kernels/cpu/optim.h.
+// host (runtime/cpu/cpu_backend.h), as are the ONNX preview-training updates. a8's own updates,
+// the step control and the scaler are the CUDA twins of kernels/cpu/optim.h.
 //
 // - Every pointer is device memory. Scalars that are computed during the step (the control
 //   vector ctl, the loss scale, found_inf, the step counters, ONNX's R and T) are read INSIDE the
 //   device code, so an update that must be skipped (ctl[cpu::kCtlApplied] == 0) leaves parameters
 //   and moments bit-identical without any host synchronisation.
-// - Reductions are deterministic and follow the CPU's order: per-target / per-element terms go to
-//   scratch (one thread each), then ONE thread sums them in index order in the CPU's accumulator
-//   type, so the f32 loss equals the CPU's bit for bit where the terms do.
+// - Reductions are deterministic: per-target / per-element terms go to scratch (one thread each),
+//   then ONE thread sums them in index order (float for f16/bf16/f32, double for f64), so a loss
+//   does not depend on how the launch is split.
 // - A label outside [0, C) that is not the ignore_index raises DevErr (the backend names the
 //   kernel after the step; where memory is host memory the entry names the label before the
 //   launch), and that target's loss and gradient are NaN (never read outside the weights or the
@@ -53,7 +54,8 @@ A8_RN_OP(Sub, -, __fsub_rn, __dsub_rn)
 enum class DevLossReduction : int32_t { kNone, kMean, kSum };
 
 // The shape and attributes of SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss and their
-// gradients (cpu::LossParams): scores [N, C, d...], labels [N, d...] (i32 or i64).
+// gradients (a8::LossParams, kernels/common/kernel_types.h): scores [N, C, d...], labels [N, d...]
+// (i32 or i64).
 struct LossShape {
   DType dtype = DType::kF32;  // scores / log-probabilities, weights, loss, dloss
   bool labels_i32 = false;    // else i64

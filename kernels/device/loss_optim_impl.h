@@ -115,7 +115,7 @@ struct LossTargetFn {
   }
 };
 
-// One thread: the CPU's sum over the targets in order, divided by the weight sum for mean.
+// One thread: the sum over the targets in order, divided by the weight sum for mean.
 template <typename T>
 struct LossSumFn {
   LossShape s;
@@ -259,7 +259,7 @@ struct PairSumFn {
     using C = Acc<T>;
     C sum = 0;
     for (int64_t i = 0; i < n; ++i) sum += term[i];
-    St(loss, 0, sum / static_cast<C>(n));  // n = 0: NaN, as the CPU
+    St(loss, 0, sum / static_cast<C>(n));  // n = 0: NaN (0 / 0)
   }
 };
 

@@ -246,7 +246,8 @@ struct AdamFn {
   }
 };
 
-// ---- ONNX optimizers: R and T read once by one thread; R adjusted as the CPU does.
+// ---- ONNX optimizers: R and T read once by one thread, R turned into the step's rate (Adam's
+// bias correction, Adagrad's decay) for every element's update.
 struct OnnxScalars {
   double rate;
   int64_t t;

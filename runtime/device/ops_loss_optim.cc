@@ -258,7 +258,7 @@ Status RunUpdateScale(const KernelArgs& a, DevCtx& ctx) {
 
 // ---- ai.onnx.preview.training: (R, T, X_1..X_n, G_1..G_n, state groups) -> (X_new.., states..)
 
-// Checks the group layout as the CPU's ForEachOnnxTensor and launches one update per tensor.
+// Checks the group layout (CheckOnnxOptimizerOperands) and launches one update per tensor.
 Status RunOnnxOptimizer(const KernelArgs& a, DevCtx& ctx, OnnxOptimParams p, int groups) {
   A8_RETURN_IF_ERROR(CheckOnnxOptimizerOperands(a, groups));
   const std::string& op = a.kernel().op();
