@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <set>
 #include <type_traits>
 
 #include "compiler/ir/op_table.h"
@@ -33,13 +34,16 @@ T AttrNumber(const plan::Attribute* a, T dflt) {
 }
 
 std::mutex g_undeclared_mu;
-std::string g_undeclared;  // "op.attr" of the reads without a table default, ", "-separated
+std::set<std::string> g_undeclared;  // "op.attr" of the reads without a table default
 
 }  // namespace
 
 std::string TakeUndeclaredAttributeReads() {
   std::lock_guard<std::mutex> lock(g_undeclared_mu);
-  return std::exchange(g_undeclared, std::string());
+  std::string joined;
+  for (const std::string& what : g_undeclared) joined += (joined.empty() ? "" : ", ") + what;
+  g_undeclared.clear();
+  return joined;
 }
 
 const Attribute* KernelArgs::TableDefault(const std::string& name) const {
@@ -51,9 +55,7 @@ const Attribute* KernelArgs::TableDefault(const std::string& name) const {
   // A one-argument getter on an attribute the table gives no default: the entry should have
   // tested attr(name) or passed its own default (kernel_args.h).
   std::lock_guard<std::mutex> lock(g_undeclared_mu);
-  const std::string what = kernel_->op() + "." + name;
-  if (g_undeclared.find(what) == std::string::npos)
-    g_undeclared += (g_undeclared.empty() ? "" : ", ") + what;
+  g_undeclared.insert(kernel_->op() + "." + name);
   return nullptr;
 }
 

@@ -99,9 +99,9 @@ class KernelArgs {
 };
 
 // The attributes read with a one-argument getter (KernelArgs::Int(name)...) while absent from the
-// plan and without a default in the op table, as "op.attr, ...", since the last call: empty
-// unless an entry reads an attribute the table gives no default (tests/unit checks it after the
-// tests of every process, kernel_args_test.cc).
+// plan and without a default in the op table, as "op.attr, ..." (sorted), since the last call:
+// empty unless an entry reads an attribute the table gives no default (tests/unit checks it after
+// the tests of every process, kernel_args_test.cc).
 std::string TakeUndeclaredAttributeReads();
 
 // Operand checks shared by the CPU and CUDA entries. Operands of one kernel must agree in element
