@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "kernels/device/loss_optim.h"
+#include "kernels/emu/run_on_host.h"
+#include "runtime/device/device_registry.h"
 #include "tests/unit/cpu_kernels_test_util.h"
-#include "tests/unit/host_device_util.h"
 
 namespace a8 {
 namespace {
@@ -24,7 +25,7 @@ Status OnnxUpdate(emu::OnnxOptimParams p, DType dtype, int64_t n, double r, int6
   p.r_f64 = true, p.r = &r, p.t = &t;
   p.dtype = dtype, p.n = n, p.x = x, p.g = g, p.s1 = s1, p.s2 = s2;
   p.x_new = x_new, p.s1_new = s1_new, p.s2_new = s2_new;
-  return a8::testing::OnHost([&](emu::DevCtx& ctx) { return emu::OnnxOptimizerUpdate(ctx, p); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::OnnxOptimizerUpdate(ctx, p); });
 }
 
 TEST(OptimKernelsTest, OnnxAdamMatchesTheSpec) {

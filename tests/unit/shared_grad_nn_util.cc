@@ -3,8 +3,8 @@
 #include "kernels/device/elementwise.h"
 #include "kernels/device/loss_optim.h"
 #include "kernels/device/reduce.h"
+#include "kernels/emu/run_on_host.h"
 #include "runtime/device/device_registry.h"
-#include "tests/unit/host_device_util.h"
 
 namespace a8::testing::grad_nn {
 namespace {
@@ -14,7 +14,7 @@ template <typename Args>
 Status OnHostWithShape(const LossParams& p, const char* op, Args args,
                        emu::DevStatus (*launch)(emu::DevCtx&, const Args&)) {
   A8_ASSIGN_OR_RETURN(args.shape, emu::LossShapeFrom(p, op));
-  return OnHost([&](emu::DevCtx& ctx) {
+  return emu::RunOnHost([&](emu::DevCtx& ctx) {
     args.shape.err = emu::ErrOf(ctx);
     return launch(ctx, args);
   });
@@ -67,7 +67,7 @@ Status PairLossForward(PairLossKind kind, DType dtype, int64_t n, const void* pr
                        const void* target, void* loss) {
   emu::PairLossParams a;
   a.kind = kind, a.dtype = dtype, a.n = n, a.pred = pred, a.target = target, a.loss = loss;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::PairLossForward(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::PairLossForward(ctx, a); });
 }
 
 Status PairLossGrad(PairLossKind kind, DType dtype, int64_t n, const void* dloss, const void* pred,
@@ -75,7 +75,7 @@ Status PairLossGrad(PairLossKind kind, DType dtype, int64_t n, const void* dloss
   emu::PairLossParams a;
   a.kind = kind, a.dtype = dtype, a.n = n, a.dloss = dloss, a.pred = pred, a.target = target;
   a.dpred = dpred, a.dtarget = dtarget;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::PairLossGrad(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::PairLossGrad(ctx, a); });
 }
 
 Status SoftmaxGrad(DType dtype, const Dims& dims, int64_t axis, bool log, const void* dy,
@@ -85,7 +85,7 @@ Status SoftmaxGrad(DType dtype, const Dims& dims, int64_t axis, bool log, const 
   a.view.outer = NumElements(Dims(dims.begin(), dims.begin() + axis));
   a.view.len = dims[axis];
   a.view.inner = NumElements(Dims(dims.begin() + axis + 1, dims.end()));
-  return OnHost([&](emu::DevCtx& ctx) { return emu::SoftmaxGrad(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::SoftmaxGrad(ctx, a); });
 }
 
 Status DropoutGrad(DType dtype, int64_t n, const void* dy, const bool* mask, float ratio,
@@ -94,7 +94,7 @@ Status DropoutGrad(DType dtype, int64_t n, const void* dy, const bool* mask, flo
   emu::DropoutGradParams a;
   a.dtype = dtype, a.n = n, a.dy = dy, a.mask = mask, a.dx = dx;
   a.ratio = &ratio, a.ratio_dtype = DType::kF32, a.training = &training;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::DropoutGrad(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::DropoutGrad(ctx, a); });
 }
 
 }  // namespace a8::testing::grad_nn

@@ -1,8 +1,8 @@
 #include "tests/unit/shared_norm_util.h"
 
 #include "kernels/device/nn.h"
+#include "kernels/emu/run_on_host.h"
 #include "runtime/device/device_registry.h"
-#include "tests/unit/host_device_util.h"
 
 namespace a8::testing::norm {
 namespace {
@@ -21,7 +21,7 @@ Status BatchNormInference(const BatchNormParams& p, const void* x, const void* s
                           const void* bias, const void* mean, const void* var, void* y) {
   emu::BatchNormArgs a = ArgsOf(p);
   a.x = x, a.scale = scale, a.bias = bias, a.mean = mean, a.var = var, a.y = y;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::BatchNormInference(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::BatchNormInference(ctx, a); });
 }
 
 Status BatchNormTraining(const BatchNormParams& p, const void* x, const void* scale,
@@ -30,7 +30,7 @@ Status BatchNormTraining(const BatchNormParams& p, const void* x, const void* sc
   emu::BatchNormArgs a = ArgsOf(p);
   a.x = x, a.scale = scale, a.bias = bias, a.mean = running_mean_in, a.var = running_var_in;
   a.y = y, a.running_mean_out = running_mean_out, a.running_var_out = running_var_out;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::BatchNormTraining(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::BatchNormTraining(ctx, a); });
 }
 
 Status BatchNormGrad(const BatchNormParams& p, const void* dy, const void* x, const void* scale,
@@ -41,7 +41,7 @@ Status BatchNormGrad(const BatchNormParams& p, const void* dy, const void* x, co
   a.batch = p.batch, a.channels = p.channels, a.spatial = p.spatial, a.epsilon = p.epsilon;
   a.dy = dy, a.x = x, a.scale = scale, a.mean = mean, a.var = var;
   a.dx = dx, a.dscale = dscale, a.dbias = dbias, a.dmean = dmean, a.dvar = dvar;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::BatchNormGrad(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::BatchNormGrad(ctx, a); });
 }
 
 Status LayerNorm(const LayerNormParams& p, const void* x, const void* scale, const void* bias,
@@ -50,7 +50,7 @@ Status LayerNorm(const LayerNormParams& p, const void* x, const void* scale, con
   a.dtype = p.dtype, a.param_dtype = p.param_dtype, a.stat_dtype = p.stat_dtype;
   a.outer = p.outer, a.inner = p.inner, a.epsilon = p.epsilon;
   a.x = x, a.scale = scale, a.bias = bias, a.y = y, a.mean = mean, a.inv_std_dev = inv_std_dev;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::LayerNorm(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::LayerNorm(ctx, a); });
 }
 
 Status LayerNormGrad(const LayerNormParams& p, const void* dy, const void* x, const void* scale,
@@ -61,7 +61,7 @@ Status LayerNormGrad(const LayerNormParams& p, const void* dy, const void* x, co
   a.outer = p.outer, a.inner = p.inner, a.epsilon = p.epsilon;
   a.dy = dy, a.x = x, a.scale = scale, a.mean = mean, a.inv_std_dev = inv_std_dev;
   a.dx = dx, a.dscale = dscale, a.dbias = dbias;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::LayerNormGrad(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::LayerNormGrad(ctx, a); });
 }
 
 Status InstanceNorm(DType dtype, DType param_dtype, int64_t batch, int64_t channels,
@@ -71,7 +71,7 @@ Status InstanceNorm(DType dtype, DType param_dtype, int64_t batch, int64_t chann
   a.dtype = dtype, a.param_dtype = param_dtype;
   a.batch = batch, a.channels = channels, a.spatial = spatial, a.epsilon = epsilon;
   a.x = x, a.scale = scale, a.bias = bias, a.y = y;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::InstanceNorm(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::InstanceNorm(ctx, a); });
 }
 
 Status InstanceNormGrad(DType dtype, DType param_dtype, int64_t batch, int64_t channels,
@@ -81,7 +81,7 @@ Status InstanceNormGrad(DType dtype, DType param_dtype, int64_t batch, int64_t c
   a.dtype = dtype, a.param_dtype = param_dtype;
   a.batch = batch, a.channels = channels, a.spatial = spatial, a.epsilon = epsilon;
   a.dy = dy, a.x = x, a.scale = scale, a.dx = dx, a.dscale = dscale, a.dbias = dbias;
-  return OnHost([&](emu::DevCtx& ctx) { return emu::InstanceNormGrad(ctx, a); });
+  return emu::RunOnHost([&](emu::DevCtx& ctx) { return emu::InstanceNormGrad(ctx, a); });
 }
 
 }  // namespace a8::testing::norm

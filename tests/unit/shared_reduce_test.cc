@@ -10,8 +10,9 @@
 #include <vector>
 
 #include "kernels/device/reduce_setup.h"
+#include "kernels/emu/run_on_host.h"
+#include "runtime/device/device_registry.h"
 #include "tests/unit/cpu_kernels_test_util.h"
-#include "tests/unit/host_device_util.h"
 
 namespace a8::cpu {
 namespace {
@@ -36,7 +37,7 @@ Status SharedReduce(Op op, DType dt, const Dims& dims, const std::vector<int64_t
   A8_RETURN_IF_ERROR(emu::SetReduceShape(dims, reduced, OpName(op), &p));
   p.x = x;
   p.y = y;
-  return ::a8::testing::OnHost([&p](emu::DevCtx& ctx) { return emu::Reduce(ctx, p); });
+  return emu::RunOnHost([&p](emu::DevCtx& ctx) { return emu::Reduce(ctx, p); });
 }
 
 Dims OutputDims(const Dims& dims, const std::vector<int64_t>& axes, bool keepdims) {
@@ -57,7 +58,7 @@ Status SharedArgReduce(bool is_max, DType dt, const Dims& dims, int64_t axis, bo
   for (size_t i = a + 1; i < dims.size(); ++i) p.view.inner *= dims[i];
   p.x = x;
   p.y = y;
-  return ::a8::testing::OnHost([&p](emu::DevCtx& ctx) { return emu::ArgReduce(ctx, p); });
+  return emu::RunOnHost([&p](emu::DevCtx& ctx) { return emu::ArgReduce(ctx, p); });
 }
 
 // Groups the input elements by output element (reduced axes dropped), in row-major order.
