@@ -2,6 +2,7 @@
 // StridedCopy and Gather take a piece of an innermost row a call); the values are moved as
 // unsigned integers of the element's size, so every dtype takes the same path and the bits are
 // kept exactly (NaN payloads, -0).
+#include <cstring>
 #include <type_traits>
 
 #include "kernels/common/float_to_int.h"
@@ -58,34 +59,59 @@ struct StridedCopyFn {
   A8_HD void Store(int64_t, const In& in) const { static_cast<U*>(p.dst)[in.d] = in.v; }
   A8_HD void operator()(int64_t i) const { Store(i, Load(i)); }
 
-  // The host's launch (StridedCopy): rows of the innermost dim, the offsets of a row piece's
-  // first element computed once, then a run along that dim (a plain copy where both strides
-  // are 1: the inner dim of a Transpose that keeps it, a Concat's or Slice's rows).
-  A8_HD void Span(int64_t r, int64_t j0, int64_t j1) const {
+#if !defined(__CUDACC__)
+  // The host's launch (StridedCopy): whole rows [r0, r1) of the innermost dim. The first row's
+  // offsets are divided out; each next row's follow by carrying an odometer over the outer dims
+  // (no division a row: a Transpose of an attention head moves rows of 16 elements). Each row is
+  // then a run along the inner dim (a plain copy where both strides are 1: the inner dim of a
+  // Transpose that keeps it, a Concat's or Slice's rows).
+  void Rows(int64_t r0, int64_t r1) const {
     const int last = p.rank - 1;
-    int64_t s = p.src_base, d = p.dst_base, rest = r;
+    int64_t c[kMaxMapRank] = {}, sc[kMaxMapRank] = {};  // output and source coordinates
+    int64_t s = p.src_base, d = p.dst_base, rest = r0;
     for (int k = last - 1; k >= 0; --k) {
-      int64_t c = 0;
-      rest = dims[k].DivMod(rest, &c);
-      d += c * p.dst_strides[k];
-      if (p.src_mod[k] > 0) mods[k].DivMod(c, &c);
-      s += c * p.src_strides[k];
+      rest = dims[k].DivMod(rest, &c[k]);
+      sc[k] = c[k];
+      if (p.src_mod[k] > 0) mods[k].DivMod(c[k], &sc[k]);
+      d += c[k] * p.dst_strides[k];
+      s += sc[k] * p.src_strides[k];
     }
+    for (int64_t r = r0; r < r1; ++r) {
+      Run(s, d);
+      for (int k = last - 1; k >= 0; --k) {  // the next row
+        d += p.dst_strides[k];
+        s += p.src_strides[k];
+        if (++sc[k] == p.src_mod[k]) {  // never where src_mod[k] is 0 (no wrap)
+          s -= p.src_mod[k] * p.src_strides[k];
+          sc[k] = 0;
+        }
+        if (++c[k] < p.dims[k]) break;
+        d -= p.dims[k] * p.dst_strides[k];
+        s -= sc[k] * p.src_strides[k];
+        c[k] = sc[k] = 0;
+      }
+    }
+  }
+
+  // The row whose first element reads src[s] and writes dst[d]: a run along the inner dim.
+  void Run(int64_t s, int64_t d) const {
+    const int last = p.rank - 1;
+    const int64_t n = p.dims[last];
     const U* src = static_cast<const U*>(p.src) + s;
     U* dst = static_cast<U*>(p.dst) + d;
     const int64_t ss = p.src_strides[last], ds = p.dst_strides[last];
     if (p.src_mod[last] > 0) {
-      for (int64_t j = j0; j < j1; ++j) {
-        int64_t c = 0;
-        mods[last].DivMod(j, &c);
+      for (int64_t j = 0, c = 0; j < n; ++j) {  // c = j mod src_mod
         dst[j * ds] = src[c * ss];
+        if (++c == p.src_mod[last]) c = 0;
       }
     } else if (ss == 1 && ds == 1) {
-      for (int64_t j = j0; j < j1; ++j) dst[j] = src[j];
+      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(U));  // distinct buffers
     } else {
-      for (int64_t j = j0; j < j1; ++j) dst[j * ds] = src[j * ss];
+      for (int64_t j = 0; j < n; ++j) dst[j * ds] = src[j * ss];
     }
   }
+#endif
 };
 
 template <typename U>
@@ -311,14 +337,17 @@ DevStatus StridedCopy(DevCtx& ctx, const StridedCopyParams& p) {
 #if defined(__CUDACC__)
   return ForEachOfDims<StridedCopyFn>(ctx, "StridedCopy", p, 0, p.dims);
 #else
-  // On the host a row at a time (StridedCopyFn::Span); the same elements to the same places.
+  // On the host whole rows at a time (StridedCopyFn::Rows); the same elements to the same places.
   if (p.rank < 1 || p.rank > kMaxMapRank)
     return ForEachOfDims<StridedCopyFn>(ctx, "StridedCopy", p, 0, p.dims);
   int64_t rows = 1;
   for (int k = 0; k + 1 < p.rank; ++k) rows *= p.dims[k];
   const int64_t cols = p.dims[p.rank - 1];
+  if (rows <= 0 || cols <= 0) return DevOk();
   return DispatchBySize(p.elem_size, "movement kernel", [&](auto u) {
-    return ForEachRow(ctx, rows, cols, StridedCopyFn<decltype(u)>{p});
+    const StridedCopyFn<decltype(u)> f{p};
+    cpu::ParallelFor(rows, cols, [&f](int64_t r0, int64_t r1) { f.Rows(r0, r1); });
+    return DevOk();
   });
 #endif
 }
