@@ -180,7 +180,7 @@ inline StatusOr<SliceSpec> ResolveSlice(const Dims& dims, const std::vector<int6
   return s;
 }
 
-enum class PadMode { kConstant, kReflect, kEdge };
+enum class PadMode { kConstant, kReflect, kEdge, kWrap };  // the order of movement::PadParams::mode
 
 // ---- parameter structs decoded by runtime/core/kernel_args.h for every backend
 

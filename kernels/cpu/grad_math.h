@@ -5,10 +5,10 @@
 // Activation gradients read the incoming gradient dy and one saved forward tensor of the same dtype
 // and element count: the forward OUTPUT y where the derivative is a function of it (Relu, Sigmoid,
 // Tanh: the input can then be freed early), else the forward input x. The math is done in float for
-// f16/bf16/f32 (double for f64) and rounded once. GatherGrad and SliceGrad write a zero-filled
-// tensor of the forward input's shape and add (Gather: accumulate, since indices may repeat) the
-// gradient into the gathered / sliced positions; their sums accumulate in float (double for f64),
-// one thread per output element, in index order, so results do not depend on the thread count.
+// f16/bf16/f32 (double for f64) and rounded once. GatherGrad writes a zero-filled tensor of the
+// forward input's shape and accumulates the gradient into the gathered positions (indices may
+// repeat) in float (double for f64), one thread per output element, in index order, so results
+// do not depend on the thread count. (a8.SliceGrad has one body: movement_setup.h's.)
 #pragma once
 
 #include <cstdint>
@@ -34,11 +34,5 @@ Status ActivationGrad(ActivationGradOp op, DType dtype, int64_t n, const void* d
 // indices count from the end; one out of range is InvalidInput.
 Status GatherGrad(DType dtype, const Dims& dy_dims, const void* dy, int64_t axis, DType index_dtype,
                   const Dims& index_dims, const void* indices, const Dims& data_dims, void* dx);
-
-// The gradient of a Slice resolved to a start and step per dim (the starts/steps of every dim of
-// the forward input, steps non-zero): dx (of `data_dims`) is zero but for dx[start + k * step] =
-// dy[k] (per dim), dy having the slice's dims.
-Status SliceGrad(DType dtype, const Dims& dy_dims, const void* dy, const Dims& starts,
-                 const Dims& steps, const Dims& data_dims, void* dx);
 
 }  // namespace a8::cpu

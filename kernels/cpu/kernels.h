@@ -19,16 +19,16 @@
 //   outputs only; every sum is accumulated by one thread in a fixed order.
 //
 // Families: elementwise.h (unary, binary, Where, Clip, Cast, Dropout), gemm.h (Gemm, MatMul),
-// conv.h, pool.h, reduce.h (reductions, ArgMax/Min, Softmax/LogSoftmax), movement.h
-// (Transpose, Concat, Split, Slice, Gather(Elements), Expand, Tile, Pad, OneHot, Range);
-// training: grad_math.h (gradients of elementwise and movement ops), grad_conv_pool.h
-// (gradients of conv and pooling), optim.h (a800c's optimizer updates and step control). The
-// normalizations (BatchNormalization, LayerNormalization, InstanceNormalization), the losses
-// (SoftmaxCrossEntropyLoss, NegativeLogLikelihoodLoss, the a8 losses) and their gradients, the
-// Softmax and Dropout gradients and ONNX's preview Adam/Momentum/Adagrad have one body, shared
-// with the CUDA backend (kernels/device: nn_norm_impl.h, loss_optim_impl.h, softmax_impl.h,
-// elementwise_impl.h, loss_optim_update_impl.h), which the CPU backend runs on the host
-// (runtime/cpu/cpu_backend.h).
+// conv.h, pool.h, softmax.h (the Softmax/LogSoftmax fast path); training: grad_math.h
+// (activation gradients, a8.GatherGrad), grad_conv_pool.h (gradients of conv and pooling), optim.h
+// (a800c's optimizer updates and step control). The normalizations (BatchNormalization,
+// LayerNormalization, InstanceNormalization), the losses (SoftmaxCrossEntropyLoss,
+// NegativeLogLikelihoodLoss, the a8 losses) and their gradients, the Softmax and Dropout gradients
+// and ONNX's preview Adam/Momentum/Adagrad have one body, shared with the CUDA backend
+// (kernels/device: nn_norm_impl.h, loss_optim_impl.h, softmax_impl.h, elementwise_impl.h,
+// loss_optim_update_impl.h), which the CPU backend runs on the host (runtime/cpu/cpu_backend.h); so
+// do the reductions (reduce_impl.h) and the data movement (movement_impl.h, set up by
+// movement_setup.h).
 #pragma once
 
 #include "kernels/cpu/broadcast.h"
@@ -38,7 +38,6 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/grad_conv_pool.h"
 #include "kernels/cpu/grad_math.h"
-#include "kernels/cpu/movement.h"
 #include "kernels/cpu/optim.h"
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/softmax.h"

@@ -1,14 +1,14 @@
-// Device kernels of the data-movement family (runtime/device/ops_movement.cc sets them up):
+// Device kernels of the data-movement family (movement_setup.h sets them up):
 // Transpose, Slice, Expand, Tile, Concat, Split and a8.SliceGrad are all one strided copy (an
 // index map from each element of an iteration space to a source and a destination offset);
 // Gather, GatherElements, Pad, Trilu, OneHot and Range have their own index functors; Shape,
 // Size and ConstantOfShape write values the host knows, captured by value in the functor; and
 // a8.GatherGrad is a deterministic two-pass scatter-add (no atomics).
 //
-// Indices are read on the device, so an index out of range cannot fail the step as it does on
-// the CPU backend (which checks every index before it runs): the device kernels make such an
-// element 0 (Gather, GatherElements) or drop its contribution (GatherGrad), never read or write
-// out of bounds.
+// Indices are read on the device: the kernels make an element whose index is out of range 0
+// (Gather, GatherElements) or drop its contribution (GatherGrad) and raise DevErr, never read or
+// write out of bounds. Where the host can read the indices (the CPU backend, the emulation, a
+// constant), the set-up names such an index before the kernel runs (CheckIndicesOnHost).
 //
 // Declarations only: this header is included by host setup code and compiled by nvcc.
 #pragma once
@@ -71,7 +71,7 @@ struct GatherElementsParams {
 };
 DevStatus GatherElements(DevCtx& ctx, const GatherElementsParams& p);
 
-// Pad (modes as cpu::PadMode): out_dims = in_dims + pads_begin + pads_end; `value` is one
+// Pad (modes as PadMode, kernel_types.h): out_dims = in_dims + pads_begin + pads_end; `value` is one
 // element in device memory or null (zero).
 struct PadParams {
   int elem_size = 0;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 
 #include "base/status.h"
 #include "kernels/device/blas.h"
@@ -31,15 +32,20 @@ struct HostDevice {
   HostDevice& operator=(const HostDevice&) = delete;
 };
 
-// fn(ctx) with a fresh HostDevice's context (step values 0). A device error is Internal
+// fn(ctx) with a fresh HostDevice's context (step values 0): a kernel (returning DevStatus) or a
+// set-up that runs kernels (returning Status: movement_setup.h). A device error is Internal
 // ("device: ..."), as the backends report it; a raised DevErr (an index or a label out of range)
 // is InvalidInput.
 template <typename Fn>
 Status RunOnHost(Fn&& fn) {
   HostDevice host;
   host.ctx.error_tag = 1;
-  const DevStatus s = fn(host.ctx);
-  if (!s.ok()) return Internal("device: {}", s.what);
+  if constexpr (std::is_same_v<std::invoke_result_t<Fn, DevCtx&>, Status>) {
+    A8_RETURN_IF_ERROR(fn(host.ctx));
+  } else {
+    const DevStatus s = fn(host.ctx);
+    if (!s.ok()) return Internal("device: {}", s.what);
+  }
   if (host.error != 0) return InvalidInput("the kernel raised a data error (an index or label)");
   return Status::Ok();
 }

@@ -14,7 +14,8 @@
 #include <string>
 
 #include "compiler/ir/op_table_value_shaped.h"
-#include "kernels/cpu/movement.h"
+#include "kernels/device/movement_setup.h"
+#include "kernels/emu/run_on_host.h"
 #include "passes/cleanup/constant_folding_internal.h"
 
 namespace a8 {
@@ -24,6 +25,8 @@ using folding::Inputs;
 using folding::KernelResult;
 using folding::NewTensor;
 using folding::Outputs;
+namespace movement = emu::movement;
+// The movement ops fold by the backends' shared kernels, run on the host: movement_setup.h.
 
 StatusOr<int64_t> Axis(const Node& node, int64_t axis, int64_t rank, const char* field) {
   if (axis < -rank || axis >= rank) {
@@ -186,8 +189,11 @@ StatusOr<Outputs> EvalTranspose(const Node& node, const Inputs& in) {
   std::vector<int64_t> dims(rank);
   for (int64_t d = 0; d < rank; ++d) dims[d] = src[perm[d]];
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  A8_RETURN_IF_ERROR(KernelResult(
-      node, cpu::Transpose(in[0]->type.dtype, src, perm, in[0]->bytes.data(), out->bytes.data())));
+  A8_RETURN_IF_ERROR(KernelResult(node, emu::RunOnHost([&](emu::DevCtx& ctx) {
+                                    return movement::Transpose(
+                                        ctx, in[0]->type.dtype, src, perm, in[0]->bytes.data(),
+                                        out->bytes.data(), out->num_elements());
+                                  })));
   return Outputs{out};
 }
 
@@ -207,9 +213,13 @@ StatusOr<Outputs> EvalGather(const Node& node, const Inputs& in) {
     }
   }
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  A8_RETURN_IF_ERROR(KernelResult(
-      node, cpu::Gather(in[0]->type.dtype, src, in[0]->bytes.data(), v.axis, in[1]->type.dtype,
-                        in[1]->type.dims, in[1]->bytes.data(), out->bytes.data())));
+  A8_RETURN_IF_ERROR(KernelResult(node, emu::RunOnHost([&](emu::DevCtx& ctx) {
+                                    const void* idx = in[1]->bytes.data();
+                                    return movement::Gather(
+                                        ctx, in[0]->type.dtype, src, in[0]->bytes.data(), v.axis,
+                                        in[1]->type.dtype, in[1]->type.dims, idx, idx,
+                                        out->bytes.data(), out->num_elements());
+                                  })));
   return Outputs{out};
 }
 
@@ -241,8 +251,11 @@ StatusOr<Outputs> EvalConcat(const Node& node, const Inputs& in) {
     in_dims.push_back(t->type.dims);
     xs.push_back(t->bytes.data());
   }
-  A8_RETURN_IF_ERROR(KernelResult(
-      node, cpu::Concat(in[0]->type.dtype, in_dims, xs, axis, out->bytes.data())));
+  A8_RETURN_IF_ERROR(KernelResult(node, emu::RunOnHost([&](emu::DevCtx& ctx) {
+                                    return movement::Concat(ctx, in[0]->type.dtype, in_dims, xs,
+                                                            axis, out->bytes.data(),
+                                                            out->num_elements());
+                                  })));
   return Outputs{out};
 }
 
@@ -277,8 +290,10 @@ StatusOr<Outputs> EvalSplit(const Node& node, const Inputs& in) {
     ys.push_back(out->bytes.data());
     outs.push_back(out);
   }
-  A8_RETURN_IF_ERROR(KernelResult(
-      node, cpu::Split(in[0]->type.dtype, src, axis, sizes, in[0]->bytes.data(), ys)));
+  A8_RETURN_IF_ERROR(KernelResult(node, emu::RunOnHost([&](emu::DevCtx& ctx) {
+                                    return movement::Split(ctx, in[0]->type.dtype, src, axis, sizes,
+                                                           in[0]->bytes.data(), ys);
+                                  })));
   return outs;
 }
 
@@ -297,8 +312,11 @@ StatusOr<Outputs> EvalSlice(const Node& node, const Inputs& in) {
   StatusOr<SliceSpec> spec = ResolveSlice(src, starts, ends, axes, steps);
   if (!spec.ok()) return InvalidInput("{}: {}", node.Where(), spec.status().message());
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, spec->out_dims()));
-  A8_RETURN_IF_ERROR(KernelResult(node, cpu::Slice(in[0]->type.dtype, src, *spec,
-                                                   in[0]->bytes.data(), out->bytes.data())));
+  A8_RETURN_IF_ERROR(KernelResult(node, emu::RunOnHost([&](emu::DevCtx& ctx) {
+                                    return movement::Slice(ctx, in[0]->type.dtype, src, *spec,
+                                                           in[0]->bytes.data(), out->bytes.data(),
+                                                           out->num_elements());
+                                  })));
   return Outputs{out};
 }
 
@@ -306,8 +324,11 @@ StatusOr<Outputs> EvalExpand(const Node& node, const Inputs& in) {
   A8_ASSIGN_OR_RETURN(auto shape, folding::IntsOf(node, in, 1, "shape"));
   A8_ASSIGN_OR_RETURN(auto dims, folding::Broadcast(node, in[0]->type.dims, shape));
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  A8_RETURN_IF_ERROR(KernelResult(node, cpu::Expand(in[0]->type.dtype, in[0]->type.dims,
-                                                    in[0]->bytes.data(), dims, out->bytes.data())));
+  A8_RETURN_IF_ERROR(KernelResult(
+      node, emu::RunOnHost([&](emu::DevCtx& ctx) {
+        return movement::Expand(ctx, in[0]->type.dtype, in[0]->type.dims, in[0]->bytes.data(), dims,
+                                out->bytes.data(), out->num_elements());
+      })));
   return Outputs{out};
 }
 
@@ -327,8 +348,11 @@ StatusOr<Outputs> EvalTile(const Node& node, const Inputs& in) {
     dims[d] = src[d] * repeats[d];
   }
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, in[0]->type.dtype, dims));
-  A8_RETURN_IF_ERROR(KernelResult(
-      node, cpu::Tile(in[0]->type.dtype, src, repeats, in[0]->bytes.data(), out->bytes.data())));
+  A8_RETURN_IF_ERROR(KernelResult(node, emu::RunOnHost([&](emu::DevCtx& ctx) {
+                                    return movement::Tile(ctx, in[0]->type.dtype, src, repeats,
+                                                          in[0]->bytes.data(), out->bytes.data(),
+                                                          out->num_elements());
+                                  })));
   return Outputs{out};
 }
 

@@ -18,7 +18,7 @@
 #include "kernels/common/float16.h"
 #include "kernels/common/unary_math.h"
 #include "kernels/cpu/elementwise.h"
-#include "kernels/cpu/movement.h"
+#include "kernels/device/movement_setup.h"
 #include "kernels/device/reduce_setup.h"
 #include "kernels/emu/run_on_host.h"
 #include "passes/cleanup/constant_folding.h"
@@ -423,9 +423,12 @@ StatusOr<Outputs> EvalRange(const Node& node, const Inputs& in) {
   }
   const int64_t n = std::max<int64_t>(static_cast<int64_t>(count), 0);
   A8_ASSIGN_OR_RETURN(auto out, NewTensor(node, dt, {n}));
-  // The values as the CPU kernel accumulates them (in the dtype, as onnxruntime).
-  A8_RETURN_IF_ERROR(KernelResult(
-      node, cpu::Range(dt, in[0]->bytes.data(), in[2]->bytes.data(), n, out->bytes.data())));
+  // The values as the backends' kernel accumulates them (in the dtype, as onnxruntime).
+  A8_RETURN_IF_ERROR(KernelResult(node, emu::RunOnHost([&](emu::DevCtx& ctx) {
+                                    return emu::movement::Range(ctx, dt, in[0]->bytes.data(),
+                                                                in[2]->bytes.data(), n,
+                                                                out->bytes.data());
+                                  })));
   return Outputs{out};
 }
 

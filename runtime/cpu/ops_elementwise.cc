@@ -3,6 +3,8 @@
 #include <cstring>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/device/movement_setup.h"
+#include "kernels/emu/run_on_host.h"
 #include "runtime/core/unary_entries.h"
 #include "runtime/cpu/registry.h"
 
@@ -38,7 +40,9 @@ KernelFn VariadicFn(BinaryOp op, bool mean) {
   return [op, mean](const KernelArgs& a) -> Status {
     const TensorArg& y = a.out(0);
     DType t = y.dtype;
-    A8_RETURN_IF_ERROR(cpu::Expand(t, a.in(0).dims, a.in(0).data, y.dims, y.data));
+    A8_RETURN_IF_ERROR(emu::RunOnHost([&](emu::DevCtx& ctx) {
+      return emu::movement::Expand(ctx, t, a.in(0).dims, a.in(0).data, y.dims, y.data, y.count());
+    }));
     std::vector<uint8_t> acc(y.bytes());
     for (int i = 1; i < a.num_inputs(); ++i) {
       if (!acc.empty()) std::memcpy(acc.data(), y.data, acc.size());

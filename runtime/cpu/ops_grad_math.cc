@@ -30,13 +30,6 @@ Status RunGatherGrad(const KernelArgs& a) {
                          dx.dims, dx.data);
 }
 
-Status RunSliceGrad(const KernelArgs& a) {
-  const TensorArg &dy = a.in(0), &dx = a.out(0);
-  if (dy.dtype != dx.dtype) return InvalidInput("a8.SliceGrad: dy and dx dtypes differ");
-  return cpu::SliceGrad(dy.dtype, dy.dims, dy.data, a.Ints("starts"), a.Ints("steps"), dx.dims,
-                        dx.data);
-}
-
 }  // namespace
 
 std::vector<CpuKernelEntry> GradMathKernels() {
@@ -45,7 +38,6 @@ std::vector<CpuKernelEntry> GradMathKernels() {
     r.push_back({g.op, kFloatTypes, 0, ActivationGradFn(g.kind), "saved operand: same type as dy"});
   }
   r.push_back({"a8.GatherGrad", kFloatTypes, 0, RunGatherGrad, "indices: i64 or i32"});
-  r.push_back({"a8.SliceGrad", kFloatTypes, 0, RunSliceGrad, ""});
   return r;
 }
 

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "kernels/cpu/kernels.h"
+#include "kernels/device/movement_setup.h"
+#include "kernels/emu/run_on_host.h"
 #include "runtime/cpu/registry.h"
 
 namespace a8 {
@@ -14,6 +16,13 @@ namespace {
 // Input i has at least `min_rank` dims (registry.h's CheckRank, naming the input by number).
 Status CheckRank(const KernelArgs& a, int i, size_t min_rank) {
   return ::a8::CheckRank(a, a.in(i), fmt::format("input {}", i).c_str(), min_rank);
+}
+
+// x (2-D) transposed into y, by the shared movement kernel on the host.
+Status TransposeOnHost(DType t, const TensorArg& x, void* y) {
+  return emu::RunOnHost([&](emu::DevCtx& ctx) {
+    return emu::movement::Transpose(ctx, t, x.dims, {1, 0}, x.data, y, x.count());
+  });
 }
 
 // Integer Gemm (the kernels' Gemm is float only): transposes, MatMul, then alpha and beta * C
@@ -26,12 +35,12 @@ Status IntGemm(const KernelArgs& a, const cpu::GemmParams& p) {
   const void* bp = a.in(1).data;
   if (p.trans_a) {
     at.resize(a.in(0).bytes());
-    A8_RETURN_IF_ERROR(cpu::Transpose(t, a.in(0).dims, {1, 0}, ap, at.data()));
+    A8_RETURN_IF_ERROR(TransposeOnHost(t, a.in(0), at.data()));
     ap = at.data();
   }
   if (p.trans_b) {
     bt.resize(a.in(1).bytes());
-    A8_RETURN_IF_ERROR(cpu::Transpose(t, a.in(1).dims, {1, 0}, bp, bt.data()));
+    A8_RETURN_IF_ERROR(TransposeOnHost(t, a.in(1), bt.data()));
     bp = bt.data();
   }
   cpu::Dims yd = {p.m, p.n};
@@ -47,7 +56,9 @@ Status IntGemm(const KernelArgs& a, const cpu::GemmParams& p) {
   };
   A8_RETURN_IF_ERROR(scale(p.alpha, y));
   if (a.has_in(2) && p.beta != 0.0f) {
-    A8_RETURN_IF_ERROR(cpu::Expand(t, p.c_dims, a.in(2).data, yd, tmp.data()));
+    A8_RETURN_IF_ERROR(emu::RunOnHost([&](emu::DevCtx& ctx) {
+      return emu::movement::Expand(ctx, t, p.c_dims, a.in(2).data, yd, tmp.data(), p.m * p.n);
+    }));
     A8_RETURN_IF_ERROR(scale(p.beta, tmp.data()));
     std::memcpy(tmp2.data(), y, tmp2.size());
     A8_RETURN_IF_ERROR(cpu::Binary(cpu::BinaryOp::kAdd, t, yd, tmp2.data(), t, yd, tmp.data(), y));

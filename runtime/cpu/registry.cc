@@ -6,8 +6,8 @@ namespace a8 {
 
 const std::vector<CpuKernelEntry>& CpuKernelRegistry() {
   static const std::vector<CpuKernelEntry>* entries = SortedRegistry<CpuKernelEntry>(
-      {ElementwiseKernels, NnKernels, SoftmaxKernels, MovementKernels, GradMathKernels,
-       GradNnKernels, OptimizerKernels, DistKernels, FusedKernels});
+      {ElementwiseKernels, NnKernels, SoftmaxKernels, GradMathKernels, GradNnKernels,
+       OptimizerKernels, DistKernels, FusedKernels});
   return *entries;
 }
 

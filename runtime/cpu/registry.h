@@ -31,9 +31,8 @@ const CpuKernelEntry* FindCpuKernel(const std::string& op);
 
 // Each family's entries, the table of its ops_*.cc file (registry.cc gathers them).
 std::vector<CpuKernelEntry> ElementwiseKernels();
-std::vector<CpuKernelEntry> NnKernels();        // Gemm, conv, pool, norms, loss
-std::vector<CpuKernelEntry> SoftmaxKernels();   // ops_softmax.cc: the fast path
-std::vector<CpuKernelEntry> MovementKernels();  // incl. reshape-likes, Shape
+std::vector<CpuKernelEntry> NnKernels();       // Gemm, conv, pool, norms, loss
+std::vector<CpuKernelEntry> SoftmaxKernels();  // ops_softmax.cc: the fast path
 // Internal ops (domain "a8"; CpuKernelEntry::op is qualified: "a8.ReluGrad").
 std::vector<CpuKernelEntry> GradMathKernels();   // ops_grad_math.cc
 std::vector<CpuKernelEntry> GradNnKernels();     // ops_grad_nn.cc: conv and pool gradients

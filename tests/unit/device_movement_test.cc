@@ -21,8 +21,8 @@
 namespace a8 {
 namespace {
 
-using testing::Str;
 using testing::Name;
+using testing::Str;
 using B = plan::Buffer;
 using testing::Bytes;
 using testing::ExpectEmuMatchesCpu;
@@ -59,18 +59,21 @@ void ExpectUnary(const std::string& op, DType t, const std::vector<int64_t>& x_d
   ExpectEmuMatchesCpu(pb.Finish(), {}, 0, 0);
 }
 
-TEST(DeviceMovementTest, EveryCpuEntryHasADeviceEntryWithTheSameTypes) {
+TEST(DeviceMovementTest, TheCpuBackendRunsTheDeviceEntries) {
+  // One body: the CPU backend has no movement kernel of its own and runs the device entry.
   for (const char* op :
-       {"Transpose",     "Concat",      "Split",     "Slice",  "Gather", "GatherElements",
-        "Expand",        "Tile",        "Pad",       "OneHot", "Range",  "Reshape",
-        "Flatten",       "Squeeze",     "Unsqueeze", "Shape",  "Size",   "ConstantOfShape",
-        "a8.GatherGrad", "a8.SliceGrad"}) {
-    testing::ExpectDeviceEntryLikeCpu(op);
+       {"Transpose",       "Concat",  "Split",       "Slice",     "Gather", "GatherElements",
+        "Expand",          "Tile",    "Pad",         "OneHot",    "Range",  "Identity",
+        "Reshape",         "Flatten", "Squeeze",     "Unsqueeze", "Shape",  "Size",
+        "ConstantOfShape", "Trilu",   "a8.SliceGrad"}) {
+    EXPECT_EQ(FindCpuKernel(op), nullptr) << op;
+    const CpuKernelEntry* e = FindCpuBackendKernel(op);
+    ASSERT_NE(e, nullptr) << op;
+    EXPECT_NE(e->note.find("shared body"), std::string::npos) << op;
   }
-  // Trilu has one body: the CPU backend runs the device entry.
-  EXPECT_EQ(FindCpuKernel("Trilu"), nullptr);
-  ASSERT_NE(FindCpuBackendKernel("Trilu"), nullptr);
-  EXPECT_NE(FindCpuBackendKernel("Trilu")->note.find("shared body"), std::string::npos);
+  // a8.GatherGrad keeps its CPU kernel (docs/ARCHITECTURE.md, known debt 2: the shared body's
+  // sort took the example BERT's training step to 1.3x).
+  testing::ExpectDeviceEntryLikeCpu("a8.GatherGrad");
 }
 
 TEST(DeviceMovementTest, Transpose) {
