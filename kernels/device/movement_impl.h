@@ -67,6 +67,34 @@ struct StridedCopyFn {
   // Transpose that keeps it, a Concat's or Slice's rows).
   void Rows(int64_t r0, int64_t r1) const {
     const int last = p.rank - 1;
+    const int64_t n = p.dims[last], ss = p.src_strides[last], ds = p.dst_strides[last];
+    const int64_t mod = p.src_mod[last];
+    // The run's loop is chosen once a call, not once a row.
+    if (mod > 0) {
+      RowsOf(r0, r1, [=](const U* src, U* dst) {
+        for (int64_t j = 0, c = 0; j < n; ++j) {  // c = j mod src_mod
+          dst[j * ds] = src[c * ss];
+          if (++c == mod) c = 0;
+        }
+      });
+    } else if (ss == 1 && ds == 1) {
+      const size_t bytes = static_cast<size_t>(n) * sizeof(U);
+      RowsOf(r0, r1, [=](const U* src, U* dst) { std::memcpy(dst, src, bytes); });  // distinct
+    } else if (ds == 1) {  // a Transpose that moves the inner dim: strided reads, a run written
+      RowsOf(r0, r1, [=](const U* src, U* dst) {
+        for (int64_t j = 0; j < n; ++j) dst[j] = src[j * ss];
+      });
+    } else {
+      RowsOf(r0, r1, [=](const U* src, U* dst) {
+        for (int64_t j = 0; j < n; ++j) dst[j * ds] = src[j * ss];
+      });
+    }
+  }
+
+  // run(src row, dst row) for the rows [r0, r1).
+  template <typename RunFn>
+  void RowsOf(int64_t r0, int64_t r1, const RunFn& run) const {
+    const int last = p.rank - 1;
     int64_t c[kMaxMapRank] = {}, sc[kMaxMapRank] = {};  // output and source coordinates
     int64_t s = p.src_base, d = p.dst_base, rest = r0;
     for (int k = last - 1; k >= 0; --k) {
@@ -76,8 +104,10 @@ struct StridedCopyFn {
       d += c[k] * p.dst_strides[k];
       s += sc[k] * p.src_strides[k];
     }
+    const U* src = static_cast<const U*>(p.src);
+    U* dst = static_cast<U*>(p.dst);
     for (int64_t r = r0; r < r1; ++r) {
-      Run(s, d);
+      run(src + s, dst + d);
       for (int k = last - 1; k >= 0; --k) {  // the next row
         d += p.dst_strides[k];
         s += p.src_strides[k];
@@ -90,25 +120,6 @@ struct StridedCopyFn {
         s -= sc[k] * p.src_strides[k];
         c[k] = sc[k] = 0;
       }
-    }
-  }
-
-  // The row whose first element reads src[s] and writes dst[d]: a run along the inner dim.
-  void Run(int64_t s, int64_t d) const {
-    const int last = p.rank - 1;
-    const int64_t n = p.dims[last];
-    const U* src = static_cast<const U*>(p.src) + s;
-    U* dst = static_cast<U*>(p.dst) + d;
-    const int64_t ss = p.src_strides[last], ds = p.dst_strides[last];
-    if (p.src_mod[last] > 0) {
-      for (int64_t j = 0, c = 0; j < n; ++j) {  // c = j mod src_mod
-        dst[j * ds] = src[c * ss];
-        if (++c == p.src_mod[last]) c = 0;
-      }
-    } else if (ss == 1 && ds == 1) {
-      std::memcpy(dst, src, static_cast<size_t>(n) * sizeof(U));  // distinct buffers
-    } else {
-      for (int64_t j = 0; j < n; ++j) dst[j * ds] = src[j * ss];
     }
   }
 #endif
