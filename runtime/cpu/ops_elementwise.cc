@@ -1,10 +1,12 @@
-// CPU registry entries: unary and binary elementwise ops, variadic Max/Min/Sum/Mean, Where,
+// CPU registry entries: unary and binary elementwise ops and variadic Max/Min/Sum/Mean (the rows
+// of runtime/core/unary_entries.h and binary_entries.h), Where,
 // Clip, Cast, CastLike, Dropout.
 #include <cstring>
 
 #include "kernels/cpu/kernels.h"
 #include "kernels/device/movement_setup.h"
 #include "kernels/emu/run_on_host.h"
+#include "runtime/core/binary_entries.h"
 #include "runtime/core/unary_entries.h"
 #include "runtime/cpu/registry.h"
 
@@ -118,30 +120,7 @@ Status RunDropout(const KernelArgs& a) {
 }  // namespace
 
 std::vector<CpuKernelEntry> ElementwiseKernels() {
-  static const std::vector<DType> kBool = {DType::kBool};
   std::vector<CpuKernelEntry> r = {
-      {"Add", kNumericTypes, 0, BinaryFn(BinaryOp::kAdd), ""},
-      {"Sub", kNumericTypes, 0, BinaryFn(BinaryOp::kSub), ""},
-      {"Mul", kNumericTypes, 0, BinaryFn(BinaryOp::kMul), ""},
-      {"Div", kNumericTypes, 0, BinaryFn(BinaryOp::kDiv), ""},
-      {"Pow", kNumericTypes, 0, BinaryFn(BinaryOp::kPow), "exponent: any numeric dtype"},
-      {"Mod", kNumericTypes, 0, BinaryFn(BinaryOp::kMod), "fmod attribute"},
-      {"Equal", kAllTypes, 0, BinaryFn(BinaryOp::kEqual), "-> bool"},
-      {"Less", kNumericTypes, 0, BinaryFn(BinaryOp::kLess), "-> bool"},
-      {"LessOrEqual", kNumericTypes, 0, BinaryFn(BinaryOp::kLessOrEqual), "-> bool"},
-      {"Greater", kNumericTypes, 0, BinaryFn(BinaryOp::kGreater), "-> bool"},
-      {"GreaterOrEqual", kNumericTypes, 0, BinaryFn(BinaryOp::kGreaterOrEqual), "-> bool"},
-      {"And", kBool, 0, BinaryFn(BinaryOp::kAnd), ""},
-      {"Or", kBool, 0, BinaryFn(BinaryOp::kOr), ""},
-      {"Xor", kBool, 0, BinaryFn(BinaryOp::kXor), ""},
-      {"BitwiseAnd", kIntegerTypes, 0, BinaryFn(BinaryOp::kBitwiseAnd), ""},
-      {"BitwiseOr", kIntegerTypes, 0, BinaryFn(BinaryOp::kBitwiseOr), ""},
-      {"BitwiseXor", kIntegerTypes, 0, BinaryFn(BinaryOp::kBitwiseXor), ""},
-      {"BitShift", kIntegerTypes, 0, BinaryFn(BinaryOp::kShiftLeft), "direction attribute"},
-      {"Max", kNumericTypes, 0, VariadicFn(BinaryOp::kMax, false), "N inputs"},
-      {"Min", kNumericTypes, 0, VariadicFn(BinaryOp::kMin, false), "N inputs"},
-      {"Sum", kNumericTypes, 0, VariadicFn(BinaryOp::kAdd, false), "N inputs"},
-      {"Mean", kFloatTypes, 0, VariadicFn(BinaryOp::kAdd, true), "N inputs"},
       {"Where", kAllTypes, 1, RunWhere, "condition: bool"},
       {"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars"},
       {"Cast", kAllTypes, 0, RunCast, "to: any dtype"},
@@ -150,6 +129,10 @@ std::vector<CpuKernelEntry> ElementwiseKernels() {
       {"Dropout", kFloatTypes, 0, RunDropout,
        "ratio: float scalar, training_mode: bool; mask: bool"},
   };
+  for (const BinaryEntry& b : BinaryEntries()) {
+    r.push_back(
+        {b.op, *b.types, 0, b.variadic ? VariadicFn(b.kind, b.mean) : BinaryFn(b.kind), b.note});
+  }
   for (const UnaryEntry& u : UnaryEntries()) r.push_back({u.op, *u.types, 0, UnaryFn(u.kind), ""});
   return r;
 }

@@ -1,18 +1,22 @@
 // Device registry entries of the elementwise family (kernels/device/elementwise.h): unary ops and
 // activation gradients (rows generated from kernels/common/unary_math.h,
-// runtime/core/unary_entries.h), binary ops, Max/Min/Sum/Mean, Where, Clip, Cast, CastLike,
+// runtime/core/unary_entries.h), binary ops and Max/Min/Sum/Mean (rows of
+// runtime/core/binary_entries.h), Where, Clip, Cast, CastLike,
 // Dropout, the activation gradients, a8.DropoutGrad (the CPU backend's too) and
 // a8.FusedElementwise. Each reads its attributes and dims as the CPU entry does
 // (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_fused.cc), with the same error messages;
 // broadcasting is planned
 // by the CPU's BroadcastPlan, whose coalesced dims and strides become the kernels' NaryShape.
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/elementwise.h"
+#include "runtime/core/binary_entries.h"
 #include "runtime/core/fused_program_attrs.h"
 #include "runtime/core/unary_entries.h"
 #include "runtime/device/device_registry.h"
@@ -273,40 +277,31 @@ Status RunFusedElementwise(const KernelArgs& a, DevCtx& ctx) {
   return FromDev(FusedElementwise(ctx, p));
 }
 
+// The entry of a BinaryEntries() row: RunBinary<kind>, or RunVariadic for the N-input ops.
+template <size_t... I>
+std::array<DevKernelFn, sizeof...(I)> BinaryFns(std::index_sequence<I...>) {
+  return {RunBinary<static_cast<DevBinaryOp>(I)>...};
+}
+DevKernelFn BinaryEntryFn(const BinaryEntry& b) {
+  using B = DevBinaryOp;
+  static const auto kFns =
+      BinaryFns(std::make_index_sequence<static_cast<size_t>(B::kShiftRight) + 1>());
+  if (!b.variadic) return kFns[static_cast<size_t>(b.kind)];
+  if (b.kind == B::kMax) return RunVariadic<B::kMax, false>;
+  if (b.kind == B::kMin) return RunVariadic<B::kMin, false>;
+  return b.mean ? RunVariadic<B::kAdd, true> : RunVariadic<B::kAdd, false>;
+}
+
 }  // namespace
 
 std::vector<DevKernelEntry> DeviceElementwiseOps() {
-  static const std::vector<DType> kBool = {DType::kBool};
   // The unary ops of kernels/common/unary_math.h, with the CPU entries' dtypes.
   static const std::vector<DevKernelFn> kUnaryFns = {
 #define A8_X(Name, Types, Cost, Fused) RunUnary<DevUnaryOp::k##Name>,
       A8_UNARY_OPS(A8_X)
 #undef A8_X
   };
-  using B = DevBinaryOp;
   std::vector<DevKernelEntry> r = {
-      {"Add", kNumericTypes, 0, RunBinary<B::kAdd>, "broadcast"},
-      {"Sub", kNumericTypes, 0, RunBinary<B::kSub>, "broadcast"},
-      {"Mul", kNumericTypes, 0, RunBinary<B::kMul>, "broadcast"},
-      {"Div", kNumericTypes, 0, RunBinary<B::kDiv>, "broadcast"},
-      {"Pow", kNumericTypes, 0, RunBinary<B::kPow>, "exponent: any numeric dtype"},
-      {"Mod", kNumericTypes, 0, RunBinary<B::kMod>, "fmod attribute"},
-      {"Equal", kAllTypes, 0, RunBinary<B::kEqual>, "-> bool"},
-      {"Less", kNumericTypes, 0, RunBinary<B::kLess>, "-> bool"},
-      {"LessOrEqual", kNumericTypes, 0, RunBinary<B::kLessOrEqual>, "-> bool"},
-      {"Greater", kNumericTypes, 0, RunBinary<B::kGreater>, "-> bool"},
-      {"GreaterOrEqual", kNumericTypes, 0, RunBinary<B::kGreaterOrEqual>, "-> bool"},
-      {"And", kBool, 0, RunBinary<B::kAnd>, ""},
-      {"Or", kBool, 0, RunBinary<B::kOr>, ""},
-      {"Xor", kBool, 0, RunBinary<B::kXor>, ""},
-      {"BitwiseAnd", kIntegerTypes, 0, RunBinary<B::kBitwiseAnd>, "broadcast"},
-      {"BitwiseOr", kIntegerTypes, 0, RunBinary<B::kBitwiseOr>, "broadcast"},
-      {"BitwiseXor", kIntegerTypes, 0, RunBinary<B::kBitwiseXor>, "broadcast"},
-      {"BitShift", kIntegerTypes, 0, RunBinary<B::kShiftLeft>, "direction attribute"},
-      {"Max", kNumericTypes, 0, RunVariadic<B::kMax, false>, "N inputs"},
-      {"Min", kNumericTypes, 0, RunVariadic<B::kMin, false>, "N inputs"},
-      {"Sum", kNumericTypes, 0, RunVariadic<B::kAdd, false>, "N inputs"},
-      {"Mean", kFloatTypes, 0, RunVariadic<B::kAdd, true>, "N inputs"},
       {"Where", kAllTypes, 1, RunWhere, "condition: bool"},
       {"Clip", kNumericTypes, 0, RunClip, "min/max: optional scalars, read on device"},
       {"Cast", kAllTypes, 0, RunCast, "to: any dtype"},
@@ -317,6 +312,8 @@ std::vector<DevKernelEntry> DeviceElementwiseOps() {
       {"a8.DropoutGrad", kFloatTypes, 0, RunDropoutGrad, "mask: bool"},
       {"a8.FusedElementwise", kFloatTypes, 0, RunFusedElementwise, "output: any float type"},
   };
+  for (const BinaryEntry& b : BinaryEntries())
+    r.push_back({b.op, *b.types, 0, BinaryEntryFn(b), b.note});
   for (const UnaryEntry& u : UnaryEntries()) {
     const bool polynomial_on_cpu = u.kind == DevUnaryOp::kErf || u.kind == DevUnaryOp::kGelu;
     r.push_back({u.op, *u.types, 0, kUnaryFns[static_cast<int>(u.kind)],
