@@ -1,6 +1,5 @@
 // CPU registry entries: unary and binary elementwise ops and variadic Max/Min/Sum/Mean (the rows
-// of runtime/core/unary_entries.h and binary_entries.h), Where,
-// Clip, Cast, CastLike, Dropout.
+// of runtime/core/unary_entries.h and binary_entries.h), Where, Clip, Cast, CastLike, Dropout.
 #include <cstring>
 
 #include "kernels/cpu/kernels.h"
