@@ -1,12 +1,11 @@
 // CPU registry entries: unary and binary elementwise ops and variadic Max/Min/Sum/Mean (the rows
-// of runtime/core/unary_entries.h and binary_entries.h), Where, Clip, Cast, CastLike, Dropout.
+// of runtime/core/elementwise_entries.h), Where, Clip, Cast, CastLike, Dropout.
 #include <cstring>
 
 #include "kernels/cpu/kernels.h"
 #include "kernels/device/movement_setup.h"
 #include "kernels/emu/run_on_host.h"
-#include "runtime/core/binary_entries.h"
-#include "runtime/core/unary_entries.h"
+#include "runtime/core/elementwise_entries.h"
 #include "runtime/cpu/registry.h"
 
 namespace a8 {

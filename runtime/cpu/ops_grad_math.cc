@@ -1,7 +1,7 @@
 // CPU registry entries of the elementwise / shape gradient ops (see registry.h and
 // kernels/cpu/grad_math.h).
 #include "kernels/cpu/grad_math.h"
-#include "runtime/core/unary_entries.h"
+#include "runtime/core/elementwise_entries.h"
 #include "runtime/cpu/registry.h"
 
 namespace a8 {

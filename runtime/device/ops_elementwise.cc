@@ -1,12 +1,10 @@
-// Device registry entries of the elementwise family (kernels/device/elementwise.h): unary ops and
-// activation gradients (rows generated from kernels/common/unary_math.h,
-// runtime/core/unary_entries.h), binary ops and Max/Min/Sum/Mean (rows of
-// runtime/core/binary_entries.h), Where, Clip, Cast, CastLike,
-// Dropout, the activation gradients, a8.DropoutGrad (the CPU backend's too) and
-// a8.FusedElementwise. Each reads its attributes and dims as the CPU entry does
-// (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_fused.cc), with the same error messages;
-// broadcasting is planned
-// by the CPU's BroadcastPlan, whose coalesced dims and strides become the kernels' NaryShape.
+// Device registry entries of the elementwise family (kernels/device/elementwise.h): the unary
+// ops, activation gradients, binary ops and Max/Min/Sum/Mean (their rows:
+// runtime/core/elementwise_entries.h), Where, Clip, Cast, CastLike, Dropout, a8.DropoutGrad (the
+// CPU backend's too) and a8.FusedElementwise. Each reads its attributes and dims as the CPU entry
+// does (runtime/cpu/ops_elementwise.cc, ops_grad_math.cc, ops_fused.cc), with the same error
+// messages; broadcasting is planned by the CPU's BroadcastPlan, whose coalesced dims and strides
+// become the kernels' NaryShape.
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -16,9 +14,8 @@
 
 #include "kernels/common/kernel_types.h"
 #include "kernels/device/elementwise.h"
-#include "runtime/core/binary_entries.h"
 #include "runtime/core/fused_program_attrs.h"
-#include "runtime/core/unary_entries.h"
+#include "runtime/core/elementwise_entries.h"
 #include "runtime/device/device_registry.h"
 
 namespace a8::A8_DEV_NS {

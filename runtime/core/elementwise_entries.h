@@ -1,12 +1,14 @@
-// The registry rows of the unary ops and activation gradients, generated from
-// kernels/common/unary_math.h's lists, and the decode of their attributes: one copy for the CPU
-// entries (ops_elementwise.cc, ops_grad_math.cc) and the CUDA ones
-// (runtime/device/ops_elementwise.cc).
+// The registry rows of the elementwise ops, one copy for the CPU entries (ops_elementwise.cc,
+// ops_grad_math.cc) and the CUDA ones (runtime/device/ops_elementwise.cc), each backend giving a
+// row's kernel: the unary ops and activation gradients, generated from
+// kernels/common/unary_math.h's lists, with the decode of their attributes; the binary and
+// variadic ops (kernels/common/binary_math.h's BinaryKind).
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "kernels/common/binary_math.h"
 #include "kernels/common/unary_math.h"
 #include "runtime/core/attr_decode.h"
 #include "runtime/core/kernel_args.h"
@@ -97,6 +99,46 @@ StatusOr<Kind> ResolveUnaryVariant(const KernelArgs& a, Kind kind) {
 inline std::string ForwardOpOf(const std::string& grad_op) {
   const size_t b = grad_op.rfind('.') == std::string::npos ? 0 : grad_op.rfind('.') + 1;
   return grad_op.substr(b, grad_op.size() - b - 4);
+}
+
+struct BinaryEntry {
+  const char* op;
+  // Mod and BitShift run kFMod / kShiftRight where their fmod / direction attribute says so.
+  BinaryKind kind;
+  const std::vector<DType>* types;
+  bool variadic;  // N inputs folded pairwise into the output (Max, Min, Sum, Mean)
+  bool mean;      // the fold divided by N (Mean)
+  const char* note;
+};
+
+inline const std::vector<BinaryEntry>& BinaryEntries() {
+  static const std::vector<DType> kBool = {DType::kBool};
+  using K = BinaryKind;
+  static const std::vector<BinaryEntry> kRows = {
+      {"Add", K::kAdd, &kNumericTypes, false, false, "broadcast"},
+      {"Sub", K::kSub, &kNumericTypes, false, false, "broadcast"},
+      {"Mul", K::kMul, &kNumericTypes, false, false, "broadcast"},
+      {"Div", K::kDiv, &kNumericTypes, false, false, "broadcast"},
+      {"Pow", K::kPow, &kNumericTypes, false, false, "exponent: any numeric dtype"},
+      {"Mod", K::kMod, &kNumericTypes, false, false, "fmod attribute"},
+      {"Equal", K::kEqual, &kAllTypes, false, false, "-> bool"},
+      {"Less", K::kLess, &kNumericTypes, false, false, "-> bool"},
+      {"LessOrEqual", K::kLessOrEqual, &kNumericTypes, false, false, "-> bool"},
+      {"Greater", K::kGreater, &kNumericTypes, false, false, "-> bool"},
+      {"GreaterOrEqual", K::kGreaterOrEqual, &kNumericTypes, false, false, "-> bool"},
+      {"And", K::kAnd, &kBool, false, false, ""},
+      {"Or", K::kOr, &kBool, false, false, ""},
+      {"Xor", K::kXor, &kBool, false, false, ""},
+      {"BitwiseAnd", K::kBitwiseAnd, &kIntegerTypes, false, false, "broadcast"},
+      {"BitwiseOr", K::kBitwiseOr, &kIntegerTypes, false, false, "broadcast"},
+      {"BitwiseXor", K::kBitwiseXor, &kIntegerTypes, false, false, "broadcast"},
+      {"BitShift", K::kShiftLeft, &kIntegerTypes, false, false, "direction attribute"},
+      {"Max", K::kMax, &kNumericTypes, true, false, "N inputs"},
+      {"Min", K::kMin, &kNumericTypes, true, false, "N inputs"},
+      {"Sum", K::kAdd, &kNumericTypes, true, false, "N inputs"},
+      {"Mean", K::kAdd, &kFloatTypes, true, true, "N inputs"},
+  };
+  return kRows;
 }
 
 }  // namespace a8
