@@ -171,6 +171,37 @@ TEST(DeviceMovementTest, Gather) {
   }
 }
 
+// Host memory (the CPU backend, cuda-emu) lets the entry name the index and its element before
+// the kernel runs; on a GPU the kernel raises DevErr and the backend names the kernel.
+TEST(DeviceMovementTest, AnIndexOutOfRangeIsNamedOnBoth) {
+  for (const char* op : {"Gather", "GatherElements"}) {
+    PlanBuilder pb;
+    const bool elements = std::string(op) == "GatherElements";
+    int x = pb.Buffer("x", DType::kF32, {4, 3}, B::INPUT);
+    int i = pb.Buffer("i", DType::kI64, {2, 3}, B::INPUT);
+    int y = pb.Buffer("y", DType::kF32, elements ? Dims{2, 3} : Dims{2, 3, 3}, B::OUTPUT);
+    pb.Kernel(op, {x, i}, {y});
+    const PlanFile f = pb.Finish();
+    for (bool cpu : {true, false}) {
+      SCOPED_TRACE(std::string(op) + (cpu ? " cpu" : " cuda-emu"));
+      StatusOr<std::unique_ptr<Backend>> backend =
+          cpu ? StatusOr<std::unique_ptr<Backend>>(MakeCpuBackend()) : MakeCudaEmuBackend();
+      ASSERT_TRUE(backend.ok()) << backend.status().message();
+      auto ex = Executor::Create(f, std::move(backend).value());
+      ASSERT_TRUE(ex.ok()) << ex.status().message();
+      const std::vector<uint8_t> x_bytes = RandomBytes(DType::kF32, 12, 1);
+      const std::vector<uint8_t> idx = Bytes(std::vector<int64_t>{0, -4, 3, 1, 4, 2});
+      ASSERT_TRUE((*ex)->SetInput("x", x_bytes.data(), x_bytes.size()).ok());
+      ASSERT_TRUE((*ex)->SetInput("i", idx.data(), idx.size()).ok());
+      const Status s = (*ex)->Run();
+      EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+      EXPECT_NE(s.message().find(std::string(op) + ": index 4 (element 4) is out of range [-4, 4)"),
+                std::string::npos)
+          << s.message();
+    }
+  }
+}
+
 TEST(DeviceMovementTest, GatherElements) {
   for (DType t : kAllTypes) {
     for (DType it : {DType::kI64, DType::kI32}) {
