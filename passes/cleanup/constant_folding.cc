@@ -25,8 +25,8 @@ using folding::Inputs;
 using folding::KernelResult;
 using folding::NewTensor;
 using folding::Outputs;
-namespace movement = emu::movement;
 // The movement ops fold by the backends' shared kernels, run on the host: movement_setup.h.
+namespace movement = emu::movement;
 
 StatusOr<int64_t> Axis(const Node& node, int64_t axis, int64_t rank, const char* field) {
   if (axis < -rank || axis >= rank) {

@@ -41,12 +41,15 @@ Status Slice(DType dt, const Dims& dims, const SliceSpec& spec, const void* x, v
       [&](emu::DevCtx& c) { return mv::Slice(c, dt, dims, spec, x, y, NumElements(spec.count)); });
 }
 
-// The dims of data with dim `axis` (any in range) replaced by `index_dims`.
+// How many elements Gather writes: data with dim `axis` replaced by `index_dims` (0 for an axis
+// out of range, which the set-up rejects first).
 int64_t GatheredCount(const Dims& data_dims, int64_t axis, const Dims& index_dims) {
   const int64_t rank = static_cast<int64_t>(data_dims.size());
-  if (axis < -rank || axis >= rank) return 0;  // the kernel's error comes first
-  const int64_t len = data_dims[axis < 0 ? axis + rank : axis];
-  return len == 0 ? 0 : NumElements(data_dims) / len * NumElements(index_dims);
+  if (axis < -rank || axis >= rank) return 0;
+  int64_t count = NumElements(index_dims);
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != (axis < 0 ? axis + rank : axis)) count *= data_dims[d];
+  return count;
 }
 
 Status Gather(DType dt, const Dims& data_dims, const void* data, int64_t axis, DType index_dtype,
