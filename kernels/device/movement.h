@@ -112,8 +112,9 @@ struct OneHotParams {
 };
 DevStatus OneHot(DevCtx& ctx, const OneHotParams& p);
 
-// y[0] = *start, y[i] = y[i - 1] + *delta, accumulated in the dtype like the CPU kernel (so float
-// ranges run on one thread; integer ones compute start + i * delta, the same values).
+// y[0] = *start, y[i] = y[i - 1] + *delta, accumulated in the dtype as ONNX's function body and
+// onnxruntime do (so float ranges run on one thread; integer ones compute start + i * delta, the
+// same values).
 // f16 / bf16 ranges are computed as onnx's reference (Range-27) computes them: numpy's arange in
 // `stash` (f32 or f64; the stash_type attribute), a0 = start, a1 = start + delta, then
 // a0 + i * (a1 - a0) for i >= 2, each element rounded once to the dtype (one thread each).

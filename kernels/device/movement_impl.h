@@ -1,5 +1,5 @@
 // The data-movement kernels (declared in movement.h): one thread per output element (on the host
-// StridedCopy and Gather take a piece of an innermost row a call); the values are moved as
+// StridedCopy takes whole rows a call, Gather a piece of a row); the values are moved as
 // unsigned integers of the element's size, so every dtype takes the same path and the bits are
 // kept exactly (NaN payloads, -0).
 #include <cstring>
@@ -79,7 +79,8 @@ struct StridedCopyFn {
       });
     } else if (ss == 1 && ds == 1) {
       const size_t bytes = static_cast<size_t>(n) * sizeof(U);
-      RowsOf(r0, r1, [=](const U* src, U* dst) { std::memcpy(dst, src, bytes); });  // distinct
+      // memmove: an in-place variadic op's Expand copies a buffer onto itself.
+      RowsOf(r0, r1, [=](const U* src, U* dst) { std::memmove(dst, src, bytes); });
     } else if (ds == 1) {  // a Transpose that moves the inner dim: strided reads, a run written
       RowsOf(r0, r1, [=](const U* src, U* dst) {
         for (int64_t j = 0; j < n; ++j) dst[j] = src[j * ss];
@@ -168,8 +169,8 @@ struct GatherElementsFn {
   }
 };
 
-// cpu::PadSource (and wrap: runtime/cpu/ops_movement.cc PadWrap): the source index of output
-// coordinate `o` in a dim of size d padded by pb in front, or -1 for the constant fill.
+// The source index of output coordinate `o` in a dim of size d padded by pb in front, or -1 for
+// the constant fill; `mode` as PadMode (kernel_types.h).
 A8_HD int64_t PadSource(int64_t o, int64_t d, int64_t pb, int mode) {
   const int64_t i = o - pb;
   if (i >= 0 && i < d) return i;
@@ -254,8 +255,8 @@ struct RangeStashFn {
   }
 };
 
-// Float ranges: one thread accumulates, as the CPU kernel does (start + i * delta would round
-// differently).
+// Float ranges: one thread accumulates in the dtype, as ONNX's function body and onnxruntime do
+// (start + i * delta would round differently).
 template <typename T>
 struct RangeSerialFn {
   RangeParams p;
@@ -275,10 +276,10 @@ template <typename T>
 struct RangeIntFn {
   RangeParams p;
   A8_HD void operator()(int64_t i) const {
-    using W = std::make_unsigned_t<T>;
-    const W s = static_cast<W>(static_cast<const T*>(p.start)[0]);
-    const W d = static_cast<W>(static_cast<const T*>(p.delta)[0]);
-    static_cast<T*>(p.y)[i] = static_cast<T>(static_cast<W>(s + static_cast<W>(i) * d));
+    using W = uint64_t;  // wraps modulo 2^64, so modulo T's width after the cast (no promotion)
+    const W s = static_cast<W>(static_cast<int64_t>(static_cast<const T*>(p.start)[0]));
+    const W d = static_cast<W>(static_cast<int64_t>(static_cast<const T*>(p.delta)[0]));
+    static_cast<T*>(p.y)[i] = static_cast<T>(s + static_cast<W>(i) * d);
   }
 };
 
@@ -408,6 +409,8 @@ DevStatus Range(DevCtx& ctx, const RangeParams& p) {
       return ForEach(ctx, p.n, RangeIntFn<int64_t>{p});
     case DType::kI32:
       return ForEach(ctx, p.n, RangeIntFn<int32_t>{p});
+    case DType::kI16:  // constant folding's (no backend lists i16 Range)
+      return ForEach(ctx, p.n, RangeIntFn<int16_t>{p});
     case DType::kF16:
       if (p.stash == DType::kF64) return ForEach(ctx, p.n, RangeStashFn<Half, double>{p});
       return ForEach(ctx, p.n, RangeStashFn<Half, float>{p});
@@ -415,7 +418,7 @@ DevStatus Range(DevCtx& ctx, const RangeParams& p) {
       if (p.stash == DType::kF64) return ForEach(ctx, p.n, RangeStashFn<BF16, double>{p});
       return ForEach(ctx, p.n, RangeStashFn<BF16, float>{p});
     default:
-      return DevError("Range: dtype must be f32, f64, f16, bf16, i64 or i32");
+      return DevError("Range: dtype must be f32, f64, f16, bf16, i64, i32 or i16");
   }
 }
 

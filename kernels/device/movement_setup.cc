@@ -3,15 +3,10 @@
 #include <fmt/ranges.h>
 
 #include "kernels/cpu/dtype.h"  // ElemSize
+#include "kernels/device/host_status.h"
 
 namespace a8::A8_DEV_NS::movement {
 namespace {
-
-// A kernel's DevStatus as a Status (Internal, "device: ..."), as the backends report it.
-Status Done(const DevStatus& s) {
-  if (s.ok()) return Status::Ok();
-  return Internal("device: {}", s.what);
-}
 
 Status CheckCount(const char* op, int64_t writes, int64_t y_count) {
   if (writes != y_count)
@@ -57,8 +52,9 @@ Status RunStridedCopy(DevCtx& ctx, const char* op, const std::vector<MapDim>& di
     m.push_back(d);
   }
   if (m.size() > static_cast<size_t>(kMaxMapRank))
-    return Unsupported("{}: the CUDA kernel moves at most {} non-contiguous dims, this needs {}",
-                       op, kMaxMapRank, m.size());
+    return Unsupported(
+        "{}: the movement kernel moves at most {} non-contiguous dims, this needs {}", op,
+        kMaxMapRank, m.size());
   StridedCopyParams p;
   p.rank = static_cast<int>(m.size());
   p.elem_size = static_cast<int>(cpu::ElemSize(dtype));
@@ -72,7 +68,7 @@ Status RunStridedCopy(DevCtx& ctx, const char* op, const std::vector<MapDim>& di
   p.dst_base = dst_base;
   p.src = src;
   p.dst = dst;
-  return Done(StridedCopy(ctx, p));
+  return FromDev(StridedCopy(ctx, p));
 }
 
 Status Transpose(DevCtx& ctx, DType dtype, const Dims& dims, const std::vector<int64_t>& perm,
@@ -112,9 +108,7 @@ Status Concat(DevCtx& ctx, DType dtype, const std::vector<Dims>& in_dims,
   }
   for (int64_t i = 0; i < ax; ++i) outer *= d0[i];
   for (size_t i = ax + 1; i < d0.size(); ++i) inner *= d0[i];
-  if (outer * total * inner != y_count)
-    return InvalidInput("Concat: the output buffer has {} elements, the inputs {}", y_count,
-                        outer * total * inner);
+  A8_RETURN_IF_ERROR(CheckCount("Concat", outer * total * inner, y_count));
   // Input k is the [outer, chunk] block at column `at` of y viewed as [outer, total * inner].
   int64_t at = 0;
   for (size_t k = 0; k < xs.size(); ++k) {
@@ -213,7 +207,7 @@ Status SliceGrad(DevCtx& ctx, DType dtype, const Dims& dy_dims, const void* dy,
   }
   // Zero bits are 0.0 in every float dtype; then dy lands on its strided positions.
   const size_t bytes = static_cast<size_t>(NumElements(data_dims)) * cpu::ElemSize(dtype);
-  if (bytes > 0) A8_RETURN_IF_ERROR(Done(Fill(dx, 0, bytes, ctx.stream)));
+  if (bytes > 0) A8_RETURN_IF_ERROR(FromDev(Fill(dx, 0, bytes, ctx.stream)));
   const Dims stride = Strides(data_dims), src = Strides(dy_dims);
   std::vector<MapDim> m;
   int64_t base = 0;
@@ -255,7 +249,7 @@ Status Gather(DevCtx& ctx, DType dtype, const Dims& data_dims, const void* data,
   p.elem_size = static_cast<int>(cpu::ElemSize(dtype));
   p.data = data;
   p.y = y;
-  return Done(Gather(ctx, p));
+  return FromDev(Gather(ctx, p));
 }
 
 Status GatherElements(DevCtx& ctx, DType dtype, const Dims& data_dims, const void* data,
@@ -273,12 +267,9 @@ Status GatherElements(DevCtx& ctx, DType dtype, const Dims& data_dims, const voi
   }
   A8_RETURN_IF_ERROR(CheckIndexDType(index_dtype, "GatherElements"));
   if (rank > kMaxMapRank)
-    return Unsupported("GatherElements: rank {} (the CUDA kernel takes up to {})", rank,
-                       kMaxMapRank);
+    return Unsupported("GatherElements: rank {} (the kernel takes up to {})", rank, kMaxMapRank);
   const int64_t n = NumElements(index_dims);
-  if (y_count != n)
-    return InvalidInput("GatherElements: the output buffer has {} elements, indices {}", y_count,
-                        n);
+  A8_RETURN_IF_ERROR(CheckCount("GatherElements", n, y_count));
   if (host_indices != nullptr) {
     A8_RETURN_IF_ERROR(
         CheckIndicesOnHost("GatherElements", index_dtype, host_indices, n, data_dims[ax]));
@@ -298,7 +289,7 @@ Status GatherElements(DevCtx& ctx, DType dtype, const Dims& data_dims, const voi
   p.data = data;
   p.indices = indices;
   p.y = y;
-  return Done(GatherElements(ctx, p));
+  return FromDev(GatherElements(ctx, p));
 }
 
 Status Pad(DevCtx& ctx, DType dtype, const Dims& dims, const std::vector<int64_t>& pads,
@@ -323,7 +314,10 @@ Status Pad(DevCtx& ctx, DType dtype, const Dims& dims, const std::vector<int64_t
   A8_RETURN_IF_ERROR(CheckCount("Pad", NumElements(out_dims), y_count));
   if (y_count == 0) return Status::Ok();
   if (rank > kMaxMapRank)
-    return Unsupported("Pad: rank {} (the CUDA kernel takes up to {})", rank, kMaxMapRank);
+    return Unsupported("Pad: rank {} (the kernel takes up to {})", rank, kMaxMapRank);
+  static_assert(static_cast<int>(PadMode::kReflect) == 1 && static_cast<int>(PadMode::kEdge) == 2 &&
+                    static_cast<int>(PadMode::kWrap) == 3,
+                "PadParams::mode numbers the modes as PadMode does (movement_impl.h PadSource)");
   PadParams p;
   p.mode = static_cast<int>(mode);
   p.elem_size = static_cast<int>(cpu::ElemSize(dtype));
@@ -336,7 +330,7 @@ Status Pad(DevCtx& ctx, DType dtype, const Dims& dims, const std::vector<int64_t
   p.x = x;
   p.value = value;
   p.y = y;
-  return Done(Pad(ctx, p));
+  return FromDev(Pad(ctx, p));
 }
 
 Status OneHot(DevCtx& ctx, DType index_dtype, const Dims& index_dims, const void* indices,
@@ -355,12 +349,12 @@ Status OneHot(DevCtx& ctx, DType index_dtype, const Dims& index_dims, const void
   p.indices = indices;
   p.values = values;
   p.y = y;
-  return Done(OneHot(ctx, p));
+  return FromDev(OneHot(ctx, p));
 }
 
 Status Range(DevCtx& ctx, DType dtype, const void* start, const void* delta, int64_t n, void* y,
              DType stash) {
-  return Done(Range(
+  return FromDev(Range(
       ctx,
       RangeParams{.dtype = dtype, .stash = stash, .n = n, .start = start, .delta = delta, .y = y}));
 }

@@ -1,8 +1,9 @@
 // Shared device bodies (kernels/device) on the host, with the host launcher of
 // kernels/device/launch.h: the context a body gets there, which the CPU backend keeps for its
 // run (runtime/cpu/cpu_backend.cc), and RunOnHost, one body run outside any backend, for the
-// compiler's constant folding (which computes with the kernels the CPU backend runs) and for the
-// tests of those bodies.
+// compiler's constant folding (which computes with the kernels the CPU backend runs), the CPU
+// backend's own kernels that move data (the integer Gemm, the variadic ops) and the tests of
+// those bodies.
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "base/status.h"
 #include "kernels/device/blas.h"
 #include "kernels/device/device.h"
+#include "kernels/device/host_status.h"
 
 namespace a8::A8_DEV_NS {
 
@@ -43,8 +45,7 @@ Status RunOnHost(Fn&& fn) {
   if constexpr (std::is_same_v<std::invoke_result_t<Fn, DevCtx&>, Status>) {
     A8_RETURN_IF_ERROR(fn(host.ctx));
   } else {
-    const DevStatus s = fn(host.ctx);
-    if (!s.ok()) return Internal("device: {}", s.what);
+    A8_RETURN_IF_ERROR(FromDev(fn(host.ctx)));
   }
   if (host.error != 0) return InvalidInput("the kernel raised a data error (an index or label)");
   return Status::Ok();

@@ -116,8 +116,8 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
     A8_ASSIGN_OR_RETURN(
         DType t, EntryDType(e != nullptr ? e->type_input : shared->type_input, in, out, where));
     if (e != nullptr && !Takes(e->types, t)) {
-      // A dtype the CPU entry lacks (bool ReduceMax/Min, f16/bf16 Range): the device entry,
-      // where it takes it, runs on the host (one body for both backends).
+      // A dtype the CPU entry lacks: the device entry, where it takes it, runs on the host (one
+      // body for both backends).
       const emu::DevKernelEntry* d = emu::FindDeviceKernel(kern.op());
       if (d == nullptr || d->type_input != e->type_input || !Takes(d->types, t))
         return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),

@@ -40,9 +40,11 @@ KernelFn VariadicFn(BinaryOp op, bool mean) {
   return [op, mean](const KernelArgs& a) -> Status {
     const TensorArg& y = a.out(0);
     DType t = y.dtype;
-    A8_RETURN_IF_ERROR(emu::RunOnHost([&](emu::DevCtx& ctx) {
-      return emu::movement::Expand(ctx, t, a.in(0).dims, a.in(0).data, y.dims, y.data, y.count());
-    }));
+    if (a.in(0).data != y.data) {  // in place on input 0 (same dims): already there
+      A8_RETURN_IF_ERROR(emu::RunOnHost([&](emu::DevCtx& ctx) {
+        return emu::movement::Expand(ctx, t, a.in(0).dims, a.in(0).data, y.dims, y.data, y.count());
+      }));
+    }
     std::vector<uint8_t> acc(y.bytes());
     for (int i = 1; i < a.num_inputs(); ++i) {
       if (!acc.empty()) std::memcpy(acc.data(), y.data, acc.size());

@@ -4,11 +4,6 @@
 
 namespace a8::A8_DEV_NS {
 
-Status FromDev(const DevStatus& s) {
-  if (s.ok()) return Status::Ok();
-  return Internal("device: {}", s.what);
-}
-
 StatusOr<std::vector<int64_t>> HostInts(const KernelArgs& a, int i) {
   if (!a.has_in(i) || a.in(i).count() == 0) return std::vector<int64_t>{};
   if (a.in(i).host == nullptr)

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/device/device.h"
+#include "kernels/device/host_status.h"  // FromDev
 #include "kernels/device/loss_optim.h"
 #include "runtime/core/kernel_args.h"
 
@@ -36,9 +37,6 @@ struct DevKernelEntry {
 // Every entry, sorted by op.
 const std::vector<DevKernelEntry>& DeviceKernelRegistry();
 const DevKernelEntry* FindDeviceKernel(const std::string& op);
-
-// A device error as a Status (Internal, "CUDA: ...").
-Status FromDev(const DevStatus& s);
 
 // The values of integer input `i` (absent or empty: none), read on the host: the operand must be
 // a CONSTANT buffer with a host copy (Unsupported naming the op otherwise).

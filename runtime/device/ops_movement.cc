@@ -121,7 +121,7 @@ Status Pad(const KernelArgs& a, DevCtx& ctx) {
   else if (mode == "wrap")
     m = PadMode::kWrap;
   else
-    return Unsupported("Pad: mode '{}' is not supported by the CPU backend", mode);
+    return Unsupported("Pad: mode '{}' (constant, reflect, edge or wrap)", mode);
   const bool has_value = a.has_in(2) && a.in(2).count() > 0;
   if (has_value && a.in(2).dtype != x.dtype)
     return InvalidInput("Pad: constant_value is {}, the data {}", DTypeName(a.in(2).dtype),
@@ -192,8 +192,7 @@ Status ShapeOp(const KernelArgs& a, DevCtx& ctx) {
   if (a.out(0).count() != n || a.out(0).dtype != DType::kI64)
     return InvalidInput("Shape: the output buffer is not i64[{}]", n);
   if (n > movement::kMaxShapeValues)
-    return Unsupported("Shape: {} dims (the CUDA kernel writes up to {})", n,
-                       movement::kMaxShapeValues);
+    return Unsupported("Shape: {} dims (the kernel writes up to {})", n, movement::kMaxShapeValues);
   movement::WriteInt64sParams p;
   p.n = static_cast<int>(n);
   for (int64_t i = 0; i < n; ++i) p.values[i] = d[start + i];
@@ -271,8 +270,10 @@ std::vector<DevKernelEntry> DeviceMovementOps() {
       {"Flatten", kAllTypes, 0, Copy, "a device copy (none in place)"},
       {"Squeeze", kAllTypes, 0, Copy, "a device copy (none in place)"},
       {"Unsqueeze", kAllTypes, 0, Copy, "a device copy (none in place)"},
-      {"Gather", kAllTypes, 0, Gather, "indices: i32/i64 (out of range: 0)"},
-      {"GatherElements", kAllTypes, 0, GatherElements, "indices: i32/i64 (out of range: 0)"},
+      {"Gather", kAllTypes, 0, Gather,
+       "indices: i32/i64 (out of range: an error naming it where the host reads them, else 0)"},
+      {"GatherElements", kAllTypes, 0, GatherElements,
+       "indices: i32/i64 (out of range: an error naming it where the host reads them, else 0)"},
       {"Pad", kAllTypes, 0, Pad, "modes constant, reflect, edge, wrap"},
       {"Trilu", kAllTypes, 0, Trilu, "k: optional i64 scalar, read by the kernel"},
       {"OneHot", kAllTypes, -1, OneHot,

@@ -362,6 +362,14 @@ TEST(ConstantFoldingTest, ConstantOfShapeRangeSplitReduce) {
 
   EXPECT_EQ(e.One("Range", {I64({10}, {}), I64({-3}, {}), I64({-4}, {})})->ToInt64Vector(),
             (std::vector<int64_t>{10, 6, 2, -2}));
+  // i16 (Range-11 allows it; no backend has the kernel, so only folding computes it).
+  auto r16 = e.One("Range", {Make<int16_t>(DType::kI16, {300}, {}),
+                             Make<int16_t>(DType::kI16, {-1000}, {}),
+                             Make<int16_t>(DType::kI16, {-250}, {})});
+  ASSERT_EQ(r16->num_elements(), 6);
+  const int16_t* v16 = r16->data<int16_t>();
+  EXPECT_EQ(std::vector<int16_t>(v16, v16 + 6),
+            (std::vector<int16_t>{300, 50, -200, -450, -700, -950}));
   auto fr = e.One("Range", {F32({0.1f}, {}), F32({1.0f}, {}), F32({0.3f}, {})});
   ASSERT_EQ(fr->num_elements(), 3);  // ceil(0.9 / 0.3) in float
   float acc = 0.1f;

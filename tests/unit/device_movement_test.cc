@@ -1,7 +1,10 @@
-// The data-movement kernels of the CUDA backend (kernels/device/movement_impl.h) through its
-// host emulation, against the CPU backend: one-kernel plans on random data for every dtype the
-// entry takes, odd sizes, negative axes and steps, optional inputs. Moves are exact, and
-// a8.GatherGrad sums in the CPU kernel's order, so every comparison is exact (tolerance 0).
+// The data-movement entries (runtime/device/ops_movement.cc over kernels/device/movement_impl.h)
+// on cuda-emu and on the CPU backend: one-kernel plans on random data for every dtype the entry
+// takes, odd sizes, negative axes and steps, optional inputs. Both backends run the same entry
+// now (a8.GatherGrad aside, which keeps its CPU kernel and sums in its order), so these hold the
+// backends' operand handling (bindings, host views, in-place outputs) to the same bits; the
+// values are checked against references by shared_movement_test.cc (and, here, Trilu's and
+// Range's by their own loops). Moves are exact, so every comparison is exact (tolerance 0).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -257,7 +260,7 @@ TEST(DeviceMovementTest, PadModes) {
     ExpectUnary("Pad", t, {2, 5, 3}, {2, 5, 7}, {{1, 3}, {}, {-1}});
     ExpectUnary("Pad", t, {1, 4}, {3, 4}, {{2, 0, 0, 0}},
                 [](plan::Kernel* k) { Str(k, "mode", "reflect"); });  // reflect of a dim of 1
-    // Wrap, pads beyond the dims (periodic): the CPU's own loop against the shared body.
+    // Wrap, pads beyond the dims (periodic).
     ExpectUnary("Pad", t, {2, 3, 2}, {5, 10, 2}, {{1, 4, 0, 2, 3, 0}},
                 [](plan::Kernel* k) { Str(k, "mode", "wrap"); });
   }

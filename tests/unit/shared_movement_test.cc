@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <numeric>
 #include <string>
@@ -336,7 +337,7 @@ TEST(SharedMovementPadTest, ConstantReflectEdgeWrapAndCrop) {
   const Dims dims = {3, 5};
   for (PadMode mode : {PadMode::kConstant, PadMode::kReflect, PadMode::kEdge, PadMode::kWrap}) {
     for (const std::vector<int64_t>& pads :
-         {std::vector<int64_t>{1, 2, 2, 1}, {0, 4, 2, 0}, {-1, 1, 0, -2}}) {
+         {std::vector<int64_t>{1, 2, 2, 1}, {0, 4, 2, 0}, {-1, 1, 0, -2}, {0, 1, 3, 0}}) {
       Buffer x = RandomBuffer(DType::kBF16, dims, rng);
       Buffer v = FromValues(DType::kBF16, {1}, {1.5});
       Dims od = {dims[0] + pads[0] + pads[2], dims[1] + pads[1] + pads[3]};
@@ -399,6 +400,121 @@ TEST(SharedMovementRangeTest, AccumulatesInTheDtype) {
   std::vector<double> want;
   for (int64_t i = 0; i < n; ++i, v += 0.1f) want.push_back(v);
   EXPECT_EQ(Values(fy), want);
+}
+
+// y[e] = x[source(output multi-index of e)] over `od`, the reference of every map below.
+std::vector<double> Gathered(const Buffer& x, const Dims& dims, const Dims& od,
+                             const std::function<Dims(const Dims&)>& source) {
+  const std::vector<double> xv = Values(x);
+  std::vector<double> want(static_cast<size_t>(NumElements(od)));
+  for (int64_t e = 0; e < NumElements(od); ++e) want[e] = xv[Ravel(dims, source(Unravel(od, e)))];
+  return want;
+}
+
+// Maps of over 2^15 elements: the pool splits them, so a chunk starts mid-tensor and the host
+// launch divides its first row's offsets out at an arbitrary row (then carries an odometer).
+TEST(SharedMovementLargeTest, ChunksThatStartMidTensor) {
+  std::mt19937_64 rng(47);
+  const Dims dims = {3, 64, 65, 7};
+  Buffer x = RandomBuffer(DType::kF32, dims, rng);
+  for (const std::vector<int64_t>& perm : {std::vector<int64_t>{2, 0, 3, 1}, {1, 0, 2, 3}}) {
+    Dims od;
+    for (int64_t p : perm) od.push_back(dims[p]);
+    Buffer y = MakeBuffer(DType::kF32, od);
+    ASSERT_TRUE(Transpose(DType::kF32, dims, perm, x.data(), y.data()).ok());
+    EXPECT_EQ(Values(y), Gathered(x, dims, od,
+                                  [&](const Dims& oi) {
+                                    Dims ii(4);
+                                    for (int a = 0; a < 4; ++a) ii[perm[a]] = oi[a];
+                                    return ii;
+                                  }))
+        << perm[0];
+  }
+  const Dims small = {5, 7, 3}, repeats = {4, 9, 40}, tiled = {20, 63, 120};
+  Buffer t = RandomBuffer(DType::kF32, small, rng);
+  Buffer ty = MakeBuffer(DType::kF32, tiled);
+  ASSERT_TRUE(Tile(DType::kF32, small, repeats, t.data(), ty.data()).ok());
+  EXPECT_EQ(Values(ty), Gathered(t, small, tiled, [&](const Dims& oi) {
+              return Dims{oi[0] % 5, oi[1] % 7, oi[2] % 3};
+            }));
+  const Dims big = {50, 40, 60};
+  Buffer b = RandomBuffer(DType::kF32, big, rng);
+  auto spec = ResolveSlice(big, {49, 37, 1}, {-100, -100, 60}, {0, 1, 2}, {-1, -3, 2});
+  ASSERT_TRUE(spec.ok());
+  Buffer sy = MakeBuffer(DType::kF32, spec->count);
+  ASSERT_TRUE(Slice(DType::kF32, big, *spec, b.data(), sy.data()).ok());
+  EXPECT_EQ(Values(sy), Gathered(b, big, spec->count, [&](const Dims& oi) {
+              return Dims{49 - oi[0], 37 - 3 * oi[1], 1 + 2 * oi[2]};
+            }));
+}
+
+TEST(SharedMovementOneHotTest, FloatIndicesTruncate) {
+  Buffer idx = FromValues(DType::kF32, {4}, {1.9, -0.5, -1.5, 3.2});
+  Buffer vals = FromValues(DType::kF32, {2}, {0, 1});
+  Buffer y = MakeBuffer(DType::kF32, {4, 3});
+  ASSERT_TRUE(OneHot(DType::kF32, {4}, idx.data(), 3, -1, DType::kF32, vals.data(), y.data()).ok());
+  // 1.9 -> 1, -0.5 -> 0, -1.5 -> -1 (the last), 3.2 -> 3 (out of range: all off).
+  EXPECT_EQ(Values(y), (std::vector<double>{0, 1, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0}));
+}
+
+TEST(SharedMovementRangeTest, WideTypes) {
+  Buffer s = FromValues(DType::kI64, {1}, {-5}), d = FromValues(DType::kI64, {1}, {4});
+  Buffer y = MakeBuffer(DType::kI64, {4});
+  ASSERT_TRUE(Range(DType::kI64, s.data(), d.data(), 4, y.data()).ok());
+  EXPECT_EQ(Values(y), (std::vector<double>{-5, -1, 3, 7}));
+  Buffer fs = FromValues(DType::kF64, {1}, {0.1}), fd = FromValues(DType::kF64, {1}, {0.7});
+  Buffer fy = MakeBuffer(DType::kF64, {5});
+  ASSERT_TRUE(Range(DType::kF64, fs.data(), fd.data(), 5, fy.data()).ok());
+  double v = 0.1;
+  std::vector<double> want;
+  for (int i = 0; i < 5; ++i, v += 0.7) want.push_back(v);  // accumulated, as the kernel does
+  EXPECT_EQ(Values(fy), want);
+}
+
+TEST(SharedMovementPadTest, ThreeDimsEveryMode) {
+  std::mt19937_64 rng(48);
+  const Dims dims = {2, 3, 4};
+  const std::vector<int64_t> pads = {1, 0, 2, 1, 2, 3};
+  const Dims od = {4, 5, 9};
+  Buffer x = RandomBuffer(DType::kF64, dims, rng);
+  Buffer v = FromValues(DType::kF64, {1}, {-7});
+  for (PadMode mode : {PadMode::kConstant, PadMode::kReflect, PadMode::kEdge, PadMode::kWrap}) {
+    Buffer y = MakeBuffer(DType::kF64, od);
+    ASSERT_TRUE(Pad(DType::kF64, dims, pads, mode, v.data(), x.data(), y.data()).ok());
+    const std::vector<double> xv = Values(x);
+    std::vector<double> want;
+    for (int64_t e = 0; e < NumElements(od); ++e) {
+      const Dims oi = Unravel(od, e);
+      Dims ii(3);
+      bool fill = false;
+      for (int a = 0; a < 3; ++a) {
+        ii[a] = RefPadSource(oi[a], dims[a], pads[a], mode);
+        fill = fill || ii[a] < 0;
+      }
+      want.push_back(fill ? -7 : xv[Ravel(dims, ii)]);
+    }
+    EXPECT_EQ(Values(y), want) << static_cast<int>(mode);
+  }
+}
+
+// Each rejection names the op and what is wrong (nothing is written).
+TEST(SharedMovementTest, RejectionsNameTheOpAndTheField) {
+  std::vector<float> x(24), y(24);
+  auto expect = [](const Status& s, const std::string& text) {
+    EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+    EXPECT_NE(s.message().find(text), std::string::npos) << s.message();
+  };
+  expect(emu::RunOnHost([&](emu::DevCtx& c) {
+           return mv::Transpose(c, DType::kF32, {2, 3, 4}, {}, x.data(), y.data(), 23);
+         }),
+         "Transpose: the output buffer has 23 elements, the op writes 24");
+  expect(Pad(DType::kF32, {2, 3}, {1, 1, 1}, PadMode::kConstant, nullptr, x.data(), y.data()),
+         "Pad: 3 pads for rank 2");
+  const int64_t idx[4] = {0, 1, 0, 1};
+  expect(GatherElements(DType::kF32, {2, 3}, x.data(), 0, DType::kI64, {4}, idx, y.data()),
+         "GatherElements: indices rank 1 differs from data rank 2");
+  expect(Gather(DType::kF32, {2, 3}, x.data(), 2, DType::kI64, {2}, idx, y.data()),
+         "Gather: axis 2 is out of range");
 }
 
 }  // namespace
