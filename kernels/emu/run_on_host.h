@@ -28,6 +28,7 @@ struct HostDevice {
   HostDevice() {
     ctx.step = &step;
     ctx.error_word = &error;
+    ctx.error_tag = 1;  // a raise leaves a non-zero word (the CPU backend tags each kernel)
   }
   ~HostDevice() { ReleaseScratch(ctx); }
   HostDevice(const HostDevice&) = delete;
@@ -41,7 +42,6 @@ struct HostDevice {
 template <typename Fn>
 Status RunOnHost(Fn&& fn) {
   HostDevice host;
-  host.ctx.error_tag = 1;
   if constexpr (std::is_same_v<std::invoke_result_t<Fn, DevCtx&>, Status>) {
     A8_RETURN_IF_ERROR(fn(host.ctx));
   } else {

@@ -208,6 +208,32 @@ TEST(RuntimeCpuKernelsTest, IntegerGemmWithTransposeAlphaBeta) {
     }
 }
 
+// The registry's shared rows (FindCpuBackendKernel, run outside a prepared plan) report an index
+// the kernel itself finds out of range: GatherND's entry leaves the check to its kernel.
+TEST(RuntimeCpuKernelsTest, ASharedRowReportsTheKernelsIndexError) {
+  plan::Kernel k;
+  k.set_op("GatherND");
+  std::vector<float> data = {1, 2, 3}, y = {0};
+  std::vector<int64_t> idx = {5};
+  auto arg = [](DType t, Dims dims, void* p) {
+    TensorArg a;
+    a.present = true;
+    a.dtype = t;
+    a.dims = std::move(dims);
+    a.data = static_cast<uint8_t*>(p);
+    return a;
+  };
+  KernelArgs args(&k, {arg(DType::kF32, {3}, data.data()), arg(DType::kI64, {1, 1}, idx.data())},
+                  {arg(DType::kF32, {1}, y.data())}, {});
+  const CpuKernelEntry* e = FindCpuBackendKernel("GatherND");
+  ASSERT_NE(e, nullptr);
+  const Status s = e->fn(args);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidInput);
+  EXPECT_NE(s.message().find("GatherND: an index or label input is out of range"),
+            std::string::npos)
+      << s.message();
+}
+
 // The dtype a registry entry checks for a catalog kernel name.
 TEST(RuntimeCpuKernelsTest, EveryCatalogOpHasACpuEntry) {
   std::vector<std::string> missing, rejected;
