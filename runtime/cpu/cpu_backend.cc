@@ -115,19 +115,10 @@ Status CpuBackend::Prepare(const plan::Plan& plan, const std::vector<uint8_t*>& 
       if (a.has_tensor_buffer()) tattrs.push_back(BindBuffer(plan, buffers, a.tensor_buffer()));
     A8_ASSIGN_OR_RETURN(
         DType t, EntryDType(e != nullptr ? e->type_input : shared->type_input, in, out, where));
-    if (e != nullptr && !Takes(e->types, t)) {
-      // A dtype the CPU entry lacks: the device entry, where it takes it, runs on the host (one
-      // body for both backends).
-      const emu::DevKernelEntry* d = emu::FindDeviceKernel(kern.op());
-      if (d == nullptr || d->type_input != e->type_input || !Takes(d->types, t))
-        return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),
-                           kern.op(), DTypeName(t), DTypeList(e->types));
-      e = nullptr;
-      shared = d;
-    }
-    if (shared != nullptr && !Takes(shared->types, t))
+    const std::vector<DType>& types = e != nullptr ? e->types : shared->types;
+    if (!Takes(types, t))
       return Unsupported("{}: the CPU kernel of '{}' does not take {} (it takes {})", where(),
-                         kern.op(), DTypeName(t), DTypeList(shared->types));
+                         kern.op(), DTypeName(t), DTypeList(types));
     if (shared != nullptr) {
       // Device entries read shape-like CONSTANT operands through TensorArg::host; here the
       // device memory is host memory.
@@ -230,8 +221,10 @@ std::unique_ptr<Backend> MakeCpuBackend(cpu::KernelMode mode) {
 const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
   static const std::vector<CpuKernelEntry> rows = [] {
     std::vector<CpuKernelEntry> r = CpuKernelRegistry();
-    auto on_host = [](const emu::DevKernelEntry& e) {
-      return [dev = e.fn](const KernelArgs& a) -> Status {
+    // The shared entries of the ops without a CPU kernel, each run on a fresh host context.
+    for (const emu::DevKernelEntry& e : emu::DeviceKernelRegistry()) {
+      if (FindCpuKernel(e.op) != nullptr) continue;
+      KernelFn on_host = [dev = e.fn](const KernelArgs& a) -> Status {
         emu::HostDevice host;
         host.step.step = a.step.step;
         host.step.seed = a.step.seed;
@@ -241,26 +234,7 @@ const std::vector<CpuKernelEntry>& CpuBackendRegistry() {
           return InvalidInput("{}: an index or label input is out of range", a.kernel().op());
         return Status::Ok();
       };
-    };
-    for (CpuKernelEntry& c : r) {
-      // Dtypes only the device entry takes run its body on the host, as Prepare does.
-      const emu::DevKernelEntry* d = emu::FindDeviceKernel(c.op);
-      if (d == nullptr || d->type_input != c.type_input) continue;
-      std::vector<DType> extra;
-      for (DType t : d->types)
-        if (!Takes(c.types, t)) extra.push_back(t);
-      if (extra.empty()) continue;
-      c.fn = [own = c.fn, types = c.types, ti = c.type_input,
-              dev = on_host(*d)](const KernelArgs& a) -> Status {
-        const TensorArg& x = ti >= 0 ? a.in(ti) : a.out(0);
-        return Takes(types, x.dtype) ? own(a) : dev(a);
-      };
-      c.types.insert(c.types.end(), extra.begin(), extra.end());
-      c.note += (c.note.empty() ? "" : "; ") + DTypeList(extra) + ": shared body";
-    }
-    for (const emu::DevKernelEntry& e : emu::DeviceKernelRegistry()) {
-      if (FindCpuKernel(e.op) != nullptr) continue;
-      r.push_back({e.op, e.types, e.type_input, on_host(e),
+      r.push_back({e.op, e.types, e.type_input, std::move(on_host),
                    e.note.empty() ? "shared body" : "shared body; " + e.note});
     }
     SortByOp(&r);
