@@ -21,7 +21,6 @@ namespace a8::cpu {
 // The shared kernel vocabulary (kernels/common/kernel_types.h), under the CPU kernels' names.
 using a8::Dims;
 using a8::ElemName;
-using a8::NormalizeAxis;
 using a8::NumElements;
 using a8::Strides;
 

@@ -1,4 +1,4 @@
-// Gradient kernels: activation gradients, GatherGrad (scatter-add), SliceGrad (strided scatter).
+// Gradient kernels: activation gradients and GatherGrad (scatter-add).
 #include "kernels/cpu/grad_math.h"
 
 #include <algorithm>

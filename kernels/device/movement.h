@@ -8,7 +8,7 @@
 // Indices are read on the device: the kernels make an element whose index is out of range 0
 // (Gather, GatherElements) or drop its contribution (GatherGrad) and raise DevErr, never read or
 // write out of bounds. Where the host can read the indices (the CPU backend, the emulation, a
-// constant), the set-up names such an index before the kernel runs (CheckIndicesOnHost).
+// constant), the set-up names such an index before the kernel runs (movement_setup.cc).
 //
 // Declarations only: this header is included by host setup code and compiled by nvcc.
 #pragma once

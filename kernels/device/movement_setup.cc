@@ -15,25 +15,19 @@ Status CheckCount(const char* op, int64_t writes, int64_t y_count) {
   return Status::Ok();
 }
 
-// A gather-style map: y (contiguous over `out_dims`) reads x with `src_strides` (and wraps at
-// `src_mod`, where given) from `src_base`.
-Status RunGatherMap(DevCtx& ctx, const char* op, const Dims& out_dims, const Dims& src_strides,
-                    const Dims& src_mod, int64_t src_base, DType dtype, const void* x, void* y,
-                    int64_t y_count) {
-  A8_RETURN_IF_ERROR(CheckCount(op, NumElements(out_dims), y_count));
-  const Dims dst = Strides(out_dims);
-  std::vector<MapDim> m;
-  for (size_t i = 0; i < out_dims.size(); ++i)
-    m.push_back({out_dims[i], src_strides[i], src_mod.empty() ? 0 : src_mod[i], dst[i]});
-  return RunStridedCopy(ctx, op, m, src_base, 0, dtype, x, y);
-}
-
 int64_t IndexAt(DType dt, const void* p, int64_t i) {
   return dt == DType::kI32 ? static_cast<const int32_t*>(p)[i] : static_cast<const int64_t*>(p)[i];
 }
 
-}  // namespace
+// One dim of an index map: coordinate c reads src at (c % src_mod, or c) * src_stride and writes
+// dst at c * dst_stride.
+struct MapDim {
+  int64_t dim, src_stride, src_mod, dst_stride;
+};
 
+// dst[...] = src[...] over the map `dims` (outermost first) after dropping dims of 1 and merging
+// neighbours that are contiguous on both sides; Unsupported naming `op` when more than
+// kMaxMapRank dims are left.
 Status RunStridedCopy(DevCtx& ctx, const char* op, const std::vector<MapDim>& dims,
                       int64_t src_base, int64_t dst_base, DType dtype, const void* src, void* dst) {
   std::vector<MapDim> m;
@@ -70,6 +64,42 @@ Status RunStridedCopy(DevCtx& ctx, const char* op, const std::vector<MapDim>& di
   p.dst = dst;
   return FromDev(StridedCopy(ctx, p));
 }
+
+// Unsupported naming `op` for an index dtype other than i32 and i64.
+Status CheckIndexDType(DType dt, const char* op) {
+  if (dt != DType::kI32 && dt != DType::kI64)
+    return Unsupported("{}: index dtype {} (i32 or i64 expected)", op, ElemName(dt));
+  return Status::Ok();
+}
+
+// Every one of the `n` indices at `host_indices` (i32 or i64, host memory) in [-len, len):
+// InvalidInput naming `op`, the index and its element otherwise. Gather and GatherElements call
+// it where the host can read the indices; elsewhere the kernel raises DevErr and writes 0.
+Status CheckIndicesOnHost(const char* op, DType dt, const void* host_indices, int64_t n,
+                          int64_t len) {
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = IndexAt(dt, host_indices, i);
+    if (v < -len || v >= len)
+      return InvalidInput("{}: index {} (element {}) is out of range [-{}, {})", op, v, i, len,
+                          len);
+  }
+  return Status::Ok();
+}
+
+// A gather-style map: y (contiguous over `out_dims`) reads x with `src_strides` (and wraps at
+// `src_mod`, where given) from `src_base`.
+Status RunGatherMap(DevCtx& ctx, const char* op, const Dims& out_dims, const Dims& src_strides,
+                    const Dims& src_mod, int64_t src_base, DType dtype, const void* x, void* y,
+                    int64_t y_count) {
+  A8_RETURN_IF_ERROR(CheckCount(op, NumElements(out_dims), y_count));
+  const Dims dst = Strides(out_dims);
+  std::vector<MapDim> m;
+  for (size_t i = 0; i < out_dims.size(); ++i)
+    m.push_back({out_dims[i], src_strides[i], src_mod.empty() ? 0 : src_mod[i], dst[i]});
+  return RunStridedCopy(ctx, op, m, src_base, 0, dtype, x, y);
+}
+
+}  // namespace
 
 Status Transpose(DevCtx& ctx, DType dtype, const Dims& dims, const std::vector<int64_t>& perm,
                  const void* x, void* y, int64_t y_count) {
@@ -216,23 +246,6 @@ Status SliceGrad(DevCtx& ctx, DType dtype, const Dims& dy_dims, const void* dy,
     base += starts[d] * stride[d];
   }
   return RunStridedCopy(ctx, op, m, 0, base, dtype, dy, dx);
-}
-
-Status CheckIndexDType(DType dt, const char* op) {
-  if (dt != DType::kI32 && dt != DType::kI64)
-    return Unsupported("{}: index dtype {} (i32 or i64 expected)", op, ElemName(dt));
-  return Status::Ok();
-}
-
-Status CheckIndicesOnHost(const char* op, DType dt, const void* host_indices, int64_t n,
-                          int64_t len) {
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = IndexAt(dt, host_indices, i);
-    if (v < -len || v >= len)
-      return InvalidInput("{}: index {} (element {}) is out of range [-{}, {})", op, v, i, len,
-                          len);
-  }
-  return Status::Ok();
 }
 
 Status Gather(DevCtx& ctx, DType dtype, const Dims& data_dims, const void* data, int64_t axis,

@@ -16,18 +16,6 @@
 
 namespace a8::A8_DEV_NS::movement {
 
-// One dim of an index map: coordinate c reads src at (c % src_mod, or c) * src_stride and writes
-// dst at c * dst_stride.
-struct MapDim {
-  int64_t dim, src_stride, src_mod, dst_stride;
-};
-
-// dst[...] = src[...] over the map `dims` (outermost first) after dropping dims of 1 and merging
-// neighbours that are contiguous on both sides; Unsupported naming `op` when more than
-// kMaxMapRank dims are left.
-Status RunStridedCopy(DevCtx& ctx, const char* op, const std::vector<MapDim>& dims,
-                      int64_t src_base, int64_t dst_base, DType dtype, const void* src, void* dst);
-
 // y = transpose(x, perm); an empty perm reverses the dims.
 Status Transpose(DevCtx& ctx, DType dtype, const Dims& dims, const std::vector<int64_t>& perm,
                  const void* x, void* y, int64_t y_count);
@@ -60,16 +48,6 @@ Status Tile(DevCtx& ctx, DType dtype, const Dims& dims, const std::vector<int64_
 Status SliceGrad(DevCtx& ctx, DType dtype, const Dims& dy_dims, const void* dy,
                  const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
                  const Dims& data_dims, void* dx);
-
-// Unsupported naming `op` for an index dtype other than i32 and i64.
-Status CheckIndexDType(DType dt, const char* op);
-
-// Every one of the `n` indices at `host_indices` (i32 or i64, host memory) in [-len, len):
-// InvalidInput naming `op`, the index and its element otherwise. The entries call it where the
-// host can read the indices (a constant, or any operand on the CPU backend and the emulation);
-// elsewhere the kernel raises DevErr and writes 0.
-Status CheckIndicesOnHost(const char* op, DType dt, const void* host_indices, int64_t n,
-                          int64_t len);
 
 // The view Gather and a8.GatherGrad share: the data viewed as [outer, dim, inner] around `axis`
 // (normalized), and the indices (i32 or i64, `count` of them) gathered along it.

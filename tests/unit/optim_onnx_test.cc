@@ -9,7 +9,6 @@
 
 #include "kernels/device/loss_optim.h"
 #include "kernels/emu/run_on_host.h"
-#include "runtime/device/device_registry.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 
 namespace a8 {
