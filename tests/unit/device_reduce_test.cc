@@ -238,7 +238,8 @@ TEST(DeviceReduceTest, LogSumExpOfWideValuesAndEmptyReductions) {
     std::map<std::string, std::vector<uint8_t>> in = {{"x", RandomBytes(t, 66, 3, -80, 80)}};
     ExpectEmuMatchesCpu(OneKernel("ReduceLogSumExp", t, dims, std::vector<int64_t>{1}, {6}, t), in,
                         0, 0);
-    // A zero-sized reduced axis: the identity of each op (0, 1, -inf, NaN for Mean).
+    // A zero-sized reduced axis: the identity of each op (0, 1, -inf, NaN for Mean; the values
+    // themselves: SharedReduceTest.EmptyReductionsAndNaNsAgainstLiterals).
     for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceProd"}) {
       ExpectEmuMatchesCpu(OneKernel(op, t, {4, 0}, std::vector<int64_t>{1}, {4}, t), {}, 0, 0);
     }

@@ -11,7 +11,6 @@
 
 #include "kernels/device/reduce_setup.h"
 #include "kernels/emu/run_on_host.h"
-#include "runtime/device/device_registry.h"
 #include "tests/unit/cpu_kernels_test_util.h"
 
 namespace a8::cpu {
@@ -80,6 +79,39 @@ std::vector<std::vector<double>> GroupByOutput(const Dims& dims, std::vector<int
     groups[o].push_back(x[e]);
   }
   return groups;
+}
+
+// Values DeviceReduceTest compares only between the backends (which run this one body): a
+// zero-sized reduced axis gives each op's identity (ONNX-18: -inf for Max, +inf for Min), and a
+// NaN makes Max, Min and Sum NaN.
+TEST(SharedReduceTest, EmptyReductionsAndNaNsAgainstLiterals) {
+  const double kNaN = std::nan(""), kInf = INFINITY;
+  for (DType dt : {DType::kF32, DType::kF64}) {
+    SCOPED_TRACE(ElemName(dt));
+    Buffer empty = MakeBuffer(dt, {4, 0});
+    const std::pair<Op, double> identities[] = {
+        {Op::kSum, 0}, {Op::kMean, kNaN}, {Op::kMax, -kInf}, {Op::kMin, kInf}, {Op::kProd, 1}};
+    for (const auto& [op, want] : identities) {
+      Buffer y = MakeBuffer(dt, {4, 1});
+      ASSERT_TRUE(SharedReduce(op, dt, {4, 0}, {1}, empty.data(), y.data()).ok());
+      for (double v : Values(y)) {
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(v)) << OpName(op) << " " << v;
+        } else {
+          EXPECT_EQ(v, want) << OpName(op);
+        }
+      }
+    }
+    Buffer x = FromValues(dt, {2, 3}, {1, kNaN, 2, 3, 4, 5});
+    const std::pair<Op, double> second_row[] = {{Op::kMax, 5}, {Op::kMin, 3}, {Op::kSum, 12}};
+    for (const auto& [op, want] : second_row) {
+      Buffer y = MakeBuffer(dt, {2, 1});
+      ASSERT_TRUE(SharedReduce(op, dt, {2, 3}, {1}, x.data(), y.data()).ok());
+      const std::vector<double> got = Values(y);
+      EXPECT_TRUE(std::isnan(got[0])) << OpName(op) << " " << got[0];
+      EXPECT_EQ(got[1], want) << OpName(op);
+    }
+  }
 }
 
 TEST(SharedReduceTest, AllOpsOverAxisSetsAgainstFloat64) {
